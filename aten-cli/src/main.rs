@@ -1,0 +1,123 @@
+//! The `aten` binary: inspect dispatch keys and key sets, and run
+//! conformance files produced by PyTorch against this implementation.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use aten_cli::conform::{self, Report};
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "aten",
+    version,
+    about = "PyTorch's c10/ATen operator stack, in Rust"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Explain the key set made of the given keys (or backend bits like CPUBit).
+    Keyset {
+        /// Dispatch key names (PyTorch's spelling), ORed together.
+        #[arg(required = true)]
+        keys: Vec<String>,
+    },
+    /// Check this implementation against a conformance file.
+    Conform {
+        #[command(subcommand)]
+        what: Conform,
+    },
+}
+
+#[derive(Subcommand)]
+enum Conform {
+    /// The key table against a file like dispatch_keys.json.
+    Keys {
+        /// The JSON file.
+        file: PathBuf,
+    },
+    /// Key-set queries in the format of keyset_queries.jsonl.
+    Keysets {
+        /// The JSON-lines file.
+        file: PathBuf,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Keyset { keys } => match aten_cli::keyset::explain(&keys) {
+            Ok(text) => {
+                print!("{text}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::FAILURE
+            }
+        },
+        Command::Conform { what } => match what {
+            Conform::Keys { file } => with_file(&file, |text| {
+                let report = conform::keys::run(text)?;
+                Ok((Vec::new(), report))
+            }),
+            Conform::Keysets { file } => with_file(&file, |text| Ok(conform::keysets::run(text))),
+        },
+    }
+}
+
+/// Reads `file`, runs `f`, writes its output lines to stdout, failures and the
+/// tally to stderr. Keys reports its tally on stdout too (it writes no lines).
+fn with_file(
+    file: &Path,
+    f: impl FnOnce(&str) -> Result<(Vec<String>, Report), String>,
+) -> ExitCode {
+    let text = match std::fs::read_to_string(file) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: cannot read {}: {e}", file.display());
+            return ExitCode::FAILURE;
+        }
+    };
+    let (lines, report) = match f(&text) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {}: {e}", file.display());
+            return ExitCode::FAILURE;
+        }
+    };
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    for line in &lines {
+        if writeln!(out, "{line}").is_err() {
+            return ExitCode::FAILURE;
+        }
+    }
+    drop(out.flush());
+    for failure in report.failures.iter().take(20) {
+        eprintln!("FAIL {failure}");
+    }
+    if report.failures.len() > 20 {
+        eprintln!("... and {} more failures", report.failures.len() - 20);
+    }
+    match report.tally {
+        Some(tally) => {
+            if lines.is_empty() {
+                println!("{tally}");
+            } else {
+                eprintln!("{tally}");
+            }
+            if tally.failed == 0 {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+        None => ExitCode::SUCCESS,
+    }
+}

@@ -1,0 +1,23 @@
+//! `aten`: the facade users depend on, PyTorch's `torch` package for Rust.
+//!
+//! It re-exports the layers of the stack and links in the backends chosen by
+//! features (`cpu`, on by default; `cuda`), so that their kernel
+//! registrations are present whenever the dispatcher is used.
+//!
+//! The layers, bottom up:
+//! - [`c10`]: dispatch keys, key sets, thread-local dispatch state, errors;
+//! - [`boxing`]: `IValue`, `FunctionSchema`, kernels (issue #3);
+//! - [`dispatch`]: the dispatcher (issue #4);
+//! - [`core`]: tensors and the typed operator API (issues #5, #6).
+
+pub use aten_boxing as boxing;
+pub use aten_core as core;
+pub use aten_dispatch as dispatch;
+pub use c10_core as c10;
+
+pub use c10_core::{BackendComponent, DispatchKey, DispatchKeySet, Error, ErrorKind, Result};
+
+#[cfg(feature = "cpu")]
+pub use aten_native_cpu as native_cpu;
+#[cfg(feature = "cuda")]
+pub use aten_native_cuda as native_cuda;

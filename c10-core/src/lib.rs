@@ -1,0 +1,28 @@
+//! `c10-core`: the bottom layer of the stack, PyTorch's `c10/core`.
+//!
+//! It owns the vocabulary of dispatch and knows nothing about operators:
+//!
+//! - [`DispatchKey`] and [`BackendComponent`] ([`dispatch_key`]): every key of
+//!   PyTorch 2.15 with its numeric value and name;
+//! - [`DispatchKeySet`] ([`dispatch_key_set`]): the 64-bit key set, its
+//!   priority order, iteration, runtime table index and the alias-key
+//!   mappings;
+//! - the thread-local included/excluded sets and their RAII guards
+//!   ([`local_dispatch_key_set`]);
+//! - the [`Error`] type every layer returns ([`error`]).
+//!
+//! Scalar types, devices, storage and `TensorImpl` join this crate with the
+//! tensor issue (#6).
+
+pub mod dispatch_key;
+pub mod dispatch_key_set;
+pub mod error;
+pub mod local_dispatch_key_set;
+
+pub use dispatch_key::{BackendComponent, DispatchKey, NUM_BACKENDS, NUM_FUNCTIONALITY_KEYS};
+pub use dispatch_key_set::{DispatchKeySet, FULL_BACKEND_MASK, NUM_RUNTIME_ENTRIES};
+pub use error::{Error, ErrorKind, Result};
+pub use local_dispatch_key_set::{
+    AutoDispatchBelowADInplaceOrView, AutoDispatchBelowAutograd, ExcludeDispatchKeyGuard,
+    IncludeDispatchKeyGuard, LocalDispatchKeySet,
+};
