@@ -9,15 +9,29 @@
 //!   mappings;
 //! - the thread-local included/excluded sets and their RAII guards
 //!   ([`local_dispatch_key_set`]);
-//! - the [`Error`] type every layer returns ([`error`]).
-//!
-//! Scalar types, devices, storage and `TensorImpl` join this crate with the
-//! tensor issue (#6).
+//! - the [`Error`] type every layer returns ([`error`]);
+//! - the values operators take: [`ScalarType`], [`Device`], [`Layout`],
+//!   [`MemoryFormat`], [`Scalar`], [`Generator`];
+//! - [`TensorImpl`] and the [`TensorBase`] handle (storage, strides and
+//!   views arrive with the tensor issue, #6).
 
+pub mod device;
 pub mod dispatch_key;
 pub mod dispatch_key_set;
 pub mod error;
+pub mod generator;
+pub mod layout;
 pub mod local_dispatch_key_set;
+pub mod scalar;
+pub mod scalar_type;
+pub mod tensor_impl;
+
+pub use device::{Device, DeviceType};
+pub use generator::Generator;
+pub use layout::{Layout, MemoryFormat};
+pub use scalar::{Complex64, Scalar};
+pub use scalar_type::ScalarType;
+pub use tensor_impl::{TensorBase, TensorImpl};
 
 pub use dispatch_key::{BackendComponent, DispatchKey, NUM_BACKENDS, NUM_FUNCTIONALITY_KEYS};
 pub use dispatch_key_set::{DispatchKeySet, FULL_BACKEND_MASK, NUM_RUNTIME_ENTRIES};

@@ -1,0 +1,393 @@
+//! `IValue`: the tagged value every boxed kernel consumes and produces.
+//!
+//! An `IValue` is 16 bytes: a tag and one word of payload, like PyTorch's.
+//! Scalars (`Int`, `Double`, `Bool`, `Device`) are stored inline; everything
+//! else is a reference-counted pointer, so a clone is at most a reference
+//! count increment. As in PyTorch, a `ScalarType`, `Layout` or `MemoryFormat`
+//! travels as an `Int` holding its enum value.
+
+use std::fmt;
+use std::sync::Arc;
+
+use c10_core::{Complex64, Device, Error, Generator, Result, TensorBase};
+
+/// A user-registered class instance carried in an [`IValue::Object`]
+/// (PyTorch's `ivalue::Object` of a `torch::class_`).
+pub struct Object {
+    class_name: String,
+    value: Box<dyn std::any::Any + Send + Sync>,
+}
+
+impl Object {
+    /// An instance of the class named `class_name`
+    /// (`__torch__.torch.classes.ns.Name`).
+    pub fn new(class_name: impl Into<String>, value: impl std::any::Any + Send + Sync) -> Object {
+        Object {
+            class_name: class_name.into(),
+            value: Box::new(value),
+        }
+    }
+
+    /// The qualified class name.
+    pub fn class_name(&self) -> &str {
+        &self.class_name
+    }
+
+    /// The instance, if it is a `T`.
+    pub fn downcast_ref<T: 'static>(&self) -> Option<&T> {
+        self.value.downcast_ref()
+    }
+}
+
+impl fmt::Debug for Object {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "<{} object>", self.class_name)
+    }
+}
+
+/// A boxed value (`c10::IValue`).
+#[derive(Clone, Debug, Default)]
+pub enum IValue {
+    /// `None`.
+    #[default]
+    None,
+    /// A tensor (possibly undefined).
+    Tensor(TensorBase),
+    /// A `float`.
+    Double(f64),
+    /// A `complex`.
+    ComplexDouble(Arc<Complex64>),
+    /// An `int` (also `ScalarType`, `Layout`, `MemoryFormat`).
+    Int(i64),
+    /// A `SymInt` that holds a concrete value (symbolic shapes are not modelled).
+    SymInt(i64),
+    /// A `bool`.
+    Bool(bool),
+    /// A `str`.
+    String(Arc<String>),
+    /// A tuple.
+    Tuple(Arc<Vec<IValue>>),
+    /// An `int[]`.
+    IntList(Arc<Vec<i64>>),
+    /// A `float[]`.
+    DoubleList(Arc<Vec<f64>>),
+    /// A `bool[]`.
+    BoolList(Arc<Vec<bool>>),
+    /// A `Tensor[]`.
+    TensorList(Arc<Vec<TensorBase>>),
+    /// A `Tensor?[]`.
+    OptionalTensorList(Arc<Vec<Option<TensorBase>>>),
+    /// Any other list.
+    GenericList(Arc<Vec<IValue>>),
+    /// A `Dict(K, V)`, in insertion order.
+    Dict(Arc<Vec<(IValue, IValue)>>),
+    /// A `Device`.
+    Device(Device),
+    /// A `Generator`.
+    Generator(Generator),
+    /// A custom class instance.
+    Object(Arc<Object>),
+}
+
+const _: () = assert!(std::mem::size_of::<IValue>() == 16);
+
+impl IValue {
+    /// PyTorch's tag name (`tagKind()`): `Int`, `Double`, `Tensor` ...
+    pub fn tag_kind(&self) -> &'static str {
+        match self {
+            IValue::None => "None",
+            IValue::Tensor(_) => "Tensor",
+            IValue::Double(_) => "Double",
+            IValue::ComplexDouble(_) => "ComplexDouble",
+            IValue::Int(_) => "Int",
+            IValue::SymInt(_) => "SymInt",
+            IValue::Bool(_) => "Bool",
+            IValue::String(_) => "String",
+            IValue::Tuple(_) => "Tuple",
+            IValue::IntList(_)
+            | IValue::DoubleList(_)
+            | IValue::BoolList(_)
+            | IValue::TensorList(_)
+            | IValue::OptionalTensorList(_)
+            | IValue::GenericList(_) => "GenericList",
+            IValue::Dict(_) => "GenericDict",
+            IValue::Device(_) => "Device",
+            IValue::Generator(_) => "Generator",
+            IValue::Object(_) => "Object",
+        }
+    }
+
+    /// The schema type name of the value, for error messages
+    /// (`Expected a value of type 'int' ... found type 'float'`).
+    pub fn type_name(&self) -> String {
+        match self {
+            IValue::None => "NoneType".into(),
+            IValue::Tensor(_) => "Tensor".into(),
+            IValue::Double(_) => "float".into(),
+            IValue::ComplexDouble(_) => "complex".into(),
+            IValue::Int(_) => "int".into(),
+            IValue::SymInt(_) => "SymInt".into(),
+            IValue::Bool(_) => "bool".into(),
+            IValue::String(_) => "str".into(),
+            IValue::Tuple(items) => format!(
+                "Tuple[{}]",
+                items
+                    .iter()
+                    .map(IValue::type_name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            IValue::IntList(_) => "List[int]".into(),
+            IValue::DoubleList(_) => "List[float]".into(),
+            IValue::BoolList(_) => "List[bool]".into(),
+            IValue::TensorList(_) => "List[Tensor]".into(),
+            IValue::OptionalTensorList(_) => "List[Optional[Tensor]]".into(),
+            IValue::GenericList(items) => match items.first() {
+                Some(first) => format!("List[{}]", first.type_name()),
+                None => "List[Any]".into(),
+            },
+            IValue::Dict(_) => "Dict".into(),
+            IValue::Device(_) => "Device".into(),
+            IValue::Generator(_) => "Generator".into(),
+            IValue::Object(o) => o.class_name().into(),
+        }
+    }
+
+    fn expected(&self, what: &str) -> Error {
+        Error::runtime(format!("Expected {what} but got {}", self.tag_kind()))
+    }
+
+    /// Whether this is `None`.
+    pub fn is_none(&self) -> bool {
+        matches!(self, IValue::None)
+    }
+
+    /// `toInt()` (a concrete `SymInt` counts).
+    pub fn to_int(&self) -> Result<i64> {
+        match self {
+            IValue::Int(i) | IValue::SymInt(i) => Ok(*i),
+            _ => Err(self.expected("Int")),
+        }
+    }
+
+    /// `toDouble()`.
+    pub fn to_double(&self) -> Result<f64> {
+        match self {
+            IValue::Double(d) => Ok(*d),
+            _ => Err(self.expected("Double")),
+        }
+    }
+
+    /// `toBool()`.
+    pub fn to_bool(&self) -> Result<bool> {
+        match self {
+            IValue::Bool(b) => Ok(*b),
+            _ => Err(self.expected("Bool")),
+        }
+    }
+
+    /// `toStringRef()`.
+    pub fn to_str(&self) -> Result<&str> {
+        match self {
+            IValue::String(s) => Ok(s),
+            _ => Err(self.expected("String")),
+        }
+    }
+
+    /// `toTensor()`.
+    pub fn to_tensor(&self) -> Result<&TensorBase> {
+        match self {
+            IValue::Tensor(t) => Ok(t),
+            _ => Err(self.expected("Tensor")),
+        }
+    }
+
+    /// `toDevice()`.
+    pub fn to_device(&self) -> Result<Device> {
+        match self {
+            IValue::Device(d) => Ok(*d),
+            _ => Err(self.expected("Device")),
+        }
+    }
+
+    /// The elements of any list variant, boxed one by one (a copy).
+    pub fn to_list(&self) -> Result<Vec<IValue>> {
+        Ok(match self {
+            IValue::IntList(v) => v.iter().map(|x| IValue::Int(*x)).collect(),
+            IValue::DoubleList(v) => v.iter().map(|x| IValue::Double(*x)).collect(),
+            IValue::BoolList(v) => v.iter().map(|x| IValue::Bool(*x)).collect(),
+            IValue::TensorList(v) => v.iter().cloned().map(IValue::Tensor).collect(),
+            IValue::OptionalTensorList(v) => v
+                .iter()
+                .map(|t| t.clone().map_or(IValue::None, IValue::Tensor))
+                .collect(),
+            IValue::GenericList(v) => v.as_ref().clone(),
+            _ => return Err(self.expected("GenericList")),
+        })
+    }
+
+    /// Whether this is any list.
+    pub fn is_list(&self) -> bool {
+        matches!(
+            self,
+            IValue::IntList(_)
+                | IValue::DoubleList(_)
+                | IValue::BoolList(_)
+                | IValue::TensorList(_)
+                | IValue::OptionalTensorList(_)
+                | IValue::GenericList(_)
+        )
+    }
+
+    /// `is(other)`: identity for reference types, equality for inline ones.
+    pub fn is(&self, other: &IValue) -> bool {
+        match (self, other) {
+            (IValue::Tensor(a), IValue::Tensor(b)) => a.is_same(b),
+            (IValue::String(a), IValue::String(b)) => Arc::ptr_eq(a, b),
+            (IValue::Tuple(a), IValue::Tuple(b)) => Arc::ptr_eq(a, b),
+            (IValue::GenericList(a), IValue::GenericList(b)) => Arc::ptr_eq(a, b),
+            (IValue::IntList(a), IValue::IntList(b)) => Arc::ptr_eq(a, b),
+            (IValue::TensorList(a), IValue::TensorList(b)) => Arc::ptr_eq(a, b),
+            (IValue::Object(a), IValue::Object(b)) => Arc::ptr_eq(a, b),
+            _ => self == other,
+        }
+    }
+}
+
+/// Value equality (`IValue::operator==`); tensors compare by identity.
+impl PartialEq for IValue {
+    fn eq(&self, other: &IValue) -> bool {
+        use IValue as V;
+        match (self, other) {
+            (V::None, V::None) => true,
+            (V::Tensor(a), V::Tensor(b)) => a.is_same(b),
+            (V::Double(a), V::Double(b)) => a == b,
+            (V::ComplexDouble(a), V::ComplexDouble(b)) => a == b,
+            (V::Int(a) | V::SymInt(a), V::Int(b) | V::SymInt(b)) => a == b,
+            (V::Bool(a), V::Bool(b)) => a == b,
+            (V::String(a), V::String(b)) => a == b,
+            (V::Tuple(a), V::Tuple(b)) => a == b,
+            (V::Dict(a), V::Dict(b)) => a == b,
+            (V::Device(a), V::Device(b)) => a == b,
+            (V::Generator(a), V::Generator(b)) => a.is_same(b),
+            (V::Object(a), V::Object(b)) => Arc::ptr_eq(a, b),
+            (a, b) if a.is_list() && b.is_list() => match (a.to_list(), b.to_list()) {
+                (Ok(x), Ok(y)) => x == y,
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+}
+
+/// Prints a double the way PyTorch's IValue printer does: integral values
+/// with a trailing `.`, others in the shortest form that reads back.
+pub(crate) fn fmt_double(f: &mut fmt::Formatter<'_>, d: f64) -> fmt::Result {
+    if d.is_nan() {
+        f.write_str("nan")
+    } else if d.is_infinite() {
+        f.write_str(if d > 0.0 { "inf" } else { "-inf" })
+    } else if d == d.trunc() && d.abs() < 1e16 {
+        write!(f, "{d}.")
+    } else {
+        write!(f, "{d}")
+    }
+}
+
+fn fmt_seq<T>(
+    f: &mut fmt::Formatter<'_>,
+    open: &str,
+    items: &[T],
+    close: &str,
+    each: impl Fn(&mut fmt::Formatter<'_>, &T) -> fmt::Result,
+) -> fmt::Result {
+    f.write_str(open)?;
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            f.write_str(", ")?;
+        }
+        each(f, item)?;
+    }
+    f.write_str(close)
+}
+
+fn fmt_tensor(f: &mut fmt::Formatter<'_>, t: &TensorBase) -> fmt::Result {
+    match (t.dtype(), t.device()) {
+        (Some(dtype), Some(device)) => {
+            write!(f, "Tensor(dtype={dtype}, sizes={:?}, device={device})", t.sizes())
+        }
+        _ => f.write_str("Tensor(undefined)"),
+    }
+}
+
+/// PyTorch's `operator<<(ostream, IValue)`.
+impl fmt::Display for IValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            IValue::None => f.write_str("None"),
+            IValue::Tensor(t) => fmt_tensor(f, t),
+            IValue::Double(d) => fmt_double(f, *d),
+            IValue::ComplexDouble(c) => {
+                fmt_double(f, c.re)?;
+                f.write_str(if c.im < 0.0 { "-" } else { "+" })?;
+                fmt_double(f, c.im.abs())?;
+                f.write_str("j")
+            }
+            IValue::Int(i) | IValue::SymInt(i) => write!(f, "{i}"),
+            IValue::Bool(b) => f.write_str(if *b { "True" } else { "False" }),
+            IValue::String(s) => write!(f, "{s:?}"),
+            IValue::Tuple(items) => {
+                if items.len() == 1 {
+                    write!(f, "({},)", items[0])
+                } else {
+                    fmt_seq(f, "(", items, ")", |f, v| write!(f, "{v}"))
+                }
+            }
+            IValue::IntList(v) => fmt_seq(f, "[", v, "]", |f, x| write!(f, "{x}")),
+            IValue::DoubleList(v) => fmt_seq(f, "[", v, "]", |f, x| fmt_double(f, *x)),
+            IValue::BoolList(v) => fmt_seq(f, "[", v, "]", |f, x| {
+                f.write_str(if *x { "True" } else { "False" })
+            }),
+            IValue::TensorList(v) => fmt_seq(f, "[", v, "]", fmt_tensor),
+            IValue::OptionalTensorList(v) => fmt_seq(f, "[", v, "]", |f, t| match t {
+                Some(t) => fmt_tensor(f, t),
+                None => f.write_str("None"),
+            }),
+            IValue::GenericList(v) => fmt_seq(f, "[", v, "]", |f, x| write!(f, "{x}")),
+            IValue::Dict(items) => fmt_seq(f, "{", items, "}", |f, (k, v)| write!(f, "{k}: {v}")),
+            IValue::Device(d) => write!(f, "{d}"),
+            IValue::Generator(_) => f.write_str("Generator"),
+            IValue::Object(o) => write!(f, "<{} object>", o.class_name()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prints_like_pytorch() {
+        assert_eq!(IValue::Double(1.0).to_string(), "1.");
+        assert_eq!(IValue::Double(0.5).to_string(), "0.5");
+        assert_eq!(IValue::Bool(true).to_string(), "True");
+        assert_eq!(
+            IValue::Tuple(Arc::new(vec![IValue::Int(1)])).to_string(),
+            "(1,)"
+        );
+        assert_eq!(
+            IValue::IntList(Arc::new(vec![1, 2])).to_string(),
+            "[1, 2]"
+        );
+        assert_eq!(IValue::String(Arc::new("a\"b".into())).to_string(), "\"a\\\"b\"");
+    }
+
+    #[test]
+    fn accessors_report_the_tag() {
+        assert_eq!(
+            IValue::Double(1.5).to_int().unwrap_err().message(),
+            "Expected Int but got Double"
+        );
+        assert_eq!(IValue::SymInt(3).to_int().unwrap(), 3);
+    }
+}

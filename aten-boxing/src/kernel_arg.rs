@@ -1,0 +1,615 @@
+//! Conversions between Rust kernel argument/return types and `IValue`s: the
+//! traits behind boxing (a typed call packing its arguments onto a stack) and
+//! unboxing (a boxed call handing stack values to a typed kernel).
+//!
+//! - [`IValueConvert`]: an owned Rust value with an `IValue` form and a schema
+//!   type (`i64` is `int`, `Vec<TensorBase>` is `Tensor[]`).
+//! - [`KernelArg`]: a type a kernel may take, owned or borrowed (`&Tensor`,
+//!   `&[i64]`, `&str`, `Option<&Tensor>`). It names the owned *holder* that a
+//!   boxed call extracts from the stack and the borrow the kernel receives,
+//!   and a `'static` twin used to compare signatures.
+//! - [`KernelReturn`]: what a kernel returns: `()`, one value, or a tuple.
+//!
+//! Traits are implemented on the innermost types so that a downstream crate
+//! can add its own tensor type ([`TensorLike`]) and get `&T`, `Option<&T>`,
+//! `&[T]`, `Vec<T>` and `Vec<Option<T>>` for free.
+
+use std::sync::Arc;
+
+use c10_core::{
+    Complex64, Device, Error, Generator, Layout, MemoryFormat, Result, Scalar, ScalarType,
+    TensorBase,
+};
+
+use crate::ivalue::IValue;
+use crate::stack::{Stack, StackExt};
+
+/// A tensor handle type: `TensorBase` here, `Tensor` in `aten-core`.
+pub trait TensorLike: Clone + Send + Sync + 'static {
+    /// Wraps a base handle.
+    fn from_base(t: TensorBase) -> Self;
+    /// The base handle.
+    fn as_base(&self) -> &TensorBase;
+}
+
+impl TensorLike for TensorBase {
+    fn from_base(t: TensorBase) -> Self {
+        t
+    }
+    fn as_base(&self) -> &TensorBase {
+        self
+    }
+}
+
+fn mismatch(expected: &str, v: &IValue) -> Error {
+    Error::runtime(format!(
+        "Expected a value of type '{expected}' but instead found type '{}'.",
+        v.type_name()
+    ))
+}
+
+/// An owned value with an `IValue` form.
+pub trait IValueConvert: Sized + Send + 'static {
+    /// Boxes the value.
+    fn into_ivalue(self) -> IValue;
+    /// Unboxes a value, or explains the type mismatch.
+    fn from_ivalue(v: IValue) -> Result<Self>;
+    /// The schema type (`int`, `Tensor?`, `float[]`).
+    fn schema_type() -> String;
+}
+
+macro_rules! convert_inline {
+    ($t:ty, $schema:expr, $variant:ident, |$v:ident| $to:expr, |$x:ident| $from:expr) => {
+        impl IValueConvert for $t {
+            fn into_ivalue(self) -> IValue {
+                let $v = self;
+                IValue::$variant($to)
+            }
+            fn from_ivalue(v: IValue) -> Result<Self> {
+                match v {
+                    IValue::$variant($x) => $from,
+                    other => Err(mismatch($schema, &other)),
+                }
+            }
+            fn schema_type() -> String {
+                $schema.into()
+            }
+        }
+    };
+}
+
+convert_inline!(bool, "bool", Bool, |v| v, |x| Ok(x));
+convert_inline!(f64, "float", Double, |v| v, |x| Ok(x));
+convert_inline!(Device, "Device", Device, |v| v, |x| Ok(x));
+convert_inline!(Generator, "Generator", Generator, |v| v, |x| Ok(x));
+convert_inline!(Complex64, "complex", ComplexDouble, |v| Arc::new(v), |x| Ok(*x));
+convert_inline!(String, "str", String, |v| Arc::new(v), |x| Ok(
+    Arc::try_unwrap(x).unwrap_or_else(|shared| shared.as_ref().clone())
+));
+convert_inline!(ScalarType, "ScalarType", Int, |v| v as i64, |x| {
+    ScalarType::from_i64(x)
+});
+convert_inline!(Layout, "Layout", Int, |v| v as i64, |x| Layout::from_i64(x));
+convert_inline!(MemoryFormat, "MemoryFormat", Int, |v| v as i64, |x| {
+    MemoryFormat::from_i64(x)
+});
+
+impl IValueConvert for i64 {
+    fn into_ivalue(self) -> IValue {
+        IValue::Int(self)
+    }
+    fn from_ivalue(v: IValue) -> Result<Self> {
+        match v {
+            IValue::Int(i) | IValue::SymInt(i) => Ok(i),
+            other => Err(mismatch("int", &other)),
+        }
+    }
+    fn schema_type() -> String {
+        "int".into()
+    }
+}
+
+impl IValueConvert for Scalar {
+    fn into_ivalue(self) -> IValue {
+        match self {
+            Scalar::Bool(b) => IValue::Bool(b),
+            Scalar::Int(i) => IValue::Int(i),
+            Scalar::Double(d) => IValue::Double(d),
+            Scalar::ComplexDouble(c) => IValue::ComplexDouble(Arc::new(c)),
+        }
+    }
+    fn from_ivalue(v: IValue) -> Result<Self> {
+        match v {
+            IValue::Bool(b) => Ok(Scalar::Bool(b)),
+            IValue::Int(i) | IValue::SymInt(i) => Ok(Scalar::Int(i)),
+            IValue::Double(d) => Ok(Scalar::Double(d)),
+            IValue::ComplexDouble(c) => Ok(Scalar::ComplexDouble(*c)),
+            other => Err(mismatch("number", &other)),
+        }
+    }
+    fn schema_type() -> String {
+        "Scalar".into()
+    }
+}
+
+impl IValueConvert for IValue {
+    fn into_ivalue(self) -> IValue {
+        self
+    }
+    fn from_ivalue(v: IValue) -> Result<Self> {
+        Ok(v)
+    }
+    fn schema_type() -> String {
+        "Any".into()
+    }
+}
+
+impl<T: TensorLike> IValueConvert for T {
+    fn into_ivalue(self) -> IValue {
+        IValue::Tensor(self.as_base().clone())
+    }
+    fn from_ivalue(v: IValue) -> Result<Self> {
+        match v {
+            IValue::Tensor(t) => Ok(T::from_base(t)),
+            // An optional tensor argument may arrive as None: the undefined tensor.
+            IValue::None => Ok(T::from_base(TensorBase::undefined())),
+            other => Err(mismatch("Tensor", &other)),
+        }
+    }
+    fn schema_type() -> String {
+        "Tensor".into()
+    }
+}
+
+impl<T: IValueConvert> IValueConvert for Option<T> {
+    fn into_ivalue(self) -> IValue {
+        self.map_or(IValue::None, T::into_ivalue)
+    }
+    fn from_ivalue(v: IValue) -> Result<Self> {
+        match v {
+            IValue::None => Ok(None),
+            other => T::from_ivalue(other).map(Some),
+        }
+    }
+    fn schema_type() -> String {
+        format!("{}?", T::schema_type())
+    }
+}
+
+macro_rules! convert_list {
+    ($elem:ty, $schema:expr, $variant:ident, $convert:expr) => {
+        impl IValueConvert for Vec<$elem> {
+            fn into_ivalue(self) -> IValue {
+                IValue::$variant(Arc::new(self))
+            }
+            fn from_ivalue(v: IValue) -> Result<Self> {
+                match v {
+                    IValue::$variant(xs) => {
+                        Ok(Arc::try_unwrap(xs).unwrap_or_else(|shared| shared.as_ref().clone()))
+                    }
+                    IValue::GenericList(items) => items.iter().cloned().map($convert).collect(),
+                    other => Err(mismatch($schema, &other)),
+                }
+            }
+            fn schema_type() -> String {
+                $schema.into()
+            }
+        }
+    };
+}
+
+convert_list!(i64, "int[]", IntList, i64::from_ivalue);
+convert_list!(f64, "float[]", DoubleList, f64::from_ivalue);
+convert_list!(bool, "bool[]", BoolList, bool::from_ivalue);
+
+impl<T: TensorLike> IValueConvert for Vec<T> {
+    fn into_ivalue(self) -> IValue {
+        IValue::TensorList(Arc::new(
+            self.iter().map(|t| t.as_base().clone()).collect(),
+        ))
+    }
+    fn from_ivalue(v: IValue) -> Result<Self> {
+        match v {
+            IValue::TensorList(xs) => Ok(xs.iter().cloned().map(T::from_base).collect()),
+            IValue::GenericList(items) => items.iter().cloned().map(T::from_ivalue).collect(),
+            other => Err(mismatch("List[Tensor]", &other)),
+        }
+    }
+    fn schema_type() -> String {
+        "Tensor[]".into()
+    }
+}
+
+impl<T: TensorLike> IValueConvert for Vec<Option<T>> {
+    fn into_ivalue(self) -> IValue {
+        IValue::OptionalTensorList(Arc::new(
+            self.iter()
+                .map(|t| t.as_ref().map(|t| t.as_base().clone()))
+                .collect(),
+        ))
+    }
+    fn from_ivalue(v: IValue) -> Result<Self> {
+        match v {
+            IValue::OptionalTensorList(xs) => {
+                Ok(xs.iter().map(|t| t.clone().map(T::from_base)).collect())
+            }
+            IValue::TensorList(xs) => Ok(xs.iter().cloned().map(|t| Some(T::from_base(t))).collect()),
+            IValue::GenericList(items) => items
+                .iter()
+                .cloned()
+                .map(Option::<T>::from_ivalue)
+                .collect(),
+            other => Err(mismatch("List[Optional[Tensor]]", &other)),
+        }
+    }
+    fn schema_type() -> String {
+        "Tensor?[]".into()
+    }
+}
+
+impl<const N: usize> IValueConvert for [i64; N] {
+    fn into_ivalue(self) -> IValue {
+        IValue::IntList(Arc::new(self.to_vec()))
+    }
+    fn from_ivalue(v: IValue) -> Result<Self> {
+        let list = Vec::<i64>::from_ivalue(v)?;
+        let len = list.len();
+        list.try_into().map_err(|_| {
+            Error::runtime(format!("Expected a list of {N} ints but got {len}"))
+        })
+    }
+    fn schema_type() -> String {
+        format!("int[{N}]")
+    }
+}
+
+/// A type a kernel can take as an argument.
+///
+/// # Safety
+///
+/// `Static` must be `Self` with every lifetime replaced by `'static`, and
+/// `Item<'a>` must be `Self` with its lifetime replaced by `'a`: typed calls
+/// compare signatures through `TypeId::of::<Static>()` and then call the
+/// kernel's entry point as a function of `Self`, which is only sound when
+/// equal `Static` types imply layout- and ABI-identical `Self` types.
+pub unsafe trait KernelArg: Sized {
+    /// The same type at lifetime `'a` (owned types: themselves).
+    type Item<'a>;
+    /// What a boxed call extracts from the stack and lends to the kernel.
+    type Holder: Send + 'static;
+    /// A `'static` twin, to compare signatures by `TypeId`.
+    type Static: 'static;
+    /// The schema type of the argument.
+    fn schema_type() -> String;
+    /// Extracts the holder from a boxed value.
+    fn holder_from_ivalue(v: IValue) -> Result<Self::Holder>;
+    /// Lends the argument out of its holder.
+    fn borrow<'a>(holder: &'a Self::Holder) -> Self::Item<'a>;
+    /// Boxes the argument (for a typed call that reaches a boxed kernel).
+    fn to_ivalue(&self) -> IValue;
+}
+
+/// Implements [`KernelArg`] for owned [`IValueConvert`] types; a downstream
+/// tensor type uses it too (`owned_kernel_arg!(Tensor)`).
+#[macro_export]
+macro_rules! owned_kernel_arg {
+    ($($t:ty),* $(,)?) => {$(
+        // SAFETY: an owned type is its own `Static` and `Item`.
+        unsafe impl $crate::kernel_arg::KernelArg for $t {
+            type Item<'a> = $t;
+            type Holder = $t;
+            type Static = $t;
+            fn schema_type() -> String {
+                <$t as $crate::kernel_arg::IValueConvert>::schema_type()
+            }
+            fn holder_from_ivalue(v: $crate::IValue) -> c10_core::Result<$t> {
+                <$t as $crate::kernel_arg::IValueConvert>::from_ivalue(v)
+            }
+            fn borrow<'a>(holder: &'a $t) -> $t {
+                holder.clone()
+            }
+            fn to_ivalue(&self) -> $crate::IValue {
+                <$t as $crate::kernel_arg::IValueConvert>::into_ivalue(self.clone())
+            }
+        }
+    )*};
+}
+
+owned_kernel_arg!(
+    bool,
+    i64,
+    f64,
+    String,
+    Scalar,
+    ScalarType,
+    Layout,
+    MemoryFormat,
+    Device,
+    Generator,
+    Complex64,
+    IValue,
+    Vec<i64>,
+    Vec<f64>,
+    Vec<bool>,
+    TensorBase,
+    Option<bool>,
+    Option<i64>,
+    Option<f64>,
+    Option<String>,
+    Option<Scalar>,
+    Option<ScalarType>,
+    Option<Layout>,
+    Option<MemoryFormat>,
+    Option<Device>,
+    Option<Generator>,
+    Option<Vec<i64>>,
+    Option<Vec<f64>>,
+);
+
+// SAFETY: an owned type is its own `Static` and `Item`.
+unsafe impl<const N: usize> KernelArg for [i64; N] {
+    type Item<'a> = [i64; N];
+    type Holder = [i64; N];
+    type Static = [i64; N];
+    fn schema_type() -> String {
+        <[i64; N] as IValueConvert>::schema_type()
+    }
+    fn holder_from_ivalue(v: IValue) -> Result<Self> {
+        <[i64; N] as IValueConvert>::from_ivalue(v)
+    }
+    fn borrow<'a>(holder: &'a Self) -> Self {
+        *holder
+    }
+    fn to_ivalue(&self) -> IValue {
+        IValue::IntList(Arc::new(self.to_vec()))
+    }
+}
+
+// SAFETY: an owned type is its own `Static` and `Item`.
+unsafe impl<T: TensorLike> KernelArg for Vec<T> {
+    type Item<'a> = Vec<T>;
+    type Holder = Vec<T>;
+    type Static = Vec<T>;
+    fn schema_type() -> String {
+        "Tensor[]".into()
+    }
+    fn holder_from_ivalue(v: IValue) -> Result<Self> {
+        <Vec<T> as IValueConvert>::from_ivalue(v)
+    }
+    fn borrow<'a>(holder: &'a Self) -> Self {
+        holder.clone()
+    }
+    fn to_ivalue(&self) -> IValue {
+        self.clone().into_ivalue()
+    }
+}
+
+// SAFETY: an owned type is its own `Static` and `Item`.
+unsafe impl<T: TensorLike> KernelArg for Vec<Option<T>> {
+    type Item<'a> = Vec<Option<T>>;
+    type Holder = Vec<Option<T>>;
+    type Static = Vec<Option<T>>;
+    fn schema_type() -> String {
+        "Tensor?[]".into()
+    }
+    fn holder_from_ivalue(v: IValue) -> Result<Self> {
+        <Vec<Option<T>> as IValueConvert>::from_ivalue(v)
+    }
+    fn borrow<'a>(holder: &'a Self) -> Self {
+        holder.clone()
+    }
+    fn to_ivalue(&self) -> IValue {
+        self.clone().into_ivalue()
+    }
+}
+
+// SAFETY: `Static` and `Item<'a>` are `Self` with `'x` replaced.
+unsafe impl<'x, T: TensorLike> KernelArg for &'x T {
+    type Item<'a> = &'a T;
+    type Holder = T;
+    type Static = &'static T;
+    fn schema_type() -> String {
+        "Tensor".into()
+    }
+    fn holder_from_ivalue(v: IValue) -> Result<T> {
+        T::from_ivalue(v)
+    }
+    fn borrow<'a>(holder: &'a T) -> &'a T {
+        holder
+    }
+    fn to_ivalue(&self) -> IValue {
+        IValue::Tensor(self.as_base().clone())
+    }
+}
+
+// SAFETY: `Static` and `Item<'a>` are `Self` with `'x` replaced.
+unsafe impl<'x, T: TensorLike> KernelArg for Option<&'x T> {
+    type Item<'a> = Option<&'a T>;
+    type Holder = Option<T>;
+    type Static = Option<&'static T>;
+    fn schema_type() -> String {
+        "Tensor?".into()
+    }
+    fn holder_from_ivalue(v: IValue) -> Result<Option<T>> {
+        // An undefined tensor passed where an optional is expected is None.
+        Ok(Option::<T>::from_ivalue(v)?.filter(|t| t.as_base().defined()))
+    }
+    fn borrow<'a>(holder: &'a Option<T>) -> Option<&'a T> {
+        holder.as_ref()
+    }
+    fn to_ivalue(&self) -> IValue {
+        self.map_or(IValue::None, |t| IValue::Tensor(t.as_base().clone()))
+    }
+}
+
+// SAFETY: `Static` and `Item<'a>` are `Self` with `'x` replaced.
+unsafe impl<'x, T: TensorLike> KernelArg for &'x [T] {
+    type Item<'a> = &'a [T];
+    type Holder = Vec<T>;
+    type Static = &'static [T];
+    fn schema_type() -> String {
+        "Tensor[]".into()
+    }
+    fn holder_from_ivalue(v: IValue) -> Result<Vec<T>> {
+        Vec::<T>::from_ivalue(v)
+    }
+    fn borrow<'a>(holder: &'a Vec<T>) -> &'a [T] {
+        holder
+    }
+    fn to_ivalue(&self) -> IValue {
+        self.to_vec().into_ivalue()
+    }
+}
+
+macro_rules! slice_kernel_arg {
+    ($elem:ty) => {
+        // SAFETY: `Static` and `Item<'a>` are `Self` with `'x` replaced.
+        unsafe impl<'x> KernelArg for &'x [$elem] {
+            type Item<'a> = &'a [$elem];
+            type Holder = Vec<$elem>;
+            type Static = &'static [$elem];
+            fn schema_type() -> String {
+                <Vec<$elem> as IValueConvert>::schema_type()
+            }
+            fn holder_from_ivalue(v: IValue) -> Result<Vec<$elem>> {
+                Vec::<$elem>::from_ivalue(v)
+            }
+            fn borrow<'a>(holder: &'a Vec<$elem>) -> &'a [$elem] {
+                holder
+            }
+            fn to_ivalue(&self) -> IValue {
+                self.to_vec().into_ivalue()
+            }
+        }
+
+        // SAFETY: `Static` and `Item<'a>` are `Self` with `'x` replaced.
+        unsafe impl<'x> KernelArg for Option<&'x [$elem]> {
+            type Item<'a> = Option<&'a [$elem]>;
+            type Holder = Option<Vec<$elem>>;
+            type Static = Option<&'static [$elem]>;
+            fn schema_type() -> String {
+                <Option<Vec<$elem>> as IValueConvert>::schema_type()
+            }
+            fn holder_from_ivalue(v: IValue) -> Result<Option<Vec<$elem>>> {
+                Option::<Vec<$elem>>::from_ivalue(v)
+            }
+            fn borrow<'a>(holder: &'a Option<Vec<$elem>>) -> Option<&'a [$elem]> {
+                holder.as_deref()
+            }
+            fn to_ivalue(&self) -> IValue {
+                self.map(<[$elem]>::to_vec).into_ivalue()
+            }
+        }
+    };
+}
+
+slice_kernel_arg!(i64);
+slice_kernel_arg!(f64);
+slice_kernel_arg!(bool);
+
+// SAFETY: `Static` and `Item<'a>` are `Self` with `'x` replaced.
+unsafe impl<'x> KernelArg for &'x str {
+    type Item<'a> = &'a str;
+    type Holder = Arc<String>;
+    type Static = &'static str;
+    fn schema_type() -> String {
+        "str".into()
+    }
+    fn holder_from_ivalue(v: IValue) -> Result<Arc<String>> {
+        match v {
+            IValue::String(s) => Ok(s),
+            other => Err(mismatch("str", &other)),
+        }
+    }
+    fn borrow<'a>(holder: &'a Arc<String>) -> &'a str {
+        holder
+    }
+    fn to_ivalue(&self) -> IValue {
+        IValue::String(Arc::new((*self).to_owned()))
+    }
+}
+
+// SAFETY: `Static` and `Item<'a>` are `Self` with `'x` replaced.
+unsafe impl<'x> KernelArg for Option<&'x str> {
+    type Item<'a> = Option<&'a str>;
+    type Holder = Option<Arc<String>>;
+    type Static = Option<&'static str>;
+    fn schema_type() -> String {
+        "str?".into()
+    }
+    fn holder_from_ivalue(v: IValue) -> Result<Option<Arc<String>>> {
+        match v {
+            IValue::None => Ok(None),
+            other => <&str>::holder_from_ivalue(other).map(Some),
+        }
+    }
+    fn borrow<'a>(holder: &'a Option<Arc<String>>) -> Option<&'a str> {
+        holder.as_deref().map(String::as_str)
+    }
+    fn to_ivalue(&self) -> IValue {
+        self.map_or(IValue::None, |s| IValue::String(Arc::new(s.to_owned())))
+    }
+}
+
+/// What a kernel returns: `()`, one [`IValueConvert`] value, or a tuple.
+pub trait KernelReturn: Sized + Send + 'static {
+    /// Number of values pushed.
+    const NUM_RETURNS: usize;
+    /// Pushes the returns in order.
+    fn push_onto(self, stack: &mut Stack);
+    /// Pops exactly `NUM_RETURNS` values (the kernel's returns) off the stack.
+    fn pop_from(stack: &mut Stack) -> Result<Self>;
+    /// The schema types of the returns.
+    fn schema_types() -> Vec<String>;
+}
+
+impl KernelReturn for () {
+    const NUM_RETURNS: usize = 0;
+    fn push_onto(self, _: &mut Stack) {}
+    fn pop_from(_: &mut Stack) -> Result<Self> {
+        Ok(())
+    }
+    fn schema_types() -> Vec<String> {
+        Vec::new()
+    }
+}
+
+impl<T: IValueConvert> KernelReturn for T {
+    const NUM_RETURNS: usize = 1;
+    fn push_onto(self, stack: &mut Stack) {
+        stack.push(self.into_ivalue());
+    }
+    fn pop_from(stack: &mut Stack) -> Result<Self> {
+        T::from_ivalue(stack.pop_value()?)
+    }
+    fn schema_types() -> Vec<String> {
+        vec![T::schema_type()]
+    }
+}
+
+macro_rules! tuple_return {
+    ($n:expr; $($t:ident),+) => {
+        impl<$($t: IValueConvert),+> KernelReturn for ($($t,)+) {
+            const NUM_RETURNS: usize = $n;
+            #[allow(non_snake_case)]
+            fn push_onto(self, stack: &mut Stack) {
+                let ($($t,)+) = self;
+                $(stack.push($t.into_ivalue());)+
+            }
+            fn pop_from(stack: &mut Stack) -> Result<Self> {
+                let mut values = stack.pop_n($n)?.into_iter();
+                Ok(($($t::from_ivalue(values.next().unwrap_or_default())?,)+))
+            }
+            fn schema_types() -> Vec<String> {
+                vec![$($t::schema_type()),+]
+            }
+        }
+    };
+}
+
+tuple_return!(1; A);
+tuple_return!(2; A, B);
+tuple_return!(3; A, B, C);
+tuple_return!(4; A, B, C, D);
+tuple_return!(5; A, B, C, D, E);
+tuple_return!(6; A, B, C, D, E, F);

@@ -1,0 +1,571 @@
+//! `KernelFunction`: one registered kernel, callable boxed and unboxed.
+//!
+//! PyTorch's kernels have up to three entry points: a *boxed* one that takes
+//! its arguments on a [`Stack`], an *unboxed* one (a plain function pointer of
+//! the operator's C++ signature) and a slot for a SymInt variant. Every
+//! kernel made here has a boxed entry: a kernel written as a Rust function or
+//! closure gets a generated boxed wrapper that pops its arguments, calls it
+//! and pushes its returns. A kernel written boxed has no unboxed entry; a
+//! typed call reaching it boxes the arguments, runs it and unboxes the
+//! results (PyTorch's `BoxedKernelWrapper`).
+//!
+//! # Unboxed entry points
+//!
+//! A functor `F` of Rust signature `(A0, .., An) -> Result<R>` is stored as an
+//! `Arc` plus a monomorphised trampoline `fn(*const (), DispatchKeySet, A0, ..,
+//! An) -> Result<R>`, erased to `fn()`. The trampoline's signature is recorded
+//! as the `TypeId` of the `'static` twins of its argument types
+//! ([`KernelArg::Static`]) and of `R`. A typed call checks that id before
+//! turning the pointer back into a function of its own argument types. Lifetimes
+//! do not exist at run time, and `F` is required to accept every lifetime
+//! (`for<'a> Fn(A0::Item<'a>, ..)`), so calling the trampoline with the
+//! caller's borrows is what the generic code would have done.
+
+use std::any::{Any, TypeId};
+use std::fmt;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use c10_core::{DispatchKeySet, Error, Result};
+
+use crate::kernel_arg::{KernelArg, KernelReturn};
+use crate::stack::{Stack, StackExt};
+
+/// What a boxed kernel may ask of the operator it runs for. The dispatcher's
+/// `OperatorHandle` implements it; the boxing layer knows nothing else of
+/// operators.
+pub trait BoxedOperator: Send + Sync {
+    /// `ns::name[.overload]`.
+    fn operator_name(&self) -> String;
+    /// Calls the operator again, starting below the keys a kernel removed.
+    fn redispatch_boxed(&self, keys: DispatchKeySet, stack: &mut Stack) -> Result<()>;
+    /// The operator's registration state (`dumpState`), for error messages.
+    fn dump_state(&self) -> String;
+}
+
+/// The signature of a boxed kernel.
+pub type BoxedKernelFn =
+    dyn Fn(&dyn BoxedOperator, DispatchKeySet, &mut Stack) -> Result<()> + Send + Sync;
+
+/// Which special kernel, if any, a boxed kernel is.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum BoxedKind {
+    Normal,
+    Fallthrough,
+    AmbiguousAutogradOther,
+    NamedNotSupported,
+}
+
+/// The Rust signature of an unboxed kernel (PyTorch's `CppSignature`).
+#[derive(Copy, Clone)]
+pub struct CppSignature {
+    type_id: TypeId,
+    name: &'static str,
+}
+
+impl CppSignature {
+    /// The signature of a kernel taking `Args` and returning `R`.
+    pub fn of<Args: ArgList, R: KernelReturn>() -> CppSignature {
+        CppSignature {
+            type_id: TypeId::of::<(Args::Static, R)>(),
+            name: std::any::type_name::<fn(Args) -> Result<R>>(),
+        }
+    }
+
+    /// A readable name of the signature.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+}
+
+impl PartialEq for CppSignature {
+    fn eq(&self, other: &Self) -> bool {
+        self.type_id == other.type_id
+    }
+}
+
+impl Eq for CppSignature {}
+
+impl fmt::Debug for CppSignature {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
+#[derive(Clone)]
+struct UnboxedKernel {
+    /// The trampoline, erased; its real type is recorded in `signature`.
+    entry: fn(),
+    functor: Arc<dyn Any + Send + Sync>,
+    signature: CppSignature,
+    inferred_schema: Arc<str>,
+}
+
+/// One kernel with its boxed and (optionally) unboxed entry points.
+/// The default value is the invalid kernel, which a dispatch table uses to
+/// mean "missing".
+#[derive(Clone, Default)]
+pub struct KernelFunction {
+    boxed: Option<(Arc<BoxedKernelFn>, BoxedKind)>,
+    unboxed: Option<UnboxedKernel>,
+    sym_unboxed: Option<UnboxedKernel>,
+}
+
+impl KernelFunction {
+    /// `makeFromBoxedFunction`: a kernel that works on the stack.
+    pub fn make_from_boxed_function(
+        f: impl Fn(&dyn BoxedOperator, DispatchKeySet, &mut Stack) -> Result<()>
+            + Send
+            + Sync
+            + 'static,
+    ) -> KernelFunction {
+        KernelFunction {
+            boxed: Some((Arc::new(f), BoxedKind::Normal)),
+            unboxed: None,
+            sym_unboxed: None,
+        }
+    }
+
+    /// `makeFromUnboxedFunction`: a kernel written as a Rust `fn` item,
+    /// optionally taking the `DispatchKeySet` first. Its boxed wrapper is made
+    /// automatically.
+    pub fn make_from_unboxed_function<M, F: KernelFunctor<M>>(f: F) -> KernelFunction {
+        Self::make_from_unboxed_closure(f)
+    }
+
+    /// `makeFromUnboxedLambda`: a kernel written as a closure, which may
+    /// capture state.
+    pub fn make_from_unboxed_closure<M, F: KernelFunctor<M>>(f: F) -> KernelFunction {
+        let functor = Arc::new(f);
+        let for_boxed = Arc::clone(&functor);
+        let boxed: Arc<BoxedKernelFn> = Arc::new(move |_op, keys, stack| for_boxed.call_boxed(keys, stack));
+        KernelFunction {
+            boxed: Some((boxed, BoxedKind::Normal)),
+            unboxed: Some(UnboxedKernel {
+                entry: F::unboxed_entry(),
+                functor,
+                signature: CppSignature::of::<F::Args, F::Ret>(),
+                inferred_schema: infer_schema::<F::Args, F::Ret>().into(),
+            }),
+            sym_unboxed: None,
+        }
+    }
+
+    /// `makeFallthrough`: the kernel that tells the dispatcher to skip its key.
+    /// Running it is an internal error.
+    pub fn make_fallthrough() -> KernelFunction {
+        Self::special(BoxedKind::Fallthrough, |_, _, _| {
+            Err(Error::internal("fallthrough_kernel was executed but it should have been short-circuited by the dispatcher. This could occur if you registered a fallthrough kernel as a override for a specific operator (as opposed to a backend fallback); this is NOT currently supported, and we do not intend to add support for it in the near future.  If you do find yourself in need of this, let us know in the bug tracker."))
+        })
+    }
+
+    /// `makeAmbiguousAutogradOther`: fills AutogradOther when an operator has
+    /// both a CompositeImplicitAutograd kernel and a kernel for a backend that
+    /// AutogradOther serves. Running it explains the ambiguity.
+    pub fn make_ambiguous_autograd_other() -> KernelFunction {
+        Self::special(BoxedKind::AmbiguousAutogradOther, |op, _, _| {
+            Err(Error::internal(format!(
+                "{} has kernels registered to both CompositeImplicitAutograd and a backend mapped to AutogradOther. This makes the backend kernel unreachable; the dispatcher will always prefer the CompositeImplicitAutograd lowering (see Note [Ambiguity in AutogradOther kernel]). If you want to override CompositeImplicitAutograd, please open an issue to request a dedicated Autograd dispatch key for the backend.\nIf you only want to run inference instead of training, in C++, add `c10::InferenceMode mode;` before model.forward(); in Python, use `torch.inference_mode()` as a context manager (see https://pytorch.org/docs/stable/generated/torch.autograd.grad_mode.inference_mode.html).\nCanonical state\n~~~~~~~~~~~\n{}\n\n",
+                op.operator_name(),
+                op.dump_state()
+            )))
+        })
+    }
+
+    /// `makeNamedNotSupported`: the Named key's kernel for operators that do
+    /// not support named tensors.
+    pub fn make_named_not_supported() -> KernelFunction {
+        Self::special(BoxedKind::NamedNotSupported, |op, _, _| {
+            Err(Error::runtime(format!(
+                "{} is not yet supported with named tensors. Please drop names via `tensor = tensor.rename(None)`, call the op with an unnamed tensor, and set names on the result of the operation.",
+                op.operator_name()
+            )))
+        })
+    }
+
+    fn special(
+        kind: BoxedKind,
+        f: impl Fn(&dyn BoxedOperator, DispatchKeySet, &mut Stack) -> Result<()>
+            + Send
+            + Sync
+            + 'static,
+    ) -> KernelFunction {
+        KernelFunction {
+            boxed: Some((Arc::new(f), kind)),
+            unboxed: None,
+            sym_unboxed: None,
+        }
+    }
+
+    /// Whether this is a kernel at all (`isValid`).
+    #[inline]
+    pub fn is_valid(&self) -> bool {
+        self.boxed.is_some() || self.unboxed.is_some()
+    }
+
+    /// Whether this is the fallthrough kernel.
+    #[inline]
+    pub fn is_fallthrough(&self) -> bool {
+        matches!(self.boxed, Some((_, BoxedKind::Fallthrough)))
+    }
+
+    /// Whether this is the ambiguous-AutogradOther kernel.
+    pub fn is_ambiguous_autograd_other(&self) -> bool {
+        matches!(self.boxed, Some((_, BoxedKind::AmbiguousAutogradOther)))
+    }
+
+    /// Whether there is an unboxed entry point.
+    pub fn has_unboxed(&self) -> bool {
+        self.unboxed.is_some()
+    }
+
+    /// Whether there is a SymInt unboxed entry point.
+    pub fn has_sym_unboxed(&self) -> bool {
+        self.sym_unboxed.is_some()
+    }
+
+    /// The Rust signature of the unboxed entry, if any.
+    pub fn cpp_signature(&self) -> Option<CppSignature> {
+        self.unboxed.as_ref().map(|u| u.signature)
+    }
+
+    /// The schema inferred from the unboxed signature
+    /// (`(Tensor _0, int _1) -> Tensor _0`), if any.
+    pub fn inferred_schema(&self) -> Option<&str> {
+        self.unboxed.as_ref().map(|u| &*u.inferred_schema)
+    }
+
+    /// `KernelFunction::dumpState()`: `fallthrough `, `boxed `, `unboxed `.
+    pub fn dump_state(&self) -> String {
+        let mut s = String::new();
+        if self.is_fallthrough() {
+            s.push_str("fallthrough ");
+        }
+        if self.boxed.is_some() {
+            s.push_str("boxed ");
+        }
+        if self.unboxed.is_some() {
+            s.push_str("unboxed ");
+        }
+        s
+    }
+
+    /// Whether both kernels are the same registration
+    /// (`_equalsBoxedAndUnboxed`).
+    pub fn equals_boxed_and_unboxed(&self, other: &KernelFunction) -> bool {
+        let boxed_eq = match (&self.boxed, &other.boxed) {
+            (Some((a, _)), Some((b, _))) => Arc::ptr_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        };
+        let unboxed_eq = match (&self.unboxed, &other.unboxed) {
+            (Some(a), Some(b)) => Arc::ptr_eq(&a.functor, &b.functor),
+            (None, None) => true,
+            _ => false,
+        };
+        boxed_eq && unboxed_eq
+    }
+
+    /// `callBoxed`: runs the kernel on `stack` (arguments in, returns out).
+    pub fn call_boxed(
+        &self,
+        op: &dyn BoxedOperator,
+        keys: DispatchKeySet,
+        stack: &mut Stack,
+    ) -> Result<()> {
+        match &self.boxed {
+            Some((f, _)) => f(op, keys, stack),
+            None => Err(Error::internal(format!(
+                "Tried to call KernelFunction::callBoxed() on an uninitialized KernelFunction for {}.",
+                op.operator_name()
+            ))),
+        }
+    }
+
+    /// `call<Return, Args...>`: a typed call. Uses the unboxed entry when its
+    /// signature is `(Args) -> R`; otherwise boxes the arguments, runs the
+    /// boxed entry and unboxes the returns. A signature mismatch with an
+    /// unboxed entry is an error, never undefined behaviour.
+    #[inline]
+    pub fn call<Args: ArgList, R: KernelReturn>(
+        &self,
+        op: &dyn BoxedOperator,
+        keys: DispatchKeySet,
+        args: Args,
+    ) -> Result<R> {
+        if let Some(u) = &self.unboxed {
+            if u.signature.type_id != TypeId::of::<(Args::Static, R)>() {
+                return Err(wrong_signature(op, u.signature, CppSignature::of::<Args, R>()));
+            }
+            // SAFETY: the stored entry was made by `F::unboxed_entry()` for a
+            // functor whose signature id equals `(Args::Static, R)`, checked
+            // just above; the functor pointer is that functor's `Arc` data.
+            return unsafe { args.call_unboxed(u.entry, Arc::as_ptr(&u.functor) as *const (), keys) };
+        }
+        self.call_through_boxed(op, keys, args)
+    }
+
+    /// [`call`](Self::call) without the signature check, for callers that
+    /// checked the signature once when they obtained their handle.
+    ///
+    /// # Safety
+    ///
+    /// If the kernel has an unboxed entry, its [`cpp_signature`](Self::cpp_signature)
+    /// must equal `CppSignature::of::<Args, R>()`.
+    #[inline(always)]
+    pub unsafe fn call_unchecked<Args: ArgList, R: KernelReturn>(
+        &self,
+        op: &dyn BoxedOperator,
+        keys: DispatchKeySet,
+        args: Args,
+    ) -> Result<R> {
+        if let Some(u) = &self.unboxed {
+            // SAFETY: the caller guarantees the signatures match (see above).
+            return unsafe { args.call_unboxed(u.entry, Arc::as_ptr(&u.functor) as *const (), keys) };
+        }
+        self.call_through_boxed(op, keys, args)
+    }
+
+    /// `BoxedKernelWrapper`: box, call the boxed entry, unbox.
+    fn call_through_boxed<Args: ArgList, R: KernelReturn>(
+        &self,
+        op: &dyn BoxedOperator,
+        keys: DispatchKeySet,
+        args: Args,
+    ) -> Result<R> {
+        let mut stack = Stack::with_capacity(Args::LEN.max(R::NUM_RETURNS));
+        args.push_all(&mut stack);
+        self.call_boxed(op, keys, &mut stack)?;
+        if stack.len() != R::NUM_RETURNS {
+            return Err(Error::internal(format!(
+                "Boxed kernel for {} left {} values on the stack but the signature returns {}",
+                op.operator_name(),
+                stack.len(),
+                R::NUM_RETURNS
+            )));
+        }
+        R::pop_from(&mut stack)
+    }
+}
+
+fn wrong_signature(op: &dyn BoxedOperator, correct: CppSignature, called: CppSignature) -> Error {
+    Error::runtime(format!(
+        "\nTried to access or call an operator with a wrong signature.\n  operator: {}\n  correct signature:  {}\n  accessed/called as: {}\nThis likely happened in a call to OperatorHandle::typed<Return (Args...)>(). Please make sure that the function signature matches the signature in the operator registration call.",
+        op.operator_name(),
+        correct.name(),
+        called.name()
+    ))
+}
+
+impl fmt::Debug for KernelFunction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "KernelFunction[{}]", self.dump_state().trim_end())
+    }
+}
+
+/// PyTorch's inferred schema text for a kernel of this signature:
+/// `(Tensor _0, int _1) -> Tensor _0`.
+pub fn infer_schema<Args: ArgList, R: KernelReturn>() -> String {
+    let args: Vec<String> = Args::schema_types()
+        .into_iter()
+        .enumerate()
+        .map(|(i, t)| format!("{t} _{i}"))
+        .collect();
+    let rets: Vec<String> = R::schema_types()
+        .into_iter()
+        .enumerate()
+        .map(|(i, t)| format!("{t} _{i}"))
+        .collect();
+    let rets = if rets.len() == 1 {
+        rets[0].clone()
+    } else {
+        format!("({})", rets.join(", "))
+    };
+    format!("({}) -> {}", args.join(", "), rets)
+}
+
+/// A tuple of kernel arguments, as a typed call passes them.
+///
+/// # Safety
+///
+/// `Static` must be the tuple of the elements' [`KernelArg::Static`] types, and
+/// `call_unboxed` must call `entry` as a function of exactly the tuple's
+/// element types (after the functor pointer and the key set).
+pub unsafe trait ArgList: Sized {
+    /// The tuple of the elements' `'static` twins.
+    type Static: 'static;
+    /// Number of arguments.
+    const LEN: usize;
+    /// Boxes every argument onto the stack, in order.
+    fn push_all(&self, stack: &mut Stack);
+    /// The schema types of the arguments.
+    fn schema_types() -> Vec<String>;
+    /// Calls an erased unboxed entry with these arguments.
+    ///
+    /// # Safety
+    ///
+    /// `entry` must be a trampoline made for a functor of signature
+    /// `(Self's elements) -> Result<R>` (up to lifetimes) and `functor` a
+    /// pointer to that functor.
+    unsafe fn call_unboxed<R: KernelReturn>(
+        self,
+        entry: fn(),
+        functor: *const (),
+        keys: DispatchKeySet,
+    ) -> Result<R>;
+}
+
+/// A Rust kernel: a function or closure whose argument types are
+/// [`KernelArg`]s and which returns `Result<R>` for a [`KernelReturn`] `R`,
+/// optionally taking the `DispatchKeySet` first. `Marker` distinguishes the
+/// two shapes and is inferred.
+pub trait KernelFunctor<Marker>: Send + Sync + 'static {
+    /// The argument tuple.
+    type Args: ArgList;
+    /// The return type.
+    type Ret: KernelReturn;
+    /// The erased trampoline for this functor.
+    fn unboxed_entry() -> fn();
+    /// The boxed wrapper's body: pop the arguments, call, push the returns.
+    fn call_boxed(&self, keys: DispatchKeySet, stack: &mut Stack) -> Result<()>;
+}
+
+/// Marker: a kernel without a `DispatchKeySet` parameter.
+pub struct Plain<T>(PhantomData<T>);
+
+/// Marker: a kernel whose first parameter is the `DispatchKeySet`.
+pub struct WithKeySet<T>(PhantomData<T>);
+
+macro_rules! arities {
+    ($n:expr; $($a:ident $h:ident),*) => {
+        // SAFETY: `Static` is the tuple of the elements' twins, and
+        // `call_unboxed` calls `entry` with exactly the tuple's element types.
+        unsafe impl<$($a: KernelArg),*> ArgList for ($($a,)*) {
+            type Static = ($($a::Static,)*);
+            const LEN: usize = $n;
+            #[allow(non_snake_case, unused_variables)]
+            fn push_all(&self, stack: &mut Stack) {
+                let ($($a,)*) = self;
+                $(stack.push($a.to_ivalue());)*
+            }
+            fn schema_types() -> Vec<String> {
+                vec![$($a::schema_type()),*]
+            }
+            #[allow(non_snake_case)]
+            #[inline(always)]
+            unsafe fn call_unboxed<R: KernelReturn>(
+                self,
+                entry: fn(),
+                functor: *const (),
+                keys: DispatchKeySet,
+            ) -> Result<R> {
+                // SAFETY: the caller guarantees `entry` is a trampoline of
+                // exactly this type (up to lifetimes, which do not exist at
+                // run time; the functor accepts every lifetime).
+                let entry: fn(*const (), DispatchKeySet, $($a),*) -> Result<R> =
+                    unsafe { std::mem::transmute::<fn(), fn(*const (), DispatchKeySet, $($a),*) -> Result<R>>(entry) };
+                let ($($a,)*) = self;
+                entry(functor, keys, $($a),*)
+            }
+        }
+
+        impl<F, R, $($a: KernelArg),*> KernelFunctor<Plain<(R, $($a,)*)>> for F
+        where
+            F: Fn($($a),*) -> Result<R>
+                + for<'a> Fn($($a::Item<'a>),*) -> Result<R>
+                + Send
+                + Sync
+                + 'static,
+            R: KernelReturn,
+        {
+            type Args = ($($a,)*);
+            type Ret = R;
+
+            fn unboxed_entry() -> fn() {
+                #[allow(non_snake_case)]
+                fn trampoline<F, R, $($a),*>(
+                    functor: *const (),
+                    _keys: DispatchKeySet,
+                    $($a: $a),*
+                ) -> Result<R>
+                where
+                    F: Fn($($a),*) -> Result<R>,
+                {
+                    // SAFETY: `functor` is the data pointer of the `Arc<F>`
+                    // this trampoline was registered with, alive for the call.
+                    let f = unsafe { &*(functor as *const F) };
+                    f($($a),*)
+                }
+                let entry: fn(*const (), DispatchKeySet, $($a),*) -> Result<R> = trampoline::<F, R, $($a),*>;
+                // SAFETY: fn pointers of any signature have the same size and
+                // representation; `call_unboxed` transmutes back after the
+                // signature check.
+                unsafe { std::mem::transmute::<fn(*const (), DispatchKeySet, $($a),*) -> Result<R>, fn()>(entry) }
+            }
+
+            #[allow(non_snake_case, unused_mut, unused_variables)]
+            fn call_boxed(&self, keys: DispatchKeySet, stack: &mut Stack) -> Result<()> {
+                let mut values = stack.pop_n($n)?.into_iter();
+                $(let $h = $a::holder_from_ivalue(values.next().unwrap_or_default())?;)*
+                let ret = (self)($($a::borrow(&$h)),*)?;
+                ret.push_onto(stack);
+                Ok(())
+            }
+        }
+
+        impl<F, R, $($a: KernelArg),*> KernelFunctor<WithKeySet<(R, $($a,)*)>> for F
+        where
+            F: Fn(DispatchKeySet, $($a),*) -> Result<R>
+                + for<'a> Fn(DispatchKeySet, $($a::Item<'a>),*) -> Result<R>
+                + Send
+                + Sync
+                + 'static,
+            R: KernelReturn,
+        {
+            type Args = ($($a,)*);
+            type Ret = R;
+
+            fn unboxed_entry() -> fn() {
+                #[allow(non_snake_case)]
+                fn trampoline<F, R, $($a),*>(
+                    functor: *const (),
+                    keys: DispatchKeySet,
+                    $($a: $a),*
+                ) -> Result<R>
+                where
+                    F: Fn(DispatchKeySet, $($a),*) -> Result<R>,
+                {
+                    // SAFETY: as for the plain trampoline.
+                    let f = unsafe { &*(functor as *const F) };
+                    f(keys, $($a),*)
+                }
+                let entry: fn(*const (), DispatchKeySet, $($a),*) -> Result<R> = trampoline::<F, R, $($a),*>;
+                // SAFETY: as for the plain trampoline.
+                unsafe { std::mem::transmute::<fn(*const (), DispatchKeySet, $($a),*) -> Result<R>, fn()>(entry) }
+            }
+
+            #[allow(non_snake_case, unused_mut, unused_variables)]
+            fn call_boxed(&self, keys: DispatchKeySet, stack: &mut Stack) -> Result<()> {
+                let mut values = stack.pop_n($n)?.into_iter();
+                $(let $h = $a::holder_from_ivalue(values.next().unwrap_or_default())?;)*
+                let ret = (self)(keys, $($a::borrow(&$h)),*)?;
+                ret.push_onto(stack);
+                Ok(())
+            }
+        }
+    };
+}
+
+arities!(0;);
+arities!(1; A0 h0);
+arities!(2; A0 h0, A1 h1);
+arities!(3; A0 h0, A1 h1, A2 h2);
+arities!(4; A0 h0, A1 h1, A2 h2, A3 h3);
+arities!(5; A0 h0, A1 h1, A2 h2, A3 h3, A4 h4);
+arities!(6; A0 h0, A1 h1, A2 h2, A3 h3, A4 h4, A5 h5);
+arities!(7; A0 h0, A1 h1, A2 h2, A3 h3, A4 h4, A5 h5, A6 h6);
+arities!(8; A0 h0, A1 h1, A2 h2, A3 h3, A4 h4, A5 h5, A6 h6, A7 h7);
+arities!(9; A0 h0, A1 h1, A2 h2, A3 h3, A4 h4, A5 h5, A6 h6, A7 h7, A8 h8);
+arities!(10; A0 h0, A1 h1, A2 h2, A3 h3, A4 h4, A5 h5, A6 h6, A7 h7, A8 h8, A9 h9);
+arities!(11; A0 h0, A1 h1, A2 h2, A3 h3, A4 h4, A5 h5, A6 h6, A7 h7, A8 h8, A9 h9, A10 h10);
+arities!(12; A0 h0, A1 h1, A2 h2, A3 h3, A4 h4, A5 h5, A6 h6, A7 h7, A8 h8, A9 h9, A10 h10, A11 h11);

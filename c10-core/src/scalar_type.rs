@@ -1,0 +1,136 @@
+//! `ScalarType` (a tensor's dtype), with PyTorch's numeric values and names.
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::error::Error;
+
+/// `c10::ScalarType`. The discriminants are PyTorch's (a dtype travels through
+/// an `IValue` as this integer, as in PyTorch).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(i8)]
+#[allow(missing_docs)]
+pub enum ScalarType {
+    Byte = 0,
+    Char = 1,
+    Short = 2,
+    Int = 3,
+    Long = 4,
+    Half = 5,
+    Float = 6,
+    Double = 7,
+    ComplexHalf = 8,
+    ComplexFloat = 9,
+    ComplexDouble = 10,
+    Bool = 11,
+    QInt8 = 12,
+    QUInt8 = 13,
+    QInt32 = 14,
+    BFloat16 = 15,
+}
+
+const ALL: [ScalarType; 16] = [
+    ScalarType::Byte,
+    ScalarType::Char,
+    ScalarType::Short,
+    ScalarType::Int,
+    ScalarType::Long,
+    ScalarType::Half,
+    ScalarType::Float,
+    ScalarType::Double,
+    ScalarType::ComplexHalf,
+    ScalarType::ComplexFloat,
+    ScalarType::ComplexDouble,
+    ScalarType::Bool,
+    ScalarType::QInt8,
+    ScalarType::QUInt8,
+    ScalarType::QInt32,
+    ScalarType::BFloat16,
+];
+
+impl ScalarType {
+    /// The dtype with PyTorch's value `v`.
+    pub fn from_i64(v: i64) -> Result<ScalarType, Error> {
+        usize::try_from(v)
+            .ok()
+            .and_then(|i| ALL.get(i).copied())
+            .ok_or_else(|| Error::runtime(format!("Unknown ScalarType {v}")))
+    }
+
+    /// C++ name (`Float`), as `toString(ScalarType)` prints it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            ScalarType::Byte => "Byte",
+            ScalarType::Char => "Char",
+            ScalarType::Short => "Short",
+            ScalarType::Int => "Int",
+            ScalarType::Long => "Long",
+            ScalarType::Half => "Half",
+            ScalarType::Float => "Float",
+            ScalarType::Double => "Double",
+            ScalarType::ComplexHalf => "ComplexHalf",
+            ScalarType::ComplexFloat => "ComplexFloat",
+            ScalarType::ComplexDouble => "ComplexDouble",
+            ScalarType::Bool => "Bool",
+            ScalarType::QInt8 => "QInt8",
+            ScalarType::QUInt8 => "QUInt8",
+            ScalarType::QInt32 => "QInt32",
+            ScalarType::BFloat16 => "BFloat16",
+        }
+    }
+
+    /// Python name without the `torch.` prefix (`float32`).
+    pub const fn python_name(self) -> &'static str {
+        match self {
+            ScalarType::Byte => "uint8",
+            ScalarType::Char => "int8",
+            ScalarType::Short => "int16",
+            ScalarType::Int => "int32",
+            ScalarType::Long => "int64",
+            ScalarType::Half => "float16",
+            ScalarType::Float => "float32",
+            ScalarType::Double => "float64",
+            ScalarType::ComplexHalf => "complex32",
+            ScalarType::ComplexFloat => "complex64",
+            ScalarType::ComplexDouble => "complex128",
+            ScalarType::Bool => "bool",
+            ScalarType::QInt8 => "qint8",
+            ScalarType::QUInt8 => "quint8",
+            ScalarType::QInt32 => "qint32",
+            ScalarType::BFloat16 => "bfloat16",
+        }
+    }
+}
+
+impl fmt::Display for ScalarType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.name())
+    }
+}
+
+/// Parses the C++ name (`Float`), the Python name (`float32`, with or
+/// without `torch.`) or a Python alias (`float`, `long`, `half` ...).
+impl FromStr for ScalarType {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let s = s.strip_prefix("torch.").unwrap_or(s);
+        let alias = match s {
+            "float" => Some(ScalarType::Float),
+            "double" => Some(ScalarType::Double),
+            "half" => Some(ScalarType::Half),
+            "long" => Some(ScalarType::Long),
+            "int" => Some(ScalarType::Int),
+            "short" => Some(ScalarType::Short),
+            "cfloat" => Some(ScalarType::ComplexFloat),
+            "cdouble" => Some(ScalarType::ComplexDouble),
+            _ => None,
+        };
+        alias
+            .or_else(|| {
+                ALL.iter()
+                    .copied()
+                    .find(|t| t.name() == s || t.python_name() == s)
+            })
+            .ok_or_else(|| Error::runtime(format!("unknown dtype: {s}")))
+    }
+}
