@@ -29,7 +29,7 @@ use std::sync::Arc;
 use c10_core::{DispatchKeySet, Error, Result};
 
 use crate::kernel_arg::{KernelArg, KernelReturn};
-use crate::stack::{Stack, StackExt};
+use crate::stack::Stack;
 
 /// What a boxed kernel may ask of the operator it runs for. The dispatcher's
 /// `OperatorHandle` implements it; the boxing layer knows nothing else of
@@ -505,8 +505,12 @@ macro_rules! arities {
 
             #[allow(non_snake_case, unused_mut, unused_variables)]
             fn call_boxed(&self, keys: DispatchKeySet, stack: &mut Stack) -> Result<()> {
-                let mut values = stack.pop_n($n)?.into_iter();
+                let base = stack.len().checked_sub($n).ok_or_else(|| {
+                    Error::internal(format!("stack underflow: a kernel of {} arguments was called with {} values", $n, stack.len()))
+                })?;
+                let mut values = stack.drain(base..);
                 $(let $h = $a::holder_from_ivalue(values.next().unwrap_or_default())?;)*
+                drop(values);
                 let ret = (self)($($a::borrow(&$h)),*)?;
                 ret.push_onto(stack);
                 Ok(())
@@ -546,8 +550,12 @@ macro_rules! arities {
 
             #[allow(non_snake_case, unused_mut, unused_variables)]
             fn call_boxed(&self, keys: DispatchKeySet, stack: &mut Stack) -> Result<()> {
-                let mut values = stack.pop_n($n)?.into_iter();
+                let base = stack.len().checked_sub($n).ok_or_else(|| {
+                    Error::internal(format!("stack underflow: a kernel of {} arguments was called with {} values", $n, stack.len()))
+                })?;
+                let mut values = stack.drain(base..);
                 $(let $h = $a::holder_from_ivalue(values.next().unwrap_or_default())?;)*
+                drop(values);
                 let ret = (self)(keys, $($a::borrow(&$h)),*)?;
                 ret.push_onto(stack);
                 Ok(())
