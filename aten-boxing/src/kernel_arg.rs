@@ -17,7 +17,7 @@
 use std::sync::Arc;
 
 use c10_core::{
-    Complex64, Device, Error, Generator, Layout, MemoryFormat, Result, Scalar, ScalarType,
+    Complex64, Device, DispatchKeySet, Error, Generator, Layout, MemoryFormat, Result, Scalar, ScalarType,
     TensorBase,
 };
 
@@ -287,6 +287,48 @@ pub unsafe trait KernelArg: Sized {
     fn borrow<'a>(holder: &'a Self::Holder) -> Self::Item<'a>;
     /// Boxes the argument (for a typed call that reaches a boxed kernel).
     fn to_ivalue(&self) -> IValue;
+    /// The dispatch keys the argument carries (tensors only; the default is
+    /// the empty set, which the optimiser removes from typed calls).
+    #[inline(always)]
+    fn dispatch_key_set(&self) -> DispatchKeySet {
+        DispatchKeySet::EMPTY
+    }
+}
+
+/// Implements [`KernelArg`] for an owned tensor type (a [`TensorLike`]);
+/// a downstream tensor type uses it too (`tensor_kernel_arg!(Tensor)`).
+#[macro_export]
+macro_rules! tensor_kernel_arg {
+    ($t:ty) => {
+        // SAFETY: an owned type is its own `Static` and `Item`.
+        unsafe impl $crate::kernel_arg::KernelArg for $t {
+            type Item<'a> = $t;
+            type Holder = $t;
+            type Static = $t;
+            fn schema_type() -> String {
+                "Tensor".into()
+            }
+            fn holder_from_ivalue(v: $crate::IValue) -> c10_core::Result<$t> {
+                <$t as $crate::kernel_arg::IValueConvert>::from_ivalue(v)
+            }
+            fn borrow<'a>(holder: &'a $t) -> $t {
+                holder.clone()
+            }
+            fn to_ivalue(&self) -> $crate::IValue {
+                $crate::IValue::Tensor($crate::kernel_arg::TensorLike::as_base(self).clone())
+            }
+            #[inline(always)]
+            fn dispatch_key_set(&self) -> c10_core::DispatchKeySet {
+                $crate::kernel_arg::TensorLike::as_base(self).key_set()
+            }
+        }
+    };
+}
+
+tensor_kernel_arg!(TensorBase);
+
+fn union_keys<'a, T: TensorLike>(ts: impl Iterator<Item = &'a T>) -> DispatchKeySet {
+    ts.fold(DispatchKeySet::EMPTY, |ks, t| ks | t.as_base().key_set())
 }
 
 /// Implements [`KernelArg`] for owned [`IValueConvert`] types; a downstream
@@ -331,7 +373,6 @@ owned_kernel_arg!(
     Vec<i64>,
     Vec<f64>,
     Vec<bool>,
-    TensorBase,
     Option<bool>,
     Option<i64>,
     Option<f64>,
@@ -382,6 +423,9 @@ unsafe impl<T: TensorLike> KernelArg for Vec<T> {
     fn to_ivalue(&self) -> IValue {
         self.clone().into_ivalue()
     }
+    fn dispatch_key_set(&self) -> DispatchKeySet {
+        union_keys(self.iter())
+    }
 }
 
 // SAFETY: an owned type is its own `Static` and `Item`.
@@ -401,6 +445,9 @@ unsafe impl<T: TensorLike> KernelArg for Vec<Option<T>> {
     fn to_ivalue(&self) -> IValue {
         self.clone().into_ivalue()
     }
+    fn dispatch_key_set(&self) -> DispatchKeySet {
+        union_keys(self.iter().flatten())
+    }
 }
 
 // SAFETY: `Static` and `Item<'a>` are `Self` with `'x` replaced.
@@ -419,6 +466,10 @@ unsafe impl<'x, T: TensorLike> KernelArg for &'x T {
     }
     fn to_ivalue(&self) -> IValue {
         IValue::Tensor(self.as_base().clone())
+    }
+    #[inline(always)]
+    fn dispatch_key_set(&self) -> DispatchKeySet {
+        self.as_base().key_set()
     }
 }
 
@@ -440,6 +491,10 @@ unsafe impl<'x, T: TensorLike> KernelArg for Option<&'x T> {
     fn to_ivalue(&self) -> IValue {
         self.map_or(IValue::None, |t| IValue::Tensor(t.as_base().clone()))
     }
+    #[inline(always)]
+    fn dispatch_key_set(&self) -> DispatchKeySet {
+        self.map_or(DispatchKeySet::EMPTY, |t| t.as_base().key_set())
+    }
 }
 
 // SAFETY: `Static` and `Item<'a>` are `Self` with `'x` replaced.
@@ -458,6 +513,9 @@ unsafe impl<'x, T: TensorLike> KernelArg for &'x [T] {
     }
     fn to_ivalue(&self) -> IValue {
         self.to_vec().into_ivalue()
+    }
+    fn dispatch_key_set(&self) -> DispatchKeySet {
+        union_keys(self.iter())
     }
 }
 

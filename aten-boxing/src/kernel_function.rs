@@ -99,6 +99,8 @@ struct UnboxedKernel {
     functor: Arc<dyn Any + Send + Sync>,
     signature: CppSignature,
     inferred_schema: Arc<str>,
+    /// Schema types of the arguments and returns, for schema checks.
+    inferred_types: Arc<(Vec<String>, Vec<String>)>,
 }
 
 /// One kernel with its boxed and (optionally) unboxed entry points.
@@ -146,6 +148,10 @@ impl KernelFunction {
                 functor,
                 signature: CppSignature::of::<F::Args, F::Ret>(),
                 inferred_schema: infer_schema::<F::Args, F::Ret>().into(),
+                inferred_types: Arc::new((
+                    <F::Args as ArgList>::schema_types(),
+                    <F::Ret as KernelReturn>::schema_types(),
+                )),
             }),
             sym_unboxed: None,
         }
@@ -233,6 +239,14 @@ impl KernelFunction {
     /// (`(Tensor _0, int _1) -> Tensor _0`), if any.
     pub fn inferred_schema(&self) -> Option<&str> {
         self.unboxed.as_ref().map(|u| &*u.inferred_schema)
+    }
+
+    /// The schema types of the arguments and of the returns of the unboxed
+    /// signature, if any (`["Tensor", "int"]`, `["Tensor"]`).
+    pub fn inferred_types(&self) -> Option<(&[String], &[String])> {
+        self.unboxed
+            .as_ref()
+            .map(|u| (u.inferred_types.0.as_slice(), u.inferred_types.1.as_slice()))
     }
 
     /// `KernelFunction::dumpState()`: `fallthrough `, `boxed `, `unboxed `.
@@ -400,6 +414,8 @@ pub unsafe trait ArgList: Sized {
     fn push_all(&self, stack: &mut Stack);
     /// The schema types of the arguments.
     fn schema_types() -> Vec<String>;
+    /// The union of the arguments' dispatch keys.
+    fn dispatch_key_set(&self) -> DispatchKeySet;
     /// Calls an erased unboxed entry with these arguments.
     ///
     /// # Safety
@@ -450,6 +466,12 @@ macro_rules! arities {
             }
             fn schema_types() -> Vec<String> {
                 vec![$($a::schema_type()),*]
+            }
+            #[allow(non_snake_case, unused_variables)]
+            #[inline(always)]
+            fn dispatch_key_set(&self) -> DispatchKeySet {
+                let ($($a,)*) = self;
+                DispatchKeySet::EMPTY $(| $a.dispatch_key_set())*
             }
             #[allow(non_snake_case)]
             #[inline(always)]

@@ -1,0 +1,459 @@
+//! The `Dispatcher`: the registry of operators, their kernels and the
+//! backend fallbacks, and the entry point of every call.
+//!
+//! `Dispatcher::global()` is the process-wide instance, filled by the static
+//! registrations (`torch_library!` and friends) the first time it is used;
+//! `Dispatcher::new()` gives an isolated one for tests and conformance runs.
+//!
+//! All writes take the dispatcher's mutex: they validate first (a refused
+//! registration leaves no trace), then change the registry, then republish
+//! the affected operators' tables. Every write returns a
+//! [`RegistrationHandle`] whose drop undoes exactly that registration.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+
+use aten_boxing::schema::{FunctionSchema, OperatorName};
+use aten_boxing::KernelFunction;
+use c10_core::dispatch_key_set::get_runtime_dispatch_key_set;
+use c10_core::{DispatchKey, Error, Result, NUM_RUNTIME_ENTRIES};
+
+use crate::annotated_kernel::AnnotatedKernel;
+use crate::operator_entry::{
+    AliasAnalysisKind, EntryState, OperatorEntry, SchemaRegistration, SignatureRecord,
+};
+use crate::operator_handle::OperatorHandle;
+use crate::registration_handle::RegistrationHandle;
+
+/// What a registration listener hears about.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RegistrationEvent {
+    /// An operator got its def (`onOperatorRegistered`).
+    OperatorRegistered(OperatorName),
+    /// An operator lost its def (`onOperatorDeregistered`).
+    OperatorDeregistered(OperatorName),
+}
+
+type Listener = Arc<dyn Fn(&RegistrationEvent) + Send + Sync>;
+
+pub(crate) struct DispatcherState {
+    pub(crate) operators: HashMap<OperatorName, Arc<OperatorEntry>>,
+    /// Backend fallbacks by runtime-table slot.
+    pub(crate) fallbacks: Vec<Option<Arc<AnnotatedKernel>>>,
+    /// Namespaces with a `TORCH_LIBRARY` (DEF) block, and its debug string.
+    libraries: HashMap<String, (u64, Arc<str>)>,
+    listeners: Vec<(u64, Listener)>,
+}
+
+pub(crate) struct DispatcherInner {
+    state: Mutex<DispatcherState>,
+    next_id: AtomicU64,
+}
+
+impl DispatcherInner {
+    pub(crate) fn lock(&self) -> MutexGuard<'_, DispatcherState> {
+        // Writers validate before mutating, so a poisoned lock holds a valid state.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn fresh_id(&self) -> u64 {
+        self.next_id.fetch_add(1, Ordering::Relaxed)
+    }
+}
+
+/// The operator registry (`c10::Dispatcher`). Cheap to clone: clones share
+/// one registry.
+#[derive(Clone)]
+pub struct Dispatcher {
+    pub(crate) inner: Arc<DispatcherInner>,
+}
+
+impl Default for Dispatcher {
+    fn default() -> Self {
+        Dispatcher::new()
+    }
+}
+
+static GLOBAL: OnceLock<Dispatcher> = OnceLock::new();
+
+impl Dispatcher {
+    /// An empty, isolated dispatcher: no operators, no fallbacks.
+    pub fn new() -> Dispatcher {
+        Dispatcher {
+            inner: Arc::new(DispatcherInner {
+                state: Mutex::new(DispatcherState {
+                    operators: HashMap::new(),
+                    fallbacks: vec![None; NUM_RUNTIME_ENTRIES],
+                    libraries: HashMap::new(),
+                    listeners: Vec::new(),
+                }),
+                next_id: AtomicU64::new(1),
+            }),
+        }
+    }
+
+    /// The process-wide dispatcher. The first call runs every static
+    /// registration linked into the program (defs before impls).
+    pub fn global() -> &'static Dispatcher {
+        GLOBAL.get_or_init(|| {
+            let dispatcher = Dispatcher::new();
+            crate::library::run_static_registrations(&dispatcher);
+            dispatcher
+        })
+    }
+
+    /// Whether both handles share one registry.
+    pub fn is_same(&self, other: &Dispatcher) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
+    fn handle(&self, entry: Arc<OperatorEntry>) -> OperatorHandle {
+        OperatorHandle::new(entry, Arc::clone(&self.inner))
+    }
+
+    /// `findOp`: the operator, if anything is registered for it.
+    pub fn find_op(&self, name: &OperatorName) -> Option<OperatorHandle> {
+        let entry = self.inner.lock().operators.get(name).cloned()?;
+        Some(self.handle(entry))
+    }
+
+    /// `findSchema`: the operator, if it has a def.
+    pub fn find_schema(&self, name: &OperatorName) -> Option<OperatorHandle> {
+        self.find_op(name).filter(|op| op.has_schema())
+    }
+
+    /// `findSchemaOrThrow("ns::name", "overload")`.
+    pub fn find_schema_or_throw(&self, name: &str, overload: &str) -> Result<OperatorHandle> {
+        let full = if overload.is_empty() {
+            name.to_string()
+        } else {
+            format!("{name}.{overload}")
+        };
+        let op_name = OperatorName::parse(&full)?;
+        match self.find_op(&op_name) {
+            Some(op) if op.has_schema() => Ok(op),
+            Some(_) => Err(Error::runtime(format!(
+                "Could not find schema for {name}.{overload} but we found an implementation; did you forget to def() the operator?"
+            ))),
+            None => Err(Error::runtime(format!(
+                "Could not find schema for {name}.{overload}"
+            ))),
+        }
+    }
+
+    /// Every registered operator name, sorted.
+    pub fn all_op_names(&self) -> Vec<OperatorName> {
+        let mut names: Vec<OperatorName> = self.inner.lock().operators.keys().cloned().collect();
+        names.sort_by_key(ToString::to_string);
+        names
+    }
+
+    /// `findDanglingImpls`: operators with kernels but no def.
+    pub fn find_dangling_impls(&self) -> Vec<OperatorHandle> {
+        let entries: Vec<Arc<OperatorEntry>> =
+            self.inner.lock().operators.values().cloned().collect();
+        entries
+            .into_iter()
+            .filter(|e| !e.has_schema())
+            .map(|e| self.handle(e))
+            .collect()
+    }
+
+    fn entry_or_new(&self, state: &mut DispatcherState, name: &OperatorName) -> Arc<OperatorEntry> {
+        if let Some(e) = state.operators.get(name) {
+            return Arc::clone(e);
+        }
+        let entry = Arc::new(OperatorEntry::new(name.clone(), &state.fallbacks));
+        state.operators.insert(name.clone(), Arc::clone(&entry));
+        entry
+    }
+
+    fn drop_entry_if_unused(state: &mut DispatcherState, entry: &Arc<OperatorEntry>, es: &EntryState) {
+        if OperatorEntry::is_unused(es) {
+            let name = entry.operator_name();
+            if state
+                .operators
+                .get(name)
+                .is_some_and(|e| Arc::ptr_eq(e, entry))
+            {
+                state.operators.remove(name);
+            }
+        }
+    }
+
+    fn notify(state: &DispatcherState, event: RegistrationEvent) {
+        for (_, listener) in &state.listeners {
+            listener(&event);
+        }
+    }
+
+    /// `registerDef`: defines an operator.
+    pub fn register_def(
+        &self,
+        schema: FunctionSchema,
+        debug: impl Into<Arc<str>>,
+        alias_analysis: Option<AliasAnalysisKind>,
+        tags: Vec<String>,
+    ) -> Result<RegistrationHandle> {
+        let debug = debug.into();
+        let name = schema.operator_name().clone();
+        let mut state = self.inner.lock();
+        let entry = self.entry_or_new(&mut state, &name);
+        let mut es = entry.lock();
+        let registration = SchemaRegistration {
+            schema: Arc::new(schema),
+            debug,
+            alias_analysis,
+            tags,
+            id: self.inner.fresh_id(),
+        };
+        let check = (|| {
+            if let Some(old) = &es.schema {
+                return Err(Error::runtime(format!(
+                    "Tried to register an operator ({}) with the same name and overload name multiple times. Each overload's schema should only be registered with a single call to def(). Duplicate registration: {}. Original registration: {}",
+                    registration.schema, registration.debug, old.debug
+                )));
+            }
+            for &k in es.kernels.keys() {
+                for kernel in es.kernels.at(k) {
+                    entry.check_kernel_schema(&registration, kernel)?;
+                }
+            }
+            Ok(())
+        })();
+        if let Err(e) = check {
+            Self::drop_entry_if_unused(&mut state, &entry, &es);
+            return Err(e);
+        }
+        let id = registration.id;
+        es.schema = Some(registration);
+        entry.update_full(&es, &state.fallbacks);
+        drop(es);
+        Self::notify(&state, RegistrationEvent::OperatorRegistered(name));
+        let inner = Arc::downgrade(&self.inner);
+        Ok(RegistrationHandle::new(move || {
+            let Some(inner) = inner.upgrade() else { return };
+            let mut state = inner.lock();
+            let mut es = entry.lock();
+            if es.schema.as_ref().is_some_and(|s| s.id == id) {
+                es.schema = None;
+                entry.update_full(&es, &state.fallbacks);
+                Self::drop_entry_if_unused(&mut state, &entry, &es);
+                drop(es);
+                Self::notify(
+                    &state,
+                    RegistrationEvent::OperatorDeregistered(entry.operator_name().clone()),
+                );
+            }
+        }))
+    }
+
+    /// `registerImpl`: a kernel for `name` at `key` (`None`: catch-all,
+    /// which is CompositeImplicitAutograd).
+    pub fn register_impl(
+        &self,
+        name: OperatorName,
+        key: Option<DispatchKey>,
+        kernel: KernelFunction,
+        debug: impl Into<Arc<str>>,
+    ) -> Result<RegistrationHandle> {
+        let key = match key {
+            None | Some(DispatchKey::Undefined) => DispatchKey::CompositeImplicitAutograd,
+            Some(k) if k.is_runtime() || k.is_alias() => k,
+            Some(k) => {
+                return Err(Error::runtime(format!(
+                    "Cannot register a kernel to {k}: it is neither a runtime nor an alias dispatch key"
+                )))
+            }
+        };
+        let annotated = AnnotatedKernel::new(kernel, debug);
+        let mut state = self.inner.lock();
+        let entry = self.entry_or_new(&mut state, &name);
+        let mut es = entry.lock();
+        let check = (|| {
+            if let Some(def) = &es.schema {
+                entry.check_kernel_schema(def, &annotated)?;
+            }
+            if let (Some(sig), Some(record)) = (annotated.kernel.cpp_signature(), &es.signature) {
+                if sig != record.signature {
+                    let (schema, schema_debug) = match &es.schema {
+                        Some(def) => (def.schema.to_string(), def.debug.to_string()),
+                        None => (name.to_string(), "no debug info".to_string()),
+                    };
+                    let key_name = |k: Option<DispatchKey>| {
+                        k.map_or("(catch all)".to_string(), |k| k.to_string())
+                    };
+                    return Err(Error::runtime(format!(
+                        "\nMismatch in kernel C++ signatures\n  operator: {schema}\n    {schema_debug}\n  kernel 1: {}\n    dispatch key: {}\n    {}\n  kernel 2: {}\n    dispatch key: {}\n    {}\n",
+                        record.signature.name(),
+                        key_name(record.key),
+                        record.debug,
+                        sig.name(),
+                        key_name(Some(key)),
+                        annotated.debug
+                    )));
+                }
+            }
+            Ok(())
+        })();
+        if let Err(e) = check {
+            Self::drop_entry_if_unused(&mut state, &entry, &es);
+            return Err(e);
+        }
+        if es.kernels.has(key) && key != DispatchKey::Meta {
+            warn_override_once(&name, key, &annotated.debug);
+        }
+        if es.signature.is_none() {
+            if let Some(signature) = annotated.kernel.cpp_signature() {
+                es.signature = Some(SignatureRecord {
+                    signature,
+                    key: Some(key),
+                    debug: Arc::clone(&annotated.debug),
+                });
+            }
+        }
+        let id = annotated.id;
+        es.kernels.push(key, annotated);
+        entry.update_after_change(&es, &state.fallbacks, Some(key));
+        drop(es);
+        let inner = Arc::downgrade(&self.inner);
+        Ok(RegistrationHandle::new(move || {
+            let Some(inner) = inner.upgrade() else { return };
+            let mut state = inner.lock();
+            let mut es = entry.lock();
+            if es.kernels.remove(key, id) {
+                let any_unboxed = es
+                    .kernels
+                    .keys()
+                    .iter()
+                    .any(|k| es.kernels.at(*k).any(|a| a.kernel.has_unboxed()));
+                if !any_unboxed {
+                    es.signature = None;
+                }
+                entry.update_after_change(&es, &state.fallbacks, Some(key));
+                Self::drop_entry_if_unused(&mut state, &entry, &es);
+            }
+        }))
+    }
+
+    /// `registerFallback`: a kernel for every operator at `key` (an alias
+    /// key fans out to its runtime keys).
+    pub fn register_fallback(
+        &self,
+        key: DispatchKey,
+        kernel: KernelFunction,
+        debug: impl Into<Arc<str>>,
+    ) -> Result<RegistrationHandle> {
+        let keys: Vec<DispatchKey> = get_runtime_dispatch_key_set(key).iter().collect();
+        if keys.is_empty() {
+            return Err(Error::runtime(format!(
+                "Cannot register a backend fallback for {key}: it names no runtime dispatch key"
+            )));
+        }
+        let annotated = AnnotatedKernel::new(kernel, debug);
+        let mut state = self.inner.lock();
+        for k in &keys {
+            if let Some(old) = &state.fallbacks[k.dispatch_table_index()] {
+                return Err(Error::runtime(format!(
+                    "Tried to register multiple backend fallbacks for the same dispatch key {k}; previous registration {}, new registration {}",
+                    old.debug, annotated.debug
+                )));
+            }
+        }
+        for k in &keys {
+            state.fallbacks[k.dispatch_table_index()] = Some(Arc::clone(&annotated));
+        }
+        Self::refresh_all(&state, &keys);
+        let id = annotated.id;
+        let inner = Arc::downgrade(&self.inner);
+        Ok(RegistrationHandle::new(move || {
+            let Some(inner) = inner.upgrade() else { return };
+            let mut state = inner.lock();
+            for k in &keys {
+                let slot = &mut state.fallbacks[k.dispatch_table_index()];
+                if slot.as_ref().is_some_and(|a| a.id == id) {
+                    *slot = None;
+                }
+            }
+            Self::refresh_all(&state, &keys);
+        }))
+    }
+
+    fn refresh_all(state: &DispatcherState, keys: &[DispatchKey]) {
+        for entry in state.operators.values() {
+            let es = entry.lock();
+            for k in keys {
+                entry.update_after_change(&es, &state.fallbacks, Some(*k));
+            }
+        }
+    }
+
+    /// Claims `ns` for a `TORCH_LIBRARY` (DEF) block.
+    pub(crate) fn register_library(&self, ns: &str, debug: Arc<str>) -> Result<RegistrationHandle> {
+        let mut state = self.inner.lock();
+        if let Some((_, old)) = state.libraries.get(ns) {
+            return Err(Error::runtime(format!(
+                "Only a single TORCH_LIBRARY can be used to register the namespace {ns}; please put all of your definitions in a single TORCH_LIBRARY block.  If you were trying to specify implementations, consider using TORCH_LIBRARY_IMPL (which can be duplicated).  If you really intended to define operators for a single namespace in a distributed way, you can use TORCH_LIBRARY_FRAGMENT to explicitly indicate this.  Previous registration of TORCH_LIBRARY was {old}; latest registration was {debug}"
+            )));
+        }
+        let id = self.inner.fresh_id();
+        state.libraries.insert(ns.to_string(), (id, debug));
+        let ns = ns.to_string();
+        let inner = Arc::downgrade(&self.inner);
+        Ok(RegistrationHandle::new(move || {
+            let Some(inner) = inner.upgrade() else { return };
+            let mut state = inner.lock();
+            if state.libraries.get(&ns).is_some_and(|(i, _)| *i == id) {
+                state.libraries.remove(&ns);
+            }
+        }))
+    }
+
+    /// `addRegistrationListener`: `listener` hears of every def added or
+    /// removed from now on, and at once of every operator already defined.
+    pub fn add_registration_listener(
+        &self,
+        listener: impl Fn(&RegistrationEvent) + Send + Sync + 'static,
+    ) -> RegistrationHandle {
+        let listener: Listener = Arc::new(listener);
+        let mut state = self.inner.lock();
+        for (name, entry) in &state.operators {
+            if entry.has_schema() {
+                listener(&RegistrationEvent::OperatorRegistered(name.clone()));
+            }
+        }
+        let id = self.inner.fresh_id();
+        state.listeners.push((id, listener));
+        let inner = Arc::downgrade(&self.inner);
+        RegistrationHandle::new(move || {
+            if let Some(inner) = inner.upgrade() {
+                inner.lock().listeners.retain(|(i, _)| *i != id);
+            }
+        })
+    }
+
+    /// Whether a backend fallback is registered for runtime key `k`.
+    pub fn has_backend_fallback_for_dispatch_key(&self, k: DispatchKey) -> bool {
+        k.is_runtime() && self.inner.lock().fallbacks[k.dispatch_table_index()].is_some()
+    }
+
+    /// `checkInvariants` for every operator.
+    pub fn check_all_invariants(&self) -> Result<()> {
+        let state = self.inner.lock();
+        for entry in state.operators.values() {
+            entry.check_invariants(&state.fallbacks)?;
+        }
+        Ok(())
+    }
+}
+
+static OVERRIDE_WARNED: AtomicBool = AtomicBool::new(false);
+
+fn warn_override_once(name: &OperatorName, key: DispatchKey, debug: &str) {
+    if !OVERRIDE_WARNED.swap(true, Ordering::Relaxed) {
+        eprintln!(
+            "Warning: Warning only once for all operators,  other operators may also be overridden.\n  Overriding a previously registered kernel for the same operator and the same dispatch key\n  operator: {name}\n  dispatch key: {key}\n       new kernel: {debug}"
+        );
+    }
+}

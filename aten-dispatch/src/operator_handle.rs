@@ -1,0 +1,223 @@
+//! `OperatorHandle` and `TypedOperatorHandle`: how callers reach an
+//! operator's kernels.
+//!
+//! A call computes the dispatch key set (argument keys, plus the thread's
+//! included keys, minus its excluded keys, masked by the operator's
+//! non-fallthrough keys), picks the slot of the highest key in the published
+//! table and runs its kernel. `redispatch` skips the first step: the caller
+//! passes the key set to continue with (usually its own keys minus
+//! everything at and above its key).
+
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use aten_boxing::kernel_arg::KernelReturn;
+use aten_boxing::schema::{FunctionSchema, OperatorName};
+use aten_boxing::{ArgList, BoxedOperator, CppSignature, Stack};
+use c10_core::{DispatchKey, DispatchKeySet, Error, Result};
+
+use crate::dispatch_key_extractor::apply_tls;
+use crate::dispatcher::DispatcherInner;
+use crate::operator_entry::OperatorEntry;
+use crate::trace;
+
+/// A handle to one operator (`c10::OperatorHandle`). Cheap to clone; stays
+/// usable after the operator's registrations are gone (calls then report
+/// missing kernels).
+#[derive(Clone)]
+pub struct OperatorHandle {
+    entry: Arc<OperatorEntry>,
+    dispatcher: Arc<DispatcherInner>,
+}
+
+impl OperatorHandle {
+    pub(crate) fn new(entry: Arc<OperatorEntry>, dispatcher: Arc<DispatcherInner>) -> Self {
+        OperatorHandle { entry, dispatcher }
+    }
+
+    /// `operator_name()`.
+    pub fn operator_name(&self) -> &OperatorName {
+        self.entry.operator_name()
+    }
+
+    /// `schema()`: the def, if any.
+    pub fn schema(&self) -> Option<Arc<FunctionSchema>> {
+        self.entry.schema()
+    }
+
+    /// Whether the operator has a def.
+    pub fn has_schema(&self) -> bool {
+        self.entry.has_schema()
+    }
+
+    /// The def's tags.
+    pub fn tags(&self) -> Vec<String> {
+        self.entry.tags()
+    }
+
+    /// `hasKernelForDispatchKey(k)`: a kernel registered directly at `k`.
+    pub fn has_kernel_for_dispatch_key(&self, k: DispatchKey) -> bool {
+        self.entry.lock().kernels.has(k)
+    }
+
+    /// `hasKernelForAnyDispatchKey(ks)`: a kernel at a non-alias key in `ks`.
+    pub fn has_kernel_for_any_dispatch_key(&self, ks: DispatchKeySet) -> bool {
+        self.entry.lock().kernels.has_any(ks)
+    }
+
+    /// `hasComputedKernelForDispatchKey(k)`: whether the computed table has a
+    /// kernel in `k`'s slot (whatever rule put it there).
+    pub fn has_computed_kernel_for_dispatch_key(&self, k: DispatchKey) -> bool {
+        k.is_runtime() && self.entry.published().table.slots[k.dispatch_table_index()].is_some()
+    }
+
+    /// `dumpState()` (`torch._C._dispatch_dump`).
+    pub fn dump_state(&self) -> String {
+        self.entry.dump_state()
+    }
+
+    /// `dumpComputedTable()` (`torch._C._dispatch_dump_table`).
+    pub fn dump_computed_table(&self) -> String {
+        let state = self.dispatcher.lock();
+        self.entry.dump_computed_table(&state.fallbacks)
+    }
+
+    /// `checkInvariants()`.
+    pub fn check_invariants(&self) -> Result<()> {
+        let state = self.dispatcher.lock();
+        self.entry.check_invariants(&state.fallbacks)
+    }
+
+    /// `typed<Sig>()`: a handle for typed calls with arguments `Args` and
+    /// returns `R`. Fails when a registered unboxed kernel has another
+    /// signature.
+    pub fn typed<Args: ArgList, R: KernelReturn>(&self) -> Result<TypedOperatorHandle<Args, R>> {
+        let expected = CppSignature::of::<Args, R>();
+        let state = self.entry.lock();
+        if let Some(record) = &state.signature {
+            if record.signature != expected {
+                let (schema, debug) = match &state.schema {
+                    Some(def) => (def.schema.to_string(), def.debug.to_string()),
+                    None => (self.operator_name().to_string(), "unknown debug info".into()),
+                };
+                return Err(Error::runtime(format!(
+                    "\nTried to access or call an operator with a wrong signature.\n  operator: {schema}\n    {debug}\n  correct signature:  {}\n    {}\n  accessed/called as: {}\nThis likely happened in a call to OperatorHandle::typed<Return (Args...)>(). Please make sure that the function signature matches the signature in the operator registration call.",
+                    record.signature.name(),
+                    record.debug,
+                    expected.name()
+                )));
+            }
+        }
+        drop(state);
+        Ok(TypedOperatorHandle {
+            op: self.clone(),
+            _sig: PhantomData,
+        })
+    }
+
+    fn missing(&self, k: DispatchKey) -> Error {
+        let state = self.dispatcher.lock();
+        self.entry.report_error(k, &state.fallbacks)
+    }
+
+    /// `callBoxed`: the arguments are on `stack`; the returns replace them.
+    pub fn call_boxed(&self, stack: &mut Stack) -> Result<()> {
+        let published = self.entry.published();
+        let keys = published
+            .extractor
+            .keys_from_stack(stack, &self.operator_name().to_string())?;
+        let keys = apply_tls(keys);
+        let keys = keys & published.table.mask_for(keys);
+        let Some(kernel) = published.table.lookup(keys) else {
+            return Err(self.missing(keys.highest_priority_type_id()));
+        };
+        let _trace = trace::enter("callBoxed", self.operator_name(), keys);
+        kernel.kernel.call_boxed(self, keys, stack)
+    }
+
+    /// `redispatchBoxed`: continues a boxed call with `keys`.
+    pub fn redispatch_boxed(&self, keys: DispatchKeySet, stack: &mut Stack) -> Result<()> {
+        let published = self.entry.published();
+        let Some(kernel) = published.table.lookup(keys) else {
+            return Err(self.missing(keys.highest_priority_type_id()));
+        };
+        let _trace = trace::enter("redispatchBoxed", self.operator_name(), keys);
+        kernel.kernel.call_boxed(self, keys, stack)
+    }
+}
+
+impl BoxedOperator for OperatorHandle {
+    fn operator_name(&self) -> String {
+        self.entry.operator_name().to_string()
+    }
+
+    fn redispatch_boxed(&self, keys: DispatchKeySet, stack: &mut Stack) -> Result<()> {
+        OperatorHandle::redispatch_boxed(self, keys, stack)
+    }
+
+    fn dump_state(&self) -> String {
+        self.entry.dump_state()
+    }
+}
+
+impl std::fmt::Debug for OperatorHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "OperatorHandle({})", self.operator_name())
+    }
+}
+
+/// An operator handle for typed calls of signature `Args -> R`
+/// (`TypedOperatorHandle<R(Args...)>`).
+pub struct TypedOperatorHandle<Args, R> {
+    op: OperatorHandle,
+    _sig: PhantomData<fn(Args) -> R>,
+}
+
+impl<Args, R> Clone for TypedOperatorHandle<Args, R> {
+    fn clone(&self) -> Self {
+        TypedOperatorHandle {
+            op: self.op.clone(),
+            _sig: PhantomData,
+        }
+    }
+}
+
+impl<Args: ArgList, R: KernelReturn> TypedOperatorHandle<Args, R> {
+    /// The untyped handle.
+    pub fn handle(&self) -> &OperatorHandle {
+        &self.op
+    }
+
+    /// `call(args...)`: dispatches on the arguments' keys and the thread's
+    /// state. Allocation-free and lock-free unless the kernel itself is
+    /// boxed or missing.
+    #[inline]
+    pub fn call(&self, args: Args) -> Result<R> {
+        let published = self.op.entry.published();
+        let keys = apply_tls(args.dispatch_key_set());
+        let keys = keys & published.table.mask_for(keys);
+        let Some(kernel) = published.table.lookup(keys) else {
+            return Err(self.op.missing(keys.highest_priority_type_id()));
+        };
+        if trace::enabled() {
+            let _trace = trace::enter("call", self.op.operator_name(), keys);
+            return kernel.kernel.call(&self.op, keys, args);
+        }
+        kernel.kernel.call(&self.op, keys, args)
+    }
+
+    /// `redispatch(keys, args...)`: continues a call with `keys` (no
+    /// thread-local state, no mask: the keys were computed by the first call).
+    #[inline]
+    pub fn redispatch(&self, keys: DispatchKeySet, args: Args) -> Result<R> {
+        let published = self.op.entry.published();
+        let Some(kernel) = published.table.lookup(keys) else {
+            return Err(self.op.missing(keys.highest_priority_type_id()));
+        };
+        if trace::enabled() {
+            let _trace = trace::enter("redispatch", self.op.operator_name(), keys);
+            return kernel.kernel.call(&self.op, keys, args);
+        }
+        kernel.kernel.call(&self.op, keys, args)
+    }
+}

@@ -1,0 +1,105 @@
+//! The dispatch trace: with `ATEN_SHOW_DISPATCH_TRACE=1` in the environment
+//! (read once), every call and redispatch prints
+//! `[call] op=[ns::name], key=[Key]` to stderr, indented one space per
+//! nesting level, like PyTorch's `TORCH_SHOW_DISPATCH_TRACE`. When off, the
+//! cost is one relaxed atomic load per call.
+//!
+//! [`capture`] collects the lines of a closure's calls on this thread instead
+//! of printing them (for tests and the tour).
+
+use std::cell::{Cell, RefCell};
+use std::sync::atomic::{AtomicU8, Ordering};
+
+use aten_boxing::schema::OperatorName;
+use c10_core::DispatchKeySet;
+
+const UNKNOWN: u8 = 0;
+const OFF: u8 = 1;
+const ON: u8 = 2;
+
+static STATE: AtomicU8 = AtomicU8::new(UNKNOWN);
+
+thread_local! {
+    static DEPTH: Cell<usize> = const { Cell::new(0) };
+    static SINK: RefCell<Option<String>> = const { RefCell::new(None) };
+    static CAPTURING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether tracing is on (the environment variable, or a capture on this thread).
+#[inline(always)]
+pub fn enabled() -> bool {
+    match STATE.load(Ordering::Relaxed) {
+        OFF => CAPTURING.with(Cell::get),
+        ON => true,
+        _ => init(),
+    }
+}
+
+#[cold]
+fn init() -> bool {
+    let on = std::env::var("ATEN_SHOW_DISPATCH_TRACE").is_ok_and(|v| v == "1");
+    STATE.store(if on { ON } else { OFF }, Ordering::Relaxed);
+    on || CAPTURING.with(Cell::get)
+}
+
+/// Turns the trace on or off for the whole process (overrides the environment).
+pub fn set_enabled(on: bool) {
+    STATE.store(if on { ON } else { OFF }, Ordering::Relaxed);
+}
+
+/// Runs `f` and returns its result with the trace lines of this thread's
+/// calls during it.
+pub fn capture<T>(f: impl FnOnce() -> T) -> (T, String) {
+    let was = CAPTURING.with(|c| c.replace(true));
+    let previous = SINK.with(|s| s.borrow_mut().replace(String::new()));
+    let result = f();
+    let lines = SINK.with(|s| std::mem::replace(&mut *s.borrow_mut(), previous)).unwrap_or_default();
+    CAPTURING.with(|c| c.set(was));
+    (result, lines)
+}
+
+/// Keeps the nesting level raised while a traced kernel runs.
+pub(crate) struct TraceGuard(bool);
+
+impl Drop for TraceGuard {
+    fn drop(&mut self) {
+        if self.0 {
+            DEPTH.with(|d| d.set(d.get().saturating_sub(1)));
+        }
+    }
+}
+
+/// Prints one trace line (if tracing) and raises the nesting level.
+#[inline(always)]
+pub(crate) fn enter(label: &str, op: &OperatorName, keys: DispatchKeySet) -> TraceGuard {
+    if !enabled() {
+        return TraceGuard(false);
+    }
+    print_line(label, op, keys);
+    TraceGuard(true)
+}
+
+#[cold]
+fn print_line(label: &str, op: &OperatorName, keys: DispatchKeySet) {
+    let depth = DEPTH.with(|d| {
+        let v = d.get();
+        d.set(v + 1);
+        v
+    });
+    let line = format!(
+        "{}[{label}] op=[{op}], key=[{}]\n",
+        " ".repeat(depth),
+        keys.highest_priority_type_id()
+    );
+    let captured = SINK.with(|s| {
+        if let Some(buf) = s.borrow_mut().as_mut() {
+            buf.push_str(&line);
+            true
+        } else {
+            false
+        }
+    });
+    if !captured {
+        eprint!("{line}");
+    }
+}
