@@ -98,9 +98,33 @@ struct UnboxedKernel {
     entry: fn(),
     functor: Arc<dyn Any + Send + Sync>,
     signature: CppSignature,
-    inferred_schema: Arc<str>,
-    /// Schema types of the arguments and returns, for schema checks.
-    inferred_types: Arc<(Vec<String>, Vec<String>)>,
+    inferred: Arc<InferredSignature>,
+}
+
+/// What the schema inference makes of a Rust signature; computed once per
+/// signature and shared.
+struct InferredSignature {
+    schema: String,
+    args: Vec<String>,
+    returns: Vec<String>,
+}
+
+impl InferredSignature {
+    fn of<Args: ArgList, R: KernelReturn>() -> Arc<InferredSignature> {
+        use std::collections::HashMap;
+        use std::sync::Mutex;
+        static CACHE: Mutex<Option<HashMap<TypeId, Arc<InferredSignature>>>> = Mutex::new(None);
+        let key = TypeId::of::<(Args::Static, R)>();
+        let mut cache = CACHE.lock().unwrap_or_else(|p| p.into_inner());
+        let map = cache.get_or_insert_with(HashMap::new);
+        Arc::clone(map.entry(key).or_insert_with(|| {
+            Arc::new(InferredSignature {
+                schema: infer_schema::<Args, R>(),
+                args: Args::schema_types(),
+                returns: R::schema_types(),
+            })
+        }))
+    }
 }
 
 /// One kernel with its boxed and (optionally) unboxed entry points.
@@ -147,11 +171,7 @@ impl KernelFunction {
                 entry: F::unboxed_entry(),
                 functor,
                 signature: CppSignature::of::<F::Args, F::Ret>(),
-                inferred_schema: infer_schema::<F::Args, F::Ret>().into(),
-                inferred_types: Arc::new((
-                    <F::Args as ArgList>::schema_types(),
-                    <F::Ret as KernelReturn>::schema_types(),
-                )),
+                inferred: InferredSignature::of::<F::Args, F::Ret>(),
             }),
             sym_unboxed: None,
         }
@@ -203,6 +223,16 @@ impl KernelFunction {
         }
     }
 
+    /// The same kernel without its unboxed entry: callable boxed only (and
+    /// typed through the boxed path).
+    pub fn boxed_only(&self) -> KernelFunction {
+        KernelFunction {
+            boxed: self.boxed.clone(),
+            unboxed: None,
+            sym_unboxed: None,
+        }
+    }
+
     /// Whether this is a kernel at all (`isValid`).
     #[inline]
     pub fn is_valid(&self) -> bool {
@@ -238,7 +268,7 @@ impl KernelFunction {
     /// The schema inferred from the unboxed signature
     /// (`(Tensor _0, int _1) -> Tensor _0`), if any.
     pub fn inferred_schema(&self) -> Option<&str> {
-        self.unboxed.as_ref().map(|u| &*u.inferred_schema)
+        self.unboxed.as_ref().map(|u| u.inferred.schema.as_str())
     }
 
     /// The schema types of the arguments and of the returns of the unboxed
@@ -246,7 +276,7 @@ impl KernelFunction {
     pub fn inferred_types(&self) -> Option<(&[String], &[String])> {
         self.unboxed
             .as_ref()
-            .map(|u| (u.inferred_types.0.as_slice(), u.inferred_types.1.as_slice()))
+            .map(|u| (u.inferred.args.as_slice(), u.inferred.returns.as_slice()))
     }
 
     /// `KernelFunction::dumpState()`: `fallthrough `, `boxed `, `unboxed `.

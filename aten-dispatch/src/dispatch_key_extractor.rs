@@ -6,7 +6,7 @@
 //! the arguments on the stack, guided by the positions the schema marks as
 //! `Tensor`, `Tensor?`, `Tensor[]` or `Tensor?[]`.
 
-use aten_boxing::schema::FunctionSchema;
+use aten_boxing::schema::{FunctionSchema, OperatorName};
 use aten_boxing::IValue;
 use c10_core::local_dispatch_key_set::tls_local_dispatch_key_set;
 use c10_core::{DispatchKeySet, Error, Result};
@@ -44,7 +44,11 @@ impl DispatchKeyExtractor {
 
     /// The union of the key sets of the tensors among the top arguments of
     /// `stack`.
-    pub(crate) fn keys_from_stack(&self, stack: &[IValue], op: &str) -> Result<DispatchKeySet> {
+    pub(crate) fn keys_from_stack(
+        &self,
+        stack: &[IValue],
+        op: &OperatorName,
+    ) -> Result<DispatchKeySet> {
         let Some(n) = self.num_args else {
             return Err(Error::runtime(format!(
                 "Tried to access the schema for {op} which doesn't have a schema registered yet"

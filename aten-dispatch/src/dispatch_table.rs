@@ -23,7 +23,7 @@
 //! fall through for some backends only, so the masks are kept per backend
 //! when they differ.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use c10_core::dispatch_key_set::{
     get_backend_key_set_from_autograd, get_runtime_dispatch_key_set, is_included_in_alias,
@@ -33,71 +33,73 @@ use c10_core::{BackendComponent, DispatchKey, DispatchKeySet, NUM_BACKENDS, NUM_
 
 use crate::annotated_kernel::AnnotatedKernel;
 
-/// The kernels registered at each key of one operator, newest last.
+/// The kernels registered at each key of one operator, newest last, for the
+/// few keys that have any, in enum order.
 #[derive(Clone, Default)]
 pub(crate) struct KernelLists {
-    lists: Vec<Vec<Arc<AnnotatedKernel>>>,
-    /// Keys with at least one kernel, in enum order.
-    keys: Vec<DispatchKey>,
+    lists: Vec<(DispatchKey, Vec<Arc<AnnotatedKernel>>)>,
 }
 
 impl KernelLists {
     pub(crate) fn new() -> KernelLists {
-        KernelLists {
-            lists: vec![Vec::new(); DispatchKey::NUM_VALUES],
-            keys: Vec::new(),
-        }
+        KernelLists::default()
+    }
+
+    fn list(&self, k: DispatchKey) -> Option<&Vec<Arc<AnnotatedKernel>>> {
+        self.lists.iter().find(|(key, _)| *key == k).map(|(_, l)| l)
     }
 
     /// The active (newest) kernel at `k`.
     #[inline]
     pub(crate) fn front(&self, k: DispatchKey) -> Option<&Arc<AnnotatedKernel>> {
-        self.lists[k.as_u8() as usize].last()
+        self.list(k).and_then(|l| l.last())
     }
 
     /// Every kernel at `k`, newest first.
     pub(crate) fn at(&self, k: DispatchKey) -> impl Iterator<Item = &Arc<AnnotatedKernel>> {
-        self.lists[k.as_u8() as usize].iter().rev()
+        self.list(k).into_iter().flat_map(|l| l.iter().rev())
     }
 
-    pub(crate) fn keys(&self) -> &[DispatchKey] {
-        &self.keys
+    /// Keys with at least one kernel, in enum order.
+    pub(crate) fn keys(&self) -> impl Iterator<Item = DispatchKey> + '_ {
+        self.lists.iter().map(|(k, _)| *k)
     }
 
     pub(crate) fn is_empty(&self) -> bool {
-        self.keys.is_empty()
+        self.lists.is_empty()
     }
 
     pub(crate) fn push(&mut self, k: DispatchKey, kernel: Arc<AnnotatedKernel>) {
-        let list = &mut self.lists[k.as_u8() as usize];
-        if list.is_empty() {
-            let at = self.keys.partition_point(|x| *x < k);
-            self.keys.insert(at, k);
+        match self.lists.binary_search_by_key(&k, |(key, _)| *key) {
+            Ok(i) => self.lists[i].1.push(kernel),
+            Err(i) => self.lists.insert(i, (k, vec![kernel])),
         }
-        list.push(kernel);
     }
 
     /// Removes the kernel with this id from `k`; whether it was there.
     pub(crate) fn remove(&mut self, k: DispatchKey, id: u64) -> bool {
-        let list = &mut self.lists[k.as_u8() as usize];
+        let Ok(i) = self.lists.binary_search_by_key(&k, |(key, _)| *key) else {
+            return false;
+        };
+        let list = &mut self.lists[i].1;
         let Some(at) = list.iter().position(|x| x.id == id) else {
             return false;
         };
         list.remove(at);
         if list.is_empty() {
-            self.keys.retain(|x| *x != k);
+            self.lists.remove(i);
         }
         true
     }
 
     /// `hasKernelForDispatchKey`.
     pub(crate) fn has(&self, k: DispatchKey) -> bool {
-        !self.lists[k.as_u8() as usize].is_empty()
+        self.list(k).is_some()
     }
 
     /// `hasKernelForAnyDispatchKey`: a kernel at a non-alias key in `ks`.
     pub(crate) fn has_any(&self, ks: DispatchKeySet) -> bool {
-        self.keys.iter().any(|k| !k.is_alias() && ks.has(*k))
+        self.keys().any(|k| !k.is_alias() && ks.has(k))
     }
 }
 
@@ -144,37 +146,96 @@ impl Provenance {
 /// Backend fallbacks by runtime-table slot.
 pub(crate) type Fallbacks = [Option<Arc<AnnotatedKernel>>];
 
+/// What the slot rules need to know about one runtime key, computed once
+/// for every key (the alias tests are the bulk of a table computation).
+#[derive(Copy, Clone)]
+struct KeyFacts {
+    key: DispatchKey,
+    in_ceanf: bool,
+    in_cea: bool,
+    in_nested: bool,
+    in_cia: bool,
+    in_autograd: bool,
+    in_batched: bool,
+    backends_from_autograd: DispatchKeySet,
+}
+
+fn key_facts(k: DispatchKey) -> KeyFacts {
+    let undefined = k == DispatchKey::Undefined;
+    KeyFacts {
+        key: k,
+        in_ceanf: undefined
+            || is_included_in_alias(k, DispatchKey::CompositeExplicitAutogradNonFunctional),
+        in_cea: undefined || is_included_in_alias(k, DispatchKey::CompositeExplicitAutograd),
+        in_nested: is_included_in_alias(k, DispatchKey::CompositeImplicitAutogradNestedTensor),
+        in_cia: undefined || is_included_in_alias(k, DispatchKey::CompositeImplicitAutograd),
+        in_autograd: is_included_in_alias(k, DispatchKey::Autograd),
+        in_batched: is_included_in_alias(k, DispatchKey::FuncTorchBatchedDecomposition),
+        backends_from_autograd: get_backend_key_set_from_autograd(k),
+    }
+}
+
+/// `KeyFacts` by runtime-table slot.
+fn facts_by_slot() -> &'static [KeyFacts; NUM_RUNTIME_ENTRIES] {
+    static FACTS: OnceLock<[KeyFacts; NUM_RUNTIME_ENTRIES]> = OnceLock::new();
+    FACTS.get_or_init(|| {
+        let mut facts = [key_facts(DispatchKey::Undefined); NUM_RUNTIME_ENTRIES];
+        for k in DispatchKeySet::FULL {
+            facts[k.dispatch_table_index()] = key_facts(k);
+        }
+        facts
+    })
+}
+
 /// `computeDispatchTableEntryWithDebug`: the kernel for runtime key `k`.
 pub(crate) fn compute_entry(
     kernels: &KernelLists,
     fallbacks: &Fallbacks,
     k: DispatchKey,
 ) -> (Option<Arc<AnnotatedKernel>>, Provenance) {
-    let undefined = k == DispatchKey::Undefined;
+    compute_entry_at(kernels, fallbacks, k.dispatch_table_index())
+}
+
+fn compute_entry_at(
+    kernels: &KernelLists,
+    fallbacks: &Fallbacks,
+    slot: usize,
+) -> (Option<Arc<AnnotatedKernel>>, Provenance) {
+    let f = &facts_by_slot()[slot];
+    let k = f.key;
+    let hit = |alias: DispatchKey, provenance: Provenance| {
+        kernels
+            .front(alias)
+            .map(|kernel| (Some(Arc::clone(kernel)), provenance))
+    };
     if let Some(kernel) = kernels.front(k) {
         return (Some(Arc::clone(kernel)), Provenance::Kernel);
     }
-    for alias in [
-        DispatchKey::CompositeExplicitAutogradNonFunctional,
-        DispatchKey::CompositeExplicitAutograd,
-    ] {
-        if undefined || is_included_in_alias(k, alias) {
-            if let Some(kernel) = kernels.front(alias) {
-                return (Some(Arc::clone(kernel)), Provenance::DefaultBackendKernel);
-            }
+    if f.in_ceanf {
+        if let Some(r) = hit(
+            DispatchKey::CompositeExplicitAutogradNonFunctional,
+            Provenance::DefaultBackendKernel,
+        ) {
+            return r;
         }
     }
-    let has_backend_kernel = kernels.has_any(get_backend_key_set_from_autograd(k))
-        || kernels.has(DispatchKey::CompositeExplicitAutograd);
-    if !undefined && is_included_in_alias(k, DispatchKey::CompositeImplicitAutogradNestedTensor) {
-        if let Some(kernel) = kernels.front(DispatchKey::CompositeImplicitAutogradNestedTensor) {
-            return (Some(Arc::clone(kernel)), Provenance::NestedKernel);
+    if f.in_cea {
+        if let Some(r) = hit(DispatchKey::CompositeExplicitAutograd, Provenance::DefaultBackendKernel) {
+            return r;
         }
     }
-    if undefined || is_included_in_alias(k, DispatchKey::CompositeImplicitAutograd) {
+    if f.in_nested {
+        if let Some(r) = hit(
+            DispatchKey::CompositeImplicitAutogradNestedTensor,
+            Provenance::NestedKernel,
+        ) {
+            return r;
+        }
+    }
+    if f.in_cia {
         if let Some(kernel) = kernels.front(DispatchKey::CompositeImplicitAutograd) {
             if k == DispatchKey::AutogradOther && kernels.has_any(AUTOGRADOTHER_BACKENDS) {
-                let debug = fallbacks[k.dispatch_table_index()]
+                let debug = fallbacks[slot]
                     .as_ref()
                     .map_or_else(|| Arc::from("ambiguous_autogradother"), |f| Arc::clone(&f.debug));
                 return (
@@ -182,22 +243,24 @@ pub(crate) fn compute_entry(
                     Provenance::AmbiguousAutogradOther,
                 );
             }
+            let has_backend_kernel = kernels.has(DispatchKey::CompositeExplicitAutograd)
+                || kernels.has_any(f.backends_from_autograd);
             if !has_backend_kernel {
                 return (Some(Arc::clone(kernel)), Provenance::MathKernel);
             }
         }
     }
-    for (alias, provenance) in [
-        (DispatchKey::Autograd, Provenance::AutogradKernel),
-        (DispatchKey::FuncTorchBatchedDecomposition, Provenance::BatchedKernel),
-    ] {
-        if is_included_in_alias(k, alias) {
-            if let Some(kernel) = kernels.front(alias) {
-                return (Some(Arc::clone(kernel)), provenance);
-            }
+    if f.in_autograd {
+        if let Some(r) = hit(DispatchKey::Autograd, Provenance::AutogradKernel) {
+            return r;
         }
     }
-    if let Some(fallback) = &fallbacks[k.dispatch_table_index()] {
+    if f.in_batched {
+        if let Some(r) = hit(DispatchKey::FuncTorchBatchedDecomposition, Provenance::BatchedKernel) {
+            return r;
+        }
+    }
+    if let Some(fallback) = &fallbacks[slot] {
         return (Some(Arc::clone(fallback)), Provenance::BackendFallback);
     }
     (None, Provenance::Missing)
@@ -225,11 +288,15 @@ pub(crate) fn keys_affected_by(k: DispatchKey) -> (DispatchKeySet, bool) {
     }
 }
 
-/// One operator's published table: a slot per runtime key and the
-/// non-fallthrough masks.
+/// One operator's published table: a byte per runtime-table slot naming one
+/// of the operator's distinct kernels, and the non-fallthrough masks. The
+/// compact form keeps a table in a few cache lines and makes republishing
+/// cheap (a 137-byte copy and a handful of reference counts).
 #[derive(Clone)]
 pub struct DispatchTable {
-    pub(crate) slots: Vec<Option<Arc<AnnotatedKernel>>>,
+    /// `0`: missing; `i`: `kernels[i - 1]`.
+    slots: [u8; NUM_RUNTIME_ENTRIES],
+    kernels: Vec<Arc<AnnotatedKernel>>,
     non_fallthrough: DispatchKeySet,
     non_fallthrough_per_backend: [DispatchKeySet; NUM_BACKENDS as usize],
     requires_per_backend: bool,
@@ -239,7 +306,8 @@ impl DispatchTable {
     /// A table with every slot missing.
     pub(crate) fn empty() -> DispatchTable {
         DispatchTable {
-            slots: vec![None; NUM_RUNTIME_ENTRIES],
+            slots: [0; NUM_RUNTIME_ENTRIES],
+            kernels: Vec::new(),
             non_fallthrough: DispatchKeySet::FULL,
             non_fallthrough_per_backend: [DispatchKeySet::FULL; NUM_BACKENDS as usize],
             requires_per_backend: false,
@@ -253,6 +321,54 @@ impl DispatchTable {
         table
     }
 
+    /// The kernel in slot `index`.
+    #[inline(always)]
+    pub(crate) fn slot(&self, index: usize) -> Option<&Arc<AnnotatedKernel>> {
+        let i = *self.slots.get(index)? as usize;
+        self.kernels.get(i.wrapping_sub(1))
+    }
+
+    fn set_slot(&mut self, index: usize, kernel: Option<Arc<AnnotatedKernel>>) {
+        self.slots[index] = match kernel {
+            None => 0,
+            Some(k) => match self
+                .kernels
+                .iter()
+                .position(|x| Arc::ptr_eq(x, &k))
+                .or_else(|| self.kernels.iter().position(|x| x.same_as(&k)))
+            {
+                Some(i) => i as u8 + 1,
+                None => {
+                    self.kernels.push(k);
+                    self.kernels.len() as u8
+                }
+            },
+        };
+    }
+
+    /// Drops kernels no slot refers to any more, renumbering the slots.
+    fn compact(&mut self) {
+        let mut used = [false; NUM_RUNTIME_ENTRIES + 1];
+        for &s in &self.slots {
+            used[s as usize] = true;
+        }
+        if (1..=self.kernels.len()).all(|i| used[i]) {
+            return;
+        }
+        let mut renumber = [0u8; NUM_RUNTIME_ENTRIES + 1];
+        let mut kept = Vec::new();
+        for (i, k) in self.kernels.drain(..).enumerate() {
+            if used[i + 1] {
+                kept.push(k);
+                renumber[i + 1] = kept.len() as u8;
+            }
+        }
+        self.kernels = kept;
+        for s in &mut self.slots {
+            *s = renumber[*s as usize];
+        }
+    }
+
     /// Recomputes the slots of `keys` (and of `Undefined` if asked), then the masks.
     pub(crate) fn update(
         &mut self,
@@ -262,31 +378,44 @@ impl DispatchTable {
         undefined: bool,
     ) {
         if undefined {
-            self.slots[0] = compute_entry(kernels, fallbacks, DispatchKey::Undefined).0;
+            let entry = compute_entry_at(kernels, fallbacks, 0).0;
+            self.set_slot(0, entry);
         }
-        for k in keys {
-            self.slots[k.dispatch_table_index()] = compute_entry(kernels, fallbacks, k).0;
+        if keys == DispatchKeySet::FULL {
+            for slot in 1..NUM_RUNTIME_ENTRIES {
+                let entry = compute_entry_at(kernels, fallbacks, slot).0;
+                self.set_slot(slot, entry);
+            }
+        } else {
+            for k in keys {
+                let slot = k.dispatch_table_index();
+                let entry = compute_entry_at(kernels, fallbacks, slot).0;
+                self.set_slot(slot, entry);
+            }
         }
+        self.compact();
         self.compute_masks();
     }
 
     fn compute_masks(&mut self) {
         let mut non_fallthrough = DispatchKeySet::FULL;
         let mut per_backend = [DispatchKeySet::FULL; NUM_BACKENDS as usize];
-        for k in DispatchKeySet::FULL {
-            let fallthrough = self.slots[k.dispatch_table_index()]
-                .as_ref()
-                .is_some_and(|a| a.kernel.is_fallthrough());
-            if !fallthrough {
-                continue;
-            }
-            non_fallthrough = non_fallthrough.remove(k);
-            if k.to_functionality_key().is_per_backend_functionality() {
-                let b = k.to_backend_component() as usize - 1;
-                per_backend[b] = per_backend[b].remove(k);
-            } else {
-                for mask in &mut per_backend {
-                    *mask = mask.remove(k);
+        if self.kernels.iter().any(|k| k.kernel.is_fallthrough()) {
+            for k in DispatchKeySet::FULL {
+                let fallthrough = self
+                    .slot(k.dispatch_table_index())
+                    .is_some_and(|a| a.kernel.is_fallthrough());
+                if !fallthrough {
+                    continue;
+                }
+                non_fallthrough = non_fallthrough.remove(k);
+                if k.to_functionality_key().is_per_backend_functionality() {
+                    let b = k.to_backend_component() as usize - 1;
+                    per_backend[b] = per_backend[b].remove(k);
+                } else {
+                    for mask in &mut per_backend {
+                        *mask = mask.remove(k);
+                    }
                 }
             }
         }
@@ -311,15 +440,12 @@ impl DispatchTable {
     /// The slot for `ks` (already masked).
     #[inline(always)]
     pub(crate) fn lookup(&self, ks: DispatchKeySet) -> Option<&Arc<AnnotatedKernel>> {
-        // The index is below NUM_RUNTIME_ENTRIES for every key set.
-        self.slots
-            .get(ks.get_dispatch_table_index_for_dispatch_key_set())
-            .and_then(Option::as_ref)
+        self.slot(ks.get_dispatch_table_index_for_dispatch_key_set())
     }
 
     /// Whether both tables hold the same kernels in every slot.
     pub(crate) fn same_kernels(&self, other: &DispatchTable) -> bool {
-        self.slots.iter().zip(&other.slots).all(|(a, b)| match (a, b) {
+        (0..NUM_RUNTIME_ENTRIES).all(|i| match (self.slot(i), other.slot(i)) {
             (Some(a), Some(b)) => a.same_as(b),
             (None, None) => true,
             _ => false,

@@ -215,7 +215,7 @@ impl Dispatcher {
                     registration.schema, registration.debug, old.debug
                 )));
             }
-            for &k in es.kernels.keys() {
+            for k in es.kernels.keys() {
                 for kernel in es.kernels.at(k) {
                     entry.check_kernel_schema(&registration, kernel)?;
                 }
@@ -228,7 +228,7 @@ impl Dispatcher {
         }
         let id = registration.id;
         es.schema = Some(registration);
-        entry.update_full(&es, &state.fallbacks);
+        entry.republish(&es);
         drop(es);
         Self::notify(&state, RegistrationEvent::OperatorRegistered(name));
         let inner = Arc::downgrade(&self.inner);
@@ -238,7 +238,7 @@ impl Dispatcher {
             let mut es = entry.lock();
             if es.schema.as_ref().is_some_and(|s| s.id == id) {
                 es.schema = None;
-                entry.update_full(&es, &state.fallbacks);
+                entry.republish(&es);
                 Self::drop_entry_if_unused(&mut state, &entry, &es);
                 drop(es);
                 Self::notify(
@@ -326,9 +326,8 @@ impl Dispatcher {
                 let any_unboxed = es
                     .kernels
                     .keys()
-                    .iter()
-                    .any(|k| es.kernels.at(*k).any(|a| a.kernel.has_unboxed()));
-                if !any_unboxed {
+                    .any(|k| es.kernels.at(k).any(|a| a.kernel.has_unboxed()));
+                if !any_unboxed && !es.signature_pinned {
                     es.signature = None;
                 }
                 entry.update_after_change(&es, &state.fallbacks, Some(key));
@@ -351,7 +350,9 @@ impl Dispatcher {
                 "Cannot register a backend fallback for {key}: it names no runtime dispatch key"
             )));
         }
-        let annotated = AnnotatedKernel::new(kernel, debug);
+        // A fallback serves operators of every signature: it is only ever
+        // called boxed.
+        let annotated = AnnotatedKernel::new(kernel.boxed_only(), debug);
         let mut state = self.inner.lock();
         for k in &keys {
             if let Some(old) = &state.fallbacks[k.dispatch_table_index()] {

@@ -12,7 +12,8 @@
 //! - [`trace`]: `ATEN_SHOW_DISPATCH_TRACE`.
 //!
 //! How a call works, and why reads never lock: each operator publishes its
-//! table through `arc-swap`; a call loads it (no lock, no reference count),
+//! table through a [`published_cell`]; a call loads it with one atomic load
+//! (no lock, no reference count),
 //! computes its key set from its arguments and the thread-local state, masks
 //! out fallthrough keys, indexes the flat table and calls the kernel's
 //! unboxed entry directly.
@@ -24,6 +25,7 @@ pub mod dispatcher;
 pub mod library;
 pub mod operator_entry;
 pub mod operator_handle;
+mod published_cell;
 pub mod registration_handle;
 mod schema_check;
 pub mod trace;

@@ -4,19 +4,19 @@
 //!
 //! Writers (registration and deregistration) run under the dispatcher's
 //! mutex, change the entry's state, recompute the affected slots and publish
-//! a new table through `arc-swap`. Readers load the published table without
-//! locking.
+//! a new table ([`PublishedCell`](crate::published_cell)). Readers load the
+//! published table with one atomic load, without locking.
 
 use std::fmt::Write;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use arc_swap::ArcSwap;
 use aten_boxing::schema::{FunctionSchema, OperatorName};
 use aten_boxing::CppSignature;
 use c10_core::{DispatchKey, DispatchKeySet, Error, Result};
 
 use crate::annotated_kernel::AnnotatedKernel;
 use crate::dispatch_key_extractor::DispatchKeyExtractor;
+use crate::published_cell::PublishedCell;
 use crate::dispatch_table::{
     compute_entry, keys_affected_by, DispatchTable, Fallbacks, KernelLists,
 };
@@ -69,13 +69,16 @@ pub(crate) struct EntryState {
     pub(crate) schema: Option<SchemaRegistration>,
     pub(crate) kernels: KernelLists,
     pub(crate) signature: Option<SignatureRecord>,
+    /// A typed handle exists: the signature stays fixed for good, so that
+    /// typed calls need not check it.
+    pub(crate) signature_pinned: bool,
 }
 
 /// The state of one operator.
 pub struct OperatorEntry {
     name: OperatorName,
     pub(crate) state: Mutex<EntryState>,
-    table: ArcSwap<PublishedTable>,
+    table: PublishedCell<PublishedTable>,
 }
 
 /// What a call reads: the table and how to find the dispatch keys.
@@ -94,8 +97,9 @@ impl OperatorEntry {
                 schema: None,
                 kernels,
                 signature: None,
+                signature_pinned: false,
             }),
-            table: ArcSwap::from_pointee(PublishedTable {
+            table: PublishedCell::new(PublishedTable {
                 table,
                 extractor: DispatchKeyExtractor::none(),
             }),
@@ -113,9 +117,9 @@ impl OperatorEntry {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The published table (lock-free).
+    /// The published table (one atomic load).
     #[inline(always)]
-    pub(crate) fn published(&self) -> arc_swap::Guard<Arc<PublishedTable>> {
+    pub(crate) fn published(&self) -> &PublishedTable {
         self.table.load()
     }
 
@@ -157,9 +161,10 @@ impl OperatorEntry {
         self.publish(state, table);
     }
 
-    /// Republishes with a table computed from scratch.
-    pub(crate) fn update_full(&self, state: &EntryState, fallbacks: &Fallbacks) {
-        self.publish(state, DispatchTable::compute(&state.kernels, fallbacks));
+    /// Republishes the same table (after a def changed, which changes how
+    /// boxed calls find their keys but no slot).
+    pub(crate) fn republish(&self, state: &EntryState) {
+        self.publish(state, self.table.load().table.clone());
     }
 
     fn publish(&self, state: &EntryState, table: DispatchTable) {
@@ -168,7 +173,7 @@ impl OperatorEntry {
             .as_ref()
             .map(|s| DispatchKeyExtractor::from_schema(&s.schema))
             .unwrap_or_else(DispatchKeyExtractor::none);
-        self.table.store(Arc::new(PublishedTable { table, extractor }));
+        self.table.store(PublishedTable { table, extractor });
     }
 
     /// Checks a kernel's inferred schema against the def (`checkSchema`).
@@ -212,7 +217,7 @@ impl OperatorEntry {
             }
             None => out.push_str("schema: (none)\n"),
         }
-        for &k in state.kernels.keys() {
+        for k in state.kernels.keys() {
             for (i, kernel) in state.kernels.at(k).enumerate() {
                 let _ = writeln!(
                     out,

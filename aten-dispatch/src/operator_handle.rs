@@ -18,7 +18,7 @@ use c10_core::{DispatchKey, DispatchKeySet, Error, Result};
 
 use crate::dispatch_key_extractor::apply_tls;
 use crate::dispatcher::DispatcherInner;
-use crate::operator_entry::OperatorEntry;
+use crate::operator_entry::{OperatorEntry, SignatureRecord};
 use crate::trace;
 
 /// A handle to one operator (`c10::OperatorHandle`). Cheap to clone; stays
@@ -68,7 +68,7 @@ impl OperatorHandle {
     /// `hasComputedKernelForDispatchKey(k)`: whether the computed table has a
     /// kernel in `k`'s slot (whatever rule put it there).
     pub fn has_computed_kernel_for_dispatch_key(&self, k: DispatchKey) -> bool {
-        k.is_runtime() && self.entry.published().table.slots[k.dispatch_table_index()].is_some()
+        k.is_runtime() && self.entry.published().table.slot(k.dispatch_table_index()).is_some()
     }
 
     /// `dumpState()` (`torch._C._dispatch_dump`).
@@ -91,9 +91,14 @@ impl OperatorHandle {
     /// `typed<Sig>()`: a handle for typed calls with arguments `Args` and
     /// returns `R`. Fails when a registered unboxed kernel has another
     /// signature.
-    pub fn typed<Args: ArgList, R: KernelReturn>(&self) -> Result<TypedOperatorHandle<Args, R>> {
+    ///
+    /// The handle is keyed by the arguments' `'static` twins, so one handle
+    /// serves calls with borrows of any lifetime.
+    pub fn typed<Args: ArgList, R: KernelReturn>(
+        &self,
+    ) -> Result<TypedOperatorHandle<Args::Static, R>> {
         let expected = CppSignature::of::<Args, R>();
-        let state = self.entry.lock();
+        let mut state = self.entry.lock();
         if let Some(record) = &state.signature {
             if record.signature != expected {
                 let (schema, debug) = match &state.schema {
@@ -108,6 +113,16 @@ impl OperatorHandle {
                 )));
             }
         }
+        // Pin the signature: from now on every unboxed kernel of this
+        // operator has it, which is what lets typed calls skip the check.
+        if state.signature.is_none() {
+            state.signature = Some(SignatureRecord {
+                signature: expected,
+                key: None,
+                debug: "typed operator handle".into(),
+            });
+        }
+        state.signature_pinned = true;
         drop(state);
         Ok(TypedOperatorHandle {
             op: self.clone(),
@@ -123,9 +138,7 @@ impl OperatorHandle {
     /// `callBoxed`: the arguments are on `stack`; the returns replace them.
     pub fn call_boxed(&self, stack: &mut Stack) -> Result<()> {
         let published = self.entry.published();
-        let keys = published
-            .extractor
-            .keys_from_stack(stack, &self.operator_name().to_string())?;
+        let keys = published.extractor.keys_from_stack(stack, self.operator_name())?;
         let keys = apply_tls(keys);
         let keys = keys & published.table.mask_for(keys);
         let Some(kernel) = published.table.lookup(keys) else {
@@ -166,14 +179,16 @@ impl std::fmt::Debug for OperatorHandle {
     }
 }
 
-/// An operator handle for typed calls of signature `Args -> R`
-/// (`TypedOperatorHandle<R(Args...)>`).
-pub struct TypedOperatorHandle<Args, R> {
+/// An operator handle for typed calls (`TypedOperatorHandle<R(Args...)>`).
+/// `S` is the tuple of the argument types with `'static` lifetimes (what
+/// [`OperatorHandle::typed`] produces); calls take the same types with any
+/// lifetimes.
+pub struct TypedOperatorHandle<S: 'static, R> {
     op: OperatorHandle,
-    _sig: PhantomData<fn(Args) -> R>,
+    _sig: PhantomData<fn(S) -> R>,
 }
 
-impl<Args, R> Clone for TypedOperatorHandle<Args, R> {
+impl<S: 'static, R> Clone for TypedOperatorHandle<S, R> {
     fn clone(&self) -> Self {
         TypedOperatorHandle {
             op: self.op.clone(),
@@ -182,7 +197,13 @@ impl<Args, R> Clone for TypedOperatorHandle<Args, R> {
     }
 }
 
-impl<Args: ArgList, R: KernelReturn> TypedOperatorHandle<Args, R> {
+impl<S: 'static, R> std::fmt::Debug for TypedOperatorHandle<S, R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "TypedOperatorHandle({})", self.op.operator_name())
+    }
+}
+
+impl<S: 'static, R: KernelReturn> TypedOperatorHandle<S, R> {
     /// The untyped handle.
     pub fn handle(&self) -> &OperatorHandle {
         &self.op
@@ -192,7 +213,7 @@ impl<Args: ArgList, R: KernelReturn> TypedOperatorHandle<Args, R> {
     /// state. Allocation-free and lock-free unless the kernel itself is
     /// boxed or missing.
     #[inline]
-    pub fn call(&self, args: Args) -> Result<R> {
+    pub fn call<Args: ArgList<Static = S>>(&self, args: Args) -> Result<R> {
         let published = self.op.entry.published();
         let keys = apply_tls(args.dispatch_key_set());
         let keys = keys & published.table.mask_for(keys);
@@ -201,23 +222,34 @@ impl<Args: ArgList, R: KernelReturn> TypedOperatorHandle<Args, R> {
         };
         if trace::enabled() {
             let _trace = trace::enter("call", self.op.operator_name(), keys);
-            return kernel.kernel.call(&self.op, keys, args);
+            // SAFETY: as below.
+            return unsafe { kernel.kernel.call_unchecked(&self.op, keys, args) };
         }
-        kernel.kernel.call(&self.op, keys, args)
+        // SAFETY: `typed()` pinned this operator's signature to
+        // `(Args::Static, R)`; the dispatcher refuses unboxed kernels of any
+        // other signature for it, and its table holds no other unboxed
+        // kernels (fallbacks are stored boxed-only).
+        unsafe { kernel.kernel.call_unchecked(&self.op, keys, args) }
     }
 
     /// `redispatch(keys, args...)`: continues a call with `keys` (no
     /// thread-local state, no mask: the keys were computed by the first call).
     #[inline]
-    pub fn redispatch(&self, keys: DispatchKeySet, args: Args) -> Result<R> {
+    pub fn redispatch<Args: ArgList<Static = S>>(
+        &self,
+        keys: DispatchKeySet,
+        args: Args,
+    ) -> Result<R> {
         let published = self.op.entry.published();
         let Some(kernel) = published.table.lookup(keys) else {
             return Err(self.op.missing(keys.highest_priority_type_id()));
         };
         if trace::enabled() {
             let _trace = trace::enter("redispatch", self.op.operator_name(), keys);
-            return kernel.kernel.call(&self.op, keys, args);
+            // SAFETY: as in `call`.
+            return unsafe { kernel.kernel.call_unchecked(&self.op, keys, args) };
         }
-        kernel.kernel.call(&self.op, keys, args)
+        // SAFETY: as in `call`.
+        unsafe { kernel.kernel.call_unchecked(&self.op, keys, args) }
     }
 }

@@ -2,6 +2,8 @@
 //! keys, and how a kernel's inferred schema differs from its operator's def
 //! (`findSchemaDifferences`).
 
+use std::fmt;
+
 use aten_boxing::schema::{Argument, FunctionSchema, Type};
 
 /// Whether a boxed call finds dispatch keys in this argument: `Tensor`,
@@ -23,15 +25,57 @@ pub(crate) fn is_tensor_like_argument(arg: &Argument) -> bool {
             .is_some_and(tensor_or_optional)
 }
 
-/// The type a Rust kernel without SymInt support sees: `SymInt` as `int`
-/// (PyTorch's `cloneWithRealTypes(false)`).
-fn without_symint(t: &Type) -> String {
+/// Writes the type a Rust kernel without SymInt support sees: `SymInt` as
+/// `int` (PyTorch's `cloneWithRealTypes(false)`).
+fn write_without_symint(t: &Type, out: &mut impl fmt::Write) -> fmt::Result {
     match t {
-        Type::SymInt => "int".into(),
-        Type::List(inner) => format!("{}[]", without_symint(inner)),
-        Type::Optional(inner) => format!("{}?", without_symint(inner)),
-        other => other.to_string(),
+        Type::SymInt => out.write_str("int"),
+        Type::List(inner) => {
+            write_without_symint(inner, out)?;
+            out.write_str("[]")
+        }
+        Type::Optional(inner) => {
+            write_without_symint(inner, out)?;
+            out.write_str("?")
+        }
+        other => write!(out, "{other}"),
     }
+}
+
+fn without_symint(t: &Type) -> String {
+    let mut s = String::new();
+    let _ = write_without_symint(t, &mut s);
+    s
+}
+
+/// A writer that checks, without allocating, that what is written is
+/// exactly `expected`.
+struct Matches<'a> {
+    rest: &'a str,
+    ok: bool,
+}
+
+impl fmt::Write for Matches<'_> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        match self.rest.strip_prefix(s) {
+            Some(rest) if self.ok => self.rest = rest,
+            _ => self.ok = false,
+        }
+        Ok(())
+    }
+}
+
+/// Whether the def's type and the inferred type agree.
+fn same_type(def: &Type, inferred: &str) -> bool {
+    if inferred.bytes().any(|b| b.is_ascii_digit()) {
+        return without_symint(def) == normalize_inferred(inferred);
+    }
+    let mut m = Matches {
+        rest: inferred,
+        ok: true,
+    };
+    let _ = write_without_symint(def, &mut m);
+    m.ok && m.rest.is_empty()
 }
 
 /// An inferred type as the kernel reports it, with fixed list sizes dropped
@@ -76,9 +120,13 @@ pub(crate) fn find_schema_differences(
         ("return", def.returns(), inferred_returns),
     ] {
         for (i, (d, k)) in defs.iter().zip(inferred).enumerate() {
-            let (d, k) = (without_symint(d.ty()), normalize_inferred(k));
-            if d != k {
-                return Some(format!("Type mismatch in {what} {}: {d} vs {k}", i + 1));
+            if !same_type(d.ty(), k) {
+                return Some(format!(
+                    "Type mismatch in {what} {}: {} vs {}",
+                    i + 1,
+                    without_symint(d.ty()),
+                    normalize_inferred(k)
+                ));
             }
         }
     }

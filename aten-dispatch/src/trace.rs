@@ -16,8 +16,13 @@ use c10_core::DispatchKeySet;
 const UNKNOWN: u8 = 0;
 const OFF: u8 = 1;
 const ON: u8 = 2;
+/// Off, but some thread is capturing: ask the thread.
+const CAPTURING_SOMEWHERE: u8 = 3;
 
 static STATE: AtomicU8 = AtomicU8::new(UNKNOWN);
+/// The state without captures (what the environment or `set_enabled` chose).
+static BASE: AtomicU8 = AtomicU8::new(UNKNOWN);
+static CAPTURES: std::sync::Mutex<usize> = std::sync::Mutex::new(0);
 
 thread_local! {
     static DEPTH: Cell<usize> = const { Cell::new(0) };
@@ -29,32 +34,68 @@ thread_local! {
 #[inline(always)]
 pub fn enabled() -> bool {
     match STATE.load(Ordering::Relaxed) {
-        OFF => CAPTURING.with(Cell::get),
+        OFF => false,
         ON => true,
-        _ => init(),
+        _ => slow_enabled(),
     }
 }
 
 #[cold]
-fn init() -> bool {
+fn slow_enabled() -> bool {
+    base_state() == ON || CAPTURING.with(Cell::get)
+}
+
+fn base_state() -> u8 {
+    let base = BASE.load(Ordering::Relaxed);
+    if base != UNKNOWN {
+        return base;
+    }
     let on = std::env::var("ATEN_SHOW_DISPATCH_TRACE").is_ok_and(|v| v == "1");
-    STATE.store(if on { ON } else { OFF }, Ordering::Relaxed);
-    on || CAPTURING.with(Cell::get)
+    let base = if on { ON } else { OFF };
+    BASE.store(base, Ordering::Relaxed);
+    let captures = CAPTURES.lock().unwrap_or_else(|p| p.into_inner());
+    refresh(base, *captures);
+    base
+}
+
+fn refresh(base: u8, captures: usize) {
+    let state = if base == ON {
+        ON
+    } else if captures > 0 {
+        CAPTURING_SOMEWHERE
+    } else {
+        base
+    };
+    STATE.store(state, Ordering::Relaxed);
 }
 
 /// Turns the trace on or off for the whole process (overrides the environment).
 pub fn set_enabled(on: bool) {
-    STATE.store(if on { ON } else { OFF }, Ordering::Relaxed);
+    let base = if on { ON } else { OFF };
+    BASE.store(base, Ordering::Relaxed);
+    let captures = CAPTURES.lock().unwrap_or_else(|p| p.into_inner());
+    refresh(base, *captures);
+}
+
+fn adjust_captures(delta: isize) {
+    let mut captures = CAPTURES.lock().unwrap_or_else(|p| p.into_inner());
+    *captures = captures.saturating_add_signed(delta);
+    refresh(BASE.load(Ordering::Relaxed), *captures);
 }
 
 /// Runs `f` and returns its result with the trace lines of this thread's
 /// calls during it.
 pub fn capture<T>(f: impl FnOnce() -> T) -> (T, String) {
+    let _ = base_state();
     let was = CAPTURING.with(|c| c.replace(true));
+    adjust_captures(1);
     let previous = SINK.with(|s| s.borrow_mut().replace(String::new()));
     let result = f();
-    let lines = SINK.with(|s| std::mem::replace(&mut *s.borrow_mut(), previous)).unwrap_or_default();
+    let lines = SINK
+        .with(|s| std::mem::replace(&mut *s.borrow_mut(), previous))
+        .unwrap_or_default();
     CAPTURING.with(|c| c.set(was));
+    adjust_captures(-1);
     (result, lines)
 }
 

@@ -1,0 +1,352 @@
+//! Call-time behaviour: key extraction, the thread-local sets, fallthrough
+//! masks, backend fallbacks, BackendSelect, redispatch and the errors for
+//! missing and ambiguous kernels (PyTorch's op_registration_test and the
+//! call-time rules of dispatch_rules.md §4-5).
+
+use std::sync::{Arc, Mutex};
+
+use aten_boxing::{IValue, KernelFunction, Stack, StackExt};
+use aten_dispatch::{trace, CppFunction, Dispatcher, Library, LibraryKind, RegistrationHandle};
+use c10_core::dispatch_key_set::AFTER_AUTOGRAD_KEYSET;
+use c10_core::{
+    AutoDispatchBelowAutograd, Device, DeviceType, DispatchKey, DispatchKeySet, ExcludeDispatchKeyGuard,
+    Result, ScalarType, TensorBase, TensorImpl,
+};
+
+fn tensor(device: DeviceType) -> TensorBase {
+    let device = Device::new(device, -1);
+    TensorBase::from_impl(TensorImpl::new(
+        TensorImpl::default_key_set(device),
+        ScalarType::Float,
+        device,
+        vec![1],
+    ))
+}
+
+fn tensor_with(keys: &[DispatchKey]) -> TensorBase {
+    TensorBase::from_impl(TensorImpl::new(
+        DispatchKeySet::from_keys(keys),
+        ScalarType::Float,
+        Device::CPU,
+        vec![1],
+    ))
+}
+
+/// The fallbacks a process gets from PyTorch's framework that matter for
+/// calls: BackendSelect, ADInplaceOrView and the autograd keys fall through.
+fn framework(d: &Dispatcher) -> Vec<RegistrationHandle> {
+    let mut handles = Vec::new();
+    for key in [DispatchKey::BackendSelect, DispatchKey::ADInplaceOrView, DispatchKey::Autograd] {
+        handles.push(
+            d.register_fallback(key, KernelFunction::make_fallthrough(), "framework")
+                .unwrap(),
+        );
+    }
+    handles
+}
+
+fn defined(d: &Dispatcher, schema: &str) -> Library {
+    let mut m = Library::with_dispatcher(d, LibraryKind::Fragment, "test", None, "calls.rs", 1).unwrap();
+    m.def(schema).unwrap();
+    m
+}
+
+fn imp(d: &Dispatcher, key: DispatchKey) -> Library {
+    Library::with_dispatcher(d, LibraryKind::Impl, "test", Some(key), "calls.rs", 2).unwrap()
+}
+
+/// A kernel that tags its result by returning its `n`-th argument... we use
+/// ints: each kernel returns a distinct number.
+fn returns(n: i64) -> CppFunction {
+    CppFunction::from_unboxed(move |_: &TensorBase| Ok(n))
+}
+
+
+#[test]
+fn picks_the_kernel_of_the_highest_key() {
+    let d = Dispatcher::new();
+    let _fw = framework(&d);
+    let _def = defined(&d, "fn(Tensor x) -> int");
+    let mut cpu = imp(&d, DispatchKey::CPU);
+    cpu.impl_("fn", returns(1)).unwrap();
+    let mut cuda = imp(&d, DispatchKey::CUDA);
+    cuda.impl_("fn", returns(2)).unwrap();
+    let op = d.find_schema_or_throw("test::fn", "").unwrap();
+    let typed = op.typed::<(&TensorBase,), i64>().unwrap();
+    // The autograd keys fall through to the backend kernel.
+    assert_eq!(typed.call((&tensor(DeviceType::CPU),)).unwrap(), 1);
+    assert_eq!(typed.call((&tensor(DeviceType::CUDA),)).unwrap(), 2);
+    let mut stack: Stack = vec![IValue::Tensor(tensor(DeviceType::CUDA))];
+    op.call_boxed(&mut stack).unwrap();
+    assert_eq!(stack, vec![IValue::Int(2)]);
+}
+
+#[test]
+fn missing_kernels_report_pytorchs_error() {
+    let d = Dispatcher::new();
+    let _fw = framework(&d);
+    let _def = defined(&d, "fn(Tensor x) -> int");
+    let mut cpu = imp(&d, DispatchKey::CPU);
+    cpu.impl_("fn", returns(1)).unwrap();
+    let op = d.find_schema_or_throw("test::fn", "").unwrap();
+    let typed = op.typed::<(&TensorBase,), i64>().unwrap();
+    let err = typed.call((&tensor(DeviceType::CUDA),)).unwrap_err();
+    assert!(err
+        .message()
+        .starts_with("Could not run 'test::fn' with arguments from the 'CUDA' backend. This could be because the operator doesn't exist for this backend"));
+    assert!(err
+        .message()
+        .contains("'test::fn' is only available for these backends: [CPU, BackendSelect, ADInplaceOrView, AutogradOther, AutogradCPU,"));
+    assert!(err.message().contains("\n\nCPU: registered at calls.rs:2 [kernel]\n"));
+
+    // No tensor arguments and no fallback: the Undefined variant.
+    let _def2 = defined(&d, "nothing(int x) -> int");
+    let op2 = d.find_schema_or_throw("test::nothing", "").unwrap();
+    let err = op2.typed::<(i64,), i64>().unwrap().call((1,)).unwrap_err();
+    // BackendSelect is in the default included set and falls through.
+    assert!(err.message().starts_with(
+        "There were no tensor arguments to this function (e.g., you passed an empty list of Tensors), but no fallback function is registered for schema test::nothing."
+    ));
+}
+
+#[test]
+fn autograd_kernels_redispatch_below_themselves() {
+    let d = Dispatcher::new();
+    let _fw = framework(&d);
+    let _def = defined(&d, "fn(Tensor x) -> int");
+    let mut cpu = imp(&d, DispatchKey::CPU);
+    cpu.impl_("fn", returns(10)).unwrap();
+    let op = d.find_schema_or_throw("test::fn", "").unwrap();
+    let typed = op.typed::<(&TensorBase,), i64>().unwrap();
+    let below = typed.clone();
+    let mut autograd = imp(&d, DispatchKey::AutogradCPU);
+    autograd
+        .impl_(
+            "fn",
+            CppFunction::from_unboxed(move |keys: DispatchKeySet, x: &TensorBase| {
+                assert_eq!(keys.highest_priority_type_id(), DispatchKey::AutogradCPU);
+                Ok(below.redispatch(keys & AFTER_AUTOGRAD_KEYSET, (x,))? + 1)
+            }),
+        )
+        .unwrap();
+    let t = tensor(DeviceType::CPU);
+    assert_eq!(typed.call((&t,)).unwrap(), 11);
+    {
+        // Below autograd, the CPU kernel runs directly.
+        let _g = AutoDispatchBelowAutograd::new();
+        assert_eq!(typed.call((&t,)).unwrap(), 10);
+    }
+    let (result, lines) = trace::capture(|| typed.call((&t,)).unwrap());
+    assert_eq!(result, 11);
+    assert_eq!(
+        lines,
+        "[call] op=[test::fn], key=[AutogradCPU]\n [redispatch] op=[test::fn], key=[CPU]\n"
+    );
+    // Dropping the autograd kernel restores the fallthrough.
+    drop(autograd);
+    assert_eq!(typed.call((&t,)).unwrap(), 10);
+}
+
+#[test]
+fn fallthrough_masks_are_per_backend() {
+    let d = Dispatcher::new();
+    let _def = defined(&d, "fn(Tensor x) -> int");
+    let mut cpu = imp(&d, DispatchKey::CPU);
+    cpu.impl_("fn", returns(1)).unwrap();
+    let mut cuda = imp(&d, DispatchKey::CUDA);
+    cuda.impl_("fn", returns(2)).unwrap();
+    let mut ag_cpu = imp(&d, DispatchKey::AutogradCPU);
+    ag_cpu.impl_("fn", CppFunction::fallthrough()).unwrap();
+    let mut ag_cuda = imp(&d, DispatchKey::AutogradCUDA);
+    ag_cuda.impl_("fn", returns(20)).unwrap();
+    let _g = ExcludeDispatchKeyGuard::new(DispatchKeySet::from_keys(&[
+        DispatchKey::BackendSelect,
+        DispatchKey::ADInplaceOrView,
+    ]));
+    let typed = d
+        .find_schema_or_throw("test::fn", "")
+        .unwrap()
+        .typed::<(&TensorBase,), i64>()
+        .unwrap();
+    assert_eq!(typed.call((&tensor(DeviceType::CPU),)).unwrap(), 1);
+    assert_eq!(typed.call((&tensor(DeviceType::CUDA),)).unwrap(), 20);
+    // A tensor with both backends dispatches on the highest backend, CUDA.
+    let both = tensor_with(&[DispatchKey::CPU, DispatchKey::AutogradCUDA]);
+    assert_eq!(typed.call((&both,)).unwrap(), 20);
+}
+
+#[test]
+fn backend_fallbacks_apply_to_ops_defined_before_and_after() {
+    let d = Dispatcher::new();
+    let _fw = framework(&d);
+    let _early = defined(&d, "early(Tensor x) -> int");
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&log);
+    let mut global =
+        Library::with_dispatcher(&d, LibraryKind::Impl, "_", Some(DispatchKey::CPU), "calls.rs", 3).unwrap();
+    global
+        .fallback(CppFunction::from_boxed(move |op, _keys, stack| {
+            seen.lock().unwrap().push(op.operator_name());
+            stack.drop_n(1)?;
+            stack.push(IValue::Int(-1));
+            Ok(())
+        }))
+        .unwrap();
+    let _late = defined(&d, "late(Tensor x) -> int");
+    let t = tensor(DeviceType::CPU);
+    for name in ["test::early", "test::late"] {
+        let op = d.find_schema_or_throw(name, "").unwrap();
+        assert_eq!(op.typed::<(&TensorBase,), i64>().unwrap().call((&t,)).unwrap(), -1);
+    }
+    assert_eq!(*log.lock().unwrap(), vec!["test::early", "test::late"]);
+    // A kernel beats the fallback; a CompositeImplicitAutograd kernel does too.
+    let mut cpu = imp(&d, DispatchKey::CPU);
+    cpu.impl_("early", returns(5)).unwrap();
+    let mut cia = imp(&d, DispatchKey::CompositeImplicitAutograd);
+    cia.impl_("late", returns(6)).unwrap();
+    let call = |name: &str| {
+        d.find_schema_or_throw(name, "")
+            .unwrap()
+            .typed::<(&TensorBase,), i64>()
+            .unwrap()
+            .call((&t,))
+            .unwrap()
+    };
+    assert_eq!(call("test::early"), 5);
+    assert_eq!(call("test::late"), 6);
+    // Dropping the fallback removes it from every table.
+    drop(cpu);
+    drop(global);
+    assert!(d
+        .find_schema_or_throw("test::early", "")
+        .unwrap()
+        .typed::<(&TensorBase,), i64>()
+        .unwrap()
+        .call((&t,))
+        .is_err());
+    d.check_all_invariants().unwrap();
+}
+
+#[test]
+fn backend_select_routes_factories_by_device() {
+    let d = Dispatcher::new();
+    let _fw = framework(&d);
+    let _def = defined(&d, "empty(int[] size, *, Device? device=None) -> int");
+    let op = d.find_schema_or_throw("test::empty", "").unwrap();
+    let typed = op.typed::<(&[i64], Option<Device>), i64>().unwrap();
+    let redispatch = typed.clone();
+    let mut bs = imp(&d, DispatchKey::BackendSelect);
+    bs.impl_(
+        "empty",
+        CppFunction::from_unboxed(move |_: DispatchKeySet, size: &[i64], device: Option<Device>| {
+            let device = device.unwrap_or(Device::CPU);
+            let keys = DispatchKeySet::from_key(device.device_type().backend_component().dense_key());
+            redispatch.redispatch(keys, (size, Some(device)))
+        }),
+    )
+    .unwrap();
+    let mut cpu = imp(&d, DispatchKey::CPU);
+    cpu.impl_("empty", CppFunction::from_unboxed(|s: &[i64], _: Option<Device>| Ok(s.len() as i64)))
+        .unwrap();
+    let mut meta = imp(&d, DispatchKey::Meta);
+    meta.impl_("empty", CppFunction::from_unboxed(|_: &[i64], _: Option<Device>| Ok(-7)))
+        .unwrap();
+    assert_eq!(typed.call((&[2, 3][..], None::<Device>)).unwrap(), 2);
+    assert_eq!(typed.call((&[2, 3][..], Some(Device::META))).unwrap(), -7);
+    // Boxed, with the default filled in by the caller.
+    let mut stack: Stack = vec![IValue::IntList(Arc::new(vec![1, 2, 3])), IValue::Device(Device::META)];
+    op.call_boxed(&mut stack).unwrap();
+    assert_eq!(stack, vec![IValue::Int(-7)]);
+}
+
+#[test]
+fn ambiguous_autograd_other_raises_when_called() {
+    let d = Dispatcher::new();
+    let _def = defined(&d, "fn(Tensor x) -> int");
+    let mut cia = imp(&d, DispatchKey::CompositeImplicitAutograd);
+    cia.impl_("fn", returns(1)).unwrap();
+    let mut fpga = imp(&d, DispatchKey::FPGA);
+    fpga.impl_("fn", returns(2)).unwrap();
+    let typed = d
+        .find_schema_or_throw("test::fn", "")
+        .unwrap()
+        .typed::<(&TensorBase,), i64>()
+        .unwrap();
+    let _g = ExcludeDispatchKeyGuard::new(DispatchKeySet::from_keys(&[
+        DispatchKey::BackendSelect,
+        DispatchKey::ADInplaceOrView,
+    ]));
+    assert_eq!(typed.call((&tensor_with(&[DispatchKey::FPGA]),)).unwrap(), 2);
+    let err = typed
+        .call((&tensor_with(&[DispatchKey::FPGA, DispatchKey::AutogradOther]),))
+        .unwrap_err();
+    assert!(err.message().starts_with(
+        "test::fn has kernels registered to both CompositeImplicitAutograd and a backend mapped to AutogradOther."
+    ));
+}
+
+#[test]
+fn typed_handles_check_signatures() {
+    let d = Dispatcher::new();
+    let mut m = Library::with_dispatcher(&d, LibraryKind::Fragment, "test", None, "calls.rs", 4).unwrap();
+    m.def_fn("dummy", CppFunction::from_unboxed(|_: i64| Ok(()))).unwrap();
+    let op = d.find_schema_or_throw("test::dummy", "").unwrap();
+    assert!(op.typed::<(i64,), ()>().is_ok());
+    let err = op.typed::<(f64,), ()>().unwrap_err();
+    assert!(err
+        .message()
+        .starts_with("\nTried to access or call an operator with a wrong signature.\n  operator: test::dummy(int _0) -> ()"));
+    // A second unboxed kernel with another signature is refused.
+    let mut cpu = imp(&d, DispatchKey::CPU);
+    let err = cpu
+        .impl_("dummy", CppFunction::from_unboxed(|_: i64| Ok(1i64)))
+        .unwrap_err();
+    assert!(err.message().contains("Inferred operator schema for a C++ kernel function doesn't match"));
+    let mut cuda = imp(&d, DispatchKey::CUDA);
+    // Same inferred schema, different Rust signature (&[i64] vs Vec<i64> both
+    // infer int[]): the C++-signature check catches it.
+    let _def = defined(&d, "lists(int[] x) -> ()");
+    cuda.impl_("lists", CppFunction::from_unboxed(|_: &[i64]| Ok(()))).unwrap();
+    let err = cpu
+        .impl_("lists", CppFunction::from_unboxed(|_: Vec<i64>| Ok(())))
+        .unwrap_err();
+    assert!(err.message().contains("Mismatch in kernel C++ signatures"));
+    d.check_all_invariants().unwrap();
+}
+
+#[test]
+fn registration_listener_hears_defs() {
+    let d = Dispatcher::new();
+    let heard = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&heard);
+    let _early = defined(&d, "a(Tensor x) -> Tensor");
+    let listener = d.add_registration_listener(move |e| sink.lock().unwrap().push(format!("{e:?}")));
+    let late = defined(&d, "b(Tensor x) -> Tensor");
+    drop(late);
+    drop(listener);
+    let _ignored = defined(&d, "c(Tensor x) -> Tensor");
+    let heard = heard.lock().unwrap();
+    assert_eq!(heard.len(), 3, "{heard:?}");
+    assert!(heard[0].contains("OperatorRegistered") && heard[0].contains("test::a"));
+    assert!(heard[1].contains("OperatorRegistered") && heard[1].contains("test::b"));
+    assert!(heard[2].contains("OperatorDeregistered") && heard[2].contains("test::b"));
+}
+
+#[test]
+fn boxed_calls_need_the_arguments() {
+    let d = Dispatcher::new();
+    let _fw = framework(&d);
+    let _def = defined(&d, "fn(Tensor x, int n) -> int");
+    let mut cpu = imp(&d, DispatchKey::CPU);
+    cpu.impl_("fn", CppFunction::from_unboxed(|_: &TensorBase, n: i64| Ok(n))).unwrap();
+    let op = d.find_schema_or_throw("test::fn", "").unwrap();
+    let mut short: Stack = vec![IValue::Int(1)];
+    assert!(op.call_boxed(&mut short).is_err());
+    let mut wrong: Stack = vec![IValue::Tensor(tensor(DeviceType::CPU)), IValue::Double(1.0)];
+    let err = op.call_boxed(&mut wrong).unwrap_err();
+    assert_eq!(
+        err.message(),
+        "Expected a value of type 'int' but instead found type 'float'."
+    );
+    let _ = Result::<()>::Ok(());
+}

@@ -1,0 +1,140 @@
+//! `dispatch/*`: dispatcher overhead, mirroring libtorch's `bench_dispatch`
+//! (`../shared/perf/`): a two-tensor operator whose CPU kernel returns its
+//! first argument.
+//!
+//! - `dispatch/typed_noop`: typed call, tensors without autograd keys (like
+//!   libtorch's `dispatch.typed.inference_mode`);
+//! - `dispatch/fallthrough_noop`: typed call, tensors with AutogradCPU and an
+//!   AutogradCPU fallthrough kernel in the way (`typed.autogradcpu_fallthrough`);
+//! - `dispatch/boxed_noop`: `call_boxed` with a reused stack;
+//! - `dispatch/redispatch_noop`: `redispatch` with `DispatchKeySet(CPU)`;
+//! - `dispatch/direct_fnptr_call`: the floor, an opaque function-pointer call;
+//! - `dispatch/register_ops`: define 3,500 operators with 5 kernels each in a
+//!   fresh dispatcher, then drop them.
+
+// criterion_group! generates undocumented items.
+#![allow(missing_docs)]
+
+use aten::boxing::{IValue, Stack};
+use aten::c10::{Device, ScalarType, TensorBase, TensorImpl};
+use aten::dispatch::{CppFunction, Dispatcher, Library, LibraryKind};
+use aten::{DispatchKey, DispatchKeySet, Result};
+use criterion::{black_box, criterion_group, criterion_main, Criterion};
+
+fn noop(a: &TensorBase, _b: &TensorBase) -> Result<TensorBase> {
+    Ok(a.clone())
+}
+
+fn tensor(keys: &[DispatchKey]) -> TensorBase {
+    TensorBase::from_impl(TensorImpl::new(
+        DispatchKeySet::from_keys(keys),
+        ScalarType::Float,
+        Device::CPU,
+        vec![1],
+    ))
+}
+
+fn block(d: &Dispatcher, ns: &str, key: Option<DispatchKey>) -> Library {
+    let kind = if key.is_some() { LibraryKind::Impl } else { LibraryKind::Fragment };
+    Library::with_dispatcher(d, kind, ns, key, "bench.rs", 1).unwrap()
+}
+
+fn calls(c: &mut Criterion) {
+    let d = Dispatcher::new();
+    let mut def = block(&d, "bench", None);
+    def.def("noop(Tensor a, Tensor b) -> Tensor").unwrap();
+    def.def("noop_ft(Tensor a, Tensor b) -> Tensor").unwrap();
+    let mut cpu = block(&d, "bench", Some(DispatchKey::CPU));
+    cpu.impl_("noop", CppFunction::from_unboxed(noop)).unwrap();
+    cpu.impl_("noop_ft", CppFunction::from_unboxed(noop)).unwrap();
+    let mut ag = block(&d, "bench", Some(DispatchKey::AutogradCPU));
+    ag.impl_("noop_ft", CppFunction::fallthrough()).unwrap();
+    let mut fallbacks = Vec::new();
+    for key in [DispatchKey::BackendSelect, DispatchKey::ADInplaceOrView] {
+        let mut f = block(&d, "_", Some(key));
+        f.fallback(CppFunction::fallthrough()).unwrap();
+        fallbacks.push(f);
+    }
+
+    let op = d.find_schema_or_throw("bench::noop", "").unwrap();
+    let typed = op.typed::<(&TensorBase, &TensorBase), TensorBase>().unwrap();
+    let typed_ft = d
+        .find_schema_or_throw("bench::noop_ft", "")
+        .unwrap()
+        .typed::<(&TensorBase, &TensorBase), TensorBase>()
+        .unwrap();
+    let plain = tensor(&[DispatchKey::CPU]);
+    let grad = tensor(&[DispatchKey::CPU, DispatchKey::AutogradCPU, DispatchKey::ADInplaceOrView]);
+
+    c.bench_function("dispatch/typed_noop", |b| {
+        b.iter(|| typed.call((black_box(&plain), black_box(&plain))).unwrap())
+    });
+    c.bench_function("dispatch/fallthrough_noop", |b| {
+        b.iter(|| typed_ft.call((black_box(&grad), black_box(&grad))).unwrap())
+    });
+    let cpu_keys = DispatchKeySet::from_key(DispatchKey::CPU);
+    c.bench_function("dispatch/redispatch_noop", |b| {
+        b.iter(|| {
+            typed
+                .redispatch(black_box(cpu_keys), (black_box(&plain), black_box(&plain)))
+                .unwrap()
+        })
+    });
+    let mut stack: Stack = Vec::with_capacity(2);
+    c.bench_function("dispatch/boxed_noop", |b| {
+        b.iter(|| {
+            stack.push(IValue::Tensor(plain.clone()));
+            stack.push(IValue::Tensor(plain.clone()));
+            op.call_boxed(&mut stack).unwrap();
+            stack.pop()
+        })
+    });
+    let f: fn(&TensorBase, &TensorBase) -> Result<TensorBase> = noop;
+    c.bench_function("dispatch/direct_fnptr_call", |b| {
+        b.iter(|| black_box(f)(black_box(&plain), black_box(&plain)).unwrap())
+    });
+}
+
+fn registration(c: &mut Criterion) {
+    let mut group = c.benchmark_group("dispatch");
+    group.sample_size(10);
+    // Registration only: the dispatcher and its libraries are dropped outside
+    // the timed region (`dispatch/deregister_ops` times the teardown).
+    group.bench_function("register_ops", |b| {
+        b.iter_with_large_drop(|| {
+            let d = Dispatcher::new();
+            let mut def = block(&d, "reg", None);
+            let mut impls: Vec<Library> = [
+                DispatchKey::CPU,
+                DispatchKey::CUDA,
+                DispatchKey::Meta,
+                DispatchKey::AutogradCPU,
+                DispatchKey::CompositeExplicitAutograd,
+            ]
+            .into_iter()
+            .map(|k| block(&d, "reg", Some(k)))
+            .collect();
+            for i in 0..3500 {
+                let name = format!("op{i}");
+                def.def(&format!("{name}(Tensor a, Tensor b) -> Tensor")).unwrap();
+                for m in &mut impls {
+                    m.impl_(&name, CppFunction::from_unboxed(noop)).unwrap();
+                }
+            }
+            (def, impls)
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, calls, registration);
+criterion_main!(benches, prims);
+
+fn primitives(c: &mut Criterion) {
+    let swap = arc_swap::ArcSwap::from_pointee(5u64);
+    c.bench_function("dispatch/arcswap_load", |b| b.iter(|| **black_box(&swap).load()));
+    let tls = aten::c10::local_dispatch_key_set::tls_local_dispatch_key_set;
+    c.bench_function("dispatch/tls_read", |b| b.iter(|| black_box(tls)()));
+}
+
+criterion_group!(prims, primitives);
