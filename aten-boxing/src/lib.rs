@@ -22,3 +22,7 @@ pub use kernel_function::{
     infer_schema, ArgList, BoxedOperator, CppSignature, KernelFunction, KernelFunctor,
 };
 pub use stack::{Stack, StackExt};
+
+pub mod schema;
+
+pub use schema::{AliasInfo, Argument, DefaultValue, FunctionSchema, OperatorName, Type};

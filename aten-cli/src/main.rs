@@ -27,6 +27,11 @@ enum Command {
         #[arg(required = true)]
         keys: Vec<String>,
     },
+    /// Parse an operator schema; print its canonical form and structure.
+    Schema {
+        /// The schema text, e.g. 'aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor'.
+        text: String,
+    },
     /// Check this implementation against a conformance file.
     Conform {
         #[command(subcommand)]
@@ -46,6 +51,12 @@ enum Conform {
         /// The JSON-lines file.
         file: PathBuf,
     },
+    /// Schemas through the parser and printer: JSON lines like
+    /// schema_cases.jsonl, or one schema per line like schemas.txt.
+    Schemas {
+        /// The file.
+        file: PathBuf,
+    },
 }
 
 fn main() -> ExitCode {
@@ -61,12 +72,23 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
+        Command::Schema { text } => match conform::schemas::explain(&text) {
+            Ok(text) => {
+                print!("{text}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::FAILURE
+            }
+        },
         Command::Conform { what } => match what {
             Conform::Keys { file } => with_file(&file, |text| {
                 let report = conform::keys::run(text)?;
                 Ok((Vec::new(), report))
             }),
             Conform::Keysets { file } => with_file(&file, |text| Ok(conform::keysets::run(text))),
+            Conform::Schemas { file } => with_file(&file, |text| Ok(conform::schemas::run(text))),
         },
     }
 }

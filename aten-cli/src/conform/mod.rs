@@ -8,6 +8,7 @@
 
 pub mod keys;
 pub mod keysets;
+pub mod schemas;
 
 use std::fmt;
 

@@ -1,0 +1,427 @@
+//! The schema parser (PyTorch's `torch/csrc/jit/frontend/function_schema_parser.cpp`):
+//! operator names, argument and return lists, `*` and `...`, static list
+//! sizes, and default values, with PyTorch's checks and error messages.
+
+use c10_core::Error;
+
+use super::alias_info::AliasInfo;
+use super::argument::Argument;
+use super::default_value::DefaultValue;
+use super::device::parse_device;
+use super::error_report::{Failure, Span};
+use super::function_schema::{FunctionSchema, OperatorName, SchemaOrName};
+use super::lexer::{Kind, Lexer, ARROW, DOTS, FALSE, NONE, TRUE};
+use super::number::{stod, stoll, ConversionError};
+use super::string_literal::parse_string_literal;
+use super::type_parser::TypeParser;
+use super::types::Type;
+
+/// The longest list a scalar default is repeated into (`int[N] x=1`);
+/// larger `N` is refused rather than allocated.
+pub(crate) const MAX_REPEATED_DEFAULT: usize = 1 << 16;
+
+/// The `IValue` type PyTorch dispatches on when reading a default: only the
+/// outermost kind of the (fake) type matters.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum ValueKind {
+    Float,
+    Complex,
+    Int,
+    Bool,
+    Other,
+}
+
+fn value_kind(t: &Type) -> ValueKind {
+    match t {
+        Type::Float => ValueKind::Float,
+        Type::Complex => ValueKind::Complex,
+        Type::Int => ValueKind::Int,
+        Type::Bool => ValueKind::Bool,
+        _ => ValueKind::Other,
+    }
+}
+
+/// The text of an `std::sto*` failure (`stod`, `stoll`).
+fn conversion_error(function: &str, _: ConversionError) -> Error {
+    Error::runtime(function)
+}
+
+/// PyTorch's text for an `IValue::to*()` on a value of another tag.
+fn ivalue_assert(expected: &str) -> Error {
+    Error::internal(format!(
+        "0 INTERNAL ASSERT FAILED at \"/__w/pytorch/pytorch/aten/src/ATen/core/ivalue.h\", please report a bug to PyTorch. expected {expected}"
+    ))
+}
+
+struct SchemaParser<'a> {
+    types: TypeParser<'a>,
+}
+
+impl<'a> SchemaParser<'a> {
+    fn lexer(&mut self) -> &mut Lexer<'a> {
+        &mut self.types.lexer
+    }
+
+    /// `ns::name.overload`.
+    fn parse_name(&mut self) -> Result<OperatorName, Failure> {
+        let tok = self.lexer().expect(Kind::Ident)?;
+        let mut name = self.lexer().text(tok).to_string();
+        if self.lexer().next_if(Kind::Char(b':'))? {
+            self.lexer().expect(Kind::Char(b':'))?;
+            let tok = self.lexer().expect(Kind::Ident)?;
+            name.push_str("::");
+            name.push_str(self.lexer().text(tok));
+        }
+        let mut overload_name = String::new();
+        if self.lexer().next_if(Kind::Char(b'.'))? {
+            let tok = self.lexer().expect(Kind::Ident)?;
+            overload_name.push_str(self.lexer().text(tok));
+        }
+        // `default` is the attribute of the overload packet that names the
+        // overload "", and dunder names are Python attributes.
+        if overload_name == "default" || overload_name.starts_with("__") {
+            return Err(Box::new(Error::runtime(format!(
+                "{overload_name} is not a legal overload name for aten operators"
+            ))));
+        }
+        Ok(OperatorName::new(name, overload_name))
+    }
+
+    /// One declaration: a name, or a name with arguments and returns.
+    fn parse_declaration(&mut self) -> Result<SchemaOrName, Failure> {
+        let name = self.parse_name()?;
+        if self.lexer().cur().kind != Kind::Char(b'(') {
+            return Ok(SchemaOrName::Name(name));
+        }
+        let mut arguments = Vec::with_capacity(8);
+        let mut returns = Vec::new();
+        let mut kwarg_only = false;
+        let mut is_vararg = false;
+        let mut is_varret = false;
+        self.lexer().expect(Kind::Char(b'('))?;
+        if self.lexer().cur().kind != Kind::Char(b')') {
+            loop {
+                if is_vararg {
+                    let span = self.lexer().cur().span;
+                    return Err(self
+                        .lexer()
+                        .error_at(span, "... must be the last element of the argument list"));
+                }
+                if self.lexer().next_if(Kind::Char(b'*'))? {
+                    kwarg_only = true;
+                } else if self.lexer().next_if(DOTS)? {
+                    is_vararg = true;
+                } else {
+                    arguments.push(self.parse_argument(false, kwarg_only)?);
+                }
+                if !self.lexer().next_if(Kind::Char(b','))? {
+                    break;
+                }
+            }
+        }
+        self.lexer().expect(Kind::Char(b')'))?;
+        if is_vararg && arguments.iter().any(|a| a.default_value().is_some()) {
+            let span = self.lexer().cur().span;
+            return Err(self.lexer().error_at(
+                span,
+                "schemas with vararg (...) can't have default value args",
+            ));
+        }
+        self.lexer().expect(ARROW)?;
+        if self.lexer().next_if(DOTS)? {
+            is_varret = true;
+        } else if self.lexer().cur().kind == Kind::Char(b'(') {
+            self.lexer().expect(Kind::Char(b'('))?;
+            if self.lexer().cur().kind != Kind::Char(b')') {
+                loop {
+                    if is_varret {
+                        let span = self.lexer().cur().span;
+                        return Err(self
+                            .lexer()
+                            .error_at(span, "... must be the last element of the return list"));
+                    }
+                    if self.lexer().next_if(DOTS)? {
+                        is_varret = true;
+                    } else {
+                        returns.push(self.parse_argument(true, false)?);
+                    }
+                    if !self.lexer().next_if(Kind::Char(b','))? {
+                        break;
+                    }
+                }
+            }
+            self.lexer().expect(Kind::Char(b')'))?;
+        } else {
+            returns.push(self.parse_argument(true, false)?);
+        }
+        FunctionSchema::new(name, arguments, returns, is_vararg, is_varret)
+            .map(SchemaOrName::Schema)
+            .map_err(Box::new)
+    }
+
+    /// One argument or return: type, optional `[N]` (with alias and `?`),
+    /// name, default.
+    fn parse_argument(&mut self, is_return: bool, kwarg_only: bool) -> Result<Argument, Failure> {
+        let (mut real, mut alias_info) = self.types.parse_real_type()?;
+        let mut n = None;
+        if self.lexer().next_if(Kind::Char(b'['))? {
+            // A sized list is legal only here, at the argument level.
+            real = Type::list(real);
+            let tok = self.lexer().expect(Kind::Number)?;
+            let size = stoll(self.lexer().text(tok)).map_err(|e| conversion_error("stoll", e))?;
+            // PyTorch keeps N as an int32_t.
+            n = Some(size as i32);
+            self.lexer().expect(Kind::Char(b']'))?;
+            let mut container = self.types.parse_alias_annotation()?;
+            if let Some(element) = alias_info.take() {
+                let c = container.get_or_insert_with(|| {
+                    let mut c = AliasInfo::new();
+                    c.set_is_write(element.is_write());
+                    c
+                });
+                c.add_contained_type(element);
+            }
+            alias_info = container;
+            if self.lexer().next_if(Kind::Char(b'?'))? {
+                real = Type::optional(real);
+            }
+        }
+        let name;
+        let mut default_value = None;
+        if is_return {
+            let cur = self.lexer().cur();
+            name = if cur.kind == Kind::Ident {
+                self.lexer().next()?;
+                self.lexer().text(cur).to_string()
+            } else {
+                String::new()
+            };
+        } else {
+            let tok = self.lexer().expect(Kind::Ident)?;
+            name = self.lexer().text(tok).to_string();
+            if self.lexer().next_if(Kind::Char(b'='))? {
+                let fake = real.to_fake();
+                let fake = fake.as_ref().unwrap_or(&real);
+                default_value = Some(self.parse_default_value(fake, n)?);
+            }
+        }
+        Ok(Argument::new(
+            name,
+            real,
+            n,
+            default_value,
+            !is_return && kwarg_only,
+            alias_info,
+        ))
+    }
+
+    /// A string literal's value, or PyTorch's `ErrorReport` for a bad
+    /// escape.
+    fn string_literal(&mut self, span: Span) -> Result<Vec<u8>, Failure> {
+        let bytes = &self.lexer().source()[span.start()..span.end()];
+        parse_string_literal(bytes).map_err(|message| self.lexer().error_at(span, message))
+    }
+
+    /// `True`, `False`, `None`, a string, a dtype-ish name or a number.
+    fn parse_single_constant(&mut self, kind: ValueKind) -> Result<DefaultValue, Failure> {
+        let cur = self.lexer().cur();
+        match cur.kind {
+            TRUE => {
+                self.lexer().next()?;
+                Ok(DefaultValue::Bool(true))
+            }
+            FALSE => {
+                self.lexer().next()?;
+                Ok(DefaultValue::Bool(false))
+            }
+            NONE => {
+                self.lexer().next()?;
+                Ok(DefaultValue::None)
+            }
+            Kind::StringLiteral => {
+                self.lexer().next()?;
+                Ok(DefaultValue::Str(self.string_literal(cur.span)?))
+            }
+            Kind::Ident => {
+                self.lexer().next()?;
+                // Enum values PyTorch accepts by name: ScalarType::Float (6),
+                // ComplexFloat (9), Long (4), Layout::Strided (0),
+                // Reduction::Mean (1), MemoryFormat::Contiguous (0).
+                let value = match self.lexer().text(cur) {
+                    "float" => 6,
+                    "complex" => 9,
+                    "long" => 4,
+                    "strided" => 0,
+                    "Mean" => 1,
+                    "contiguous_format" => 0,
+                    _ => {
+                        let span = self.lexer().cur().span;
+                        return Err(self.lexer().error_at(span, "invalid numeric default value"));
+                    }
+                };
+                Ok(DefaultValue::Int(value))
+            }
+            _ => {
+                let mut n = String::new();
+                if self.lexer().next_if(Kind::Char(b'-'))? {
+                    n.push('-');
+                }
+                let tok = self.lexer().expect(Kind::Number)?;
+                n.push_str(self.lexer().text(tok));
+                if kind == ValueKind::Complex || n.contains('j') {
+                    // The last character is dropped as the `j`, whatever it is.
+                    let digits = &n[..n.len() - 1];
+                    let imag = stod(digits).map_err(|e| conversion_error("stod", e))?;
+                    Ok(DefaultValue::Complex(0.0, imag))
+                } else if kind == ValueKind::Float || n.contains('.') || n.contains('e') {
+                    Ok(DefaultValue::Double(
+                        stod(&n).map_err(|e| conversion_error("stod", e))?,
+                    ))
+                } else {
+                    Ok(DefaultValue::Int(
+                        stoll(&n).map_err(|e| conversion_error("stoll", e))?,
+                    ))
+                }
+            }
+        }
+    }
+
+    /// Turns parsed elements into a typed list (PyTorch's `convertToList`).
+    fn convert_to_list(
+        &mut self,
+        kind: ValueKind,
+        span: Span,
+        values: Vec<DefaultValue>,
+    ) -> Result<DefaultValue, Failure> {
+        match kind {
+            ValueKind::Complex => values
+                .into_iter()
+                .map(|v| match v {
+                    DefaultValue::Complex(re, im) => Ok((re, im)),
+                    other => Err(Error::internal(format!(
+                        "isComplexDouble() INTERNAL ASSERT FAILED at \"/__w/pytorch/pytorch/aten/src/ATen/core/ivalue.h\", please report a bug to PyTorch. Expected ComplexDouble but got {}",
+                        other.tag_kind()
+                    ))),
+                })
+                .collect::<Result<_, Error>>()
+                .map(DefaultValue::ComplexList)
+                .map_err(Box::new),
+            ValueKind::Float => values
+                .into_iter()
+                .map(|v| match v {
+                    DefaultValue::Double(d) => Ok(d),
+                    _ => Err(ivalue_assert("double")),
+                })
+                .collect::<Result<_, Error>>()
+                .map(DefaultValue::DoubleList)
+                .map_err(Box::new),
+            ValueKind::Int => values
+                .into_iter()
+                .map(|v| match v {
+                    DefaultValue::Int(i) => Ok(i),
+                    _ => Err(ivalue_assert("int")),
+                })
+                .collect::<Result<_, Error>>()
+                .map(DefaultValue::IntList)
+                .map_err(Box::new),
+            ValueKind::Bool => values
+                .into_iter()
+                .map(|v| match v {
+                    DefaultValue::Bool(b) => Ok(b),
+                    _ => Err(ivalue_assert("bool")),
+                })
+                .collect::<Result<_, Error>>()
+                .map(DefaultValue::BoolList)
+                .map_err(Box::new),
+            ValueKind::Other => Err(self
+                .lexer()
+                .error_at(span, "lists are only supported for float, int and complex types")),
+        }
+    }
+
+    /// `[a, b, ...]`.
+    fn parse_constant_list(&mut self, kind: ValueKind) -> Result<DefaultValue, Failure> {
+        let open = self.lexer().expect(Kind::Char(b'['))?;
+        let mut values = Vec::new();
+        if self.lexer().cur().kind != Kind::Char(b']') {
+            loop {
+                values.push(self.parse_single_constant(kind)?);
+                if !self.lexer().next_if(Kind::Char(b','))? {
+                    break;
+                }
+            }
+        }
+        self.lexer().expect(Kind::Char(b']'))?;
+        self.convert_to_list(kind, open.span, values)
+    }
+
+    /// The default after `=`, read according to the argument's fake type.
+    fn parse_default_value(
+        &mut self,
+        fake: &Type,
+        n: Option<i32>,
+    ) -> Result<DefaultValue, Failure> {
+        let span = self.lexer().cur().span;
+        match fake {
+            Type::Tensor | Type::Generator | Type::Quantizer => {
+                self.lexer().expect(NONE)?;
+                Ok(DefaultValue::None)
+            }
+            Type::Str
+            | Type::Optional(_)
+            | Type::Number
+            | Type::Int
+            | Type::Bool
+            | Type::Float
+            | Type::Complex => self.parse_single_constant(value_kind(fake)),
+            Type::Device => {
+                let tok = self.lexer().expect(Kind::StringLiteral)?;
+                let bytes = self.string_literal(tok.span)?;
+                let text = String::from_utf8_lossy(&bytes);
+                Ok(DefaultValue::Device(parse_device(&text)?))
+            }
+            Type::List(element) => {
+                let kind = value_kind(element);
+                if self.lexer().cur().kind == Kind::Ident {
+                    // PyTorch's parseTensorDefault: only `None`, which is not
+                    // an identifier, so this always fails.
+                    self.lexer().expect(NONE)?;
+                    Ok(DefaultValue::None)
+                } else if let (Some(n), false) = (n, self.lexer().cur().kind == Kind::Char(b'[')) {
+                    let value = self.parse_single_constant(kind)?;
+                    let count = usize::try_from(n).map_err(|_| {
+                        Error::runtime("cannot create std::vector larger than max_size()")
+                    })?;
+                    if count > MAX_REPEATED_DEFAULT {
+                        return Err(Box::new(Error::runtime(format!(
+                            "a default repeated into a list of {count} elements exceeds the supported maximum of {MAX_REPEATED_DEFAULT}"
+                        ))));
+                    }
+                    self.convert_to_list(kind, span, vec![value; count])
+                } else {
+                    self.parse_constant_list(kind)
+                }
+            }
+            _ => Err(self
+                .lexer()
+                .error_at(span, "unexpected type, file a bug report")),
+        }
+    }
+}
+
+/// Parses exactly one declaration (a trailing newline is allowed):
+/// PyTorch's `parseSchemaOrName`.
+pub(crate) fn parse_schema_or_name(text: &str) -> Result<SchemaOrName, Error> {
+    parse(text).map_err(|e| *e)
+}
+
+fn parse(text: &str) -> Result<SchemaOrName, Failure> {
+    let lexer = Lexer::new(text)?;
+    let mut parser = SchemaParser {
+        types: TypeParser::new(lexer),
+    };
+    let result = parser.parse_declaration()?;
+    parser.lexer().next_if(Kind::Newline)?;
+    parser.lexer().expect(Kind::Eof)?;
+    Ok(result)
+}

@@ -1,0 +1,279 @@
+//! Types and alias annotations in schema text (PyTorch's
+//! `SchemaTypeParser`): `Tensor(a!)[]?`, `Dict(str, t)`, `(Tensor, int)`,
+//! `Future(t)`, `__torch__.torch.classes.ns.Name`, type variables.
+
+use super::alias_info::AliasInfo;
+use super::error_report::{Failure, Span};
+use super::lexer::{Kind, Lexer, ARROW, NONE, NONE_TYPE};
+use super::types::Type;
+use super::word::pack16;
+
+/// How deeply types may nest (`int[][]...`, `Future(Future(...))`); deeper
+/// input is refused instead of exhausting the stack.
+pub(crate) const MAX_TYPE_DEPTH: usize = 100;
+
+/// Parses types off a [`Lexer`].
+pub(crate) struct TypeParser<'a> {
+    pub(crate) lexer: Lexer<'a>,
+    /// Counter for the fresh sets of the `Tensor!` shorthand (`$0`, `$1`).
+    next_id: usize,
+    /// Current nesting depth of the type being parsed.
+    depth: usize,
+}
+
+impl<'a> TypeParser<'a> {
+    /// A type parser reading from `lexer`.
+    pub(crate) fn new(lexer: Lexer<'a>) -> TypeParser<'a> {
+        TypeParser {
+            lexer,
+            next_id: 0,
+            depth: 0,
+        }
+    }
+
+    /// Enters one more level of type nesting.
+    pub(crate) fn descend(&mut self, span: Span) -> Result<(), Failure> {
+        self.depth += 1;
+        if self.depth > MAX_TYPE_DEPTH {
+            return Err(self.lexer.error_at(
+                span,
+                &format!("type nesting exceeds the supported depth of {MAX_TYPE_DEPTH}"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// A base type (`int`, `Tensor`-less names, type variables).
+    fn parse_base_type(&mut self) -> Result<Type, Failure> {
+        let tok = self.lexer.cur();
+        if !self.lexer.next_if(NONE)? && !self.lexer.next_if(NONE_TYPE)? {
+            self.lexer.expect(Kind::Ident)?;
+        }
+        let first = self.lexer.text(tok);
+        let dotted;
+        let text = if self.lexer.cur().kind == Kind::Char(b'.') {
+            // Dotted names (opaque types) are read whole.
+            let mut name = first.to_string();
+            while self.lexer.cur().kind == Kind::Char(b'.')
+                && self.lexer.lookahead()?.kind == Kind::Ident
+            {
+                self.lexer.next()?;
+                let part = self.lexer.expect(Kind::Ident)?;
+                name.push('.');
+                name.push_str(self.lexer.text(part));
+            }
+            dotted = name;
+            dotted.as_str()
+        } else {
+            first
+        };
+        if let Some(t) = Type::from_base_name(text) {
+            return Ok(t);
+        }
+        if text.as_bytes().first().is_some_and(u8::is_ascii_lowercase) {
+            return Ok(Type::Var(text.to_string()));
+        }
+        let message = match text {
+            "double" => "Use `float` instead of `double` in an operator's schema string. `float` in schema corresponds to the double type in C++",
+            "int64_t" => "Use `SymInt` or `int` instead of `int64_t` in an operator's schema string. `SymInt` corresponds to c10::SymInt in C++ while `int` in schema corresponds to the int64_t type in C++.",
+            _ => "unknown type specifier. Common valid schema types include Tensor, SymInt, int, float, bool, Scalar; for a full list, please see https://github.com/pytorch/pytorch/blob/main/aten/src/ATen/native/README.md#func ",
+        };
+        Err(self.lexer.error_at(tok.span, message))
+    }
+
+    /// An alias annotation after a type, if there is one: `(a)`, `(a!)`,
+    /// `(a|b -> c)`, `(*)`, or `!` (a fresh set, written).
+    pub(crate) fn parse_alias_annotation(&mut self) -> Result<Option<AliasInfo>, Failure> {
+        if self.lexer.next_if(Kind::Char(b'('))? {
+            let mut info = AliasInfo::new();
+            loop {
+                if self.lexer.next_if(Kind::Char(b'*'))? {
+                    info.add_before_set(AliasInfo::WILDCARD);
+                } else if !info.is_wildcard_before() {
+                    let name = self.lexer.expect(Kind::Ident)?;
+                    info.add_before_set(self.lexer.text(name));
+                }
+                if !self.lexer.next_if(Kind::Char(b'|'))? {
+                    break;
+                }
+            }
+            if self.lexer.next_if(Kind::Char(b'!'))? {
+                info.set_is_write(true);
+            }
+            if self.lexer.next_if(ARROW)? {
+                loop {
+                    if self.lexer.next_if(Kind::Char(b'*'))? {
+                        info.add_after_set(AliasInfo::WILDCARD);
+                    } else if !info.is_wildcard_after() {
+                        let name = self.lexer.expect(Kind::Ident)?;
+                        info.add_after_set(self.lexer.text(name));
+                    }
+                    if !self.lexer.next_if(Kind::Char(b'|'))? {
+                        break;
+                    }
+                }
+            } else {
+                info.after_equals_before();
+            }
+            self.lexer.expect(Kind::Char(b')'))?;
+            Ok(Some(info))
+        } else if self.lexer.next_if(Kind::Char(b'!'))? {
+            let mut info = AliasInfo::new();
+            // PyTorch adds no after set here, so this prints as `($0! -> )`.
+            info.add_before_set(&format!("${}", self.next_id));
+            self.next_id += 1;
+            info.set_is_write(true);
+            Ok(Some(info))
+        } else {
+            Ok(None)
+        }
+    }
+
+    /// A type whose alias annotation is dropped (inside tuples, dicts,
+    /// futures and unions); returns the fake type, as PyTorch's `parseType`.
+    fn parse_inner_type(&mut self) -> Result<Type, Failure> {
+        let (real, _) = self.parse_real_type()?;
+        Ok(match real.to_fake() {
+            Some(fake) => fake,
+            None => real,
+        })
+    }
+
+    /// `( type )` after a `Future`, `Await` or `RRef` keyword.
+    fn parse_wrapped(&mut self) -> Result<Type, Failure> {
+        self.lexer.next()?;
+        self.lexer.expect(Kind::Char(b'('))?;
+        let inner = self.parse_inner_type()?;
+        self.lexer.expect(Kind::Char(b')'))?;
+        Ok(inner)
+    }
+
+    /// A type with its alias annotation: PyTorch's `parseFakeAndRealType`,
+    /// returning the real type (the fake one follows from it).
+    pub(crate) fn parse_real_type(&mut self) -> Result<(Type, Option<AliasInfo>), Failure> {
+        let saved_depth = self.depth;
+        let result = self.parse_real_type_at_depth();
+        self.depth = saved_depth;
+        result
+    }
+
+    fn parse_real_type_at_depth(&mut self) -> Result<(Type, Option<AliasInfo>), Failure> {
+        let cur = self.lexer.cur();
+        self.descend(cur.span)?;
+        const FUTURE: u128 = pack16(b"Future");
+        const AWAIT: u128 = pack16(b"Await");
+        const RREF: u128 = pack16(b"RRef");
+        const TENSOR: u128 = pack16(b"Tensor");
+        const DICT: u128 = pack16(b"Dict");
+        const UNION: u128 = pack16(b"Union");
+        const TORCH: u128 = pack16(b"__torch__");
+        let word = self.lexer.text(cur);
+        let key = if cur.kind == Kind::Ident && word.len() <= 16 {
+            pack16(word.as_bytes())
+        } else {
+            0
+        };
+        let mut alias_info = None;
+        let mut value = if cur.kind == Kind::Char(b'(') {
+            let mut types = Vec::new();
+            self.lexer.expect(Kind::Char(b'('))?;
+            if self.lexer.cur().kind != Kind::Char(b')') {
+                loop {
+                    types.push(self.parse_inner_type()?);
+                    if !self.lexer.next_if(Kind::Char(b','))? {
+                        break;
+                    }
+                }
+            }
+            self.lexer.expect(Kind::Char(b')'))?;
+            Type::Tuple(types)
+        } else if key == FUTURE {
+            Type::Future(Box::new(self.parse_wrapped()?))
+        } else if key == AWAIT {
+            Type::Await(Box::new(self.parse_wrapped()?))
+        } else if key == RREF {
+            Type::RRef(Box::new(self.parse_wrapped()?))
+        } else if key == TENSOR {
+            self.lexer.next()?;
+            alias_info = self.parse_alias_annotation()?;
+            Type::Tensor
+        } else if key == DICT {
+            self.lexer.next()?;
+            self.lexer.expect(Kind::Char(b'('))?;
+            let key = self.parse_inner_type()?;
+            self.lexer.expect(Kind::Char(b','))?;
+            let value = self.parse_inner_type()?;
+            self.lexer.expect(Kind::Char(b')'))?;
+            alias_info = self.parse_alias_annotation()?;
+            Type::Dict(Box::new(key), Box::new(value))
+        } else if key == UNION {
+            self.lexer.next()?;
+            self.lexer.expect(Kind::Char(b'('))?;
+            let mut types = vec![self.parse_inner_type()?];
+            while self.lexer.cur().kind != Kind::Char(b')') {
+                self.lexer.expect(Kind::Char(b','))?;
+                types.push(self.parse_inner_type()?);
+            }
+            self.lexer.expect(Kind::Char(b')'))?;
+            alias_info = self.parse_alias_annotation()?;
+            Type::union(types)
+        } else if key == TORCH {
+            self.parse_custom_class()?
+        } else {
+            let t = self.parse_base_type()?;
+            alias_info = self.parse_alias_annotation()?;
+            t
+        };
+        loop {
+            let cur = self.lexer.cur();
+            if cur.kind == Kind::Char(b'[') && self.lexer.lookahead()?.kind == Kind::Char(b']') {
+                self.descend(cur.span)?;
+                self.lexer.next()?;
+                self.lexer.next()?;
+                value = Type::list(value);
+                let mut container = self.parse_alias_annotation()?;
+                if let Some(element) = alias_info.take() {
+                    let c = container.get_or_insert_with(|| {
+                        let mut c = AliasInfo::new();
+                        c.set_is_write(element.is_write());
+                        c
+                    });
+                    c.add_contained_type(element);
+                }
+                alias_info = container;
+            } else if self.lexer.next_if(Kind::Char(b'?'))? {
+                self.descend(cur.span)?;
+                value = Type::optional(value);
+            } else {
+                break;
+            }
+        }
+        Ok((value, alias_info))
+    }
+
+    /// `__torch__.torch.classes.ns.Name`. There is no class registry at
+    /// this layer: every well-formed name is accepted.
+    fn parse_custom_class(&mut self) -> Result<Type, Failure> {
+        self.lexer.next()?;
+        self.lexer.expect(Kind::Char(b'.'))?;
+        for expected_name in ["torch", "classes"] {
+            let tok = self.lexer.expect(Kind::Ident)?;
+            let text = self.lexer.text(tok);
+            if text != expected_name {
+                return Err(self.lexer.error_at(
+                    tok.span,
+                    &format!("Expected classes namespace but got {text}"),
+                ));
+            }
+            self.lexer.expect(Kind::Char(b'.'))?;
+        }
+        let ns = self.lexer.expect(Kind::Ident)?;
+        self.lexer.expect(Kind::Char(b'.'))?;
+        let class = self.lexer.expect(Kind::Ident)?;
+        Ok(Type::Class(format!(
+            "__torch__.torch.classes.{}.{}",
+            self.lexer.text(ns),
+            self.lexer.text(class)
+        )))
+    }
+}
