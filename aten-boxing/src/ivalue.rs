@@ -314,7 +314,11 @@ fn fmt_seq<T>(
 fn fmt_tensor(f: &mut fmt::Formatter<'_>, t: &TensorBase) -> fmt::Result {
     match (t.dtype(), t.device()) {
         (Some(dtype), Some(device)) => {
-            write!(f, "Tensor(dtype={dtype}, sizes={:?}, device={device})", t.sizes())
+            write!(
+                f,
+                "Tensor(dtype={dtype}, sizes={:?}, device={device})",
+                t.sizes()
+            )
         }
         _ => f.write_str("Tensor(undefined)"),
     }
@@ -375,11 +379,11 @@ mod tests {
             IValue::Tuple(Arc::new(vec![IValue::Int(1)])).to_string(),
             "(1,)"
         );
+        assert_eq!(IValue::IntList(Arc::new(vec![1, 2])).to_string(), "[1, 2]");
         assert_eq!(
-            IValue::IntList(Arc::new(vec![1, 2])).to_string(),
-            "[1, 2]"
+            IValue::String(Arc::new("a\"b".into())).to_string(),
+            "\"a\\\"b\""
         );
-        assert_eq!(IValue::String(Arc::new("a\"b".into())).to_string(), "\"a\\\"b\"");
     }
 
     #[test]

@@ -14,11 +14,15 @@
 //! can add its own tensor type ([`TensorLike`]) and get `&T`, `Option<&T>`,
 //! `&[T]`, `Vec<T>` and `Vec<Option<T>>` for free.
 
+
+// The explicit lifetimes spell out how each `Item<'a>` relates to `Self`.
+#![allow(clippy::needless_lifetimes)]
+
 use std::sync::Arc;
 
 use c10_core::{
-    Complex64, Device, DispatchKeySet, Error, Generator, Layout, MemoryFormat, Result, Scalar, ScalarType,
-    TensorBase,
+    Complex64, Device, DispatchKeySet, Error, Generator, Layout, MemoryFormat, Result, Scalar,
+    ScalarType, TensorBase,
 };
 
 use crate::ivalue::IValue;
@@ -82,7 +86,13 @@ convert_inline!(bool, "bool", Bool, |v| v, |x| Ok(x));
 convert_inline!(f64, "float", Double, |v| v, |x| Ok(x));
 convert_inline!(Device, "Device", Device, |v| v, |x| Ok(x));
 convert_inline!(Generator, "Generator", Generator, |v| v, |x| Ok(x));
-convert_inline!(Complex64, "complex", ComplexDouble, |v| Arc::new(v), |x| Ok(*x));
+convert_inline!(
+    Complex64,
+    "complex",
+    ComplexDouble,
+    |v| Arc::new(v),
+    |x| Ok(*x)
+);
 convert_inline!(String, "str", String, |v| Arc::new(v), |x| Ok(
     Arc::try_unwrap(x).unwrap_or_else(|shared| shared.as_ref().clone())
 ));
@@ -204,9 +214,7 @@ convert_list!(bool, "bool[]", BoolList, bool::from_ivalue);
 
 impl<T: TensorLike> IValueConvert for Vec<T> {
     fn into_ivalue(self) -> IValue {
-        IValue::TensorList(Arc::new(
-            self.iter().map(|t| t.as_base().clone()).collect(),
-        ))
+        IValue::TensorList(Arc::new(self.iter().map(|t| t.as_base().clone()).collect()))
     }
     fn from_ivalue(v: IValue) -> Result<Self> {
         match v {
@@ -233,7 +241,9 @@ impl<T: TensorLike> IValueConvert for Vec<Option<T>> {
             IValue::OptionalTensorList(xs) => {
                 Ok(xs.iter().map(|t| t.clone().map(T::from_base)).collect())
             }
-            IValue::TensorList(xs) => Ok(xs.iter().cloned().map(|t| Some(T::from_base(t))).collect()),
+            IValue::TensorList(xs) => {
+                Ok(xs.iter().cloned().map(|t| Some(T::from_base(t))).collect())
+            }
             IValue::GenericList(items) => items
                 .iter()
                 .cloned()
@@ -254,9 +264,8 @@ impl<const N: usize> IValueConvert for [i64; N] {
     fn from_ivalue(v: IValue) -> Result<Self> {
         let list = Vec::<i64>::from_ivalue(v)?;
         let len = list.len();
-        list.try_into().map_err(|_| {
-            Error::runtime(format!("Expected a list of {N} ints but got {len}"))
-        })
+        list.try_into()
+            .map_err(|_| Error::runtime(format!("Expected a list of {N} ints but got {len}")))
     }
     fn schema_type() -> String {
         format!("int[{N}]")

@@ -140,10 +140,7 @@ pub struct KernelFunction {
 impl KernelFunction {
     /// `makeFromBoxedFunction`: a kernel that works on the stack.
     pub fn make_from_boxed_function(
-        f: impl Fn(&dyn BoxedOperator, DispatchKeySet, &mut Stack) -> Result<()>
-            + Send
-            + Sync
-            + 'static,
+        f: impl Fn(&dyn BoxedOperator, DispatchKeySet, &mut Stack) -> Result<()> + Send + Sync + 'static,
     ) -> KernelFunction {
         KernelFunction {
             boxed: Some((Arc::new(f), BoxedKind::Normal)),
@@ -164,7 +161,8 @@ impl KernelFunction {
     pub fn make_from_unboxed_closure<M, F: KernelFunctor<M>>(f: F) -> KernelFunction {
         let functor = Arc::new(f);
         let for_boxed = Arc::clone(&functor);
-        let boxed: Arc<BoxedKernelFn> = Arc::new(move |_op, keys, stack| for_boxed.call_boxed(keys, stack));
+        let boxed: Arc<BoxedKernelFn> =
+            Arc::new(move |_op, keys, stack| for_boxed.call_boxed(keys, stack));
         KernelFunction {
             boxed: Some((boxed, BoxedKind::Normal)),
             unboxed: Some(UnboxedKernel {
@@ -211,10 +209,7 @@ impl KernelFunction {
 
     fn special(
         kind: BoxedKind,
-        f: impl Fn(&dyn BoxedOperator, DispatchKeySet, &mut Stack) -> Result<()>
-            + Send
-            + Sync
-            + 'static,
+        f: impl Fn(&dyn BoxedOperator, DispatchKeySet, &mut Stack) -> Result<()> + Send + Sync + 'static,
     ) -> KernelFunction {
         KernelFunction {
             boxed: Some((Arc::new(f), kind)),
@@ -339,12 +334,18 @@ impl KernelFunction {
     ) -> Result<R> {
         if let Some(u) = &self.unboxed {
             if u.signature.type_id != TypeId::of::<(Args::Static, R)>() {
-                return Err(wrong_signature(op, u.signature, CppSignature::of::<Args, R>()));
+                return Err(wrong_signature(
+                    op,
+                    u.signature,
+                    CppSignature::of::<Args, R>(),
+                ));
             }
             // SAFETY: the stored entry was made by `F::unboxed_entry()` for a
             // functor whose signature id equals `(Args::Static, R)`, checked
             // just above; the functor pointer is that functor's `Arc` data.
-            return unsafe { args.call_unboxed(u.entry, Arc::as_ptr(&u.functor) as *const (), keys) };
+            return unsafe {
+                args.call_unboxed(u.entry, Arc::as_ptr(&u.functor) as *const (), keys)
+            };
         }
         self.call_through_boxed(op, keys, args)
     }
@@ -365,7 +366,9 @@ impl KernelFunction {
     ) -> Result<R> {
         if let Some(u) = &self.unboxed {
             // SAFETY: the caller guarantees the signatures match (see above).
-            return unsafe { args.call_unboxed(u.entry, Arc::as_ptr(&u.functor) as *const (), keys) };
+            return unsafe {
+                args.call_unboxed(u.entry, Arc::as_ptr(&u.functor) as *const (), keys)
+            };
         }
         self.call_through_boxed(op, keys, args)
     }
@@ -511,10 +514,10 @@ macro_rules! arities {
                 functor: *const (),
                 keys: DispatchKeySet,
             ) -> Result<R> {
-                // SAFETY: the caller guarantees `entry` is a trampoline of
-                // exactly this type (up to lifetimes, which do not exist at
-                // run time; the functor accepts every lifetime).
                 let entry: fn(*const (), DispatchKeySet, $($a),*) -> Result<R> =
+                    // SAFETY: the caller guarantees `entry` is a trampoline of
+                    // exactly this type (up to lifetimes, which do not exist
+                    // at run time; the functor accepts every lifetime).
                     unsafe { std::mem::transmute::<fn(), fn(*const (), DispatchKeySet, $($a),*) -> Result<R>>(entry) };
                 let ($($a,)*) = self;
                 entry(functor, keys, $($a),*)
@@ -534,7 +537,7 @@ macro_rules! arities {
             type Ret = R;
 
             fn unboxed_entry() -> fn() {
-                #[allow(non_snake_case)]
+                #[allow(non_snake_case, clippy::too_many_arguments)]
                 fn trampoline<F, R, $($a),*>(
                     functor: *const (),
                     _keys: DispatchKeySet,
@@ -582,7 +585,7 @@ macro_rules! arities {
             type Ret = R;
 
             fn unboxed_entry() -> fn() {
-                #[allow(non_snake_case)]
+                #[allow(non_snake_case, clippy::too_many_arguments)]
                 fn trampoline<F, R, $($a),*>(
                     functor: *const (),
                     keys: DispatchKeySet,

@@ -6,9 +6,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
 use aten_boxing::kernel_arg::{IValueConvert, KernelArg};
-use aten_boxing::{
-    infer_schema, BoxedOperator, IValue, KernelFunction, Object, Stack, StackExt,
-};
+use aten_boxing::{infer_schema, BoxedOperator, IValue, KernelFunction, Object, Stack, StackExt};
 use c10_core::{
     Complex64, Device, DispatchKey, DispatchKeySet, Generator, Layout, MemoryFormat, Result,
     Scalar, ScalarType, TensorBase, TensorImpl,
@@ -87,8 +85,13 @@ fn reference_values_round_trip() {
     let g = Generator::new(Device::CPU, 42);
     let back = Generator::from_ivalue(g.clone().into_ivalue()).unwrap();
     assert!(back.is_same(&g));
-    let obj = IValue::Object(Arc::new(Object::new("__torch__.torch.classes.my.Foo", 7u32)));
-    let IValue::Object(o) = obj.clone() else { unreachable!() };
+    let obj = IValue::Object(Arc::new(Object::new(
+        "__torch__.torch.classes.my.Foo",
+        7u32,
+    )));
+    let IValue::Object(o) = obj.clone() else {
+        unreachable!()
+    };
     assert_eq!(o.downcast_ref::<u32>(), Some(&7));
     assert!(obj.is(&obj.clone()));
     let dict = IValue::Dict(Arc::new(vec![(IValue::Int(1), IValue::Double(2.0))]));
@@ -121,7 +124,12 @@ fn add(a: i64, b: i64) -> Result<i64> {
     Ok(a + b)
 }
 
-fn first_plus_len(t: &TensorBase, sizes: &[i64], name: &str, maybe: Option<&TensorBase>) -> Result<TensorBase> {
+fn first_plus_len(
+    t: &TensorBase,
+    sizes: &[i64],
+    name: &str,
+    maybe: Option<&TensorBase>,
+) -> Result<TensorBase> {
     assert_eq!(sizes.len() + name.len(), 3);
     Ok(maybe.unwrap_or(t).clone())
 }
@@ -145,7 +153,11 @@ fn unboxed_kernels_are_callable_both_ways() {
     let t = tensor();
     let sizes = [1i64, 2];
     let r: TensorBase = k
-        .call(&DummyOp, cpu_keys(), (&t, &sizes[..], "x", None::<&TensorBase>))
+        .call(
+            &DummyOp,
+            cpu_keys(),
+            (&t, &sizes[..], "x", None::<&TensorBase>),
+        )
         .unwrap();
     assert!(r.is_same(&t));
     let mut stack: Stack = vec![
@@ -162,11 +174,15 @@ fn unboxed_kernels_are_callable_both_ways() {
 #[test]
 fn wrong_signature_is_an_error_not_ub() {
     let k = KernelFunction::make_from_unboxed_function(add);
-    let err = k.call::<(f64, i64), i64>(&DummyOp, cpu_keys(), (1.0, 2)).unwrap_err();
+    let err = k
+        .call::<(f64, i64), i64>(&DummyOp, cpu_keys(), (1.0, 2))
+        .unwrap_err();
     assert!(err
         .message()
         .contains("Tried to access or call an operator with a wrong signature."));
-    assert!(k.call::<(i64, i64), f64>(&DummyOp, cpu_keys(), (1, 2)).is_err());
+    assert!(k
+        .call::<(i64, i64), f64>(&DummyOp, cpu_keys(), (1, 2))
+        .is_err());
 }
 
 #[test]
@@ -180,7 +196,8 @@ fn closures_capture_state_and_may_take_the_key_set() {
     let r: i64 = k.call(&DummyOp, cpu_keys(), (5i64,)).unwrap();
     assert_eq!(r, 5);
     let mut stack: Stack = vec![IValue::Int(5)];
-    k.call_boxed(&DummyOp, DispatchKeySet::EMPTY, &mut stack).unwrap();
+    k.call_boxed(&DummyOp, DispatchKeySet::EMPTY, &mut stack)
+        .unwrap();
     assert_eq!(stack, vec![IValue::Int(-5)]);
     assert_eq!(calls.load(Ordering::SeqCst), 2);
     assert_eq!(k.inferred_schema(), Some("(int _0) -> int _0"));
@@ -204,7 +221,9 @@ fn boxed_kernels_are_callable_typed() {
     k.call_boxed(&DummyOp, cpu_keys(), &mut stack).unwrap();
     assert_eq!(stack, vec![IValue::Int(7), IValue::Int(12)]);
     // The wrong number of returns is an error, not a misread.
-    assert!(k.call::<(i64, i64), i64>(&DummyOp, cpu_keys(), (3, 4)).is_err());
+    assert!(k
+        .call::<(i64, i64), i64>(&DummyOp, cpu_keys(), (3, 4))
+        .is_err());
 }
 
 #[test]
@@ -217,9 +236,7 @@ fn out_kernels_hand_back_the_callers_tensor() {
         Ok(())
     });
     let t = tensor();
-    let r: TensorBase = k
-        .call(&DummyOp, cpu_keys(), (&t, Scalar::Int(1)))
-        .unwrap();
+    let r: TensorBase = k.call(&DummyOp, cpu_keys(), (&t, Scalar::Int(1))).unwrap();
     assert!(r.is_same(&t));
     // Two outs: (Scalar, Scalar, Tensor(a!), Tensor(b!)) -> (Tensor(a!), Tensor(b!)).
     let k = KernelFunction::make_from_boxed_function(|_, _, stack| {
@@ -247,19 +264,31 @@ fn special_kernels() {
     let ft = KernelFunction::make_fallthrough();
     assert!(ft.is_fallthrough());
     assert_eq!(ft.dump_state(), "fallthrough boxed ");
-    let err = ft.call_boxed(&DummyOp, cpu_keys(), &mut Stack::new()).unwrap_err();
+    let err = ft
+        .call_boxed(&DummyOp, cpu_keys(), &mut Stack::new())
+        .unwrap_err();
     assert!(err.message().starts_with("fallthrough_kernel was executed"));
     let amb = KernelFunction::make_ambiguous_autograd_other();
-    let err = amb.call_boxed(&DummyOp, cpu_keys(), &mut Stack::new()).unwrap_err();
+    let err = amb
+        .call_boxed(&DummyOp, cpu_keys(), &mut Stack::new())
+        .unwrap_err();
     assert!(err.message().starts_with(
         "my::dummy has kernels registered to both CompositeImplicitAutograd and a backend mapped to AutogradOther."
     ));
-    assert!(err.message().contains("Canonical state\n~~~~~~~~~~~\nname: my::dummy"));
+    assert!(err
+        .message()
+        .contains("Canonical state\n~~~~~~~~~~~\nname: my::dummy"));
     let named = KernelFunction::make_named_not_supported();
-    let err = named.call_boxed(&DummyOp, cpu_keys(), &mut Stack::new()).unwrap_err();
-    assert!(err.message().starts_with("my::dummy is not yet supported with named tensors."));
+    let err = named
+        .call_boxed(&DummyOp, cpu_keys(), &mut Stack::new())
+        .unwrap_err();
+    assert!(err
+        .message()
+        .starts_with("my::dummy is not yet supported with named tensors."));
     let missing = KernelFunction::default();
-    assert!(missing.call_boxed(&DummyOp, cpu_keys(), &mut Stack::new()).is_err());
+    assert!(missing
+        .call_boxed(&DummyOp, cpu_keys(), &mut Stack::new())
+        .is_err());
 }
 
 #[test]
@@ -278,7 +307,7 @@ fn bad_stacks_are_errors() {
 macro_rules! arity_test {
     ($name:ident, $n:expr, ($($a:ident),*)) => {
         #[test]
-        #[allow(unused_mut, unused_variables)]
+        #[allow(unused_mut, unused_variables, clippy::reversed_empty_ranges)]
         fn $name() {
             let k = KernelFunction::make_from_unboxed_function(|$($a: i64),*| Ok(0i64 $(+ $a)*));
             let expected: i64 = (1..=$n).sum();

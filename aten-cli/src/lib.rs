@@ -4,3 +4,4 @@
 pub mod conform;
 pub mod json;
 pub mod keyset;
+pub mod registry;

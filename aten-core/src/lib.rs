@@ -4,4 +4,14 @@
 //! output allocation), structured meta functions, composite and BackendSelect
 //! kernels.
 //!
-//! Filled by issues #5 (generated API) and #6 (tensors, TensorIterator).
+//! So far it holds the framework's backend fallbacks
+//! ([`framework_fallbacks`]); the tensor API arrives with issues #5 (generated
+//! API) and #6 (tensors, TensorIterator).
+
+pub mod framework_fallbacks;
+
+/// Makes sure this crate's static registrations are linked in.
+#[doc(hidden)]
+pub fn link() {
+    framework_fallbacks::link();
+}

@@ -54,12 +54,16 @@ impl DispatchKeyExtractor {
                 "Tried to access the schema for {op} which doesn't have a schema registered yet"
             )));
         };
-        let args = stack.len().checked_sub(n).map(|base| &stack[base..]).ok_or_else(|| {
-            Error::runtime(format!(
-                "{op}: a boxed call needs {n} arguments on the stack but found {}",
-                stack.len()
-            ))
-        })?;
+        let args = stack
+            .len()
+            .checked_sub(n)
+            .map(|base| &stack[base..])
+            .ok_or_else(|| {
+                Error::runtime(format!(
+                    "{op}: a boxed call needs {n} arguments on the stack but found {}",
+                    stack.len()
+                ))
+            })?;
         let mut ks = DispatchKeySet::EMPTY;
         for (value, is_tensor) in args.iter().zip(&self.tensor_args) {
             if *is_tensor {
@@ -74,7 +78,9 @@ impl DispatchKeyExtractor {
 pub(crate) fn ivalue_key_set(value: &IValue) -> DispatchKeySet {
     match value {
         IValue::Tensor(t) => t.key_set(),
-        IValue::TensorList(ts) => ts.iter().fold(DispatchKeySet::EMPTY, |ks, t| ks | t.key_set()),
+        IValue::TensorList(ts) => ts
+            .iter()
+            .fold(DispatchKeySet::EMPTY, |ks, t| ks | t.key_set()),
         IValue::OptionalTensorList(ts) => ts
             .iter()
             .flatten()

@@ -220,7 +220,10 @@ fn compute_entry_at(
         }
     }
     if f.in_cea {
-        if let Some(r) = hit(DispatchKey::CompositeExplicitAutograd, Provenance::DefaultBackendKernel) {
+        if let Some(r) = hit(
+            DispatchKey::CompositeExplicitAutograd,
+            Provenance::DefaultBackendKernel,
+        ) {
             return r;
         }
     }
@@ -235,9 +238,10 @@ fn compute_entry_at(
     if f.in_cia {
         if let Some(kernel) = kernels.front(DispatchKey::CompositeImplicitAutograd) {
             if k == DispatchKey::AutogradOther && kernels.has_any(AUTOGRADOTHER_BACKENDS) {
-                let debug = fallbacks[slot]
-                    .as_ref()
-                    .map_or_else(|| Arc::from("ambiguous_autogradother"), |f| Arc::clone(&f.debug));
+                let debug = fallbacks[slot].as_ref().map_or_else(
+                    || Arc::from("ambiguous_autogradother"),
+                    |f| Arc::clone(&f.debug),
+                );
                 return (
                     Some(AnnotatedKernel::ambiguous_autograd_other(debug)),
                     Provenance::AmbiguousAutogradOther,
@@ -256,7 +260,10 @@ fn compute_entry_at(
         }
     }
     if f.in_batched {
-        if let Some(r) = hit(DispatchKey::FuncTorchBatchedDecomposition, Provenance::BatchedKernel) {
+        if let Some(r) = hit(
+            DispatchKey::FuncTorchBatchedDecomposition,
+            Provenance::BatchedKernel,
+        ) {
             return r;
         }
     }

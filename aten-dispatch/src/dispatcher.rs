@@ -169,7 +169,11 @@ impl Dispatcher {
         entry
     }
 
-    fn drop_entry_if_unused(state: &mut DispatcherState, entry: &Arc<OperatorEntry>, es: &EntryState) {
+    fn drop_entry_if_unused(
+        state: &mut DispatcherState,
+        entry: &Arc<OperatorEntry>,
+        es: &EntryState,
+    ) {
         if OperatorEntry::is_unused(es) {
             let name = entry.operator_name();
             if state

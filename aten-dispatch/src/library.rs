@@ -64,10 +64,7 @@ impl CppFunction {
 
     /// A boxed kernel.
     pub fn from_boxed(
-        f: impl Fn(&dyn BoxedOperator, DispatchKeySet, &mut Stack) -> Result<()>
-            + Send
-            + Sync
-            + 'static,
+        f: impl Fn(&dyn BoxedOperator, DispatchKeySet, &mut Stack) -> Result<()> + Send + Sync + 'static,
     ) -> CppFunction {
         CppFunction::from_kernel(KernelFunction::make_from_boxed_function(f))
     }
@@ -195,12 +192,9 @@ impl Library {
         tags: Vec<String>,
     ) -> Result<&mut Library> {
         let schema = self.qualify_schema(schema)?;
-        let handle = self.dispatcher.register_def(
-            schema,
-            self.debug_string(),
-            alias_analysis,
-            tags,
-        )?;
+        let handle =
+            self.dispatcher
+                .register_def(schema, self.debug_string(), alias_analysis, tags)?;
         self.handles.push(handle);
         Ok(self)
     }
@@ -210,7 +204,10 @@ impl Library {
     /// inferred from `f` and alias analysis is CONSERVATIVE.
     pub fn def_fn(&mut self, name_or_schema: &str, f: CppFunction) -> Result<&mut Library> {
         let (schema, alias) = if name_or_schema.contains('(') {
-            (self.qualify_schema(name_or_schema)?, AliasAnalysisKind::FromSchema)
+            (
+                self.qualify_schema(name_or_schema)?,
+                AliasAnalysisKind::FromSchema,
+            )
         } else {
             let Some(inferred) = f.kernel.inferred_schema() else {
                 return Err(self.error(format!(
@@ -221,9 +218,9 @@ impl Library {
             (self.qualify_schema(&text)?, AliasAnalysisKind::Conservative)
         };
         let name = schema.operator_name().clone();
-        let def = self
-            .dispatcher
-            .register_def(schema, self.debug_string(), Some(alias), Vec::new())?;
+        let def =
+            self.dispatcher
+                .register_def(schema, self.debug_string(), Some(alias), Vec::new())?;
         let key = f.key.or(self.key);
         let debug = f.debug.unwrap_or_else(|| self.debug_string());
         let kernel = self.dispatcher.register_impl(name, key, f.kernel, debug)?;
@@ -277,7 +274,8 @@ impl Library {
         }
         let Some(key) = f.key.or(self.key) else {
             return Err(self.error(
-                "fallback(...): a fallback needs a dispatch key: declare the block with one.  ".into(),
+                "fallback(...): a fallback needs a dispatch key: declare the block with one.  "
+                    .into(),
             ));
         };
         let debug = f.debug.unwrap_or_else(|| self.debug_string());
@@ -406,7 +404,10 @@ pub(crate) fn run_static_registrations(dispatcher: &Dispatcher) {
             Ok(())
         });
         if let Err(e) = result {
-            eprintln!("error in static registration at {}:{}: {e}", block.file, block.line);
+            eprintln!(
+                "error in static registration at {}:{}: {e}",
+                block.file, block.line
+            );
             STATIC_ERRORS
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())

@@ -16,10 +16,10 @@ use c10_core::{DispatchKey, DispatchKeySet, Error, Result};
 
 use crate::annotated_kernel::AnnotatedKernel;
 use crate::dispatch_key_extractor::DispatchKeyExtractor;
-use crate::published_cell::PublishedCell;
 use crate::dispatch_table::{
     compute_entry, keys_affected_by, DispatchTable, Fallbacks, KernelLists,
 };
+use crate::published_cell::PublishedCell;
 use crate::schema_check::find_schema_differences;
 
 /// How the JIT's alias analysis treats an operator (`c10::AliasAnalysisKind`).
@@ -182,9 +182,10 @@ impl OperatorEntry {
         def: &SchemaRegistration,
         kernel: &AnnotatedKernel,
     ) -> Result<()> {
-        let (Some(inferred), Some((args, rets))) =
-            (kernel.kernel.inferred_schema(), kernel.kernel.inferred_types())
-        else {
+        let (Some(inferred), Some((args, rets))) = (
+            kernel.kernel.inferred_schema(),
+            kernel.kernel.inferred_types(),
+        ) else {
             return Ok(());
         };
         if let Some(reason) = find_schema_differences(&def.schema, args, rets) {

@@ -68,7 +68,13 @@ impl OperatorHandle {
     /// `hasComputedKernelForDispatchKey(k)`: whether the computed table has a
     /// kernel in `k`'s slot (whatever rule put it there).
     pub fn has_computed_kernel_for_dispatch_key(&self, k: DispatchKey) -> bool {
-        k.is_runtime() && self.entry.published().table.slot(k.dispatch_table_index()).is_some()
+        k.is_runtime()
+            && self
+                .entry
+                .published()
+                .table
+                .slot(k.dispatch_table_index())
+                .is_some()
     }
 
     /// `dumpState()` (`torch._C._dispatch_dump`).
@@ -103,7 +109,10 @@ impl OperatorHandle {
             if record.signature != expected {
                 let (schema, debug) = match &state.schema {
                     Some(def) => (def.schema.to_string(), def.debug.to_string()),
-                    None => (self.operator_name().to_string(), "unknown debug info".into()),
+                    None => (
+                        self.operator_name().to_string(),
+                        "unknown debug info".into(),
+                    ),
                 };
                 return Err(Error::runtime(format!(
                     "\nTried to access or call an operator with a wrong signature.\n  operator: {schema}\n    {debug}\n  correct signature:  {}\n    {}\n  accessed/called as: {}\nThis likely happened in a call to OperatorHandle::typed<Return (Args...)>(). Please make sure that the function signature matches the signature in the operator registration call.",
@@ -138,7 +147,9 @@ impl OperatorHandle {
     /// `callBoxed`: the arguments are on `stack`; the returns replace them.
     pub fn call_boxed(&self, stack: &mut Stack) -> Result<()> {
         let published = self.entry.published();
-        let keys = published.extractor.keys_from_stack(stack, self.operator_name())?;
+        let keys = published
+            .extractor
+            .keys_from_stack(stack, self.operator_name())?;
         let keys = apply_tls(keys);
         let keys = keys & published.table.mask_for(keys);
         let Some(kernel) = published.table.lookup(keys) else {

@@ -9,8 +9,8 @@ use aten_boxing::{IValue, KernelFunction, Stack, StackExt};
 use aten_dispatch::{trace, CppFunction, Dispatcher, Library, LibraryKind, RegistrationHandle};
 use c10_core::dispatch_key_set::AFTER_AUTOGRAD_KEYSET;
 use c10_core::{
-    AutoDispatchBelowAutograd, Device, DeviceType, DispatchKey, DispatchKeySet, ExcludeDispatchKeyGuard,
-    Result, ScalarType, TensorBase, TensorImpl,
+    AutoDispatchBelowAutograd, Device, DeviceType, DispatchKey, DispatchKeySet,
+    ExcludeDispatchKeyGuard, Result, ScalarType, TensorBase, TensorImpl,
 };
 
 fn tensor(device: DeviceType) -> TensorBase {
@@ -36,7 +36,11 @@ fn tensor_with(keys: &[DispatchKey]) -> TensorBase {
 /// calls: BackendSelect, ADInplaceOrView and the autograd keys fall through.
 fn framework(d: &Dispatcher) -> Vec<RegistrationHandle> {
     let mut handles = Vec::new();
-    for key in [DispatchKey::BackendSelect, DispatchKey::ADInplaceOrView, DispatchKey::Autograd] {
+    for key in [
+        DispatchKey::BackendSelect,
+        DispatchKey::ADInplaceOrView,
+        DispatchKey::Autograd,
+    ] {
         handles.push(
             d.register_fallback(key, KernelFunction::make_fallthrough(), "framework")
                 .unwrap(),
@@ -46,7 +50,8 @@ fn framework(d: &Dispatcher) -> Vec<RegistrationHandle> {
 }
 
 fn defined(d: &Dispatcher, schema: &str) -> Library {
-    let mut m = Library::with_dispatcher(d, LibraryKind::Fragment, "test", None, "calls.rs", 1).unwrap();
+    let mut m =
+        Library::with_dispatcher(d, LibraryKind::Fragment, "test", None, "calls.rs", 1).unwrap();
     m.def(schema).unwrap();
     m
 }
@@ -60,7 +65,6 @@ fn imp(d: &Dispatcher, key: DispatchKey) -> Library {
 fn returns(n: i64) -> CppFunction {
     CppFunction::from_unboxed(move |_: &TensorBase| Ok(n))
 }
-
 
 #[test]
 fn picks_the_kernel_of_the_highest_key() {
@@ -97,7 +101,9 @@ fn missing_kernels_report_pytorchs_error() {
     assert!(err
         .message()
         .contains("'test::fn' is only available for these backends: [CPU, BackendSelect, ADInplaceOrView, AutogradOther, AutogradCPU,"));
-    assert!(err.message().contains("\n\nCPU: registered at calls.rs:2 [kernel]\n"));
+    assert!(err
+        .message()
+        .contains("\n\nCPU: registered at calls.rs:2 [kernel]\n"));
 
     // No tensor arguments and no fallback: the Undefined variant.
     let _def2 = defined(&d, "nothing(int x) -> int");
@@ -182,8 +188,15 @@ fn backend_fallbacks_apply_to_ops_defined_before_and_after() {
     let _early = defined(&d, "early(Tensor x) -> int");
     let log = Arc::new(Mutex::new(Vec::new()));
     let seen = Arc::clone(&log);
-    let mut global =
-        Library::with_dispatcher(&d, LibraryKind::Impl, "_", Some(DispatchKey::CPU), "calls.rs", 3).unwrap();
+    let mut global = Library::with_dispatcher(
+        &d,
+        LibraryKind::Impl,
+        "_",
+        Some(DispatchKey::CPU),
+        "calls.rs",
+        3,
+    )
+    .unwrap();
     global
         .fallback(CppFunction::from_boxed(move |op, _keys, stack| {
             seen.lock().unwrap().push(op.operator_name());
@@ -196,7 +209,13 @@ fn backend_fallbacks_apply_to_ops_defined_before_and_after() {
     let t = tensor(DeviceType::CPU);
     for name in ["test::early", "test::late"] {
         let op = d.find_schema_or_throw(name, "").unwrap();
-        assert_eq!(op.typed::<(&TensorBase,), i64>().unwrap().call((&t,)).unwrap(), -1);
+        assert_eq!(
+            op.typed::<(&TensorBase,), i64>()
+                .unwrap()
+                .call((&t,))
+                .unwrap(),
+            -1
+        );
     }
     assert_eq!(*log.lock().unwrap(), vec!["test::early", "test::late"]);
     // A kernel beats the fallback; a CompositeImplicitAutograd kernel does too.
@@ -238,23 +257,35 @@ fn backend_select_routes_factories_by_device() {
     let mut bs = imp(&d, DispatchKey::BackendSelect);
     bs.impl_(
         "empty",
-        CppFunction::from_unboxed(move |_: DispatchKeySet, size: &[i64], device: Option<Device>| {
-            let device = device.unwrap_or(Device::CPU);
-            let keys = DispatchKeySet::from_key(device.device_type().backend_component().dense_key());
-            redispatch.redispatch(keys, (size, Some(device)))
-        }),
+        CppFunction::from_unboxed(
+            move |_: DispatchKeySet, size: &[i64], device: Option<Device>| {
+                let device = device.unwrap_or(Device::CPU);
+                let keys =
+                    DispatchKeySet::from_key(device.device_type().backend_component().dense_key());
+                redispatch.redispatch(keys, (size, Some(device)))
+            },
+        ),
     )
     .unwrap();
     let mut cpu = imp(&d, DispatchKey::CPU);
-    cpu.impl_("empty", CppFunction::from_unboxed(|s: &[i64], _: Option<Device>| Ok(s.len() as i64)))
-        .unwrap();
+    cpu.impl_(
+        "empty",
+        CppFunction::from_unboxed(|s: &[i64], _: Option<Device>| Ok(s.len() as i64)),
+    )
+    .unwrap();
     let mut meta = imp(&d, DispatchKey::Meta);
-    meta.impl_("empty", CppFunction::from_unboxed(|_: &[i64], _: Option<Device>| Ok(-7)))
-        .unwrap();
+    meta.impl_(
+        "empty",
+        CppFunction::from_unboxed(|_: &[i64], _: Option<Device>| Ok(-7)),
+    )
+    .unwrap();
     assert_eq!(typed.call((&[2, 3][..], None::<Device>)).unwrap(), 2);
     assert_eq!(typed.call((&[2, 3][..], Some(Device::META))).unwrap(), -7);
     // Boxed, with the default filled in by the caller.
-    let mut stack: Stack = vec![IValue::IntList(Arc::new(vec![1, 2, 3])), IValue::Device(Device::META)];
+    let mut stack: Stack = vec![
+        IValue::IntList(Arc::new(vec![1, 2, 3])),
+        IValue::Device(Device::META),
+    ];
     op.call_boxed(&mut stack).unwrap();
     assert_eq!(stack, vec![IValue::Int(-7)]);
 }
@@ -276,9 +307,15 @@ fn ambiguous_autograd_other_raises_when_called() {
         DispatchKey::BackendSelect,
         DispatchKey::ADInplaceOrView,
     ]));
-    assert_eq!(typed.call((&tensor_with(&[DispatchKey::FPGA]),)).unwrap(), 2);
+    assert_eq!(
+        typed.call((&tensor_with(&[DispatchKey::FPGA]),)).unwrap(),
+        2
+    );
     let err = typed
-        .call((&tensor_with(&[DispatchKey::FPGA, DispatchKey::AutogradOther]),))
+        .call((&tensor_with(&[
+            DispatchKey::FPGA,
+            DispatchKey::AutogradOther,
+        ]),))
         .unwrap_err();
     assert!(err.message().starts_with(
         "test::fn has kernels registered to both CompositeImplicitAutograd and a backend mapped to AutogradOther."
@@ -288,8 +325,10 @@ fn ambiguous_autograd_other_raises_when_called() {
 #[test]
 fn typed_handles_check_signatures() {
     let d = Dispatcher::new();
-    let mut m = Library::with_dispatcher(&d, LibraryKind::Fragment, "test", None, "calls.rs", 4).unwrap();
-    m.def_fn("dummy", CppFunction::from_unboxed(|_: i64| Ok(()))).unwrap();
+    let mut m =
+        Library::with_dispatcher(&d, LibraryKind::Fragment, "test", None, "calls.rs", 4).unwrap();
+    m.def_fn("dummy", CppFunction::from_unboxed(|_: i64| Ok(())))
+        .unwrap();
     let op = d.find_schema_or_throw("test::dummy", "").unwrap();
     assert!(op.typed::<(i64,), ()>().is_ok());
     let err = op.typed::<(f64,), ()>().unwrap_err();
@@ -301,12 +340,15 @@ fn typed_handles_check_signatures() {
     let err = cpu
         .impl_("dummy", CppFunction::from_unboxed(|_: i64| Ok(1i64)))
         .unwrap_err();
-    assert!(err.message().contains("Inferred operator schema for a C++ kernel function doesn't match"));
+    assert!(err
+        .message()
+        .contains("Inferred operator schema for a C++ kernel function doesn't match"));
     let mut cuda = imp(&d, DispatchKey::CUDA);
     // Same inferred schema, different Rust signature (&[i64] vs Vec<i64> both
     // infer int[]): the C++-signature check catches it.
     let _def = defined(&d, "lists(int[] x) -> ()");
-    cuda.impl_("lists", CppFunction::from_unboxed(|_: &[i64]| Ok(()))).unwrap();
+    cuda.impl_("lists", CppFunction::from_unboxed(|_: &[i64]| Ok(())))
+        .unwrap();
     let err = cpu
         .impl_("lists", CppFunction::from_unboxed(|_: Vec<i64>| Ok(())))
         .unwrap_err();
@@ -320,7 +362,8 @@ fn registration_listener_hears_defs() {
     let heard = Arc::new(Mutex::new(Vec::new()));
     let sink = Arc::clone(&heard);
     let _early = defined(&d, "a(Tensor x) -> Tensor");
-    let listener = d.add_registration_listener(move |e| sink.lock().unwrap().push(format!("{e:?}")));
+    let listener =
+        d.add_registration_listener(move |e| sink.lock().unwrap().push(format!("{e:?}")));
     let late = defined(&d, "b(Tensor x) -> Tensor");
     drop(late);
     drop(listener);
@@ -338,7 +381,11 @@ fn boxed_calls_need_the_arguments() {
     let _fw = framework(&d);
     let _def = defined(&d, "fn(Tensor x, int n) -> int");
     let mut cpu = imp(&d, DispatchKey::CPU);
-    cpu.impl_("fn", CppFunction::from_unboxed(|_: &TensorBase, n: i64| Ok(n))).unwrap();
+    cpu.impl_(
+        "fn",
+        CppFunction::from_unboxed(|_: &TensorBase, n: i64| Ok(n)),
+    )
+    .unwrap();
     let op = d.find_schema_or_throw("test::fn", "").unwrap();
     let mut short: Stack = vec![IValue::Int(1)];
     assert!(op.call_boxed(&mut short).is_err());

@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 
 use aten_dispatch::{CppFunction, Dispatcher, Library, LibraryKind};
 use c10_core::{
-    Device, DispatchKey, DispatchKeySet, ExcludeDispatchKeyGuard, ScalarType, TensorBase, TensorImpl,
+    Device, DispatchKey, DispatchKeySet, ExcludeDispatchKeyGuard, ScalarType, TensorBase,
+    TensorImpl,
 };
 
 /// A registration is changing.
@@ -25,16 +26,23 @@ fn block(d: &Dispatcher, ns: &str, key: DispatchKey) -> Library {
 #[test]
 fn calls_race_registrations() {
     let d = Dispatcher::new();
-    let mut def = Library::with_dispatcher(&d, LibraryKind::Fragment, "race", None, "race.rs", 1).unwrap();
+    let mut def =
+        Library::with_dispatcher(&d, LibraryKind::Fragment, "race", None, "race.rs", 1).unwrap();
     def.def("op(Tensor x) -> int").unwrap();
     // Always present: CompositeExplicitAutograd returns 0.
     let mut base = block(&d, "race", DispatchKey::CompositeExplicitAutograd);
-    base.impl_("op", CppFunction::from_unboxed(|_: &TensorBase| Ok(0i64))).unwrap();
+    base.impl_("op", CppFunction::from_unboxed(|_: &TensorBase| Ok(0i64)))
+        .unwrap();
 
     let op = d.find_schema_or_throw("race::op", "").unwrap();
     let typed = op.typed::<(&TensorBase,), i64>().unwrap();
     let keys = DispatchKeySet::from_keys(&[DispatchKey::CPU, DispatchKey::AutogradCPU]);
-    let t = TensorBase::from_impl(TensorImpl::new(keys, ScalarType::Float, Device::CPU, vec![1]));
+    let t = TensorBase::from_impl(TensorImpl::new(
+        keys,
+        ScalarType::Float,
+        Device::CPU,
+        vec![1],
+    ));
 
     // `cpu`: generation of the CPU kernel (1000 + g), 0 for none.
     // `autograd`: generation of the AutogradCPU fallback (2000 + g), 0 for
@@ -103,7 +111,10 @@ fn calls_race_registrations() {
         cpu.store(CHANGING, Ordering::SeqCst);
         let mut cpu_kernel = block(&d, "race", DispatchKey::CPU);
         cpu_kernel
-            .impl_("op", CppFunction::from_unboxed(move |_: &TensorBase| Ok(1000 + g)))
+            .impl_(
+                "op",
+                CppFunction::from_unboxed(move |_: &TensorBase| Ok(1000 + g)),
+            )
             .unwrap();
         cpu.store(g, Ordering::SeqCst);
         std::thread::yield_now();

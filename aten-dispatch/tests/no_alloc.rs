@@ -39,19 +39,48 @@ fn noop(a: &TensorBase, _b: &TensorBase) -> c10_core::Result<TensorBase> {
 #[test]
 fn typed_calls_do_not_allocate() {
     let d = Dispatcher::new();
-    let mut def = Library::with_dispatcher(&d, LibraryKind::Fragment, "bench", None, "f.rs", 1).unwrap();
+    let mut def =
+        Library::with_dispatcher(&d, LibraryKind::Fragment, "bench", None, "f.rs", 1).unwrap();
     def.def("noop(Tensor a, Tensor b) -> Tensor").unwrap();
-    let mut cpu =
-        Library::with_dispatcher(&d, LibraryKind::Impl, "bench", Some(DispatchKey::CPU), "f.rs", 2).unwrap();
+    let mut cpu = Library::with_dispatcher(
+        &d,
+        LibraryKind::Impl,
+        "bench",
+        Some(DispatchKey::CPU),
+        "f.rs",
+        2,
+    )
+    .unwrap();
     cpu.impl_("noop", CppFunction::from_unboxed(noop)).unwrap();
-    let mut ft =
-        Library::with_dispatcher(&d, LibraryKind::Impl, "_", Some(DispatchKey::ADInplaceOrView), "f.rs", 3).unwrap();
+    let mut ft = Library::with_dispatcher(
+        &d,
+        LibraryKind::Impl,
+        "_",
+        Some(DispatchKey::ADInplaceOrView),
+        "f.rs",
+        3,
+    )
+    .unwrap();
     ft.fallback(CppFunction::fallthrough()).unwrap();
-    let mut bs =
-        Library::with_dispatcher(&d, LibraryKind::Impl, "_", Some(DispatchKey::BackendSelect), "f.rs", 4).unwrap();
+    let mut bs = Library::with_dispatcher(
+        &d,
+        LibraryKind::Impl,
+        "_",
+        Some(DispatchKey::BackendSelect),
+        "f.rs",
+        4,
+    )
+    .unwrap();
     bs.fallback(CppFunction::fallthrough()).unwrap();
-    let mut ag =
-        Library::with_dispatcher(&d, LibraryKind::Impl, "bench", Some(DispatchKey::AutogradCPU), "f.rs", 5).unwrap();
+    let mut ag = Library::with_dispatcher(
+        &d,
+        LibraryKind::Impl,
+        "bench",
+        Some(DispatchKey::AutogradCPU),
+        "f.rs",
+        5,
+    )
+    .unwrap();
     ag.impl_("noop", CppFunction::fallthrough()).unwrap();
 
     let typed = d
@@ -60,7 +89,12 @@ fn typed_calls_do_not_allocate() {
         .typed::<(&TensorBase, &TensorBase), TensorBase>()
         .unwrap();
     let keys = DispatchKeySet::from_keys(&[DispatchKey::CPU, DispatchKey::AutogradCPU]);
-    let a = TensorBase::from_impl(TensorImpl::new(keys, ScalarType::Float, Device::CPU, vec![1]));
+    let a = TensorBase::from_impl(TensorImpl::new(
+        keys,
+        ScalarType::Float,
+        Device::CPU,
+        vec![1],
+    ));
     let b = a.clone();
     // Warm up (thread-locals, lazy statics).
     for _ in 0..10 {

@@ -2,7 +2,9 @@
 //! `torch_library_impl!` blocks linked into the program run once, defs
 //! before impls, when the global dispatcher is first used.
 
-use aten_dispatch::{torch_library, torch_library_fragment, torch_library_impl, CppFunction, Dispatcher};
+use aten_dispatch::{
+    torch_library, torch_library_fragment, torch_library_impl, CppFunction, Dispatcher,
+};
 use c10_core::{DispatchKey, TensorBase};
 
 // The impl block comes first in the file: order of appearance must not matter.
@@ -34,7 +36,9 @@ fn static_blocks_register_on_first_use() {
     assert!(op.has_kernel_for_dispatch_key(DispatchKey::CPU));
     assert!(d.find_schema_or_throw("statictest::more", "").is_ok());
     assert!(d.has_backend_fallback_for_dispatch_key(DispatchKey::Meta));
-    assert!(op.dump_state().contains("CPU: registered at aten-dispatch/tests/static_registration.rs:"));
+    assert!(op
+        .dump_state()
+        .contains("CPU: registered at aten-dispatch/tests/static_registration.rs:"));
     // Running the registrations again would fail (a second TORCH_LIBRARY):
     // the global dispatcher ran them exactly once.
     assert!(Dispatcher::global().is_same(d));

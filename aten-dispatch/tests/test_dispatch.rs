@@ -69,7 +69,12 @@ fn framework_fallbacks(d: &Dispatcher) -> Vec<RegistrationHandle> {
         .split('{')
         .skip(1)
         .filter_map(|chunk| {
-            let key = chunk.split("\"key\": \"").nth(1)?.split('"').next()?.to_string();
+            let key = chunk
+                .split("\"key\": \"")
+                .nth(1)?
+                .split('"')
+                .next()?
+                .to_string();
             let fallthrough = chunk.contains("\"fallthrough\": true");
             Some((key, fallthrough))
         })
@@ -156,7 +161,9 @@ fn commute(ops: &[Op], ctor_orders: Option<Vec<Vec<usize>>>) -> Outcome {
         if active == 0 {
             assert_eq!(state, "", "the operator must vanish");
         }
-        let entry = seen.entry(active).or_insert_with(|| (state.clone(), table.clone()));
+        let entry = seen
+            .entry(active)
+            .or_insert_with(|| (state.clone(), table.clone()));
         assert_eq!(entry.0, state, "state differs for active set {active:b}");
         assert_eq!(entry.1, table, "table differs for active set {active:b}");
     };
@@ -192,11 +199,15 @@ fn expect_raises(ops: &[Op]) -> String {
     let d = Dispatcher::new();
     let mut libs = Vec::new();
     for op in ops {
-        let before = d.find_op(&name).map(|o| (o.dump_state(), o.dump_computed_table()));
+        let before = d
+            .find_op(&name)
+            .map(|o| (o.dump_state(), o.dump_computed_table()));
         match op(&d) {
             Ok(l) => libs.push(l),
             Err(e) => {
-                let after = d.find_op(&name).map(|o| (o.dump_state(), o.dump_computed_table()));
+                let after = d
+                    .find_op(&name)
+                    .map(|o| (o.dump_state(), o.dump_computed_table()));
                 assert_eq!(before, after, "a failed registration changed the state");
                 d.check_all_invariants().unwrap();
                 return e.to_string();
@@ -489,10 +500,15 @@ fn test_multiple_def_error() {
     );
     // A default alias kind does not make a second def acceptable.
     assert!(expect_raises(&[
-        def_alias("foo(Tensor x) -> Tensor", Some(AliasAnalysisKind::PureFunction)),
+        def_alias(
+            "foo(Tensor x) -> Tensor",
+            Some(AliasAnalysisKind::PureFunction)
+        ),
         def_alias("foo(Tensor x) -> Tensor", None),
     ])
-    .starts_with("Tried to register an operator (test::foo(Tensor x) -> Tensor) with the same name"));
+    .starts_with(
+        "Tried to register an operator (test::foo(Tensor x) -> Tensor) with the same name"
+    ));
 }
 
 #[test]
@@ -506,7 +522,9 @@ fn test_def_with_explicit_alias_and_default() {
     );
     assert!(r.state.ends_with("alias analysis kind: PURE_FUNCTION\n"));
     let r = commute(&[def_alias("foo(Tensor x) -> Tensor", None)], None);
-    assert!(r.state.ends_with("alias analysis kind: CONSERVATIVE (default)\n"));
+    assert!(r
+        .state
+        .ends_with("alias analysis kind: CONSERVATIVE (default)\n"));
 }
 
 #[test]
@@ -579,9 +597,14 @@ fn library_errors() {
         .def("f(Tensor x) -> Tensor")
         .unwrap_err()
         .message()
-        .starts_with("def(\"f\"): Cannot define an operator inside of a TORCH_LIBRARY_IMPL block."));
+        .starts_with(
+            "def(\"f\"): Cannot define an operator inside of a TORCH_LIBRARY_IMPL block."
+        ));
     let err = imp
-        .impl_("f", CppFunction::from_unboxed(impl_t_t).dispatch(DispatchKey::CUDA))
+        .impl_(
+            "f",
+            CppFunction::from_unboxed(impl_t_t).dispatch(DispatchKey::CUDA),
+        )
         .unwrap_err();
     assert!(err.message().starts_with(
         "impl(\"ns::f\", ...): Explicitly provided dispatch key (CUDA) is inconsistent with the dispatch key of the enclosing TORCH_LIBRARY_IMPL block (CPU)."
@@ -592,9 +615,9 @@ fn library_errors() {
         .message()
         .starts_with("fallback(...): Fallback functions which apply to only a single namespace (you specified ns) are not supported."));
     let err = Library::with_dispatcher(&d, LibraryKind::Def, "_", None, "e.rs", 5).unwrap_err();
-    assert!(err.message().starts_with(
-        "TORCH_LIBRARY: cannot define TORCH_LIBRARY with the wildcard namespace _"
-    ));
+    assert!(err
+        .message()
+        .starts_with("TORCH_LIBRARY: cannot define TORCH_LIBRARY with the wildcard namespace _"));
     // Nothing half-registered survives the failures.
     assert!(d.all_op_names().is_empty());
 }
@@ -603,7 +626,9 @@ fn library_errors() {
 fn find_schema_or_throw_messages() {
     let d = Dispatcher::new();
     assert_eq!(
-        d.find_schema_or_throw("test::foo", "").unwrap_err().message(),
+        d.find_schema_or_throw("test::foo", "")
+            .unwrap_err()
+            .message(),
         "Could not find schema for test::foo."
     );
     let _m = impl_t_t_at("foo", k("CPU"), "impl")(&d).unwrap();

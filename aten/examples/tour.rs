@@ -3,18 +3,28 @@
 //! Run with `cargo run --release --example tour`. Each section shows one
 //! layer; later issues add the dispatcher, kernels and tensors.
 
+use aten::boxing::{IValue, Stack};
+use aten::c10::dispatch_key_set::AFTER_AUTOGRAD_KEYSET;
 use aten::c10::dispatch_key_set::{
     get_runtime_dispatch_key_set, DEFAULT_EXCLUDED_SET, DEFAULT_INCLUDED_SET,
 };
 use aten::c10::local_dispatch_key_set::tls_local_dispatch_key_set;
-use aten::c10::{AutoDispatchBelowAutograd, NUM_RUNTIME_ENTRIES};
-use aten::{BackendComponent, DispatchKey, DispatchKeySet};
+use aten::c10::{
+    AutoDispatchBelowAutograd, Device, ScalarType, TensorBase, TensorImpl, NUM_RUNTIME_ENTRIES,
+};
+use aten::dispatch::{trace, CppFunction, Library, LibraryKind};
+use aten::{BackendComponent, DispatchKey, DispatchKeySet, Result};
 
 fn section(title: &str) {
     println!("\n== {title} ==");
 }
 
-fn main() {
+/// The CPU kernel of `tour::scale`: a plain Rust function.
+fn scale_cpu(x: &TensorBase, factor: i64) -> Result<i64> {
+    Ok(x.sizes().iter().product::<i64>() * factor)
+}
+
+fn main() -> Result<()> {
     section("1. Dispatch keys");
     println!(
         "A CPU tensor that requires grad carries {}.",
@@ -98,4 +108,100 @@ fn main() {
         DispatchKey::AutogradOther,
         BackendComponent::HIPBit.autograd_key()
     );
+
+    section("5. The dispatcher: a custom operator");
+    let dispatcher = aten::dispatcher();
+    let mut def = Library::new(LibraryKind::Def, "tour", None, file!(), line!())?;
+    def.def("scale(Tensor x, int factor) -> int")?;
+    let mut cpu = Library::new(
+        LibraryKind::Impl,
+        "tour",
+        Some(DispatchKey::CPU),
+        file!(),
+        line!(),
+    )?;
+    cpu.impl_("scale", CppFunction::from_unboxed(scale_cpu))?;
+    let op = dispatcher.find_schema_or_throw("tour::scale", "")?;
+    let typed = op.typed::<(&TensorBase, i64), i64>()?;
+    let below = typed.clone();
+    let mut autograd = Library::new(
+        LibraryKind::Impl,
+        "tour",
+        Some(DispatchKey::AutogradCPU),
+        file!(),
+        line!(),
+    )?;
+    autograd.impl_(
+        "scale",
+        CppFunction::from_unboxed(move |keys: DispatchKeySet, x: &TensorBase, factor: i64| {
+            println!("  [AutogradCPU kernel] recording nothing, redispatching below autograd");
+            below.redispatch(keys & AFTER_AUTOGRAD_KEYSET, (x, factor))
+        }),
+    )?;
+    let mut tracer = Library::new(
+        LibraryKind::Impl,
+        "_",
+        Some(DispatchKey::Tracer),
+        file!(),
+        line!(),
+    )?;
+    tracer.fallback(CppFunction::from_boxed(|op, keys, stack| {
+        println!(
+            "  [Tracer fallback] {} with {} arguments on the stack",
+            op.operator_name(),
+            stack.len()
+        );
+        op.redispatch_boxed(
+            keys & DispatchKeySet::full_after(DispatchKey::Tracer),
+            stack,
+        )
+    }))?;
+
+    let x = TensorBase::from_impl(TensorImpl::new(
+        TensorImpl::default_key_set(Device::CPU),
+        ScalarType::Float,
+        Device::CPU,
+        vec![2, 3],
+    ));
+    println!("x carries {}", x.key_set());
+    let ((), lines) = trace::capture(|| {
+        let r = typed
+            .call((&x, 10))
+            .map(|r| println!("typed call: tour::scale(x, 10) = {r}"));
+        if let Err(e) = r {
+            println!("typed call failed: {e}");
+        }
+    });
+    print!("dispatch trace:\n{lines}");
+    let mut stack: Stack = vec![IValue::Tensor(x.clone()), IValue::Int(2)];
+    op.call_boxed(&mut stack)?;
+    println!("boxed call:  stack after the call = {stack:?}");
+    {
+        let _tracing = aten::c10::IncludeDispatchKeyGuard::new(DispatchKey::Tracer);
+        let r = typed.call((&x, 1))?;
+        println!("with Tracer included for this thread the call still returns {r}");
+    }
+    println!("\nIts computed table (non-empty slots):");
+    for line in op.dump_computed_table().lines() {
+        if !line.contains("[backend fallback]")
+            || line.starts_with("Tracer")
+            || line.starts_with("AutogradCPU")
+        {
+            println!("  {line}");
+        }
+    }
+    drop(autograd);
+    let mut skip = Library::new(
+        LibraryKind::Impl,
+        "tour",
+        Some(DispatchKey::AutogradCPU),
+        file!(),
+        line!(),
+    )?;
+    skip.impl_("scale", CppFunction::fallthrough())?;
+    let ((), lines) = trace::capture(|| {
+        let _ = typed.call((&x, 3));
+    });
+    print!("with a fallthrough at AutogradCPU, the call goes straight to CPU:\n{lines}");
+    Ok(())
 }

@@ -19,5 +19,14 @@ pub use c10_core::{BackendComponent, DispatchKey, DispatchKeySet, Error, ErrorKi
 
 #[cfg(feature = "cpu")]
 pub use aten_native_cpu as native_cpu;
+
+/// The process-wide dispatcher with every linked backend's registrations
+/// (PyTorch's `c10::Dispatcher::singleton()`).
+pub fn dispatcher() -> &'static aten_dispatch::Dispatcher {
+    // Reference the registering crates so the linker keeps their static
+    // registration blocks.
+    std::hint::black_box(aten_core::link as fn());
+    aten_dispatch::Dispatcher::global()
+}
 #[cfg(feature = "cuda")]
 pub use aten_native_cuda as native_cuda;

@@ -35,7 +35,11 @@ fn tensor(keys: &[DispatchKey]) -> TensorBase {
 }
 
 fn block(d: &Dispatcher, ns: &str, key: Option<DispatchKey>) -> Library {
-    let kind = if key.is_some() { LibraryKind::Impl } else { LibraryKind::Fragment };
+    let kind = if key.is_some() {
+        LibraryKind::Impl
+    } else {
+        LibraryKind::Fragment
+    };
     Library::with_dispatcher(d, kind, ns, key, "bench.rs", 1).unwrap()
 }
 
@@ -46,7 +50,8 @@ fn calls(c: &mut Criterion) {
     def.def("noop_ft(Tensor a, Tensor b) -> Tensor").unwrap();
     let mut cpu = block(&d, "bench", Some(DispatchKey::CPU));
     cpu.impl_("noop", CppFunction::from_unboxed(noop)).unwrap();
-    cpu.impl_("noop_ft", CppFunction::from_unboxed(noop)).unwrap();
+    cpu.impl_("noop_ft", CppFunction::from_unboxed(noop))
+        .unwrap();
     let mut ag = block(&d, "bench", Some(DispatchKey::AutogradCPU));
     ag.impl_("noop_ft", CppFunction::fallthrough()).unwrap();
     let mut fallbacks = Vec::new();
@@ -57,14 +62,20 @@ fn calls(c: &mut Criterion) {
     }
 
     let op = d.find_schema_or_throw("bench::noop", "").unwrap();
-    let typed = op.typed::<(&TensorBase, &TensorBase), TensorBase>().unwrap();
+    let typed = op
+        .typed::<(&TensorBase, &TensorBase), TensorBase>()
+        .unwrap();
     let typed_ft = d
         .find_schema_or_throw("bench::noop_ft", "")
         .unwrap()
         .typed::<(&TensorBase, &TensorBase), TensorBase>()
         .unwrap();
     let plain = tensor(&[DispatchKey::CPU]);
-    let grad = tensor(&[DispatchKey::CPU, DispatchKey::AutogradCPU, DispatchKey::ADInplaceOrView]);
+    let grad = tensor(&[
+        DispatchKey::CPU,
+        DispatchKey::AutogradCPU,
+        DispatchKey::ADInplaceOrView,
+    ]);
 
     c.bench_function("dispatch/typed_noop", |b| {
         b.iter(|| typed.call((black_box(&plain), black_box(&plain))).unwrap())
@@ -116,7 +127,8 @@ fn registration(c: &mut Criterion) {
             .collect();
             for i in 0..3500 {
                 let name = format!("op{i}");
-                def.def(&format!("{name}(Tensor a, Tensor b) -> Tensor")).unwrap();
+                def.def(&format!("{name}(Tensor a, Tensor b) -> Tensor"))
+                    .unwrap();
                 for m in &mut impls {
                     m.impl_(&name, CppFunction::from_unboxed(noop)).unwrap();
                 }
@@ -132,7 +144,9 @@ criterion_main!(benches, prims);
 
 fn primitives(c: &mut Criterion) {
     let swap = arc_swap::ArcSwap::from_pointee(5u64);
-    c.bench_function("dispatch/arcswap_load", |b| b.iter(|| **black_box(&swap).load()));
+    c.bench_function("dispatch/arcswap_load", |b| {
+        b.iter(|| **black_box(&swap).load())
+    });
     let tls = aten::c10::local_dispatch_key_set::tls_local_dispatch_key_set;
     c.bench_function("dispatch/tls_read", |b| b.iter(|| black_box(tls)()));
 }

@@ -25,7 +25,12 @@ impl TensorImpl {
     /// A tensor description. `key_set` is the set a dispatch on this tensor
     /// starts from (for a plain CPU tensor that requires grad:
     /// `{CPU, AutogradCPU, ADInplaceOrView}`).
-    pub fn new(key_set: DispatchKeySet, dtype: ScalarType, device: Device, sizes: Vec<i64>) -> Self {
+    pub fn new(
+        key_set: DispatchKeySet,
+        dtype: ScalarType,
+        device: Device,
+        sizes: Vec<i64>,
+    ) -> Self {
         TensorImpl {
             key_set,
             dtype,
