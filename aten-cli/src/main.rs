@@ -32,6 +32,18 @@ enum Command {
         /// The schema text, e.g. 'aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor'.
         text: String,
     },
+    /// List the operators registered in the global dispatcher.
+    Ops,
+    /// Print an operator's registrations (`_dispatch_dump`).
+    Dump {
+        /// `ns::name` or `ns::name.overload`.
+        op: String,
+    },
+    /// Print an operator's computed dispatch table (`_dispatch_dump_table`).
+    Table {
+        /// `ns::name` or `ns::name.overload`.
+        op: String,
+    },
     /// Check this implementation against a conformance file.
     Conform {
         #[command(subcommand)]
@@ -44,6 +56,11 @@ enum Conform {
     /// The key table against a file like dispatch_keys.json.
     Keys {
         /// The JSON file.
+        file: PathBuf,
+    },
+    /// Dispatch-table scenarios in the format of dispatch_tables.jsonl.
+    Tables {
+        /// The JSON-lines file.
         file: PathBuf,
     },
     /// Key-set queries in the format of keyset_queries.jsonl.
@@ -62,6 +79,12 @@ enum Conform {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
+        Command::Ops => {
+            print!("{}", aten_cli::registry::ops());
+            ExitCode::SUCCESS
+        }
+        Command::Dump { op } => print_or_fail(aten_cli::registry::dump(&op)),
+        Command::Table { op } => print_or_fail(aten_cli::registry::table(&op)),
         Command::Keyset { keys } => match aten_cli::keyset::explain(&keys) {
             Ok(text) => {
                 print!("{text}");
@@ -87,9 +110,23 @@ fn main() -> ExitCode {
                 let report = conform::keys::run(text)?;
                 Ok((Vec::new(), report))
             }),
+            Conform::Tables { file } => with_file(&file, |text| Ok(conform::tables::run(text))),
             Conform::Keysets { file } => with_file(&file, |text| Ok(conform::keysets::run(text))),
             Conform::Schemas { file } => with_file(&file, |text| Ok(conform::schemas::run(text))),
         },
+    }
+}
+
+fn print_or_fail(result: aten::Result<String>) -> ExitCode {
+    match result {
+        Ok(text) => {
+            print!("{text}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
     }
 }
 

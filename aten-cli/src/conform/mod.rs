@@ -9,6 +9,7 @@
 pub mod keys;
 pub mod keysets;
 pub mod schemas;
+pub mod tables;
 
 use std::fmt;
 
