@@ -9,11 +9,14 @@
 //! - [`kernel_arg`]: Rust types to and from `IValue`s, as kernel arguments
 //!   and returns;
 //! - [`kernel_function`]: [`KernelFunction`] with its boxed and unboxed entry
-//!   points and the bridges between them.
+//!   points and the bridges between them;
+//! - [`schema`]: [`FunctionSchema`], its parser and canonical printer;
+//! - [`normalize`]: positional and keyword arguments to a checked stack.
 
 pub mod ivalue;
 pub mod kernel_arg;
 pub mod kernel_function;
+pub mod normalize;
 pub mod stack;
 
 pub use ivalue::{IValue, Object};
@@ -21,6 +24,7 @@ pub use kernel_arg::{IValueConvert, KernelArg, KernelReturn, TensorLike};
 pub use kernel_function::{
     infer_schema, ArgList, BoxedOperator, CppSignature, KernelFunction, KernelFunctor,
 };
+pub use normalize::check_and_normalize_inputs;
 pub use stack::{Stack, StackExt};
 
 pub mod schema;
