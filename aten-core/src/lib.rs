@@ -4,11 +4,14 @@
 //! output allocation), structured meta functions, composite and BackendSelect
 //! kernels.
 //!
-//! So far it holds the framework's backend fallbacks
-//! ([`framework_fallbacks`]); the tensor API arrives with issues #5 (generated
-//! API) and #6 (tensors, TensorIterator).
+//! So far it holds the [`Tensor`] handle and the framework's backend
+//! fallbacks ([`framework_fallbacks`]); the generated API and the kernels
+//! arrive with issues #5 and #6.
 
 pub mod framework_fallbacks;
+pub mod tensor;
+
+pub use tensor::Tensor;
 
 /// Makes sure this crate's static registrations are linked in.
 #[doc(hidden)]

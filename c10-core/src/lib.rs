@@ -12,25 +12,30 @@
 //! - the [`Error`] type every layer returns ([`error`]);
 //! - the values operators take: [`ScalarType`], [`Device`], [`Layout`],
 //!   [`MemoryFormat`], [`Scalar`], [`Generator`];
-//! - [`TensorImpl`] and the [`TensorBase`] handle (storage, strides and
-//!   views arrive with the tensor issue, #6).
+//! - [`Storage`] with its allocators and borrow discipline, [`TensorImpl`]
+//!   and the [`TensorBase`] handle (strided views of a storage), and the
+//!   [`Element`] types of the dtypes.
 
 pub mod device;
 pub mod dispatch_key;
 pub mod dispatch_key_set;
+pub mod element;
 pub mod error;
 pub mod generator;
 pub mod layout;
 pub mod local_dispatch_key_set;
 pub mod scalar;
 pub mod scalar_type;
+pub mod storage;
 pub mod tensor_impl;
 
 pub use device::{Device, DeviceType};
+pub use element::Element;
 pub use generator::Generator;
 pub use layout::{Layout, MemoryFormat};
 pub use scalar::{Complex64, Scalar};
 pub use scalar_type::ScalarType;
+pub use storage::{Storage, StorageBorrow};
 pub use tensor_impl::{TensorBase, TensorImpl};
 
 pub use dispatch_key::{BackendComponent, DispatchKey, NUM_BACKENDS, NUM_FUNCTIONALITY_KEYS};

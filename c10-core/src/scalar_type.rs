@@ -57,6 +57,48 @@ impl ScalarType {
             .ok_or_else(|| Error::runtime(format!("Unknown ScalarType {v}")))
     }
 
+    /// Bytes per element (`elementSize`).
+    pub const fn element_size(self) -> usize {
+        match self {
+            ScalarType::Byte | ScalarType::Char | ScalarType::Bool => 1,
+            ScalarType::QInt8 | ScalarType::QUInt8 => 1,
+            ScalarType::Short | ScalarType::Half | ScalarType::BFloat16 => 2,
+            ScalarType::Int | ScalarType::Float | ScalarType::QInt32 => 4,
+            ScalarType::ComplexHalf => 4,
+            ScalarType::Long | ScalarType::Double | ScalarType::ComplexFloat => 8,
+            ScalarType::ComplexDouble => 16,
+        }
+    }
+
+    /// `isFloatingType`.
+    pub const fn is_floating_point(self) -> bool {
+        matches!(
+            self,
+            ScalarType::Half | ScalarType::Float | ScalarType::Double | ScalarType::BFloat16
+        )
+    }
+
+    /// `isComplexType`.
+    pub const fn is_complex(self) -> bool {
+        matches!(
+            self,
+            ScalarType::ComplexHalf | ScalarType::ComplexFloat | ScalarType::ComplexDouble
+        )
+    }
+
+    /// `isIntegralType(t, include_bool)`.
+    pub const fn is_integral(self, include_bool: bool) -> bool {
+        match self {
+            ScalarType::Byte
+            | ScalarType::Char
+            | ScalarType::Short
+            | ScalarType::Int
+            | ScalarType::Long => true,
+            ScalarType::Bool => include_bool,
+            _ => false,
+        }
+    }
+
     /// C++ name (`Float`), as `toString(ScalarType)` prints it.
     pub const fn name(self) -> &'static str {
         match self {

@@ -1,41 +1,136 @@
-//! `TensorImpl` and the `TensorBase` handle: what the boxing and dispatch
-//! layers see of a tensor.
+//! `TensorImpl` and the `TensorBase` handle: a strided view of a storage.
 //!
-//! The dispatcher needs a tensor's key set (to pick a kernel), dtype, device
-//! and shape; the boxing layer needs cheap clones and identity (`is_same`).
-//! Storage, strides and views join this type with the tensor issue (#6).
+//! A tensor is a storage, an offset into it (in elements), sizes and strides
+//! (in elements), a dtype, a device, the dispatch key set calls on it start
+//! from, and a version counter shared by all views of one storage (bumped by
+//! in-place writes, as autograd needs). Views (`as_strided` and every view
+//! operator built on it) share the storage and the version counter.
 
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::device::Device;
 use crate::dispatch_key::DispatchKey;
 use crate::dispatch_key_set::DispatchKeySet;
+use crate::element::Element;
+use crate::error::{Error, Result};
 use crate::scalar_type::ScalarType;
+use crate::storage::{Storage, StorageBorrow};
+
+/// Sizes or strides: inline up to 6 dimensions, on the heap beyond.
+#[derive(Clone, PartialEq, Eq)]
+pub enum DimVector {
+    /// Up to 6 dimensions.
+    Inline([i64; 6], u8),
+    /// More.
+    Heap(Vec<i64>),
+}
+
+impl DimVector {
+    /// From a slice.
+    pub fn from_slice(v: &[i64]) -> DimVector {
+        if v.len() <= 6 {
+            let mut a = [0; 6];
+            a[..v.len()].copy_from_slice(v);
+            DimVector::Inline(a, v.len() as u8)
+        } else {
+            DimVector::Heap(v.to_vec())
+        }
+    }
+}
+
+impl std::ops::Deref for DimVector {
+    type Target = [i64];
+    fn deref(&self) -> &[i64] {
+        match self {
+            DimVector::Inline(a, n) => &a[..*n as usize],
+            DimVector::Heap(v) => v,
+        }
+    }
+}
+
+impl fmt::Debug for DimVector {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}
+
+/// Contiguous (row-major) strides for `sizes`.
+pub fn contiguous_strides(sizes: &[i64]) -> DimVector {
+    let mut strides = vec![0; sizes.len()];
+    let mut acc = 1i64;
+    for i in (0..sizes.len()).rev() {
+        strides[i] = acc;
+        acc = acc.saturating_mul(sizes[i].max(1));
+    }
+    DimVector::from_slice(&strides)
+}
+
+/// Checked product of sizes (element count).
+fn checked_numel(sizes: &[i64]) -> Result<i64> {
+    sizes.iter().try_fold(1i64, |acc, &s| {
+        if s < 0 {
+            return Err(Error::runtime(format!(
+                "Trying to create tensor with negative dimension {s}: {sizes:?}"
+            )));
+        }
+        acc.checked_mul(s)
+            .ok_or_else(|| Error::runtime(format!("numel overflows for sizes {sizes:?}")))
+    })
+}
 
 /// The shared state of a tensor (`c10::TensorImpl`).
-#[derive(Debug)]
 pub struct TensorImpl {
-    key_set: DispatchKeySet,
+    storage: Storage,
+    storage_offset: i64,
+    sizes: DimVector,
+    strides: DimVector,
+    numel: i64,
     dtype: ScalarType,
     device: Device,
-    sizes: Vec<i64>,
+    key_set: DispatchKeySet,
+    version: Arc<AtomicU64>,
+}
+
+impl fmt::Debug for TensorImpl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TensorImpl")
+            .field("sizes", &self.sizes)
+            .field("strides", &self.strides)
+            .field("storage_offset", &self.storage_offset)
+            .field("dtype", &self.dtype)
+            .field("device", &self.device)
+            .field("key_set", &self.key_set)
+            .finish()
+    }
 }
 
 impl TensorImpl {
-    /// A tensor description. `key_set` is the set a dispatch on this tensor
-    /// starts from (for a plain CPU tensor that requires grad:
-    /// `{CPU, AutogradCPU, ADInplaceOrView}`).
+    /// A new contiguous tensor on `device` with zero-filled storage, whose
+    /// calls start from `key_set`. Devices without an allocator in this build
+    /// get a storage without data (the tensor can be dispatched on, not
+    /// computed with).
     pub fn new(
         key_set: DispatchKeySet,
         dtype: ScalarType,
         device: Device,
         sizes: Vec<i64>,
     ) -> Self {
+        let numel = checked_numel(&sizes).unwrap_or(0);
+        let nbytes = (numel.max(0) as usize).saturating_mul(dtype.element_size());
+        let storage =
+            Storage::new(nbytes, device).unwrap_or_else(|_| Storage::new_dataless(nbytes, device));
         TensorImpl {
-            key_set,
+            storage,
+            storage_offset: 0,
+            strides: contiguous_strides(&sizes),
+            sizes: DimVector::from_slice(&sizes),
+            numel,
             dtype,
             device,
-            sizes,
+            key_set,
+            version: Arc::new(AtomicU64::new(0)),
         }
     }
 
@@ -59,6 +154,10 @@ pub struct TensorBase {
     inner: Option<Arc<TensorImpl>>,
 }
 
+fn undefined_error() -> Error {
+    Error::runtime("Tensor is undefined")
+}
+
 impl TensorBase {
     /// The undefined tensor (a `Tensor()` in C++, `None` in an optional).
     pub const fn undefined() -> TensorBase {
@@ -72,10 +171,69 @@ impl TensorBase {
         }
     }
 
+    /// `at::empty_strided`: a zero-filled tensor with the given layout. The
+    /// storage covers every element the strides can reach.
+    pub fn empty_strided(
+        sizes: &[i64],
+        strides: &[i64],
+        dtype: ScalarType,
+        device: Device,
+    ) -> Result<TensorBase> {
+        if sizes.len() != strides.len() {
+            return Err(Error::runtime(format!(
+                "mismatch in length of strides and shape: {} vs {}",
+                strides.len(),
+                sizes.len()
+            )));
+        }
+        let numel = checked_numel(sizes)?;
+        let span = storage_span(sizes, strides, 0)?;
+        let storage = Storage::new(
+            span.checked_mul(dtype.element_size())
+                .ok_or_else(|| Error::runtime("storage size overflows"))?,
+            device,
+        )?;
+        Ok(TensorBase::from_impl(TensorImpl {
+            storage,
+            storage_offset: 0,
+            sizes: DimVector::from_slice(sizes),
+            strides: DimVector::from_slice(strides),
+            numel,
+            dtype,
+            device,
+            key_set: TensorImpl::default_key_set(device),
+            version: Arc::new(AtomicU64::new(0)),
+        }))
+    }
+
+    /// `at::empty`: a contiguous zero-filled tensor.
+    pub fn empty(sizes: &[i64], dtype: ScalarType, device: Device) -> Result<TensorBase> {
+        checked_numel(sizes)?;
+        TensorBase::empty_strided(sizes, &contiguous_strides(sizes), dtype, device)
+    }
+
+    /// A CPU tensor holding `data` with shape `sizes`.
+    pub fn from_vec<T: Element>(data: Vec<T>, sizes: &[i64]) -> Result<TensorBase> {
+        let numel = checked_numel(sizes)?;
+        if numel as usize != data.len() {
+            return Err(Error::runtime(format!(
+                "shape '{sizes:?}' is invalid for input of size {}",
+                data.len()
+            )));
+        }
+        let t = TensorBase::empty(sizes, T::DTYPE, Device::CPU)?;
+        t.with_data_mut::<T, _>(|dst| dst.copy_from_slice(&data))?;
+        Ok(t)
+    }
+
     /// Whether this handle refers to a tensor.
     #[inline]
     pub fn defined(&self) -> bool {
         self.inner.is_some()
+    }
+
+    fn get(&self) -> Result<&TensorImpl> {
+        self.inner.as_deref().ok_or_else(undefined_error)
     }
 
     /// The tensor's key set; empty for an undefined tensor.
@@ -107,6 +265,64 @@ impl TensorBase {
         self.inner.as_ref().map_or(&[], |t| &t.sizes)
     }
 
+    /// The strides, in elements (empty for an undefined tensor).
+    pub fn strides(&self) -> &[i64] {
+        self.inner.as_ref().map_or(&[], |t| &t.strides)
+    }
+
+    /// The offset into the storage, in elements.
+    pub fn storage_offset(&self) -> i64 {
+        self.inner.as_ref().map_or(0, |t| t.storage_offset)
+    }
+
+    /// Number of dimensions.
+    pub fn dim(&self) -> usize {
+        self.sizes().len()
+    }
+
+    /// Number of elements.
+    pub fn numel(&self) -> i64 {
+        self.inner.as_ref().map_or(0, |t| t.numel)
+    }
+
+    /// The storage.
+    pub fn storage(&self) -> Option<&Storage> {
+        self.inner.as_ref().map(|t| &t.storage)
+    }
+
+    /// The version counter's value.
+    pub fn version(&self) -> u64 {
+        self.inner
+            .as_ref()
+            .map_or(0, |t| t.version.load(Ordering::Relaxed))
+    }
+
+    /// Records an in-place write (`bump_version`).
+    pub fn bump_version(&self) {
+        if let Some(t) = &self.inner {
+            t.version.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Whether the tensor is contiguous in row-major order (`is_contiguous`):
+    /// dimensions of size 1 may have any stride.
+    pub fn is_contiguous(&self) -> bool {
+        let mut expected = 1i64;
+        for (&size, &stride) in self.sizes().iter().zip(self.strides()).rev() {
+            if size == 1 {
+                continue;
+            }
+            if size == 0 {
+                return true;
+            }
+            if stride != expected {
+                return false;
+            }
+            expected *= size;
+        }
+        true
+    }
+
     /// Whether both handles refer to the same tensor (`is_same`); two
     /// undefined handles are the same.
     pub fn is_same(&self, other: &TensorBase) -> bool {
@@ -120,5 +336,179 @@ impl TensorBase {
     /// Number of handles sharing the tensor (`use_count`).
     pub fn use_count(&self) -> usize {
         self.inner.as_ref().map_or(0, Arc::strong_count)
+    }
+
+    /// `as_strided`: a view of the same storage with other sizes, strides
+    /// and offset; fails when the view would reach outside the storage.
+    pub fn as_strided(
+        &self,
+        sizes: &[i64],
+        strides: &[i64],
+        offset: Option<i64>,
+    ) -> Result<TensorBase> {
+        let t = self.get()?;
+        if sizes.len() != strides.len() {
+            return Err(Error::runtime(format!(
+                "mismatch in length of strides and shape: {} vs {}",
+                strides.len(),
+                sizes.len()
+            )));
+        }
+        if strides.iter().any(|s| *s < 0) {
+            return Err(Error::runtime("as_strided: Negative strides are not supported at the moment, got strides: {strides:?}".replace("{strides:?}", &format!("{strides:?}"))));
+        }
+        let offset = offset.unwrap_or(t.storage_offset);
+        if offset < 0 {
+            return Err(Error::runtime(format!(
+                "Tensor: invalid storage offset {offset}"
+            )));
+        }
+        let numel = checked_numel(sizes)?;
+        let span = storage_span(sizes, strides, offset)?;
+        let available = t.storage.nbytes() / t.dtype.element_size();
+        if numel > 0 && span > available {
+            return Err(Error::runtime(format!(
+                "setStorage: sizes {sizes:?}, strides {strides:?}, storage offset {offset}, and itemsize {} requiring a storage size of {} are out of bounds for storage of size {}",
+                t.dtype.element_size(),
+                span * t.dtype.element_size(),
+                t.storage.nbytes()
+            )));
+        }
+        Ok(TensorBase::from_impl(TensorImpl {
+            storage: t.storage.clone(),
+            storage_offset: offset,
+            sizes: DimVector::from_slice(sizes),
+            strides: DimVector::from_slice(strides),
+            numel,
+            dtype: t.dtype,
+            device: t.device,
+            key_set: t.key_set,
+            version: Arc::clone(&t.version),
+        }))
+    }
+
+    fn check_element<T: Element>(&self) -> Result<&TensorImpl> {
+        let t = self.get()?;
+        if t.dtype != T::DTYPE {
+            return Err(Error::runtime(format!(
+                "expected scalar type {} but found {}",
+                T::DTYPE,
+                t.dtype
+            )));
+        }
+        if !t.storage.has_data() {
+            return Err(Error::runtime(format!(
+                "Cannot access data of a tensor on {} (it has no data)",
+                t.device
+            )));
+        }
+        Ok(t)
+    }
+
+    /// The elements in row-major (logical) order.
+    pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
+        let t = self.check_element::<T>()?;
+        let _borrow = StorageBorrow::new([(&t.storage, false)]);
+        let base = t.storage.data_ptr().ok_or_else(undefined_error)?.as_ptr() as *const T;
+        let mut out = Vec::with_capacity(t.numel as usize);
+        for_each_offset(&t.sizes, &t.strides, t.storage_offset, |off| {
+            // SAFETY: `as_strided`/`empty_strided` checked that every offset
+            // the sizes and strides reach lies inside the storage; the storage
+            // holds `T`s (dtype checked) and a shared borrow is held.
+            out.push(unsafe { *base.add(off as usize) });
+        });
+        Ok(out)
+    }
+
+    /// Runs `f` on the storage of a contiguous tensor as a mutable slice
+    /// (for constructors), holding an exclusive borrow.
+    pub fn with_data_mut<T: Element, R>(&self, f: impl FnOnce(&mut [T]) -> R) -> Result<R> {
+        let t = self.check_element::<T>()?;
+        if !self.is_contiguous() {
+            return Err(Error::runtime("with_data_mut needs a contiguous tensor"));
+        }
+        let _borrow = StorageBorrow::new([(&t.storage, true)]);
+        let base = t.storage.data_ptr().ok_or_else(undefined_error)?.as_ptr() as *mut T;
+        // SAFETY: the tensor is contiguous, so its elements are the `numel`
+        // consecutive `T`s from its offset, inside the storage (checked when
+        // the view was made); the exclusive borrow keeps every other kernel
+        // and reader away for the closure's duration.
+        let slice = unsafe {
+            std::slice::from_raw_parts_mut(base.add(t.storage_offset as usize), t.numel as usize)
+        };
+        Ok(f(slice))
+    }
+}
+
+/// One past the largest element offset the view reaches (0 for no elements).
+fn storage_span(sizes: &[i64], strides: &[i64], offset: i64) -> Result<usize> {
+    if sizes.contains(&0) {
+        return Ok(offset.max(0) as usize);
+    }
+    let mut last = offset;
+    for (&size, &stride) in sizes.iter().zip(strides) {
+        last = (size - 1)
+            .checked_mul(stride)
+            .and_then(|x| last.checked_add(x))
+            .ok_or_else(|| Error::runtime("storage offset overflows"))?;
+    }
+    Ok((last + 1) as usize)
+}
+
+/// Calls `f` with the storage offset of every element, in row-major order.
+pub fn for_each_offset(sizes: &[i64], strides: &[i64], offset: i64, mut f: impl FnMut(i64)) {
+    if sizes.contains(&0) {
+        return;
+    }
+    let n = sizes.len();
+    let mut index = vec![0i64; n];
+    let mut off = offset;
+    loop {
+        f(off);
+        let mut d = n;
+        loop {
+            if d == 0 {
+                return;
+            }
+            d -= 1;
+            index[d] += 1;
+            off += strides[d];
+            if index[d] < sizes[d] {
+                break;
+            }
+            off -= strides[d] * sizes[d];
+            index[d] = 0;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn views_share_storage_and_version() {
+        let t = TensorBase::from_vec((0..6).map(|x| x as f32).collect(), &[2, 3]).unwrap();
+        assert!(t.is_contiguous());
+        let tt = t.as_strided(&[3, 2], &[1, 3], None).unwrap();
+        assert!(!tt.is_contiguous());
+        assert_eq!(tt.to_vec::<f32>().unwrap(), vec![0., 3., 1., 4., 2., 5.]);
+        assert!(tt.storage().unwrap().is_same(t.storage().unwrap()));
+        tt.bump_version();
+        assert_eq!(t.version(), 1);
+        assert!(t.as_strided(&[7], &[1], None).is_err());
+        assert!(t.to_vec::<i64>().is_err());
+    }
+
+    #[test]
+    fn empty_and_meta() {
+        let m = TensorBase::empty(&[2, 2], ScalarType::Float, Device::META).unwrap();
+        assert_eq!(m.numel(), 4);
+        assert!(m.to_vec::<f32>().is_err());
+        assert!(TensorBase::empty(&[-1], ScalarType::Float, Device::CPU).is_err());
+        let z = TensorBase::empty(&[0, 3], ScalarType::Long, Device::CPU).unwrap();
+        assert_eq!(z.to_vec::<i64>().unwrap(), Vec::<i64>::new());
+        let s = TensorBase::from_vec(vec![true], &[]).unwrap();
+        assert_eq!(s.to_vec::<bool>().unwrap(), vec![true]);
     }
 }

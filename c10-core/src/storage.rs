@@ -1,0 +1,293 @@
+//! `Storage`: the memory behind tensors, shared by every view of it.
+//!
+//! CPU storage is one 64-byte-aligned, zero-initialised allocation made by an
+//! [`Allocator`]; Meta storage records a size and has no data. Views share a
+//! storage through `Arc`.
+//!
+//! # Concurrent access
+//!
+//! Tensors are `Send + Sync`, and in-place kernels write through storage that
+//! other views (possibly on other threads) read or write. PyTorch leaves such
+//! races to luck; here every kernel borrows the storages of its operands
+//! through a per-storage reader/writer flag ([`StorageBorrow`]): shared for
+//! storages it only reads, exclusive for storages it writes. Borrows of
+//! several storages are taken in address order, so two kernels can never
+//! wait on each other in a cycle. A contended borrow spins briefly and then
+//! yields until it is granted.
+
+use std::alloc::{alloc_zeroed, dealloc, Layout};
+use std::fmt;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicIsize, Ordering};
+use std::sync::Arc;
+
+use crate::device::{Device, DeviceType};
+use crate::error::{Error, Result};
+
+/// Alignment of every CPU allocation (a cache line; enough for AVX-512).
+pub const ALIGNMENT: usize = 64;
+
+/// An owned, aligned, zeroed CPU allocation.
+struct CpuBuffer {
+    ptr: NonNull<u8>,
+    layout: Layout,
+}
+
+// SAFETY: the buffer is plain memory owned by this value; access to its
+// contents is governed by the storage's borrow flag.
+unsafe impl Send for CpuBuffer {}
+// SAFETY: as above; `&CpuBuffer` only exposes the pointer value.
+unsafe impl Sync for CpuBuffer {}
+
+impl CpuBuffer {
+    fn new(nbytes: usize) -> Result<CpuBuffer> {
+        // A zero-byte tensor still gets a distinct, aligned allocation.
+        let size = nbytes.max(1);
+        let layout = Layout::from_size_align(size, ALIGNMENT)
+            .map_err(|_| Error::runtime(format!("cannot allocate {nbytes} bytes")))?;
+        // SAFETY: `layout` has a non-zero size.
+        let ptr = unsafe { alloc_zeroed(layout) };
+        let ptr = NonNull::new(ptr).ok_or_else(|| {
+            Error::runtime(format!(
+                "DefaultCPUAllocator: not enough memory: you tried to allocate {nbytes} bytes."
+            ))
+        })?;
+        Ok(CpuBuffer { ptr, layout })
+    }
+}
+
+impl Drop for CpuBuffer {
+    fn drop(&mut self) {
+        // SAFETY: `ptr` was allocated with exactly `layout` and is freed once.
+        unsafe { dealloc(self.ptr.as_ptr(), self.layout) }
+    }
+}
+
+/// Makes storages for one device (`c10::Allocator`).
+pub trait Allocator: Send + Sync {
+    /// The device of the storages it makes.
+    fn device(&self) -> Device;
+    /// A zero-filled storage of `nbytes` bytes.
+    fn allocate(&self, nbytes: usize) -> Result<Storage>;
+}
+
+/// The CPU allocator: 64-byte-aligned, zeroed memory.
+#[derive(Copy, Clone, Debug, Default)]
+pub struct CpuAllocator;
+
+impl Allocator for CpuAllocator {
+    fn device(&self) -> Device {
+        Device::CPU
+    }
+    fn allocate(&self, nbytes: usize) -> Result<Storage> {
+        Ok(Storage::from_impl(StorageImpl {
+            buffer: Some(CpuBuffer::new(nbytes)?),
+            nbytes,
+            device: Device::CPU,
+            borrow: AtomicIsize::new(0),
+        }))
+    }
+}
+
+/// The Meta allocator: sizes without data.
+#[derive(Copy, Clone, Debug, Default)]
+pub struct MetaAllocator;
+
+impl Allocator for MetaAllocator {
+    fn device(&self) -> Device {
+        Device::META
+    }
+    fn allocate(&self, nbytes: usize) -> Result<Storage> {
+        Ok(Storage::new_dataless(nbytes, Device::META))
+    }
+}
+
+impl Storage {
+    /// A storage of `nbytes` bytes on `device` that holds no data: what Meta
+    /// tensors have, and what tensors of devices without an allocator in
+    /// this build have (they can be dispatched on, not computed with).
+    pub fn new_dataless(nbytes: usize, device: Device) -> Storage {
+        Storage::from_impl(StorageImpl {
+            buffer: None,
+            nbytes,
+            device,
+            borrow: AtomicIsize::new(0),
+        })
+    }
+}
+
+/// The allocator for a device, if this build has one.
+pub fn allocator_for(device: Device) -> Result<&'static dyn Allocator> {
+    match device.device_type() {
+        DeviceType::CPU => Ok(&CpuAllocator),
+        DeviceType::Meta => Ok(&MetaAllocator),
+        _ => Err(Error::runtime(format!(
+            "no allocator is available for device {device} in this build"
+        ))),
+    }
+}
+
+struct StorageImpl {
+    buffer: Option<CpuBuffer>,
+    nbytes: usize,
+    device: Device,
+    /// 0: free; n > 0: n shared borrows; -1: one exclusive borrow.
+    borrow: AtomicIsize,
+}
+
+/// A shared handle to tensor memory (`c10::Storage`).
+#[derive(Clone)]
+pub struct Storage {
+    inner: Arc<StorageImpl>,
+}
+
+impl Storage {
+    fn from_impl(s: StorageImpl) -> Storage {
+        Storage { inner: Arc::new(s) }
+    }
+
+    /// A zeroed storage of `nbytes` bytes on `device`.
+    pub fn new(nbytes: usize, device: Device) -> Result<Storage> {
+        allocator_for(device)?.allocate(nbytes)
+    }
+
+    /// Size in bytes.
+    pub fn nbytes(&self) -> usize {
+        self.inner.nbytes
+    }
+
+    /// The device.
+    pub fn device(&self) -> Device {
+        self.inner.device
+    }
+
+    /// Whether the storage has data (Meta storage has none).
+    pub fn has_data(&self) -> bool {
+        self.inner.buffer.is_some()
+    }
+
+    /// Whether both handles share one storage.
+    pub fn is_same(&self, other: &Storage) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
+    /// An identity usable for ordering borrows.
+    pub fn address(&self) -> usize {
+        Arc::as_ptr(&self.inner) as usize
+    }
+
+    /// The start of the data, or `None` for Meta storage. Reading or writing
+    /// through it requires a [`StorageBorrow`] of the matching kind.
+    pub fn data_ptr(&self) -> Option<NonNull<u8>> {
+        self.inner.buffer.as_ref().map(|b| b.ptr)
+    }
+
+    fn acquire(&self, exclusive: bool) {
+        let flag = &self.inner.borrow;
+        let mut spins = 0u32;
+        loop {
+            let current = flag.load(Ordering::Relaxed);
+            let next = match (exclusive, current) {
+                (true, 0) => Some(-1),
+                (false, n) if n >= 0 => Some(n + 1),
+                _ => None,
+            };
+            if let Some(next) = next {
+                if flag
+                    .compare_exchange_weak(current, next, Ordering::Acquire, Ordering::Relaxed)
+                    .is_ok()
+                {
+                    return;
+                }
+                continue;
+            }
+            spins += 1;
+            if spins < 64 {
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
+        }
+    }
+
+    fn release(&self, exclusive: bool) {
+        if exclusive {
+            self.inner.borrow.store(0, Ordering::Release);
+        } else {
+            self.inner.borrow.fetch_sub(1, Ordering::Release);
+        }
+    }
+}
+
+impl fmt::Debug for Storage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "Storage({} bytes on {})",
+            self.inner.nbytes, self.inner.device
+        )
+    }
+}
+
+/// Borrows of several storages held for one kernel: shared for inputs,
+/// exclusive for outputs, taken in address order, released on drop.
+pub struct StorageBorrow {
+    held: Vec<(Storage, bool)>,
+}
+
+impl StorageBorrow {
+    /// Borrows `storages`; a storage listed both as read and written (or
+    /// twice) is borrowed once, exclusively if any use writes it.
+    pub fn new<'a>(storages: impl IntoIterator<Item = (&'a Storage, bool)>) -> StorageBorrow {
+        let mut wanted: Vec<(Storage, bool)> = Vec::new();
+        for (s, write) in storages {
+            match wanted.iter_mut().find(|(w, _)| w.is_same(s)) {
+                Some(entry) => entry.1 |= write,
+                None => wanted.push((s.clone(), write)),
+            }
+        }
+        wanted.sort_by_key(|(s, _)| s.address());
+        for (s, write) in &wanted {
+            s.acquire(*write);
+        }
+        StorageBorrow { held: wanted }
+    }
+}
+
+impl Drop for StorageBorrow {
+    fn drop(&mut self) {
+        for (s, write) in self.held.iter().rev() {
+            s.release(*write);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn allocations_are_aligned_and_zeroed() {
+        let s = Storage::new(100, Device::CPU).unwrap();
+        let p = s.data_ptr().unwrap();
+        assert_eq!(p.as_ptr() as usize % ALIGNMENT, 0);
+        let _b = StorageBorrow::new([(&s, false)]);
+        // SAFETY: 100 bytes were allocated and zeroed; a shared borrow is held.
+        let bytes = unsafe { std::slice::from_raw_parts(p.as_ptr(), 100) };
+        assert!(bytes.iter().all(|b| *b == 0));
+        assert!(!Storage::new(8, Device::META).unwrap().has_data());
+    }
+
+    #[test]
+    fn borrows_exclude_writers() {
+        let s = Storage::new(8, Device::CPU).unwrap();
+        let a = StorageBorrow::new([(&s, false), (&s, false)]);
+        let b = StorageBorrow::new([(&s, false)]);
+        assert_eq!(s.inner.borrow.load(Ordering::Relaxed), 2);
+        drop((a, b));
+        let w = StorageBorrow::new([(&s, false), (&s, true)]);
+        assert_eq!(s.inner.borrow.load(Ordering::Relaxed), -1);
+        drop(w);
+        assert_eq!(s.inner.borrow.load(Ordering::Relaxed), 0);
+    }
+}
