@@ -14,7 +14,6 @@
 //! can add its own tensor type ([`TensorLike`]) and get `&T`, `Option<&T>`,
 //! `&[T]`, `Vec<T>` and `Vec<Option<T>>` for free.
 
-
 // The explicit lifetimes spell out how each `Item<'a>` relates to `Self`.
 #![allow(clippy::needless_lifetimes)]
 
