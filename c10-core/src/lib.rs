@@ -28,6 +28,7 @@ pub mod scalar;
 pub mod scalar_type;
 pub mod storage;
 pub mod tensor_impl;
+pub mod type_promotion;
 
 pub use device::{Device, DeviceType};
 pub use element::Element;

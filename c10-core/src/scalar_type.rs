@@ -27,9 +27,13 @@ pub enum ScalarType {
     QUInt8 = 13,
     QInt32 = 14,
     BFloat16 = 15,
+    /// `torch.bcomplex32`, complex with bfloat16 parts, new in PyTorch 2.15.
+    /// Its numeric value in PyTorch is not in the oracle data; this project
+    /// uses 46 until it can be checked.
+    ComplexBFloat16 = 46,
 }
 
-const ALL: [ScalarType; 16] = [
+const ALL: [ScalarType; 17] = [
     ScalarType::Byte,
     ScalarType::Char,
     ScalarType::Short,
@@ -46,14 +50,15 @@ const ALL: [ScalarType; 16] = [
     ScalarType::QUInt8,
     ScalarType::QInt32,
     ScalarType::BFloat16,
+    ScalarType::ComplexBFloat16,
 ];
 
 impl ScalarType {
     /// The dtype with PyTorch's value `v`.
     pub fn from_i64(v: i64) -> Result<ScalarType, Error> {
-        usize::try_from(v)
-            .ok()
-            .and_then(|i| ALL.get(i).copied())
+        ALL.iter()
+            .copied()
+            .find(|t| *t as i64 == v)
             .ok_or_else(|| Error::runtime(format!("Unknown ScalarType {v}")))
     }
 
@@ -64,7 +69,7 @@ impl ScalarType {
             ScalarType::QInt8 | ScalarType::QUInt8 => 1,
             ScalarType::Short | ScalarType::Half | ScalarType::BFloat16 => 2,
             ScalarType::Int | ScalarType::Float | ScalarType::QInt32 => 4,
-            ScalarType::ComplexHalf => 4,
+            ScalarType::ComplexHalf | ScalarType::ComplexBFloat16 => 4,
             ScalarType::Long | ScalarType::Double | ScalarType::ComplexFloat => 8,
             ScalarType::ComplexDouble => 16,
         }
@@ -82,7 +87,10 @@ impl ScalarType {
     pub const fn is_complex(self) -> bool {
         matches!(
             self,
-            ScalarType::ComplexHalf | ScalarType::ComplexFloat | ScalarType::ComplexDouble
+            ScalarType::ComplexHalf
+                | ScalarType::ComplexFloat
+                | ScalarType::ComplexDouble
+                | ScalarType::ComplexBFloat16
         )
     }
 
@@ -118,6 +126,7 @@ impl ScalarType {
             ScalarType::QUInt8 => "QUInt8",
             ScalarType::QInt32 => "QInt32",
             ScalarType::BFloat16 => "BFloat16",
+            ScalarType::ComplexBFloat16 => "ComplexBFloat16",
         }
     }
 
@@ -140,6 +149,7 @@ impl ScalarType {
             ScalarType::QUInt8 => "quint8",
             ScalarType::QInt32 => "qint32",
             ScalarType::BFloat16 => "bfloat16",
+            ScalarType::ComplexBFloat16 => "bcomplex32",
         }
     }
 }
