@@ -5,6 +5,7 @@ use std::fmt;
 
 use super::alias_info::AliasInfo;
 use super::default_value::DefaultValue;
+use super::name::Name;
 use super::types::Type;
 
 /// An argument or return value: name, type (real and fake), static list
@@ -25,7 +26,7 @@ use super::types::Type;
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct Argument {
-    name: String,
+    name: Name,
     real_type: Type,
     /// The fake type when it differs from the real one.
     fake_type: Option<Type>,
@@ -40,28 +41,47 @@ impl Argument {
     /// An argument with the given real type; the fake type is derived
     /// ([`Type::to_fake`]).
     pub fn new(
-        name: impl Into<String>,
+        name: &str,
         real_type: Type,
         n: Option<i32>,
         default_value: Option<DefaultValue>,
         kwarg_only: bool,
         alias_info: Option<AliasInfo>,
     ) -> Argument {
+        Argument::with_boxed_alias(
+            name,
+            real_type,
+            n,
+            default_value,
+            kwarg_only,
+            alias_info.map(Box::new),
+        )
+    }
+
+    /// [`new`](Self::new) with the alias annotation already boxed.
+    pub(crate) fn with_boxed_alias(
+        name: &str,
+        real_type: Type,
+        n: Option<i32>,
+        default_value: Option<DefaultValue>,
+        kwarg_only: bool,
+        alias_info: Option<Box<AliasInfo>>,
+    ) -> Argument {
         let fake_type = real_type.to_fake();
         Argument {
-            name: name.into(),
+            name: Name::new(name),
             real_type,
             fake_type,
             n,
             default_value,
             kwarg_only,
-            alias_info: alias_info.map(Box::new),
+            alias_info,
         }
     }
 
     /// The name (empty for an unnamed return).
     pub fn name(&self) -> &str {
-        &self.name
+        self.name.as_str()
     }
 
     /// The type as PyTorch's `Argument::type()` gives it: the fake type, in
@@ -139,9 +159,10 @@ impl Argument {
         if ty.optional_element().is_some() {
             out.push('?');
         }
-        if !self.name.is_empty() {
+        let name = self.name.as_str();
+        if !name.is_empty() {
             out.push(' ');
-            out.push_str(&self.name);
+            out.push_str(name);
         }
         if let Some(default) = &self.default_value {
             out.push('=');

@@ -25,12 +25,12 @@ pub(crate) struct Span {
 }
 
 impl Span {
-    /// The range `[start, end)`; offsets beyond `u32::MAX` saturate.
+    /// The range `[start, end)`. The lexer refuses texts of 4 GiB or more,
+    /// so offsets fit; larger ones would wrap.
     pub(crate) fn new(start: usize, end: usize) -> Span {
-        let clamp = |x: usize| u32::try_from(x).unwrap_or(u32::MAX);
         Span {
-            start: clamp(start),
-            end: clamp(end),
+            start: start as u32,
+            end: end as u32,
         }
     }
 

@@ -23,17 +23,43 @@ use super::parser;
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct OperatorName {
-    name: String,
-    overload_name: String,
+    /// `name` or `name.overload`, as printed.
+    full: String,
+    /// Where `name` ends in `full`.
+    name_len: usize,
 }
 
 impl OperatorName {
     /// An operator name from its qualified name and overload name.
-    pub fn new(name: impl Into<String>, overload_name: impl Into<String>) -> OperatorName {
-        OperatorName {
-            name: name.into(),
-            overload_name: overload_name.into(),
+    pub fn new(name: impl Into<String>, overload_name: impl AsRef<str>) -> OperatorName {
+        let mut full = name.into();
+        let name_len = full.len();
+        let overload_name = overload_name.as_ref();
+        if !overload_name.is_empty() {
+            full.reserve_exact(1 + overload_name.len());
+            full.push('.');
+            full.push_str(overload_name);
         }
+        OperatorName { full, name_len }
+    }
+
+    /// The name made of `parts` with `overload_name`, in one allocation.
+    pub(crate) fn from_parts(parts: &[&str], overload_name: &str) -> OperatorName {
+        let name_len: usize = parts.iter().map(|p| p.len()).sum();
+        let extra = if overload_name.is_empty() {
+            0
+        } else {
+            1 + overload_name.len()
+        };
+        let mut full = String::with_capacity(name_len + extra);
+        for part in parts {
+            full.push_str(part);
+        }
+        if !overload_name.is_empty() {
+            full.push('.');
+            full.push_str(overload_name);
+        }
+        OperatorName { full, name_len }
     }
 
     /// Parses `ns::name.overload` (PyTorch's `torch::jit::parseName`).
@@ -48,35 +74,30 @@ impl OperatorName {
 
     /// The qualified name (`aten::add`).
     pub fn name(&self) -> &str {
-        &self.name
+        &self.full[..self.name_len]
     }
 
     /// The overload name (`Tensor`; empty for the default overload).
     pub fn overload_name(&self) -> &str {
-        &self.overload_name
+        self.full.get(self.name_len + 1..).unwrap_or_default()
     }
 
     /// The namespace (`aten`), if the name has one.
     pub fn namespace(&self) -> Option<&str> {
-        self.name.split_once("::").map(|(ns, _)| ns)
+        self.name().split_once("::").map(|(ns, _)| ns)
     }
 
     /// The name without its namespace (`add`).
     pub fn base_name(&self) -> &str {
-        self.name
-            .split_once("::")
-            .map_or(self.name.as_str(), |(_, n)| n)
+        let name = self.name();
+        name.split_once("::").map_or(name, |(_, n)| n)
     }
 }
 
 /// `name` or `name.overload`.
 impl fmt::Display for OperatorName {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.name)?;
-        if !self.overload_name.is_empty() {
-            write!(f, ".{}", self.overload_name)?;
-        }
-        Ok(())
+        f.write_str(&self.full)
     }
 }
 
@@ -250,11 +271,7 @@ impl FunctionSchema {
 
     /// Appends PyTorch's canonical printed form.
     fn write(&self, out: &mut String) {
-        out.push_str(self.name.name());
-        if !self.name.overload_name().is_empty() {
-            out.push('.');
-            out.push_str(self.name.overload_name());
-        }
+        out.push_str(&self.name.full);
         out.push('(');
         let mut seen_kwarg_only = false;
         for (i, arg) in self.arguments.iter().enumerate() {

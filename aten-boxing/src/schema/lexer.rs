@@ -7,15 +7,18 @@
 //! when the parser moves onto the token that could not be lexed, so which
 //! error is reported first matches PyTorch.
 
+use std::fmt;
+
 use c10_core::Error;
 
 use super::error_report::{self, Failure, Span};
 use super::number::strtod_len;
-use super::word::pack8;
+use super::word::{key8, pack8};
 
 /// Keywords and multi-character operators, PyTorch's `TC_FORALL_TOKEN_KINDS`
 /// entries that have a spelling.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[repr(u8)]
 #[allow(missing_docs)]
 pub(crate) enum Keyword {
     Def,
@@ -72,6 +75,63 @@ pub(crate) enum Keyword {
     Ellipsis,
     NoneType,
 }
+
+/// Every keyword, in declaration order (index = discriminant).
+const ALL_KEYWORDS: [Keyword; 53] = [
+    Keyword::Def,
+    Keyword::Equivalent,
+    Keyword::If,
+    Keyword::Else,
+    Keyword::Elif,
+    Keyword::While,
+    Keyword::Return,
+    Keyword::Is,
+    Keyword::IsNot,
+    Keyword::Ne,
+    Keyword::Eq,
+    Keyword::Le,
+    Keyword::Ge,
+    Keyword::FloorDiv,
+    Keyword::True,
+    Keyword::False,
+    Keyword::None,
+    Keyword::And,
+    Keyword::Or,
+    Keyword::Not,
+    Keyword::LShift,
+    Keyword::RShift,
+    Keyword::PlusEq,
+    Keyword::MinusEq,
+    Keyword::TimesEq,
+    Keyword::DivEq,
+    Keyword::ModEq,
+    Keyword::BitOrEq,
+    Keyword::BitAndEq,
+    Keyword::BitXorEq,
+    Keyword::LShiftEq,
+    Keyword::RShiftEq,
+    Keyword::PowEq,
+    Keyword::Global,
+    Keyword::For,
+    Keyword::In,
+    Keyword::NotIn,
+    Keyword::Pow,
+    Keyword::Arrow,
+    Keyword::TypeComment,
+    Keyword::Raise,
+    Keyword::Assert,
+    Keyword::Dots,
+    Keyword::Break,
+    Keyword::Continue,
+    Keyword::Delete,
+    Keyword::Pass,
+    Keyword::ClassDef,
+    Keyword::Import,
+    Keyword::With,
+    Keyword::As,
+    Keyword::Ellipsis,
+    Keyword::NoneType,
+];
 
 impl Keyword {
     /// The token's name in error messages (`kindToString`).
@@ -134,8 +194,8 @@ impl Keyword {
         }
     }
 
-    /// The keyword spelled exactly `word`, if `word` is one.
-    fn from_word(word: &[u8]) -> Option<Keyword> {
+    /// The keyword whose [`pack8`] key is `key`, if any.
+    fn from_key(key: u64) -> Option<Keyword> {
         use Keyword::*;
         const K_DEF: u64 = pack8(b"def");
         const K_IF: u64 = pack8(b"if");
@@ -165,10 +225,7 @@ impl Keyword {
         const K_AS: u64 = pack8(b"as");
         const K_ELLIPSIS: u64 = pack8(b"Ellipsis");
         const K_NONETYPE: u64 = pack8(b"NoneType");
-        if word.len() > 8 {
-            return Option::None;
-        }
-        Some(match pack8(word) {
+        Some(match key {
             K_DEF => Def,
             K_IF => If,
             K_ELSE => Else,
@@ -202,66 +259,91 @@ impl Keyword {
     }
 }
 
-/// What a token is.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Kind {
-    /// A single-character token such as `(` (also the offending byte of an
-    /// invalid token, in its error message).
-    Char(u8),
-    /// End of input.
-    Eof,
-    /// Leading blanks of a line (only while lexing indentation).
-    Whitespace,
-    /// Blanks before the end of input (only while lexing indentation).
-    WhitespaceEof,
-    /// A number literal.
-    Number,
-    /// A line break outside brackets.
-    Newline,
-    /// Deeper indentation.
-    Indent,
-    /// Shallower indentation.
-    Dedent,
-    /// An identifier.
-    Ident,
-    /// A quoted string.
-    StringLiteral,
-    /// A keyword or multi-character operator.
-    Keyword(Keyword),
-}
+/// What a token is: a byte for single-character tokens (and for the
+/// offending byte of an invalid one, in its error message), otherwise one of
+/// the named kinds below or a keyword. One integer, so comparing kinds is
+/// one comparison.
+#[derive(Copy, Clone, PartialEq, Eq)]
+pub(crate) struct Kind(u16);
 
 impl Kind {
+    /// End of input.
+    pub(crate) const EOF: Kind = Kind(256);
+    /// Leading blanks of a line (only while lexing indentation).
+    pub(crate) const WHITESPACE: Kind = Kind(257);
+    /// Blanks before the end of input (only while lexing indentation).
+    pub(crate) const WHITESPACE_EOF: Kind = Kind(258);
+    /// A number literal.
+    pub(crate) const NUMBER: Kind = Kind(259);
+    /// A line break outside brackets.
+    pub(crate) const NEWLINE: Kind = Kind(260);
+    /// Deeper indentation.
+    pub(crate) const INDENT: Kind = Kind(261);
+    /// Shallower indentation.
+    pub(crate) const DEDENT: Kind = Kind(262);
+    /// An identifier.
+    pub(crate) const IDENT: Kind = Kind(263);
+    /// A quoted string.
+    pub(crate) const STRING_LITERAL: Kind = Kind(264);
+
+    /// The single-character token `c`.
+    pub(crate) const fn char(c: u8) -> Kind {
+        Kind(c as u16)
+    }
+
+    /// The keyword or multi-character operator `k`.
+    pub(crate) const fn keyword(k: Keyword) -> Kind {
+        Kind(512 + k as u16)
+    }
+
+    /// The character of a single-character kind.
+    pub(crate) fn as_char(self) -> Option<u8> {
+        u8::try_from(self.0).ok()
+    }
+
     /// The kind's name in error messages (`kindToString`); bytes, because a
     /// single-character kind may be any byte.
     pub(crate) fn name(self) -> Vec<u8> {
-        match self {
-            Kind::Char(c) => vec![c],
-            Kind::Eof => b"eof".to_vec(),
-            Kind::Whitespace => b"whitespace".to_vec(),
-            Kind::WhitespaceEof => b"whitespace_eof".to_vec(),
-            Kind::Number => b"number".to_vec(),
-            Kind::Newline => b"newline".to_vec(),
-            Kind::Indent => b"indent".to_vec(),
-            Kind::Dedent => b"dedent".to_vec(),
-            Kind::Ident => b"ident".to_vec(),
-            Kind::StringLiteral => b"string_literal".to_vec(),
-            Kind::Keyword(k) => k.name().as_bytes().to_vec(),
+        if let Some(c) = self.as_char() {
+            return vec![c];
         }
+        let name = match self {
+            Kind::EOF => "eof",
+            Kind::WHITESPACE => "whitespace",
+            Kind::WHITESPACE_EOF => "whitespace_eof",
+            Kind::NUMBER => "number",
+            Kind::NEWLINE => "newline",
+            Kind::INDENT => "indent",
+            Kind::DEDENT => "dedent",
+            Kind::IDENT => "ident",
+            Kind::STRING_LITERAL => "string_literal",
+            Kind(k) => usize::from(k)
+                .checked_sub(512)
+                .and_then(|i| ALL_KEYWORDS.get(i))
+                .map_or("?", |k| k.name()),
+        };
+        name.as_bytes().to_vec()
+    }
+}
+
+impl fmt::Debug for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&String::from_utf8_lossy(&self.name()))
     }
 }
 
 /// `->`.
-pub(crate) const ARROW: Kind = Kind::Keyword(Keyword::Arrow);
+pub(crate) const ARROW: Kind = Kind::keyword(Keyword::Arrow);
 /// `...`.
-pub(crate) const DOTS: Kind = Kind::Keyword(Keyword::Dots);
+pub(crate) const DOTS: Kind = Kind::keyword(Keyword::Dots);
 /// `None`.
-pub(crate) const NONE: Kind = Kind::Keyword(Keyword::None);
+pub(crate) const NONE: Kind = Kind::keyword(Keyword::None);
 /// `NoneType`.
-pub(crate) const NONE_TYPE: Kind = Kind::Keyword(Keyword::NoneType);
+pub(crate) const NONE_TYPE: Kind = Kind::keyword(Keyword::NoneType);
 /// `True`.
-pub(crate) const TRUE: Kind = Kind::Keyword(Keyword::True);
+pub(crate) const TRUE: Kind = Kind::keyword(Keyword::True);
 /// `False`.
-pub(crate) const FALSE: Kind = Kind::Keyword(Keyword::False);
+pub(crate) const FALSE: Kind = Kind::keyword(Keyword::False);
 
 /// A token: its kind and where it is.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -344,13 +426,18 @@ impl<'a> Lexer<'a> {
             nesting: 0,
             first_indent: 0,
             indents: Vec::new(),
-            tokens: Vec::with_capacity(text.len() / 2 + 4),
+            // About one token per three bytes of a schema; capped so a huge
+            // text grows the buffer only as it is lexed.
+            tokens: Vec::with_capacity((text.len() / 3 + 4).min(4096)),
             error: None,
             index: 0,
         };
         let first_indent = lexer.lex_raw(true)?;
         lexer.first_indent = first_indent.span.end() - first_indent.span.start();
         loop {
+            if lexer.lex_fast() {
+                continue;
+            }
             let mark = lexer.tokens.len();
             if let Err(e) = lexer.lex() {
                 // Tokens of the failing step never reach PyTorch's parser.
@@ -361,7 +448,7 @@ impl<'a> Lexer<'a> {
                 lexer.error = Some(e);
                 break;
             }
-            if lexer.tokens.last().is_some_and(|t| t.kind == Kind::Eof) {
+            if lexer.tokens.last().is_some_and(|t| t.kind == Kind::EOF) {
                 break;
             }
         }
@@ -395,7 +482,7 @@ impl<'a> Lexer<'a> {
     /// The `Eof` token.
     fn end_token(&self) -> Token {
         Token {
-            kind: Kind::Eof,
+            kind: Kind::EOF,
             span: Span::new(self.src.len(), self.src.len()),
         }
     }
@@ -450,15 +537,60 @@ impl<'a> Lexer<'a> {
         error_report::error_report(self.src, span, message)
     }
 
+    /// Lexes the next token if it is a common one (an identifier, keyword,
+    /// number, bracket or operator after blanks) and returns `true`; returns
+    /// `false`, having done nothing, when it needs the general [`lex`]
+    /// (line breaks, comments, strings, invalid bytes, the end of input).
+    /// The result is the same as `lex` would give.
+    ///
+    /// [`lex`]: Self::lex
+    fn lex_fast(&mut self) -> bool {
+        let src = self.src;
+        let mut pos = self.pos;
+        while pos < src.len() && class(src[pos]) == BLANK {
+            pos += 1;
+        }
+        let Some(&c) = src.get(pos) else {
+            return false;
+        };
+        let rest = &src[pos..];
+        let (kind, n) = match class(c) {
+            IDENT_START => ident_or_keyword(rest),
+            DIGIT => match number_len(rest) {
+                Some(n) => (Kind::NUMBER, n),
+                None => return false,
+            },
+            _ => match c {
+                b'#' | b'\\' | b'\n' | b'"' | b'\'' => return false,
+                b'.' => match number_len(rest) {
+                    Some(n) => (Kind::NUMBER, n),
+                    None => match operator(rest) {
+                        Some(t) => t,
+                        None => return false,
+                    },
+                },
+                _ => match operator(rest) {
+                    Some(t) => t,
+                    None => return false,
+                },
+            },
+        };
+        self.track_nesting(kind);
+        self.tokens.push(Token {
+            kind,
+            span: Span::new(pos, pos + n),
+        });
+        self.pos = pos + n;
+        true
+    }
+
     /// One step of PyTorch's `Lexer::lex`: the next token, with blank-line
     /// tokens turned into `Newline`, `Indent` or `Newline` plus `Dedent`s.
     fn lex(&mut self) -> Result<(), Failure> {
         let mut r = self.lex_raw(false)?;
-        match r.kind {
-            Kind::Char(b'(' | b'[' | b'{') => self.nesting = self.nesting.wrapping_add(1),
-            Kind::Char(b')' | b']' | b'}') => self.nesting = self.nesting.wrapping_sub(1),
-            Kind::Whitespace | Kind::WhitespaceEof => {
-                let depth = if r.kind == Kind::WhitespaceEof {
+        if r.kind == Kind::WHITESPACE || r.kind == Kind::WHITESPACE_EOF {
+            {
+                let depth = if r.kind == Kind::WHITESPACE_EOF {
                     self.first_indent
                 } else {
                     r.span.end() - r.span.start()
@@ -466,18 +598,18 @@ impl<'a> Lexer<'a> {
                 let back = self.indents.last().copied().unwrap_or(self.first_indent);
                 if depth > back {
                     self.indents.push(depth);
-                    r.kind = Kind::Indent;
+                    r.kind = Kind::INDENT;
                 } else if depth == back {
-                    r.kind = Kind::Newline;
+                    r.kind = Kind::NEWLINE;
                 } else {
                     self.tokens.push(Token {
-                        kind: Kind::Newline,
+                        kind: Kind::NEWLINE,
                         span: r.span,
                     });
                     let mut back = back;
                     while back != depth {
                         self.tokens.push(Token {
-                            kind: Kind::Dedent,
+                            kind: Kind::DEDENT,
                             span: r.span,
                         });
                         if self.indents.pop().is_none() {
@@ -492,10 +624,20 @@ impl<'a> Lexer<'a> {
                     return Ok(());
                 }
             }
-            _ => {}
+        } else {
+            self.track_nesting(r.kind);
         }
         self.tokens.push(r);
         Ok(())
+    }
+
+    /// Counts brackets: newlines inside them are not tokens.
+    fn track_nesting(&mut self, kind: Kind) {
+        match kind.as_char() {
+            Some(b'(' | b'[' | b'{') => self.nesting = self.nesting.wrapping_add(1),
+            Some(b')' | b']' | b'}') => self.nesting = self.nesting.wrapping_sub(1),
+            _ => {}
+        }
     }
 
     /// Reads the next raw token (PyTorch's `SharedParserData::match`).
@@ -538,16 +680,16 @@ impl<'a> Lexer<'a> {
         };
         if whitespace_token {
             let kind = if pos == len {
-                Kind::WhitespaceEof
+                Kind::WHITESPACE_EOF
             } else {
-                Kind::Whitespace
+                Kind::WHITESPACE
             };
             self.pos = pos;
             return Ok(token(kind, start, pos));
         }
         if pos == len {
             self.pos = pos;
-            return Ok(token(Kind::Eof, pos, pos));
+            return Ok(token(Kind::EOF, pos, pos));
         }
         start = pos;
         let rest = &src[pos..];
@@ -557,11 +699,11 @@ impl<'a> Lexer<'a> {
             Some(ident_or_keyword(rest))
         } else if first_class == DIGIT || first == b'.' {
             match number_len(rest) {
-                Some(n) => Some((Kind::Number, n)),
+                Some(n) => Some((Kind::NUMBER, n)),
                 None => operator(rest),
             }
         } else if first == b'"' || first == b'\'' {
-            string_len(rest).map(|n| (Kind::StringLiteral, n))
+            string_len(rest).map(|n| (Kind::STRING_LITERAL, n))
         } else {
             operator(rest)
         };
@@ -573,7 +715,7 @@ impl<'a> Lexer<'a> {
             None => {
                 // PyTorch names the byte where this raw token began (before
                 // blanks) but highlights the offending one.
-                let kind = Kind::Char(src.get(self.pos).copied().unwrap_or(first));
+                let kind = Kind::char(src.get(self.pos).copied().unwrap_or(first));
                 Err(error_report::expected(
                     src,
                     Span::new(start, start + 1),
@@ -624,20 +766,25 @@ fn string_len(rest: &[u8]) -> Option<usize> {
 /// length, so `None` is a keyword and `Nonex` an identifier; `is not` and
 /// `not in` are single tokens.
 fn ident_or_keyword(rest: &[u8]) -> (Kind, usize) {
-    let n = 1 + rest[1..]
-        .iter()
-        .take_while(|&&c| class(c) & (IDENT_START | DIGIT) != 0)
-        .count();
-    let word = &rest[..n];
-    if word == b"is" && rest[n..].starts_with(b" not") {
-        return (Kind::Keyword(Keyword::IsNot), 6);
+    const IS: u64 = pack8(b"is");
+    const NOT: u64 = pack8(b"not");
+    let mut n = 1;
+    while n < rest.len() && class(rest[n]) & (IDENT_START | DIGIT) != 0 {
+        n += 1;
     }
-    if word == b"not" && rest[n..].starts_with(b" in") {
-        return (Kind::Keyword(Keyword::NotIn), 6);
+    if n > 8 {
+        return (Kind::IDENT, n);
     }
-    match Keyword::from_word(word) {
-        Some(k) => (Kind::Keyword(k), n),
-        None => (Kind::Ident, n),
+    let key = key8(rest, n);
+    if key == IS && rest[n..].starts_with(b" not") {
+        return (Kind::keyword(Keyword::IsNot), 6);
+    }
+    if key == NOT && rest[n..].starts_with(b" in") {
+        return (Kind::keyword(Keyword::NotIn), 6);
+    }
+    match Keyword::from_key(key) {
+        Some(k) => (Kind::keyword(k), n),
+        None => (Kind::IDENT, n),
     }
 }
 
@@ -674,7 +821,7 @@ fn operator(rest: &[u8]) -> Option<(Kind, usize)> {
         _ => Option::None,
     };
     if let Some((k, n)) = multi {
-        return Some((Kind::Keyword(k), n));
+        return Some((Kind::keyword(k), n));
     }
     // PyTorch's `valid_single_char_tokens`.
     matches!(
@@ -703,7 +850,7 @@ fn operator(rest: &[u8]) -> Option<(Kind, usize)> {
             | b'|'
             | b'~'
     )
-    .then_some((Kind::Char(rest[0]), 1))
+    .then_some((Kind::char(rest[0]), 1))
 }
 
 #[cfg(test)]
@@ -716,7 +863,7 @@ mod tests {
         loop {
             let t = l.next().unwrap();
             out.push(t.kind);
-            if t.kind == Kind::Eof {
+            if t.kind == Kind::EOF {
                 return out;
             }
         }
@@ -724,55 +871,58 @@ mod tests {
 
     #[test]
     fn tokens_of_a_schema() {
-        use Kind::*;
+        let c = Kind::char;
+        let (ident, number) = (Kind::IDENT, Kind::NUMBER);
         assert_eq!(
             kinds("aten::f(int[2] x=-1.5e3, *) -> ..."),
             vec![
-                Ident,
-                Char(b':'),
-                Char(b':'),
-                Ident,
-                Char(b'('),
-                Ident,
-                Char(b'['),
-                Number,
-                Char(b']'),
-                Ident,
-                Char(b'='),
-                Char(b'-'),
-                Number,
-                Char(b','),
-                Char(b'*'),
-                Char(b')'),
+                ident,
+                c(b':'),
+                c(b':'),
+                ident,
+                c(b'('),
+                ident,
+                c(b'['),
+                number,
+                c(b']'),
+                ident,
+                c(b'='),
+                c(b'-'),
+                number,
+                c(b','),
+                c(b'*'),
+                c(b')'),
                 ARROW,
                 DOTS,
-                Eof
+                Kind::EOF
             ]
         );
     }
 
     #[test]
     fn keywords_are_not_identifiers() {
-        use Kind::*;
         assert_eq!(
             kinds("in None Nonex is not x"),
             vec![
-                Keyword(super::Keyword::In),
+                Kind::keyword(Keyword::In),
                 NONE,
-                Ident,
-                Keyword(super::Keyword::IsNot),
-                Ident,
-                Eof
+                Kind::IDENT,
+                Kind::keyword(Keyword::IsNot),
+                Kind::IDENT,
+                Kind::EOF
             ]
         );
+        assert_eq!(Kind::keyword(Keyword::IsNot).name(), b"is not");
+        assert_eq!(Kind::keyword(Keyword::NoneType).name(), b"NoneType");
+        assert_eq!(Kind::char(b')').name(), b")");
     }
 
     #[test]
     fn trailing_newline_is_one_newline_token() {
-        assert_eq!(kinds("f\n\n"), vec![Kind::Ident, Kind::Newline, Kind::Eof]);
+        assert_eq!(kinds("f\n\n"), vec![Kind::IDENT, Kind::NEWLINE, Kind::EOF]);
         assert_eq!(
             kinds("f(\n)"),
-            vec![Kind::Ident, Kind::Char(b'('), Kind::Char(b')'), Kind::Eof]
+            vec![Kind::IDENT, Kind::char(b'('), Kind::char(b')'), Kind::EOF]
         );
     }
 
@@ -780,7 +930,7 @@ mod tests {
     fn strings_and_invalid_bytes() {
         assert_eq!(
             kinds("'a\\'b' \"\""),
-            vec![Kind::StringLiteral, Kind::StringLiteral, Kind::Eof]
+            vec![Kind::STRING_LITERAL, Kind::STRING_LITERAL, Kind::EOF]
         );
         let err = Lexer::new("f(x)\0").and_then(|mut l| {
             for _ in 0..5 {

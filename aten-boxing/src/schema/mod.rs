@@ -38,6 +38,7 @@ mod error_report;
 mod float_format;
 mod function_schema;
 mod lexer;
+mod name;
 mod number;
 mod parser;
 mod string_literal;
@@ -45,7 +46,7 @@ mod type_parser;
 mod types;
 mod word;
 
-pub use alias_info::AliasInfo;
+pub use alias_info::{AliasInfo, AliasSet};
 pub use argument::Argument;
 pub use default_value::DefaultValue;
 pub use function_schema::{FunctionSchema, OperatorName, SchemaOrName};

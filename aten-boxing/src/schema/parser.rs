@@ -64,18 +64,16 @@ impl<'a> SchemaParser<'a> {
 
     /// `ns::name.overload`.
     fn parse_name(&mut self) -> Result<OperatorName, Failure> {
-        let tok = self.lexer().expect(Kind::Ident)?;
-        let mut name = self.lexer().text(tok).to_string();
-        if self.lexer().next_if(Kind::Char(b':'))? {
-            self.lexer().expect(Kind::Char(b':'))?;
-            let tok = self.lexer().expect(Kind::Ident)?;
-            name.push_str("::");
-            name.push_str(self.lexer().text(tok));
+        let first = self.lexer().expect(Kind::IDENT)?;
+        let mut second = None;
+        if self.lexer().next_if(Kind::char(b':'))? {
+            self.lexer().expect(Kind::char(b':'))?;
+            second = Some(self.lexer().expect(Kind::IDENT)?);
         }
-        let mut overload_name = String::new();
-        if self.lexer().next_if(Kind::Char(b'.'))? {
-            let tok = self.lexer().expect(Kind::Ident)?;
-            overload_name.push_str(self.lexer().text(tok));
+        let mut overload_name = "";
+        if self.lexer().next_if(Kind::char(b'.'))? {
+            let tok = self.lexer().expect(Kind::IDENT)?;
+            overload_name = self.lexer().text(tok);
         }
         // `default` is the attribute of the overload packet that names the
         // overload "", and dunder names are Python attributes.
@@ -84,13 +82,20 @@ impl<'a> SchemaParser<'a> {
                 "{overload_name} is not a legal overload name for aten operators"
             ))));
         }
-        Ok(OperatorName::new(name, overload_name))
+        let first = self.lexer().text(first);
+        Ok(match second {
+            Some(op) => {
+                let op = self.lexer().text(op);
+                OperatorName::from_parts(&[first, "::", op], overload_name)
+            }
+            None => OperatorName::from_parts(&[first], overload_name),
+        })
     }
 
     /// One declaration: a name, or a name with arguments and returns.
     fn parse_declaration(&mut self) -> Result<SchemaOrName, Failure> {
         let name = self.parse_name()?;
-        if self.lexer().cur().kind != Kind::Char(b'(') {
+        if self.lexer().cur().kind != Kind::char(b'(') {
             return Ok(SchemaOrName::Name(name));
         }
         let mut arguments = Vec::with_capacity(8);
@@ -98,8 +103,8 @@ impl<'a> SchemaParser<'a> {
         let mut kwarg_only = false;
         let mut is_vararg = false;
         let mut is_varret = false;
-        self.lexer().expect(Kind::Char(b'('))?;
-        if self.lexer().cur().kind != Kind::Char(b')') {
+        self.lexer().expect(Kind::char(b'('))?;
+        if self.lexer().cur().kind != Kind::char(b')') {
             loop {
                 if is_vararg {
                     let span = self.lexer().cur().span;
@@ -107,19 +112,19 @@ impl<'a> SchemaParser<'a> {
                         .lexer()
                         .error_at(span, "... must be the last element of the argument list"));
                 }
-                if self.lexer().next_if(Kind::Char(b'*'))? {
+                if self.lexer().next_if(Kind::char(b'*'))? {
                     kwarg_only = true;
                 } else if self.lexer().next_if(DOTS)? {
                     is_vararg = true;
                 } else {
                     arguments.push(self.parse_argument(false, kwarg_only)?);
                 }
-                if !self.lexer().next_if(Kind::Char(b','))? {
+                if !self.lexer().next_if(Kind::char(b','))? {
                     break;
                 }
             }
         }
-        self.lexer().expect(Kind::Char(b')'))?;
+        self.lexer().expect(Kind::char(b')'))?;
         if is_vararg && arguments.iter().any(|a| a.default_value().is_some()) {
             let span = self.lexer().cur().span;
             return Err(self.lexer().error_at(
@@ -130,9 +135,9 @@ impl<'a> SchemaParser<'a> {
         self.lexer().expect(ARROW)?;
         if self.lexer().next_if(DOTS)? {
             is_varret = true;
-        } else if self.lexer().cur().kind == Kind::Char(b'(') {
-            self.lexer().expect(Kind::Char(b'('))?;
-            if self.lexer().cur().kind != Kind::Char(b')') {
+        } else if self.lexer().cur().kind == Kind::char(b'(') {
+            self.lexer().expect(Kind::char(b'('))?;
+            if self.lexer().cur().kind != Kind::char(b')') {
                 loop {
                     if is_varret {
                         let span = self.lexer().cur().span;
@@ -145,12 +150,12 @@ impl<'a> SchemaParser<'a> {
                     } else {
                         returns.push(self.parse_argument(true, false)?);
                     }
-                    if !self.lexer().next_if(Kind::Char(b','))? {
+                    if !self.lexer().next_if(Kind::char(b','))? {
                         break;
                     }
                 }
             }
-            self.lexer().expect(Kind::Char(b')'))?;
+            self.lexer().expect(Kind::char(b')'))?;
         } else {
             returns.push(self.parse_argument(true, false)?);
         }
@@ -164,48 +169,38 @@ impl<'a> SchemaParser<'a> {
     fn parse_argument(&mut self, is_return: bool, kwarg_only: bool) -> Result<Argument, Failure> {
         let (mut real, mut alias_info) = self.types.parse_real_type()?;
         let mut n = None;
-        if self.lexer().next_if(Kind::Char(b'['))? {
+        if self.lexer().next_if(Kind::char(b'['))? {
             // A sized list is legal only here, at the argument level.
             real = Type::list(real);
-            let tok = self.lexer().expect(Kind::Number)?;
+            let tok = self.lexer().expect(Kind::NUMBER)?;
             let size = stoll(self.lexer().text(tok)).map_err(|e| conversion_error("stoll", e))?;
             // PyTorch keeps N as an int32_t.
             n = Some(size as i32);
-            self.lexer().expect(Kind::Char(b']'))?;
-            let mut container = self.types.parse_alias_annotation()?;
-            if let Some(element) = alias_info.take() {
-                let c = container.get_or_insert_with(|| {
-                    let mut c = AliasInfo::new();
-                    c.set_is_write(element.is_write());
-                    c
-                });
-                c.add_contained_type(element);
-            }
-            alias_info = container;
-            if self.lexer().next_if(Kind::Char(b'?'))? {
+            self.lexer().expect(Kind::char(b']'))?;
+            let container = self.types.parse_alias_annotation()?;
+            alias_info = AliasInfo::list_container(alias_info.take(), container);
+            if self.lexer().next_if(Kind::char(b'?'))? {
                 real = Type::optional(real);
             }
         }
-        let name;
+        let mut name = "";
         let mut default_value = None;
         if is_return {
             let cur = self.lexer().cur();
-            name = if cur.kind == Kind::Ident {
+            if cur.kind == Kind::IDENT {
                 self.lexer().next()?;
-                self.lexer().text(cur).to_string()
-            } else {
-                String::new()
-            };
+                name = self.lexer().text(cur);
+            }
         } else {
-            let tok = self.lexer().expect(Kind::Ident)?;
-            name = self.lexer().text(tok).to_string();
-            if self.lexer().next_if(Kind::Char(b'='))? {
+            let tok = self.lexer().expect(Kind::IDENT)?;
+            name = self.lexer().text(tok);
+            if self.lexer().next_if(Kind::char(b'='))? {
                 let fake = real.to_fake();
                 let fake = fake.as_ref().unwrap_or(&real);
                 default_value = Some(self.parse_default_value(fake, n)?);
             }
         }
-        Ok(Argument::new(
+        Ok(Argument::with_boxed_alias(
             name,
             real,
             n,
@@ -238,11 +233,11 @@ impl<'a> SchemaParser<'a> {
                 self.lexer().next()?;
                 Ok(DefaultValue::None)
             }
-            Kind::StringLiteral => {
+            Kind::STRING_LITERAL => {
                 self.lexer().next()?;
                 Ok(DefaultValue::Str(self.string_literal(cur.span)?))
             }
-            Kind::Ident => {
+            Kind::IDENT => {
                 self.lexer().next()?;
                 // Enum values PyTorch accepts by name: ScalarType::Float (6),
                 // ComplexFloat (9), Long (4), Layout::Strided (0),
@@ -263,10 +258,10 @@ impl<'a> SchemaParser<'a> {
             }
             _ => {
                 let mut n = String::new();
-                if self.lexer().next_if(Kind::Char(b'-'))? {
+                if self.lexer().next_if(Kind::char(b'-'))? {
                     n.push('-');
                 }
-                let tok = self.lexer().expect(Kind::Number)?;
+                let tok = self.lexer().expect(Kind::NUMBER)?;
                 n.push_str(self.lexer().text(tok));
                 if kind == ValueKind::Complex || n.contains('j') {
                     // The last character is dropped as the `j`, whatever it is.
@@ -341,17 +336,17 @@ impl<'a> SchemaParser<'a> {
 
     /// `[a, b, ...]`.
     fn parse_constant_list(&mut self, kind: ValueKind) -> Result<DefaultValue, Failure> {
-        let open = self.lexer().expect(Kind::Char(b'['))?;
+        let open = self.lexer().expect(Kind::char(b'['))?;
         let mut values = Vec::new();
-        if self.lexer().cur().kind != Kind::Char(b']') {
+        if self.lexer().cur().kind != Kind::char(b']') {
             loop {
                 values.push(self.parse_single_constant(kind)?);
-                if !self.lexer().next_if(Kind::Char(b','))? {
+                if !self.lexer().next_if(Kind::char(b','))? {
                     break;
                 }
             }
         }
-        self.lexer().expect(Kind::Char(b']'))?;
+        self.lexer().expect(Kind::char(b']'))?;
         self.convert_to_list(kind, open.span, values)
     }
 
@@ -375,19 +370,19 @@ impl<'a> SchemaParser<'a> {
             | Type::Float
             | Type::Complex => self.parse_single_constant(value_kind(fake)),
             Type::Device => {
-                let tok = self.lexer().expect(Kind::StringLiteral)?;
+                let tok = self.lexer().expect(Kind::STRING_LITERAL)?;
                 let bytes = self.string_literal(tok.span)?;
                 let text = String::from_utf8_lossy(&bytes);
                 Ok(DefaultValue::Device(parse_device(&text)?))
             }
             Type::List(element) => {
                 let kind = value_kind(element);
-                if self.lexer().cur().kind == Kind::Ident {
+                if self.lexer().cur().kind == Kind::IDENT {
                     // PyTorch's parseTensorDefault: only `None`, which is not
                     // an identifier, so this always fails.
                     self.lexer().expect(NONE)?;
                     Ok(DefaultValue::None)
-                } else if let (Some(n), false) = (n, self.lexer().cur().kind == Kind::Char(b'[')) {
+                } else if let (Some(n), false) = (n, self.lexer().cur().kind == Kind::char(b'[')) {
                     let value = self.parse_single_constant(kind)?;
                     let count = usize::try_from(n).map_err(|_| {
                         Error::runtime("cannot create std::vector larger than max_size()")
@@ -421,7 +416,177 @@ fn parse(text: &str) -> Result<SchemaOrName, Failure> {
         types: TypeParser::new(lexer),
     };
     let result = parser.parse_declaration()?;
-    parser.lexer().next_if(Kind::Newline)?;
-    parser.lexer().expect(Kind::Eof)?;
+    parser.lexer().next_if(Kind::NEWLINE)?;
+    parser.lexer().expect(Kind::EOF)?;
     Ok(result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(text: &str) -> String {
+        match parse_schema_or_name(text) {
+            Ok(_) => panic!("{text} parsed"),
+            Err(e) => e.message().to_string(),
+        }
+    }
+
+    fn first_line(text: &str) -> String {
+        err(text).split('\n').next().unwrap_or_default().to_string()
+    }
+
+    fn canonical(text: &str) -> String {
+        match parse_schema_or_name(text) {
+            Ok(SchemaOrName::Schema(s)) => s.to_string(),
+            other => panic!("{text}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn std_conversion_messages() {
+        assert_eq!(err("f(complex x=0) -> ()"), "stod");
+        assert_eq!(err("f(int x=99999999999999999999) -> ()"), "stoll");
+        assert_eq!(err("f(int[99999999999999999999] x) -> ()"), "stoll");
+        assert_eq!(err("f(float x=1e999) -> ()"), "stod");
+    }
+
+    #[test]
+    fn error_report_messages_start_with_a_newline() {
+        for (text, message) in [
+            (
+                "f(int a=1, ...) -> ()",
+                "schemas with vararg (...) can't have default value args",
+            ),
+            (
+                "f(..., int a) -> ()",
+                "... must be the last element of the argument list",
+            ),
+            (
+                "f() -> (..., int)",
+                "... must be the last element of the return list",
+            ),
+            ("f(float x=nan) -> ()", "invalid numeric default value"),
+            (
+                "f(str[] x=[\"a\"]) -> ()",
+                "lists are only supported for float, int and complex types",
+            ),
+            ("f(Any x=1) -> ()", "unexpected type, file a bug report"),
+            ("f(str x=\"\\x41\") -> ()", "unsupported hex specifier"),
+        ] {
+            assert!(
+                err(text).starts_with(&format!("\n{message}:\n")),
+                "{text}: {:?}",
+                err(text)
+            );
+        }
+    }
+
+    #[test]
+    fn lexer_messages() {
+        assert_eq!(
+            first_line("f(int x) -> Tensor)"),
+            "expected eof but found ')' here:"
+        );
+        assert_eq!(
+            first_line("f(int x)"),
+            "expected arrow but found 'eof' here:"
+        );
+        assert_eq!(
+            first_line("f(Tensor(!) x) -> ()"),
+            "expected ident but found '!' here:"
+        );
+        assert_eq!(
+            first_line("f(int x=-inf) -> ()"),
+            "expected number but found 'ident' here:"
+        );
+        assert_eq!(
+            first_line("f(Tensor?[] x=None) -> ()"),
+            "expected [ but found 'None' here:"
+        );
+        assert_eq!(
+            first_line("f(Device d=cpu) -> ()"),
+            "expected string_literal but found 'ident' here:"
+        );
+        assert_eq!(
+            first_line("f(int in) -> ()"),
+            "expected ident but found 'in' here:"
+        );
+    }
+
+    #[test]
+    fn errors_come_in_pytorchs_order() {
+        // The overload check runs before the bad byte later on is lexed.
+        assert_eq!(
+            err("f.default(int x) -> ()\u{1}"),
+            "default is not a legal overload name for aten operators"
+        );
+        assert_eq!(
+            err("f.__x"),
+            "__x is not a legal overload name for aten operators"
+        );
+        // A bad byte is reported only when the parser reaches it.
+        assert_eq!(
+            first_line("f(int x) -> ()\u{1}"),
+            "expected a valid token but found '\u{1}' here:"
+        );
+    }
+
+    #[test]
+    fn defaults() {
+        assert_eq!(canonical("f(int[2] s=1) -> ()"), "f(int[2] s=1) -> ()");
+        assert_eq!(canonical("f(int[] s=[2, 2]) -> ()"), "f(int[] s=2) -> ()");
+        assert_eq!(
+            canonical("f(SymInt[2] s=1) -> ()"),
+            "f(SymInt[2] s=[1, 1]) -> ()"
+        );
+        assert_eq!(
+            canonical("f(float[2] s=1) -> ()"),
+            "f(float[2] s=[1., 1.]) -> ()"
+        );
+        assert_eq!(
+            canonical("f(ScalarType t=long) -> ()"),
+            "f(ScalarType t=4) -> ()"
+        );
+        assert_eq!(
+            canonical("f(MemoryFormat m=contiguous_format) -> ()"),
+            "f(MemoryFormat m=0) -> ()"
+        );
+        assert_eq!(canonical("f(float? x=1) -> ()"), "f(float? x=1) -> ()");
+        assert_eq!(
+            canonical("f(complex c=1.5j) -> ()"),
+            "f(complex c=0.+1.5j) -> ()"
+        );
+        assert_eq!(
+            canonical("f(Device d=\"cuda:1\") -> ()"),
+            "f(Device d=cuda:1) -> ()"
+        );
+        assert_eq!(
+            canonical("f(str s='it\\'s') -> ()"),
+            "f(str s=\"it\\'s\") -> ()"
+        );
+        assert_eq!(canonical("f(int x=\"a\") -> ()"), "f(int x=a) -> ()");
+        assert_eq!(
+            canonical("f(float f=1e10) -> ()"),
+            "f(float f=10000000000.) -> ()"
+        );
+        assert_eq!(canonical("f(int x=0x10) -> ()"), "f(int x=0) -> ()");
+    }
+
+    #[test]
+    fn layout_and_comments() {
+        assert_eq!(canonical("f(int x) -> ()\n"), "f(int x) -> ()");
+        assert_eq!(
+            canonical("  f(int x,\n  int y) -> ()  # note"),
+            "f(int x, int y) -> ()"
+        );
+        assert_eq!(
+            first_line("f(int x) -> ()\n  g"),
+            "expected eof but found 'indent' here:"
+        );
+        assert_eq!(
+            canonical("f(Tensor! x) -> ()"),
+            "f(Tensor($0! -> ) x) -> ()"
+        );
+    }
 }

@@ -6,7 +6,7 @@ use super::alias_info::AliasInfo;
 use super::error_report::{Failure, Span};
 use super::lexer::{Kind, Lexer, ARROW, NONE, NONE_TYPE};
 use super::types::Type;
-use super::word::pack16;
+use super::word::{key16, pack16};
 
 /// How deeply types may nest (`int[][]...`, `Future(Future(...))`); deeper
 /// input is refused instead of exhausting the stack.
@@ -47,18 +47,18 @@ impl<'a> TypeParser<'a> {
     fn parse_base_type(&mut self) -> Result<Type, Failure> {
         let tok = self.lexer.cur();
         if !self.lexer.next_if(NONE)? && !self.lexer.next_if(NONE_TYPE)? {
-            self.lexer.expect(Kind::Ident)?;
+            self.lexer.expect(Kind::IDENT)?;
         }
         let first = self.lexer.text(tok);
         let dotted;
-        let text = if self.lexer.cur().kind == Kind::Char(b'.') {
+        let text = if self.lexer.cur().kind == Kind::char(b'.') {
             // Dotted names (opaque types) are read whole.
             let mut name = first.to_string();
-            while self.lexer.cur().kind == Kind::Char(b'.')
-                && self.lexer.lookahead()?.kind == Kind::Ident
+            while self.lexer.cur().kind == Kind::char(b'.')
+                && self.lexer.lookahead()?.kind == Kind::IDENT
             {
                 self.lexer.next()?;
-                let part = self.lexer.expect(Kind::Ident)?;
+                let part = self.lexer.expect(Kind::IDENT)?;
                 name.push('.');
                 name.push_str(self.lexer.text(part));
             }
@@ -67,7 +67,12 @@ impl<'a> TypeParser<'a> {
         } else {
             first
         };
-        if let Some(t) = Type::from_base_name(text) {
+        let base = if text.len() <= 16 && text.len() == first.len() {
+            Type::from_base_key(key16(&self.lexer.source()[tok.span.start()..], text.len()))
+        } else {
+            Type::from_base_name(text)
+        };
+        if let Some(t) = base {
             return Ok(t);
         }
         if text.as_bytes().first().is_some_and(u8::is_ascii_lowercase) {
@@ -83,47 +88,47 @@ impl<'a> TypeParser<'a> {
 
     /// An alias annotation after a type, if there is one: `(a)`, `(a!)`,
     /// `(a|b -> c)`, `(*)`, or `!` (a fresh set, written).
-    pub(crate) fn parse_alias_annotation(&mut self) -> Result<Option<AliasInfo>, Failure> {
-        if self.lexer.next_if(Kind::Char(b'('))? {
+    pub(crate) fn parse_alias_annotation(&mut self) -> Result<Option<Box<AliasInfo>>, Failure> {
+        if self.lexer.next_if(Kind::char(b'('))? {
             let mut info = AliasInfo::new();
             loop {
-                if self.lexer.next_if(Kind::Char(b'*'))? {
+                if self.lexer.next_if(Kind::char(b'*'))? {
                     info.add_before_set(AliasInfo::WILDCARD);
                 } else if !info.is_wildcard_before() {
-                    let name = self.lexer.expect(Kind::Ident)?;
+                    let name = self.lexer.expect(Kind::IDENT)?;
                     info.add_before_set(self.lexer.text(name));
                 }
-                if !self.lexer.next_if(Kind::Char(b'|'))? {
+                if !self.lexer.next_if(Kind::char(b'|'))? {
                     break;
                 }
             }
-            if self.lexer.next_if(Kind::Char(b'!'))? {
+            if self.lexer.next_if(Kind::char(b'!'))? {
                 info.set_is_write(true);
             }
             if self.lexer.next_if(ARROW)? {
                 loop {
-                    if self.lexer.next_if(Kind::Char(b'*'))? {
+                    if self.lexer.next_if(Kind::char(b'*'))? {
                         info.add_after_set(AliasInfo::WILDCARD);
                     } else if !info.is_wildcard_after() {
-                        let name = self.lexer.expect(Kind::Ident)?;
+                        let name = self.lexer.expect(Kind::IDENT)?;
                         info.add_after_set(self.lexer.text(name));
                     }
-                    if !self.lexer.next_if(Kind::Char(b'|'))? {
+                    if !self.lexer.next_if(Kind::char(b'|'))? {
                         break;
                     }
                 }
             } else {
                 info.after_equals_before();
             }
-            self.lexer.expect(Kind::Char(b')'))?;
-            Ok(Some(info))
-        } else if self.lexer.next_if(Kind::Char(b'!'))? {
+            self.lexer.expect(Kind::char(b')'))?;
+            Ok(Some(Box::new(info)))
+        } else if self.lexer.next_if(Kind::char(b'!'))? {
             let mut info = AliasInfo::new();
             // PyTorch adds no after set here, so this prints as `($0! -> )`.
             info.add_before_set(&format!("${}", self.next_id));
             self.next_id += 1;
             info.set_is_write(true);
-            Ok(Some(info))
+            Ok(Some(Box::new(info)))
         } else {
             Ok(None)
         }
@@ -142,22 +147,22 @@ impl<'a> TypeParser<'a> {
     /// `( type )` after a `Future`, `Await` or `RRef` keyword.
     fn parse_wrapped(&mut self) -> Result<Type, Failure> {
         self.lexer.next()?;
-        self.lexer.expect(Kind::Char(b'('))?;
+        self.lexer.expect(Kind::char(b'('))?;
         let inner = self.parse_inner_type()?;
-        self.lexer.expect(Kind::Char(b')'))?;
+        self.lexer.expect(Kind::char(b')'))?;
         Ok(inner)
     }
 
     /// A type with its alias annotation: PyTorch's `parseFakeAndRealType`,
     /// returning the real type (the fake one follows from it).
-    pub(crate) fn parse_real_type(&mut self) -> Result<(Type, Option<AliasInfo>), Failure> {
+    pub(crate) fn parse_real_type(&mut self) -> Result<(Type, Option<Box<AliasInfo>>), Failure> {
         let saved_depth = self.depth;
         let result = self.parse_real_type_at_depth();
         self.depth = saved_depth;
         result
     }
 
-    fn parse_real_type_at_depth(&mut self) -> Result<(Type, Option<AliasInfo>), Failure> {
+    fn parse_real_type_at_depth(&mut self) -> Result<(Type, Option<Box<AliasInfo>>), Failure> {
         let cur = self.lexer.cur();
         self.descend(cur.span)?;
         const FUTURE: u128 = pack16(b"Future");
@@ -168,24 +173,24 @@ impl<'a> TypeParser<'a> {
         const UNION: u128 = pack16(b"Union");
         const TORCH: u128 = pack16(b"__torch__");
         let word = self.lexer.text(cur);
-        let key = if cur.kind == Kind::Ident && word.len() <= 16 {
-            pack16(word.as_bytes())
+        let key = if cur.kind == Kind::IDENT && word.len() <= 16 {
+            key16(&self.lexer.source()[cur.span.start()..], word.len())
         } else {
             0
         };
         let mut alias_info = None;
-        let mut value = if cur.kind == Kind::Char(b'(') {
+        let mut value = if cur.kind == Kind::char(b'(') {
             let mut types = Vec::new();
-            self.lexer.expect(Kind::Char(b'('))?;
-            if self.lexer.cur().kind != Kind::Char(b')') {
+            self.lexer.expect(Kind::char(b'('))?;
+            if self.lexer.cur().kind != Kind::char(b')') {
                 loop {
                     types.push(self.parse_inner_type()?);
-                    if !self.lexer.next_if(Kind::Char(b','))? {
+                    if !self.lexer.next_if(Kind::char(b','))? {
                         break;
                     }
                 }
             }
-            self.lexer.expect(Kind::Char(b')'))?;
+            self.lexer.expect(Kind::char(b')'))?;
             Type::Tuple(types)
         } else if key == FUTURE {
             Type::Future(Box::new(self.parse_wrapped()?))
@@ -199,22 +204,22 @@ impl<'a> TypeParser<'a> {
             Type::Tensor
         } else if key == DICT {
             self.lexer.next()?;
-            self.lexer.expect(Kind::Char(b'('))?;
+            self.lexer.expect(Kind::char(b'('))?;
             let key = self.parse_inner_type()?;
-            self.lexer.expect(Kind::Char(b','))?;
+            self.lexer.expect(Kind::char(b','))?;
             let value = self.parse_inner_type()?;
-            self.lexer.expect(Kind::Char(b')'))?;
+            self.lexer.expect(Kind::char(b')'))?;
             alias_info = self.parse_alias_annotation()?;
             Type::Dict(Box::new(key), Box::new(value))
         } else if key == UNION {
             self.lexer.next()?;
-            self.lexer.expect(Kind::Char(b'('))?;
+            self.lexer.expect(Kind::char(b'('))?;
             let mut types = vec![self.parse_inner_type()?];
-            while self.lexer.cur().kind != Kind::Char(b')') {
-                self.lexer.expect(Kind::Char(b','))?;
+            while self.lexer.cur().kind != Kind::char(b')') {
+                self.lexer.expect(Kind::char(b','))?;
                 types.push(self.parse_inner_type()?);
             }
-            self.lexer.expect(Kind::Char(b')'))?;
+            self.lexer.expect(Kind::char(b')'))?;
             alias_info = self.parse_alias_annotation()?;
             Type::union(types)
         } else if key == TORCH {
@@ -226,22 +231,14 @@ impl<'a> TypeParser<'a> {
         };
         loop {
             let cur = self.lexer.cur();
-            if cur.kind == Kind::Char(b'[') && self.lexer.lookahead()?.kind == Kind::Char(b']') {
+            if cur.kind == Kind::char(b'[') && self.lexer.lookahead()?.kind == Kind::char(b']') {
                 self.descend(cur.span)?;
                 self.lexer.next()?;
                 self.lexer.next()?;
                 value = Type::list(value);
-                let mut container = self.parse_alias_annotation()?;
-                if let Some(element) = alias_info.take() {
-                    let c = container.get_or_insert_with(|| {
-                        let mut c = AliasInfo::new();
-                        c.set_is_write(element.is_write());
-                        c
-                    });
-                    c.add_contained_type(element);
-                }
-                alias_info = container;
-            } else if self.lexer.next_if(Kind::Char(b'?'))? {
+                let container = self.parse_alias_annotation()?;
+                alias_info = AliasInfo::list_container(alias_info.take(), container);
+            } else if self.lexer.next_if(Kind::char(b'?'))? {
                 self.descend(cur.span)?;
                 value = Type::optional(value);
             } else {
@@ -255,9 +252,9 @@ impl<'a> TypeParser<'a> {
     /// this layer: every well-formed name is accepted.
     fn parse_custom_class(&mut self) -> Result<Type, Failure> {
         self.lexer.next()?;
-        self.lexer.expect(Kind::Char(b'.'))?;
+        self.lexer.expect(Kind::char(b'.'))?;
         for expected_name in ["torch", "classes"] {
-            let tok = self.lexer.expect(Kind::Ident)?;
+            let tok = self.lexer.expect(Kind::IDENT)?;
             let text = self.lexer.text(tok);
             if text != expected_name {
                 return Err(self.lexer.error_at(
@@ -265,11 +262,11 @@ impl<'a> TypeParser<'a> {
                     &format!("Expected classes namespace but got {text}"),
                 ));
             }
-            self.lexer.expect(Kind::Char(b'.'))?;
+            self.lexer.expect(Kind::char(b'.'))?;
         }
-        let ns = self.lexer.expect(Kind::Ident)?;
-        self.lexer.expect(Kind::Char(b'.'))?;
-        let class = self.lexer.expect(Kind::Ident)?;
+        let ns = self.lexer.expect(Kind::IDENT)?;
+        self.lexer.expect(Kind::char(b'.'))?;
+        let class = self.lexer.expect(Kind::IDENT)?;
         Ok(Type::Class(format!(
             "__torch__.torch.classes.{}.{}",
             self.lexer.text(ns),

@@ -97,6 +97,15 @@ impl Type {
     /// PyTorch 2.15 no longer knows `Dimname`. `ConstQuantizerPtr` and
     /// `DeviceIndex` are `int`.
     pub fn from_base_name(name: &str) -> Option<Type> {
+        if name.len() > 16 {
+            return (name == "ConstQuantizerPtr").then_some(Type::Int);
+        }
+        Type::from_base_key(pack16(name.as_bytes()))
+    }
+
+    /// [`from_base_name`](Self::from_base_name) for a name of at most 16
+    /// bytes given by its [`pack16`] key.
+    pub(crate) fn from_base_key(key: u128) -> Option<Type> {
         const GENERATOR: u128 = pack16(b"Generator");
         const SCALARTYPE: u128 = pack16(b"ScalarType");
         const LAYOUT: u128 = pack16(b"Layout");
@@ -122,10 +131,7 @@ impl Type {
         const ANYCLASSTYPE: u128 = pack16(b"AnyClassType");
         const ANYENUMTYPE: u128 = pack16(b"AnyEnumType");
         const PYOBJECT: u128 = pack16(b"PyObject");
-        if name.len() > 16 {
-            return (name == "ConstQuantizerPtr").then_some(Type::Int);
-        }
-        Some(match pack16(name.as_bytes()) {
+        Some(match key {
             GENERATOR => Type::Generator,
             SCALARTYPE => Type::ScalarType,
             LAYOUT => Type::Layout,

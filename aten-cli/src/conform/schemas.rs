@@ -13,7 +13,7 @@
 
 use std::fmt::Write;
 
-use aten::boxing::schema::{AliasInfo, Argument, FunctionSchema};
+use aten::boxing::schema::{AliasInfo, AliasSet, Argument, FunctionSchema};
 use serde_json::Value;
 
 use super::{Report, Tally};
@@ -132,8 +132,17 @@ pub fn message_tally(input: &str) -> Tally {
 }
 
 /// Sorted alias-set names, as the oracle lists them.
-fn sets(names: &[String]) -> Value {
-    Value::from(names.to_vec())
+fn sets(names: &[AliasSet]) -> Value {
+    Value::from(names.iter().map(AliasSet::as_str).collect::<Vec<_>>())
+}
+
+/// Alias-set names joined for humans.
+fn join_sets(names: &[AliasSet]) -> String {
+    names
+        .iter()
+        .map(AliasSet::as_str)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The oracle's record of one argument or return.
@@ -250,8 +259,8 @@ fn describe_alias(alias: Option<&AliasInfo>) -> String {
     };
     let mut s = format!(
         "before {{{}}} after {{{}}}{}",
-        a.before_sets().join(", "),
-        a.after_sets().join(", "),
+        join_sets(a.before_sets()),
+        join_sets(a.after_sets()),
         if a.is_write() { " write" } else { "" }
     );
     for c in a.contained_types() {
