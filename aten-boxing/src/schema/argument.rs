@@ -28,8 +28,8 @@ use super::types::Type;
 pub struct Argument {
     name: Name,
     real_type: Type,
-    /// The fake type when it differs from the real one.
-    fake_type: Option<Type>,
+    /// The fake type when it differs from the real one (rare, so boxed).
+    fake_type: Option<Box<Type>>,
     n: Option<i32>,
     default_value: Option<DefaultValue>,
     kwarg_only: bool,
@@ -67,7 +67,7 @@ impl Argument {
         kwarg_only: bool,
         alias_info: Option<Box<AliasInfo>>,
     ) -> Argument {
-        let fake_type = real_type.to_fake();
+        let fake_type = real_type.to_fake().map(Box::new);
         Argument {
             name: Name::new(name),
             real_type,
@@ -87,7 +87,7 @@ impl Argument {
     /// The type as PyTorch's `Argument::type()` gives it: the fake type, in
     /// which `ScalarType`, `Layout`, `MemoryFormat` and `SymInt` are `int`.
     pub fn ty(&self) -> &Type {
-        self.fake_type.as_ref().unwrap_or(&self.real_type)
+        self.fake_type.as_deref().unwrap_or(&self.real_type)
     }
 
     /// The type as written in the schema.

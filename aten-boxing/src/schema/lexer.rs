@@ -7,6 +7,7 @@
 //! when the parser moves onto the token that could not be lexed, so which
 //! error is reported first matches PyTorch.
 
+use std::cell::Cell;
 use std::fmt;
 
 use c10_core::Error;
@@ -386,6 +387,25 @@ fn class(c: u8) -> u8 {
     CLASSES[c as usize]
 }
 
+thread_local! {
+    /// A token buffer kept between parses on this thread, so that parsing a
+    /// schema does not allocate one each time.
+    static SPARE_TOKENS: Cell<Vec<Token>> = const { Cell::new(Vec::new()) };
+}
+
+/// The largest buffer kept for reuse, in tokens.
+const MAX_SPARE_TOKENS: usize = 1 << 14;
+
+/// An empty token buffer for a text of `len` bytes: this thread's spare one
+/// if it has it, else a new one sized for about one token per three bytes
+/// (capped, so a huge text grows it only as it is lexed).
+fn spare_tokens(len: usize) -> Vec<Token> {
+    let mut tokens = SPARE_TOKENS.with(Cell::take);
+    tokens.clear();
+    tokens.reserve((len / 3 + 4).min(4096));
+    tokens
+}
+
 /// The token stream over one schema text.
 ///
 /// All tokens are lexed up front, but a lexer error is delivered only when
@@ -412,6 +432,17 @@ pub(crate) struct Lexer<'a> {
     index: usize,
 }
 
+/// Hands the token buffer back for the next parse on this thread.
+impl Drop for Lexer<'_> {
+    fn drop(&mut self) {
+        if self.tokens.capacity() <= MAX_SPARE_TOKENS {
+            let tokens = std::mem::take(&mut self.tokens);
+            // Fails only while the thread is being torn down.
+            let _ = SPARE_TOKENS.try_with(|spare| spare.set(tokens));
+        }
+    }
+}
+
 impl<'a> Lexer<'a> {
     /// Lexes `text`, failing at once where PyTorch's lexer constructor
     /// would (the initial indentation and the first token).
@@ -426,9 +457,7 @@ impl<'a> Lexer<'a> {
             nesting: 0,
             first_indent: 0,
             indents: Vec::new(),
-            // About one token per three bytes of a schema; capped so a huge
-            // text grows the buffer only as it is lexed.
-            tokens: Vec::with_capacity((text.len() / 3 + 4).min(4096)),
+            tokens: spare_tokens(text.len()),
             error: None,
             index: 0,
         };

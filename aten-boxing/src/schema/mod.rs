@@ -20,15 +20,20 @@
 //! ```
 //!
 //! Modules, one job each:
-//! - [`lexer`](self) — tokens, as PyTorch's lexer makes them;
+//! - `lexer` — tokens, as PyTorch's lexer makes them;
 //! - `type_parser` / `parser` — types and alias annotations / declarations
 //!   and defaults;
-//! - [`types`](Type), [`alias_info`](AliasInfo), [`argument`](Argument),
-//!   [`function_schema`](FunctionSchema), [`default_value`](DefaultValue) —
-//!   the model and its printing;
+//! - `types` ([`Type`]), `alias_info` ([`AliasInfo`]), `argument`
+//!   ([`Argument`]), `function_schema` ([`FunctionSchema`]),
+//!   `default_value` ([`DefaultValue`]) — the model and its printing;
 //! - `number`, `float_format`, `string_literal`, `device`, `error_report` —
 //!   the C library and `c10` behaviours the parser and printer rely on;
-//! - `word` — short identifiers as integers, for fast lookups.
+//! - `name`, `word` — short names stored inline and short identifiers as
+//!   integers, for a parser that barely allocates.
+//!
+//! Where PyTorch 2.15 differs from older PyTorch sources, the 2.15 oracle
+//! data decides: `Dimname` is no longer a type, and alias sets print in
+//! descending order (`Tensor(a|b)` prints as `Tensor(b|a)`).
 
 mod alias_info;
 mod argument;
