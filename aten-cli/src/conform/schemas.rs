@@ -38,6 +38,8 @@ pub fn error_summary(message: &str) -> String {
 enum Expectation {
     /// Nothing to compare.
     None,
+    /// PyTorch's parsed structure (a line of `schemas.jsonl`).
+    Structure(Value),
     /// This exact printed form.
     Canonical(String),
     /// An error (with PyTorch's summary of the message).
@@ -49,6 +51,11 @@ enum Expectation {
 fn read_line(line: &str) -> Result<(String, Expectation), String> {
     if line.trim_start().starts_with('{') {
         if let Ok(value) = serde_json::from_str::<Value>(line) {
+            if value.get("input").is_none() {
+                if let Some(schema) = value.get("schema").and_then(Value::as_str) {
+                    return Ok((schema.to_string(), Expectation::Structure(value)));
+                }
+            }
             let input = value
                 .get("input")
                 .and_then(Value::as_str)
@@ -68,10 +75,11 @@ fn read_line(line: &str) -> Result<(String, Expectation), String> {
 }
 
 /// Runs every non-empty line of `input`: JSON lines with `input` (and
-/// optionally `canonical` or `error`), or plain schema lines that must
-/// print back identically. Each output line is `{"canonical": text}` or
+/// optionally `canonical` or `error`), lines of `schemas.jsonl` (checked
+/// with [`check_structure`]'s rules), or plain schema lines that must print
+/// back identically. Each output line is `{"canonical": text}` or
 /// `{"error": summary}`; a line passes when valid-versus-invalid agrees and
-/// the printed form is identical.
+/// the printed form (or the structure) is identical.
 pub fn run(input: &str) -> (Vec<String>, Report) {
     let mut report = Report::default();
     let mut out = Vec::new();
@@ -94,8 +102,13 @@ pub fn run(input: &str) -> (Vec<String>, Report) {
                 .to_line(),
             Err(e) => error_line(&error_summary(e.message())),
         });
+        let structure = match &expectation {
+            Expectation::Structure(value) => Some(check_schema_line(value)),
+            _ => None,
+        };
         let ok = match (&expectation, &result) {
             (Expectation::None, _) => continue,
+            (Expectation::Structure(_), _) => structure.as_ref().is_some_and(Result::is_ok),
             (Expectation::Canonical(want), Ok(got)) => want == got,
             (Expectation::Error(_), Err(_)) => true,
             _ => false,
@@ -108,6 +121,10 @@ pub fn run(input: &str) -> (Vec<String>, Report) {
             let want = match &expectation {
                 Expectation::Canonical(c) => format!("canonical {c:?}"),
                 Expectation::Error(e) => format!("error {e:?}"),
+                Expectation::Structure(_) => {
+                    let why = structure.and_then(Result::err).unwrap_or_default();
+                    return format!("line {}: {why}", n + 1);
+                }
                 Expectation::None => String::new(),
             };
             format!("line {}: {text:?}: expected {want}, got {got}", n + 1)
@@ -363,6 +380,18 @@ mod tests {
                 failed: 0
             }
         );
+    }
+
+    #[test]
+    fn structure_lines() {
+        let good = r#"{"schema": "aten::f(int x) -> ()", "name": "aten::f", "overload_name": "", "is_view_op": false, "is_mutable": false, "arguments": [{"name": "x", "type": "int", "N": null, "default": null, "real_type": "int", "kwarg_only": false, "is_out": false, "alias": null}], "returns": []}"#;
+        let bad = good.replace(r#""type": "int""#, r#""type": "float""#);
+        let (out, report) = run(&format!("{good}\n{bad}\n"));
+        assert_eq!(out[0], r#"{"canonical": "aten::f(int x) -> ()"}"#);
+        let tally = report.tally.unwrap();
+        assert_eq!((tally.passed, tally.failed), (1, 1));
+        assert!(report.failures[0].contains("type expected"));
+        assert_eq!(check_structure(good).tally.unwrap().passed, 1);
     }
 
     #[test]
