@@ -9,8 +9,12 @@
 //! arrive with issues #5 and #6.
 
 pub mod framework_fallbacks;
+pub mod generated;
+pub mod native;
 pub mod tensor;
+pub mod typed_handle;
 
+pub use generated::ops;
 pub use tensor::Tensor;
 
 /// Makes sure this crate's static registrations are linked in.

@@ -37,16 +37,6 @@ impl Tensor {
     pub fn empty(sizes: &[i64], dtype: ScalarType, device: Device) -> Result<Tensor> {
         TensorBase::empty(sizes, dtype, device).map(Tensor)
     }
-
-    /// `as_strided`: a view of the same storage.
-    pub fn as_strided(
-        &self,
-        sizes: &[i64],
-        strides: &[i64],
-        offset: Option<i64>,
-    ) -> Result<Tensor> {
-        self.0.as_strided(sizes, strides, offset).map(Tensor)
-    }
 }
 
 impl Deref for Tensor {

@@ -120,11 +120,11 @@ pub(crate) fn find_schema_differences(
         ("return", def.returns(), inferred_returns),
     ] {
         for (i, (d, k)) in defs.iter().zip(inferred).enumerate() {
-            if !same_type(d.ty(), k) {
+            if !same_type(d.real_type(), k) {
                 return Some(format!(
                     "Type mismatch in {what} {}: {} vs {}",
                     i + 1,
-                    without_symint(d.ty()),
+                    without_symint(d.real_type()),
                     normalize_inferred(k)
                 ));
             }

@@ -8,14 +8,18 @@
 //! - [`c10`]: dispatch keys, key sets, thread-local dispatch state, errors;
 //! - [`boxing`]: `IValue`, `FunctionSchema`, kernels (issue #3);
 //! - [`dispatch`]: the dispatcher (issue #4);
-//! - [`core`]: tensors and the typed operator API (issues #5, #6).
+//! - [`core`]: tensors and the typed operator API ([`ops`], [`Tensor`]).
 
 pub use aten_boxing as boxing;
 pub use aten_core as core;
 pub use aten_dispatch as dispatch;
 pub use c10_core as c10;
 
-pub use c10_core::{BackendComponent, DispatchKey, DispatchKeySet, Error, ErrorKind, Result};
+pub use aten_core::{ops, Tensor};
+pub use c10_core::{
+    BackendComponent, Device, DispatchKey, DispatchKeySet, Error, ErrorKind, Layout, MemoryFormat,
+    Result, Scalar, ScalarType,
+};
 
 #[cfg(feature = "cpu")]
 pub use aten_native_cpu as native_cpu;
@@ -26,7 +30,10 @@ pub fn dispatcher() -> &'static aten_dispatch::Dispatcher {
     // Reference the registering crates so the linker keeps their static
     // registration blocks.
     std::hint::black_box(aten_core::link as fn());
+    #[cfg(feature = "cpu")]
+    std::hint::black_box(aten_native_cpu::link as fn());
     aten_dispatch::Dispatcher::global()
 }
+
 #[cfg(feature = "cuda")]
 pub use aten_native_cuda as native_cuda;

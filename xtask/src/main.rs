@@ -1,16 +1,34 @@
 //! `cargo xtask`: project automation, in the style of rust-analyzer's xtask.
 //!
-//! The `codegen [--check]` command (turning `native_functions.yaml` into the
-//! generated registrations and typed API) arrives with issue #5; until then
-//! this binary only knows `help`.
+//! `cargo xtask codegen` reads the project's `native_functions.yaml` (and
+//! `tags.yaml`) at the repository root and writes the generated Rust files;
+//! `cargo xtask codegen --check` writes nothing and fails, naming each stale
+//! file and the command to run, when a generated file differs from what the
+//! generator produces.
 
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+use aten_codegen::gen::{generate, GenOp};
+use aten_codegen::{NativeFunctions, Tags};
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
+        Some("codegen") => {
+            let check = args.iter().any(|a| a == "--check");
+            match codegen(&repo_root(), check) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("{e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
         None | Some("help") | Some("--help") => {
-            println!("usage: cargo xtask <command>\n\ncommands:\n  help    this text");
+            println!(
+                "usage: cargo xtask <command>\n\ncommands:\n  codegen [--check]   regenerate (or check) the files generated from native_functions.yaml\n  help                this text"
+            );
             ExitCode::SUCCESS
         }
         Some(other) => {
@@ -18,4 +36,57 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
+fn read(path: &Path) -> Result<String, String> {
+    std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+}
+
+/// Regenerates every file, or with `check` reports the stale ones.
+fn codegen(root: &Path, check: bool) -> Result<(), String> {
+    let tags_path = root.join("tags.yaml");
+    let yaml_path = root.join("native_functions.yaml");
+    let tags = Tags::parse(&read(&tags_path)?, "tags.yaml").map_err(|e| e.to_string())?;
+    let functions = NativeFunctions::parse(&read(&yaml_path)?, "native_functions.yaml", &tags)
+        .map_err(|e| e.to_string())?;
+    let ops: Vec<GenOp> = functions.iter().map(GenOp::from_native).collect();
+    let (files, skipped) = generate("aten", &ops)?;
+    for s in &skipped {
+        eprintln!("codegen: skipped {s}");
+    }
+    let mut stale = Vec::new();
+    for file in files {
+        let path = root.join(&file.path);
+        let current = std::fs::read_to_string(&path).unwrap_or_default();
+        if current == file.contents {
+            continue;
+        }
+        if check {
+            stale.push(file.path);
+            continue;
+        }
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        }
+        std::fs::write(&path, &file.contents).map_err(|e| format!("{}: {e}", path.display()))?;
+        eprintln!("codegen: updated {}", file.path);
+    }
+    if !stale.is_empty() {
+        return Err(format!(
+            "generated files are stale:\n{}\nrun `cargo xtask codegen` and commit the result",
+            stale
+                .iter()
+                .map(|p| format!("  {p}"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        ));
+    }
+    Ok(())
 }

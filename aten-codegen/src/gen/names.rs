@@ -1,0 +1,70 @@
+//! The naming scheme of the typed API.
+//!
+//! An overload `name.overload` becomes the function `name_overload`, lower
+//! case (`add.Tensor` -> `add_tensor`, `add_.Tensor` -> `add__tensor`,
+//! `sum.dim_IntList` -> `sum_dim_intlist`); the default overload (empty or
+//! `default`) keeps the bare name (`relu`, `relu_`). Rust keywords get a
+//! trailing underscore (`where` -> `where_`). Argument names follow the same
+//! rule (`self` -> `self_`).
+
+/// Rust keywords and reserved words that cannot be identifiers.
+const KEYWORDS: &[&str] = &[
+    "as", "async", "await", "box", "break", "const", "continue", "crate", "dyn", "else", "enum",
+    "extern", "false", "final", "fn", "for", "if", "impl", "in", "let", "loop", "macro", "match",
+    "mod", "move", "mut", "override", "priv", "pub", "ref", "return", "self", "Self", "static",
+    "struct", "super", "trait", "true", "try", "type", "typeof", "unsafe", "unsized", "use",
+    "virtual", "where", "while", "yield", "abstract", "become", "do", "gen",
+];
+
+/// An identifier that is not a keyword.
+pub fn ident(name: &str) -> String {
+    if KEYWORDS.contains(&name) {
+        format!("{name}_")
+    } else {
+        name.to_string()
+    }
+}
+
+/// The function name of `base.overload`.
+pub fn function_name(base: &str, overload: &str) -> String {
+    let name = if overload.is_empty() || overload == "default" {
+        base.to_string()
+    } else {
+        format!("{base}_{}", overload.to_lowercase())
+    };
+    ident(&name)
+}
+
+/// CamelCase of a function name, for option structs (`add_tensor` ->
+/// `AddTensor`).
+pub fn camel(name: &str) -> String {
+    let mut out = String::new();
+    let mut upper = true;
+    for c in name.chars() {
+        if c == '_' {
+            upper = true;
+        } else if upper {
+            out.extend(c.to_uppercase());
+            upper = false;
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scheme() {
+        assert_eq!(function_name("add", "Tensor"), "add_tensor");
+        assert_eq!(function_name("add_", "Tensor"), "add__tensor");
+        assert_eq!(function_name("relu", ""), "relu");
+        assert_eq!(function_name("where", ""), "where_");
+        assert_eq!(function_name("sum", "dim_IntList"), "sum_dim_intlist");
+        assert_eq!(camel("add_tensor"), "AddTensor");
+        assert_eq!(ident("self"), "self_");
+    }
+}
