@@ -1,0 +1,82 @@
+//! PyTorch 2.15's own `native_functions.yaml` and `tags.yaml` load without
+//! a single error, every `func` parses, and the counts are sane.
+
+use aten_codegen::{NativeFunctions, SchemaKind, Tags, Variant};
+use c10_core::DispatchKey;
+
+const NATIVE_FUNCTIONS: &str = include_str!("../../conformance/data/pytorch/native_functions.yaml");
+const TAGS: &str = include_str!("../../conformance/data/pytorch/tags.yaml");
+
+fn load() -> NativeFunctions {
+    let tags = Tags::parse(TAGS, "tags.yaml").unwrap();
+    match NativeFunctions::parse(NATIVE_FUNCTIONS, "native_functions.yaml", &tags) {
+        Ok(f) => f,
+        Err(errors) => panic!("{} errors:\n{errors}", errors.len()),
+    }
+}
+
+#[test]
+fn tags_load() {
+    let tags = Tags::parse(TAGS, "tags.yaml").unwrap();
+    assert_eq!(tags.len(), 20);
+    assert!(tags.contains("pointwise") && tags.contains("nondeterministic_seeded"));
+}
+
+#[test]
+fn every_function_loads_and_parses() {
+    let fns = load();
+    let written: Vec<&str> = NATIVE_FUNCTIONS
+        .lines()
+        .filter_map(|l| l.strip_prefix("- func: "))
+        .map(|l| l.split(" #").next().unwrap_or(l).trim_end())
+        .collect();
+    assert!(fns.len() > 2_500, "{}", fns.len());
+    assert_eq!(fns.len(), written.len());
+    for (f, text) in fns.iter().zip(&written) {
+        assert_eq!(f.func_text, *text);
+        assert!(text.starts_with(&f.name().to_string()), "{text}");
+    }
+}
+
+#[test]
+fn counts() {
+    let fns = load();
+    let families = fns.structured_families().count();
+    let structured = fns.iter().filter(|f| f.structured).count();
+    assert_eq!(families, structured);
+    println!(
+        "functions {} groups {} structured families {} out variants {}",
+        fns.len(),
+        fns.groups().count(),
+        families,
+        fns.out_variants().count()
+    );
+}
+
+#[test]
+fn known_functions() {
+    let fns = load();
+    let add = fns.get("add.Tensor").unwrap();
+    assert!(add.variants.contains(Variant::Method));
+    assert_eq!(
+        add.structured_delegate.as_ref().unwrap().to_string(),
+        "add.out"
+    );
+    let out = fns.out_variant_of("add.Tensor").unwrap();
+    assert_eq!(out.name().to_string(), "add.out");
+    assert!(out.structured);
+    assert_eq!(out.kind, SchemaKind::Out);
+    assert_eq!(out.ufunc_inner_loop.len(), 2);
+    assert_eq!(
+        out.structured_inherits.as_deref(),
+        Some("TensorIteratorBase")
+    );
+    assert_eq!(
+        out.kernel(DispatchKey::SparseMeta).unwrap().kernel,
+        "add_out_sparse_cpu"
+    );
+    let g = fns.group_of("add_.Tensor").unwrap();
+    assert_eq!(g.functional.name().to_string(), "add.Tensor");
+    let cat = fns.get("cat.out").unwrap();
+    assert_eq!(cat.precomputed.as_ref().unwrap().replace[0].1.len(), 6);
+}
