@@ -32,6 +32,7 @@ impl<'a> TypeParser<'a> {
     }
 
     /// Enters one more level of type nesting.
+    #[inline]
     pub(crate) fn descend(&mut self, span: Span) -> Result<(), Failure> {
         self.depth += 1;
         if self.depth > MAX_TYPE_DEPTH {
@@ -88,7 +89,18 @@ impl<'a> TypeParser<'a> {
 
     /// An alias annotation after a type, if there is one: `(a)`, `(a!)`,
     /// `(a|b -> c)`, `(*)`, or `!` (a fresh set, written).
+    #[inline]
     pub(crate) fn parse_alias_annotation(&mut self) -> Result<Option<Box<AliasInfo>>, Failure> {
+        let kind = self.lexer.cur().kind;
+        if kind != Kind::char(b'(') && kind != Kind::char(b'!') {
+            return Ok(None);
+        }
+        self.parse_present_alias_annotation()
+    }
+
+    /// [`parse_alias_annotation`](Self::parse_alias_annotation) when the
+    /// current token is `(` or `!`.
+    fn parse_present_alias_annotation(&mut self) -> Result<Option<Box<AliasInfo>>, Failure> {
         if self.lexer.next_if(Kind::char(b'('))? {
             let mut info = AliasInfo::new();
             loop {
