@@ -5,3 +5,4 @@ pub mod conform;
 pub mod json;
 pub mod keyset;
 pub mod registry;
+pub mod yaml_check;

@@ -49,6 +49,25 @@ enum Command {
         #[command(subcommand)]
         what: Conform,
     },
+    /// Read native_functions.yaml files.
+    Yaml {
+        #[command(subcommand)]
+        what: Yaml,
+    },
+}
+
+#[derive(Subcommand)]
+enum Yaml {
+    /// Load and validate a native_functions.yaml: print its errors
+    /// (FILE:LINE: message) and how many functions, groups, structured
+    /// families and out variants it holds; fail if there are errors.
+    Check {
+        /// The native_functions.yaml file.
+        file: PathBuf,
+        /// The tags.yaml file (default: the tags.yaml beside FILE, if any).
+        #[arg(long)]
+        tags: Option<PathBuf>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -99,6 +118,22 @@ fn main() -> ExitCode {
             Ok(text) => {
                 print!("{text}");
                 ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::FAILURE
+            }
+        },
+        Command::Yaml {
+            what: Yaml::Check { file, tags },
+        } => match aten_cli::yaml_check::check_file(&file, tags.as_deref()) {
+            Ok(report) => {
+                print!("{}", report.text);
+                if report.errors == 0 {
+                    ExitCode::SUCCESS
+                } else {
+                    ExitCode::FAILURE
+                }
             }
             Err(e) => {
                 eprintln!("error: {e}");
