@@ -12,7 +12,7 @@
 //! - [`trace`](crate::trace): the `ATEN_SHOW_DISPATCH_TRACE` trace.
 //!
 //! How a call works, and why reads never lock: each operator publishes its
-//! table through a [`published_cell`]; a call loads it with one atomic load
+//! table through a [`PublishedCell`](c10_core::published_cell::PublishedCell); a call loads it with one atomic load
 //! (no lock, no reference count),
 //! computes its key set from its arguments and the thread-local state, masks
 //! out fallthrough keys, indexes the flat table and calls the kernel's
@@ -25,7 +25,6 @@ pub mod dispatcher;
 pub mod library;
 pub mod operator_entry;
 pub mod operator_handle;
-mod published_cell;
 pub mod registration_handle;
 mod schema_check;
 pub mod trace;

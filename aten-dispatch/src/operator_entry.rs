@@ -4,7 +4,7 @@
 //!
 //! Writers (registration and deregistration) run under the dispatcher's
 //! mutex, change the entry's state, recompute the affected slots and publish
-//! a new table ([`PublishedCell`](crate::published_cell)). Readers load the
+//! a new table ([`PublishedCell`](c10_core::published_cell::PublishedCell)). Readers load the
 //! published table with one atomic load, without locking.
 
 use std::fmt::Write;
@@ -19,7 +19,7 @@ use crate::dispatch_key_extractor::DispatchKeyExtractor;
 use crate::dispatch_table::{
     compute_entry, keys_affected_by, DispatchTable, Fallbacks, KernelLists,
 };
-use crate::published_cell::PublishedCell;
+use c10_core::published_cell::PublishedCell;
 use crate::schema_check::find_schema_differences;
 
 /// How the JIT's alias analysis treats an operator (`c10::AliasAnalysisKind`).

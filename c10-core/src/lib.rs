@@ -24,6 +24,7 @@ pub mod error;
 pub mod generator;
 pub mod layout;
 pub mod local_dispatch_key_set;
+pub mod published_cell;
 pub mod scalar;
 pub mod scalar_type;
 pub mod storage;

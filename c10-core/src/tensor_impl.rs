@@ -15,6 +15,7 @@ use crate::dispatch_key::DispatchKey;
 use crate::dispatch_key_set::DispatchKeySet;
 use crate::element::Element;
 use crate::error::{Error, Result};
+use crate::published_cell::PublishedCell;
 use crate::scalar_type::ScalarType;
 use crate::storage::{Storage, StorageBorrow};
 
@@ -80,25 +81,57 @@ fn checked_numel(sizes: &[i64]) -> Result<i64> {
     })
 }
 
-/// The shared state of a tensor (`c10::TensorImpl`).
-pub struct TensorImpl {
+/// Where a tensor's elements are: a storage, an offset, sizes and strides.
+/// Replaced as a whole when the tensor is resized.
+#[derive(Debug)]
+pub struct TensorLayout {
     storage: Storage,
     storage_offset: i64,
     sizes: DimVector,
     strides: DimVector,
     numel: i64,
+}
+
+impl TensorLayout {
+    /// The storage.
+    pub fn storage(&self) -> &Storage {
+        &self.storage
+    }
+    /// Offset into the storage, in elements.
+    pub fn storage_offset(&self) -> i64 {
+        self.storage_offset
+    }
+    /// Sizes.
+    pub fn sizes(&self) -> &[i64] {
+        &self.sizes
+    }
+    /// Strides, in elements.
+    pub fn strides(&self) -> &[i64] {
+        &self.strides
+    }
+    /// Number of elements.
+    pub fn numel(&self) -> i64 {
+        self.numel
+    }
+}
+
+/// The shared state of a tensor (`c10::TensorImpl`).
+pub struct TensorImpl {
+    layout: PublishedCell<TensorLayout>,
     dtype: ScalarType,
     device: Device,
     key_set: DispatchKeySet,
     version: Arc<AtomicU64>,
+    wrapped_number: bool,
 }
 
 impl fmt::Debug for TensorImpl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let layout = self.layout.load();
         f.debug_struct("TensorImpl")
-            .field("sizes", &self.sizes)
-            .field("strides", &self.strides)
-            .field("storage_offset", &self.storage_offset)
+            .field("sizes", &layout.sizes)
+            .field("strides", &layout.strides)
+            .field("storage_offset", &layout.storage_offset)
             .field("dtype", &self.dtype)
             .field("device", &self.device)
             .field("key_set", &self.key_set)
@@ -121,16 +154,35 @@ impl TensorImpl {
         let nbytes = (numel.max(0) as usize).saturating_mul(dtype.element_size());
         let storage =
             Storage::new(nbytes, device).unwrap_or_else(|_| Storage::new_dataless(nbytes, device));
-        TensorImpl {
-            storage,
-            storage_offset: 0,
-            strides: contiguous_strides(&sizes),
-            sizes: DimVector::from_slice(&sizes),
-            numel,
+        TensorImpl::with_layout(
+            TensorLayout {
+                storage,
+                storage_offset: 0,
+                strides: contiguous_strides(&sizes),
+                sizes: DimVector::from_slice(&sizes),
+                numel,
+            },
             dtype,
             device,
             key_set,
-            version: Arc::new(AtomicU64::new(0)),
+            Arc::new(AtomicU64::new(0)),
+        )
+    }
+
+    fn with_layout(
+        layout: TensorLayout,
+        dtype: ScalarType,
+        device: Device,
+        key_set: DispatchKeySet,
+        version: Arc<AtomicU64>,
+    ) -> TensorImpl {
+        TensorImpl {
+            layout: PublishedCell::new(layout),
+            dtype,
+            device,
+            key_set,
+            version,
+            wrapped_number: false,
         }
     }
 
@@ -193,17 +245,79 @@ impl TensorBase {
                 .ok_or_else(|| Error::runtime("storage size overflows"))?,
             device,
         )?;
-        Ok(TensorBase::from_impl(TensorImpl {
-            storage,
-            storage_offset: 0,
-            sizes: DimVector::from_slice(sizes),
-            strides: DimVector::from_slice(strides),
-            numel,
+        Ok(TensorBase::from_impl(TensorImpl::with_layout(
+            TensorLayout {
+                storage,
+                storage_offset: 0,
+                sizes: DimVector::from_slice(sizes),
+                strides: DimVector::from_slice(strides),
+                numel,
+            },
             dtype,
             device,
-            key_set: TensorImpl::default_key_set(device),
+            TensorImpl::default_key_set(device),
+            Arc::new(AtomicU64::new(0)),
+        )))
+    }
+
+    /// A 0-dim CPU tensor holding `value` that type promotion treats as a
+    /// Python number (`wrapped_scalar_tensor`).
+    pub fn wrapped_number<T: Element>(value: T) -> Result<TensorBase> {
+        let t = TensorBase::from_vec(vec![value], &[])?;
+        let inner = t.get()?;
+        let layout = inner.layout.load();
+        Ok(TensorBase::from_impl(TensorImpl {
+            layout: PublishedCell::new(TensorLayout {
+                storage: layout.storage.clone(),
+                storage_offset: 0,
+                sizes: DimVector::from_slice(&[]),
+                strides: DimVector::from_slice(&[]),
+                numel: 1,
+            }),
+            dtype: T::DTYPE,
+            device: Device::CPU,
+            key_set: inner.key_set,
             version: Arc::new(AtomicU64::new(0)),
+            wrapped_number: true,
         }))
+    }
+
+    /// Whether this 0-dim tensor stands for a Python number
+    /// (`is_wrapped_number`).
+    pub fn is_wrapped_number(&self) -> bool {
+        self.inner.as_ref().is_some_and(|t| t.wrapped_number)
+    }
+
+    /// `resize_`: gives the tensor new sizes with contiguous strides,
+    /// allocating new storage when the current one is too small (other views
+    /// keep the old storage). The same sizes leave the tensor untouched.
+    pub fn resize_(&self, sizes: &[i64]) -> Result<()> {
+        let t = self.get()?;
+        let layout = t.layout.load();
+        if &*layout.sizes == sizes {
+            return Ok(());
+        }
+        let numel = checked_numel(sizes)?;
+        let elem = t.dtype.element_size();
+        let needed = (layout.storage_offset as usize)
+            .checked_add(numel as usize)
+            .and_then(|n| n.checked_mul(elem))
+            .ok_or_else(|| Error::runtime("resize: storage size overflows"))?;
+        let storage = if needed <= layout.storage.nbytes() {
+            layout.storage.clone()
+        } else if layout.storage.has_data() {
+            Storage::new(needed, t.device)?
+        } else {
+            Storage::new_dataless(needed, t.device)
+        };
+        t.layout.store(TensorLayout {
+            storage,
+            storage_offset: layout.storage_offset,
+            strides: contiguous_strides(sizes),
+            sizes: DimVector::from_slice(sizes),
+            numel,
+        });
+        Ok(())
     }
 
     /// `at::empty`: a contiguous zero-filled tensor.
@@ -262,17 +376,26 @@ impl TensorBase {
 
     /// The sizes (empty for an undefined tensor).
     pub fn sizes(&self) -> &[i64] {
-        self.inner.as_ref().map_or(&[], |t| &t.sizes)
+        self.inner.as_ref().map_or(&[], |t| &t.layout.load().sizes)
+    }
+
+    /// The current layout (storage, offset, sizes, strides), if defined.
+    pub fn layout(&self) -> Option<&TensorLayout> {
+        self.inner.as_ref().map(|t| t.layout.load())
     }
 
     /// The strides, in elements (empty for an undefined tensor).
     pub fn strides(&self) -> &[i64] {
-        self.inner.as_ref().map_or(&[], |t| &t.strides)
+        self.inner
+            .as_ref()
+            .map_or(&[], |t| &t.layout.load().strides)
     }
 
     /// The offset into the storage, in elements.
     pub fn storage_offset(&self) -> i64 {
-        self.inner.as_ref().map_or(0, |t| t.storage_offset)
+        self.inner
+            .as_ref()
+            .map_or(0, |t| t.layout.load().storage_offset)
     }
 
     /// Number of dimensions.
@@ -282,12 +405,12 @@ impl TensorBase {
 
     /// Number of elements.
     pub fn numel(&self) -> i64 {
-        self.inner.as_ref().map_or(0, |t| t.numel)
+        self.inner.as_ref().map_or(0, |t| t.layout.load().numel)
     }
 
     /// The storage.
     pub fn storage(&self) -> Option<&Storage> {
-        self.inner.as_ref().map(|t| &t.storage)
+        self.inner.as_ref().map(|t| &t.layout.load().storage)
     }
 
     /// The version counter's value.
@@ -357,7 +480,8 @@ impl TensorBase {
         if strides.iter().any(|s| *s < 0) {
             return Err(Error::runtime("as_strided: Negative strides are not supported at the moment, got strides: {strides:?}".replace("{strides:?}", &format!("{strides:?}"))));
         }
-        let offset = offset.unwrap_or(t.storage_offset);
+        let layout = t.layout.load();
+        let offset = offset.unwrap_or(layout.storage_offset);
         if offset < 0 {
             return Err(Error::runtime(format!(
                 "Tensor: invalid storage offset {offset}"
@@ -365,26 +489,28 @@ impl TensorBase {
         }
         let numel = checked_numel(sizes)?;
         let span = storage_span(sizes, strides, offset)?;
-        let available = t.storage.nbytes() / t.dtype.element_size();
+        let available = layout.storage.nbytes() / t.dtype.element_size();
         if numel > 0 && span > available {
             return Err(Error::runtime(format!(
                 "setStorage: sizes {sizes:?}, strides {strides:?}, storage offset {offset}, and itemsize {} requiring a storage size of {} are out of bounds for storage of size {}",
                 t.dtype.element_size(),
                 span * t.dtype.element_size(),
-                t.storage.nbytes()
+                layout.storage.nbytes()
             )));
         }
-        Ok(TensorBase::from_impl(TensorImpl {
-            storage: t.storage.clone(),
-            storage_offset: offset,
-            sizes: DimVector::from_slice(sizes),
-            strides: DimVector::from_slice(strides),
-            numel,
-            dtype: t.dtype,
-            device: t.device,
-            key_set: t.key_set,
-            version: Arc::clone(&t.version),
-        }))
+        Ok(TensorBase::from_impl(TensorImpl::with_layout(
+            TensorLayout {
+                storage: layout.storage.clone(),
+                storage_offset: offset,
+                sizes: DimVector::from_slice(sizes),
+                strides: DimVector::from_slice(strides),
+                numel,
+            },
+            t.dtype,
+            t.device,
+            t.key_set,
+            Arc::clone(&t.version),
+        )))
     }
 
     fn check_element<T: Element>(&self) -> Result<&TensorImpl> {
@@ -396,7 +522,7 @@ impl TensorBase {
                 t.dtype
             )));
         }
-        if !t.storage.has_data() {
+        if !t.layout.load().storage.has_data() {
             return Err(Error::runtime(format!(
                 "Cannot access data of a tensor on {} (it has no data)",
                 t.device
@@ -408,10 +534,11 @@ impl TensorBase {
     /// The elements in row-major (logical) order.
     pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
         let t = self.check_element::<T>()?;
-        let _borrow = StorageBorrow::new([(&t.storage, false)]);
-        let base = t.storage.data_ptr().ok_or_else(undefined_error)?.as_ptr() as *const T;
-        let mut out = Vec::with_capacity(t.numel as usize);
-        for_each_offset(&t.sizes, &t.strides, t.storage_offset, |off| {
+        let l = t.layout.load();
+        let _borrow = StorageBorrow::new([(&l.storage, false)]);
+        let base = l.storage.data_ptr().ok_or_else(undefined_error)?.as_ptr() as *const T;
+        let mut out = Vec::with_capacity(l.numel as usize);
+        for_each_offset(&l.sizes, &l.strides, l.storage_offset, |off| {
             // SAFETY: `as_strided`/`empty_strided` checked that every offset
             // the sizes and strides reach lies inside the storage; the storage
             // holds `T`s (dtype checked) and a shared borrow is held.
@@ -427,14 +554,15 @@ impl TensorBase {
         if !self.is_contiguous() {
             return Err(Error::runtime("with_data_mut needs a contiguous tensor"));
         }
-        let _borrow = StorageBorrow::new([(&t.storage, true)]);
-        let base = t.storage.data_ptr().ok_or_else(undefined_error)?.as_ptr() as *mut T;
+        let l = t.layout.load();
+        let _borrow = StorageBorrow::new([(&l.storage, true)]);
+        let base = l.storage.data_ptr().ok_or_else(undefined_error)?.as_ptr() as *mut T;
         // SAFETY: the tensor is contiguous, so its elements are the `numel`
         // consecutive `T`s from its offset, inside the storage (checked when
         // the view was made); the exclusive borrow keeps every other kernel
         // and reader away for the closure's duration.
         let slice = unsafe {
-            std::slice::from_raw_parts_mut(base.add(t.storage_offset as usize), t.numel as usize)
+            std::slice::from_raw_parts_mut(base.add(l.storage_offset as usize), l.numel as usize)
         };
         Ok(f(slice))
     }

@@ -1,26 +1,27 @@
-//! `PublishedCell`: how an operator publishes its dispatch table so that a
-//! call reads it with one plain atomic load.
+//! `PublishedCell`: a value that writers replace and readers read with one
+//! plain atomic load. The dispatcher publishes operator tables through it,
+//! and tensors their layout (sizes, strides, storage), which `resize_` and
+//! `out=` arguments replace.
 //!
-//! Writers (who already hold the dispatcher's mutex) box each new table,
-//! keep the box, and swing an atomic pointer to it. Readers load the pointer
-//! and borrow the table for as long as they borrow the cell. Old tables are
-//! never freed while the cell lives, so a reader can never see freed memory,
-//! and the read needs neither a lock, nor a reference count, nor a hazard
-//! slot.
+//! Writers box each new value, keep the box, and swing an atomic pointer to
+//! it. Readers load the pointer and borrow the value for as long as they
+//! borrow the cell. Old values are never freed while the cell lives, so a
+//! reader can never see freed memory, and the read needs neither a lock, nor
+//! a reference count, nor a hazard slot.
 //!
-//! Why not `arc-swap`, which the design names: its `load()` costs about 8 ns
-//! (a sequentially consistent store into a per-thread debt slot and its
-//! release), two thirds of the whole typed-call budget. The price here is
-//! memory: every table an operator ever published stays until the operator
-//! entry is dropped. A table is a few hundred bytes, and registrations happen
-//! at start-up or in tests, so this is bounded in practice; a program that
-//! re-registers kernels in a loop grows by one table per registration.
+//! Why not `arc-swap`: its `load()` costs about 8 ns (a sequentially
+//! consistent store into a per-thread debt slot and its release), two thirds
+//! of the whole typed-call budget. The price here is memory: every value a
+//! cell ever held stays until the cell is dropped. Tables are republished
+//! when kernels are registered and layouts when a tensor is resized, both
+//! rare, so this is bounded in practice; a program that re-registers kernels
+//! (or resizes one tensor to new shapes) in a loop grows with each change.
 
 use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::Mutex;
 
 /// A value published by writers and read lock-free (see the module docs).
-pub(crate) struct PublishedCell<T> {
+pub struct PublishedCell<T> {
     current: AtomicPtr<T>,
     /// Every value ever published, as `Box::into_raw` pointers; freed on drop.
     retained: Mutex<Vec<*mut T>>,
@@ -35,7 +36,7 @@ unsafe impl<T: Send + Sync> Sync for PublishedCell<T> {}
 
 impl<T> PublishedCell<T> {
     /// A cell holding `value`.
-    pub(crate) fn new(value: T) -> PublishedCell<T> {
+    pub fn new(value: T) -> PublishedCell<T> {
         let ptr = Box::into_raw(Box::new(value));
         PublishedCell {
             current: AtomicPtr::new(ptr),
@@ -45,7 +46,7 @@ impl<T> PublishedCell<T> {
 
     /// The current value.
     #[inline(always)]
-    pub(crate) fn load(&self) -> &T {
+    pub fn load(&self) -> &T {
         let ptr = self.current.load(Ordering::Acquire);
         // SAFETY: `ptr` came from `Box::into_raw` in `new` or `store`, was
         // published with Release after the value was fully written (the
@@ -56,7 +57,7 @@ impl<T> PublishedCell<T> {
     }
 
     /// Publishes `value`; later loads see it.
-    pub(crate) fn store(&self, value: T) {
+    pub fn store(&self, value: T) {
         let ptr = Box::into_raw(Box::new(value));
         let mut retained = self.retained.lock().unwrap_or_else(|p| p.into_inner());
         retained.push(ptr);
