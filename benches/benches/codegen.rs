@@ -1,0 +1,34 @@
+//! `codegen/*`: the `native_functions.yaml` model on PyTorch 2.15's full
+//! file (`conformance/data/pytorch/native_functions.yaml`, 2,590 functions,
+//! 16,000 lines): YAML, every schema, every key and every cross-function
+//! check, as `aten yaml check` and the generators run them. torchgen takes
+//! tens of seconds for the whole of its codegen; loading alone is the part
+//! measured here.
+
+// criterion_group! generates undocumented items.
+#![allow(missing_docs)]
+
+use aten_codegen::{NativeFunctions, Tags};
+use criterion::{black_box, criterion_group, criterion_main, Criterion};
+
+const NATIVE_FUNCTIONS: &str = include_str!("../../conformance/data/pytorch/native_functions.yaml");
+const TAGS: &str = include_str!("../../conformance/data/pytorch/tags.yaml");
+
+fn bench(c: &mut Criterion) {
+    let mut group = c.benchmark_group("codegen");
+    group.sample_size(20);
+    group.bench_function("load_native_functions", |b| {
+        b.iter(|| {
+            let tags = Tags::parse(black_box(TAGS), "tags.yaml").ok();
+            let functions = tags.and_then(|tags| {
+                NativeFunctions::parse(black_box(NATIVE_FUNCTIONS), "native_functions.yaml", &tags)
+                    .ok()
+            });
+            black_box(functions.map(|f| f.len()))
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
