@@ -165,7 +165,9 @@ pub struct NativeFunction {
     /// `dispatch:` flattened to one entry per key, in the order written;
     /// ends with the implicit `CompositeImplicitAutograd` entry when the
     /// function has no `dispatch:` and is not structured (see
-    /// [`DispatchEntry::implicit`]).
+    /// [`DispatchEntry::implicit`]). The CPU and CUDA kernels that ufunc
+    /// codegen makes from [`ufunc_inner_loop`](Self::ufunc_inner_loop) are
+    /// not listed.
     pub dispatch: Vec<DispatchEntry>,
     /// `structured: True`: an out function with separate meta and impl.
     pub structured: bool,
@@ -289,15 +291,16 @@ impl NativeFunction {
     }
 
     /// torchgen's `is_abstract`: the function's dispatch differs between
-    /// backends, that is, it is structured-delegated or has a kernel other
-    /// than the `CompositeImplicitAutograd` (and nested-tensor) ones.
+    /// backends, that is, it is structured-delegated or its kernels are not
+    /// just `CompositeImplicitAutograd` (and its nested-tensor twin). An
+    /// empty `dispatch: {}` counts as abstract, as in torchgen.
     pub fn is_abstract(&self) -> bool {
-        self.structured_delegate.is_some()
-            || self.dispatch.iter().any(|e| {
-                e.key != DispatchKey::CompositeImplicitAutograd
-                    && e.key != DispatchKey::CompositeImplicitAutogradNestedTensor
-            })
-            || (self.dispatch.is_empty() && !self.ufunc_inner_loop.is_empty())
+        let composite_implicit_only = !self.dispatch.is_empty()
+            && self.dispatch.iter().all(|e| {
+                e.key == DispatchKey::CompositeImplicitAutograd
+                    || e.key == DispatchKey::CompositeImplicitAutogradNestedTensor
+            });
+        self.structured_delegate.is_some() || !composite_implicit_only
     }
 
     /// The name of the C++/Rust function torchgen derives from the schema

@@ -79,4 +79,15 @@ fn known_functions() {
     assert_eq!(g.functional.name().to_string(), "add.Tensor");
     let cat = fns.get("cat.out").unwrap();
     assert_eq!(cat.precomputed.as_ref().unwrap().replace[0].1.len(), 6);
+
+    // No dispatch: an implied CompositeImplicitAutograd kernel named after
+    // the function, not abstract.
+    let cast = fns.get("_cast_Byte").unwrap();
+    assert_eq!(cast.dispatch.len(), 1);
+    assert!(cast.dispatch[0].implicit && cast.dispatch[0].kernel == "_cast_Byte");
+    assert!(cast.has_composite_implicit_autograd_kernel() && !cast.is_abstract());
+    // `dispatch: {}`: no kernel at all, abstract.
+    let jagged = fns.get("_nested_view_from_jagged").unwrap();
+    assert!(jagged.dispatch.is_empty() && jagged.is_abstract());
+    assert!(add.is_abstract() && out.is_abstract());
 }
