@@ -8,11 +8,7 @@ use aten_codegen::gen::{generate, GenOp};
 use aten_codegen::{NativeFunctions, Tags};
 
 fn generated() -> Vec<(String, String)> {
-    let tags = Tags::parse(
-        include_str!("../../tags.yaml"),
-        "tags.yaml",
-    )
-    .unwrap();
+    let tags = Tags::parse(include_str!("../../tags.yaml"), "tags.yaml").unwrap();
     let functions = NativeFunctions::parse(
         include_str!("fixtures/generators/native_functions.yaml"),
         "native_functions.yaml",

@@ -12,6 +12,7 @@ pub mod framework_fallbacks;
 pub mod generated;
 pub mod native;
 pub mod tensor;
+pub mod tensor_iterator;
 pub mod typed_handle;
 
 pub use generated::ops;

@@ -43,3 +43,140 @@ elements!(
     f64 => Double,
     bool => Bool
 );
+
+/// Numeric conversions between element types, as C++ `static_cast` does
+/// them in PyTorch's kernels (floats to integers truncate toward zero, then
+/// wrap; anything to bool is `!= 0`).
+pub trait Numeric: Element + PartialOrd {
+    /// Whether the type is a floating-point type.
+    const IS_FLOAT: bool;
+    /// The value as `f64`.
+    fn to_f64(self) -> f64;
+    /// The value as `i64` (floats truncate toward zero).
+    fn to_i64(self) -> i64;
+    /// From `f64`.
+    fn from_f64(v: f64) -> Self;
+    /// From `i64`.
+    fn from_i64(v: i64) -> Self;
+    /// Converts from another element type.
+    #[inline(always)]
+    fn cast_from<S: Numeric>(v: S) -> Self {
+        if Self::IS_FLOAT || S::IS_FLOAT {
+            Self::from_f64(v.to_f64())
+        } else {
+            Self::from_i64(v.to_i64())
+        }
+    }
+}
+
+macro_rules! numeric_int {
+    ($($t:ty),*) => {$(
+        impl Numeric for $t {
+            const IS_FLOAT: bool = false;
+            #[inline(always)]
+            fn to_f64(self) -> f64 { self as f64 }
+            #[inline(always)]
+            fn to_i64(self) -> i64 { self as i64 }
+            #[inline(always)]
+            fn from_f64(v: f64) -> Self { (v as i64) as $t }
+            #[inline(always)]
+            fn from_i64(v: i64) -> Self { v as $t }
+        }
+    )*};
+}
+
+numeric_int!(u8, i8, i16, i32, i64);
+
+impl Numeric for bool {
+    const IS_FLOAT: bool = false;
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        f64::from(u8::from(self))
+    }
+    #[inline(always)]
+    fn to_i64(self) -> i64 {
+        i64::from(self)
+    }
+    #[inline(always)]
+    fn from_f64(v: f64) -> Self {
+        v != 0.0
+    }
+    #[inline(always)]
+    fn from_i64(v: i64) -> Self {
+        v != 0
+    }
+}
+
+macro_rules! numeric_float {
+    ($($t:ty => $to:expr, $from:expr);*) => {$(
+        impl Numeric for $t {
+            const IS_FLOAT: bool = true;
+            #[inline(always)]
+            fn to_f64(self) -> f64 { ($to)(self) }
+            #[inline(always)]
+            fn to_i64(self) -> i64 { ($to)(self) as i64 }
+            #[inline(always)]
+            fn from_f64(v: f64) -> Self { ($from)(v) }
+            #[inline(always)]
+            fn from_i64(v: i64) -> Self { ($from)(v as f64) }
+        }
+    )*};
+}
+
+numeric_float!(
+    f32 => |x: f32| f64::from(x), |v: f64| v as f32;
+    f64 => |x: f64| x, |v: f64| v;
+    f16 => |x: f16| x.to_f64(), f16::from_f64;
+    bf16 => |x: bf16| x.to_f64(), bf16::from_f64
+);
+
+/// Runs `$body` with `$T` bound to the element type of `$dtype`, or
+/// evaluates `$otherwise` for dtypes without one (complex, quantized).
+#[macro_export]
+macro_rules! dispatch_dtype {
+    ($dtype:expr, $T:ident => $body:expr, _ => $otherwise:expr) => {
+        match $dtype {
+            $crate::ScalarType::Bool => {
+                type $T = bool;
+                $body
+            }
+            $crate::ScalarType::Byte => {
+                type $T = u8;
+                $body
+            }
+            $crate::ScalarType::Char => {
+                type $T = i8;
+                $body
+            }
+            $crate::ScalarType::Short => {
+                type $T = i16;
+                $body
+            }
+            $crate::ScalarType::Int => {
+                type $T = i32;
+                $body
+            }
+            $crate::ScalarType::Long => {
+                type $T = i64;
+                $body
+            }
+            $crate::ScalarType::Half => {
+                type $T = $crate::half::f16;
+                $body
+            }
+            $crate::ScalarType::BFloat16 => {
+                type $T = $crate::half::bf16;
+                $body
+            }
+            $crate::ScalarType::Float => {
+                type $T = f32;
+                $body
+            }
+            $crate::ScalarType::Double => {
+                type $T = f64;
+                $body
+            }
+            _ => $otherwise,
+        }
+    };
+}

@@ -32,8 +32,10 @@ pub mod tensor_impl;
 pub mod type_promotion;
 
 pub use device::{Device, DeviceType};
-pub use element::Element;
+pub use element::{Element, Numeric};
 pub use generator::Generator;
+#[doc(hidden)]
+pub use half;
 pub use layout::{Layout, MemoryFormat};
 pub use scalar::{Complex64, Scalar};
 pub use scalar_type::ScalarType;

@@ -292,16 +292,27 @@ impl TensorBase {
     /// allocating new storage when the current one is too small (other views
     /// keep the old storage). The same sizes leave the tensor untouched.
     pub fn resize_(&self, sizes: &[i64]) -> Result<()> {
-        let t = self.get()?;
-        let layout = t.layout.load();
-        if &*layout.sizes == sizes {
+        if self.sizes() == sizes {
             return Ok(());
         }
+        self.resize_strided_(sizes, &contiguous_strides(sizes))
+    }
+
+    /// Resizes to `sizes` with `strides` (`resize_` followed by
+    /// `as_strided_`), allocating new storage when the current one is too
+    /// small for them.
+    pub fn resize_strided_(&self, sizes: &[i64], strides: &[i64]) -> Result<()> {
+        let t = self.get()?;
+        if sizes.len() != strides.len() || strides.iter().any(|s| *s < 0) {
+            return Err(Error::runtime(format!(
+                "resize: invalid strides {strides:?} for sizes {sizes:?}"
+            )));
+        }
+        let layout = t.layout.load();
         let numel = checked_numel(sizes)?;
         let elem = t.dtype.element_size();
-        let needed = (layout.storage_offset as usize)
-            .checked_add(numel as usize)
-            .and_then(|n| n.checked_mul(elem))
+        let needed = storage_span(sizes, strides, layout.storage_offset)?
+            .checked_mul(elem)
             .ok_or_else(|| Error::runtime("resize: storage size overflows"))?;
         let storage = if needed <= layout.storage.nbytes() {
             layout.storage.clone()
@@ -313,7 +324,7 @@ impl TensorBase {
         t.layout.store(TensorLayout {
             storage,
             storage_offset: layout.storage_offset,
-            strides: contiguous_strides(sizes),
+            strides: DimVector::from_slice(strides),
             sizes: DimVector::from_slice(sizes),
             numel,
         });

@@ -1,0 +1,721 @@
+//! `TensorIterator`: the backend-neutral half of every pointwise kernel.
+//!
+//! Building an iterator ([`TensorIteratorConfig::build`]) computes what
+//! PyTorch's `TensorIteratorBase::build` does, in the same order:
+//!
+//! 1. the broadcast shape of the inputs (PyTorch's error text on mismatch);
+//! 2. the common dtype (type promotion with the 0-dim and wrapped-number
+//!    rules), the output dtype, and the device;
+//! 3. per-operand strides for the broadcast shape (0 on broadcast dims);
+//! 4. the dimension order: fastest-varying first, sorted by the operands'
+//!    strides, so an output follows its inputs' layout (`a.t() + b.t()` is
+//!    laid out like `a.t()`);
+//! 5. the outputs: allocated (undefined ones) or resized (`out=` arguments
+//!    of another shape) with strides that follow that order;
+//! 6. inputs of another dtype than the computation's are converted, and an
+//!    output of another dtype gets a temporary that is copied back;
+//! 7. adjacent dimensions that are contiguous for every operand are merged.
+//!
+//! Backends then run loops over the result: [`TensorIterator::for_each`]
+//! hands a closure base pointers and byte strides for runs along the
+//! fastest dimension. Meta tensors stop after step 5 (no data).
+
+mod broadcast;
+pub mod convert;
+
+use c10_core::type_promotion::ResultTypeState;
+use c10_core::{Device, DeviceType, Error, Result, ScalarType, StorageBorrow, TensorBase};
+
+use crate::Tensor;
+pub use broadcast::infer_size;
+
+/// One operand of an iteration.
+#[derive(Clone, Debug)]
+struct Operand {
+    /// The tensor the loop reads or writes (for a converted input, the
+    /// converted copy; for an output of another dtype, a temporary).
+    tensor: Tensor,
+    /// For an output computed into a temporary: where to copy it back.
+    copy_back_to: Option<Tensor>,
+    /// Byte strides in iteration order.
+    strides: Vec<i64>,
+    is_output: bool,
+}
+
+/// How to build a [`TensorIterator`] (`TensorIteratorConfig`).
+#[derive(Clone, Debug)]
+pub struct TensorIteratorConfig {
+    outputs: Vec<Option<Tensor>>,
+    inputs: Vec<Tensor>,
+    check_all_same_dtype: bool,
+    promote_inputs_to_common_dtype: bool,
+    promote_integer_inputs_to_float: bool,
+    cast_common_dtype_to_outputs: bool,
+    enforce_safe_casting_to_output: bool,
+    static_output_dtype: Option<ScalarType>,
+    allow_cpu_scalars: bool,
+}
+
+impl Default for TensorIteratorConfig {
+    fn default() -> Self {
+        TensorIteratorConfig {
+            outputs: Vec::new(),
+            inputs: Vec::new(),
+            check_all_same_dtype: true,
+            promote_inputs_to_common_dtype: false,
+            promote_integer_inputs_to_float: false,
+            cast_common_dtype_to_outputs: false,
+            enforce_safe_casting_to_output: false,
+            static_output_dtype: None,
+            allow_cpu_scalars: true,
+        }
+    }
+}
+
+impl TensorIteratorConfig {
+    /// The configuration of a binary pointwise operation with type promotion
+    /// (`build_borrowing_binary_op`): promote inputs, cast the result to a
+    /// given output if it can hold it.
+    pub fn binary_op(out: Option<&Tensor>, a: &Tensor, b: &Tensor) -> TensorIteratorConfig {
+        TensorIteratorConfig::default()
+            .add_output(out)
+            .add_input(a)
+            .add_input(b)
+            .promote_inputs_to_common_dtype(true)
+            .cast_common_dtype_to_outputs(true)
+            .enforce_safe_casting_to_output(true)
+    }
+
+    /// A unary operation that keeps the dtype (`build_borrowing_unary_op`).
+    pub fn unary_op(out: Option<&Tensor>, a: &Tensor) -> TensorIteratorConfig {
+        TensorIteratorConfig::default()
+            .add_output(out)
+            .add_input(a)
+            .cast_common_dtype_to_outputs(false)
+            .enforce_safe_casting_to_output(false)
+            .check_all_same_dtype(true)
+    }
+
+    /// A unary floating operation: integer inputs compute in the default
+    /// float dtype (`build_borrowing_unary_float_op`).
+    pub fn unary_float_op(out: Option<&Tensor>, a: &Tensor) -> TensorIteratorConfig {
+        TensorIteratorConfig::default()
+            .add_output(out)
+            .add_input(a)
+            .promote_inputs_to_common_dtype(true)
+            .promote_integer_inputs_to_float(true)
+            .cast_common_dtype_to_outputs(true)
+            .enforce_safe_casting_to_output(true)
+    }
+
+    /// A comparison: promoted inputs, a `bool` output
+    /// (`build_borrowing_comparison_op`).
+    pub fn comparison_op(out: Option<&Tensor>, a: &Tensor, b: &Tensor) -> TensorIteratorConfig {
+        let c = TensorIteratorConfig::default()
+            .add_output(out)
+            .add_input(a)
+            .add_input(b)
+            .promote_inputs_to_common_dtype(true);
+        if out.is_none() {
+            c.static_output_dtype(ScalarType::Bool)
+        } else {
+            c.cast_common_dtype_to_outputs(true)
+        }
+    }
+
+    /// Adds an output (`None`: allocate one).
+    pub fn add_output(mut self, out: Option<&Tensor>) -> Self {
+        self.outputs.push(out.filter(|t| t.defined()).cloned());
+        self
+    }
+
+    /// Adds an input.
+    pub fn add_input(mut self, input: &Tensor) -> Self {
+        self.inputs.push(input.clone());
+        self
+    }
+
+    /// Require every operand to have one dtype.
+    pub fn check_all_same_dtype(mut self, on: bool) -> Self {
+        self.check_all_same_dtype = on;
+        self
+    }
+
+    /// Compute in the promoted dtype of the inputs.
+    pub fn promote_inputs_to_common_dtype(mut self, on: bool) -> Self {
+        self.promote_inputs_to_common_dtype = on;
+        if on {
+            self.check_all_same_dtype = false;
+        }
+        self
+    }
+
+    /// Integer and bool inputs compute in the default float dtype.
+    pub fn promote_integer_inputs_to_float(mut self, on: bool) -> Self {
+        self.promote_integer_inputs_to_float = on;
+        self
+    }
+
+    /// Outputs of another dtype than the computation's receive a cast copy.
+    pub fn cast_common_dtype_to_outputs(mut self, on: bool) -> Self {
+        self.cast_common_dtype_to_outputs = on;
+        if on {
+            self.check_all_same_dtype = false;
+        }
+        self
+    }
+
+    /// Refuse outputs that cannot hold the computation's dtype.
+    pub fn enforce_safe_casting_to_output(mut self, on: bool) -> Self {
+        self.enforce_safe_casting_to_output = on;
+        self
+    }
+
+    /// Allocated outputs get this dtype (comparisons: bool).
+    pub fn static_output_dtype(mut self, dtype: ScalarType) -> Self {
+        self.static_output_dtype = Some(dtype);
+        self.check_all_same_dtype = false;
+        self
+    }
+
+    /// Builds the iterator.
+    pub fn build(self) -> Result<TensorIterator> {
+        TensorIterator::build(self)
+    }
+}
+
+/// `canCast(from, to)`: no float to integral, no complex to non-complex, no
+/// non-bool to bool.
+pub fn can_cast(from: ScalarType, to: ScalarType) -> bool {
+    if from.is_complex() && !to.is_complex() {
+        return false;
+    }
+    if from.is_floating_point() && to.is_integral(true) {
+        return false;
+    }
+    if from != ScalarType::Bool && to == ScalarType::Bool {
+        return false;
+    }
+    true
+}
+
+/// A built iteration (see the module docs).
+#[derive(Clone, Debug)]
+pub struct TensorIterator {
+    operands: Vec<Operand>,
+    noutputs: usize,
+    /// The iteration shape, fastest dimension first, after coalescing.
+    shape: Vec<i64>,
+    /// The broadcast shape in the operands' own dimension order.
+    full_shape: Vec<i64>,
+    common_dtype: ScalarType,
+    device: Device,
+}
+
+fn byte_strides(t: &TensorBase, shape: &[i64]) -> Vec<i64> {
+    // Strides for the broadcast shape in the operands' own order: leading
+    // missing dims and size-1 dims broadcast with stride 0.
+    let elem = t.dtype().map_or(1, |d| d.element_size() as i64);
+    let (sizes, strides) = (t.sizes(), t.strides());
+    let offset = shape.len() - sizes.len();
+    (0..shape.len())
+        .map(|i| {
+            if i < offset {
+                0
+            } else {
+                let d = i - offset;
+                if sizes[d] == 1 && shape[i] != 1 {
+                    0
+                } else {
+                    strides[d] * elem
+                }
+            }
+        })
+        .collect()
+}
+
+impl TensorIterator {
+    fn build(mut config: TensorIteratorConfig) -> Result<TensorIterator> {
+        let inputs = std::mem::take(&mut config.inputs);
+        // 1. Shape.
+        let mut full_shape: Vec<i64> = Vec::new();
+        for t in &inputs {
+            full_shape = infer_size(&full_shape, t.sizes())?;
+        }
+        // 2. Dtypes and device.
+        let device = common_device(&inputs, &config.outputs, config.allow_cpu_scalars)?;
+        let common_dtype = compute_common_dtype(&inputs, &config)?;
+        let mut output_dtypes = Vec::new();
+        for out in &config.outputs {
+            let dtype = match out {
+                Some(o) => {
+                    let od = o
+                        .dtype()
+                        .ok_or_else(|| Error::runtime("undefined output"))?;
+                    if od != common_dtype && config.static_output_dtype.is_none() {
+                        if !config.cast_common_dtype_to_outputs {
+                            return Err(Error::runtime(format!(
+                                "Found dtype {od} but expected {common_dtype}"
+                            )));
+                        }
+                        if config.enforce_safe_casting_to_output && !can_cast(common_dtype, od) {
+                            return Err(Error::runtime(format!(
+                                "result type {common_dtype} can't be cast to the desired output type {od}"
+                            )));
+                        }
+                    }
+                    od
+                }
+                None => config.static_output_dtype.unwrap_or(common_dtype),
+            };
+            output_dtypes.push(dtype);
+        }
+        // Inputs compute in the common dtype (converted copies when needed).
+        let mut operands: Vec<Operand> = Vec::new();
+        // 3. Strides (outputs later, once allocated).
+        let mut input_operands = Vec::new();
+        for t in &inputs {
+            let t = if config.promote_inputs_to_common_dtype && t.dtype() != Some(common_dtype) {
+                convert::to_dtype(t, common_dtype)?
+            } else {
+                t.clone()
+            };
+            input_operands.push(Operand {
+                strides: byte_strides(&t, &full_shape),
+                tensor: t,
+                copy_back_to: None,
+                is_output: false,
+            });
+        }
+        // 4. Dimension order (fastest first), from the inputs and any output
+        // that keeps its shape.
+        let keeps_shape = |o: &Option<Tensor>| o.as_ref().is_some_and(|o| o.sizes() == full_shape);
+        let mut order_strides: Vec<Vec<i64>> = Vec::new();
+        for o in config.outputs.iter().filter(|o| keeps_shape(o)).flatten() {
+            order_strides.push(byte_strides(o, &full_shape));
+        }
+        order_strides.extend(input_operands.iter().map(|op| op.strides.clone()));
+        let perm = reorder_dimensions(&full_shape, &order_strides);
+        // 5. Outputs.
+        for (out, dtype) in config.outputs.iter().zip(&output_dtypes) {
+            let (tensor, copy_back_to) = match out {
+                Some(o) => {
+                    if o.sizes() != full_shape {
+                        // A resized output follows the inputs' layout, as
+                        // PyTorch's `resize_out` with computed strides does.
+                        o.resize_strided_(&full_shape, &strides_following(&full_shape, &perm))?;
+                    }
+                    if o.dtype() != Some(common_dtype) && config.static_output_dtype.is_none() {
+                        let tmp = Tensor::from(TensorBase::empty_strided(
+                            &full_shape,
+                            &strides_following(&full_shape, &perm),
+                            common_dtype,
+                            device,
+                        )?);
+                        (tmp, Some(o.clone()))
+                    } else {
+                        (o.clone(), None)
+                    }
+                }
+                None => (
+                    Tensor::from(TensorBase::empty_strided(
+                        &full_shape,
+                        &strides_following(&full_shape, &perm),
+                        *dtype,
+                        device,
+                    )?),
+                    None,
+                ),
+            };
+            operands.push(Operand {
+                strides: byte_strides(&tensor, &full_shape),
+                tensor,
+                copy_back_to,
+                is_output: true,
+            });
+        }
+        let noutputs = operands.len();
+        operands.extend(input_operands);
+        // Apply the permutation (fastest first) and coalesce.
+        let mut shape: Vec<i64> = perm.iter().map(|&d| full_shape[d]).collect();
+        for op in &mut operands {
+            op.strides = perm.iter().map(|&d| op.strides[d]).collect();
+        }
+        coalesce(&mut shape, &mut operands);
+        Ok(TensorIterator {
+            operands,
+            noutputs,
+            shape,
+            full_shape,
+            common_dtype,
+            device,
+        })
+    }
+
+    /// The dtype the computation runs in.
+    pub fn common_dtype(&self) -> ScalarType {
+        self.common_dtype
+    }
+
+    /// The device.
+    pub fn device(&self) -> Device {
+        self.device
+    }
+
+    /// The broadcast shape.
+    pub fn shape(&self) -> &[i64] {
+        &self.full_shape
+    }
+
+    /// Number of elements.
+    pub fn numel(&self) -> i64 {
+        self.full_shape.iter().product()
+    }
+
+    /// Number of operands (outputs first).
+    pub fn ntensors(&self) -> usize {
+        self.operands.len()
+    }
+
+    /// Number of outputs.
+    pub fn noutputs(&self) -> usize {
+        self.noutputs
+    }
+
+    /// The dtype of operand `i` as the loop sees it.
+    pub fn dtype(&self, i: usize) -> ScalarType {
+        self.operands[i].tensor.dtype().unwrap_or(self.common_dtype)
+    }
+
+    /// Output `i` (the tensor the caller gets back: an `out=` argument, or
+    /// the allocated result).
+    pub fn output(&self, i: usize) -> Tensor {
+        let op = &self.operands[i];
+        op.copy_back_to.clone().unwrap_or_else(|| op.tensor.clone())
+    }
+
+    /// Whether the loops have data to run on (not Meta, not empty).
+    pub fn has_data(&self) -> bool {
+        self.device.device_type() != DeviceType::Meta && self.numel() > 0
+    }
+
+    /// Runs `f` over the iteration: `f(pointers, byte_strides, n)` is called
+    /// for runs of `n` elements along the fastest dimension; `pointers[i]`
+    /// points at operand `i`'s first element of the run (outputs first) and
+    /// `byte_strides[i]` is its step. The operands' storages are borrowed
+    /// for the whole call (outputs exclusively). Afterwards, outputs computed
+    /// in a temporary are copied back. Meta and empty iterations call
+    /// nothing.
+    ///
+    /// The pointers are valid for the `n` elements at their strides, of the
+    /// dtypes [`dtype`](Self::dtype) reports; `f` must read and write them as
+    /// such.
+    pub fn for_each(&self, mut f: impl FnMut(&[*mut u8], &[i64], usize)) -> Result<()> {
+        if !self.has_data() {
+            return Ok(());
+        }
+        let n = self.operands.len();
+        let mut bases = Vec::with_capacity(n);
+        for op in &self.operands {
+            let layout = op
+                .tensor
+                .layout()
+                .ok_or_else(|| Error::runtime("undefined operand"))?;
+            let ptr = layout
+                .storage()
+                .data_ptr()
+                .ok_or_else(|| Error::runtime("operand has no data"))?;
+            let elem = op.tensor.dtype().map_or(1, |d| d.element_size());
+            // SAFETY: the offset is inside the storage (checked when the view
+            // was made).
+            bases.push(unsafe { ptr.as_ptr().add(layout.storage_offset() as usize * elem) });
+        }
+        {
+            let _borrow = StorageBorrow::new(
+                self.operands
+                    .iter()
+                    .filter_map(|op| op.tensor.storage().map(|s| (s, op.is_output))),
+            );
+            let ndim = self.shape.len();
+            let inner = if ndim == 0 { 1 } else { self.shape[0] as usize };
+            let inner_strides: Vec<i64> = self
+                .operands
+                .iter()
+                .map(|op| if ndim == 0 { 0 } else { op.strides[0] })
+                .collect();
+            let mut counter = vec![0i64; ndim.max(1)];
+            let mut ptrs = bases.clone();
+            loop {
+                f(&ptrs, &inner_strides, inner);
+                // Advance the outer dimensions.
+                let mut d = 1;
+                loop {
+                    if d >= ndim {
+                        break;
+                    }
+                    counter[d] += 1;
+                    for (p, op) in ptrs.iter_mut().zip(&self.operands) {
+                        *p = p.wrapping_offset(op.strides[d] as isize);
+                    }
+                    if counter[d] < self.shape[d] {
+                        break;
+                    }
+                    for (p, op) in ptrs.iter_mut().zip(&self.operands) {
+                        *p = p.wrapping_offset(-(op.strides[d] * self.shape[d]) as isize);
+                    }
+                    counter[d] = 0;
+                    d += 1;
+                }
+                if d >= ndim {
+                    break;
+                }
+            }
+        }
+        for op in &self.operands {
+            if let Some(target) = &op.copy_back_to {
+                convert::copy_into(&op.tensor, target)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether every operand is contiguous with its own element size along
+    /// a single dimension (the vectorizable case).
+    pub fn is_contiguous(&self) -> bool {
+        self.shape.len() <= 1
+            && self.operands.iter().all(|op| {
+                op.strides.first().copied().unwrap_or(0)
+                    == op.tensor.dtype().map_or(0, |d| d.element_size() as i64)
+                    || self.shape.first().copied().unwrap_or(1) <= 1
+            })
+    }
+}
+
+/// Strides (in elements) of a new tensor of `shape` whose dimensions,
+/// fastest first, are `perm`.
+fn strides_following(shape: &[i64], perm: &[usize]) -> Vec<i64> {
+    let mut strides = vec![0i64; shape.len()];
+    let mut acc = 1i64;
+    for &d in perm {
+        strides[d] = acc;
+        acc *= shape[d].max(1);
+    }
+    strides
+}
+
+/// `reorder_dimensions`: the dimension order, fastest first. Starts from the
+/// reversed order and insertion-sorts by the operands' strides (ties broken
+/// by size), ignoring zero strides.
+fn reorder_dimensions(shape: &[i64], strides: &[Vec<i64>]) -> Vec<usize> {
+    let ndim = shape.len();
+    let mut perm: Vec<usize> = (0..ndim).rev().collect();
+    if ndim <= 1 {
+        return perm;
+    }
+    let should_swap = |dim0: usize, dim1: usize| -> i32 {
+        for s in strides {
+            let (s0, s1) = (s[dim0], s[dim1]);
+            if s0 == 0 || s1 == 0 {
+                continue;
+            }
+            if s0 < s1 {
+                return -1;
+            }
+            if s0 > s1 {
+                return 1;
+            }
+            if shape[dim0] > shape[dim1] {
+                return 1;
+            }
+        }
+        0
+    };
+    for i in 1..ndim {
+        let mut dim1 = i;
+        for dim0 in (0..i).rev() {
+            let c = should_swap(perm[dim0], perm[dim1]);
+            if c > 0 {
+                perm.swap(dim0, dim1);
+                dim1 = dim0;
+            } else if c < 0 {
+                break;
+            }
+        }
+    }
+    perm
+}
+
+/// `coalesce_dimensions`: merges adjacent dimensions that every operand
+/// walks contiguously.
+fn coalesce(shape: &mut Vec<i64>, operands: &mut [Operand]) {
+    let ndim = shape.len();
+    if ndim <= 1 {
+        return;
+    }
+    let can_coalesce = |shape: &[i64], ops: &[Operand], d0: usize, d1: usize| {
+        let (s0, s1) = (shape[d0], shape[d1]);
+        if s0 == 1 || s1 == 1 {
+            return true;
+        }
+        ops.iter().all(|op| s0 * op.strides[d0] == op.strides[d1])
+    };
+    let mut prev = 0;
+    for dim in 1..ndim {
+        if can_coalesce(shape, operands, prev, dim) {
+            if shape[prev] == 1 {
+                for op in operands.iter_mut() {
+                    op.strides[prev] = op.strides[dim];
+                }
+            }
+            shape[prev] *= shape[dim];
+        } else {
+            prev += 1;
+            if prev != dim {
+                for op in operands.iter_mut() {
+                    op.strides[prev] = op.strides[dim];
+                }
+                shape[prev] = shape[dim];
+            }
+        }
+    }
+    shape.truncate(prev + 1);
+    for op in operands.iter_mut() {
+        op.strides.truncate(prev + 1);
+    }
+}
+
+fn common_device(
+    inputs: &[Tensor],
+    outputs: &[Option<Tensor>],
+    allow_cpu_scalars: bool,
+) -> Result<Device> {
+    let mut device: Option<Device> = None;
+    let all = inputs.iter().chain(outputs.iter().flatten());
+    for t in all {
+        let Some(d) = t.device() else { continue };
+        if allow_cpu_scalars && d.device_type() == DeviceType::CPU && t.dim() == 0 {
+            continue;
+        }
+        match device {
+            None => device = Some(d),
+            Some(prev) if prev.device_type() != d.device_type() => {
+                return Err(Error::runtime(format!(
+                    "Expected all tensors to be on the same device, but found at least two devices, {prev} and {d}!"
+                )))
+            }
+            _ => {}
+        }
+    }
+    Ok(device.unwrap_or(Device::CPU))
+}
+
+fn compute_common_dtype(inputs: &[Tensor], config: &TensorIteratorConfig) -> Result<ScalarType> {
+    if !config.promote_inputs_to_common_dtype {
+        let first = inputs
+            .first()
+            .and_then(|t| t.dtype())
+            .or(config
+                .outputs
+                .iter()
+                .flatten()
+                .next()
+                .and_then(|t| t.dtype()))
+            .unwrap_or(ScalarType::Float);
+        if config.check_all_same_dtype {
+            for t in inputs.iter().chain(config.outputs.iter().flatten()) {
+                if let Some(d) = t.dtype() {
+                    if d != first {
+                        return Err(Error::runtime(format!(
+                            "expected scalar type {first} but found {d}"
+                        )));
+                    }
+                }
+            }
+        }
+        return Ok(first);
+    }
+    let mut state = ResultTypeState::default();
+    for t in inputs {
+        let dtype = t.dtype().ok_or_else(|| Error::runtime("undefined input"))?;
+        if t.is_wrapped_number() {
+            let kind = if dtype == ScalarType::Bool {
+                c10_core::type_promotion::WrappedNumber::Bool
+            } else if dtype.is_complex() {
+                c10_core::type_promotion::WrappedNumber::Complex
+            } else if dtype.is_floating_point() {
+                c10_core::type_promotion::WrappedNumber::Float
+            } else {
+                c10_core::type_promotion::WrappedNumber::Int
+            };
+            state.add_number(kind)?;
+        } else {
+            state.add_tensor(dtype, t.dim())?;
+        }
+    }
+    let mut common = state.result()?.unwrap_or(ScalarType::Float);
+    if config.promote_integer_inputs_to_float && common.is_integral(true) {
+        common = crate::native::DEFAULT_DTYPE;
+    }
+    Ok(common)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(data: &[f32], sizes: &[i64]) -> Tensor {
+        Tensor::from_slice(data, sizes).unwrap()
+    }
+
+    #[test]
+    fn broadcast_and_layout() {
+        let a = t(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]);
+        // The kernels are not linked into this crate's tests: make the
+        // views directly.
+        let at = Tensor::from(a.base().as_strided(&[3, 2], &[1, 3], None).unwrap());
+        let bt = Tensor::from(a.base().as_strided(&[3, 2], &[1, 3], None).unwrap());
+        let it = TensorIteratorConfig::binary_op(None, &at, &bt)
+            .build()
+            .unwrap();
+        // The output of a.t() + b.t() is laid out like its inputs.
+        assert_eq!(it.output(0).strides(), &[1, 3]);
+        let b = t(&[1.0, 2.0, 3.0], &[3]);
+        let it = TensorIteratorConfig::binary_op(None, &a, &b)
+            .build()
+            .unwrap();
+        assert_eq!(it.shape(), &[2, 3]);
+        let c = t(&[1.0, 2.0], &[2]);
+        let err = TensorIteratorConfig::binary_op(None, &a, &c)
+            .build()
+            .unwrap_err();
+        assert_eq!(
+            err.message(),
+            "The size of tensor a (3) must match the size of tensor b (2) at non-singleton dimension 1"
+        );
+    }
+
+    #[test]
+    fn promotes_and_loops() {
+        let a = Tensor::from_slice(&[1i64, 2, 3], &[3]).unwrap();
+        let b = t(&[0.5, 0.5, 0.5], &[3]);
+        let it = TensorIteratorConfig::binary_op(None, &a, &b)
+            .build()
+            .unwrap();
+        assert_eq!(it.common_dtype(), ScalarType::Float);
+        let mut seen = 0;
+        it.for_each(|ptrs, strides, n| {
+            for i in 0..n {
+                // SAFETY: three float32 operands, valid for `n` elements.
+                unsafe {
+                    let x = *(ptrs[1].offset(i as isize * strides[1] as isize) as *const f32);
+                    let y = *(ptrs[2].offset(i as isize * strides[2] as isize) as *const f32);
+                    *(ptrs[0].offset(i as isize * strides[0] as isize) as *mut f32) = x + y;
+                }
+                seen += 1;
+            }
+        })
+        .unwrap();
+        assert_eq!(seen, 3);
+        assert_eq!(it.output(0).to_vec::<f32>().unwrap(), vec![1.5, 2.5, 3.5]);
+    }
+}
