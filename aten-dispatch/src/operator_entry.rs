@@ -19,8 +19,8 @@ use crate::dispatch_key_extractor::DispatchKeyExtractor;
 use crate::dispatch_table::{
     compute_entry, keys_affected_by, DispatchTable, Fallbacks, KernelLists,
 };
-use c10_core::published_cell::PublishedCell;
 use crate::schema_check::find_schema_differences;
+use c10_core::published_cell::PublishedCell;
 
 /// How the JIT's alias analysis treats an operator (`c10::AliasAnalysisKind`).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]

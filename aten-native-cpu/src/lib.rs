@@ -6,6 +6,7 @@
 
 pub mod generated;
 pub mod kernels;
+pub mod loops;
 
 /// Referenced by the facade so that this crate's static registrations are
 /// linked into every program that uses it.

@@ -11,7 +11,7 @@ use std::fmt::Write;
 
 use aten_boxing::schema::{Argument, FunctionSchema};
 
-use super::names::{camel, function_name, ident};
+use super::names::{camel, function_name, ident, with_suffix};
 use super::rust_types::{argument_type, default_expr, field_type, returns_type, static_type};
 
 /// One argument as the API passes it.
@@ -93,11 +93,13 @@ pub fn render(schema: &FunctionSchema, method: bool) -> Result<ApiFunction, Stri
     let mut code = String::new();
     let op_name = schema.name();
     let overload = schema.overload_name();
-    let body = format!("    {name}_op()?.call(({}))", call_args("options."));
+    let op_fn = with_suffix(&name, "op");
+    let with_fn = with_suffix(&name, "with");
+    let body = format!("    {op_fn}()?.call(({}))", call_args("options."));
     let _ = writeln!(
         code,
         "/// The typed dispatcher handle of `{op_name}.{overload}`, looked up once.\n\
-         pub fn {name}_op() -> Result<&'static {handle_type}> {{\n\
+         pub fn {op_fn}() -> Result<&'static {handle_type}> {{\n\
              static OP: OnceLock<Result<{handle_type}>> = OnceLock::new();\n\
              OP.get_or_init(|| typed_handle(\"{op_name}\", \"{overload}\")).as_ref().map_err(Clone::clone)\n\
          }}\n"
@@ -144,7 +146,7 @@ pub fn render(schema: &FunctionSchema, method: bool) -> Result<ApiFunction, Stri
         let lifetime = if borrowed { "<'a>" } else { "" };
         let _ = writeln!(
             code,
-            "/// The arguments of [`{name}_with`] that have defaults.\n#[derive(Clone, Debug)]\npub struct {options}{lifetime} {{"
+            "/// The arguments of [`{with_fn}`] that have defaults.\n#[derive(Clone, Debug)]\npub struct {options}{lifetime} {{"
         );
         for a in defaulted {
             let _ = writeln!(
@@ -173,13 +175,13 @@ pub fn render(schema: &FunctionSchema, method: bool) -> Result<ApiFunction, Stri
         let sep = if required.is_empty() { "" } else { ", " };
         let _ = writeln!(
             code,
-            "{doc}\npub fn {name}({}) -> Result<{ret}> {{\n    {name}_with({}{sep}{options}::default())\n}}\n",
+            "{doc}\npub fn {name}({}) -> Result<{ret}> {{\n    {with_fn}({}{sep}{options}::default())\n}}\n",
             params(required),
             required.iter().map(|a| a.name.clone()).collect::<Vec<_>>().join(", ")
         );
         let _ = writeln!(
             code,
-            "{doc}\npub fn {name}_with({}{sep}options: {options}{}) -> Result<{ret}> {{\n{body}\n}}\n",
+            "{doc}\npub fn {with_fn}({}{sep}options: {options}{}) -> Result<{ret}> {{\n{body}\n}}\n",
             params(required),
             if borrowed { "<'_>" } else { "" }
         );
@@ -192,7 +194,7 @@ pub fn render(schema: &FunctionSchema, method: bool) -> Result<ApiFunction, Stri
             );
             let _ = writeln!(
                 method_code,
-                "{doc}\npub fn {name}_with(&self{}, options: ops::{options}{}) -> Result<{ret}> {{\n    ops::{name}_with({}, options)\n}}\n",
+                "{doc}\npub fn {with_fn}(&self{}, options: ops::{options}{}) -> Result<{ret}> {{\n    ops::{with_fn}({}, options)\n}}\n",
                 method_params(required),
                 if borrowed { "<'_>" } else { "" },
                 method_call(required)

@@ -7,7 +7,7 @@ use std::fmt::Write;
 
 use aten_boxing::schema::{FunctionSchema, Type};
 
-use super::names::{function_name, ident};
+use super::names::{function_name, ident, with_suffix};
 use super::rust_types::{argument_type, returns_type};
 
 /// Whether `schema` is a factory operator: a `Device?` argument named
@@ -29,7 +29,8 @@ pub fn is_factory(schema: &FunctionSchema) -> bool {
 pub fn render(schema: &FunctionSchema) -> Result<(String, String), String> {
     let base = schema.name().rsplit("::").next().unwrap_or(schema.name());
     let name = function_name(base, schema.overload_name());
-    let kernel = format!("{name}_backend_select");
+    let kernel = with_suffix(&name, "backend_select");
+    let op_fn = with_suffix(&name, "op");
     let ret = returns_type(schema.returns())?;
     let mut params = String::new();
     let mut args = String::new();
@@ -42,7 +43,7 @@ pub fn render(schema: &FunctionSchema) -> Result<(String, String), String> {
          pub fn {kernel}(_keys: DispatchKeySet{params}) -> Result<{ret}> {{\n\
              let backend = device.unwrap_or(Device::CPU).device_type().backend_component();\n\
              let keys = DispatchKeySet::from_key(backend.dense_key());\n\
-             ops::{name}_op()?.redispatch(keys, ({args}))\n\
+             ops::{op_fn}()?.redispatch(keys, ({args}))\n\
          }}\n"
     );
     let op = schema.operator_name();

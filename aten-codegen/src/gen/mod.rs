@@ -91,12 +91,23 @@ enum Home {
     Cpu,
 }
 
-/// Which crate hosts the kernels of a dispatch key, and the module path of
-/// its kernels there.
-fn kernel_home(key: DispatchKey) -> (Home, &'static str) {
-    match key {
-        DispatchKey::CPU => (Home::Cpu, "crate::kernels"),
-        _ => (Home::Core, "crate::native"),
+/// Which crate hosts the kernel of a dispatch entry, and the module path of
+/// its kernels there. CPU kernels live in `aten-native-cpu`, others in
+/// `aten-core`; an entry that names the CPU kernel for another key
+/// (`CPU, Meta: add`: kernels built on `TensorIterator` serve Meta tensors
+/// too) is registered from the CPU crate with it.
+fn kernel_home(
+    key: DispatchKey,
+    kernel: &str,
+    dispatch: &[(DispatchKey, String)],
+) -> (Home, &'static str) {
+    let cpu_kernel = dispatch
+        .iter()
+        .any(|(k, name)| *k == DispatchKey::CPU && name == kernel);
+    if key == DispatchKey::CPU || cpu_kernel {
+        (Home::Cpu, "crate::kernels")
+    } else {
+        (Home::Core, "crate::native")
     }
 }
 
@@ -181,9 +192,9 @@ pub fn render_files(ns: &str, ops: &[GenOp]) -> (Vec<GeneratedFile>, Vec<String>
                 Ok((code, name)) => {
                     core.code.push_str(&code);
                     let base = op.schema.name().rsplit("::").next().unwrap_or_default();
-                    let kernel = format!(
-                        "{}_backend_select",
-                        names::function_name(base, op.schema.overload_name())
+                    let kernel = names::with_suffix(
+                        &names::function_name(base, op.schema.overload_name()),
+                        "backend_select",
                     );
                     core.impls.push((DispatchKey::BackendSelect, name, kernel));
                 }
@@ -223,7 +234,7 @@ pub fn render_files(ns: &str, ops: &[GenOp]) -> (Vec<GeneratedFile>, Vec<String>
                     structured::Member::Functional
                 };
                 for (key, impl_kernel) in &out.dispatch {
-                    let (home, path) = kernel_home(*key);
+                    let (home, path) = kernel_home(*key, impl_kernel, &out.dispatch);
                     let impl_path = format!("{path}::{impl_kernel}");
                     match structured::render_member(
                         &op.schema,
@@ -251,7 +262,7 @@ pub fn render_files(ns: &str, ops: &[GenOp]) -> (Vec<GeneratedFile>, Vec<String>
             }
             None => {
                 for (key, kernel) in &op.dispatch {
-                    let (home, path) = kernel_home(*key);
+                    let (home, path) = kernel_home(*key, kernel, &op.dispatch);
                     let section = if home == Home::Cpu {
                         &mut cpu
                     } else {

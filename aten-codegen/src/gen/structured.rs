@@ -46,9 +46,9 @@ pub fn render_member(
     key_suffix: &str,
 ) -> Result<(String, String), String> {
     let base = schema.name().rsplit("::").next().unwrap_or(schema.name());
-    let name = format!(
-        "{}_structured_{key_suffix}",
-        function_name(base, schema.overload_name())
+    let name = super::names::with_suffix(
+        &function_name(base, schema.overload_name()),
+        &format!("structured_{key_suffix}"),
     );
     let ret = returns_type(schema.returns())?;
     let mut params = Vec::new();
@@ -140,10 +140,11 @@ pub fn render_autogen_kernel(
     let code = format!(
         "/// `autogen` out variant of `{functional}`.\n\
          pub fn {kernel}({params}out: &Tensor) -> Result<Tensor> {{\n\
-             let result = ops::{functional_fn}_op()?.call(({}))?;\n\
+             let result = ops::{}()?.call(({}))?;\n\
              crate::structured::copy_to_out(&result, out)?;\n\
              Ok(out.clone())\n\
          }}\n",
+        super::names::with_suffix(&functional_fn, "op"),
         args.iter().map(|a| format!("{a},")).collect::<String>()
     );
     Ok((kernel, code))

@@ -296,3 +296,1146 @@ pub fn as_strided_with(
 ) -> Result<Tensor> {
     as_strided_op()?.call((self_, size, stride, options.storage_offset))
 }
+
+/// The typed dispatcher handle of `aten::add.Tensor`, looked up once.
+pub fn add_tensor_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, Scalar), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor, Scalar), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::add", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`add_tensor_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct AddTensorOptions {
+    /// `alpha`.
+    pub alpha: Scalar,
+}
+
+impl Default for AddTensorOptions {
+    fn default() -> Self {
+        AddTensorOptions {
+            alpha: Scalar::Int(1),
+        }
+    }
+}
+
+/// `aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`
+pub fn add_tensor(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    add_tensor_with(self_, other, AddTensorOptions::default())
+}
+
+/// `aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`
+pub fn add_tensor_with(
+    self_: &Tensor,
+    other: &Tensor,
+    options: AddTensorOptions,
+) -> Result<Tensor> {
+    add_tensor_op()?.call((self_, other, options.alpha))
+}
+
+/// The typed dispatcher handle of `aten::add_.Tensor`, looked up once.
+pub fn add_tensor_op_(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, Scalar), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor, Scalar), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::add_", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`add_tensor_with_`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct AddTensorInplaceOptions {
+    /// `alpha`.
+    pub alpha: Scalar,
+}
+
+impl Default for AddTensorInplaceOptions {
+    fn default() -> Self {
+        AddTensorInplaceOptions {
+            alpha: Scalar::Int(1),
+        }
+    }
+}
+
+/// `aten::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)`
+pub fn add_tensor_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    add_tensor_with_(self_, other, AddTensorInplaceOptions::default())
+}
+
+/// `aten::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)`
+pub fn add_tensor_with_(
+    self_: &Tensor,
+    other: &Tensor,
+    options: AddTensorInplaceOptions,
+) -> Result<Tensor> {
+    add_tensor_op_()?.call((self_, other, options.alpha))
+}
+
+/// The typed dispatcher handle of `aten::add.out`, looked up once.
+pub fn add_out_op() -> Result<
+    &'static TypedOperatorHandle<
+        (&'static Tensor, &'static Tensor, Scalar, &'static Tensor),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (&'static Tensor, &'static Tensor, Scalar, &'static Tensor),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::add", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)`
+pub fn add_out(self_: &Tensor, other: &Tensor, alpha: Scalar, out: &Tensor) -> Result<Tensor> {
+    add_out_op()?.call((self_, other, alpha, out))
+}
+
+/// The typed dispatcher handle of `aten::add.Scalar`, looked up once.
+pub fn add_scalar_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar, Scalar), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar, Scalar), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::add", "Scalar"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`add_scalar_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct AddScalarOptions {
+    /// `alpha`.
+    pub alpha: Scalar,
+}
+
+impl Default for AddScalarOptions {
+    fn default() -> Self {
+        AddScalarOptions {
+            alpha: Scalar::Int(1),
+        }
+    }
+}
+
+/// `aten::add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor`
+pub fn add_scalar(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    add_scalar_with(self_, other, AddScalarOptions::default())
+}
+
+/// `aten::add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor`
+pub fn add_scalar_with(self_: &Tensor, other: Scalar, options: AddScalarOptions) -> Result<Tensor> {
+    add_scalar_op()?.call((self_, other, options.alpha))
+}
+
+/// The typed dispatcher handle of `aten::sub.Tensor`, looked up once.
+pub fn sub_tensor_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, Scalar), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor, Scalar), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::sub", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`sub_tensor_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct SubTensorOptions {
+    /// `alpha`.
+    pub alpha: Scalar,
+}
+
+impl Default for SubTensorOptions {
+    fn default() -> Self {
+        SubTensorOptions {
+            alpha: Scalar::Int(1),
+        }
+    }
+}
+
+/// `aten::sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`
+pub fn sub_tensor(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    sub_tensor_with(self_, other, SubTensorOptions::default())
+}
+
+/// `aten::sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`
+pub fn sub_tensor_with(
+    self_: &Tensor,
+    other: &Tensor,
+    options: SubTensorOptions,
+) -> Result<Tensor> {
+    sub_tensor_op()?.call((self_, other, options.alpha))
+}
+
+/// The typed dispatcher handle of `aten::sub.Scalar`, looked up once.
+pub fn sub_scalar_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar, Scalar), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar, Scalar), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::sub", "Scalar"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`sub_scalar_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct SubScalarOptions {
+    /// `alpha`.
+    pub alpha: Scalar,
+}
+
+impl Default for SubScalarOptions {
+    fn default() -> Self {
+        SubScalarOptions {
+            alpha: Scalar::Int(1),
+        }
+    }
+}
+
+/// `aten::sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor`
+pub fn sub_scalar(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    sub_scalar_with(self_, other, SubScalarOptions::default())
+}
+
+/// `aten::sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor`
+pub fn sub_scalar_with(self_: &Tensor, other: Scalar, options: SubScalarOptions) -> Result<Tensor> {
+    sub_scalar_op()?.call((self_, other, options.alpha))
+}
+
+/// The typed dispatcher handle of `aten::mul.Tensor`, looked up once.
+pub fn mul_tensor_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::mul", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::mul.Tensor(Tensor self, Tensor other) -> Tensor`
+pub fn mul_tensor(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    mul_tensor_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::mul_.Tensor`, looked up once.
+pub fn mul_tensor_op_(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::mul_", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+pub fn mul_tensor_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    mul_tensor_op_()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::mul.Scalar`, looked up once.
+pub fn mul_scalar_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::mul", "Scalar"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::mul.Scalar(Tensor self, Scalar other) -> Tensor`
+pub fn mul_scalar(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    mul_scalar_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::div.Tensor`, looked up once.
+pub fn div_tensor_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::div", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::div.Tensor(Tensor self, Tensor other) -> Tensor`
+pub fn div_tensor(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    div_tensor_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::div.Scalar`, looked up once.
+pub fn div_scalar_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::div", "Scalar"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::div.Scalar(Tensor self, Scalar other) -> Tensor`
+pub fn div_scalar(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    div_scalar_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::div.Tensor_mode`, looked up once.
+pub fn div_tensor_mode_op() -> Result<
+    &'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, Option<&'static str>), Tensor>,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<(&'static Tensor, &'static Tensor, Option<&'static str>), Tensor>,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::div", "Tensor_mode"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor`
+pub fn div_tensor_mode(
+    self_: &Tensor,
+    other: &Tensor,
+    rounding_mode: Option<&str>,
+) -> Result<Tensor> {
+    div_tensor_mode_op()?.call((self_, other, rounding_mode))
+}
+
+/// The typed dispatcher handle of `aten::atan2.`, looked up once.
+pub fn atan2_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>
+{
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::atan2", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::atan2(Tensor self, Tensor other) -> Tensor`
+pub fn atan2(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    atan2_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::bitwise_and.Tensor`, looked up once.
+pub fn bitwise_and_tensor_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::bitwise_and", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor`
+pub fn bitwise_and_tensor(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    bitwise_and_tensor_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::bitwise_or.Tensor`, looked up once.
+pub fn bitwise_or_tensor_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::bitwise_or", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor`
+pub fn bitwise_or_tensor(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    bitwise_or_tensor_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::bitwise_xor.Tensor`, looked up once.
+pub fn bitwise_xor_tensor_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::bitwise_xor", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor`
+pub fn bitwise_xor_tensor(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    bitwise_xor_tensor_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::eq.Tensor`, looked up once.
+pub fn eq_tensor_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::eq", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::eq.Tensor(Tensor self, Tensor other) -> Tensor`
+pub fn eq_tensor(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    eq_tensor_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::eq.Scalar`, looked up once.
+pub fn eq_scalar_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::eq", "Scalar"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::eq.Scalar(Tensor self, Scalar other) -> Tensor`
+pub fn eq_scalar(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    eq_scalar_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::ne.Tensor`, looked up once.
+pub fn ne_tensor_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::ne", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::ne.Tensor(Tensor self, Tensor other) -> Tensor`
+pub fn ne_tensor(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    ne_tensor_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::ne.Scalar`, looked up once.
+pub fn ne_scalar_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::ne", "Scalar"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::ne.Scalar(Tensor self, Scalar other) -> Tensor`
+pub fn ne_scalar(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    ne_scalar_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::lt.Tensor`, looked up once.
+pub fn lt_tensor_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::lt", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::lt.Tensor(Tensor self, Tensor other) -> Tensor`
+pub fn lt_tensor(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    lt_tensor_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::lt.Scalar`, looked up once.
+pub fn lt_scalar_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::lt", "Scalar"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::lt.Scalar(Tensor self, Scalar other) -> Tensor`
+pub fn lt_scalar(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    lt_scalar_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::le.Tensor`, looked up once.
+pub fn le_tensor_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::le", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::le.Tensor(Tensor self, Tensor other) -> Tensor`
+pub fn le_tensor(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    le_tensor_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::le.Scalar`, looked up once.
+pub fn le_scalar_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::le", "Scalar"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::le.Scalar(Tensor self, Scalar other) -> Tensor`
+pub fn le_scalar(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    le_scalar_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::gt.Tensor`, looked up once.
+pub fn gt_tensor_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::gt", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::gt.Tensor(Tensor self, Tensor other) -> Tensor`
+pub fn gt_tensor(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    gt_tensor_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::gt.Scalar`, looked up once.
+pub fn gt_scalar_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::gt", "Scalar"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::gt.Scalar(Tensor self, Scalar other) -> Tensor`
+pub fn gt_scalar(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    gt_scalar_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::ge.Tensor`, looked up once.
+pub fn ge_tensor_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::ge", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::ge.Tensor(Tensor self, Tensor other) -> Tensor`
+pub fn ge_tensor(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    ge_tensor_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::ge.Scalar`, looked up once.
+pub fn ge_scalar_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::ge", "Scalar"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::ge.Scalar(Tensor self, Scalar other) -> Tensor`
+pub fn ge_scalar(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    ge_scalar_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::fmod.Tensor`, looked up once.
+pub fn fmod_tensor_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::fmod", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::fmod.Tensor(Tensor self, Tensor other) -> Tensor`
+pub fn fmod_tensor(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    fmod_tensor_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::remainder.Tensor`, looked up once.
+pub fn remainder_tensor_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::remainder", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::remainder.Tensor(Tensor self, Tensor other) -> Tensor`
+pub fn remainder_tensor(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    remainder_tensor_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::remainder.Scalar`, looked up once.
+pub fn remainder_scalar_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::remainder", "Scalar"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::remainder.Scalar(Tensor self, Scalar other) -> Tensor`
+pub fn remainder_scalar(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    remainder_scalar_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::maximum.`, looked up once.
+pub fn maximum_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::maximum", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::maximum(Tensor self, Tensor other) -> Tensor`
+pub fn maximum(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    maximum_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::minimum.`, looked up once.
+pub fn minimum_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::minimum", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::minimum(Tensor self, Tensor other) -> Tensor`
+pub fn minimum(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    minimum_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::pow.Tensor_Tensor`, looked up once.
+pub fn pow_tensor_tensor_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::pow", "Tensor_Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor`
+pub fn pow_tensor_tensor(self_: &Tensor, exponent: &Tensor) -> Result<Tensor> {
+    pow_tensor_tensor_op()?.call((self_, exponent))
+}
+
+/// The typed dispatcher handle of `aten::pow.Tensor_Scalar`, looked up once.
+pub fn pow_tensor_scalar_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::pow", "Tensor_Scalar"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor`
+pub fn pow_tensor_scalar(self_: &Tensor, exponent: Scalar) -> Result<Tensor> {
+    pow_tensor_scalar_op()?.call((self_, exponent))
+}
+
+/// The typed dispatcher handle of `aten::logical_and.`, looked up once.
+pub fn logical_and_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::logical_and", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::logical_and(Tensor self, Tensor other) -> Tensor`
+pub fn logical_and(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    logical_and_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::logical_or.`, looked up once.
+pub fn logical_or_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::logical_or", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::logical_or(Tensor self, Tensor other) -> Tensor`
+pub fn logical_or(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    logical_or_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::logical_xor.`, looked up once.
+pub fn logical_xor_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::logical_xor", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::logical_xor(Tensor self, Tensor other) -> Tensor`
+pub fn logical_xor(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    logical_xor_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::lerp.Scalar`, looked up once.
+pub fn lerp_scalar_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, Scalar), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor, Scalar), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::lerp", "Scalar"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor`
+pub fn lerp_scalar(self_: &Tensor, end: &Tensor, weight: Scalar) -> Result<Tensor> {
+    lerp_scalar_op()?.call((self_, end, weight))
+}
+
+/// The typed dispatcher handle of `aten::where.self`, looked up once.
+pub fn where_self_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::where", "self"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::where.self(Tensor condition, Tensor self, Tensor other) -> Tensor`
+pub fn where_self(condition: &Tensor, self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    where_self_op()?.call((condition, self_, other))
+}
+
+/// The typed dispatcher handle of `aten::masked_fill.Scalar`, looked up once.
+pub fn masked_fill_scalar_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, Scalar), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor, Scalar), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::masked_fill", "Scalar"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor`
+pub fn masked_fill_scalar(self_: &Tensor, mask: &Tensor, value: Scalar) -> Result<Tensor> {
+    masked_fill_scalar_op()?.call((self_, mask, value))
+}
+
+/// The typed dispatcher handle of `aten::clamp.`, looked up once.
+pub fn clamp_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Option<Scalar>, Option<Scalar>), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, Option<Scalar>, Option<Scalar>), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::clamp", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`clamp_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct ClampOptions {
+    /// `min`.
+    pub min: Option<Scalar>,
+    /// `max`.
+    pub max: Option<Scalar>,
+}
+
+impl Default for ClampOptions {
+    fn default() -> Self {
+        ClampOptions {
+            min: None,
+            max: None,
+        }
+    }
+}
+
+/// `aten::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor`
+pub fn clamp(self_: &Tensor) -> Result<Tensor> {
+    clamp_with(self_, ClampOptions::default())
+}
+
+/// `aten::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor`
+pub fn clamp_with(self_: &Tensor, options: ClampOptions) -> Result<Tensor> {
+    clamp_op()?.call((self_, options.min, options.max))
+}
+
+/// The typed dispatcher handle of `aten::abs.`, looked up once.
+pub fn abs_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::abs", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::abs(Tensor self) -> Tensor`
+pub fn abs(self_: &Tensor) -> Result<Tensor> {
+    abs_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::neg.`, looked up once.
+pub fn neg_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::neg", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::neg(Tensor self) -> Tensor`
+pub fn neg(self_: &Tensor) -> Result<Tensor> {
+    neg_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::sign.`, looked up once.
+pub fn sign_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::sign", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::sign(Tensor self) -> Tensor`
+pub fn sign(self_: &Tensor) -> Result<Tensor> {
+    sign_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::ceil.`, looked up once.
+pub fn ceil_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::ceil", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::ceil(Tensor self) -> Tensor`
+pub fn ceil(self_: &Tensor) -> Result<Tensor> {
+    ceil_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::floor.`, looked up once.
+pub fn floor_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::floor", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::floor(Tensor self) -> Tensor`
+pub fn floor(self_: &Tensor) -> Result<Tensor> {
+    floor_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::round.`, looked up once.
+pub fn round_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::round", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::round(Tensor self) -> Tensor`
+pub fn round(self_: &Tensor) -> Result<Tensor> {
+    round_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::trunc.`, looked up once.
+pub fn trunc_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::trunc", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::trunc(Tensor self) -> Tensor`
+pub fn trunc(self_: &Tensor) -> Result<Tensor> {
+    trunc_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::cos.`, looked up once.
+pub fn cos_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::cos", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::cos(Tensor self) -> Tensor`
+pub fn cos(self_: &Tensor) -> Result<Tensor> {
+    cos_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::sin.`, looked up once.
+pub fn sin_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::sin", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::sin(Tensor self) -> Tensor`
+pub fn sin(self_: &Tensor) -> Result<Tensor> {
+    sin_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::tanh.`, looked up once.
+pub fn tanh_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::tanh", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::tanh(Tensor self) -> Tensor`
+pub fn tanh(self_: &Tensor) -> Result<Tensor> {
+    tanh_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::exp.`, looked up once.
+pub fn exp_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::exp", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::exp(Tensor self) -> Tensor`
+pub fn exp(self_: &Tensor) -> Result<Tensor> {
+    exp_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::expm1.`, looked up once.
+pub fn expm1_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::expm1", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::expm1(Tensor self) -> Tensor`
+pub fn expm1(self_: &Tensor) -> Result<Tensor> {
+    expm1_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::log.`, looked up once.
+pub fn log_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::log", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::log(Tensor self) -> Tensor`
+pub fn log(self_: &Tensor) -> Result<Tensor> {
+    log_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::log1p.`, looked up once.
+pub fn log1p_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::log1p", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::log1p(Tensor self) -> Tensor`
+pub fn log1p(self_: &Tensor) -> Result<Tensor> {
+    log1p_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::sqrt.`, looked up once.
+pub fn sqrt_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::sqrt", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::sqrt(Tensor self) -> Tensor`
+pub fn sqrt(self_: &Tensor) -> Result<Tensor> {
+    sqrt_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::rsqrt.`, looked up once.
+pub fn rsqrt_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::rsqrt", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::rsqrt(Tensor self) -> Tensor`
+pub fn rsqrt(self_: &Tensor) -> Result<Tensor> {
+    rsqrt_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::reciprocal.`, looked up once.
+pub fn reciprocal_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::reciprocal", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::reciprocal(Tensor self) -> Tensor`
+pub fn reciprocal(self_: &Tensor) -> Result<Tensor> {
+    reciprocal_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::sigmoid.`, looked up once.
+pub fn sigmoid_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::sigmoid", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::sigmoid(Tensor self) -> Tensor`
+pub fn sigmoid(self_: &Tensor) -> Result<Tensor> {
+    sigmoid_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::erf.`, looked up once.
+pub fn erf_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::erf", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::erf(Tensor self) -> Tensor`
+pub fn erf(self_: &Tensor) -> Result<Tensor> {
+    erf_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::relu.`, looked up once.
+pub fn relu_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::relu", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::relu(Tensor self) -> Tensor`
+pub fn relu(self_: &Tensor) -> Result<Tensor> {
+    relu_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::relu_.`, looked up once.
+pub fn relu_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::relu_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::relu_(Tensor(a!) self) -> Tensor(a!)`
+pub fn relu_(self_: &Tensor) -> Result<Tensor> {
+    relu_op_()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::gelu.`, looked up once.
+pub fn gelu_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static str), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static str), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::gelu", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`gelu_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct GeluOptions<'a> {
+    /// `approximate`.
+    pub approximate: &'a str,
+}
+
+impl Default for GeluOptions<'_> {
+    fn default() -> Self {
+        GeluOptions {
+            approximate: "none",
+        }
+    }
+}
+
+/// `aten::gelu(Tensor self, *, str approximate="none") -> Tensor`
+pub fn gelu(self_: &Tensor) -> Result<Tensor> {
+    gelu_with(self_, GeluOptions::default())
+}
+
+/// `aten::gelu(Tensor self, *, str approximate="none") -> Tensor`
+pub fn gelu_with(self_: &Tensor, options: GeluOptions<'_>) -> Result<Tensor> {
+    gelu_op()?.call((self_, options.approximate))
+}
+
+/// The typed dispatcher handle of `aten::silu.`, looked up once.
+pub fn silu_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::silu", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::silu(Tensor self) -> Tensor`
+pub fn silu(self_: &Tensor) -> Result<Tensor> {
+    silu_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::square.`, looked up once.
+pub fn square_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::square", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::square(Tensor self) -> Tensor`
+pub fn square(self_: &Tensor) -> Result<Tensor> {
+    square_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::bitwise_not.`, looked up once.
+pub fn bitwise_not_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::bitwise_not", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::bitwise_not(Tensor self) -> Tensor`
+pub fn bitwise_not(self_: &Tensor) -> Result<Tensor> {
+    bitwise_not_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::logical_not.`, looked up once.
+pub fn logical_not_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::logical_not", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::logical_not(Tensor self) -> Tensor`
+pub fn logical_not(self_: &Tensor) -> Result<Tensor> {
+    logical_not_op()?.call((self_,))
+}

@@ -20,6 +20,346 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with("empty_strided(SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
     m.def_with("zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
     m.def_with("as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
+    m.def_with(
+        "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "mul.Tensor(Tensor self, Tensor other) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "mul.Scalar(Tensor self, Scalar other) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "div.Tensor(Tensor self, Tensor other) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "div.Scalar(Tensor self, Scalar other) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "atan2(Tensor self, Tensor other) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "eq.Tensor(Tensor self, Tensor other) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "eq.Scalar(Tensor self, Scalar other) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "ne.Tensor(Tensor self, Tensor other) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "ne.Scalar(Tensor self, Scalar other) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "lt.Tensor(Tensor self, Tensor other) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "lt.Scalar(Tensor self, Scalar other) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "le.Tensor(Tensor self, Tensor other) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "le.Scalar(Tensor self, Scalar other) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "gt.Tensor(Tensor self, Tensor other) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "gt.Scalar(Tensor self, Scalar other) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "ge.Tensor(Tensor self, Tensor other) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "ge.Scalar(Tensor self, Scalar other) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "fmod.Tensor(Tensor self, Tensor other) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "remainder.Tensor(Tensor self, Tensor other) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "remainder.Scalar(Tensor self, Scalar other) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "maximum(Tensor self, Tensor other) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "minimum(Tensor self, Tensor other) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "logical_and(Tensor self, Tensor other) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "logical_or(Tensor self, Tensor other) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "logical_xor(Tensor self, Tensor other) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "where.self(Tensor condition, Tensor self, Tensor other) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "abs(Tensor self) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "neg(Tensor self) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "sign(Tensor self) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "ceil(Tensor self) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "floor(Tensor self) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "round(Tensor self) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "trunc(Tensor self) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "cos(Tensor self) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "sin(Tensor self) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "tanh(Tensor self) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "exp(Tensor self) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "expm1(Tensor self) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "log(Tensor self) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "log1p(Tensor self) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "sqrt(Tensor self) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "rsqrt(Tensor self) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "reciprocal(Tensor self) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "sigmoid(Tensor self) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "erf(Tensor self) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "relu(Tensor self) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "relu_(Tensor(a!) self) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "gelu(Tensor self, *, str approximate=\"none\") -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "silu(Tensor self) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "square(Tensor self) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "bitwise_not(Tensor self) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "logical_not(Tensor self) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
     Ok(())
 });
 
@@ -98,10 +438,6 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
     m.impl_(
         "empty_strided",
         CppFunction::from_unboxed(crate::native::empty_strided_meta),
-    )?;
-    m.impl_(
-        "as_strided",
-        CppFunction::from_unboxed(crate::native::as_strided_tensorimpl),
     )?;
     Ok(())
 });

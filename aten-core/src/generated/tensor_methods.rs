@@ -25,4 +25,371 @@ impl Tensor {
     ) -> Result<Tensor> {
         ops::as_strided_with(self, size, stride, options)
     }
+
+    /// `aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`
+    pub fn add_tensor(&self, other: &Tensor) -> Result<Tensor> {
+        ops::add_tensor(self, other)
+    }
+
+    /// `aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`
+    pub fn add_tensor_with(
+        &self,
+        other: &Tensor,
+        options: ops::AddTensorOptions,
+    ) -> Result<Tensor> {
+        ops::add_tensor_with(self, other, options)
+    }
+
+    /// `aten::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)`
+    pub fn add_tensor_(&self, other: &Tensor) -> Result<Tensor> {
+        ops::add_tensor_(self, other)
+    }
+
+    /// `aten::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)`
+    pub fn add_tensor_with_(
+        &self,
+        other: &Tensor,
+        options: ops::AddTensorInplaceOptions,
+    ) -> Result<Tensor> {
+        ops::add_tensor_with_(self, other, options)
+    }
+
+    /// `aten::add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor`
+    pub fn add_scalar(&self, other: Scalar) -> Result<Tensor> {
+        ops::add_scalar(self, other)
+    }
+
+    /// `aten::add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor`
+    pub fn add_scalar_with(&self, other: Scalar, options: ops::AddScalarOptions) -> Result<Tensor> {
+        ops::add_scalar_with(self, other, options)
+    }
+
+    /// `aten::sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`
+    pub fn sub_tensor(&self, other: &Tensor) -> Result<Tensor> {
+        ops::sub_tensor(self, other)
+    }
+
+    /// `aten::sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`
+    pub fn sub_tensor_with(
+        &self,
+        other: &Tensor,
+        options: ops::SubTensorOptions,
+    ) -> Result<Tensor> {
+        ops::sub_tensor_with(self, other, options)
+    }
+
+    /// `aten::sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor`
+    pub fn sub_scalar(&self, other: Scalar) -> Result<Tensor> {
+        ops::sub_scalar(self, other)
+    }
+
+    /// `aten::sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor`
+    pub fn sub_scalar_with(&self, other: Scalar, options: ops::SubScalarOptions) -> Result<Tensor> {
+        ops::sub_scalar_with(self, other, options)
+    }
+
+    /// `aten::mul.Tensor(Tensor self, Tensor other) -> Tensor`
+    pub fn mul_tensor(&self, other: &Tensor) -> Result<Tensor> {
+        ops::mul_tensor(self, other)
+    }
+
+    /// `aten::mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+    pub fn mul_tensor_(&self, other: &Tensor) -> Result<Tensor> {
+        ops::mul_tensor_(self, other)
+    }
+
+    /// `aten::mul.Scalar(Tensor self, Scalar other) -> Tensor`
+    pub fn mul_scalar(&self, other: Scalar) -> Result<Tensor> {
+        ops::mul_scalar(self, other)
+    }
+
+    /// `aten::div.Tensor(Tensor self, Tensor other) -> Tensor`
+    pub fn div_tensor(&self, other: &Tensor) -> Result<Tensor> {
+        ops::div_tensor(self, other)
+    }
+
+    /// `aten::div.Scalar(Tensor self, Scalar other) -> Tensor`
+    pub fn div_scalar(&self, other: Scalar) -> Result<Tensor> {
+        ops::div_scalar(self, other)
+    }
+
+    /// `aten::div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor`
+    pub fn div_tensor_mode(&self, other: &Tensor, rounding_mode: Option<&str>) -> Result<Tensor> {
+        ops::div_tensor_mode(self, other, rounding_mode)
+    }
+
+    /// `aten::atan2(Tensor self, Tensor other) -> Tensor`
+    pub fn atan2(&self, other: &Tensor) -> Result<Tensor> {
+        ops::atan2(self, other)
+    }
+
+    /// `aten::bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor`
+    pub fn bitwise_and_tensor(&self, other: &Tensor) -> Result<Tensor> {
+        ops::bitwise_and_tensor(self, other)
+    }
+
+    /// `aten::bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor`
+    pub fn bitwise_or_tensor(&self, other: &Tensor) -> Result<Tensor> {
+        ops::bitwise_or_tensor(self, other)
+    }
+
+    /// `aten::bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor`
+    pub fn bitwise_xor_tensor(&self, other: &Tensor) -> Result<Tensor> {
+        ops::bitwise_xor_tensor(self, other)
+    }
+
+    /// `aten::eq.Tensor(Tensor self, Tensor other) -> Tensor`
+    pub fn eq_tensor(&self, other: &Tensor) -> Result<Tensor> {
+        ops::eq_tensor(self, other)
+    }
+
+    /// `aten::eq.Scalar(Tensor self, Scalar other) -> Tensor`
+    pub fn eq_scalar(&self, other: Scalar) -> Result<Tensor> {
+        ops::eq_scalar(self, other)
+    }
+
+    /// `aten::ne.Tensor(Tensor self, Tensor other) -> Tensor`
+    pub fn ne_tensor(&self, other: &Tensor) -> Result<Tensor> {
+        ops::ne_tensor(self, other)
+    }
+
+    /// `aten::ne.Scalar(Tensor self, Scalar other) -> Tensor`
+    pub fn ne_scalar(&self, other: Scalar) -> Result<Tensor> {
+        ops::ne_scalar(self, other)
+    }
+
+    /// `aten::lt.Tensor(Tensor self, Tensor other) -> Tensor`
+    pub fn lt_tensor(&self, other: &Tensor) -> Result<Tensor> {
+        ops::lt_tensor(self, other)
+    }
+
+    /// `aten::lt.Scalar(Tensor self, Scalar other) -> Tensor`
+    pub fn lt_scalar(&self, other: Scalar) -> Result<Tensor> {
+        ops::lt_scalar(self, other)
+    }
+
+    /// `aten::le.Tensor(Tensor self, Tensor other) -> Tensor`
+    pub fn le_tensor(&self, other: &Tensor) -> Result<Tensor> {
+        ops::le_tensor(self, other)
+    }
+
+    /// `aten::le.Scalar(Tensor self, Scalar other) -> Tensor`
+    pub fn le_scalar(&self, other: Scalar) -> Result<Tensor> {
+        ops::le_scalar(self, other)
+    }
+
+    /// `aten::gt.Tensor(Tensor self, Tensor other) -> Tensor`
+    pub fn gt_tensor(&self, other: &Tensor) -> Result<Tensor> {
+        ops::gt_tensor(self, other)
+    }
+
+    /// `aten::gt.Scalar(Tensor self, Scalar other) -> Tensor`
+    pub fn gt_scalar(&self, other: Scalar) -> Result<Tensor> {
+        ops::gt_scalar(self, other)
+    }
+
+    /// `aten::ge.Tensor(Tensor self, Tensor other) -> Tensor`
+    pub fn ge_tensor(&self, other: &Tensor) -> Result<Tensor> {
+        ops::ge_tensor(self, other)
+    }
+
+    /// `aten::ge.Scalar(Tensor self, Scalar other) -> Tensor`
+    pub fn ge_scalar(&self, other: Scalar) -> Result<Tensor> {
+        ops::ge_scalar(self, other)
+    }
+
+    /// `aten::fmod.Tensor(Tensor self, Tensor other) -> Tensor`
+    pub fn fmod_tensor(&self, other: &Tensor) -> Result<Tensor> {
+        ops::fmod_tensor(self, other)
+    }
+
+    /// `aten::remainder.Tensor(Tensor self, Tensor other) -> Tensor`
+    pub fn remainder_tensor(&self, other: &Tensor) -> Result<Tensor> {
+        ops::remainder_tensor(self, other)
+    }
+
+    /// `aten::remainder.Scalar(Tensor self, Scalar other) -> Tensor`
+    pub fn remainder_scalar(&self, other: Scalar) -> Result<Tensor> {
+        ops::remainder_scalar(self, other)
+    }
+
+    /// `aten::maximum(Tensor self, Tensor other) -> Tensor`
+    pub fn maximum(&self, other: &Tensor) -> Result<Tensor> {
+        ops::maximum(self, other)
+    }
+
+    /// `aten::minimum(Tensor self, Tensor other) -> Tensor`
+    pub fn minimum(&self, other: &Tensor) -> Result<Tensor> {
+        ops::minimum(self, other)
+    }
+
+    /// `aten::pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor`
+    pub fn pow_tensor_tensor(&self, exponent: &Tensor) -> Result<Tensor> {
+        ops::pow_tensor_tensor(self, exponent)
+    }
+
+    /// `aten::pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor`
+    pub fn pow_tensor_scalar(&self, exponent: Scalar) -> Result<Tensor> {
+        ops::pow_tensor_scalar(self, exponent)
+    }
+
+    /// `aten::logical_and(Tensor self, Tensor other) -> Tensor`
+    pub fn logical_and(&self, other: &Tensor) -> Result<Tensor> {
+        ops::logical_and(self, other)
+    }
+
+    /// `aten::logical_or(Tensor self, Tensor other) -> Tensor`
+    pub fn logical_or(&self, other: &Tensor) -> Result<Tensor> {
+        ops::logical_or(self, other)
+    }
+
+    /// `aten::logical_xor(Tensor self, Tensor other) -> Tensor`
+    pub fn logical_xor(&self, other: &Tensor) -> Result<Tensor> {
+        ops::logical_xor(self, other)
+    }
+
+    /// `aten::lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor`
+    pub fn lerp_scalar(&self, end: &Tensor, weight: Scalar) -> Result<Tensor> {
+        ops::lerp_scalar(self, end, weight)
+    }
+
+    /// `aten::where.self(Tensor condition, Tensor self, Tensor other) -> Tensor`
+    pub fn where_self(&self, condition: &Tensor, other: &Tensor) -> Result<Tensor> {
+        ops::where_self(condition, self, other)
+    }
+
+    /// `aten::masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor`
+    pub fn masked_fill_scalar(&self, mask: &Tensor, value: Scalar) -> Result<Tensor> {
+        ops::masked_fill_scalar(self, mask, value)
+    }
+
+    /// `aten::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor`
+    pub fn clamp(&self) -> Result<Tensor> {
+        ops::clamp(self)
+    }
+
+    /// `aten::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor`
+    pub fn clamp_with(&self, options: ops::ClampOptions) -> Result<Tensor> {
+        ops::clamp_with(self, options)
+    }
+
+    /// `aten::abs(Tensor self) -> Tensor`
+    pub fn abs(&self) -> Result<Tensor> {
+        ops::abs(self)
+    }
+
+    /// `aten::neg(Tensor self) -> Tensor`
+    pub fn neg(&self) -> Result<Tensor> {
+        ops::neg(self)
+    }
+
+    /// `aten::sign(Tensor self) -> Tensor`
+    pub fn sign(&self) -> Result<Tensor> {
+        ops::sign(self)
+    }
+
+    /// `aten::ceil(Tensor self) -> Tensor`
+    pub fn ceil(&self) -> Result<Tensor> {
+        ops::ceil(self)
+    }
+
+    /// `aten::floor(Tensor self) -> Tensor`
+    pub fn floor(&self) -> Result<Tensor> {
+        ops::floor(self)
+    }
+
+    /// `aten::round(Tensor self) -> Tensor`
+    pub fn round(&self) -> Result<Tensor> {
+        ops::round(self)
+    }
+
+    /// `aten::trunc(Tensor self) -> Tensor`
+    pub fn trunc(&self) -> Result<Tensor> {
+        ops::trunc(self)
+    }
+
+    /// `aten::cos(Tensor self) -> Tensor`
+    pub fn cos(&self) -> Result<Tensor> {
+        ops::cos(self)
+    }
+
+    /// `aten::sin(Tensor self) -> Tensor`
+    pub fn sin(&self) -> Result<Tensor> {
+        ops::sin(self)
+    }
+
+    /// `aten::tanh(Tensor self) -> Tensor`
+    pub fn tanh(&self) -> Result<Tensor> {
+        ops::tanh(self)
+    }
+
+    /// `aten::exp(Tensor self) -> Tensor`
+    pub fn exp(&self) -> Result<Tensor> {
+        ops::exp(self)
+    }
+
+    /// `aten::expm1(Tensor self) -> Tensor`
+    pub fn expm1(&self) -> Result<Tensor> {
+        ops::expm1(self)
+    }
+
+    /// `aten::log(Tensor self) -> Tensor`
+    pub fn log(&self) -> Result<Tensor> {
+        ops::log(self)
+    }
+
+    /// `aten::log1p(Tensor self) -> Tensor`
+    pub fn log1p(&self) -> Result<Tensor> {
+        ops::log1p(self)
+    }
+
+    /// `aten::sqrt(Tensor self) -> Tensor`
+    pub fn sqrt(&self) -> Result<Tensor> {
+        ops::sqrt(self)
+    }
+
+    /// `aten::rsqrt(Tensor self) -> Tensor`
+    pub fn rsqrt(&self) -> Result<Tensor> {
+        ops::rsqrt(self)
+    }
+
+    /// `aten::reciprocal(Tensor self) -> Tensor`
+    pub fn reciprocal(&self) -> Result<Tensor> {
+        ops::reciprocal(self)
+    }
+
+    /// `aten::sigmoid(Tensor self) -> Tensor`
+    pub fn sigmoid(&self) -> Result<Tensor> {
+        ops::sigmoid(self)
+    }
+
+    /// `aten::erf(Tensor self) -> Tensor`
+    pub fn erf(&self) -> Result<Tensor> {
+        ops::erf(self)
+    }
+
+    /// `aten::relu(Tensor self) -> Tensor`
+    pub fn relu(&self) -> Result<Tensor> {
+        ops::relu(self)
+    }
+
+    /// `aten::relu_(Tensor(a!) self) -> Tensor(a!)`
+    pub fn relu_(&self) -> Result<Tensor> {
+        ops::relu_(self)
+    }
+
+    /// `aten::square(Tensor self) -> Tensor`
+    pub fn square(&self) -> Result<Tensor> {
+        ops::square(self)
+    }
+
+    /// `aten::bitwise_not(Tensor self) -> Tensor`
+    pub fn bitwise_not(&self) -> Result<Tensor> {
+        ops::bitwise_not(self)
+    }
+
+    /// `aten::logical_not(Tensor self) -> Tensor`
+    pub fn logical_not(&self) -> Result<Tensor> {
+        ops::logical_not(self)
+    }
 }

@@ -4,5 +4,7 @@
 mod factories;
 mod views;
 
-pub use factories::{DEFAULT_DTYPE, empty_generic, empty_meta, empty_strided_generic, empty_strided_meta, zeros};
+pub use factories::{
+    empty_generic, empty_meta, empty_strided_generic, empty_strided_meta, zeros, DEFAULT_DTYPE,
+};
 pub use views::as_strided_tensorimpl;

@@ -54,6 +54,7 @@ pub struct TensorIteratorConfig {
     enforce_safe_casting_to_output: bool,
     static_output_dtype: Option<ScalarType>,
     allow_cpu_scalars: bool,
+    resize_outputs: bool,
 }
 
 impl Default for TensorIteratorConfig {
@@ -68,6 +69,7 @@ impl Default for TensorIteratorConfig {
             enforce_safe_casting_to_output: false,
             static_output_dtype: None,
             allow_cpu_scalars: true,
+            resize_outputs: true,
         }
     }
 }
@@ -171,6 +173,13 @@ impl TensorIteratorConfig {
         self
     }
 
+    /// Whether outputs of another shape are resized (`out=`) or refused
+    /// (in-place operations: the output is an input).
+    pub fn resize_outputs(mut self, on: bool) -> Self {
+        self.resize_outputs = on;
+        self
+    }
+
     /// Allocated outputs get this dtype (comparisons: bool).
     pub fn static_output_dtype(mut self, dtype: ScalarType) -> Self {
         self.static_output_dtype = Some(dtype);
@@ -204,8 +213,8 @@ pub fn can_cast(from: ScalarType, to: ScalarType) -> bool {
 pub struct TensorIterator {
     operands: Vec<Operand>,
     noutputs: usize,
-    /// The iteration shape, fastest dimension first, after coalescing.
-    shape: Vec<i64>,
+    /// The loop shape: fastest dimension first, after coalescing.
+    loop_shape: Vec<i64>,
     /// The broadcast shape in the operands' own dimension order.
     full_shape: Vec<i64>,
     common_dtype: ScalarType,
@@ -253,14 +262,16 @@ impl TensorIterator {
                         .dtype()
                         .ok_or_else(|| Error::runtime("undefined output"))?;
                     if od != common_dtype && config.static_output_dtype.is_none() {
-                        if !config.cast_common_dtype_to_outputs {
+                        if config.cast_common_dtype_to_outputs {
+                            if config.enforce_safe_casting_to_output && !can_cast(common_dtype, od)
+                            {
+                                return Err(Error::runtime(format!(
+                                    "result type {common_dtype} can't be cast to the desired output type {od}"
+                                )));
+                            }
+                        } else if config.check_all_same_dtype {
                             return Err(Error::runtime(format!(
                                 "Found dtype {od} but expected {common_dtype}"
-                            )));
-                        }
-                        if config.enforce_safe_casting_to_output && !can_cast(common_dtype, od) {
-                            return Err(Error::runtime(format!(
-                                "result type {common_dtype} can't be cast to the desired output type {od}"
                             )));
                         }
                     }
@@ -300,12 +311,21 @@ impl TensorIterator {
         for (out, dtype) in config.outputs.iter().zip(&output_dtypes) {
             let (tensor, copy_back_to) = match out {
                 Some(o) => {
+                    if o.sizes() != full_shape && !config.resize_outputs {
+                        return Err(Error::runtime(format!(
+                            "output with shape {:?} doesn't match the broadcast shape {full_shape:?}",
+                            o.sizes()
+                        )));
+                    }
                     if o.sizes() != full_shape {
                         // A resized output follows the inputs' layout, as
                         // PyTorch's `resize_out` with computed strides does.
                         o.resize_strided_(&full_shape, &strides_following(&full_shape, &perm))?;
                     }
-                    if o.dtype() != Some(common_dtype) && config.static_output_dtype.is_none() {
+                    if o.dtype() != Some(common_dtype)
+                        && config.static_output_dtype.is_none()
+                        && config.cast_common_dtype_to_outputs
+                    {
                         let tmp = Tensor::from(TensorBase::empty_strided(
                             &full_shape,
                             &strides_following(&full_shape, &perm),
@@ -345,7 +365,7 @@ impl TensorIterator {
         Ok(TensorIterator {
             operands,
             noutputs,
-            shape,
+            loop_shape: shape,
             full_shape,
             common_dtype,
             device,
@@ -436,8 +456,12 @@ impl TensorIterator {
                     .iter()
                     .filter_map(|op| op.tensor.storage().map(|s| (s, op.is_output))),
             );
-            let ndim = self.shape.len();
-            let inner = if ndim == 0 { 1 } else { self.shape[0] as usize };
+            let ndim = self.loop_shape.len();
+            let inner = if ndim == 0 {
+                1
+            } else {
+                self.loop_shape[0] as usize
+            };
             let inner_strides: Vec<i64> = self
                 .operands
                 .iter()
@@ -457,11 +481,11 @@ impl TensorIterator {
                     for (p, op) in ptrs.iter_mut().zip(&self.operands) {
                         *p = p.wrapping_offset(op.strides[d] as isize);
                     }
-                    if counter[d] < self.shape[d] {
+                    if counter[d] < self.loop_shape[d] {
                         break;
                     }
                     for (p, op) in ptrs.iter_mut().zip(&self.operands) {
-                        *p = p.wrapping_offset(-(op.strides[d] * self.shape[d]) as isize);
+                        *p = p.wrapping_offset(-(op.strides[d] * self.loop_shape[d]) as isize);
                     }
                     counter[d] = 0;
                     d += 1;
@@ -482,11 +506,11 @@ impl TensorIterator {
     /// Whether every operand is contiguous with its own element size along
     /// a single dimension (the vectorizable case).
     pub fn is_contiguous(&self) -> bool {
-        self.shape.len() <= 1
+        self.loop_shape.len() <= 1
             && self.operands.iter().all(|op| {
                 op.strides.first().copied().unwrap_or(0)
                     == op.tensor.dtype().map_or(0, |d| d.element_size() as i64)
-                    || self.shape.first().copied().unwrap_or(1) <= 1
+                    || self.loop_shape.first().copied().unwrap_or(1) <= 1
             })
     }
 }

@@ -26,5 +26,413 @@ aten_dispatch::torch_library_impl!(aten, CPU, |m| {
         "as_strided",
         CppFunction::from_unboxed(crate::kernels::as_strided_tensorimpl),
     )?;
+    m.impl_(
+        "add.Tensor",
+        CppFunction::from_unboxed(crate::kernels::add_tensor),
+    )?;
+    m.impl_(
+        "add_.Tensor",
+        CppFunction::from_unboxed(crate::kernels::add_tensor_),
+    )?;
+    m.impl_(
+        "add.out",
+        CppFunction::from_unboxed(crate::kernels::add_out),
+    )?;
+    m.impl_(
+        "add.Scalar",
+        CppFunction::from_unboxed(crate::kernels::add_scalar),
+    )?;
+    m.impl_(
+        "sub.Tensor",
+        CppFunction::from_unboxed(crate::kernels::sub_tensor),
+    )?;
+    m.impl_(
+        "sub.Scalar",
+        CppFunction::from_unboxed(crate::kernels::sub_scalar),
+    )?;
+    m.impl_(
+        "mul.Tensor",
+        CppFunction::from_unboxed(crate::kernels::mul_tensor),
+    )?;
+    m.impl_(
+        "mul_.Tensor",
+        CppFunction::from_unboxed(crate::kernels::mul_tensor_),
+    )?;
+    m.impl_(
+        "mul.Scalar",
+        CppFunction::from_unboxed(crate::kernels::mul_scalar),
+    )?;
+    m.impl_(
+        "div.Tensor",
+        CppFunction::from_unboxed(crate::kernels::div_tensor),
+    )?;
+    m.impl_(
+        "div.Scalar",
+        CppFunction::from_unboxed(crate::kernels::div_scalar),
+    )?;
+    m.impl_(
+        "div.Tensor_mode",
+        CppFunction::from_unboxed(crate::kernels::div_tensor_mode),
+    )?;
+    m.impl_("atan2", CppFunction::from_unboxed(crate::kernels::atan2))?;
+    m.impl_(
+        "bitwise_and.Tensor",
+        CppFunction::from_unboxed(crate::kernels::bitwise_and_tensor),
+    )?;
+    m.impl_(
+        "bitwise_or.Tensor",
+        CppFunction::from_unboxed(crate::kernels::bitwise_or_tensor),
+    )?;
+    m.impl_(
+        "bitwise_xor.Tensor",
+        CppFunction::from_unboxed(crate::kernels::bitwise_xor_tensor),
+    )?;
+    m.impl_(
+        "eq.Tensor",
+        CppFunction::from_unboxed(crate::kernels::eq_tensor),
+    )?;
+    m.impl_(
+        "eq.Scalar",
+        CppFunction::from_unboxed(crate::kernels::eq_scalar),
+    )?;
+    m.impl_(
+        "ne.Tensor",
+        CppFunction::from_unboxed(crate::kernels::ne_tensor),
+    )?;
+    m.impl_(
+        "ne.Scalar",
+        CppFunction::from_unboxed(crate::kernels::ne_scalar),
+    )?;
+    m.impl_(
+        "lt.Tensor",
+        CppFunction::from_unboxed(crate::kernels::lt_tensor),
+    )?;
+    m.impl_(
+        "lt.Scalar",
+        CppFunction::from_unboxed(crate::kernels::lt_scalar),
+    )?;
+    m.impl_(
+        "le.Tensor",
+        CppFunction::from_unboxed(crate::kernels::le_tensor),
+    )?;
+    m.impl_(
+        "le.Scalar",
+        CppFunction::from_unboxed(crate::kernels::le_scalar),
+    )?;
+    m.impl_(
+        "gt.Tensor",
+        CppFunction::from_unboxed(crate::kernels::gt_tensor),
+    )?;
+    m.impl_(
+        "gt.Scalar",
+        CppFunction::from_unboxed(crate::kernels::gt_scalar),
+    )?;
+    m.impl_(
+        "ge.Tensor",
+        CppFunction::from_unboxed(crate::kernels::ge_tensor),
+    )?;
+    m.impl_(
+        "ge.Scalar",
+        CppFunction::from_unboxed(crate::kernels::ge_scalar),
+    )?;
+    m.impl_(
+        "fmod.Tensor",
+        CppFunction::from_unboxed(crate::kernels::fmod_tensor),
+    )?;
+    m.impl_(
+        "remainder.Tensor",
+        CppFunction::from_unboxed(crate::kernels::remainder_tensor),
+    )?;
+    m.impl_(
+        "remainder.Scalar",
+        CppFunction::from_unboxed(crate::kernels::remainder_scalar),
+    )?;
+    m.impl_(
+        "maximum",
+        CppFunction::from_unboxed(crate::kernels::maximum),
+    )?;
+    m.impl_(
+        "minimum",
+        CppFunction::from_unboxed(crate::kernels::minimum),
+    )?;
+    m.impl_(
+        "pow.Tensor_Tensor",
+        CppFunction::from_unboxed(crate::kernels::pow_tensor_tensor),
+    )?;
+    m.impl_(
+        "pow.Tensor_Scalar",
+        CppFunction::from_unboxed(crate::kernels::pow_tensor_scalar),
+    )?;
+    m.impl_(
+        "logical_and",
+        CppFunction::from_unboxed(crate::kernels::logical_and),
+    )?;
+    m.impl_(
+        "logical_or",
+        CppFunction::from_unboxed(crate::kernels::logical_or),
+    )?;
+    m.impl_(
+        "logical_xor",
+        CppFunction::from_unboxed(crate::kernels::logical_xor),
+    )?;
+    m.impl_(
+        "lerp.Scalar",
+        CppFunction::from_unboxed(crate::kernels::lerp_scalar),
+    )?;
+    m.impl_(
+        "where.self",
+        CppFunction::from_unboxed(crate::kernels::where_self),
+    )?;
+    m.impl_(
+        "masked_fill.Scalar",
+        CppFunction::from_unboxed(crate::kernels::masked_fill_scalar),
+    )?;
+    m.impl_("clamp", CppFunction::from_unboxed(crate::kernels::clamp))?;
+    m.impl_("abs", CppFunction::from_unboxed(crate::kernels::abs))?;
+    m.impl_("neg", CppFunction::from_unboxed(crate::kernels::neg))?;
+    m.impl_("sign", CppFunction::from_unboxed(crate::kernels::sign))?;
+    m.impl_("ceil", CppFunction::from_unboxed(crate::kernels::ceil))?;
+    m.impl_("floor", CppFunction::from_unboxed(crate::kernels::floor))?;
+    m.impl_("round", CppFunction::from_unboxed(crate::kernels::round))?;
+    m.impl_("trunc", CppFunction::from_unboxed(crate::kernels::trunc))?;
+    m.impl_("cos", CppFunction::from_unboxed(crate::kernels::cos))?;
+    m.impl_("sin", CppFunction::from_unboxed(crate::kernels::sin))?;
+    m.impl_("tanh", CppFunction::from_unboxed(crate::kernels::tanh))?;
+    m.impl_("exp", CppFunction::from_unboxed(crate::kernels::exp))?;
+    m.impl_("expm1", CppFunction::from_unboxed(crate::kernels::expm1))?;
+    m.impl_("log", CppFunction::from_unboxed(crate::kernels::log))?;
+    m.impl_("log1p", CppFunction::from_unboxed(crate::kernels::log1p))?;
+    m.impl_("sqrt", CppFunction::from_unboxed(crate::kernels::sqrt))?;
+    m.impl_("rsqrt", CppFunction::from_unboxed(crate::kernels::rsqrt))?;
+    m.impl_(
+        "reciprocal",
+        CppFunction::from_unboxed(crate::kernels::reciprocal),
+    )?;
+    m.impl_(
+        "sigmoid",
+        CppFunction::from_unboxed(crate::kernels::sigmoid),
+    )?;
+    m.impl_("erf", CppFunction::from_unboxed(crate::kernels::erf))?;
+    m.impl_("relu", CppFunction::from_unboxed(crate::kernels::relu))?;
+    m.impl_("relu_", CppFunction::from_unboxed(crate::kernels::relu_))?;
+    m.impl_("gelu", CppFunction::from_unboxed(crate::kernels::gelu))?;
+    m.impl_("silu", CppFunction::from_unboxed(crate::kernels::silu))?;
+    m.impl_("square", CppFunction::from_unboxed(crate::kernels::square))?;
+    m.impl_(
+        "bitwise_not",
+        CppFunction::from_unboxed(crate::kernels::bitwise_not),
+    )?;
+    m.impl_(
+        "logical_not",
+        CppFunction::from_unboxed(crate::kernels::logical_not),
+    )?;
+    Ok(())
+});
+
+aten_dispatch::torch_library_impl!(aten, Meta, |m| {
+    m.impl_(
+        "as_strided",
+        CppFunction::from_unboxed(crate::kernels::as_strided_tensorimpl),
+    )?;
+    m.impl_(
+        "add.Tensor",
+        CppFunction::from_unboxed(crate::kernels::add_tensor),
+    )?;
+    m.impl_(
+        "add_.Tensor",
+        CppFunction::from_unboxed(crate::kernels::add_tensor_),
+    )?;
+    m.impl_(
+        "add.out",
+        CppFunction::from_unboxed(crate::kernels::add_out),
+    )?;
+    m.impl_(
+        "add.Scalar",
+        CppFunction::from_unboxed(crate::kernels::add_scalar),
+    )?;
+    m.impl_(
+        "sub.Tensor",
+        CppFunction::from_unboxed(crate::kernels::sub_tensor),
+    )?;
+    m.impl_(
+        "sub.Scalar",
+        CppFunction::from_unboxed(crate::kernels::sub_scalar),
+    )?;
+    m.impl_(
+        "mul.Tensor",
+        CppFunction::from_unboxed(crate::kernels::mul_tensor),
+    )?;
+    m.impl_(
+        "mul_.Tensor",
+        CppFunction::from_unboxed(crate::kernels::mul_tensor_),
+    )?;
+    m.impl_(
+        "mul.Scalar",
+        CppFunction::from_unboxed(crate::kernels::mul_scalar),
+    )?;
+    m.impl_(
+        "div.Tensor",
+        CppFunction::from_unboxed(crate::kernels::div_tensor),
+    )?;
+    m.impl_(
+        "div.Scalar",
+        CppFunction::from_unboxed(crate::kernels::div_scalar),
+    )?;
+    m.impl_(
+        "div.Tensor_mode",
+        CppFunction::from_unboxed(crate::kernels::div_tensor_mode),
+    )?;
+    m.impl_("atan2", CppFunction::from_unboxed(crate::kernels::atan2))?;
+    m.impl_(
+        "bitwise_and.Tensor",
+        CppFunction::from_unboxed(crate::kernels::bitwise_and_tensor),
+    )?;
+    m.impl_(
+        "bitwise_or.Tensor",
+        CppFunction::from_unboxed(crate::kernels::bitwise_or_tensor),
+    )?;
+    m.impl_(
+        "bitwise_xor.Tensor",
+        CppFunction::from_unboxed(crate::kernels::bitwise_xor_tensor),
+    )?;
+    m.impl_(
+        "eq.Tensor",
+        CppFunction::from_unboxed(crate::kernels::eq_tensor),
+    )?;
+    m.impl_(
+        "eq.Scalar",
+        CppFunction::from_unboxed(crate::kernels::eq_scalar),
+    )?;
+    m.impl_(
+        "ne.Tensor",
+        CppFunction::from_unboxed(crate::kernels::ne_tensor),
+    )?;
+    m.impl_(
+        "ne.Scalar",
+        CppFunction::from_unboxed(crate::kernels::ne_scalar),
+    )?;
+    m.impl_(
+        "lt.Tensor",
+        CppFunction::from_unboxed(crate::kernels::lt_tensor),
+    )?;
+    m.impl_(
+        "lt.Scalar",
+        CppFunction::from_unboxed(crate::kernels::lt_scalar),
+    )?;
+    m.impl_(
+        "le.Tensor",
+        CppFunction::from_unboxed(crate::kernels::le_tensor),
+    )?;
+    m.impl_(
+        "le.Scalar",
+        CppFunction::from_unboxed(crate::kernels::le_scalar),
+    )?;
+    m.impl_(
+        "gt.Tensor",
+        CppFunction::from_unboxed(crate::kernels::gt_tensor),
+    )?;
+    m.impl_(
+        "gt.Scalar",
+        CppFunction::from_unboxed(crate::kernels::gt_scalar),
+    )?;
+    m.impl_(
+        "ge.Tensor",
+        CppFunction::from_unboxed(crate::kernels::ge_tensor),
+    )?;
+    m.impl_(
+        "ge.Scalar",
+        CppFunction::from_unboxed(crate::kernels::ge_scalar),
+    )?;
+    m.impl_(
+        "fmod.Tensor",
+        CppFunction::from_unboxed(crate::kernels::fmod_tensor),
+    )?;
+    m.impl_(
+        "remainder.Tensor",
+        CppFunction::from_unboxed(crate::kernels::remainder_tensor),
+    )?;
+    m.impl_(
+        "remainder.Scalar",
+        CppFunction::from_unboxed(crate::kernels::remainder_scalar),
+    )?;
+    m.impl_(
+        "maximum",
+        CppFunction::from_unboxed(crate::kernels::maximum),
+    )?;
+    m.impl_(
+        "minimum",
+        CppFunction::from_unboxed(crate::kernels::minimum),
+    )?;
+    m.impl_(
+        "pow.Tensor_Tensor",
+        CppFunction::from_unboxed(crate::kernels::pow_tensor_tensor),
+    )?;
+    m.impl_(
+        "pow.Tensor_Scalar",
+        CppFunction::from_unboxed(crate::kernels::pow_tensor_scalar),
+    )?;
+    m.impl_(
+        "logical_and",
+        CppFunction::from_unboxed(crate::kernels::logical_and),
+    )?;
+    m.impl_(
+        "logical_or",
+        CppFunction::from_unboxed(crate::kernels::logical_or),
+    )?;
+    m.impl_(
+        "logical_xor",
+        CppFunction::from_unboxed(crate::kernels::logical_xor),
+    )?;
+    m.impl_(
+        "lerp.Scalar",
+        CppFunction::from_unboxed(crate::kernels::lerp_scalar),
+    )?;
+    m.impl_(
+        "where.self",
+        CppFunction::from_unboxed(crate::kernels::where_self),
+    )?;
+    m.impl_(
+        "masked_fill.Scalar",
+        CppFunction::from_unboxed(crate::kernels::masked_fill_scalar),
+    )?;
+    m.impl_("clamp", CppFunction::from_unboxed(crate::kernels::clamp))?;
+    m.impl_("abs", CppFunction::from_unboxed(crate::kernels::abs))?;
+    m.impl_("neg", CppFunction::from_unboxed(crate::kernels::neg))?;
+    m.impl_("sign", CppFunction::from_unboxed(crate::kernels::sign))?;
+    m.impl_("ceil", CppFunction::from_unboxed(crate::kernels::ceil))?;
+    m.impl_("floor", CppFunction::from_unboxed(crate::kernels::floor))?;
+    m.impl_("round", CppFunction::from_unboxed(crate::kernels::round))?;
+    m.impl_("trunc", CppFunction::from_unboxed(crate::kernels::trunc))?;
+    m.impl_("cos", CppFunction::from_unboxed(crate::kernels::cos))?;
+    m.impl_("sin", CppFunction::from_unboxed(crate::kernels::sin))?;
+    m.impl_("tanh", CppFunction::from_unboxed(crate::kernels::tanh))?;
+    m.impl_("exp", CppFunction::from_unboxed(crate::kernels::exp))?;
+    m.impl_("expm1", CppFunction::from_unboxed(crate::kernels::expm1))?;
+    m.impl_("log", CppFunction::from_unboxed(crate::kernels::log))?;
+    m.impl_("log1p", CppFunction::from_unboxed(crate::kernels::log1p))?;
+    m.impl_("sqrt", CppFunction::from_unboxed(crate::kernels::sqrt))?;
+    m.impl_("rsqrt", CppFunction::from_unboxed(crate::kernels::rsqrt))?;
+    m.impl_(
+        "reciprocal",
+        CppFunction::from_unboxed(crate::kernels::reciprocal),
+    )?;
+    m.impl_(
+        "sigmoid",
+        CppFunction::from_unboxed(crate::kernels::sigmoid),
+    )?;
+    m.impl_("erf", CppFunction::from_unboxed(crate::kernels::erf))?;
+    m.impl_("relu", CppFunction::from_unboxed(crate::kernels::relu))?;
+    m.impl_("relu_", CppFunction::from_unboxed(crate::kernels::relu_))?;
+    m.impl_("gelu", CppFunction::from_unboxed(crate::kernels::gelu))?;
+    m.impl_("silu", CppFunction::from_unboxed(crate::kernels::silu))?;
+    m.impl_("square", CppFunction::from_unboxed(crate::kernels::square))?;
+    m.impl_(
+        "bitwise_not",
+        CppFunction::from_unboxed(crate::kernels::bitwise_not),
+    )?;
+    m.impl_(
+        "logical_not",
+        CppFunction::from_unboxed(crate::kernels::logical_not),
+    )?;
     Ok(())
 });

@@ -1,8 +1,25 @@
 //! The CPU kernels named by the project's `native_functions.yaml`.
+//!
+//! - [`pointwise_ops`]: the registered pointwise kernels, built on
+//!   [`binary`], [`unary`], [`compare`] and [`ternary`];
+//! - [`arith`]: element arithmetic per dtype; [`util`]: shared helpers;
+//! - factories.
 
+// Kernels are generic over element types, bool included, where an order
+// comparison is meant as written.
+#![allow(clippy::bool_comparison)]
+
+pub mod arith;
+pub mod binary;
+pub mod compare;
 mod factories;
+pub mod pointwise_ops;
+pub mod ternary;
+pub mod unary;
+pub mod util;
 
 pub use factories::{empty_cpu, empty_strided_cpu};
+pub use pointwise_ops::*;
 
 /// Views are backend-neutral: the CPU registers the shared kernels.
 pub use aten_core::native::as_strided_tensorimpl;

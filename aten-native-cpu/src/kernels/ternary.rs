@@ -1,0 +1,191 @@
+//! `where`, `masked_fill`, `clamp` and `lerp`.
+
+use aten_core::tensor_iterator::convert::to_dtype;
+use aten_core::tensor_iterator::TensorIteratorConfig;
+use aten_core::Tensor;
+use c10_core::type_promotion::{ResultTypeState, WrappedNumber};
+use c10_core::{Error, Numeric, Result, Scalar, ScalarType};
+
+use super::arith::Arith;
+use super::util::Variant;
+use crate::loops::{binary, ternary, unary};
+use crate::{dispatch_all, dispatch_floating};
+
+fn dtype_of(t: &Tensor) -> Result<ScalarType> {
+    t.dtype().ok_or_else(|| Error::runtime("undefined tensor"))
+}
+
+fn add_operand(state: &mut ResultTypeState, t: &Tensor) -> Result<()> {
+    state.add_tensor(dtype_of(t)?, t.dim())
+}
+
+fn number_kind(s: Scalar) -> WrappedNumber {
+    match s {
+        Scalar::Bool(_) => WrappedNumber::Bool,
+        Scalar::Int(_) => WrappedNumber::Int,
+        Scalar::Double(_) => WrappedNumber::Float,
+        Scalar::ComplexDouble(_) => WrappedNumber::Complex,
+    }
+}
+
+fn converted(t: &Tensor, dtype: ScalarType) -> Result<Tensor> {
+    if t.dtype() == Some(dtype) {
+        Ok(t.clone())
+    } else {
+        to_dtype(t, dtype)
+    }
+}
+
+/// `where(condition, self, other)`.
+pub fn where_impl(v: Variant<'_>, cond: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let cd = dtype_of(cond)?;
+    if cd != ScalarType::Bool && cd != ScalarType::Byte {
+        return Err(Error::runtime(format!(
+            "where expected condition to be a boolean tensor, but got a tensor with dtype {cd}"
+        )));
+    }
+    let cond = converted(cond, ScalarType::Bool)?;
+    let mut state = ResultTypeState::default();
+    add_operand(&mut state, a)?;
+    add_operand(&mut state, b)?;
+    let dtype = state.result()?.unwrap_or(ScalarType::Float);
+    let (a, b) = (converted(a, dtype)?, converted(b, dtype)?);
+    let iter = v
+        .configure(
+            TensorIteratorConfig::default()
+                .add_output(v.output())
+                .add_input(&cond)
+                .add_input(&a)
+                .add_input(&b)
+                .check_all_same_dtype(false),
+        )
+        .build()?;
+    if iter.has_data() {
+        dispatch_all!(dtype, "where_cpu", T => ternary::<T, bool, T, T>(&iter, |c, x, y| if c { x } else { y }))?;
+    }
+    Ok(v.finish(&iter))
+}
+
+/// `masked_fill(self, mask, value)`.
+pub fn masked_fill_impl(
+    v: Variant<'_>,
+    a: &Tensor,
+    mask: &Tensor,
+    value: Scalar,
+) -> Result<Tensor> {
+    let md = dtype_of(mask)?;
+    if md != ScalarType::Bool {
+        return Err(Error::runtime(format!(
+            "masked_fill_ only supports boolean masks, but got mask with dtype {}",
+            md.python_name()
+        )));
+    }
+    // The value is cast to the tensor's dtype (a float into an integer
+    // tensor truncates), as PyTorch does.
+    let dtype = dtype_of(a)?;
+    let iter = v
+        .configure(
+            TensorIteratorConfig::default()
+                .add_output(v.output())
+                .add_input(a)
+                .add_input(mask)
+                .check_all_same_dtype(false),
+        )
+        .build()?;
+    if iter.has_data() {
+        dispatch_all!(dtype, "masked_fill", T => {
+            let fill = T::from_scalar(value);
+            binary::<T, T, bool>(&iter, move |x, m| if m { fill } else { x })
+        })?;
+    }
+    Ok(v.finish(&iter))
+}
+
+/// `clamp(self, min, max)`.
+pub fn clamp_impl(
+    v: Variant<'_>,
+    a: &Tensor,
+    min: Option<Scalar>,
+    max: Option<Scalar>,
+) -> Result<Tensor> {
+    if min.is_none() && max.is_none() {
+        return Err(Error::runtime(
+            "torch.clamp: At least one of 'min' or 'max' must not be None",
+        ));
+    }
+    let dtype = match v.output() {
+        Some(o) if matches!(v, Variant::Inplace(_)) => dtype_of(o)?,
+        _ => {
+            let mut state = ResultTypeState::default();
+            add_operand(&mut state, a)?;
+            for s in [min, max].into_iter().flatten() {
+                state.add_number(number_kind(s))?;
+            }
+            state.result()?.unwrap_or(ScalarType::Float)
+        }
+    };
+    if dtype == ScalarType::Bool {
+        return Err(super::util::not_implemented("clamp_scalar_cpu", dtype));
+    }
+    let a = converted(a, dtype)?;
+    let iter = v
+        .configure(TensorIteratorConfig::unary_op(v.output(), &a))
+        .build()?;
+    if iter.has_data() {
+        dispatch_all!(dtype, "clamp_scalar_cpu", T => {
+            let lo = min.map(T::from_scalar);
+            let hi = max.map(T::from_scalar);
+            unary::<T, T>(&iter, move |x| {
+                if T::IS_FLOAT && x.to_f64().is_nan() {
+                    return x;
+                }
+                let mut y = x;
+                if let Some(lo) = lo {
+                    if y < lo || (T::IS_FLOAT && lo.to_f64().is_nan()) {
+                        y = lo;
+                    }
+                }
+                if let Some(hi) = hi {
+                    if y > hi || (T::IS_FLOAT && hi.to_f64().is_nan()) {
+                        y = hi;
+                    }
+                }
+                y
+            })
+        })?;
+    }
+    Ok(v.finish(&iter))
+}
+
+/// `lerp(self, end, weight)` with a scalar weight.
+pub fn lerp_scalar_impl(
+    v: Variant<'_>,
+    a: &Tensor,
+    end: &Tensor,
+    weight: Scalar,
+) -> Result<Tensor> {
+    let (da, de) = (dtype_of(a)?, dtype_of(end)?);
+    if da != de {
+        return Err(Error::runtime(format!(
+            "expected dtype {} for `end` but got dtype {}",
+            da.python_name(),
+            de.python_name()
+        )));
+    }
+    let iter = v
+        .configure(
+            TensorIteratorConfig::default()
+                .add_output(v.output())
+                .add_input(a)
+                .add_input(end),
+        )
+        .build()?;
+    if iter.has_data() {
+        let w = weight.to_f64();
+        dispatch_floating!(da, "lerp_kernel_scalar", T => binary::<T, T, T>(&iter, move |x, y| {
+            let (p, q) = (x.to_f64(), y.to_f64());
+            T::from_f64(if w.abs() < 0.5 { p + w * (q - p) } else { q - (q - p) * (1.0 - w) })
+        }))?;
+    }
+    Ok(v.finish(&iter))
+}

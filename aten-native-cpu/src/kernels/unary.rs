@@ -1,0 +1,243 @@
+//! Unary pointwise operations: the floating math functions (integers
+//! promote to the default float dtype), the dtype-preserving ones (`abs`,
+//! `neg`, `sign`, rounding, `square`, `relu`, `bitwise_not`) and
+//! `logical_not`.
+
+use aten_core::tensor_iterator::{TensorIterator, TensorIteratorConfig};
+use aten_core::Tensor;
+use c10_core::{Element, Error, Numeric, Result, ScalarType};
+
+use super::arith::{Arith, Float};
+use super::util::{not_implemented, Variant};
+use crate::loops::unary;
+use crate::{dispatch_all, dispatch_floating, dispatch_integral};
+
+fn build(v: Variant<'_>, config: TensorIteratorConfig) -> Result<TensorIterator> {
+    v.configure(config).build()
+}
+
+/// The floating math functions.
+#[derive(Copy, Clone, Debug)]
+#[allow(missing_docs)]
+pub enum FloatFn {
+    Cos,
+    Sin,
+    Tanh,
+    Exp,
+    Expm1,
+    Log,
+    Log1p,
+    Sqrt,
+    Rsqrt,
+    Reciprocal,
+    Sigmoid,
+    Erf,
+    /// `gelu(approximate='none')`.
+    Gelu,
+    /// `gelu(approximate='tanh')`.
+    GeluTanh,
+    Silu,
+}
+
+impl FloatFn {
+    fn name(self) -> &'static str {
+        match self {
+            FloatFn::Cos => "cos_vml_cpu",
+            FloatFn::Sin => "sin_vml_cpu",
+            FloatFn::Tanh => "tanh_cpu",
+            FloatFn::Exp => "exp_vml_cpu",
+            FloatFn::Expm1 => "expm1_vml_cpu",
+            FloatFn::Log => "log_vml_cpu",
+            FloatFn::Log1p => "log1p_vml_cpu",
+            FloatFn::Sqrt => "sqrt_vml_cpu",
+            FloatFn::Rsqrt => "rsqrt_cpu",
+            FloatFn::Reciprocal => "reciprocal_cpu",
+            FloatFn::Sigmoid => "sigmoid_cpu",
+            FloatFn::Erf => "erf_vml_cpu",
+            FloatFn::Gelu | FloatFn::GeluTanh => "GeluKernelImpl",
+            FloatFn::Silu => "silu_cpu",
+        }
+    }
+
+    /// Whether integer inputs are refused rather than promoted.
+    fn floating_only(self) -> bool {
+        matches!(self, FloatFn::Gelu | FloatFn::GeluTanh | FloatFn::Silu)
+    }
+
+    fn f64(self, x: f64) -> f64 {
+        match self {
+            FloatFn::Cos => x.cos(),
+            FloatFn::Sin => x.sin(),
+            FloatFn::Tanh => x.tanh(),
+            FloatFn::Exp => x.exp(),
+            FloatFn::Expm1 => x.exp_m1(),
+            FloatFn::Log => x.ln(),
+            FloatFn::Log1p => x.ln_1p(),
+            FloatFn::Sqrt => x.sqrt(),
+            FloatFn::Rsqrt => 1.0 / x.sqrt(),
+            FloatFn::Reciprocal => 1.0 / x,
+            FloatFn::Sigmoid => 1.0 / (1.0 + (-x).exp()),
+            FloatFn::Erf => libm::erf(x),
+            FloatFn::Gelu => 0.5 * x * (1.0 + libm::erf(x * std::f64::consts::FRAC_1_SQRT_2)),
+            FloatFn::GeluTanh => {
+                let k = (2.0 / std::f64::consts::PI).sqrt();
+                0.5 * x * (1.0 + (k * (x + 0.044715 * x * x * x)).tanh())
+            }
+            FloatFn::Silu => x / (1.0 + (-x).exp()),
+        }
+    }
+
+    fn f32(self, x: f32) -> f32 {
+        match self {
+            FloatFn::Cos => x.cos(),
+            FloatFn::Sin => x.sin(),
+            FloatFn::Tanh => x.tanh(),
+            FloatFn::Exp => x.exp(),
+            FloatFn::Expm1 => x.exp_m1(),
+            FloatFn::Log => x.ln(),
+            FloatFn::Log1p => x.ln_1p(),
+            FloatFn::Sqrt => x.sqrt(),
+            FloatFn::Rsqrt => 1.0 / x.sqrt(),
+            FloatFn::Reciprocal => 1.0 / x,
+            FloatFn::Sigmoid => 1.0 / (1.0 + (-x).exp()),
+            FloatFn::Erf => libm::erff(x),
+            FloatFn::Gelu => 0.5 * x * (1.0 + libm::erff(x * std::f32::consts::FRAC_1_SQRT_2)),
+            FloatFn::GeluTanh => self.f64(f64::from(x)) as f32,
+            FloatFn::Silu => x / (1.0 + (-x).exp()),
+        }
+    }
+}
+
+/// A floating math function.
+pub fn float_fn(v: Variant<'_>, a: &Tensor, f: FloatFn) -> Result<Tensor> {
+    if f.floating_only() {
+        let dtype = a
+            .dtype()
+            .ok_or_else(|| Error::runtime("undefined tensor"))?;
+        if !dtype.is_floating_point() {
+            return Err(not_implemented(f.name(), dtype));
+        }
+    }
+    let iter = build(v, TensorIteratorConfig::unary_float_op(v.output(), a))?;
+    if iter.has_data() {
+        dispatch_floating!(iter.common_dtype(), f.name(), T => unary::<T, T>(&iter, move |x| {
+            x.map32(|p| f.f32(p), |p| f.f64(p))
+        }))?;
+    }
+    Ok(v.finish(&iter))
+}
+
+/// The dtype-preserving unary operations.
+#[derive(Copy, Clone, Debug)]
+#[allow(missing_docs)]
+pub enum SameFn {
+    Abs,
+    Neg,
+    Sign,
+    Ceil,
+    Floor,
+    Round,
+    Trunc,
+    Square,
+    Relu,
+    BitwiseNot,
+}
+
+/// Round half to even, as `std::nearbyint` does.
+fn round_half_even(x: f64) -> f64 {
+    let r = x.round();
+    if (x - x.trunc()).abs() == 0.5 {
+        2.0 * (x / 2.0).round()
+    } else {
+        r
+    }
+}
+
+/// A dtype-preserving unary operation.
+pub fn same_fn(v: Variant<'_>, a: &Tensor, f: SameFn) -> Result<Tensor> {
+    let dtype = a
+        .dtype()
+        .ok_or_else(|| Error::runtime("undefined tensor"))?;
+    if dtype == ScalarType::Bool {
+        match f {
+            SameFn::Neg => return Err(Error::runtime("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.")),
+            SameFn::Abs => return Err(not_implemented("abs_cpu", dtype)),
+            SameFn::Relu => return Err(not_implemented("clamp_min_scalar_cpu", dtype)),
+            _ => {}
+        }
+    }
+    if matches!(f, SameFn::BitwiseNot) && dtype.is_floating_point() {
+        return Err(not_implemented("bitwise_not_cpu", dtype));
+    }
+    if matches!(f, SameFn::Square) && dtype == ScalarType::Bool {
+        // torch.square on bool is pow(2), which promotes to int64.
+        let long = aten_core::tensor_iterator::convert::to_dtype(a, ScalarType::Long)?;
+        return same_fn(v, &long, SameFn::Square);
+    }
+    let iter = build(v, TensorIteratorConfig::unary_op(v.output(), a))?;
+    if iter.has_data() {
+        match f {
+            SameFn::BitwiseNot => {
+                dispatch_integral!(iter.common_dtype(), "bitwise_not_cpu", T => unary::<T, T>(&iter, |x| {
+                    if T::DTYPE == ScalarType::Bool {
+                        T::from_i64(i64::from(x.to_i64() == 0))
+                    } else {
+                        T::from_i64(!x.to_i64())
+                    }
+                }))?
+            }
+            _ => {
+                dispatch_all!(iter.common_dtype(), "unary", T => unary::<T, T>(&iter, move |x| match f {
+                    SameFn::Abs => x.abs(),
+                    SameFn::Neg => x.neg(),
+                    SameFn::Sign => {
+                        if T::IS_FLOAT && x.to_f64().is_nan() {
+                            T::from_f64(0.0)
+                        } else if x > T::zero() {
+                            T::one()
+                        } else if x < T::zero() {
+                            T::one().neg()
+                        } else {
+                            T::zero()
+                        }
+                    }
+                    SameFn::Ceil if T::IS_FLOAT => T::from_f64(x.to_f64().ceil()),
+                    SameFn::Floor if T::IS_FLOAT => T::from_f64(x.to_f64().floor()),
+                    SameFn::Round if T::IS_FLOAT => T::from_f64(round_half_even(x.to_f64())),
+                    SameFn::Trunc if T::IS_FLOAT => T::from_f64(x.to_f64().trunc()),
+                    SameFn::Ceil | SameFn::Floor | SameFn::Round | SameFn::Trunc => x,
+                    SameFn::Square => x.mul(x),
+                    SameFn::Relu => {
+                        if x > T::zero() || (T::IS_FLOAT && x.to_f64().is_nan()) {
+                            x
+                        } else {
+                            T::zero()
+                        }
+                    }
+                    SameFn::BitwiseNot => x,
+                }))?
+            }
+        }
+    }
+    Ok(v.finish(&iter))
+}
+
+/// `logical_not`: a bool result (or the out tensor's dtype).
+pub fn logical_not_impl(v: Variant<'_>, a: &Tensor) -> Result<Tensor> {
+    let mut config = aten_core::tensor_iterator::TensorIteratorConfig::default()
+        .add_output(v.output())
+        .add_input(a)
+        .check_all_same_dtype(false);
+    if v.output().is_none() {
+        config = config.static_output_dtype(ScalarType::Bool);
+    }
+    let iter = build(v, config)?;
+    if iter.has_data() {
+        dispatch_all!(iter.dtype(0), "logical_not_cpu", O => {
+            dispatch_all!(iter.dtype(1), "logical_not_cpu", I => unary::<O, I>(&iter, |x| {
+                O::from_i64(i64::from(x.to_f64() == 0.0))
+            }))
+        })?;
+    }
+    Ok(v.finish(&iter))
+}

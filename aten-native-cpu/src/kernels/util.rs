@@ -1,0 +1,134 @@
+//! Helpers shared by the CPU kernels: wrapping Python numbers, building the
+//! iterators of functional / in-place / out variants, dtype dispatch by
+//! category and PyTorch's "not implemented for" error.
+
+use aten_core::tensor_iterator::{TensorIterator, TensorIteratorConfig};
+use aten_core::Tensor;
+use c10_core::{Error, Result, Scalar, ScalarType, TensorBase};
+
+/// A Python number as a 0-dim wrapped-number tensor (`wrapped_scalar_tensor`).
+pub fn wrap(s: Scalar) -> Result<Tensor> {
+    Ok(Tensor::from(match s {
+        Scalar::Bool(b) => TensorBase::wrapped_number(b)?,
+        Scalar::Int(i) => TensorBase::wrapped_number(i)?,
+        Scalar::Double(d) => TensorBase::wrapped_number(d)?,
+        Scalar::ComplexDouble(_) => {
+            return Err(Error::not_implemented(
+                "complex scalars are not supported by this build",
+            ))
+        }
+    }))
+}
+
+/// `"name" not implemented for 'Dtype'`.
+pub fn not_implemented(name: &str, dtype: ScalarType) -> Error {
+    Error::not_implemented(format!("\"{name}\" not implemented for '{dtype}'"))
+}
+
+/// Which variant of an operator a kernel serves.
+#[derive(Copy, Clone)]
+pub enum Variant<'a> {
+    /// `op(...)`: allocate the result.
+    Functional,
+    /// `op_(...)`: the result is `self`.
+    Inplace(&'a Tensor),
+    /// `op(..., out=...)`.
+    Out(&'a Tensor),
+}
+
+impl<'a> Variant<'a> {
+    /// The output to give the iterator.
+    pub fn output(self) -> Option<&'a Tensor> {
+        match self {
+            Variant::Functional => None,
+            Variant::Inplace(t) | Variant::Out(t) => Some(t),
+        }
+    }
+
+    /// Applies the variant's resize policy to a configuration.
+    pub fn configure(self, config: TensorIteratorConfig) -> TensorIteratorConfig {
+        match self {
+            Variant::Inplace(_) => config.resize_outputs(false),
+            _ => config,
+        }
+    }
+
+    /// The value the kernel returns after the loop ran.
+    pub fn finish(self, iter: &TensorIterator) -> Tensor {
+        let out = iter.output(0);
+        if !matches!(self, Variant::Functional) {
+            out.bump_version();
+        }
+        out
+    }
+}
+
+/// Runs `$body` with `$T` bound to a floating element type, or fails with
+/// `"$name" not implemented for 'Dtype'`.
+#[macro_export]
+macro_rules! dispatch_floating {
+    ($dtype:expr, $name:expr, $T:ident => $body:expr) => {
+        match $dtype {
+            c10_core::ScalarType::Half => {
+                type $T = c10_core::half::f16;
+                $body
+            }
+            c10_core::ScalarType::BFloat16 => {
+                type $T = c10_core::half::bf16;
+                $body
+            }
+            c10_core::ScalarType::Float => {
+                type $T = f32;
+                $body
+            }
+            c10_core::ScalarType::Double => {
+                type $T = f64;
+                $body
+            }
+            other => Err($crate::kernels::util::not_implemented($name, other)),
+        }
+    };
+}
+
+/// Runs `$body` with `$T` bound to an integral element type (bool
+/// included), or fails with `"$name" not implemented for 'Dtype'`.
+#[macro_export]
+macro_rules! dispatch_integral {
+    ($dtype:expr, $name:expr, $T:ident => $body:expr) => {
+        match $dtype {
+            c10_core::ScalarType::Bool => {
+                type $T = bool;
+                $body
+            }
+            c10_core::ScalarType::Byte => {
+                type $T = u8;
+                $body
+            }
+            c10_core::ScalarType::Char => {
+                type $T = i8;
+                $body
+            }
+            c10_core::ScalarType::Short => {
+                type $T = i16;
+                $body
+            }
+            c10_core::ScalarType::Int => {
+                type $T = i32;
+                $body
+            }
+            c10_core::ScalarType::Long => {
+                type $T = i64;
+                $body
+            }
+            other => Err($crate::kernels::util::not_implemented($name, other)),
+        }
+    };
+}
+
+/// Runs `$body` with `$T` bound to any supported element type.
+#[macro_export]
+macro_rules! dispatch_all {
+    ($dtype:expr, $name:expr, $T:ident => $body:expr) => {
+        c10_core::dispatch_dtype!($dtype, $T => $body, _ => Err($crate::kernels::util::not_implemented($name, $dtype)))
+    };
+}
