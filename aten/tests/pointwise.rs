@@ -67,3 +67,36 @@ fn meta_tensors_flow() {
     let c = ops::gt_scalar(&m, Scalar::Int(0)).unwrap();
     assert_eq!(c.dtype(), Some(ScalarType::Bool));
 }
+
+#[test]
+fn reductions_and_copies() {
+    let a = f32s(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]);
+    assert_eq!(ops::sum(&a).unwrap().to_vec::<f32>().unwrap(), vec![21.0]);
+    let s = ops::sum_dim_intlist_with(
+        &a,
+        Some(&[1][..]),
+        ops::SumDimIntlistOptions {
+            keepdim: true,
+            dtype: None,
+        },
+    )
+    .unwrap();
+    assert_eq!(s.sizes(), &[2, 1]);
+    assert_eq!(s.to_vec::<f32>().unwrap(), vec![6.0, 15.0]);
+    let (v, i) = ops::max_dim(&a, 0).unwrap();
+    assert_eq!(v.to_vec::<f32>().unwrap(), vec![4.0, 5.0, 6.0]);
+    assert_eq!(i.to_vec::<i64>().unwrap(), vec![1, 1, 1]);
+    let sm = ops::softmax_int(&a, 1).unwrap();
+    let row: f32 = sm.to_vec::<f32>().unwrap()[..3].iter().sum();
+    assert!((row - 1.0).abs() < 1e-6);
+    let i64s = Tensor::from_slice(&[1i64, 2, 3], &[3]).unwrap();
+    assert_eq!(ops::sum(&i64s).unwrap().dtype(), Some(ScalarType::Long));
+    assert!(ops::mean(&i64s).is_err());
+    let t = Tensor::from(a.base().as_strided(&[3, 2], &[1, 3], None).unwrap());
+    let c = ops::clone(&t).unwrap();
+    assert_eq!(c.strides(), &[1, 3]);
+    let k = ops::contiguous(&t).unwrap();
+    assert_eq!(k.strides(), &[2, 1]);
+    assert_eq!(k.to_vec::<f32>().unwrap(), vec![1., 4., 2., 5., 3., 6.]);
+    assert!(ops::sum_dim_intlist(&a, Some(&[5][..])).is_err());
+}

@@ -14,6 +14,13 @@ use aten_boxing::schema::{Argument, FunctionSchema};
 use super::names::{camel, function_name, ident, with_suffix};
 use super::rust_types::{argument_type, default_expr, field_type, returns_type, static_type};
 
+/// Method names that would shadow a trait method every Rust reader relies
+/// on (`Tensor::clone` stays the cheap handle clone); these operators are
+/// functions only.
+const RESERVED_METHODS: &[&str] = &[
+    "clone", "eq", "ne", "lt", "le", "gt", "ge", "cmp", "hash", "fmt",
+];
+
 /// One argument as the API passes it.
 struct ApiArg {
     name: String,
@@ -106,8 +113,9 @@ pub fn render(schema: &FunctionSchema, method: bool) -> Result<ApiFunction, Stri
     );
     let mut method_code = String::new();
     let self_index = schema.arguments().iter().position(|a| a.name() == "self");
-    let method =
-        method && self_index.is_some_and(|i| i < first_default && args[i].rust_type == "&Tensor");
+    let method = method
+        && !RESERVED_METHODS.contains(&name.as_str())
+        && self_index.is_some_and(|i| i < first_default && args[i].rust_type == "&Tensor");
     let method_params = |list: &[ApiArg]| {
         list.iter()
             .filter(|a| a.name != "self_")

@@ -1439,3 +1439,835 @@ pub fn logical_not_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,
 pub fn logical_not(self_: &Tensor) -> Result<Tensor> {
     logical_not_op()?.call((self_,))
 }
+
+/// The typed dispatcher handle of `aten::sum.`, looked up once.
+pub fn sum_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Option<ScalarType>), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, Option<ScalarType>), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::sum", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`sum_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct SumOptions {
+    /// `dtype`.
+    pub dtype: Option<ScalarType>,
+}
+
+impl Default for SumOptions {
+    fn default() -> Self {
+        SumOptions { dtype: None }
+    }
+}
+
+/// `aten::sum(Tensor self, *, ScalarType? dtype=None) -> Tensor`
+pub fn sum(self_: &Tensor) -> Result<Tensor> {
+    sum_with(self_, SumOptions::default())
+}
+
+/// `aten::sum(Tensor self, *, ScalarType? dtype=None) -> Tensor`
+pub fn sum_with(self_: &Tensor, options: SumOptions) -> Result<Tensor> {
+    sum_op()?.call((self_, options.dtype))
+}
+
+/// The typed dispatcher handle of `aten::sum.dim_IntList`, looked up once.
+pub fn sum_dim_intlist_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            Option<&'static [i64]>,
+            bool,
+            Option<ScalarType>,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    Option<&'static [i64]>,
+                    bool,
+                    Option<ScalarType>,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::sum", "dim_IntList"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`sum_dim_intlist_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct SumDimIntlistOptions {
+    /// `keepdim`.
+    pub keepdim: bool,
+    /// `dtype`.
+    pub dtype: Option<ScalarType>,
+}
+
+impl Default for SumDimIntlistOptions {
+    fn default() -> Self {
+        SumDimIntlistOptions {
+            keepdim: false,
+            dtype: None,
+        }
+    }
+}
+
+/// `aten::sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
+pub fn sum_dim_intlist(self_: &Tensor, dim: Option<&[i64]>) -> Result<Tensor> {
+    sum_dim_intlist_with(self_, dim, SumDimIntlistOptions::default())
+}
+
+/// `aten::sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
+pub fn sum_dim_intlist_with(
+    self_: &Tensor,
+    dim: Option<&[i64]>,
+    options: SumDimIntlistOptions,
+) -> Result<Tensor> {
+    sum_dim_intlist_op()?.call((self_, dim, options.keepdim, options.dtype))
+}
+
+/// The typed dispatcher handle of `aten::mean.`, looked up once.
+pub fn mean_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Option<ScalarType>), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, Option<ScalarType>), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::mean", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`mean_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct MeanOptions {
+    /// `dtype`.
+    pub dtype: Option<ScalarType>,
+}
+
+impl Default for MeanOptions {
+    fn default() -> Self {
+        MeanOptions { dtype: None }
+    }
+}
+
+/// `aten::mean(Tensor self, *, ScalarType? dtype=None) -> Tensor`
+pub fn mean(self_: &Tensor) -> Result<Tensor> {
+    mean_with(self_, MeanOptions::default())
+}
+
+/// `aten::mean(Tensor self, *, ScalarType? dtype=None) -> Tensor`
+pub fn mean_with(self_: &Tensor, options: MeanOptions) -> Result<Tensor> {
+    mean_op()?.call((self_, options.dtype))
+}
+
+/// The typed dispatcher handle of `aten::mean.dim`, looked up once.
+pub fn mean_dim_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            Option<&'static [i64]>,
+            bool,
+            Option<ScalarType>,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    Option<&'static [i64]>,
+                    bool,
+                    Option<ScalarType>,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::mean", "dim"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`mean_dim_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct MeanDimOptions {
+    /// `keepdim`.
+    pub keepdim: bool,
+    /// `dtype`.
+    pub dtype: Option<ScalarType>,
+}
+
+impl Default for MeanDimOptions {
+    fn default() -> Self {
+        MeanDimOptions {
+            keepdim: false,
+            dtype: None,
+        }
+    }
+}
+
+/// `aten::mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
+pub fn mean_dim(self_: &Tensor, dim: Option<&[i64]>) -> Result<Tensor> {
+    mean_dim_with(self_, dim, MeanDimOptions::default())
+}
+
+/// `aten::mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
+pub fn mean_dim_with(
+    self_: &Tensor,
+    dim: Option<&[i64]>,
+    options: MeanDimOptions,
+) -> Result<Tensor> {
+    mean_dim_op()?.call((self_, dim, options.keepdim, options.dtype))
+}
+
+/// The typed dispatcher handle of `aten::prod.`, looked up once.
+pub fn prod_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Option<ScalarType>), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, Option<ScalarType>), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::prod", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`prod_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct ProdOptions {
+    /// `dtype`.
+    pub dtype: Option<ScalarType>,
+}
+
+impl Default for ProdOptions {
+    fn default() -> Self {
+        ProdOptions { dtype: None }
+    }
+}
+
+/// `aten::prod(Tensor self, *, ScalarType? dtype=None) -> Tensor`
+pub fn prod(self_: &Tensor) -> Result<Tensor> {
+    prod_with(self_, ProdOptions::default())
+}
+
+/// `aten::prod(Tensor self, *, ScalarType? dtype=None) -> Tensor`
+pub fn prod_with(self_: &Tensor, options: ProdOptions) -> Result<Tensor> {
+    prod_op()?.call((self_, options.dtype))
+}
+
+/// The typed dispatcher handle of `aten::amax.`, looked up once.
+pub fn amax_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static [i64], bool), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static [i64], bool), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::amax", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`amax_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct AmaxOptions<'a> {
+    /// `dim`.
+    pub dim: &'a [i64],
+    /// `keepdim`.
+    pub keepdim: bool,
+}
+
+impl Default for AmaxOptions<'_> {
+    fn default() -> Self {
+        AmaxOptions {
+            dim: &[][..],
+            keepdim: false,
+        }
+    }
+}
+
+/// `aten::amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`
+pub fn amax(self_: &Tensor) -> Result<Tensor> {
+    amax_with(self_, AmaxOptions::default())
+}
+
+/// `aten::amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`
+pub fn amax_with(self_: &Tensor, options: AmaxOptions<'_>) -> Result<Tensor> {
+    amax_op()?.call((self_, options.dim, options.keepdim))
+}
+
+/// The typed dispatcher handle of `aten::amin.`, looked up once.
+pub fn amin_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static [i64], bool), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static [i64], bool), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::amin", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`amin_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct AminOptions<'a> {
+    /// `dim`.
+    pub dim: &'a [i64],
+    /// `keepdim`.
+    pub keepdim: bool,
+}
+
+impl Default for AminOptions<'_> {
+    fn default() -> Self {
+        AminOptions {
+            dim: &[][..],
+            keepdim: false,
+        }
+    }
+}
+
+/// `aten::amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`
+pub fn amin(self_: &Tensor) -> Result<Tensor> {
+    amin_with(self_, AminOptions::default())
+}
+
+/// `aten::amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`
+pub fn amin_with(self_: &Tensor, options: AminOptions<'_>) -> Result<Tensor> {
+    amin_op()?.call((self_, options.dim, options.keepdim))
+}
+
+/// The typed dispatcher handle of `aten::argmax.`, looked up once.
+pub fn argmax_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Option<i64>, bool), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Option<i64>, bool), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::argmax", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`argmax_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct ArgmaxOptions {
+    /// `dim`.
+    pub dim: Option<i64>,
+    /// `keepdim`.
+    pub keepdim: bool,
+}
+
+impl Default for ArgmaxOptions {
+    fn default() -> Self {
+        ArgmaxOptions {
+            dim: None,
+            keepdim: false,
+        }
+    }
+}
+
+/// `aten::argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor`
+pub fn argmax(self_: &Tensor) -> Result<Tensor> {
+    argmax_with(self_, ArgmaxOptions::default())
+}
+
+/// `aten::argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor`
+pub fn argmax_with(self_: &Tensor, options: ArgmaxOptions) -> Result<Tensor> {
+    argmax_op()?.call((self_, options.dim, options.keepdim))
+}
+
+/// The typed dispatcher handle of `aten::max.dim`, looked up once.
+pub fn max_dim_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, bool), (Tensor, Tensor)>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, i64, bool), (Tensor, Tensor)>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::max", "dim"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`max_dim_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct MaxDimOptions {
+    /// `keepdim`.
+    pub keepdim: bool,
+}
+
+impl Default for MaxDimOptions {
+    fn default() -> Self {
+        MaxDimOptions { keepdim: false }
+    }
+}
+
+/// `aten::max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`
+pub fn max_dim(self_: &Tensor, dim: i64) -> Result<(Tensor, Tensor)> {
+    max_dim_with(self_, dim, MaxDimOptions::default())
+}
+
+/// `aten::max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`
+pub fn max_dim_with(self_: &Tensor, dim: i64, options: MaxDimOptions) -> Result<(Tensor, Tensor)> {
+    max_dim_op()?.call((self_, dim, options.keepdim))
+}
+
+/// The typed dispatcher handle of `aten::all.dim`, looked up once.
+pub fn all_dim_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, bool), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, i64, bool), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::all", "dim"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`all_dim_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct AllDimOptions {
+    /// `keepdim`.
+    pub keepdim: bool,
+}
+
+impl Default for AllDimOptions {
+    fn default() -> Self {
+        AllDimOptions { keepdim: false }
+    }
+}
+
+/// `aten::all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor`
+pub fn all_dim(self_: &Tensor, dim: i64) -> Result<Tensor> {
+    all_dim_with(self_, dim, AllDimOptions::default())
+}
+
+/// `aten::all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor`
+pub fn all_dim_with(self_: &Tensor, dim: i64, options: AllDimOptions) -> Result<Tensor> {
+    all_dim_op()?.call((self_, dim, options.keepdim))
+}
+
+/// The typed dispatcher handle of `aten::any.dim`, looked up once.
+pub fn any_dim_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, bool), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, i64, bool), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::any", "dim"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`any_dim_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct AnyDimOptions {
+    /// `keepdim`.
+    pub keepdim: bool,
+}
+
+impl Default for AnyDimOptions {
+    fn default() -> Self {
+        AnyDimOptions { keepdim: false }
+    }
+}
+
+/// `aten::any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor`
+pub fn any_dim(self_: &Tensor, dim: i64) -> Result<Tensor> {
+    any_dim_with(self_, dim, AnyDimOptions::default())
+}
+
+/// `aten::any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor`
+pub fn any_dim_with(self_: &Tensor, dim: i64, options: AnyDimOptions) -> Result<Tensor> {
+    any_dim_op()?.call((self_, dim, options.keepdim))
+}
+
+/// The typed dispatcher handle of `aten::cumsum.`, looked up once.
+pub fn cumsum_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, Option<ScalarType>), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, i64, Option<ScalarType>), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::cumsum", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`cumsum_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct CumsumOptions {
+    /// `dtype`.
+    pub dtype: Option<ScalarType>,
+}
+
+impl Default for CumsumOptions {
+    fn default() -> Self {
+        CumsumOptions { dtype: None }
+    }
+}
+
+/// `aten::cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor`
+pub fn cumsum(self_: &Tensor, dim: i64) -> Result<Tensor> {
+    cumsum_with(self_, dim, CumsumOptions::default())
+}
+
+/// `aten::cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor`
+pub fn cumsum_with(self_: &Tensor, dim: i64, options: CumsumOptions) -> Result<Tensor> {
+    cumsum_op()?.call((self_, dim, options.dtype))
+}
+
+/// The typed dispatcher handle of `aten::softmax.int`, looked up once.
+pub fn softmax_int_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, Option<ScalarType>), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, i64, Option<ScalarType>), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::softmax", "int"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`softmax_int_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct SoftmaxIntOptions {
+    /// `dtype`.
+    pub dtype: Option<ScalarType>,
+}
+
+impl Default for SoftmaxIntOptions {
+    fn default() -> Self {
+        SoftmaxIntOptions { dtype: None }
+    }
+}
+
+/// `aten::softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor`
+pub fn softmax_int(self_: &Tensor, dim: i64) -> Result<Tensor> {
+    softmax_int_with(self_, dim, SoftmaxIntOptions::default())
+}
+
+/// `aten::softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor`
+pub fn softmax_int_with(self_: &Tensor, dim: i64, options: SoftmaxIntOptions) -> Result<Tensor> {
+    softmax_int_op()?.call((self_, dim, options.dtype))
+}
+
+/// The typed dispatcher handle of `aten::log_softmax.int`, looked up once.
+pub fn log_softmax_int_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, Option<ScalarType>), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, i64, Option<ScalarType>), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::log_softmax", "int"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`log_softmax_int_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct LogSoftmaxIntOptions {
+    /// `dtype`.
+    pub dtype: Option<ScalarType>,
+}
+
+impl Default for LogSoftmaxIntOptions {
+    fn default() -> Self {
+        LogSoftmaxIntOptions { dtype: None }
+    }
+}
+
+/// `aten::log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor`
+pub fn log_softmax_int(self_: &Tensor, dim: i64) -> Result<Tensor> {
+    log_softmax_int_with(self_, dim, LogSoftmaxIntOptions::default())
+}
+
+/// `aten::log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor`
+pub fn log_softmax_int_with(
+    self_: &Tensor,
+    dim: i64,
+    options: LogSoftmaxIntOptions,
+) -> Result<Tensor> {
+    log_softmax_int_op()?.call((self_, dim, options.dtype))
+}
+
+/// The typed dispatcher handle of `aten::logsumexp.`, looked up once.
+pub fn logsumexp_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static [i64], bool), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static [i64], bool), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::logsumexp", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`logsumexp_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct LogsumexpOptions {
+    /// `keepdim`.
+    pub keepdim: bool,
+}
+
+impl Default for LogsumexpOptions {
+    fn default() -> Self {
+        LogsumexpOptions { keepdim: false }
+    }
+}
+
+/// `aten::logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor`
+pub fn logsumexp(self_: &Tensor, dim: &[i64]) -> Result<Tensor> {
+    logsumexp_with(self_, dim, LogsumexpOptions::default())
+}
+
+/// `aten::logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor`
+pub fn logsumexp_with(self_: &Tensor, dim: &[i64], options: LogsumexpOptions) -> Result<Tensor> {
+    logsumexp_op()?.call((self_, dim, options.keepdim))
+}
+
+/// The typed dispatcher handle of `aten::var.correction`, looked up once.
+pub fn var_correction_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            Option<&'static [i64]>,
+            Option<Scalar>,
+            bool,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    Option<&'static [i64]>,
+                    Option<Scalar>,
+                    bool,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::var", "correction"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`var_correction_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct VarCorrectionOptions<'a> {
+    /// `dim`.
+    pub dim: Option<&'a [i64]>,
+    /// `correction`.
+    pub correction: Option<Scalar>,
+    /// `keepdim`.
+    pub keepdim: bool,
+}
+
+impl Default for VarCorrectionOptions<'_> {
+    fn default() -> Self {
+        VarCorrectionOptions {
+            dim: None,
+            correction: None,
+            keepdim: false,
+        }
+    }
+}
+
+/// `aten::var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`
+pub fn var_correction(self_: &Tensor) -> Result<Tensor> {
+    var_correction_with(self_, VarCorrectionOptions::default())
+}
+
+/// `aten::var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`
+pub fn var_correction_with(self_: &Tensor, options: VarCorrectionOptions<'_>) -> Result<Tensor> {
+    var_correction_op()?.call((self_, options.dim, options.correction, options.keepdim))
+}
+
+/// The typed dispatcher handle of `aten::_to_copy.`, looked up once.
+pub fn _to_copy_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            Option<ScalarType>,
+            Option<Layout>,
+            Option<Device>,
+            Option<bool>,
+            bool,
+            Option<MemoryFormat>,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    Option<ScalarType>,
+                    Option<Layout>,
+                    Option<Device>,
+                    Option<bool>,
+                    bool,
+                    Option<MemoryFormat>,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::_to_copy", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`_to_copy_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct ToCopyOptions {
+    /// `dtype`.
+    pub dtype: Option<ScalarType>,
+    /// `layout`.
+    pub layout: Option<Layout>,
+    /// `device`.
+    pub device: Option<Device>,
+    /// `pin_memory`.
+    pub pin_memory: Option<bool>,
+    /// `non_blocking`.
+    pub non_blocking: bool,
+    /// `memory_format`.
+    pub memory_format: Option<MemoryFormat>,
+}
+
+impl Default for ToCopyOptions {
+    fn default() -> Self {
+        ToCopyOptions {
+            dtype: None,
+            layout: None,
+            device: None,
+            pin_memory: None,
+            non_blocking: false,
+            memory_format: None,
+        }
+    }
+}
+
+/// `aten::_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor`
+pub fn _to_copy(self_: &Tensor) -> Result<Tensor> {
+    _to_copy_with(self_, ToCopyOptions::default())
+}
+
+/// `aten::_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor`
+pub fn _to_copy_with(self_: &Tensor, options: ToCopyOptions) -> Result<Tensor> {
+    _to_copy_op()?.call((
+        self_,
+        options.dtype,
+        options.layout,
+        options.device,
+        options.pin_memory,
+        options.non_blocking,
+        options.memory_format,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::clone.`, looked up once.
+pub fn clone_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Option<MemoryFormat>), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, Option<MemoryFormat>), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::clone", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`clone_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct CloneOptions {
+    /// `memory_format`.
+    pub memory_format: Option<MemoryFormat>,
+}
+
+impl Default for CloneOptions {
+    fn default() -> Self {
+        CloneOptions {
+            memory_format: None,
+        }
+    }
+}
+
+/// `aten::clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor`
+pub fn clone(self_: &Tensor) -> Result<Tensor> {
+    clone_with(self_, CloneOptions::default())
+}
+
+/// `aten::clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor`
+pub fn clone_with(self_: &Tensor, options: CloneOptions) -> Result<Tensor> {
+    clone_op()?.call((self_, options.memory_format))
+}
+
+/// The typed dispatcher handle of `aten::contiguous.`, looked up once.
+pub fn contiguous_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, MemoryFormat), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, MemoryFormat), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::contiguous", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`contiguous_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct ContiguousOptions {
+    /// `memory_format`.
+    pub memory_format: MemoryFormat,
+}
+
+impl Default for ContiguousOptions {
+    fn default() -> Self {
+        ContiguousOptions {
+            memory_format: MemoryFormat::Contiguous,
+        }
+    }
+}
+
+/// `aten::contiguous(Tensor(a) self, *, MemoryFormat memory_format=0) -> Tensor(a)`
+pub fn contiguous(self_: &Tensor) -> Result<Tensor> {
+    contiguous_with(self_, ContiguousOptions::default())
+}
+
+/// `aten::contiguous(Tensor(a) self, *, MemoryFormat memory_format=0) -> Tensor(a)`
+pub fn contiguous_with(self_: &Tensor, options: ContiguousOptions) -> Result<Tensor> {
+    contiguous_op()?.call((self_, options.memory_format))
+}
+
+/// The typed dispatcher handle of `aten::copy_.`, looked up once.
+pub fn copy_op_(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, bool), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor, bool), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::copy_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`copy_with_`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct CopyInplaceOptions {
+    /// `non_blocking`.
+    pub non_blocking: bool,
+}
+
+impl Default for CopyInplaceOptions {
+    fn default() -> Self {
+        CopyInplaceOptions {
+            non_blocking: false,
+        }
+    }
+}
+
+/// `aten::copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)`
+pub fn copy_(self_: &Tensor, src: &Tensor) -> Result<Tensor> {
+    copy_with_(self_, src, CopyInplaceOptions::default())
+}
+
+/// `aten::copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)`
+pub fn copy_with_(self_: &Tensor, src: &Tensor, options: CopyInplaceOptions) -> Result<Tensor> {
+    copy_op_()?.call((self_, src, options.non_blocking))
+}

@@ -360,6 +360,90 @@ aten_dispatch::torch_library!(aten, |m| {
         Some(AliasAnalysisKind::FromSchema),
         vec![],
     )?;
+    m.def_with(
+        "sum(Tensor self, *, ScalarType? dtype=None) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with("sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
+    m.def_with(
+        "mean(Tensor self, *, ScalarType? dtype=None) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with("mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
+    m.def_with(
+        "prod(Tensor self, *, ScalarType? dtype=None) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with("var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
+    m.def_with("_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
+    m.def_with(
+        "clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "contiguous(Tensor(a) self, *, MemoryFormat memory_format=0) -> Tensor(a)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
     Ok(())
 });
 

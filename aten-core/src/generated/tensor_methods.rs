@@ -392,4 +392,196 @@ impl Tensor {
     pub fn logical_not(&self) -> Result<Tensor> {
         ops::logical_not(self)
     }
+
+    /// `aten::sum(Tensor self, *, ScalarType? dtype=None) -> Tensor`
+    pub fn sum(&self) -> Result<Tensor> {
+        ops::sum(self)
+    }
+
+    /// `aten::sum(Tensor self, *, ScalarType? dtype=None) -> Tensor`
+    pub fn sum_with(&self, options: ops::SumOptions) -> Result<Tensor> {
+        ops::sum_with(self, options)
+    }
+
+    /// `aten::sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
+    pub fn sum_dim_intlist(&self, dim: Option<&[i64]>) -> Result<Tensor> {
+        ops::sum_dim_intlist(self, dim)
+    }
+
+    /// `aten::sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
+    pub fn sum_dim_intlist_with(
+        &self,
+        dim: Option<&[i64]>,
+        options: ops::SumDimIntlistOptions,
+    ) -> Result<Tensor> {
+        ops::sum_dim_intlist_with(self, dim, options)
+    }
+
+    /// `aten::mean(Tensor self, *, ScalarType? dtype=None) -> Tensor`
+    pub fn mean(&self) -> Result<Tensor> {
+        ops::mean(self)
+    }
+
+    /// `aten::mean(Tensor self, *, ScalarType? dtype=None) -> Tensor`
+    pub fn mean_with(&self, options: ops::MeanOptions) -> Result<Tensor> {
+        ops::mean_with(self, options)
+    }
+
+    /// `aten::mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
+    pub fn mean_dim(&self, dim: Option<&[i64]>) -> Result<Tensor> {
+        ops::mean_dim(self, dim)
+    }
+
+    /// `aten::mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
+    pub fn mean_dim_with(
+        &self,
+        dim: Option<&[i64]>,
+        options: ops::MeanDimOptions,
+    ) -> Result<Tensor> {
+        ops::mean_dim_with(self, dim, options)
+    }
+
+    /// `aten::prod(Tensor self, *, ScalarType? dtype=None) -> Tensor`
+    pub fn prod(&self) -> Result<Tensor> {
+        ops::prod(self)
+    }
+
+    /// `aten::prod(Tensor self, *, ScalarType? dtype=None) -> Tensor`
+    pub fn prod_with(&self, options: ops::ProdOptions) -> Result<Tensor> {
+        ops::prod_with(self, options)
+    }
+
+    /// `aten::amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`
+    pub fn amax(&self) -> Result<Tensor> {
+        ops::amax(self)
+    }
+
+    /// `aten::amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`
+    pub fn amax_with(&self, options: ops::AmaxOptions<'_>) -> Result<Tensor> {
+        ops::amax_with(self, options)
+    }
+
+    /// `aten::amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`
+    pub fn amin(&self) -> Result<Tensor> {
+        ops::amin(self)
+    }
+
+    /// `aten::amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`
+    pub fn amin_with(&self, options: ops::AminOptions<'_>) -> Result<Tensor> {
+        ops::amin_with(self, options)
+    }
+
+    /// `aten::argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor`
+    pub fn argmax(&self) -> Result<Tensor> {
+        ops::argmax(self)
+    }
+
+    /// `aten::argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor`
+    pub fn argmax_with(&self, options: ops::ArgmaxOptions) -> Result<Tensor> {
+        ops::argmax_with(self, options)
+    }
+
+    /// `aten::max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`
+    pub fn max_dim(&self, dim: i64) -> Result<(Tensor, Tensor)> {
+        ops::max_dim(self, dim)
+    }
+
+    /// `aten::max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`
+    pub fn max_dim_with(&self, dim: i64, options: ops::MaxDimOptions) -> Result<(Tensor, Tensor)> {
+        ops::max_dim_with(self, dim, options)
+    }
+
+    /// `aten::all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor`
+    pub fn all_dim(&self, dim: i64) -> Result<Tensor> {
+        ops::all_dim(self, dim)
+    }
+
+    /// `aten::all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor`
+    pub fn all_dim_with(&self, dim: i64, options: ops::AllDimOptions) -> Result<Tensor> {
+        ops::all_dim_with(self, dim, options)
+    }
+
+    /// `aten::any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor`
+    pub fn any_dim(&self, dim: i64) -> Result<Tensor> {
+        ops::any_dim(self, dim)
+    }
+
+    /// `aten::any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor`
+    pub fn any_dim_with(&self, dim: i64, options: ops::AnyDimOptions) -> Result<Tensor> {
+        ops::any_dim_with(self, dim, options)
+    }
+
+    /// `aten::cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor`
+    pub fn cumsum(&self, dim: i64) -> Result<Tensor> {
+        ops::cumsum(self, dim)
+    }
+
+    /// `aten::cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor`
+    pub fn cumsum_with(&self, dim: i64, options: ops::CumsumOptions) -> Result<Tensor> {
+        ops::cumsum_with(self, dim, options)
+    }
+
+    /// `aten::softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor`
+    pub fn softmax_int(&self, dim: i64) -> Result<Tensor> {
+        ops::softmax_int(self, dim)
+    }
+
+    /// `aten::softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor`
+    pub fn softmax_int_with(&self, dim: i64, options: ops::SoftmaxIntOptions) -> Result<Tensor> {
+        ops::softmax_int_with(self, dim, options)
+    }
+
+    /// `aten::log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor`
+    pub fn log_softmax_int(&self, dim: i64) -> Result<Tensor> {
+        ops::log_softmax_int(self, dim)
+    }
+
+    /// `aten::log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor`
+    pub fn log_softmax_int_with(
+        &self,
+        dim: i64,
+        options: ops::LogSoftmaxIntOptions,
+    ) -> Result<Tensor> {
+        ops::log_softmax_int_with(self, dim, options)
+    }
+
+    /// `aten::logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor`
+    pub fn logsumexp(&self, dim: &[i64]) -> Result<Tensor> {
+        ops::logsumexp(self, dim)
+    }
+
+    /// `aten::logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor`
+    pub fn logsumexp_with(&self, dim: &[i64], options: ops::LogsumexpOptions) -> Result<Tensor> {
+        ops::logsumexp_with(self, dim, options)
+    }
+
+    /// `aten::var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`
+    pub fn var_correction(&self) -> Result<Tensor> {
+        ops::var_correction(self)
+    }
+
+    /// `aten::var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`
+    pub fn var_correction_with(&self, options: ops::VarCorrectionOptions<'_>) -> Result<Tensor> {
+        ops::var_correction_with(self, options)
+    }
+
+    /// `aten::contiguous(Tensor(a) self, *, MemoryFormat memory_format=0) -> Tensor(a)`
+    pub fn contiguous(&self) -> Result<Tensor> {
+        ops::contiguous(self)
+    }
+
+    /// `aten::contiguous(Tensor(a) self, *, MemoryFormat memory_format=0) -> Tensor(a)`
+    pub fn contiguous_with(&self, options: ops::ContiguousOptions) -> Result<Tensor> {
+        ops::contiguous_with(self, options)
+    }
+
+    /// `aten::copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)`
+    pub fn copy_(&self, src: &Tensor) -> Result<Tensor> {
+        ops::copy_(self, src)
+    }
+
+    /// `aten::copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)`
+    pub fn copy_with_(&self, src: &Tensor, options: ops::CopyInplaceOptions) -> Result<Tensor> {
+        ops::copy_with_(self, src, options)
+    }
 }

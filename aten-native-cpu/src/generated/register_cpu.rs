@@ -226,6 +226,59 @@ aten_dispatch::torch_library_impl!(aten, CPU, |m| {
         "logical_not",
         CppFunction::from_unboxed(crate::kernels::logical_not),
     )?;
+    m.impl_("sum", CppFunction::from_unboxed(crate::kernels::sum))?;
+    m.impl_(
+        "sum.dim_IntList",
+        CppFunction::from_unboxed(crate::kernels::sum_dim_intlist),
+    )?;
+    m.impl_("mean", CppFunction::from_unboxed(crate::kernels::mean))?;
+    m.impl_(
+        "mean.dim",
+        CppFunction::from_unboxed(crate::kernels::mean_dim),
+    )?;
+    m.impl_("prod", CppFunction::from_unboxed(crate::kernels::prod))?;
+    m.impl_("amax", CppFunction::from_unboxed(crate::kernels::amax))?;
+    m.impl_("amin", CppFunction::from_unboxed(crate::kernels::amin))?;
+    m.impl_("argmax", CppFunction::from_unboxed(crate::kernels::argmax))?;
+    m.impl_(
+        "max.dim",
+        CppFunction::from_unboxed(crate::kernels::max_dim),
+    )?;
+    m.impl_(
+        "all.dim",
+        CppFunction::from_unboxed(crate::kernels::all_dim),
+    )?;
+    m.impl_(
+        "any.dim",
+        CppFunction::from_unboxed(crate::kernels::any_dim),
+    )?;
+    m.impl_("cumsum", CppFunction::from_unboxed(crate::kernels::cumsum))?;
+    m.impl_(
+        "softmax.int",
+        CppFunction::from_unboxed(crate::kernels::softmax_int),
+    )?;
+    m.impl_(
+        "log_softmax.int",
+        CppFunction::from_unboxed(crate::kernels::log_softmax_int),
+    )?;
+    m.impl_(
+        "logsumexp",
+        CppFunction::from_unboxed(crate::kernels::logsumexp),
+    )?;
+    m.impl_(
+        "var.correction",
+        CppFunction::from_unboxed(crate::kernels::var_correction),
+    )?;
+    m.impl_(
+        "_to_copy",
+        CppFunction::from_unboxed(crate::kernels::to_copy),
+    )?;
+    m.impl_("clone", CppFunction::from_unboxed(crate::kernels::clone))?;
+    m.impl_(
+        "contiguous",
+        CppFunction::from_unboxed(crate::kernels::contiguous),
+    )?;
+    m.impl_("copy_", CppFunction::from_unboxed(crate::kernels::copy_))?;
     Ok(())
 });
 
@@ -434,5 +487,58 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
         "logical_not",
         CppFunction::from_unboxed(crate::kernels::logical_not),
     )?;
+    m.impl_("sum", CppFunction::from_unboxed(crate::kernels::sum))?;
+    m.impl_(
+        "sum.dim_IntList",
+        CppFunction::from_unboxed(crate::kernels::sum_dim_intlist),
+    )?;
+    m.impl_("mean", CppFunction::from_unboxed(crate::kernels::mean))?;
+    m.impl_(
+        "mean.dim",
+        CppFunction::from_unboxed(crate::kernels::mean_dim),
+    )?;
+    m.impl_("prod", CppFunction::from_unboxed(crate::kernels::prod))?;
+    m.impl_("amax", CppFunction::from_unboxed(crate::kernels::amax))?;
+    m.impl_("amin", CppFunction::from_unboxed(crate::kernels::amin))?;
+    m.impl_("argmax", CppFunction::from_unboxed(crate::kernels::argmax))?;
+    m.impl_(
+        "max.dim",
+        CppFunction::from_unboxed(crate::kernels::max_dim),
+    )?;
+    m.impl_(
+        "all.dim",
+        CppFunction::from_unboxed(crate::kernels::all_dim),
+    )?;
+    m.impl_(
+        "any.dim",
+        CppFunction::from_unboxed(crate::kernels::any_dim),
+    )?;
+    m.impl_("cumsum", CppFunction::from_unboxed(crate::kernels::cumsum))?;
+    m.impl_(
+        "softmax.int",
+        CppFunction::from_unboxed(crate::kernels::softmax_int),
+    )?;
+    m.impl_(
+        "log_softmax.int",
+        CppFunction::from_unboxed(crate::kernels::log_softmax_int),
+    )?;
+    m.impl_(
+        "logsumexp",
+        CppFunction::from_unboxed(crate::kernels::logsumexp),
+    )?;
+    m.impl_(
+        "var.correction",
+        CppFunction::from_unboxed(crate::kernels::var_correction),
+    )?;
+    m.impl_(
+        "_to_copy",
+        CppFunction::from_unboxed(crate::kernels::to_copy),
+    )?;
+    m.impl_("clone", CppFunction::from_unboxed(crate::kernels::clone))?;
+    m.impl_(
+        "contiguous",
+        CppFunction::from_unboxed(crate::kernels::contiguous),
+    )?;
+    m.impl_("copy_", CppFunction::from_unboxed(crate::kernels::copy_))?;
     Ok(())
 });

@@ -12,14 +12,21 @@
 pub mod arith;
 pub mod binary;
 pub mod compare;
+pub mod copy;
 mod factories;
 pub mod pointwise_ops;
+pub mod reduce;
 pub mod ternary;
 pub mod unary;
 pub mod util;
 
+pub use copy::{clone, contiguous, copy_, to_copy};
 pub use factories::{empty_cpu, empty_strided_cpu};
 pub use pointwise_ops::*;
+pub use reduce::{
+    all_dim, amax, amin, any_dim, argmax, cumsum, log_softmax_int, logsumexp, max_dim, mean,
+    mean_dim, prod, softmax_int, sum, sum_dim_intlist, var_correction,
+};
 
 /// Views are backend-neutral: the CPU registers the shared kernels.
 pub use aten_core::native::as_strided_tensorimpl;

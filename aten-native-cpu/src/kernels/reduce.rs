@@ -1,0 +1,642 @@
+//! Reductions: `sum`, `mean`, `prod`, `amax`, `amin`, `argmax`, `max.dim`,
+//! `all`, `any`, `logsumexp`, `var`, and the scans and normalizations along
+//! one dimension: `cumsum`, `softmax`, `log_softmax`.
+//!
+//! A reduction views its input with the kept dimensions first and the
+//! reduced ones last (no copy), then folds each kept position's reduced
+//! elements. Floating sums accumulate in `f64` (eight independent lanes on
+//! contiguous runs, so the loop vectorizes), integer sums in `i64`. Meta
+//! inputs produce correctly shaped Meta outputs without running loops.
+
+use aten_core::tensor_iterator::convert::to_dtype;
+use aten_core::Tensor;
+use c10_core::tensor_impl::for_each_offset;
+use c10_core::{
+    dispatch_dtype, Device, DeviceType, Element, Error, Numeric, Result, Scalar, ScalarType,
+    StorageBorrow, TensorBase,
+};
+
+use super::util::not_implemented;
+
+/// Wraps a possibly negative dimension (`maybe_wrap_dim`).
+pub fn wrap_dim(dim: i64, ndim: usize) -> Result<usize> {
+    let n = ndim.max(1) as i64;
+    if dim < -n || dim >= n {
+        return Err(Error::index_error(format!(
+            "Dimension out of range (expected to be in range of [{}, {}], but got {dim})",
+            -n,
+            n - 1
+        )));
+    }
+    Ok(if dim < 0 {
+        (dim + n) as usize
+    } else {
+        dim as usize
+    }
+    .min(ndim.saturating_sub(1)))
+}
+
+/// The reduced dimensions (all for an empty list or `None`), wrapped and
+/// checked for repeats.
+fn reduced_dims(t: &Tensor, dims: Option<&[i64]>) -> Result<Vec<bool>> {
+    let ndim = t.dim();
+    let mut reduced = vec![false; ndim];
+    match dims {
+        None | Some([]) => reduced.iter_mut().for_each(|r| *r = true),
+        Some(list) => {
+            for &d in list {
+                let w = wrap_dim(d, ndim)?;
+                if ndim == 0 {
+                    continue;
+                }
+                if reduced[w] {
+                    return Err(Error::runtime(format!(
+                        "dim {w} appears multiple times in the list of dims"
+                    )));
+                }
+                reduced[w] = true;
+            }
+        }
+    }
+    Ok(reduced)
+}
+
+/// How a reduction walks its input.
+struct Plan {
+    out_shape: Vec<i64>,
+    kept: Vec<(i64, i64)>,
+    reduced: Vec<(i64, i64)>,
+    offset: i64,
+    count: i64,
+}
+
+fn plan(t: &Tensor, reduced: &[bool], keepdim: bool) -> Plan {
+    let (sizes, strides) = (t.sizes(), t.strides());
+    let mut out_shape = Vec::new();
+    let (mut kept, mut red) = (Vec::new(), Vec::new());
+    for d in 0..sizes.len() {
+        if reduced[d] {
+            red.push((sizes[d], strides[d]));
+            if keepdim {
+                out_shape.push(1);
+            }
+        } else {
+            kept.push((sizes[d], strides[d]));
+            out_shape.push(sizes[d]);
+        }
+    }
+    // Coalesce the reduced dims so contiguous runs become one.
+    let mut merged: Vec<(i64, i64)> = Vec::new();
+    for (size, stride) in red {
+        if size == 1 {
+            continue;
+        }
+        match merged.last_mut() {
+            Some(last) if last.1 == size * stride => {
+                *last = (last.0 * size, stride);
+            }
+            _ => merged.push((size, stride)),
+        }
+    }
+    let count = merged.iter().map(|(s, _)| *s).product();
+    Plan {
+        out_shape,
+        kept,
+        reduced: merged,
+        offset: t.storage_offset(),
+        count,
+    }
+}
+
+fn is_meta(t: &Tensor) -> bool {
+    t.device()
+        .is_some_and(|d| d.device_type() == DeviceType::Meta)
+}
+
+fn device(t: &Tensor) -> Device {
+    t.device().unwrap_or(Device::CPU)
+}
+
+fn dtype_of(t: &Tensor) -> Result<ScalarType> {
+    t.dtype().ok_or_else(|| Error::runtime("undefined tensor"))
+}
+
+/// Folds every kept position of `t` (of element type `T`) with `fold`,
+/// which receives the data pointer and the plan's reduced dims at the base
+/// offset, and writes the results (type `O`) into a new tensor.
+fn reduce_into<T: Element, O: Element>(
+    t: &Tensor,
+    plan: &Plan,
+    mut fold: impl FnMut(*const T, i64, &[(i64, i64)]) -> O,
+) -> Result<Tensor> {
+    let out = TensorBase::empty(&plan.out_shape, O::DTYPE, device(t))?;
+    if is_meta(t) || out.numel() == 0 {
+        return Ok(Tensor::from(out));
+    }
+    let layout = t
+        .layout()
+        .ok_or_else(|| Error::runtime("undefined tensor"))?;
+    let storage = layout.storage();
+    let base = storage
+        .data_ptr()
+        .ok_or_else(|| Error::runtime("tensor has no data"))?
+        .as_ptr() as *const T;
+    let mut results = Vec::with_capacity(out.numel() as usize);
+    {
+        let _borrow = StorageBorrow::new([(storage, false)]);
+        let (ks, kst): (Vec<i64>, Vec<i64>) = plan.kept.iter().copied().unzip();
+        for_each_offset(&ks, &kst, plan.offset, |off| {
+            results.push(fold(base, off, &plan.reduced));
+        });
+    }
+    out.with_data_mut::<O, _>(|dst| dst.copy_from_slice(&results))?;
+    Ok(Tensor::from(out))
+}
+
+/// Visits the reduced elements at `base + off` in row-major order.
+#[inline]
+fn visit<T: Element>(base: *const T, off: i64, dims: &[(i64, i64)], mut f: impl FnMut(T)) {
+    let (sizes, strides): (Vec<i64>, Vec<i64>) = dims.iter().copied().unzip();
+    for_each_offset(&sizes, &strides, off, |o| {
+        // SAFETY: offsets come from the tensor's own sizes and strides
+        // (inside its storage); a shared borrow is held by the caller.
+        f(unsafe { base.add(o as usize).read() })
+    });
+}
+
+/// Sums the reduced elements as `f64`, with eight lanes on a contiguous run.
+fn sum_f64<T: Numeric>(base: *const T, off: i64, dims: &[(i64, i64)]) -> f64 {
+    if let [(n, 1)] = dims {
+        let n = *n as usize;
+        let mut lanes = [0f64; 8];
+        let chunks = n / 8;
+        for c in 0..chunks {
+            for (l, lane) in lanes.iter_mut().enumerate() {
+                // SAFETY: `off + c*8 + l < off + n`, inside the storage.
+                *lane += unsafe { base.add(off as usize + c * 8 + l).read() }.to_f64();
+            }
+        }
+        let mut total: f64 = lanes.iter().sum();
+        for i in chunks * 8..n {
+            // SAFETY: as above.
+            total += unsafe { base.add(off as usize + i).read() }.to_f64();
+        }
+        return total;
+    }
+    let mut acc = 0.0;
+    visit(base, off, dims, |x: T| acc += x.to_f64());
+    acc
+}
+
+fn sum_i64<T: Numeric>(base: *const T, off: i64, dims: &[(i64, i64)]) -> i64 {
+    let mut acc = 0i64;
+    visit(base, off, dims, |x: T| acc = acc.wrapping_add(x.to_i64()));
+    acc
+}
+
+/// The dtype a `sum`/`prod` of `dtype` produces: integers widen to int64.
+fn sum_dtype(dtype: ScalarType, requested: Option<ScalarType>) -> ScalarType {
+    requested.unwrap_or(if dtype.is_integral(true) {
+        ScalarType::Long
+    } else {
+        dtype
+    })
+}
+
+fn cast_input(t: &Tensor, dtype: Option<ScalarType>) -> Result<Tensor> {
+    match dtype {
+        Some(d) if t.dtype() != Some(d) => to_dtype(t, d),
+        _ => Ok(t.clone()),
+    }
+}
+
+/// What a sum-like reduction computes.
+#[derive(Copy, Clone, PartialEq, Eq)]
+enum SumKind {
+    Sum,
+    Mean,
+    Prod,
+}
+
+fn sum_like(
+    t: &Tensor,
+    dims: Option<&[i64]>,
+    keepdim: bool,
+    dtype: Option<ScalarType>,
+    kind: SumKind,
+) -> Result<Tensor> {
+    let in_dtype = dtype_of(t)?;
+    if kind == SumKind::Mean {
+        let d = dtype.unwrap_or(in_dtype);
+        if !(d.is_floating_point() || d.is_complex()) {
+            return Err(Error::runtime(format!(
+                "mean(): could not infer output dtype. {} dtype must be either a floating point or complex dtype. Got: {d}",
+                if dtype.is_some() { "Optional" } else { "Input" }
+            )));
+        }
+    }
+    let out_dtype = sum_dtype(in_dtype, dtype);
+    let t = cast_input(t, Some(out_dtype))?;
+    let reduced = reduced_dims(&t, dims)?;
+    let p = plan(&t, &reduced, keepdim);
+    let count = p.count;
+    dispatch_dtype!(out_dtype, T => reduce_into::<T, T>(&t, &p, |base, off, dims| {
+        match kind {
+            SumKind::Sum | SumKind::Mean if T::IS_FLOAT => {
+                let s = sum_f64(base, off, dims);
+                T::from_f64(if kind == SumKind::Mean { s / count as f64 } else { s })
+            }
+            SumKind::Sum | SumKind::Mean => T::from_i64(sum_i64(base, off, dims)),
+            SumKind::Prod => {
+                if T::IS_FLOAT {
+                    let mut acc = 1.0f64;
+                    visit(base, off, dims, |x: T| acc *= x.to_f64());
+                    T::from_f64(acc)
+                } else {
+                    let mut acc = 1i64;
+                    visit(base, off, dims, |x: T| acc = acc.wrapping_mul(x.to_i64()));
+                    T::from_i64(acc)
+                }
+            }
+        }
+    }), _ => Err(not_implemented("sum_cpu", out_dtype)))
+}
+
+/// `sum(self, *, dtype)`.
+pub fn sum(self_: &Tensor, dtype: Option<ScalarType>) -> Result<Tensor> {
+    sum_like(self_, None, false, dtype, SumKind::Sum)
+}
+
+/// `sum.dim_IntList`.
+pub fn sum_dim_intlist(
+    self_: &Tensor,
+    dim: Option<&[i64]>,
+    keepdim: bool,
+    dtype: Option<ScalarType>,
+) -> Result<Tensor> {
+    sum_like(self_, dim, keepdim, dtype, SumKind::Sum)
+}
+
+/// `mean(self, *, dtype)`.
+pub fn mean(self_: &Tensor, dtype: Option<ScalarType>) -> Result<Tensor> {
+    sum_like(self_, None, false, dtype, SumKind::Mean)
+}
+
+/// `mean.dim`.
+pub fn mean_dim(
+    self_: &Tensor,
+    dim: Option<&[i64]>,
+    keepdim: bool,
+    dtype: Option<ScalarType>,
+) -> Result<Tensor> {
+    sum_like(self_, dim, keepdim, dtype, SumKind::Mean)
+}
+
+/// `prod(self, *, dtype)`.
+pub fn prod(self_: &Tensor, dtype: Option<ScalarType>) -> Result<Tensor> {
+    sum_like(self_, None, false, dtype, SumKind::Prod)
+}
+
+fn check_nonempty(t: &Tensor, reduced: &[bool], name: &str) -> Result<()> {
+    if t.numel() != 0 {
+        return Ok(());
+    }
+    for (d, r) in reduced.iter().enumerate() {
+        if *r && t.sizes()[d] == 0 {
+            return Err(Error::index_error(format!(
+                "{name}(): Expected reduction dim {d} to have non-zero size."
+            )));
+        }
+    }
+    if t.dim() == 0 {
+        return Err(Error::runtime(format!(
+            "{name}(): Expected reduction dim to be specified for input.numel() == 0."
+        )));
+    }
+    Ok(())
+}
+
+/// Keeps the larger (`max`) or smaller value, NaN winning.
+#[inline]
+fn better<T: Numeric>(candidate: T, best: T, max: bool) -> bool {
+    if T::IS_FLOAT {
+        let (c, b) = (candidate.to_f64(), best.to_f64());
+        if b.is_nan() {
+            return false;
+        }
+        if c.is_nan() {
+            return true;
+        }
+    }
+    if max {
+        candidate > best
+    } else {
+        candidate < best
+    }
+}
+
+fn extreme(t: &Tensor, dims: &[i64], keepdim: bool, max: bool) -> Result<Tensor> {
+    let name = if max { "amax" } else { "amin" };
+    let reduced = reduced_dims(t, Some(dims))?;
+    check_nonempty(t, &reduced, name)?;
+    let p = plan(t, &reduced, keepdim);
+    let dtype = dtype_of(t)?;
+    dispatch_dtype!(dtype, T => reduce_into::<T, T>(t, &p, |base, off, dims| {
+        let mut best: Option<T> = None;
+        visit(base, off, dims, |x: T| match best {
+            None => best = Some(x),
+            Some(b) if better(x, b, max) => best = Some(x),
+            _ => {}
+        });
+        best.unwrap_or_else(|| T::from_i64(0))
+    }), _ => Err(not_implemented(name, dtype)))
+}
+
+/// `amax`.
+pub fn amax(self_: &Tensor, dim: &[i64], keepdim: bool) -> Result<Tensor> {
+    extreme(self_, dim, keepdim, true)
+}
+
+/// `amin`.
+pub fn amin(self_: &Tensor, dim: &[i64], keepdim: bool) -> Result<Tensor> {
+    extreme(self_, dim, keepdim, false)
+}
+
+/// Index and value of the first extreme element along the reduced run.
+fn arg_extreme<T: Numeric>(base: *const T, off: i64, dims: &[(i64, i64)], max: bool) -> (i64, T) {
+    let mut best: Option<(i64, T)> = None;
+    let mut i = 0i64;
+    visit(base, off, dims, |x: T| {
+        match best {
+            None => best = Some((i, x)),
+            Some((_, b)) if better(x, b, max) => best = Some((i, x)),
+            _ => {}
+        }
+        i += 1;
+    });
+    best.unwrap_or((0, T::from_i64(0)))
+}
+
+/// `argmax(self, dim, keepdim)`.
+pub fn argmax(self_: &Tensor, dim: Option<i64>, keepdim: bool) -> Result<Tensor> {
+    let dtype = dtype_of(self_)?;
+    if dtype == ScalarType::Bool {
+        return Err(not_implemented("argmax_cpu", dtype));
+    }
+    let (t, reduced) = match dim {
+        None => {
+            let flat = Tensor::from(contiguous(self_)?.base().as_strided(
+                &[self_.numel()],
+                &[1],
+                None,
+            )?);
+            let r = vec![true];
+            (flat, r)
+        }
+        Some(d) => {
+            let w = wrap_dim(d, self_.dim())?;
+            let mut r = vec![false; self_.dim()];
+            if self_.dim() > 0 {
+                r[w] = true;
+            }
+            (self_.clone(), r)
+        }
+    };
+    check_nonempty(&t, &reduced, "argmax")?;
+    let keep = keepdim && dim.is_some();
+    let p = plan(&t, &reduced, keep);
+    let mut out = dispatch_dtype!(dtype, T => reduce_into::<T, i64>(&t, &p, |base, off, dims| {
+        arg_extreme::<T>(base, off, dims, true).0
+    }), _ => Err(not_implemented("argmax_cpu", dtype)))?;
+    if keepdim && dim.is_none() {
+        let shape = vec![1; self_.dim()];
+        out = Tensor::from(out.base().as_strided(&shape, &vec![0; shape.len()], None)?);
+    }
+    Ok(out)
+}
+
+/// `max.dim`: values and indices.
+pub fn max_dim(self_: &Tensor, dim: i64, keepdim: bool) -> Result<(Tensor, Tensor)> {
+    let dtype = dtype_of(self_)?;
+    let w = wrap_dim(dim, self_.dim())?;
+    let mut reduced = vec![false; self_.dim()];
+    if self_.dim() > 0 {
+        reduced[w] = true;
+    }
+    check_nonempty(self_, &reduced, "max")?;
+    let p = plan(self_, &reduced, keepdim);
+    dispatch_dtype!(dtype, T => {
+        let values = reduce_into::<T, T>(self_, &p, |b, o, d| arg_extreme::<T>(b, o, d, true).1)?;
+        let indices = reduce_into::<T, i64>(self_, &p, |b, o, d| arg_extreme::<T>(b, o, d, true).0)?;
+        Ok((values, indices))
+    }, _ => Err(not_implemented("max_cpu", dtype)))
+}
+
+fn all_any(t: &Tensor, dim: i64, keepdim: bool, all: bool) -> Result<Tensor> {
+    let dtype = dtype_of(t)?;
+    let w = wrap_dim(dim, t.dim())?;
+    let mut reduced = vec![false; t.dim()];
+    if t.dim() > 0 {
+        reduced[w] = true;
+    }
+    let p = plan(t, &reduced, keepdim);
+    let out = dispatch_dtype!(dtype, T => reduce_into::<T, bool>(t, &p, |base, off, dims| {
+        let mut acc = all;
+        visit(base, off, dims, |x: T| {
+            let truth = x.to_f64() != 0.0;
+            acc = if all { acc && truth } else { acc || truth };
+        });
+        acc
+    }), _ => Err(not_implemented(if all { "all" } else { "any" }, dtype)))?;
+    if dtype == ScalarType::Byte {
+        return to_dtype(&out, ScalarType::Byte);
+    }
+    Ok(out)
+}
+
+/// `all.dim`.
+pub fn all_dim(self_: &Tensor, dim: i64, keepdim: bool) -> Result<Tensor> {
+    all_any(self_, dim, keepdim, true)
+}
+
+/// `any.dim`.
+pub fn any_dim(self_: &Tensor, dim: i64, keepdim: bool) -> Result<Tensor> {
+    all_any(self_, dim, keepdim, false)
+}
+
+/// A contiguous copy when `t` is not contiguous (`contiguous()`).
+pub fn contiguous(t: &Tensor) -> Result<Tensor> {
+    if t.is_contiguous() {
+        return Ok(t.clone());
+    }
+    to_dtype(t, dtype_of(t)?)
+}
+
+/// `logsumexp(self, dim, keepdim)`.
+pub fn logsumexp(self_: &Tensor, dim: &[i64], keepdim: bool) -> Result<Tensor> {
+    let dtype = dtype_of(self_)?;
+    let t = if dtype.is_integral(true) {
+        to_dtype(self_, aten_core::native::DEFAULT_DTYPE)?
+    } else {
+        self_.clone()
+    };
+    let reduced = reduced_dims(&t, Some(dim))?;
+    let p = plan(&t, &reduced, keepdim);
+    let dtype = dtype_of(&t)?;
+    dispatch_dtype!(dtype, T => reduce_into::<T, T>(&t, &p, |base, off, dims| {
+        let mut m = f64::NEG_INFINITY;
+        visit(base, off, dims, |x: T| m = m.max(x.to_f64()));
+        if m.is_infinite() {
+            // All -inf (or +inf present): the sum is exp(m) itself.
+            let mut s = 0.0;
+            visit(base, off, dims, |x: T| s += x.to_f64().exp());
+            return T::from_f64(s.ln());
+        }
+        let mut s = 0.0;
+        visit(base, off, dims, |x: T| s += (x.to_f64() - m).exp());
+        T::from_f64(m + s.ln())
+    }), _ => Err(not_implemented("logsumexp", dtype)))
+}
+
+/// `var.correction`.
+pub fn var_correction(
+    self_: &Tensor,
+    dim: Option<&[i64]>,
+    correction: Option<Scalar>,
+    keepdim: bool,
+) -> Result<Tensor> {
+    let dtype = dtype_of(self_)?;
+    if !dtype.is_floating_point() {
+        return Err(Error::runtime(format!(
+            "std and var only support floating point and complex dtypes, got: {dtype}"
+        )));
+    }
+    let correction = correction.map_or(1.0, Scalar::to_f64);
+    let reduced = reduced_dims(self_, dim)?;
+    let p = plan(self_, &reduced, keepdim);
+    let n = p.count as f64;
+    dispatch_dtype!(dtype, T => reduce_into::<T, T>(self_, &p, |base, off, dims| {
+        let mean = sum_f64(base, off, dims) / n;
+        let mut ss = 0.0;
+        visit(base, off, dims, |x: T| {
+            let d = x.to_f64() - mean;
+            ss += d * d;
+        });
+        T::from_f64(ss / (n - correction).max(0.0))
+    }), _ => Err(not_implemented("var", dtype)))
+}
+
+/// Runs `f` on every 1-D slice of `t` along `dim`: `f(input, output, n)`
+/// where the slices are given as (pointer, element stride).
+fn along_dim<I: Element, O: Element>(
+    t: &Tensor,
+    dim: i64,
+    mut f: impl FnMut((*const I, isize), (*mut O, isize), usize),
+) -> Result<Tensor> {
+    let out = TensorBase::empty(t.sizes(), O::DTYPE, device(t))?;
+    let d = wrap_dim(dim, t.dim())?;
+    if is_meta(t) || t.numel() == 0 {
+        return Ok(Tensor::from(out));
+    }
+    let (il, ol) = match (t.layout(), out.layout()) {
+        (Some(a), Some(b)) => (a, b),
+        _ => return Err(Error::runtime("undefined tensor")),
+    };
+    let ip = il
+        .storage()
+        .data_ptr()
+        .ok_or_else(|| Error::runtime("no data"))?
+        .as_ptr() as *const I;
+    let op = ol
+        .storage()
+        .data_ptr()
+        .ok_or_else(|| Error::runtime("no data"))?
+        .as_ptr() as *mut O;
+    let (n, is, os) = if t.dim() == 0 {
+        (1usize, 0isize, 0isize)
+    } else {
+        (
+            t.sizes()[d] as usize,
+            t.strides()[d] as isize,
+            ol.strides()[d] as isize,
+        )
+    };
+    let outer_sizes: Vec<i64> = (0..t.dim())
+        .map(|k| if k == d { 1 } else { t.sizes()[k] })
+        .collect();
+    let mut in_offsets = Vec::new();
+    for_each_offset(&outer_sizes, il.strides(), il.storage_offset(), |o| {
+        in_offsets.push(o)
+    });
+    let mut out_offsets = Vec::new();
+    for_each_offset(&outer_sizes, ol.strides(), 0, |o| out_offsets.push(o));
+    let _borrow = StorageBorrow::new([(il.storage(), false), (ol.storage(), true)]);
+    for (io, oo) in in_offsets.iter().zip(&out_offsets) {
+        // SAFETY: the offsets and the slice of `n` elements at the stride
+        // lie inside each storage (from the tensors' own layouts); borrows
+        // are held; the output is a fresh tensor, so it cannot alias.
+        let (i, o) = unsafe { (ip.add(*io as usize), op.add(*oo as usize)) };
+        f((i, is), (o, os), n);
+    }
+    Ok(Tensor::from(out))
+}
+
+/// `cumsum(self, dim, *, dtype)`.
+pub fn cumsum(self_: &Tensor, dim: i64, dtype: Option<ScalarType>) -> Result<Tensor> {
+    let out_dtype = sum_dtype(dtype_of(self_)?, dtype);
+    let t = cast_input(self_, Some(out_dtype))?;
+    dispatch_dtype!(out_dtype, T => along_dim::<T, T>(&t, dim, |(i, is), (o, os), n| {
+        let mut acc_f = 0.0f64;
+        let mut acc_i = 0i64;
+        for k in 0..n as isize {
+            // SAFETY: see `along_dim`.
+            unsafe {
+                let x = i.offset(k * is).read();
+                let y = if T::IS_FLOAT {
+                    acc_f += x.to_f64();
+                    T::from_f64(acc_f)
+                } else {
+                    acc_i = acc_i.wrapping_add(x.to_i64());
+                    T::from_i64(acc_i)
+                };
+                o.offset(k * os).write(y);
+            }
+        }
+    }), _ => Err(not_implemented("cumsum_cpu", out_dtype)))
+}
+
+fn softmax_like(self_: &Tensor, dim: i64, dtype: Option<ScalarType>, log: bool) -> Result<Tensor> {
+    let t = cast_input(self_, dtype)?;
+    let dt = dtype_of(&t)?;
+    let name = if log {
+        "log_softmax_lastdim_kernel_impl"
+    } else {
+        "softmax_lastdim_kernel_impl"
+    };
+    if !dt.is_floating_point() {
+        return Err(not_implemented(name, dt));
+    }
+    dispatch_dtype!(dt, T => along_dim::<T, T>(&t, dim, |(i, is), (o, os), n| {
+        let read = |k: usize| -> f64 {
+            // SAFETY: see `along_dim`.
+            unsafe { i.offset(k as isize * is).read() }.to_f64()
+        };
+        let m = (0..n).map(read).fold(f64::NEG_INFINITY, f64::max);
+        let s: f64 = (0..n).map(|k| (read(k) - m).exp()).sum();
+        for k in 0..n {
+            let y = if log { read(k) - m - s.ln() } else { (read(k) - m).exp() / s };
+            // SAFETY: see `along_dim`.
+            unsafe { o.offset(k as isize * os).write(T::from_f64(y)) };
+        }
+    }), _ => Err(not_implemented(name, dt)))
+}
+
+/// `softmax.int`.
+pub fn softmax_int(self_: &Tensor, dim: i64, dtype: Option<ScalarType>) -> Result<Tensor> {
+    softmax_like(self_, dim, dtype, false)
+}
+
+/// `log_softmax.int`.
+pub fn log_softmax_int(self_: &Tensor, dim: i64, dtype: Option<ScalarType>) -> Result<Tensor> {
+    softmax_like(self_, dim, dtype, true)
+}
