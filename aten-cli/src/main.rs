@@ -93,6 +93,12 @@ enum Conform {
         /// The file.
         file: PathBuf,
     },
+    /// Boxed operator calls in the format of ops_golden.jsonl: one
+    /// `{"op", "result"}` or `{"op", "error"}` line per record.
+    Ops {
+        /// The JSON-lines file.
+        file: PathBuf,
+    },
 }
 
 fn main() -> ExitCode {
@@ -148,6 +154,7 @@ fn main() -> ExitCode {
             Conform::Tables { file } => with_file(&file, |text| Ok(conform::tables::run(text))),
             Conform::Keysets { file } => with_file(&file, |text| Ok(conform::keysets::run(text))),
             Conform::Schemas { file } => with_file(&file, |text| Ok(conform::schemas::run(text))),
+            Conform::Ops { file } => with_file(&file, |text| Ok(conform::ops::run(text))),
         },
     }
 }
@@ -198,6 +205,12 @@ fn with_file(
     }
     if report.failures.len() > 20 {
         eprintln!("... and {} more failures", report.failures.len() - 20);
+    }
+    for note in report.notes.iter().take(20) {
+        eprintln!("{note}");
+    }
+    if report.notes.len() > 20 {
+        eprintln!("... and {} more notes", report.notes.len() - 20);
     }
     match report.tally {
         Some(tally) => {

@@ -8,6 +8,7 @@
 
 pub mod keys;
 pub mod keysets;
+pub mod ops;
 pub mod schemas;
 pub mod tables;
 
@@ -47,6 +48,9 @@ pub struct Report {
     pub tally: Option<Tally>,
     /// One line per failed check, for humans.
     pub failures: Vec<String>,
+    /// Observations that are not failures (fidelity counts, layout
+    /// differences), printed before the tally.
+    pub notes: Vec<String>,
 }
 
 impl Report {
