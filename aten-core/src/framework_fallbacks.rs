@@ -4,16 +4,18 @@
 //!
 //! - `BackendSelect`, `ADInplaceOrView`, the autocast keys and the vmap-mode
 //!   keys fall through: an operator without a kernel there skips them;
-//! - the autograd keys get a boxed fallback that redispatches below autograd
-//!   (what PyTorch's `autograd_fallback` does for an operator without an
-//!   autograd formula until the autograd layer adds one).
+//! - the autograd keys fall through as well. PyTorch 2.15 registers a boxed
+//!   `autograd_fallback` there that, for an operator without an autograd
+//!   formula, redispatches below autograd; until this project's autograd
+//!   layer exists, falling through has the same effect without boxing every
+//!   call (PyTorch's own tables show these slots as `[backend fallback]`
+//!   either way; ours print the `fallthrough ` prefix).
 //!
 //! Only the keys a tensor of this project can carry are covered; PyTorch's
 //! Python, functorch and functionalization fallbacks belong to layers that do
 //! not exist here yet.
 
 use aten_dispatch::{torch_library_impl, CppFunction};
-use c10_core::dispatch_key_set::AFTER_AUTOGRAD_KEYSET;
 
 torch_library_impl!(_, BackendSelect, |m| {
     m.fallback(CppFunction::fallthrough())?;
@@ -45,18 +47,7 @@ fallthrough_fallbacks!(
     VmapMode
 );
 
-macro_rules! autograd_fallbacks {
-    ($($key:ident),*) => {$(
-        torch_library_impl!(_, $key, |m| {
-            m.fallback(CppFunction::from_boxed(|op, keys, stack| {
-                op.redispatch_boxed(keys & AFTER_AUTOGRAD_KEYSET, stack)
-            }))?;
-            Ok(())
-        });
-    )*};
-}
-
-autograd_fallbacks!(
+fallthrough_fallbacks!(
     AutogradOther,
     AutogradCPU,
     AutogradCUDA,

@@ -23,7 +23,11 @@ use std::sync::Mutex;
 /// A value published by writers and read lock-free (see the module docs).
 pub struct PublishedCell<T> {
     current: AtomicPtr<T>,
-    /// Every value ever published, as `Box::into_raw` pointers; freed on drop.
+    /// The first value, as a `Box::into_raw` pointer; freed on drop.
+    initial: *mut T,
+    /// Every later value, as `Box::into_raw` pointers; freed on drop. (An
+    /// empty `Vec` does not allocate: a cell that is never replaced costs
+    /// one allocation.)
     retained: Mutex<Vec<*mut T>>,
 }
 
@@ -40,7 +44,8 @@ impl<T> PublishedCell<T> {
         let ptr = Box::into_raw(Box::new(value));
         PublishedCell {
             current: AtomicPtr::new(ptr),
-            retained: Mutex::new(vec![ptr]),
+            initial: ptr,
+            retained: Mutex::new(Vec::new()),
         }
     }
 
@@ -67,8 +72,9 @@ impl<T> PublishedCell<T> {
 
 impl<T> Drop for PublishedCell<T> {
     fn drop(&mut self) {
+        let initial = self.initial;
         let retained = self.retained.get_mut().unwrap_or_else(|p| p.into_inner());
-        for ptr in retained.drain(..) {
+        for ptr in std::iter::once(initial).chain(retained.drain(..)) {
             // SAFETY: each pointer came from `Box::into_raw`, is in the list
             // exactly once, and no borrow of the cell (hence of the value)
             // outlives `&mut self`.

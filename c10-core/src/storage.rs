@@ -231,32 +231,84 @@ impl fmt::Debug for Storage {
 
 /// Borrows of several storages held for one kernel: shared for inputs,
 /// exclusive for outputs, taken in address order, released on drop.
-pub struct StorageBorrow {
-    held: Vec<(Storage, bool)>,
+pub struct StorageBorrow<'a> {
+    held: [(Option<&'a Storage>, bool); 8],
+    extra: Vec<(&'a Storage, bool)>,
 }
 
-impl StorageBorrow {
+impl<'a> StorageBorrow<'a> {
     /// Borrows `storages`; a storage listed both as read and written (or
     /// twice) is borrowed once, exclusively if any use writes it.
-    pub fn new<'a>(storages: impl IntoIterator<Item = (&'a Storage, bool)>) -> StorageBorrow {
-        let mut wanted: Vec<(Storage, bool)> = Vec::new();
+    pub fn new(storages: impl IntoIterator<Item = (&'a Storage, bool)>) -> StorageBorrow<'a> {
+        let mut wanted: Vec<(&'a Storage, bool)> = Vec::new();
+        let mut inline: [(Option<&'a Storage>, bool); 8] = [(None, false); 8];
+        let mut n = 0;
         for (s, write) in storages {
-            match wanted.iter_mut().find(|(w, _)| w.is_same(s)) {
-                Some(entry) => entry.1 |= write,
-                None => wanted.push((s.clone(), write)),
+            if let Some(entry) = inline[..n]
+                .iter_mut()
+                .find(|(w, _)| w.is_some_and(|w| w.is_same(s)))
+            {
+                entry.1 |= write;
+                continue;
+            }
+            if let Some(entry) = wanted.iter_mut().find(|(w, _)| w.is_same(s)) {
+                entry.1 |= write;
+                continue;
+            }
+            if n < inline.len() {
+                inline[n] = (Some(s), write);
+                n += 1;
+            } else {
+                wanted.push((s, write));
             }
         }
-        wanted.sort_by_key(|(s, _)| s.address());
-        for (s, write) in &wanted {
-            s.acquire(*write);
+        // Address order (insertion sort of the inline part; the rare extra
+        // part is sorted and merged by address too).
+        for i in 1..n {
+            let mut j = i;
+            while j > 0 && addr(inline[j - 1].0) > addr(inline[j].0) {
+                inline.swap(j - 1, j);
+                j -= 1;
+            }
         }
-        StorageBorrow { held: wanted }
+        if wanted.is_empty() {
+            for (s, write) in inline[..n].iter() {
+                if let Some(s) = s {
+                    s.acquire(*write);
+                }
+            }
+        } else {
+            let mut all: Vec<(&'a Storage, bool)> = inline[..n]
+                .iter()
+                .filter_map(|(s, w)| s.map(|s| (s, *w)))
+                .chain(wanted.drain(..))
+                .collect();
+            all.sort_by_key(|(s, _)| s.address());
+            for (s, write) in &all {
+                s.acquire(*write);
+            }
+            inline = [(None, false); 8];
+            wanted = all;
+        }
+        StorageBorrow {
+            held: inline,
+            extra: wanted,
+        }
     }
 }
 
-impl Drop for StorageBorrow {
+fn addr(s: Option<&Storage>) -> usize {
+    s.map_or(0, Storage::address)
+}
+
+impl Drop for StorageBorrow<'_> {
     fn drop(&mut self) {
         for (s, write) in self.held.iter().rev() {
+            if let Some(s) = s {
+                s.release(*write);
+            }
+        }
+        for (s, write) in self.extra.iter().rev() {
             s.release(*write);
         }
     }

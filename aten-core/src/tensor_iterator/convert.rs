@@ -72,12 +72,37 @@ pub fn copy_into(src: &TensorBase, dst: &TensorBase) -> Result<()> {
     }, _ => Err(unsupported(from, to)))
 }
 
-/// A contiguous copy of `t` converted to `dtype` (`t.to(dtype)`).
+/// Strides for a copy of `t` that keeps its layout when it is dense and
+/// non-overlapping (PyTorch's `empty_like` with `preserve_format`), else
+/// contiguous strides.
+pub fn preserved_strides(t: &TensorBase) -> Vec<i64> {
+    let (sizes, strides) = (t.sizes(), t.strides());
+    let mut order: Vec<usize> = (0..sizes.len()).collect();
+    order.sort_by(|&a, &b| strides[a].cmp(&strides[b]).then(sizes[a].cmp(&sizes[b])));
+    let mut dense = vec![0i64; sizes.len()];
+    let mut acc = 1i64;
+    let mut ok = true;
+    for &d in &order {
+        dense[d] = acc;
+        if sizes[d] != 1 && strides[d] != acc {
+            ok = false;
+        }
+        acc *= sizes[d].max(1);
+    }
+    if ok && !sizes.contains(&0) && !t.is_contiguous() {
+        dense
+    } else {
+        c10_core::tensor_impl::contiguous_strides(sizes).to_vec()
+    }
+}
+
+/// A copy of `t` converted to `dtype` (`t.to(dtype)`), keeping a dense
+/// layout (so that layout-following outputs still follow the original).
 pub fn to_dtype(t: &Tensor, dtype: ScalarType) -> Result<Tensor> {
     let device = t
         .device()
         .ok_or_else(|| Error::runtime("undefined tensor"))?;
-    let out = TensorBase::empty(t.sizes(), dtype, device)?;
+    let out = TensorBase::empty_strided(t.sizes(), &preserved_strides(t), dtype, device)?;
     copy_into(t, &out)?;
     Ok(Tensor::from(out))
 }

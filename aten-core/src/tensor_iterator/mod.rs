@@ -307,6 +307,13 @@ impl TensorIterator {
         }
         order_strides.extend(input_operands.iter().map(|op| op.strides.clone()));
         let perm = reorder_dimensions(&full_shape, &order_strides);
+        // PyTorch's fast set-up: when every input has the broadcast shape and
+        // they are all contiguous (or all share one dense layout), outputs
+        // take that layout directly.
+        let fast_strides = fast_setup_strides(&inputs, &full_shape);
+        let output_strides = fast_strides
+            .clone()
+            .unwrap_or_else(|| strides_following(&full_shape, &perm));
         // 5. Outputs.
         for (out, dtype) in config.outputs.iter().zip(&output_dtypes) {
             let (tensor, copy_back_to) = match out {
@@ -320,7 +327,7 @@ impl TensorIterator {
                     if o.sizes() != full_shape {
                         // A resized output follows the inputs' layout, as
                         // PyTorch's `resize_out` with computed strides does.
-                        o.resize_strided_(&full_shape, &strides_following(&full_shape, &perm))?;
+                        o.resize_strided_(&full_shape, &output_strides)?;
                     }
                     if o.dtype() != Some(common_dtype)
                         && config.static_output_dtype.is_none()
@@ -328,7 +335,7 @@ impl TensorIterator {
                     {
                         let tmp = Tensor::from(TensorBase::empty_strided(
                             &full_shape,
-                            &strides_following(&full_shape, &perm),
+                            &output_strides,
                             common_dtype,
                             device,
                         )?);
@@ -340,7 +347,7 @@ impl TensorIterator {
                 None => (
                     Tensor::from(TensorBase::empty_strided(
                         &full_shape,
-                        &strides_following(&full_shape, &perm),
+                        &output_strides,
                         *dtype,
                         device,
                     )?),
@@ -513,6 +520,24 @@ impl TensorIterator {
                     || self.loop_shape.first().copied().unwrap_or(1) <= 1
             })
     }
+}
+
+/// `compute_fast_setup_type`: the output strides when every input has the
+/// broadcast shape and all are contiguous (contiguous strides) or all share
+/// one dense, non-overlapping layout (that layout).
+fn fast_setup_strides(inputs: &[Tensor], shape: &[i64]) -> Option<Vec<i64>> {
+    if inputs.is_empty() || inputs.iter().any(|t| t.sizes() != shape) {
+        return None;
+    }
+    if inputs.iter().all(|t| t.is_contiguous()) {
+        return Some(c10_core::tensor_impl::contiguous_strides(shape).to_vec());
+    }
+    let first = inputs[0].strides();
+    let dense = convert::preserved_strides(&inputs[0]);
+    if dense == first && inputs.iter().all(|t| t.strides() == first) {
+        return Some(first.to_vec());
+    }
+    None
 }
 
 /// Strides (in elements) of a new tensor of `shape` whose dimensions,

@@ -4,29 +4,10 @@ use aten_core::tensor_iterator::convert::copy_into;
 use aten_core::Tensor;
 use c10_core::{Device, Error, Layout, MemoryFormat, Result, ScalarType, TensorBase};
 
-/// Strides for a copy of `t` that keeps its layout when it is dense and
-/// non-overlapping (PyTorch's `empty_like` with `preserve_format`), else
-/// contiguous strides.
+/// Strides for a copy of `t` that keeps its layout (see
+/// [`aten_core::tensor_iterator::convert::preserved_strides`]).
 pub fn preserved_strides(t: &Tensor) -> Vec<i64> {
-    let (sizes, strides) = (t.sizes(), t.strides());
-    let mut order: Vec<usize> = (0..sizes.len()).collect();
-    order.sort_by(|&a, &b| strides[a].cmp(&strides[b]).then(sizes[a].cmp(&sizes[b])));
-    let mut dense = vec![0i64; sizes.len()];
-    let mut acc = 1i64;
-    let mut ok = true;
-    for &d in &order {
-        dense[d] = acc;
-        if sizes[d] != 1 && strides[d] != acc {
-            ok = false;
-        }
-        acc *= sizes[d].max(1);
-    }
-    if ok && !sizes.contains(&0) {
-        // Size-1 dims take the stride a dense layout gives them.
-        dense
-    } else {
-        c10_core::tensor_impl::contiguous_strides(sizes).to_vec()
-    }
+    aten_core::tensor_iterator::convert::preserved_strides(t)
 }
 
 fn copy_with(

@@ -570,13 +570,15 @@ fn along_dim<I: Element, O: Element>(
     });
     let mut out_offsets = Vec::new();
     for_each_offset(&outer_sizes, ol.strides(), 0, |o| out_offsets.push(o));
-    let _borrow = StorageBorrow::new([(il.storage(), false), (ol.storage(), true)]);
-    for (io, oo) in in_offsets.iter().zip(&out_offsets) {
-        // SAFETY: the offsets and the slice of `n` elements at the stride
-        // lie inside each storage (from the tensors' own layouts); borrows
-        // are held; the output is a fresh tensor, so it cannot alias.
-        let (i, o) = unsafe { (ip.add(*io as usize), op.add(*oo as usize)) };
-        f((i, is), (o, os), n);
+    {
+        let _borrow = StorageBorrow::new([(il.storage(), false), (ol.storage(), true)]);
+        for (io, oo) in in_offsets.iter().zip(&out_offsets) {
+            // SAFETY: the offsets and the slice of `n` elements at the stride
+            // lie inside each storage (from the tensors' own layouts); borrows
+            // are held; the output is a fresh tensor, so it cannot alias.
+            let (i, o) = unsafe { (ip.add(*io as usize), op.add(*oo as usize)) };
+            f((i, is), (o, os), n);
+        }
     }
     Ok(Tensor::from(out))
 }

@@ -57,7 +57,8 @@ pub fn where_impl(v: Variant<'_>, cond: &Tensor, a: &Tensor, b: &Tensor) -> Resu
                 .add_input(&cond)
                 .add_input(&a)
                 .add_input(&b)
-                .check_all_same_dtype(false),
+                .check_all_same_dtype(false)
+                .static_output_dtype(dtype),
         )
         .build()?;
     if iter.has_data() {

@@ -163,6 +163,10 @@ pub fn same_fn(v: Variant<'_>, a: &Tensor, f: SameFn) -> Result<Tensor> {
             SameFn::Neg => return Err(Error::runtime("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.")),
             SameFn::Abs => return Err(not_implemented("abs_cpu", dtype)),
             SameFn::Relu => return Err(not_implemented("clamp_min_scalar_cpu", dtype)),
+            SameFn::Ceil => return Err(not_implemented("ceil_vml_cpu", dtype)),
+            SameFn::Floor => return Err(not_implemented("floor_vml_cpu", dtype)),
+            SameFn::Round => return Err(not_implemented("round_vml_cpu", dtype)),
+            SameFn::Trunc => return Err(not_implemented("trunc_vml_cpu", dtype)),
             _ => {}
         }
     }
