@@ -2,11 +2,14 @@
 //! (PyTorch's `ATen/native/cpu`).
 //!
 //! - [`kernels`]: the kernels named by `dispatch: CPU:` entries;
-//! - [`generated`]: their registrations (`cargo xtask codegen`).
+//! - [`generated`]: their registrations (`cargo xtask codegen`);
+//! - [`loops`]: elementwise loops over a `TensorIterator`;
+//! - [`softmax_rows`]: the vectorized `float32` softmax rows.
 
 pub mod generated;
 pub mod kernels;
 pub mod loops;
+pub mod softmax_rows;
 
 /// Referenced by the facade so that this crate's static registrations are
 /// linked into every program that uses it.

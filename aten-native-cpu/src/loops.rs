@@ -3,6 +3,9 @@
 //! AVX2+FMA build of itself when the processor has those, chosen at run
 //! time), and a strided path for everything else.
 //!
+//! Iterations of at least `GRAIN_SIZE` elements are split over `rayon`'s
+//! threads ([`TensorIterator::parallel_for_each`]).
+//!
 //! Outputs and inputs may alias (in-place operations), so the loops read and
 //! write through raw pointers, never through overlapping slices.
 
@@ -82,12 +85,12 @@ macro_rules! define_loop {
         /// dtypes given by the type parameters (checked).
         pub fn $name<O: Element, $($A: Element),*>(
             iter: &TensorIterator,
-            f: impl Fn($($A),*) -> O,
+            f: impl Fn($($A),*) -> O + Sync,
         ) -> Result<()> {
             check(iter, &[O::DTYPE, $($A::DTYPE),*])?;
             let sizes = [std::mem::size_of::<O>(), $(std::mem::size_of::<$A>()),*];
             let avx = has_avx2_fma();
-            iter.for_each(|ptrs, strides, n| {
+            iter.parallel_for_each(|ptrs, strides, n| {
                 let mut k = 0;
                 let out = ptrs[k] as *mut O;
                 $(k += 1; let $a = ptrs[k] as *const $A;)*

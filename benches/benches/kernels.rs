@@ -6,7 +6,9 @@
 //!   typed API, output allocated;
 //! - `kernels/add_16m_f32`: 16M float32 elements into a preallocated output;
 //! - `kernels/sum_16m_f32`: the sum of 16M float32 elements;
-//! - `kernels/softmax_1k_x_1k`: softmax over the last dim of 1024x1024.
+//! - `kernels/softmax_1k_x_1k`: softmax over the last dim of 1024x1024;
+//!
+//! each `kernels/*` on a `rayon` pool of 1 (`/t1`) and 2 (`/t2`) threads.
 
 // criterion_group! generates undocumented items.
 #![allow(missing_docs)]
@@ -26,19 +28,27 @@ fn bench(c: &mut Criterion) {
     let a = Tensor::from_slice(&data, &[n as i64]).unwrap();
     let bt = Tensor::from_slice(&data, &[n as i64]).unwrap();
     let out = Tensor::from_slice(&data, &[n as i64]).unwrap();
+    let m = Tensor::from_slice(&data[..1024 * 1024], &[1024, 1024]).unwrap();
     let mut g = c.benchmark_group("kernels");
     g.sample_size(20);
-    g.throughput(Throughput::Bytes(3 * 4 * n as u64));
-    g.bench_function("add_16m_f32", |b| {
-        b.iter(|| ops::add_out(&a, &bt, Scalar::Int(1), &out).unwrap())
-    });
-    g.throughput(Throughput::Bytes(4 * n as u64));
-    g.bench_function("sum_16m_f32", |b| b.iter(|| ops::sum(&a).unwrap()));
-    let m = Tensor::from_slice(&data[..1024 * 1024], &[1024, 1024]).unwrap();
-    g.throughput(Throughput::Bytes(2 * 4 * 1024 * 1024));
-    g.bench_function("softmax_1k_x_1k", |b| {
-        b.iter(|| ops::softmax_int(&m, 1).unwrap())
-    });
+    for threads in [1, 2] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        g.throughput(Throughput::Bytes(3 * 4 * n as u64));
+        g.bench_function(format!("add_16m_f32/t{threads}"), |b| {
+            pool.install(|| b.iter(|| ops::add_out(&a, &bt, Scalar::Int(1), &out).unwrap()))
+        });
+        g.throughput(Throughput::Bytes(4 * n as u64));
+        g.bench_function(format!("sum_16m_f32/t{threads}"), |b| {
+            pool.install(|| b.iter(|| ops::sum(&a).unwrap()))
+        });
+        g.throughput(Throughput::Bytes(2 * 4 * 1024 * 1024));
+        g.bench_function(format!("softmax_1k_x_1k/t{threads}"), |b| {
+            pool.install(|| b.iter(|| ops::softmax_int(&m, 1).unwrap()))
+        });
+    }
     g.finish();
 }
 

@@ -558,6 +558,26 @@ impl TensorBase {
         Ok(out)
     }
 
+    /// Runs `f` on the elements of a contiguous tensor as a slice, holding a
+    /// shared borrow of its storage.
+    pub fn with_data<T: Element, R>(&self, f: impl FnOnce(&[T]) -> R) -> Result<R> {
+        let t = self.check_element::<T>()?;
+        if !self.is_contiguous() {
+            return Err(Error::runtime("with_data needs a contiguous tensor"));
+        }
+        let l = t.layout.load();
+        let _borrow = StorageBorrow::new([(&l.storage, false)]);
+        let base = l.storage.data_ptr().ok_or_else(undefined_error)?.as_ptr() as *const T;
+        // SAFETY: the tensor is contiguous, so its elements are the `numel`
+        // consecutive `T`s from its offset, inside the storage (checked when
+        // the view was made); the shared borrow keeps writers away for the
+        // closure's duration.
+        let slice = unsafe {
+            std::slice::from_raw_parts(base.add(l.storage_offset as usize), l.numel as usize)
+        };
+        Ok(f(slice))
+    }
+
     /// Runs `f` on the storage of a contiguous tensor as a mutable slice
     /// (for constructors), holding an exclusive borrow.
     pub fn with_data_mut<T: Element, R>(&self, f: impl FnOnce(&mut [T]) -> R) -> Result<R> {

@@ -29,6 +29,43 @@ use c10_core::{Device, DeviceType, Error, Result, ScalarType, StorageBorrow, Ten
 use crate::Tensor;
 pub use broadcast::infer_size;
 
+/// Number of elements below which a loop stays on the calling thread
+/// (`at::internal::GRAIN_SIZE`).
+pub const GRAIN_SIZE: i64 = 32768;
+
+/// Operands and dimensions whose loop state lives on the stack.
+const INLINE_OPERANDS: usize = 8;
+const INLINE_DIMS: usize = 8;
+
+/// `len` elements of scratch space set to `fill`: in `inline` when they fit,
+/// else in `heap`.
+fn scratch<'a, T: Copy, const N: usize>(
+    inline: &'a mut [T; N],
+    heap: &'a mut Vec<T>,
+    len: usize,
+    fill: T,
+) -> &'a mut [T] {
+    if len <= N {
+        let s = &mut inline[..len];
+        s.fill(fill);
+        s
+    } else {
+        heap.clear();
+        heap.resize(len, fill);
+        heap
+    }
+}
+
+/// Base pointers handed to the threads of a parallel loop.
+struct SharedPointers<'a>(&'a [*mut u8]);
+
+// SAFETY: the pointers address operand storages that are borrowed (outputs
+// exclusively) for the whole parallel loop; `parallel_for_each` only shares
+// them when `writes_are_disjoint` holds, so threads, which run disjoint
+// index ranges, never write one address from two threads or read an
+// address another thread writes.
+unsafe impl Sync for SharedPointers<'_> {}
+
 /// One operand of an iteration.
 #[derive(Clone, Debug)]
 struct Operand {
@@ -426,24 +463,62 @@ impl TensorIterator {
         self.device.device_type() != DeviceType::Meta && self.numel() > 0
     }
 
-    /// Runs `f` over the iteration: `f(pointers, byte_strides, n)` is called
-    /// for runs of `n` elements along the fastest dimension; `pointers[i]`
-    /// points at operand `i`'s first element of the run (outputs first) and
-    /// `byte_strides[i]` is its step. The operands' storages are borrowed
-    /// for the whole call (outputs exclusively). Afterwards, outputs computed
-    /// in a temporary are copied back. Meta and empty iterations call
-    /// nothing.
+    /// Runs `f` over the iteration on the calling thread:
+    /// `f(pointers, byte_strides, n)` is called for runs of `n` elements
+    /// along the fastest dimension; `pointers[i]` points at operand `i`'s
+    /// first element of the run (outputs first) and `byte_strides[i]` is its
+    /// step. The operands' storages are borrowed for the whole call (outputs
+    /// exclusively). Afterwards, outputs computed in a temporary are copied
+    /// back. Meta and empty iterations call nothing.
     ///
     /// The pointers are valid for the `n` elements at their strides, of the
     /// dtypes [`dtype`](Self::dtype) reports; `f` must read and write them as
     /// such.
     pub fn for_each(&self, mut f: impl FnMut(&[*mut u8], &[i64], usize)) -> Result<()> {
+        let numel = self.numel();
+        self.with_base_pointers(|bases| self.run_range(bases, 0, numel, &mut f))
+    }
+
+    /// [`for_each`](Self::for_each) split over `rayon`'s threads when the
+    /// iteration has at least [`GRAIN_SIZE`] elements (`at::parallel_for`):
+    /// each thread gets one contiguous range of the linearized iteration.
+    /// Runs serially when the iteration is small or when an output could be
+    /// written by two threads at once (an output whose elements overlap, or
+    /// an input that partially overlaps an output). Called from a thread of
+    /// a `rayon` pool, the pieces go to that pool (work stealing nests).
+    pub fn parallel_for_each(&self, f: impl Fn(&[*mut u8], &[i64], usize) + Sync) -> Result<()> {
+        let numel = self.numel();
+        let threads = rayon::current_num_threads() as i64;
+        if numel < GRAIN_SIZE || threads <= 1 || !self.writes_are_disjoint() {
+            return self.for_each(&f);
+        }
+        let chunks = threads.min((numel + GRAIN_SIZE - 1) / GRAIN_SIZE);
+        self.with_base_pointers(|bases| {
+            let bases = SharedPointers(bases);
+            let bases = &bases;
+            rayon::scope(|scope| {
+                for c in 0..chunks {
+                    let f = &f;
+                    scope.spawn(move |_| {
+                        let (begin, end) = (numel * c / chunks, numel * (c + 1) / chunks);
+                        self.run_range(bases.0, begin, end, &mut |p, s, n| f(p, s, n));
+                    });
+                }
+            });
+        })
+    }
+
+    /// Computes every operand's base pointer, borrows the storages, calls
+    /// `body`, releases the borrows and copies temporaries back.
+    fn with_base_pointers(&self, body: impl FnOnce(&[*mut u8])) -> Result<()> {
         if !self.has_data() {
             return Ok(());
         }
         let n = self.operands.len();
-        let mut bases = Vec::with_capacity(n);
-        for op in &self.operands {
+        let mut inline = [std::ptr::null_mut::<u8>(); INLINE_OPERANDS];
+        let mut heap = Vec::new();
+        let bases = scratch(&mut inline, &mut heap, n, std::ptr::null_mut());
+        for (base, op) in bases.iter_mut().zip(&self.operands) {
             let layout = op
                 .tensor
                 .layout()
@@ -455,7 +530,7 @@ impl TensorIterator {
             let elem = op.tensor.dtype().map_or(1, |d| d.element_size());
             // SAFETY: the offset is inside the storage (checked when the view
             // was made).
-            bases.push(unsafe { ptr.as_ptr().add(layout.storage_offset() as usize * elem) });
+            *base = unsafe { ptr.as_ptr().add(layout.storage_offset() as usize * elem) };
         }
         {
             let _borrow = StorageBorrow::new(
@@ -463,44 +538,7 @@ impl TensorIterator {
                     .iter()
                     .filter_map(|op| op.tensor.storage().map(|s| (s, op.is_output))),
             );
-            let ndim = self.loop_shape.len();
-            let inner = if ndim == 0 {
-                1
-            } else {
-                self.loop_shape[0] as usize
-            };
-            let inner_strides: Vec<i64> = self
-                .operands
-                .iter()
-                .map(|op| if ndim == 0 { 0 } else { op.strides[0] })
-                .collect();
-            let mut counter = vec![0i64; ndim.max(1)];
-            let mut ptrs = bases.clone();
-            loop {
-                f(&ptrs, &inner_strides, inner);
-                // Advance the outer dimensions.
-                let mut d = 1;
-                loop {
-                    if d >= ndim {
-                        break;
-                    }
-                    counter[d] += 1;
-                    for (p, op) in ptrs.iter_mut().zip(&self.operands) {
-                        *p = p.wrapping_offset(op.strides[d] as isize);
-                    }
-                    if counter[d] < self.loop_shape[d] {
-                        break;
-                    }
-                    for (p, op) in ptrs.iter_mut().zip(&self.operands) {
-                        *p = p.wrapping_offset(-(op.strides[d] * self.loop_shape[d]) as isize);
-                    }
-                    counter[d] = 0;
-                    d += 1;
-                }
-                if d >= ndim {
-                    break;
-                }
-            }
+            body(bases);
         }
         for op in &self.operands {
             if let Some(target) = &op.copy_back_to {
@@ -508,6 +546,136 @@ impl TensorIterator {
             }
         }
         Ok(())
+    }
+
+    /// Calls `f` for the linear iteration indices `begin..end` (in loop
+    /// order, fastest dimension first), in runs along dimension 0.
+    fn run_range(
+        &self,
+        bases: &[*mut u8],
+        begin: i64,
+        end: i64,
+        f: &mut impl FnMut(&[*mut u8], &[i64], usize),
+    ) {
+        let nops = self.operands.len();
+        let ndim = self.loop_shape.len();
+        let mut inline_ptrs = [std::ptr::null_mut::<u8>(); INLINE_OPERANDS];
+        let mut heap_ptrs = Vec::new();
+        let ptrs = scratch(&mut inline_ptrs, &mut heap_ptrs, nops, std::ptr::null_mut());
+        if ndim == 0 {
+            let zeros = [0i64; INLINE_OPERANDS];
+            let heap_zeros;
+            let zeros: &[i64] = if nops <= INLINE_OPERANDS {
+                &zeros[..nops]
+            } else {
+                heap_zeros = vec![0i64; nops];
+                &heap_zeros
+            };
+            if begin < end {
+                f(bases, zeros, 1);
+            }
+            return;
+        }
+        let mut inline_strides = [0i64; INLINE_OPERANDS];
+        let mut heap_strides = Vec::new();
+        let inner_strides = scratch(&mut inline_strides, &mut heap_strides, nops, 0);
+        for (s, op) in inner_strides.iter_mut().zip(&self.operands) {
+            *s = op.strides[0];
+        }
+        let mut inline_counter = [0i64; INLINE_DIMS];
+        let mut heap_counter = Vec::new();
+        let counter = scratch(&mut inline_counter, &mut heap_counter, ndim, 0);
+        // The multi-index of `begin`.
+        let mut rest = begin;
+        for (c, &size) in counter.iter_mut().zip(&self.loop_shape) {
+            *c = rest % size;
+            rest /= size;
+        }
+        let mut pos = begin;
+        while pos < end {
+            for ((p, &base), op) in ptrs.iter_mut().zip(bases).zip(&self.operands) {
+                let offset: i64 = counter.iter().zip(&op.strides).map(|(c, s)| c * s).sum();
+                *p = base.wrapping_offset(offset as isize);
+            }
+            let run = (self.loop_shape[0] - counter[0]).min(end - pos);
+            f(ptrs, inner_strides, run as usize);
+            pos += run;
+            // Advance the multi-index by `run` (which ends dimension 0's row
+            // or the range).
+            counter[0] += run;
+            let mut d = 0;
+            while d + 1 < ndim && counter[d] == self.loop_shape[d] {
+                counter[d] = 0;
+                counter[d + 1] += 1;
+                d += 1;
+            }
+        }
+    }
+
+    /// Whether splitting the iteration over threads keeps every output
+    /// element written by one thread only: no output has two indices at one
+    /// address, and every input either is disjoint from each output's memory
+    /// or reads it at exactly the output's positions (in-place operations).
+    fn writes_are_disjoint(&self) -> bool {
+        let outputs = &self.operands[..self.noutputs];
+        outputs.iter().all(|out| !self.self_overlaps(out))
+            && self.operands[self.noutputs..].iter().all(|input| {
+                outputs.iter().all(|out| {
+                    let same_positions = input.tensor.storage_offset()
+                        == out.tensor.storage_offset()
+                        && input.strides == out.strides
+                        && input.tensor.dtype() == out.tensor.dtype();
+                    same_positions || !self.memory_ranges_meet(input, out)
+                })
+            })
+    }
+
+    /// Whether two indices of the iteration reach one address of `op`
+    /// (conservatively: dimensions sorted by stride must each step past
+    /// everything the smaller ones reach).
+    fn self_overlaps(&self, op: &Operand) -> bool {
+        let elem = op.tensor.dtype().map_or(1, |d| d.element_size() as i64);
+        let mut dims: Vec<(i64, i64)> = op
+            .strides
+            .iter()
+            .zip(&self.loop_shape)
+            .filter(|(_, &size)| size > 1)
+            .map(|(&stride, &size)| (stride.abs(), size))
+            .collect();
+        dims.sort_unstable();
+        let mut reach = elem;
+        for (stride, size) in dims {
+            if stride < reach {
+                return true;
+            }
+            reach += stride * (size - 1);
+        }
+        false
+    }
+
+    /// Whether the byte ranges `a` and `b` touch in this iteration overlap
+    /// (and they share a storage).
+    fn memory_ranges_meet(&self, a: &Operand, b: &Operand) -> bool {
+        let range = |op: &Operand| -> Option<(usize, i64, i64)> {
+            let storage = op.tensor.storage()?;
+            let key = storage.data_ptr().map_or(0, |p| p.as_ptr() as usize);
+            let elem = op.tensor.dtype().map_or(1, |d| d.element_size() as i64);
+            let start = op.tensor.storage_offset() * elem;
+            let (mut lo, mut hi) = (start, start + elem);
+            for (&stride, &size) in op.strides.iter().zip(&self.loop_shape) {
+                let span = stride * (size - 1);
+                if span < 0 {
+                    lo += span;
+                } else {
+                    hi += span;
+                }
+            }
+            Some((key, lo, hi))
+        };
+        match (range(a), range(b)) {
+            (Some((ka, la, ha)), Some((kb, lb, hb))) => ka == kb && la < hb && lb < ha,
+            _ => false,
+        }
     }
 
     /// Whether every operand is contiguous with its own element size along

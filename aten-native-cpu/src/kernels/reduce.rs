@@ -9,14 +9,17 @@
 //! inputs produce correctly shaped Meta outputs without running loops.
 
 use aten_core::tensor_iterator::convert::to_dtype;
+use aten_core::tensor_iterator::GRAIN_SIZE;
 use aten_core::Tensor;
 use c10_core::tensor_impl::for_each_offset;
 use c10_core::{
     dispatch_dtype, Device, DeviceType, Element, Error, Numeric, Result, Scalar, ScalarType,
     StorageBorrow, TensorBase,
 };
+use rayon::prelude::*;
 
 use super::util::not_implemented;
+use crate::softmax_rows::softmax_rows;
 
 /// Wraps a possibly negative dimension (`maybe_wrap_dim`).
 pub fn wrap_dim(dim: i64, ndim: usize) -> Result<usize> {
@@ -123,11 +126,13 @@ fn dtype_of(t: &Tensor) -> Result<ScalarType> {
 
 /// Folds every kept position of `t` (of element type `T`) with `fold`,
 /// which receives the data pointer and the plan's reduced dims at the base
-/// offset, and writes the results (type `O`) into a new tensor.
+/// offset, and writes the results (type `O`) into a new tensor. With at
+/// least `GRAIN_SIZE` elements to read and several kept positions, the
+/// positions are split over `rayon`'s threads.
 fn reduce_into<T: Element, O: Element>(
     t: &Tensor,
     plan: &Plan,
-    mut fold: impl FnMut(*const T, i64, &[(i64, i64)]) -> O,
+    fold: impl Fn(*const T, i64, &[(i64, i64)]) -> O + Sync,
 ) -> Result<Tensor> {
     let out = TensorBase::empty(&plan.out_shape, O::DTYPE, device(t))?;
     if is_meta(t) || out.numel() == 0 {
@@ -141,17 +146,52 @@ fn reduce_into<T: Element, O: Element>(
         .data_ptr()
         .ok_or_else(|| Error::runtime("tensor has no data"))?
         .as_ptr() as *const T;
-    let mut results = Vec::with_capacity(out.numel() as usize);
-    {
+    let results: Vec<O> = {
         let _borrow = StorageBorrow::new([(storage, false)]);
         let (ks, kst): (Vec<i64>, Vec<i64>) = plan.kept.iter().copied().unzip();
-        for_each_offset(&ks, &kst, plan.offset, |off| {
-            results.push(fold(base, off, &plan.reduced));
-        });
-    }
+        let mut offsets = Vec::with_capacity(out.numel() as usize);
+        for_each_offset(&ks, &kst, plan.offset, |off| offsets.push(off));
+        let parallel = offsets.len() > 1
+            && offsets.len() as i64 * plan.count >= GRAIN_SIZE
+            && rayon::current_num_threads() > 1;
+        if parallel {
+            let base = SharedPtr(base);
+            let (base, fold) = (&base, &fold);
+            offsets
+                .par_iter()
+                .with_min_len((GRAIN_SIZE / plan.count.max(1)).max(1) as usize)
+                .map(|&off| fold(base.0, off, &plan.reduced))
+                .collect()
+        } else {
+            offsets
+                .iter()
+                .map(|&off| fold(base, off, &plan.reduced))
+                .collect()
+        }
+    };
     out.with_data_mut::<O, _>(|dst| dst.copy_from_slice(&results))?;
     Ok(Tensor::from(out))
 }
+
+/// A data pointer used by the threads of a parallel loop: an input they
+/// read, or an output of which each thread writes its own elements.
+struct SharedPtr<T>(*const T);
+
+impl<T> SharedPtr<T> {
+    /// The pointer (a method, so closures capture the whole wrapper).
+    fn get(&self) -> *const T {
+        self.0
+    }
+}
+
+// SAFETY: the pointer addresses a storage that the calling thread borrows
+// (shared for inputs, exclusive for outputs) for the whole parallel loop,
+// which joins every thread before the borrow ends; through it threads only
+// read, or write output elements no other thread touches.
+unsafe impl<T> Sync for SharedPtr<T> {}
+// SAFETY: as for `Sync`: moving the pointer to a thread of the loop is
+// covered by the same borrow and the same disjointness.
+unsafe impl<T> Send for SharedPtr<T> {}
 
 /// Visits the reduced elements at `base + off` in row-major order.
 #[inline]
@@ -167,25 +207,43 @@ fn visit<T: Element>(base: *const T, off: i64, dims: &[(i64, i64)], mut f: impl 
 /// Sums the reduced elements as `f64`, with eight lanes on a contiguous run.
 fn sum_f64<T: Numeric>(base: *const T, off: i64, dims: &[(i64, i64)]) -> f64 {
     if let [(n, 1)] = dims {
-        let n = *n as usize;
-        let mut lanes = [0f64; 8];
-        let chunks = n / 8;
-        for c in 0..chunks {
-            for (l, lane) in lanes.iter_mut().enumerate() {
-                // SAFETY: `off + c*8 + l < off + n`, inside the storage.
-                *lane += unsafe { base.add(off as usize + c * 8 + l).read() }.to_f64();
-            }
-        }
-        let mut total: f64 = lanes.iter().sum();
-        for i in chunks * 8..n {
-            // SAFETY: as above.
-            total += unsafe { base.add(off as usize + i).read() }.to_f64();
-        }
-        return total;
+        // SAFETY: `off` is the run's first element, inside the storage.
+        return sum_contiguous_f64(SharedPtr(unsafe { base.add(off as usize) }), *n as usize);
     }
     let mut acc = 0.0;
     visit(base, off, dims, |x: T| acc += x.to_f64());
     acc
+}
+
+/// Sums `n` consecutive elements as `f64`; runs of at least twice
+/// `GRAIN_SIZE` are halved over `rayon`'s threads.
+fn sum_contiguous_f64<T: Numeric>(start: SharedPtr<T>, n: usize) -> f64 {
+    if n >= 2 * GRAIN_SIZE as usize && rayon::current_num_threads() > 1 {
+        let half = n / 2;
+        // SAFETY: `half < n`, inside the run.
+        let second = SharedPtr(unsafe { start.0.add(half) });
+        let first = SharedPtr(start.0);
+        let (a, b) = rayon::join(
+            move || sum_contiguous_f64(first, half),
+            move || sum_contiguous_f64(second, n - half),
+        );
+        return a + b;
+    }
+    let base = start.0;
+    let mut lanes = [0f64; 8];
+    let chunks = n / 8;
+    for c in 0..chunks {
+        for (l, lane) in lanes.iter_mut().enumerate() {
+            // SAFETY: `c*8 + l < n`: inside the run the caller borrows.
+            *lane += unsafe { base.add(c * 8 + l).read() }.to_f64();
+        }
+    }
+    let mut total: f64 = lanes.iter().sum();
+    for i in chunks * 8..n {
+        // SAFETY: as above.
+        total += unsafe { base.add(i).read() }.to_f64();
+    }
+    total
 }
 
 fn sum_i64<T: Numeric>(base: *const T, off: i64, dims: &[(i64, i64)]) -> i64 {
@@ -531,7 +589,7 @@ pub fn var_correction(
 fn along_dim<I: Element, O: Element>(
     t: &Tensor,
     dim: i64,
-    mut f: impl FnMut((*const I, isize), (*mut O, isize), usize),
+    f: impl Fn((*const I, isize), (*mut O, isize), usize) + Sync,
 ) -> Result<Tensor> {
     let out = TensorBase::empty(t.sizes(), O::DTYPE, device(t))?;
     let d = wrap_dim(dim, t.dim())?;
@@ -572,12 +630,28 @@ fn along_dim<I: Element, O: Element>(
     for_each_offset(&outer_sizes, ol.strides(), 0, |o| out_offsets.push(o));
     {
         let _borrow = StorageBorrow::new([(il.storage(), false), (ol.storage(), true)]);
-        for (io, oo) in in_offsets.iter().zip(&out_offsets) {
+        let (ip, op) = (SharedPtr(ip), SharedPtr(op as *const O));
+        let slice = |(&io, &oo): (&i64, &i64)| {
             // SAFETY: the offsets and the slice of `n` elements at the stride
             // lie inside each storage (from the tensors' own layouts); borrows
-            // are held; the output is a fresh tensor, so it cannot alias.
-            let (i, o) = unsafe { (ip.add(*io as usize), op.add(*oo as usize)) };
+            // are held; the output is a fresh tensor, so it cannot alias, and
+            // different slices write disjoint output elements.
+            let (i, o) = unsafe {
+                (
+                    ip.get().add(io as usize),
+                    (op.get() as *mut O).add(oo as usize),
+                )
+            };
             f((i, is), (o, os), n);
+        };
+        if t.numel() >= GRAIN_SIZE && in_offsets.len() > 1 && rayon::current_num_threads() > 1 {
+            in_offsets
+                .par_iter()
+                .zip(&out_offsets)
+                .with_min_len((GRAIN_SIZE as usize).div_ceil(n.max(1)))
+                .for_each(slice);
+        } else {
+            in_offsets.iter().zip(&out_offsets).for_each(slice);
         }
     }
     Ok(Tensor::from(out))
@@ -618,6 +692,15 @@ fn softmax_like(self_: &Tensor, dim: i64, dtype: Option<ScalarType>, log: bool) 
     if !dt.is_floating_point() {
         return Err(not_implemented(name, dt));
     }
+    let d = wrap_dim(dim, t.dim())?;
+    if dt == ScalarType::Float
+        && t.dim() > 0
+        && d == t.dim() - 1
+        && t.is_contiguous()
+        && !is_meta(&t)
+    {
+        return softmax_lastdim_f32(&t, log);
+    }
     dispatch_dtype!(dt, T => along_dim::<T, T>(&t, dim, |(i, is), (o, os), n| {
         let read = |k: usize| -> f64 {
             // SAFETY: see `along_dim`.
@@ -631,6 +714,29 @@ fn softmax_like(self_: &Tensor, dim: i64, dtype: Option<ScalarType>, log: bool) 
             unsafe { o.offset(k as isize * os).write(T::from_f64(y)) };
         }
     }), _ => Err(not_implemented(name, dt)))
+}
+
+/// Softmax of a contiguous `float32` tensor along its last dimension, rows
+/// split over `rayon`'s threads above `GRAIN_SIZE` elements.
+fn softmax_lastdim_f32(t: &Tensor, log: bool) -> Result<Tensor> {
+    let out = TensorBase::empty(t.sizes(), ScalarType::Float, device(t))?;
+    let n = t.sizes()[t.dim() - 1] as usize;
+    if t.numel() == 0 {
+        return Ok(Tensor::from(out));
+    }
+    t.with_data::<f32, _>(|x| {
+        out.with_data_mut::<f32, _>(|o| {
+            if x.len() >= GRAIN_SIZE as usize && rayon::current_num_threads() > 1 {
+                let rows = (GRAIN_SIZE as usize).div_ceil(n);
+                x.par_chunks(rows * n)
+                    .zip(o.par_chunks_mut(rows * n))
+                    .for_each(|(x, o)| softmax_rows(x, o, n, log));
+            } else {
+                softmax_rows(x, o, n, log);
+            }
+        })
+    })??;
+    Ok(Tensor::from(out))
 }
 
 /// `softmax.int`.

@@ -1,0 +1,115 @@
+//! Kernels split over `rayon`'s threads give the single-threaded results:
+//! elementwise loops bit for bit, reductions within rounding; and iterations
+//! whose output overlaps an input stay on one thread (no data race).
+
+use aten::{ops, Tensor};
+
+fn on_threads<R: Send>(threads: usize, f: impl FnOnce() -> R + Send) -> R {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap()
+        .install(f)
+}
+
+/// The same computation on 1 and 2 threads, as `f32` values.
+fn both(f: impl Fn() -> Tensor + Sync) -> (Vec<f32>, Vec<f32>) {
+    let one = on_threads(1, || f().to_vec::<f32>().unwrap());
+    let two = on_threads(2, || f().to_vec::<f32>().unwrap());
+    (one, two)
+}
+
+fn data(n: usize) -> Vec<f32> {
+    (0..n)
+        .map(|i| ((i * 7919) % 1013) as f32 / 101.0 - 5.0)
+        .collect()
+}
+
+#[test]
+fn elementwise_loops_split_exactly() {
+    let (rows, cols) = (300i64, 400i64);
+    let x = Tensor::from_slice(&data((rows * cols) as usize), &[rows, cols]).unwrap();
+    // A transposed view plus a broadcast row: strided, several dims.
+    let xt = ops::as_strided(&x, &[cols, rows], &[1, cols]).unwrap();
+    let b = Tensor::from_slice(&data(rows as usize), &[rows]).unwrap();
+    let (one, two) = both(|| ops::mul_tensor(&ops::add_tensor(&xt, &b).unwrap(), &xt).unwrap());
+    assert_eq!(one, two);
+    let xv = x.to_vec::<f32>().unwrap();
+    let bv = b.to_vec::<f32>().unwrap();
+    for (k, got) in one.iter().enumerate() {
+        let (c, r) = (k / rows as usize, k % rows as usize);
+        let v = xv[r * cols as usize + c];
+        assert_eq!(*got, (v + bv[r]) * v);
+    }
+}
+
+#[test]
+fn in_place_on_itself_splits() {
+    let n = 200_000;
+    let v = data(n);
+    let x = Tensor::from_slice(&v, &[n as i64]).unwrap();
+    on_threads(2, || x.add_tensor_(&x).unwrap());
+    let got = x.to_vec::<f32>().unwrap();
+    assert!(got.iter().zip(&v).all(|(g, v)| *g == v + v));
+}
+
+#[test]
+fn partially_overlapping_in_place_stays_serial() {
+    // x[1..] += x[..n-1] over one storage: on one thread, in order, every
+    // element adds its already-updated predecessor.
+    let n = 100_000i64;
+    let run = |threads| {
+        let x = Tensor::from_slice(&vec![1i64; n as usize], &[n]).unwrap();
+        let head = ops::as_strided(&x, &[n - 1], &[1]).unwrap();
+        let tail = ops::as_strided_with(
+            &x,
+            &[n - 1],
+            &[1],
+            ops::AsStridedOptions {
+                storage_offset: Some(1),
+            },
+        )
+        .unwrap();
+        on_threads(threads, || tail.add_tensor_(&head).unwrap());
+        x.to_vec::<i64>().unwrap()
+    };
+    let expected: Vec<i64> = (1..=n).collect();
+    assert_eq!(run(1), expected);
+    assert_eq!(run(2), expected);
+}
+
+#[test]
+fn reductions_split_within_rounding() {
+    let v = data(1 << 20);
+    let x = Tensor::from_slice(&v, &[1024, 1024]).unwrap();
+    let want: f64 = v.iter().map(|x| *x as f64).sum();
+    let (one, two) = both(|| ops::sum(&x).unwrap());
+    for got in [one[0], two[0]] {
+        assert!((got as f64 - want).abs() <= 1e-6 * want.abs().max(1.0));
+    }
+    // Many kept positions, reduced over a strided dim.
+    let (one, two) = both(|| ops::mean_dim(&x, Some(&[0])).unwrap());
+    assert_eq!(one.len(), 1024);
+    for (c, (a, b)) in one.iter().zip(&two).enumerate() {
+        let want: f64 = (0..1024).map(|r| v[r * 1024 + c] as f64).sum::<f64>() / 1024.0;
+        assert!((*a as f64 - want).abs() < 1e-5 && a == b);
+    }
+}
+
+#[test]
+fn scans_and_softmax_split_exactly() {
+    let x = Tensor::from_slice(&data(512 * 300), &[512, 300]).unwrap();
+    for dim in [0, 1] {
+        let (one, two) = both(|| ops::softmax_int(&x, dim).unwrap());
+        assert_eq!(one, two);
+        let (one, two) = both(|| ops::log_softmax_int(&x, dim).unwrap());
+        assert_eq!(one, two);
+        let (one, two) = both(|| ops::cumsum(&x, dim).unwrap());
+        assert_eq!(one, two);
+    }
+    // Rows of the last-dim fast path sum to one.
+    let s = ops::softmax_int(&x, 1).unwrap().to_vec::<f32>().unwrap();
+    for row in s.chunks(300) {
+        assert!((row.iter().map(|v| *v as f64).sum::<f64>() - 1.0).abs() < 1e-5);
+    }
+}
