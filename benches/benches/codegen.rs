@@ -1,13 +1,16 @@
 //! `codegen/*`: the `native_functions.yaml` model on PyTorch 2.15's full
 //! file (`conformance/data/pytorch/native_functions.yaml`, 2,590 functions,
 //! 16,000 lines): YAML, every schema, every key and every cross-function
-//! check, as `aten yaml check` and the generators run them. torchgen takes
-//! tens of seconds for the whole of its codegen; loading alone is the part
-//! measured here.
+//! check, as `aten yaml check` and the generators run them; then the whole
+//! of `cargo xtask codegen` on it: rendering the typed API, registrations and
+//! BackendSelect kernels (`generate_unformatted`), and the same followed by
+//! `rustfmt` of every file (`generate_end_to_end`). torchgen takes tens of
+//! seconds for its codegen.
 
 // criterion_group! generates undocumented items.
 #![allow(missing_docs)]
 
+use aten_codegen::gen::{generate, render_files, GenOp};
 use aten_codegen::{NativeFunctions, Tags};
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 
@@ -25,6 +28,27 @@ fn bench(c: &mut Criterion) {
                     .ok()
             });
             black_box(functions.map(|f| f.len()))
+        })
+    });
+    let load = || {
+        let tags = Tags::parse(TAGS, "tags.yaml").unwrap();
+        NativeFunctions::parse(NATIVE_FUNCTIONS, "native_functions.yaml", &tags).unwrap()
+    };
+    group.bench_function("generate_unformatted", |b| {
+        b.iter(|| {
+            let functions = load();
+            let ops: Vec<GenOp> = functions.iter().map(GenOp::from_native).collect();
+            let (files, skipped) = render_files("aten", &ops);
+            black_box((files.len(), skipped.len()))
+        })
+    });
+    group.sample_size(10);
+    group.bench_function("generate_end_to_end", |b| {
+        b.iter(|| {
+            let functions = load();
+            let ops: Vec<GenOp> = functions.iter().map(GenOp::from_native).collect();
+            let (files, skipped) = generate("aten", &ops).unwrap();
+            black_box((files.len(), skipped.len()))
         })
     });
     group.finish();

@@ -409,17 +409,29 @@ pub fn format_rust(code: &str) -> Result<String, String> {
     String::from_utf8(out.stdout).map_err(|e| e.to_string())
 }
 
-/// Renders and formats every generated file.
+/// Renders and formats every generated file (one `rustfmt` per file, run
+/// concurrently).
 pub fn generate(ns: &str, ops: &[GenOp]) -> Result<(Vec<GeneratedFile>, Vec<String>), String> {
     let (files, skipped) = render_files(ns, ops);
-    let files = files
-        .into_iter()
-        .map(|f| {
-            Ok(GeneratedFile {
-                contents: format_rust(&f.contents).map_err(|e| format!("{}: {e}", f.path))?,
-                path: f.path,
+    let files = std::thread::scope(|scope| {
+        let jobs: Vec<_> = files
+            .into_iter()
+            .map(|f| {
+                scope.spawn(move || {
+                    Ok(GeneratedFile {
+                        contents: format_rust(&f.contents)
+                            .map_err(|e| format!("{}: {e}", f.path))?,
+                        path: f.path,
+                    })
+                })
             })
-        })
-        .collect::<Result<Vec<_>, String>>()?;
+            .collect();
+        jobs.into_iter()
+            .map(|job| {
+                job.join()
+                    .unwrap_or_else(|_| Err("rustfmt thread panicked".into()))
+            })
+            .collect::<Result<Vec<_>, String>>()
+    })?;
     Ok((files, skipped))
 }
