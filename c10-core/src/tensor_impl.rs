@@ -41,6 +41,44 @@ impl DimVector {
     }
 }
 
+impl DimVector {
+    /// Keeps the first `len` dimensions.
+    pub fn truncate(&mut self, len: usize) {
+        match self {
+            DimVector::Inline(_, n) => *n = (*n).min(len as u8),
+            DimVector::Heap(v) => v.truncate(len),
+        }
+    }
+}
+
+impl FromIterator<i64> for DimVector {
+    fn from_iter<I: IntoIterator<Item = i64>>(iter: I) -> DimVector {
+        let mut a = [0i64; 6];
+        let mut n = 0;
+        let mut iter = iter.into_iter();
+        for v in iter.by_ref() {
+            if n == 6 {
+                let mut heap = a.to_vec();
+                heap.push(v);
+                heap.extend(iter);
+                return DimVector::Heap(heap);
+            }
+            a[n] = v;
+            n += 1;
+        }
+        DimVector::Inline(a, n as u8)
+    }
+}
+
+impl std::ops::DerefMut for DimVector {
+    fn deref_mut(&mut self) -> &mut [i64] {
+        match self {
+            DimVector::Inline(a, n) => &mut a[..*n as usize],
+            DimVector::Heap(v) => v,
+        }
+    }
+}
+
 impl std::ops::Deref for DimVector {
     type Target = [i64];
     fn deref(&self) -> &[i64] {

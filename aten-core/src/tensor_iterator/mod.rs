@@ -23,6 +23,7 @@
 mod broadcast;
 pub mod convert;
 
+use c10_core::tensor_impl::DimVector;
 use c10_core::type_promotion::ResultTypeState;
 use c10_core::{Device, DeviceType, Error, Result, ScalarType, StorageBorrow, TensorBase};
 
@@ -75,7 +76,7 @@ struct Operand {
     /// For an output computed into a temporary: where to copy it back.
     copy_back_to: Option<Tensor>,
     /// Byte strides in iteration order.
-    strides: Vec<i64>,
+    strides: DimVector,
     is_output: bool,
 }
 
@@ -258,7 +259,7 @@ pub struct TensorIterator {
     device: Device,
 }
 
-fn byte_strides(t: &TensorBase, shape: &[i64]) -> Vec<i64> {
+fn byte_strides(t: &TensorBase, shape: &[i64]) -> DimVector {
     // Strides for the broadcast shape in the operands' own order: leading
     // missing dims and size-1 dims broadcast with stride 0.
     let elem = t.dtype().map_or(1, |d| d.element_size() as i64);
@@ -338,7 +339,7 @@ impl TensorIterator {
         // 4. Dimension order (fastest first), from the inputs and any output
         // that keeps its shape.
         let keeps_shape = |o: &Option<Tensor>| o.as_ref().is_some_and(|o| o.sizes() == full_shape);
-        let mut order_strides: Vec<Vec<i64>> = Vec::new();
+        let mut order_strides: Vec<DimVector> = Vec::new();
         for o in config.outputs.iter().filter(|o| keeps_shape(o)).flatten() {
             order_strides.push(byte_strides(o, &full_shape));
         }
@@ -594,7 +595,11 @@ impl TensorIterator {
         let mut pos = begin;
         while pos < end {
             for ((p, &base), op) in ptrs.iter_mut().zip(bases).zip(&self.operands) {
-                let offset: i64 = counter.iter().zip(&op.strides).map(|(c, s)| c * s).sum();
+                let offset: i64 = counter
+                    .iter()
+                    .zip(op.strides.iter())
+                    .map(|(c, s)| c * s)
+                    .sum();
                 *p = base.wrapping_offset(offset as isize);
             }
             let run = (self.loop_shape[0] - counter[0]).min(end - pos);
@@ -723,7 +728,7 @@ fn strides_following(shape: &[i64], perm: &[usize]) -> Vec<i64> {
 /// `reorder_dimensions`: the dimension order, fastest first. Starts from the
 /// reversed order and insertion-sorts by the operands' strides (ties broken
 /// by size), ignoring zero strides.
-fn reorder_dimensions(shape: &[i64], strides: &[Vec<i64>]) -> Vec<usize> {
+fn reorder_dimensions(shape: &[i64], strides: &[DimVector]) -> Vec<usize> {
     let ndim = shape.len();
     let mut perm: Vec<usize> = (0..ndim).rev().collect();
     if ndim <= 1 {
