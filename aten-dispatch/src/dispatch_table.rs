@@ -23,6 +23,7 @@
 //! fall through for some backends only, so the masks are kept per backend
 //! when they differ.
 
+use std::borrow::Cow;
 use std::sync::{Arc, OnceLock};
 
 use c10_core::dispatch_key_set::{
@@ -193,23 +194,29 @@ pub(crate) fn compute_entry(
     fallbacks: &Fallbacks,
     k: DispatchKey,
 ) -> (Option<Arc<AnnotatedKernel>>, Provenance) {
-    compute_entry_at(kernels, fallbacks, k.dispatch_table_index())
+    let (entry, provenance) = compute_entry_at(kernels, fallbacks, k.dispatch_table_index());
+    (entry.map(Cow::into_owned), provenance)
 }
 
-fn compute_entry_at(
-    kernels: &KernelLists,
-    fallbacks: &Fallbacks,
+/// A computed entry: usually a kernel of the operator's lists or a fallback
+/// (borrowed, so refreshing a table touches no reference count), sometimes
+/// a kernel made for the slot (the ambiguous AutogradOther marker).
+type Entry<'a> = Option<Cow<'a, Arc<AnnotatedKernel>>>;
+
+fn compute_entry_at<'a>(
+    kernels: &'a KernelLists,
+    fallbacks: &'a Fallbacks,
     slot: usize,
-) -> (Option<Arc<AnnotatedKernel>>, Provenance) {
+) -> (Entry<'a>, Provenance) {
     let f = &facts_by_slot()[slot];
     let k = f.key;
     let hit = |alias: DispatchKey, provenance: Provenance| {
         kernels
             .front(alias)
-            .map(|kernel| (Some(Arc::clone(kernel)), provenance))
+            .map(|kernel| (Some(Cow::Borrowed(kernel)), provenance))
     };
     if let Some(kernel) = kernels.front(k) {
-        return (Some(Arc::clone(kernel)), Provenance::Kernel);
+        return (Some(Cow::Borrowed(kernel)), Provenance::Kernel);
     }
     if f.in_ceanf {
         if let Some(r) = hit(
@@ -243,14 +250,14 @@ fn compute_entry_at(
                     |f| Arc::clone(&f.debug),
                 );
                 return (
-                    Some(AnnotatedKernel::ambiguous_autograd_other(debug)),
+                    Some(Cow::Owned(AnnotatedKernel::ambiguous_autograd_other(debug))),
                     Provenance::AmbiguousAutogradOther,
                 );
             }
             let has_backend_kernel = kernels.has(DispatchKey::CompositeExplicitAutograd)
                 || kernels.has_any(f.backends_from_autograd);
             if !has_backend_kernel {
-                return (Some(Arc::clone(kernel)), Provenance::MathKernel);
+                return (Some(Cow::Borrowed(kernel)), Provenance::MathKernel);
             }
         }
     }
@@ -268,7 +275,7 @@ fn compute_entry_at(
         }
     }
     if let Some(fallback) = &fallbacks[slot] {
-        return (Some(Arc::clone(fallback)), Provenance::BackendFallback);
+        return (Some(Cow::Borrowed(fallback)), Provenance::BackendFallback);
     }
     (None, Provenance::Missing)
 }
@@ -335,7 +342,7 @@ impl DispatchTable {
         self.kernels.get(i.wrapping_sub(1))
     }
 
-    fn set_slot(&mut self, index: usize, kernel: Option<Arc<AnnotatedKernel>>) {
+    fn set_slot(&mut self, index: usize, kernel: Entry<'_>) {
         self.slots[index] = match kernel {
             None => 0,
             Some(k) => match self
@@ -346,7 +353,7 @@ impl DispatchTable {
             {
                 Some(i) => i as u8 + 1,
                 None => {
-                    self.kernels.push(k);
+                    self.kernels.push(k.into_owned());
                     self.kernels.len() as u8
                 }
             },
