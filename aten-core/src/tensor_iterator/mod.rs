@@ -619,11 +619,17 @@ impl TensorIterator {
 
     /// Whether splitting the iteration over threads keeps every output
     /// element written by one thread only: no output has two indices at one
-    /// address, and every input either is disjoint from each output's memory
-    /// or reads it at exactly the output's positions (in-place operations).
+    /// address, outputs do not share memory, and every input either is
+    /// disjoint from each output's memory or reads it at exactly the
+    /// output's positions (in-place operations).
     fn writes_are_disjoint(&self) -> bool {
         let outputs = &self.operands[..self.noutputs];
         outputs.iter().all(|out| !self.self_overlaps(out))
+            && outputs.iter().enumerate().all(|(i, a)| {
+                outputs[i + 1..]
+                    .iter()
+                    .all(|b| !self.memory_ranges_meet(a, b))
+            })
             && self.operands[self.noutputs..].iter().all(|input| {
                 outputs.iter().all(|out| {
                     let same_positions = input.tensor.storage_offset()
