@@ -139,46 +139,34 @@ fn check_integer_divisors(iter: &TensorIterator) -> Result<()> {
     Ok(())
 }
 
-/// `floor` division of floats as PyTorch computes it (`div_floor_floating`).
-fn div_floor_f64(a: f64, b: f64) -> f64 {
-    if b == 0.0 {
-        return a / b;
-    }
-    let m = a % b;
-    let mut div = (a - m) / b;
-    if m != 0.0 && (b < 0.0) != (m < 0.0) {
-        div -= 1.0;
-    }
-    if div != 0.0 {
-        let mut f = div.floor();
-        if div - f > 0.5 {
-            f += 1.0;
+/// Defines `floor` division of one float type as PyTorch computes it
+/// (`div_floor_floating`).
+macro_rules! div_floor {
+    ($name:ident, $t:ty) => {
+        fn $name(a: $t, b: $t) -> $t {
+            if b == 0.0 {
+                return a / b;
+            }
+            let m = a % b;
+            let mut div = (a - m) / b;
+            if m != 0.0 && (b < 0.0) != (m < 0.0) {
+                div -= 1.0;
+            }
+            if div != 0.0 {
+                let mut f = div.floor();
+                if div - f > 0.5 {
+                    f += 1.0;
+                }
+                f
+            } else {
+                (0.0 as $t).copysign(a / b)
+            }
         }
-        f
-    } else {
-        0.0f64.copysign(a / b)
-    }
+    };
 }
 
-fn div_floor_f32(a: f32, b: f32) -> f32 {
-    if b == 0.0 {
-        return a / b;
-    }
-    let m = a % b;
-    let mut div = (a - m) / b;
-    if m != 0.0 && (b < 0.0) != (m < 0.0) {
-        div -= 1.0;
-    }
-    if div != 0.0 {
-        let mut f = div.floor();
-        if div - f > 0.5 {
-            f += 1.0;
-        }
-        f
-    } else {
-        0.0f32.copysign(a / b)
-    }
-}
+div_floor!(div_floor_f64, f64);
+div_floor!(div_floor_f32, f32);
 
 /// Integer division with the given rounding; wraps on `MIN / -1`.
 fn div_int(a: i64, b: i64, rounding: Rounding) -> i64 {
