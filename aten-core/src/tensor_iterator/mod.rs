@@ -560,29 +560,22 @@ impl TensorIterator {
     ) {
         let nops = self.operands.len();
         let ndim = self.loop_shape.len();
-        let mut inline_ptrs = [std::ptr::null_mut::<u8>(); INLINE_OPERANDS];
-        let mut heap_ptrs = Vec::new();
-        let ptrs = scratch(&mut inline_ptrs, &mut heap_ptrs, nops, std::ptr::null_mut());
-        if ndim == 0 {
-            let zeros = [0i64; INLINE_OPERANDS];
-            let heap_zeros;
-            let zeros: &[i64] = if nops <= INLINE_OPERANDS {
-                &zeros[..nops]
-            } else {
-                heap_zeros = vec![0i64; nops];
-                &heap_zeros
-            };
-            if begin < end {
-                f(bases, zeros, 1);
-            }
-            return;
-        }
+        // Step along dimension 0 (a 0-dim iteration is one element).
         let mut inline_strides = [0i64; INLINE_OPERANDS];
         let mut heap_strides = Vec::new();
         let inner_strides = scratch(&mut inline_strides, &mut heap_strides, nops, 0);
+        if ndim == 0 {
+            if begin < end {
+                f(bases, inner_strides, 1);
+            }
+            return;
+        }
         for (s, op) in inner_strides.iter_mut().zip(&self.operands) {
             *s = op.strides[0];
         }
+        let mut inline_ptrs = [std::ptr::null_mut::<u8>(); INLINE_OPERANDS];
+        let mut heap_ptrs = Vec::new();
+        let ptrs = scratch(&mut inline_ptrs, &mut heap_ptrs, nops, std::ptr::null_mut());
         let mut inline_counter = [0i64; INLINE_DIMS];
         let mut heap_counter = Vec::new();
         let counter = scratch(&mut inline_counter, &mut heap_counter, ndim, 0);
