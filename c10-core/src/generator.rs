@@ -3,7 +3,7 @@
 //! factory kernels (issue #7); here it is a value that can be passed through
 //! `IValue`s and shared between calls.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::device::Device;
 
@@ -74,8 +74,40 @@ impl Generator {
         })
     }
 
+    /// The `i`-th 64-bit value of the stream of `seed` (a counter-based
+    /// stream: any range of it can be produced independently, so kernels
+    /// fill tensors in parallel and reproducibly).
+    #[inline]
+    pub fn random_at(seed: u64, i: u64) -> u64 {
+        splitmix64(seed ^ splitmix64(i.wrapping_add(0x9E37_79B9_7F4A_7C15)))
+    }
+
+    /// The process-wide default CPU generator (`default_generator`),
+    /// seeded with PyTorch's default seed until [`manual_seed`] is called.
+    pub fn default_cpu() -> &'static Generator {
+        static DEFAULT: OnceLock<Generator> = OnceLock::new();
+        DEFAULT.get_or_init(|| Generator::new(Device::CPU, DEFAULT_SEED))
+    }
+
     /// Whether both handles share one generator.
     pub fn is_same(&self, other: &Generator) -> bool {
         Arc::ptr_eq(&self.inner, &other.inner)
     }
+}
+
+/// PyTorch's default seed of the CPU generator.
+pub const DEFAULT_SEED: u64 = 67_280_421_310_721;
+
+/// `torch.manual_seed(seed)`: reseeds the default CPU generator.
+pub fn manual_seed(seed: u64) {
+    Generator::default_cpu().set_current_seed(seed);
+}
+
+/// SplitMix64's finaliser: a bijective mix of 64 bits.
+#[inline]
+fn splitmix64(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
 }

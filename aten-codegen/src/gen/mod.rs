@@ -66,11 +66,22 @@ impl GenOp {
         GenOp {
             schema,
             tags: f.tags.clone(),
+            // The implicit CompositeImplicitAutograd entry (a function
+            // without `dispatch:`) names its kernel after the function; Rust
+            // has no overloading, so the kernel takes the API's name
+            // (`flatten_using_ints`).
             dispatch: f
                 .dispatch
                 .iter()
-                .filter(|d| !d.implicit)
-                .map(|d| (d.key, d.kernel.clone()))
+                .map(|d| {
+                    let kernel = if d.implicit {
+                        let base = f.func.name().rsplit("::").next().unwrap_or_default();
+                        names::function_name(base, f.func.overload_name())
+                    } else {
+                        d.kernel.clone()
+                    };
+                    (d.key, kernel)
+                })
                 .collect(),
             method: f.variants.contains(Variant::Method),
             structured: f.structured,

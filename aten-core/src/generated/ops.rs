@@ -2271,3 +2271,1722 @@ pub fn copy_(self_: &Tensor, src: &Tensor) -> Result<Tensor> {
 pub fn copy_with_(self_: &Tensor, src: &Tensor, options: CopyInplaceOptions) -> Result<Tensor> {
     copy_op_()?.call((self_, src, options.non_blocking))
 }
+
+/// The typed dispatcher handle of `aten::view.`, looked up once.
+pub fn view_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static [i64]), Tensor>>
+{
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static [i64]), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::view", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::view(Tensor(a) self, SymInt[] size) -> Tensor(a)`
+pub fn view(self_: &Tensor, size: &[i64]) -> Result<Tensor> {
+    view_op()?.call((self_, size))
+}
+
+/// The typed dispatcher handle of `aten::reshape.`, looked up once.
+pub fn reshape_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static [i64]), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static [i64]), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::reshape", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)`
+pub fn reshape(self_: &Tensor, shape: &[i64]) -> Result<Tensor> {
+    reshape_op()?.call((self_, shape))
+}
+
+/// The typed dispatcher handle of `aten::alias.`, looked up once.
+pub fn alias_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::alias", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::alias(Tensor(a) self) -> Tensor(a)`
+pub fn alias(self_: &Tensor) -> Result<Tensor> {
+    alias_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::t.`, looked up once.
+pub fn t_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::t", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::t(Tensor(a) self) -> Tensor(a)`
+pub fn t(self_: &Tensor) -> Result<Tensor> {
+    t_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::transpose.int`, looked up once.
+pub fn transpose_int_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, i64), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, i64, i64), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::transpose", "int"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)`
+pub fn transpose_int(self_: &Tensor, dim0: i64, dim1: i64) -> Result<Tensor> {
+    transpose_int_op()?.call((self_, dim0, dim1))
+}
+
+/// The typed dispatcher handle of `aten::permute.`, looked up once.
+pub fn permute_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static [i64]), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static [i64]), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::permute", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::permute(Tensor(a) self, int[] dims) -> Tensor(a)`
+pub fn permute(self_: &Tensor, dims: &[i64]) -> Result<Tensor> {
+    permute_op()?.call((self_, dims))
+}
+
+/// The typed dispatcher handle of `aten::flatten.using_ints`, looked up once.
+pub fn flatten_using_ints_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, i64), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, i64, i64), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::flatten", "using_ints"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`flatten_using_ints_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct FlattenUsingIntsOptions {
+    /// `start_dim`.
+    pub start_dim: i64,
+    /// `end_dim`.
+    pub end_dim: i64,
+}
+
+impl Default for FlattenUsingIntsOptions {
+    fn default() -> Self {
+        FlattenUsingIntsOptions {
+            start_dim: 0,
+            end_dim: -1,
+        }
+    }
+}
+
+/// `aten::flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)`
+pub fn flatten_using_ints(self_: &Tensor) -> Result<Tensor> {
+    flatten_using_ints_with(self_, FlattenUsingIntsOptions::default())
+}
+
+/// `aten::flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)`
+pub fn flatten_using_ints_with(self_: &Tensor, options: FlattenUsingIntsOptions) -> Result<Tensor> {
+    flatten_using_ints_op()?.call((self_, options.start_dim, options.end_dim))
+}
+
+/// The typed dispatcher handle of `aten::unsqueeze.`, looked up once.
+pub fn unsqueeze_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, i64), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::unsqueeze", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::unsqueeze(Tensor(a) self, int dim) -> Tensor(a)`
+pub fn unsqueeze(self_: &Tensor, dim: i64) -> Result<Tensor> {
+    unsqueeze_op()?.call((self_, dim))
+}
+
+/// The typed dispatcher handle of `aten::squeeze.`, looked up once.
+pub fn squeeze_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::squeeze", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::squeeze(Tensor(a) self) -> Tensor(a)`
+pub fn squeeze(self_: &Tensor) -> Result<Tensor> {
+    squeeze_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::squeeze.dim`, looked up once.
+pub fn squeeze_dim_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, i64), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::squeeze", "dim"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)`
+pub fn squeeze_dim(self_: &Tensor, dim: i64) -> Result<Tensor> {
+    squeeze_dim_op()?.call((self_, dim))
+}
+
+/// The typed dispatcher handle of `aten::squeeze.dims`, looked up once.
+pub fn squeeze_dims_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static [i64]), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static [i64]), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::squeeze", "dims"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)`
+pub fn squeeze_dims(self_: &Tensor, dim: &[i64]) -> Result<Tensor> {
+    squeeze_dims_op()?.call((self_, dim))
+}
+
+/// The typed dispatcher handle of `aten::select.int`, looked up once.
+pub fn select_int_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, i64), Tensor>>
+{
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, i64, i64), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::select", "int"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)`
+pub fn select_int(self_: &Tensor, dim: i64, index: i64) -> Result<Tensor> {
+    select_int_op()?.call((self_, dim, index))
+}
+
+/// The typed dispatcher handle of `aten::slice.Tensor`, looked up once.
+pub fn slice_tensor_op() -> Result<
+    &'static TypedOperatorHandle<(&'static Tensor, i64, Option<i64>, Option<i64>, i64), Tensor>,
+> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, i64, Option<i64>, Option<i64>, i64), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::slice", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`slice_tensor_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct SliceTensorOptions {
+    /// `dim`.
+    pub dim: i64,
+    /// `start`.
+    pub start: Option<i64>,
+    /// `end`.
+    pub end: Option<i64>,
+    /// `step`.
+    pub step: i64,
+}
+
+impl Default for SliceTensorOptions {
+    fn default() -> Self {
+        SliceTensorOptions {
+            dim: 0,
+            start: None,
+            end: None,
+            step: 1,
+        }
+    }
+}
+
+/// `aten::slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)`
+pub fn slice_tensor(self_: &Tensor) -> Result<Tensor> {
+    slice_tensor_with(self_, SliceTensorOptions::default())
+}
+
+/// `aten::slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)`
+pub fn slice_tensor_with(self_: &Tensor, options: SliceTensorOptions) -> Result<Tensor> {
+    slice_tensor_op()?.call((self_, options.dim, options.start, options.end, options.step))
+}
+
+/// The typed dispatcher handle of `aten::narrow.`, looked up once.
+pub fn narrow_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, i64, i64), Tensor>>
+{
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, i64, i64, i64), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::narrow", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)`
+pub fn narrow(self_: &Tensor, dim: i64, start: i64, length: i64) -> Result<Tensor> {
+    narrow_op()?.call((self_, dim, start, length))
+}
+
+/// The typed dispatcher handle of `aten::expand.`, looked up once.
+pub fn expand_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static [i64], bool), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static [i64], bool), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::expand", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`expand_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct ExpandOptions {
+    /// `implicit`.
+    pub implicit: bool,
+}
+
+impl Default for ExpandOptions {
+    fn default() -> Self {
+        ExpandOptions { implicit: false }
+    }
+}
+
+/// `aten::expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)`
+pub fn expand(self_: &Tensor, size: &[i64]) -> Result<Tensor> {
+    expand_with(self_, size, ExpandOptions::default())
+}
+
+/// `aten::expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)`
+pub fn expand_with(self_: &Tensor, size: &[i64], options: ExpandOptions) -> Result<Tensor> {
+    expand_op()?.call((self_, size, options.implicit))
+}
+
+/// The typed dispatcher handle of `aten::split.Tensor`, looked up once.
+pub fn split_tensor_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, i64), Vec<Tensor>>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, i64, i64), Vec<Tensor>>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::split", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`split_tensor_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct SplitTensorOptions {
+    /// `dim`.
+    pub dim: i64,
+}
+
+impl Default for SplitTensorOptions {
+    fn default() -> Self {
+        SplitTensorOptions { dim: 0 }
+    }
+}
+
+/// `aten::split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]`
+pub fn split_tensor(self_: &Tensor, split_size: i64) -> Result<Vec<Tensor>> {
+    split_tensor_with(self_, split_size, SplitTensorOptions::default())
+}
+
+/// `aten::split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]`
+pub fn split_tensor_with(
+    self_: &Tensor,
+    split_size: i64,
+    options: SplitTensorOptions,
+) -> Result<Vec<Tensor>> {
+    split_tensor_op()?.call((self_, split_size, options.dim))
+}
+
+/// The typed dispatcher handle of `aten::ones.`, looked up once.
+pub fn ones_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static [i64],
+            Option<ScalarType>,
+            Option<Layout>,
+            Option<Device>,
+            Option<bool>,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static [i64],
+                    Option<ScalarType>,
+                    Option<Layout>,
+                    Option<Device>,
+                    Option<bool>,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::ones", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`ones_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct OnesOptions {
+    /// `dtype`.
+    pub dtype: Option<ScalarType>,
+    /// `layout`.
+    pub layout: Option<Layout>,
+    /// `device`.
+    pub device: Option<Device>,
+    /// `pin_memory`.
+    pub pin_memory: Option<bool>,
+}
+
+impl Default for OnesOptions {
+    fn default() -> Self {
+        OnesOptions {
+            dtype: None,
+            layout: None,
+            device: None,
+            pin_memory: None,
+        }
+    }
+}
+
+/// `aten::ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+pub fn ones(size: &[i64]) -> Result<Tensor> {
+    ones_with(size, OnesOptions::default())
+}
+
+/// `aten::ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+pub fn ones_with(size: &[i64], options: OnesOptions) -> Result<Tensor> {
+    ones_op()?.call((
+        size,
+        options.dtype,
+        options.layout,
+        options.device,
+        options.pin_memory,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::full.`, looked up once.
+pub fn full_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static [i64],
+            Scalar,
+            Option<ScalarType>,
+            Option<Layout>,
+            Option<Device>,
+            Option<bool>,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static [i64],
+                    Scalar,
+                    Option<ScalarType>,
+                    Option<Layout>,
+                    Option<Device>,
+                    Option<bool>,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::full", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`full_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct FullOptions {
+    /// `dtype`.
+    pub dtype: Option<ScalarType>,
+    /// `layout`.
+    pub layout: Option<Layout>,
+    /// `device`.
+    pub device: Option<Device>,
+    /// `pin_memory`.
+    pub pin_memory: Option<bool>,
+}
+
+impl Default for FullOptions {
+    fn default() -> Self {
+        FullOptions {
+            dtype: None,
+            layout: None,
+            device: None,
+            pin_memory: None,
+        }
+    }
+}
+
+/// `aten::full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+pub fn full(size: &[i64], fill_value: Scalar) -> Result<Tensor> {
+    full_with(size, fill_value, FullOptions::default())
+}
+
+/// `aten::full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+pub fn full_with(size: &[i64], fill_value: Scalar, options: FullOptions) -> Result<Tensor> {
+    full_op()?.call((
+        size,
+        fill_value,
+        options.dtype,
+        options.layout,
+        options.device,
+        options.pin_memory,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::empty_like.`, looked up once.
+pub fn empty_like_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            Option<ScalarType>,
+            Option<Layout>,
+            Option<Device>,
+            Option<bool>,
+            Option<MemoryFormat>,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    Option<ScalarType>,
+                    Option<Layout>,
+                    Option<Device>,
+                    Option<bool>,
+                    Option<MemoryFormat>,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::empty_like", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`empty_like_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct EmptyLikeOptions {
+    /// `dtype`.
+    pub dtype: Option<ScalarType>,
+    /// `layout`.
+    pub layout: Option<Layout>,
+    /// `device`.
+    pub device: Option<Device>,
+    /// `pin_memory`.
+    pub pin_memory: Option<bool>,
+    /// `memory_format`.
+    pub memory_format: Option<MemoryFormat>,
+}
+
+impl Default for EmptyLikeOptions {
+    fn default() -> Self {
+        EmptyLikeOptions {
+            dtype: None,
+            layout: None,
+            device: None,
+            pin_memory: None,
+            memory_format: None,
+        }
+    }
+}
+
+/// `aten::empty_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor`
+pub fn empty_like(self_: &Tensor) -> Result<Tensor> {
+    empty_like_with(self_, EmptyLikeOptions::default())
+}
+
+/// `aten::empty_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor`
+pub fn empty_like_with(self_: &Tensor, options: EmptyLikeOptions) -> Result<Tensor> {
+    empty_like_op()?.call((
+        self_,
+        options.dtype,
+        options.layout,
+        options.device,
+        options.pin_memory,
+        options.memory_format,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::full_like.`, looked up once.
+pub fn full_like_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            Scalar,
+            Option<ScalarType>,
+            Option<Layout>,
+            Option<Device>,
+            Option<bool>,
+            Option<MemoryFormat>,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    Scalar,
+                    Option<ScalarType>,
+                    Option<Layout>,
+                    Option<Device>,
+                    Option<bool>,
+                    Option<MemoryFormat>,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::full_like", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`full_like_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct FullLikeOptions {
+    /// `dtype`.
+    pub dtype: Option<ScalarType>,
+    /// `layout`.
+    pub layout: Option<Layout>,
+    /// `device`.
+    pub device: Option<Device>,
+    /// `pin_memory`.
+    pub pin_memory: Option<bool>,
+    /// `memory_format`.
+    pub memory_format: Option<MemoryFormat>,
+}
+
+impl Default for FullLikeOptions {
+    fn default() -> Self {
+        FullLikeOptions {
+            dtype: None,
+            layout: None,
+            device: None,
+            pin_memory: None,
+            memory_format: None,
+        }
+    }
+}
+
+/// `aten::full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor`
+pub fn full_like(self_: &Tensor, fill_value: Scalar) -> Result<Tensor> {
+    full_like_with(self_, fill_value, FullLikeOptions::default())
+}
+
+/// `aten::full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor`
+pub fn full_like_with(
+    self_: &Tensor,
+    fill_value: Scalar,
+    options: FullLikeOptions,
+) -> Result<Tensor> {
+    full_like_op()?.call((
+        self_,
+        fill_value,
+        options.dtype,
+        options.layout,
+        options.device,
+        options.pin_memory,
+        options.memory_format,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::zeros_like.`, looked up once.
+pub fn zeros_like_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            Option<ScalarType>,
+            Option<Layout>,
+            Option<Device>,
+            Option<bool>,
+            Option<MemoryFormat>,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    Option<ScalarType>,
+                    Option<Layout>,
+                    Option<Device>,
+                    Option<bool>,
+                    Option<MemoryFormat>,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::zeros_like", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`zeros_like_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct ZerosLikeOptions {
+    /// `dtype`.
+    pub dtype: Option<ScalarType>,
+    /// `layout`.
+    pub layout: Option<Layout>,
+    /// `device`.
+    pub device: Option<Device>,
+    /// `pin_memory`.
+    pub pin_memory: Option<bool>,
+    /// `memory_format`.
+    pub memory_format: Option<MemoryFormat>,
+}
+
+impl Default for ZerosLikeOptions {
+    fn default() -> Self {
+        ZerosLikeOptions {
+            dtype: None,
+            layout: None,
+            device: None,
+            pin_memory: None,
+            memory_format: None,
+        }
+    }
+}
+
+/// `aten::zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor`
+pub fn zeros_like(self_: &Tensor) -> Result<Tensor> {
+    zeros_like_with(self_, ZerosLikeOptions::default())
+}
+
+/// `aten::zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor`
+pub fn zeros_like_with(self_: &Tensor, options: ZerosLikeOptions) -> Result<Tensor> {
+    zeros_like_op()?.call((
+        self_,
+        options.dtype,
+        options.layout,
+        options.device,
+        options.pin_memory,
+        options.memory_format,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::ones_like.`, looked up once.
+pub fn ones_like_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            Option<ScalarType>,
+            Option<Layout>,
+            Option<Device>,
+            Option<bool>,
+            Option<MemoryFormat>,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    Option<ScalarType>,
+                    Option<Layout>,
+                    Option<Device>,
+                    Option<bool>,
+                    Option<MemoryFormat>,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::ones_like", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`ones_like_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct OnesLikeOptions {
+    /// `dtype`.
+    pub dtype: Option<ScalarType>,
+    /// `layout`.
+    pub layout: Option<Layout>,
+    /// `device`.
+    pub device: Option<Device>,
+    /// `pin_memory`.
+    pub pin_memory: Option<bool>,
+    /// `memory_format`.
+    pub memory_format: Option<MemoryFormat>,
+}
+
+impl Default for OnesLikeOptions {
+    fn default() -> Self {
+        OnesLikeOptions {
+            dtype: None,
+            layout: None,
+            device: None,
+            pin_memory: None,
+            memory_format: None,
+        }
+    }
+}
+
+/// `aten::ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor`
+pub fn ones_like(self_: &Tensor) -> Result<Tensor> {
+    ones_like_with(self_, OnesLikeOptions::default())
+}
+
+/// `aten::ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor`
+pub fn ones_like_with(self_: &Tensor, options: OnesLikeOptions) -> Result<Tensor> {
+    ones_like_op()?.call((
+        self_,
+        options.dtype,
+        options.layout,
+        options.device,
+        options.pin_memory,
+        options.memory_format,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::arange.`, looked up once.
+pub fn arange_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            Scalar,
+            Option<ScalarType>,
+            Option<Layout>,
+            Option<Device>,
+            Option<bool>,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    Scalar,
+                    Option<ScalarType>,
+                    Option<Layout>,
+                    Option<Device>,
+                    Option<bool>,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::arange", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`arange_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct ArangeOptions {
+    /// `dtype`.
+    pub dtype: Option<ScalarType>,
+    /// `layout`.
+    pub layout: Option<Layout>,
+    /// `device`.
+    pub device: Option<Device>,
+    /// `pin_memory`.
+    pub pin_memory: Option<bool>,
+}
+
+impl Default for ArangeOptions {
+    fn default() -> Self {
+        ArangeOptions {
+            dtype: None,
+            layout: None,
+            device: None,
+            pin_memory: None,
+        }
+    }
+}
+
+/// `aten::arange(Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+pub fn arange(end: Scalar) -> Result<Tensor> {
+    arange_with(end, ArangeOptions::default())
+}
+
+/// `aten::arange(Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+pub fn arange_with(end: Scalar, options: ArangeOptions) -> Result<Tensor> {
+    arange_op()?.call((
+        end,
+        options.dtype,
+        options.layout,
+        options.device,
+        options.pin_memory,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::arange.start`, looked up once.
+pub fn arange_start_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            Scalar,
+            Scalar,
+            Option<ScalarType>,
+            Option<Layout>,
+            Option<Device>,
+            Option<bool>,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    Scalar,
+                    Scalar,
+                    Option<ScalarType>,
+                    Option<Layout>,
+                    Option<Device>,
+                    Option<bool>,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::arange", "start"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`arange_start_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct ArangeStartOptions {
+    /// `dtype`.
+    pub dtype: Option<ScalarType>,
+    /// `layout`.
+    pub layout: Option<Layout>,
+    /// `device`.
+    pub device: Option<Device>,
+    /// `pin_memory`.
+    pub pin_memory: Option<bool>,
+}
+
+impl Default for ArangeStartOptions {
+    fn default() -> Self {
+        ArangeStartOptions {
+            dtype: None,
+            layout: None,
+            device: None,
+            pin_memory: None,
+        }
+    }
+}
+
+/// `aten::arange.start(Scalar start, Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+pub fn arange_start(start: Scalar, end: Scalar) -> Result<Tensor> {
+    arange_start_with(start, end, ArangeStartOptions::default())
+}
+
+/// `aten::arange.start(Scalar start, Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+pub fn arange_start_with(
+    start: Scalar,
+    end: Scalar,
+    options: ArangeStartOptions,
+) -> Result<Tensor> {
+    arange_start_op()?.call((
+        start,
+        end,
+        options.dtype,
+        options.layout,
+        options.device,
+        options.pin_memory,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::arange.start_step`, looked up once.
+pub fn arange_start_step_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            Scalar,
+            Scalar,
+            Scalar,
+            Option<ScalarType>,
+            Option<Layout>,
+            Option<Device>,
+            Option<bool>,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    Scalar,
+                    Scalar,
+                    Scalar,
+                    Option<ScalarType>,
+                    Option<Layout>,
+                    Option<Device>,
+                    Option<bool>,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::arange", "start_step"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`arange_start_step_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct ArangeStartStepOptions {
+    /// `step`.
+    pub step: Scalar,
+    /// `dtype`.
+    pub dtype: Option<ScalarType>,
+    /// `layout`.
+    pub layout: Option<Layout>,
+    /// `device`.
+    pub device: Option<Device>,
+    /// `pin_memory`.
+    pub pin_memory: Option<bool>,
+}
+
+impl Default for ArangeStartStepOptions {
+    fn default() -> Self {
+        ArangeStartStepOptions {
+            step: Scalar::Int(1),
+            dtype: None,
+            layout: None,
+            device: None,
+            pin_memory: None,
+        }
+    }
+}
+
+/// `aten::arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+pub fn arange_start_step(start: Scalar, end: Scalar) -> Result<Tensor> {
+    arange_start_step_with(start, end, ArangeStartStepOptions::default())
+}
+
+/// `aten::arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+pub fn arange_start_step_with(
+    start: Scalar,
+    end: Scalar,
+    options: ArangeStartStepOptions,
+) -> Result<Tensor> {
+    arange_start_step_op()?.call((
+        start,
+        end,
+        options.step,
+        options.dtype,
+        options.layout,
+        options.device,
+        options.pin_memory,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::arange.start_out`, looked up once.
+pub fn arange_start_out_op(
+) -> Result<&'static TypedOperatorHandle<(Scalar, Scalar, Scalar, &'static Tensor), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(Scalar, Scalar, Scalar, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::arange", "start_out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::arange.start_out(Scalar start, Scalar end, Scalar step=1, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn arange_start_out(start: Scalar, end: Scalar, step: Scalar, out: &Tensor) -> Result<Tensor> {
+    arange_start_out_op()?.call((start, end, step, out))
+}
+
+/// The typed dispatcher handle of `aten::linspace.`, looked up once.
+pub fn linspace_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            Scalar,
+            Scalar,
+            i64,
+            Option<ScalarType>,
+            Option<Layout>,
+            Option<Device>,
+            Option<bool>,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    Scalar,
+                    Scalar,
+                    i64,
+                    Option<ScalarType>,
+                    Option<Layout>,
+                    Option<Device>,
+                    Option<bool>,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::linspace", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`linspace_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct LinspaceOptions {
+    /// `dtype`.
+    pub dtype: Option<ScalarType>,
+    /// `layout`.
+    pub layout: Option<Layout>,
+    /// `device`.
+    pub device: Option<Device>,
+    /// `pin_memory`.
+    pub pin_memory: Option<bool>,
+}
+
+impl Default for LinspaceOptions {
+    fn default() -> Self {
+        LinspaceOptions {
+            dtype: None,
+            layout: None,
+            device: None,
+            pin_memory: None,
+        }
+    }
+}
+
+/// `aten::linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+pub fn linspace(start: Scalar, end: Scalar, steps: i64) -> Result<Tensor> {
+    linspace_with(start, end, steps, LinspaceOptions::default())
+}
+
+/// `aten::linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+pub fn linspace_with(
+    start: Scalar,
+    end: Scalar,
+    steps: i64,
+    options: LinspaceOptions,
+) -> Result<Tensor> {
+    linspace_op()?.call((
+        start,
+        end,
+        steps,
+        options.dtype,
+        options.layout,
+        options.device,
+        options.pin_memory,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::linspace.out`, looked up once.
+pub fn linspace_out_op(
+) -> Result<&'static TypedOperatorHandle<(Scalar, Scalar, i64, &'static Tensor), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(Scalar, Scalar, i64, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::linspace", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::linspace.out(Scalar start, Scalar end, int steps, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn linspace_out(start: Scalar, end: Scalar, steps: i64, out: &Tensor) -> Result<Tensor> {
+    linspace_out_op()?.call((start, end, steps, out))
+}
+
+/// The typed dispatcher handle of `aten::eye.`, looked up once.
+pub fn eye_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            i64,
+            Option<ScalarType>,
+            Option<Layout>,
+            Option<Device>,
+            Option<bool>,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    i64,
+                    Option<ScalarType>,
+                    Option<Layout>,
+                    Option<Device>,
+                    Option<bool>,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::eye", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`eye_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct EyeOptions {
+    /// `dtype`.
+    pub dtype: Option<ScalarType>,
+    /// `layout`.
+    pub layout: Option<Layout>,
+    /// `device`.
+    pub device: Option<Device>,
+    /// `pin_memory`.
+    pub pin_memory: Option<bool>,
+}
+
+impl Default for EyeOptions {
+    fn default() -> Self {
+        EyeOptions {
+            dtype: None,
+            layout: None,
+            device: None,
+            pin_memory: None,
+        }
+    }
+}
+
+/// `aten::eye(SymInt n, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+pub fn eye(n: i64) -> Result<Tensor> {
+    eye_with(n, EyeOptions::default())
+}
+
+/// `aten::eye(SymInt n, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+pub fn eye_with(n: i64, options: EyeOptions) -> Result<Tensor> {
+    eye_op()?.call((
+        n,
+        options.dtype,
+        options.layout,
+        options.device,
+        options.pin_memory,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::eye.m`, looked up once.
+pub fn eye_m_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            i64,
+            i64,
+            Option<ScalarType>,
+            Option<Layout>,
+            Option<Device>,
+            Option<bool>,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    i64,
+                    i64,
+                    Option<ScalarType>,
+                    Option<Layout>,
+                    Option<Device>,
+                    Option<bool>,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::eye", "m"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`eye_m_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct EyeMOptions {
+    /// `dtype`.
+    pub dtype: Option<ScalarType>,
+    /// `layout`.
+    pub layout: Option<Layout>,
+    /// `device`.
+    pub device: Option<Device>,
+    /// `pin_memory`.
+    pub pin_memory: Option<bool>,
+}
+
+impl Default for EyeMOptions {
+    fn default() -> Self {
+        EyeMOptions {
+            dtype: None,
+            layout: None,
+            device: None,
+            pin_memory: None,
+        }
+    }
+}
+
+/// `aten::eye.m(SymInt n, SymInt m, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+pub fn eye_m(n: i64, m: i64) -> Result<Tensor> {
+    eye_m_with(n, m, EyeMOptions::default())
+}
+
+/// `aten::eye.m(SymInt n, SymInt m, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+pub fn eye_m_with(n: i64, m: i64, options: EyeMOptions) -> Result<Tensor> {
+    eye_m_op()?.call((
+        n,
+        m,
+        options.dtype,
+        options.layout,
+        options.device,
+        options.pin_memory,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::eye.m_out`, looked up once.
+pub fn eye_m_out_op() -> Result<&'static TypedOperatorHandle<(i64, i64, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(i64, i64, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::eye", "m_out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::eye.m_out(SymInt n, SymInt m, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn eye_m_out(n: i64, m: i64, out: &Tensor) -> Result<Tensor> {
+    eye_m_out_op()?.call((n, m, out))
+}
+
+/// The typed dispatcher handle of `aten::rand.`, looked up once.
+pub fn rand_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static [i64],
+            Option<ScalarType>,
+            Option<Layout>,
+            Option<Device>,
+            Option<bool>,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static [i64],
+                    Option<ScalarType>,
+                    Option<Layout>,
+                    Option<Device>,
+                    Option<bool>,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::rand", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`rand_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct RandOptions {
+    /// `dtype`.
+    pub dtype: Option<ScalarType>,
+    /// `layout`.
+    pub layout: Option<Layout>,
+    /// `device`.
+    pub device: Option<Device>,
+    /// `pin_memory`.
+    pub pin_memory: Option<bool>,
+}
+
+impl Default for RandOptions {
+    fn default() -> Self {
+        RandOptions {
+            dtype: None,
+            layout: None,
+            device: None,
+            pin_memory: None,
+        }
+    }
+}
+
+/// `aten::rand(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+pub fn rand(size: &[i64]) -> Result<Tensor> {
+    rand_with(size, RandOptions::default())
+}
+
+/// `aten::rand(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+pub fn rand_with(size: &[i64], options: RandOptions) -> Result<Tensor> {
+    rand_op()?.call((
+        size,
+        options.dtype,
+        options.layout,
+        options.device,
+        options.pin_memory,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::rand.generator`, looked up once.
+pub fn rand_generator_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static [i64],
+            Option<Generator>,
+            Option<ScalarType>,
+            Option<Layout>,
+            Option<Device>,
+            Option<bool>,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static [i64],
+                    Option<Generator>,
+                    Option<ScalarType>,
+                    Option<Layout>,
+                    Option<Device>,
+                    Option<bool>,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::rand", "generator"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`rand_generator_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct RandGeneratorOptions {
+    /// `dtype`.
+    pub dtype: Option<ScalarType>,
+    /// `layout`.
+    pub layout: Option<Layout>,
+    /// `device`.
+    pub device: Option<Device>,
+    /// `pin_memory`.
+    pub pin_memory: Option<bool>,
+}
+
+impl Default for RandGeneratorOptions {
+    fn default() -> Self {
+        RandGeneratorOptions {
+            dtype: None,
+            layout: None,
+            device: None,
+            pin_memory: None,
+        }
+    }
+}
+
+/// `aten::rand.generator(SymInt[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+pub fn rand_generator(size: &[i64], generator: Option<Generator>) -> Result<Tensor> {
+    rand_generator_with(size, generator, RandGeneratorOptions::default())
+}
+
+/// `aten::rand.generator(SymInt[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+pub fn rand_generator_with(
+    size: &[i64],
+    generator: Option<Generator>,
+    options: RandGeneratorOptions,
+) -> Result<Tensor> {
+    rand_generator_op()?.call((
+        size,
+        generator,
+        options.dtype,
+        options.layout,
+        options.device,
+        options.pin_memory,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::randn.`, looked up once.
+pub fn randn_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static [i64],
+            Option<ScalarType>,
+            Option<Layout>,
+            Option<Device>,
+            Option<bool>,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static [i64],
+                    Option<ScalarType>,
+                    Option<Layout>,
+                    Option<Device>,
+                    Option<bool>,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::randn", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`randn_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct RandnOptions {
+    /// `dtype`.
+    pub dtype: Option<ScalarType>,
+    /// `layout`.
+    pub layout: Option<Layout>,
+    /// `device`.
+    pub device: Option<Device>,
+    /// `pin_memory`.
+    pub pin_memory: Option<bool>,
+}
+
+impl Default for RandnOptions {
+    fn default() -> Self {
+        RandnOptions {
+            dtype: None,
+            layout: None,
+            device: None,
+            pin_memory: None,
+        }
+    }
+}
+
+/// `aten::randn(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+pub fn randn(size: &[i64]) -> Result<Tensor> {
+    randn_with(size, RandnOptions::default())
+}
+
+/// `aten::randn(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+pub fn randn_with(size: &[i64], options: RandnOptions) -> Result<Tensor> {
+    randn_op()?.call((
+        size,
+        options.dtype,
+        options.layout,
+        options.device,
+        options.pin_memory,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::randn.generator`, looked up once.
+pub fn randn_generator_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static [i64],
+            Option<Generator>,
+            Option<ScalarType>,
+            Option<Layout>,
+            Option<Device>,
+            Option<bool>,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static [i64],
+                    Option<Generator>,
+                    Option<ScalarType>,
+                    Option<Layout>,
+                    Option<Device>,
+                    Option<bool>,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::randn", "generator"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`randn_generator_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct RandnGeneratorOptions {
+    /// `dtype`.
+    pub dtype: Option<ScalarType>,
+    /// `layout`.
+    pub layout: Option<Layout>,
+    /// `device`.
+    pub device: Option<Device>,
+    /// `pin_memory`.
+    pub pin_memory: Option<bool>,
+}
+
+impl Default for RandnGeneratorOptions {
+    fn default() -> Self {
+        RandnGeneratorOptions {
+            dtype: None,
+            layout: None,
+            device: None,
+            pin_memory: None,
+        }
+    }
+}
+
+/// `aten::randn.generator(SymInt[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+pub fn randn_generator(size: &[i64], generator: Option<Generator>) -> Result<Tensor> {
+    randn_generator_with(size, generator, RandnGeneratorOptions::default())
+}
+
+/// `aten::randn.generator(SymInt[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+pub fn randn_generator_with(
+    size: &[i64],
+    generator: Option<Generator>,
+    options: RandnGeneratorOptions,
+) -> Result<Tensor> {
+    randn_generator_op()?.call((
+        size,
+        generator,
+        options.dtype,
+        options.layout,
+        options.device,
+        options.pin_memory,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::fill_.Scalar`, looked up once.
+pub fn fill_scalar_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>
+{
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::fill_", "Scalar"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)`
+pub fn fill_scalar_(self_: &Tensor, value: Scalar) -> Result<Tensor> {
+    fill_scalar_op_()?.call((self_, value))
+}
+
+/// The typed dispatcher handle of `aten::zero_.`, looked up once.
+pub fn zero_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::zero_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::zero_(Tensor(a!) self) -> Tensor(a!)`
+pub fn zero_(self_: &Tensor) -> Result<Tensor> {
+    zero_op_()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::uniform_.`, looked up once.
+pub fn uniform_op_(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, f64, f64, Option<Generator>), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, f64, f64, Option<Generator>), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::uniform_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`uniform_with_`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct UniformInplaceOptions {
+    /// `from`.
+    pub from: f64,
+    /// `to`.
+    pub to: f64,
+    /// `generator`.
+    pub generator: Option<Generator>,
+}
+
+impl Default for UniformInplaceOptions {
+    fn default() -> Self {
+        UniformInplaceOptions {
+            from: 0.0,
+            to: 1.0,
+            generator: None,
+        }
+    }
+}
+
+/// `aten::uniform_(Tensor(a!) self, float from=0., float to=1., *, Generator? generator=None) -> Tensor(a!)`
+pub fn uniform_(self_: &Tensor) -> Result<Tensor> {
+    uniform_with_(self_, UniformInplaceOptions::default())
+}
+
+/// `aten::uniform_(Tensor(a!) self, float from=0., float to=1., *, Generator? generator=None) -> Tensor(a!)`
+pub fn uniform_with_(self_: &Tensor, options: UniformInplaceOptions) -> Result<Tensor> {
+    uniform_op_()?.call((self_, options.from, options.to, options.generator))
+}
+
+/// The typed dispatcher handle of `aten::normal_.`, looked up once.
+pub fn normal_op_(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, f64, f64, Option<Generator>), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, f64, f64, Option<Generator>), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::normal_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`normal_with_`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct NormalInplaceOptions {
+    /// `mean`.
+    pub mean: f64,
+    /// `std`.
+    pub std: f64,
+    /// `generator`.
+    pub generator: Option<Generator>,
+}
+
+impl Default for NormalInplaceOptions {
+    fn default() -> Self {
+        NormalInplaceOptions {
+            mean: 0.0,
+            std: 1.0,
+            generator: None,
+        }
+    }
+}
+
+/// `aten::normal_(Tensor(a!) self, float mean=0., float std=1., *, Generator? generator=None) -> Tensor(a!)`
+pub fn normal_(self_: &Tensor) -> Result<Tensor> {
+    normal_with_(self_, NormalInplaceOptions::default())
+}
+
+/// `aten::normal_(Tensor(a!) self, float mean=0., float std=1., *, Generator? generator=None) -> Tensor(a!)`
+pub fn normal_with_(self_: &Tensor, options: NormalInplaceOptions) -> Result<Tensor> {
+    normal_op_()?.call((self_, options.mean, options.std, options.generator))
+}

@@ -444,6 +444,121 @@ aten_dispatch::torch_library!(aten, |m| {
         Some(AliasAnalysisKind::FromSchema),
         vec![],
     )?;
+    m.def_with(
+        "view(Tensor(a) self, SymInt[] size) -> Tensor(a)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string()],
+    )?;
+    m.def_with(
+        "reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "alias(Tensor(a) self) -> Tensor(a)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string()],
+    )?;
+    m.def_with(
+        "t(Tensor(a) self) -> Tensor(a)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "permute(Tensor(a) self, int[] dims) -> Tensor(a)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string()],
+    )?;
+    m.def_with(
+        "flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "unsqueeze(Tensor(a) self, int dim) -> Tensor(a)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string()],
+    )?;
+    m.def_with(
+        "squeeze(Tensor(a) self) -> Tensor(a)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string()],
+    )?;
+    m.def_with(
+        "squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string()],
+    )?;
+    m.def_with(
+        "select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string()],
+    )?;
+    m.def_with("slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
+    m.def_with(
+        "narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string()],
+    )?;
+    m.def_with(
+        "split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with("ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
+    m.def_with("full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
+    m.def_with("empty_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
+    m.def_with("full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
+    m.def_with("zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
+    m.def_with("ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
+    m.def_with("arange(Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
+    m.def_with("arange.start(Scalar start, Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
+    m.def_with("arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
+    m.def_with("arange.start_out(Scalar start, Scalar end, Scalar step=1, *, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec![])?;
+    m.def_with("linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
+    m.def_with(
+        "linspace.out(Scalar start, Scalar end, int steps, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with("eye(SymInt n, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
+    m.def_with("eye.m(SymInt n, SymInt m, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
+    m.def_with(
+        "eye.m_out(SymInt n, SymInt m, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with("rand(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string(), "nondeterministic_seeded".to_string()])?;
+    m.def_with("rand.generator(SymInt[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec!["nondeterministic_seeded".to_string()])?;
+    m.def_with("randn(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string(), "nondeterministic_seeded".to_string()])?;
+    m.def_with("randn.generator(SymInt[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec!["nondeterministic_seeded".to_string()])?;
+    m.def_with(
+        "fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "zero_(Tensor(a!) self) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with("uniform_(Tensor(a!) self, float from=0., float to=1., *, Generator? generator=None) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec!["nondeterministic_seeded".to_string()])?;
+    m.def_with("normal_(Tensor(a!) self, float mean=0., float std=1., *, Generator? generator=None) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec!["nondeterministic_seeded".to_string()])?;
     Ok(())
 });
 
@@ -500,6 +615,209 @@ pub fn zeros_backend_select(
     let keys = DispatchKeySet::from_key(backend.dense_key());
     ops::zeros_op()?.redispatch(keys, (size, dtype, layout, device, pin_memory))
 }
+/// BackendSelect kernel of `aten::ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`.
+pub fn ones_backend_select(
+    _keys: DispatchKeySet,
+    size: &[i64],
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    let backend = device
+        .unwrap_or(Device::CPU)
+        .device_type()
+        .backend_component();
+    let keys = DispatchKeySet::from_key(backend.dense_key());
+    ops::ones_op()?.redispatch(keys, (size, dtype, layout, device, pin_memory))
+}
+/// BackendSelect kernel of `aten::full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`.
+pub fn full_backend_select(
+    _keys: DispatchKeySet,
+    size: &[i64],
+    fill_value: Scalar,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    let backend = device
+        .unwrap_or(Device::CPU)
+        .device_type()
+        .backend_component();
+    let keys = DispatchKeySet::from_key(backend.dense_key());
+    ops::full_op()?.redispatch(keys, (size, fill_value, dtype, layout, device, pin_memory))
+}
+/// BackendSelect kernel of `aten::arange(Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`.
+pub fn arange_backend_select(
+    _keys: DispatchKeySet,
+    end: Scalar,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    let backend = device
+        .unwrap_or(Device::CPU)
+        .device_type()
+        .backend_component();
+    let keys = DispatchKeySet::from_key(backend.dense_key());
+    ops::arange_op()?.redispatch(keys, (end, dtype, layout, device, pin_memory))
+}
+/// BackendSelect kernel of `aten::arange.start(Scalar start, Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`.
+pub fn arange_start_backend_select(
+    _keys: DispatchKeySet,
+    start: Scalar,
+    end: Scalar,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    let backend = device
+        .unwrap_or(Device::CPU)
+        .device_type()
+        .backend_component();
+    let keys = DispatchKeySet::from_key(backend.dense_key());
+    ops::arange_start_op()?.redispatch(keys, (start, end, dtype, layout, device, pin_memory))
+}
+/// BackendSelect kernel of `aten::arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`.
+pub fn arange_start_step_backend_select(
+    _keys: DispatchKeySet,
+    start: Scalar,
+    end: Scalar,
+    step: Scalar,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    let backend = device
+        .unwrap_or(Device::CPU)
+        .device_type()
+        .backend_component();
+    let keys = DispatchKeySet::from_key(backend.dense_key());
+    ops::arange_start_step_op()?
+        .redispatch(keys, (start, end, step, dtype, layout, device, pin_memory))
+}
+/// BackendSelect kernel of `aten::linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`.
+pub fn linspace_backend_select(
+    _keys: DispatchKeySet,
+    start: Scalar,
+    end: Scalar,
+    steps: i64,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    let backend = device
+        .unwrap_or(Device::CPU)
+        .device_type()
+        .backend_component();
+    let keys = DispatchKeySet::from_key(backend.dense_key());
+    ops::linspace_op()?.redispatch(keys, (start, end, steps, dtype, layout, device, pin_memory))
+}
+/// BackendSelect kernel of `aten::eye(SymInt n, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`.
+pub fn eye_backend_select(
+    _keys: DispatchKeySet,
+    n: i64,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    let backend = device
+        .unwrap_or(Device::CPU)
+        .device_type()
+        .backend_component();
+    let keys = DispatchKeySet::from_key(backend.dense_key());
+    ops::eye_op()?.redispatch(keys, (n, dtype, layout, device, pin_memory))
+}
+/// BackendSelect kernel of `aten::eye.m(SymInt n, SymInt m, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`.
+pub fn eye_m_backend_select(
+    _keys: DispatchKeySet,
+    n: i64,
+    m: i64,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    let backend = device
+        .unwrap_or(Device::CPU)
+        .device_type()
+        .backend_component();
+    let keys = DispatchKeySet::from_key(backend.dense_key());
+    ops::eye_m_op()?.redispatch(keys, (n, m, dtype, layout, device, pin_memory))
+}
+/// BackendSelect kernel of `aten::rand(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`.
+pub fn rand_backend_select(
+    _keys: DispatchKeySet,
+    size: &[i64],
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    let backend = device
+        .unwrap_or(Device::CPU)
+        .device_type()
+        .backend_component();
+    let keys = DispatchKeySet::from_key(backend.dense_key());
+    ops::rand_op()?.redispatch(keys, (size, dtype, layout, device, pin_memory))
+}
+/// BackendSelect kernel of `aten::rand.generator(SymInt[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`.
+pub fn rand_generator_backend_select(
+    _keys: DispatchKeySet,
+    size: &[i64],
+    generator: Option<Generator>,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    let backend = device
+        .unwrap_or(Device::CPU)
+        .device_type()
+        .backend_component();
+    let keys = DispatchKeySet::from_key(backend.dense_key());
+    ops::rand_generator_op()?.redispatch(keys, (size, generator, dtype, layout, device, pin_memory))
+}
+/// BackendSelect kernel of `aten::randn(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`.
+pub fn randn_backend_select(
+    _keys: DispatchKeySet,
+    size: &[i64],
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    let backend = device
+        .unwrap_or(Device::CPU)
+        .device_type()
+        .backend_component();
+    let keys = DispatchKeySet::from_key(backend.dense_key());
+    ops::randn_op()?.redispatch(keys, (size, dtype, layout, device, pin_memory))
+}
+/// BackendSelect kernel of `aten::randn.generator(SymInt[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`.
+pub fn randn_generator_backend_select(
+    _keys: DispatchKeySet,
+    size: &[i64],
+    generator: Option<Generator>,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    let backend = device
+        .unwrap_or(Device::CPU)
+        .device_type()
+        .backend_component();
+    let keys = DispatchKeySet::from_key(backend.dense_key());
+    ops::randn_generator_op()?
+        .redispatch(keys, (size, generator, dtype, layout, device, pin_memory))
+}
 
 aten_dispatch::torch_library_impl!(aten, BackendSelect, |m| {
     m.impl_(
@@ -511,6 +829,33 @@ aten_dispatch::torch_library_impl!(aten, BackendSelect, |m| {
         CppFunction::from_unboxed(empty_strided_backend_select),
     )?;
     m.impl_("zeros", CppFunction::from_unboxed(zeros_backend_select))?;
+    m.impl_("ones", CppFunction::from_unboxed(ones_backend_select))?;
+    m.impl_("full", CppFunction::from_unboxed(full_backend_select))?;
+    m.impl_("arange", CppFunction::from_unboxed(arange_backend_select))?;
+    m.impl_(
+        "arange.start",
+        CppFunction::from_unboxed(arange_start_backend_select),
+    )?;
+    m.impl_(
+        "arange.start_step",
+        CppFunction::from_unboxed(arange_start_step_backend_select),
+    )?;
+    m.impl_(
+        "linspace",
+        CppFunction::from_unboxed(linspace_backend_select),
+    )?;
+    m.impl_("eye", CppFunction::from_unboxed(eye_backend_select))?;
+    m.impl_("eye.m", CppFunction::from_unboxed(eye_m_backend_select))?;
+    m.impl_("rand", CppFunction::from_unboxed(rand_backend_select))?;
+    m.impl_(
+        "rand.generator",
+        CppFunction::from_unboxed(rand_generator_backend_select),
+    )?;
+    m.impl_("randn", CppFunction::from_unboxed(randn_backend_select))?;
+    m.impl_(
+        "randn.generator",
+        CppFunction::from_unboxed(randn_generator_backend_select),
+    )?;
     Ok(())
 });
 
@@ -526,7 +871,93 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
     Ok(())
 });
 
+aten_dispatch::torch_library_impl!(aten, CompositeImplicitAutograd, |m| {
+    m.impl_("reshape", CppFunction::from_unboxed(crate::native::reshape))?;
+    m.impl_(
+        "flatten.using_ints",
+        CppFunction::from_unboxed(crate::native::flatten_using_ints),
+    )?;
+    m.impl_("narrow", CppFunction::from_unboxed(crate::native::narrow))?;
+    Ok(())
+});
+
 aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutograd, |m| {
     m.impl_("zeros", CppFunction::from_unboxed(crate::native::zeros))?;
+    m.impl_("alias", CppFunction::from_unboxed(crate::native::alias))?;
+    m.impl_("t", CppFunction::from_unboxed(crate::native::t))?;
+    m.impl_(
+        "transpose.int",
+        CppFunction::from_unboxed(crate::native::transpose),
+    )?;
+    m.impl_("permute", CppFunction::from_unboxed(crate::native::permute))?;
+    m.impl_(
+        "unsqueeze",
+        CppFunction::from_unboxed(crate::native::unsqueeze),
+    )?;
+    m.impl_("squeeze", CppFunction::from_unboxed(crate::native::squeeze))?;
+    m.impl_(
+        "squeeze.dim",
+        CppFunction::from_unboxed(crate::native::squeeze_dim),
+    )?;
+    m.impl_(
+        "squeeze.dims",
+        CppFunction::from_unboxed(crate::native::squeeze_dims),
+    )?;
+    m.impl_(
+        "select.int",
+        CppFunction::from_unboxed(crate::native::select_int),
+    )?;
+    m.impl_(
+        "slice.Tensor",
+        CppFunction::from_unboxed(crate::native::slice_tensor),
+    )?;
+    m.impl_("expand", CppFunction::from_unboxed(crate::native::expand))?;
+    m.impl_(
+        "split.Tensor",
+        CppFunction::from_unboxed(crate::native::split_tensor),
+    )?;
+    m.impl_("ones", CppFunction::from_unboxed(crate::native::ones))?;
+    m.impl_("full", CppFunction::from_unboxed(crate::native::full))?;
+    m.impl_(
+        "empty_like",
+        CppFunction::from_unboxed(crate::native::empty_like),
+    )?;
+    m.impl_(
+        "full_like",
+        CppFunction::from_unboxed(crate::native::full_like),
+    )?;
+    m.impl_(
+        "zeros_like",
+        CppFunction::from_unboxed(crate::native::zeros_like),
+    )?;
+    m.impl_(
+        "ones_like",
+        CppFunction::from_unboxed(crate::native::ones_like),
+    )?;
+    m.impl_("arange", CppFunction::from_unboxed(crate::native::arange))?;
+    m.impl_(
+        "arange.start",
+        CppFunction::from_unboxed(crate::native::arange_start),
+    )?;
+    m.impl_(
+        "arange.start_step",
+        CppFunction::from_unboxed(crate::native::arange_start_step),
+    )?;
+    m.impl_(
+        "linspace",
+        CppFunction::from_unboxed(crate::native::linspace),
+    )?;
+    m.impl_("eye", CppFunction::from_unboxed(crate::native::eye))?;
+    m.impl_("eye.m", CppFunction::from_unboxed(crate::native::eye_m))?;
+    m.impl_("rand", CppFunction::from_unboxed(crate::native::rand))?;
+    m.impl_(
+        "rand.generator",
+        CppFunction::from_unboxed(crate::native::rand_generator),
+    )?;
+    m.impl_("randn", CppFunction::from_unboxed(crate::native::randn))?;
+    m.impl_(
+        "randn.generator",
+        CppFunction::from_unboxed(crate::native::randn_generator),
+    )?;
     Ok(())
 });

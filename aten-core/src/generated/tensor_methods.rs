@@ -584,4 +584,138 @@ impl Tensor {
     pub fn copy_with_(&self, src: &Tensor, options: ops::CopyInplaceOptions) -> Result<Tensor> {
         ops::copy_with_(self, src, options)
     }
+
+    /// `aten::view(Tensor(a) self, SymInt[] size) -> Tensor(a)`
+    pub fn view(&self, size: &[i64]) -> Result<Tensor> {
+        ops::view(self, size)
+    }
+
+    /// `aten::reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)`
+    pub fn reshape(&self, shape: &[i64]) -> Result<Tensor> {
+        ops::reshape(self, shape)
+    }
+
+    /// `aten::alias(Tensor(a) self) -> Tensor(a)`
+    pub fn alias(&self) -> Result<Tensor> {
+        ops::alias(self)
+    }
+
+    /// `aten::t(Tensor(a) self) -> Tensor(a)`
+    pub fn t(&self) -> Result<Tensor> {
+        ops::t(self)
+    }
+
+    /// `aten::transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)`
+    pub fn transpose_int(&self, dim0: i64, dim1: i64) -> Result<Tensor> {
+        ops::transpose_int(self, dim0, dim1)
+    }
+
+    /// `aten::permute(Tensor(a) self, int[] dims) -> Tensor(a)`
+    pub fn permute(&self, dims: &[i64]) -> Result<Tensor> {
+        ops::permute(self, dims)
+    }
+
+    /// `aten::flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)`
+    pub fn flatten_using_ints(&self) -> Result<Tensor> {
+        ops::flatten_using_ints(self)
+    }
+
+    /// `aten::flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)`
+    pub fn flatten_using_ints_with(&self, options: ops::FlattenUsingIntsOptions) -> Result<Tensor> {
+        ops::flatten_using_ints_with(self, options)
+    }
+
+    /// `aten::unsqueeze(Tensor(a) self, int dim) -> Tensor(a)`
+    pub fn unsqueeze(&self, dim: i64) -> Result<Tensor> {
+        ops::unsqueeze(self, dim)
+    }
+
+    /// `aten::squeeze(Tensor(a) self) -> Tensor(a)`
+    pub fn squeeze(&self) -> Result<Tensor> {
+        ops::squeeze(self)
+    }
+
+    /// `aten::squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)`
+    pub fn squeeze_dim(&self, dim: i64) -> Result<Tensor> {
+        ops::squeeze_dim(self, dim)
+    }
+
+    /// `aten::squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)`
+    pub fn squeeze_dims(&self, dim: &[i64]) -> Result<Tensor> {
+        ops::squeeze_dims(self, dim)
+    }
+
+    /// `aten::select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)`
+    pub fn select_int(&self, dim: i64, index: i64) -> Result<Tensor> {
+        ops::select_int(self, dim, index)
+    }
+
+    /// `aten::slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)`
+    pub fn slice_tensor(&self) -> Result<Tensor> {
+        ops::slice_tensor(self)
+    }
+
+    /// `aten::slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)`
+    pub fn slice_tensor_with(&self, options: ops::SliceTensorOptions) -> Result<Tensor> {
+        ops::slice_tensor_with(self, options)
+    }
+
+    /// `aten::narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)`
+    pub fn narrow(&self, dim: i64, start: i64, length: i64) -> Result<Tensor> {
+        ops::narrow(self, dim, start, length)
+    }
+
+    /// `aten::expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)`
+    pub fn expand(&self, size: &[i64]) -> Result<Tensor> {
+        ops::expand(self, size)
+    }
+
+    /// `aten::expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)`
+    pub fn expand_with(&self, size: &[i64], options: ops::ExpandOptions) -> Result<Tensor> {
+        ops::expand_with(self, size, options)
+    }
+
+    /// `aten::split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]`
+    pub fn split_tensor(&self, split_size: i64) -> Result<Vec<Tensor>> {
+        ops::split_tensor(self, split_size)
+    }
+
+    /// `aten::split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]`
+    pub fn split_tensor_with(
+        &self,
+        split_size: i64,
+        options: ops::SplitTensorOptions,
+    ) -> Result<Vec<Tensor>> {
+        ops::split_tensor_with(self, split_size, options)
+    }
+
+    /// `aten::fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)`
+    pub fn fill_scalar_(&self, value: Scalar) -> Result<Tensor> {
+        ops::fill_scalar_(self, value)
+    }
+
+    /// `aten::zero_(Tensor(a!) self) -> Tensor(a!)`
+    pub fn zero_(&self) -> Result<Tensor> {
+        ops::zero_(self)
+    }
+
+    /// `aten::uniform_(Tensor(a!) self, float from=0., float to=1., *, Generator? generator=None) -> Tensor(a!)`
+    pub fn uniform_(&self) -> Result<Tensor> {
+        ops::uniform_(self)
+    }
+
+    /// `aten::uniform_(Tensor(a!) self, float from=0., float to=1., *, Generator? generator=None) -> Tensor(a!)`
+    pub fn uniform_with_(&self, options: ops::UniformInplaceOptions) -> Result<Tensor> {
+        ops::uniform_with_(self, options)
+    }
+
+    /// `aten::normal_(Tensor(a!) self, float mean=0., float std=1., *, Generator? generator=None) -> Tensor(a!)`
+    pub fn normal_(&self) -> Result<Tensor> {
+        ops::normal_(self)
+    }
+
+    /// `aten::normal_(Tensor(a!) self, float mean=0., float std=1., *, Generator? generator=None) -> Tensor(a!)`
+    pub fn normal_with_(&self, options: ops::NormalInplaceOptions) -> Result<Tensor> {
+        ops::normal_with_(self, options)
+    }
 }

@@ -1,7 +1,12 @@
 //! Factory kernels: `empty`, `empty_strided` (Meta, and the shared logic
-//! the CPU kernels call) and the composite `zeros`.
+//! the CPU kernels call) and the composite factories (`zeros`, `ones`,
+//! `full`, `*_like`, `arange`, `linspace`, `eye`, `rand`, `randn`), which
+//! allocate with `empty` and fill through the backend's in-place and out
+//! kernels.
 
-use c10_core::{Device, Error, Layout, MemoryFormat, Result, ScalarType, TensorBase};
+use c10_core::{
+    Device, Error, Generator, Layout, MemoryFormat, Result, Scalar, ScalarType, TensorBase,
+};
 
 use crate::generated::ops;
 use crate::Tensor;
@@ -124,4 +129,309 @@ pub fn zeros(
             memory_format: None,
         },
     )
+}
+
+/// The dtype `full` gives a fill value when none is asked for: bool, int64
+/// or the default floating dtype (`infer_full_dtype`).
+fn full_dtype(fill_value: Scalar, dtype: Option<ScalarType>) -> Result<ScalarType> {
+    Ok(match (dtype, fill_value) {
+        (Some(d), _) => d,
+        (None, Scalar::Bool(_)) => ScalarType::Bool,
+        (None, Scalar::Int(_)) => ScalarType::Long,
+        (None, Scalar::Double(_)) => DEFAULT_DTYPE,
+        (None, Scalar::ComplexDouble(_)) => {
+            return Err(Error::not_implemented(
+                "complex tensors are not supported by this build",
+            ))
+        }
+    })
+}
+
+fn empty_with(
+    size: &[i64],
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    ops::empty_memory_format_with(
+        size,
+        ops::EmptyMemoryFormatOptions {
+            dtype,
+            layout,
+            device,
+            pin_memory,
+            memory_format: None,
+        },
+    )
+}
+
+/// `full(size, fill_value)` (CompositeExplicitAutograd): `empty` + `fill_`.
+pub fn full(
+    size: &[i64],
+    fill_value: Scalar,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    let dtype = full_dtype(fill_value, dtype)?;
+    let t = empty_with(size, Some(dtype), layout, device, pin_memory)?;
+    ops::fill_scalar_(&t, fill_value)
+}
+
+/// `ones(size)` (CompositeExplicitAutograd).
+pub fn ones(
+    size: &[i64],
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    let t = empty_with(size, dtype, layout, device, pin_memory)?;
+    ops::fill_scalar_(&t, Scalar::Int(1))
+}
+
+/// `empty_like` (CompositeExplicitAutograd): the layout of `self` is kept
+/// when it is dense (`preserve_format`), as PyTorch does.
+pub fn empty_like(
+    self_: &Tensor,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+    memory_format: Option<MemoryFormat>,
+) -> Result<Tensor> {
+    let dtype = dtype.or(self_.dtype());
+    let device = device.or(self_.device());
+    match memory_format {
+        None | Some(MemoryFormat::Preserve) => ops::empty_strided_with(
+            self_.sizes(),
+            &crate::tensor_iterator::convert::preserved_strides(self_),
+            ops::EmptyStridedOptions {
+                dtype,
+                layout,
+                device,
+                pin_memory,
+            },
+        ),
+        Some(format) => ops::empty_memory_format_with(
+            self_.sizes(),
+            ops::EmptyMemoryFormatOptions {
+                dtype,
+                layout,
+                device,
+                pin_memory,
+                memory_format: Some(format),
+            },
+        ),
+    }
+}
+
+/// `full_like(self, fill_value)` (CompositeExplicitAutograd).
+pub fn full_like(
+    self_: &Tensor,
+    fill_value: Scalar,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+    memory_format: Option<MemoryFormat>,
+) -> Result<Tensor> {
+    let t = empty_like(self_, dtype, layout, device, pin_memory, memory_format)?;
+    ops::fill_scalar_(&t, fill_value)
+}
+
+/// `zeros_like` (CompositeExplicitAutograd): `empty_like` + `zero_`.
+pub fn zeros_like(
+    self_: &Tensor,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+    memory_format: Option<MemoryFormat>,
+) -> Result<Tensor> {
+    let t = empty_like(self_, dtype, layout, device, pin_memory, memory_format)?;
+    ops::zero_(&t)
+}
+
+/// `ones_like` (CompositeExplicitAutograd).
+pub fn ones_like(
+    self_: &Tensor,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+    memory_format: Option<MemoryFormat>,
+) -> Result<Tensor> {
+    full_like(
+        self_,
+        Scalar::Int(1),
+        dtype,
+        layout,
+        device,
+        pin_memory,
+        memory_format,
+    )
+}
+
+/// `arange.start_step(start, end, step)` (CompositeExplicitAutograd):
+/// int64 when every bound is integral and no dtype is asked for.
+pub fn arange_start_step(
+    start: Scalar,
+    end: Scalar,
+    step: Scalar,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    let integral = [start, end, step].iter().all(|s| s.is_integral(true));
+    let dtype = dtype.or(integral.then_some(ScalarType::Long));
+    let out = empty_with(&[0], dtype, layout, device, pin_memory)?;
+    ops::arange_start_out(start, end, step, &out)
+}
+
+/// `arange.start(start, end)` (CompositeExplicitAutograd).
+pub fn arange_start(
+    start: Scalar,
+    end: Scalar,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    arange_start_step(
+        start,
+        end,
+        Scalar::Int(1),
+        dtype,
+        layout,
+        device,
+        pin_memory,
+    )
+}
+
+/// `arange(end)` (CompositeExplicitAutograd).
+pub fn arange(
+    end: Scalar,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    arange_start_step(
+        Scalar::Int(0),
+        end,
+        Scalar::Int(1),
+        dtype,
+        layout,
+        device,
+        pin_memory,
+    )
+}
+
+/// `linspace(start, end, steps)` (CompositeExplicitAutograd).
+pub fn linspace(
+    start: Scalar,
+    end: Scalar,
+    steps: i64,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    if steps < 0 {
+        return Err(Error::runtime("number of steps must be non-negative"));
+    }
+    let out = empty_with(&[steps], dtype, layout, device, pin_memory)?;
+    ops::linspace_out(start, end, steps, &out)
+}
+
+/// `eye.m(n, m)` (CompositeExplicitAutograd).
+pub fn eye_m(
+    n: i64,
+    m: i64,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    let out = empty_with(&[0], dtype, layout, device, pin_memory)?;
+    ops::eye_m_out(n, m, &out)
+}
+
+/// `eye(n)` (CompositeExplicitAutograd).
+pub fn eye(
+    n: i64,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    eye_m(n, n, dtype, layout, device, pin_memory)
+}
+
+/// `rand.generator(size, generator)` (CompositeExplicitAutograd):
+/// uniform on [0, 1).
+pub fn rand_generator(
+    size: &[i64],
+    generator: Option<Generator>,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    let t = empty_with(size, dtype, layout, device, pin_memory)?;
+    ops::uniform_with_(
+        &t,
+        ops::UniformInplaceOptions {
+            from: 0.0,
+            to: 1.0,
+            generator,
+        },
+    )
+}
+
+/// `rand(size)` (CompositeExplicitAutograd): from the default generator.
+pub fn rand(
+    size: &[i64],
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    rand_generator(size, None, dtype, layout, device, pin_memory)
+}
+
+/// `randn.generator(size, generator)` (CompositeExplicitAutograd):
+/// standard normal.
+pub fn randn_generator(
+    size: &[i64],
+    generator: Option<Generator>,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    let t = empty_with(size, dtype, layout, device, pin_memory)?;
+    ops::normal_with_(
+        &t,
+        ops::NormalInplaceOptions {
+            mean: 0.0,
+            std: 1.0,
+            generator,
+        },
+    )
+}
+
+/// `randn(size)` (CompositeExplicitAutograd): from the default generator.
+pub fn randn(
+    size: &[i64],
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    randn_generator(size, None, dtype, layout, device, pin_memory)
 }

@@ -1,10 +1,10 @@
 //! Kernels that live in `aten-core`: Meta kernels (shapes without data),
 //! composite kernels, and the backend-neutral helpers backends share.
 
+mod dims;
 mod factories;
 mod views;
 
-pub use factories::{
-    empty_generic, empty_meta, empty_strided_generic, empty_strided_meta, zeros, DEFAULT_DTYPE,
-};
-pub use views::as_strided_tensorimpl;
+pub use dims::{compute_stride, fmt_list, infer_size, wrap_dim};
+pub use factories::*;
+pub use views::*;

@@ -279,6 +279,32 @@ aten_dispatch::torch_library_impl!(aten, CPU, |m| {
         CppFunction::from_unboxed(crate::kernels::contiguous),
     )?;
     m.impl_("copy_", CppFunction::from_unboxed(crate::kernels::copy_))?;
+    m.impl_("view", CppFunction::from_unboxed(crate::kernels::view))?;
+    m.impl_(
+        "arange.start_out",
+        CppFunction::from_unboxed(crate::kernels::arange_out),
+    )?;
+    m.impl_(
+        "linspace.out",
+        CppFunction::from_unboxed(crate::kernels::linspace_out),
+    )?;
+    m.impl_(
+        "eye.m_out",
+        CppFunction::from_unboxed(crate::kernels::eye_out),
+    )?;
+    m.impl_(
+        "fill_.Scalar",
+        CppFunction::from_unboxed(crate::kernels::fill_),
+    )?;
+    m.impl_("zero_", CppFunction::from_unboxed(crate::kernels::zero_))?;
+    m.impl_(
+        "uniform_",
+        CppFunction::from_unboxed(crate::kernels::uniform_),
+    )?;
+    m.impl_(
+        "normal_",
+        CppFunction::from_unboxed(crate::kernels::normal_),
+    )?;
     Ok(())
 });
 
@@ -540,5 +566,31 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
         CppFunction::from_unboxed(crate::kernels::contiguous),
     )?;
     m.impl_("copy_", CppFunction::from_unboxed(crate::kernels::copy_))?;
+    m.impl_("view", CppFunction::from_unboxed(crate::kernels::view))?;
+    m.impl_(
+        "arange.start_out",
+        CppFunction::from_unboxed(crate::kernels::arange_out),
+    )?;
+    m.impl_(
+        "linspace.out",
+        CppFunction::from_unboxed(crate::kernels::linspace_out),
+    )?;
+    m.impl_(
+        "eye.m_out",
+        CppFunction::from_unboxed(crate::kernels::eye_out),
+    )?;
+    m.impl_(
+        "fill_.Scalar",
+        CppFunction::from_unboxed(crate::kernels::fill_),
+    )?;
+    m.impl_("zero_", CppFunction::from_unboxed(crate::kernels::zero_))?;
+    m.impl_(
+        "uniform_",
+        CppFunction::from_unboxed(crate::kernels::uniform_),
+    )?;
+    m.impl_(
+        "normal_",
+        CppFunction::from_unboxed(crate::kernels::normal_),
+    )?;
     Ok(())
 });

@@ -3,7 +3,7 @@
 //! - [`pointwise_ops`]: the registered pointwise kernels, built on
 //!   [`binary`], [`unary`], [`compare`] and [`ternary`];
 //! - [`arith`]: element arithmetic per dtype; [`util`]: shared helpers;
-//! - factories.
+//! - factories; [`fill`]: `fill_`, `zero_`, range and random fills.
 
 // Kernels are generic over element types, bool included, where an order
 // comparison is meant as written.
@@ -14,6 +14,7 @@ pub mod binary;
 pub mod compare;
 pub mod copy;
 mod factories;
+pub mod fill;
 pub mod pointwise_ops;
 pub mod reduce;
 pub mod ternary;
@@ -22,6 +23,7 @@ pub mod util;
 
 pub use copy::{clone, contiguous, copy_, to_copy};
 pub use factories::{empty_cpu, empty_strided_cpu};
+pub use fill::{arange_out, eye_out, fill_, linspace_out, normal_, uniform_, zero_};
 pub use pointwise_ops::*;
 pub use reduce::{
     all_dim, amax, amin, any_dim, argmax, cumsum, log_softmax_int, logsumexp, max_dim, mean,
@@ -29,4 +31,4 @@ pub use reduce::{
 };
 
 /// Views are backend-neutral: the CPU registers the shared kernels.
-pub use aten_core::native::as_strided_tensorimpl;
+pub use aten_core::native::{as_strided_tensorimpl, view};

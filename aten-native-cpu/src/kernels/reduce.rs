@@ -21,23 +21,7 @@ use rayon::prelude::*;
 use super::util::not_implemented;
 use crate::softmax_rows::softmax_rows;
 
-/// Wraps a possibly negative dimension (`maybe_wrap_dim`).
-pub fn wrap_dim(dim: i64, ndim: usize) -> Result<usize> {
-    let n = ndim.max(1) as i64;
-    if dim < -n || dim >= n {
-        return Err(Error::index_error(format!(
-            "Dimension out of range (expected to be in range of [{}, {}], but got {dim})",
-            -n,
-            n - 1
-        )));
-    }
-    Ok(if dim < 0 {
-        (dim + n) as usize
-    } else {
-        dim as usize
-    }
-    .min(ndim.saturating_sub(1)))
-}
+pub use aten_core::native::wrap_dim;
 
 /// The reduced dimensions (all for an empty list or `None`), wrapped and
 /// checked for repeats.

@@ -1,0 +1,273 @@
+//! Kernels that write computed values into an existing tensor: `fill_`,
+//! `zero_`, the range factories' out kernels (`arange`, `linspace`, `eye`)
+//! and the random fills (`uniform_`, `normal_`).
+
+use aten_core::tensor_iterator::convert::copy_into;
+use aten_core::Tensor;
+use c10_core::{
+    dispatch_dtype, DeviceType, Element, Error, Generator, Numeric, Result, Scalar, ScalarType,
+    TensorBase,
+};
+use rayon::prelude::*;
+
+use super::util::{not_implemented, wrap};
+use aten_core::tensor_iterator::GRAIN_SIZE;
+
+fn is_meta(t: &Tensor) -> bool {
+    t.device()
+        .is_some_and(|d| d.device_type() == DeviceType::Meta)
+}
+
+fn dtype_of(t: &Tensor) -> Result<ScalarType> {
+    t.dtype().ok_or_else(|| Error::runtime("undefined tensor"))
+}
+
+/// Writes `f(i)` into the `i`-th element (row-major) of `out`, in parallel
+/// for large tensors; a non-contiguous `out` is written through a
+/// contiguous buffer. Meta tensors are left as they are.
+pub fn write_elements<T: Element + Send>(
+    out: &Tensor,
+    f: impl Fn(usize) -> T + Sync,
+) -> Result<()> {
+    if is_meta(out) || out.numel() == 0 {
+        return Ok(());
+    }
+    let fill = |dst: &mut [T]| {
+        if dst.len() as i64 >= GRAIN_SIZE && rayon::current_num_threads() > 1 {
+            dst.par_chunks_mut(GRAIN_SIZE as usize)
+                .enumerate()
+                .for_each(|(c, chunk)| {
+                    let base = c * GRAIN_SIZE as usize;
+                    for (k, v) in chunk.iter_mut().enumerate() {
+                        *v = f(base + k);
+                    }
+                });
+        } else {
+            for (k, v) in dst.iter_mut().enumerate() {
+                *v = f(k);
+            }
+        }
+    };
+    if out.is_contiguous() {
+        out.with_data_mut::<T, _>(fill)?;
+    } else {
+        let tmp = TensorBase::empty(
+            out.sizes(),
+            T::DTYPE,
+            out.device().unwrap_or(c10_core::Device::CPU),
+        )?;
+        tmp.with_data_mut::<T, _>(fill)?;
+        copy_into(&Tensor::from(tmp), out)?;
+    }
+    out.bump_version();
+    Ok(())
+}
+
+/// `fill_.Scalar(value)`: every element becomes `value` (converted to the
+/// tensor's dtype).
+pub fn fill_(self_: &Tensor, value: Scalar) -> Result<Tensor> {
+    if !is_meta(self_) && self_.numel() > 0 {
+        copy_into(wrap(value)?.base(), self_)?;
+        self_.bump_version();
+    }
+    Ok(self_.clone())
+}
+
+/// `zero_()`.
+pub fn zero_(self_: &Tensor) -> Result<Tensor> {
+    fill_(self_, Scalar::Int(0))
+}
+
+/// `arange.start_out(start, end, step, out)`: resizes `out` to the length
+/// of the range and writes `start + i * step`.
+pub fn arange_out(start: Scalar, end: Scalar, step: Scalar, out: &Tensor) -> Result<Tensor> {
+    let dtype = dtype_of(out)?;
+    let integral = !dtype.is_floating_point();
+    let (xs, xe, xstep) = (start.to_f64(), end.to_f64(), step.to_f64());
+    if xstep == 0.0 {
+        return Err(Error::runtime("step must be nonzero"));
+    }
+    if !(xs.is_finite() && xe.is_finite()) {
+        return Err(Error::runtime(format!("unsupported range: {xs} -> {xe}")));
+    }
+    if !((xstep > 0.0 && xe >= xs) || (xstep < 0.0 && xe <= xs)) {
+        return Err(Error::runtime(
+            "upper bound and larger bound inconsistent with step sign",
+        ));
+    }
+    let size_d = if integral {
+        ((end.to_i64() - start.to_i64()) as f64 / step.to_i64() as f64).ceil()
+    } else {
+        ((xe - xs) / xstep).ceil()
+    };
+    if !(size_d >= 0.0 && size_d <= i64::MAX as f64) {
+        return Err(Error::runtime(format!(
+            "invalid size, possible overflow? size = {size_d}"
+        )));
+    }
+    let size = size_d as i64;
+    if out.numel() != size {
+        out.resize_(&[size])?;
+    }
+    if dtype == ScalarType::Bool {
+        return Err(not_implemented("arange_cpu", dtype));
+    }
+    dispatch_dtype!(dtype, T => {
+        if integral {
+            let (s, st) = (start.to_i64(), step.to_i64());
+            write_elements::<T>(out, |i| T::from_i64(s.wrapping_add(st.wrapping_mul(i as i64))))?;
+        } else {
+            write_elements::<T>(out, |i| T::from_f64(xs + xstep * i as f64))?;
+        }
+    }, _ => return Err(not_implemented("arange_cpu", dtype)));
+    Ok(out.clone())
+}
+
+/// `linspace.out(start, end, steps, out)`: `steps` evenly spaced values,
+/// the first half counted from `start` and the second from `end`, as
+/// PyTorch's kernel does (so both ends are exact).
+pub fn linspace_out(start: Scalar, end: Scalar, steps: i64, out: &Tensor) -> Result<Tensor> {
+    if steps < 0 {
+        return Err(Error::runtime("number of steps must be non-negative"));
+    }
+    if out.numel() != steps {
+        out.resize_(&[steps])?;
+    }
+    let dtype = dtype_of(out)?;
+    let (s, e) = (start.to_f64(), end.to_f64());
+    let halfway = steps / 2;
+    // Single-precision types step in f32 (PyTorch's opmath type), the
+    // others in f64.
+    let single = matches!(
+        dtype,
+        ScalarType::Float | ScalarType::Half | ScalarType::BFloat16
+    );
+    let value = move |i: usize| -> f64 {
+        let i = i as i64;
+        if steps == 1 {
+            return s;
+        }
+        if single {
+            let (s32, e32) = (s as f32, e as f32);
+            let step = (e32 - s32) / (steps - 1) as f32;
+            f64::from(if i < halfway {
+                s32 + step * i as f32
+            } else {
+                e32 - step * (steps - i - 1) as f32
+            })
+        } else {
+            let step = (e - s) / (steps - 1) as f64;
+            if i < halfway {
+                s + step * i as f64
+            } else {
+                e - step * (steps - i - 1) as f64
+            }
+        }
+    };
+    dispatch_dtype!(dtype, T => write_elements::<T>(out, |i| T::from_f64(value(i)))?,
+        _ => return Err(not_implemented("linspace_cpu", dtype)));
+    Ok(out.clone())
+}
+
+/// `eye.m_out(n, m, out)`: ones on the diagonal of an `n` x `m` matrix.
+pub fn eye_out(n: i64, m: i64, out: &Tensor) -> Result<Tensor> {
+    if n < 0 {
+        return Err(Error::runtime(format!(
+            "n must be greater or equal to 0, got {n}"
+        )));
+    }
+    if m < 0 {
+        return Err(Error::runtime(format!(
+            "m must be greater or equal to 0, got {m}"
+        )));
+    }
+    out.resize_(&[n, m])?;
+    let dtype = dtype_of(out)?;
+    let cols = m.max(1) as usize;
+    dispatch_dtype!(dtype, T => write_elements::<T>(out, |i| {
+        T::from_i64(i64::from(i / cols == i % cols))
+    })?, _ => return Err(not_implemented("eye", dtype)));
+    Ok(out.clone())
+}
+
+/// The generator a random kernel draws from: the given one or the default.
+fn generator_or_default(generator: Option<Generator>) -> Generator {
+    generator.unwrap_or_else(|| Generator::default_cpu().clone())
+}
+
+/// A uniform `f64` in [0, 1) from 53 random bits.
+#[inline]
+fn unit(bits: u64) -> f64 {
+    (bits >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+}
+
+/// Fills a floating tensor with `sample(seed, i)` for `numel` consecutive
+/// indices reserved from the generator's stream.
+fn random_fill(
+    self_: &Tensor,
+    name: &str,
+    generator: Option<Generator>,
+    sample: impl Fn(u64, u64) -> f64 + Sync,
+) -> Result<Tensor> {
+    let dtype = dtype_of(self_)?;
+    if !dtype.is_floating_point() {
+        return Err(not_implemented(name, dtype));
+    }
+    if is_meta(self_) {
+        return Ok(self_.clone());
+    }
+    let g = generator_or_default(generator);
+    let first = g.advance(self_.numel() as u64);
+    let seed = g.current_seed();
+    dispatch_dtype!(dtype, T => write_elements::<T>(self_, |i| {
+        T::from_f64(sample(seed, first.wrapping_add(i as u64)))
+    })?, _ => return Err(not_implemented(name, dtype)));
+    Ok(self_.clone())
+}
+
+/// `uniform_(from, to, generator)`.
+pub fn uniform_(
+    self_: &Tensor,
+    from: f64,
+    to: f64,
+    generator: Option<Generator>,
+) -> Result<Tensor> {
+    if from > to {
+        return Err(Error::runtime(format!(
+            "uniform_ expects to return a [from, to) range, but found from={from} > to={to}"
+        )));
+    }
+    random_fill(self_, "check_uniform_bounds", generator, |seed, i| {
+        from + (to - from) * unit(Generator::random_at(seed, i))
+    })
+}
+
+/// `normal_(mean, std, generator)`: Box-Muller on two draws per element.
+pub fn normal_(
+    self_: &Tensor,
+    mean: f64,
+    std: f64,
+    generator: Option<Generator>,
+) -> Result<Tensor> {
+    if std < 0.0 {
+        return Err(Error::runtime(format!(
+            "normal expects std >= 0.0, but found std {std}"
+        )));
+    }
+    random_fill(self_, "normal_kernel_cpu", generator, |seed, i| {
+        let u1 = 1.0 - unit(Generator::random_at(seed, 2 * i));
+        let u2 = unit(Generator::random_at(seed, 2 * i + 1));
+        mean + std * (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unit_is_half_open() {
+        assert_eq!(unit(0), 0.0);
+        assert!(unit(u64::MAX) < 1.0);
+    }
+}
