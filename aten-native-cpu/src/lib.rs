@@ -6,6 +6,7 @@
 //! - [`loops`]: elementwise loops over a `TensorIterator`;
 //! - [`softmax_rows`]: the vectorized `float32` softmax rows.
 
+pub mod gemm;
 pub mod generated;
 pub mod kernels;
 pub mod loops;

@@ -3990,3 +3990,184 @@ pub fn normal_(self_: &Tensor) -> Result<Tensor> {
 pub fn normal_with_(self_: &Tensor, options: NormalInplaceOptions) -> Result<Tensor> {
     normal_op_()?.call((self_, options.mean, options.std, options.generator))
 }
+
+/// The typed dispatcher handle of `aten::mm.`, looked up once.
+pub fn mm_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::mm", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::mm(Tensor self, Tensor mat2) -> Tensor`
+pub fn mm(self_: &Tensor, mat2: &Tensor) -> Result<Tensor> {
+    mm_op()?.call((self_, mat2))
+}
+
+/// The typed dispatcher handle of `aten::bmm.`, looked up once.
+pub fn bmm_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>
+{
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::bmm", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::bmm(Tensor self, Tensor mat2) -> Tensor`
+pub fn bmm(self_: &Tensor, mat2: &Tensor) -> Result<Tensor> {
+    bmm_op()?.call((self_, mat2))
+}
+
+/// The typed dispatcher handle of `aten::addmm.`, looked up once.
+pub fn addmm_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static Tensor,
+            &'static Tensor,
+            Scalar,
+            Scalar,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static Tensor,
+                    &'static Tensor,
+                    Scalar,
+                    Scalar,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::addmm", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`addmm_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct AddmmOptions {
+    /// `beta`.
+    pub beta: Scalar,
+    /// `alpha`.
+    pub alpha: Scalar,
+}
+
+impl Default for AddmmOptions {
+    fn default() -> Self {
+        AddmmOptions {
+            beta: Scalar::Int(1),
+            alpha: Scalar::Int(1),
+        }
+    }
+}
+
+/// `aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`
+pub fn addmm(self_: &Tensor, mat1: &Tensor, mat2: &Tensor) -> Result<Tensor> {
+    addmm_with(self_, mat1, mat2, AddmmOptions::default())
+}
+
+/// `aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`
+pub fn addmm_with(
+    self_: &Tensor,
+    mat1: &Tensor,
+    mat2: &Tensor,
+    options: AddmmOptions,
+) -> Result<Tensor> {
+    addmm_op()?.call((self_, mat1, mat2, options.beta, options.alpha))
+}
+
+/// The typed dispatcher handle of `aten::dot.`, looked up once.
+pub fn dot_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>
+{
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::dot", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::dot(Tensor self, Tensor tensor) -> Tensor`
+pub fn dot(self_: &Tensor, tensor: &Tensor) -> Result<Tensor> {
+    dot_op()?.call((self_, tensor))
+}
+
+/// The typed dispatcher handle of `aten::mv.`, looked up once.
+pub fn mv_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::mv", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::mv(Tensor self, Tensor vec) -> Tensor`
+pub fn mv(self_: &Tensor, vec: &Tensor) -> Result<Tensor> {
+    mv_op()?.call((self_, vec))
+}
+
+/// The typed dispatcher handle of `aten::matmul.`, looked up once.
+pub fn matmul_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::matmul", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::matmul(Tensor self, Tensor other) -> Tensor`
+pub fn matmul(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    matmul_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::linear.`, looked up once.
+pub fn linear_op() -> Result<
+    &'static TypedOperatorHandle<
+        (&'static Tensor, &'static Tensor, Option<&'static Tensor>),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (&'static Tensor, &'static Tensor, Option<&'static Tensor>),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::linear", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`linear_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct LinearOptions<'a> {
+    /// `bias`.
+    pub bias: Option<&'a Tensor>,
+}
+
+impl Default for LinearOptions<'_> {
+    fn default() -> Self {
+        LinearOptions { bias: None }
+    }
+}
+
+/// `aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor`
+pub fn linear(input: &Tensor, weight: &Tensor) -> Result<Tensor> {
+    linear_with(input, weight, LinearOptions::default())
+}
+
+/// `aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor`
+pub fn linear_with(input: &Tensor, weight: &Tensor, options: LinearOptions<'_>) -> Result<Tensor> {
+    linear_op()?.call((input, weight, options.bias))
+}

@@ -559,6 +559,41 @@ aten_dispatch::torch_library!(aten, |m| {
     )?;
     m.def_with("uniform_(Tensor(a!) self, float from=0., float to=1., *, Generator? generator=None) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec!["nondeterministic_seeded".to_string()])?;
     m.def_with("normal_(Tensor(a!) self, float mean=0., float std=1., *, Generator? generator=None) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec!["nondeterministic_seeded".to_string()])?;
+    m.def_with(
+        "mm(Tensor self, Tensor mat2) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string()],
+    )?;
+    m.def_with(
+        "bmm(Tensor self, Tensor mat2) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string()],
+    )?;
+    m.def_with(
+        "addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string()],
+    )?;
+    m.def_with(
+        "dot(Tensor self, Tensor tensor) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "mv(Tensor self, Tensor vec) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "matmul(Tensor self, Tensor other) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
     Ok(())
 });
 
@@ -878,6 +913,8 @@ aten_dispatch::torch_library_impl!(aten, CompositeImplicitAutograd, |m| {
         CppFunction::from_unboxed(crate::native::flatten_using_ints),
     )?;
     m.impl_("narrow", CppFunction::from_unboxed(crate::native::narrow))?;
+    m.impl_("matmul", CppFunction::from_unboxed(crate::native::matmul))?;
+    m.impl_("linear", CppFunction::from_unboxed(crate::native::linear))?;
     Ok(())
 });
 
@@ -959,5 +996,6 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutograd, |m| {
         "randn.generator",
         CppFunction::from_unboxed(crate::native::randn_generator),
     )?;
+    m.impl_("mv", CppFunction::from_unboxed(crate::native::mv))?;
     Ok(())
 });

@@ -718,4 +718,44 @@ impl Tensor {
     pub fn normal_with_(&self, options: ops::NormalInplaceOptions) -> Result<Tensor> {
         ops::normal_with_(self, options)
     }
+
+    /// `aten::mm(Tensor self, Tensor mat2) -> Tensor`
+    pub fn mm(&self, mat2: &Tensor) -> Result<Tensor> {
+        ops::mm(self, mat2)
+    }
+
+    /// `aten::bmm(Tensor self, Tensor mat2) -> Tensor`
+    pub fn bmm(&self, mat2: &Tensor) -> Result<Tensor> {
+        ops::bmm(self, mat2)
+    }
+
+    /// `aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`
+    pub fn addmm(&self, mat1: &Tensor, mat2: &Tensor) -> Result<Tensor> {
+        ops::addmm(self, mat1, mat2)
+    }
+
+    /// `aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`
+    pub fn addmm_with(
+        &self,
+        mat1: &Tensor,
+        mat2: &Tensor,
+        options: ops::AddmmOptions,
+    ) -> Result<Tensor> {
+        ops::addmm_with(self, mat1, mat2, options)
+    }
+
+    /// `aten::dot(Tensor self, Tensor tensor) -> Tensor`
+    pub fn dot(&self, tensor: &Tensor) -> Result<Tensor> {
+        ops::dot(self, tensor)
+    }
+
+    /// `aten::mv(Tensor self, Tensor vec) -> Tensor`
+    pub fn mv(&self, vec: &Tensor) -> Result<Tensor> {
+        ops::mv(self, vec)
+    }
+
+    /// `aten::matmul(Tensor self, Tensor other) -> Tensor`
+    pub fn matmul(&self, other: &Tensor) -> Result<Tensor> {
+        ops::matmul(self, other)
+    }
 }

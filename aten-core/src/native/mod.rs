@@ -3,8 +3,10 @@
 
 mod dims;
 mod factories;
+mod linear_algebra;
 mod views;
 
 pub use dims::{compute_stride, fmt_list, infer_size, wrap_dim};
 pub use factories::*;
+pub use linear_algebra::*;
 pub use views::*;

@@ -20,7 +20,7 @@
 //! hands a closure base pointers and byte strides for runs along the
 //! fastest dimension. Meta tensors stop after step 5 (no data).
 
-mod broadcast;
+pub mod broadcast;
 pub mod convert;
 
 use c10_core::tensor_impl::DimVector;

@@ -305,6 +305,10 @@ aten_dispatch::torch_library_impl!(aten, CPU, |m| {
         "normal_",
         CppFunction::from_unboxed(crate::kernels::normal_),
     )?;
+    m.impl_("mm", CppFunction::from_unboxed(crate::kernels::mm))?;
+    m.impl_("bmm", CppFunction::from_unboxed(crate::kernels::bmm))?;
+    m.impl_("addmm", CppFunction::from_unboxed(crate::kernels::addmm))?;
+    m.impl_("dot", CppFunction::from_unboxed(crate::kernels::dot))?;
     Ok(())
 });
 
@@ -592,5 +596,9 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
         "normal_",
         CppFunction::from_unboxed(crate::kernels::normal_),
     )?;
+    m.impl_("mm", CppFunction::from_unboxed(crate::kernels::mm))?;
+    m.impl_("bmm", CppFunction::from_unboxed(crate::kernels::bmm))?;
+    m.impl_("addmm", CppFunction::from_unboxed(crate::kernels::addmm))?;
+    m.impl_("dot", CppFunction::from_unboxed(crate::kernels::dot))?;
     Ok(())
 });

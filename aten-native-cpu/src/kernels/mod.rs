@@ -15,6 +15,7 @@ pub mod compare;
 pub mod copy;
 mod factories;
 pub mod fill;
+pub mod linear_algebra;
 pub mod pointwise_ops;
 pub mod reduce;
 pub mod ternary;
@@ -24,6 +25,7 @@ pub mod util;
 pub use copy::{clone, contiguous, copy_, to_copy};
 pub use factories::{empty_cpu, empty_strided_cpu};
 pub use fill::{arange_out, eye_out, fill_, linspace_out, normal_, uniform_, zero_};
+pub use linear_algebra::{addmm, bmm, dot, mm};
 pub use pointwise_ops::*;
 pub use reduce::{
     all_dim, amax, amin, any_dim, argmax, cumsum, log_softmax_int, logsumexp, max_dim, mean,

@@ -132,3 +132,22 @@ macro_rules! dispatch_all {
         c10_core::dispatch_dtype!($dtype, $T => $body, _ => Err($crate::kernels::util::not_implemented($name, $dtype)))
     };
 }
+
+/// The address of the first element of `t` (its storage's data plus the
+/// storage offset) as a `T` pointer; the caller holds a [`StorageBorrow`]
+/// of the storage while using it and checks the dtype.
+///
+/// [`StorageBorrow`]: c10_core::StorageBorrow
+pub fn first_element<T>(t: &TensorBase) -> Result<*mut T> {
+    let layout = t
+        .layout()
+        .ok_or_else(|| Error::runtime("undefined tensor"))?;
+    let base = layout
+        .storage()
+        .data_ptr()
+        .ok_or_else(|| Error::runtime("tensor has no data"))?
+        .as_ptr() as *mut T;
+    // `wrapping_add`: computing the address is safe; the views' checks
+    // (`as_strided`, `empty_strided`) keep it inside the allocation.
+    Ok(base.wrapping_add(layout.storage_offset() as usize))
+}

@@ -1,0 +1,361 @@
+//! Matrix products: `mm`, `bmm`, `addmm` and `dot`, checked as PyTorch
+//! checks them and computed by [`crate::gemm`]. Results are contiguous.
+
+use aten_core::tensor_iterator::convert::copy_into;
+use aten_core::Tensor;
+use c10_core::half::{bf16, f16};
+use c10_core::{DeviceType, Error, Numeric, Result, Scalar, ScalarType, StorageBorrow, TensorBase};
+use rayon::prelude::*;
+
+use super::util::{first_element, not_implemented};
+use crate::gemm::{Gemm, MatMut, MatPtr};
+
+fn is_meta(t: &Tensor) -> bool {
+    t.device()
+        .is_some_and(|d| d.device_type() == DeviceType::Meta)
+}
+
+fn dtype_of(t: &Tensor) -> Result<ScalarType> {
+    t.dtype().ok_or_else(|| Error::runtime("undefined tensor"))
+}
+
+/// Runs `$body` with `$T` bound to an element type with a GEMM.
+macro_rules! dispatch_gemm {
+    ($dtype:expr, $name:expr, $T:ident => $body:expr) => {
+        match $dtype {
+            ScalarType::Float => {
+                type $T = f32;
+                $body
+            }
+            ScalarType::Double => {
+                type $T = f64;
+                $body
+            }
+            ScalarType::Half => {
+                type $T = f16;
+                $body
+            }
+            ScalarType::BFloat16 => {
+                type $T = bf16;
+                $body
+            }
+            ScalarType::Long => {
+                type $T = i64;
+                $body
+            }
+            ScalarType::Int => {
+                type $T = i32;
+                $body
+            }
+            ScalarType::Short => {
+                type $T = i16;
+                $body
+            }
+            ScalarType::Char => {
+                type $T = i8;
+                $body
+            }
+            ScalarType::Byte => {
+                type $T = u8;
+                $body
+            }
+            other => return Err(not_implemented($name, other)),
+        }
+    };
+}
+
+fn same_dtype(a: &Tensor, b: &Tensor, what: &str) -> Result<ScalarType> {
+    let (da, db) = (dtype_of(a)?, dtype_of(b)?);
+    if da != db {
+        return Err(Error::runtime(format!(
+            "expected {what} to have the same dtype, but got: {} != {}",
+            type_meta_name(da),
+            type_meta_name(db)
+        )));
+    }
+    Ok(da)
+}
+
+fn device_of(t: &Tensor) -> c10_core::Device {
+    t.device().unwrap_or(c10_core::Device::CPU)
+}
+
+/// `out[b] = beta * out[b] + alpha * (a[b] @ m2[b])` for every batch `b`
+/// of 3-d tensors (`out` fresh and contiguous, or holding `beta`'s input).
+fn batched_gemm(
+    out: &TensorBase,
+    a: &Tensor,
+    m2: &Tensor,
+    alpha: Scalar,
+    beta: Scalar,
+    name: &str,
+) -> Result<()> {
+    let dtype = dtype_of(a)?;
+    let (batch, m, k) = (a.sizes()[0], a.sizes()[1], a.sizes()[2]);
+    let n = m2.sizes()[2];
+    if out.numel() == 0 {
+        return Ok(());
+    }
+    dispatch_gemm!(dtype, name, T => {
+        let alpha = T::from_f64_or_int(alpha);
+        let beta = T::from_f64_or_int(beta);
+        let (pa, pb, pc) = (
+            SendPtr(first_element::<T>(a)?),
+            SendPtr(first_element::<T>(m2)?),
+            SendPtr(first_element::<T>(out)?),
+        );
+        let (sa, sb, sc) = (a.strides(), m2.strides(), out.strides());
+        let storages = [
+            (a.layout().map(|l| l.storage()), false),
+            (m2.layout().map(|l| l.storage()), false),
+            (out.layout().map(|l| l.storage()), true),
+        ];
+        let _borrow = StorageBorrow::new(storages.iter().filter_map(|(s, w)| s.map(|s| (s, *w))));
+        let threads = rayon::current_num_threads();
+        let one = |b: i64, threads: usize| {
+            // SAFETY: batch `b` of each operand lies inside its storage
+            // (the tensors' own layouts); `out` is fresh, so it overlaps
+            // neither input, and its batches are disjoint; borrows are held.
+            unsafe {
+                T::gemm(
+                    m as usize,
+                    n as usize,
+                    k as usize,
+                    alpha,
+                    MatPtr { ptr: pa.get().wrapping_offset((b * sa[0]) as isize), rs: sa[1] as isize, cs: sa[2] as isize },
+                    MatPtr { ptr: pb.get().wrapping_offset((b * sb[0]) as isize), rs: sb[1] as isize, cs: sb[2] as isize },
+                    beta,
+                    MatMut { ptr: pc.get().wrapping_offset((b * sc[0]) as isize), rs: sc[1] as isize, cs: sc[2] as isize },
+                    threads,
+                )
+            }
+        };
+        let per_matrix = (m * n * k) as usize;
+        if batch > 1 && threads > 1 && per_matrix < 128 * 128 * 128 {
+            // Small matrices: one thread per batch element.
+            (0..batch).into_par_iter().for_each(|b| one(b, 1));
+        } else {
+            (0..batch).for_each(|b| one(b, threads));
+        }
+    });
+    Ok(())
+}
+
+/// A raw pointer that may cross threads (the batches it reaches are
+/// disjoint; see [`batched_gemm`]).
+struct SendPtr<T>(*mut T);
+// SAFETY: only used for disjoint writes and shared reads under a held
+// storage borrow.
+unsafe impl<T> Send for SendPtr<T> {}
+// SAFETY: as above.
+unsafe impl<T> Sync for SendPtr<T> {}
+
+impl<T> SendPtr<T> {
+    fn get(&self) -> *mut T {
+        self.0
+    }
+}
+
+/// A dtype as PyTorch's `TypeMeta` prints it in messages (`float`).
+fn type_meta_name(d: ScalarType) -> &'static str {
+    match d {
+        ScalarType::Float => "float",
+        ScalarType::Double => "double",
+        ScalarType::Half => "c10::Half",
+        ScalarType::BFloat16 => "c10::BFloat16",
+        ScalarType::Long => "long int",
+        ScalarType::Int => "int",
+        ScalarType::Short => "short int",
+        ScalarType::Char => "signed char",
+        ScalarType::Byte => "unsigned char",
+        ScalarType::Bool => "bool",
+        _ => "unknown",
+    }
+}
+
+trait FromScalar: Numeric {
+    fn from_f64_or_int(s: Scalar) -> Self {
+        if Self::IS_FLOAT {
+            Self::from_f64(s.to_f64())
+        } else {
+            Self::from_i64(s.to_i64())
+        }
+    }
+}
+
+impl<T: Numeric> FromScalar for T {}
+
+fn check_matrix(t: &Tensor, name: &str) -> Result<()> {
+    if t.dim() != 2 {
+        return Err(Error::runtime(format!("{name} must be a matrix")));
+    }
+    Ok(())
+}
+
+/// `self @ mat2` for matrices, with `beta * input` added (`addmm`) when
+/// `input` is given.
+fn addmm_impl(
+    input: Option<&Tensor>,
+    mat1: &Tensor,
+    mat2: &Tensor,
+    beta: Scalar,
+    alpha: Scalar,
+    prefix: &str,
+) -> Result<Tensor> {
+    let (names, label) = if input.is_some() {
+        (("mat1", "mat2"), "mat1 and mat2")
+    } else {
+        (("self", "mat2"), "mat1 and mat2")
+    };
+    check_matrix(mat1, names.0)?;
+    check_matrix(mat2, names.1)?;
+    let (m, k, k2, n) = (
+        mat1.sizes()[0],
+        mat1.sizes()[1],
+        mat2.sizes()[0],
+        mat2.sizes()[1],
+    );
+    if k != k2 {
+        return Err(Error::runtime(format!(
+            "{prefix}{label} shapes cannot be multiplied ({m}x{k} and {k2}x{n})"
+        )));
+    }
+    let dtype = same_dtype(mat1, mat2, label)?;
+    if let Some(input) = input {
+        let d = dtype_of(input)?;
+        if d != dtype {
+            return Err(Error::runtime(format!(
+                "self and mat2 must have the same dtype, but got {d} and {dtype}"
+            )));
+        }
+    }
+    let out = TensorBase::empty(&[m, n], dtype, device_of(mat1))?;
+    let out_t = Tensor::from(out.clone());
+    let mut beta = beta;
+    if let Some(input) = input {
+        let expanded = aten_core::ops::expand(input, &[m, n]).map_err(|_| {
+            Error::runtime(format!(
+                "The size of tensor a ({}) must match the size of tensor b ({n}) at non-singleton dimension 1",
+                input.sizes().last().copied().unwrap_or(1)
+            ))
+        })?;
+        if !is_meta(mat1) && beta.to_f64() != 0.0 {
+            copy_into(&expanded, &out)?;
+        } else {
+            beta = Scalar::Int(0);
+        }
+    } else {
+        beta = Scalar::Int(0);
+    }
+    if is_meta(mat1) {
+        return Ok(out_t);
+    }
+    if k == 0 {
+        // An empty sum: beta * input (or zeros).
+        if input.is_some() && beta.to_f64() != 0.0 {
+            return aten_core::ops::mul_scalar(&out_t, beta);
+        }
+        return Ok(out_t);
+    }
+    let a3 =
+        mat1.base()
+            .as_strided(&[1, m, k], &[0, mat1.strides()[0], mat1.strides()[1]], None)?;
+    let b3 =
+        mat2.base()
+            .as_strided(&[1, k, n], &[0, mat2.strides()[0], mat2.strides()[1]], None)?;
+    let c3 = out.as_strided(&[1, m, n], &[0, n, 1], None)?;
+    batched_gemm(
+        &c3,
+        &Tensor::from(a3),
+        &Tensor::from(b3),
+        alpha,
+        beta,
+        "addmm_impl_cpu_",
+    )?;
+    Ok(out_t)
+}
+
+/// `mm(self, mat2)`.
+pub fn mm(self_: &Tensor, mat2: &Tensor) -> Result<Tensor> {
+    addmm_impl(None, self_, mat2, Scalar::Int(0), Scalar::Int(1), "mm: ")
+}
+
+/// `addmm(self, mat1, mat2, beta, alpha)`: `beta * self + alpha * mat1 @ mat2`.
+pub fn addmm(
+    self_: &Tensor,
+    mat1: &Tensor,
+    mat2: &Tensor,
+    beta: Scalar,
+    alpha: Scalar,
+) -> Result<Tensor> {
+    addmm_impl(Some(self_), mat1, mat2, beta, alpha, "")
+}
+
+/// `bmm(self, mat2)`: a batch of matrix products.
+pub fn bmm(self_: &Tensor, mat2: &Tensor) -> Result<Tensor> {
+    if self_.dim() != 3 {
+        return Err(Error::runtime("batch1 must be a 3D tensor"));
+    }
+    if mat2.dim() != 3 {
+        return Err(Error::runtime("batch2 must be a 3D tensor"));
+    }
+    let (bs, m, k) = (self_.sizes()[0], self_.sizes()[1], self_.sizes()[2]);
+    let n = mat2.sizes()[2];
+    if mat2.sizes()[0] != bs || mat2.sizes()[1] != k {
+        return Err(Error::runtime(format!(
+            "Expected size for first two dimensions of batch2 tensor to be: [{bs}, {k}] but got: [{}, {}].",
+            mat2.sizes()[0],
+            mat2.sizes()[1]
+        )));
+    }
+    let dtype = same_dtype(self_, mat2, "batch1 and batch2")?;
+    let out = TensorBase::empty(&[bs, m, n], dtype, device_of(self_))?;
+    if !is_meta(self_) && k > 0 {
+        batched_gemm(&out, self_, mat2, Scalar::Int(1), Scalar::Int(0), "bmm")?;
+    }
+    Ok(Tensor::from(out))
+}
+
+/// `dot(self, tensor)`: the inner product of two vectors.
+pub fn dot(self_: &Tensor, tensor: &Tensor) -> Result<Tensor> {
+    if self_.dim() != 1 || tensor.dim() != 1 {
+        return Err(Error::runtime(format!(
+            "1D tensors expected, but got {}D and {}D tensors",
+            self_.dim(),
+            tensor.dim()
+        )));
+    }
+    let (da, db) = (dtype_of(self_)?, dtype_of(tensor)?);
+    if da != db {
+        return Err(Error::runtime(format!(
+            "dot : expected both vectors to have same dtype, but found {} and {}",
+            da, db
+        )));
+    }
+    let (n, n2) = (self_.numel(), tensor.numel());
+    if n != n2 {
+        return Err(Error::runtime(format!(
+            "inconsistent tensor size, expected tensor [{n}] and src [{n2}] to have the same number of elements, but got {n} and {n2} elements respectively"
+        )));
+    }
+    let out = TensorBase::empty(&[], da, device_of(self_))?;
+    if is_meta(self_) || n == 0 {
+        return Ok(Tensor::from(out));
+    }
+    let a3 = self_
+        .base()
+        .as_strided(&[1, 1, n], &[0, 0, self_.strides()[0]], None)?;
+    let b3 = tensor
+        .base()
+        .as_strided(&[1, n, 1], &[0, tensor.strides()[0], 0], None)?;
+    let c3 = out.as_strided(&[1, 1, 1], &[0, 0, 0], None)?;
+    batched_gemm(
+        &c3,
+        &Tensor::from(a3),
+        &Tensor::from(b3),
+        Scalar::Int(1),
+        Scalar::Int(0),
+        "dot",
+    )?;
+    Ok(Tensor::from(out))
+}
