@@ -4171,3 +4171,1161 @@ pub fn linear(input: &Tensor, weight: &Tensor) -> Result<Tensor> {
 pub fn linear_with(input: &Tensor, weight: &Tensor, options: LinearOptions<'_>) -> Result<Tensor> {
     linear_op()?.call((input, weight, options.bias))
 }
+
+/// The typed dispatcher handle of `aten::flip.`, looked up once.
+pub fn flip_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static [i64]), Tensor>>
+{
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static [i64]), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::flip", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::flip(Tensor self, int[] dims) -> Tensor`
+pub fn flip(self_: &Tensor, dims: &[i64]) -> Result<Tensor> {
+    flip_op()?.call((self_, dims))
+}
+
+/// The typed dispatcher handle of `aten::index_select.`, looked up once.
+pub fn index_select_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, &'static Tensor), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, i64, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::index_select", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::index_select(Tensor self, int dim, Tensor index) -> Tensor`
+pub fn index_select(self_: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
+    index_select_op()?.call((self_, dim, index))
+}
+
+/// The typed dispatcher handle of `aten::gather.`, looked up once.
+pub fn gather_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, &'static Tensor, bool), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, i64, &'static Tensor, bool), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::gather", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`gather_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct GatherOptions {
+    /// `sparse_grad`.
+    pub sparse_grad: bool,
+}
+
+impl Default for GatherOptions {
+    fn default() -> Self {
+        GatherOptions { sparse_grad: false }
+    }
+}
+
+/// `aten::gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor`
+pub fn gather(self_: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
+    gather_with(self_, dim, index, GatherOptions::default())
+}
+
+/// `aten::gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor`
+pub fn gather_with(
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    options: GatherOptions,
+) -> Result<Tensor> {
+    gather_op()?.call((self_, dim, index, options.sparse_grad))
+}
+
+/// The typed dispatcher handle of `aten::cat.`, looked up once.
+pub fn cat_op() -> Result<&'static TypedOperatorHandle<(&'static [Tensor], i64), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static [Tensor], i64), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::cat", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`cat_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct CatOptions {
+    /// `dim`.
+    pub dim: i64,
+}
+
+impl Default for CatOptions {
+    fn default() -> Self {
+        CatOptions { dim: 0 }
+    }
+}
+
+/// `aten::cat(Tensor[] tensors, int dim=0) -> Tensor`
+pub fn cat(tensors: &[Tensor]) -> Result<Tensor> {
+    cat_with(tensors, CatOptions::default())
+}
+
+/// `aten::cat(Tensor[] tensors, int dim=0) -> Tensor`
+pub fn cat_with(tensors: &[Tensor], options: CatOptions) -> Result<Tensor> {
+    cat_op()?.call((tensors, options.dim))
+}
+
+/// The typed dispatcher handle of `aten::stack.`, looked up once.
+pub fn stack_op() -> Result<&'static TypedOperatorHandle<(&'static [Tensor], i64), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static [Tensor], i64), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::stack", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`stack_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct StackOptions {
+    /// `dim`.
+    pub dim: i64,
+}
+
+impl Default for StackOptions {
+    fn default() -> Self {
+        StackOptions { dim: 0 }
+    }
+}
+
+/// `aten::stack(Tensor[] tensors, int dim=0) -> Tensor`
+pub fn stack(tensors: &[Tensor]) -> Result<Tensor> {
+    stack_with(tensors, StackOptions::default())
+}
+
+/// `aten::stack(Tensor[] tensors, int dim=0) -> Tensor`
+pub fn stack_with(tensors: &[Tensor], options: StackOptions) -> Result<Tensor> {
+    stack_op()?.call((tensors, options.dim))
+}
+
+/// The typed dispatcher handle of `aten::repeat.`, looked up once.
+pub fn repeat_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static [i64]), Tensor>>
+{
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static [i64]), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::repeat", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::repeat(Tensor self, SymInt[] repeats) -> Tensor`
+pub fn repeat(self_: &Tensor, repeats: &[i64]) -> Result<Tensor> {
+    repeat_op()?.call((self_, repeats))
+}
+
+/// The typed dispatcher handle of `aten::tril.`, looked up once.
+pub fn tril_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, i64), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::tril", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`tril_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct TrilOptions {
+    /// `diagonal`.
+    pub diagonal: i64,
+}
+
+impl Default for TrilOptions {
+    fn default() -> Self {
+        TrilOptions { diagonal: 0 }
+    }
+}
+
+/// `aten::tril(Tensor self, SymInt diagonal=0) -> Tensor`
+pub fn tril(self_: &Tensor) -> Result<Tensor> {
+    tril_with(self_, TrilOptions::default())
+}
+
+/// `aten::tril(Tensor self, SymInt diagonal=0) -> Tensor`
+pub fn tril_with(self_: &Tensor, options: TrilOptions) -> Result<Tensor> {
+    tril_op()?.call((self_, options.diagonal))
+}
+
+/// The typed dispatcher handle of `aten::triu.`, looked up once.
+pub fn triu_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, i64), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::triu", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`triu_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct TriuOptions {
+    /// `diagonal`.
+    pub diagonal: i64,
+}
+
+impl Default for TriuOptions {
+    fn default() -> Self {
+        TriuOptions { diagonal: 0 }
+    }
+}
+
+/// `aten::triu(Tensor self, SymInt diagonal=0) -> Tensor`
+pub fn triu(self_: &Tensor) -> Result<Tensor> {
+    triu_with(self_, TriuOptions::default())
+}
+
+/// `aten::triu(Tensor self, SymInt diagonal=0) -> Tensor`
+pub fn triu_with(self_: &Tensor, options: TriuOptions) -> Result<Tensor> {
+    triu_op()?.call((self_, options.diagonal))
+}
+
+/// The typed dispatcher handle of `aten::conv2d.`, looked up once.
+pub fn conv2d_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static Tensor,
+            Option<&'static Tensor>,
+            &'static [i64],
+            &'static [i64],
+            &'static [i64],
+            i64,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static Tensor,
+                    Option<&'static Tensor>,
+                    &'static [i64],
+                    &'static [i64],
+                    &'static [i64],
+                    i64,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::conv2d", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`conv2d_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct Conv2dOptions<'a> {
+    /// `bias`.
+    pub bias: Option<&'a Tensor>,
+    /// `stride`.
+    pub stride: &'a [i64],
+    /// `padding`.
+    pub padding: &'a [i64],
+    /// `dilation`.
+    pub dilation: &'a [i64],
+    /// `groups`.
+    pub groups: i64,
+}
+
+impl Default for Conv2dOptions<'_> {
+    fn default() -> Self {
+        Conv2dOptions {
+            bias: None,
+            stride: &[1, 1][..],
+            padding: &[0, 0][..],
+            dilation: &[1, 1][..],
+            groups: 1,
+        }
+    }
+}
+
+/// `aten::conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=[1, 1], SymInt[2] padding=[0, 0], SymInt[2] dilation=[1, 1], SymInt groups=1) -> Tensor`
+pub fn conv2d(input: &Tensor, weight: &Tensor) -> Result<Tensor> {
+    conv2d_with(input, weight, Conv2dOptions::default())
+}
+
+/// `aten::conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=[1, 1], SymInt[2] padding=[0, 0], SymInt[2] dilation=[1, 1], SymInt groups=1) -> Tensor`
+pub fn conv2d_with(input: &Tensor, weight: &Tensor, options: Conv2dOptions<'_>) -> Result<Tensor> {
+    conv2d_op()?.call((
+        input,
+        weight,
+        options.bias,
+        options.stride,
+        options.padding,
+        options.dilation,
+        options.groups,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::convolution.`, looked up once.
+pub fn convolution_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static Tensor,
+            Option<&'static Tensor>,
+            &'static [i64],
+            &'static [i64],
+            &'static [i64],
+            bool,
+            &'static [i64],
+            i64,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static Tensor,
+                    Option<&'static Tensor>,
+                    &'static [i64],
+                    &'static [i64],
+                    &'static [i64],
+                    bool,
+                    &'static [i64],
+                    i64,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::convolution", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor`
+pub fn convolution(
+    input: &Tensor,
+    weight: &Tensor,
+    bias: Option<&Tensor>,
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+    transposed: bool,
+    output_padding: &[i64],
+    groups: i64,
+) -> Result<Tensor> {
+    convolution_op()?.call((
+        input,
+        weight,
+        bias,
+        stride,
+        padding,
+        dilation,
+        transposed,
+        output_padding,
+        groups,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::_slow_conv2d_forward.`, looked up once.
+pub fn _slow_conv2d_forward_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static Tensor,
+            &'static [i64],
+            Option<&'static Tensor>,
+            &'static [i64],
+            &'static [i64],
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static Tensor,
+                    &'static [i64],
+                    Option<&'static Tensor>,
+                    &'static [i64],
+                    &'static [i64],
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::_slow_conv2d_forward", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::_slow_conv2d_forward(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding) -> Tensor`
+pub fn _slow_conv2d_forward(
+    self_: &Tensor,
+    weight: &Tensor,
+    kernel_size: &[i64],
+    bias: Option<&Tensor>,
+    stride: &[i64],
+    padding: &[i64],
+) -> Result<Tensor> {
+    _slow_conv2d_forward_op()?.call((self_, weight, kernel_size, bias, stride, padding))
+}
+
+/// The typed dispatcher handle of `aten::slow_conv_dilated2d.`, looked up once.
+pub fn slow_conv_dilated2d_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static Tensor,
+            &'static [i64],
+            Option<&'static Tensor>,
+            &'static [i64],
+            &'static [i64],
+            &'static [i64],
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static Tensor,
+                    &'static [i64],
+                    Option<&'static Tensor>,
+                    &'static [i64],
+                    &'static [i64],
+                    &'static [i64],
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::slow_conv_dilated2d", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`slow_conv_dilated2d_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct SlowConvDilated2dOptions<'a> {
+    /// `bias`.
+    pub bias: Option<&'a Tensor>,
+    /// `stride`.
+    pub stride: &'a [i64],
+    /// `padding`.
+    pub padding: &'a [i64],
+    /// `dilation`.
+    pub dilation: &'a [i64],
+}
+
+impl Default for SlowConvDilated2dOptions<'_> {
+    fn default() -> Self {
+        SlowConvDilated2dOptions {
+            bias: None,
+            stride: &[1, 1][..],
+            padding: &[0, 0][..],
+            dilation: &[1, 1][..],
+        }
+    }
+}
+
+/// `aten::slow_conv_dilated2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=[1, 1], SymInt[2] padding=[0, 0], SymInt[2] dilation=[1, 1]) -> Tensor`
+pub fn slow_conv_dilated2d(self_: &Tensor, weight: &Tensor, kernel_size: &[i64]) -> Result<Tensor> {
+    slow_conv_dilated2d_with(
+        self_,
+        weight,
+        kernel_size,
+        SlowConvDilated2dOptions::default(),
+    )
+}
+
+/// `aten::slow_conv_dilated2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=[1, 1], SymInt[2] padding=[0, 0], SymInt[2] dilation=[1, 1]) -> Tensor`
+pub fn slow_conv_dilated2d_with(
+    self_: &Tensor,
+    weight: &Tensor,
+    kernel_size: &[i64],
+    options: SlowConvDilated2dOptions<'_>,
+) -> Result<Tensor> {
+    slow_conv_dilated2d_op()?.call((
+        self_,
+        weight,
+        kernel_size,
+        options.bias,
+        options.stride,
+        options.padding,
+        options.dilation,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::max_pool2d.`, looked up once.
+pub fn max_pool2d_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static [i64],
+            &'static [i64],
+            &'static [i64],
+            &'static [i64],
+            bool,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static [i64],
+                    &'static [i64],
+                    &'static [i64],
+                    &'static [i64],
+                    bool,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::max_pool2d", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`max_pool2d_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct MaxPool2dOptions<'a> {
+    /// `stride`.
+    pub stride: &'a [i64],
+    /// `padding`.
+    pub padding: &'a [i64],
+    /// `dilation`.
+    pub dilation: &'a [i64],
+    /// `ceil_mode`.
+    pub ceil_mode: bool,
+}
+
+impl Default for MaxPool2dOptions<'_> {
+    fn default() -> Self {
+        MaxPool2dOptions {
+            stride: &[][..],
+            padding: &[0, 0][..],
+            dilation: &[1, 1][..],
+            ceil_mode: false,
+        }
+    }
+}
+
+/// `aten::max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor`
+pub fn max_pool2d(self_: &Tensor, kernel_size: &[i64]) -> Result<Tensor> {
+    max_pool2d_with(self_, kernel_size, MaxPool2dOptions::default())
+}
+
+/// `aten::max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor`
+pub fn max_pool2d_with(
+    self_: &Tensor,
+    kernel_size: &[i64],
+    options: MaxPool2dOptions<'_>,
+) -> Result<Tensor> {
+    max_pool2d_op()?.call((
+        self_,
+        kernel_size,
+        options.stride,
+        options.padding,
+        options.dilation,
+        options.ceil_mode,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::max_pool2d_with_indices.`, looked up once.
+pub fn max_pool2d_with_indices_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static [i64],
+            &'static [i64],
+            &'static [i64],
+            &'static [i64],
+            bool,
+        ),
+        (Tensor, Tensor),
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static [i64],
+                    &'static [i64],
+                    &'static [i64],
+                    &'static [i64],
+                    bool,
+                ),
+                (Tensor, Tensor),
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::max_pool2d_with_indices", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`max_pool2d_with_indices_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct MaxPool2dWithIndicesOptions<'a> {
+    /// `stride`.
+    pub stride: &'a [i64],
+    /// `padding`.
+    pub padding: &'a [i64],
+    /// `dilation`.
+    pub dilation: &'a [i64],
+    /// `ceil_mode`.
+    pub ceil_mode: bool,
+}
+
+impl Default for MaxPool2dWithIndicesOptions<'_> {
+    fn default() -> Self {
+        MaxPool2dWithIndicesOptions {
+            stride: &[][..],
+            padding: &[0, 0][..],
+            dilation: &[1, 1][..],
+            ceil_mode: false,
+        }
+    }
+}
+
+/// `aten::max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)`
+pub fn max_pool2d_with_indices(self_: &Tensor, kernel_size: &[i64]) -> Result<(Tensor, Tensor)> {
+    max_pool2d_with_indices_with(self_, kernel_size, MaxPool2dWithIndicesOptions::default())
+}
+
+/// `aten::max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)`
+pub fn max_pool2d_with_indices_with(
+    self_: &Tensor,
+    kernel_size: &[i64],
+    options: MaxPool2dWithIndicesOptions<'_>,
+) -> Result<(Tensor, Tensor)> {
+    max_pool2d_with_indices_op()?.call((
+        self_,
+        kernel_size,
+        options.stride,
+        options.padding,
+        options.dilation,
+        options.ceil_mode,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::layer_norm.`, looked up once.
+pub fn layer_norm_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static [i64],
+            Option<&'static Tensor>,
+            Option<&'static Tensor>,
+            f64,
+            bool,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static [i64],
+                    Option<&'static Tensor>,
+                    Option<&'static Tensor>,
+                    f64,
+                    bool,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::layer_norm", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`layer_norm_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct LayerNormOptions<'a> {
+    /// `weight`.
+    pub weight: Option<&'a Tensor>,
+    /// `bias`.
+    pub bias: Option<&'a Tensor>,
+    /// `eps`.
+    pub eps: f64,
+    /// `cudnn_enable`.
+    pub cudnn_enable: bool,
+}
+
+impl Default for LayerNormOptions<'_> {
+    fn default() -> Self {
+        LayerNormOptions {
+            weight: None,
+            bias: None,
+            eps: 1e-5,
+            cudnn_enable: true,
+        }
+    }
+}
+
+/// `aten::layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1.0000000000000001e-05, bool cudnn_enable=True) -> Tensor`
+pub fn layer_norm(input: &Tensor, normalized_shape: &[i64]) -> Result<Tensor> {
+    layer_norm_with(input, normalized_shape, LayerNormOptions::default())
+}
+
+/// `aten::layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1.0000000000000001e-05, bool cudnn_enable=True) -> Tensor`
+pub fn layer_norm_with(
+    input: &Tensor,
+    normalized_shape: &[i64],
+    options: LayerNormOptions<'_>,
+) -> Result<Tensor> {
+    layer_norm_op()?.call((
+        input,
+        normalized_shape,
+        options.weight,
+        options.bias,
+        options.eps,
+        options.cudnn_enable,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::native_layer_norm.`, looked up once.
+pub fn native_layer_norm_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static [i64],
+            Option<&'static Tensor>,
+            Option<&'static Tensor>,
+            f64,
+        ),
+        (Tensor, Tensor, Tensor),
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static [i64],
+                    Option<&'static Tensor>,
+                    Option<&'static Tensor>,
+                    f64,
+                ),
+                (Tensor, Tensor, Tensor),
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::native_layer_norm", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)`
+pub fn native_layer_norm(
+    input: &Tensor,
+    normalized_shape: &[i64],
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    eps: f64,
+) -> Result<(Tensor, Tensor, Tensor)> {
+    native_layer_norm_op()?.call((input, normalized_shape, weight, bias, eps))
+}
+
+/// The typed dispatcher handle of `aten::embedding.`, looked up once.
+pub fn embedding_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, i64, bool, bool), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor, i64, bool, bool), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::embedding", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`embedding_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct EmbeddingOptions {
+    /// `padding_idx`.
+    pub padding_idx: i64,
+    /// `scale_grad_by_freq`.
+    pub scale_grad_by_freq: bool,
+    /// `sparse`.
+    pub sparse: bool,
+}
+
+impl Default for EmbeddingOptions {
+    fn default() -> Self {
+        EmbeddingOptions {
+            padding_idx: -1,
+            scale_grad_by_freq: false,
+            sparse: false,
+        }
+    }
+}
+
+/// `aten::embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor`
+pub fn embedding(weight: &Tensor, indices: &Tensor) -> Result<Tensor> {
+    embedding_with(weight, indices, EmbeddingOptions::default())
+}
+
+/// `aten::embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor`
+pub fn embedding_with(
+    weight: &Tensor,
+    indices: &Tensor,
+    options: EmbeddingOptions,
+) -> Result<Tensor> {
+    embedding_op()?.call((
+        weight,
+        indices,
+        options.padding_idx,
+        options.scale_grad_by_freq,
+        options.sparse,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::mse_loss.`, looked up once.
+pub fn mse_loss_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, i64), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor, i64), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::mse_loss", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`mse_loss_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct MseLossOptions {
+    /// `reduction`.
+    pub reduction: i64,
+}
+
+impl Default for MseLossOptions {
+    fn default() -> Self {
+        MseLossOptions { reduction: 1 }
+    }
+}
+
+/// `aten::mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor`
+pub fn mse_loss(self_: &Tensor, target: &Tensor) -> Result<Tensor> {
+    mse_loss_with(self_, target, MseLossOptions::default())
+}
+
+/// `aten::mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor`
+pub fn mse_loss_with(self_: &Tensor, target: &Tensor, options: MseLossOptions) -> Result<Tensor> {
+    mse_loss_op()?.call((self_, target, options.reduction))
+}
+
+/// The typed dispatcher handle of `aten::nll_loss_nd.`, looked up once.
+pub fn nll_loss_nd_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static Tensor,
+            Option<&'static Tensor>,
+            i64,
+            i64,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static Tensor,
+                    Option<&'static Tensor>,
+                    i64,
+                    i64,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::nll_loss_nd", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`nll_loss_nd_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct NllLossNdOptions<'a> {
+    /// `weight`.
+    pub weight: Option<&'a Tensor>,
+    /// `reduction`.
+    pub reduction: i64,
+    /// `ignore_index`.
+    pub ignore_index: i64,
+}
+
+impl Default for NllLossNdOptions<'_> {
+    fn default() -> Self {
+        NllLossNdOptions {
+            weight: None,
+            reduction: 1,
+            ignore_index: -100,
+        }
+    }
+}
+
+/// `aten::nll_loss_nd(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100) -> Tensor`
+pub fn nll_loss_nd(self_: &Tensor, target: &Tensor) -> Result<Tensor> {
+    nll_loss_nd_with(self_, target, NllLossNdOptions::default())
+}
+
+/// `aten::nll_loss_nd(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100) -> Tensor`
+pub fn nll_loss_nd_with(
+    self_: &Tensor,
+    target: &Tensor,
+    options: NllLossNdOptions<'_>,
+) -> Result<Tensor> {
+    nll_loss_nd_op()?.call((
+        self_,
+        target,
+        options.weight,
+        options.reduction,
+        options.ignore_index,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::nll_loss.`, looked up once.
+pub fn nll_loss_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static Tensor,
+            Option<&'static Tensor>,
+            i64,
+            i64,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static Tensor,
+                    Option<&'static Tensor>,
+                    i64,
+                    i64,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::nll_loss", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`nll_loss_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct NllLossOptions<'a> {
+    /// `weight`.
+    pub weight: Option<&'a Tensor>,
+    /// `reduction`.
+    pub reduction: i64,
+    /// `ignore_index`.
+    pub ignore_index: i64,
+}
+
+impl Default for NllLossOptions<'_> {
+    fn default() -> Self {
+        NllLossOptions {
+            weight: None,
+            reduction: 1,
+            ignore_index: -100,
+        }
+    }
+}
+
+/// `aten::nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100) -> Tensor`
+pub fn nll_loss(self_: &Tensor, target: &Tensor) -> Result<Tensor> {
+    nll_loss_with(self_, target, NllLossOptions::default())
+}
+
+/// `aten::nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100) -> Tensor`
+pub fn nll_loss_with(
+    self_: &Tensor,
+    target: &Tensor,
+    options: NllLossOptions<'_>,
+) -> Result<Tensor> {
+    nll_loss_op()?.call((
+        self_,
+        target,
+        options.weight,
+        options.reduction,
+        options.ignore_index,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::nll_loss_forward.`, looked up once.
+pub fn nll_loss_forward_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static Tensor,
+            Option<&'static Tensor>,
+            i64,
+            i64,
+        ),
+        (Tensor, Tensor),
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static Tensor,
+                    Option<&'static Tensor>,
+                    i64,
+                    i64,
+                ),
+                (Tensor, Tensor),
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::nll_loss_forward", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)`
+pub fn nll_loss_forward(
+    self_: &Tensor,
+    target: &Tensor,
+    weight: Option<&Tensor>,
+    reduction: i64,
+    ignore_index: i64,
+) -> Result<(Tensor, Tensor)> {
+    nll_loss_forward_op()?.call((self_, target, weight, reduction, ignore_index))
+}
+
+/// The typed dispatcher handle of `aten::cross_entropy_loss.`, looked up once.
+pub fn cross_entropy_loss_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static Tensor,
+            Option<&'static Tensor>,
+            i64,
+            i64,
+            f64,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static Tensor,
+                    Option<&'static Tensor>,
+                    i64,
+                    i64,
+                    f64,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::cross_entropy_loss", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`cross_entropy_loss_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct CrossEntropyLossOptions<'a> {
+    /// `weight`.
+    pub weight: Option<&'a Tensor>,
+    /// `reduction`.
+    pub reduction: i64,
+    /// `ignore_index`.
+    pub ignore_index: i64,
+    /// `label_smoothing`.
+    pub label_smoothing: f64,
+}
+
+impl Default for CrossEntropyLossOptions<'_> {
+    fn default() -> Self {
+        CrossEntropyLossOptions {
+            weight: None,
+            reduction: 1,
+            ignore_index: -100,
+            label_smoothing: 0.0,
+        }
+    }
+}
+
+/// `aten::cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100, float label_smoothing=0.) -> Tensor`
+pub fn cross_entropy_loss(self_: &Tensor, target: &Tensor) -> Result<Tensor> {
+    cross_entropy_loss_with(self_, target, CrossEntropyLossOptions::default())
+}
+
+/// `aten::cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100, float label_smoothing=0.) -> Tensor`
+pub fn cross_entropy_loss_with(
+    self_: &Tensor,
+    target: &Tensor,
+    options: CrossEntropyLossOptions<'_>,
+) -> Result<Tensor> {
+    cross_entropy_loss_op()?.call((
+        self_,
+        target,
+        options.weight,
+        options.reduction,
+        options.ignore_index,
+        options.label_smoothing,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::dropout.`, looked up once.
+pub fn dropout_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, f64, bool), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, f64, bool), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::dropout", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::dropout(Tensor input, float p, bool train) -> Tensor`
+pub fn dropout(input: &Tensor, p: f64, train: bool) -> Result<Tensor> {
+    dropout_op()?.call((input, p, train))
+}
+
+/// The typed dispatcher handle of `aten::native_dropout.`, looked up once.
+pub fn native_dropout_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, f64, Option<bool>), (Tensor, Tensor)>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, f64, Option<bool>), (Tensor, Tensor)>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::native_dropout", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)`
+pub fn native_dropout(input: &Tensor, p: f64, train: Option<bool>) -> Result<(Tensor, Tensor)> {
+    native_dropout_op()?.call((input, p, train))
+}

@@ -594,6 +594,77 @@ aten_dispatch::torch_library!(aten, |m| {
         Some(AliasAnalysisKind::FromSchema),
         vec![],
     )?;
+    m.def_with(
+        "flip(Tensor self, int[] dims) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string()],
+    )?;
+    m.def_with(
+        "index_select(Tensor self, int dim, Tensor index) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string()],
+    )?;
+    m.def_with(
+        "gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string()],
+    )?;
+    m.def_with(
+        "cat(Tensor[] tensors, int dim=0) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string()],
+    )?;
+    m.def_with(
+        "stack(Tensor[] tensors, int dim=0) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "repeat(Tensor self, SymInt[] repeats) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string()],
+    )?;
+    m.def_with(
+        "tril(Tensor self, SymInt diagonal=0) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "triu(Tensor self, SymInt diagonal=0) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with("conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=[1, 1], SymInt[2] padding=[0, 0], SymInt[2] dilation=[1, 1], SymInt groups=1) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
+    m.def_with("convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
+    m.def_with("_slow_conv2d_forward(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
+    m.def_with("slow_conv_dilated2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=[1, 1], SymInt[2] padding=[0, 0], SymInt[2] dilation=[1, 1]) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
+    m.def_with("max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
+    m.def_with("max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
+    m.def_with("layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1.0000000000000001e-05, bool cudnn_enable=True) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
+    m.def_with("native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
+    m.def_with("embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
+    m.def_with(
+        "mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with("nll_loss_nd(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
+    m.def_with("nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
+    m.def_with("nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)", Some(AliasAnalysisKind::FromSchema), vec![])?;
+    m.def_with("cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100, float label_smoothing=0.) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
+    m.def_with(
+        "dropout(Tensor input, float p, bool train) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![
+            "nondeterministic_seeded".to_string(),
+            "maybe_aliasing_or_mutating".to_string(),
+        ],
+    )?;
+    m.def_with(
+        "native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["nondeterministic_seeded".to_string(), "core".to_string()],
+    )?;
     Ok(())
 });
 
@@ -915,6 +986,28 @@ aten_dispatch::torch_library_impl!(aten, CompositeImplicitAutograd, |m| {
     m.impl_("narrow", CppFunction::from_unboxed(crate::native::narrow))?;
     m.impl_("matmul", CppFunction::from_unboxed(crate::native::matmul))?;
     m.impl_("linear", CppFunction::from_unboxed(crate::native::linear))?;
+    m.impl_("conv2d", CppFunction::from_unboxed(crate::native::conv2d))?;
+    m.impl_(
+        "max_pool2d",
+        CppFunction::from_unboxed(crate::native::max_pool2d),
+    )?;
+    m.impl_(
+        "layer_norm",
+        CppFunction::from_unboxed(crate::native::layer_norm),
+    )?;
+    m.impl_(
+        "nll_loss_nd",
+        CppFunction::from_unboxed(crate::native::nll_loss_nd),
+    )?;
+    m.impl_(
+        "nll_loss",
+        CppFunction::from_unboxed(crate::native::nll_loss),
+    )?;
+    m.impl_(
+        "cross_entropy_loss",
+        CppFunction::from_unboxed(crate::native::cross_entropy_loss),
+    )?;
+    m.impl_("dropout", CppFunction::from_unboxed(crate::native::dropout))?;
     Ok(())
 });
 
@@ -997,5 +1090,15 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutograd, |m| {
         CppFunction::from_unboxed(crate::native::randn_generator),
     )?;
     m.impl_("mv", CppFunction::from_unboxed(crate::native::mv))?;
+    m.impl_("stack", CppFunction::from_unboxed(crate::native::stack))?;
+    m.impl_("repeat", CppFunction::from_unboxed(crate::native::repeat))?;
+    m.impl_(
+        "convolution",
+        CppFunction::from_unboxed(crate::native::convolution),
+    )?;
+    m.impl_(
+        "embedding",
+        CppFunction::from_unboxed(crate::native::embedding),
+    )?;
     Ok(())
 });

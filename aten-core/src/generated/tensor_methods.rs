@@ -758,4 +758,54 @@ impl Tensor {
     pub fn matmul(&self, other: &Tensor) -> Result<Tensor> {
         ops::matmul(self, other)
     }
+
+    /// `aten::flip(Tensor self, int[] dims) -> Tensor`
+    pub fn flip(&self, dims: &[i64]) -> Result<Tensor> {
+        ops::flip(self, dims)
+    }
+
+    /// `aten::index_select(Tensor self, int dim, Tensor index) -> Tensor`
+    pub fn index_select(&self, dim: i64, index: &Tensor) -> Result<Tensor> {
+        ops::index_select(self, dim, index)
+    }
+
+    /// `aten::gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor`
+    pub fn gather(&self, dim: i64, index: &Tensor) -> Result<Tensor> {
+        ops::gather(self, dim, index)
+    }
+
+    /// `aten::gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor`
+    pub fn gather_with(
+        &self,
+        dim: i64,
+        index: &Tensor,
+        options: ops::GatherOptions,
+    ) -> Result<Tensor> {
+        ops::gather_with(self, dim, index, options)
+    }
+
+    /// `aten::repeat(Tensor self, SymInt[] repeats) -> Tensor`
+    pub fn repeat(&self, repeats: &[i64]) -> Result<Tensor> {
+        ops::repeat(self, repeats)
+    }
+
+    /// `aten::tril(Tensor self, SymInt diagonal=0) -> Tensor`
+    pub fn tril(&self) -> Result<Tensor> {
+        ops::tril(self)
+    }
+
+    /// `aten::tril(Tensor self, SymInt diagonal=0) -> Tensor`
+    pub fn tril_with(&self, options: ops::TrilOptions) -> Result<Tensor> {
+        ops::tril_with(self, options)
+    }
+
+    /// `aten::triu(Tensor self, SymInt diagonal=0) -> Tensor`
+    pub fn triu(&self) -> Result<Tensor> {
+        ops::triu(self)
+    }
+
+    /// `aten::triu(Tensor self, SymInt diagonal=0) -> Tensor`
+    pub fn triu_with(&self, options: ops::TriuOptions) -> Result<Tensor> {
+        ops::triu_with(self, options)
+    }
 }

@@ -4,9 +4,13 @@
 mod dims;
 mod factories;
 mod linear_algebra;
+mod nn;
+mod shape_ops;
 mod views;
 
 pub use dims::{compute_stride, fmt_list, infer_size, wrap_dim};
 pub use factories::*;
 pub use linear_algebra::*;
+pub use nn::*;
+pub use shape_ops::*;
 pub use views::*;

@@ -309,6 +309,43 @@ aten_dispatch::torch_library_impl!(aten, CPU, |m| {
     m.impl_("bmm", CppFunction::from_unboxed(crate::kernels::bmm))?;
     m.impl_("addmm", CppFunction::from_unboxed(crate::kernels::addmm))?;
     m.impl_("dot", CppFunction::from_unboxed(crate::kernels::dot))?;
+    m.impl_("flip", CppFunction::from_unboxed(crate::kernels::flip))?;
+    m.impl_(
+        "index_select",
+        CppFunction::from_unboxed(crate::kernels::index_select),
+    )?;
+    m.impl_("gather", CppFunction::from_unboxed(crate::kernels::gather))?;
+    m.impl_("cat", CppFunction::from_unboxed(crate::kernels::cat))?;
+    m.impl_("tril", CppFunction::from_unboxed(crate::kernels::tril))?;
+    m.impl_("triu", CppFunction::from_unboxed(crate::kernels::triu))?;
+    m.impl_(
+        "_slow_conv2d_forward",
+        CppFunction::from_unboxed(crate::kernels::slow_conv2d_forward),
+    )?;
+    m.impl_(
+        "slow_conv_dilated2d",
+        CppFunction::from_unboxed(crate::kernels::slow_conv_dilated2d),
+    )?;
+    m.impl_(
+        "max_pool2d_with_indices",
+        CppFunction::from_unboxed(crate::kernels::max_pool2d_with_indices),
+    )?;
+    m.impl_(
+        "native_layer_norm",
+        CppFunction::from_unboxed(crate::kernels::native_layer_norm),
+    )?;
+    m.impl_(
+        "mse_loss",
+        CppFunction::from_unboxed(crate::kernels::mse_loss),
+    )?;
+    m.impl_(
+        "nll_loss_forward",
+        CppFunction::from_unboxed(crate::kernels::nll_loss_forward),
+    )?;
+    m.impl_(
+        "native_dropout",
+        CppFunction::from_unboxed(crate::kernels::native_dropout),
+    )?;
     Ok(())
 });
 
@@ -600,5 +637,42 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
     m.impl_("bmm", CppFunction::from_unboxed(crate::kernels::bmm))?;
     m.impl_("addmm", CppFunction::from_unboxed(crate::kernels::addmm))?;
     m.impl_("dot", CppFunction::from_unboxed(crate::kernels::dot))?;
+    m.impl_("flip", CppFunction::from_unboxed(crate::kernels::flip))?;
+    m.impl_(
+        "index_select",
+        CppFunction::from_unboxed(crate::kernels::index_select),
+    )?;
+    m.impl_("gather", CppFunction::from_unboxed(crate::kernels::gather))?;
+    m.impl_("cat", CppFunction::from_unboxed(crate::kernels::cat))?;
+    m.impl_("tril", CppFunction::from_unboxed(crate::kernels::tril))?;
+    m.impl_("triu", CppFunction::from_unboxed(crate::kernels::triu))?;
+    m.impl_(
+        "_slow_conv2d_forward",
+        CppFunction::from_unboxed(crate::kernels::slow_conv2d_forward),
+    )?;
+    m.impl_(
+        "slow_conv_dilated2d",
+        CppFunction::from_unboxed(crate::kernels::slow_conv_dilated2d),
+    )?;
+    m.impl_(
+        "max_pool2d_with_indices",
+        CppFunction::from_unboxed(crate::kernels::max_pool2d_with_indices),
+    )?;
+    m.impl_(
+        "native_layer_norm",
+        CppFunction::from_unboxed(crate::kernels::native_layer_norm),
+    )?;
+    m.impl_(
+        "mse_loss",
+        CppFunction::from_unboxed(crate::kernels::mse_loss),
+    )?;
+    m.impl_(
+        "nll_loss_forward",
+        CppFunction::from_unboxed(crate::kernels::nll_loss_forward),
+    )?;
+    m.impl_(
+        "native_dropout",
+        CppFunction::from_unboxed(crate::kernels::native_dropout),
+    )?;
     Ok(())
 });

@@ -15,7 +15,9 @@ pub mod compare;
 pub mod copy;
 mod factories;
 pub mod fill;
+pub mod index_copy;
 pub mod linear_algebra;
+pub mod nn;
 pub mod pointwise_ops;
 pub mod reduce;
 pub mod ternary;
@@ -25,7 +27,12 @@ pub mod util;
 pub use copy::{clone, contiguous, copy_, to_copy};
 pub use factories::{empty_cpu, empty_strided_cpu};
 pub use fill::{arange_out, eye_out, fill_, linspace_out, normal_, uniform_, zero_};
+pub use index_copy::{cat, flip, gather, index_select, tril, triu};
 pub use linear_algebra::{addmm, bmm, dot, mm};
+pub use nn::{
+    max_pool2d_with_indices, mse_loss, native_dropout, native_layer_norm, nll_loss_forward,
+    slow_conv2d_forward, slow_conv_dilated2d,
+};
 pub use pointwise_ops::*;
 pub use reduce::{
     all_dim, amax, amin, any_dim, argmax, cumsum, log_softmax_int, logsumexp, max_dim, mean,

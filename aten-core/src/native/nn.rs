@@ -1,0 +1,392 @@
+//! Composite neural-network operators, decomposed as PyTorch decomposes
+//! them: `conv2d` -> `convolution` -> the backend's convolution kernels,
+//! `max_pool2d` -> `max_pool2d_with_indices`, `layer_norm` ->
+//! `native_layer_norm`, `embedding` -> `index_select`, `cross_entropy_loss`
+//! -> `log_softmax` + `nll_loss_nd` -> `nll_loss_forward`, `dropout` ->
+//! `native_dropout`.
+
+use c10_core::{Error, Result, Scalar, ScalarType};
+
+use super::dims::fmt_list;
+use crate::generated::ops;
+use crate::Tensor;
+
+/// Reductions (`at::Reduction`).
+const REDUCTION_NONE: i64 = 0;
+const REDUCTION_MEAN: i64 = 1;
+const REDUCTION_SUM: i64 = 2;
+
+fn expand_param(v: &[i64], n: usize) -> Vec<i64> {
+    if v.len() == 1 {
+        vec![v[0]; n]
+    } else {
+        v.to_vec()
+    }
+}
+
+/// `conv2d(input, weight, bias, stride, padding, dilation, groups)`
+/// (CompositeImplicitAutograd): unbatched (3-d) inputs gain a batch of one.
+pub fn conv2d(
+    input: &Tensor,
+    weight: &Tensor,
+    bias: Option<&Tensor>,
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+    groups: i64,
+) -> Result<Tensor> {
+    let dim = input.dim();
+    if dim != 3 && dim != 4 {
+        return Err(Error::runtime(format!(
+            "Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: {}",
+            fmt_list(input.sizes())
+        )));
+    }
+    let batched = if dim == 3 {
+        ops::unsqueeze(input, 0)?
+    } else {
+        input.clone()
+    };
+    let out = ops::convolution(
+        &batched,
+        weight,
+        bias,
+        &expand_param(stride, 2),
+        &expand_param(padding, 2),
+        &expand_param(dilation, 2),
+        false,
+        &[0, 0],
+        groups,
+    )?;
+    if dim == 3 {
+        ops::squeeze_dim(&out, 0)
+    } else {
+        Ok(out)
+    }
+}
+
+/// `convolution(...)` (CompositeExplicitAutograd): checks the arguments
+/// as PyTorch's `check_shape_forward`, splits groups, and picks the
+/// backend kernel (`_slow_conv2d_forward`, or `slow_conv_dilated2d` for
+/// dilated kernels).
+#[allow(clippy::too_many_arguments)]
+pub fn convolution(
+    input: &Tensor,
+    weight: &Tensor,
+    bias: Option<&Tensor>,
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+    transposed: bool,
+    _output_padding: &[i64],
+    groups: i64,
+) -> Result<Tensor> {
+    if transposed {
+        return Err(Error::not_implemented(
+            "convolution: transposed convolutions are not supported by this build",
+        ));
+    }
+    if input.dim() != 4 || weight.dim() != 4 {
+        return Err(Error::runtime(format!(
+            "Expected 4-dimensional input for 4-dimensional weight {}, but got {}-dimensional input of size {} instead",
+            fmt_list(weight.sizes()),
+            input.dim(),
+            fmt_list(input.sizes())
+        )));
+    }
+    if stride.iter().any(|s| *s <= 0) {
+        return Err(Error::runtime("non-positive stride is not supported"));
+    }
+    if padding.iter().any(|p| *p < 0) {
+        return Err(Error::runtime("negative padding is not supported"));
+    }
+    if groups <= 0 {
+        return Err(Error::runtime("non-positive groups is not supported"));
+    }
+    let ws = weight.sizes();
+    if ws[0] % groups != 0 {
+        return Err(Error::runtime(format!(
+            "Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but got weight of size {} instead",
+            fmt_list(ws)
+        )));
+    }
+    if input.sizes()[1] != ws[1] * groups {
+        return Err(Error::runtime(format!(
+            "Given groups={groups}, weight of size {}, expected input{} to have {} channels, but got {} channels instead",
+            fmt_list(ws),
+            fmt_list(input.sizes()),
+            ws[1] * groups,
+            input.sizes()[1]
+        )));
+    }
+    if let Some(b) = bias {
+        if b.dim() != 1 || b.sizes()[0] != ws[0] {
+            return Err(Error::runtime(format!(
+                "Given weight of size {}, expected bias to be 1-dimensional with {} elements, but got bias of size {} instead",
+                fmt_list(ws),
+                ws[0],
+                fmt_list(b.sizes())
+            )));
+        }
+    }
+    let kernel = [ws[2], ws[3]];
+    let dilated = dilation.iter().any(|d| *d != 1);
+    let one = |x: &Tensor, w: &Tensor, b: Option<&Tensor>| {
+        if dilated {
+            ops::slow_conv_dilated2d_with(
+                x,
+                w,
+                &kernel,
+                ops::SlowConvDilated2dOptions {
+                    bias: b,
+                    stride,
+                    padding,
+                    dilation,
+                },
+            )
+        } else {
+            ops::_slow_conv2d_forward(x, w, &kernel, b, stride, padding)
+        }
+    };
+    if groups == 1 {
+        return one(input, weight, bias);
+    }
+    let (cin, cout) = (ws[1], ws[0] / groups);
+    let parts = (0..groups)
+        .map(|g| {
+            let x = ops::narrow(input, 1, g * cin, cin)?;
+            let w = ops::narrow(weight, 0, g * cout, cout)?;
+            let b = bias
+                .map(|b| ops::narrow(b, 0, g * cout, cout))
+                .transpose()?;
+            one(&x, &w, b.as_ref())
+        })
+        .collect::<Result<Vec<_>>>()?;
+    ops::cat_with(&parts, ops::CatOptions { dim: 1 })
+}
+
+/// `max_pool2d(...)` (CompositeImplicitAutograd): the values of
+/// `max_pool2d_with_indices`.
+pub fn max_pool2d(
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+    ceil_mode: bool,
+) -> Result<Tensor> {
+    ops::max_pool2d_with_indices_with(
+        self_,
+        kernel_size,
+        ops::MaxPool2dWithIndicesOptions {
+            stride,
+            padding,
+            dilation,
+            ceil_mode,
+        },
+    )
+    .map(|(values, _)| values)
+}
+
+/// `layer_norm(...)` (CompositeImplicitAutograd).
+pub fn layer_norm(
+    input: &Tensor,
+    normalized_shape: &[i64],
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    eps: f64,
+    _cudnn_enable: bool,
+) -> Result<Tensor> {
+    ops::native_layer_norm(input, normalized_shape, weight, bias, eps).map(|(out, _, _)| out)
+}
+
+/// `embedding(weight, indices, ...)` (CompositeExplicitAutograd): rows of
+/// `weight` picked by `indices`, shaped `indices.shape + [dim]`.
+pub fn embedding(
+    weight: &Tensor,
+    indices: &Tensor,
+    _padding_idx: i64,
+    _scale_grad_by_freq: bool,
+    _sparse: bool,
+) -> Result<Tensor> {
+    if weight.dim() != 2 {
+        return Err(Error::runtime("'weight' must be 2-D"));
+    }
+    match indices.dtype() {
+        Some(ScalarType::Long | ScalarType::Int) => {}
+        other => {
+            return Err(Error::runtime(format!(
+                "Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; but got {} instead (while checking arguments for embedding)",
+                other.map_or("undefined".to_string(), |d| format!("torch.{d}Tensor"))
+            )))
+        }
+    }
+    if indices.dim() == 1 {
+        return ops::index_select(weight, 0, indices);
+    }
+    let mut size = indices.sizes().to_vec();
+    size.push(weight.sizes()[1]);
+    let rows = ops::index_select(weight, 0, &ops::reshape(indices, &[-1])?)?;
+    ops::view(&rows, &size)
+}
+
+/// `nll_loss_nd(...)` (CompositeImplicitAutograd): any number of spatial
+/// dimensions, folded into the batch for `nll_loss_forward`.
+pub fn nll_loss_nd(
+    self_: &Tensor,
+    target: &Tensor,
+    weight: Option<&Tensor>,
+    reduction: i64,
+    ignore_index: i64,
+) -> Result<Tensor> {
+    let dim = self_.dim();
+    if dim < 1 {
+        return Err(Error::value_error(format!(
+            "Expected 1 or more dimensions (got {dim})"
+        )));
+    }
+    if dim != 1 && self_.sizes()[0] != target.sizes().first().copied().unwrap_or(-1) {
+        return Err(Error::value_error(format!(
+            "Expected input batch_size ({}) to match target batch_size ({}).",
+            self_.sizes()[0],
+            target.sizes().first().copied().unwrap_or(0)
+        )));
+    }
+    if dim <= 2 {
+        return ops::nll_loss_forward(self_, target, weight, reduction, ignore_index)
+            .map(|(out, _)| out);
+    }
+    // (N, C, d1, ...) -> (N * d1 * ..., C).
+    let classes = self_.sizes()[1];
+    let moved = ops::transpose_int(
+        &ops::flatten_using_ints_with(
+            self_,
+            ops::FlattenUsingIntsOptions {
+                start_dim: 2,
+                end_dim: -1,
+            },
+        )?,
+        1,
+        2,
+    )?;
+    let flat = ops::reshape(&moved, &[-1, classes])?;
+    let flat_target = ops::reshape(target, &[-1])?;
+    let out = ops::nll_loss_forward(&flat, &flat_target, weight, reduction, ignore_index)?.0;
+    if reduction == REDUCTION_NONE {
+        ops::reshape(&out, target.sizes())
+    } else {
+        Ok(out)
+    }
+}
+
+/// `nll_loss(...)` (CompositeImplicitAutograd).
+pub fn nll_loss(
+    self_: &Tensor,
+    target: &Tensor,
+    weight: Option<&Tensor>,
+    reduction: i64,
+    ignore_index: i64,
+) -> Result<Tensor> {
+    nll_loss_nd(self_, target, weight, reduction, ignore_index)
+}
+
+/// `cross_entropy_loss(...)` (CompositeImplicitAutograd): class-index
+/// targets go through `log_softmax` and `nll_loss_nd` (with label
+/// smoothing mixed in as PyTorch does); floating targets are class
+/// probabilities.
+pub fn cross_entropy_loss(
+    self_: &Tensor,
+    target: &Tensor,
+    weight: Option<&Tensor>,
+    reduction: i64,
+    ignore_index: i64,
+    label_smoothing: f64,
+) -> Result<Tensor> {
+    if !(0.0..=1.0).contains(&label_smoothing) {
+        return Err(Error::runtime(format!(
+            "label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}"
+        )));
+    }
+    let class_dim = if self_.dim() == 1 { 0 } else { 1 };
+    let logp = ops::log_softmax_int(self_, class_dim)?;
+    let classes = self_.sizes().get(class_dim as usize).copied().unwrap_or(1);
+    let target_is_probabilities = target.dtype().is_some_and(|d| d.is_floating_point());
+    if target_is_probabilities {
+        if weight.is_some() {
+            return Err(Error::not_implemented(
+                "cross_entropy_loss: class weights with probability targets are not supported by this build",
+            ));
+        }
+        let target = if label_smoothing > 0.0 {
+            ops::add_scalar(
+                &ops::mul_scalar(target, Scalar::Double(1.0 - label_smoothing))?,
+                Scalar::Double(label_smoothing / classes as f64),
+            )?
+        } else {
+            target.clone()
+        };
+        let per_sample = ops::neg(&ops::sum_dim_intlist(
+            &ops::mul_tensor(&logp, &target)?,
+            Some(&[class_dim]),
+        )?)?;
+        let batch = if self_.dim() == 1 {
+            1
+        } else {
+            self_.numel() / classes.max(1)
+        };
+        return match reduction {
+            REDUCTION_NONE => Ok(per_sample),
+            REDUCTION_SUM => ops::sum(&per_sample),
+            REDUCTION_MEAN => ops::div_scalar(&ops::sum(&per_sample)?, Scalar::Int(batch)),
+            other => Err(Error::value_error(format!(
+                "{other} is not a valid value for reduction"
+            ))),
+        };
+    }
+    let nll = nll_loss_nd(&logp, target, weight, reduction, ignore_index)?;
+    if label_smoothing == 0.0 {
+        return Ok(nll);
+    }
+    if weight.is_some() {
+        return Err(Error::not_implemented(
+            "cross_entropy_loss: class weights with label smoothing are not supported by this build",
+        ));
+    }
+    let ignored = ops::eq_scalar(target, Scalar::Int(ignore_index))?;
+    let smooth = ops::masked_fill_scalar(
+        &ops::neg(&ops::sum_dim_intlist(&logp, Some(&[class_dim]))?)?,
+        &ignored,
+        Scalar::Double(0.0),
+    )?;
+    let smooth = match reduction {
+        REDUCTION_NONE => smooth,
+        REDUCTION_SUM => ops::sum(&smooth)?,
+        REDUCTION_MEAN => {
+            let counted = ops::sum(&ops::logical_not(&ignored)?)?;
+            ops::div_tensor(&ops::sum(&smooth)?, &counted)?
+        }
+        other => {
+            return Err(Error::value_error(format!(
+                "{other} is not a valid value for reduction"
+            )))
+        }
+    };
+    ops::add_tensor(
+        &ops::mul_scalar(&nll, Scalar::Double(1.0 - label_smoothing))?,
+        &ops::mul_scalar(&smooth, Scalar::Double(label_smoothing / classes as f64))?,
+    )
+}
+
+/// `dropout(input, p, train)` (CompositeImplicitAutograd): the input
+/// itself outside training.
+pub fn dropout(input: &Tensor, p: f64, train: bool) -> Result<Tensor> {
+    if !(0.0..=1.0).contains(&p) {
+        return Err(Error::runtime(format!(
+            "dropout probability has to be between 0 and 1, but got {p}"
+        )));
+    }
+    if !train || p == 0.0 || input.numel() == 0 {
+        return Ok(input.clone());
+    }
+    ops::native_dropout(input, p, Some(train)).map(|(out, _)| out)
+}

@@ -1,0 +1,690 @@
+//! Neural-network kernels: 2-d convolution (im2col + GEMM), max pooling,
+//! layer normalisation, the NLL and MSE losses and dropout.
+
+use aten_core::native::fmt_list;
+use aten_core::{ops, Tensor};
+use c10_core::half::{bf16, f16};
+use c10_core::{
+    dispatch_dtype, DeviceType, Error, Generator, Numeric, Result, Scalar, ScalarType, TensorBase,
+};
+use rayon::prelude::*;
+
+use super::util::not_implemented;
+use crate::gemm::{Gemm, MatMut, MatPtr};
+
+fn is_meta(t: &TensorBase) -> bool {
+    t.device()
+        .is_some_and(|d| d.device_type() == DeviceType::Meta)
+}
+
+fn dtype_of(t: &TensorBase) -> Result<ScalarType> {
+    t.dtype().ok_or_else(|| Error::runtime("undefined tensor"))
+}
+
+fn device_of(t: &TensorBase) -> c10_core::Device {
+    t.device().unwrap_or(c10_core::Device::CPU)
+}
+
+/// A one- or two-element int list as a pair (`expand_param_if_needed`).
+pub fn pair(v: &[i64], name: &str, op: &str) -> Result<(i64, i64)> {
+    match *v {
+        [a] => Ok((a, a)),
+        [a, b] => Ok((a, b)),
+        _ => Err(Error::runtime(format!(
+            "{op}: {name} must either be a single int, or a tuple of two ints"
+        ))),
+    }
+}
+
+/// Runs `$body` with `$T` bound to a floating type with a GEMM.
+macro_rules! dispatch_float_gemm {
+    ($dtype:expr, $name:expr, $T:ident => $body:expr) => {
+        match $dtype {
+            ScalarType::Float => {
+                type $T = f32;
+                $body
+            }
+            ScalarType::Double => {
+                type $T = f64;
+                $body
+            }
+            ScalarType::Half => {
+                type $T = f16;
+                $body
+            }
+            ScalarType::BFloat16 => {
+                type $T = bf16;
+                $body
+            }
+            other => return Err(not_implemented($name, other)),
+        }
+    };
+}
+
+/// Geometry of one 2-d convolution.
+#[derive(Copy, Clone)]
+struct ConvGeometry {
+    channels: usize,
+    height: usize,
+    width: usize,
+    kernel: (usize, usize),
+    stride: (usize, usize),
+    padding: (usize, usize),
+    dilation: (usize, usize),
+    out_h: usize,
+    out_w: usize,
+}
+
+impl ConvGeometry {
+    fn is_pointwise(&self) -> bool {
+        self.kernel == (1, 1) && self.stride == (1, 1) && self.padding == (0, 0)
+    }
+
+    /// Unfolds one image (`channels x height x width`, contiguous) into
+    /// `cols` (`channels * kh * kw` rows of `out_h * out_w`).
+    fn im2col<T: Copy>(&self, image: &[T], cols: &mut [T], zero: T) {
+        let (kh, kw) = self.kernel;
+        let plane = self.out_h * self.out_w;
+        for c in 0..self.channels {
+            let src = &image[c * self.height * self.width..][..self.height * self.width];
+            for ki in 0..kh {
+                for kj in 0..kw {
+                    let row = (c * kh + ki) * kw + kj;
+                    let dst = &mut cols[row * plane..][..plane];
+                    for oy in 0..self.out_h {
+                        let iy = (oy * self.stride.0 + ki * self.dilation.0) as isize
+                            - self.padding.0 as isize;
+                        let line = &mut dst[oy * self.out_w..][..self.out_w];
+                        if iy < 0 || iy >= self.height as isize {
+                            line.fill(zero);
+                            continue;
+                        }
+                        let src_row = &src[iy as usize * self.width..][..self.width];
+                        let x0 = (kj * self.dilation.1) as isize - self.padding.1 as isize;
+                        if self.stride.1 == 1 {
+                            // Contiguous run: copy the in-bounds span at once.
+                            let lo = (-x0).clamp(0, self.out_w as isize) as usize;
+                            let hi = (self.width as isize - x0)
+                                .clamp(lo as isize, self.out_w as isize)
+                                as usize;
+                            line[..lo].fill(zero);
+                            line[lo..hi].copy_from_slice(
+                                &src_row[(lo as isize + x0) as usize..(hi as isize + x0) as usize],
+                            );
+                            line[hi..].fill(zero);
+                        } else {
+                            for (ox, v) in line.iter_mut().enumerate() {
+                                let ix = x0 + (ox * self.stride.1) as isize;
+                                *v = if ix < 0 || ix >= self.width as isize {
+                                    zero
+                                } else {
+                                    src_row[ix as usize]
+                                };
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The convolution of contiguous `input` (N, C, H, W) with contiguous
+/// `weight` (OC, C, kh, kw) into a fresh output (N, OC, OH, OW).
+fn conv2d_im2col<T: Gemm + Copy>(
+    input: &TensorBase,
+    weight: &TensorBase,
+    bias: Option<&TensorBase>,
+    out: &TensorBase,
+    g: ConvGeometry,
+) -> Result<()> {
+    let batch = input.sizes()[0] as usize;
+    let oc = weight.sizes()[0] as usize;
+    let k = g.channels * g.kernel.0 * g.kernel.1;
+    let plane = g.out_h * g.out_w;
+    let image_len = g.channels * g.height * g.width;
+    let zero = T::from_f64(0.0);
+    let bias_values: Option<Vec<T>> = bias.map(|b| b.to_vec::<T>()).transpose()?;
+    input.with_data::<T, _>(|x| {
+        weight.with_data::<T, _>(|w| {
+            out.with_data_mut::<T, _>(|y| {
+                let threads = rayon::current_num_threads();
+                let run = |n: usize, y_n: &mut [T], threads: usize, cols: &mut Vec<T>| {
+                    let image = &x[n * image_len..][..image_len];
+                    if let Some(b) = &bias_values {
+                        for (o, row) in y_n.chunks_mut(plane).enumerate() {
+                            row.fill(b[o]);
+                        }
+                    }
+                    let cols_ptr = if g.is_pointwise() {
+                        image.as_ptr()
+                    } else {
+                        cols.resize(k * plane, zero);
+                        g.im2col(image, cols, zero);
+                        cols.as_ptr()
+                    };
+                    // SAFETY: `w` is `oc x k` row-major, the columns
+                    // `k x plane` row-major, `y_n` `oc x plane` row-major and
+                    // distinct from both.
+                    unsafe {
+                        T::gemm(
+                            oc,
+                            plane,
+                            k,
+                            T::from_f64(1.0),
+                            MatPtr {
+                                ptr: w.as_ptr(),
+                                rs: k as isize,
+                                cs: 1,
+                            },
+                            MatPtr {
+                                ptr: cols_ptr,
+                                rs: plane as isize,
+                                cs: 1,
+                            },
+                            if bias_values.is_some() {
+                                T::from_f64(1.0)
+                            } else {
+                                zero
+                            },
+                            MatMut {
+                                ptr: y_n.as_mut_ptr(),
+                                rs: plane as isize,
+                                cs: 1,
+                            },
+                            threads,
+                        )
+                    }
+                };
+                let per_image = oc * plane;
+                if batch >= threads && threads > 1 {
+                    // One image per task, each on one thread.
+                    y.par_chunks_mut(per_image)
+                        .enumerate()
+                        .for_each_init(Vec::new, |cols, (n, y_n)| run(n, y_n, 1, cols));
+                } else {
+                    let mut cols = Vec::new();
+                    for (n, y_n) in y.chunks_mut(per_image).enumerate() {
+                        run(n, y_n, threads, &mut cols);
+                    }
+                }
+            })
+        })
+    })???;
+    Ok(())
+}
+
+/// Checks and output geometry shared by the convolution kernels.
+#[allow(clippy::too_many_arguments)]
+fn conv2d_forward(
+    self_: &Tensor,
+    weight: &Tensor,
+    kernel_size: &[i64],
+    bias: Option<&Tensor>,
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+    name: &str,
+) -> Result<Tensor> {
+    let (kh, kw) = pair(kernel_size, "kernel_size", name)?;
+    let (sh, sw) = pair(stride, "stride", name)?;
+    let (ph, pw) = pair(padding, "padding", name)?;
+    let (dh, dw) = pair(dilation, "dilation", name)?;
+    if self_.dim() != 4 || weight.dim() != 4 {
+        return Err(Error::runtime(format!(
+            "{name}: expected 4-d input and weight, got {}-d and {}-d",
+            self_.dim(),
+            weight.dim()
+        )));
+    }
+    if sh <= 0 || sw <= 0 {
+        return Err(Error::runtime("non-positive stride is not supported"));
+    }
+    if ph < 0 || pw < 0 {
+        return Err(Error::runtime("negative padding is not supported"));
+    }
+    if dh <= 0 || dw <= 0 {
+        return Err(Error::runtime("dilation should be greater than zero"));
+    }
+    let (n, c, h, w) = (
+        self_.sizes()[0],
+        self_.sizes()[1],
+        self_.sizes()[2],
+        self_.sizes()[3],
+    );
+    let oc = weight.sizes()[0];
+    let out_h = (h + 2 * ph - dh * (kh - 1) - 1) / sh + 1;
+    let out_w = (w + 2 * pw - dw * (kw - 1) - 1) / sw + 1;
+    if out_h < 1 || out_w < 1 || h + 2 * ph < dh * (kh - 1) + 1 || w + 2 * pw < dw * (kw - 1) + 1 {
+        return Err(Error::runtime(format!(
+            "Calculated padded input size per channel: ({} x {}). Kernel size: ({} x {}). Kernel size can't be greater than actual input size",
+            h + 2 * ph,
+            w + 2 * pw,
+            dh * (kh - 1) + 1,
+            dw * (kw - 1) + 1
+        )));
+    }
+    let dtype = dtype_of(self_)?;
+    let out = TensorBase::empty(&[n, oc, out_h, out_w], dtype, device_of(self_))?;
+    if is_meta(self_) || out.numel() == 0 {
+        return Ok(Tensor::from(out));
+    }
+    let input = ops::contiguous(self_)?;
+    let weight = ops::contiguous(weight)?;
+    let bias = bias.map(ops::contiguous).transpose()?;
+    let g = ConvGeometry {
+        channels: c as usize,
+        height: h as usize,
+        width: w as usize,
+        kernel: (kh as usize, kw as usize),
+        stride: (sh as usize, sw as usize),
+        padding: (ph as usize, pw as usize),
+        dilation: (dh as usize, dw as usize),
+        out_h: out_h as usize,
+        out_w: out_w as usize,
+    };
+    dispatch_float_gemm!(dtype, name, T => conv2d_im2col::<T>(&input, &weight, bias.as_deref(), &out, g)?);
+    Ok(Tensor::from(out))
+}
+
+/// `_slow_conv2d_forward(self, weight, kernel_size, bias, stride, padding)`.
+pub fn slow_conv2d_forward(
+    self_: &Tensor,
+    weight: &Tensor,
+    kernel_size: &[i64],
+    bias: Option<&Tensor>,
+    stride: &[i64],
+    padding: &[i64],
+) -> Result<Tensor> {
+    conv2d_forward(
+        self_,
+        weight,
+        kernel_size,
+        bias,
+        stride,
+        padding,
+        &[1, 1],
+        "slow_conv2d_cpu",
+    )
+}
+
+/// `slow_conv_dilated2d(self, weight, kernel_size, bias, stride, padding,
+/// dilation)`.
+pub fn slow_conv_dilated2d(
+    self_: &Tensor,
+    weight: &Tensor,
+    kernel_size: &[i64],
+    bias: Option<&Tensor>,
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+) -> Result<Tensor> {
+    conv2d_forward(
+        self_,
+        weight,
+        kernel_size,
+        bias,
+        stride,
+        padding,
+        dilation,
+        "slow_conv_dilated2d",
+    )
+}
+
+/// PyTorch's `pooling_output_shape`.
+fn pooling_output_shape(
+    input: i64,
+    kernel: i64,
+    pad: i64,
+    stride: i64,
+    dilation: i64,
+    ceil_mode: bool,
+) -> i64 {
+    let numerator =
+        input + 2 * pad - dilation * (kernel - 1) - 1 + if ceil_mode { stride - 1 } else { 0 };
+    let mut out = numerator.div_euclid(stride) + 1;
+    if ceil_mode && (out - 1) * stride >= input + pad {
+        out -= 1;
+    }
+    out
+}
+
+/// `max_pool2d_with_indices(self, kernel_size, stride, padding, dilation,
+/// ceil_mode)`: the maxima of each window (NaN wins) and their flat
+/// positions in the input plane.
+pub fn max_pool2d_with_indices(
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+    ceil_mode: bool,
+) -> Result<(Tensor, Tensor)> {
+    let op = "max_pool2d";
+    let (kh, kw) = pair(kernel_size, "kernel_size", op)?;
+    let (sh, sw) = if stride.is_empty() {
+        (kh, kw)
+    } else {
+        pair(stride, "stride", op)?
+    };
+    let (ph, pw) = pair(padding, "padding", op)?;
+    let (dh, dw) = pair(dilation, "dilation", op)?;
+    if kh <= 0 || kw <= 0 {
+        return Err(Error::runtime(format!(
+            "kernel size should be greater than zero, but got kH: {kh} kW: {kw}"
+        )));
+    }
+    if sh <= 0 || sw <= 0 {
+        return Err(Error::runtime(format!(
+            "stride should be greater than zero, but got dH: {sh} dW: {sw}"
+        )));
+    }
+    if dh <= 0 || dw <= 0 {
+        return Err(Error::runtime(format!(
+            "dilation should be greater than zero, but got dilationH: {dh} dilationW: {dw}"
+        )));
+    }
+    let ndim = self_.dim();
+    if !(ndim == 3 || ndim == 4) || self_.sizes()[ndim - 3..].contains(&0) {
+        return Err(Error::runtime(format!(
+            "non-empty 3D or 4D (batch mode) tensor expected for input, but got: {}",
+            fmt_list(self_.sizes())
+        )));
+    }
+    if ph > ((kh - 1) * dh + 1) / 2 || pw > ((kw - 1) * dw + 1) / 2 {
+        return Err(Error::runtime(format!(
+            "pad should be at most half of effective kernel size, but got pad={}, kernel_size={} and dilation={}",
+            if ph > ((kh - 1) * dh + 1) / 2 { ph } else { pw },
+            if ph > ((kh - 1) * dh + 1) / 2 { kh } else { kw },
+            if ph > ((kh - 1) * dh + 1) / 2 { dh } else { dw },
+        )));
+    }
+    let sizes = self_.sizes();
+    let (c, h, w) = (sizes[ndim - 3], sizes[ndim - 2], sizes[ndim - 1]);
+    let oh = pooling_output_shape(h, kh, ph, sh, dh, ceil_mode);
+    let ow = pooling_output_shape(w, kw, pw, sw, dw, ceil_mode);
+    if oh < 1 || ow < 1 {
+        return Err(Error::runtime(format!(
+            "Given input size: ({c}x{h}x{w}). Calculated output size: ({c}x{oh}x{ow}). Output size is too small"
+        )));
+    }
+    let mut out_sizes = sizes[..ndim - 2].to_vec();
+    out_sizes.extend([oh, ow]);
+    let dtype = dtype_of(self_)?;
+    let device = device_of(self_);
+    if is_meta(self_) {
+        return Ok((
+            Tensor::from(TensorBase::empty(&out_sizes, dtype, device)?),
+            Tensor::from(TensorBase::empty(&out_sizes, ScalarType::Long, device)?),
+        ));
+    }
+    if dtype == ScalarType::Bool {
+        return Err(not_implemented("max_pool2d", dtype));
+    }
+    let planes = (self_.numel() / (h * w)) as usize;
+    let mut indices = Vec::with_capacity(planes * (oh * ow) as usize);
+    let values = dispatch_dtype!(dtype, T => {
+        let x = self_.to_vec::<T>()?;
+        let mut y: Vec<T> = Vec::with_capacity(indices.capacity());
+        for p in 0..planes {
+            let plane = &x[p * (h * w) as usize..][..(h * w) as usize];
+            for oy in 0..oh {
+                for ox in 0..ow {
+                    let (y0, x0) = (oy * sh - ph, ox * sw - pw);
+                    let mut best: Option<(T, i64)> = None;
+                    for i in 0..kh {
+                        let iy = y0 + i * dh;
+                        if iy < 0 || iy >= h {
+                            continue;
+                        }
+                        for j in 0..kw {
+                            let ix = x0 + j * dw;
+                            if ix < 0 || ix >= w {
+                                continue;
+                            }
+                            let at = iy * w + ix;
+                            let v = plane[at as usize];
+                            let nan = v.partial_cmp(&v).is_none();
+                            match best {
+                                Some((b, _)) if !(v > b || nan) => {}
+                                Some((b, _)) if b.partial_cmp(&b).is_none() => {}
+                                _ => best = Some((v, at)),
+                            }
+                        }
+                    }
+                    let (v, at) = best.unwrap_or((T::from_f64(f64::NEG_INFINITY), -1));
+                    y.push(v);
+                    indices.push(at);
+                }
+            }
+        }
+        Tensor::from_vec(y, &out_sizes)?
+    }, _ => return Err(not_implemented("max_pool2d", dtype)));
+    Ok((values, Tensor::from_vec(indices, &out_sizes)?))
+}
+
+/// `native_layer_norm(input, normalized_shape, weight, bias, eps)`: the
+/// normalised output and each row's mean and reciprocal standard deviation.
+pub fn native_layer_norm(
+    input: &Tensor,
+    normalized_shape: &[i64],
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    eps: f64,
+) -> Result<(Tensor, Tensor, Tensor)> {
+    let nd = normalized_shape.len();
+    if nd == 0 {
+        return Err(Error::runtime(format!(
+            "Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one element, but got normalized_shape = {}",
+            fmt_list(normalized_shape)
+        )));
+    }
+    for (t, what) in [(weight, "weight"), (bias, "bias")] {
+        if let Some(t) = t {
+            if t.sizes() != normalized_shape {
+                return Err(Error::runtime(format!(
+                    "Expected {what} to be of same shape as normalized_shape, but got {what} of shape {} and normalized_shape = {}",
+                    fmt_list(t.sizes()),
+                    fmt_list(normalized_shape)
+                )));
+            }
+        }
+    }
+    let sizes = input.sizes();
+    let ndim = sizes.len();
+    if ndim < nd || sizes[ndim - nd..] != *normalized_shape {
+        let shape = normalized_shape
+            .iter()
+            .map(|s| s.to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
+        return Err(Error::runtime(format!(
+            "Given normalized_shape={}, expected input with shape [*, {shape}], but got input of size{}",
+            fmt_list(normalized_shape),
+            fmt_list(sizes)
+        )));
+    }
+    let dtype = dtype_of(input)?;
+    let device = device_of(input);
+    let mut stat_shape = sizes[..ndim - nd].to_vec();
+    stat_shape.extend(std::iter::repeat_n(1, nd));
+    if is_meta(input) {
+        return Ok((
+            Tensor::from(TensorBase::empty(sizes, dtype, device)?),
+            Tensor::from(TensorBase::empty(&stat_shape, dtype, device)?),
+            Tensor::from(TensorBase::empty(&stat_shape, dtype, device)?),
+        ));
+    }
+    let n: usize = normalized_shape.iter().product::<i64>() as usize;
+    let rows = if n == 0 {
+        0
+    } else {
+        input.numel() as usize / n
+    };
+    let out = dispatch_float_gemm!(dtype, "LayerNormKernelImpl", T => {
+        let x = input.to_vec::<T>()?;
+        let w = weight.map(|t| t.to_vec::<T>()).transpose()?;
+        let b = bias.map(|t| t.to_vec::<T>()).transpose()?;
+        let mut y = vec![T::from_f64(0.0); x.len()];
+        let mut means = Vec::with_capacity(rows);
+        let mut rstds = Vec::with_capacity(rows);
+        for r in 0..rows {
+            let row = &x[r * n..][..n];
+            let mean = row.iter().map(|v| v.to_f64()).sum::<f64>() / n as f64;
+            let var = row.iter().map(|v| (v.to_f64() - mean).powi(2)).sum::<f64>() / n as f64;
+            let rstd = 1.0 / (var + eps).sqrt();
+            for (j, (dst, v)) in y[r * n..][..n].iter_mut().zip(row).enumerate() {
+                let mut o = (v.to_f64() - mean) * rstd;
+                if let Some(w) = &w {
+                    o *= w[j].to_f64();
+                }
+                if let Some(b) = &b {
+                    o += b[j].to_f64();
+                }
+                *dst = T::from_f64(o);
+            }
+            means.push(T::from_f64(mean));
+            rstds.push(T::from_f64(rstd));
+        }
+        (
+            Tensor::from_vec(y, sizes)?,
+            Tensor::from_vec(means, &stat_shape)?,
+            Tensor::from_vec(rstds, &stat_shape)?,
+        )
+    });
+    Ok(out)
+}
+
+/// `nll_loss_forward(self, target, weight, reduction, ignore_index)`: the
+/// loss and the total weight of the counted targets.
+pub fn nll_loss_forward(
+    self_: &Tensor,
+    target: &Tensor,
+    weight: Option<&Tensor>,
+    reduction: i64,
+    ignore_index: i64,
+) -> Result<(Tensor, Tensor)> {
+    let ndim = self_.dim();
+    if !(1..=2).contains(&ndim) {
+        return Err(Error::runtime("input tensor should be 1D or 2D"));
+    }
+    if target.dim() > 1 {
+        return Err(Error::runtime(
+            "0D or 1D target tensor expected, multi-target not supported",
+        ));
+    }
+    let no_batch = ndim == 1 && target.dim() == 0;
+    let batch = if ndim == 1 { 1 } else { self_.sizes()[0] };
+    if !(no_batch || target.sizes().first() == Some(&batch)) {
+        return Err(Error::runtime(format!(
+            "size mismatch (got input: {}, target: {})",
+            fmt_list(self_.sizes()),
+            fmt_list(target.sizes())
+        )));
+    }
+    let classes = self_.sizes()[ndim - 1];
+    if let Some(w) = weight {
+        if w.numel() != classes {
+            return Err(Error::runtime(format!(
+                "weight tensor should be defined either for all {classes} classes or no classes but got weight tensor of shape: {}",
+                fmt_list(w.sizes())
+            )));
+        }
+    }
+    let dtype = dtype_of(self_)?;
+    let device = device_of(self_);
+    let out_shape: Vec<i64> = if reduction == 0 && !no_batch {
+        vec![batch]
+    } else {
+        vec![]
+    };
+    if is_meta(self_) {
+        return Ok((
+            Tensor::from(TensorBase::empty(&out_shape, dtype, device)?),
+            Tensor::from(TensorBase::empty(&[], dtype, device)?),
+        ));
+    }
+    if dtype_of(target)? != ScalarType::Long {
+        return Err(Error::runtime(format!(
+            "expected scalar type Long but found {}",
+            dtype_of(target)?
+        )));
+    }
+    let t = target.to_vec::<i64>()?;
+    dispatch_float_gemm!(dtype, "nll_loss_out_frame", T => {
+        let x = self_.to_vec::<T>()?;
+        let w: Option<Vec<T>> = weight.map(|w| w.to_vec::<T>()).transpose()?;
+        let mut losses = Vec::with_capacity(t.len());
+        let (mut total, mut total_weight) = (0.0f64, 0.0f64);
+        for (i, &cls) in t.iter().enumerate() {
+            if cls == ignore_index {
+                losses.push(T::from_f64(0.0));
+                continue;
+            }
+            if cls < 0 || cls >= classes {
+                return Err(Error::index_error(format!("Target {cls} is out of bounds.")));
+            }
+            let wc = w.as_ref().map_or(1.0, |w| w[cls as usize].to_f64());
+            let l = -x[i * classes as usize + cls as usize].to_f64() * wc;
+            losses.push(T::from_f64(l));
+            total += l;
+            total_weight += wc;
+        }
+        let output = match reduction {
+            0 if !no_batch => Tensor::from_vec(losses, &out_shape)?,
+            0 => Tensor::from_vec(losses, &[])?,
+            1 => Tensor::from_vec(vec![T::from_f64(total / total_weight)], &[])?,
+            2 => Tensor::from_vec(vec![T::from_f64(total)], &[])?,
+            other => return Err(Error::value_error(format!("{other} is not a valid value for reduction"))),
+        };
+        Ok((output, Tensor::from_vec(vec![T::from_f64(total_weight)], &[])?))
+    })
+}
+
+/// `mse_loss(self, target, reduction)`: squared differences, reduced.
+pub fn mse_loss(self_: &Tensor, target: &Tensor, reduction: i64) -> Result<Tensor> {
+    let diff = ops::sub_tensor(self_, target)?;
+    let squared = ops::mul_tensor(&diff, &diff)?;
+    match reduction {
+        0 => Ok(squared),
+        1 => ops::mean(&squared),
+        2 => ops::sum(&squared),
+        other => Err(Error::value_error(format!(
+            "{other} is not a valid value for reduction"
+        ))),
+    }
+}
+
+/// `native_dropout(input, p, train)`: in training, zeroes each element
+/// with probability `p` and scales the rest by `1 / (1 - p)`; returns the
+/// output and the keep mask.
+pub fn native_dropout(input: &Tensor, p: f64, train: Option<bool>) -> Result<(Tensor, Tensor)> {
+    if !(0.0..=1.0).contains(&p) {
+        return Err(Error::runtime(format!(
+            "dropout probability has to be between 0 and 1, but got {p}"
+        )));
+    }
+    let device = device_of(input);
+    if train == Some(false) || is_meta(input) {
+        let mask = TensorBase::empty(input.sizes(), ScalarType::Bool, device)?;
+        if !is_meta(input) {
+            ops::fill_scalar_(&Tensor::from(mask.clone()), Scalar::Bool(true))?;
+        }
+        return Ok((ops::clone(input)?, Tensor::from(mask)));
+    }
+    let g = Generator::default_cpu();
+    let first = g.advance(input.numel() as u64);
+    let seed = g.current_seed();
+    let keep = 1.0 - p;
+    let mask: Vec<bool> = (0..input.numel() as u64)
+        .map(|i| {
+            let u = (Generator::random_at(seed, first.wrapping_add(i)) >> 11) as f64
+                * (1.0 / (1u64 << 53) as f64);
+            u < keep
+        })
+        .collect();
+    let mask = Tensor::from_vec(mask, input.sizes())?;
+    let scale = if keep == 0.0 { 0.0 } else { 1.0 / keep };
+    let output = ops::mul_scalar(&ops::mul_tensor(input, &mask)?, Scalar::Double(scale))?;
+    Ok((output, mask))
+}
