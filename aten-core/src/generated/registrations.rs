@@ -974,6 +974,17 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
         "empty_strided",
         CppFunction::from_unboxed(crate::native::empty_strided_meta),
     )?;
+    m.impl_("ones", CppFunction::from_unboxed(crate::native::ones))?;
+    m.impl_("arange", CppFunction::from_unboxed(crate::native::arange))?;
+    m.impl_(
+        "arange.start",
+        CppFunction::from_unboxed(crate::native::arange_start),
+    )?;
+    m.impl_(
+        "arange.start_step",
+        CppFunction::from_unboxed(crate::native::arange_start_step),
+    )?;
+    m.impl_("stack", CppFunction::from_unboxed(crate::native::stack))?;
     Ok(())
 });
 
