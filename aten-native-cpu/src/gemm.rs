@@ -74,6 +74,24 @@ fn parallelism(m: usize, n: usize, k: usize, threads: usize) -> gemm::Parallelis
     }
 }
 
+/// How many column blocks to split a product into, one per thread, when
+/// it has few rows (below this size the crate's threading splits rows it
+/// does not have); `None` to let the crate thread it.
+fn column_split(m: usize, n: usize, k: usize, threads: usize) -> Option<usize> {
+    let big_enough = m.saturating_mul(n).saturating_mul(k) >= PARALLEL_MIN_FLOPS;
+    (threads > 1 && big_enough && m < 256 && n >= 64 * threads).then_some(threads)
+}
+
+/// Operands shared by the column blocks' threads.
+struct SyncMat<T>(MatPtr<T>);
+struct SyncMatMut<T>(MatMut<T>);
+// SAFETY: the blocks only read `A` and `B` and write disjoint column
+// blocks of `C`, all valid for the duration of the scope (the caller's
+// contract).
+unsafe impl<T> Sync for SyncMat<T> {}
+// SAFETY: as above.
+unsafe impl<T> Sync for SyncMatMut<T> {}
+
 macro_rules! crate_gemm {
     ($($t:ty),*) => {$(
         impl Gemm for $t {
@@ -89,6 +107,28 @@ macro_rules! crate_gemm {
                 threads: usize,
             ) {
                 let zero = <$t>::from_f64(0.0);
+                if let Some(parts) = column_split(m, n, k, threads) {
+                    // A skinny product: the crate's own threading splits it
+                    // poorly, so each thread takes a block of columns.
+                    let chunk = n.div_ceil(parts);
+                    let (a, b, c) = (SyncMat(a), SyncMat(b), SyncMatMut(c));
+                    rayon::scope(|s| {
+                        for p in 0..parts {
+                            let (a, b, c) = (&a, &b, &c);
+                            s.spawn(move |_| {
+                                let j0 = p * chunk;
+                                let cols = chunk.min(n - j0);
+                                let b = MatPtr { ptr: b.0.ptr.wrapping_offset(j0 as isize * b.0.cs), ..b.0 };
+                                let c = MatMut { ptr: c.0.ptr.wrapping_offset(j0 as isize * c.0.cs), ..c.0 };
+                                // SAFETY: a block of the caller's columns:
+                                // inside the operands, disjoint from the
+                                // other blocks' output.
+                                unsafe { <$t>::gemm(m, cols, k, alpha, a.0, b, beta, c, 1) };
+                            });
+                        }
+                    });
+                    return;
+                }
                 // SAFETY: the caller guarantees the operands (see the
                 // trait). The crate computes
                 // `dst = alpha' * dst + beta' * lhs @ rhs`, reading `dst`
@@ -144,19 +184,22 @@ unsafe fn naive_gemm<T: Numeric, A: Copy + Default>(
             // SAFETY: `i < m`, `p < k`, `j < n`: inside the operands.
             let av = widen(unsafe { *a.ptr.offset(i as isize * a.rs + p as isize * a.cs) });
             for (j, acc) in row.iter_mut().enumerate() {
+                // SAFETY: `p < k`, `j < n`: inside `B`.
                 let bv = widen(unsafe { *b.ptr.offset(p as isize * b.rs + j as isize * b.cs) });
                 *acc = mul_add(av, bv, *acc);
             }
         }
         for (j, acc) in row.iter().enumerate() {
-            // SAFETY: inside `C`, which the caller lets us write.
-            let dst = unsafe { c.ptr.offset(i as isize * c.rs + j as isize * c.cs) };
+            let dst = c.ptr.wrapping_offset(i as isize * c.rs + j as isize * c.cs);
             let product = mul(wa, *acc);
             let value = if beta == zero {
                 product
             } else {
+                // SAFETY: `i < m`, `j < n`: inside `C`, which the caller
+                // lets us read and write.
                 add(mul(wb, widen(unsafe { *dst })), product)
             };
+            // SAFETY: as above.
             unsafe { *dst = narrow(value) };
         }
     }

@@ -1,7 +1,7 @@
 //! A guided tour of the stack, printed for a reader who knows PyTorch.
 //!
 //! Run with `cargo run --release --example tour`. Each section shows one
-//! layer; later issues add the dispatcher, kernels and tensors.
+//! layer, from dispatch keys to a two-layer MLP running on the CPU kernels.
 
 use aten::boxing::{IValue, Stack};
 use aten::c10::dispatch_key_set::AFTER_AUTOGRAD_KEYSET;
@@ -203,5 +203,58 @@ fn main() -> Result<()> {
         let _ = typed.call((&x, 3));
     });
     print!("with a fallthrough at AutogradCPU, the call goes straight to CPU:\n{lines}");
+    mlp()
+}
+
+/// Section 6: a two-layer MLP from the operator library.
+fn mlp() -> Result<()> {
+    use aten::{ops, Generator, Tensor};
+    section("6. A two-layer MLP, end to end through the dispatcher");
+    let g = Generator::new(Device::CPU, 0);
+    let randn = |shape: &[i64], scale: f64| -> Result<Tensor> {
+        let t = ops::randn_generator(shape, Some(g.clone()))?;
+        ops::mul_scalar(&t, aten::Scalar::Double(scale))
+    };
+    let (batch, inputs, hidden, classes) = (64, 784, 256, 10);
+    let x = randn(&[batch, inputs], 1.0)?;
+    let w1 = randn(&[hidden, inputs], (1.0 / inputs as f64).sqrt())?;
+    let b1 = ops::zeros(&[hidden])?;
+    let w2 = randn(&[classes, hidden], (1.0 / hidden as f64).sqrt())?;
+    let b2 = ops::zeros(&[classes])?;
+    let target = ops::arange(aten::Scalar::Int(batch))?;
+    let target = ops::remainder_scalar(&target, aten::Scalar::Int(classes))?;
+    let forward = || -> Result<(Tensor, Tensor, Tensor)> {
+        let h = ops::relu(&ops::linear_with(
+            &x,
+            &w1,
+            ops::LinearOptions { bias: Some(&b1) },
+        )?)?;
+        let logits = ops::linear_with(&h, &w2, ops::LinearOptions { bias: Some(&b2) })?;
+        let loss = ops::cross_entropy_loss(&logits, &target)?;
+        Ok((h, logits, loss))
+    };
+    let (h, logits, loss) = forward()?;
+    println!("input   {:?} float32", x.sizes());
+    println!(
+        "hidden  {:?} = relu(linear(input, w1 {:?}, b1))",
+        h.sizes(),
+        w1.sizes()
+    );
+    println!(
+        "logits  {:?} = linear(hidden, w2 {:?}, b2)",
+        logits.sizes(),
+        w2.sizes()
+    );
+    println!(
+        "loss    {:?} = cross_entropy(logits, target): {:.4} (ln 10 = {:.4} for a guess)",
+        loss.sizes(),
+        loss.to_vec::<f32>()?[0],
+        (classes as f32).ln()
+    );
+    let (_, lines) = trace::capture(|| forward().map(|_| ()));
+    println!("dispatch trace of one forward step (each operator, the key that ran it):");
+    for line in lines.lines() {
+        println!("  {line}");
+    }
     Ok(())
 }

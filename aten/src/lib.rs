@@ -17,8 +17,8 @@ pub use c10_core as c10;
 
 pub use aten_core::{ops, Tensor};
 pub use c10_core::{
-    BackendComponent, Device, DispatchKey, DispatchKeySet, Error, ErrorKind, Layout, MemoryFormat,
-    Result, Scalar, ScalarType,
+    BackendComponent, Device, DispatchKey, DispatchKeySet, Error, ErrorKind, Generator, Layout,
+    MemoryFormat, Result, Scalar, ScalarType,
 };
 
 #[cfg(feature = "cpu")]

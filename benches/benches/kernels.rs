@@ -7,8 +7,15 @@
 //! - `kernels/add_16m_f32`: 16M float32 elements into a preallocated output;
 //! - `kernels/sum_16m_f32`: the sum of 16M float32 elements;
 //! - `kernels/softmax_1k_x_1k`: softmax over the last dim of 1024x1024;
+//! - `kernels/mm_f32/N`: float32 `mm` of two NxN matrices (N = 256, 512,
+//!   1024, 2048; throughput in FLOP, so criterion's `elem/s` reads as
+//!   FLOP/s), libtorch's `bench_mm`;
+//! - `kernels/conv2d_resnet`: `conv2d` of 8x64x56x56 by 64x64x3x3 with
+//!   padding 1, libtorch's `bench_conv`;
 //!
-//! each `kernels/*` on a `rayon` pool of 1 (`/t1`) and 2 (`/t2`) threads.
+//! each `kernels/*` on a `rayon` pool of 1 (`/t1`) and 2 (`/t2`) threads;
+//! - `eager/mlp_forward/t*`: a two-layer MLP (batch 64, 784-256-10,
+//!   float32: `linear`, `relu`, `linear`) through the typed API.
 
 // criterion_group! generates undocumented items.
 #![allow(missing_docs)]
@@ -50,6 +57,79 @@ fn bench(c: &mut Criterion) {
         });
     }
     g.finish();
+
+    let mut g = c.benchmark_group("kernels");
+    g.sample_size(10);
+    for threads in [1, 2] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        for size in [256i64, 512, 1024, 2048] {
+            let n = (size * size) as usize;
+            let x: Vec<f32> = (0..n).map(|i| ((i * 7) % 13) as f32 * 0.1 - 0.6).collect();
+            let a = Tensor::from_slice(&x, &[size, size]).unwrap();
+            let b2 = Tensor::from_slice(&x, &[size, size]).unwrap();
+            g.throughput(Throughput::Elements(2 * (size as u64).pow(3)));
+            g.bench_function(format!("mm_f32/{size}/t{threads}"), |b| {
+                pool.install(|| b.iter(|| ops::mm(&a, &b2).unwrap()))
+            });
+        }
+        let input: Vec<f32> = (0..8 * 64 * 56 * 56)
+            .map(|i| ((i * 7) % 13) as f32 * 0.1 - 0.6)
+            .collect();
+        let weight: Vec<f32> = (0..64 * 64 * 9)
+            .map(|i| ((i * 5) % 11) as f32 * 0.01 - 0.05)
+            .collect();
+        let input = Tensor::from_slice(&input, &[8, 64, 56, 56]).unwrap();
+        let weight = Tensor::from_slice(&weight, &[64, 64, 3, 3]).unwrap();
+        g.throughput(Throughput::Elements(2 * 8 * 64 * 56 * 56 * 64 * 9));
+        g.bench_function(format!("conv2d_resnet/t{threads}"), |b| {
+            pool.install(|| {
+                b.iter(|| {
+                    ops::conv2d_with(
+                        &input,
+                        &weight,
+                        ops::Conv2dOptions {
+                            padding: &[1, 1],
+                            ..Default::default()
+                        },
+                    )
+                    .unwrap()
+                })
+            })
+        });
+    }
+    g.finish();
+
+    let param = |rows: i64, cols: i64, seed: usize| {
+        let v: Vec<f32> = (0..(rows * cols) as usize)
+            .map(|i| (((i + seed) * 7919) % 1000) as f32 * 1e-4 - 0.05)
+            .collect();
+        Tensor::from_slice(&v, &[rows, cols]).unwrap()
+    };
+    let x = param(64, 784, 1);
+    let w1 = param(256, 784, 2);
+    let b1 = ops::reshape(&param(1, 256, 3), &[256]).unwrap();
+    let w2 = param(10, 256, 4);
+    let b2 = ops::reshape(&param(1, 10, 5), &[10]).unwrap();
+    for threads in [1, 2] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        c.bench_function(&format!("eager/mlp_forward/t{threads}"), |b| {
+            pool.install(|| {
+                b.iter(|| {
+                    let h = ops::relu(
+                        &ops::linear_with(&x, &w1, ops::LinearOptions { bias: Some(&b1) }).unwrap(),
+                    )
+                    .unwrap();
+                    ops::linear_with(&h, &w2, ops::LinearOptions { bias: Some(&b2) }).unwrap()
+                })
+            })
+        });
+    }
 }
 
 criterion_group!(benches, bench);

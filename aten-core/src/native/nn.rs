@@ -287,7 +287,15 @@ pub fn nll_loss(
     reduction: i64,
     ignore_index: i64,
 ) -> Result<Tensor> {
-    nll_loss_nd(self_, target, weight, reduction, ignore_index)
+    ops::nll_loss_nd_with(
+        self_,
+        target,
+        ops::NllLossNdOptions {
+            weight,
+            reduction,
+            ignore_index,
+        },
+    )
 }
 
 /// `cross_entropy_loss(...)` (CompositeImplicitAutograd): class-index
@@ -343,7 +351,15 @@ pub fn cross_entropy_loss(
             ))),
         };
     }
-    let nll = nll_loss_nd(&logp, target, weight, reduction, ignore_index)?;
+    let nll = ops::nll_loss_nd_with(
+        &logp,
+        target,
+        ops::NllLossNdOptions {
+            weight,
+            reduction,
+            ignore_index,
+        },
+    )?;
     if label_smoothing == 0.0 {
         return Ok(nll);
     }

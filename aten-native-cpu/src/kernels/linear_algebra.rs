@@ -185,6 +185,24 @@ trait FromScalar: Numeric {
 
 impl<T: Numeric> FromScalar for T {}
 
+/// Copies row 0 of the fresh contiguous `rows x cols` matrix `out` into
+/// its other rows.
+fn replicate_first_row(out: &TensorBase, rows: usize, cols: usize) -> Result<()> {
+    let width = dtype_of(&Tensor::from(out.clone()))?.element_size();
+    let layout = out
+        .layout()
+        .ok_or_else(|| Error::runtime("undefined tensor"))?;
+    let base = first_element::<u8>(out)?;
+    let _borrow = StorageBorrow::new([(layout.storage(), true)]);
+    let row = cols * width;
+    for r in 1..rows {
+        // SAFETY: `out` is a fresh contiguous `rows x cols` tensor whose
+        // storage is held exclusively; rows do not overlap.
+        unsafe { std::ptr::copy_nonoverlapping(base, base.add(r * row), row) };
+    }
+    Ok(())
+}
+
 fn check_matrix(t: &Tensor, name: &str) -> Result<()> {
     if t.dim() != 2 {
         return Err(Error::runtime(format!("{name} must be a matrix")));
@@ -240,7 +258,15 @@ fn addmm_impl(
             ))
         })?;
         if !is_meta(mat1) && beta.to_f64() != 0.0 {
-            copy_into(&expanded, &out)?;
+            if expanded.strides()[0] == 0 && m > 1 {
+                // A bias row broadcast over the rows: convert it once, then
+                // duplicate the first row.
+                let first = out.as_strided(&[1, n], &[n, 1], None)?;
+                copy_into(aten_core::ops::narrow(&expanded, 0, 0, 1)?.base(), &first)?;
+                replicate_first_row(&out, m as usize, n as usize)?;
+            } else {
+                copy_into(&expanded, &out)?;
+            }
         } else {
             beta = Scalar::Int(0);
         }

@@ -516,11 +516,7 @@ pub fn native_layer_norm(
         ));
     }
     let n: usize = normalized_shape.iter().product::<i64>() as usize;
-    let rows = if n == 0 {
-        0
-    } else {
-        input.numel() as usize / n
-    };
+    let rows = (input.numel() as usize).checked_div(n).unwrap_or(0);
     let out = dispatch_float_gemm!(dtype, "LayerNormKernelImpl", T => {
         let x = input.to_vec::<T>()?;
         let w = weight.map(|t| t.to_vec::<T>()).transpose()?;

@@ -1,0 +1,417 @@
+//! Issue #7's operators end to end through the generated API: views share
+//! storage, factories infer dtypes and draw reproducible random numbers,
+//! matrix products and convolutions match plain reference loops, and every
+//! operator runs on Meta tensors.
+
+use aten::{ops, Device, Generator, Scalar, ScalarType, Tensor};
+
+fn f32s(v: &[f32], shape: &[i64]) -> Tensor {
+    Tensor::from_slice(v, shape).unwrap()
+}
+
+fn seq(n: usize, shape: &[i64]) -> Tensor {
+    let v: Vec<f32> = (0..n).map(|i| ((i * 7) % 11) as f32 - 5.0).collect();
+    f32s(&v, shape)
+}
+
+#[test]
+fn views_share_storage_and_reshape_copies_only_when_it_must() {
+    let a = seq(6, &[2, 3]);
+    let t = ops::t(&a).unwrap();
+    assert_eq!((t.sizes(), t.strides()), (&[3, 2][..], &[1, 3][..]));
+    // Writing through a view is visible in the base.
+    ops::fill_scalar_(&ops::select_int(&t, 0, 1).unwrap(), Scalar::Double(9.0)).unwrap();
+    assert_eq!(a.to_vec::<f32>().unwrap()[1], 9.0);
+    assert_eq!(a.to_vec::<f32>().unwrap()[4], 9.0);
+    // A transposed matrix cannot be viewed flat; reshape copies.
+    assert!(ops::view(&t, &[6]).is_err());
+    let flat = ops::reshape(&t, &[6]).unwrap();
+    assert!(!flat.storage().unwrap().is_same(a.storage().unwrap()));
+    let same = ops::reshape(&a, &[3, 2]).unwrap();
+    assert!(same.storage().unwrap().is_same(a.storage().unwrap()));
+    // Slices, narrow, split, expand, permute, squeeze.
+    let s = ops::slice_tensor_with(
+        &a,
+        ops::SliceTensorOptions {
+            dim: 1,
+            start: Some(-2),
+            end: None,
+            step: 1,
+        },
+    )
+    .unwrap();
+    assert_eq!((s.sizes(), s.storage_offset()), (&[2, 2][..], 1));
+    let parts = ops::split_tensor(&seq(5, &[5]), 2).unwrap();
+    assert_eq!(
+        parts.iter().map(|p| p.numel()).collect::<Vec<_>>(),
+        vec![2, 2, 1]
+    );
+    let e = ops::expand(&seq(3, &[3, 1]), &[2, 3, 4]).unwrap();
+    assert_eq!(e.strides(), &[0, 1, 0]);
+    assert_eq!(
+        ops::expand(&seq(3, &[3]), &[2]).unwrap_err().message(),
+        "The expanded size of the tensor (2) must match the existing size (3) at non-singleton dimension 0.  Target sizes: [2].  Tensor sizes: [3]"
+    );
+    let p = ops::permute(&seq(24, &[2, 3, 4]), &[2, 0, 1]).unwrap();
+    assert_eq!((p.sizes(), p.strides()), (&[4, 2, 3][..], &[1, 12, 4][..]));
+    assert_eq!(ops::squeeze(&seq(3, &[1, 3, 1])).unwrap().sizes(), &[3]);
+    assert_eq!(
+        ops::flatten_using_ints(&seq(24, &[2, 3, 4]))
+            .unwrap()
+            .sizes(),
+        &[24]
+    );
+}
+
+#[test]
+fn copying_shape_operators() {
+    let a = seq(6, &[2, 3]);
+    let c = ops::cat(&[a.clone(), ops::t(&ops::t(&a).unwrap()).unwrap()]).unwrap();
+    assert_eq!(c.sizes(), &[4, 3]);
+    let s = ops::stack_with(&[a.clone(), a.clone()], ops::StackOptions { dim: 2 }).unwrap();
+    assert_eq!(s.sizes(), &[2, 3, 2]);
+    let r = ops::repeat(&f32s(&[1.0, 2.0], &[2]), &[2, 2]).unwrap();
+    assert_eq!(
+        r.to_vec::<f32>().unwrap(),
+        vec![1., 2., 1., 2., 1., 2., 1., 2.]
+    );
+    let f = ops::flip(&a, &[1]).unwrap();
+    assert_eq!(
+        &f.to_vec::<f32>().unwrap()[..3],
+        &a.to_vec::<f32>().unwrap()[..3]
+            .iter()
+            .rev()
+            .copied()
+            .collect::<Vec<_>>()[..]
+    );
+    let idx = Tensor::from_slice(&[1i64, 0, 1], &[3]).unwrap();
+    let g = ops::index_select(&a, 0, &idx).unwrap();
+    assert_eq!(g.sizes(), &[3, 3]);
+    let tri = ops::triu(
+        &ops::ones_with(
+            &[3, 3],
+            ops::OnesOptions {
+                dtype: Some(ScalarType::Long),
+                ..Default::default()
+            },
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        tri.to_vec::<i64>().unwrap(),
+        vec![1, 1, 1, 0, 1, 1, 0, 0, 1]
+    );
+    let gathered = ops::gather(&a, 1, &Tensor::from_slice(&[2i64, 0], &[2, 1]).unwrap()).unwrap();
+    let av = a.to_vec::<f32>().unwrap();
+    assert_eq!(gathered.to_vec::<f32>().unwrap(), vec![av[2], av[3]]);
+}
+
+#[test]
+fn factories_infer_dtypes_and_random_draws_are_reproducible() {
+    assert_eq!(
+        ops::full(&[2], Scalar::Int(7)).unwrap().dtype(),
+        Some(ScalarType::Long)
+    );
+    assert_eq!(
+        ops::full(&[2], Scalar::Bool(true)).unwrap().dtype(),
+        Some(ScalarType::Bool)
+    );
+    assert_eq!(
+        ops::full(&[2], Scalar::Double(0.5)).unwrap().dtype(),
+        Some(ScalarType::Float)
+    );
+    let r = ops::arange_start_step_with(
+        Scalar::Int(1),
+        Scalar::Double(2.0),
+        ops::ArangeStartStepOptions {
+            step: Scalar::Double(0.25),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(r.to_vec::<f32>().unwrap(), vec![1.0, 1.25, 1.5, 1.75]);
+    assert_eq!(
+        ops::arange_start_step_with(
+            Scalar::Int(0),
+            Scalar::Int(5),
+            ops::ArangeStartStepOptions {
+                step: Scalar::Int(-1),
+                ..Default::default()
+            },
+        )
+        .unwrap_err()
+        .message(),
+        "upper bound and larger bound inconsistent with step sign"
+    );
+    let l = ops::linspace(Scalar::Int(0), Scalar::Int(1), 5).unwrap();
+    assert_eq!(l.to_vec::<f32>().unwrap(), vec![0.0, 0.25, 0.5, 0.75, 1.0]);
+    assert_eq!(
+        ops::eye_m(2, 3).unwrap().to_vec::<f32>().unwrap(),
+        vec![1., 0., 0., 0., 1., 0.]
+    );
+    let draw = |seed| {
+        let g = Generator::new(Device::CPU, seed);
+        ops::randn_generator(&[1000], Some(g))
+            .unwrap()
+            .to_vec::<f32>()
+            .unwrap()
+    };
+    assert_eq!(draw(3), draw(3));
+    assert_ne!(draw(3), draw(4));
+    let x = draw(5);
+    let mean = x.iter().sum::<f32>() / 1000.0;
+    let var = x.iter().map(|v| (v - mean).powi(2)).sum::<f32>() / 1000.0;
+    assert!(
+        mean.abs() < 0.15 && (var - 1.0).abs() < 0.15,
+        "mean {mean} var {var}"
+    );
+    let u = ops::rand(&[1000]).unwrap().to_vec::<f32>().unwrap();
+    assert!(u.iter().all(|v| (0.0..1.0).contains(v)));
+    // A generator continues its stream: two draws differ.
+    let g = Generator::new(Device::CPU, 1);
+    let a = ops::rand_generator(&[4], Some(g.clone()))
+        .unwrap()
+        .to_vec::<f32>()
+        .unwrap();
+    let b = ops::rand_generator(&[4], Some(g))
+        .unwrap()
+        .to_vec::<f32>()
+        .unwrap();
+    assert_ne!(a, b);
+}
+
+fn reference_mm(a: &[f32], b: &[f32], m: usize, k: usize, n: usize) -> Vec<f32> {
+    let mut c = vec![0f32; m * n];
+    for i in 0..m {
+        for j in 0..n {
+            c[i * n + j] = (0..k).map(|p| a[i * k + p] * b[p * n + j]).sum();
+        }
+    }
+    c
+}
+
+fn close(a: &[f32], b: &[f32]) {
+    assert_eq!(a.len(), b.len());
+    for (x, y) in a.iter().zip(b) {
+        assert!((x - y).abs() <= 1e-3 * (1.0 + y.abs()), "{x} vs {y}");
+    }
+}
+
+#[test]
+fn matrix_products_match_reference_loops() {
+    let (m, k, n) = (70, 33, 45);
+    let a = seq(m * k, &[m as i64, k as i64]);
+    let b = seq(k * n, &[k as i64, n as i64]);
+    let want = reference_mm(&a.to_vec().unwrap(), &b.to_vec().unwrap(), m, k, n);
+    close(&ops::mm(&a, &b).unwrap().to_vec().unwrap(), &want);
+    // Transposed operands go through strides.
+    let at = ops::t(&ops::contiguous(&ops::t(&a).unwrap()).unwrap()).unwrap();
+    close(&ops::mm(&at, &b).unwrap().to_vec().unwrap(), &want);
+    // matmul broadcasts batches; linear adds the bias.
+    let batched = ops::matmul(&ops::expand(&a, &[3, m as i64, k as i64]).unwrap(), &b).unwrap();
+    assert_eq!(batched.sizes(), &[3, m as i64, n as i64]);
+    close(&batched.to_vec().unwrap()[..m * n], &want);
+    let v = ops::matmul(&seq(k, &[k as i64]), &b).unwrap();
+    assert_eq!(v.sizes(), &[n as i64]);
+    let bias = seq(n, &[n as i64]);
+    let lin = ops::linear_with(
+        &a,
+        &ops::t(&b).unwrap(),
+        ops::LinearOptions { bias: Some(&bias) },
+    )
+    .unwrap();
+    let bv = bias.to_vec::<f32>().unwrap();
+    let with_bias: Vec<f32> = want
+        .iter()
+        .enumerate()
+        .map(|(i, x)| x + bv[i % n])
+        .collect();
+    close(&lin.to_vec().unwrap(), &with_bias);
+    assert_eq!(
+        ops::mm(&a, &a).unwrap_err().message(),
+        "mm: mat1 and mat2 shapes cannot be multiplied (70x33 and 70x33)"
+    );
+    let bm = ops::bmm(&seq(2 * 3 * 4, &[2, 3, 4]), &seq(2 * 4 * 5, &[2, 4, 5])).unwrap();
+    assert_eq!(bm.sizes(), &[2, 3, 5]);
+}
+
+/// Direct convolution, for reference.
+#[allow(clippy::too_many_arguments)]
+fn reference_conv(
+    x: &[f32],
+    (n, c, h, w): (usize, usize, usize, usize),
+    wt: &[f32],
+    (oc, kh, kw): (usize, usize, usize),
+    stride: usize,
+    pad: usize,
+    dil: usize,
+    groups: usize,
+) -> (Vec<f32>, usize, usize) {
+    let oh = (h + 2 * pad - dil * (kh - 1) - 1) / stride + 1;
+    let ow = (w + 2 * pad - dil * (kw - 1) - 1) / stride + 1;
+    let cg = c / groups;
+    let og = oc / groups;
+    let mut y = vec![0f32; n * oc * oh * ow];
+    for b in 0..n {
+        for o in 0..oc {
+            let g = o / og;
+            for i in 0..oh {
+                for j in 0..ow {
+                    let mut acc = 0f32;
+                    for ci in 0..cg {
+                        for p in 0..kh {
+                            for q in 0..kw {
+                                let yy = (i * stride + p * dil) as isize - pad as isize;
+                                let xx = (j * stride + q * dil) as isize - pad as isize;
+                                if yy < 0 || xx < 0 || yy >= h as isize || xx >= w as isize {
+                                    continue;
+                                }
+                                let xv =
+                                    x[((b * c + g * cg + ci) * h + yy as usize) * w + xx as usize];
+                                acc += xv * wt[((o * cg + ci) * kh + p) * kw + q];
+                            }
+                        }
+                    }
+                    y[((b * oc + o) * oh + i) * ow + j] = acc;
+                }
+            }
+        }
+    }
+    (y, oh, ow)
+}
+
+#[test]
+fn conv2d_matches_a_direct_convolution() {
+    for (stride, pad, dil, groups) in [
+        (1, 1, 1, 1),
+        (2, 0, 1, 1),
+        (1, 2, 2, 1),
+        (1, 1, 1, 2),
+        (2, 1, 1, 1),
+    ] {
+        let (n, c, h, w, oc, k) = (2, 4, 9, 7, 6, 3);
+        let x = seq(n * c * h * w, &[n as i64, c as i64, h as i64, w as i64]);
+        let wt = seq(
+            oc * (c / groups) * k * k,
+            &[oc as i64, (c / groups) as i64, k as i64, k as i64],
+        );
+        let (want, oh, ow) = reference_conv(
+            &x.to_vec().unwrap(),
+            (n, c, h, w),
+            &wt.to_vec().unwrap(),
+            (oc, k, k),
+            stride,
+            pad,
+            dil,
+            groups,
+        );
+        let s = [stride as i64; 2];
+        let p = [pad as i64; 2];
+        let d = [dil as i64; 2];
+        let got = ops::conv2d_with(
+            &x,
+            &wt,
+            ops::Conv2dOptions {
+                bias: None,
+                stride: &s,
+                padding: &p,
+                dilation: &d,
+                groups: groups as i64,
+            },
+        )
+        .unwrap();
+        assert_eq!(got.sizes(), &[n as i64, oc as i64, oh as i64, ow as i64]);
+        close(&got.to_vec().unwrap(), &want);
+    }
+}
+
+#[test]
+fn nn_operators() {
+    let x = seq(2 * 4 * 4, &[1, 2, 4, 4]);
+    let pooled = ops::max_pool2d(&x, &[2, 2]).unwrap();
+    assert_eq!(pooled.sizes(), &[1, 2, 2, 2]);
+    let ln = ops::layer_norm(&seq(12, &[3, 4]), &[4]).unwrap();
+    let row = &ln.to_vec::<f32>().unwrap()[..4];
+    assert!(row.iter().sum::<f32>().abs() < 1e-4);
+    let logits = seq(12, &[4, 3]);
+    let target = Tensor::from_slice(&[0i64, 2, 1, 1], &[4]).unwrap();
+    let ce = ops::cross_entropy_loss(&logits, &target).unwrap();
+    let nll = ops::nll_loss(&ops::log_softmax_int(&logits, 1).unwrap(), &target).unwrap();
+    assert_eq!(ce.to_vec::<f32>().unwrap(), nll.to_vec::<f32>().unwrap());
+    let emb = ops::embedding(
+        &seq(12, &[4, 3]),
+        &Tensor::from_slice(&[3i64, 0], &[1, 2]).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(emb.sizes(), &[1, 2, 3]);
+    // Dropout: identity in eval, zero or scaled in training.
+    let ones = ops::ones(&[1000]).unwrap();
+    let eval = ops::dropout(&ones, 0.5, false).unwrap();
+    assert!(eval.is_same(&ones));
+    let train = ops::dropout(&ones, 0.25, true)
+        .unwrap()
+        .to_vec::<f32>()
+        .unwrap();
+    assert!(train
+        .iter()
+        .all(|v| *v == 0.0 || (*v - 1.0 / 0.75).abs() < 1e-6));
+    let kept = train.iter().filter(|v| **v != 0.0).count();
+    assert!((650..850).contains(&kept), "{kept}");
+}
+
+#[test]
+fn meta_tensors_get_shapes_without_data() {
+    let meta = |shape: &[i64]| {
+        ops::empty_memory_format_with(
+            shape,
+            ops::EmptyMemoryFormatOptions {
+                device: Some(Device::META),
+                ..Default::default()
+            },
+        )
+        .unwrap()
+    };
+    let a = meta(&[8, 3, 16, 16]);
+    let w = meta(&[4, 3, 3, 3]);
+    let y = ops::conv2d(&a, &w).unwrap();
+    assert_eq!(
+        (y.sizes(), y.device()),
+        (&[8, 4, 14, 14][..], Some(Device::META))
+    );
+    assert_eq!(ops::max_pool2d(&a, &[2, 2]).unwrap().sizes(), &[8, 3, 8, 8]);
+    assert_eq!(
+        ops::mm(&meta(&[5, 7]), &meta(&[7, 2])).unwrap().sizes(),
+        &[5, 2]
+    );
+    assert_eq!(
+        ops::matmul(&meta(&[3, 5, 7]), &meta(&[7])).unwrap().sizes(),
+        &[3, 5]
+    );
+    assert_eq!(
+        ops::cat(&[meta(&[2, 3]), meta(&[4, 3])]).unwrap().sizes(),
+        &[6, 3]
+    );
+    assert_eq!(
+        ops::layer_norm(&meta(&[2, 5]), &[5]).unwrap().sizes(),
+        &[2, 5]
+    );
+    let ones = ops::ones_with(
+        &[2, 2],
+        ops::OnesOptions {
+            device: Some(Device::META),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(ones.device(), Some(Device::META));
+    let r = ops::arange_with(
+        Scalar::Int(10),
+        ops::ArangeOptions {
+            device: Some(Device::META),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!((r.sizes(), r.dtype()), (&[10][..], Some(ScalarType::Long)));
+}
