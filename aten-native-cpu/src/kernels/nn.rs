@@ -80,41 +80,47 @@ impl ConvGeometry {
         self.kernel == (1, 1) && self.stride == (1, 1) && self.padding == (0, 0)
     }
 
-    /// Unfolds one image (`channels x height x width`, contiguous) into
-    /// `cols` (`channels * kh * kw` rows of `out_h * out_w`).
-    fn im2col<T: Copy>(&self, image: &[T], cols: &mut [T], zero: T) {
+    /// Unfolds the output positions `p0 .. p0 + len` of one image
+    /// (`channels x height x width`, contiguous) into `cols`
+    /// (`channels * kh * kw` rows of `len`).
+    fn im2col<T: Copy>(&self, image: &[T], cols: &mut [T], p0: usize, len: usize, zero: T) {
         let (kh, kw) = self.kernel;
-        let plane = self.out_h * self.out_w;
         for c in 0..self.channels {
             let src = &image[c * self.height * self.width..][..self.height * self.width];
             for ki in 0..kh {
                 for kj in 0..kw {
                     let row = (c * kh + ki) * kw + kj;
-                    let dst = &mut cols[row * plane..][..plane];
-                    for oy in 0..self.out_h {
+                    let dst = &mut cols[row * len..][..len];
+                    let x0 = (kj * self.dilation.1) as isize - self.padding.1 as isize;
+                    // Walk the block one output row (a run of `ox`) at a time.
+                    let mut p = p0;
+                    while p < p0 + len {
+                        let (oy, ox_lo) = (p / self.out_w, p % self.out_w);
+                        let ox_hi = self.out_w.min(ox_lo + (p0 + len - p));
+                        let line = &mut dst[p - p0..][..ox_hi - ox_lo];
+                        p += ox_hi - ox_lo;
                         let iy = (oy * self.stride.0 + ki * self.dilation.0) as isize
                             - self.padding.0 as isize;
-                        let line = &mut dst[oy * self.out_w..][..self.out_w];
                         if iy < 0 || iy >= self.height as isize {
                             line.fill(zero);
                             continue;
                         }
                         let src_row = &src[iy as usize * self.width..][..self.width];
-                        let x0 = (kj * self.dilation.1) as isize - self.padding.1 as isize;
                         if self.stride.1 == 1 {
                             // Contiguous run: copy the in-bounds span at once.
-                            let lo = (-x0).clamp(0, self.out_w as isize) as usize;
-                            let hi = (self.width as isize - x0)
-                                .clamp(lo as isize, self.out_w as isize)
-                                as usize;
+                            let start = x0 + ox_lo as isize;
+                            let n = line.len() as isize;
+                            let lo = (-start).clamp(0, n) as usize;
+                            let hi = (self.width as isize - start).clamp(lo as isize, n) as usize;
                             line[..lo].fill(zero);
                             line[lo..hi].copy_from_slice(
-                                &src_row[(lo as isize + x0) as usize..(hi as isize + x0) as usize],
+                                &src_row[(lo as isize + start) as usize
+                                    ..(hi as isize + start) as usize],
                             );
                             line[hi..].fill(zero);
                         } else {
-                            for (ox, v) in line.iter_mut().enumerate() {
-                                let ix = x0 + (ox * self.stride.1) as isize;
+                            for (d, v) in line.iter_mut().enumerate() {
+                                let ix = x0 + ((ox_lo + d) * self.stride.1) as isize;
                                 *v = if ix < 0 || ix >= self.width as isize {
                                     zero
                                 } else {
@@ -128,6 +134,15 @@ impl ConvGeometry {
         }
     }
 }
+
+/// Output positions per im2col block: the block's columns (`k` rows of
+/// this many) stay in cache between their unfolding and the GEMM.
+fn conv_block(k: usize) -> usize {
+    (CONV_BLOCK_ELEMENTS / k.max(1)).clamp(64, 4096)
+}
+
+/// Elements of one im2col block (float32: 512 KiB).
+const CONV_BLOCK_ELEMENTS: usize = 256 * 1024;
 
 /// The convolution of contiguous `input` (N, C, H, W) with contiguous
 /// `weight` (OC, C, kh, kw) into a fresh output (N, OC, OH, OW).
@@ -156,44 +171,57 @@ fn conv2d_im2col<T: Gemm + Copy>(
                             row.fill(b[o]);
                         }
                     }
-                    let cols_ptr = if g.is_pointwise() {
-                        image.as_ptr()
-                    } else {
-                        cols.resize(k * plane, zero);
-                        g.im2col(image, cols, zero);
-                        cols.as_ptr()
+                    let one = T::from_f64(1.0);
+                    let beta = if bias_values.is_some() { one } else { zero };
+                    let gemm = |cols: MatPtr<T>, out: &mut [T], len: usize| {
+                        // SAFETY: `w` is `oc x k` row-major; `cols` is
+                        // `k x len` at its strides; `out` starts a block of
+                        // `len` columns of the `oc x plane` row-major `y_n`,
+                        // distinct from both.
+                        unsafe {
+                            T::gemm(
+                                oc,
+                                len,
+                                k,
+                                one,
+                                MatPtr {
+                                    ptr: w.as_ptr(),
+                                    rs: k as isize,
+                                    cs: 1,
+                                },
+                                cols,
+                                beta,
+                                MatMut {
+                                    ptr: out.as_mut_ptr(),
+                                    rs: plane as isize,
+                                    cs: 1,
+                                },
+                                threads,
+                            )
+                        }
                     };
-                    // SAFETY: `w` is `oc x k` row-major, the columns
-                    // `k x plane` row-major, `y_n` `oc x plane` row-major and
-                    // distinct from both.
-                    unsafe {
-                        T::gemm(
-                            oc,
-                            plane,
-                            k,
-                            T::from_f64(1.0),
-                            MatPtr {
-                                ptr: w.as_ptr(),
-                                rs: k as isize,
-                                cs: 1,
-                            },
-                            MatPtr {
-                                ptr: cols_ptr,
-                                rs: plane as isize,
-                                cs: 1,
-                            },
-                            if bias_values.is_some() {
-                                T::from_f64(1.0)
-                            } else {
-                                zero
-                            },
-                            MatMut {
-                                ptr: y_n.as_mut_ptr(),
-                                rs: plane as isize,
-                                cs: 1,
-                            },
-                            threads,
-                        )
+                    if g.is_pointwise() {
+                        let cols = MatPtr {
+                            ptr: image.as_ptr(),
+                            rs: plane as isize,
+                            cs: 1,
+                        };
+                        gemm(cols, y_n, plane);
+                        return;
+                    }
+                    let block = conv_block(k);
+                    cols.resize(k * block.min(plane), zero);
+                    let mut p0 = 0;
+                    while p0 < plane {
+                        let len = block.min(plane - p0);
+                        g.im2col(image, cols, p0, len, zero);
+                        let m = MatPtr {
+                            ptr: cols.as_ptr(),
+                            rs: len as isize,
+                            cs: 1,
+                        };
+                        gemm(m, &mut y_n[p0..], len);
+                        p0 += len;
                     }
                 };
                 let per_image = oc * plane;
