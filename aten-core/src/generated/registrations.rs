@@ -1024,6 +1024,28 @@ aten_dispatch::torch_library_impl!(aten, CompositeImplicitAutograd, |m| {
 
 aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutograd, |m| {
     m.impl_("zeros", CppFunction::from_unboxed(crate::native::zeros))?;
+    m.impl_(
+        "add.Scalar",
+        CppFunction::from_unboxed(crate::native::add_scalar),
+    )?;
+    m.impl_(
+        "sub.Scalar",
+        CppFunction::from_unboxed(crate::native::sub_scalar),
+    )?;
+    m.impl_(
+        "mul.Scalar",
+        CppFunction::from_unboxed(crate::native::mul_scalar),
+    )?;
+    m.impl_(
+        "div.Scalar",
+        CppFunction::from_unboxed(crate::native::div_scalar),
+    )?;
+    m.impl_(
+        "remainder.Scalar",
+        CppFunction::from_unboxed(crate::native::remainder_scalar),
+    )?;
+    m.impl_("sum", CppFunction::from_unboxed(crate::native::sum))?;
+    m.impl_("mean", CppFunction::from_unboxed(crate::native::mean))?;
     m.impl_("alias", CppFunction::from_unboxed(crate::native::alias))?;
     m.impl_("t", CppFunction::from_unboxed(crate::native::t))?;
     m.impl_(

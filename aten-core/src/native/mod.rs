@@ -5,6 +5,7 @@ mod dims;
 mod factories;
 mod linear_algebra;
 mod nn;
+mod scalar_ops;
 mod shape_ops;
 mod views;
 
@@ -12,5 +13,6 @@ pub use dims::{compute_stride, fmt_list, infer_size, wrap_dim};
 pub use factories::*;
 pub use linear_algebra::*;
 pub use nn::*;
+pub use scalar_ops::*;
 pub use shape_ops::*;
 pub use views::*;

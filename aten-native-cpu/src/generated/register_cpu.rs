@@ -39,16 +39,8 @@ aten_dispatch::torch_library_impl!(aten, CPU, |m| {
         CppFunction::from_unboxed(crate::kernels::add_out),
     )?;
     m.impl_(
-        "add.Scalar",
-        CppFunction::from_unboxed(crate::kernels::add_scalar),
-    )?;
-    m.impl_(
         "sub.Tensor",
         CppFunction::from_unboxed(crate::kernels::sub_tensor),
-    )?;
-    m.impl_(
-        "sub.Scalar",
-        CppFunction::from_unboxed(crate::kernels::sub_scalar),
     )?;
     m.impl_(
         "mul.Tensor",
@@ -59,16 +51,8 @@ aten_dispatch::torch_library_impl!(aten, CPU, |m| {
         CppFunction::from_unboxed(crate::kernels::mul_tensor_),
     )?;
     m.impl_(
-        "mul.Scalar",
-        CppFunction::from_unboxed(crate::kernels::mul_scalar),
-    )?;
-    m.impl_(
         "div.Tensor",
         CppFunction::from_unboxed(crate::kernels::div_tensor),
-    )?;
-    m.impl_(
-        "div.Scalar",
-        CppFunction::from_unboxed(crate::kernels::div_scalar),
     )?;
     m.impl_(
         "div.Tensor_mode",
@@ -142,10 +126,6 @@ aten_dispatch::torch_library_impl!(aten, CPU, |m| {
     m.impl_(
         "remainder.Tensor",
         CppFunction::from_unboxed(crate::kernels::remainder_tensor),
-    )?;
-    m.impl_(
-        "remainder.Scalar",
-        CppFunction::from_unboxed(crate::kernels::remainder_scalar),
     )?;
     m.impl_(
         "maximum",
@@ -226,12 +206,10 @@ aten_dispatch::torch_library_impl!(aten, CPU, |m| {
         "logical_not",
         CppFunction::from_unboxed(crate::kernels::logical_not),
     )?;
-    m.impl_("sum", CppFunction::from_unboxed(crate::kernels::sum))?;
     m.impl_(
         "sum.dim_IntList",
         CppFunction::from_unboxed(crate::kernels::sum_dim_intlist),
     )?;
-    m.impl_("mean", CppFunction::from_unboxed(crate::kernels::mean))?;
     m.impl_(
         "mean.dim",
         CppFunction::from_unboxed(crate::kernels::mean_dim),
@@ -367,16 +345,8 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
         CppFunction::from_unboxed(crate::kernels::add_out),
     )?;
     m.impl_(
-        "add.Scalar",
-        CppFunction::from_unboxed(crate::kernels::add_scalar),
-    )?;
-    m.impl_(
         "sub.Tensor",
         CppFunction::from_unboxed(crate::kernels::sub_tensor),
-    )?;
-    m.impl_(
-        "sub.Scalar",
-        CppFunction::from_unboxed(crate::kernels::sub_scalar),
     )?;
     m.impl_(
         "mul.Tensor",
@@ -387,16 +357,8 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
         CppFunction::from_unboxed(crate::kernels::mul_tensor_),
     )?;
     m.impl_(
-        "mul.Scalar",
-        CppFunction::from_unboxed(crate::kernels::mul_scalar),
-    )?;
-    m.impl_(
         "div.Tensor",
         CppFunction::from_unboxed(crate::kernels::div_tensor),
-    )?;
-    m.impl_(
-        "div.Scalar",
-        CppFunction::from_unboxed(crate::kernels::div_scalar),
     )?;
     m.impl_(
         "div.Tensor_mode",
@@ -470,10 +432,6 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
     m.impl_(
         "remainder.Tensor",
         CppFunction::from_unboxed(crate::kernels::remainder_tensor),
-    )?;
-    m.impl_(
-        "remainder.Scalar",
-        CppFunction::from_unboxed(crate::kernels::remainder_scalar),
     )?;
     m.impl_(
         "maximum",
@@ -554,12 +512,10 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
         "logical_not",
         CppFunction::from_unboxed(crate::kernels::logical_not),
     )?;
-    m.impl_("sum", CppFunction::from_unboxed(crate::kernels::sum))?;
     m.impl_(
         "sum.dim_IntList",
         CppFunction::from_unboxed(crate::kernels::sum_dim_intlist),
     )?;
-    m.impl_("mean", CppFunction::from_unboxed(crate::kernels::mean))?;
     m.impl_(
         "mean.dim",
         CppFunction::from_unboxed(crate::kernels::mean_dim),

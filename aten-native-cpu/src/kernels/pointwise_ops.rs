@@ -30,19 +30,9 @@ pub fn add_out(self_: &Tensor, other: &Tensor, alpha: Scalar, out: &Tensor) -> R
     add_impl(Variant::Out(out), self_, other, alpha)
 }
 
-/// `add.Scalar`.
-pub fn add_scalar(self_: &Tensor, other: Scalar, alpha: Scalar) -> Result<Tensor> {
-    add_impl(Variant::Functional, self_, &wrap(other)?, alpha)
-}
-
 /// `sub.Tensor`.
 pub fn sub_tensor(self_: &Tensor, other: &Tensor, alpha: Scalar) -> Result<Tensor> {
     sub_impl(Variant::Functional, self_, other, alpha)
-}
-
-/// `sub.Scalar`.
-pub fn sub_scalar(self_: &Tensor, other: Scalar, alpha: Scalar) -> Result<Tensor> {
-    sub_impl(Variant::Functional, self_, &wrap(other)?, alpha)
 }
 
 /// `mul.Tensor`.
@@ -55,19 +45,9 @@ pub fn mul_tensor_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     mul_impl(Variant::Inplace(self_), self_, other)
 }
 
-/// `mul.Scalar`.
-pub fn mul_scalar(self_: &Tensor, other: Scalar) -> Result<Tensor> {
-    mul_impl(Variant::Functional, self_, &wrap(other)?)
-}
-
 /// `div.Tensor`.
 pub fn div_tensor(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     div_impl(Variant::Functional, self_, other, Rounding::True)
-}
-
-/// `div.Scalar`.
-pub fn div_scalar(self_: &Tensor, other: Scalar) -> Result<Tensor> {
-    div_impl(Variant::Functional, self_, &wrap(other)?, Rounding::True)
 }
 
 /// `div.Tensor_mode`.
@@ -97,11 +77,6 @@ pub fn fmod_tensor(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
 /// `remainder.Tensor`.
 pub fn remainder_tensor(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     mod_impl(Variant::Functional, self_, other, true)
-}
-
-/// `remainder.Scalar`.
-pub fn remainder_scalar(self_: &Tensor, other: Scalar) -> Result<Tensor> {
-    mod_impl(Variant::Functional, self_, &wrap(other)?, true)
 }
 
 /// `maximum`.

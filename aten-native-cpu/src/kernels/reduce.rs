@@ -304,11 +304,6 @@ fn sum_like(
     }), _ => Err(not_implemented("sum_cpu", out_dtype)))
 }
 
-/// `sum(self, *, dtype)`.
-pub fn sum(self_: &Tensor, dtype: Option<ScalarType>) -> Result<Tensor> {
-    sum_like(self_, None, false, dtype, SumKind::Sum)
-}
-
 /// `sum.dim_IntList`.
 pub fn sum_dim_intlist(
     self_: &Tensor,
@@ -317,11 +312,6 @@ pub fn sum_dim_intlist(
     dtype: Option<ScalarType>,
 ) -> Result<Tensor> {
     sum_like(self_, dim, keepdim, dtype, SumKind::Sum)
-}
-
-/// `mean(self, *, dtype)`.
-pub fn mean(self_: &Tensor, dtype: Option<ScalarType>) -> Result<Tensor> {
-    sum_like(self_, None, false, dtype, SumKind::Mean)
 }
 
 /// `mean.dim`.

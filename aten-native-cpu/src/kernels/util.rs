@@ -4,21 +4,9 @@
 
 use aten_core::tensor_iterator::{TensorIterator, TensorIteratorConfig};
 use aten_core::Tensor;
-use c10_core::{Error, Result, Scalar, ScalarType, TensorBase};
+use c10_core::{Error, Result, ScalarType, TensorBase};
 
-/// A Python number as a 0-dim wrapped-number tensor (`wrapped_scalar_tensor`).
-pub fn wrap(s: Scalar) -> Result<Tensor> {
-    Ok(Tensor::from(match s {
-        Scalar::Bool(b) => TensorBase::wrapped_number(b)?,
-        Scalar::Int(i) => TensorBase::wrapped_number(i)?,
-        Scalar::Double(d) => TensorBase::wrapped_number(d)?,
-        Scalar::ComplexDouble(_) => {
-            return Err(Error::not_implemented(
-                "complex scalars are not supported by this build",
-            ))
-        }
-    }))
-}
+pub use aten_core::native::wrapped_scalar_tensor as wrap;
 
 /// `"name" not implemented for 'Dtype'`.
 pub fn not_implemented(name: &str, dtype: ScalarType) -> Error {

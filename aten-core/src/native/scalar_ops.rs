@@ -1,0 +1,83 @@
+//! Composite operators PyTorch defines through other overloads: the
+//! `Scalar` overloads of binary operators (the scalar wrapped as a 0-dim
+//! "wrapped number" tensor, which does not take part in type promotion)
+//! and the full reductions `sum` and `mean`.
+
+use c10_core::{Error, Result, Scalar, ScalarType, TensorBase};
+
+use crate::generated::ops;
+use crate::Tensor;
+
+/// A Python number as a 0-dim wrapped-number tensor
+/// (`wrapped_scalar_tensor`).
+pub fn wrapped_scalar_tensor(s: Scalar) -> Result<Tensor> {
+    Ok(Tensor::from(match s {
+        Scalar::Bool(b) => TensorBase::wrapped_number(b)?,
+        Scalar::Int(i) => TensorBase::wrapped_number(i)?,
+        Scalar::Double(d) => TensorBase::wrapped_number(d)?,
+        Scalar::ComplexDouble(_) => {
+            return Err(Error::not_implemented(
+                "complex scalars are not supported by this build",
+            ))
+        }
+    }))
+}
+
+/// `add.Scalar(self, other, alpha)` (CompositeExplicitAutograd).
+pub fn add_scalar(self_: &Tensor, other: Scalar, alpha: Scalar) -> Result<Tensor> {
+    ops::add_tensor_with(
+        self_,
+        &wrapped_scalar_tensor(other)?,
+        ops::AddTensorOptions { alpha },
+    )
+}
+
+/// `sub.Scalar(self, other, alpha)` (CompositeExplicitAutograd).
+pub fn sub_scalar(self_: &Tensor, other: Scalar, alpha: Scalar) -> Result<Tensor> {
+    ops::sub_tensor_with(
+        self_,
+        &wrapped_scalar_tensor(other)?,
+        ops::SubTensorOptions { alpha },
+    )
+}
+
+/// `mul.Scalar(self, other)` (CompositeExplicitAutograd).
+pub fn mul_scalar(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    ops::mul_tensor(self_, &wrapped_scalar_tensor(other)?)
+}
+
+/// `div.Scalar(self, other)` (CompositeExplicitAutograd).
+pub fn div_scalar(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    ops::div_tensor(self_, &wrapped_scalar_tensor(other)?)
+}
+
+/// `remainder.Scalar(self, other)` (CompositeExplicitAutograd).
+pub fn remainder_scalar(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    ops::remainder_tensor(self_, &wrapped_scalar_tensor(other)?)
+}
+
+/// `sum(self, dtype)` (CompositeExplicitAutograd): `sum` over every
+/// dimension.
+pub fn sum(self_: &Tensor, dtype: Option<ScalarType>) -> Result<Tensor> {
+    ops::sum_dim_intlist_with(
+        self_,
+        None,
+        ops::SumDimIntlistOptions {
+            keepdim: false,
+            dtype,
+        },
+    )
+}
+
+/// `mean(self, dtype)` (CompositeExplicitAutograd): `mean` over every
+/// dimension.
+pub fn mean(self_: &Tensor, dtype: Option<ScalarType>) -> Result<Tensor> {
+    ops::mean_dim_with(
+        self_,
+        None,
+        ops::MeanDimOptions {
+            keepdim: false,
+            dtype,
+        },
+    )
+}
