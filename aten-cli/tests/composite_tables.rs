@@ -29,8 +29,6 @@ const KNOWN_DIFFERENCES: &[&str] = &[
     "aten::square",
     "aten::masked_fill.Scalar",
     "aten::logsumexp",
-    "aten::softmax.int",
-    "aten::log_softmax.int",
     "aten::contiguous",
     "aten::copy_",
     "aten::clone",

@@ -1948,6 +1948,20 @@ pub fn softmax_int_with(self_: &Tensor, dim: i64, options: SoftmaxIntOptions) ->
     softmax_int_op()?.call((self_, dim, options.dtype))
 }
 
+/// The typed dispatcher handle of `aten::_softmax.`, looked up once.
+pub fn _softmax_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, bool), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, i64, bool), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::_softmax", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::_softmax(Tensor self, int dim, bool half_to_float) -> Tensor`
+pub fn _softmax(self_: &Tensor, dim: i64, half_to_float: bool) -> Result<Tensor> {
+    _softmax_op()?.call((self_, dim, half_to_float))
+}
+
 /// The typed dispatcher handle of `aten::log_softmax.int`, looked up once.
 pub fn log_softmax_int_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, Option<ScalarType>), Tensor>> {
@@ -1984,6 +1998,21 @@ pub fn log_softmax_int_with(
     options: LogSoftmaxIntOptions,
 ) -> Result<Tensor> {
     log_softmax_int_op()?.call((self_, dim, options.dtype))
+}
+
+/// The typed dispatcher handle of `aten::_log_softmax.`, looked up once.
+pub fn _log_softmax_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, bool), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, i64, bool), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::_log_softmax", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor`
+pub fn _log_softmax(self_: &Tensor, dim: i64, half_to_float: bool) -> Result<Tensor> {
+    _log_softmax_op()?.call((self_, dim, half_to_float))
 }
 
 /// The typed dispatcher handle of `aten::logsumexp.`, looked up once.

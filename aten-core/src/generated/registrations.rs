@@ -418,9 +418,19 @@ aten_dispatch::torch_library!(aten, |m| {
         vec![],
     )?;
     m.def_with(
+        "_softmax(Tensor self, int dim, bool half_to_float) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string()],
+    )?;
+    m.def_with(
         "log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
         vec![],
+    )?;
+    m.def_with(
+        "_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string()],
     )?;
     m.def_with(
         "logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor",
@@ -989,6 +999,14 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
 });
 
 aten_dispatch::torch_library_impl!(aten, CompositeImplicitAutograd, |m| {
+    m.impl_(
+        "softmax.int",
+        CppFunction::from_unboxed(crate::native::softmax_int),
+    )?;
+    m.impl_(
+        "log_softmax.int",
+        CppFunction::from_unboxed(crate::native::log_softmax_int),
+    )?;
     m.impl_("reshape", CppFunction::from_unboxed(crate::native::reshape))?;
     m.impl_(
         "flatten.using_ints",

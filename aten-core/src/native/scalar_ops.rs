@@ -1,7 +1,8 @@
 //! Composite operators PyTorch defines through other overloads: the
 //! `Scalar` overloads of binary operators (the scalar wrapped as a 0-dim
 //! "wrapped number" tensor, which does not take part in type promotion)
-//! and the full reductions `sum` and `mean`.
+//! the full reductions `sum` and `mean`, and `softmax` / `log_softmax`
+//! over `_softmax` / `_log_softmax` after an optional dtype conversion.
 
 use c10_core::{Error, Result, Scalar, ScalarType, TensorBase};
 
@@ -80,4 +81,28 @@ pub fn mean(self_: &Tensor, dtype: Option<ScalarType>) -> Result<Tensor> {
             dtype,
         },
     )
+}
+
+/// `self` converted to `dtype` when one is given (`toType`).
+fn converted(self_: &Tensor, dtype: Option<ScalarType>) -> Result<Tensor> {
+    match dtype {
+        Some(d) if self_.dtype() != Some(d) => ops::_to_copy_with(
+            self_,
+            ops::ToCopyOptions {
+                dtype: Some(d),
+                ..Default::default()
+            },
+        ),
+        _ => Ok(self_.clone()),
+    }
+}
+
+/// `softmax.int(self, dim, dtype)` (CompositeImplicitAutograd).
+pub fn softmax_int(self_: &Tensor, dim: i64, dtype: Option<ScalarType>) -> Result<Tensor> {
+    ops::_softmax(&converted(self_, dtype)?, dim, false)
+}
+
+/// `log_softmax.int(self, dim, dtype)` (CompositeImplicitAutograd).
+pub fn log_softmax_int(self_: &Tensor, dim: i64, dtype: Option<ScalarType>) -> Result<Tensor> {
+    ops::_log_softmax(&converted(self_, dtype)?, dim, false)
 }

@@ -232,12 +232,12 @@ aten_dispatch::torch_library_impl!(aten, CPU, |m| {
     )?;
     m.impl_("cumsum", CppFunction::from_unboxed(crate::kernels::cumsum))?;
     m.impl_(
-        "softmax.int",
-        CppFunction::from_unboxed(crate::kernels::softmax_int),
+        "_softmax",
+        CppFunction::from_unboxed(crate::kernels::softmax_cpu),
     )?;
     m.impl_(
-        "log_softmax.int",
-        CppFunction::from_unboxed(crate::kernels::log_softmax_int),
+        "_log_softmax",
+        CppFunction::from_unboxed(crate::kernels::log_softmax_cpu),
     )?;
     m.impl_(
         "logsumexp",
@@ -538,12 +538,12 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
     )?;
     m.impl_("cumsum", CppFunction::from_unboxed(crate::kernels::cumsum))?;
     m.impl_(
-        "softmax.int",
-        CppFunction::from_unboxed(crate::kernels::softmax_int),
+        "_softmax",
+        CppFunction::from_unboxed(crate::kernels::softmax_cpu),
     )?;
     m.impl_(
-        "log_softmax.int",
-        CppFunction::from_unboxed(crate::kernels::log_softmax_int),
+        "_log_softmax",
+        CppFunction::from_unboxed(crate::kernels::log_softmax_cpu),
     )?;
     m.impl_(
         "logsumexp",

@@ -713,12 +713,24 @@ fn softmax_lastdim_f32(t: &Tensor, log: bool) -> Result<Tensor> {
     Ok(Tensor::from(out))
 }
 
-/// `softmax.int`.
-pub fn softmax_int(self_: &Tensor, dim: i64, dtype: Option<ScalarType>) -> Result<Tensor> {
-    softmax_like(self_, dim, dtype, false)
+fn check_half_to_float(half_to_float: bool, log: bool) -> Result<()> {
+    if half_to_float {
+        return Err(Error::runtime(format!(
+            "{}softmax with half to float conversion is not supported on CPU",
+            if log { "log_" } else { "" }
+        )));
+    }
+    Ok(())
 }
 
-/// `log_softmax.int`.
-pub fn log_softmax_int(self_: &Tensor, dim: i64, dtype: Option<ScalarType>) -> Result<Tensor> {
-    softmax_like(self_, dim, dtype, true)
+/// `_softmax(self, dim, half_to_float)`.
+pub fn softmax_cpu(self_: &Tensor, dim: i64, half_to_float: bool) -> Result<Tensor> {
+    check_half_to_float(half_to_float, false)?;
+    softmax_like(self_, dim, None, false)
+}
+
+/// `_log_softmax(self, dim, half_to_float)`.
+pub fn log_softmax_cpu(self_: &Tensor, dim: i64, half_to_float: bool) -> Result<Tensor> {
+    check_half_to_float(half_to_float, true)?;
+    softmax_like(self_, dim, None, true)
 }
