@@ -29,10 +29,6 @@ const KNOWN_DIFFERENCES: &[&str] = &[
     "aten::square",
     "aten::masked_fill.Scalar",
     "aten::logsumexp",
-    "aten::contiguous",
-    "aten::copy_",
-    "aten::clone",
-    "aten::_to_copy",
 ];
 
 /// `key -> [tag]` from a computed-table dump.

@@ -1007,6 +1007,10 @@ aten_dispatch::torch_library_impl!(aten, CompositeImplicitAutograd, |m| {
         "log_softmax.int",
         CppFunction::from_unboxed(crate::native::log_softmax_int),
     )?;
+    m.impl_(
+        "contiguous",
+        CppFunction::from_unboxed(crate::native::contiguous),
+    )?;
     m.impl_("reshape", CppFunction::from_unboxed(crate::native::reshape))?;
     m.impl_(
         "flatten.using_ints",
@@ -1064,6 +1068,12 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutograd, |m| {
     )?;
     m.impl_("sum", CppFunction::from_unboxed(crate::native::sum))?;
     m.impl_("mean", CppFunction::from_unboxed(crate::native::mean))?;
+    m.impl_(
+        "_to_copy",
+        CppFunction::from_unboxed(crate::native::_to_copy),
+    )?;
+    m.impl_("clone", CppFunction::from_unboxed(crate::native::clone))?;
+    m.impl_("copy_", CppFunction::from_unboxed(crate::native::copy_))?;
     m.impl_("alias", CppFunction::from_unboxed(crate::native::alias))?;
     m.impl_("t", CppFunction::from_unboxed(crate::native::t))?;
     m.impl_(

@@ -1,6 +1,7 @@
 //! Kernels that live in `aten-core`: Meta kernels (shapes without data),
 //! composite kernels, and the backend-neutral helpers backends share.
 
+mod copy;
 mod dims;
 mod factories;
 mod linear_algebra;
@@ -9,6 +10,7 @@ mod scalar_ops;
 mod shape_ops;
 mod views;
 
+pub use copy::*;
 pub use dims::{compute_stride, fmt_list, infer_size, wrap_dim};
 pub use factories::*;
 pub use linear_algebra::*;

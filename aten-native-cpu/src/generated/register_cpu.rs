@@ -247,16 +247,6 @@ aten_dispatch::torch_library_impl!(aten, CPU, |m| {
         "var.correction",
         CppFunction::from_unboxed(crate::kernels::var_correction),
     )?;
-    m.impl_(
-        "_to_copy",
-        CppFunction::from_unboxed(crate::kernels::to_copy),
-    )?;
-    m.impl_("clone", CppFunction::from_unboxed(crate::kernels::clone))?;
-    m.impl_(
-        "contiguous",
-        CppFunction::from_unboxed(crate::kernels::contiguous),
-    )?;
-    m.impl_("copy_", CppFunction::from_unboxed(crate::kernels::copy_))?;
     m.impl_("view", CppFunction::from_unboxed(crate::kernels::view))?;
     m.impl_(
         "arange.start_out",
@@ -553,16 +543,6 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
         "var.correction",
         CppFunction::from_unboxed(crate::kernels::var_correction),
     )?;
-    m.impl_(
-        "_to_copy",
-        CppFunction::from_unboxed(crate::kernels::to_copy),
-    )?;
-    m.impl_("clone", CppFunction::from_unboxed(crate::kernels::clone))?;
-    m.impl_(
-        "contiguous",
-        CppFunction::from_unboxed(crate::kernels::contiguous),
-    )?;
-    m.impl_("copy_", CppFunction::from_unboxed(crate::kernels::copy_))?;
     m.impl_("view", CppFunction::from_unboxed(crate::kernels::view))?;
     m.impl_(
         "arange.start_out",

@@ -12,7 +12,6 @@
 pub mod arith;
 pub mod binary;
 pub mod compare;
-pub mod copy;
 mod factories;
 pub mod fill;
 pub mod index_copy;
@@ -24,7 +23,6 @@ pub mod ternary;
 pub mod unary;
 pub mod util;
 
-pub use copy::{clone, contiguous, copy_, to_copy};
 pub use factories::{empty_cpu, empty_strided_cpu};
 pub use fill::{arange_out, eye_out, fill_, linspace_out, normal_, uniform_, zero_};
 pub use index_copy::{cat, flip, gather, index_select, tril, triu};
