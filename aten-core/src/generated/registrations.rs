@@ -999,6 +999,7 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
 });
 
 aten_dispatch::torch_library_impl!(aten, CompositeImplicitAutograd, |m| {
+    m.impl_("square", CppFunction::from_unboxed(crate::native::square))?;
     m.impl_(
         "softmax.int",
         CppFunction::from_unboxed(crate::native::softmax_int),

@@ -1,7 +1,7 @@
 //! Composite operators PyTorch defines through other overloads: the
 //! `Scalar` overloads of binary operators (the scalar wrapped as a 0-dim
 //! "wrapped number" tensor, which does not take part in type promotion)
-//! the full reductions `sum` and `mean`, and `softmax` / `log_softmax`
+//! `square` (as `pow(self, 2)`), the full reductions `sum` and `mean`, and `softmax` / `log_softmax`
 //! over `_softmax` / `_log_softmax` after an optional dtype conversion.
 
 use c10_core::{Error, Result, Scalar, ScalarType, TensorBase};
@@ -105,4 +105,10 @@ pub fn softmax_int(self_: &Tensor, dim: i64, dtype: Option<ScalarType>) -> Resul
 /// `log_softmax.int(self, dim, dtype)` (CompositeImplicitAutograd).
 pub fn log_softmax_int(self_: &Tensor, dim: i64, dtype: Option<ScalarType>) -> Result<Tensor> {
     ops::_log_softmax(&converted(self_, dtype)?, dim, false)
+}
+
+/// `square(self)` (CompositeImplicitAutograd): `pow(self, 2)`, so bool
+/// tensors square to int64 as in PyTorch.
+pub fn square(self_: &Tensor) -> Result<Tensor> {
+    ops::pow_tensor_scalar(self_, Scalar::Int(2))
 }

@@ -197,7 +197,6 @@ aten_dispatch::torch_library_impl!(aten, CPU, |m| {
     m.impl_("relu_", CppFunction::from_unboxed(crate::kernels::relu_))?;
     m.impl_("gelu", CppFunction::from_unboxed(crate::kernels::gelu))?;
     m.impl_("silu", CppFunction::from_unboxed(crate::kernels::silu))?;
-    m.impl_("square", CppFunction::from_unboxed(crate::kernels::square))?;
     m.impl_(
         "bitwise_not",
         CppFunction::from_unboxed(crate::kernels::bitwise_not),
@@ -493,7 +492,6 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
     m.impl_("relu_", CppFunction::from_unboxed(crate::kernels::relu_))?;
     m.impl_("gelu", CppFunction::from_unboxed(crate::kernels::gelu))?;
     m.impl_("silu", CppFunction::from_unboxed(crate::kernels::silu))?;
-    m.impl_("square", CppFunction::from_unboxed(crate::kernels::square))?;
     m.impl_(
         "bitwise_not",
         CppFunction::from_unboxed(crate::kernels::bitwise_not),

@@ -200,7 +200,7 @@ macro_rules! same_ops {
 
 same_ops!(
     abs => Abs, neg => Neg, sign => Sign, ceil => Ceil, floor => Floor, round => Round,
-    trunc => Trunc, square => Square, relu => Relu, bitwise_not => BitwiseNot,
+    trunc => Trunc, relu => Relu, bitwise_not => BitwiseNot,
 );
 
 /// `relu_`.

@@ -1,6 +1,6 @@
 //! Unary pointwise operations: the floating math functions (integers
 //! promote to the default float dtype), the dtype-preserving ones (`abs`,
-//! `neg`, `sign`, rounding, `square`, `relu`, `bitwise_not`) and
+//! `neg`, `sign`, rounding, `relu`, `bitwise_not`) and
 //! `logical_not`.
 
 use aten_core::tensor_iterator::{TensorIterator, TensorIteratorConfig};
@@ -138,7 +138,6 @@ pub enum SameFn {
     Floor,
     Round,
     Trunc,
-    Square,
     Relu,
     BitwiseNot,
 }
@@ -173,11 +172,6 @@ pub fn same_fn(v: Variant<'_>, a: &Tensor, f: SameFn) -> Result<Tensor> {
     if matches!(f, SameFn::BitwiseNot) && dtype.is_floating_point() {
         return Err(not_implemented("bitwise_not_cpu", dtype));
     }
-    if matches!(f, SameFn::Square) && dtype == ScalarType::Bool {
-        // torch.square on bool is pow(2), which promotes to int64.
-        let long = aten_core::tensor_iterator::convert::to_dtype(a, ScalarType::Long)?;
-        return same_fn(v, &long, SameFn::Square);
-    }
     let iter = build(v, TensorIteratorConfig::unary_op(v.output(), a))?;
     if iter.has_data() {
         match f {
@@ -210,7 +204,6 @@ pub fn same_fn(v: Variant<'_>, a: &Tensor, f: SameFn) -> Result<Tensor> {
                     SameFn::Round if T::IS_FLOAT => T::from_f64(round_half_even(x.to_f64())),
                     SameFn::Trunc if T::IS_FLOAT => T::from_f64(x.to_f64().trunc()),
                     SameFn::Ceil | SameFn::Floor | SameFn::Round | SameFn::Trunc => x,
-                    SameFn::Square => x.mul(x),
                     SameFn::Relu => {
                         if x > T::zero() || (T::IS_FLOAT && x.to_f64().is_nan()) {
                             x
