@@ -415,3 +415,34 @@ fn meta_tensors_get_shapes_without_data() {
     .unwrap();
     assert_eq!((r.sizes(), r.dtype()), (&[10][..], Some(ScalarType::Long)));
 }
+
+#[test]
+fn backend_convolutions_reject_inconsistent_weights() {
+    let x = seq(2 * 3 * 5 * 5, &[2, 3, 5, 5]);
+    // Weight with 2 input channels for a 3-channel input, called directly.
+    let w = seq(4 * 2 * 3 * 3, &[4, 2, 3, 3]);
+    assert!(ops::_slow_conv2d_forward(&x, &w, &[3, 3], None, &[1, 1], &[0, 0]).is_err());
+    // kernel_size that disagrees with the weight.
+    let w = seq(4 * 3 * 3 * 3, &[4, 3, 3, 3]);
+    assert!(ops::_slow_conv2d_forward(&x, &w, &[2, 2], None, &[1, 1], &[0, 0]).is_err());
+    // Bias of the wrong length.
+    let b = seq(3, &[3]);
+    assert!(ops::_slow_conv2d_forward(&x, &w, &[3, 3], Some(&b), &[1, 1], &[0, 0]).is_err());
+    // Mixed dtypes.
+    let wd = ops::_to_copy_with(
+        &w,
+        ops::ToCopyOptions {
+            dtype: Some(ScalarType::Double),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert!(ops::conv2d(&x, &wd).is_err());
+    // The consistent call works.
+    assert_eq!(
+        ops::_slow_conv2d_forward(&x, &w, &[3, 3], None, &[1, 1], &[0, 0])
+            .unwrap()
+            .sizes(),
+        &[2, 4, 3, 3]
+    );
+}

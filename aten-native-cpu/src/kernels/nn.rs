@@ -265,6 +265,11 @@ fn conv2d_forward(
             weight.dim()
         )));
     }
+    if kh <= 0 || kw <= 0 {
+        return Err(Error::runtime(format!(
+            "kernel size should be greater than zero, but got kH: {kh} kW: {kw}"
+        )));
+    }
     if sh <= 0 || sw <= 0 {
         return Err(Error::runtime("non-positive stride is not supported"));
     }
@@ -281,6 +286,30 @@ fn conv2d_forward(
         self_.sizes()[3],
     );
     let oc = weight.sizes()[0];
+    if weight.sizes() != [oc, c, kh, kw] {
+        return Err(Error::runtime(format!(
+            "{name}: expected weight of size [{oc}, {c}, {kh}, {kw}] for input {} and kernel_size [{kh}, {kw}], but got {}",
+            fmt_list(self_.sizes()),
+            fmt_list(weight.sizes())
+        )));
+    }
+    if let Some(b) = bias {
+        if b.dim() != 1 || b.numel() != oc {
+            return Err(Error::runtime(format!(
+                "{name}: expected bias of size [{oc}], but got {}",
+                fmt_list(b.sizes())
+            )));
+        }
+    }
+    if dtype_of(weight)? != dtype_of(self_)? || bias.is_some_and(|b| b.dtype() != self_.dtype()) {
+        return Err(Error::runtime(format!(
+            "{name}: expected input, weight and bias to have the same dtype, but got {}, {} and {}",
+            dtype_of(self_)?,
+            dtype_of(weight)?,
+            bias.and_then(|b| b.dtype())
+                .map_or("none".to_string(), |d| d.to_string())
+        )));
+    }
     let out_h = (h + 2 * ph - dh * (kh - 1) - 1) / sh + 1;
     let out_w = (w + 2 * pw - dw * (kw - 1) - 1) / sw + 1;
     if out_h < 1 || out_w < 1 || h + 2 * ph < dh * (kh - 1) + 1 || w + 2 * pw < dw * (kw - 1) + 1 {
