@@ -112,13 +112,17 @@ macro_rules! crate_gemm {
                 if let Some(parts) = column_split(m, n, k, threads) {
                     // Each thread takes a block of columns.
                     let chunk = n.div_ceil(parts);
+                    let parts = n.div_ceil(chunk);
                     let (a, b, c) = (SyncMat(a), SyncMat(b), SyncMatMut(c));
                     rayon::scope(|s| {
                         for p in 0..parts {
                             let (a, b, c) = (&a, &b, &c);
                             s.spawn(move |_| {
                                 let j0 = p * chunk;
-                                let cols = chunk.min(n - j0);
+                                let cols = chunk.min(n.saturating_sub(j0));
+                                if cols == 0 {
+                                    return;
+                                }
                                 let b = MatPtr { ptr: b.0.ptr.wrapping_offset(j0 as isize * b.0.cs), ..b.0 };
                                 let c = MatMut { ptr: c.0.ptr.wrapping_offset(j0 as isize * c.0.cs), ..c.0 };
                                 // SAFETY: a block of the caller's columns:

@@ -446,3 +446,102 @@ fn backend_convolutions_reject_inconsistent_weights() {
         &[2, 4, 3, 3]
     );
 }
+
+#[test]
+fn bad_arguments_are_errors_not_panics_or_overflows() {
+    let x = seq(5, &[5]);
+    let scalar = f32s(&[1.0], &[]);
+    let many = Tensor::from_slice(&[0i64; 100], &[100]).unwrap();
+    assert!(ops::index_select(&scalar, 0, &many).is_err());
+    let negative = Tensor::from_slice(&[-1i64], &[1]).unwrap();
+    assert!(ops::index_select(&x, 0, &negative).is_err());
+    assert!(ops::gather(&x, 0, &negative).is_err());
+    assert_eq!(ops::split_tensor(&x, i64::MAX).unwrap().len(), 1);
+    let s = ops::slice_tensor_with(
+        &x,
+        ops::SliceTensorOptions {
+            dim: 0,
+            start: None,
+            end: None,
+            step: i64::MAX,
+        },
+    )
+    .unwrap();
+    assert_eq!(s.sizes(), &[1]);
+    assert!(ops::narrow(&x, 0, 1, i64::MAX).is_err());
+    assert!(ops::squeeze_dims(&seq(3, &[1, 3]), &[0, 0]).is_err());
+    let img = seq(16, &[1, 1, 4, 4]);
+    assert!(ops::max_pool2d_with(
+        &img,
+        &[2, 2],
+        ops::MaxPool2dOptions {
+            padding: &[-1, 0],
+            ..Default::default()
+        }
+    )
+    .is_err());
+    assert!(ops::max_pool2d_with(
+        &img,
+        &[2, 2],
+        ops::MaxPool2dOptions {
+            dilation: &[i64::MAX, 1],
+            ..Default::default()
+        }
+    )
+    .is_err());
+    let w = seq(9, &[1, 1, 3, 3]);
+    assert!(ops::conv2d_with(
+        &img,
+        &w,
+        ops::Conv2dOptions {
+            dilation: &[i64::MAX / 2, 1],
+            ..Default::default()
+        }
+    )
+    .is_err());
+    // nll_loss over spatial dims checks the target's shape.
+    let logits = seq(2 * 3 * 4 * 5, &[2, 3, 4, 5]);
+    let target = ops::zeros_with(
+        &[2, 5, 4],
+        ops::ZerosOptions {
+            dtype: Some(ScalarType::Long),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        ops::nll_loss(&logits, &target).unwrap_err().message(),
+        "Expected target size [2, 4, 5], got [2, 5, 4]"
+    );
+    // Probability targets are recognised by shape, not dtype.
+    let probs = ops::softmax_int(&seq(12, &[4, 3]), 1).unwrap();
+    let loss = ops::cross_entropy_loss(&seq(12, &[4, 3]), &probs).unwrap();
+    assert_eq!(loss.sizes(), &[] as &[i64]);
+    assert!(ops::cross_entropy_loss(&seq(12, &[4, 3]), &seq(4, &[4])).is_err());
+}
+
+#[test]
+fn products_split_over_many_threads_stay_inside_their_output() {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(80)
+        .build()
+        .unwrap();
+    let a = ops::ones(&[1, 64]).unwrap();
+    let b = ops::ones(&[64, 8193]).unwrap();
+    let c = pool.install(|| ops::mm(&a, &b)).unwrap();
+    assert_eq!(c.sizes(), &[1, 8193]);
+    assert!(c.to_vec::<f32>().unwrap().iter().all(|v| *v == 64.0));
+}
+
+#[test]
+fn random_streams_do_not_overlap() {
+    let g = Generator::new(Device::CPU, 9);
+    let n = ops::randn_generator(&[64], Some(g.clone())).unwrap();
+    let u = ops::rand_generator(&[64], Some(g.clone())).unwrap();
+    // A fresh generator that skips the normal draws gives the same uniforms.
+    let h = Generator::new(Device::CPU, 9);
+    h.advance(128);
+    let u2 = ops::rand_generator(&[64], Some(h)).unwrap();
+    assert_eq!(u.to_vec::<f32>().unwrap(), u2.to_vec::<f32>().unwrap());
+    assert_eq!(n.numel(), 64);
+}

@@ -110,12 +110,12 @@ pub fn convolution(
             fmt_list(ws)
         )));
     }
-    if input.sizes()[1] != ws[1] * groups {
+    if ws[1].checked_mul(groups) != Some(input.sizes()[1]) {
         return Err(Error::runtime(format!(
             "Given groups={groups}, weight of size {}, expected input{} to have {} channels, but got {} channels instead",
             fmt_list(ws),
             fmt_list(input.sizes()),
-            ws[1] * groups,
+            ws[1].saturating_mul(groups),
             input.sizes()[1]
         )));
     }
@@ -257,6 +257,15 @@ pub fn nll_loss_nd(
             .map(|(out, _)| out);
     }
     // (N, C, d1, ...) -> (N * d1 * ..., C).
+    if target.sizes().get(1..) != Some(&self_.sizes()[2..]) {
+        let mut expected = vec![self_.sizes()[0]];
+        expected.extend_from_slice(&self_.sizes()[2..]);
+        return Err(Error::runtime(format!(
+            "Expected target size {}, got {}",
+            fmt_list(&expected),
+            fmt_list(target.sizes())
+        )));
+    }
     let classes = self_.sizes()[1];
     let moved = ops::transpose_int(
         &ops::flatten_using_ints_with(
@@ -318,8 +327,23 @@ pub fn cross_entropy_loss(
     let class_dim = if self_.dim() == 1 { 0 } else { 1 };
     let logp = ops::log_softmax_int(self_, class_dim)?;
     let classes = self_.sizes().get(class_dim as usize).copied().unwrap_or(1);
-    let target_is_probabilities = target.dtype().is_some_and(|d| d.is_floating_point());
-    if target_is_probabilities {
+    // Same shapes: class probabilities (PyTorch's rule), which must be
+    // floating point.
+    if self_.sizes() == target.sizes() {
+        match target.dtype() {
+            Some(d) if d.is_floating_point() => {}
+            other => {
+                return Err(Error::runtime(format!(
+                    "Expected floating point type for target with class probabilities, got {}",
+                    other.map_or("undefined".to_string(), |d| d.to_string())
+                )))
+            }
+        }
+        if ignore_index >= 0 {
+            return Err(Error::runtime(
+                "ignore_index is not supported for floating point target",
+            ));
+        }
         if weight.is_some() {
             return Err(Error::not_implemented(
                 "cross_entropy_loss: class weights with probability targets are not supported by this build",

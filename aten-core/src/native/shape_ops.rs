@@ -46,7 +46,12 @@ pub fn repeat(self_: &Tensor, repeats: &[i64]) -> Result<Tensor> {
     let lead = repeats.len() - self_.dim();
     let mut padded = vec![1i64; lead];
     padded.extend_from_slice(self_.sizes());
-    let target: Vec<i64> = padded.iter().zip(repeats).map(|(s, r)| s * r).collect();
+    let target = padded
+        .iter()
+        .zip(repeats)
+        .map(|(s, r)| s.checked_mul(*r))
+        .collect::<Option<Vec<i64>>>()
+        .ok_or_else(|| Error::runtime("repeat: the result's size overflows"))?;
     let result = ops::empty_memory_format_with(
         &target,
         ops::EmptyMemoryFormatOptions {

@@ -158,8 +158,14 @@ pub fn squeeze_dim(self_: &Tensor, dim: i64) -> Result<Tensor> {
 pub fn squeeze_dims(self_: &Tensor, dim: &[i64]) -> Result<Tensor> {
     let ndim = self_.dim();
     let mut marked = vec![false; ndim];
+    let mut seen = vec![false; ndim.max(1)];
     for &d in dim {
         let w = wrap_dim(d, ndim)?;
+        if std::mem::replace(&mut seen[w], true) {
+            return Err(Error::runtime(format!(
+                "dim {w} appears multiple times in the list of dims"
+            )));
+        }
         if ndim > 0 {
             marked[w] = true;
         }
@@ -221,8 +227,17 @@ pub fn slice_tensor(
     let mut sizes = self_.sizes().to_vec();
     let mut strides = self_.strides().to_vec();
     let offset = self_.storage_offset() + start * strides[d];
-    sizes[d] = (end - start + step - 1) / step;
-    strides[d] *= step;
+    sizes[d] = if end == start {
+        0
+    } else {
+        (end - start - 1) / step + 1
+    };
+    strides[d] = match strides[d].checked_mul(step) {
+        Some(s) => s,
+        // One element (or none): its stride is never used.
+        None if sizes[d] <= 1 => strides[d],
+        None => return Err(Error::runtime("slice: the result's stride overflows")),
+    };
     restride(self_, &sizes, &strides, offset)
 }
 
@@ -245,7 +260,7 @@ pub fn narrow(self_: &Tensor, dim: i64, start: i64, length: i64) -> Result<Tenso
         )));
     }
     let start = if start < 0 { start + size } else { start };
-    if start + length > size {
+    if length > size - start {
         return Err(Error::runtime(format!(
             "start ({start}) + length ({length}) exceeds dimension size ({size})."
         )));
@@ -368,12 +383,13 @@ pub fn split_tensor(self_: &Tensor, split_size: i64, dim: i64) -> Result<Vec<Ten
             "split_size can only be 0 if dimension size is 0, but got dimension size of {dim_size}"
         )));
     }
-    let num_splits = if split_size == 0 {
+    let num_splits = if split_size == 0 || dim_size == 0 {
         1
     } else {
-        ((dim_size + split_size - 1) / split_size).max(1)
+        (dim_size - 1) / split_size + 1
     };
-    let last = split_size - (split_size * num_splits - dim_size);
+    // `split_size * (num_splits - 1) < dim_size`: no overflow.
+    let last = dim_size - split_size * (num_splits - 1);
     (0..num_splits)
         .map(|i| {
             let length = if i == num_splits - 1 {

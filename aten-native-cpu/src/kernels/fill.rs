@@ -96,7 +96,8 @@ pub fn arange_out(start: Scalar, end: Scalar, step: Scalar, out: &Tensor) -> Res
         ));
     }
     let size_d = if integral {
-        ((end.to_i64() - start.to_i64()) as f64 / step.to_i64() as f64).ceil()
+        ((i128::from(end.to_i64()) - i128::from(start.to_i64())) as f64 / step.to_i64() as f64)
+            .ceil()
     } else {
         ((xe - xs) / xstep).ceil()
     };
@@ -207,6 +208,7 @@ fn random_fill(
     self_: &Tensor,
     name: &str,
     generator: Option<Generator>,
+    draws_per_element: u64,
     sample: impl Fn(u64, u64) -> f64 + Sync,
 ) -> Result<Tensor> {
     let dtype = dtype_of(self_)?;
@@ -217,10 +219,10 @@ fn random_fill(
         return Ok(self_.clone());
     }
     let g = generator_or_default(generator);
-    let first = g.advance(self_.numel() as u64);
+    let first = g.advance((self_.numel() as u64).saturating_mul(draws_per_element));
     let seed = g.current_seed();
     dispatch_dtype!(dtype, T => write_elements::<T>(self_, |i| {
-        T::from_f64(sample(seed, first.wrapping_add(i as u64)))
+        T::from_f64(sample(seed, first.wrapping_add(i as u64 * draws_per_element)))
     })?, _ => return Err(not_implemented(name, dtype)));
     Ok(self_.clone())
 }
@@ -237,9 +239,24 @@ pub fn uniform_(
             "uniform_ expects to return a [from, to) range, but found from={from} > to={to}"
         )));
     }
-    random_fill(self_, "check_uniform_bounds", generator, |seed, i| {
-        from + (to - from) * unit(Generator::random_at(seed, i))
-    })
+    // Single-precision types draw 24 bits, so that the value stays below
+    // `to` after rounding (as PyTorch's float distribution does).
+    let single = !matches!(dtype_of(self_)?, ScalarType::Double);
+    random_fill(
+        self_,
+        "check_uniform_bounds",
+        generator,
+        1,
+        move |seed, i| {
+            let bits = Generator::random_at(seed, i);
+            let u = if single {
+                (bits >> 40) as f64 * (1.0 / (1u64 << 24) as f64)
+            } else {
+                unit(bits)
+            };
+            from + (to - from) * u
+        },
+    )
 }
 
 /// `normal_(mean, std, generator)`: Box-Muller on two draws per element.
@@ -254,9 +271,9 @@ pub fn normal_(
             "normal expects std >= 0.0, but found std {std}"
         )));
     }
-    random_fill(self_, "normal_kernel_cpu", generator, |seed, i| {
-        let u1 = 1.0 - unit(Generator::random_at(seed, 2 * i));
-        let u2 = unit(Generator::random_at(seed, 2 * i + 1));
+    random_fill(self_, "normal_kernel_cpu", generator, 2, |seed, i| {
+        let u1 = 1.0 - unit(Generator::random_at(seed, i));
+        let u2 = unit(Generator::random_at(seed, i.wrapping_add(1)));
         mean + std * (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
     })
 }

@@ -118,13 +118,19 @@ pub fn index_select(self_: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> 
     } else {
         index_values(index, "index_select")?
     };
+    if ndim == 0 && index.numel() != 1 {
+        return Err(Error::index_error(format!(
+            "index_select(): Index to scalar can have only 1 value, got {} value(s)",
+            index.numel()
+        )));
+    }
     let mut sizes = self_.sizes().to_vec();
     let size = if ndim == 0 { 1 } else { sizes[d] };
     if ndim > 0 {
         sizes[d] = index.numel();
     }
     for &i in &idx {
-        if i < -size || i >= size {
+        if i < 0 || i >= size {
             return Err(Error::index_error("index out of range in self"));
         }
     }
@@ -147,7 +153,6 @@ pub fn index_select(self_: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> 
     let mut offsets = Vec::with_capacity(out.numel() as usize);
     for_each_offset(outer_s, outer_t, self_.storage_offset(), |base| {
         for &i in &idx {
-            let i = if i < 0 { i + size } else { i };
             for_each_offset(inner_s, inner_t, base + i * stride, |o| offsets.push(o));
         }
     });
@@ -197,11 +202,11 @@ pub fn gather(self_: &Tensor, dim: i64, index: &Tensor, _sparse_grad: bool) -> R
     for_each_offset(index.sizes(), &strides, self_.storage_offset(), |base| {
         let i = idx[k];
         k += 1;
-        if i < -size || i >= size {
+        if i < 0 || i >= size {
             bad.get_or_insert(i);
             offsets.push(base);
         } else {
-            offsets.push(base + (if i < 0 { i + size } else { i }) * stride);
+            offsets.push(base + i * stride);
         }
     });
     if let Some(i) = bad {
@@ -262,7 +267,9 @@ pub fn cat(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
                 )));
             }
         }
-        sizes[d] += t.sizes()[d];
+        sizes[d] = sizes[d]
+            .checked_add(t.sizes()[d])
+            .ok_or_else(|| Error::runtime("cat: the result's size overflows"))?;
     }
     let out = TensorBase::empty(&sizes, dtype, device_of(reference))?;
     if is_meta(&out) {

@@ -130,7 +130,7 @@ fn batched_gemm(
                 )
             }
         };
-        let per_matrix = (m * n * k) as usize;
+        let per_matrix = (m as usize).saturating_mul(n as usize).saturating_mul(k as usize);
         if batch > 1 && threads > 1 && per_matrix < 128 * 128 * 128 {
             // Small matrices: one thread per batch element.
             (0..batch).into_par_iter().for_each(|b| one(b, 1));

@@ -310,17 +310,23 @@ fn conv2d_forward(
                 .map_or("none".to_string(), |d| d.to_string())
         )));
     }
-    let out_h = (h + 2 * ph - dh * (kh - 1) - 1) / sh + 1;
-    let out_w = (w + 2 * pw - dw * (kw - 1) - 1) / sw + 1;
-    if out_h < 1 || out_w < 1 || h + 2 * ph < dh * (kh - 1) + 1 || w + 2 * pw < dw * (kw - 1) + 1 {
+    // In i128: sizes, paddings and dilations are any i64.
+    let wide = |v: i64| i128::from(v);
+    let (padded_h, padded_w) = (wide(h) + 2 * wide(ph), wide(w) + 2 * wide(pw));
+    let (span_h, span_w) = (wide(dh) * (wide(kh) - 1) + 1, wide(dw) * (wide(kw) - 1) + 1);
+    if padded_h < span_h || padded_w < span_w {
         return Err(Error::runtime(format!(
-            "Calculated padded input size per channel: ({} x {}). Kernel size: ({} x {}). Kernel size can't be greater than actual input size",
-            h + 2 * ph,
-            w + 2 * pw,
-            dh * (kh - 1) + 1,
-            dw * (kw - 1) + 1
+            "Calculated padded input size per channel: ({padded_h} x {padded_w}). Kernel size: ({span_h} x {span_w}). Kernel size can't be greater than actual input size"
         )));
     }
+    let out_size = |padded: i128, span: i128, stride: i64| {
+        i64::try_from((padded - span) / wide(stride) + 1)
+            .map_err(|_| Error::runtime("convolution: the output size overflows"))
+    };
+    let (out_h, out_w) = (
+        out_size(padded_h, span_h, sh)?,
+        out_size(padded_w, span_w, sw)?,
+    );
     let dtype = dtype_of(self_)?;
     let out = TensorBase::empty(&[n, oc, out_h, out_w], dtype, device_of(self_))?;
     if is_meta(self_) || out.numel() == 0 {
@@ -396,14 +402,22 @@ fn pooling_output_shape(
     stride: i64,
     dilation: i64,
     ceil_mode: bool,
-) -> i64 {
+) -> Result<i64> {
+    // In i128: the arguments are any i64.
+    let (input, kernel, pad, stride, dilation) = (
+        i128::from(input),
+        i128::from(kernel),
+        i128::from(pad),
+        i128::from(stride),
+        i128::from(dilation),
+    );
     let numerator =
         input + 2 * pad - dilation * (kernel - 1) - 1 + if ceil_mode { stride - 1 } else { 0 };
     let mut out = numerator.div_euclid(stride) + 1;
     if ceil_mode && (out - 1) * stride >= input + pad {
         out -= 1;
     }
-    out
+    i64::try_from(out).map_err(|_| Error::runtime("max_pool2d: the output size overflows"))
 }
 
 /// `max_pool2d_with_indices(self, kernel_size, stride, padding, dilation,
@@ -448,18 +462,24 @@ pub fn max_pool2d_with_indices(
             fmt_list(self_.sizes())
         )));
     }
-    if ph > ((kh - 1) * dh + 1) / 2 || pw > ((kw - 1) * dw + 1) / 2 {
+    if ph < 0 || pw < 0 {
         return Err(Error::runtime(format!(
-            "pad should be at most half of effective kernel size, but got pad={}, kernel_size={} and dilation={}",
-            if ph > ((kh - 1) * dh + 1) / 2 { ph } else { pw },
-            if ph > ((kh - 1) * dh + 1) / 2 { kh } else { kw },
-            if ph > ((kh - 1) * dh + 1) / 2 { dh } else { dw },
+            "pad must be non-negative, but got pad: {}",
+            if ph < 0 { ph } else { pw }
         )));
+    }
+    let half_kernel = |k: i64, d: i64| ((i128::from(k) - 1) * i128::from(d) + 1) / 2;
+    for (p, k, d) in [(ph, kh, dh), (pw, kw, dw)] {
+        if i128::from(p) > half_kernel(k, d) {
+            return Err(Error::runtime(format!(
+                "pad should be at most half of effective kernel size, but got pad={p}, kernel_size={k} and dilation={d}"
+            )));
+        }
     }
     let sizes = self_.sizes();
     let (c, h, w) = (sizes[ndim - 3], sizes[ndim - 2], sizes[ndim - 1]);
-    let oh = pooling_output_shape(h, kh, ph, sh, dh, ceil_mode);
-    let ow = pooling_output_shape(w, kw, pw, sw, dw, ceil_mode);
+    let oh = pooling_output_shape(h, kh, ph, sh, dh, ceil_mode)?;
+    let ow = pooling_output_shape(w, kw, pw, sw, dw, ceil_mode)?;
     if oh < 1 || ow < 1 {
         return Err(Error::runtime(format!(
             "Given input size: ({c}x{h}x{w}). Calculated output size: ({c}x{oh}x{ow}). Output size is too small"
@@ -502,9 +522,10 @@ pub fn max_pool2d_with_indices(
                             let at = iy * w + ix;
                             let v = plane[at as usize];
                             let nan = v.partial_cmp(&v).is_none();
+                            // PyTorch's `val > maxval || isnan(val)`: the
+                            // last NaN of a window wins.
                             match best {
                                 Some((b, _)) if !(v > b || nan) => {}
-                                Some((b, _)) if b.partial_cmp(&b).is_none() => {}
                                 _ => best = Some((v, at)),
                             }
                         }
@@ -573,7 +594,7 @@ pub fn native_layer_norm(
         ));
     }
     let n: usize = normalized_shape.iter().product::<i64>() as usize;
-    let rows = (input.numel() as usize).checked_div(n).unwrap_or(0);
+    let rows = sizes[..ndim - nd].iter().product::<i64>() as usize;
     let out = dispatch_float_gemm!(dtype, "LayerNormKernelImpl", T => {
         let x = input.to_vec::<T>()?;
         let w = weight.map(|t| t.to_vec::<T>()).transpose()?;
@@ -628,7 +649,7 @@ pub fn nll_loss_forward(
     }
     let no_batch = ndim == 1 && target.dim() == 0;
     let batch = if ndim == 1 { 1 } else { self_.sizes()[0] };
-    if !(no_batch || target.sizes().first() == Some(&batch)) {
+    if !(no_batch || target.sizes().first() == self_.sizes().first()) {
         return Err(Error::runtime(format!(
             "size mismatch (got input: {}, target: {})",
             fmt_list(self_.sizes()),
@@ -646,7 +667,7 @@ pub fn nll_loss_forward(
     }
     let dtype = dtype_of(self_)?;
     let device = device_of(self_);
-    let out_shape: Vec<i64> = if reduction == 0 && !no_batch {
+    let out_shape: Vec<i64> = if reduction == 0 && ndim == 2 {
         vec![batch]
     } else {
         vec![]
@@ -663,7 +684,11 @@ pub fn nll_loss_forward(
             dtype_of(target)?
         )));
     }
-    let t = target.to_vec::<i64>()?;
+    let mut t = target.to_vec::<i64>()?;
+    if ndim == 1 {
+        // One sample: PyTorch reads the first target only.
+        t.truncate(1);
+    }
     dispatch_float_gemm!(dtype, "nll_loss_out_frame", T => {
         let x = self_.to_vec::<T>()?;
         let w: Option<Vec<T>> = weight.map(|w| w.to_vec::<T>()).transpose()?;
@@ -684,8 +709,7 @@ pub fn nll_loss_forward(
             total_weight += wc;
         }
         let output = match reduction {
-            0 if !no_batch => Tensor::from_vec(losses, &out_shape)?,
-            0 => Tensor::from_vec(losses, &[])?,
+            0 => Tensor::from_vec(losses, &out_shape)?,
             1 => Tensor::from_vec(vec![T::from_f64(total / total_weight)], &[])?,
             2 => Tensor::from_vec(vec![T::from_f64(total)], &[])?,
             other => return Err(Error::value_error(format!("{other} is not a valid value for reduction"))),
