@@ -14,6 +14,64 @@
 use c10_core::half::{bf16, f16};
 use c10_core::Numeric;
 
+/// Runs `$body` with `$T` bound to the floating element type of `$dtype`
+/// (all of which have a [`Gemm`]), or fails with `"$name" not implemented
+/// for 'Dtype'`.
+macro_rules! dispatch_gemm_floating {
+    ($dtype:expr, $name:expr, $T:ident => $body:expr) => {
+        match $dtype {
+            c10_core::ScalarType::Float => {
+                type $T = f32;
+                $body
+            }
+            c10_core::ScalarType::Double => {
+                type $T = f64;
+                $body
+            }
+            c10_core::ScalarType::Half => {
+                type $T = c10_core::half::f16;
+                $body
+            }
+            c10_core::ScalarType::BFloat16 => {
+                type $T = c10_core::half::bf16;
+                $body
+            }
+            other => return Err($crate::kernels::util::not_implemented($name, other)),
+        }
+    };
+}
+pub(crate) use dispatch_gemm_floating;
+
+/// As [`dispatch_gemm_floating`], integer types included.
+macro_rules! dispatch_gemm {
+    ($dtype:expr, $name:expr, $T:ident => $body:expr) => {
+        match $dtype {
+            c10_core::ScalarType::Long => {
+                type $T = i64;
+                $body
+            }
+            c10_core::ScalarType::Int => {
+                type $T = i32;
+                $body
+            }
+            c10_core::ScalarType::Short => {
+                type $T = i16;
+                $body
+            }
+            c10_core::ScalarType::Char => {
+                type $T = i8;
+                $body
+            }
+            c10_core::ScalarType::Byte => {
+                type $T = u8;
+                $body
+            }
+            other => $crate::gemm::dispatch_gemm_floating!(other, $name, $T => $body),
+        }
+    };
+}
+pub(crate) use dispatch_gemm;
+
 /// A matrix operand: its first element and its row and column strides, in
 /// elements.
 #[derive(Copy, Clone, Debug)]

@@ -5,22 +5,12 @@
 use aten_core::tensor_iterator::convert::copy_into;
 use aten_core::Tensor;
 use c10_core::{
-    dispatch_dtype, DeviceType, Element, Error, Generator, Numeric, Result, Scalar, ScalarType,
-    TensorBase,
+    dispatch_dtype, Element, Error, Generator, Numeric, Result, Scalar, ScalarType, TensorBase,
 };
 use rayon::prelude::*;
 
-use super::util::{not_implemented, wrap};
+use super::util::{dtype_of, is_meta, not_implemented, wrap};
 use aten_core::tensor_iterator::GRAIN_SIZE;
-
-fn is_meta(t: &Tensor) -> bool {
-    t.device()
-        .is_some_and(|d| d.device_type() == DeviceType::Meta)
-}
-
-fn dtype_of(t: &Tensor) -> Result<ScalarType> {
-    t.dtype().ok_or_else(|| Error::runtime("undefined tensor"))
-}
 
 /// Writes `f(i)` into the `i`-th element (row-major) of `out`, in parallel
 /// for large tensors; a non-contiguous `out` is written through a

@@ -6,22 +6,9 @@ use aten_core::native::{fmt_list, wrap_dim};
 use aten_core::tensor_iterator::convert::copy_into;
 use aten_core::Tensor;
 use c10_core::tensor_impl::for_each_offset;
-use c10_core::{DeviceType, Error, Result, ScalarType, StorageBorrow, TensorBase};
+use c10_core::{Error, Result, ScalarType, StorageBorrow, TensorBase};
 
-use super::util::first_element;
-
-fn is_meta(t: &TensorBase) -> bool {
-    t.device()
-        .is_some_and(|d| d.device_type() == DeviceType::Meta)
-}
-
-fn dtype_of(t: &TensorBase) -> Result<ScalarType> {
-    t.dtype().ok_or_else(|| Error::runtime("undefined tensor"))
-}
-
-fn device_of(t: &TensorBase) -> c10_core::Device {
-    t.device().unwrap_or(c10_core::Device::CPU)
-}
+use super::util::{device_of, dtype_of, first_element, is_meta};
 
 /// Writes element `src[offsets[i]]` to element `i` of the fresh contiguous
 /// `out` (offsets in elements of `src`'s storage).

@@ -3,66 +3,11 @@
 
 use aten_core::tensor_iterator::convert::copy_into;
 use aten_core::Tensor;
-use c10_core::half::{bf16, f16};
-use c10_core::{DeviceType, Error, Numeric, Result, Scalar, ScalarType, StorageBorrow, TensorBase};
+use c10_core::{Error, Numeric, Result, Scalar, ScalarType, StorageBorrow, TensorBase};
 use rayon::prelude::*;
 
-use super::util::{first_element, not_implemented};
-use crate::gemm::{Gemm, MatMut, MatPtr};
-
-fn is_meta(t: &Tensor) -> bool {
-    t.device()
-        .is_some_and(|d| d.device_type() == DeviceType::Meta)
-}
-
-fn dtype_of(t: &Tensor) -> Result<ScalarType> {
-    t.dtype().ok_or_else(|| Error::runtime("undefined tensor"))
-}
-
-/// Runs `$body` with `$T` bound to an element type with a GEMM.
-macro_rules! dispatch_gemm {
-    ($dtype:expr, $name:expr, $T:ident => $body:expr) => {
-        match $dtype {
-            ScalarType::Float => {
-                type $T = f32;
-                $body
-            }
-            ScalarType::Double => {
-                type $T = f64;
-                $body
-            }
-            ScalarType::Half => {
-                type $T = f16;
-                $body
-            }
-            ScalarType::BFloat16 => {
-                type $T = bf16;
-                $body
-            }
-            ScalarType::Long => {
-                type $T = i64;
-                $body
-            }
-            ScalarType::Int => {
-                type $T = i32;
-                $body
-            }
-            ScalarType::Short => {
-                type $T = i16;
-                $body
-            }
-            ScalarType::Char => {
-                type $T = i8;
-                $body
-            }
-            ScalarType::Byte => {
-                type $T = u8;
-                $body
-            }
-            other => return Err(not_implemented($name, other)),
-        }
-    };
-}
+use super::util::{device_of, dtype_of, first_element, is_meta};
+use crate::gemm::{dispatch_gemm, Gemm, MatMut, MatPtr};
 
 fn same_dtype(a: &Tensor, b: &Tensor, what: &str) -> Result<ScalarType> {
     let (da, db) = (dtype_of(a)?, dtype_of(b)?);
@@ -74,10 +19,6 @@ fn same_dtype(a: &Tensor, b: &Tensor, what: &str) -> Result<ScalarType> {
         )));
     }
     Ok(da)
-}
-
-fn device_of(t: &Tensor) -> c10_core::Device {
-    t.device().unwrap_or(c10_core::Device::CPU)
 }
 
 /// `out[b] = beta * out[b] + alpha * (a[b] @ m2[b])` for every batch `b`

@@ -3,27 +3,11 @@
 
 use aten_core::native::fmt_list;
 use aten_core::{ops, Tensor};
-use c10_core::half::{bf16, f16};
-use c10_core::{
-    dispatch_dtype, DeviceType, Error, Generator, Numeric, Result, Scalar, ScalarType, TensorBase,
-};
+use c10_core::{dispatch_dtype, Error, Generator, Numeric, Result, Scalar, ScalarType, TensorBase};
 use rayon::prelude::*;
 
-use super::util::not_implemented;
-use crate::gemm::{Gemm, MatMut, MatPtr};
-
-fn is_meta(t: &TensorBase) -> bool {
-    t.device()
-        .is_some_and(|d| d.device_type() == DeviceType::Meta)
-}
-
-fn dtype_of(t: &TensorBase) -> Result<ScalarType> {
-    t.dtype().ok_or_else(|| Error::runtime("undefined tensor"))
-}
-
-fn device_of(t: &TensorBase) -> c10_core::Device {
-    t.device().unwrap_or(c10_core::Device::CPU)
-}
+use super::util::{device_of, dtype_of, is_meta, not_implemented};
+use crate::gemm::{dispatch_gemm_floating, Gemm, MatMut, MatPtr};
 
 /// A one- or two-element int list as a pair (`expand_param_if_needed`).
 pub fn pair(v: &[i64], name: &str, op: &str) -> Result<(i64, i64)> {
@@ -34,31 +18,6 @@ pub fn pair(v: &[i64], name: &str, op: &str) -> Result<(i64, i64)> {
             "{op}: {name} must either be a single int, or a tuple of two ints"
         ))),
     }
-}
-
-/// Runs `$body` with `$T` bound to a floating type with a GEMM.
-macro_rules! dispatch_float_gemm {
-    ($dtype:expr, $name:expr, $T:ident => $body:expr) => {
-        match $dtype {
-            ScalarType::Float => {
-                type $T = f32;
-                $body
-            }
-            ScalarType::Double => {
-                type $T = f64;
-                $body
-            }
-            ScalarType::Half => {
-                type $T = f16;
-                $body
-            }
-            ScalarType::BFloat16 => {
-                type $T = bf16;
-                $body
-            }
-            other => return Err(not_implemented($name, other)),
-        }
-    };
 }
 
 /// Geometry of one 2-d convolution.
@@ -346,7 +305,7 @@ fn conv2d_forward(
         out_h: out_h as usize,
         out_w: out_w as usize,
     };
-    dispatch_float_gemm!(dtype, name, T => conv2d_im2col::<T>(&input, &weight, bias.as_deref(), &out, g)?);
+    dispatch_gemm_floating!(dtype, name, T => conv2d_im2col::<T>(&input, &weight, bias.as_deref(), &out, g)?);
     Ok(Tensor::from(out))
 }
 
@@ -595,7 +554,7 @@ pub fn native_layer_norm(
     }
     let n: usize = normalized_shape.iter().product::<i64>() as usize;
     let rows = sizes[..ndim - nd].iter().product::<i64>() as usize;
-    let out = dispatch_float_gemm!(dtype, "LayerNormKernelImpl", T => {
+    let out = dispatch_gemm_floating!(dtype, "LayerNormKernelImpl", T => {
         let x = input.to_vec::<T>()?;
         let w = weight.map(|t| t.to_vec::<T>()).transpose()?;
         let b = bias.map(|t| t.to_vec::<T>()).transpose()?;
@@ -689,7 +648,7 @@ pub fn nll_loss_forward(
         // One sample: PyTorch reads the first target only.
         t.truncate(1);
     }
-    dispatch_float_gemm!(dtype, "nll_loss_out_frame", T => {
+    dispatch_gemm_floating!(dtype, "nll_loss_out_frame", T => {
         let x = self_.to_vec::<T>()?;
         let w: Option<Vec<T>> = weight.map(|w| w.to_vec::<T>()).transpose()?;
         let mut losses = Vec::with_capacity(t.len());

@@ -13,12 +13,11 @@ use aten_core::tensor_iterator::GRAIN_SIZE;
 use aten_core::Tensor;
 use c10_core::tensor_impl::for_each_offset;
 use c10_core::{
-    dispatch_dtype, Device, DeviceType, Element, Error, Numeric, Result, Scalar, ScalarType,
-    StorageBorrow, TensorBase,
+    dispatch_dtype, Element, Error, Numeric, Result, Scalar, ScalarType, StorageBorrow, TensorBase,
 };
 use rayon::prelude::*;
 
-use super::util::not_implemented;
+use super::util::{device_of as device, dtype_of, is_meta, not_implemented};
 use crate::softmax_rows::softmax_rows;
 
 pub use aten_core::native::wrap_dim;
@@ -93,19 +92,6 @@ fn plan(t: &Tensor, reduced: &[bool], keepdim: bool) -> Plan {
         offset: t.storage_offset(),
         count,
     }
-}
-
-fn is_meta(t: &Tensor) -> bool {
-    t.device()
-        .is_some_and(|d| d.device_type() == DeviceType::Meta)
-}
-
-fn device(t: &Tensor) -> Device {
-    t.device().unwrap_or(Device::CPU)
-}
-
-fn dtype_of(t: &Tensor) -> Result<ScalarType> {
-    t.dtype().ok_or_else(|| Error::runtime("undefined tensor"))
 }
 
 /// Folds every kept position of `t` (of element type `T`) with `fold`,

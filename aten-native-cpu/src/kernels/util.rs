@@ -139,3 +139,19 @@ pub fn first_element<T>(t: &TensorBase) -> Result<*mut T> {
     // (`as_strided`, `empty_strided`) keep it inside the allocation.
     Ok(base.wrapping_add(layout.storage_offset() as usize))
 }
+
+/// Whether `t` is a Meta tensor (shapes only: kernels run no loop).
+pub fn is_meta(t: &TensorBase) -> bool {
+    t.device()
+        .is_some_and(|d| d.device_type() == c10_core::DeviceType::Meta)
+}
+
+/// The dtype of a defined tensor.
+pub fn dtype_of(t: &TensorBase) -> Result<ScalarType> {
+    t.dtype().ok_or_else(|| Error::runtime("undefined tensor"))
+}
+
+/// The device of `t` (CPU for an undefined tensor).
+pub fn device_of(t: &TensorBase) -> c10_core::Device {
+    t.device().unwrap_or(c10_core::Device::CPU)
+}
