@@ -119,16 +119,7 @@ pub fn zeros(
     device: Option<Device>,
     pin_memory: Option<bool>,
 ) -> Result<Tensor> {
-    ops::empty_memory_format_with(
-        size,
-        ops::EmptyMemoryFormatOptions {
-            dtype,
-            layout,
-            device,
-            pin_memory,
-            memory_format: None,
-        },
-    )
+    empty_with(size, dtype, layout, device, pin_memory)
 }
 
 /// The dtype `full` gives a fill value when none is asked for: bool, int64
