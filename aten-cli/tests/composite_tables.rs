@@ -26,7 +26,6 @@ const KNOWN_DIFFERENCES: &[&str] = &[
     "aten::logical_xor",
     "aten::logical_not",
     "aten::abs",
-    "aten::masked_fill.Scalar",
     "aten::logsumexp",
 ];
 

@@ -1041,6 +1041,22 @@ pub fn masked_fill_scalar(self_: &Tensor, mask: &Tensor, value: Scalar) -> Resul
     masked_fill_scalar_op()?.call((self_, mask, value))
 }
 
+/// The typed dispatcher handle of `aten::masked_fill_.Scalar`, looked up once.
+pub fn masked_fill_scalar_op_(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, Scalar), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor, Scalar), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::masked_fill_", "Scalar"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)`
+pub fn masked_fill_scalar_(self_: &Tensor, mask: &Tensor, value: Scalar) -> Result<Tensor> {
+    masked_fill_scalar_op_()?.call((self_, mask, value))
+}
+
 /// The typed dispatcher handle of `aten::clamp.`, looked up once.
 pub fn clamp_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Option<Scalar>, Option<Scalar>), Tensor>>

@@ -226,6 +226,11 @@ aten_dispatch::torch_library!(aten, |m| {
         vec![],
     )?;
     m.def_with(
+        "masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
         "clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
         vec![],
@@ -1066,6 +1071,10 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutograd, |m| {
     m.impl_(
         "remainder.Scalar",
         CppFunction::from_unboxed(crate::native::remainder_scalar),
+    )?;
+    m.impl_(
+        "masked_fill.Scalar",
+        CppFunction::from_unboxed(crate::native::masked_fill_scalar),
     )?;
     m.impl_("sum", CppFunction::from_unboxed(crate::native::sum))?;
     m.impl_("mean", CppFunction::from_unboxed(crate::native::mean))?;

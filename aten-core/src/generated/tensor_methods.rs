@@ -263,6 +263,11 @@ impl Tensor {
         ops::masked_fill_scalar(self, mask, value)
     }
 
+    /// `aten::masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)`
+    pub fn masked_fill_scalar_(&self, mask: &Tensor, value: Scalar) -> Result<Tensor> {
+        ops::masked_fill_scalar_(self, mask, value)
+    }
+
     /// `aten::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor`
     pub fn clamp(&self) -> Result<Tensor> {
         ops::clamp(self)

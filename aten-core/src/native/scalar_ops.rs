@@ -1,7 +1,7 @@
 //! Composite operators PyTorch defines through other overloads: the
 //! `Scalar` overloads of binary operators (the scalar wrapped as a 0-dim
 //! "wrapped number" tensor, which does not take part in type promotion)
-//! `square` (as `pow(self, 2)`), the full reductions `sum` and `mean`, and `softmax` / `log_softmax`
+//! `square` (as `pow(self, 2)`), `masked_fill` (over `masked_fill_`), the full reductions `sum` and `mean`, and `softmax` / `log_softmax`
 //! over `_softmax` / `_log_softmax` after an optional dtype conversion.
 
 use c10_core::{Error, Result, Scalar, ScalarType, TensorBase};
@@ -111,4 +111,17 @@ pub fn log_softmax_int(self_: &Tensor, dim: i64, dtype: Option<ScalarType>) -> R
 /// tensors square to int64 as in PyTorch.
 pub fn square(self_: &Tensor) -> Result<Tensor> {
     ops::pow_tensor_scalar(self_, Scalar::Int(2))
+}
+
+/// `masked_fill.Scalar(self, mask, value)` (CompositeExplicitAutograd): a
+/// contiguous copy of `self` broadcast with `mask`, then `masked_fill_`.
+pub fn masked_fill_scalar(self_: &Tensor, mask: &Tensor, value: Scalar) -> Result<Tensor> {
+    let shape = crate::tensor_iterator::broadcast::infer_size(mask.sizes(), self_.sizes())?;
+    let result = ops::clone_with(
+        &ops::expand(self_, &shape)?,
+        ops::CloneOptions {
+            memory_format: Some(c10_core::MemoryFormat::Contiguous),
+        },
+    )?;
+    ops::masked_fill_scalar_(&result, mask, value)
 }

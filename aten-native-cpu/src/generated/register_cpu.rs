@@ -164,8 +164,8 @@ aten_dispatch::torch_library_impl!(aten, CPU, |m| {
         CppFunction::from_unboxed(crate::kernels::where_self),
     )?;
     m.impl_(
-        "masked_fill.Scalar",
-        CppFunction::from_unboxed(crate::kernels::masked_fill_scalar),
+        "masked_fill_.Scalar",
+        CppFunction::from_unboxed(crate::kernels::masked_fill_scalar_),
     )?;
     m.impl_("clamp", CppFunction::from_unboxed(crate::kernels::clamp))?;
     m.impl_("abs", CppFunction::from_unboxed(crate::kernels::abs))?;
@@ -459,8 +459,8 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
         CppFunction::from_unboxed(crate::kernels::where_self),
     )?;
     m.impl_(
-        "masked_fill.Scalar",
-        CppFunction::from_unboxed(crate::kernels::masked_fill_scalar),
+        "masked_fill_.Scalar",
+        CppFunction::from_unboxed(crate::kernels::masked_fill_scalar_),
     )?;
     m.impl_("clamp", CppFunction::from_unboxed(crate::kernels::clamp))?;
     m.impl_("abs", CppFunction::from_unboxed(crate::kernels::abs))?;

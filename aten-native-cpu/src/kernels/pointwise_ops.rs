@@ -150,9 +150,9 @@ pub fn where_self(condition: &Tensor, self_: &Tensor, other: &Tensor) -> Result<
     where_impl(Variant::Functional, condition, self_, other)
 }
 
-/// `masked_fill.Scalar`.
-pub fn masked_fill_scalar(self_: &Tensor, mask: &Tensor, value: Scalar) -> Result<Tensor> {
-    masked_fill_impl(Variant::Functional, self_, mask, value)
+/// `masked_fill_.Scalar`.
+pub fn masked_fill_scalar_(self_: &Tensor, mask: &Tensor, value: Scalar) -> Result<Tensor> {
+    masked_fill_impl(Variant::Inplace(self_), self_, mask, value)
 }
 
 /// `clamp`.
