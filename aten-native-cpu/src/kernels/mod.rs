@@ -3,7 +3,11 @@
 //! - [`pointwise_ops`]: the registered pointwise kernels, built on
 //!   [`binary`], [`unary`], [`compare`] and [`ternary`];
 //! - [`arith`]: element arithmetic per dtype; [`util`]: shared helpers;
-//! - factories; [`fill`]: `fill_`, `zero_`, range and random fills.
+//! - factories; [`fill`]: `fill_`, `zero_`, range and random fills;
+//! - [`index_copy`]: `flip`, `index_select`, `gather`, `cat`, `tril`, `triu`;
+//! - [`linear_algebra`]: `mm`, `bmm`, `addmm`, `dot` (on [`crate::gemm`]);
+//! - [`nn`]: convolution, max pooling, layer norm, losses, dropout;
+//! - [`reduce`]: reductions, scans and softmax.
 
 // Kernels are generic over element types, bool included, where an order
 // comparison is meant as written.
