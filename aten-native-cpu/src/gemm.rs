@@ -14,35 +14,10 @@
 use c10_core::half::{bf16, f16};
 use c10_core::Numeric;
 
-/// Runs `$body` with `$T` bound to the floating element type of `$dtype`
-/// (all of which have a [`Gemm`]), or fails with `"$name" not implemented
-/// for 'Dtype'`.
-macro_rules! dispatch_gemm_floating {
-    ($dtype:expr, $name:expr, $T:ident => $body:expr) => {
-        match $dtype {
-            c10_core::ScalarType::Float => {
-                type $T = f32;
-                $body
-            }
-            c10_core::ScalarType::Double => {
-                type $T = f64;
-                $body
-            }
-            c10_core::ScalarType::Half => {
-                type $T = c10_core::half::f16;
-                $body
-            }
-            c10_core::ScalarType::BFloat16 => {
-                type $T = c10_core::half::bf16;
-                $body
-            }
-            other => return Err($crate::kernels::util::not_implemented($name, other)),
-        }
-    };
-}
-pub(crate) use dispatch_gemm_floating;
-
-/// As [`dispatch_gemm_floating`], integer types included.
+/// Runs `$body` with `$T` bound to an element type with a [`Gemm`]: the
+/// integer types (bool excepted) and, through
+/// [`dispatch_floating`](crate::dispatch_floating), the floating ones; other
+/// dtypes fail with `"$name" not implemented for 'Dtype'`.
 macro_rules! dispatch_gemm {
     ($dtype:expr, $name:expr, $T:ident => $body:expr) => {
         match $dtype {
@@ -66,7 +41,7 @@ macro_rules! dispatch_gemm {
                 type $T = u8;
                 $body
             }
-            other => $crate::gemm::dispatch_gemm_floating!(other, $name, $T => $body),
+            other => $crate::dispatch_floating!(other, $name, $T => Ok::<_, c10_core::Error>($body))?,
         }
     };
 }

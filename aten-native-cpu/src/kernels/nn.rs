@@ -7,7 +7,8 @@ use c10_core::{dispatch_dtype, Error, Generator, Numeric, Result, Scalar, Scalar
 use rayon::prelude::*;
 
 use super::util::{device_of, dtype_of, is_meta, not_implemented};
-use crate::gemm::{dispatch_gemm_floating, Gemm, MatMut, MatPtr};
+use crate::dispatch_floating;
+use crate::gemm::{Gemm, MatMut, MatPtr};
 
 /// A one- or two-element int list as a pair (`expand_param_if_needed`).
 pub fn pair(v: &[i64], name: &str, op: &str) -> Result<(i64, i64)> {
@@ -305,7 +306,7 @@ fn conv2d_forward(
         out_h: out_h as usize,
         out_w: out_w as usize,
     };
-    dispatch_gemm_floating!(dtype, name, T => conv2d_im2col::<T>(&input, &weight, bias.as_deref(), &out, g)?);
+    dispatch_floating!(dtype, name, T => conv2d_im2col::<T>(&input, &weight, bias.as_deref(), &out, g))?;
     Ok(Tensor::from(out))
 }
 
@@ -554,7 +555,7 @@ pub fn native_layer_norm(
     }
     let n: usize = normalized_shape.iter().product::<i64>() as usize;
     let rows = sizes[..ndim - nd].iter().product::<i64>() as usize;
-    let out = dispatch_gemm_floating!(dtype, "LayerNormKernelImpl", T => {
+    dispatch_floating!(dtype, "LayerNormKernelImpl", T => {
         let x = input.to_vec::<T>()?;
         let w = weight.map(|t| t.to_vec::<T>()).transpose()?;
         let b = bias.map(|t| t.to_vec::<T>()).transpose()?;
@@ -579,13 +580,12 @@ pub fn native_layer_norm(
             means.push(T::from_f64(mean));
             rstds.push(T::from_f64(rstd));
         }
-        (
+        Ok((
             Tensor::from_vec(y, sizes)?,
             Tensor::from_vec(means, &stat_shape)?,
             Tensor::from_vec(rstds, &stat_shape)?,
-        )
-    });
-    Ok(out)
+        ))
+    })
 }
 
 /// `nll_loss_forward(self, target, weight, reduction, ignore_index)`: the
@@ -648,7 +648,7 @@ pub fn nll_loss_forward(
         // One sample: PyTorch reads the first target only.
         t.truncate(1);
     }
-    dispatch_gemm_floating!(dtype, "nll_loss_out_frame", T => {
+    dispatch_floating!(dtype, "nll_loss_out_frame", T => {
         let x = self_.to_vec::<T>()?;
         let w: Option<Vec<T>> = weight.map(|w| w.to_vec::<T>()).transpose()?;
         let mut losses = Vec::with_capacity(t.len());
