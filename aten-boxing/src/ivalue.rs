@@ -5,11 +5,117 @@
 //! else is a reference-counted pointer, so a clone is at most a reference
 //! count increment. As in PyTorch, a `ScalarType`, `Layout` or `MemoryFormat`
 //! travels as an `Int` holding its enum value.
+//!
+//! Every payload is one 64-bit integer or pointer: `Double`, `Bool` and
+//! `Device` hold an [`Inline`] word rather than an `f64`, `bool` or `Device`.
+//! That makes the enum a scalar pair (tag, word) to the compiler, so it moves
+//! through registers and is stored as two words. With mixed payload types
+//! it would be copied as one 16-byte block right after being written as a
+//! byte and a word, a store-to-load forwarding stall on every push and pop of
+//! a stack (measured: push, push, pop, pop of two tensors took 23 ns instead
+//! of 8).
 
 use std::fmt;
+use std::marker::PhantomData;
 use std::sync::Arc;
 
-use c10_core::{Complex64, Device, Error, Generator, Result, TensorBase};
+use c10_core::{Complex64, Device, DeviceType, Error, Generator, Result, TensorBase};
+
+/// A scalar that fits in one 64-bit word of an [`IValue`].
+pub trait InlineScalar: Copy {
+    /// The value as a word.
+    fn to_word(self) -> u64;
+    /// The value back from a word written by [`InlineScalar::to_word`].
+    fn from_word(word: u64) -> Self;
+}
+
+impl InlineScalar for f64 {
+    fn to_word(self) -> u64 {
+        self.to_bits()
+    }
+    fn from_word(word: u64) -> f64 {
+        f64::from_bits(word)
+    }
+}
+
+impl InlineScalar for bool {
+    fn to_word(self) -> u64 {
+        u64::from(self)
+    }
+    fn from_word(word: u64) -> bool {
+        word != 0
+    }
+}
+
+impl InlineScalar for Device {
+    fn to_word(self) -> u64 {
+        u64::from(self.device_type() as i8 as u8) | (u64::from(self.index() as u8) << 8)
+    }
+    fn from_word(word: u64) -> Device {
+        // Words only come from `to_word`, so the type is always known; the
+        // CPU fallback keeps this total without a panic path.
+        let device_type = DeviceType::from_i8(word as u8 as i8).unwrap_or(DeviceType::CPU);
+        Device::new(device_type, (word >> 8) as u8 as i8)
+    }
+}
+
+/// A `T` stored as one 64-bit word (see the module documentation for why).
+/// Build one with `value.into()`, read it with [`Inline::get`].
+#[repr(transparent)]
+pub struct Inline<T> {
+    word: u64,
+    _type: PhantomData<T>,
+}
+
+impl<T: InlineScalar> Inline<T> {
+    /// Stores `value`.
+    #[inline(always)]
+    pub fn new(value: T) -> Inline<T> {
+        Inline {
+            word: value.to_word(),
+            _type: PhantomData,
+        }
+    }
+
+    /// The stored value.
+    #[inline(always)]
+    pub fn get(self) -> T {
+        T::from_word(self.word)
+    }
+}
+
+impl<T: InlineScalar> From<T> for Inline<T> {
+    #[inline(always)]
+    fn from(value: T) -> Inline<T> {
+        Inline::new(value)
+    }
+}
+
+impl<T> Clone for Inline<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for Inline<T> {}
+
+impl<T: InlineScalar + PartialEq> PartialEq for Inline<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.get() == other.get()
+    }
+}
+
+impl<T: InlineScalar + PartialEq> PartialEq<T> for Inline<T> {
+    fn eq(&self, other: &T) -> bool {
+        self.get() == *other
+    }
+}
+
+impl<T: InlineScalar + fmt::Debug> fmt::Debug for Inline<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.get().fmt(f)
+    }
+}
 
 /// A user-registered class instance carried in an [`IValue::Object`]
 /// (PyTorch's `ivalue::Object` of a `torch::class_`).
@@ -54,7 +160,7 @@ pub enum IValue {
     /// A tensor (possibly undefined).
     Tensor(TensorBase),
     /// A `float`.
-    Double(f64),
+    Double(Inline<f64>),
     /// A `complex`.
     ComplexDouble(Arc<Complex64>),
     /// An `int` (also `ScalarType`, `Layout`, `MemoryFormat`).
@@ -62,7 +168,7 @@ pub enum IValue {
     /// A `SymInt` that holds a concrete value (symbolic shapes are not modelled).
     SymInt(i64),
     /// A `bool`.
-    Bool(bool),
+    Bool(Inline<bool>),
     /// A `str`.
     String(Arc<String>),
     /// A tuple.
@@ -82,7 +188,7 @@ pub enum IValue {
     /// A `Dict(K, V)`, in insertion order.
     Dict(Arc<Vec<(IValue, IValue)>>),
     /// A `Device`.
-    Device(Device),
+    Device(Inline<Device>),
     /// A `Generator`.
     Generator(Generator),
     /// A custom class instance.
@@ -90,6 +196,26 @@ pub enum IValue {
 }
 
 const _: () = assert!(std::mem::size_of::<IValue>() == 16);
+
+impl IValue {
+    /// A `float`.
+    #[inline]
+    pub fn double(value: f64) -> IValue {
+        IValue::Double(value.into())
+    }
+
+    /// A `bool`.
+    #[inline]
+    pub fn bool(value: bool) -> IValue {
+        IValue::Bool(value.into())
+    }
+
+    /// A `Device`.
+    #[inline]
+    pub fn device(value: Device) -> IValue {
+        IValue::Device(value.into())
+    }
+}
 
 impl IValue {
     /// PyTorch's tag name (`tagKind()`): `Int`, `Double`, `Tensor` ...
@@ -173,7 +299,7 @@ impl IValue {
     /// `toDouble()`.
     pub fn to_double(&self) -> Result<f64> {
         match self {
-            IValue::Double(d) => Ok(*d),
+            IValue::Double(d) => Ok(d.get()),
             _ => Err(self.expected("Double")),
         }
     }
@@ -181,7 +307,7 @@ impl IValue {
     /// `toBool()`.
     pub fn to_bool(&self) -> Result<bool> {
         match self {
-            IValue::Bool(b) => Ok(*b),
+            IValue::Bool(b) => Ok(b.get()),
             _ => Err(self.expected("Bool")),
         }
     }
@@ -205,7 +331,7 @@ impl IValue {
     /// `toDevice()`.
     pub fn to_device(&self) -> Result<Device> {
         match self {
-            IValue::Device(d) => Ok(*d),
+            IValue::Device(d) => Ok(d.get()),
             _ => Err(self.expected("Device")),
         }
     }
@@ -214,8 +340,8 @@ impl IValue {
     pub fn to_list(&self) -> Result<Vec<IValue>> {
         Ok(match self {
             IValue::IntList(v) => v.iter().map(|x| IValue::Int(*x)).collect(),
-            IValue::DoubleList(v) => v.iter().map(|x| IValue::Double(*x)).collect(),
-            IValue::BoolList(v) => v.iter().map(|x| IValue::Bool(*x)).collect(),
+            IValue::DoubleList(v) => v.iter().map(|x| IValue::double(*x)).collect(),
+            IValue::BoolList(v) => v.iter().map(|x| IValue::bool(*x)).collect(),
             IValue::TensorList(v) => v.iter().cloned().map(IValue::Tensor).collect(),
             IValue::OptionalTensorList(v) => v
                 .iter()
@@ -330,7 +456,7 @@ impl fmt::Display for IValue {
         match self {
             IValue::None => f.write_str("None"),
             IValue::Tensor(t) => fmt_tensor(f, t),
-            IValue::Double(d) => fmt_double(f, *d),
+            IValue::Double(d) => fmt_double(f, d.get()),
             IValue::ComplexDouble(c) => {
                 fmt_double(f, c.re)?;
                 f.write_str(if c.im < 0.0 { "-" } else { "+" })?;
@@ -338,7 +464,7 @@ impl fmt::Display for IValue {
                 f.write_str("j")
             }
             IValue::Int(i) | IValue::SymInt(i) => write!(f, "{i}"),
-            IValue::Bool(b) => f.write_str(if *b { "True" } else { "False" }),
+            IValue::Bool(b) => f.write_str(if b.get() { "True" } else { "False" }),
             IValue::String(s) => write!(f, "{s:?}"),
             IValue::Tuple(items) => {
                 if items.len() == 1 {
@@ -359,7 +485,7 @@ impl fmt::Display for IValue {
             }),
             IValue::GenericList(v) => fmt_seq(f, "[", v, "]", |f, x| write!(f, "{x}")),
             IValue::Dict(items) => fmt_seq(f, "{", items, "}", |f, (k, v)| write!(f, "{k}: {v}")),
-            IValue::Device(d) => write!(f, "{d}"),
+            IValue::Device(d) => write!(f, "{}", d.get()),
             IValue::Generator(_) => f.write_str("Generator"),
             IValue::Object(o) => write!(f, "<{} object>", o.class_name()),
         }
@@ -371,10 +497,31 @@ mod tests {
     use super::*;
 
     #[test]
+    fn inline_words_round_trip() {
+        for t in DeviceType::ALL {
+            for index in [-1i8, 0, 1, 7, i8::MAX] {
+                let d = Device::new(t, index);
+                assert_eq!(IValue::device(d).to_device().unwrap(), d);
+            }
+        }
+        for x in [0.0, -0.0, 1.5, f64::INFINITY, f64::MIN_POSITIVE, -3e300] {
+            assert_eq!(
+                IValue::double(x).to_double().unwrap().to_bits(),
+                x.to_bits()
+            );
+        }
+        assert!(IValue::double(f64::NAN).to_double().unwrap().is_nan());
+        assert!(IValue::bool(true).to_bool().unwrap());
+        assert!(!IValue::bool(false).to_bool().unwrap());
+        assert_eq!(IValue::double(2.5), IValue::double(2.5));
+        assert_ne!(IValue::bool(true), IValue::bool(false));
+    }
+
+    #[test]
     fn prints_like_pytorch() {
-        assert_eq!(IValue::Double(1.0).to_string(), "1.");
-        assert_eq!(IValue::Double(0.5).to_string(), "0.5");
-        assert_eq!(IValue::Bool(true).to_string(), "True");
+        assert_eq!(IValue::double(1.0).to_string(), "1.");
+        assert_eq!(IValue::double(0.5).to_string(), "0.5");
+        assert_eq!(IValue::bool(true).to_string(), "True");
         assert_eq!(
             IValue::Tuple(Arc::new(vec![IValue::Int(1)])).to_string(),
             "(1,)"
@@ -389,7 +536,7 @@ mod tests {
     #[test]
     fn accessors_report_the_tag() {
         assert_eq!(
-            IValue::Double(1.5).to_int().unwrap_err().message(),
+            IValue::double(1.5).to_int().unwrap_err().message(),
             "Expected Int but got Double"
         );
         assert_eq!(IValue::SymInt(3).to_int().unwrap(), 3);

@@ -33,6 +33,8 @@ pub trait TensorLike: Clone + Send + Sync + 'static {
     fn from_base(t: TensorBase) -> Self;
     /// The base handle.
     fn as_base(&self) -> &TensorBase;
+    /// The base handle, by value (no reference-count traffic).
+    fn into_base(self) -> TensorBase;
 }
 
 impl TensorLike for TensorBase {
@@ -40,6 +42,9 @@ impl TensorLike for TensorBase {
         t
     }
     fn as_base(&self) -> &TensorBase {
+        self
+    }
+    fn into_base(self) -> TensorBase {
         self
     }
 }
@@ -81,9 +86,9 @@ macro_rules! convert_inline {
     };
 }
 
-convert_inline!(bool, "bool", Bool, |v| v, |x| Ok(x));
-convert_inline!(f64, "float", Double, |v| v, |x| Ok(x));
-convert_inline!(Device, "Device", Device, |v| v, |x| Ok(x));
+convert_inline!(bool, "bool", Bool, |v| v.into(), |x| Ok(x.get()));
+convert_inline!(f64, "float", Double, |v| v.into(), |x| Ok(x.get()));
+convert_inline!(Device, "Device", Device, |v| v.into(), |x| Ok(x.get()));
 convert_inline!(Generator, "Generator", Generator, |v| v, |x| Ok(x));
 convert_inline!(
     Complex64,
@@ -121,17 +126,17 @@ impl IValueConvert for i64 {
 impl IValueConvert for Scalar {
     fn into_ivalue(self) -> IValue {
         match self {
-            Scalar::Bool(b) => IValue::Bool(b),
+            Scalar::Bool(b) => IValue::bool(b),
             Scalar::Int(i) => IValue::Int(i),
-            Scalar::Double(d) => IValue::Double(d),
+            Scalar::Double(d) => IValue::double(d),
             Scalar::ComplexDouble(c) => IValue::ComplexDouble(Arc::new(c)),
         }
     }
     fn from_ivalue(v: IValue) -> Result<Self> {
         match v {
-            IValue::Bool(b) => Ok(Scalar::Bool(b)),
+            IValue::Bool(b) => Ok(Scalar::Bool(b.get())),
             IValue::Int(i) | IValue::SymInt(i) => Ok(Scalar::Int(i)),
-            IValue::Double(d) => Ok(Scalar::Double(d)),
+            IValue::Double(d) => Ok(Scalar::Double(d.get())),
             IValue::ComplexDouble(c) => Ok(Scalar::ComplexDouble(*c)),
             other => Err(mismatch("number", &other)),
         }
@@ -155,7 +160,7 @@ impl IValueConvert for IValue {
 
 impl<T: TensorLike> IValueConvert for T {
     fn into_ivalue(self) -> IValue {
-        IValue::Tensor(self.as_base().clone())
+        IValue::Tensor(self.into_base())
     }
     fn from_ivalue(v: IValue) -> Result<Self> {
         match v {
@@ -213,7 +218,7 @@ convert_list!(bool, "bool[]", BoolList, bool::from_ivalue);
 
 impl<T: TensorLike> IValueConvert for Vec<T> {
     fn into_ivalue(self) -> IValue {
-        IValue::TensorList(Arc::new(self.iter().map(|t| t.as_base().clone()).collect()))
+        IValue::TensorList(Arc::new(self.into_iter().map(T::into_base).collect()))
     }
     fn from_ivalue(v: IValue) -> Result<Self> {
         match v {
@@ -230,9 +235,7 @@ impl<T: TensorLike> IValueConvert for Vec<T> {
 impl<T: TensorLike> IValueConvert for Vec<Option<T>> {
     fn into_ivalue(self) -> IValue {
         IValue::OptionalTensorList(Arc::new(
-            self.iter()
-                .map(|t| t.as_ref().map(|t| t.as_base().clone()))
-                .collect(),
+            self.into_iter().map(|t| t.map(T::into_base)).collect(),
         ))
     }
     fn from_ivalue(v: IValue) -> Result<Self> {

@@ -306,6 +306,7 @@ impl KernelFunction {
     }
 
     /// `callBoxed`: runs the kernel on `stack` (arguments in, returns out).
+    #[inline(always)]
     pub fn call_boxed(
         &self,
         op: &dyn BoxedOperator,
@@ -558,14 +559,19 @@ macro_rules! arities {
                 unsafe { std::mem::transmute::<fn(*const (), DispatchKeySet, $($a),*) -> Result<R>, fn()>(entry) }
             }
 
-            #[allow(non_snake_case, unused_mut, unused_variables)]
+            #[allow(non_snake_case, unused_mut, unused_variables, unused_assignments)]
+            #[inline(always)]
             fn call_boxed(&self, keys: DispatchKeySet, stack: &mut Stack) -> Result<()> {
                 let base = stack.len().checked_sub($n).ok_or_else(|| {
                     Error::internal(format!("stack underflow: a kernel of {} arguments was called with {} values", $n, stack.len()))
                 })?;
-                let mut values = stack.drain(base..);
-                $(let $h = $a::holder_from_ivalue(values.next().unwrap_or_default())?;)*
-                drop(values);
+                // Take each argument out of its slot (leaving `None`), then
+                // cut the stack; moving the values out one by one keeps them
+                // in registers (a `Drain` is copied around as a block).
+                let mut slot = base;
+                $(let $h = $a::holder_from_ivalue(std::mem::take(&mut stack[slot]))?; slot += 1;)*
+                debug_assert_eq!(slot, stack.len());
+                stack.truncate(base);
                 let ret = (self)($($a::borrow(&$h)),*)?;
                 ret.push_onto(stack);
                 Ok(())
@@ -603,14 +609,19 @@ macro_rules! arities {
                 unsafe { std::mem::transmute::<fn(*const (), DispatchKeySet, $($a),*) -> Result<R>, fn()>(entry) }
             }
 
-            #[allow(non_snake_case, unused_mut, unused_variables)]
+            #[allow(non_snake_case, unused_mut, unused_variables, unused_assignments)]
+            #[inline(always)]
             fn call_boxed(&self, keys: DispatchKeySet, stack: &mut Stack) -> Result<()> {
                 let base = stack.len().checked_sub($n).ok_or_else(|| {
                     Error::internal(format!("stack underflow: a kernel of {} arguments was called with {} values", $n, stack.len()))
                 })?;
-                let mut values = stack.drain(base..);
-                $(let $h = $a::holder_from_ivalue(values.next().unwrap_or_default())?;)*
-                drop(values);
+                // Take each argument out of its slot (leaving `None`), then
+                // cut the stack; moving the values out one by one keeps them
+                // in registers (a `Drain` is copied around as a block).
+                let mut slot = base;
+                $(let $h = $a::holder_from_ivalue(std::mem::take(&mut stack[slot]))?; slot += 1;)*
+                debug_assert_eq!(slot, stack.len());
+                stack.truncate(base);
                 let ret = (self)(keys, $($a::borrow(&$h)),*)?;
                 ret.push_onto(stack);
                 Ok(())

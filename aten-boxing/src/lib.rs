@@ -19,7 +19,7 @@ pub mod kernel_function;
 pub mod normalize;
 pub mod stack;
 
-pub use ivalue::{IValue, Object};
+pub use ivalue::{IValue, Inline, InlineScalar, Object};
 pub use kernel_arg::{IValueConvert, KernelArg, KernelReturn, TensorLike};
 pub use kernel_function::{
     infer_schema, ArgList, BoxedOperator, CppSignature, KernelFunction, KernelFunctor,

@@ -14,16 +14,16 @@ use crate::schema::{Argument, DefaultValue, FunctionSchema, Type};
 pub fn default_to_ivalue(default: &DefaultValue) -> Result<IValue> {
     Ok(match default {
         DefaultValue::None => IValue::None,
-        DefaultValue::Bool(b) => IValue::Bool(*b),
+        DefaultValue::Bool(b) => IValue::bool(*b),
         DefaultValue::Int(i) => IValue::Int(*i),
-        DefaultValue::Double(d) => IValue::Double(*d),
+        DefaultValue::Double(d) => IValue::double(*d),
         DefaultValue::Complex(re, im) => {
             IValue::ComplexDouble(Arc::new(Complex64 { re: *re, im: *im }))
         }
         DefaultValue::Str(bytes) => {
             IValue::String(Arc::new(String::from_utf8_lossy(bytes).into_owned()))
         }
-        DefaultValue::Device(text) => IValue::Device(text.parse::<Device>()?),
+        DefaultValue::Device(text) => IValue::device(text.parse::<Device>()?),
         DefaultValue::IntList(v) => IValue::IntList(Arc::new(v.clone())),
         DefaultValue::DoubleList(v) => IValue::DoubleList(Arc::new(v.clone())),
         DefaultValue::BoolList(v) => IValue::BoolList(Arc::new(v.clone())),
@@ -205,7 +205,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(stack.len(), 4);
-        assert_eq!(stack[2], IValue::Bool(false));
+        assert_eq!(stack[2], IValue::bool(false));
         assert_eq!(stack[3], IValue::Int(6));
     }
 
@@ -214,7 +214,7 @@ mod tests {
         let s = schema("aten::f(Tensor self, int dim, *, bool flag=True) -> Tensor");
         let t = IValue::Tensor(c10_core::TensorBase::undefined());
         let err =
-            check_and_normalize_inputs(&s, vec![t.clone(), IValue::Double(1.5)], &[]).unwrap_err();
+            check_and_normalize_inputs(&s, vec![t.clone(), IValue::double(1.5)], &[]).unwrap_err();
         assert!(err.message().starts_with(
             "aten::f() Expected a value of type 'int' for argument 'dim' but instead found type 'float'.\nPosition: 1\n"
         ));
@@ -242,7 +242,7 @@ mod tests {
             .starts_with("Argument 'dim' specified both as positional and keyword argument."));
         let err = check_and_normalize_inputs(
             &s,
-            vec![t.clone(), IValue::Int(0), IValue::Bool(true), IValue::None],
+            vec![t.clone(), IValue::Int(0), IValue::bool(true), IValue::None],
             &[],
         )
         .unwrap_err();

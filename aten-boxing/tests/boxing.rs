@@ -94,7 +94,7 @@ fn reference_values_round_trip() {
     };
     assert_eq!(o.downcast_ref::<u32>(), Some(&7));
     assert!(obj.is(&obj.clone()));
-    let dict = IValue::Dict(Arc::new(vec![(IValue::Int(1), IValue::Double(2.0))]));
+    let dict = IValue::Dict(Arc::new(vec![(IValue::Int(1), IValue::double(2.0))]));
     assert_eq!(dict.to_string(), "{1: 2.}");
     let tuple = IValue::Tuple(Arc::new(vec![IValue::Int(1), IValue::None]));
     assert_eq!(tuple.clone(), tuple);
@@ -113,7 +113,7 @@ fn borrowed_argument_types_unbox() {
     assert!(<Option<&TensorBase>>::borrow(&h).is_none());
     let h = <&[TensorBase]>::holder_from_ivalue(vec![t.clone()].into_ivalue()).unwrap();
     assert!(<&[TensorBase]>::borrow(&h)[0].is_same(&t));
-    let err = <&str>::holder_from_ivalue(IValue::Double(1.0)).unwrap_err();
+    let err = <&str>::holder_from_ivalue(IValue::double(1.0)).unwrap_err();
     assert_eq!(
         err.message(),
         "Expected a value of type 'str' but instead found type 'float'."
@@ -296,7 +296,7 @@ fn bad_stacks_are_errors() {
     let k = KernelFunction::make_from_unboxed_function(add);
     let mut stack: Stack = vec![IValue::Int(1)];
     assert!(k.call_boxed(&DummyOp, cpu_keys(), &mut stack).is_err());
-    let mut stack: Stack = vec![IValue::Int(1), IValue::Double(2.0)];
+    let mut stack: Stack = vec![IValue::Int(1), IValue::double(2.0)];
     let err = k.call_boxed(&DummyOp, cpu_keys(), &mut stack).unwrap_err();
     assert_eq!(
         err.message(),

@@ -65,6 +65,9 @@ impl TensorLike for Tensor {
     fn as_base(&self) -> &TensorBase {
         &self.0
     }
+    fn into_base(self) -> TensorBase {
+        self.0
+    }
 }
 
 aten_boxing::tensor_kernel_arg!(Tensor);

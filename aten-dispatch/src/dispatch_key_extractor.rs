@@ -18,8 +18,8 @@ use crate::schema_check::is_tensor_like_argument;
 pub(crate) struct DispatchKeyExtractor {
     /// Number of arguments; `None` when the operator has no schema.
     num_args: Option<usize>,
-    /// Bit `i` set: argument `i` may hold tensors.
-    tensor_args: Vec<bool>,
+    /// The positions of the arguments that may hold tensors.
+    tensor_args: Vec<u32>,
 }
 
 impl DispatchKeyExtractor {
@@ -31,42 +31,36 @@ impl DispatchKeyExtractor {
     }
 
     pub(crate) fn from_schema(schema: &FunctionSchema) -> DispatchKeyExtractor {
-        let tensor_args: Vec<bool> = schema
-            .arguments()
-            .iter()
-            .map(is_tensor_like_argument)
+        let arguments = schema.arguments();
+        let tensor_args = (0u32..)
+            .zip(arguments)
+            .filter(|(_, a)| is_tensor_like_argument(a))
+            .map(|(i, _)| i)
             .collect();
         DispatchKeyExtractor {
-            num_args: Some(tensor_args.len()),
+            num_args: Some(arguments.len()),
             tensor_args,
         }
     }
 
     /// The union of the key sets of the tensors among the top arguments of
     /// `stack`.
+    #[inline(always)]
     pub(crate) fn keys_from_stack(
         &self,
         stack: &[IValue],
         op: &OperatorName,
     ) -> Result<DispatchKeySet> {
-        let Some(n) = self.num_args else {
-            return Err(Error::runtime(format!(
-                "Tried to access the schema for {op} which doesn't have a schema registered yet"
-            )));
-        };
-        let args = stack
-            .len()
-            .checked_sub(n)
+        let Some(args) = self
+            .num_args
+            .and_then(|n| stack.len().checked_sub(n))
             .map(|base| &stack[base..])
-            .ok_or_else(|| {
-                Error::runtime(format!(
-                    "{op}: a boxed call needs {n} arguments on the stack but found {}",
-                    stack.len()
-                ))
-            })?;
+        else {
+            return Err(self.stack_error(stack, op));
+        };
         let mut ks = DispatchKeySet::EMPTY;
-        for (value, is_tensor) in args.iter().zip(&self.tensor_args) {
-            if *is_tensor {
+        for &i in &self.tensor_args {
+            if let Some(value) = args.get(i as usize) {
                 ks |= ivalue_key_set(value);
             }
         }
@@ -74,8 +68,33 @@ impl DispatchKeyExtractor {
     }
 }
 
+impl DispatchKeyExtractor {
+    #[cold]
+    #[inline(never)]
+    fn stack_error(&self, stack: &[IValue], op: &OperatorName) -> Error {
+        match self.num_args {
+            None => Error::runtime(format!(
+                "Tried to access the schema for {op} which doesn't have a schema registered yet"
+            )),
+            Some(n) => Error::runtime(format!(
+                "{op}: a boxed call needs {n} arguments on the stack but found {}",
+                stack.len()
+            )),
+        }
+    }
+}
+
 /// The keys carried by a tensor-like value.
+#[inline]
 pub(crate) fn ivalue_key_set(value: &IValue) -> DispatchKeySet {
+    match value {
+        IValue::Tensor(t) => t.key_set(),
+        _ => list_key_set(value),
+    }
+}
+
+/// The keys carried by a list of tensors (or anything else: none).
+fn list_key_set(value: &IValue) -> DispatchKeySet {
     match value {
         IValue::Tensor(t) => t.key_set(),
         IValue::TensorList(ts) => ts

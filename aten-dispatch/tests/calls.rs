@@ -284,7 +284,7 @@ fn backend_select_routes_factories_by_device() {
     // Boxed, with the default filled in by the caller.
     let mut stack: Stack = vec![
         IValue::IntList(Arc::new(vec![1, 2, 3])),
-        IValue::Device(Device::META),
+        IValue::device(Device::META),
     ];
     op.call_boxed(&mut stack).unwrap();
     assert_eq!(stack, vec![IValue::Int(-7)]);
@@ -389,7 +389,7 @@ fn boxed_calls_need_the_arguments() {
     let op = d.find_schema_or_throw("test::fn", "").unwrap();
     let mut short: Stack = vec![IValue::Int(1)];
     assert!(op.call_boxed(&mut short).is_err());
-    let mut wrong: Stack = vec![IValue::Tensor(tensor(DeviceType::CPU)), IValue::Double(1.0)];
+    let mut wrong: Stack = vec![IValue::Tensor(tensor(DeviceType::CPU)), IValue::double(1.0)];
     let err = op.call_boxed(&mut wrong).unwrap_err();
     assert_eq!(
         err.message(),

@@ -24,6 +24,25 @@ pub enum DeviceType {
 }
 
 impl DeviceType {
+    /// Every device type, in `DeviceType` value order.
+    pub const ALL: [DeviceType; 10] = [
+        DeviceType::CPU,
+        DeviceType::CUDA,
+        DeviceType::HIP,
+        DeviceType::XLA,
+        DeviceType::XPU,
+        DeviceType::MPS,
+        DeviceType::Meta,
+        DeviceType::HPU,
+        DeviceType::Lazy,
+        DeviceType::PrivateUse1,
+    ];
+
+    /// The device type whose `DeviceType` value is `value`, if any.
+    pub fn from_i8(value: i8) -> Option<DeviceType> {
+        DeviceType::ALL.into_iter().find(|t| *t as i8 == value)
+    }
+
     /// The lower-case name used in device strings (`cuda`).
     pub const fn name(self) -> &'static str {
         match self {
@@ -39,19 +58,6 @@ impl DeviceType {
             DeviceType::PrivateUse1 => "privateuseone",
         }
     }
-
-    const ALL: [DeviceType; 10] = [
-        DeviceType::CPU,
-        DeviceType::CUDA,
-        DeviceType::HIP,
-        DeviceType::XLA,
-        DeviceType::XPU,
-        DeviceType::MPS,
-        DeviceType::Meta,
-        DeviceType::HPU,
-        DeviceType::Lazy,
-        DeviceType::PrivateUse1,
-    ];
 
     /// The backend bit of a tensor on this device type.
     pub const fn backend_component(self) -> BackendComponent {

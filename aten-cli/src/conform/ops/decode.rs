@@ -205,7 +205,7 @@ fn list_of(items: &[IValue]) -> IValue {
             items
                 .iter()
                 .filter_map(|v| match v {
-                    IValue::Double(x) => Some(*x),
+                    IValue::Double(x) => Some(x.get()),
                     _ => None,
                 })
                 .collect(),
@@ -215,7 +215,7 @@ fn list_of(items: &[IValue]) -> IValue {
             items
                 .iter()
                 .filter_map(|v| match v {
-                    IValue::Bool(b) => Some(*b),
+                    IValue::Bool(b) => Some(b.get()),
                     _ => None,
                 })
                 .collect(),
@@ -264,13 +264,13 @@ pub fn decode_value(v: &Value) -> Result<IValue, String> {
     Ok(match kind.as_str() {
         "tensor" => IValue::Tensor(decode_tensor(body)?),
         "int" => IValue::Int(json_i64(body)?),
-        "float" => IValue::Double(json_f64(body)?),
-        "bool" => IValue::Bool(body.as_bool().ok_or("`bool` value is not a bool")?),
+        "float" => IValue::double(json_f64(body)?),
+        "bool" => IValue::bool(body.as_bool().ok_or("`bool` value is not a bool")?),
         "str" => IValue::String(Arc::new(text()?.to_string())),
         "dtype" => IValue::Int(parse_dtype(text()?)? as i64),
         "layout" => IValue::Int(parse_layout(text()?)? as i64),
         "memory_format" => IValue::Int(parse_memory_format(text()?)? as i64),
-        "device" => IValue::Device(text()?.parse::<Device>().map_err(|e| e.to_string())?),
+        "device" => IValue::device(text()?.parse::<Device>().map_err(|e| e.to_string())?),
         "complex" => {
             let parts = body.as_array().ok_or("`complex` value is not [re, im]")?;
             let [re, im] = parts.as_slice() else {
@@ -320,7 +320,7 @@ pub fn coerce(value: IValue, ty: &Type, n: Option<i32>) -> IValue {
     match ty {
         Type::Optional(inner) if !value.is_none() => coerce(value, inner, n),
         Type::Float => match value {
-            IValue::Int(i) => IValue::Double(i as f64),
+            IValue::Int(i) => IValue::double(i as f64),
             other => other,
         },
         Type::List(elem) => coerce_list(value, elem, n),
@@ -350,14 +350,14 @@ fn coerce_list(value: IValue, elem: &Type, n: Option<i32>) -> IValue {
                 IValue::DoubleList(Arc::new(v.iter().map(|i| *i as f64).collect()))
             }
             IValue::Double(x) if n.is_some_and(|n| n > 0) => {
-                IValue::DoubleList(Arc::new(vec![*x; n.unwrap_or(1) as usize]))
+                IValue::DoubleList(Arc::new(vec![x.get(); n.unwrap_or(1) as usize]))
             }
             IValue::GenericList(items) => {
                 let numbers: Option<Vec<f64>> = items
                     .iter()
                     .map(|v| match v {
                         IValue::Int(i) => Some(*i as f64),
-                        IValue::Double(x) => Some(*x),
+                        IValue::Double(x) => Some(x.get()),
                         _ => None,
                     })
                     .collect();
@@ -366,7 +366,9 @@ fn coerce_list(value: IValue, elem: &Type, n: Option<i32>) -> IValue {
             _ => value,
         },
         Type::Bool => match (&value, n) {
-            (IValue::Bool(b), Some(n)) if n > 0 => IValue::BoolList(Arc::new(vec![*b; n as usize])),
+            (IValue::Bool(b), Some(n)) if n > 0 => {
+                IValue::BoolList(Arc::new(vec![b.get(); n as usize]))
+            }
             _ if generic.as_ref().is_some_and(|g| g.is_empty()) => {
                 IValue::BoolList(Arc::new(Vec::new()))
             }
@@ -541,10 +543,7 @@ mod tests {
         assert!(
             matches!(decode_value(&json!({"float": "-inf"})), Ok(IValue::Double(x)) if x == f64::NEG_INFINITY)
         );
-        assert!(matches!(
-            decode_value(&json!({"bool": true})),
-            Ok(IValue::Bool(true))
-        ));
+        assert!(matches!(decode_value(&json!({"bool": true})), Ok(IValue::Bool(b)) if b.get()));
         assert!(matches!(decode_value(&json!(null)), Ok(IValue::None)));
         assert!(
             matches!(decode_value(&json!({"str": "trunc"})), Ok(IValue::String(s)) if s.as_str() == "trunc")
@@ -588,7 +587,7 @@ mod tests {
         assert!(matches!(c, IValue::Double(x) if x == 3.0));
         let c = coerce(IValue::None, &Type::Optional(Box::new(Type::Float)), None);
         assert!(matches!(c, IValue::None));
-        let mixed = IValue::GenericList(Arc::new(vec![IValue::Int(1), IValue::Double(0.5)]));
+        let mixed = IValue::GenericList(Arc::new(vec![IValue::Int(1), IValue::double(0.5)]));
         let c = coerce(mixed, &Type::List(Box::new(Type::Float)), None);
         assert!(matches!(c, IValue::DoubleList(v) if *v == vec![1.0, 0.5]));
         // A scalar for a plain `int` stays what it is.

@@ -135,12 +135,12 @@ pub fn encode_value(v: &IValue, ty: Option<&Type>) -> Result<Value, String> {
     Ok(match v {
         IValue::None => Value::Null,
         IValue::Tensor(t) => encode_tensor(t)?,
-        IValue::Double(x) => json!({ "float": float_value(*x) }),
+        IValue::Double(x) => json!({ "float": float_value(x.get()) }),
         IValue::Int(i) | IValue::SymInt(i) => encode_int(*i, ty)?,
-        IValue::Bool(b) => json!({ "bool": b }),
+        IValue::Bool(b) => json!({ "bool": b.get() }),
         IValue::String(s) => json!({ "str": s.as_str() }),
         IValue::ComplexDouble(c) => json!({"complex": [float_value(c.re), float_value(c.im)]}),
-        IValue::Device(d) => json!({ "device": d.to_string() }),
+        IValue::Device(d) => json!({ "device": d.get().to_string() }),
         IValue::IntList(v) => {
             let elem = element_type(ty);
             list(
@@ -320,11 +320,11 @@ mod tests {
             json!({"dtype": "float32"})
         );
         assert_eq!(
-            encode_value(&IValue::Double(f64::INFINITY), None).unwrap(),
+            encode_value(&IValue::double(f64::INFINITY), None).unwrap(),
             json!({"float": "inf"})
         );
         assert_eq!(
-            encode_value(&IValue::Bool(true), None).unwrap(),
+            encode_value(&IValue::bool(true), None).unwrap(),
             json!({"bool": true})
         );
         assert_eq!(
@@ -333,7 +333,7 @@ mod tests {
         );
         assert_eq!(
             encode_value(
-                &IValue::Tuple(Arc::new(vec![IValue::None, IValue::Double(0.5)])),
+                &IValue::Tuple(Arc::new(vec![IValue::None, IValue::double(0.5)])),
                 None
             )
             .unwrap(),
