@@ -6,6 +6,8 @@
 //! the arguments on the stack, guided by the positions the schema marks as
 //! `Tensor`, `Tensor?`, `Tensor[]` or `Tensor?[]`.
 
+use std::sync::Arc;
+
 use aten_boxing::schema::{FunctionSchema, OperatorName};
 use aten_boxing::IValue;
 use c10_core::local_dispatch_key_set::tls_local_dispatch_key_set;
@@ -18,15 +20,16 @@ use crate::schema_check::is_tensor_like_argument;
 pub(crate) struct DispatchKeyExtractor {
     /// Number of arguments; `None` when the operator has no schema.
     num_args: Option<usize>,
-    /// The positions of the arguments that may hold tensors.
-    tensor_args: Vec<u32>,
+    /// The positions of the arguments that may hold tensors (shared by
+    /// every table the operator publishes).
+    tensor_args: Arc<[u32]>,
 }
 
 impl DispatchKeyExtractor {
     pub(crate) fn none() -> DispatchKeyExtractor {
         DispatchKeyExtractor {
             num_args: None,
-            tensor_args: Vec::new(),
+            tensor_args: Arc::from([]),
         }
     }
 
@@ -59,7 +62,7 @@ impl DispatchKeyExtractor {
             return Err(self.stack_error(stack, op));
         };
         let mut ks = DispatchKeySet::EMPTY;
-        for &i in &self.tensor_args {
+        for &i in self.tensor_args.iter() {
             if let Some(value) = args.get(i as usize) {
                 ks |= ivalue_key_set(value);
             }

@@ -203,48 +203,74 @@ pub(crate) fn compute_entry(
 /// a kernel made for the slot (the ambiguous AutogradOther marker).
 type Entry<'a> = Option<Cow<'a, Arc<AnnotatedKernel>>>;
 
+/// What every slot's computation asks of an operator's kernels, looked up
+/// once per table refresh rather than once per slot.
+struct KernelView<'a> {
+    kernels: &'a KernelLists,
+    ceanf: Option<&'a Arc<AnnotatedKernel>>,
+    cea: Option<&'a Arc<AnnotatedKernel>>,
+    nested: Option<&'a Arc<AnnotatedKernel>>,
+    cia: Option<&'a Arc<AnnotatedKernel>>,
+    autograd: Option<&'a Arc<AnnotatedKernel>>,
+    batched: Option<&'a Arc<AnnotatedKernel>>,
+    /// A kernel at a backend that AutogradOther serves.
+    has_autogradother_backend: bool,
+}
+
+impl<'a> KernelView<'a> {
+    fn new(kernels: &'a KernelLists) -> KernelView<'a> {
+        KernelView {
+            kernels,
+            ceanf: kernels.front(DispatchKey::CompositeExplicitAutogradNonFunctional),
+            cea: kernels.front(DispatchKey::CompositeExplicitAutograd),
+            nested: kernels.front(DispatchKey::CompositeImplicitAutogradNestedTensor),
+            cia: kernels.front(DispatchKey::CompositeImplicitAutograd),
+            autograd: kernels.front(DispatchKey::Autograd),
+            batched: kernels.front(DispatchKey::FuncTorchBatchedDecomposition),
+            has_autogradother_backend: kernels.has_any(AUTOGRADOTHER_BACKENDS),
+        }
+    }
+}
+
 fn compute_entry_at<'a>(
     kernels: &'a KernelLists,
     fallbacks: &'a Fallbacks,
     slot: usize,
 ) -> (Entry<'a>, Provenance) {
+    compute_entry_in(&KernelView::new(kernels), fallbacks, slot)
+}
+
+fn compute_entry_in<'a>(
+    view: &KernelView<'a>,
+    fallbacks: &'a Fallbacks,
+    slot: usize,
+) -> (Entry<'a>, Provenance) {
     let f = &facts_by_slot()[slot];
     let k = f.key;
-    let hit = |alias: DispatchKey, provenance: Provenance| {
-        kernels
-            .front(alias)
-            .map(|kernel| (Some(Cow::Borrowed(kernel)), provenance))
+    let hit = |kernel: Option<&'a Arc<AnnotatedKernel>>, provenance: Provenance| {
+        kernel.map(|kernel| (Some(Cow::Borrowed(kernel)), provenance))
     };
-    if let Some(kernel) = kernels.front(k) {
+    if let Some(kernel) = view.kernels.front(k) {
         return (Some(Cow::Borrowed(kernel)), Provenance::Kernel);
     }
     if f.in_ceanf {
-        if let Some(r) = hit(
-            DispatchKey::CompositeExplicitAutogradNonFunctional,
-            Provenance::DefaultBackendKernel,
-        ) {
+        if let Some(r) = hit(view.ceanf, Provenance::DefaultBackendKernel) {
             return r;
         }
     }
     if f.in_cea {
-        if let Some(r) = hit(
-            DispatchKey::CompositeExplicitAutograd,
-            Provenance::DefaultBackendKernel,
-        ) {
+        if let Some(r) = hit(view.cea, Provenance::DefaultBackendKernel) {
             return r;
         }
     }
     if f.in_nested {
-        if let Some(r) = hit(
-            DispatchKey::CompositeImplicitAutogradNestedTensor,
-            Provenance::NestedKernel,
-        ) {
+        if let Some(r) = hit(view.nested, Provenance::NestedKernel) {
             return r;
         }
     }
     if f.in_cia {
-        if let Some(kernel) = kernels.front(DispatchKey::CompositeImplicitAutograd) {
-            if k == DispatchKey::AutogradOther && kernels.has_any(AUTOGRADOTHER_BACKENDS) {
+        if let Some(kernel) = view.cia {
+            if k == DispatchKey::AutogradOther && view.has_autogradother_backend {
                 let debug = fallbacks[slot].as_ref().map_or_else(
                     || Arc::from("ambiguous_autogradother"),
                     |f| Arc::clone(&f.debug),
@@ -254,23 +280,20 @@ fn compute_entry_at<'a>(
                     Provenance::AmbiguousAutogradOther,
                 );
             }
-            let has_backend_kernel = kernels.has(DispatchKey::CompositeExplicitAutograd)
-                || kernels.has_any(f.backends_from_autograd);
+            let has_backend_kernel =
+                view.cea.is_some() || view.kernels.has_any(f.backends_from_autograd);
             if !has_backend_kernel {
                 return (Some(Cow::Borrowed(kernel)), Provenance::MathKernel);
             }
         }
     }
     if f.in_autograd {
-        if let Some(r) = hit(DispatchKey::Autograd, Provenance::AutogradKernel) {
+        if let Some(r) = hit(view.autograd, Provenance::AutogradKernel) {
             return r;
         }
     }
     if f.in_batched {
-        if let Some(r) = hit(
-            DispatchKey::FuncTorchBatchedDecomposition,
-            Provenance::BatchedKernel,
-        ) {
+        if let Some(r) = hit(view.batched, Provenance::BatchedKernel) {
             return r;
         }
     }
@@ -391,19 +414,20 @@ impl DispatchTable {
         keys: DispatchKeySet,
         undefined: bool,
     ) {
+        let view = KernelView::new(kernels);
         if undefined {
-            let entry = compute_entry_at(kernels, fallbacks, 0).0;
+            let entry = compute_entry_in(&view, fallbacks, 0).0;
             self.set_slot(0, entry);
         }
         if keys == DispatchKeySet::FULL {
             for slot in 1..NUM_RUNTIME_ENTRIES {
-                let entry = compute_entry_at(kernels, fallbacks, slot).0;
+                let entry = compute_entry_in(&view, fallbacks, slot).0;
                 self.set_slot(slot, entry);
             }
         } else {
             for k in keys {
                 let slot = k.dispatch_table_index();
-                let entry = compute_entry_at(kernels, fallbacks, slot).0;
+                let entry = compute_entry_in(&view, fallbacks, slot).0;
                 self.set_slot(slot, entry);
             }
         }

@@ -20,6 +20,8 @@ use c10_core::dispatch_key_set::get_runtime_dispatch_key_set;
 use c10_core::{DispatchKey, Error, Result, NUM_RUNTIME_ENTRIES};
 
 use crate::annotated_kernel::AnnotatedKernel;
+use crate::dispatch_key_extractor::DispatchKeyExtractor;
+use crate::dispatch_table::{DispatchTable, KernelLists};
 use crate::operator_entry::{
     AliasAnalysisKind, EntryState, OperatorEntry, SchemaRegistration, SignatureRecord,
 };
@@ -41,6 +43,9 @@ pub(crate) struct DispatcherState {
     pub(crate) operators: HashMap<OperatorName, Arc<OperatorEntry>>,
     /// Backend fallbacks by runtime-table slot.
     pub(crate) fallbacks: Vec<Option<Arc<AnnotatedKernel>>>,
+    /// The table of an operator without kernels (fallbacks only), the start
+    /// of every new operator's table; `None` after the fallbacks change.
+    fallback_table: Option<DispatchTable>,
     /// Namespaces with a `TORCH_LIBRARY` (DEF) block, and its debug string.
     libraries: HashMap<String, (u64, Arc<str>)>,
     listeners: Vec<(u64, Listener)>,
@@ -84,6 +89,7 @@ impl Dispatcher {
             inner: Arc::new(DispatcherInner {
                 state: Mutex::new(DispatcherState {
                     operators: HashMap::new(),
+                    fallback_table: None,
                     fallbacks: vec![None; NUM_RUNTIME_ENTRIES],
                     libraries: HashMap::new(),
                     listeners: Vec::new(),
@@ -164,7 +170,12 @@ impl Dispatcher {
         if let Some(e) = state.operators.get(name) {
             return Arc::clone(e);
         }
-        let entry = Arc::new(OperatorEntry::new(name.clone(), &state.fallbacks));
+        let fallbacks = &state.fallbacks;
+        let table = state
+            .fallback_table
+            .get_or_insert_with(|| DispatchTable::compute(&KernelLists::new(), fallbacks))
+            .clone();
+        let entry = Arc::new(OperatorEntry::new(name.clone(), table));
         state.operators.insert(name.clone(), Arc::clone(&entry));
         entry
     }
@@ -206,6 +217,7 @@ impl Dispatcher {
         let entry = self.entry_or_new(&mut state, &name);
         let mut es = entry.lock();
         let registration = SchemaRegistration {
+            extractor: DispatchKeyExtractor::from_schema(&schema),
             schema: Arc::new(schema),
             debug,
             alias_analysis,
@@ -369,6 +381,7 @@ impl Dispatcher {
         for k in &keys {
             state.fallbacks[k.dispatch_table_index()] = Some(Arc::clone(&annotated));
         }
+        state.fallback_table = None;
         Self::refresh_all(&state, &keys);
         let id = annotated.id;
         let inner = Arc::downgrade(&self.inner);
@@ -381,6 +394,7 @@ impl Dispatcher {
                     *slot = None;
                 }
             }
+            state.fallback_table = None;
             Self::refresh_all(&state, &keys);
         }))
     }

@@ -55,6 +55,8 @@ pub(crate) struct SchemaRegistration {
     pub(crate) alias_analysis: Option<AliasAnalysisKind>,
     pub(crate) tags: Vec<String>,
     pub(crate) id: u64,
+    /// Where the schema's tensor arguments are (published with each table).
+    pub(crate) extractor: DispatchKeyExtractor,
 }
 
 /// The first unboxed kernel's Rust signature, which later ones must match.
@@ -88,14 +90,13 @@ pub(crate) struct PublishedTable {
 }
 
 impl OperatorEntry {
-    pub(crate) fn new(name: OperatorName, fallbacks: &Fallbacks) -> OperatorEntry {
-        let kernels = KernelLists::new();
-        let table = DispatchTable::compute(&kernels, fallbacks);
+    /// A new operator without kernels; `table` is the fallbacks-only table.
+    pub(crate) fn new(name: OperatorName, table: DispatchTable) -> OperatorEntry {
         OperatorEntry {
             name,
             state: Mutex::new(EntryState {
                 schema: None,
-                kernels,
+                kernels: KernelLists::new(),
                 signature: None,
                 signature_pinned: false,
             }),
@@ -171,8 +172,7 @@ impl OperatorEntry {
         let extractor = state
             .schema
             .as_ref()
-            .map(|s| DispatchKeyExtractor::from_schema(&s.schema))
-            .unwrap_or_else(DispatchKeyExtractor::none);
+            .map_or_else(DispatchKeyExtractor::none, |s| s.extractor.clone());
         self.table.store(PublishedTable { table, extractor });
     }
 

@@ -243,6 +243,16 @@ fn backend_fallbacks_apply_to_ops_defined_before_and_after() {
         .unwrap()
         .call((&t,))
         .is_err());
+    // An operator defined after the fallback is gone does not see it (new
+    // operators start from a cached fallbacks-only table).
+    let _after = defined(&d, "after(Tensor x) -> int");
+    assert!(d
+        .find_schema_or_throw("test::after", "")
+        .unwrap()
+        .typed::<(&TensorBase,), i64>()
+        .unwrap()
+        .call((&t,))
+        .is_err());
     d.check_all_invariants().unwrap();
 }
 
