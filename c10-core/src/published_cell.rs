@@ -3,11 +3,13 @@
 //! and tensors their layout (sizes, strides, storage), which `resize_` and
 //! `out=` arguments replace.
 //!
-//! Writers box each new value, keep the box, and swing an atomic pointer to
-//! it. Readers load the pointer and borrow the value for as long as they
-//! borrow the cell. Old values are never freed while the cell lives, so a
-//! reader can never see freed memory, and the read needs neither a lock, nor
-//! a reference count, nor a hazard slot.
+//! The first value lives inside the cell (a tensor or an operator costs no
+//! extra allocation until it is first replaced). Writers box each new value,
+//! keep the box, and swing an atomic pointer to it; a null pointer means
+//! the first value is current. Readers load the pointer and borrow the value
+//! for as long as they borrow the cell. Old values are never freed while the
+//! cell lives, so a reader can never see freed memory, and the read needs
+//! neither a lock, nor a reference count, nor a hazard slot.
 //!
 //! Why not `arc-swap`: its `load()` costs about 8 ns (a sequentially
 //! consistent store into a per-thread debt slot and its release), two thirds
@@ -22,12 +24,14 @@ use std::sync::Mutex;
 
 /// A value published by writers and read lock-free (see the module docs).
 pub struct PublishedCell<T> {
+    /// The current value when not null (a `Box::into_raw` pointer kept in
+    /// `retained`); null: `initial` is current.
     current: AtomicPtr<T>,
-    /// The first value, as a `Box::into_raw` pointer; freed on drop.
-    initial: *mut T,
+    /// The first value.
+    initial: T,
     /// Every later value, as `Box::into_raw` pointers; freed on drop. (An
     /// empty `Vec` does not allocate: a cell that is never replaced costs
-    /// one allocation.)
+    /// no allocation.)
     retained: Mutex<Vec<*mut T>>,
 }
 
@@ -41,10 +45,9 @@ unsafe impl<T: Send + Sync> Sync for PublishedCell<T> {}
 impl<T> PublishedCell<T> {
     /// A cell holding `value`.
     pub fn new(value: T) -> PublishedCell<T> {
-        let ptr = Box::into_raw(Box::new(value));
         PublishedCell {
-            current: AtomicPtr::new(ptr),
-            initial: ptr,
+            current: AtomicPtr::new(std::ptr::null_mut()),
+            initial: value,
             retained: Mutex::new(Vec::new()),
         }
     }
@@ -53,7 +56,10 @@ impl<T> PublishedCell<T> {
     #[inline(always)]
     pub fn load(&self) -> &T {
         let ptr = self.current.load(Ordering::Acquire);
-        // SAFETY: `ptr` came from `Box::into_raw` in `new` or `store`, was
+        if ptr.is_null() {
+            return &self.initial;
+        }
+        // SAFETY: a non-null `ptr` came from `Box::into_raw` in `store`, was
         // published with Release after the value was fully written (the
         // Acquire load synchronizes with it), and is freed only by `drop`,
         // which cannot run while `self` is borrowed. Values are never mutated
@@ -72,9 +78,8 @@ impl<T> PublishedCell<T> {
 
 impl<T> Drop for PublishedCell<T> {
     fn drop(&mut self) {
-        let initial = self.initial;
         let retained = self.retained.get_mut().unwrap_or_else(|p| p.into_inner());
-        for ptr in std::iter::once(initial).chain(retained.drain(..)) {
+        for ptr in retained.drain(..) {
             // SAFETY: each pointer came from `Box::into_raw`, is in the list
             // exactly once, and no borrow of the cell (hence of the value)
             // outlives `&mut self`.

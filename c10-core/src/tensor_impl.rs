@@ -30,6 +30,7 @@ pub enum DimVector {
 
 impl DimVector {
     /// From a slice.
+    #[inline]
     pub fn from_slice(v: &[i64]) -> DimVector {
         if v.len() <= 6 {
             let mut a = [0; 6];
@@ -52,6 +53,7 @@ impl DimVector {
 }
 
 impl FromIterator<i64> for DimVector {
+    #[inline]
     fn from_iter<I: IntoIterator<Item = i64>>(iter: I) -> DimVector {
         let mut a = [0i64; 6];
         let mut n = 0;
@@ -89,6 +91,14 @@ impl std::ops::Deref for DimVector {
     }
 }
 
+impl<'a> IntoIterator for &'a DimVector {
+    type Item = &'a i64;
+    type IntoIter = std::slice::Iter<'a, i64>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
 impl fmt::Debug for DimVector {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(&**self, f)
@@ -96,14 +106,15 @@ impl fmt::Debug for DimVector {
 }
 
 /// Contiguous (row-major) strides for `sizes`.
+#[inline]
 pub fn contiguous_strides(sizes: &[i64]) -> DimVector {
-    let mut strides = vec![0; sizes.len()];
+    let mut strides = DimVector::from_slice(sizes);
     let mut acc = 1i64;
-    for i in (0..sizes.len()).rev() {
-        strides[i] = acc;
-        acc = acc.saturating_mul(sizes[i].max(1));
+    for (stride, &size) in strides.iter_mut().zip(sizes).rev() {
+        *stride = acc;
+        acc = acc.saturating_mul(size.max(1));
     }
-    DimVector::from_slice(&strides)
+    strides
 }
 
 /// Checked product of sizes (element count).

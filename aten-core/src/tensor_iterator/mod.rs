@@ -252,9 +252,9 @@ pub struct TensorIterator {
     operands: Vec<Operand>,
     noutputs: usize,
     /// The loop shape: fastest dimension first, after coalescing.
-    loop_shape: Vec<i64>,
+    loop_shape: DimVector,
     /// The broadcast shape in the operands' own dimension order.
-    full_shape: Vec<i64>,
+    full_shape: DimVector,
     common_dtype: ScalarType,
     device: Device,
 }
@@ -285,13 +285,28 @@ impl TensorIterator {
     fn build(mut config: TensorIteratorConfig) -> Result<TensorIterator> {
         let inputs = std::mem::take(&mut config.inputs);
         // 1. Shape.
-        let mut full_shape: Vec<i64> = Vec::new();
-        for t in &inputs {
-            full_shape = infer_size(&full_shape, t.sizes())?;
-        }
+        let same_shape = inputs
+            .split_first()
+            .is_some_and(|(first, rest)| rest.iter().all(|t| t.sizes() == first.sizes()));
+        let full_shape = if same_shape {
+            DimVector::from_slice(inputs[0].sizes())
+        } else {
+            let mut shape: Vec<i64> = Vec::new();
+            for t in &inputs {
+                shape = infer_size(&shape, t.sizes())?;
+            }
+            DimVector::from_slice(&shape)
+        };
         // 2. Dtypes and device.
         let device = common_device(&inputs, &config.outputs, config.allow_cpu_scalars)?;
         let common_dtype = compute_common_dtype(&inputs, &config)?;
+        if same_shape {
+            if let Some(it) =
+                Self::build_contiguous(&inputs, &config, &full_shape, common_dtype, device)?
+            {
+                return Ok(it);
+            }
+        }
         let mut output_dtypes = Vec::new();
         for out in &config.outputs {
             let dtype = match out {
@@ -338,7 +353,8 @@ impl TensorIterator {
         }
         // 4. Dimension order (fastest first), from the inputs and any output
         // that keeps its shape.
-        let keeps_shape = |o: &Option<Tensor>| o.as_ref().is_some_and(|o| o.sizes() == full_shape);
+        let keeps_shape =
+            |o: &Option<Tensor>| o.as_ref().is_some_and(|o| o.sizes() == &full_shape[..]);
         let mut order_strides: Vec<DimVector> = Vec::new();
         for o in config.outputs.iter().filter(|o| keeps_shape(o)).flatten() {
             order_strides.push(byte_strides(o, &full_shape));
@@ -356,13 +372,13 @@ impl TensorIterator {
         for (out, dtype) in config.outputs.iter().zip(&output_dtypes) {
             let (tensor, copy_back_to) = match out {
                 Some(o) => {
-                    if o.sizes() != full_shape && !config.resize_outputs {
+                    if o.sizes() != &full_shape[..] && !config.resize_outputs {
                         return Err(Error::runtime(format!(
                             "output with shape {:?} doesn't match the broadcast shape {full_shape:?}",
                             o.sizes()
                         )));
                     }
-                    if o.sizes() != full_shape {
+                    if o.sizes() != &full_shape[..] {
                         // A resized output follows the inputs' layout, as
                         // PyTorch's `resize_out` with computed strides does.
                         o.resize_strided_(&full_shape, &output_strides)?;
@@ -402,7 +418,7 @@ impl TensorIterator {
         let noutputs = operands.len();
         operands.extend(input_operands);
         // Apply the permutation (fastest first) and coalesce.
-        let mut shape: Vec<i64> = perm.iter().map(|&d| full_shape[d]).collect();
+        let mut shape: DimVector = perm.iter().map(|&d| full_shape[d]).collect();
         for op in &mut operands {
             op.strides = perm.iter().map(|&d| op.strides[d]).collect();
         }
@@ -415,6 +431,52 @@ impl TensorIterator {
             common_dtype,
             device,
         })
+    }
+
+    /// PyTorch's fast set-up for the commonest case: every output is to be
+    /// allocated and every input is contiguous, of the broadcast shape and
+    /// already of the computation's dtype. The outputs are contiguous and
+    /// the whole iteration is one run over memory (what the general path
+    /// coalesces such operands to), without sorting or coalescing
+    /// dimensions. `None`: not that case.
+    fn build_contiguous(
+        inputs: &[Tensor],
+        config: &TensorIteratorConfig,
+        shape: &DimVector,
+        common_dtype: ScalarType,
+        device: Device,
+    ) -> Result<Option<TensorIterator>> {
+        let convert = config.promote_inputs_to_common_dtype;
+        if config.outputs.iter().any(Option::is_some)
+            || !inputs
+                .iter()
+                .all(|t| t.is_contiguous() && (!convert || t.dtype() == Some(common_dtype)))
+        {
+            return Ok(None);
+        }
+        let numel: i64 = shape.iter().product();
+        let run = |t: Tensor, is_output: bool| Operand {
+            strides: DimVector::from_slice(&[t.dtype().map_or(1, |d| d.element_size() as i64)]),
+            tensor: t,
+            copy_back_to: None,
+            is_output,
+        };
+        let mut operands = Vec::with_capacity(config.outputs.len() + inputs.len());
+        let strides = c10_core::tensor_impl::contiguous_strides(shape);
+        for _ in &config.outputs {
+            let dtype = config.static_output_dtype.unwrap_or(common_dtype);
+            let out = TensorBase::empty_strided(shape, &strides, dtype, device)?;
+            operands.push(run(Tensor::from(out), true));
+        }
+        operands.extend(inputs.iter().map(|t| run(t.clone(), false)));
+        Ok(Some(TensorIterator {
+            operands,
+            noutputs: config.outputs.len(),
+            loop_shape: DimVector::from_slice(&[numel]),
+            full_shape: shape.clone(),
+            common_dtype,
+            device,
+        }))
     }
 
     /// The dtype the computation runs in.
@@ -768,7 +830,7 @@ fn reorder_dimensions(shape: &[i64], strides: &[DimVector]) -> Vec<usize> {
 
 /// `coalesce_dimensions`: merges adjacent dimensions that every operand
 /// walks contiguously.
-fn coalesce(shape: &mut Vec<i64>, operands: &mut [Operand]) {
+fn coalesce(shape: &mut DimVector, operands: &mut [Operand]) {
     let ndim = shape.len();
     if ndim <= 1 {
         return;
