@@ -8,7 +8,7 @@
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::device::Device;
 use crate::dispatch_key::DispatchKey;
@@ -39,6 +39,12 @@ impl DimVector {
         } else {
             DimVector::Heap(v.to_vec())
         }
+    }
+}
+
+impl Default for DimVector {
+    fn default() -> DimVector {
+        DimVector::Inline([0; 6], 0)
     }
 }
 
@@ -170,7 +176,9 @@ pub struct TensorImpl {
     dtype: ScalarType,
     device: Device,
     key_set: DispatchKeySet,
-    version: Arc<AtomicU64>,
+    /// The version counter, shared with every view; made on the first view
+    /// or in-place write (a tensor that has neither reads version 0).
+    version: OnceLock<Arc<AtomicU64>>,
     wrapped_number: bool,
 }
 
@@ -214,7 +222,7 @@ impl TensorImpl {
             dtype,
             device,
             key_set,
-            Arc::new(AtomicU64::new(0)),
+            OnceLock::new(),
         )
     }
 
@@ -223,7 +231,7 @@ impl TensorImpl {
         dtype: ScalarType,
         device: Device,
         key_set: DispatchKeySet,
-        version: Arc<AtomicU64>,
+        version: OnceLock<Arc<AtomicU64>>,
     ) -> TensorImpl {
         TensorImpl {
             layout: PublishedCell::new(layout),
@@ -233,6 +241,11 @@ impl TensorImpl {
             version,
             wrapped_number: false,
         }
+    }
+
+    /// The version counter, made on first use.
+    fn version_counter(&self) -> &Arc<AtomicU64> {
+        self.version.get_or_init(|| Arc::new(AtomicU64::new(0)))
     }
 
     /// The default key set of a dense tensor on `device`: the dense runtime
@@ -305,7 +318,7 @@ impl TensorBase {
             dtype,
             device,
             TensorImpl::default_key_set(device),
-            Arc::new(AtomicU64::new(0)),
+            OnceLock::new(),
         )))
     }
 
@@ -326,7 +339,7 @@ impl TensorBase {
             dtype: T::DTYPE,
             device: Device::CPU,
             key_set: inner.key_set,
-            version: Arc::new(AtomicU64::new(0)),
+            version: OnceLock::new(),
             wrapped_number: true,
         }))
     }
@@ -477,13 +490,14 @@ impl TensorBase {
     pub fn version(&self) -> u64 {
         self.inner
             .as_ref()
-            .map_or(0, |t| t.version.load(Ordering::Relaxed))
+            .and_then(|t| t.version.get())
+            .map_or(0, |v| v.load(Ordering::Relaxed))
     }
 
     /// Records an in-place write (`bump_version`).
     pub fn bump_version(&self) {
         if let Some(t) = &self.inner {
-            t.version.fetch_add(1, Ordering::Relaxed);
+            t.version_counter().fetch_add(1, Ordering::Relaxed);
         }
     }
 
@@ -569,7 +583,7 @@ impl TensorBase {
             t.dtype,
             t.device,
             t.key_set,
-            Arc::clone(&t.version),
+            OnceLock::from(Arc::clone(t.version_counter())),
         )))
     }
 
