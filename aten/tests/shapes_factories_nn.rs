@@ -448,6 +448,73 @@ fn backend_convolutions_reject_inconsistent_weights() {
 }
 
 #[test]
+fn scalars_that_overflow_the_dtype_are_errors() {
+    use aten::ScalarType;
+    let full = |v: Scalar, dtype: ScalarType| {
+        ops::full_with(
+            &[2],
+            v,
+            ops::FullOptions {
+                dtype: Some(dtype),
+                ..Default::default()
+            },
+        )
+    };
+    let err = |r: aten::Result<Tensor>| r.unwrap_err().message().to_string();
+    assert_eq!(
+        err(full(Scalar::Int(300), ScalarType::Byte)),
+        "value cannot be converted to type uint8_t without overflow"
+    );
+    // A negative integer wraps into an unsigned type when its magnitude fits.
+    assert_eq!(
+        full(Scalar::Int(-1), ScalarType::Byte)
+            .unwrap()
+            .to_vec::<u8>()
+            .unwrap(),
+        vec![255, 255]
+    );
+    assert!(full(Scalar::Int(-256), ScalarType::Byte).is_err());
+    assert!(full(Scalar::Double(-1.0), ScalarType::Byte).is_err());
+    assert_eq!(
+        err(full(Scalar::Int(70000), ScalarType::Half)),
+        "value cannot be converted to type c10::Half without overflow"
+    );
+    assert_eq!(
+        err(full(Scalar::Double(1e39), ScalarType::Float)),
+        "value cannot be converted to type float without overflow"
+    );
+    assert!(full(Scalar::Double(f64::INFINITY), ScalarType::Float).is_ok());
+    assert!(full(Scalar::Double(f64::NAN), ScalarType::Int).is_err());
+    assert!(full(Scalar::Int(i64::MAX), ScalarType::Long).is_ok());
+    // The same check guards every scalar argument a kernel converts.
+    let x = Tensor::from_slice(&[1i8, 2], &[2]).unwrap();
+    let mask = Tensor::from_slice(&[true, false], &[2]).unwrap();
+    assert_eq!(
+        err(ops::masked_fill_scalar(&x, &mask, Scalar::Int(128))),
+        "value cannot be converted to type int8_t without overflow"
+    );
+    assert!(ops::add_tensor_with(
+        &x,
+        &x,
+        ops::AddTensorOptions {
+            alpha: Scalar::Int(1000)
+        }
+    )
+    .is_err());
+    // Meta tensors have no values to convert to.
+    let meta = ops::full_with(
+        &[2],
+        Scalar::Int(300),
+        ops::FullOptions {
+            dtype: Some(ScalarType::Byte),
+            device: Some(aten::Device::META),
+            ..Default::default()
+        },
+    );
+    assert!(meta.is_ok());
+}
+
+#[test]
 fn bad_arguments_are_errors_not_panics_or_overflows() {
     let x = seq(5, &[5]);
     let scalar = f32s(&[1.0], &[]);

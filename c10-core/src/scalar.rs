@@ -2,6 +2,9 @@
 
 use std::fmt;
 
+use crate::error::{Error, Result};
+use crate::scalar_type::ScalarType;
+
 /// A complex number of two `f64` (`c10::complex<double>`).
 #[derive(Copy, Clone, Debug, PartialEq, Default)]
 pub struct Complex64 {
@@ -52,6 +55,56 @@ impl Scalar {
             Scalar::Bool(_) => include_bool,
             _ => false,
         }
+    }
+
+    /// The overflow check of `Scalar::to<T>()` for the element type of
+    /// `dtype` (`c10::overflows`): integers must lie in the type's range,
+    /// except that a negative integer may wrap into an unsigned type when its
+    /// magnitude fits; floats must lie in the type's finite range (infinity
+    /// and NaN pass for floating types; NaN fails for integral ones). Bool,
+    /// complex and bool targets are not checked.
+    pub fn check_fits(self, dtype: ScalarType) -> Result<()> {
+        use ScalarType as S;
+        let (name, lowest, max) = match dtype {
+            S::Byte => ("uint8_t", 0.0, u8::MAX as f64),
+            S::Char => ("int8_t", i8::MIN as f64, i8::MAX as f64),
+            S::Short => ("int16_t", i16::MIN as f64, i16::MAX as f64),
+            S::Int => ("int", i32::MIN as f64, i32::MAX as f64),
+            S::Long => ("int64_t", i64::MIN as f64, i64::MAX as f64),
+            S::Half => ("c10::Half", -65504.0, 65504.0),
+            S::BFloat16 => (
+                "c10::BFloat16",
+                -3.3895313892515355e38,
+                3.3895313892515355e38,
+            ),
+            S::Float => ("float", f32::MIN as f64, f32::MAX as f64),
+            _ => return Ok(()),
+        };
+        let overflows = match self {
+            Scalar::Bool(_) | Scalar::ComplexDouble(_) => false,
+            Scalar::Int(i) => {
+                if dtype == S::Long {
+                    false
+                } else if dtype == S::Byte {
+                    !(-255..=255).contains(&i)
+                } else {
+                    (i as f64) < lowest || (i as f64) > max
+                }
+            }
+            Scalar::Double(d) => {
+                if dtype.is_floating_point() {
+                    d.is_finite() && (d < lowest || d > max)
+                } else {
+                    d.is_nan() || d < lowest || d > max
+                }
+            }
+        };
+        if overflows {
+            return Err(Error::runtime(format!(
+                "value cannot be converted to type {name} without overflow"
+            )));
+        }
+        Ok(())
     }
 
     /// `isFloatingPoint()`.

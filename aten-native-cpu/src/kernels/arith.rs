@@ -22,9 +22,17 @@ pub trait Arith: Numeric {
     fn zero() -> Self;
     /// One.
     fn one() -> Self;
-    /// The value of a scalar argument in this type.
+    /// `Scalar::to<T>()`: the value of a scalar argument in this type, or
+    /// PyTorch's error when it overflows the type.
     #[inline]
-    fn from_scalar(s: Scalar) -> Self {
+    fn from_scalar(s: Scalar) -> c10_core::Result<Self> {
+        s.check_fits(Self::DTYPE)?;
+        Ok(Self::convert_scalar(s))
+    }
+
+    /// The value of a scalar argument in this type, unchecked.
+    #[inline]
+    fn convert_scalar(s: Scalar) -> Self {
         match s {
             Scalar::Bool(b) => Self::from_i64(i64::from(b)),
             Scalar::Int(i) => Self::from_i64(i),

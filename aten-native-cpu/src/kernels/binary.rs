@@ -51,7 +51,7 @@ pub fn add_impl(v: Variant<'_>, a: &Tensor, b: &Tensor, alpha: Scalar) -> Result
     alpha_check(dtype, alpha)?;
     if iter.has_data() {
         dispatch_all!(dtype, "add_cpu", T => {
-            let al = T::from_scalar(alpha);
+            let al = T::from_scalar(alpha)?;
             if al == T::one() {
                 binary::<T, T, T>(&iter, |x, y| x.add(y))
             } else {
@@ -70,7 +70,7 @@ pub fn sub_impl(v: Variant<'_>, a: &Tensor, b: &Tensor, alpha: Scalar) -> Result
     alpha_check(dtype, alpha)?;
     if iter.has_data() {
         dispatch_all!(dtype, "sub_cpu", T => {
-            let al = T::from_scalar(alpha);
+            let al = T::from_scalar(alpha)?;
             binary::<T, T, T>(&iter, move |x, y| x.sub(y.mul(al)))
         })?;
     }

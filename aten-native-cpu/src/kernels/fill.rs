@@ -56,6 +56,9 @@ pub fn write_elements<T: Element + Send>(
 /// `fill_.Scalar(value)`: every element becomes `value` (converted to the
 /// tensor's dtype).
 pub fn fill_(self_: &Tensor, value: Scalar) -> Result<Tensor> {
+    if !is_meta(self_) {
+        value.check_fits(dtype_of(self_)?)?;
+    }
     if !is_meta(self_) && self_.numel() > 0 {
         copy_into(wrap(value)?.base(), self_)?;
         self_.bump_version();

@@ -95,7 +95,7 @@ pub fn masked_fill_impl(
         .build()?;
     if iter.has_data() {
         dispatch_all!(dtype, "masked_fill", T => {
-            let fill = T::from_scalar(value);
+            let fill = T::from_scalar(value)?;
             binary::<T, T, bool>(&iter, move |x, m| if m { fill } else { x })
         })?;
     }
@@ -134,8 +134,8 @@ pub fn clamp_impl(
         .build()?;
     if iter.has_data() {
         dispatch_all!(dtype, "clamp_scalar_cpu", T => {
-            let lo = min.map(T::from_scalar);
-            let hi = max.map(T::from_scalar);
+            let lo = min.map(T::from_scalar).transpose()?;
+            let hi = max.map(T::from_scalar).transpose()?;
             unary::<T, T>(&iter, move |x| {
                 if T::IS_FLOAT && x.to_f64().is_nan() {
                     return x;
