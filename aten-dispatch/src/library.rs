@@ -392,8 +392,15 @@ pub fn static_registration_errors() -> Vec<String> {
 
 pub(crate) fn run_static_registrations(dispatcher: &Dispatcher) {
     let mut blocks: Vec<&StaticLibrary> = STATIC_LIBRARIES.iter().collect();
-    // Definitions first, then implementations; otherwise link order.
-    blocks.sort_by_key(|b| b.kind == LibraryKind::Impl);
+    // Backend fallbacks (`_` blocks, which need no operator) first, so every
+    // operator is created with them already in place rather than refreshed
+    // once per fallback key; then definitions, then implementations;
+    // otherwise link order.
+    blocks.sort_by_key(|b| match (b.kind, b.ns) {
+        (LibraryKind::Impl, "_") => 0,
+        (LibraryKind::Impl, _) => 2,
+        _ => 1,
+    });
     for block in blocks {
         let result = Library::with_dispatcher(
             dispatcher, block.kind, block.ns, block.key, block.file, block.line,
