@@ -100,7 +100,8 @@ impl Dispatcher {
     }
 
     /// The process-wide dispatcher. The first call runs every static
-    /// registration linked into the program (defs before impls).
+    /// registration linked into the program (fallbacks, then defs, then
+    /// impls).
     pub fn global() -> &'static Dispatcher {
         GLOBAL.get_or_init(|| {
             let dispatcher = Dispatcher::new();

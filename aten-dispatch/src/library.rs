@@ -11,8 +11,8 @@
 //! Static registrations ([`torch_library!`](crate::torch_library),
 //! [`torch_library_fragment!`](crate::torch_library_fragment),
 //! [`torch_library_impl!`](crate::torch_library_impl)) are collected at link
-//! time and run by [`Dispatcher::global`], definitions before
-//! implementations.
+//! time and run by [`Dispatcher::global`]: backend fallbacks, then
+//! definitions, then implementations.
 
 use std::sync::Mutex;
 
