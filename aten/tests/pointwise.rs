@@ -100,3 +100,32 @@ fn reductions_and_copies() {
     assert_eq!(k.to_vec::<f32>().unwrap(), vec![1., 4., 2., 5., 3., 6.]);
     assert!(ops::sum_dim_intlist(&a, Some(&[5][..])).is_err());
 }
+
+#[test]
+fn functional_and_in_place_forms_run_through_out_variants() {
+    let a = Tensor::from_slice(&[-1.5f32, 0.0, 2.0], &[3]).unwrap();
+    let b = Tensor::from_slice(&[1.0f32, 1.0, 0.0], &[3]).unwrap();
+    assert_eq!(
+        ops::abs(&a).unwrap().to_vec::<f32>().unwrap(),
+        vec![1.5, 0.0, 2.0]
+    );
+    let and = ops::logical_and(&a, &b).unwrap();
+    assert_eq!(and.dtype(), Some(aten::ScalarType::Bool));
+    assert_eq!(and.to_vec::<bool>().unwrap(), vec![true, false, false]);
+    // In place: the result keeps self's dtype and storage.
+    let c = ops::clone(&a).unwrap();
+    let r = ops::logical_and_(&c, &b).unwrap();
+    assert!(r.base().is_same(c.base()));
+    assert_eq!(c.to_vec::<f32>().unwrap(), vec![1.0, 0.0, 0.0]);
+    let d = ops::clone(&a).unwrap();
+    ops::abs_(&d).unwrap();
+    assert_eq!(d.to_vec::<f32>().unwrap(), vec![1.5, 0.0, 2.0]);
+    // A transposed input gives a result laid out like it (the out kernel
+    // resizes the fresh output with the input's strides).
+    let m = Tensor::from_slice(&[-1.0f32, 2.0, -3.0, 4.0, -5.0, 6.0], &[2, 3])
+        .unwrap()
+        .t()
+        .unwrap();
+    assert_eq!(ops::abs(&m).unwrap().strides(), m.strides());
+    assert_eq!(ops::logical_not(&m).unwrap().strides(), m.strides());
+}

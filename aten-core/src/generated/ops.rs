@@ -962,6 +962,38 @@ pub fn logical_and(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     logical_and_op()?.call((self_, other))
 }
 
+/// The typed dispatcher handle of `aten::logical_and_.`, looked up once.
+pub fn logical_and_op_(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::logical_and_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::logical_and_(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+pub fn logical_and_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    logical_and_op_()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::logical_and.out`, looked up once.
+pub fn logical_and_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::logical_and", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::logical_and.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn logical_and_out(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tensor> {
+    logical_and_out_op()?.call((self_, other, out))
+}
+
 /// The typed dispatcher handle of `aten::logical_or.`, looked up once.
 pub fn logical_or_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
@@ -977,6 +1009,38 @@ pub fn logical_or(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     logical_or_op()?.call((self_, other))
 }
 
+/// The typed dispatcher handle of `aten::logical_or_.`, looked up once.
+pub fn logical_or_op_(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::logical_or_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::logical_or_(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+pub fn logical_or_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    logical_or_op_()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::logical_or.out`, looked up once.
+pub fn logical_or_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::logical_or", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::logical_or.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn logical_or_out(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tensor> {
+    logical_or_out_op()?.call((self_, other, out))
+}
+
 /// The typed dispatcher handle of `aten::logical_xor.`, looked up once.
 pub fn logical_xor_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
@@ -990,6 +1054,38 @@ pub fn logical_xor_op(
 /// `aten::logical_xor(Tensor self, Tensor other) -> Tensor`
 pub fn logical_xor(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     logical_xor_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::logical_xor_.`, looked up once.
+pub fn logical_xor_op_(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::logical_xor_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::logical_xor_(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+pub fn logical_xor_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    logical_xor_op_()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::logical_xor.out`, looked up once.
+pub fn logical_xor_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::logical_xor", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::logical_xor.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn logical_xor_out(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tensor> {
+    logical_xor_out_op()?.call((self_, other, out))
 }
 
 /// The typed dispatcher handle of `aten::lerp.Scalar`, looked up once.
@@ -1108,6 +1204,34 @@ pub fn abs_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tenso
 /// `aten::abs(Tensor self) -> Tensor`
 pub fn abs(self_: &Tensor) -> Result<Tensor> {
     abs_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::abs_.`, looked up once.
+pub fn abs_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::abs_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::abs_(Tensor(a!) self) -> Tensor(a!)`
+pub fn abs_(self_: &Tensor) -> Result<Tensor> {
+    abs_op_()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::abs.out`, looked up once.
+pub fn abs_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::abs", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::abs.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn abs_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    abs_out_op()?.call((self_, out))
 }
 
 /// The typed dispatcher handle of `aten::neg.`, looked up once.
@@ -1454,6 +1578,34 @@ pub fn logical_not_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,
 /// `aten::logical_not(Tensor self) -> Tensor`
 pub fn logical_not(self_: &Tensor) -> Result<Tensor> {
     logical_not_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::logical_not_.`, looked up once.
+pub fn logical_not_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::logical_not_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::logical_not_(Tensor(a!) self) -> Tensor(a!)`
+pub fn logical_not_(self_: &Tensor) -> Result<Tensor> {
+    logical_not_op_()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::logical_not.out`, looked up once.
+pub fn logical_not_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::logical_not", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::logical_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn logical_not_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    logical_not_out_op()?.call((self_, out))
 }
 
 /// The typed dispatcher handle of `aten::sum.`, looked up once.

@@ -201,12 +201,42 @@ aten_dispatch::torch_library!(aten, |m| {
         vec![],
     )?;
     m.def_with(
+        "logical_and_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "logical_and.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
         "logical_or(Tensor self, Tensor other) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
         vec![],
     )?;
     m.def_with(
+        "logical_or_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "logical_or.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
         "logical_xor(Tensor self, Tensor other) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "logical_xor_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "logical_xor.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
         Some(AliasAnalysisKind::FromSchema),
         vec![],
     )?;
@@ -237,6 +267,16 @@ aten_dispatch::torch_library!(aten, |m| {
     )?;
     m.def_with(
         "abs(Tensor self) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "abs_(Tensor(a!) self) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "abs.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
         Some(AliasAnalysisKind::FromSchema),
         vec![],
     )?;
@@ -362,6 +402,16 @@ aten_dispatch::torch_library!(aten, |m| {
     )?;
     m.def_with(
         "logical_not(Tensor self) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "logical_not_(Tensor(a!) self) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "logical_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
         Some(AliasAnalysisKind::FromSchema),
         vec![],
     )?;
@@ -1073,8 +1123,42 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutograd, |m| {
         CppFunction::from_unboxed(crate::native::remainder_scalar),
     )?;
     m.impl_(
+        "logical_and",
+        CppFunction::from_unboxed(crate::native::logical_and),
+    )?;
+    m.impl_(
+        "logical_and_",
+        CppFunction::from_unboxed(crate::native::logical_and_),
+    )?;
+    m.impl_(
+        "logical_or",
+        CppFunction::from_unboxed(crate::native::logical_or),
+    )?;
+    m.impl_(
+        "logical_or_",
+        CppFunction::from_unboxed(crate::native::logical_or_),
+    )?;
+    m.impl_(
+        "logical_xor",
+        CppFunction::from_unboxed(crate::native::logical_xor),
+    )?;
+    m.impl_(
+        "logical_xor_",
+        CppFunction::from_unboxed(crate::native::logical_xor_),
+    )?;
+    m.impl_(
         "masked_fill.Scalar",
         CppFunction::from_unboxed(crate::native::masked_fill_scalar),
+    )?;
+    m.impl_("abs", CppFunction::from_unboxed(crate::native::abs))?;
+    m.impl_("abs_", CppFunction::from_unboxed(crate::native::abs_))?;
+    m.impl_(
+        "logical_not",
+        CppFunction::from_unboxed(crate::native::logical_not),
+    )?;
+    m.impl_(
+        "logical_not_",
+        CppFunction::from_unboxed(crate::native::logical_not_),
     )?;
     m.impl_("sum", CppFunction::from_unboxed(crate::native::sum))?;
     m.impl_("mean", CppFunction::from_unboxed(crate::native::mean))?;

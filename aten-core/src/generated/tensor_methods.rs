@@ -238,14 +238,29 @@ impl Tensor {
         ops::logical_and(self, other)
     }
 
+    /// `aten::logical_and_(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+    pub fn logical_and_(&self, other: &Tensor) -> Result<Tensor> {
+        ops::logical_and_(self, other)
+    }
+
     /// `aten::logical_or(Tensor self, Tensor other) -> Tensor`
     pub fn logical_or(&self, other: &Tensor) -> Result<Tensor> {
         ops::logical_or(self, other)
     }
 
+    /// `aten::logical_or_(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+    pub fn logical_or_(&self, other: &Tensor) -> Result<Tensor> {
+        ops::logical_or_(self, other)
+    }
+
     /// `aten::logical_xor(Tensor self, Tensor other) -> Tensor`
     pub fn logical_xor(&self, other: &Tensor) -> Result<Tensor> {
         ops::logical_xor(self, other)
+    }
+
+    /// `aten::logical_xor_(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+    pub fn logical_xor_(&self, other: &Tensor) -> Result<Tensor> {
+        ops::logical_xor_(self, other)
     }
 
     /// `aten::lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor`
@@ -281,6 +296,11 @@ impl Tensor {
     /// `aten::abs(Tensor self) -> Tensor`
     pub fn abs(&self) -> Result<Tensor> {
         ops::abs(self)
+    }
+
+    /// `aten::abs_(Tensor(a!) self) -> Tensor(a!)`
+    pub fn abs_(&self) -> Result<Tensor> {
+        ops::abs_(self)
     }
 
     /// `aten::neg(Tensor self) -> Tensor`
@@ -396,6 +416,11 @@ impl Tensor {
     /// `aten::logical_not(Tensor self) -> Tensor`
     pub fn logical_not(&self) -> Result<Tensor> {
         ops::logical_not(self)
+    }
+
+    /// `aten::logical_not_(Tensor(a!) self) -> Tensor(a!)`
+    pub fn logical_not_(&self) -> Result<Tensor> {
+        ops::logical_not_(self)
     }
 
     /// `aten::sum(Tensor self, *, ScalarType? dtype=None) -> Tensor`

@@ -144,16 +144,16 @@ aten_dispatch::torch_library_impl!(aten, CPU, |m| {
         CppFunction::from_unboxed(crate::kernels::pow_tensor_scalar),
     )?;
     m.impl_(
-        "logical_and",
-        CppFunction::from_unboxed(crate::kernels::logical_and),
+        "logical_and.out",
+        CppFunction::from_unboxed(crate::kernels::logical_and_out),
     )?;
     m.impl_(
-        "logical_or",
-        CppFunction::from_unboxed(crate::kernels::logical_or),
+        "logical_or.out",
+        CppFunction::from_unboxed(crate::kernels::logical_or_out),
     )?;
     m.impl_(
-        "logical_xor",
-        CppFunction::from_unboxed(crate::kernels::logical_xor),
+        "logical_xor.out",
+        CppFunction::from_unboxed(crate::kernels::logical_xor_out),
     )?;
     m.impl_(
         "lerp.Scalar",
@@ -168,7 +168,10 @@ aten_dispatch::torch_library_impl!(aten, CPU, |m| {
         CppFunction::from_unboxed(crate::kernels::masked_fill_scalar_),
     )?;
     m.impl_("clamp", CppFunction::from_unboxed(crate::kernels::clamp))?;
-    m.impl_("abs", CppFunction::from_unboxed(crate::kernels::abs))?;
+    m.impl_(
+        "abs.out",
+        CppFunction::from_unboxed(crate::kernels::abs_out),
+    )?;
     m.impl_("neg", CppFunction::from_unboxed(crate::kernels::neg))?;
     m.impl_("sign", CppFunction::from_unboxed(crate::kernels::sign))?;
     m.impl_("ceil", CppFunction::from_unboxed(crate::kernels::ceil))?;
@@ -202,8 +205,8 @@ aten_dispatch::torch_library_impl!(aten, CPU, |m| {
         CppFunction::from_unboxed(crate::kernels::bitwise_not),
     )?;
     m.impl_(
-        "logical_not",
-        CppFunction::from_unboxed(crate::kernels::logical_not),
+        "logical_not.out",
+        CppFunction::from_unboxed(crate::kernels::logical_not_out),
     )?;
     m.impl_(
         "sum.dim_IntList",
@@ -439,16 +442,16 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
         CppFunction::from_unboxed(crate::kernels::pow_tensor_scalar),
     )?;
     m.impl_(
-        "logical_and",
-        CppFunction::from_unboxed(crate::kernels::logical_and),
+        "logical_and.out",
+        CppFunction::from_unboxed(crate::kernels::logical_and_out),
     )?;
     m.impl_(
-        "logical_or",
-        CppFunction::from_unboxed(crate::kernels::logical_or),
+        "logical_or.out",
+        CppFunction::from_unboxed(crate::kernels::logical_or_out),
     )?;
     m.impl_(
-        "logical_xor",
-        CppFunction::from_unboxed(crate::kernels::logical_xor),
+        "logical_xor.out",
+        CppFunction::from_unboxed(crate::kernels::logical_xor_out),
     )?;
     m.impl_(
         "lerp.Scalar",
@@ -463,7 +466,10 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
         CppFunction::from_unboxed(crate::kernels::masked_fill_scalar_),
     )?;
     m.impl_("clamp", CppFunction::from_unboxed(crate::kernels::clamp))?;
-    m.impl_("abs", CppFunction::from_unboxed(crate::kernels::abs))?;
+    m.impl_(
+        "abs.out",
+        CppFunction::from_unboxed(crate::kernels::abs_out),
+    )?;
     m.impl_("neg", CppFunction::from_unboxed(crate::kernels::neg))?;
     m.impl_("sign", CppFunction::from_unboxed(crate::kernels::sign))?;
     m.impl_("ceil", CppFunction::from_unboxed(crate::kernels::ceil))?;
@@ -497,8 +503,8 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
         CppFunction::from_unboxed(crate::kernels::bitwise_not),
     )?;
     m.impl_(
-        "logical_not",
-        CppFunction::from_unboxed(crate::kernels::logical_not),
+        "logical_not.out",
+        CppFunction::from_unboxed(crate::kernels::logical_not_out),
     )?;
     m.impl_(
         "sum.dim_IntList",

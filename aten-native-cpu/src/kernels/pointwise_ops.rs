@@ -124,8 +124,8 @@ cmp_ops!(
 macro_rules! logic_ops {
     ($($logical:ident, $bitwise:ident => $op:ident);* $(;)?) => {$(
         #[doc = concat!("`", stringify!($logical), "`.")]
-        pub fn $logical(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
-            logical(Variant::Functional, self_, other, Logic::$op)
+        pub fn $logical(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tensor> {
+            logical(Variant::Out(out), self_, other, Logic::$op)
         }
         #[doc = concat!("`", stringify!($bitwise), "`.")]
         pub fn $bitwise(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
@@ -135,9 +135,9 @@ macro_rules! logic_ops {
 }
 
 logic_ops!(
-    logical_and, bitwise_and_tensor => And;
-    logical_or, bitwise_or_tensor => Or;
-    logical_xor, bitwise_xor_tensor => Xor;
+    logical_and_out, bitwise_and_tensor => And;
+    logical_or_out, bitwise_or_tensor => Or;
+    logical_xor_out, bitwise_xor_tensor => Xor;
 );
 
 /// `lerp.Scalar`.
@@ -198,8 +198,13 @@ macro_rules! same_ops {
     )*};
 }
 
+/// `abs.out`.
+pub fn abs_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    same_fn(Variant::Out(out), self_, SameFn::Abs)
+}
+
 same_ops!(
-    abs => Abs, neg => Neg, sign => Sign, ceil => Ceil, floor => Floor, round => Round,
+    neg => Neg, sign => Sign, ceil => Ceil, floor => Floor, round => Round,
     trunc => Trunc, relu => Relu, bitwise_not => BitwiseNot,
 );
 
@@ -208,7 +213,7 @@ pub fn relu_(self_: &Tensor) -> Result<Tensor> {
     same_fn(Variant::Inplace(self_), self_, SameFn::Relu)
 }
 
-/// `logical_not`.
-pub fn logical_not(self_: &Tensor) -> Result<Tensor> {
-    logical_not_impl(Variant::Functional, self_)
+/// `logical_not.out`.
+pub fn logical_not_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    logical_not_impl(Variant::Out(out), self_)
 }
