@@ -69,9 +69,7 @@ impl DispatchKeyExtractor {
         }
         Ok(ks)
     }
-}
 
-impl DispatchKeyExtractor {
     #[cold]
     #[inline(never)]
     fn stack_error(&self, stack: &[IValue], op: &OperatorName) -> Error {

@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use half::{bf16, f16};
+
 use crate::error::{Error, Result};
 use crate::scalar_type::ScalarType;
 
@@ -71,12 +73,8 @@ impl Scalar {
             S::Short => ("int16_t", i16::MIN as f64, i16::MAX as f64),
             S::Int => ("int", i32::MIN as f64, i32::MAX as f64),
             S::Long => ("int64_t", i64::MIN as f64, i64::MAX as f64),
-            S::Half => ("c10::Half", -65504.0, 65504.0),
-            S::BFloat16 => (
-                "c10::BFloat16",
-                -3.3895313892515355e38,
-                3.3895313892515355e38,
-            ),
+            S::Half => ("c10::Half", f16::MIN.to_f64(), f16::MAX.to_f64()),
+            S::BFloat16 => ("c10::BFloat16", bf16::MIN.to_f64(), bf16::MAX.to_f64()),
             S::Float => ("float", f32::MIN as f64, f32::MAX as f64),
             _ => return Ok(()),
         };

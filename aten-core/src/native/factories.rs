@@ -138,7 +138,8 @@ fn full_dtype(fill_value: Scalar, dtype: Option<ScalarType>) -> Result<ScalarTyp
     })
 }
 
-fn empty_with(
+/// `empty(size, dtype, layout, device, pin_memory)` through the dispatcher.
+pub(crate) fn empty_with(
     size: &[i64],
     dtype: Option<ScalarType>,
     layout: Option<Layout>,

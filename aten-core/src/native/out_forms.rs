@@ -5,19 +5,13 @@
 
 use c10_core::{Result, ScalarType};
 
+use super::factories::empty_with;
 use crate::{ops, Tensor};
 
 /// `at::empty({0}, self.options().dtype(dtype))`: the `out=` of a
 /// functional form.
 fn fresh_out(self_: &Tensor, dtype: Option<ScalarType>) -> Result<Tensor> {
-    ops::empty_memory_format_with(
-        &[0],
-        ops::EmptyMemoryFormatOptions {
-            dtype: dtype.or(self_.dtype()),
-            device: self_.device(),
-            ..Default::default()
-        },
-    )
+    empty_with(&[0], dtype.or(self_.dtype()), None, self_.device(), None)
 }
 
 /// `abs(self)`.
