@@ -45,8 +45,9 @@ fn calls_race_registrations() {
     ));
 
     // `cpu`: generation of the CPU kernel (1000 + g), 0 for none.
-    // `autograd`: generation of the AutogradCPU fallback (2000 + g), 0 for
-    // the fallthrough fallback. CHANGING while a registration changes.
+    // `autograd`: generation of the AutogradCPU fallback (2000 + g); 0 or
+    // -1 - g for the fallthrough fallback. CHANGING while a registration
+    // changes.
     let cpu = Arc::new(AtomicI64::new(0));
     let autograd = Arc::new(AtomicI64::new(0));
     let stop = Arc::new(AtomicBool::new(false));
@@ -137,7 +138,10 @@ fn calls_race_registrations() {
         let mut f = block(&d, "_", DispatchKey::AutogradCPU);
         f.fallback(CppFunction::fallthrough()).unwrap();
         fallthrough = Some(f);
-        autograd.store(0, Ordering::SeqCst);
+        // A value of this generation: were the fallthrough phase always 0, a
+        // caller could read 0 before a swap and 0 again after the next one
+        // and take a call made in between for a stable one.
+        autograd.store(-1 - g, Ordering::SeqCst);
         std::thread::yield_now();
 
         cpu.store(CHANGING, Ordering::SeqCst);
