@@ -94,8 +94,7 @@ impl fmt::Debug for CppSignature {
 
 #[derive(Clone)]
 struct UnboxedKernel {
-    /// The trampoline, erased; its real type is recorded in `signature`.
-    entry: fn(),
+    /// Owns the functor the entry point runs (see [`KernelEntries`]).
     functor: Arc<dyn Any + Send + Sync>,
     signature: CppSignature,
     inferred: Arc<InferredSignature>,
@@ -127,14 +126,150 @@ impl InferredSignature {
     }
 }
 
+/// A boxed entry point erased to a plain function of the data it runs on.
+type BoxedTrampoline =
+    unsafe fn(*const (), &dyn BoxedOperator, DispatchKeySet, &mut Stack) -> Result<()>;
+
+/// Runs the boxed kernel `F` stored at `data`.
+///
+/// # Safety
+///
+/// `data` must point to a live `F`.
+unsafe fn boxed_trampoline<F>(
+    data: *const (),
+    op: &dyn BoxedOperator,
+    keys: DispatchKeySet,
+    stack: &mut Stack,
+) -> Result<()>
+where
+    F: Fn(&dyn BoxedOperator, DispatchKeySet, &mut Stack) -> Result<()>,
+{
+    // SAFETY: the caller guarantees `data` points to a live `F`.
+    let f = unsafe { &*(data as *const F) };
+    f(op, keys, stack)
+}
+
+/// Runs the generated boxed wrapper of the Rust kernel `F` stored at `data`.
+///
+/// # Safety
+///
+/// `data` must point to a live `F`.
+unsafe fn functor_boxed_trampoline<M, F: KernelFunctor<M>>(
+    data: *const (),
+    _op: &dyn BoxedOperator,
+    keys: DispatchKeySet,
+    stack: &mut Stack,
+) -> Result<()> {
+    // SAFETY: the caller guarantees `data` points to a live `F`.
+    let f = unsafe { &*(data as *const F) };
+    f.call_boxed(keys, stack)
+}
+
+/// A kernel's entry points as bare pointers: a function and the data it runs
+/// on, for the unboxed and the boxed entry. A dispatch table keeps a copy
+/// beside each kernel, so a call reads them with one load from the table
+/// instead of following the kernel's `Arc`s. They are valid only while the
+/// [`KernelFunction`] they came from is alive, which is why calling through
+/// them is `unsafe`.
+#[derive(Copy, Clone, Default)]
+pub struct KernelEntries {
+    /// The erased trampoline (its real type is the kernel's `CppSignature`)
+    /// and the functor.
+    unboxed: Option<(fn(), *const ())>,
+    boxed: Option<(BoxedTrampoline, *const ())>,
+}
+
+// SAFETY: the pointers lead to functors that are `Send + Sync` and are only
+// read; the entries carry no ownership.
+unsafe impl Send for KernelEntries {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for KernelEntries {}
+
+impl KernelEntries {
+    /// `callBoxed` through the entries.
+    ///
+    /// # Safety
+    ///
+    /// The [`KernelFunction`] these entries came from must be alive.
+    #[inline(always)]
+    pub unsafe fn call_boxed(
+        &self,
+        op: &dyn BoxedOperator,
+        keys: DispatchKeySet,
+        stack: &mut Stack,
+    ) -> Result<()> {
+        match self.boxed {
+            // SAFETY: `data` is the functor `f` was made for, kept alive by
+            // the kernel (the caller's guarantee).
+            Some((f, data)) => unsafe { f(data, op, keys, stack) },
+            None => Err(Error::internal(format!(
+                "Tried to call KernelFunction::callBoxed() on an uninitialized KernelFunction for {}.",
+                op.operator_name()
+            ))),
+        }
+    }
+
+    /// A typed call through the entries, without the signature check.
+    ///
+    /// # Safety
+    ///
+    /// The [`KernelFunction`] these entries came from must be alive, and if
+    /// it has an unboxed entry, its [`cpp_signature`](KernelFunction::cpp_signature)
+    /// must equal `CppSignature::of::<Args, R>()`.
+    #[inline(always)]
+    pub unsafe fn call_unchecked<Args: ArgList, R: KernelReturn>(
+        &self,
+        op: &dyn BoxedOperator,
+        keys: DispatchKeySet,
+        args: Args,
+    ) -> Result<R> {
+        if let Some((entry, functor)) = self.unboxed {
+            // SAFETY: the caller guarantees the signatures match and the
+            // functor is alive.
+            return unsafe { args.call_unboxed(entry, functor, keys) };
+        }
+        // SAFETY: the caller guarantees the kernel is alive.
+        unsafe { self.call_through_boxed(op, keys, args) }
+    }
+
+    /// `BoxedKernelWrapper`: box, call the boxed entry, unbox.
+    ///
+    /// # Safety
+    ///
+    /// As for [`call_boxed`](Self::call_boxed).
+    unsafe fn call_through_boxed<Args: ArgList, R: KernelReturn>(
+        &self,
+        op: &dyn BoxedOperator,
+        keys: DispatchKeySet,
+        args: Args,
+    ) -> Result<R> {
+        let mut stack = Stack::with_capacity(Args::LEN.max(R::NUM_RETURNS));
+        args.push_all(&mut stack);
+        // SAFETY: the caller's guarantee.
+        unsafe { self.call_boxed(op, keys, &mut stack) }?;
+        if stack.len() != R::NUM_RETURNS {
+            return Err(Error::internal(format!(
+                "Boxed kernel for {} left {} values on the stack but the signature returns {}",
+                op.operator_name(),
+                stack.len(),
+                R::NUM_RETURNS
+            )));
+        }
+        R::pop_from(&mut stack)
+    }
+}
+
 /// One kernel with its boxed and (optionally) unboxed entry points.
 /// The default value is the invalid kernel, which a dispatch table uses to
 /// mean "missing".
 #[derive(Clone, Default)]
 pub struct KernelFunction {
-    boxed: Option<(Arc<BoxedKernelFn>, BoxedKind)>,
+    /// Owns what the boxed entry runs on.
+    boxed: Option<(Arc<dyn Any + Send + Sync>, BoxedKind)>,
     unboxed: Option<UnboxedKernel>,
     sym_unboxed: Option<UnboxedKernel>,
+    /// The entry points, pointing into `boxed` and `unboxed`.
+    entries: KernelEntries,
 }
 
 impl KernelFunction {
@@ -142,11 +277,7 @@ impl KernelFunction {
     pub fn make_from_boxed_function(
         f: impl Fn(&dyn BoxedOperator, DispatchKeySet, &mut Stack) -> Result<()> + Send + Sync + 'static,
     ) -> KernelFunction {
-        KernelFunction {
-            boxed: Some((Arc::new(f), BoxedKind::Normal)),
-            unboxed: None,
-            sym_unboxed: None,
-        }
+        Self::special(BoxedKind::Normal, f)
     }
 
     /// `makeFromUnboxedFunction`: a kernel written as a Rust `fn` item,
@@ -160,18 +291,19 @@ impl KernelFunction {
     /// capture state.
     pub fn make_from_unboxed_closure<M, F: KernelFunctor<M>>(f: F) -> KernelFunction {
         let functor = Arc::new(f);
-        let for_boxed = Arc::clone(&functor);
-        let boxed: Arc<BoxedKernelFn> =
-            Arc::new(move |_op, keys, stack| for_boxed.call_boxed(keys, stack));
+        let data = Arc::as_ptr(&functor) as *const ();
         KernelFunction {
-            boxed: Some((boxed, BoxedKind::Normal)),
+            boxed: Some((functor.clone(), BoxedKind::Normal)),
             unboxed: Some(UnboxedKernel {
-                entry: F::unboxed_entry(),
                 functor,
                 signature: CppSignature::of::<F::Args, F::Ret>(),
                 inferred: InferredSignature::of::<F::Args, F::Ret>(),
             }),
             sym_unboxed: None,
+            entries: KernelEntries {
+                unboxed: Some((F::unboxed_entry(), data)),
+                boxed: Some((functor_boxed_trampoline::<M, F>, data)),
+            },
         }
     }
 
@@ -207,14 +339,20 @@ impl KernelFunction {
         })
     }
 
-    fn special(
-        kind: BoxedKind,
-        f: impl Fn(&dyn BoxedOperator, DispatchKeySet, &mut Stack) -> Result<()> + Send + Sync + 'static,
-    ) -> KernelFunction {
+    fn special<F>(kind: BoxedKind, f: F) -> KernelFunction
+    where
+        F: Fn(&dyn BoxedOperator, DispatchKeySet, &mut Stack) -> Result<()> + Send + Sync + 'static,
+    {
+        let f = Arc::new(f);
+        let data = Arc::as_ptr(&f) as *const ();
         KernelFunction {
-            boxed: Some((Arc::new(f), kind)),
+            boxed: Some((f, kind)),
             unboxed: None,
             sym_unboxed: None,
+            entries: KernelEntries {
+                unboxed: None,
+                boxed: Some((boxed_trampoline::<F>, data)),
+            },
         }
     }
 
@@ -225,7 +363,17 @@ impl KernelFunction {
             boxed: self.boxed.clone(),
             unboxed: None,
             sym_unboxed: None,
+            entries: KernelEntries {
+                unboxed: None,
+                boxed: self.entries.boxed,
+            },
         }
+    }
+
+    /// The entry points as bare pointers, valid while `self` is alive.
+    #[inline(always)]
+    pub fn entries(&self) -> KernelEntries {
+        self.entries
     }
 
     /// Whether this is a kernel at all (`isValid`).
@@ -313,13 +461,8 @@ impl KernelFunction {
         keys: DispatchKeySet,
         stack: &mut Stack,
     ) -> Result<()> {
-        match &self.boxed {
-            Some((f, _)) => f(op, keys, stack),
-            None => Err(Error::internal(format!(
-                "Tried to call KernelFunction::callBoxed() on an uninitialized KernelFunction for {}.",
-                op.operator_name()
-            ))),
-        }
+        // SAFETY: the entries come from `self`, alive for the call.
+        unsafe { self.entries.call_boxed(op, keys, stack) }
     }
 
     /// `call<Return, Args...>`: a typed call. Uses the unboxed entry when its
@@ -341,14 +484,10 @@ impl KernelFunction {
                     CppSignature::of::<Args, R>(),
                 ));
             }
-            // SAFETY: the stored entry was made by `F::unboxed_entry()` for a
-            // functor whose signature id equals `(Args::Static, R)`, checked
-            // just above; the functor pointer is that functor's `Arc` data.
-            return unsafe {
-                args.call_unboxed(u.entry, Arc::as_ptr(&u.functor) as *const (), keys)
-            };
         }
-        self.call_through_boxed(op, keys, args)
+        // SAFETY: the entries come from `self`, alive for the call; the
+        // unboxed entry's signature was checked just above.
+        unsafe { self.entries.call_unchecked(op, keys, args) }
     }
 
     /// [`call`](Self::call) without the signature check, for callers that
@@ -365,34 +504,9 @@ impl KernelFunction {
         keys: DispatchKeySet,
         args: Args,
     ) -> Result<R> {
-        if let Some(u) = &self.unboxed {
-            // SAFETY: the caller guarantees the signatures match (see above).
-            return unsafe {
-                args.call_unboxed(u.entry, Arc::as_ptr(&u.functor) as *const (), keys)
-            };
-        }
-        self.call_through_boxed(op, keys, args)
-    }
-
-    /// `BoxedKernelWrapper`: box, call the boxed entry, unbox.
-    fn call_through_boxed<Args: ArgList, R: KernelReturn>(
-        &self,
-        op: &dyn BoxedOperator,
-        keys: DispatchKeySet,
-        args: Args,
-    ) -> Result<R> {
-        let mut stack = Stack::with_capacity(Args::LEN.max(R::NUM_RETURNS));
-        args.push_all(&mut stack);
-        self.call_boxed(op, keys, &mut stack)?;
-        if stack.len() != R::NUM_RETURNS {
-            return Err(Error::internal(format!(
-                "Boxed kernel for {} left {} values on the stack but the signature returns {}",
-                op.operator_name(),
-                stack.len(),
-                R::NUM_RETURNS
-            )));
-        }
-        R::pop_from(&mut stack)
+        // SAFETY: the entries come from `self`, alive for the call; the
+        // caller guarantees the signature.
+        unsafe { self.entries.call_unchecked(op, keys, args) }
     }
 }
 

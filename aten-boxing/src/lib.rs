@@ -22,7 +22,8 @@ pub mod stack;
 pub use ivalue::{IValue, Inline, InlineScalar, Object};
 pub use kernel_arg::{IValueConvert, KernelArg, KernelReturn, TensorLike};
 pub use kernel_function::{
-    infer_schema, ArgList, BoxedOperator, CppSignature, KernelFunction, KernelFunctor,
+    infer_schema, ArgList, BoxedOperator, CppSignature, KernelEntries, KernelFunction,
+    KernelFunctor,
 };
 pub use normalize::check_and_normalize_inputs;
 pub use stack::{Stack, StackExt};

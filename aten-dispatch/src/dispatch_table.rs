@@ -32,6 +32,9 @@ use c10_core::dispatch_key_set::{
 };
 use c10_core::{BackendComponent, DispatchKey, DispatchKeySet, NUM_BACKENDS, NUM_RUNTIME_ENTRIES};
 
+use aten_boxing::{ArgList, BoxedOperator, KernelEntries, KernelReturn, Stack};
+use c10_core::Result;
+
 use crate::annotated_kernel::AnnotatedKernel;
 
 /// The kernels registered at each key of one operator, newest last, for the
@@ -325,6 +328,51 @@ pub(crate) fn keys_affected_by(k: DispatchKey) -> (DispatchKeySet, bool) {
     }
 }
 
+/// A kernel of a table with its entry points copied beside it, so a call
+/// reaches the function it runs with one dependent load less.
+#[derive(Clone)]
+pub(crate) struct TableKernel {
+    pub(crate) kernel: Arc<AnnotatedKernel>,
+    /// `kernel`'s entries, valid because `kernel` is held here.
+    entries: KernelEntries,
+}
+
+impl TableKernel {
+    fn new(kernel: Arc<AnnotatedKernel>) -> TableKernel {
+        let entries = kernel.kernel.entries();
+        TableKernel { kernel, entries }
+    }
+
+    /// `callBoxed`.
+    #[inline(always)]
+    pub(crate) fn call_boxed(
+        &self,
+        op: &dyn BoxedOperator,
+        keys: DispatchKeySet,
+        stack: &mut Stack,
+    ) -> Result<()> {
+        // SAFETY: the entries point into `self.kernel`, alive while `self` is.
+        unsafe { self.entries.call_boxed(op, keys, stack) }
+    }
+
+    /// A typed call without the signature check.
+    ///
+    /// # Safety
+    ///
+    /// As for [`KernelFunction::call_unchecked`](aten_boxing::KernelFunction::call_unchecked).
+    #[inline(always)]
+    pub(crate) unsafe fn call_unchecked<Args: ArgList, R: KernelReturn>(
+        &self,
+        op: &dyn BoxedOperator,
+        keys: DispatchKeySet,
+        args: Args,
+    ) -> Result<R> {
+        // SAFETY: the entries point into `self.kernel`, alive while `self`
+        // is; the caller guarantees the signature.
+        unsafe { self.entries.call_unchecked(op, keys, args) }
+    }
+}
+
 /// One operator's published table: a byte per runtime-table slot naming one
 /// of the operator's distinct kernels, and the non-fallthrough masks. The
 /// compact form keeps a table in a few cache lines and makes republishing
@@ -333,7 +381,7 @@ pub(crate) fn keys_affected_by(k: DispatchKey) -> (DispatchKeySet, bool) {
 pub struct DispatchTable {
     /// `0`: missing; `i`: `kernels[i - 1]`.
     slots: [u8; NUM_RUNTIME_ENTRIES],
-    kernels: Vec<Arc<AnnotatedKernel>>,
+    kernels: Vec<TableKernel>,
     non_fallthrough: DispatchKeySet,
     non_fallthrough_per_backend: [DispatchKeySet; NUM_BACKENDS as usize],
     requires_per_backend: bool,
@@ -361,6 +409,11 @@ impl DispatchTable {
     /// The kernel in slot `index`.
     #[inline(always)]
     pub(crate) fn slot(&self, index: usize) -> Option<&Arc<AnnotatedKernel>> {
+        self.table_kernel(index).map(|k| &k.kernel)
+    }
+
+    #[inline(always)]
+    fn table_kernel(&self, index: usize) -> Option<&TableKernel> {
         let i = *self.slots.get(index)? as usize;
         self.kernels.get(i.wrapping_sub(1))
     }
@@ -371,12 +424,12 @@ impl DispatchTable {
             Some(k) => match self
                 .kernels
                 .iter()
-                .position(|x| Arc::ptr_eq(x, &k))
-                .or_else(|| self.kernels.iter().position(|x| x.same_as(&k)))
+                .position(|x| Arc::ptr_eq(&x.kernel, &k))
+                .or_else(|| self.kernels.iter().position(|x| x.kernel.same_as(&k)))
             {
                 Some(i) => i as u8 + 1,
                 None => {
-                    self.kernels.push(k.into_owned());
+                    self.kernels.push(TableKernel::new(k.into_owned()));
                     self.kernels.len() as u8
                 }
             },
@@ -438,7 +491,11 @@ impl DispatchTable {
     fn compute_masks(&mut self) {
         let mut non_fallthrough = DispatchKeySet::FULL;
         let mut per_backend = [DispatchKeySet::FULL; NUM_BACKENDS as usize];
-        if self.kernels.iter().any(|k| k.kernel.is_fallthrough()) {
+        if self
+            .kernels
+            .iter()
+            .any(|k| k.kernel.kernel.is_fallthrough())
+        {
             for k in DispatchKeySet::FULL {
                 let fallthrough = self
                     .slot(k.dispatch_table_index())
@@ -477,8 +534,8 @@ impl DispatchTable {
 
     /// The slot for `ks` (already masked).
     #[inline(always)]
-    pub(crate) fn lookup(&self, ks: DispatchKeySet) -> Option<&Arc<AnnotatedKernel>> {
-        self.slot(ks.get_dispatch_table_index_for_dispatch_key_set())
+    pub(crate) fn lookup(&self, ks: DispatchKeySet) -> Option<&TableKernel> {
+        self.table_kernel(ks.get_dispatch_table_index_for_dispatch_key_set())
     }
 
     /// Whether both tables hold the same kernels in every slot.

@@ -156,7 +156,7 @@ impl OperatorHandle {
             return Err(self.missing(keys.highest_priority_type_id()));
         };
         let _trace = trace::enter("callBoxed", self.operator_name(), keys);
-        kernel.kernel.call_boxed(self, keys, stack)
+        kernel.call_boxed(self, keys, stack)
     }
 
     /// `redispatchBoxed`: continues a boxed call with `keys`.
@@ -166,7 +166,7 @@ impl OperatorHandle {
             return Err(self.missing(keys.highest_priority_type_id()));
         };
         let _trace = trace::enter("redispatchBoxed", self.operator_name(), keys);
-        kernel.kernel.call_boxed(self, keys, stack)
+        kernel.call_boxed(self, keys, stack)
     }
 }
 
@@ -234,13 +234,13 @@ impl<S: 'static, R: KernelReturn> TypedOperatorHandle<S, R> {
         if trace::enabled() {
             let _trace = trace::enter("call", self.op.operator_name(), keys);
             // SAFETY: as below.
-            return unsafe { kernel.kernel.call_unchecked(&self.op, keys, args) };
+            return unsafe { kernel.call_unchecked(&self.op, keys, args) };
         }
         // SAFETY: `typed()` pinned this operator's signature to
         // `(Args::Static, R)`; the dispatcher refuses unboxed kernels of any
         // other signature for it, and its table holds no other unboxed
         // kernels (fallbacks are stored boxed-only).
-        unsafe { kernel.kernel.call_unchecked(&self.op, keys, args) }
+        unsafe { kernel.call_unchecked(&self.op, keys, args) }
     }
 
     /// `redispatch(keys, args...)`: continues a call with `keys` (no
@@ -258,9 +258,9 @@ impl<S: 'static, R: KernelReturn> TypedOperatorHandle<S, R> {
         if trace::enabled() {
             let _trace = trace::enter("redispatch", self.op.operator_name(), keys);
             // SAFETY: as in `call`.
-            return unsafe { kernel.kernel.call_unchecked(&self.op, keys, args) };
+            return unsafe { kernel.call_unchecked(&self.op, keys, args) };
         }
         // SAFETY: as in `call`.
-        unsafe { kernel.kernel.call_unchecked(&self.op, keys, args) }
+        unsafe { kernel.call_unchecked(&self.op, keys, args) }
     }
 }
