@@ -27,6 +27,8 @@ pub mod local_dispatch_key_set;
 pub mod published_cell;
 pub mod scalar;
 pub mod scalar_type;
+mod small_block_cache;
+pub mod small_vec;
 pub mod storage;
 pub mod tensor_impl;
 pub mod type_promotion;
@@ -39,6 +41,7 @@ pub use half;
 pub use layout::{Layout, MemoryFormat};
 pub use scalar::{Complex64, Scalar};
 pub use scalar_type::ScalarType;
+pub use small_vec::SmallVec;
 pub use storage::{Storage, StorageBorrow};
 pub use tensor_impl::{TensorBase, TensorImpl};
 

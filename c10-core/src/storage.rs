@@ -1,7 +1,8 @@
 //! `Storage`: the memory behind tensors, shared by every view of it.
 //!
 //! CPU storage is one 64-byte-aligned, zero-initialised allocation made by an
-//! [`Allocator`]; Meta storage records a size and has no data. Views share a
+//! [`Allocator`] (small ones are recycled per thread, see
+//! `small_block_cache`); Meta storage records a size and has no data. Views share a
 //! storage through `Arc`.
 //!
 //! # Concurrent access
@@ -15,7 +16,7 @@
 //! wait on each other in a cycle. A contended borrow spins briefly and then
 //! yields until it is granted.
 
-use std::alloc::{alloc_zeroed, dealloc, Layout};
+use std::alloc::Layout;
 use std::fmt;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicIsize, Ordering};
@@ -23,6 +24,7 @@ use std::sync::Arc;
 
 use crate::device::{Device, DeviceType};
 use crate::error::{Error, Result};
+use crate::small_block_cache;
 
 /// Alignment of every CPU allocation (a cache line; enough for AVX-512).
 pub const ALIGNMENT: usize = 64;
@@ -42,11 +44,9 @@ unsafe impl Sync for CpuBuffer {}
 impl CpuBuffer {
     fn new(nbytes: usize) -> Result<CpuBuffer> {
         // A zero-byte tensor still gets a distinct, aligned allocation.
-        let size = nbytes.max(1);
-        let layout = Layout::from_size_align(size, ALIGNMENT)
-            .map_err(|_| Error::runtime(format!("cannot allocate {nbytes} bytes")))?;
-        // SAFETY: `layout` has a non-zero size.
-        let ptr = unsafe { alloc_zeroed(layout) };
+        let layout = small_block_cache::block_layout(nbytes)
+            .ok_or_else(|| Error::runtime(format!("cannot allocate {nbytes} bytes")))?;
+        let ptr = small_block_cache::allocate(layout);
         let ptr = NonNull::new(ptr).ok_or_else(|| {
             Error::runtime(format!(
                 "DefaultCPUAllocator: not enough memory: you tried to allocate {nbytes} bytes."
@@ -58,8 +58,9 @@ impl CpuBuffer {
 
 impl Drop for CpuBuffer {
     fn drop(&mut self) {
-        // SAFETY: `ptr` was allocated with exactly `layout` and is freed once.
-        unsafe { dealloc(self.ptr.as_ptr(), self.layout) }
+        // SAFETY: `ptr` came from `small_block_cache::allocate(layout)` and
+        // is freed once.
+        unsafe { small_block_cache::free(self.ptr, self.layout) }
     }
 }
 

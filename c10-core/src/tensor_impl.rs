@@ -17,98 +17,29 @@ use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::published_cell::PublishedCell;
 use crate::scalar_type::ScalarType;
+use crate::small_vec::SmallVec;
 use crate::storage::{Storage, StorageBorrow};
 
 /// Sizes or strides: inline up to 6 dimensions, on the heap beyond.
-#[derive(Clone, PartialEq, Eq)]
-pub enum DimVector {
-    /// Up to 6 dimensions.
-    Inline([i64; 6], u8),
-    /// More.
-    Heap(Vec<i64>),
-}
+pub type DimVector = SmallVec<i64, 6>;
 
-impl DimVector {
-    /// From a slice.
-    #[inline]
-    pub fn from_slice(v: &[i64]) -> DimVector {
-        if v.len() <= 6 {
-            let mut a = [0; 6];
-            a[..v.len()].copy_from_slice(v);
-            DimVector::Inline(a, v.len() as u8)
-        } else {
-            DimVector::Heap(v.to_vec())
+/// Whether `sizes` and `strides` describe a row-major contiguous layout:
+/// dimensions of size 1 may have any stride, an empty tensor is contiguous.
+fn compute_contiguous(sizes: &[i64], strides: &[i64]) -> bool {
+    let mut expected = 1i64;
+    for (&size, &stride) in sizes.iter().zip(strides).rev() {
+        if size == 1 {
+            continue;
         }
-    }
-}
-
-impl Default for DimVector {
-    fn default() -> DimVector {
-        DimVector::Inline([0; 6], 0)
-    }
-}
-
-impl DimVector {
-    /// Keeps the first `len` dimensions.
-    pub fn truncate(&mut self, len: usize) {
-        match self {
-            DimVector::Inline(_, n) => *n = (*n).min(len as u8),
-            DimVector::Heap(v) => v.truncate(len),
+        if size == 0 {
+            return true;
         }
-    }
-}
-
-impl FromIterator<i64> for DimVector {
-    #[inline]
-    fn from_iter<I: IntoIterator<Item = i64>>(iter: I) -> DimVector {
-        let mut a = [0i64; 6];
-        let mut n = 0;
-        let mut iter = iter.into_iter();
-        for v in iter.by_ref() {
-            if n == 6 {
-                let mut heap = a.to_vec();
-                heap.push(v);
-                heap.extend(iter);
-                return DimVector::Heap(heap);
-            }
-            a[n] = v;
-            n += 1;
+        if stride != expected {
+            return false;
         }
-        DimVector::Inline(a, n as u8)
+        expected *= size;
     }
-}
-
-impl std::ops::DerefMut for DimVector {
-    fn deref_mut(&mut self) -> &mut [i64] {
-        match self {
-            DimVector::Inline(a, n) => &mut a[..*n as usize],
-            DimVector::Heap(v) => v,
-        }
-    }
-}
-
-impl std::ops::Deref for DimVector {
-    type Target = [i64];
-    fn deref(&self) -> &[i64] {
-        match self {
-            DimVector::Inline(a, n) => &a[..*n as usize],
-            DimVector::Heap(v) => v,
-        }
-    }
-}
-
-impl<'a> IntoIterator for &'a DimVector {
-    type Item = &'a i64;
-    type IntoIter = std::slice::Iter<'a, i64>;
-    fn into_iter(self) -> Self::IntoIter {
-        self.iter()
-    }
-}
-
-impl fmt::Debug for DimVector {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&**self, f)
-    }
+    true
 }
 
 /// Contiguous (row-major) strides for `sizes`.
@@ -145,26 +76,51 @@ pub struct TensorLayout {
     sizes: DimVector,
     strides: DimVector,
     numel: i64,
+    /// `is_contiguous`, computed once (PyTorch's `is_contiguous_` flag).
+    contiguous: bool,
 }
 
 impl TensorLayout {
+    fn new(
+        storage: Storage,
+        storage_offset: i64,
+        sizes: DimVector,
+        strides: DimVector,
+        numel: i64,
+    ) -> TensorLayout {
+        let contiguous = compute_contiguous(&sizes, &strides);
+        TensorLayout {
+            storage,
+            storage_offset,
+            sizes,
+            strides,
+            numel,
+            contiguous,
+        }
+    }
+
     /// The storage.
+    #[inline]
     pub fn storage(&self) -> &Storage {
         &self.storage
     }
     /// Offset into the storage, in elements.
+    #[inline]
     pub fn storage_offset(&self) -> i64 {
         self.storage_offset
     }
     /// Sizes.
+    #[inline]
     pub fn sizes(&self) -> &[i64] {
         &self.sizes
     }
     /// Strides, in elements.
+    #[inline]
     pub fn strides(&self) -> &[i64] {
         &self.strides
     }
     /// Number of elements.
+    #[inline]
     pub fn numel(&self) -> i64 {
         self.numel
     }
@@ -212,13 +168,13 @@ impl TensorImpl {
         let storage =
             Storage::new(nbytes, device).unwrap_or_else(|_| Storage::new_dataless(nbytes, device));
         TensorImpl::with_layout(
-            TensorLayout {
+            TensorLayout::new(
                 storage,
-                storage_offset: 0,
-                strides: contiguous_strides(&sizes),
-                sizes: DimVector::from_slice(&sizes),
+                0,
+                DimVector::from_slice(&sizes),
+                contiguous_strides(&sizes),
                 numel,
-            },
+            ),
             dtype,
             device,
             key_set,
@@ -308,13 +264,13 @@ impl TensorBase {
             device,
         )?;
         Ok(TensorBase::from_impl(TensorImpl::with_layout(
-            TensorLayout {
+            TensorLayout::new(
                 storage,
-                storage_offset: 0,
-                sizes: DimVector::from_slice(sizes),
-                strides: DimVector::from_slice(strides),
+                0,
+                DimVector::from_slice(sizes),
+                DimVector::from_slice(strides),
                 numel,
-            },
+            ),
             dtype,
             device,
             TensorImpl::default_key_set(device),
@@ -329,13 +285,13 @@ impl TensorBase {
         let inner = t.get()?;
         let layout = inner.layout.load();
         Ok(TensorBase::from_impl(TensorImpl {
-            layout: PublishedCell::new(TensorLayout {
-                storage: layout.storage.clone(),
-                storage_offset: 0,
-                sizes: DimVector::from_slice(&[]),
-                strides: DimVector::from_slice(&[]),
-                numel: 1,
-            }),
+            layout: PublishedCell::new(TensorLayout::new(
+                layout.storage.clone(),
+                0,
+                DimVector::from_slice(&[]),
+                DimVector::from_slice(&[]),
+                1,
+            )),
             dtype: T::DTYPE,
             device: Device::CPU,
             key_set: inner.key_set,
@@ -383,13 +339,13 @@ impl TensorBase {
         } else {
             Storage::new_dataless(needed, t.device)
         };
-        t.layout.store(TensorLayout {
+        t.layout.store(TensorLayout::new(
             storage,
-            storage_offset: layout.storage_offset,
-            strides: DimVector::from_slice(strides),
-            sizes: DimVector::from_slice(sizes),
+            layout.storage_offset,
+            DimVector::from_slice(sizes),
+            DimVector::from_slice(strides),
             numel,
-        });
+        ));
         Ok(())
     }
 
@@ -438,26 +394,31 @@ impl TensorBase {
     }
 
     /// The dtype, if defined.
+    #[inline]
     pub fn dtype(&self) -> Option<ScalarType> {
         self.inner.as_ref().map(|t| t.dtype)
     }
 
     /// The device, if defined.
+    #[inline]
     pub fn device(&self) -> Option<Device> {
         self.inner.as_ref().map(|t| t.device)
     }
 
     /// The sizes (empty for an undefined tensor).
+    #[inline]
     pub fn sizes(&self) -> &[i64] {
         self.inner.as_ref().map_or(&[], |t| &t.layout.load().sizes)
     }
 
     /// The current layout (storage, offset, sizes, strides), if defined.
+    #[inline]
     pub fn layout(&self) -> Option<&TensorLayout> {
         self.inner.as_ref().map(|t| t.layout.load())
     }
 
     /// The strides, in elements (empty for an undefined tensor).
+    #[inline]
     pub fn strides(&self) -> &[i64] {
         self.inner
             .as_ref()
@@ -465,6 +426,7 @@ impl TensorBase {
     }
 
     /// The offset into the storage, in elements.
+    #[inline]
     pub fn storage_offset(&self) -> i64 {
         self.inner
             .as_ref()
@@ -472,16 +434,19 @@ impl TensorBase {
     }
 
     /// Number of dimensions.
+    #[inline]
     pub fn dim(&self) -> usize {
         self.sizes().len()
     }
 
     /// Number of elements.
+    #[inline]
     pub fn numel(&self) -> i64 {
         self.inner.as_ref().map_or(0, |t| t.layout.load().numel)
     }
 
     /// The storage.
+    #[inline]
     pub fn storage(&self) -> Option<&Storage> {
         self.inner.as_ref().map(|t| &t.layout.load().storage)
     }
@@ -503,21 +468,11 @@ impl TensorBase {
 
     /// Whether the tensor is contiguous in row-major order (`is_contiguous`):
     /// dimensions of size 1 may have any stride.
+    #[inline]
     pub fn is_contiguous(&self) -> bool {
-        let mut expected = 1i64;
-        for (&size, &stride) in self.sizes().iter().zip(self.strides()).rev() {
-            if size == 1 {
-                continue;
-            }
-            if size == 0 {
-                return true;
-            }
-            if stride != expected {
-                return false;
-            }
-            expected *= size;
-        }
-        true
+        self.inner
+            .as_ref()
+            .is_none_or(|t| t.layout.load().contiguous)
     }
 
     /// Whether both handles refer to the same tensor (`is_same`); two
@@ -573,13 +528,13 @@ impl TensorBase {
             )));
         }
         Ok(TensorBase::from_impl(TensorImpl::with_layout(
-            TensorLayout {
-                storage: layout.storage.clone(),
-                storage_offset: offset,
-                sizes: DimVector::from_slice(sizes),
-                strides: DimVector::from_slice(strides),
+            TensorLayout::new(
+                layout.storage.clone(),
+                offset,
+                DimVector::from_slice(sizes),
+                DimVector::from_slice(strides),
                 numel,
-            },
+            ),
             t.dtype,
             t.device,
             t.key_set,

@@ -25,7 +25,9 @@ pub mod convert;
 
 use c10_core::tensor_impl::DimVector;
 use c10_core::type_promotion::ResultTypeState;
-use c10_core::{Device, DeviceType, Error, Result, ScalarType, StorageBorrow, TensorBase};
+use c10_core::{
+    Device, DeviceType, Error, Result, ScalarType, SmallVec, StorageBorrow, TensorBase,
+};
 
 use crate::Tensor;
 pub use broadcast::infer_size;
@@ -68,7 +70,7 @@ struct SharedPointers<'a>(&'a [*mut u8]);
 unsafe impl Sync for SharedPointers<'_> {}
 
 /// One operand of an iteration.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 struct Operand {
     /// The tensor the loop reads or writes (for a converted input, the
     /// converted copy; for an output of another dtype, a temporary).
@@ -83,8 +85,8 @@ struct Operand {
 /// How to build a [`TensorIterator`] (`TensorIteratorConfig`).
 #[derive(Clone, Debug)]
 pub struct TensorIteratorConfig {
-    outputs: Vec<Option<Tensor>>,
-    inputs: Vec<Tensor>,
+    outputs: SmallVec<Option<Tensor>, 2>,
+    inputs: SmallVec<Tensor, 4>,
     check_all_same_dtype: bool,
     promote_inputs_to_common_dtype: bool,
     promote_integer_inputs_to_float: bool,
@@ -98,8 +100,8 @@ pub struct TensorIteratorConfig {
 impl Default for TensorIteratorConfig {
     fn default() -> Self {
         TensorIteratorConfig {
-            outputs: Vec::new(),
-            inputs: Vec::new(),
+            outputs: SmallVec::new(),
+            inputs: SmallVec::new(),
             check_all_same_dtype: true,
             promote_inputs_to_common_dtype: false,
             promote_integer_inputs_to_float: false,
@@ -638,6 +640,16 @@ impl TensorIterator {
         let mut inline_ptrs = [std::ptr::null_mut::<u8>(); INLINE_OPERANDS];
         let mut heap_ptrs = Vec::new();
         let ptrs = scratch(&mut inline_ptrs, &mut heap_ptrs, nops, std::ptr::null_mut());
+        if ndim == 1 {
+            // One run (what a contiguous or coalesced iteration is).
+            if begin < end {
+                for ((p, &base), &s) in ptrs.iter_mut().zip(bases).zip(&*inner_strides) {
+                    *p = base.wrapping_offset((begin * s) as isize);
+                }
+                f(ptrs, inner_strides, (end - begin) as usize);
+            }
+            return;
+        }
         let mut inline_counter = [0i64; INLINE_DIMS];
         let mut heap_counter = Vec::new();
         let counter = scratch(&mut inline_counter, &mut heap_counter, ndim, 0);

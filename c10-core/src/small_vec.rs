@@ -1,0 +1,176 @@
+//! `SmallVec`: a vector that keeps up to `N` elements inline (c10's
+//! `SmallVector`), for sizes, strides and the handful of operands of a
+//! kernel, which would otherwise cost an allocation each.
+//!
+//! Written without `unsafe`: the inline array is always fully initialised,
+//! slots past the length hold `T::default()`.
+
+use std::fmt;
+
+/// Up to `N` elements inline, on the heap beyond.
+#[derive(Clone)]
+pub enum SmallVec<T, const N: usize> {
+    /// `len` elements at the front of the array; the rest are defaults.
+    Inline([T; N], u8),
+    /// More than `N` elements.
+    Heap(Vec<T>),
+}
+
+impl<T: Default, const N: usize> Default for SmallVec<T, N> {
+    #[inline]
+    fn default() -> Self {
+        SmallVec::Inline(std::array::from_fn(|_| T::default()), 0)
+    }
+}
+
+impl<T: Default, const N: usize> SmallVec<T, N> {
+    /// An empty vector.
+    #[inline]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Appends `value`, moving to the heap when the inline part is full.
+    #[inline]
+    pub fn push(&mut self, value: T) {
+        match self {
+            SmallVec::Inline(a, n) if (*n as usize) < N => {
+                a[*n as usize] = value;
+                *n += 1;
+            }
+            SmallVec::Inline(a, _) => {
+                let mut heap: Vec<T> = Vec::with_capacity(N * 2);
+                heap.extend(a.iter_mut().map(std::mem::take));
+                heap.push(value);
+                *self = SmallVec::Heap(heap);
+            }
+            SmallVec::Heap(v) => v.push(value),
+        }
+    }
+
+    /// Keeps the first `len` elements.
+    pub fn truncate(&mut self, len: usize) {
+        match self {
+            SmallVec::Inline(a, n) => {
+                let keep = (*n as usize).min(len);
+                a[keep..*n as usize].fill_with(T::default);
+                *n = keep as u8;
+            }
+            SmallVec::Heap(v) => v.truncate(len),
+        }
+    }
+}
+
+impl<T: Clone + Default, const N: usize> SmallVec<T, N> {
+    /// A copy of `v`.
+    #[inline]
+    pub fn from_slice(v: &[T]) -> Self {
+        if v.len() <= N {
+            let mut out = Self::default();
+            if let SmallVec::Inline(a, n) = &mut out {
+                a[..v.len()].clone_from_slice(v);
+                *n = v.len() as u8;
+            }
+            out
+        } else {
+            SmallVec::Heap(v.to_vec())
+        }
+    }
+}
+
+impl<T: Default, const N: usize> FromIterator<T> for SmallVec<T, N> {
+    #[inline]
+    fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Self {
+        let mut out = Self::default();
+        for v in iter {
+            out.push(v);
+        }
+        out
+    }
+}
+
+impl<T: Default, const N: usize> Extend<T> for SmallVec<T, N> {
+    #[inline]
+    fn extend<I: IntoIterator<Item = T>>(&mut self, iter: I) {
+        for v in iter {
+            self.push(v);
+        }
+    }
+}
+
+impl<T, const N: usize> std::ops::Deref for SmallVec<T, N> {
+    type Target = [T];
+    #[inline]
+    fn deref(&self) -> &[T] {
+        match self {
+            SmallVec::Inline(a, n) => &a[..*n as usize],
+            SmallVec::Heap(v) => v,
+        }
+    }
+}
+
+impl<T, const N: usize> std::ops::DerefMut for SmallVec<T, N> {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut [T] {
+        match self {
+            SmallVec::Inline(a, n) => &mut a[..*n as usize],
+            SmallVec::Heap(v) => v,
+        }
+    }
+}
+
+impl<'a, T, const N: usize> IntoIterator for &'a SmallVec<T, N> {
+    type Item = &'a T;
+    type IntoIter = std::slice::Iter<'a, T>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl<'a, T, const N: usize> IntoIterator for &'a mut SmallVec<T, N> {
+    type Item = &'a mut T;
+    type IntoIter = std::slice::IterMut<'a, T>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter_mut()
+    }
+}
+
+impl<T: PartialEq, const N: usize> PartialEq for SmallVec<T, N> {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+impl<T: Eq, const N: usize> Eq for SmallVec<T, N> {}
+
+impl<T: fmt::Debug, const N: usize> fmt::Debug for SmallVec<T, N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grows_past_the_inline_part_and_truncates() {
+        let mut v: SmallVec<String, 2> = SmallVec::new();
+        for s in ["a", "b", "c"] {
+            v.push(s.to_string());
+        }
+        assert!(matches!(v, SmallVec::Heap(_)));
+        assert_eq!(&*v, ["a", "b", "c"]);
+        let mut w: SmallVec<String, 4> = ["x", "y", "z"].iter().map(|s| s.to_string()).collect();
+        w.truncate(1);
+        assert_eq!(&*w, ["x"]);
+        // The dropped slots were reset, so nothing is kept alive.
+        if let SmallVec::Inline(a, _) = &w {
+            assert!(a[1..].iter().all(String::is_empty));
+        }
+        assert_eq!(
+            SmallVec::<i64, 2>::from_slice(&[1, 2, 3]),
+            [1, 2, 3].into_iter().collect()
+        );
+    }
+}
