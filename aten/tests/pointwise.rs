@@ -129,3 +129,59 @@ fn functional_and_in_place_forms_run_through_out_variants() {
     assert_eq!(ops::abs(&m).unwrap().strides(), m.strides());
     assert_eq!(ops::logical_not(&m).unwrap().strides(), m.strides());
 }
+
+#[test]
+fn logsumexp_composes_over_its_out_variant() {
+    let a = f32s(
+        &[
+            1.0,
+            2.0,
+            3.0,
+            f32::NEG_INFINITY,
+            f32::NEG_INFINITY,
+            f32::INFINITY,
+        ],
+        &[2, 3],
+    );
+    let r = ops::logsumexp(&a, &[1]).unwrap();
+    assert_eq!(r.sizes(), &[2]);
+    let v = r.to_vec::<f32>().unwrap();
+    let expected = (1f32.exp() + 2f32.exp() + 3f32.exp()).ln();
+    assert!((v[0] - expected).abs() < 1e-6, "{v:?}");
+    assert_eq!(v[1], f32::INFINITY);
+    // A row of -inf only gives -inf (the infinite maximum is not subtracted).
+    let n = f32s(&[f32::NEG_INFINITY, f32::NEG_INFINITY], &[1, 2]);
+    let k = ops::logsumexp_with(&n, &[1], ops::LogsumexpOptions { keepdim: true }).unwrap();
+    assert_eq!(k.sizes(), &[1, 1]);
+    assert_eq!(k.to_vec::<f32>().unwrap(), vec![f32::NEG_INFINITY]);
+    // Integral inputs compute in the default dtype; an integral out= is refused.
+    let i = Tensor::from_slice(&[0i64, 0], &[2]).unwrap();
+    let li = ops::logsumexp(&i, &[0]).unwrap();
+    assert_eq!(li.dtype(), Some(ScalarType::Float));
+    assert!((li.to_vec::<f32>().unwrap()[0] - 2f32.ln()).abs() < 1e-6);
+    let bad = Tensor::from_slice(&[0i64], &[1]).unwrap();
+    let err = ops::logsumexp_out(&i, &[0], false, &bad)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("logsumexp(): Expected floating point type for result tensor, but got: Long"),
+        "{err}"
+    );
+    // The out variant resizes its output; Meta tensors flow through.
+    let out = f32s(&[0.0; 5], &[5]);
+    ops::logsumexp_out(&a, &[0], false, &out).unwrap();
+    assert_eq!(out.sizes(), &[3]);
+    let m = ops::empty_memory_format_with(
+        &[4, 5],
+        ops::EmptyMemoryFormatOptions {
+            device: Some(aten::Device::META),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let lm = ops::logsumexp(&m, &[0]).unwrap();
+    assert_eq!(
+        (lm.sizes(), lm.device()),
+        (&[5][..], Some(aten::Device::META))
+    );
+}

@@ -2217,6 +2217,25 @@ pub fn logsumexp_with(self_: &Tensor, dim: &[i64], options: LogsumexpOptions) ->
     logsumexp_op()?.call((self_, dim, options.keepdim))
 }
 
+/// The typed dispatcher handle of `aten::logsumexp.out`, looked up once.
+pub fn logsumexp_out_op() -> Result<
+    &'static TypedOperatorHandle<(&'static Tensor, &'static [i64], bool, &'static Tensor), Tensor>,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<(&'static Tensor, &'static [i64], bool, &'static Tensor), Tensor>,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::logsumexp", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::logsumexp.out(Tensor self, int[1] dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn logsumexp_out(self_: &Tensor, dim: &[i64], keepdim: bool, out: &Tensor) -> Result<Tensor> {
+    logsumexp_out_op()?.call((self_, dim, keepdim, out))
+}
+
 /// The typed dispatcher handle of `aten::var.correction`, looked up once.
 pub fn var_correction_op() -> Result<
     &'static TypedOperatorHandle<

@@ -492,6 +492,7 @@ aten_dispatch::torch_library!(aten, |m| {
         Some(AliasAnalysisKind::FromSchema),
         vec![],
     )?;
+    m.def_with("logsumexp.out(Tensor self, int[1] dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec![])?;
     m.def_with("var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
     m.def_with("_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
     m.def_with(
@@ -1163,6 +1164,10 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutograd, |m| {
     m.impl_("sum", CppFunction::from_unboxed(crate::native::sum))?;
     m.impl_("mean", CppFunction::from_unboxed(crate::native::mean))?;
     m.impl_(
+        "logsumexp",
+        CppFunction::from_unboxed(crate::native::logsumexp),
+    )?;
+    m.impl_(
         "_to_copy",
         CppFunction::from_unboxed(crate::native::_to_copy),
     )?;
@@ -1254,6 +1259,14 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutograd, |m| {
     m.impl_(
         "embedding",
         CppFunction::from_unboxed(crate::native::embedding),
+    )?;
+    Ok(())
+});
+
+aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutogradNonFunctional, |m| {
+    m.impl_(
+        "logsumexp.out",
+        CppFunction::from_unboxed(crate::native::logsumexp_out),
     )?;
     Ok(())
 });

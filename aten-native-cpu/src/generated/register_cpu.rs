@@ -242,10 +242,6 @@ aten_dispatch::torch_library_impl!(aten, CPU, |m| {
         CppFunction::from_unboxed(crate::kernels::log_softmax_cpu),
     )?;
     m.impl_(
-        "logsumexp",
-        CppFunction::from_unboxed(crate::kernels::logsumexp),
-    )?;
-    m.impl_(
         "var.correction",
         CppFunction::from_unboxed(crate::kernels::var_correction),
     )?;
@@ -538,10 +534,6 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
     m.impl_(
         "_log_softmax",
         CppFunction::from_unboxed(crate::kernels::log_softmax_cpu),
-    )?;
-    m.impl_(
-        "logsumexp",
-        CppFunction::from_unboxed(crate::kernels::logsumexp),
     )?;
     m.impl_(
         "var.correction",

@@ -37,8 +37,8 @@ pub use nn::{
 };
 pub use pointwise_ops::*;
 pub use reduce::{
-    all_dim, amax, amin, any_dim, argmax, cumsum, log_softmax_cpu, logsumexp, max_dim, mean_dim,
-    prod, softmax_cpu, sum_dim_intlist, var_correction,
+    all_dim, amax, amin, any_dim, argmax, cumsum, log_softmax_cpu, max_dim, mean_dim, prod,
+    softmax_cpu, sum_dim_intlist, var_correction,
 };
 
 /// Views are backend-neutral: the CPU registers the shared kernels.

@@ -1,5 +1,5 @@
 //! Reductions: `sum`, `mean`, `prod`, `amax`, `amin`, `argmax`, `max.dim`,
-//! `all`, `any`, `logsumexp`, `var`, and the scans and normalizations along
+//! `all`, `any`, `var`, and the scans and normalizations along
 //! one dimension: `cumsum`, `softmax`, `log_softmax`.
 //!
 //! A reduction views its input with the kept dimensions first and the
@@ -488,32 +488,6 @@ pub fn contiguous(t: &Tensor) -> Result<Tensor> {
         return Ok(t.clone());
     }
     to_dtype(t, dtype_of(t)?)
-}
-
-/// `logsumexp(self, dim, keepdim)`.
-pub fn logsumexp(self_: &Tensor, dim: &[i64], keepdim: bool) -> Result<Tensor> {
-    let dtype = dtype_of(self_)?;
-    let t = if dtype.is_integral(true) {
-        to_dtype(self_, aten_core::native::DEFAULT_DTYPE)?
-    } else {
-        self_.clone()
-    };
-    let reduced = reduced_dims(&t, Some(dim))?;
-    let p = plan(&t, &reduced, keepdim);
-    let dtype = dtype_of(&t)?;
-    dispatch_dtype!(dtype, T => reduce_into::<T, T>(&t, &p, |base, off, dims| {
-        let mut m = f64::NEG_INFINITY;
-        visit(base, off, dims, |x: T| m = m.max(x.to_f64()));
-        if m.is_infinite() {
-            // All -inf (or +inf present): the sum is exp(m) itself.
-            let mut s = 0.0;
-            visit(base, off, dims, |x: T| s += x.to_f64().exp());
-            return T::from_f64(s.ln());
-        }
-        let mut s = 0.0;
-        visit(base, off, dims, |x: T| s += (x.to_f64() - m).exp());
-        T::from_f64(m + s.ln())
-    }), _ => Err(not_implemented("logsumexp", dtype)))
 }
 
 /// `var.correction`.
