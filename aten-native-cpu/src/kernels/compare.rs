@@ -80,14 +80,16 @@ fn bool_result(
 /// A comparison of `a` and `b` (bool result).
 pub fn compare(v: Variant<'_>, a: &Tensor, b: &Tensor, cmp: Cmp) -> Result<Tensor> {
     bool_result(v, a, b, true, |iter| {
-        dispatch_all!(iter.common_dtype(), "compare", T => binary::<bool, T, T>(iter, move |x, y| match cmp {
-            Cmp::Eq => x == y,
-            Cmp::Ne => x != y,
-            Cmp::Lt => x < y,
-            Cmp::Le => x <= y,
-            Cmp::Gt => x > y,
-            Cmp::Ge => x >= y,
-        }))
+        // One loop per comparison, so each loop body is a single compare
+        // and vectorizes.
+        macro_rules! per_cmp {
+            ($T:ty; $($c:ident => $op:tt),*) => {
+                match cmp {
+                    $(Cmp::$c => binary::<bool, $T, $T>(iter, |x, y| x $op y),)*
+                }
+            };
+        }
+        dispatch_all!(iter.common_dtype(), "compare", T => per_cmp!(T; Eq => ==, Ne => !=, Lt => <, Le => <=, Gt => >, Ge => >=))
     })
 }
 

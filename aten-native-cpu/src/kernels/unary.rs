@@ -152,6 +152,41 @@ fn round_half_even(x: f64) -> f64 {
     }
 }
 
+/// `f` applied to one element.
+#[inline(always)]
+#[allow(clippy::eq_op)]
+fn same_fn_value<T: Arith>(f: SameFn, x: T) -> T {
+    // `x != x`: NaN (integers never are).
+    match f {
+        SameFn::Abs => x.abs(),
+        SameFn::Neg => x.neg(),
+        SameFn::Sign => {
+            if T::IS_FLOAT && x != x {
+                T::from_f64(0.0)
+            } else if x > T::zero() {
+                T::one()
+            } else if x < T::zero() {
+                T::one().neg()
+            } else {
+                T::zero()
+            }
+        }
+        SameFn::Ceil if T::IS_FLOAT => T::from_f64(x.to_f64().ceil()),
+        SameFn::Floor if T::IS_FLOAT => T::from_f64(x.to_f64().floor()),
+        SameFn::Round if T::IS_FLOAT => T::from_f64(round_half_even(x.to_f64())),
+        SameFn::Trunc if T::IS_FLOAT => T::from_f64(x.to_f64().trunc()),
+        SameFn::Ceil | SameFn::Floor | SameFn::Round | SameFn::Trunc => x,
+        SameFn::Relu => {
+            if x > T::zero() || (T::IS_FLOAT && x != x) {
+                x
+            } else {
+                T::zero()
+            }
+        }
+        SameFn::BitwiseNot => x,
+    }
+}
+
 /// A dtype-preserving unary operation.
 pub fn same_fn(v: Variant<'_>, a: &Tensor, f: SameFn) -> Result<Tensor> {
     let dtype = a
@@ -185,34 +220,16 @@ pub fn same_fn(v: Variant<'_>, a: &Tensor, f: SameFn) -> Result<Tensor> {
                 }))?
             }
             _ => {
-                dispatch_all!(iter.common_dtype(), "unary", T => unary::<T, T>(&iter, move |x| match f {
-                    SameFn::Abs => x.abs(),
-                    SameFn::Neg => x.neg(),
-                    SameFn::Sign => {
-                        if T::IS_FLOAT && x.to_f64().is_nan() {
-                            T::from_f64(0.0)
-                        } else if x > T::zero() {
-                            T::one()
-                        } else if x < T::zero() {
-                            T::one().neg()
-                        } else {
-                            T::zero()
+                // One loop per function, so each closure's `match` folds
+                // away and the loop vectorizes.
+                macro_rules! per_fn {
+                    ($T:ty; $($f:ident),*) => {
+                        match f {
+                            $(SameFn::$f => unary::<$T, $T>(&iter, |x| same_fn_value(SameFn::$f, x)),)*
                         }
-                    }
-                    SameFn::Ceil if T::IS_FLOAT => T::from_f64(x.to_f64().ceil()),
-                    SameFn::Floor if T::IS_FLOAT => T::from_f64(x.to_f64().floor()),
-                    SameFn::Round if T::IS_FLOAT => T::from_f64(round_half_even(x.to_f64())),
-                    SameFn::Trunc if T::IS_FLOAT => T::from_f64(x.to_f64().trunc()),
-                    SameFn::Ceil | SameFn::Floor | SameFn::Round | SameFn::Trunc => x,
-                    SameFn::Relu => {
-                        if x > T::zero() || (T::IS_FLOAT && x.to_f64().is_nan()) {
-                            x
-                        } else {
-                            T::zero()
-                        }
-                    }
-                    SameFn::BitwiseNot => x,
-                }))?
+                    };
+                }
+                dispatch_all!(iter.common_dtype(), "unary", T => per_fn!(T; Abs, Neg, Sign, Ceil, Floor, Round, Trunc, Relu, BitwiseNot))?
             }
         }
     }
