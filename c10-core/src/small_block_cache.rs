@@ -1,12 +1,15 @@
-//! A per-thread cache of small, aligned CPU blocks.
+//! A per-thread cache of small and medium aligned CPU blocks.
 //!
-//! An eager operator on a few elements allocates one small output buffer and
-//! frees it soon after. Aligned allocation is the slow path of most `malloc`
+//! An eager operator allocates its output and frees it soon after. For a
+//! few elements, aligned allocation is the slow path of most `malloc`
 //! implementations (glibc's `posix_memalign` splits a larger chunk and frees
 //! the pieces, several hundred instructions, more than the rest of the
-//! allocation and the kernel together), so blocks of up to
-//! [`MAX_CACHED_BYTES`] are kept in per-thread free lists by size class and
-//! handed out again. A block freed on another thread than the one that made
+//! allocation and the kernel together). For tens of kilobytes, glibc gives
+//! freed memory back to the system and the next allocation faults every
+//! page in again (a layer of a small MLP spent more time in page faults
+//! than in `relu`). So blocks of up to [`MAX_CACHED_BYTES`] are kept in
+//! per-thread free lists by size class (multiples of the alignment up to
+//! 1 KiB, powers of two above) and handed out again. A block freed on another thread than the one that made
 //! it joins that thread's lists; lists are bounded, and a thread's blocks are
 //! returned to the system allocator when the thread ends.
 //!
@@ -18,14 +21,23 @@ use std::ptr::NonNull;
 
 use crate::storage::ALIGNMENT;
 
+/// The largest small block: small classes are the multiples of the
+/// alignment up to it.
+const MAX_SMALL_BYTES: usize = 1024;
+
 /// The largest block size kept in the cache.
-pub(crate) const MAX_CACHED_BYTES: usize = 1024;
+pub(crate) const MAX_CACHED_BYTES: usize = 256 * 1024;
 
-/// Size classes: multiples of the alignment up to [`MAX_CACHED_BYTES`].
-const CLASSES: usize = MAX_CACHED_BYTES / ALIGNMENT;
+const SMALL_CLASSES: usize = MAX_SMALL_BYTES / ALIGNMENT;
 
-/// Blocks kept per size class and thread.
-const BLOCKS_PER_CLASS: usize = 16;
+/// Small classes, then one class per power of two above 1 KiB.
+const CLASSES: usize =
+    SMALL_CLASSES + (MAX_CACHED_BYTES.trailing_zeros() - MAX_SMALL_BYTES.trailing_zeros()) as usize;
+
+/// Blocks kept per thread in a small class, and in a medium one (at most
+/// 16 KiB of small blocks and 2 MiB of medium ones per class and thread).
+const SMALL_BLOCKS_PER_CLASS: usize = 16;
+const MEDIUM_BLOCKS_PER_CLASS: usize = 8;
 
 /// One thread's free lists.
 struct FreeLists {
@@ -53,12 +65,35 @@ thread_local! {
 
 /// The size class of a block of `size` bytes, if it is cached.
 fn class_of(size: usize) -> Option<usize> {
-    (size <= MAX_CACHED_BYTES).then(|| size.max(1).div_ceil(ALIGNMENT) - 1)
+    if size <= MAX_SMALL_BYTES {
+        Some(size.max(1).div_ceil(ALIGNMENT) - 1)
+    } else if size <= MAX_CACHED_BYTES {
+        let log2 = size.next_power_of_two().trailing_zeros() as usize;
+        Some(SMALL_CLASSES + log2 - MAX_SMALL_BYTES.trailing_zeros() as usize - 1)
+    } else {
+        None
+    }
+}
+
+fn class_size(class: usize) -> usize {
+    if class < SMALL_CLASSES {
+        (class + 1) * ALIGNMENT
+    } else {
+        MAX_SMALL_BYTES << (class + 1 - SMALL_CLASSES)
+    }
+}
+
+fn class_capacity(class: usize) -> usize {
+    if class < SMALL_CLASSES {
+        SMALL_BLOCKS_PER_CLASS
+    } else {
+        MEDIUM_BLOCKS_PER_CLASS
+    }
 }
 
 fn class_layout(class: usize) -> Layout {
     // The size is a non-zero multiple of the (power-of-two) alignment.
-    Layout::from_size_align((class + 1) * ALIGNMENT, ALIGNMENT).expect("valid class layout")
+    Layout::from_size_align(class_size(class), ALIGNMENT).expect("valid class layout")
 }
 
 /// The layout a block of `size` bytes is allocated with: its class's layout
@@ -101,7 +136,7 @@ pub(crate) unsafe fn free(ptr: NonNull<u8>, layout: Layout) {
         let kept = FREE_LISTS
             .try_with(|lists| {
                 let list = &mut lists.borrow_mut().lists[class];
-                if list.len() < BLOCKS_PER_CLASS {
+                if list.len() < class_capacity(class) {
                     list.push(ptr);
                     true
                 } else {
@@ -146,15 +181,20 @@ mod tests {
         assert_eq!(class_of(0), Some(0));
         assert_eq!(class_of(64), Some(0));
         assert_eq!(class_of(65), Some(1));
+        assert_eq!(class_of(MAX_SMALL_BYTES), Some(SMALL_CLASSES - 1));
+        assert_eq!(class_of(MAX_SMALL_BYTES + 1), Some(SMALL_CLASSES));
+        assert_eq!(block_layout(MAX_SMALL_BYTES + 1).unwrap().size(), 2048);
+        assert_eq!(block_layout(64 * 1024).unwrap().size(), 64 * 1024);
         assert_eq!(class_of(MAX_CACHED_BYTES), Some(CLASSES - 1));
+        assert_eq!(class_size(CLASSES - 1), MAX_CACHED_BYTES);
         assert_eq!(class_of(MAX_CACHED_BYTES + 1), None);
-        assert_eq!(block_layout(5000).unwrap().size(), 5000);
+        assert_eq!(block_layout(500_000).unwrap().size(), 500_000);
     }
 
     #[test]
     fn blocks_freed_on_another_thread_are_released() {
         let layout = block_layout(100).unwrap();
-        let blocks: Vec<usize> = (0..BLOCKS_PER_CLASS + 4)
+        let blocks: Vec<usize> = (0..SMALL_BLOCKS_PER_CLASS + 4)
             .map(|_| allocate(layout) as usize)
             .collect();
         std::thread::spawn(move || {
