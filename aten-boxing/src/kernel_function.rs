@@ -43,10 +43,6 @@ pub trait BoxedOperator: Send + Sync {
     fn dump_state(&self) -> String;
 }
 
-/// The signature of a boxed kernel.
-pub type BoxedKernelFn =
-    dyn Fn(&dyn BoxedOperator, DispatchKeySet, &mut Stack) -> Result<()> + Send + Sync;
-
 /// Which special kernel, if any, a boxed kernel is.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 enum BoxedKind {

@@ -51,16 +51,20 @@ fn arithmetic_broadcasts_and_promotes() {
     assert_eq!(e.to_vec::<f32>().unwrap(), vec![1.0]);
 }
 
-#[test]
-fn meta_tensors_flow() {
-    let m = ops::empty_memory_format_with(
-        &[2, 3],
+fn meta(shape: &[i64]) -> Tensor {
+    ops::empty_memory_format_with(
+        shape,
         ops::EmptyMemoryFormatOptions {
             device: Some(aten::Device::META),
             ..Default::default()
         },
     )
-    .unwrap();
+    .unwrap()
+}
+
+#[test]
+fn meta_tensors_flow() {
+    let m = meta(&[2, 3]);
     let r = ops::add_tensor(&m, &m).unwrap();
     assert_eq!(r.sizes(), &[2, 3]);
     assert_eq!(r.device(), Some(aten::Device::META));
@@ -171,14 +175,7 @@ fn logsumexp_composes_over_its_out_variant() {
     let out = f32s(&[0.0; 5], &[5]);
     ops::logsumexp_out(&a, &[0], false, &out).unwrap();
     assert_eq!(out.sizes(), &[3]);
-    let m = ops::empty_memory_format_with(
-        &[4, 5],
-        ops::EmptyMemoryFormatOptions {
-            device: Some(aten::Device::META),
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let m = meta(&[4, 5]);
     let lm = ops::logsumexp(&m, &[0]).unwrap();
     assert_eq!(
         (lm.sizes(), lm.device()),

@@ -70,7 +70,7 @@ struct SharedPointers<'a>(&'a [*mut u8]);
 unsafe impl Sync for SharedPointers<'_> {}
 
 /// One operand of an iteration.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 struct Operand {
     /// The tensor the loop reads or writes (for a converted input, the
     /// converted copy; for an output of another dtype, a temporary).
