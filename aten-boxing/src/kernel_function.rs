@@ -485,25 +485,6 @@ impl KernelFunction {
         // unboxed entry's signature was checked just above.
         unsafe { self.entries.call_unchecked(op, keys, args) }
     }
-
-    /// [`call`](Self::call) without the signature check, for callers that
-    /// checked the signature once when they obtained their handle.
-    ///
-    /// # Safety
-    ///
-    /// If the kernel has an unboxed entry, its [`cpp_signature`](Self::cpp_signature)
-    /// must equal `CppSignature::of::<Args, R>()`.
-    #[inline(always)]
-    pub unsafe fn call_unchecked<Args: ArgList, R: KernelReturn>(
-        &self,
-        op: &dyn BoxedOperator,
-        keys: DispatchKeySet,
-        args: Args,
-    ) -> Result<R> {
-        // SAFETY: the entries come from `self`, alive for the call; the
-        // caller guarantees the signature.
-        unsafe { self.entries.call_unchecked(op, keys, args) }
-    }
 }
 
 fn wrong_signature(op: &dyn BoxedOperator, correct: CppSignature, called: CppSignature) -> Error {

@@ -359,7 +359,8 @@ impl TableKernel {
     ///
     /// # Safety
     ///
-    /// As for [`KernelFunction::call_unchecked`](aten_boxing::KernelFunction::call_unchecked).
+    /// If the kernel has an unboxed entry, its `cpp_signature` must equal
+    /// `CppSignature::of::<Args, R>()` (see [`KernelEntries::call_unchecked`]).
     #[inline(always)]
     pub(crate) unsafe fn call_unchecked<Args: ArgList, R: KernelReturn>(
         &self,
