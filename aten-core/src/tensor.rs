@@ -13,6 +13,17 @@ use c10_core::{Device, Element, Result, ScalarType, TensorBase};
 pub struct Tensor(TensorBase);
 
 impl Tensor {
+    /// The undefined tensor.
+    pub const fn undefined() -> Tensor {
+        Tensor(TensorBase::undefined())
+    }
+
+    /// See [`TensorBase::is_exclusively_owned`].
+    #[inline]
+    pub fn is_exclusively_owned(&mut self) -> bool {
+        self.0.is_exclusively_owned()
+    }
+
     /// Wraps a base handle.
     pub fn from_base(base: TensorBase) -> Tensor {
         Tensor(base)

@@ -12,7 +12,7 @@
 use aten_core::tensor_iterator::TensorIterator;
 use c10_core::{Element, Error, Result, ScalarType};
 
-fn check(iter: &TensorIterator, expected: &[ScalarType]) -> Result<()> {
+fn check(iter: &TensorIterator<'_>, expected: &[ScalarType]) -> Result<()> {
     for (i, dtype) in expected.iter().enumerate() {
         if iter.dtype(i) != *dtype {
             return Err(Error::internal(format!(
@@ -84,7 +84,7 @@ macro_rules! define_loop {
         /// Runs `f` on every element: output 0 from the inputs, with the
         /// dtypes given by the type parameters (checked).
         pub fn $name<O: Element, $($A: Element),*>(
-            iter: &TensorIterator,
+            iter: &mut TensorIterator<'_>,
             f: impl Fn($($A),*) -> O + Sync,
         ) -> Result<()> {
             check(iter, &[O::DTYPE, $($A::DTYPE),*])?;

@@ -38,6 +38,16 @@ impl<T: Default, const N: usize> SmallVec<T, N> {
                 a[*n as usize] = value;
                 *n += 1;
             }
+            _ => self.push_spilled(value),
+        }
+    }
+
+    /// `push` past the inline capacity (kept out of line so that `push`
+    /// stays small enough to inline).
+    #[cold]
+    #[inline(never)]
+    fn push_spilled(&mut self, value: T) {
+        match self {
             SmallVec::Inline(a, _) => {
                 let mut heap: Vec<T> = Vec::with_capacity(N * 2);
                 heap.extend(a.iter_mut().map(std::mem::take));

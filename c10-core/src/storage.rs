@@ -172,7 +172,17 @@ impl Storage {
         Arc::ptr_eq(&self.inner, &other.inner)
     }
 
+    /// Whether this is the only handle to the storage. Storages are only
+    /// ever shared through handles (no weak references are made), so a
+    /// caller that holds the only handle, and the only way to reach it, is
+    /// the only one who can reach the memory.
+    #[inline]
+    pub fn is_unique(&self) -> bool {
+        Arc::strong_count(&self.inner) == 1
+    }
+
     /// An identity usable for ordering borrows.
+    #[inline]
     pub fn address(&self) -> usize {
         Arc::as_ptr(&self.inner) as usize
     }
@@ -230,10 +240,13 @@ impl fmt::Debug for Storage {
     }
 }
 
+/// Storages a [`StorageBorrow`] keeps inline (a kernel's usual operands).
+const INLINE_BORROWS: usize = 4;
+
 /// Borrows of several storages held for one kernel: shared for inputs,
 /// exclusive for outputs, taken in address order, released on drop.
 pub struct StorageBorrow<'a> {
-    held: [(Option<&'a Storage>, bool); 8],
+    held: [(Option<&'a Storage>, bool); INLINE_BORROWS],
     extra: Vec<(&'a Storage, bool)>,
 }
 
@@ -241,63 +254,62 @@ impl<'a> StorageBorrow<'a> {
     /// Borrows `storages`; a storage listed both as read and written (or
     /// twice) is borrowed once, exclusively if any use writes it.
     pub fn new(storages: impl IntoIterator<Item = (&'a Storage, bool)>) -> StorageBorrow<'a> {
-        let mut wanted: Vec<(&'a Storage, bool)> = Vec::new();
-        let mut inline: [(Option<&'a Storage>, bool); 8] = [(None, false); 8];
+        let mut held = [(None, false); INLINE_BORROWS];
+        let mut extra: Vec<(&'a Storage, bool)> = Vec::new();
         let mut n = 0;
         for (s, write) in storages {
-            if let Some(entry) = inline[..n]
-                .iter_mut()
-                .find(|(w, _)| w.is_some_and(|w| w.is_same(s)))
-            {
-                entry.1 |= write;
-                continue;
-            }
-            if let Some(entry) = wanted.iter_mut().find(|(w, _)| w.is_same(s)) {
-                entry.1 |= write;
-                continue;
-            }
-            if n < inline.len() {
-                inline[n] = (Some(s), write);
+            if n < held.len() {
+                held[n] = (Some(s), write);
                 n += 1;
             } else {
-                wanted.push((s, write));
+                extra.push((s, write));
             }
         }
-        // Address order (insertion sort of the inline part; the rare extra
-        // part is sorted and merged by address too).
-        for i in 1..n {
-            let mut j = i;
-            while j > 0 && addr(inline[j - 1].0) > addr(inline[j].0) {
-                inline.swap(j - 1, j);
-                j -= 1;
+        if extra.is_empty() {
+            // Address order (insertion sort), then duplicates merged into
+            // their first occurrence.
+            for i in 1..n {
+                let mut j = i;
+                while j > 0 && addr(held[j - 1].0) > addr(held[j].0) {
+                    held.swap(j - 1, j);
+                    j -= 1;
+                }
             }
-        }
-        if wanted.is_empty() {
-            for (s, write) in inline[..n].iter() {
+            let mut kept = 0;
+            for i in 0..n {
+                if kept > 0 && addr(held[kept - 1].0) == addr(held[i].0) {
+                    held[kept - 1].1 |= held[i].1;
+                } else {
+                    held[kept] = held[i];
+                    kept += 1;
+                }
+            }
+            held[kept..n].fill((None, false));
+            for (s, write) in &held[..kept] {
                 if let Some(s) = s {
                     s.acquire(*write);
                 }
             }
         } else {
-            let mut all: Vec<(&'a Storage, bool)> = inline[..n]
-                .iter()
-                .filter_map(|(s, w)| s.map(|s| (s, *w)))
-                .chain(wanted.drain(..))
-                .collect();
-            all.sort_by_key(|(s, _)| s.address());
-            for (s, write) in &all {
+            extra.extend(held[..n].iter().filter_map(|(s, w)| s.map(|s| (s, *w))));
+            held = [(None, false); INLINE_BORROWS];
+            extra.sort_by_key(|(s, _)| s.address());
+            extra.dedup_by(|later, first| {
+                let same = first.0.is_same(later.0);
+                if same {
+                    first.1 |= later.1;
+                }
+                same
+            });
+            for (s, write) in &extra {
                 s.acquire(*write);
             }
-            inline = [(None, false); 8];
-            wanted = all;
         }
-        StorageBorrow {
-            held: inline,
-            extra: wanted,
-        }
+        StorageBorrow { held, extra }
     }
 }
 
+#[inline]
 fn addr(s: Option<&Storage>) -> usize {
     s.map_or(0, Storage::address)
 }
@@ -342,5 +354,29 @@ mod tests {
         assert_eq!(s.inner.borrow.load(Ordering::Relaxed), -1);
         drop(w);
         assert_eq!(s.inner.borrow.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn many_borrows_merge_duplicates() {
+        let stores: Vec<Storage> = (0..5)
+            .map(|_| Storage::new(8, Device::CPU).unwrap())
+            .collect();
+        // Eleven uses of five storages: past the inline slots, each storage
+        // appears twice or more, written by one use of storage 2 only.
+        let uses: Vec<(&Storage, bool)> = (0..11).map(|i| (&stores[i % 5], i == 7)).collect();
+        let b = StorageBorrow::new(uses);
+        let flags: Vec<isize> = stores
+            .iter()
+            .map(|s| s.inner.borrow.load(Ordering::Relaxed))
+            .collect();
+        assert_eq!(flags, vec![1, 1, -1, 1, 1]);
+        drop(b);
+        assert!(stores
+            .iter()
+            .all(|s| s.inner.borrow.load(Ordering::Relaxed) == 0));
+        let u = Storage::new(8, Device::CPU).unwrap();
+        assert!(u.is_unique());
+        let v = u.clone();
+        assert!(!u.is_unique() && !v.is_unique());
     }
 }

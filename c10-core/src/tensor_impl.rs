@@ -124,6 +124,11 @@ impl TensorLayout {
     pub fn numel(&self) -> i64 {
         self.numel
     }
+    /// Whether the elements are contiguous in row-major order.
+    #[inline]
+    pub fn is_contiguous(&self) -> bool {
+        self.contiguous
+    }
 }
 
 /// The shared state of a tensor (`c10::TensorImpl`).
@@ -207,14 +212,27 @@ impl TensorImpl {
     /// The default key set of a dense tensor on `device`: the dense runtime
     /// key, its autograd key and ADInplaceOrView (as PyTorch gives every
     /// tensor; `requires_grad` does not change the keys).
+    #[inline]
     pub fn default_key_set(device: Device) -> DispatchKeySet {
-        let backend = device.device_type().backend_component();
-        DispatchKeySet::from_keys(&[
-            backend.dense_key(),
-            backend.autograd_key(),
-            DispatchKey::ADInplaceOrView,
-        ])
+        // CPU tensors (the commonest allocation) read a constant.
+        const CPU: DispatchKeySet = keys_of_backend(Device::CPU);
+        if device.device_type() == crate::device::DeviceType::CPU {
+            CPU
+        } else {
+            keys_of_backend(device)
+        }
     }
+}
+
+/// The dense runtime key of `device`'s backend, its autograd key and
+/// ADInplaceOrView.
+const fn keys_of_backend(device: Device) -> DispatchKeySet {
+    let backend = device.device_type().backend_component();
+    DispatchKeySet::from_keys(&[
+        backend.dense_key(),
+        backend.autograd_key(),
+        DispatchKey::ADInplaceOrView,
+    ])
 }
 
 /// A cheap, shareable handle to a [`TensorImpl`], possibly undefined
@@ -351,8 +369,25 @@ impl TensorBase {
 
     /// `at::empty`: a contiguous zero-filled tensor.
     pub fn empty(sizes: &[i64], dtype: ScalarType, device: Device) -> Result<TensorBase> {
-        checked_numel(sizes)?;
-        TensorBase::empty_strided(sizes, &contiguous_strides(sizes), dtype, device)
+        let numel = checked_numel(sizes)?;
+        let nbytes = (numel as usize)
+            .checked_mul(dtype.element_size())
+            .ok_or_else(|| Error::runtime("storage size overflows"))?;
+        let storage = Storage::new(nbytes, device)?;
+        Ok(TensorBase::from_impl(TensorImpl::with_layout(
+            TensorLayout {
+                storage,
+                storage_offset: 0,
+                sizes: DimVector::from_slice(sizes),
+                strides: contiguous_strides(sizes),
+                numel,
+                contiguous: true,
+            },
+            dtype,
+            device,
+            TensorImpl::default_key_set(device),
+            OnceLock::new(),
+        )))
     }
 
     /// A CPU tensor holding `data` with shape `sizes`.
@@ -483,6 +518,27 @@ impl TensorBase {
             (None, None) => true,
             _ => false,
         }
+    }
+
+    /// Whether this handle is the only way to reach the tensor's elements:
+    /// the only handle to its `TensorImpl`, whose storage no other tensor
+    /// (a view, an older layout) holds. Handles are only ever made from
+    /// other handles (no weak references exist), so while the caller keeps
+    /// `&mut` access to this handle and does not clone it, no other thread
+    /// can read or write those elements: the caller may skip the storage's
+    /// borrow flag.
+    #[inline]
+    pub fn is_exclusively_owned(&mut self) -> bool {
+        let Some(inner) = &self.inner else {
+            return false;
+        };
+        let unique = Arc::strong_count(inner) == 1 && inner.layout.load().storage.is_unique();
+        if unique {
+            // Other handles were dropped with a Release decrement; their
+            // accesses happen before ours.
+            std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
+        }
+        unique
     }
 
     /// Number of handles sharing the tensor (`use_count`).
@@ -662,6 +718,35 @@ pub fn for_each_offset(sizes: &[i64], strides: &[i64], offset: i64, mut f: impl 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn exclusive_ownership_needs_one_handle_and_an_unshared_storage() {
+        let mut t = TensorBase::empty(&[4], ScalarType::Float, Device::CPU).unwrap();
+        assert!(t.is_exclusively_owned());
+        let handle = t.clone();
+        assert!(!t.is_exclusively_owned());
+        drop(handle);
+        assert!(t.is_exclusively_owned());
+        let view = t.as_strided(&[2], &[2], None).unwrap();
+        assert!(!t.is_exclusively_owned());
+        drop(view);
+        assert!(t.is_exclusively_owned());
+        // A resize that keeps the storage leaves the old layout (and its
+        // handle to the storage) in the tensor: no longer exclusive.
+        t.resize_(&[2]).unwrap();
+        assert!(!t.is_exclusively_owned());
+        assert!(!TensorBase::undefined().is_exclusively_owned());
+        assert_eq!(
+            TensorImpl::default_key_set(Device::CPU),
+            keys_of_backend(Device::CPU)
+        );
+        assert_eq!(
+            TensorBase::empty(&[2, 3], ScalarType::Float, Device::META)
+                .unwrap()
+                .key_set(),
+            keys_of_backend(Device::META)
+        );
+    }
 
     #[test]
     fn views_share_storage_and_version() {

@@ -40,8 +40,9 @@ pub const GRAIN_SIZE: i64 = 32768;
 const INLINE_OPERANDS: usize = 8;
 const INLINE_DIMS: usize = 8;
 
-/// `len` elements of scratch space set to `fill`: in `inline` when they fit,
-/// else in `heap`.
+/// `len` elements of scratch space: in `inline` (as it is) when they fit,
+/// else in `heap`, set to `fill`.
+#[inline]
 fn scratch<'a, T: Copy, const N: usize>(
     inline: &'a mut [T; N],
     heap: &'a mut Vec<T>,
@@ -49,9 +50,7 @@ fn scratch<'a, T: Copy, const N: usize>(
     fill: T,
 ) -> &'a mut [T] {
     if len <= N {
-        let s = &mut inline[..len];
-        s.fill(fill);
-        s
+        &mut inline[..len]
     } else {
         heap.clear();
         heap.resize(len, fill);
@@ -69,24 +68,69 @@ struct SharedPointers<'a>(&'a [*mut u8]);
 // address another thread writes.
 unsafe impl Sync for SharedPointers<'_> {}
 
+/// A tensor an iteration borrows from its caller or owns (PyTorch's
+/// `c10::MaybeOwned<TensorBase>`): inputs and `out=` arguments are
+/// borrowed, so building an iteration costs no reference counting for
+/// them; allocated outputs and converted inputs are owned.
+#[derive(Clone, Debug)]
+enum MaybeOwned<'a> {
+    Borrowed(&'a Tensor),
+    Owned(Tensor),
+}
+
+impl std::ops::Deref for MaybeOwned<'_> {
+    type Target = Tensor;
+    #[inline]
+    fn deref(&self) -> &Tensor {
+        match self {
+            MaybeOwned::Borrowed(t) => t,
+            MaybeOwned::Owned(t) => t,
+        }
+    }
+}
+
+/// A borrowed operand of a configuration. `Default` (the undefined tensor)
+/// only fills the unused inline slots of a [`SmallVec`].
+#[derive(Clone, Copy, Debug)]
+struct TensorRef<'a>(&'a Tensor);
+
+static UNDEFINED: Tensor = Tensor::undefined();
+
+impl Default for TensorRef<'_> {
+    #[inline]
+    fn default() -> Self {
+        TensorRef(&UNDEFINED)
+    }
+}
+
+impl std::ops::Deref for TensorRef<'_> {
+    type Target = Tensor;
+    #[inline]
+    fn deref(&self) -> &Tensor {
+        self.0
+    }
+}
+
 /// One operand of an iteration.
 #[derive(Clone, Debug)]
-struct Operand {
+struct Operand<'a> {
     /// The tensor the loop reads or writes (for a converted input, the
     /// converted copy; for an output of another dtype, a temporary).
-    tensor: Tensor,
+    tensor: MaybeOwned<'a>,
     /// For an output computed into a temporary: where to copy it back.
-    copy_back_to: Option<Tensor>,
+    copy_back_to: Option<&'a Tensor>,
     /// Byte strides in iteration order.
     strides: DimVector,
     is_output: bool,
 }
 
-/// How to build a [`TensorIterator`] (`TensorIteratorConfig`).
+/// How to build a [`TensorIterator`] (`TensorIteratorConfig`). It borrows
+/// its operands (PyTorch's `add_borrowed_input`), and so does the
+/// iterator it builds.
 #[derive(Clone, Debug)]
-pub struct TensorIteratorConfig {
-    outputs: SmallVec<Option<Tensor>, 2>,
-    inputs: SmallVec<Tensor, 4>,
+pub struct TensorIteratorConfig<'a> {
+    outputs: SmallVec<Option<&'a Tensor>, 2>,
+    inputs: SmallVec<TensorRef<'a>, 4>,
     check_all_same_dtype: bool,
     promote_inputs_to_common_dtype: bool,
     promote_integer_inputs_to_float: bool,
@@ -97,7 +141,8 @@ pub struct TensorIteratorConfig {
     resize_outputs: bool,
 }
 
-impl Default for TensorIteratorConfig {
+impl Default for TensorIteratorConfig<'_> {
+    #[inline]
     fn default() -> Self {
         TensorIteratorConfig {
             outputs: SmallVec::new(),
@@ -114,11 +159,16 @@ impl Default for TensorIteratorConfig {
     }
 }
 
-impl TensorIteratorConfig {
+impl<'a> TensorIteratorConfig<'a> {
     /// The configuration of a binary pointwise operation with type promotion
     /// (`build_borrowing_binary_op`): promote inputs, cast the result to a
     /// given output if it can hold it.
-    pub fn binary_op(out: Option<&Tensor>, a: &Tensor, b: &Tensor) -> TensorIteratorConfig {
+    #[inline]
+    pub fn binary_op(
+        out: Option<&'a Tensor>,
+        a: &'a Tensor,
+        b: &'a Tensor,
+    ) -> TensorIteratorConfig<'a> {
         TensorIteratorConfig::default()
             .add_output(out)
             .add_input(a)
@@ -129,7 +179,8 @@ impl TensorIteratorConfig {
     }
 
     /// A unary operation that keeps the dtype (`build_borrowing_unary_op`).
-    pub fn unary_op(out: Option<&Tensor>, a: &Tensor) -> TensorIteratorConfig {
+    #[inline]
+    pub fn unary_op(out: Option<&'a Tensor>, a: &'a Tensor) -> TensorIteratorConfig<'a> {
         TensorIteratorConfig::default()
             .add_output(out)
             .add_input(a)
@@ -140,7 +191,8 @@ impl TensorIteratorConfig {
 
     /// A unary floating operation: integer inputs compute in the default
     /// float dtype (`build_borrowing_unary_float_op`).
-    pub fn unary_float_op(out: Option<&Tensor>, a: &Tensor) -> TensorIteratorConfig {
+    #[inline]
+    pub fn unary_float_op(out: Option<&'a Tensor>, a: &'a Tensor) -> TensorIteratorConfig<'a> {
         TensorIteratorConfig::default()
             .add_output(out)
             .add_input(a)
@@ -152,7 +204,12 @@ impl TensorIteratorConfig {
 
     /// A comparison: promoted inputs, a `bool` output
     /// (`build_borrowing_comparison_op`).
-    pub fn comparison_op(out: Option<&Tensor>, a: &Tensor, b: &Tensor) -> TensorIteratorConfig {
+    #[inline]
+    pub fn comparison_op(
+        out: Option<&'a Tensor>,
+        a: &'a Tensor,
+        b: &'a Tensor,
+    ) -> TensorIteratorConfig<'a> {
         let c = TensorIteratorConfig::default()
             .add_output(out)
             .add_input(a)
@@ -166,24 +223,28 @@ impl TensorIteratorConfig {
     }
 
     /// Adds an output (`None`: allocate one).
-    pub fn add_output(mut self, out: Option<&Tensor>) -> Self {
-        self.outputs.push(out.filter(|t| t.defined()).cloned());
+    #[inline]
+    pub fn add_output(mut self, out: Option<&'a Tensor>) -> Self {
+        self.outputs.push(out.filter(|t| t.defined()));
         self
     }
 
     /// Adds an input.
-    pub fn add_input(mut self, input: &Tensor) -> Self {
-        self.inputs.push(input.clone());
+    #[inline]
+    pub fn add_input(mut self, input: &'a Tensor) -> Self {
+        self.inputs.push(TensorRef(input));
         self
     }
 
     /// Require every operand to have one dtype.
+    #[inline]
     pub fn check_all_same_dtype(mut self, on: bool) -> Self {
         self.check_all_same_dtype = on;
         self
     }
 
     /// Compute in the promoted dtype of the inputs.
+    #[inline]
     pub fn promote_inputs_to_common_dtype(mut self, on: bool) -> Self {
         self.promote_inputs_to_common_dtype = on;
         if on {
@@ -193,12 +254,14 @@ impl TensorIteratorConfig {
     }
 
     /// Integer and bool inputs compute in the default float dtype.
+    #[inline]
     pub fn promote_integer_inputs_to_float(mut self, on: bool) -> Self {
         self.promote_integer_inputs_to_float = on;
         self
     }
 
     /// Outputs of another dtype than the computation's receive a cast copy.
+    #[inline]
     pub fn cast_common_dtype_to_outputs(mut self, on: bool) -> Self {
         self.cast_common_dtype_to_outputs = on;
         if on {
@@ -208,6 +271,7 @@ impl TensorIteratorConfig {
     }
 
     /// Refuse outputs that cannot hold the computation's dtype.
+    #[inline]
     pub fn enforce_safe_casting_to_output(mut self, on: bool) -> Self {
         self.enforce_safe_casting_to_output = on;
         self
@@ -215,12 +279,14 @@ impl TensorIteratorConfig {
 
     /// Whether outputs of another shape are resized (`out=`) or refused
     /// (in-place operations: the output is an input).
+    #[inline]
     pub fn resize_outputs(mut self, on: bool) -> Self {
         self.resize_outputs = on;
         self
     }
 
     /// Allocated outputs get this dtype (comparisons: bool).
+    #[inline]
     pub fn static_output_dtype(mut self, dtype: ScalarType) -> Self {
         self.static_output_dtype = Some(dtype);
         self.check_all_same_dtype = false;
@@ -228,7 +294,8 @@ impl TensorIteratorConfig {
     }
 
     /// Builds the iterator.
-    pub fn build(self) -> Result<TensorIterator> {
+    #[inline]
+    pub fn build(self) -> Result<TensorIterator<'a>> {
         TensorIterator::build(self)
     }
 }
@@ -248,11 +315,13 @@ pub fn can_cast(from: ScalarType, to: ScalarType) -> bool {
     true
 }
 
-/// A built iteration (see the module docs).
+/// A built iteration (see the module docs). It borrows the configuration's
+/// operands.
 #[derive(Clone, Debug)]
-pub struct TensorIterator {
-    operands: Vec<Operand>,
+pub struct TensorIterator<'a> {
+    operands: Vec<Operand<'a>>,
     noutputs: usize,
+    numel: i64,
     /// The loop shape: fastest dimension first, after coalescing.
     loop_shape: DimVector,
     /// The broadcast shape in the operands' own dimension order.
@@ -283,8 +352,11 @@ fn byte_strides(t: &TensorBase, shape: &[i64]) -> DimVector {
         .collect()
 }
 
-impl TensorIterator {
-    fn build(mut config: TensorIteratorConfig) -> Result<TensorIterator> {
+impl<'a> TensorIterator<'a> {
+    fn build(mut config: TensorIteratorConfig<'a>) -> Result<TensorIterator<'a>> {
+        if let Some(it) = Self::try_build_contiguous(&config) {
+            return it;
+        }
         let inputs = std::mem::take(&mut config.inputs);
         // 1. Shape.
         let same_shape = inputs
@@ -302,13 +374,6 @@ impl TensorIterator {
         // 2. Dtypes and device.
         let device = common_device(&inputs, &config.outputs, config.allow_cpu_scalars)?;
         let common_dtype = compute_common_dtype(&inputs, &config)?;
-        if same_shape {
-            if let Some(it) =
-                Self::build_contiguous(&inputs, &config, &full_shape, common_dtype, device)?
-            {
-                return Ok(it);
-            }
-        }
         let mut output_dtypes = Vec::new();
         for out in &config.outputs {
             let dtype = match out {
@@ -337,14 +402,14 @@ impl TensorIterator {
             output_dtypes.push(dtype);
         }
         // Inputs compute in the common dtype (converted copies when needed).
-        let mut operands: Vec<Operand> = Vec::new();
+        let mut operands: Vec<Operand<'a>> = Vec::new();
         // 3. Strides (outputs later, once allocated).
         let mut input_operands = Vec::new();
-        for t in &inputs {
+        for &TensorRef(t) in &inputs {
             let t = if config.promote_inputs_to_common_dtype && t.dtype() != Some(common_dtype) {
-                convert::to_dtype(t, common_dtype)?
+                MaybeOwned::Owned(convert::to_dtype(t, common_dtype)?)
             } else {
-                t.clone()
+                MaybeOwned::Borrowed(t)
             };
             input_operands.push(Operand {
                 strides: byte_strides(&t, &full_shape),
@@ -355,8 +420,7 @@ impl TensorIterator {
         }
         // 4. Dimension order (fastest first), from the inputs and any output
         // that keeps its shape.
-        let keeps_shape =
-            |o: &Option<Tensor>| o.as_ref().is_some_and(|o| o.sizes() == &full_shape[..]);
+        let keeps_shape = |o: &Option<&Tensor>| o.is_some_and(|o| o.sizes() == &full_shape[..]);
         let mut order_strides: Vec<DimVector> = Vec::new();
         for o in config.outputs.iter().filter(|o| keeps_shape(o)).flatten() {
             order_strides.push(byte_strides(o, &full_shape));
@@ -371,7 +435,7 @@ impl TensorIterator {
             .clone()
             .unwrap_or_else(|| strides_following(&full_shape, &perm));
         // 5. Outputs.
-        for (out, dtype) in config.outputs.iter().zip(&output_dtypes) {
+        for (&out, dtype) in config.outputs.iter().zip(&output_dtypes) {
             let (tensor, copy_back_to) = match out {
                 Some(o) => {
                     if o.sizes() != &full_shape[..] && !config.resize_outputs {
@@ -395,18 +459,18 @@ impl TensorIterator {
                             common_dtype,
                             device,
                         )?);
-                        (tmp, Some(o.clone()))
+                        (MaybeOwned::Owned(tmp), Some(o))
                     } else {
-                        (o.clone(), None)
+                        (MaybeOwned::Borrowed(o), None)
                     }
                 }
                 None => (
-                    Tensor::from(TensorBase::empty_strided(
+                    MaybeOwned::Owned(Tensor::from(TensorBase::empty_strided(
                         &full_shape,
                         &output_strides,
                         *dtype,
                         device,
-                    )?),
+                    )?)),
                     None,
                 ),
             };
@@ -428,6 +492,7 @@ impl TensorIterator {
         Ok(TensorIterator {
             operands,
             noutputs,
+            numel: full_shape.iter().product(),
             loop_shape: shape,
             full_shape,
             common_dtype,
@@ -436,96 +501,138 @@ impl TensorIterator {
     }
 
     /// PyTorch's fast set-up for the commonest case: every output is to be
-    /// allocated and every input is contiguous, of the broadcast shape and
-    /// already of the computation's dtype. The outputs are contiguous and
-    /// the whole iteration is one run over memory (what the general path
-    /// coalesces such operands to), without sorting or coalescing
-    /// dimensions. `None`: not that case.
-    fn build_contiguous(
-        inputs: &[Tensor],
-        config: &TensorIteratorConfig,
-        shape: &DimVector,
-        common_dtype: ScalarType,
-        device: Device,
-    ) -> Result<Option<TensorIterator>> {
-        let convert = config.promote_inputs_to_common_dtype;
-        if config.outputs.iter().any(Option::is_some)
-            || !inputs
-                .iter()
-                .all(|t| t.is_contiguous() && (!convert || t.dtype() == Some(common_dtype)))
-        {
-            return Ok(None);
+    /// allocated, and the inputs are contiguous tensors (not wrapped
+    /// numbers) of one shape, one dtype and one device. The common dtype is
+    /// theirs, the outputs are contiguous, and the whole iteration is one
+    /// run over memory (what the general path coalesces such operands to),
+    /// without promoting dtypes or sorting and coalescing dimensions. Each
+    /// input's layout is read once. `None`: not that case (the general path
+    /// decides, errors included).
+    fn try_build_contiguous(
+        config: &TensorIteratorConfig<'a>,
+    ) -> Option<Result<TensorIterator<'a>>> {
+        if config.outputs.iter().any(Option::is_some) {
+            return None;
         }
-        let numel: i64 = shape.iter().product();
-        let run = |t: Tensor, is_output: bool| Operand {
+        let (first, rest) = config.inputs.split_first()?;
+        let layout = first.layout()?;
+        let (dtype, device) = (first.dtype()?, first.device()?);
+        if !layout.is_contiguous() || first.is_wrapped_number() {
+            return None;
+        }
+        let shape = layout.sizes();
+        for t in rest {
+            let l = t.layout()?;
+            if !l.is_contiguous()
+                || l.sizes() != shape
+                || t.dtype() != Some(dtype)
+                || t.device().map(Device::device_type) != Some(device.device_type())
+                || t.is_wrapped_number()
+            {
+                return None;
+            }
+        }
+        if config.promote_integer_inputs_to_float && dtype.is_integral(true) {
+            return None;
+        }
+        let numel = layout.numel();
+        let run = |t: MaybeOwned<'a>, is_output: bool| Operand {
             strides: DimVector::from_slice(&[t.dtype().map_or(1, |d| d.element_size() as i64)]),
             tensor: t,
             copy_back_to: None,
             is_output,
         };
-        let mut operands = Vec::with_capacity(config.outputs.len() + inputs.len());
-        let strides = c10_core::tensor_impl::contiguous_strides(shape);
+        let mut operands = Vec::with_capacity(config.outputs.len() + config.inputs.len());
         for _ in &config.outputs {
-            let dtype = config.static_output_dtype.unwrap_or(common_dtype);
-            let out = TensorBase::empty_strided(shape, &strides, dtype, device)?;
-            operands.push(run(Tensor::from(out), true));
+            let out_dtype = config.static_output_dtype.unwrap_or(dtype);
+            match TensorBase::empty(shape, out_dtype, device) {
+                Ok(out) => operands.push(run(MaybeOwned::Owned(Tensor::from(out)), true)),
+                Err(e) => return Some(Err(e)),
+            }
         }
-        operands.extend(inputs.iter().map(|t| run(t.clone(), false)));
-        Ok(Some(TensorIterator {
+        operands.extend(
+            config
+                .inputs
+                .iter()
+                .map(|t| run(MaybeOwned::Borrowed(t.0), false)),
+        );
+        Some(Ok(TensorIterator {
             operands,
             noutputs: config.outputs.len(),
+            numel,
             loop_shape: DimVector::from_slice(&[numel]),
-            full_shape: shape.clone(),
-            common_dtype,
+            full_shape: DimVector::from_slice(shape),
+            common_dtype: dtype,
             device,
         }))
     }
 
     /// The dtype the computation runs in.
+    #[inline]
     pub fn common_dtype(&self) -> ScalarType {
         self.common_dtype
     }
 
     /// The device.
+    #[inline]
     pub fn device(&self) -> Device {
         self.device
     }
 
     /// The broadcast shape.
+    #[inline]
     pub fn shape(&self) -> &[i64] {
         &self.full_shape
     }
 
     /// Number of elements.
+    #[inline]
     pub fn numel(&self) -> i64 {
-        self.full_shape.iter().product()
+        self.numel
     }
 
     /// Number of operands (outputs first).
+    #[inline]
     pub fn ntensors(&self) -> usize {
         self.operands.len()
     }
 
     /// Number of outputs.
+    #[inline]
     pub fn noutputs(&self) -> usize {
         self.noutputs
     }
 
     /// The dtype of operand `i` as the loop sees it.
+    #[inline]
     pub fn dtype(&self, i: usize) -> ScalarType {
         self.operands[i].tensor.dtype().unwrap_or(self.common_dtype)
     }
 
     /// Output `i` (the tensor the caller gets back: an `out=` argument, or
     /// the allocated result).
+    #[inline]
     pub fn output(&self, i: usize) -> Tensor {
         let op = &self.operands[i];
-        op.copy_back_to.clone().unwrap_or_else(|| op.tensor.clone())
+        op.copy_back_to.unwrap_or(&op.tensor).clone()
+    }
+
+    /// Output `i`, as [`output`](Self::output), taking it out of the
+    /// iteration (an allocated result is moved, not shared).
+    #[inline]
+    pub fn into_output(mut self, i: usize) -> Tensor {
+        let op = self.operands.swap_remove(i);
+        match (op.copy_back_to, op.tensor) {
+            (Some(target), _) => target.clone(),
+            (None, MaybeOwned::Borrowed(t)) => t.clone(),
+            (None, MaybeOwned::Owned(t)) => t,
+        }
     }
 
     /// Whether the loops have data to run on (not Meta, not empty).
+    #[inline]
     pub fn has_data(&self) -> bool {
-        self.device.device_type() != DeviceType::Meta && self.numel() > 0
+        self.device.device_type() != DeviceType::Meta && self.numel > 0
     }
 
     /// Runs `f` over the iteration on the calling thread:
@@ -538,10 +645,11 @@ impl TensorIterator {
     ///
     /// The pointers are valid for the `n` elements at their strides, of the
     /// dtypes [`dtype`](Self::dtype) reports; `f` must read and write them as
-    /// such.
-    pub fn for_each(&self, mut f: impl FnMut(&[*mut u8], &[i64], usize)) -> Result<()> {
-        let numel = self.numel();
-        self.with_base_pointers(|bases| self.run_range(bases, 0, numel, &mut f))
+    /// such. The iteration is borrowed mutably, so `f` cannot reach its
+    /// tensors by other means.
+    pub fn for_each(&mut self, mut f: impl FnMut(&[*mut u8], &[i64], usize)) -> Result<()> {
+        let numel = self.numel;
+        self.with_base_pointers(|it, bases| it.run_range(bases, 0, numel, &mut f))
     }
 
     /// [`for_each`](Self::for_each) split over `rayon`'s threads when the
@@ -551,14 +659,20 @@ impl TensorIterator {
     /// written by two threads at once (an output whose elements overlap, or
     /// an input that partially overlaps an output). Called from a thread of
     /// a `rayon` pool, the pieces go to that pool (work stealing nests).
-    pub fn parallel_for_each(&self, f: impl Fn(&[*mut u8], &[i64], usize) + Sync) -> Result<()> {
-        let numel = self.numel();
+    pub fn parallel_for_each(
+        &mut self,
+        f: impl Fn(&[*mut u8], &[i64], usize) + Sync,
+    ) -> Result<()> {
+        let numel = self.numel;
+        if numel < GRAIN_SIZE {
+            return self.for_each(&f);
+        }
         let threads = rayon::current_num_threads() as i64;
-        if numel < GRAIN_SIZE || threads <= 1 || !self.writes_are_disjoint() {
+        if threads <= 1 || !self.writes_are_disjoint() {
             return self.for_each(&f);
         }
         let chunks = threads.min((numel + GRAIN_SIZE - 1) / GRAIN_SIZE);
-        self.with_base_pointers(|bases| {
+        self.with_base_pointers(|it, bases| {
             let bases = SharedPointers(bases);
             let bases = &bases;
             rayon::scope(|scope| {
@@ -566,7 +680,7 @@ impl TensorIterator {
                     let f = &f;
                     scope.spawn(move |_| {
                         let (begin, end) = (numel * c / chunks, numel * (c + 1) / chunks);
-                        self.run_range(bases.0, begin, end, &mut |p, s, n| f(p, s, n));
+                        it.run_range(bases.0, begin, end, &mut |p, s, n| f(p, s, n));
                     });
                 }
             });
@@ -574,40 +688,63 @@ impl TensorIterator {
     }
 
     /// Computes every operand's base pointer, borrows the storages, calls
-    /// `body`, releases the borrows and copies temporaries back.
-    fn with_base_pointers(&self, body: impl FnOnce(&[*mut u8])) -> Result<()> {
+    /// `body`, releases the borrows and copies temporaries back. Outputs
+    /// this iteration allocated and still owns alone need no borrow: while
+    /// `self` is borrowed mutably, nobody else can reach them.
+    fn with_base_pointers(&mut self, body: impl FnOnce(&Self, &[*mut u8])) -> Result<()> {
         if !self.has_data() {
             return Ok(());
         }
         let n = self.operands.len();
+        let mut inline_owned = [false; INLINE_OPERANDS];
+        let mut heap_owned = Vec::new();
+        let owned = scratch(&mut inline_owned, &mut heap_owned, n, false);
+        for (owned, op) in owned.iter_mut().zip(&mut self.operands) {
+            if let MaybeOwned::Owned(t) = &mut op.tensor {
+                *owned = op.is_output && t.is_exclusively_owned();
+            }
+        }
+        let this = &*self;
         let mut inline = [std::ptr::null_mut::<u8>(); INLINE_OPERANDS];
         let mut heap = Vec::new();
         let bases = scratch(&mut inline, &mut heap, n, std::ptr::null_mut());
-        for (base, op) in bases.iter_mut().zip(&self.operands) {
+        // The storages to borrow, read once per operand with its layout.
+        let mut inline_borrows = [None; INLINE_OPERANDS];
+        let mut heap_borrows = Vec::new();
+        let borrows = scratch(&mut inline_borrows, &mut heap_borrows, n, None);
+        let mut copies_back = false;
+        for (((base, borrow), &owned), op) in bases
+            .iter_mut()
+            .zip(borrows.iter_mut())
+            .zip(&*owned)
+            .zip(&this.operands)
+        {
             let layout = op
                 .tensor
                 .layout()
                 .ok_or_else(|| Error::runtime("undefined operand"))?;
-            let ptr = layout
-                .storage()
+            let storage = layout.storage();
+            let ptr = storage
                 .data_ptr()
                 .ok_or_else(|| Error::runtime("operand has no data"))?;
             let elem = op.tensor.dtype().map_or(1, |d| d.element_size());
             // SAFETY: the offset is inside the storage (checked when the view
             // was made).
             *base = unsafe { ptr.as_ptr().add(layout.storage_offset() as usize * elem) };
+            if !owned {
+                *borrow = Some((storage, op.is_output));
+            }
+            copies_back |= op.copy_back_to.is_some();
         }
         {
-            let _borrow = StorageBorrow::new(
-                self.operands
-                    .iter()
-                    .filter_map(|op| op.tensor.storage().map(|s| (s, op.is_output))),
-            );
-            body(bases);
+            let _borrow = StorageBorrow::new(borrows.iter().flatten().copied());
+            body(this, bases);
         }
-        for op in &self.operands {
-            if let Some(target) = &op.copy_back_to {
-                convert::copy_into(&op.tensor, target)?;
+        if copies_back {
+            for op in &this.operands {
+                if let Some(target) = op.copy_back_to {
+                    convert::copy_into(&op.tensor, target)?;
+                }
             }
         }
         Ok(())
@@ -711,7 +848,7 @@ impl TensorIterator {
     /// Whether two indices of the iteration reach one address of `op`
     /// (conservatively: dimensions sorted by stride must each step past
     /// everything the smaller ones reach).
-    fn self_overlaps(&self, op: &Operand) -> bool {
+    fn self_overlaps(&self, op: &Operand<'a>) -> bool {
         let elem = op.tensor.dtype().map_or(1, |d| d.element_size() as i64);
         let mut dims: Vec<(i64, i64)> = op
             .strides
@@ -733,8 +870,8 @@ impl TensorIterator {
 
     /// Whether the byte ranges `a` and `b` touch in this iteration overlap
     /// (and they share a storage).
-    fn memory_ranges_meet(&self, a: &Operand, b: &Operand) -> bool {
-        let range = |op: &Operand| -> Option<(usize, i64, i64)> {
+    fn memory_ranges_meet(&self, a: &Operand<'a>, b: &Operand<'a>) -> bool {
+        let range = |op: &Operand<'a>| -> Option<(usize, i64, i64)> {
             let storage = op.tensor.storage()?;
             let key = storage.data_ptr().map_or(0, |p| p.as_ptr() as usize);
             let elem = op.tensor.dtype().map_or(1, |d| d.element_size() as i64);
@@ -771,7 +908,7 @@ impl TensorIterator {
 /// `compute_fast_setup_type`: the output strides when every input has the
 /// broadcast shape and all are contiguous (contiguous strides) or all share
 /// one dense, non-overlapping layout (that layout).
-fn fast_setup_strides(inputs: &[Tensor], shape: &[i64]) -> Option<Vec<i64>> {
+fn fast_setup_strides(inputs: &[TensorRef<'_>], shape: &[i64]) -> Option<Vec<i64>> {
     if inputs.is_empty() || inputs.iter().any(|t| t.sizes() != shape) {
         return None;
     }
@@ -779,7 +916,7 @@ fn fast_setup_strides(inputs: &[Tensor], shape: &[i64]) -> Option<Vec<i64>> {
         return Some(c10_core::tensor_impl::contiguous_strides(shape).to_vec());
     }
     let first = inputs[0].strides();
-    let dense = convert::preserved_strides(&inputs[0]);
+    let dense = convert::preserved_strides(inputs[0].0);
     if dense == first && inputs.iter().all(|t| t.strides() == first) {
         return Some(first.to_vec());
     }
@@ -842,7 +979,7 @@ fn reorder_dimensions(shape: &[i64], strides: &[DimVector]) -> Vec<usize> {
 
 /// `coalesce_dimensions`: merges adjacent dimensions that every operand
 /// walks contiguously.
-fn coalesce(shape: &mut DimVector, operands: &mut [Operand]) {
+fn coalesce(shape: &mut DimVector, operands: &mut [Operand<'_>]) {
     let ndim = shape.len();
     if ndim <= 1 {
         return;
@@ -880,12 +1017,15 @@ fn coalesce(shape: &mut DimVector, operands: &mut [Operand]) {
 }
 
 fn common_device(
-    inputs: &[Tensor],
-    outputs: &[Option<Tensor>],
+    inputs: &[TensorRef<'_>],
+    outputs: &[Option<&Tensor>],
     allow_cpu_scalars: bool,
 ) -> Result<Device> {
     let mut device: Option<Device> = None;
-    let all = inputs.iter().chain(outputs.iter().flatten());
+    let all = inputs
+        .iter()
+        .map(|t| t.0)
+        .chain(outputs.iter().flatten().copied());
     for t in all {
         let Some(d) = t.device() else { continue };
         if allow_cpu_scalars && d.device_type() == DeviceType::CPU && t.dim() == 0 {
@@ -904,7 +1044,10 @@ fn common_device(
     Ok(device.unwrap_or(Device::CPU))
 }
 
-fn compute_common_dtype(inputs: &[Tensor], config: &TensorIteratorConfig) -> Result<ScalarType> {
+fn compute_common_dtype(
+    inputs: &[TensorRef<'_>],
+    config: &TensorIteratorConfig<'_>,
+) -> Result<ScalarType> {
     if !config.promote_inputs_to_common_dtype {
         let first = inputs
             .first()
@@ -917,7 +1060,8 @@ fn compute_common_dtype(inputs: &[Tensor], config: &TensorIteratorConfig) -> Res
                 .and_then(|t| t.dtype()))
             .unwrap_or(ScalarType::Float);
         if config.check_all_same_dtype {
-            for t in inputs.iter().chain(config.outputs.iter().flatten()) {
+            let all = inputs.iter().map(|t| t.0);
+            for t in all.chain(config.outputs.iter().flatten().copied()) {
                 if let Some(d) = t.dtype() {
                     if d != first {
                         return Err(Error::runtime(format!(
@@ -929,6 +1073,29 @@ fn compute_common_dtype(inputs: &[Tensor], config: &TensorIteratorConfig) -> Res
         }
         return Ok(first);
     }
+    let mut common = match same_dtype_tensors(inputs) {
+        // Promoting a dtype with itself gives it back, whatever the dims.
+        Some(dtype) => dtype,
+        None => promoted_dtype(inputs)?,
+    };
+    if config.promote_integer_inputs_to_float && common.is_integral(true) {
+        common = crate::native::DEFAULT_DTYPE;
+    }
+    Ok(common)
+}
+
+/// The dtype of `inputs` when they all have one and none is a wrapped
+/// number (whose promotion follows other rules).
+fn same_dtype_tensors(inputs: &[TensorRef<'_>]) -> Option<ScalarType> {
+    let (first, rest) = inputs.split_first()?;
+    let dtype = first.dtype()?;
+    let plain = |t: &TensorRef<'_>| t.dtype() == Some(dtype) && !t.is_wrapped_number();
+    (plain(first) && rest.iter().all(plain)).then_some(dtype)
+}
+
+/// `result_type` of the inputs: type promotion with the 0-dim and
+/// wrapped-number rules.
+fn promoted_dtype(inputs: &[TensorRef<'_>]) -> Result<ScalarType> {
     let mut state = ResultTypeState::default();
     for t in inputs {
         let dtype = t.dtype().ok_or_else(|| Error::runtime("undefined input"))?;
@@ -947,11 +1114,7 @@ fn compute_common_dtype(inputs: &[Tensor], config: &TensorIteratorConfig) -> Res
             state.add_tensor(dtype, t.dim())?;
         }
     }
-    let mut common = state.result()?.unwrap_or(ScalarType::Float);
-    if config.promote_integer_inputs_to_float && common.is_integral(true) {
-        common = crate::native::DEFAULT_DTYPE;
-    }
-    Ok(common)
+    Ok(state.result()?.unwrap_or(ScalarType::Float))
 }
 
 #[cfg(test)]
@@ -993,7 +1156,7 @@ mod tests {
     fn promotes_and_loops() {
         let a = Tensor::from_slice(&[1i64, 2, 3], &[3]).unwrap();
         let b = t(&[0.5, 0.5, 0.5], &[3]);
-        let it = TensorIteratorConfig::binary_op(None, &a, &b)
+        let mut it = TensorIteratorConfig::binary_op(None, &a, &b)
             .build()
             .unwrap();
         assert_eq!(it.common_dtype(), ScalarType::Float);
@@ -1012,5 +1175,33 @@ mod tests {
         .unwrap();
         assert_eq!(seen, 3);
         assert_eq!(it.output(0).to_vec::<f32>().unwrap(), vec![1.5, 2.5, 3.5]);
+    }
+
+    #[test]
+    fn a_shared_output_is_borrowed_while_the_loop_writes() {
+        let a = t(&[1.0, 2.0], &[2]);
+        let mut it = TensorIteratorConfig::unary_op(None, &a).build().unwrap();
+        // A handle to the allocated output escapes before the loop: the
+        // output is no longer exclusively the iteration's, so the loop must
+        // take its borrow flag, and a reader on another thread waits for it.
+        let out = it.output(0);
+        let reader = std::thread::spawn(move || {
+            for _ in 0..1000 {
+                let v = out.to_vec::<f32>().unwrap();
+                assert!(v == [0.0, 0.0] || v == [2.0, 4.0], "torn read {v:?}");
+            }
+        });
+        it.for_each(|ptrs, _, n| {
+            for i in 0..n {
+                // SAFETY: two float32 operands, contiguous, valid for `n`.
+                unsafe {
+                    let x = *(ptrs[1] as *const f32).add(i);
+                    *(ptrs[0] as *mut f32).add(i) = 2.0 * x;
+                }
+            }
+        })
+        .unwrap();
+        reader.join().unwrap();
+        assert_eq!(it.into_output(0).to_vec::<f32>().unwrap(), vec![2.0, 4.0]);
     }
 }

@@ -12,7 +12,7 @@ use super::util::{wrap, Variant};
 use crate::loops::binary;
 use crate::{dispatch_all, dispatch_floating};
 
-fn build(v: Variant<'_>, config: TensorIteratorConfig) -> Result<TensorIterator> {
+fn build<'a>(v: Variant<'_>, config: TensorIteratorConfig<'a>) -> Result<TensorIterator<'a>> {
     v.configure(config).build()
 }
 
@@ -46,44 +46,44 @@ fn sub_check(a: &Tensor, b: &Tensor) -> Result<()> {
 
 /// `a + alpha * b` for every variant.
 pub fn add_impl(v: Variant<'_>, a: &Tensor, b: &Tensor, alpha: Scalar) -> Result<Tensor> {
-    let iter = build(v, TensorIteratorConfig::binary_op(v.output(), a, b))?;
+    let mut iter = build(v, TensorIteratorConfig::binary_op(v.output(), a, b))?;
     let dtype = iter.common_dtype();
     alpha_check(dtype, alpha)?;
     if iter.has_data() {
         dispatch_all!(dtype, "add_cpu", T => {
             let al = T::from_scalar(alpha)?;
             if al == T::one() {
-                binary::<T, T, T>(&iter, |x, y| x.add(y))
+                binary::<T, T, T>(&mut iter, |x, y| x.add(y))
             } else {
-                binary::<T, T, T>(&iter, move |x, y| x.add(y.mul(al)))
+                binary::<T, T, T>(&mut iter, move |x, y| x.add(y.mul(al)))
             }
         })?;
     }
-    Ok(v.finish(&iter))
+    Ok(v.finish(iter))
 }
 
 /// `a - alpha * b`.
 pub fn sub_impl(v: Variant<'_>, a: &Tensor, b: &Tensor, alpha: Scalar) -> Result<Tensor> {
     sub_check(a, b)?;
-    let iter = build(v, TensorIteratorConfig::binary_op(v.output(), a, b))?;
+    let mut iter = build(v, TensorIteratorConfig::binary_op(v.output(), a, b))?;
     let dtype = iter.common_dtype();
     alpha_check(dtype, alpha)?;
     if iter.has_data() {
         dispatch_all!(dtype, "sub_cpu", T => {
             let al = T::from_scalar(alpha)?;
-            binary::<T, T, T>(&iter, move |x, y| x.sub(y.mul(al)))
+            binary::<T, T, T>(&mut iter, move |x, y| x.sub(y.mul(al)))
         })?;
     }
-    Ok(v.finish(&iter))
+    Ok(v.finish(iter))
 }
 
 /// `a * b`.
 pub fn mul_impl(v: Variant<'_>, a: &Tensor, b: &Tensor) -> Result<Tensor> {
-    let iter = build(v, TensorIteratorConfig::binary_op(v.output(), a, b))?;
+    let mut iter = build(v, TensorIteratorConfig::binary_op(v.output(), a, b))?;
     if iter.has_data() {
-        dispatch_all!(iter.common_dtype(), "mul_cpu", T => binary::<T, T, T>(&iter, |x, y| x.mul(y)))?;
+        dispatch_all!(iter.common_dtype(), "mul_cpu", T => binary::<T, T, T>(&mut iter, |x, y| x.mul(y)))?;
     }
-    Ok(v.finish(&iter))
+    Ok(v.finish(iter))
 }
 
 /// Rounding of a division.
@@ -116,7 +116,7 @@ fn zero_division() -> Error {
 }
 
 /// Checks an integer loop for division by zero before running it.
-fn check_integer_divisors(iter: &TensorIterator) -> Result<()> {
+fn check_integer_divisors(iter: &mut TensorIterator<'_>) -> Result<()> {
     let mut zero = false;
     dispatch_all!(iter.common_dtype(), "div", T => {
         if T::IS_FLOAT {
@@ -184,20 +184,20 @@ pub fn div_impl(v: Variant<'_>, a: &Tensor, b: &Tensor, rounding: Rounding) -> R
     if rounding == Rounding::True {
         config = config.promote_integer_inputs_to_float(true);
     }
-    let iter = build(v, config)?;
+    let mut iter = build(v, config)?;
     let dtype = iter.common_dtype();
     if iter.has_data() {
         if dtype.is_integral(true) {
-            check_integer_divisors(&iter)?;
+            check_integer_divisors(&mut iter)?;
         }
         match rounding {
             Rounding::True => {
-                dispatch_floating!(dtype, "div_true_cpu", T => binary::<T, T, T>(&iter, |x, y| {
+                dispatch_floating!(dtype, "div_true_cpu", T => binary::<T, T, T>(&mut iter, |x, y| {
                     x.zip32(y, |p, q| p / q, |p, q| p / q)
                 }))?
             }
             Rounding::Trunc => {
-                dispatch_all!(dtype, "div_trunc_cpu", T => binary::<T, T, T>(&iter, |x, y| {
+                dispatch_all!(dtype, "div_trunc_cpu", T => binary::<T, T, T>(&mut iter, |x, y| {
                     if T::IS_FLOAT {
                         T::from_f64((x.to_f64() / y.to_f64()).trunc())
                     } else {
@@ -206,7 +206,7 @@ pub fn div_impl(v: Variant<'_>, a: &Tensor, b: &Tensor, rounding: Rounding) -> R
                 }))?
             }
             Rounding::Floor => {
-                dispatch_all!(dtype, "div_floor_cpu", T => binary::<T, T, T>(&iter, |x, y| {
+                dispatch_all!(dtype, "div_floor_cpu", T => binary::<T, T, T>(&mut iter, |x, y| {
                     if T::IS_FLOAT {
                         if std::mem::size_of::<T>() == 8 {
                             T::from_f64(div_floor_f64(x.to_f64(), y.to_f64()))
@@ -220,13 +220,13 @@ pub fn div_impl(v: Variant<'_>, a: &Tensor, b: &Tensor, rounding: Rounding) -> R
             }
         }
     }
-    Ok(v.finish(&iter))
+    Ok(v.finish(iter))
 }
 
 /// `remainder` (Python's `%`: the sign of the divisor) or `fmod` (the sign
 /// of the dividend).
 pub fn mod_impl(v: Variant<'_>, a: &Tensor, b: &Tensor, python: bool) -> Result<Tensor> {
-    let iter = build(v, TensorIteratorConfig::binary_op(v.output(), a, b))?;
+    let mut iter = build(v, TensorIteratorConfig::binary_op(v.output(), a, b))?;
     let dtype = iter.common_dtype();
     if dtype == ScalarType::Bool {
         return Err(super::util::not_implemented(
@@ -236,9 +236,9 @@ pub fn mod_impl(v: Variant<'_>, a: &Tensor, b: &Tensor, python: bool) -> Result<
     }
     if iter.has_data() {
         if dtype.is_integral(false) {
-            check_integer_divisors(&iter)?;
+            check_integer_divisors(&mut iter)?;
         }
-        dispatch_all!(dtype, "remainder_cpu", T => binary::<T, T, T>(&iter, move |x, y| {
+        dispatch_all!(dtype, "remainder_cpu", T => binary::<T, T, T>(&mut iter, move |x, y| {
             if T::IS_FLOAT {
                 let (p, q) = (x.to_f64(), y.to_f64());
                 let mut m = p % q;
@@ -256,20 +256,20 @@ pub fn mod_impl(v: Variant<'_>, a: &Tensor, b: &Tensor, python: bool) -> Result<
             }
         }))?;
     }
-    Ok(v.finish(&iter))
+    Ok(v.finish(iter))
 }
 
 /// `atan2(a, b)`: a floating operation (integers promote).
 pub fn atan2_impl(v: Variant<'_>, a: &Tensor, b: &Tensor) -> Result<Tensor> {
     let config =
         TensorIteratorConfig::binary_op(v.output(), a, b).promote_integer_inputs_to_float(true);
-    let iter = build(v, config)?;
+    let mut iter = build(v, config)?;
     if iter.has_data() {
-        dispatch_floating!(iter.common_dtype(), "atan2_cpu", T => binary::<T, T, T>(&iter, |x, y| {
+        dispatch_floating!(iter.common_dtype(), "atan2_cpu", T => binary::<T, T, T>(&mut iter, |x, y| {
             x.zip32(y, f32::atan2, f64::atan2)
         }))?;
     }
-    Ok(v.finish(&iter))
+    Ok(v.finish(iter))
 }
 
 fn powi(a: i64, b: i64) -> i64 {
@@ -299,13 +299,13 @@ fn powi(a: i64, b: i64) -> i64 {
 
 /// `pow(a, b)`.
 pub fn pow_impl(v: Variant<'_>, a: &Tensor, b: &Tensor) -> Result<Tensor> {
-    let iter = build(v, TensorIteratorConfig::binary_op(v.output(), a, b))?;
+    let mut iter = build(v, TensorIteratorConfig::binary_op(v.output(), a, b))?;
     let dtype = iter.common_dtype();
     if dtype == ScalarType::Bool {
         return Err(super::util::not_implemented("pow", dtype));
     }
     if iter.has_data() {
-        dispatch_all!(dtype, "pow", T => binary::<T, T, T>(&iter, |x, y| {
+        dispatch_all!(dtype, "pow", T => binary::<T, T, T>(&mut iter, |x, y| {
             if T::IS_FLOAT {
                 T::from_f64(x.to_f64().powf(y.to_f64()))
             } else {
@@ -313,7 +313,7 @@ pub fn pow_impl(v: Variant<'_>, a: &Tensor, b: &Tensor) -> Result<Tensor> {
             }
         }))?;
     }
-    Ok(v.finish(&iter))
+    Ok(v.finish(iter))
 }
 
 /// `pow(a, scalar)`.
@@ -330,9 +330,9 @@ pub fn pow_scalar_impl(v: Variant<'_>, a: &Tensor, exponent: Scalar) -> Result<T
 
 /// `maximum` (`max = true`) or `minimum`, propagating NaN.
 pub fn max_min_impl(v: Variant<'_>, a: &Tensor, b: &Tensor, max: bool) -> Result<Tensor> {
-    let iter = build(v, TensorIteratorConfig::binary_op(v.output(), a, b))?;
+    let mut iter = build(v, TensorIteratorConfig::binary_op(v.output(), a, b))?;
     if iter.has_data() {
-        dispatch_all!(iter.common_dtype(), "maximum_cpu", T => binary::<T, T, T>(&iter, move |x, y| {
+        dispatch_all!(iter.common_dtype(), "maximum_cpu", T => binary::<T, T, T>(&mut iter, move |x, y| {
             if T::IS_FLOAT && (x.to_f64().is_nan() || y.to_f64().is_nan()) {
                 T::from_f64(f64::NAN)
             } else if (x > y) == max {
@@ -342,7 +342,7 @@ pub fn max_min_impl(v: Variant<'_>, a: &Tensor, b: &Tensor, max: bool) -> Result
             }
         }))?;
     }
-    Ok(v.finish(&iter))
+    Ok(v.finish(iter))
 }
 
 #[cfg(test)]

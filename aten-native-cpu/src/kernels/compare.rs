@@ -40,7 +40,7 @@ fn bool_result(
     a: &Tensor,
     b: &Tensor,
     promote: bool,
-    run: impl FnOnce(&TensorIterator) -> Result<()>,
+    run: impl FnOnce(&mut TensorIterator<'_>) -> Result<()>,
 ) -> Result<Tensor> {
     let direct = v.output().filter(|o| o.dtype() == Some(ScalarType::Bool));
     let mut config = TensorIteratorConfig::default()
@@ -54,9 +54,9 @@ fn bool_result(
     if matches!(v, Variant::Inplace(_)) {
         config = config.resize_outputs(false);
     }
-    let iter = config.build()?;
+    let mut iter = config.build()?;
     if iter.has_data() {
-        run(&iter)?;
+        run(&mut iter)?;
     }
     let result = iter.output(0);
     match v.output() {
@@ -73,7 +73,7 @@ fn bool_result(
             o.bump_version();
             Ok(o.clone())
         }
-        _ => Ok(v.finish(&iter)),
+        _ => Ok(v.finish(iter)),
     }
 }
 
@@ -116,7 +116,7 @@ pub fn bitwise(v: Variant<'_>, a: &Tensor, b: &Tensor, op: Logic) -> Result<Tens
         Logic::Or => "bitwise_or_cpu",
         Logic::Xor => "bitwise_xor_cpu",
     };
-    let iter = v
+    let mut iter = v
         .configure(TensorIteratorConfig::binary_op(v.output(), a, b))
         .build()?;
     let dtype = iter.common_dtype();
@@ -124,7 +124,7 @@ pub fn bitwise(v: Variant<'_>, a: &Tensor, b: &Tensor, op: Logic) -> Result<Tens
         return Err(super::util::not_implemented(name, dtype));
     }
     if iter.has_data() {
-        dispatch_integral!(dtype, name, T => crate::loops::binary::<T, T, T>(&iter, move |x, y| {
+        dispatch_integral!(dtype, name, T => crate::loops::binary::<T, T, T>(&mut iter, move |x, y| {
             let (p, q) = (x.to_i64(), y.to_i64());
             T::from_i64(match op {
                 Logic::And => p & q,
@@ -133,5 +133,5 @@ pub fn bitwise(v: Variant<'_>, a: &Tensor, b: &Tensor, op: Logic) -> Result<Tens
             })
         }))?;
     }
-    Ok(v.finish(&iter))
+    Ok(v.finish(iter))
 }

@@ -50,7 +50,7 @@ pub fn where_impl(v: Variant<'_>, cond: &Tensor, a: &Tensor, b: &Tensor) -> Resu
     add_operand(&mut state, b)?;
     let dtype = state.result()?.unwrap_or(ScalarType::Float);
     let (a, b) = (converted(a, dtype)?, converted(b, dtype)?);
-    let iter = v
+    let mut iter = v
         .configure(
             TensorIteratorConfig::default()
                 .add_output(v.output())
@@ -62,9 +62,9 @@ pub fn where_impl(v: Variant<'_>, cond: &Tensor, a: &Tensor, b: &Tensor) -> Resu
         )
         .build()?;
     if iter.has_data() {
-        dispatch_all!(dtype, "where_cpu", T => ternary::<T, bool, T, T>(&iter, |c, x, y| if c { x } else { y }))?;
+        dispatch_all!(dtype, "where_cpu", T => ternary::<T, bool, T, T>(&mut iter, |c, x, y| if c { x } else { y }))?;
     }
-    Ok(v.finish(&iter))
+    Ok(v.finish(iter))
 }
 
 /// `masked_fill(self, mask, value)`.
@@ -84,7 +84,7 @@ pub fn masked_fill_impl(
     // The value is cast to the tensor's dtype (a float into an integer
     // tensor truncates), as PyTorch does.
     let dtype = dtype_of(a)?;
-    let iter = v
+    let mut iter = v
         .configure(
             TensorIteratorConfig::default()
                 .add_output(v.output())
@@ -96,10 +96,10 @@ pub fn masked_fill_impl(
     if iter.has_data() {
         dispatch_all!(dtype, "masked_fill", T => {
             let fill = T::from_scalar(value)?;
-            binary::<T, T, bool>(&iter, move |x, m| if m { fill } else { x })
+            binary::<T, T, bool>(&mut iter, move |x, m| if m { fill } else { x })
         })?;
     }
-    Ok(v.finish(&iter))
+    Ok(v.finish(iter))
 }
 
 /// `clamp(self, min, max)`.
@@ -129,14 +129,14 @@ pub fn clamp_impl(
         return Err(super::util::not_implemented("clamp_scalar_cpu", dtype));
     }
     let a = converted(a, dtype)?;
-    let iter = v
+    let mut iter = v
         .configure(TensorIteratorConfig::unary_op(v.output(), &a))
         .build()?;
     if iter.has_data() {
         dispatch_all!(dtype, "clamp_scalar_cpu", T => {
             let lo = min.map(T::from_scalar).transpose()?;
             let hi = max.map(T::from_scalar).transpose()?;
-            unary::<T, T>(&iter, move |x| {
+            unary::<T, T>(&mut iter, move |x| {
                 if T::IS_FLOAT && x.to_f64().is_nan() {
                     return x;
                 }
@@ -155,7 +155,7 @@ pub fn clamp_impl(
             })
         })?;
     }
-    Ok(v.finish(&iter))
+    Ok(v.finish(iter))
 }
 
 /// `lerp(self, end, weight)` with a scalar weight.
@@ -173,7 +173,7 @@ pub fn lerp_scalar_impl(
             de.python_name()
         )));
     }
-    let iter = v
+    let mut iter = v
         .configure(
             TensorIteratorConfig::default()
                 .add_output(v.output())
@@ -183,10 +183,10 @@ pub fn lerp_scalar_impl(
         .build()?;
     if iter.has_data() {
         let w = weight.to_f64();
-        dispatch_floating!(da, "lerp_kernel_scalar", T => binary::<T, T, T>(&iter, move |x, y| {
+        dispatch_floating!(da, "lerp_kernel_scalar", T => binary::<T, T, T>(&mut iter, move |x, y| {
             let (p, q) = (x.to_f64(), y.to_f64());
             T::from_f64(if w.abs() < 0.5 { p + w * (q - p) } else { q - (q - p) * (1.0 - w) })
         }))?;
     }
-    Ok(v.finish(&iter))
+    Ok(v.finish(iter))
 }

@@ -12,7 +12,7 @@ use super::util::{not_implemented, Variant};
 use crate::loops::unary;
 use crate::{dispatch_all, dispatch_floating, dispatch_integral};
 
-fn build(v: Variant<'_>, config: TensorIteratorConfig) -> Result<TensorIterator> {
+fn build<'a>(v: Variant<'_>, config: TensorIteratorConfig<'a>) -> Result<TensorIterator<'a>> {
     v.configure(config).build()
 }
 
@@ -118,13 +118,13 @@ pub fn float_fn(v: Variant<'_>, a: &Tensor, f: FloatFn) -> Result<Tensor> {
             return Err(not_implemented(f.name(), dtype));
         }
     }
-    let iter = build(v, TensorIteratorConfig::unary_float_op(v.output(), a))?;
+    let mut iter = build(v, TensorIteratorConfig::unary_float_op(v.output(), a))?;
     if iter.has_data() {
-        dispatch_floating!(iter.common_dtype(), f.name(), T => unary::<T, T>(&iter, move |x| {
+        dispatch_floating!(iter.common_dtype(), f.name(), T => unary::<T, T>(&mut iter, move |x| {
             x.map32(|p| f.f32(p), |p| f.f64(p))
         }))?;
     }
-    Ok(v.finish(&iter))
+    Ok(v.finish(iter))
 }
 
 /// The dtype-preserving unary operations.
@@ -207,11 +207,11 @@ pub fn same_fn(v: Variant<'_>, a: &Tensor, f: SameFn) -> Result<Tensor> {
     if matches!(f, SameFn::BitwiseNot) && dtype.is_floating_point() {
         return Err(not_implemented("bitwise_not_cpu", dtype));
     }
-    let iter = build(v, TensorIteratorConfig::unary_op(v.output(), a))?;
+    let mut iter = build(v, TensorIteratorConfig::unary_op(v.output(), a))?;
     if iter.has_data() {
         match f {
             SameFn::BitwiseNot => {
-                dispatch_integral!(iter.common_dtype(), "bitwise_not_cpu", T => unary::<T, T>(&iter, |x| {
+                dispatch_integral!(iter.common_dtype(), "bitwise_not_cpu", T => unary::<T, T>(&mut iter, |x| {
                     if T::DTYPE == ScalarType::Bool {
                         T::from_i64(i64::from(x.to_i64() == 0))
                     } else {
@@ -225,7 +225,7 @@ pub fn same_fn(v: Variant<'_>, a: &Tensor, f: SameFn) -> Result<Tensor> {
                 macro_rules! per_fn {
                     ($T:ty; $($f:ident),*) => {
                         match f {
-                            $(SameFn::$f => unary::<$T, $T>(&iter, |x| same_fn_value(SameFn::$f, x)),)*
+                            $(SameFn::$f => unary::<$T, $T>(&mut iter, |x| same_fn_value(SameFn::$f, x)),)*
                         }
                     };
                 }
@@ -233,7 +233,7 @@ pub fn same_fn(v: Variant<'_>, a: &Tensor, f: SameFn) -> Result<Tensor> {
             }
         }
     }
-    Ok(v.finish(&iter))
+    Ok(v.finish(iter))
 }
 
 /// `logical_not`: a bool result (or the out tensor's dtype).
@@ -245,13 +245,13 @@ pub fn logical_not_impl(v: Variant<'_>, a: &Tensor) -> Result<Tensor> {
     if v.output().is_none() {
         config = config.static_output_dtype(ScalarType::Bool);
     }
-    let iter = build(v, config)?;
+    let mut iter = build(v, config)?;
     if iter.has_data() {
         dispatch_all!(iter.dtype(0), "logical_not_cpu", O => {
-            dispatch_all!(iter.dtype(1), "logical_not_cpu", I => unary::<O, I>(&iter, |x| {
+            dispatch_all!(iter.dtype(1), "logical_not_cpu", I => unary::<O, I>(&mut iter, |x| {
                 O::from_i64(i64::from(x.to_f64() == 0.0))
             }))
         })?;
     }
-    Ok(v.finish(&iter))
+    Ok(v.finish(iter))
 }

@@ -34,7 +34,7 @@ impl<'a> Variant<'a> {
     }
 
     /// Applies the variant's resize policy to a configuration.
-    pub fn configure(self, config: TensorIteratorConfig) -> TensorIteratorConfig {
+    pub fn configure<'c>(self, config: TensorIteratorConfig<'c>) -> TensorIteratorConfig<'c> {
         match self {
             Variant::Inplace(_) => config.resize_outputs(false),
             _ => config,
@@ -42,8 +42,8 @@ impl<'a> Variant<'a> {
     }
 
     /// The value the kernel returns after the loop ran.
-    pub fn finish(self, iter: &TensorIterator) -> Tensor {
-        let out = iter.output(0);
+    pub fn finish(self, iter: TensorIterator<'_>) -> Tensor {
+        let out = iter.into_output(0);
         if !matches!(self, Variant::Functional) {
             out.bump_version();
         }
