@@ -9,25 +9,41 @@
 
 use crate::loops::has_avx2_fma;
 
+/// `a * b + c`: one fused instruction in the FMA build (`FMA`), a multiply
+/// and an add otherwise (where `mul_add` would be a library call).
+#[inline(always)]
+fn madd<const FMA: bool>(a: f32, b: f32, c: f32) -> f32 {
+    if FMA {
+        a.mul_add(b, c)
+    } else {
+        a * b + c
+    }
+}
+
 /// `exp(x)` for `float32` within about two ulp (Cephes' `expf` range
 /// reduction and polynomial): `0` below the smallest normal result, `NaN`
 /// for `NaN`, the largest finite value's neighbourhood saturating.
 #[inline(always)]
 pub fn exp_f32(x: f32) -> f32 {
+    exp::<false>(x)
+}
+
+#[inline(always)]
+fn exp<const FMA: bool>(x: f32) -> f32 {
     const LOG2E: f32 = std::f32::consts::LOG2_E;
     const LN2_HI: f32 = 0.693_359_4;
     const LN2_LO: f32 = -2.121_944_4e-4;
     let underflow = x < -87.336_54;
     let xc = x.clamp(-87.336_54, 88.376_26);
-    let n = (xc * LOG2E + 0.5).floor();
-    let r = xc - n * LN2_HI - n * LN2_LO;
+    let n = madd::<FMA>(xc, LOG2E, 0.5).floor();
+    let r = madd::<FMA>(-n, LN2_LO, madd::<FMA>(-n, LN2_HI, xc));
     let mut p = 1.987_569_1e-4f32;
-    p = p * r + 1.398_2e-3;
-    p = p * r + 8.333_452e-3;
-    p = p * r + 4.166_579_6e-2;
-    p = p * r + 1.666_666_5e-1;
-    p = p * r + 0.5;
-    let y = p * r * r + r + 1.0;
+    p = madd::<FMA>(p, r, 1.398_2e-3);
+    p = madd::<FMA>(p, r, 8.333_452e-3);
+    p = madd::<FMA>(p, r, 4.166_579_6e-2);
+    p = madd::<FMA>(p, r, 1.666_666_5e-1);
+    p = madd::<FMA>(p, r, 0.5);
+    let y = madd::<FMA>(p, r * r, r + 1.0);
     // 2^n through the exponent bits: `n` is an integer in [-126, 128] after
     // the clamp, so `n + 127 + 2^23` holds `n + 127` in its low mantissa
     // bits (no float-to-int conversion, which keeps the loop vectorized).
@@ -40,52 +56,52 @@ pub fn exp_f32(x: f32) -> f32 {
     }
 }
 
+/// Lanes of the row passes: two AVX2 vectors, so that independent
+/// exponentials and sums overlap instead of waiting on each other (four
+/// run out of registers).
+const LANES: usize = 16;
+
+/// The largest element of `x`, ignoring NaN: a NaN element still makes the
+/// whole row NaN, through its exponential and the sum.
 #[inline(always)]
 fn row_max(x: &[f32]) -> f32 {
-    let mut lanes = [f32::NEG_INFINITY; 8];
-    let mut nan = false;
-    let chunks = x.chunks_exact(8);
+    let mut lanes = [f32::NEG_INFINITY; LANES];
+    let chunks = x.chunks_exact(LANES);
     let tail = chunks.remainder();
     for c in chunks {
         for (l, v) in lanes.iter_mut().zip(c) {
-            nan |= v.is_nan();
             *l = if *v > *l { *v } else { *l };
         }
     }
-    let mut m = lanes.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    for v in tail {
-        nan |= v.is_nan();
-        m = m.max(*v);
-    }
-    if nan {
-        f32::NAN
-    } else {
-        m
-    }
+    let m = lanes.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    tail.iter().copied().fold(m, f32::max)
 }
 
-/// Writes `exp(x - m)` to `out` and returns its sum.
+/// Writes `exp(x - m)` to `out` and returns its sum (in `float32` lanes).
 #[inline(always)]
-fn exp_shifted_sum(x: &[f32], m: f32, out: &mut [f32]) -> f32 {
-    for (o, v) in out.iter_mut().zip(x) {
-        *o = exp_f32(*v - m);
-    }
-    let mut lanes = [0f32; 8];
-    let chunks = out.chunks_exact(8);
-    let tail: f32 = chunks.remainder().iter().sum();
-    for c in chunks {
-        for (l, v) in lanes.iter_mut().zip(c) {
-            *l += *v;
+fn exp_shifted_sum<const FMA: bool>(x: &[f32], m: f32, out: &mut [f32]) -> f32 {
+    let mut lanes = [0f32; LANES];
+    let mut xs = x.chunks_exact(LANES);
+    let mut os = out.chunks_exact_mut(LANES);
+    for (c, o) in (&mut xs).zip(&mut os) {
+        for ((l, o), v) in lanes.iter_mut().zip(o).zip(c) {
+            *o = exp::<FMA>(*v - m);
+            *l += *o;
         }
+    }
+    let mut tail = 0f32;
+    for (o, v) in os.into_remainder().iter_mut().zip(xs.remainder()) {
+        *o = exp::<FMA>(*v - m);
+        tail += *o;
     }
     lanes.iter().sum::<f32>() + tail
 }
 
 #[inline(always)]
-fn rows_portable(input: &[f32], out: &mut [f32], n: usize, log: bool) {
+fn rows<const FMA: bool>(input: &[f32], out: &mut [f32], n: usize, log: bool) {
     for (x, o) in input.chunks_exact(n).zip(out.chunks_exact_mut(n)) {
         let m = row_max(x);
-        let s = exp_shifted_sum(x, m, o);
+        let s = exp_shifted_sum::<FMA>(x, m, o);
         if log {
             let shift = m + s.ln();
             for (o, v) in o.iter_mut().zip(x) {
@@ -103,7 +119,7 @@ fn rows_portable(input: &[f32], out: &mut [f32], n: usize, log: bool) {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 fn rows_avx2(input: &[f32], out: &mut [f32], n: usize, log: bool) {
-    rows_portable(input, out, n, log)
+    rows::<true>(input, out, n, log)
 }
 
 /// Softmax (or log-softmax) of each `n`-element row of `input` into the
@@ -119,7 +135,7 @@ pub fn softmax_rows(input: &[f32], out: &mut [f32], n: usize, log: bool) {
         unsafe { rows_avx2(input, out, n, log) };
         return;
     }
-    rows_portable(input, out, n, log)
+    rows::<false>(input, out, n, log)
 }
 
 #[cfg(test)]
@@ -130,12 +146,15 @@ mod tests {
     fn exp_is_within_two_ulp() {
         let mut x = -87.0f32;
         while x < 88.0 {
-            let (got, want) = (exp_f32(x), (x as f64).exp());
+            let want = (x as f64).exp();
             let ulp = (want as f32).abs() * f32::EPSILON;
-            assert!(
-                ((got as f64) - want).abs() <= 2.0 * ulp as f64,
-                "exp({x}) = {got}, want {want}"
-            );
+            // Both builds: with fused multiply-adds and without.
+            for got in [exp::<false>(x), exp::<true>(x)] {
+                assert!(
+                    ((got as f64) - want).abs() <= 2.0 * ulp as f64,
+                    "exp({x}) = {got}, want {want}"
+                );
+            }
             x += 0.013;
         }
         assert_eq!(exp_f32(f32::NEG_INFINITY), 0.0);
@@ -153,6 +172,17 @@ mod tests {
         let mut log_out = vec![0f32; input.len()];
         softmax_rows(&input, &mut out, 37, false);
         softmax_rows(&input, &mut log_out, 37, true);
+        // The portable build agrees with the dispatched one.
+        let (mut portable, mut portable_log) = (vec![0f32; input.len()], vec![0f32; input.len()]);
+        rows::<false>(&input, &mut portable, 37, false);
+        rows::<false>(&input, &mut portable_log, 37, true);
+        for (a, b) in out
+            .iter()
+            .zip(&portable)
+            .chain(log_out.iter().zip(&portable_log))
+        {
+            assert!((a - b).abs() <= 1e-6 * a.abs().max(1.0), "{a} vs {b}");
+        }
         for (r, x) in input.chunks(37).enumerate() {
             let m = x.iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64;
             let s: f64 = x.iter().map(|v| (*v as f64 - m).exp()).sum();

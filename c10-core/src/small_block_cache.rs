@@ -13,7 +13,13 @@
 //! it joins that thread's lists; lists are bounded, and a thread's blocks are
 //! returned to the system allocator when the thread ends.
 //!
-//! Blocks are handed out zeroed, like every CPU allocation.
+//! Blocks are handed out zeroed, like every CPU allocation. Larger blocks
+//! come from `calloc` (the system allocator's zeroed allocation at its own
+//! alignment), over-allocated by [`ALIGNMENT`] and aligned inside: for a
+//! large block `calloc` maps fresh pages, which are zero without being
+//! written, where an aligned allocation followed by zeroing wrote (and so
+//! faulted in) every page before the kernel wrote it again. The byte before
+//! such a block records how far into the allocation it starts.
 
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::cell::RefCell;
@@ -120,9 +126,41 @@ pub(crate) fn allocate(layout: Layout) -> *mut u8 {
             unsafe { block.as_ptr().write_bytes(0, layout.size()) };
             return block.as_ptr();
         }
+        // SAFETY: `layout` has a non-zero size.
+        return unsafe { alloc_zeroed(layout) };
     }
-    // SAFETY: `layout` has a non-zero size.
-    unsafe { alloc_zeroed(layout) }
+    allocate_large(layout)
+}
+
+/// The system allocation behind a large block of `layout`: `ALIGNMENT`
+/// bytes more, at an alignment `calloc` provides.
+fn large_layout(layout: Layout) -> Option<Layout> {
+    Layout::from_size_align(layout.size().checked_add(ALIGNMENT)?, 16).ok()
+}
+
+/// A zeroed, `ALIGNMENT`-aligned block of `layout` that is not cached (see
+/// the module docs); null when out of memory.
+fn allocate_large(layout: Layout) -> *mut u8 {
+    let Some(system) = large_layout(layout) else {
+        return std::ptr::null_mut();
+    };
+    // SAFETY: `system` has a non-zero size.
+    let base = unsafe { alloc_zeroed(system) };
+    if base.is_null() {
+        return base;
+    }
+    // `base` is 16-aligned: the block starts 16 to 64 bytes in, which
+    // leaves its `layout.size()` bytes inside the allocation and a byte
+    // before it for the offset.
+    let offset = ALIGNMENT - base as usize % ALIGNMENT;
+    // SAFETY: `offset` is in 1..=ALIGNMENT, inside the allocation of
+    // `layout.size() + ALIGNMENT` bytes; the byte at `offset - 1` belongs to
+    // the allocation and precedes the block.
+    unsafe {
+        let block = base.add(offset);
+        block.sub(1).write(offset as u8);
+        block
+    }
 }
 
 /// Frees a block from [`allocate`].
@@ -144,12 +182,20 @@ pub(crate) unsafe fn free(ptr: NonNull<u8>, layout: Layout) {
                 }
             })
             .unwrap_or(false);
-        if kept {
-            return;
+        if !kept {
+            // SAFETY: a cached size's block came from `alloc_zeroed(layout)`.
+            unsafe { dealloc(ptr.as_ptr(), layout) };
         }
+        return;
     }
-    // SAFETY: the caller passes a block allocated with `layout`.
-    unsafe { dealloc(ptr.as_ptr(), layout) }
+    // SAFETY: the caller passes a block from `allocate(layout)`, which for
+    // an uncached size is `allocate_large`'s: the byte before it holds its
+    // offset in an allocation of `large_layout(layout)`.
+    unsafe {
+        let offset = ptr.as_ptr().sub(1).read() as usize;
+        let system = large_layout(layout).expect("the layout was allocated");
+        dealloc(ptr.as_ptr().sub(offset), system)
+    }
 }
 
 #[cfg(test)]
@@ -174,6 +220,21 @@ mod tests {
             .all(|&x| x == 0));
         // SAFETY: `b` came from `allocate(layout)`.
         unsafe { free(NonNull::new(b).unwrap(), layout) };
+    }
+
+    #[test]
+    fn large_blocks_are_zeroed_and_aligned() {
+        for size in [MAX_CACHED_BYTES + 1, 4 << 20, 3_000_001] {
+            let layout = block_layout(size).unwrap();
+            let a = allocate(layout);
+            assert!(!a.is_null() && a as usize % ALIGNMENT == 0);
+            // SAFETY: `a` holds `size` bytes.
+            let bytes = unsafe { std::slice::from_raw_parts_mut(a, size) };
+            assert!(bytes.iter().all(|&x| x == 0));
+            bytes.fill(0xCD);
+            // SAFETY: `a` came from `allocate(layout)`.
+            unsafe { free(NonNull::new(a).unwrap(), layout) };
+        }
     }
 
     #[test]

@@ -199,21 +199,52 @@ fn sum_contiguous_f64<T: Numeric>(start: SharedPtr<T>, n: usize) -> f64 {
         );
         return a + b;
     }
-    let base = start.0;
-    let mut lanes = [0f64; 8];
-    let chunks = n / 8;
-    for c in 0..chunks {
-        for (l, lane) in lanes.iter_mut().enumerate() {
-            // SAFETY: `c*8 + l < n`: inside the run the caller borrows.
-            *lane += unsafe { base.add(c * 8 + l).read() }.to_f64();
+    #[cfg(target_arch = "x86_64")]
+    if crate::loops::has_avx2_fma() {
+        // SAFETY: AVX2 and FMA were detected; the run is as documented on
+        // `sum_lanes`.
+        return unsafe { sum_lanes_avx2(start.0, n) };
+    }
+    // SAFETY: the caller borrows the `n` elements at `start`.
+    unsafe { sum_lanes(start.0, n) }
+}
+
+/// Lanes of a contiguous sum: enough independent `f64` additions (four
+/// AVX2 vectors) to keep up with memory.
+const SUM_LANES: usize = 16;
+
+/// Sums `n` consecutive elements at `base` as `f64` in [`SUM_LANES`]
+/// lanes.
+///
+/// # Safety
+///
+/// `base` must be valid for reading `n` elements, borrowed by the caller.
+#[inline(always)]
+unsafe fn sum_lanes<T: Numeric>(base: *const T, n: usize) -> f64 {
+    // SAFETY: the caller guarantees `n` readable elements at `base`.
+    let run = unsafe { std::slice::from_raw_parts(base, n) };
+    let mut lanes = [0f64; SUM_LANES];
+    let chunks = run.chunks_exact(SUM_LANES);
+    let tail = chunks.remainder();
+    for c in chunks {
+        for (lane, x) in lanes.iter_mut().zip(c) {
+            *lane += x.to_f64();
         }
     }
-    let mut total: f64 = lanes.iter().sum();
-    for i in chunks * 8..n {
-        // SAFETY: as above.
-        total += unsafe { base.add(i).read() }.to_f64();
-    }
-    total
+    let total: f64 = lanes.iter().sum();
+    tail.iter().fold(total, |acc, x| acc + x.to_f64())
+}
+
+/// [`sum_lanes`] in an AVX2+FMA build.
+///
+/// # Safety
+///
+/// As [`sum_lanes`], and the processor must support AVX2 and FMA.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn sum_lanes_avx2<T: Numeric>(base: *const T, n: usize) -> f64 {
+    // SAFETY: as documented.
+    unsafe { sum_lanes(base, n) }
 }
 
 fn sum_i64<T: Numeric>(base: *const T, off: i64, dims: &[(i64, i64)]) -> i64 {
@@ -693,4 +724,29 @@ pub fn softmax_cpu(self_: &Tensor, dim: i64, half_to_float: bool) -> Result<Tens
 pub fn log_softmax_cpu(self_: &Tensor, dim: i64, half_to_float: bool) -> Result<Tensor> {
     check_half_to_float(half_to_float, true)?;
     softmax_like(self_, dim, None, true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn contiguous_sums_agree_with_a_plain_f64_sum() {
+        // Lengths around the lane count, and one that is split over threads.
+        for n in [0, 1, 15, 16, 17, 1000, 2 * GRAIN_SIZE as usize + 3] {
+            let x: Vec<f32> = (0..n)
+                .map(|i| ((i * 7919) % 1013) as f32 * 0.01 - 5.0)
+                .collect();
+            let want: f64 = x.iter().map(|v| *v as f64).sum();
+            // SAFETY: `x` holds `n` elements and is borrowed for the call.
+            let portable = unsafe { sum_lanes(x.as_ptr(), n) };
+            let dispatched = sum_contiguous_f64(SharedPtr(x.as_ptr()), n);
+            for got in [portable, dispatched] {
+                assert!(
+                    (got - want).abs() <= 1e-9 * want.abs().max(1.0),
+                    "{n}: {got} vs {want}"
+                );
+            }
+        }
+    }
 }
