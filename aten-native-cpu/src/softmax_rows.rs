@@ -7,6 +7,8 @@
 //! branch-free polynomial that the compiler vectorizes; the passes run in an
 //! AVX2+FMA build of themselves when the processor has those.
 
+use std::mem::MaybeUninit;
+
 use crate::loops::has_avx2_fma;
 
 /// `a * b + c`: one fused instruction in the FMA build (`FMA`), a multiply
@@ -77,31 +79,38 @@ fn row_max(x: &[f32]) -> f32 {
     tail.iter().copied().fold(m, f32::max)
 }
 
-/// Writes `exp(x - m)` to `out` and returns its sum (in `float32` lanes).
+/// Writes `exp(x - m)` to every element of `out` (as long as `x`) and
+/// returns its sum (in `float32` lanes).
 #[inline(always)]
-fn exp_shifted_sum<const FMA: bool>(x: &[f32], m: f32, out: &mut [f32]) -> f32 {
+fn exp_shifted_sum<const FMA: bool>(x: &[f32], m: f32, out: &mut [MaybeUninit<f32>]) -> f32 {
     let mut lanes = [0f32; LANES];
     let mut xs = x.chunks_exact(LANES);
     let mut os = out.chunks_exact_mut(LANES);
     for (c, o) in (&mut xs).zip(&mut os) {
         for ((l, o), v) in lanes.iter_mut().zip(o).zip(c) {
-            *o = exp::<FMA>(*v - m);
-            *l += *o;
+            let e = exp::<FMA>(*v - m);
+            o.write(e);
+            *l += e;
         }
     }
     let mut tail = 0f32;
     for (o, v) in os.into_remainder().iter_mut().zip(xs.remainder()) {
-        *o = exp::<FMA>(*v - m);
-        tail += *o;
+        let e = exp::<FMA>(*v - m);
+        o.write(e);
+        tail += e;
     }
     lanes.iter().sum::<f32>() + tail
 }
 
 #[inline(always)]
-fn rows<const FMA: bool>(input: &[f32], out: &mut [f32], n: usize, log: bool) {
+fn rows<const FMA: bool>(input: &[f32], out: &mut [MaybeUninit<f32>], n: usize, log: bool) {
     for (x, o) in input.chunks_exact(n).zip(out.chunks_exact_mut(n)) {
         let m = row_max(x);
         let s = exp_shifted_sum::<FMA>(x, m, o);
+        // SAFETY: `exp_shifted_sum` wrote every element of the row (`x` and
+        // `o` are both `n` long), and `f32` and `MaybeUninit<f32>` have one
+        // layout.
+        let o = unsafe { &mut *(o as *mut [MaybeUninit<f32>] as *mut [f32]) };
         if log {
             let shift = m + s.ln();
             for (o, v) in o.iter_mut().zip(x) {
@@ -118,14 +127,15 @@ fn rows<const FMA: bool>(input: &[f32], out: &mut [f32], n: usize, log: bool) {
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-fn rows_avx2(input: &[f32], out: &mut [f32], n: usize, log: bool) {
+fn rows_avx2(input: &[f32], out: &mut [MaybeUninit<f32>], n: usize, log: bool) {
     rows::<true>(input, out, n, log)
 }
 
 /// Softmax (or log-softmax) of each `n`-element row of `input` into the
-/// same row of `out`. `input.len()` and `out.len()` are equal multiples of
-/// `n`.
-pub fn softmax_rows(input: &[f32], out: &mut [f32], n: usize, log: bool) {
+/// same row of `out`, which need not be initialized: every element of the
+/// rows is written. `input.len()` and `out.len()` are equal multiples of
+/// `n` (other lengths write only the whole rows both hold).
+pub fn softmax_rows(input: &[f32], out: &mut [MaybeUninit<f32>], n: usize, log: bool) {
     if n == 0 {
         return;
     }
@@ -141,6 +151,20 @@ pub fn softmax_rows(input: &[f32], out: &mut [f32], n: usize, log: bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Runs a row kernel into a fresh, uninitialized output.
+    fn run(
+        kernel: fn(&[f32], &mut [MaybeUninit<f32>], usize, bool),
+        input: &[f32],
+        n: usize,
+        log: bool,
+    ) -> Vec<f32> {
+        let mut out = vec![MaybeUninit::<f32>::uninit(); input.len()];
+        kernel(input, &mut out, n, log);
+        // SAFETY: the kernels write every element of whole rows, and
+        // `input.len()` is a multiple of `n`.
+        out.iter().map(|v| unsafe { v.assume_init() }).collect()
+    }
 
     #[test]
     fn exp_is_within_two_ulp() {
@@ -168,14 +192,11 @@ mod tests {
         let input: Vec<f32> = (0..3 * 37)
             .map(|i| ((i * 7919) % 101) as f32 / 9.0 - 5.0)
             .collect();
-        let mut out = vec![0f32; input.len()];
-        let mut log_out = vec![0f32; input.len()];
-        softmax_rows(&input, &mut out, 37, false);
-        softmax_rows(&input, &mut log_out, 37, true);
+        let out = run(softmax_rows, &input, 37, false);
+        let log_out = run(softmax_rows, &input, 37, true);
         // The portable build agrees with the dispatched one.
-        let (mut portable, mut portable_log) = (vec![0f32; input.len()], vec![0f32; input.len()]);
-        rows::<false>(&input, &mut portable, 37, false);
-        rows::<false>(&input, &mut portable_log, 37, true);
+        let portable = run(rows::<false>, &input, 37, false);
+        let portable_log = run(rows::<false>, &input, 37, true);
         for (a, b) in out
             .iter()
             .zip(&portable)
@@ -198,8 +219,7 @@ mod tests {
     #[test]
     fn nan_rows_are_nan_and_masked_entries_are_zero() {
         let input = [1.0, f32::NAN, 2.0, f32::NEG_INFINITY, 0.0, 1.0];
-        let mut out = [0f32; 6];
-        softmax_rows(&input, &mut out, 3, false);
+        let out = run(softmax_rows, &input, 3, false);
         assert!(out[..3].iter().all(|v| v.is_nan()));
         assert_eq!(out[3], 0.0);
         assert!((out[4] + out[5] - 1.0).abs() < 1e-6);

@@ -21,7 +21,7 @@
 //! faulted in) every page before the kernel wrote it again. The byte before
 //! such a block records how far into the allocation it starts.
 
-use std::alloc::{alloc_zeroed, dealloc, Layout};
+use std::alloc::{alloc, alloc_zeroed, dealloc, Layout};
 use std::cell::RefCell;
 use std::ptr::NonNull;
 
@@ -112,24 +112,32 @@ pub(crate) fn block_layout(size: usize) -> Option<Layout> {
     }
 }
 
-/// A zeroed block of `layout` (from [`block_layout`]); null when out of
-/// memory.
-pub(crate) fn allocate(layout: Layout) -> *mut u8 {
+/// A block of `layout` (from [`block_layout`]), zeroed when `zeroed`, of
+/// unspecified contents otherwise; null when out of memory.
+pub(crate) fn allocate(layout: Layout, zeroed: bool) -> *mut u8 {
     if let Some(class) = class_of(layout.size()) {
         let cached = FREE_LISTS
             .try_with(|lists| lists.borrow_mut().lists[class].pop())
             .ok()
             .flatten();
         if let Some(block) = cached {
-            // SAFETY: the block holds `layout.size()` bytes (its class's
-            // size) and is owned by the caller from now on.
-            unsafe { block.as_ptr().write_bytes(0, layout.size()) };
+            if zeroed {
+                // SAFETY: the block holds `layout.size()` bytes (its class's
+                // size) and is owned by the caller from now on.
+                unsafe { block.as_ptr().write_bytes(0, layout.size()) };
+            }
             return block.as_ptr();
         }
         // SAFETY: `layout` has a non-zero size.
-        return unsafe { alloc_zeroed(layout) };
+        return unsafe {
+            if zeroed {
+                alloc_zeroed(layout)
+            } else {
+                alloc(layout)
+            }
+        };
     }
-    allocate_large(layout)
+    allocate_large(layout, zeroed)
 }
 
 /// The system allocation behind a large block of `layout`: `ALIGNMENT`
@@ -138,14 +146,21 @@ fn large_layout(layout: Layout) -> Option<Layout> {
     Layout::from_size_align(layout.size().checked_add(ALIGNMENT)?, 16).ok()
 }
 
-/// A zeroed, `ALIGNMENT`-aligned block of `layout` that is not cached (see
+/// An `ALIGNMENT`-aligned block of `layout` (zeroed when `zeroed`) that is
+/// not cached (see
 /// the module docs); null when out of memory.
-fn allocate_large(layout: Layout) -> *mut u8 {
+fn allocate_large(layout: Layout, zeroed: bool) -> *mut u8 {
     let Some(system) = large_layout(layout) else {
         return std::ptr::null_mut();
     };
     // SAFETY: `system` has a non-zero size.
-    let base = unsafe { alloc_zeroed(system) };
+    let base = unsafe {
+        if zeroed {
+            alloc_zeroed(system)
+        } else {
+            alloc(system)
+        }
+    };
     if base.is_null() {
         return base;
     }
@@ -206,13 +221,13 @@ mod tests {
     fn blocks_come_back_zeroed_aligned_and_reused() {
         let layout = block_layout(12).unwrap();
         assert_eq!((layout.size(), layout.align()), (64, ALIGNMENT));
-        let a = allocate(layout);
+        let a = allocate(layout, true);
         assert!(!a.is_null() && a as usize % ALIGNMENT == 0);
         // SAFETY: `a` holds 64 bytes.
         unsafe { a.write_bytes(0xAB, 64) };
         // SAFETY: `a` came from `allocate(layout)`.
         unsafe { free(NonNull::new(a).unwrap(), layout) };
-        let b = allocate(layout);
+        let b = allocate(layout, true);
         assert_eq!(a, b, "the freed block is reused");
         // SAFETY: `b` holds 64 bytes.
         assert!(unsafe { std::slice::from_raw_parts(b, 64) }
@@ -226,7 +241,7 @@ mod tests {
     fn large_blocks_are_zeroed_and_aligned() {
         for size in [MAX_CACHED_BYTES + 1, 4 << 20, 3_000_001] {
             let layout = block_layout(size).unwrap();
-            let a = allocate(layout);
+            let a = allocate(layout, true);
             assert!(!a.is_null() && a as usize % ALIGNMENT == 0);
             // SAFETY: `a` holds `size` bytes.
             let bytes = unsafe { std::slice::from_raw_parts_mut(a, size) };
@@ -256,7 +271,7 @@ mod tests {
     fn blocks_freed_on_another_thread_are_released() {
         let layout = block_layout(100).unwrap();
         let blocks: Vec<usize> = (0..SMALL_BLOCKS_PER_CLASS + 4)
-            .map(|_| allocate(layout) as usize)
+            .map(|_| allocate(layout, true) as usize)
             .collect();
         std::thread::spawn(move || {
             for b in blocks {

@@ -42,11 +42,13 @@ unsafe impl Send for CpuBuffer {}
 unsafe impl Sync for CpuBuffer {}
 
 impl CpuBuffer {
-    fn new(nbytes: usize) -> Result<CpuBuffer> {
+    /// A zeroed buffer, or (`zeroed` false) one of unspecified contents
+    /// that its first user must initialize.
+    fn new(nbytes: usize, zeroed: bool) -> Result<CpuBuffer> {
         // A zero-byte tensor still gets a distinct, aligned allocation.
         let layout = small_block_cache::block_layout(nbytes)
             .ok_or_else(|| Error::runtime(format!("cannot allocate {nbytes} bytes")))?;
-        let ptr = small_block_cache::allocate(layout);
+        let ptr = small_block_cache::allocate(layout, zeroed);
         let ptr = NonNull::new(ptr).ok_or_else(|| {
             Error::runtime(format!(
                 "DefaultCPUAllocator: not enough memory: you tried to allocate {nbytes} bytes."
@@ -82,7 +84,7 @@ impl Allocator for CpuAllocator {
     }
     fn allocate(&self, nbytes: usize) -> Result<Storage> {
         Ok(Storage::from_impl(StorageImpl {
-            buffer: Some(CpuBuffer::new(nbytes)?),
+            buffer: Some(CpuBuffer::new(nbytes, true)?),
             nbytes,
             device: Device::CPU,
             borrow: AtomicIsize::new(0),
@@ -145,6 +147,20 @@ pub struct Storage {
 impl Storage {
     fn from_impl(s: StorageImpl) -> Storage {
         Storage { inner: Arc::new(s) }
+    }
+
+    /// A CPU storage of `nbytes` bytes whose contents are not initialized:
+    /// the caller owns the only handle and must write every byte before
+    /// anything reads it (see [`TensorBase::empty_written_by`]).
+    ///
+    /// [`TensorBase::empty_written_by`]: crate::TensorBase::empty_written_by
+    pub(crate) fn new_cpu_uninit(nbytes: usize) -> Result<Storage> {
+        Ok(Storage::from_impl(StorageImpl {
+            buffer: Some(CpuBuffer::new(nbytes, false)?),
+            nbytes,
+            device: Device::CPU,
+            borrow: AtomicIsize::new(0),
+        }))
     }
 
     /// A zeroed storage of `nbytes` bytes on `device`.

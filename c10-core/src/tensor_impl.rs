@@ -390,6 +390,57 @@ impl TensorBase {
         )))
     }
 
+    /// A contiguous CPU tensor of `T` whose elements `write` gives their
+    /// values: it receives them, not yet initialized, as the only access
+    /// to the new storage (and may split them over threads). Kernels that
+    /// overwrite their whole output skip zeroing it this way, which for a
+    /// large output is a serial pass over memory before the parallel one.
+    /// An error from `write` drops the storage.
+    ///
+    /// # Safety
+    ///
+    /// When `write` returns `Ok`, it must have written every element of
+    /// the slice it was given.
+    pub unsafe fn empty_written_by<T: Element>(
+        sizes: &[i64],
+        write: impl FnOnce(&mut [std::mem::MaybeUninit<T>]) -> Result<()>,
+    ) -> Result<TensorBase> {
+        let numel = checked_numel(sizes)?;
+        let nbytes = (numel as usize)
+            .checked_mul(std::mem::size_of::<T>())
+            .ok_or_else(|| Error::runtime("storage size overflows"))?;
+        let storage = Storage::new_cpu_uninit(nbytes)?;
+        let data = storage
+            .data_ptr()
+            .ok_or_else(|| Error::internal("a CPU storage without data"))?;
+        // SAFETY: the storage is new and this function holds its only
+        // handle, so the slice is the only access to its memory; the block
+        // is aligned to 64 bytes (enough for any `Element`) and holds
+        // `numel` elements of `T`. `MaybeUninit` makes no claim about the
+        // contents.
+        let elements = unsafe {
+            std::slice::from_raw_parts_mut(
+                data.as_ptr().cast::<std::mem::MaybeUninit<T>>(),
+                numel as usize,
+            )
+        };
+        write(elements)?;
+        Ok(TensorBase::from_impl(TensorImpl::with_layout(
+            TensorLayout {
+                storage,
+                storage_offset: 0,
+                sizes: DimVector::from_slice(sizes),
+                strides: contiguous_strides(sizes),
+                numel,
+                contiguous: true,
+            },
+            T::DTYPE,
+            Device::CPU,
+            TensorImpl::default_key_set(Device::CPU),
+            OnceLock::new(),
+        )))
+    }
+
     /// A CPU tensor holding `data` with shape `sizes`.
     pub fn from_vec<T: Element>(data: Vec<T>, sizes: &[i64]) -> Result<TensorBase> {
         let numel = checked_numel(sizes)?;
@@ -746,6 +797,28 @@ mod tests {
                 .key_set(),
             keys_of_backend(Device::META)
         );
+    }
+
+    #[test]
+    fn empty_written_by_keeps_what_was_written() {
+        // SAFETY: the closure writes every element.
+        let t = unsafe {
+            TensorBase::empty_written_by::<i32>(&[2, 3], |out| {
+                for (i, o) in out.iter_mut().enumerate() {
+                    o.write(i as i32 * 10);
+                }
+                Ok(())
+            })
+        }
+        .unwrap();
+        assert_eq!((t.sizes(), t.strides()), (&[2i64, 3][..], &[3i64, 1][..]));
+        assert!(t.is_contiguous());
+        assert_eq!(t.to_vec::<i32>().unwrap(), vec![0, 10, 20, 30, 40, 50]);
+        // SAFETY: the closure fails, so it need not write anything.
+        let err = unsafe {
+            TensorBase::empty_written_by::<f32>(&[1 << 20], |_| Err(Error::runtime("no")))
+        };
+        assert_eq!(err.unwrap_err().message(), "no");
     }
 
     #[test]

@@ -684,13 +684,15 @@ fn softmax_like(self_: &Tensor, dim: i64, dtype: Option<ScalarType>, log: bool) 
 /// Softmax of a contiguous `float32` tensor along its last dimension, rows
 /// split over `rayon`'s threads above `GRAIN_SIZE` elements.
 fn softmax_lastdim_f32(t: &Tensor, log: bool) -> Result<Tensor> {
-    let out = TensorBase::empty(t.sizes(), ScalarType::Float, device(t))?;
     let n = t.sizes()[t.dim() - 1] as usize;
-    if t.numel() == 0 {
-        return Ok(Tensor::from(out));
-    }
-    t.with_data::<f32, _>(|x| {
-        out.with_data_mut::<f32, _>(|o| {
+    let write = |o: &mut [std::mem::MaybeUninit<f32>]| {
+        t.with_data::<f32, _>(|x| {
+            if x.len() != o.len() {
+                return Err(Error::internal("softmax: input and output sizes differ"));
+            }
+            if n == 0 {
+                return Ok(());
+            }
             if x.len() >= GRAIN_SIZE as usize && rayon::current_num_threads() > 1 {
                 let rows = (GRAIN_SIZE as usize).div_ceil(n);
                 x.par_chunks(rows * n)
@@ -699,8 +701,14 @@ fn softmax_lastdim_f32(t: &Tensor, log: bool) -> Result<Tensor> {
             } else {
                 softmax_rows(x, o, n, log);
             }
-        })
-    })??;
+            Ok(())
+        })?
+    };
+    // SAFETY: `write` fills every element: the output has the input's
+    // element count (checked), a whole number of `n`-element rows, and
+    // `softmax_rows` writes every element of each row; the parallel chunks
+    // are whole rows that together cover the output.
+    let out = unsafe { TensorBase::empty_written_by::<f32>(t.sizes(), write) }?;
     Ok(Tensor::from(out))
 }
 
