@@ -224,6 +224,16 @@ impl TensorImpl {
     }
 }
 
+/// The element count of `sizes` and the bytes a contiguous tensor of them
+/// takes at `element_size` bytes each.
+fn contiguous_extent(sizes: &[i64], element_size: usize) -> Result<(i64, usize)> {
+    let numel = checked_numel(sizes)?;
+    let nbytes = (numel as usize)
+        .checked_mul(element_size)
+        .ok_or_else(|| Error::runtime("storage size overflows"))?;
+    Ok((numel, nbytes))
+}
+
 /// The dense runtime key of `device`'s backend, its autograd key and
 /// ADInplaceOrView.
 const fn keys_of_backend(device: Device) -> DispatchKeySet {
@@ -369,12 +379,23 @@ impl TensorBase {
 
     /// `at::empty`: a contiguous zero-filled tensor.
     pub fn empty(sizes: &[i64], dtype: ScalarType, device: Device) -> Result<TensorBase> {
-        let numel = checked_numel(sizes)?;
-        let nbytes = (numel as usize)
-            .checked_mul(dtype.element_size())
-            .ok_or_else(|| Error::runtime("storage size overflows"))?;
+        let (numel, nbytes) = contiguous_extent(sizes, dtype.element_size())?;
         let storage = Storage::new(nbytes, device)?;
-        Ok(TensorBase::from_impl(TensorImpl::with_layout(
+        Ok(TensorBase::contiguous_on(
+            storage, sizes, numel, dtype, device,
+        ))
+    }
+
+    /// A contiguous tensor of `sizes` (`numel` elements) over all of
+    /// `storage`.
+    fn contiguous_on(
+        storage: Storage,
+        sizes: &[i64],
+        numel: i64,
+        dtype: ScalarType,
+        device: Device,
+    ) -> TensorBase {
+        TensorBase::from_impl(TensorImpl::with_layout(
             TensorLayout {
                 storage,
                 storage_offset: 0,
@@ -387,7 +408,7 @@ impl TensorBase {
             device,
             TensorImpl::default_key_set(device),
             OnceLock::new(),
-        )))
+        ))
     }
 
     /// A contiguous CPU tensor of `T` whose elements `write` gives their
@@ -405,10 +426,7 @@ impl TensorBase {
         sizes: &[i64],
         write: impl FnOnce(&mut [std::mem::MaybeUninit<T>]) -> Result<()>,
     ) -> Result<TensorBase> {
-        let numel = checked_numel(sizes)?;
-        let nbytes = (numel as usize)
-            .checked_mul(std::mem::size_of::<T>())
-            .ok_or_else(|| Error::runtime("storage size overflows"))?;
+        let (numel, nbytes) = contiguous_extent(sizes, std::mem::size_of::<T>())?;
         let storage = Storage::new_cpu_uninit(nbytes)?;
         let data = storage
             .data_ptr()
@@ -425,20 +443,13 @@ impl TensorBase {
             )
         };
         write(elements)?;
-        Ok(TensorBase::from_impl(TensorImpl::with_layout(
-            TensorLayout {
-                storage,
-                storage_offset: 0,
-                sizes: DimVector::from_slice(sizes),
-                strides: contiguous_strides(sizes),
-                numel,
-                contiguous: true,
-            },
+        Ok(TensorBase::contiguous_on(
+            storage,
+            sizes,
+            numel,
             T::DTYPE,
             Device::CPU,
-            TensorImpl::default_key_set(Device::CPU),
-            OnceLock::new(),
-        )))
+        ))
     }
 
     /// A CPU tensor holding `data` with shape `sizes`.
