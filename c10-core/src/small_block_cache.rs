@@ -128,16 +128,23 @@ pub(crate) fn allocate(layout: Layout, zeroed: bool) -> *mut u8 {
             }
             return block.as_ptr();
         }
-        // SAFETY: `layout` has a non-zero size.
-        return unsafe {
-            if zeroed {
-                alloc_zeroed(layout)
-            } else {
-                alloc(layout)
-            }
-        };
+        return system_allocate(layout, zeroed);
     }
     allocate_large(layout, zeroed)
+}
+
+/// A block of `layout` (of non-zero size) from the system allocator,
+/// zeroed when `zeroed`.
+fn system_allocate(layout: Layout, zeroed: bool) -> *mut u8 {
+    // SAFETY: every layout here has a non-zero size (block layouts are at
+    // least one alignment unit).
+    unsafe {
+        if zeroed {
+            alloc_zeroed(layout)
+        } else {
+            alloc(layout)
+        }
+    }
 }
 
 /// The system allocation behind a large block of `layout`: `ALIGNMENT`
@@ -153,14 +160,7 @@ fn allocate_large(layout: Layout, zeroed: bool) -> *mut u8 {
     let Some(system) = large_layout(layout) else {
         return std::ptr::null_mut();
     };
-    // SAFETY: `system` has a non-zero size.
-    let base = unsafe {
-        if zeroed {
-            alloc_zeroed(system)
-        } else {
-            alloc(system)
-        }
-    };
+    let base = system_allocate(system, zeroed);
     if base.is_null() {
         return base;
     }

@@ -83,12 +83,7 @@ impl Allocator for CpuAllocator {
         Device::CPU
     }
     fn allocate(&self, nbytes: usize) -> Result<Storage> {
-        Ok(Storage::from_impl(StorageImpl {
-            buffer: Some(CpuBuffer::new(nbytes, true)?),
-            nbytes,
-            device: Device::CPU,
-            borrow: AtomicIsize::new(0),
-        }))
+        Storage::new_cpu(nbytes, true)
     }
 }
 
@@ -155,8 +150,13 @@ impl Storage {
     ///
     /// [`TensorBase::empty_written_by`]: crate::TensorBase::empty_written_by
     pub(crate) fn new_cpu_uninit(nbytes: usize) -> Result<Storage> {
+        Storage::new_cpu(nbytes, false)
+    }
+
+    /// A CPU storage of `nbytes` bytes, zeroed when `zeroed`.
+    fn new_cpu(nbytes: usize, zeroed: bool) -> Result<Storage> {
         Ok(Storage::from_impl(StorageImpl {
-            buffer: Some(CpuBuffer::new(nbytes, false)?),
+            buffer: Some(CpuBuffer::new(nbytes, zeroed)?),
             nbytes,
             device: Device::CPU,
             borrow: AtomicIsize::new(0),

@@ -321,6 +321,7 @@ pub fn can_cast(from: ScalarType, to: ScalarType) -> bool {
 pub struct TensorIterator<'a> {
     operands: Vec<Operand<'a>>,
     noutputs: usize,
+    /// The number of elements of `full_shape`, read by every loop.
     numel: i64,
     /// The loop shape: fastest dimension first, after coalescing.
     loop_shape: DimVector,
@@ -664,11 +665,8 @@ impl<'a> TensorIterator<'a> {
         f: impl Fn(&[*mut u8], &[i64], usize) + Sync,
     ) -> Result<()> {
         let numel = self.numel;
-        if numel < GRAIN_SIZE {
-            return self.for_each(&f);
-        }
         let threads = rayon::current_num_threads() as i64;
-        if threads <= 1 || !self.writes_are_disjoint() {
+        if numel < GRAIN_SIZE || threads <= 1 || !self.writes_are_disjoint() {
             return self.for_each(&f);
         }
         let chunks = threads.min((numel + GRAIN_SIZE - 1) / GRAIN_SIZE);
