@@ -10,6 +10,13 @@
 //! (`../shared/perf/RESULTS.md`); it also serves float16 natively.
 //! bfloat16 and the integer types use a plain loop nest with a wide
 //! accumulator (integers wrap, as PyTorch's do).
+//!
+//! Two choices around the crate are ours: a row-major product whose `B`
+//! is column-major (`linear`'s `x @ W^T`) runs on a column-major scratch
+//! and is copied out, so the crate's packing gathers the small `A` instead
+//! of all of `B` (`column_major_scratch_is_cheaper`); and products on
+//! several threads are split into blocks of rows or columns, one per
+//! thread (`split`).
 
 use c10_core::half::{bf16, f16};
 use c10_core::Numeric;
@@ -107,21 +114,51 @@ fn parallelism(m: usize, n: usize, k: usize, threads: usize) -> gemm::Parallelis
     }
 }
 
-/// How many column blocks to split a product into, one per thread; `None`
-/// to let the crate thread it (products with few columns). Measured on
-/// this project's machine kind at 2 threads, blocks of columns beat the
-/// crate's own threading for 64x256x784 (190 vs 287 us), 256^3 (211 vs
-/// 244 us) and 512^3 (1.21 vs 1.38 ms), and tie at 1024^3 and 2048^3.
-fn column_split(m: usize, n: usize, k: usize, threads: usize) -> Option<usize> {
-    let big_enough = m.saturating_mul(n).saturating_mul(k) >= PARALLEL_MIN_FLOPS;
-    (threads > 1 && big_enough && n >= 64 * threads).then_some(threads)
+/// Which dimension of `C` a product is split along over threads.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Split {
+    /// Blocks of rows: each thread reads its rows of `A` and all of `B`.
+    Rows,
+    /// Blocks of columns: each thread reads all of `A` and its columns of
+    /// `B`.
+    Columns,
 }
 
-/// Operands shared by the column blocks' threads.
+/// How to split a product into blocks, one per thread; `None` to let the
+/// crate thread it (products with few columns). Measured on this project's
+/// machine kind at 2 threads, blocks of columns beat the crate's own
+/// threading for 64x256x784 (190 vs 287 us), 256^3 (211 vs 244 us) and
+/// 512^3 (1.21 vs 1.38 ms), and tie at 1024^3 and 2048^3. A product that
+/// goes through the column-major scratch
+/// ([`column_major_scratch_is_cheaper`]) splits its rows instead, so each
+/// thread gathers only its own rows of `A`: 126 against 140 us for
+/// 64x256x784 (`linear`'s `x @ W^T`).
+fn split(
+    m: usize,
+    n: usize,
+    k: usize,
+    threads: usize,
+    via_scratch: bool,
+) -> Option<(Split, usize)> {
+    let big_enough = m.saturating_mul(n).saturating_mul(k) >= PARALLEL_MIN_FLOPS;
+    if threads < 2 || !big_enough {
+        return None;
+    }
+    if via_scratch && m >= SPLIT_MIN_ROWS * threads {
+        return Some((Split::Rows, threads));
+    }
+    (n >= 64 * threads).then_some((Split::Columns, threads))
+}
+
+/// The fewest rows a thread's block of a row split gets: the crate's
+/// `float32` micro-kernel computes 16 rows at once.
+const SPLIT_MIN_ROWS: usize = 16;
+
+/// Operands shared by the blocks' threads.
 struct SyncMat<T>(MatPtr<T>);
 struct SyncMatMut<T>(MatMut<T>);
-// SAFETY: the blocks only read `A` and `B` and write disjoint column
-// blocks of `C`, all valid for the duration of the scope (the caller's
+// SAFETY: the blocks only read `A` and `B` and write disjoint blocks of
+// `C`, all valid for the duration of the scope (the caller's
 // contract).
 unsafe impl<T> Sync for SyncMat<T> {}
 // SAFETY: as above.
@@ -142,46 +179,80 @@ macro_rules! crate_gemm {
                 threads: usize,
             ) {
                 let zero = <$t>::from_f64(0.0);
-                if let Some(parts) = column_split(m, n, k, threads) {
-                    // Each thread takes a block of columns.
-                    let chunk = n.div_ceil(parts);
-                    let parts = n.div_ceil(chunk);
+                let reads_c = beta != zero;
+                let via_scratch = column_major_scratch_is_cheaper(m, n, k, a, b, c);
+                if let Some((axis, parts)) = split(m, n, k, threads, via_scratch) {
+                    let len = if axis == Split::Rows { m } else { n };
+                    let chunk = len.div_ceil(parts);
+                    let parts = len.div_ceil(chunk);
                     let (a, b, c) = (SyncMat(a), SyncMat(b), SyncMatMut(c));
                     rayon::scope(|s| {
                         for p in 0..parts {
                             let (a, b, c) = (&a, &b, &c);
                             s.spawn(move |_| {
-                                let j0 = p * chunk;
-                                let cols = chunk.min(n.saturating_sub(j0));
-                                if cols == 0 {
+                                let start = p * chunk;
+                                let size = chunk.min(len.saturating_sub(start));
+                                if size == 0 {
                                     return;
                                 }
-                                let b = MatPtr { ptr: b.0.ptr.wrapping_offset(j0 as isize * b.0.cs), ..b.0 };
-                                let c = MatMut { ptr: c.0.ptr.wrapping_offset(j0 as isize * c.0.cs), ..c.0 };
-                                // SAFETY: a block of the caller's columns:
-                                // inside the operands, disjoint from the
-                                // other blocks' output.
-                                unsafe { <$t>::gemm(m, cols, k, alpha, a.0, b, beta, c, 1) };
+                                let (a, b, c) = (a.0, b.0, c.0);
+                                let at = start as isize;
+                                match axis {
+                                    Split::Rows => {
+                                        let a = MatPtr { ptr: a.ptr.wrapping_offset(at * a.rs), ..a };
+                                        let c = MatMut { ptr: c.ptr.wrapping_offset(at * c.rs), ..c };
+                                        // SAFETY: a block of the caller's
+                                        // rows: inside the operands,
+                                        // disjoint from the other blocks'.
+                                        unsafe { <$t>::gemm(size, n, k, alpha, a, b, beta, c, 1) };
+                                    }
+                                    Split::Columns => {
+                                        let b = MatPtr { ptr: b.ptr.wrapping_offset(at * b.cs), ..b };
+                                        let c = MatMut { ptr: c.ptr.wrapping_offset(at * c.cs), ..c };
+                                        // SAFETY: a block of the caller's
+                                        // columns, likewise.
+                                        unsafe { <$t>::gemm(m, size, k, alpha, a, b, beta, c, 1) };
+                                    }
+                                }
                             });
                         }
                     });
                     return;
                 }
-                // SAFETY: the caller guarantees the operands (see the
-                // trait). The crate computes
-                // `dst = alpha' * dst + beta' * lhs @ rhs`, reading `dst`
-                // only when asked to.
-                unsafe {
-                    gemm::gemm(
-                        m, n, k,
-                        c.ptr, c.cs, c.rs,
-                        beta != zero,
-                        a.ptr, a.cs, a.rs,
-                        b.ptr, b.cs, b.rs,
-                        beta, alpha,
-                        false, false, false,
-                        parallelism(m, n, k, threads),
-                    );
+                // `C = beta * C + alpha * (A @ B)` into `c`, reading the old
+                // `c` when `read` says so.
+                let run = |c: MatMut<$t>, read: bool| {
+                    // SAFETY: the caller guarantees the operands (see the
+                    // trait); `c` is theirs or a scratch of the same shape.
+                    // The crate computes
+                    // `dst = alpha' * dst + beta' * lhs @ rhs`, reading
+                    // `dst` only when asked to.
+                    unsafe {
+                        gemm::gemm(
+                            m, n, k,
+                            c.ptr, c.cs, c.rs,
+                            read,
+                            a.ptr, a.cs, a.rs,
+                            b.ptr, b.cs, b.rs,
+                            beta, alpha,
+                            false, false, false,
+                            parallelism(m, n, k, threads),
+                        );
+                    }
+                };
+                if !via_scratch {
+                    run(c, reads_c);
+                    return;
+                }
+                // The scratch holds `alpha * (A @ B)`; `beta * C` joins it
+                // on the way out.
+                let product = |scratch| run(scratch, false);
+                if reads_c {
+                    // SAFETY: the caller's `C` (see the trait).
+                    unsafe { via_column_major_scratch(m, n, c, zero, product, |p, d| beta * d + p) };
+                } else {
+                    // SAFETY: as above.
+                    unsafe { via_column_major_scratch(m, n, c, zero, product, |p, _| p) };
                 }
             }
         }
@@ -189,6 +260,86 @@ macro_rules! crate_gemm {
 }
 
 crate_gemm!(f32, f64, f16);
+
+/// Whether `|rs| < |cs|`: the matrix's columns are its contiguous runs.
+fn column_major(rs: isize, cs: isize) -> bool {
+    rs.unsigned_abs() < cs.unsigned_abs()
+}
+
+/// Whether computing `C` column-major in a scratch matrix, copied out
+/// transposed, costs the crate less than writing the caller's row-major
+/// `C` directly.
+///
+/// The crate computes a row-major `C` as `C^T = B^T @ A^T`, and packs its
+/// left operand into panels of rows: a strided gather, one element at a
+/// time, when that operand is not column-major. So a row-major `C` with a
+/// column-major `B` (`linear`'s `x @ W^T`) gathers all of `B` (`k * n`
+/// elements), where a column-major scratch gathers `A` (`m * k`, none when
+/// `A` is column-major) and then copies its `m * n` elements out. Measured on 64x784x256 `float32` (`linear`'s first layer in
+/// `eager/mlp_forward`): 283 us directly, 243 us through the scratch.
+fn column_major_scratch_is_cheaper<T>(
+    m: usize,
+    n: usize,
+    k: usize,
+    a: MatPtr<T>,
+    b: MatPtr<T>,
+    c: MatMut<T>,
+) -> bool {
+    if m < 2 || n < 2 || !column_major(c.cs, c.rs) {
+        // Vectors take the crate's matrix-vector paths; a column-major `C`
+        // is the crate's own orientation.
+        return false;
+    }
+    let gathered_directly = if column_major(b.rs, b.cs) { k * n } else { 0 };
+    let gathered_in_scratch = if column_major(a.rs, a.cs) { 0 } else { m * k };
+    gathered_in_scratch.saturating_add(m * n) < gathered_directly
+}
+
+/// Runs `product` on a column-major `m` x `n` scratch standing in for `c`,
+/// then stores each element `p` of the scratch into `c` as
+/// `combine(p, old)`, where `old` is `c`'s element (read only when
+/// `combine` uses it).
+///
+/// # Safety
+///
+/// `c` must be valid for reading and writing its `m` x `n` elements, with
+/// no two at the same address.
+unsafe fn via_column_major_scratch<T: Copy>(
+    m: usize,
+    n: usize,
+    c: MatMut<T>,
+    zero: T,
+    product: impl FnOnce(MatMut<T>),
+    combine: impl Fn(T, T) -> T,
+) {
+    let mut scratch = vec![zero; m * n];
+    product(MatMut {
+        ptr: scratch.as_mut_ptr(),
+        rs: 1,
+        cs: m as isize,
+    });
+    // The copy walks square tiles, so both the scratch's columns and `c`'s
+    // rows stay in cache, writing `c` along its contiguous rows.
+    const TILE: usize = 32;
+    for i0 in (0..m).step_by(TILE) {
+        for j0 in (0..n).step_by(TILE) {
+            for i in i0..m.min(i0 + TILE) {
+                let row = c.ptr.wrapping_offset(i as isize * c.rs);
+                for j in j0..n.min(j0 + TILE) {
+                    let p = scratch[i + j * m];
+                    // SAFETY: `i < m`, `j < n`: inside `C`, as the caller
+                    // guarantees. `combine` reads the old value only if it
+                    // uses its second argument (an unused read of the
+                    // caller's `C` is still a valid read).
+                    unsafe {
+                        let d = row.offset(j as isize * c.cs);
+                        *d = combine(p, *d);
+                    }
+                }
+            }
+        }
+    }
+}
 
 /// The loop nest for types the crate does not serve: `i, p, j` order so
 /// the innermost loop walks rows of `B` and `C`, accumulating each `C` row
@@ -380,5 +531,168 @@ mod tests {
                 assert_eq!(c[i * n + j], want);
             }
         }
+    }
+
+    /// `x @ W^T` as `linear` runs it: row-major `A`, column-major `B` (a
+    /// row-major `W` read transposed), row-major `C` with a padded row
+    /// stride; through the column-major scratch, with and without `beta`.
+    fn check_linear_shape<T: Gemm + std::fmt::Debug>(
+        (m, n, k): (usize, usize, usize),
+        threads: usize,
+    ) {
+        let ldc = n + 3;
+        let x: Vec<T> = (0..m * k)
+            .map(|i| T::from_i64((i % 7) as i64 - 3))
+            .collect();
+        let w: Vec<T> = (0..n * k)
+            .map(|i| T::from_i64((i % 5) as i64 - 2))
+            .collect();
+        let a = MatPtr {
+            ptr: x.as_ptr(),
+            rs: k as isize,
+            cs: 1,
+        };
+        let b = MatPtr {
+            ptr: w.as_ptr(),
+            rs: 1,
+            cs: k as isize,
+        };
+        for beta in [0i64, 2] {
+            let fill = if beta == 0 {
+                T::from_f64(f64::NAN)
+            } else {
+                T::from_i64(1)
+            };
+            let mut c: Vec<T> = vec![fill; m * ldc];
+            let cp = MatMut {
+                ptr: c.as_mut_ptr(),
+                rs: ldc as isize,
+                cs: 1,
+            };
+            assert!(column_major_scratch_is_cheaper(m, n, k, a, b, cp));
+            // SAFETY: sizes and strides stay inside the vectors.
+            unsafe {
+                T::gemm(
+                    m,
+                    n,
+                    k,
+                    T::from_i64(3),
+                    a,
+                    b,
+                    T::from_i64(beta),
+                    cp,
+                    threads,
+                )
+            };
+            for i in 0..m {
+                for j in 0..ldc {
+                    let got = c[i * ldc + j].to_f64();
+                    if j >= n {
+                        // The padding between rows is untouched.
+                        assert_eq!(got.is_nan(), beta == 0, "padding at ({i}, {j})");
+                        continue;
+                    }
+                    let dot: f64 = (0..k)
+                        .map(|p| x[i * k + p].to_f64() * w[j * k + p].to_f64())
+                        .sum();
+                    let want = 3.0 * dot + if beta == 0 { 0.0 } else { beta as f64 };
+                    assert_eq!(got, want, "({i}, {j}) with beta {beta}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn linear_shaped_products_go_through_a_column_major_scratch() {
+        check_linear_shape::<f32>((20, 70, 150), 1);
+        check_linear_shape::<f64>((20, 70, 150), 1);
+        // Split by rows over two threads, each block through its scratch.
+        assert_eq!(split(40, 300, 100, 2, true), Some((Split::Rows, 2)));
+        check_linear_shape::<f32>((40, 300, 100), 2);
+        check_linear_shape::<f64>((40, 300, 100), 2);
+    }
+
+    #[test]
+    fn products_split_by_columns_unless_they_go_through_the_scratch() {
+        assert_eq!(split(64, 256, 784, 2, false), Some((Split::Columns, 2)));
+        assert_eq!(split(64, 256, 784, 2, true), Some((Split::Rows, 2)));
+        // Too few rows for two micro-kernel blocks: columns after all.
+        assert_eq!(split(20, 256, 784, 2, true), Some((Split::Columns, 2)));
+        assert_eq!(split(64, 256, 784, 1, true), None);
+        assert_eq!(split(8, 8, 8, 2, true), None);
+    }
+
+    #[test]
+    fn the_scratch_is_chosen_only_when_it_gathers_less() {
+        let (pa, pb, pc) = (
+            std::ptr::null::<f32>(),
+            std::ptr::null::<f32>(),
+            std::ptr::null_mut::<f32>(),
+        );
+        let row = |p, ld| MatPtr {
+            ptr: p,
+            rs: ld,
+            cs: 1,
+        };
+        let col = |p, ld| MatPtr {
+            ptr: p,
+            rs: 1,
+            cs: ld,
+        };
+        let c_row = MatMut {
+            ptr: pc,
+            rs: 256,
+            cs: 1,
+        };
+        let c_col = MatMut {
+            ptr: pc,
+            rs: 1,
+            cs: 64,
+        };
+        // linear's first layer: B column-major, large.
+        assert!(column_major_scratch_is_cheaper(
+            64,
+            256,
+            784,
+            row(pa, 784),
+            col(pb, 784),
+            c_row
+        ));
+        // Row-major B: the crate packs it contiguously already.
+        assert!(!column_major_scratch_is_cheaper(
+            64,
+            256,
+            784,
+            row(pa, 784),
+            row(pb, 256),
+            c_row
+        ));
+        // A column-major C is the crate's own orientation.
+        assert!(!column_major_scratch_is_cheaper(
+            64,
+            256,
+            784,
+            row(pa, 784),
+            col(pb, 784),
+            c_col
+        ));
+        // A small B (linear's last layer) costs less than the copies.
+        assert!(!column_major_scratch_is_cheaper(
+            64,
+            10,
+            256,
+            row(pa, 256),
+            col(pb, 256),
+            c_row
+        ));
+        // Vectors stay on the crate's matrix-vector paths.
+        assert!(!column_major_scratch_is_cheaper(
+            1,
+            256,
+            784,
+            row(pa, 784),
+            col(pb, 784),
+            c_row
+        ));
     }
 }

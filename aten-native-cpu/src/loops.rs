@@ -1,7 +1,8 @@
 //! CPU loops over a [`TensorIterator`]: typed, elementwise, with a
 //! contiguous fast path that the compiler vectorizes (and that runs in an
 //! AVX2+FMA build of itself when the processor has those, chosen at run
-//! time), and a strided path for everything else.
+//! time), and a strided path for everything else. The contiguous path reads
+//! page by page with its inputs prefetched ahead ([`crate::prefetch`]).
 //!
 //! Iterations of at least `GRAIN_SIZE` elements are split over `rayon`'s
 //! threads ([`TensorIterator::parallel_for_each`]).
@@ -10,6 +11,8 @@
 //! write through raw pointers, never through overlapping slices.
 
 use aten_core::tensor_iterator::TensorIterator;
+
+use crate::prefetch::{for_each_page, page_elements, prefetch_read};
 use c10_core::{Element, Error, Result, ScalarType};
 
 fn check(iter: &TensorIterator<'_>, expected: &[ScalarType]) -> Result<()> {
@@ -62,12 +65,17 @@ macro_rules! define_loop {
             n: usize,
             f: &impl Fn($($A),*) -> O,
         ) {
-            for i in 0..n {
-                // SAFETY: the caller passes pointers valid for `n`
-                // consecutive elements of the declared types (checked
-                // against the iterator's dtypes).
-                unsafe { out.add(i).write(f($($a.add(i).read()),*)) }
-            }
+            let widest = 0 $(.max(std::mem::size_of::<$A>()))*;
+            let piece = page_elements(widest.max(std::mem::size_of::<O>()), 1);
+            let ahead = |i: usize| { $(prefetch_read($a.wrapping_add(i));)* };
+            for_each_page(n, piece, ahead, |piece| {
+                for i in piece {
+                    // SAFETY: the caller passes pointers valid for `n`
+                    // consecutive elements of the declared types (checked
+                    // against the iterator's dtypes).
+                    unsafe { out.add(i).write(f($($a.add(i).read()),*)) }
+                }
+            });
         }
 
         #[cfg(target_arch = "x86_64")]

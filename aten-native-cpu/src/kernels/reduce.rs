@@ -4,8 +4,9 @@
 //!
 //! A reduction views its input with the kept dimensions first and the
 //! reduced ones last (no copy), then folds each kept position's reduced
-//! elements. Floating sums accumulate in `f64` (eight independent lanes on
-//! contiguous runs, so the loop vectorizes), integer sums in `i64`. Meta
+//! elements. Floating sums accumulate in `f64` (sixteen independent lanes on
+//! contiguous runs, so the loop vectorizes, read page by page with a prefetch
+//! ahead), integer sums in `i64`. Meta
 //! inputs produce correctly shaped Meta outputs without running loops.
 
 use aten_core::tensor_iterator::convert::to_dtype;
@@ -18,6 +19,7 @@ use c10_core::{
 use rayon::prelude::*;
 
 use super::util::{device_of as device, dtype_of, is_meta, not_implemented};
+use crate::prefetch::{for_each_page, page_elements, prefetch_read};
 use crate::softmax_rows::softmax_rows;
 
 pub use aten_core::native::wrap_dim;
@@ -214,7 +216,7 @@ fn sum_contiguous_f64<T: Numeric>(start: SharedPtr<T>, n: usize) -> f64 {
 const SUM_LANES: usize = 16;
 
 /// Sums `n` consecutive elements at `base` as `f64` in [`SUM_LANES`]
-/// lanes.
+/// lanes, page by page with a prefetch ahead ([`for_each_page`]).
 ///
 /// # Safety
 ///
@@ -223,14 +225,19 @@ const SUM_LANES: usize = 16;
 unsafe fn sum_lanes<T: Numeric>(base: *const T, n: usize) -> f64 {
     // SAFETY: the caller guarantees `n` readable elements at `base`.
     let run = unsafe { std::slice::from_raw_parts(base, n) };
+    let (whole, tail) = run.split_at(n - n % SUM_LANES);
     let mut lanes = [0f64; SUM_LANES];
-    let chunks = run.chunks_exact(SUM_LANES);
-    let tail = chunks.remainder();
-    for c in chunks {
-        for (lane, x) in lanes.iter_mut().zip(c) {
-            *lane += x.to_f64();
+    // Pieces of `whole` are whole multiples of `SUM_LANES`, so every element
+    // lands in the lane of its index, as in one pass over the run.
+    let piece = page_elements(std::mem::size_of::<T>(), SUM_LANES);
+    let ahead = |i: usize| prefetch_read(base.wrapping_add(i));
+    for_each_page(whole.len(), piece, ahead, |piece| {
+        for c in whole[piece].chunks_exact(SUM_LANES) {
+            for (lane, x) in lanes.iter_mut().zip(c) {
+                *lane += x.to_f64();
+            }
         }
-    }
+    });
     let total: f64 = lanes.iter().sum();
     tail.iter().fold(total, |acc, x| acc + x.to_f64())
 }
