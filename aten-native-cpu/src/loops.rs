@@ -12,7 +12,7 @@
 
 use aten_core::tensor_iterator::TensorIterator;
 
-use crate::prefetch::{for_each_page, page_elements, prefetch_read};
+use crate::prefetch::{page_elements, page_pieces, prefetch_read};
 use c10_core::{Element, Error, Result, ScalarType};
 
 fn check(iter: &TensorIterator<'_>, expected: &[ScalarType]) -> Result<()> {
@@ -67,15 +67,17 @@ macro_rules! define_loop {
         ) {
             let widest = 0 $(.max(std::mem::size_of::<$A>()))*;
             let piece = page_elements(widest.max(std::mem::size_of::<O>()), 1);
-            let ahead = |i: usize| { $(prefetch_read($a.wrapping_add(i));)* };
-            for_each_page(n, piece, ahead, |piece| {
+            for (piece, ahead) in page_pieces(n, piece) {
+                if let Some(i) = ahead {
+                    $(prefetch_read($a.wrapping_add(i));)*
+                }
                 for i in piece {
                     // SAFETY: the caller passes pointers valid for `n`
                     // consecutive elements of the declared types (checked
                     // against the iterator's dtypes).
                     unsafe { out.add(i).write(f($($a.add(i).read()),*)) }
                 }
-            });
+            }
         }
 
         #[cfg(target_arch = "x86_64")]

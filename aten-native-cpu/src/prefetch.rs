@@ -7,8 +7,8 @@
 //! ahead starts that translation, and the page's first memory access, while
 //! the loop is still busy with earlier pages.
 //!
-//! [`for_each_page`] splits a run into page-sized pieces and issues that
-//! prefetch before each piece.
+//! [`page_pieces`] splits a run into page-sized pieces, each with the index
+//! to prefetch before working on it.
 
 use std::ops::Range;
 
@@ -34,7 +34,7 @@ pub fn prefetch_read<T>(p: *const T) {
     let _ = p;
 }
 
-/// Elements per piece of [`for_each_page`] for elements of `elem_bytes`
+/// Elements per piece of [`page_pieces`] for elements of `elem_bytes`
 /// bytes: about one page, and a whole number of `multiple`s.
 #[inline(always)]
 pub fn page_elements(elem_bytes: usize, multiple: usize) -> usize {
@@ -42,27 +42,48 @@ pub fn page_elements(elem_bytes: usize, multiple: usize) -> usize {
     (per_page / multiple.max(1)).max(1) * multiple.max(1)
 }
 
-/// Calls `f` on consecutive index ranges covering `0..n`, each `piece`
-/// long except the last (from [`page_elements`]). Before each range, calls
-/// `ahead` with the index [`PAGES_AHEAD`] pieces further on when that index
-/// is inside the run, for the caller to prefetch its operands there.
+/// The consecutive index ranges covering `0..n`, each `piece` long except
+/// the last (from [`page_elements`]), each with the index [`PAGES_AHEAD`]
+/// pieces further on when that index is inside the run, for the caller to
+/// prefetch its operands there before working on the range.
+///
+/// An iterator rather than a function taking the loop body, so that the
+/// body stays in the caller's function and is compiled with its target
+/// features.
 #[inline(always)]
-pub fn for_each_page(
+pub fn page_pieces(n: usize, piece: usize) -> PagePieces {
+    let piece = piece.max(1);
+    PagePieces {
+        n,
+        piece,
+        distance: PAGES_AHEAD * piece,
+        start: 0,
+    }
+}
+
+/// The iterator of [`page_pieces`].
+#[derive(Clone, Debug)]
+pub struct PagePieces {
     n: usize,
     piece: usize,
-    mut ahead: impl FnMut(usize),
-    mut f: impl FnMut(Range<usize>),
-) {
-    let piece = piece.max(1);
-    let distance = PAGES_AHEAD * piece;
-    let mut start = 0;
-    while start < n {
-        if distance < n - start {
-            ahead(start + distance);
+    distance: usize,
+    start: usize,
+}
+
+impl Iterator for PagePieces {
+    type Item = (Range<usize>, Option<usize>);
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<Self::Item> {
+        let start = self.start;
+        if start >= self.n {
+            return None;
         }
-        let end = start + piece.min(n - start);
-        f(start..end);
-        start = end;
+        let left = self.n - start;
+        let ahead = (self.distance < left).then(|| start + self.distance);
+        let end = start + self.piece.min(left);
+        self.start = end;
+        Some((start..end, ahead))
     }
 }
 
@@ -72,9 +93,8 @@ mod tests {
 
     #[test]
     fn pieces_cover_the_run_in_order() {
-        let mut seen = Vec::new();
-        let mut prefetched = Vec::new();
-        for_each_page(40_000, 1024, |i| prefetched.push(i), |r| seen.push(r));
+        let (seen, ahead): (Vec<_>, Vec<_>) = page_pieces(40_000, 1024).unzip();
+        let prefetched: Vec<usize> = ahead.into_iter().flatten().collect();
         assert_eq!(seen.first(), Some(&(0..1024)));
         assert_eq!(seen.last(), Some(&(39_936..40_000)));
         assert!(seen.windows(2).all(|w| w[0].end == w[1].start));
@@ -99,8 +119,7 @@ mod tests {
 
     #[test]
     fn an_empty_run_calls_nothing() {
-        let (mut prefetches, mut pieces) = (0, 0);
-        for_each_page(0, 1024, |_| prefetches += 1, |_| pieces += 1);
-        assert_eq!((prefetches, pieces), (0, 0));
+        assert_eq!(page_pieces(0, 1024).count(), 0);
+        assert_eq!(page_pieces(5, 0).count(), 5);
     }
 }

@@ -19,7 +19,7 @@ use c10_core::{
 use rayon::prelude::*;
 
 use super::util::{device_of as device, dtype_of, is_meta, not_implemented};
-use crate::prefetch::{for_each_page, page_elements, prefetch_read};
+use crate::prefetch::{page_elements, page_pieces, prefetch_read};
 use crate::softmax_rows::softmax_rows;
 
 pub use aten_core::native::wrap_dim;
@@ -187,71 +187,111 @@ fn sum_f64<T: Numeric>(base: *const T, off: i64, dims: &[(i64, i64)]) -> f64 {
     acc
 }
 
-/// Sums `n` consecutive elements as `f64`; runs of at least twice
-/// `GRAIN_SIZE` are halved over `rayon`'s threads.
+/// Elements per partial sum of a long contiguous run. A run is summed as
+/// the in-order total of its chunks' sums whatever the thread count, so a
+/// result does not depend on how many threads computed it.
+const SUM_CHUNK: usize = 1 << 16;
+
+/// Sums `n` consecutive elements as `f64`: chunk by chunk
+/// ([`SUM_CHUNK`]), the chunks split into one contiguous part per thread
+/// for runs of at least twice `GRAIN_SIZE`.
 fn sum_contiguous_f64<T: Numeric>(start: SharedPtr<T>, n: usize) -> f64 {
-    if n >= 2 * GRAIN_SIZE as usize && rayon::current_num_threads() > 1 {
-        let half = n / 2;
-        // SAFETY: `half < n`, inside the run.
-        let second = SharedPtr(unsafe { start.0.add(half) });
-        let first = SharedPtr(start.0);
-        let (a, b) = rayon::join(
-            move || sum_contiguous_f64(first, half),
-            move || sum_contiguous_f64(second, n - half),
-        );
-        return a + b;
+    let chunks = n.div_ceil(SUM_CHUNK);
+    if chunks <= 1 {
+        let mut total = [0.0];
+        // SAFETY: the caller borrows the `n` elements at `start`.
+        unsafe { sum_chunks(start.0, n, 0, &mut total) };
+        return total[0];
     }
+    let mut partials = vec![0f64; chunks];
+    let threads = rayon::current_num_threads().min(chunks);
+    if threads > 1 && n >= 2 * GRAIN_SIZE as usize {
+        let per_part = chunks.div_ceil(threads);
+        let start = &start;
+        partials
+            .par_chunks_mut(per_part)
+            .enumerate()
+            .for_each(|(p, out)| {
+                // SAFETY: the part's chunks lie inside the caller's run.
+                unsafe { sum_chunks(start.get(), n, p * per_part, out) };
+            });
+    } else {
+        // SAFETY: as above.
+        unsafe { sum_chunks(start.0, n, 0, &mut partials) };
+    }
+    partials.iter().sum()
+}
+
+/// Sums chunks `first..first + out.len()` ([`SUM_CHUNK`] elements each, the
+/// last one cut at `n`) of the run of `n` elements at `run` into `out`.
+///
+/// # Safety
+///
+/// `run` must be valid for reading `n` elements, borrowed by the caller,
+/// and the chunks must start inside the run.
+unsafe fn sum_chunks<T: Numeric>(run: *const T, n: usize, first: usize, out: &mut [f64]) {
     #[cfg(target_arch = "x86_64")]
     if crate::loops::has_avx2_fma() {
-        // SAFETY: AVX2 and FMA were detected; the run is as documented on
-        // `sum_lanes`.
-        return unsafe { sum_lanes_avx2(start.0, n) };
+        // SAFETY: AVX2 and FMA were detected; the rest is the caller's.
+        return unsafe { sum_chunks_avx2(run, n, first, out) };
     }
-    // SAFETY: the caller borrows the `n` elements at `start`.
-    unsafe { sum_lanes(start.0, n) }
+    // SAFETY: the caller's.
+    unsafe { sum_chunks_lanes(run, n, first, out) }
 }
 
 /// Lanes of a contiguous sum: enough independent `f64` additions (four
 /// AVX2 vectors) to keep up with memory.
 const SUM_LANES: usize = 16;
 
-/// Sums `n` consecutive elements at `base` as `f64` in [`SUM_LANES`]
-/// lanes, page by page with a prefetch ahead ([`for_each_page`]).
+/// [`sum_chunks`] in [`SUM_LANES`] lanes, page by page with a prefetch
+/// ahead that runs on across chunk boundaries ([`page_pieces`]).
 ///
 /// # Safety
 ///
-/// `base` must be valid for reading `n` elements, borrowed by the caller.
+/// As [`sum_chunks`].
 #[inline(always)]
-unsafe fn sum_lanes<T: Numeric>(base: *const T, n: usize) -> f64 {
-    // SAFETY: the caller guarantees `n` readable elements at `base`.
-    let run = unsafe { std::slice::from_raw_parts(base, n) };
-    let (whole, tail) = run.split_at(n - n % SUM_LANES);
+unsafe fn sum_chunks_lanes<T: Numeric>(run: *const T, n: usize, first: usize, out: &mut [f64]) {
+    let begin = first * SUM_CHUNK;
+    let end = n.min((first + out.len()) * SUM_CHUNK);
+    // SAFETY: `begin..end` lies inside the caller's run.
+    let part = unsafe { std::slice::from_raw_parts(run.add(begin), end - begin) };
+    // Every chunk but the run's last is a whole number of pages, and pages
+    // of whole lanes, so pieces never straddle a chunk and every element
+    // lands in the lane of its index.
+    let (whole, tail) = part.split_at(part.len() - part.len() % SUM_LANES);
     let mut lanes = [0f64; SUM_LANES];
-    // Pieces of `whole` are whole multiples of `SUM_LANES`, so every element
-    // lands in the lane of its index, as in one pass over the run.
     let piece = page_elements(std::mem::size_of::<T>(), SUM_LANES);
-    let ahead = |i: usize| prefetch_read(base.wrapping_add(i));
-    for_each_page(whole.len(), piece, ahead, |piece| {
-        for c in whole[piece].chunks_exact(SUM_LANES) {
+    let piece = piece.min(SUM_CHUNK);
+    let mut chunk = 0;
+    for (range, ahead) in page_pieces(whole.len(), piece) {
+        if let Some(i) = ahead {
+            prefetch_read(part.as_ptr().wrapping_add(i));
+        }
+        let piece_end = range.end;
+        for c in whole[range].chunks_exact(SUM_LANES) {
             for (lane, x) in lanes.iter_mut().zip(c) {
                 *lane += x.to_f64();
             }
         }
-    });
+        if piece_end % SUM_CHUNK == 0 && piece_end < part.len() {
+            out[chunk] = std::mem::take(&mut lanes).iter().sum();
+            chunk += 1;
+        }
+    }
     let total: f64 = lanes.iter().sum();
-    tail.iter().fold(total, |acc, x| acc + x.to_f64())
+    out[chunk] = tail.iter().fold(total, |acc, x| acc + x.to_f64());
 }
 
-/// [`sum_lanes`] in an AVX2+FMA build.
+/// [`sum_chunks_lanes`] in an AVX2+FMA build.
 ///
 /// # Safety
 ///
-/// As [`sum_lanes`], and the processor must support AVX2 and FMA.
+/// As [`sum_chunks`], and the processor must support AVX2 and FMA.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn sum_lanes_avx2<T: Numeric>(base: *const T, n: usize) -> f64 {
+unsafe fn sum_chunks_avx2<T: Numeric>(run: *const T, n: usize, first: usize, out: &mut [f64]) {
     // SAFETY: as documented.
-    unsafe { sum_lanes(base, n) }
+    unsafe { sum_chunks_lanes(run, n, first, out) }
 }
 
 fn sum_i64<T: Numeric>(base: *const T, off: i64, dims: &[(i64, i64)]) -> i64 {
@@ -747,21 +787,56 @@ mod tests {
 
     #[test]
     fn contiguous_sums_agree_with_a_plain_f64_sum() {
-        // Lengths around the lane count, and one that is split over threads.
-        for n in [0, 1, 15, 16, 17, 1000, 2 * GRAIN_SIZE as usize + 3] {
+        // Lengths around the lane count, the chunk size, and runs split over
+        // threads.
+        let lengths = [
+            0,
+            1,
+            15,
+            16,
+            17,
+            1000,
+            2 * GRAIN_SIZE as usize + 3,
+            SUM_CHUNK,
+            2 * SUM_CHUNK,
+            3 * SUM_CHUNK + 5,
+            7 * SUM_CHUNK + 16,
+        ];
+        let pool = |threads| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap()
+        };
+        let (one, two, three) = (pool(1), pool(2), pool(3));
+        for n in lengths {
             let x: Vec<f32> = (0..n)
                 .map(|i| ((i * 7919) % 1013) as f32 * 0.01 - 5.0)
                 .collect();
             let want: f64 = x.iter().map(|v| *v as f64).sum();
+            let mut partials = vec![0.0; n.div_ceil(SUM_CHUNK).max(1)];
             // SAFETY: `x` holds `n` elements and is borrowed for the call.
-            let portable = unsafe { sum_lanes(x.as_ptr(), n) };
-            let dispatched = sum_contiguous_f64(SharedPtr(x.as_ptr()), n);
-            for got in [portable, dispatched] {
+            unsafe { sum_chunks_lanes(x.as_ptr(), n, 0, &mut partials) };
+            let portable: f64 = partials.iter().sum();
+            let run = || sum_contiguous_f64(SharedPtr(x.as_ptr()), n);
+            let on_one = one.install(run);
+            for got in [portable, on_one] {
                 assert!(
                     (got - want).abs() <= 1e-9 * want.abs().max(1.0),
                     "{n}: {got} vs {want}"
                 );
             }
+            // The same bits whatever the thread count.
+            assert_eq!(
+                two.install(run).to_bits(),
+                on_one.to_bits(),
+                "{n} on two threads"
+            );
+            assert_eq!(
+                three.install(run).to_bits(),
+                on_one.to_bits(),
+                "{n} on three threads"
+            );
         }
     }
 }
