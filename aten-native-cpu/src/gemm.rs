@@ -266,6 +266,10 @@ fn column_major(rs: isize, cs: isize) -> bool {
     rs.unsigned_abs() < cs.unsigned_abs()
 }
 
+/// The largest `C` (in elements) computed through a scratch copy: 64 MiB
+/// of `float32`.
+const SCRATCH_MAX_ELEMENTS: usize = 1 << 24;
+
 /// Whether computing `C` column-major in a scratch matrix, copied out
 /// transposed, costs the crate less than writing the caller's row-major
 /// `C` directly.
@@ -285,9 +289,9 @@ fn column_major_scratch_is_cheaper<T>(
     b: MatPtr<T>,
     c: MatMut<T>,
 ) -> bool {
-    if m < 2 || n < 2 || !column_major(c.cs, c.rs) {
+    if m < 2 || n < 2 || !column_major(c.cs, c.rs) || m.saturating_mul(n) > SCRATCH_MAX_ELEMENTS {
         // Vectors take the crate's matrix-vector paths; a column-major `C`
-        // is the crate's own orientation.
+        // is the crate's own orientation; a huge `C` is not doubled.
         return false;
     }
     let gathered_directly = if column_major(b.rs, b.cs) { k * n } else { 0 };
@@ -685,6 +689,20 @@ mod tests {
             col(pb, 256),
             c_row
         ));
+        // A huge C is not doubled.
+        let huge = MatMut {
+            ptr: pc,
+            rs: 1 << 20,
+            cs: 1,
+        };
+        assert!(!column_major_scratch_is_cheaper(
+            64,
+            1 << 20,
+            1 << 20,
+            row(pa, 1 << 20),
+            col(pb, 1 << 20),
+            huge
+        ));
         // Vectors stay on the crate's matrix-vector paths.
         assert!(!column_major_scratch_is_cheaper(
             1,
@@ -694,5 +712,101 @@ mod tests {
             col(pb, 784),
             c_row
         ));
+    }
+
+    /// Random shapes and layouts against a plain `f64` reference, on one
+    /// and two threads, with and without `beta`: whichever route and split
+    /// each product takes, the result is the product.
+    #[test]
+    fn random_layouts_match_a_reference() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |bound: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % bound as u64) as usize
+        };
+        let (mut via_scratch, mut row_splits) = (0, 0);
+        for case in 0..60 {
+            let (m, n, k) = (1 + next(70), 1 + next(90), 1 + next(120));
+            let (a_col, b_col) = (next(2) == 1, next(2) == 1);
+            let pad = next(3);
+            let threads = 1 + next(2);
+            let beta = [0.0, 0.5][next(2)];
+            let a: Vec<f32> = (0..m * k)
+                .map(|i| ((i * 13) % 17) as f32 * 0.25 - 2.0)
+                .collect();
+            let b: Vec<f32> = (0..k * n)
+                .map(|i| ((i * 7) % 19) as f32 * 0.125 - 1.0)
+                .collect();
+            let ap = if a_col {
+                MatPtr {
+                    ptr: a.as_ptr(),
+                    rs: 1,
+                    cs: m as isize,
+                }
+            } else {
+                MatPtr {
+                    ptr: a.as_ptr(),
+                    rs: k as isize,
+                    cs: 1,
+                }
+            };
+            let bp = if b_col {
+                MatPtr {
+                    ptr: b.as_ptr(),
+                    rs: 1,
+                    cs: k as isize,
+                }
+            } else {
+                MatPtr {
+                    ptr: b.as_ptr(),
+                    rs: n as isize,
+                    cs: 1,
+                }
+            };
+            let ldc = n + pad;
+            let old = |i: usize, j: usize| (i * 3 + j) as f32 * 0.5;
+            let mut c: Vec<f32> = (0..m * ldc).map(|x| old(x / ldc, x % ldc)).collect();
+            let cp = MatMut {
+                ptr: c.as_mut_ptr(),
+                rs: ldc as isize,
+                cs: 1,
+            };
+            let scratch = column_major_scratch_is_cheaper(m, n, k, ap, bp, cp);
+            via_scratch += usize::from(scratch);
+            row_splits += usize::from(matches!(
+                split(m, n, k, threads, scratch),
+                Some((Split::Rows, _))
+            ));
+            // SAFETY: sizes and strides stay inside the vectors.
+            unsafe { f32::gemm(m, n, k, 1.5, ap, bp, beta, cp, threads) };
+            for i in 0..m {
+                for j in 0..ldc {
+                    let got = c[i * ldc + j] as f64;
+                    if j >= n {
+                        assert_eq!(got, old(i, j) as f64, "case {case}: padding");
+                        continue;
+                    }
+                    let at =
+                        |i: usize, p: usize| (ap.rs * i as isize + ap.cs * p as isize) as usize;
+                    let bt =
+                        |p: usize, j: usize| (bp.rs * p as isize + bp.cs * j as isize) as usize;
+                    let dot: f64 = (0..k)
+                        .map(|p| a[at(i, p)] as f64 * b[bt(p, j)] as f64)
+                        .sum();
+                    let want = 1.5 * dot + beta as f64 * old(i, j) as f64;
+                    assert!(
+                        (got - want).abs() <= 1e-4 * want.abs().max(1.0),
+                        "case {case} ({m}x{n}x{k}, A col {a_col}, B col {b_col}, beta {beta}, {threads} threads) at ({i}, {j}): {got} vs {want}"
+                    );
+                }
+            }
+        }
+        // Both of our choices were exercised.
+        assert!(
+            via_scratch >= 3 && row_splits >= 1 && via_scratch < 60,
+            "{via_scratch} through the scratch, {row_splits} split by rows"
+        );
     }
 }
