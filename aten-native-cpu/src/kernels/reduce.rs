@@ -4,10 +4,12 @@
 //!
 //! A reduction views its input with the kept dimensions first and the
 //! reduced ones last (no copy), then folds each kept position's reduced
-//! elements. Floating sums accumulate in `f64` (sixteen independent lanes on
-//! contiguous runs, so the loop vectorizes, read page by page with a prefetch
-//! ahead), integer sums in `i64`. Meta
-//! inputs produce correctly shaped Meta outputs without running loops.
+//! elements. Floating sums accumulate in `f64`, integer sums in `i64`. A
+//! contiguous run is summed in sixteen independent lanes (so the loop
+//! vectorizes), page by page with a prefetch ahead, as the in-order total of
+//! fixed-size chunks (so threads can share a long run without changing the
+//! result). Meta inputs produce correctly shaped Meta outputs without
+//! running loops.
 
 use aten_core::tensor_iterator::convert::to_dtype;
 use aten_core::tensor_iterator::GRAIN_SIZE;
