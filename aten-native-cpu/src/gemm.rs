@@ -476,26 +476,32 @@ int_gemm!(u8, i8, i16, i32, i64);
 mod tests {
     use super::*;
 
+    /// A matrix operand at `ptr` with strides `(rs, cs)`.
+    fn mat<T>(ptr: *const T, (rs, cs): (usize, usize)) -> MatPtr<T> {
+        MatPtr {
+            ptr,
+            rs: rs as isize,
+            cs: cs as isize,
+        }
+    }
+
+    /// An output matrix at `ptr` with strides `(rs, cs)`.
+    fn mat_mut<T>(ptr: *mut T, (rs, cs): (usize, usize)) -> MatMut<T> {
+        MatMut {
+            ptr,
+            rs: rs as isize,
+            cs: cs as isize,
+        }
+    }
+
     fn check<T: Gemm + std::fmt::Debug>() {
         // A = [[1, 2, 3], [4, 5, 6]] row-major; B = A^T read through
         // strides (column-major view of A); C starts at 1.
         let a: Vec<T> = (1..=6).map(|v| T::from_i64(v)).collect();
         let mut c: Vec<T> = vec![T::from_i64(1); 4];
-        let ap = MatPtr {
-            ptr: a.as_ptr(),
-            rs: 3,
-            cs: 1,
-        };
-        let bp = MatPtr {
-            ptr: a.as_ptr(),
-            rs: 1,
-            cs: 3,
-        };
-        let cp = MatMut {
-            ptr: c.as_mut_ptr(),
-            rs: 2,
-            cs: 1,
-        };
+        let ap = mat(a.as_ptr(), (3, 1));
+        let bp = mat(a.as_ptr(), (1, 3));
+        let cp = mat_mut(c.as_mut_ptr(), (2, 1));
         // SAFETY: the strides stay inside the vectors; `c` is separate.
         unsafe { T::gemm(2, 2, 3, T::from_i64(2), ap, bp, T::from_i64(3), cp, 2) };
         let got: Vec<i64> = c.iter().map(|v| v.to_i64()).collect();
@@ -521,21 +527,9 @@ mod tests {
         let a: Vec<f64> = (0..m * k).map(|i| ((i * 7) % 11) as f64 - 5.0).collect();
         let b: Vec<f64> = (0..k * n).map(|i| ((i * 3) % 13) as f64 - 6.0).collect();
         let mut c = vec![f64::NAN; m * n];
-        let ap = MatPtr {
-            ptr: a.as_ptr(),
-            rs: k as isize,
-            cs: 1,
-        };
-        let bp = MatPtr {
-            ptr: b.as_ptr(),
-            rs: n as isize,
-            cs: 1,
-        };
-        let cp = MatMut {
-            ptr: c.as_mut_ptr(),
-            rs: n as isize,
-            cs: 1,
-        };
+        let ap = mat(a.as_ptr(), (k, 1));
+        let bp = mat(b.as_ptr(), (n, 1));
+        let cp = mat_mut(c.as_mut_ptr(), (n, 1));
         // SAFETY: sizes match the vectors; beta 0 ignores the NaNs.
         unsafe { f64::gemm(m, n, k, 1.0, ap, bp, 0.0, cp, 2) };
         for i in 0..m {
@@ -560,16 +554,8 @@ mod tests {
         let w: Vec<T> = (0..n * k)
             .map(|i| T::from_i64((i % 5) as i64 - 2))
             .collect();
-        let a = MatPtr {
-            ptr: x.as_ptr(),
-            rs: k as isize,
-            cs: 1,
-        };
-        let b = MatPtr {
-            ptr: w.as_ptr(),
-            rs: 1,
-            cs: k as isize,
-        };
+        let a = mat(x.as_ptr(), (k, 1));
+        let b = mat(w.as_ptr(), (1, k));
         for beta in [0i64, 2] {
             let fill = if beta == 0 {
                 T::from_f64(f64::NAN)
@@ -577,11 +563,7 @@ mod tests {
                 T::from_i64(1)
             };
             let mut c: Vec<T> = vec![fill; m * ldc];
-            let cp = MatMut {
-                ptr: c.as_mut_ptr(),
-                rs: ldc as isize,
-                cs: 1,
-            };
+            let cp = mat_mut(c.as_mut_ptr(), (ldc, 1));
             assert!(column_major_scratch_is_cheaper(m, n, k, a, b, cp));
             // SAFETY: sizes and strides stay inside the vectors.
             unsafe {
@@ -637,95 +619,55 @@ mod tests {
 
     #[test]
     fn the_scratch_is_chosen_only_when_it_gathers_less() {
-        let (pa, pb, pc) = (
-            std::ptr::null::<f32>(),
-            std::ptr::null::<f32>(),
-            std::ptr::null_mut::<f32>(),
-        );
-        let row = |p, ld| MatPtr {
-            ptr: p,
-            rs: ld,
-            cs: 1,
-        };
-        let col = |p, ld| MatPtr {
-            ptr: p,
-            rs: 1,
-            cs: ld,
-        };
-        let c_row = MatMut {
-            ptr: pc,
-            rs: 256,
-            cs: 1,
-        };
-        let c_col = MatMut {
-            ptr: pc,
-            rs: 1,
-            cs: 64,
-        };
-        // linear's first layer: B column-major, large.
-        assert!(column_major_scratch_is_cheaper(
-            64,
-            256,
-            784,
-            row(pa, 784),
-            col(pb, 784),
-            c_row
-        ));
-        // Row-major B: the crate packs it contiguously already.
-        assert!(!column_major_scratch_is_cheaper(
-            64,
-            256,
-            784,
-            row(pa, 784),
-            row(pb, 256),
-            c_row
-        ));
-        // A column-major C is the crate's own orientation.
-        assert!(!column_major_scratch_is_cheaper(
-            64,
-            256,
-            784,
-            row(pa, 784),
-            col(pb, 784),
-            c_col
-        ));
-        // A small B (linear's last layer) costs less than the copies.
-        assert!(!column_major_scratch_is_cheaper(
-            64,
-            10,
-            256,
-            row(pa, 256),
-            col(pb, 256),
-            c_row
-        ));
-        // A huge C is not doubled.
-        let huge = MatMut {
-            ptr: pc,
-            rs: 1 << 20,
-            cs: 1,
-        };
-        assert!(!column_major_scratch_is_cheaper(
-            64,
-            1 << 20,
-            1 << 20,
-            row(pa, 1 << 20),
-            col(pb, 1 << 20),
-            huge
-        ));
-        // Vectors stay on the crate's matrix-vector paths.
-        assert!(!column_major_scratch_is_cheaper(
-            1,
-            256,
-            784,
-            row(pa, 784),
-            col(pb, 784),
-            c_row
-        ));
+        // (m, n, k, A column-major, B column-major, C row-major, expected)
+        let cases = [
+            // linear's first layer: B column-major, large.
+            (64, 256, 784, false, true, true, true),
+            // Row-major B: the crate packs it contiguously already.
+            (64, 256, 784, false, false, true, false),
+            // A column-major C is the crate's own orientation.
+            (64, 256, 784, false, true, false, false),
+            // A small B (linear's last layer) costs less than the copies.
+            (64, 10, 256, false, true, true, false),
+            // Vectors stay on the crate's matrix-vector paths.
+            (1, 256, 784, false, true, true, false),
+            // A huge C is not doubled.
+            (64, 1 << 20, 1 << 20, false, true, true, false),
+        ];
+        for (m, n, k, a_col, b_col, c_row, expected) in cases {
+            let layout = |col: bool, rows: usize, cols: usize| {
+                if col {
+                    (1, rows as isize)
+                } else {
+                    (cols as isize, 1)
+                }
+            };
+            let (rs, cs) = layout(a_col, m, k);
+            let a = MatPtr {
+                ptr: std::ptr::null::<f32>(),
+                rs,
+                cs,
+            };
+            let (rs, cs) = layout(b_col, k, n);
+            let b = MatPtr {
+                ptr: std::ptr::null::<f32>(),
+                rs,
+                cs,
+            };
+            let (rs, cs) = layout(!c_row, m, n);
+            let c = MatMut {
+                ptr: std::ptr::null_mut::<f32>(),
+                rs,
+                cs,
+            };
+            assert_eq!(
+                column_major_scratch_is_cheaper(m, n, k, a, b, c),
+                expected,
+                "{m}x{n}x{k}, A col {a_col}, B col {b_col}, C row {c_row}"
+            );
+        }
     }
 
-    /// Random shapes and layouts against a plain `f64` reference, on one
-    /// and two threads, with and without `beta`: whichever route and split
-    /// each product takes, the result is the product.
     #[test]
     fn random_layouts_match_a_reference() {
         let mut seed = 0x2545_f491_4f6c_dd1du64;
@@ -749,39 +691,19 @@ mod tests {
                 .map(|i| ((i * 7) % 19) as f32 * 0.125 - 1.0)
                 .collect();
             let ap = if a_col {
-                MatPtr {
-                    ptr: a.as_ptr(),
-                    rs: 1,
-                    cs: m as isize,
-                }
+                mat(a.as_ptr(), (1, m))
             } else {
-                MatPtr {
-                    ptr: a.as_ptr(),
-                    rs: k as isize,
-                    cs: 1,
-                }
+                mat(a.as_ptr(), (k, 1))
             };
             let bp = if b_col {
-                MatPtr {
-                    ptr: b.as_ptr(),
-                    rs: 1,
-                    cs: k as isize,
-                }
+                mat(b.as_ptr(), (1, k))
             } else {
-                MatPtr {
-                    ptr: b.as_ptr(),
-                    rs: n as isize,
-                    cs: 1,
-                }
+                mat(b.as_ptr(), (n, 1))
             };
             let ldc = n + pad;
             let old = |i: usize, j: usize| (i * 3 + j) as f32 * 0.5;
             let mut c: Vec<f32> = (0..m * ldc).map(|x| old(x / ldc, x % ldc)).collect();
-            let cp = MatMut {
-                ptr: c.as_mut_ptr(),
-                rs: ldc as isize,
-                cs: 1,
-            };
+            let cp = mat_mut(c.as_mut_ptr(), (ldc, 1));
             let scratch = column_major_scratch_is_cheaper(m, n, k, ap, bp, cp);
             via_scratch += usize::from(scratch);
             row_splits += usize::from(matches!(
