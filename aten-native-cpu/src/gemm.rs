@@ -601,6 +601,8 @@ mod tests {
     fn linear_shaped_products_go_through_a_column_major_scratch() {
         check_linear_shape::<f32>((20, 70, 150), 1);
         check_linear_shape::<f64>((20, 70, 150), 1);
+        // float16: sums small enough to stay exact.
+        check_linear_shape::<f16>((20, 70, 30), 1);
         // Split by rows over two threads, each block through its scratch.
         assert_eq!(split(40, 300, 100, 2, true), Some((Split::Rows, 2)));
         check_linear_shape::<f32>((40, 300, 100), 2);
