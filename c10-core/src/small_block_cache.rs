@@ -153,9 +153,8 @@ fn large_layout(layout: Layout) -> Option<Layout> {
     Layout::from_size_align(layout.size().checked_add(ALIGNMENT)?, 16).ok()
 }
 
-/// An `ALIGNMENT`-aligned block of `layout` (zeroed when `zeroed`) that is
-/// not cached (see
-/// the module docs); null when out of memory.
+/// An `ALIGNMENT`-aligned block of `layout` (zeroed when `zeroed`) of a
+/// size that is not cached (see the module docs); null when out of memory.
 fn allocate_large(layout: Layout, zeroed: bool) -> *mut u8 {
     let Some(system) = large_layout(layout) else {
         return std::ptr::null_mut();
@@ -198,7 +197,8 @@ pub(crate) unsafe fn free(ptr: NonNull<u8>, layout: Layout) {
             })
             .unwrap_or(false);
         if !kept {
-            // SAFETY: a cached size's block came from `alloc_zeroed(layout)`.
+            // SAFETY: a cached size's block came from `system_allocate(layout, _)`
+            // (`alloc_zeroed` or `alloc` with `layout`).
             unsafe { dealloc(ptr.as_ptr(), layout) };
         }
         return;

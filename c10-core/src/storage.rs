@@ -263,7 +263,7 @@ const INLINE_BORROWS: usize = 4;
 /// exclusive for outputs, taken in address order, released on drop.
 pub struct StorageBorrow<'a> {
     held: [(Option<&'a Storage>, bool); INLINE_BORROWS],
-    extra: Vec<(&'a Storage, bool)>,
+    extra: Vec<(Option<&'a Storage>, bool)>,
 }
 
 impl<'a> StorageBorrow<'a> {
@@ -271,58 +271,62 @@ impl<'a> StorageBorrow<'a> {
     /// twice) is borrowed once, exclusively if any use writes it.
     pub fn new(storages: impl IntoIterator<Item = (&'a Storage, bool)>) -> StorageBorrow<'a> {
         let mut held = [(None, false); INLINE_BORROWS];
-        let mut extra: Vec<(&'a Storage, bool)> = Vec::new();
+        let mut extra = Vec::new();
         let mut n = 0;
         for (s, write) in storages {
             if n < held.len() {
                 held[n] = (Some(s), write);
                 n += 1;
             } else {
-                extra.push((s, write));
+                extra.push((Some(s), write));
             }
         }
-        if extra.is_empty() {
-            // Address order (insertion sort), then duplicates merged into
-            // their first occurrence.
-            for i in 1..n {
-                let mut j = i;
-                while j > 0 && addr(held[j - 1].0) > addr(held[j].0) {
-                    held.swap(j - 1, j);
-                    j -= 1;
-                }
-            }
-            let mut kept = 0;
-            for i in 0..n {
-                if kept > 0 && addr(held[kept - 1].0) == addr(held[i].0) {
-                    held[kept - 1].1 |= held[i].1;
-                } else {
-                    held[kept] = held[i];
-                    kept += 1;
-                }
-            }
-            held[kept..n].fill((None, false));
-            for (s, write) in &held[..kept] {
-                if let Some(s) = s {
-                    s.acquire(*write);
-                }
-            }
+        let entries: &mut [(Option<&'a Storage>, bool)] = if extra.is_empty() {
+            &mut held[..n]
         } else {
-            extra.extend(held[..n].iter().filter_map(|(s, w)| s.map(|s| (s, *w))));
+            // Past the inline slots: all of them in the vector.
+            extra.extend_from_slice(&held[..n]);
             held = [(None, false); INLINE_BORROWS];
-            extra.sort_by_key(|(s, _)| s.address());
-            extra.dedup_by(|later, first| {
-                let same = first.0.is_same(later.0);
-                if same {
-                    first.1 |= later.1;
-                }
-                same
-            });
-            for (s, write) in &extra {
+            &mut extra
+        };
+        let kept = sort_and_merge(entries);
+        entries[kept..].fill((None, false));
+        for (s, write) in &entries[..kept] {
+            if let Some(s) = s {
                 s.acquire(*write);
             }
         }
         StorageBorrow { held, extra }
     }
+}
+
+/// Sorts `entries` by storage address (the order borrows are taken in) and
+/// merges each storage's repeats into its first entry, writing if any use
+/// writes; returns how many distinct entries now lead the slice.
+#[inline]
+fn sort_and_merge(entries: &mut [(Option<&Storage>, bool)]) -> usize {
+    if entries.len() <= INLINE_BORROWS {
+        // An insertion sort inline: a kernel's few operands.
+        for i in 1..entries.len() {
+            let mut j = i;
+            while j > 0 && addr(entries[j - 1].0) > addr(entries[j].0) {
+                entries.swap(j - 1, j);
+                j -= 1;
+            }
+        }
+    } else {
+        entries.sort_unstable_by_key(|(s, _)| addr(*s));
+    }
+    let mut kept = 0;
+    for i in 0..entries.len() {
+        if kept > 0 && addr(entries[kept - 1].0) == addr(entries[i].0) {
+            entries[kept - 1].1 |= entries[i].1;
+        } else {
+            entries[kept] = entries[i];
+            kept += 1;
+        }
+    }
+    kept
 }
 
 #[inline]
@@ -338,7 +342,9 @@ impl Drop for StorageBorrow<'_> {
             }
         }
         for (s, write) in self.extra.iter().rev() {
-            s.release(*write);
+            if let Some(s) = s {
+                s.release(*write);
+            }
         }
     }
 }
