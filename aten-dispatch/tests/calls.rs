@@ -15,21 +15,27 @@ use c10_core::{
 
 fn tensor(device: DeviceType) -> TensorBase {
     let device = Device::new(device, -1);
-    TensorBase::from_impl(TensorImpl::new(
-        TensorImpl::default_key_set(device),
-        ScalarType::Float,
-        device,
-        vec![1],
-    ))
+    TensorBase::from_impl(
+        TensorImpl::new(
+            TensorImpl::default_key_set(device),
+            ScalarType::Float,
+            device,
+            vec![1],
+        )
+        .unwrap(),
+    )
 }
 
 fn tensor_with(keys: &[DispatchKey]) -> TensorBase {
-    TensorBase::from_impl(TensorImpl::new(
-        DispatchKeySet::from_keys(keys),
-        ScalarType::Float,
-        Device::CPU,
-        vec![1],
-    ))
+    TensorBase::from_impl(
+        TensorImpl::new(
+            DispatchKeySet::from_keys(keys),
+            ScalarType::Float,
+            Device::CPU,
+            vec![1],
+        )
+        .unwrap(),
+    )
 }
 
 /// The fallbacks a process gets from PyTorch's framework that matter for

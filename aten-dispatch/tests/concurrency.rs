@@ -37,12 +37,9 @@ fn calls_race_registrations() {
     let op = d.find_schema_or_throw("race::op", "").unwrap();
     let typed = op.typed::<(&TensorBase,), i64>().unwrap();
     let keys = DispatchKeySet::from_keys(&[DispatchKey::CPU, DispatchKey::AutogradCPU]);
-    let t = TensorBase::from_impl(TensorImpl::new(
-        keys,
-        ScalarType::Float,
-        Device::CPU,
-        vec![1],
-    ));
+    let t = TensorBase::from_impl(
+        TensorImpl::new(keys, ScalarType::Float, Device::CPU, vec![1]).unwrap(),
+    );
 
     // `cpu`: generation of the CPU kernel (1000 + g), 0 for none.
     // `autograd`: generation of the AutogradCPU fallback (2000 + g); 0 or

@@ -89,12 +89,9 @@ fn typed_calls_do_not_allocate() {
         .typed::<(&TensorBase, &TensorBase), TensorBase>()
         .unwrap();
     let keys = DispatchKeySet::from_keys(&[DispatchKey::CPU, DispatchKey::AutogradCPU]);
-    let a = TensorBase::from_impl(TensorImpl::new(
-        keys,
-        ScalarType::Float,
-        Device::CPU,
-        vec![1],
-    ));
+    let a = TensorBase::from_impl(
+        TensorImpl::new(keys, ScalarType::Float, Device::CPU, vec![1]).unwrap(),
+    );
     let b = a.clone();
     // Warm up (thread-locals, lazy statics).
     for _ in 0..10 {

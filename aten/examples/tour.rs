@@ -162,7 +162,7 @@ fn main() -> Result<()> {
         ScalarType::Float,
         Device::CPU,
         vec![2, 3],
-    ));
+    )?);
     println!("x carries {}", x.key_set());
     let ((), lines) = trace::capture(|| {
         let r = typed

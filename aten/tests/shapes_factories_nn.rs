@@ -18,7 +18,10 @@ fn seq(n: usize, shape: &[i64]) -> Tensor {
 fn views_share_storage_and_reshape_copies_only_when_it_must() {
     let a = seq(6, &[2, 3]);
     let t = ops::t(&a).unwrap();
-    assert_eq!((t.sizes(), t.strides()), (&[3, 2][..], &[1, 3][..]));
+    assert_eq!(
+        (&t.sizes()[..], &t.strides()[..]),
+        (&[3, 2][..], &[1, 3][..])
+    );
     // Writing through a view is visible in the base.
     ops::fill_scalar_(&ops::select_int(&t, 0, 1).unwrap(), Scalar::Double(9.0)).unwrap();
     assert_eq!(a.to_vec::<f32>().unwrap()[1], 9.0);
@@ -26,9 +29,9 @@ fn views_share_storage_and_reshape_copies_only_when_it_must() {
     // A transposed matrix cannot be viewed flat; reshape copies.
     assert!(ops::view(&t, &[6]).is_err());
     let flat = ops::reshape(&t, &[6]).unwrap();
-    assert!(!flat.storage().unwrap().is_same(a.storage().unwrap()));
+    assert!(!flat.storage().unwrap().is_same(&a.storage().unwrap()));
     let same = ops::reshape(&a, &[3, 2]).unwrap();
-    assert!(same.storage().unwrap().is_same(a.storage().unwrap()));
+    assert!(same.storage().unwrap().is_same(&a.storage().unwrap()));
     // Slices, narrow, split, expand, permute, squeeze.
     let s = ops::slice_tensor_with(
         &a,
@@ -40,7 +43,7 @@ fn views_share_storage_and_reshape_copies_only_when_it_must() {
         },
     )
     .unwrap();
-    assert_eq!((s.sizes(), s.storage_offset()), (&[2, 2][..], 1));
+    assert_eq!((&s.sizes()[..], s.storage_offset()), (&[2, 2][..], 1));
     let parts = ops::split_tensor(&seq(5, &[5]), 2).unwrap();
     assert_eq!(
         parts.iter().map(|p| p.numel()).collect::<Vec<_>>(),
@@ -53,7 +56,10 @@ fn views_share_storage_and_reshape_copies_only_when_it_must() {
         "The expanded size of the tensor (2) must match the existing size (3) at non-singleton dimension 0.  Target sizes: [2].  Tensor sizes: [3]"
     );
     let p = ops::permute(&seq(24, &[2, 3, 4]), &[2, 0, 1]).unwrap();
-    assert_eq!((p.sizes(), p.strides()), (&[4, 2, 3][..], &[1, 12, 4][..]));
+    assert_eq!(
+        (&p.sizes()[..], &p.strides()[..]),
+        (&[4, 2, 3][..], &[1, 12, 4][..])
+    );
     assert_eq!(ops::squeeze(&seq(3, &[1, 3, 1])).unwrap().sizes(), &[3]);
     assert_eq!(
         ops::flatten_using_ints(&seq(24, &[2, 3, 4]))
@@ -376,7 +382,7 @@ fn meta_tensors_get_shapes_without_data() {
     let w = meta(&[4, 3, 3, 3]);
     let y = ops::conv2d(&a, &w).unwrap();
     assert_eq!(
-        (y.sizes(), y.device()),
+        (&y.sizes()[..], y.device()),
         (&[8, 4, 14, 14][..], Some(Device::META))
     );
     assert_eq!(ops::max_pool2d(&a, &[2, 2]).unwrap().sizes(), &[8, 3, 8, 8]);
@@ -413,7 +419,10 @@ fn meta_tensors_get_shapes_without_data() {
         },
     )
     .unwrap();
-    assert_eq!((r.sizes(), r.dtype()), (&[10][..], Some(ScalarType::Long)));
+    assert_eq!(
+        (&r.sizes()[..], r.dtype()),
+        (&[10][..], Some(ScalarType::Long))
+    );
 }
 
 #[test]

@@ -34,12 +34,9 @@ fn add3(a: &TensorBase, _b: &TensorBase, _alpha: aten::c10::Scalar) -> Result<Te
 
 fn bench(c: &mut Criterion) {
     let keys = DispatchKeySet::from_key(DispatchKey::CPU);
-    let t = TensorBase::from_impl(TensorImpl::new(
-        keys,
-        ScalarType::Float,
-        Device::CPU,
-        vec![1],
-    ));
+    let t = TensorBase::from_impl(
+        TensorImpl::new(keys, ScalarType::Float, Device::CPU, vec![1]).expect("valid sizes"),
+    );
     let alpha = aten::c10::Scalar::Int(1);
     let unboxed = KernelFunction::make_from_unboxed_function(add3);
     let boxed = KernelFunction::make_from_boxed_function(|_, _, stack| {

@@ -26,12 +26,15 @@ fn noop(a: &TensorBase, _b: &TensorBase) -> Result<TensorBase> {
 }
 
 fn tensor(keys: &[DispatchKey]) -> TensorBase {
-    TensorBase::from_impl(TensorImpl::new(
-        DispatchKeySet::from_keys(keys),
-        ScalarType::Float,
-        Device::CPU,
-        vec![1],
-    ))
+    TensorBase::from_impl(
+        TensorImpl::new(
+            DispatchKeySet::from_keys(keys),
+            ScalarType::Float,
+            Device::CPU,
+            vec![1],
+        )
+        .expect("valid sizes"),
+    )
 }
 
 fn block(d: &Dispatcher, ns: &str, key: Option<DispatchKey>) -> Library {

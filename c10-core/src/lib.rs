@@ -31,6 +31,7 @@ mod small_block_cache;
 pub mod small_vec;
 pub mod storage;
 pub mod tensor_impl;
+pub mod tensor_layout;
 pub mod type_promotion;
 
 pub use device::{Device, DeviceType};
@@ -44,6 +45,7 @@ pub use scalar_type::ScalarType;
 pub use small_vec::SmallVec;
 pub use storage::{Storage, StorageBorrow};
 pub use tensor_impl::{TensorBase, TensorImpl};
+pub use tensor_layout::{LayoutRef, TensorLayout};
 
 pub use dispatch_key::{BackendComponent, DispatchKey, NUM_BACKENDS, NUM_FUNCTIONALITY_KEYS};
 pub use dispatch_key_set::{DispatchKeySet, FULL_BACKEND_MASK, NUM_RUNTIME_ENTRIES};

@@ -1,9 +1,9 @@
 //! `PublishedCell`: a value that writers replace and readers read with one
-//! plain atomic load. The dispatcher publishes operator tables through it,
-//! and tensors their layout (sizes, strides, storage), which `resize_` and
-//! `out=` arguments replace.
+//! plain atomic load. The dispatcher publishes operator tables through it.
+//! (Tensor layouts, which `resize_` replaces far more often, are published
+//! through `tensor_layout`'s cell, which frees replaced values.)
 //!
-//! The first value lives inside the cell (a tensor or an operator costs no
+//! The first value lives inside the cell (an operator costs no
 //! extra allocation until it is first replaced). Writers box each new value,
 //! keep the box, and swing an atomic pointer to it; a null pointer means
 //! the first value is current. Readers load the pointer and borrow the value
@@ -15,9 +15,8 @@
 //! consistent store into a per-thread debt slot and its release), two thirds
 //! of the whole typed-call budget. The price here is memory: every value a
 //! cell ever held stays until the cell is dropped. Tables are republished
-//! when kernels are registered and layouts when a tensor is resized, both
-//! rare, so this is bounded in practice; a program that re-registers kernels
-//! (or resizes one tensor to new shapes) in a loop grows with each change.
+//! when kernels are registered, which is rare; a program that re-registers
+//! kernels in a loop grows with each change.
 
 use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::Mutex;

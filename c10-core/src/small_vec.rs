@@ -153,6 +153,34 @@ impl<T: PartialEq, const N: usize> PartialEq for SmallVec<T, N> {
 
 impl<T: Eq, const N: usize> Eq for SmallVec<T, N> {}
 
+/// Comparisons with the other ways a list of elements is written, both
+/// ways round (sizes and strides are compared with slices, arrays and
+/// vectors throughout).
+macro_rules! eq_with {
+    ($($(#[$m:meta])* [$($g:tt)*] $other:ty;)*) => {$(
+        impl<$($g)* T: PartialEq, const N: usize> PartialEq<$other> for SmallVec<T, N> {
+            #[inline]
+            fn eq(&self, other: &$other) -> bool {
+                self[..] == other[..]
+            }
+        }
+        impl<$($g)* T: PartialEq, const N: usize> PartialEq<SmallVec<T, N>> for $other {
+            #[inline]
+            fn eq(&self, other: &SmallVec<T, N>) -> bool {
+                self[..] == other[..]
+            }
+        }
+    )*};
+}
+
+eq_with! {
+    [] [T];
+    ['a,] &'a [T];
+    [const M: usize,] [T; M];
+    ['a, const M: usize,] &'a [T; M];
+    [] Vec<T>;
+}
+
 impl<T: fmt::Debug, const N: usize> fmt::Debug for SmallVec<T, N> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(&**self, f)
@@ -180,7 +208,7 @@ mod tests {
         }
         assert_eq!(
             SmallVec::<i64, 2>::from_slice(&[1, 2, 3]),
-            [1, 2, 3].into_iter().collect()
+            [1, 2, 3].into_iter().collect::<SmallVec<i64, 2>>()
         );
     }
 }

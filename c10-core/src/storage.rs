@@ -21,6 +21,7 @@ use std::fmt;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicIsize, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use crate::device::{Device, DeviceType};
 use crate::error::{Error, Result};
@@ -209,9 +210,19 @@ impl Storage {
         self.inner.buffer.as_ref().map(|b| b.ptr)
     }
 
-    fn acquire(&self, exclusive: bool) {
+    /// Number of handles sharing the storage (`use_count`).
+    pub fn use_count(&self) -> usize {
+        Arc::strong_count(&self.inner)
+    }
+
+    /// Takes one borrow of the storage: shared, or (`exclusive`) the only
+    /// one. Fails instead of waiting when waiting could never end: this
+    /// thread already holds a borrow of this storage that conflicts, or it
+    /// holds borrows of other storages and the wait outlasts
+    /// [`NESTED_WAIT`] (another thread may be waiting for one of those).
+    fn acquire(&self, exclusive: bool) -> Result<()> {
         let flag = &self.inner.borrow;
-        let mut spins = 0u32;
+        let mut backoff = Backoff::default();
         loop {
             let current = flag.load(Ordering::Relaxed);
             let next = match (exclusive, current) {
@@ -224,25 +235,108 @@ impl Storage {
                     .compare_exchange_weak(current, next, Ordering::Acquire, Ordering::Relaxed)
                     .is_ok()
                 {
-                    return;
+                    held::push(self.address());
+                    return Ok(());
                 }
                 continue;
             }
-            spins += 1;
-            if spins < 64 {
-                std::hint::spin_loop();
-            } else {
-                std::thread::yield_now();
+            if held::contains(self.address()) {
+                return Err(Error::runtime(format!(
+                    "{self:?} is already borrowed by this thread: an operator cannot {} a tensor \
+                     whose memory the calling code is {} (for example inside with_data)",
+                    if exclusive { "write" } else { "read" },
+                    if exclusive { "using" } else { "writing" },
+                )));
             }
+            if held::count() > 0 && backoff.waited() > NESTED_WAIT {
+                return Err(Error::runtime(format!(
+                    "{self:?} is already borrowed by another thread, and this thread holds \
+                     borrows of other storages: waiting for it could deadlock"
+                )));
+            }
+            backoff.wait();
         }
     }
 
     fn release(&self, exclusive: bool) {
+        held::pop();
         if exclusive {
             self.inner.borrow.store(0, Ordering::Release);
         } else {
             self.inner.borrow.fetch_sub(1, Ordering::Release);
         }
+    }
+}
+
+/// How long a thread that holds storage borrows waits for another storage
+/// before it reports the conflict instead (it could be waiting for a thread
+/// that waits for it).
+pub const NESTED_WAIT: Duration = Duration::from_millis(200);
+
+/// Waiting for a contended borrow: a few spins, then yields, then sleeps
+/// that grow to a millisecond, so a waiter never spins for long.
+#[derive(Default)]
+struct Backoff {
+    rounds: u32,
+    started: Option<Instant>,
+}
+
+impl Backoff {
+    fn wait(&mut self) {
+        self.rounds += 1;
+        if self.rounds < 64 {
+            std::hint::spin_loop();
+        } else if self.rounds < 128 {
+            std::thread::yield_now();
+        } else {
+            let micros = 1u64 << (self.rounds - 128).min(10);
+            std::thread::sleep(Duration::from_micros(micros));
+        }
+    }
+
+    /// Time since the first wait.
+    fn waited(&mut self) -> Duration {
+        self.started.get_or_insert_with(Instant::now).elapsed()
+    }
+}
+
+/// The storages the current thread holds borrows of, innermost last (the
+/// first [`held::TRACKED`] of them by address; the count is exact). Borrow
+/// scopes nest, so releases pop in reverse order of acquisition.
+mod held {
+    use std::cell::Cell;
+
+    /// Addresses remembered per thread; deeper nesting is only counted.
+    pub(super) const TRACKED: usize = 16;
+
+    thread_local! {
+        static ADDRESSES: [Cell<usize>; TRACKED] = const { [const { Cell::new(0) }; TRACKED] };
+        static COUNT: Cell<usize> = const { Cell::new(0) };
+    }
+
+    #[inline]
+    pub(super) fn push(address: usize) {
+        COUNT.with(|count| {
+            let n = count.get();
+            if n < TRACKED {
+                ADDRESSES.with(|a| a[n].set(address));
+            }
+            count.set(n + 1);
+        });
+    }
+
+    #[inline]
+    pub(super) fn pop() {
+        COUNT.with(|count| count.set(count.get().saturating_sub(1)));
+    }
+
+    pub(super) fn count() -> usize {
+        COUNT.with(Cell::get)
+    }
+
+    pub(super) fn contains(address: usize) -> bool {
+        let n = count().min(TRACKED);
+        ADDRESSES.with(|a| a[..n].iter().any(|c| c.get() == address))
     }
 }
 
@@ -260,16 +354,37 @@ impl fmt::Debug for Storage {
 const INLINE_BORROWS: usize = 4;
 
 /// Borrows of several storages held for one kernel: shared for inputs,
-/// exclusive for outputs, taken in address order, released on drop.
+/// exclusive for outputs, taken in address order, released when the kernel
+/// returns (or unwinds). Only [`StorageBorrow::hold`] makes one, and it
+/// never hands it out, so a borrow cannot be leaked.
 pub struct StorageBorrow<'a> {
     held: [(Option<&'a Storage>, bool); INLINE_BORROWS],
     extra: Vec<(Option<&'a Storage>, bool)>,
 }
 
 impl<'a> StorageBorrow<'a> {
-    /// Borrows `storages`; a storage listed both as read and written (or
-    /// twice) is borrowed once, exclusively if any use writes it.
-    pub fn new(storages: impl IntoIterator<Item = (&'a Storage, bool)>) -> StorageBorrow<'a> {
+    /// Runs `f` while holding borrows of `storages`; a storage listed both
+    /// as read and written (or twice) is borrowed once, exclusively if any
+    /// use writes it. Waits while another thread holds a conflicting
+    /// borrow; fails with "... is already borrowed" when this thread holds
+    /// one (a kernel called from inside [`with_data`] on the tensor it
+    /// reads), or when waiting could deadlock (see `NESTED_WAIT`).
+    ///
+    /// [`with_data`]: crate::TensorBase::with_data
+    #[inline]
+    pub fn hold<R>(
+        storages: impl IntoIterator<Item = (&'a Storage, bool)>,
+        f: impl FnOnce() -> R,
+    ) -> Result<R> {
+        let borrow = StorageBorrow::acquire_all(storages)?;
+        let result = f();
+        drop(borrow);
+        Ok(result)
+    }
+
+    fn acquire_all(
+        storages: impl IntoIterator<Item = (&'a Storage, bool)>,
+    ) -> Result<StorageBorrow<'a>> {
         let mut held = [(None, false); INLINE_BORROWS];
         let mut extra = Vec::new();
         let mut n = 0;
@@ -281,22 +396,31 @@ impl<'a> StorageBorrow<'a> {
                 extra.push((Some(s), write));
             }
         }
-        let entries: &mut [(Option<&'a Storage>, bool)] = if extra.is_empty() {
-            &mut held[..n]
-        } else {
+        if !extra.is_empty() {
             // Past the inline slots: all of them in the vector.
             extra.extend_from_slice(&held[..n]);
             held = [(None, false); INLINE_BORROWS];
-            &mut extra
+        }
+        let mut borrow = StorageBorrow { held, extra };
+        let entries: &mut [(Option<&'a Storage>, bool)] = if borrow.extra.is_empty() {
+            &mut borrow.held[..n]
+        } else {
+            &mut borrow.extra
         };
         let kept = sort_and_merge(entries);
         entries[kept..].fill((None, false));
-        for (s, write) in &entries[..kept] {
-            if let Some(s) = s {
-                s.acquire(*write);
+        for i in 0..kept {
+            let (Some(s), write) = entries[i] else {
+                continue;
+            };
+            if let Err(e) = s.acquire(write) {
+                // Nothing from `i` on was taken; dropping `borrow` gives
+                // back the rest.
+                entries[i..].fill((None, false));
+                return Err(e);
             }
         }
-        StorageBorrow { held, extra }
+        Ok(borrow)
     }
 }
 
@@ -353,29 +477,103 @@ impl Drop for StorageBorrow<'_> {
 mod tests {
     use super::*;
 
+    fn flag(s: &Storage) -> isize {
+        s.inner.borrow.load(Ordering::Relaxed)
+    }
+
     #[test]
     fn allocations_are_aligned_and_zeroed() {
         let s = Storage::new(100, Device::CPU).unwrap();
         let p = s.data_ptr().unwrap();
         assert_eq!(p.as_ptr() as usize % ALIGNMENT, 0);
-        let _b = StorageBorrow::new([(&s, false)]);
-        // SAFETY: 100 bytes were allocated and zeroed; a shared borrow is held.
-        let bytes = unsafe { std::slice::from_raw_parts(p.as_ptr(), 100) };
-        assert!(bytes.iter().all(|b| *b == 0));
+        StorageBorrow::hold([(&s, false)], || {
+            // SAFETY: 100 bytes were allocated and zeroed; a shared borrow
+            // is held.
+            let bytes = unsafe { std::slice::from_raw_parts(p.as_ptr(), 100) };
+            assert!(bytes.iter().all(|b| *b == 0));
+        })
+        .unwrap();
         assert!(!Storage::new(8, Device::META).unwrap().has_data());
     }
 
     #[test]
     fn borrows_exclude_writers() {
         let s = Storage::new(8, Device::CPU).unwrap();
-        let a = StorageBorrow::new([(&s, false), (&s, false)]);
-        let b = StorageBorrow::new([(&s, false)]);
-        assert_eq!(s.inner.borrow.load(Ordering::Relaxed), 2);
-        drop((a, b));
-        let w = StorageBorrow::new([(&s, false), (&s, true)]);
-        assert_eq!(s.inner.borrow.load(Ordering::Relaxed), -1);
-        drop(w);
-        assert_eq!(s.inner.borrow.load(Ordering::Relaxed), 0);
+        StorageBorrow::hold([(&s, false), (&s, false)], || {
+            StorageBorrow::hold([(&s, false)], || assert_eq!(flag(&s), 2)).unwrap();
+        })
+        .unwrap();
+        StorageBorrow::hold([(&s, false), (&s, true)], || assert_eq!(flag(&s), -1)).unwrap();
+        assert_eq!(flag(&s), 0);
+    }
+
+    #[test]
+    fn reentrant_conflicts_are_errors_not_hangs() {
+        let s = Storage::new(8, Device::CPU).unwrap();
+        let other = Storage::new(8, Device::CPU).unwrap();
+        StorageBorrow::hold([(&s, false)], || {
+            let err = StorageBorrow::hold([(&s, true)], || ()).unwrap_err();
+            assert!(err.message().contains("is already borrowed"), "{err}");
+            // The failed attempt took nothing: `other` is free.
+            StorageBorrow::hold([(&other, true)], || ()).unwrap();
+        })
+        .unwrap();
+        StorageBorrow::hold([(&s, true)], || {
+            assert!(StorageBorrow::hold([(&other, false), (&s, false)], || ()).is_err());
+            assert_eq!(flag(&other), 0);
+        })
+        .unwrap();
+        assert_eq!((flag(&s), flag(&other)), (0, 0));
+        // A panic inside releases the borrow.
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            StorageBorrow::hold([(&s, true)], || panic!("inside")).unwrap();
+        }));
+        assert!(caught.is_err());
+        assert_eq!(flag(&s), 0);
+        StorageBorrow::hold([(&s, true)], || ()).unwrap();
+    }
+
+    #[test]
+    fn a_nested_wait_gives_up_instead_of_deadlocking() {
+        let (a, b) = (
+            Arc::new(Storage::new(8, Device::CPU).unwrap()),
+            Arc::new(Storage::new(8, Device::CPU).unwrap()),
+        );
+        let barrier = Arc::new(std::sync::Barrier::new(2));
+        // Each thread holds one storage and then wants the other's: at
+        // least one of them must give up with an error.
+        let run = |first: Arc<Storage>, second: Arc<Storage>, barrier: Arc<std::sync::Barrier>| {
+            std::thread::spawn(move || {
+                StorageBorrow::hold([(&*first, true)], || {
+                    barrier.wait();
+                    StorageBorrow::hold([(&*second, true)], || ()).is_ok()
+                })
+                .unwrap()
+            })
+        };
+        let t1 = run(Arc::clone(&a), Arc::clone(&b), Arc::clone(&barrier));
+        let t2 = run(b, a, barrier);
+        let (r1, r2) = (t1.join().unwrap(), t2.join().unwrap());
+        assert!(!(r1 && r2));
+    }
+
+    #[test]
+    fn a_writer_waits_for_another_threads_reader() {
+        let s = Arc::new(Storage::new(8, Device::CPU).unwrap());
+        let (tx, rx) = std::sync::mpsc::channel();
+        let reader = {
+            let s = Arc::clone(&s);
+            std::thread::spawn(move || {
+                StorageBorrow::hold([(&*s, false)], || {
+                    tx.send(()).unwrap();
+                    std::thread::sleep(Duration::from_millis(20));
+                })
+                .unwrap()
+            })
+        };
+        rx.recv().unwrap();
+        StorageBorrow::hold([(&*s, true)], || assert_eq!(flag(&s), -1)).unwrap();
+        reader.join().unwrap();
     }
 
     #[test]
@@ -386,16 +584,12 @@ mod tests {
         // Eleven uses of five storages: past the inline slots, each storage
         // appears twice or more, written by one use of storage 2 only.
         let uses: Vec<(&Storage, bool)> = (0..11).map(|i| (&stores[i % 5], i == 7)).collect();
-        let b = StorageBorrow::new(uses);
-        let flags: Vec<isize> = stores
-            .iter()
-            .map(|s| s.inner.borrow.load(Ordering::Relaxed))
-            .collect();
-        assert_eq!(flags, vec![1, 1, -1, 1, 1]);
-        drop(b);
-        assert!(stores
-            .iter()
-            .all(|s| s.inner.borrow.load(Ordering::Relaxed) == 0));
+        StorageBorrow::hold(uses, || {
+            let flags: Vec<isize> = stores.iter().map(flag).collect();
+            assert_eq!(flags, vec![1, 1, -1, 1, 1]);
+        })
+        .unwrap();
+        assert!(stores.iter().all(|s| flag(s) == 0));
         let u = Storage::new(8, Device::CPU).unwrap();
         assert!(u.is_unique());
         let v = u.clone();

@@ -15,125 +15,17 @@ use crate::dispatch_key::DispatchKey;
 use crate::dispatch_key_set::DispatchKeySet;
 use crate::element::Element;
 use crate::error::{Error, Result};
-use crate::published_cell::PublishedCell;
 use crate::scalar_type::ScalarType;
-use crate::small_vec::SmallVec;
 use crate::storage::{Storage, StorageBorrow};
-
-/// Sizes or strides: inline up to 6 dimensions, on the heap beyond.
-pub type DimVector = SmallVec<i64, 6>;
-
-/// Whether `sizes` and `strides` describe a row-major contiguous layout:
-/// dimensions of size 1 may have any stride, an empty tensor is contiguous.
-fn compute_contiguous(sizes: &[i64], strides: &[i64]) -> bool {
-    let mut expected = 1i64;
-    for (&size, &stride) in sizes.iter().zip(strides).rev() {
-        if size == 1 {
-            continue;
-        }
-        if size == 0 {
-            return true;
-        }
-        if stride != expected {
-            return false;
-        }
-        expected *= size;
-    }
-    true
-}
-
-/// Contiguous (row-major) strides for `sizes`.
-#[inline]
-pub fn contiguous_strides(sizes: &[i64]) -> DimVector {
-    let mut strides = DimVector::from_slice(sizes);
-    let mut acc = 1i64;
-    for (stride, &size) in strides.iter_mut().zip(sizes).rev() {
-        *stride = acc;
-        acc = acc.saturating_mul(size.max(1));
-    }
-    strides
-}
-
-/// Checked product of sizes (element count).
-fn checked_numel(sizes: &[i64]) -> Result<i64> {
-    sizes.iter().try_fold(1i64, |acc, &s| {
-        if s < 0 {
-            return Err(Error::runtime(format!(
-                "Trying to create tensor with negative dimension {s}: {sizes:?}"
-            )));
-        }
-        acc.checked_mul(s)
-            .ok_or_else(|| Error::runtime(format!("numel overflows for sizes {sizes:?}")))
-    })
-}
-
-/// Where a tensor's elements are: a storage, an offset, sizes and strides.
-/// Replaced as a whole when the tensor is resized.
-#[derive(Debug)]
-pub struct TensorLayout {
-    storage: Storage,
-    storage_offset: i64,
-    sizes: DimVector,
-    strides: DimVector,
-    numel: i64,
-    /// `is_contiguous`, computed once (PyTorch's `is_contiguous_` flag).
-    contiguous: bool,
-}
-
-impl TensorLayout {
-    fn new(
-        storage: Storage,
-        storage_offset: i64,
-        sizes: DimVector,
-        strides: DimVector,
-        numel: i64,
-    ) -> TensorLayout {
-        let contiguous = compute_contiguous(&sizes, &strides);
-        TensorLayout {
-            storage,
-            storage_offset,
-            sizes,
-            strides,
-            numel,
-            contiguous,
-        }
-    }
-
-    /// The storage.
-    #[inline]
-    pub fn storage(&self) -> &Storage {
-        &self.storage
-    }
-    /// Offset into the storage, in elements.
-    #[inline]
-    pub fn storage_offset(&self) -> i64 {
-        self.storage_offset
-    }
-    /// Sizes.
-    #[inline]
-    pub fn sizes(&self) -> &[i64] {
-        &self.sizes
-    }
-    /// Strides, in elements.
-    #[inline]
-    pub fn strides(&self) -> &[i64] {
-        &self.strides
-    }
-    /// Number of elements.
-    #[inline]
-    pub fn numel(&self) -> i64 {
-        self.numel
-    }
-    /// Whether the elements are contiguous in row-major order.
-    #[inline]
-    pub fn is_contiguous(&self) -> bool {
-        self.contiguous
-    }
-}
+use crate::tensor_layout::LayoutCell;
+pub use crate::tensor_layout::{
+    checked_numel, contiguous_extent, contiguous_strides, storage_nbytes, DimVector, LayoutRef,
+    TensorLayout,
+};
 
 /// The shared state of a tensor (`c10::TensorImpl`).
 pub struct TensorImpl {
-    layout: PublishedCell<TensorLayout>,
+    layout: LayoutCell,
     dtype: ScalarType,
     device: Device,
     key_set: DispatchKeySet,
@@ -146,10 +38,11 @@ pub struct TensorImpl {
 impl fmt::Debug for TensorImpl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let layout = self.layout.load();
+        let layout = &*layout;
         f.debug_struct("TensorImpl")
-            .field("sizes", &layout.sizes)
-            .field("strides", &layout.strides)
-            .field("storage_offset", &layout.storage_offset)
+            .field("sizes", &layout.sizes())
+            .field("strides", &layout.strides())
+            .field("storage_offset", &layout.storage_offset())
             .field("dtype", &self.dtype)
             .field("device", &self.device)
             .field("key_set", &self.key_set)
@@ -161,30 +54,44 @@ impl TensorImpl {
     /// A new contiguous tensor on `device` with zero-filled storage, whose
     /// calls start from `key_set`. Devices without an allocator in this build
     /// get a storage without data (the tensor can be dispatched on, not
-    /// computed with).
+    /// computed with). Negative sizes, and sizes whose storage size
+    /// overflows, are PyTorch's errors.
     pub fn new(
         key_set: DispatchKeySet,
         dtype: ScalarType,
         device: Device,
         sizes: Vec<i64>,
-    ) -> Self {
-        let numel = checked_numel(&sizes).unwrap_or(0);
-        let nbytes = (numel.max(0) as usize).saturating_mul(dtype.element_size());
-        let storage =
-            Storage::new(nbytes, device).unwrap_or_else(|_| Storage::new_dataless(nbytes, device));
-        TensorImpl::with_layout(
-            TensorLayout::new(
-                storage,
-                0,
-                DimVector::from_slice(&sizes),
-                contiguous_strides(&sizes),
-                numel,
-            ),
+    ) -> Result<Self> {
+        let (numel, nbytes) = contiguous_extent(&sizes, dtype.element_size())?;
+        let storage = match Storage::new(nbytes, device) {
+            Ok(storage) => storage,
+            Err(_) if device.device_type() != crate::device::DeviceType::CPU => {
+                Storage::new_dataless(nbytes, device)
+            }
+            Err(e) => return Err(e),
+        };
+        Ok(TensorImpl::with_layout(
+            TensorLayout::contiguous_over_fresh(storage, &sizes, numel, dtype.element_size()),
             dtype,
             device,
             key_set,
             OnceLock::new(),
-        )
+        ))
+    }
+
+    /// A snapshot of the current layout (see [`LayoutRef`]).
+    #[inline]
+    pub fn layout(&self) -> LayoutRef<'_> {
+        self.layout.load()
+    }
+
+    /// The layout the tensor was made with. A resize publishes a new
+    /// current layout and leaves this one as it was (with its storage), so
+    /// code that computed strides from it when it made the tensor (an
+    /// iterator's own outputs) can keep using it.
+    #[inline]
+    pub fn first_layout(&self) -> &TensorLayout {
+        self.layout.first()
     }
 
     fn with_layout(
@@ -195,7 +102,7 @@ impl TensorImpl {
         version: OnceLock<Arc<AtomicU64>>,
     ) -> TensorImpl {
         TensorImpl {
-            layout: PublishedCell::new(layout),
+            layout: LayoutCell::new(layout),
             dtype,
             device,
             key_set,
@@ -222,16 +129,6 @@ impl TensorImpl {
             keys_of_backend(device)
         }
     }
-}
-
-/// The element count of `sizes` and the bytes a contiguous tensor of them
-/// takes at `element_size` bytes each.
-fn contiguous_extent(sizes: &[i64], element_size: usize) -> Result<(i64, usize)> {
-    let numel = checked_numel(sizes)?;
-    let nbytes = (numel as usize)
-        .checked_mul(element_size)
-        .ok_or_else(|| Error::runtime("storage size overflows"))?;
-    Ok((numel, nbytes))
 }
 
 /// The dense runtime key of `device`'s backend, its autograd key and
@@ -270,7 +167,8 @@ impl TensorBase {
     }
 
     /// `at::empty_strided`: a zero-filled tensor with the given layout. The
-    /// storage covers every element the strides can reach.
+    /// storage covers every element the strides can reach; negative strides
+    /// are refused as PyTorch refuses them.
     pub fn empty_strided(
         sizes: &[i64],
         strides: &[i64],
@@ -284,21 +182,11 @@ impl TensorBase {
                 sizes.len()
             )));
         }
-        let numel = checked_numel(sizes)?;
-        let span = storage_span(sizes, strides, 0)?;
-        let storage = Storage::new(
-            span.checked_mul(dtype.element_size())
-                .ok_or_else(|| Error::runtime("storage size overflows"))?,
-            device,
-        )?;
+        checked_numel(sizes)?;
+        let nbytes = storage_nbytes(sizes, strides, 0, dtype.element_size())?;
+        let storage = Storage::new(nbytes, device)?;
         Ok(TensorBase::from_impl(TensorImpl::with_layout(
-            TensorLayout::new(
-                storage,
-                0,
-                DimVector::from_slice(sizes),
-                DimVector::from_slice(strides),
-                numel,
-            ),
+            TensorLayout::new(storage, 0, sizes, strides, dtype.element_size())?,
             dtype,
             device,
             TensorImpl::default_key_set(device),
@@ -311,14 +199,13 @@ impl TensorBase {
     pub fn wrapped_number<T: Element>(value: T) -> Result<TensorBase> {
         let t = TensorBase::from_vec(vec![value], &[])?;
         let inner = t.get()?;
-        let layout = inner.layout.load();
+        let storage = inner.layout().storage().clone();
         Ok(TensorBase::from_impl(TensorImpl {
-            layout: PublishedCell::new(TensorLayout::new(
-                layout.storage.clone(),
-                0,
-                DimVector::from_slice(&[]),
-                DimVector::from_slice(&[]),
+            layout: LayoutCell::new(TensorLayout::contiguous_over_fresh(
+                storage,
+                &[],
                 1,
+                T::DTYPE.element_size(),
             )),
             dtype: T::DTYPE,
             device: Device::CPU,
@@ -338,7 +225,7 @@ impl TensorBase {
     /// allocating new storage when the current one is too small (other views
     /// keep the old storage). The same sizes leave the tensor untouched.
     pub fn resize_(&self, sizes: &[i64]) -> Result<()> {
-        if self.sizes() == sizes {
+        if self.layout().is_some_and(|l| l.sizes() == sizes) {
             return Ok(());
         }
         self.resize_strided_(sizes, &contiguous_strides(sizes))
@@ -346,7 +233,8 @@ impl TensorBase {
 
     /// Resizes to `sizes` with `strides` (`resize_` followed by
     /// `as_strided_`), allocating new storage when the current one is too
-    /// small for them.
+    /// small for them. The layout it replaces is freed once no kernel uses
+    /// it any more.
     pub fn resize_strided_(&self, sizes: &[i64], strides: &[i64]) -> Result<()> {
         let t = self.get()?;
         if sizes.len() != strides.len() || strides.iter().any(|s| *s < 0) {
@@ -354,26 +242,21 @@ impl TensorBase {
                 "resize: invalid strides {strides:?} for sizes {sizes:?}"
             )));
         }
-        let layout = t.layout.load();
-        let numel = checked_numel(sizes)?;
+        checked_numel(sizes)?;
+        let layout = t.layout();
         let elem = t.dtype.element_size();
-        let needed = storage_span(sizes, strides, layout.storage_offset)?
-            .checked_mul(elem)
-            .ok_or_else(|| Error::runtime("resize: storage size overflows"))?;
-        let storage = if needed <= layout.storage.nbytes() {
-            layout.storage.clone()
-        } else if layout.storage.has_data() {
+        let needed = storage_nbytes(sizes, strides, layout.storage_offset(), elem)?;
+        let storage = if needed <= layout.storage().nbytes() {
+            layout.storage().clone()
+        } else if layout.storage().has_data() {
             Storage::new(needed, t.device)?
         } else {
             Storage::new_dataless(needed, t.device)
         };
-        t.layout.store(TensorLayout::new(
-            storage,
-            layout.storage_offset,
-            DimVector::from_slice(sizes),
-            DimVector::from_slice(strides),
-            numel,
-        ));
+        let offset = layout.storage_offset();
+        drop(layout);
+        t.layout
+            .store(TensorLayout::new(storage, offset, sizes, strides, elem)?);
         Ok(())
     }
 
@@ -386,8 +269,9 @@ impl TensorBase {
         ))
     }
 
-    /// A contiguous tensor of `sizes` (`numel` elements) over all of
-    /// `storage`.
+    /// A contiguous tensor of `sizes` (`numel` elements, their checked
+    /// product) over all of `storage`, which holds at least `numel`
+    /// elements of `dtype`.
     fn contiguous_on(
         storage: Storage,
         sizes: &[i64],
@@ -396,14 +280,7 @@ impl TensorBase {
         device: Device,
     ) -> TensorBase {
         TensorBase::from_impl(TensorImpl::with_layout(
-            TensorLayout {
-                storage,
-                storage_offset: 0,
-                sizes: DimVector::from_slice(sizes),
-                strides: contiguous_strides(sizes),
-                numel,
-                contiguous: true,
-            },
+            TensorLayout::contiguous_over_fresh(storage, sizes, numel, dtype.element_size()),
             dtype,
             device,
             TensorImpl::default_key_set(device),
@@ -502,50 +379,54 @@ impl TensorBase {
         self.inner.as_ref().map(|t| t.device)
     }
 
-    /// The sizes (empty for an undefined tensor).
+    /// A snapshot of the current layout (storage, offset, sizes, strides),
+    /// if defined. A kernel takes one and computes every address from it:
+    /// another thread may resize the tensor meanwhile, and the snapshot
+    /// keeps the layout it describes, and its storage, alive.
     #[inline]
-    pub fn sizes(&self) -> &[i64] {
-        self.inner.as_ref().map_or(&[], |t| &t.layout.load().sizes)
-    }
-
-    /// The current layout (storage, offset, sizes, strides), if defined.
-    #[inline]
-    pub fn layout(&self) -> Option<&TensorLayout> {
+    pub fn layout(&self) -> Option<LayoutRef<'_>> {
         self.inner.as_ref().map(|t| t.layout.load())
     }
 
-    /// The strides, in elements (empty for an undefined tensor).
+    /// The sizes (empty for an undefined tensor), copied from the current
+    /// layout.
     #[inline]
-    pub fn strides(&self) -> &[i64] {
-        self.inner
-            .as_ref()
-            .map_or(&[], |t| &t.layout.load().strides)
+    pub fn sizes(&self) -> DimVector {
+        self.layout()
+            .map_or_else(DimVector::new, |l| DimVector::from_slice(l.sizes()))
+    }
+
+    /// The strides, in elements (empty for an undefined tensor), copied
+    /// from the current layout: combine them with sizes or data read from
+    /// the same [`layout`](Self::layout) snapshot, never a second read.
+    #[inline]
+    pub fn strides(&self) -> DimVector {
+        self.layout()
+            .map_or_else(DimVector::new, |l| DimVector::from_slice(l.strides()))
     }
 
     /// The offset into the storage, in elements.
     #[inline]
     pub fn storage_offset(&self) -> i64 {
-        self.inner
-            .as_ref()
-            .map_or(0, |t| t.layout.load().storage_offset)
+        self.layout().map_or(0, |l| l.storage_offset())
     }
 
     /// Number of dimensions.
     #[inline]
     pub fn dim(&self) -> usize {
-        self.sizes().len()
+        self.layout().map_or(0, |l| l.sizes().len())
     }
 
     /// Number of elements.
     #[inline]
     pub fn numel(&self) -> i64 {
-        self.inner.as_ref().map_or(0, |t| t.layout.load().numel)
+        self.layout().map_or(0, |l| l.numel())
     }
 
-    /// The storage.
+    /// The storage (a new handle to it).
     #[inline]
-    pub fn storage(&self) -> Option<&Storage> {
-        self.inner.as_ref().map(|t| &t.layout.load().storage)
+    pub fn storage(&self) -> Option<Storage> {
+        self.layout().map(|l| l.storage().clone())
     }
 
     /// The version counter's value.
@@ -567,9 +448,7 @@ impl TensorBase {
     /// dimensions of size 1 may have any stride.
     #[inline]
     pub fn is_contiguous(&self) -> bool {
-        self.inner
-            .as_ref()
-            .is_none_or(|t| t.layout.load().contiguous)
+        self.layout().is_none_or(|l| l.is_contiguous())
     }
 
     /// Whether both handles refer to the same tensor (`is_same`); two
@@ -583,18 +462,20 @@ impl TensorBase {
     }
 
     /// Whether this handle is the only way to reach the tensor's elements:
-    /// the only handle to its `TensorImpl`, whose storage no other tensor
-    /// (a view, an older layout) holds. Handles are only ever made from
-    /// other handles (no weak references exist), so while the caller keeps
-    /// `&mut` access to this handle and does not clone it, no other thread
-    /// can read or write those elements: the caller may skip the storage's
+    /// the only handle to its `TensorImpl`, never resized, whose storage no
+    /// other tensor (a view) holds. Handles are only ever made from other
+    /// handles (no weak references exist), so while the caller keeps `&mut`
+    /// access to this handle and does not clone it, no other thread can
+    /// read or write those elements: the caller may skip the storage's
     /// borrow flag.
     #[inline]
     pub fn is_exclusively_owned(&mut self) -> bool {
         let Some(inner) = &self.inner else {
             return false;
         };
-        let unique = Arc::strong_count(inner) == 1 && inner.layout.load().storage.is_unique();
+        let unique = Arc::strong_count(inner) == 1
+            && !inner.layout.was_replaced()
+            && inner.layout.load().storage().is_unique();
         if unique {
             // Other handles were dropped with a Release decrement; their
             // accesses happen before ours.
@@ -617,42 +498,17 @@ impl TensorBase {
         offset: Option<i64>,
     ) -> Result<TensorBase> {
         let t = self.get()?;
-        if sizes.len() != strides.len() {
-            return Err(Error::runtime(format!(
-                "mismatch in length of strides and shape: {} vs {}",
-                strides.len(),
-                sizes.len()
-            )));
-        }
-        if strides.iter().any(|s| *s < 0) {
-            return Err(Error::runtime("as_strided: Negative strides are not supported at the moment, got strides: {strides:?}".replace("{strides:?}", &format!("{strides:?}"))));
-        }
-        let layout = t.layout.load();
-        let offset = offset.unwrap_or(layout.storage_offset);
-        if offset < 0 {
-            return Err(Error::runtime(format!(
-                "Tensor: invalid storage offset {offset}"
-            )));
-        }
-        let numel = checked_numel(sizes)?;
-        let span = storage_span(sizes, strides, offset)?;
-        let available = layout.storage.nbytes() / t.dtype.element_size();
-        if numel > 0 && span > available {
-            return Err(Error::runtime(format!(
-                "setStorage: sizes {sizes:?}, strides {strides:?}, storage offset {offset}, and itemsize {} requiring a storage size of {} are out of bounds for storage of size {}",
-                t.dtype.element_size(),
-                span * t.dtype.element_size(),
-                layout.storage.nbytes()
-            )));
-        }
+        let layout = t.layout();
+        let offset = offset.unwrap_or(layout.storage_offset());
+        let view = TensorLayout::new(
+            layout.storage().clone(),
+            offset,
+            sizes,
+            strides,
+            t.dtype.element_size(),
+        )?;
         Ok(TensorBase::from_impl(TensorImpl::with_layout(
-            TensorLayout::new(
-                layout.storage.clone(),
-                offset,
-                DimVector::from_slice(sizes),
-                DimVector::from_slice(strides),
-                numel,
-            ),
+            view,
             t.dtype,
             t.device,
             t.key_set,
@@ -660,7 +516,8 @@ impl TensorBase {
         )))
     }
 
-    fn check_element<T: Element>(&self) -> Result<&TensorImpl> {
+    /// A snapshot of the layout of a defined tensor of `T` with data.
+    fn data_layout<T: Element>(&self) -> Result<LayoutRef<'_>> {
         let t = self.get()?;
         if t.dtype != T::DTYPE {
             return Err(Error::runtime(format!(
@@ -669,94 +526,90 @@ impl TensorBase {
                 t.dtype
             )));
         }
-        if !t.layout.load().storage.has_data() {
-            return Err(Error::runtime(format!(
-                "Cannot access data of a tensor on {} (it has no data)",
-                t.device
-            )));
+        let layout = t.layout();
+        if !layout.storage().has_data() {
+            return Err(no_data_error(t.device));
         }
-        Ok(t)
+        Ok(layout)
     }
 
     /// The elements in row-major (logical) order.
     pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
-        let t = self.check_element::<T>()?;
-        let l = t.layout.load();
-        let _borrow = StorageBorrow::new([(&l.storage, false)]);
-        let base = l.storage.data_ptr().ok_or_else(undefined_error)?.as_ptr() as *const T;
-        let mut out = Vec::with_capacity(l.numel as usize);
-        for_each_offset(&l.sizes, &l.strides, l.storage_offset, |off| {
-            // SAFETY: `as_strided`/`empty_strided` checked that every offset
-            // the sizes and strides reach lies inside the storage; the storage
-            // holds `T`s (dtype checked) and a shared borrow is held.
-            out.push(unsafe { *base.add(off as usize) });
-        });
+        let l = self.data_layout::<T>()?;
+        let base = l.data_ptr().ok_or_else(|| no_data_error(Device::CPU))? as *const T;
+        let mut out = Vec::new();
+        out.try_reserve_exact(l.numel() as usize)
+            .map_err(|_| out_of_memory(l.numel() as usize * std::mem::size_of::<T>()))?;
+        StorageBorrow::hold([(l.storage(), false)], || {
+            for_each_offset(l.sizes(), l.strides(), 0, |off| {
+                // SAFETY: `off` is an element's offset from the first one in
+                // this snapshot's sizes and strides, which `TensorLayout`
+                // checked lie inside the storage (alive while `l` is); it
+                // holds `T`s (dtype checked) and a shared borrow is held.
+                out.push(unsafe { *base.add(off as usize) });
+            });
+        })?;
         Ok(out)
     }
 
     /// Runs `f` on the elements of a contiguous tensor as a slice, holding a
-    /// shared borrow of its storage.
+    /// shared borrow of its storage. An operator called from `f` that
+    /// writes this tensor's storage fails ("... is already borrowed").
     pub fn with_data<T: Element, R>(&self, f: impl FnOnce(&[T]) -> R) -> Result<R> {
-        let t = self.check_element::<T>()?;
-        if !self.is_contiguous() {
+        let l = self.data_layout::<T>()?;
+        if !l.is_contiguous() {
             return Err(Error::runtime("with_data needs a contiguous tensor"));
         }
-        let l = t.layout.load();
-        let _borrow = StorageBorrow::new([(&l.storage, false)]);
-        let base = l.storage.data_ptr().ok_or_else(undefined_error)?.as_ptr() as *const T;
-        // SAFETY: the tensor is contiguous, so its elements are the `numel`
-        // consecutive `T`s from its offset, inside the storage (checked when
-        // the view was made); the shared borrow keeps writers away for the
-        // closure's duration.
-        let slice = unsafe {
-            std::slice::from_raw_parts(base.add(l.storage_offset as usize), l.numel as usize)
-        };
-        Ok(f(slice))
+        let base = l.data_ptr().ok_or_else(|| no_data_error(Device::CPU))? as *const T;
+        StorageBorrow::hold([(l.storage(), false)], || {
+            // SAFETY: the snapshot is contiguous, so its elements are the
+            // `numel` consecutive `T`s from `base`, inside the storage
+            // (checked when the layout was built) that `l` keeps alive; the
+            // shared borrow keeps writers away for the closure's duration.
+            f(unsafe { std::slice::from_raw_parts(base, l.numel() as usize) })
+        })
     }
 
     /// Runs `f` on the storage of a contiguous tensor as a mutable slice
     /// (for constructors), holding an exclusive borrow.
     pub fn with_data_mut<T: Element, R>(&self, f: impl FnOnce(&mut [T]) -> R) -> Result<R> {
-        let t = self.check_element::<T>()?;
-        if !self.is_contiguous() {
+        let l = self.data_layout::<T>()?;
+        if !l.is_contiguous() {
             return Err(Error::runtime("with_data_mut needs a contiguous tensor"));
         }
-        let l = t.layout.load();
-        let _borrow = StorageBorrow::new([(&l.storage, true)]);
-        let base = l.storage.data_ptr().ok_or_else(undefined_error)?.as_ptr() as *mut T;
-        // SAFETY: the tensor is contiguous, so its elements are the `numel`
-        // consecutive `T`s from its offset, inside the storage (checked when
-        // the view was made); the exclusive borrow keeps every other kernel
-        // and reader away for the closure's duration.
-        let slice = unsafe {
-            std::slice::from_raw_parts_mut(base.add(l.storage_offset as usize), l.numel as usize)
-        };
-        Ok(f(slice))
+        let base = l.data_ptr().ok_or_else(|| no_data_error(Device::CPU))? as *mut T;
+        StorageBorrow::hold([(l.storage(), true)], || {
+            // SAFETY: as in `with_data`; the exclusive borrow keeps every
+            // other kernel and reader away for the closure's duration.
+            f(unsafe { std::slice::from_raw_parts_mut(base, l.numel() as usize) })
+        })
     }
 }
 
-/// One past the largest element offset the view reaches (0 for no elements).
-fn storage_span(sizes: &[i64], strides: &[i64], offset: i64) -> Result<usize> {
-    if sizes.contains(&0) {
-        return Ok(offset.max(0) as usize);
-    }
-    let mut last = offset;
-    for (&size, &stride) in sizes.iter().zip(strides) {
-        last = (size - 1)
-            .checked_mul(stride)
-            .and_then(|x| last.checked_add(x))
-            .ok_or_else(|| Error::runtime("storage offset overflows"))?;
-    }
-    Ok((last + 1) as usize)
+/// PyTorch's error for a tensor whose storage has no data.
+fn no_data_error(device: Device) -> Error {
+    Error::runtime(format!(
+        "Cannot access data of a tensor on {device} (it has no data)"
+    ))
+}
+
+/// PyTorch's CPU allocation failure.
+pub fn out_of_memory(nbytes: usize) -> Error {
+    Error::runtime(format!(
+        "DefaultCPUAllocator: not enough memory: you tried to allocate {nbytes} bytes."
+    ))
 }
 
 /// Calls `f` with the storage offset of every element, in row-major order.
+/// The offsets stay in `i64` whenever the view's own do (a layout's
+/// elements all lie inside its storage).
 pub fn for_each_offset(sizes: &[i64], strides: &[i64], offset: i64, mut f: impl FnMut(i64)) {
     if sizes.contains(&0) {
         return;
     }
     let n = sizes.len();
-    let mut index = vec![0i64; n];
+    let mut index = DimVector::from_slice(sizes);
+    index.iter_mut().for_each(|i| *i = 0);
     let mut off = offset;
     loop {
         f(off);
@@ -767,11 +620,11 @@ pub fn for_each_offset(sizes: &[i64], strides: &[i64], offset: i64, mut f: impl 
             }
             d -= 1;
             index[d] += 1;
-            off += strides[d];
             if index[d] < sizes[d] {
+                off = off.wrapping_add(strides[d]);
                 break;
             }
-            off -= strides[d] * sizes[d];
+            off = off.wrapping_sub(strides[d].wrapping_mul(sizes[d] - 1));
             index[d] = 0;
         }
     }
@@ -822,7 +675,10 @@ mod tests {
             })
         }
         .unwrap();
-        assert_eq!((t.sizes(), t.strides()), (&[2i64, 3][..], &[3i64, 1][..]));
+        assert_eq!(
+            (&t.sizes()[..], &t.strides()[..]),
+            (&[2i64, 3][..], &[3i64, 1][..])
+        );
         assert!(t.is_contiguous());
         assert_eq!(t.to_vec::<i32>().unwrap(), vec![0, 10, 20, 30, 40, 50]);
         // SAFETY: the closure fails, so it need not write anything.
@@ -839,7 +695,7 @@ mod tests {
         let tt = t.as_strided(&[3, 2], &[1, 3], None).unwrap();
         assert!(!tt.is_contiguous());
         assert_eq!(tt.to_vec::<f32>().unwrap(), vec![0., 3., 1., 4., 2., 5.]);
-        assert!(tt.storage().unwrap().is_same(t.storage().unwrap()));
+        assert!(tt.storage().unwrap().is_same(&t.storage().unwrap()));
         tt.bump_version();
         assert_eq!(t.version(), 1);
         assert!(t.as_strided(&[7], &[1], None).is_err());
@@ -856,5 +712,129 @@ mod tests {
         assert_eq!(z.to_vec::<i64>().unwrap(), Vec::<i64>::new());
         let s = TensorBase::from_vec(vec![true], &[]).unwrap();
         assert_eq!(s.to_vec::<bool>().unwrap(), vec![true]);
+    }
+
+    #[test]
+    fn constructors_refuse_layouts_outside_their_storage() {
+        let err = TensorBase::empty_strided(
+            &[2, 2],
+            &[-(1 << 30), 1 << 30],
+            ScalarType::Float,
+            Device::CPU,
+        )
+        .unwrap_err();
+        assert!(
+            err.message()
+                .contains("Storage size calculation overflowed"),
+            "{err}"
+        );
+        assert!(
+            TensorBase::empty_strided(&[4, 2], &[-16, 64], ScalarType::Float, Device::CPU).is_err()
+        );
+        assert!(
+            TensorBase::empty_strided(&[i64::MAX, 2], &[1, 1], ScalarType::Float, Device::CPU)
+                .is_err()
+        );
+        // Empty tensors with huge strides: no overflow, no storage.
+        let e = TensorBase::empty_strided(
+            &[0, 3],
+            &[i64::MAX, i64::MAX],
+            ScalarType::Float,
+            Device::CPU,
+        )
+        .unwrap();
+        assert_eq!(e.to_vec::<f32>().unwrap(), Vec::<f32>::new());
+        let t = TensorBase::from_vec(vec![1f32, 2., 3., 4.], &[4]).unwrap();
+        assert!(t.as_strided(&[2], &[1], Some(3)).is_err());
+        assert!(t.as_strided(&[2], &[1], Some(-1)).is_err());
+        assert!(t.as_strided(&[2], &[i64::MAX], Some(0)).is_err());
+        assert!(t.as_strided(&[-1], &[1], Some(0)).is_err());
+        // An empty view may start anywhere; reading it reads nothing.
+        let far = t.as_strided(&[0], &[1], Some(1 << 40)).unwrap();
+        assert_eq!(far.to_vec::<f32>().unwrap(), Vec::<f32>::new());
+        assert_eq!(
+            t.as_strided(&[2], &[1], Some(2))
+                .unwrap()
+                .to_vec::<f32>()
+                .unwrap(),
+            vec![3., 4.]
+        );
+    }
+
+    #[test]
+    fn tensor_impl_new_refuses_invalid_sizes() {
+        let keys = TensorImpl::default_key_set(Device::CPU);
+        for sizes in [vec![-1, -1], vec![i64::MAX, 4], vec![1 << 62, 1 << 62]] {
+            assert!(
+                TensorImpl::new(keys, ScalarType::Float, Device::CPU, sizes.clone()).is_err(),
+                "{sizes:?}"
+            );
+        }
+        let ok = TensorImpl::new(keys, ScalarType::Float, Device::CPU, vec![2, 3]).unwrap();
+        assert_eq!(ok.layout().numel(), 6);
+    }
+
+    #[test]
+    fn resized_layouts_and_their_storages_are_freed() {
+        let t = TensorBase::empty(&[0], ScalarType::Float, Device::CPU).unwrap();
+        let mut replaced = Vec::new();
+        for n in 1..=2000i64 {
+            t.resize_(&[n * 16]).unwrap();
+            replaced.push(t.storage().unwrap());
+        }
+        // Every replaced layout was freed with its storage: only the handles
+        // kept here (and the current layout's) remain.
+        let (last, earlier) = replaced.split_last().unwrap();
+        assert!(earlier.iter().all(|s| s.use_count() == 1));
+        assert_eq!(last.use_count(), 2);
+        assert_eq!(t.numel(), 32000);
+        // A snapshot keeps its layout alive across a resize.
+        let before = t.layout().unwrap();
+        t.resize_(&[1 << 16]).unwrap();
+        assert_eq!(before.numel(), 32000);
+        assert_eq!(last.use_count(), 2);
+        drop(before);
+        assert_eq!(last.use_count(), 1);
+    }
+
+    #[test]
+    fn a_resize_on_another_thread_never_mixes_layouts() {
+        let t = TensorBase::from_vec(vec![1i64; 64], &[8, 8]).unwrap();
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                for i in 0..2000 {
+                    let sizes: &[i64] = if i % 2 == 0 { &[64, 1] } else { &[2, 4, 8] };
+                    t.resize_(sizes).unwrap();
+                    let big: &[i64] = &[1, 1 << 12];
+                    if i % 7 == 0 {
+                        t.resize_(big).unwrap();
+                    }
+                }
+                stop.store(true, Ordering::Relaxed);
+            });
+            while !stop.load(Ordering::Relaxed) {
+                let v = t.to_vec::<i64>().unwrap();
+                assert!(v.len() == 64 || v.len() == 1 << 12);
+                let _ = t.with_data::<i64, _>(|d| d.iter().sum::<i64>());
+            }
+        });
+    }
+
+    #[test]
+    fn an_operator_inside_with_data_gets_an_error_not_a_hang() {
+        let t = TensorBase::from_vec(vec![1f32, 2.], &[2]).unwrap();
+        let inner = t
+            .with_data::<f32, _>(|_| t.with_data_mut::<f32, _>(|d| d[0] = 5.))
+            .unwrap();
+        let err = inner.unwrap_err();
+        assert!(err.message().contains("is already borrowed"), "{err}");
+        // Reading inside a read is fine.
+        let sum = t
+            .with_data::<f32, _>(|_| t.to_vec::<f32>().unwrap().iter().sum::<f32>())
+            .unwrap();
+        assert_eq!(sum, 3.);
+        t.with_data_mut::<f32, _>(|d| d[0] = 5.).unwrap();
+        assert_eq!(t.to_vec::<f32>().unwrap(), vec![5., 2.]);
     }
 }

@@ -196,10 +196,13 @@ pub fn empty_like(
 ) -> Result<Tensor> {
     let dtype = dtype.or(self_.dtype());
     let device = device.or(self_.device());
+    let snapshot = self_
+        .layout()
+        .ok_or_else(|| Error::runtime("undefined tensor"))?;
     match memory_format {
         None | Some(MemoryFormat::Preserve) => ops::empty_strided_with(
-            self_.sizes(),
-            &crate::tensor_iterator::convert::preserved_strides(self_),
+            snapshot.sizes(),
+            &crate::tensor_iterator::convert::preserved_strides(&snapshot),
             ops::EmptyStridedOptions {
                 dtype,
                 layout,
@@ -208,7 +211,7 @@ pub fn empty_like(
             },
         ),
         Some(format) => ops::empty_memory_format_with(
-            self_.sizes(),
+            &self_.sizes(),
             ops::EmptyMemoryFormatOptions {
                 dtype,
                 layout,

@@ -39,7 +39,7 @@ pub fn conv2d(
     if dim != 3 && dim != 4 {
         return Err(Error::runtime(format!(
             "Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: {}",
-            fmt_list(input.sizes())
+            fmt_list(&input.sizes())
         )));
     }
     let batched = if dim == 3 {
@@ -89,9 +89,9 @@ pub fn convolution(
     if input.dim() != 4 || weight.dim() != 4 {
         return Err(Error::runtime(format!(
             "Expected 4-dimensional input for 4-dimensional weight {}, but got {}-dimensional input of size {} instead",
-            fmt_list(weight.sizes()),
+            fmt_list(&weight.sizes()),
             input.dim(),
-            fmt_list(input.sizes())
+            fmt_list(&input.sizes())
         )));
     }
     if stride.iter().any(|s| *s <= 0) {
@@ -107,14 +107,14 @@ pub fn convolution(
     if ws[0] % groups != 0 {
         return Err(Error::runtime(format!(
             "Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but got weight of size {} instead",
-            fmt_list(ws)
+            fmt_list(&ws)
         )));
     }
     if ws[1].checked_mul(groups) != Some(input.sizes()[1]) {
         return Err(Error::runtime(format!(
             "Given groups={groups}, weight of size {}, expected input{} to have {} channels, but got {} channels instead",
-            fmt_list(ws),
-            fmt_list(input.sizes()),
+            fmt_list(&ws),
+            fmt_list(&input.sizes()),
             ws[1].saturating_mul(groups),
             input.sizes()[1]
         )));
@@ -123,9 +123,9 @@ pub fn convolution(
         if b.dim() != 1 || b.sizes()[0] != ws[0] {
             return Err(Error::runtime(format!(
                 "Given weight of size {}, expected bias to be 1-dimensional with {} elements, but got bias of size {} instead",
-                fmt_list(ws),
+                fmt_list(&ws),
                 ws[0],
-                fmt_list(b.sizes())
+                fmt_list(&b.sizes())
             )));
         }
     }
@@ -263,7 +263,7 @@ pub fn nll_loss_nd(
         return Err(Error::runtime(format!(
             "Expected target size {}, got {}",
             fmt_list(&expected),
-            fmt_list(target.sizes())
+            fmt_list(&target.sizes())
         )));
     }
     let classes = self_.sizes()[1];
@@ -282,7 +282,7 @@ pub fn nll_loss_nd(
     let flat_target = ops::reshape(target, &[-1])?;
     let out = ops::nll_loss_forward(&flat, &flat_target, weight, reduction, ignore_index)?.0;
     if reduction == REDUCTION_NONE {
-        ops::reshape(&out, target.sizes())
+        ops::reshape(&out, &target.sizes())
     } else {
         Ok(out)
     }

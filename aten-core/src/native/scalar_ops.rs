@@ -116,7 +116,7 @@ pub fn square(self_: &Tensor) -> Result<Tensor> {
 /// `masked_fill.Scalar(self, mask, value)` (CompositeExplicitAutograd): a
 /// contiguous copy of `self` broadcast with `mask`, then `masked_fill_`.
 pub fn masked_fill_scalar(self_: &Tensor, mask: &Tensor, value: Scalar) -> Result<Tensor> {
-    let shape = crate::tensor_iterator::broadcast::infer_size(mask.sizes(), self_.sizes())?;
+    let shape = crate::tensor_iterator::broadcast::infer_size(&mask.sizes(), &self_.sizes())?;
     let result = ops::clone_with(
         &ops::expand(self_, &shape)?,
         ops::CloneOptions {

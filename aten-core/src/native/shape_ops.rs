@@ -16,8 +16,8 @@ pub fn stack(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
         if t.sizes() != first.sizes() {
             return Err(Error::runtime(format!(
                 "stack expects each tensor to be equal size, but got {} at entry 0 and {} at entry {i}",
-                fmt_list(first.sizes()),
-                fmt_list(t.sizes())
+                fmt_list(&first.sizes()),
+                fmt_list(&t.sizes())
             )));
         }
     }
@@ -45,7 +45,7 @@ pub fn repeat(self_: &Tensor, repeats: &[i64]) -> Result<Tensor> {
     }
     let lead = repeats.len() - self_.dim();
     let mut padded = vec![1i64; lead];
-    padded.extend_from_slice(self_.sizes());
+    padded.extend_from_slice(&self_.sizes());
     let target = padded
         .iter()
         .zip(repeats)

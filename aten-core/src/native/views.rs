@@ -35,7 +35,7 @@ pub fn as_strided_tensorimpl(
 /// `view(size)` (CPU and Meta).
 pub fn view(self_: &Tensor, size: &[i64]) -> Result<Tensor> {
     let shape = infer_size(size, self_.numel())?;
-    let stride = compute_stride(self_.sizes(), self_.strides(), &shape).ok_or_else(|| {
+    let stride = compute_stride(&self_.sizes(), &self_.strides(), &shape).ok_or_else(|| {
         Error::runtime(
             "view size is not compatible with input tensor's size and stride (at least one \
              dimension spans across two contiguous subspaces). Use .reshape(...) instead.",
@@ -48,7 +48,7 @@ pub fn view(self_: &Tensor, size: &[i64]) -> Result<Tensor> {
 /// allows one, otherwise a contiguous copy.
 pub fn reshape(self_: &Tensor, shape: &[i64]) -> Result<Tensor> {
     let inferred = infer_size(shape, self_.numel())?;
-    if compute_stride(self_.sizes(), self_.strides(), &inferred).is_some() {
+    if compute_stride(&self_.sizes(), &self_.strides(), &inferred).is_some() {
         return ops::view(self_, &inferred);
     }
     let copy = ops::clone_with(
@@ -64,8 +64,8 @@ pub fn reshape(self_: &Tensor, shape: &[i64]) -> Result<Tensor> {
 pub fn alias(self_: &Tensor) -> Result<Tensor> {
     restride(
         self_,
-        self_.sizes(),
-        self_.strides(),
+        &self_.sizes(),
+        &self_.strides(),
         self_.storage_offset(),
     )
 }
@@ -135,7 +135,8 @@ pub fn unsqueeze(self_: &Tensor, dim: i64) -> Result<Tensor> {
 /// Drops the size-1 dimensions of `self_` that `squeezed` marks.
 fn squeeze_marked(self_: &Tensor, squeezed: &[bool]) -> Result<Tensor> {
     let (mut sizes, mut strides) = (Vec::new(), Vec::new());
-    for (d, (&size, &stride)) in self_.sizes().iter().zip(self_.strides()).enumerate() {
+    let (old_sizes, old_strides) = (self_.sizes(), self_.strides());
+    for (d, (&size, &stride)) in old_sizes.iter().zip(&old_strides).enumerate() {
         if !(squeezed[d] && size == 1) {
             sizes.push(size);
             strides.push(stride);
@@ -186,7 +187,7 @@ pub fn select_int(self_: &Tensor, dim: i64, index: i64) -> Result<Tensor> {
     if index < -size || index >= size {
         return Err(Error::index_error(format!(
             "select(): index {index} out of range for tensor of size {} at dimension {dim}",
-            fmt_list(self_.sizes())
+            fmt_list(&self_.sizes())
         )));
     }
     let index = if index < 0 { index + size } else { index };
@@ -310,7 +311,7 @@ pub fn expand(self_: &Tensor, size: &[i64], _implicit: bool) -> Result<Tensor> {
                 .dtype()
                 .map(|d| format!("torch.{d}"))
                 .unwrap_or_default(),
-            fmt_list(t_sizes),
+            fmt_list(&t_sizes),
             fmt_list(size),
             size.len(),
             t_sizes.len()
@@ -351,7 +352,7 @@ pub fn expand(self_: &Tensor, size: &[i64], _implicit: bool) -> Result<Tensor> {
                     "The expanded size of the tensor ({target}) must match the existing size \
                      ({s}) at non-singleton dimension {i}.  Target sizes: {}.  Tensor sizes: {}",
                     fmt_list(size),
-                    fmt_list(t_sizes)
+                    fmt_list(&t_sizes)
                 )));
             }
             s = target;

@@ -26,7 +26,8 @@ pub mod convert;
 use c10_core::tensor_impl::DimVector;
 use c10_core::type_promotion::ResultTypeState;
 use c10_core::{
-    Device, DeviceType, Error, Result, ScalarType, SmallVec, StorageBorrow, TensorBase,
+    Device, DeviceType, Error, LayoutRef, Result, ScalarType, SmallVec, StorageBorrow, TensorBase,
+    TensorLayout,
 };
 
 use crate::Tensor;
@@ -112,16 +113,78 @@ impl std::ops::Deref for TensorRef<'_> {
 }
 
 /// One operand of an iteration.
+///
+/// Its `strides` were computed from one layout of its tensor, checked
+/// against the iteration's shape: the snapshot in `layout` for a borrowed
+/// tensor (another thread may resize it meanwhile; the loops use the
+/// snapshot), the tensor's first layout for an owned one (made by the
+/// iteration, which is the only one to lay it out).
 #[derive(Clone, Debug)]
 struct Operand<'a> {
     /// The tensor the loop reads or writes (for a converted input, the
     /// converted copy; for an output of another dtype, a temporary).
     tensor: MaybeOwned<'a>,
-    /// For an output computed into a temporary: where to copy it back.
-    copy_back_to: Option<&'a Tensor>,
+    /// The snapshot `strides` come from, for a borrowed tensor.
+    layout: Option<LayoutRef<'a>>,
+    /// For an input converted to the computation's dtype: the caller's
+    /// tensor, converted into `tensor` inside the loops' borrows, so that
+    /// an in-place operation reads and writes it under one borrow.
+    convert_from: Option<(LayoutRef<'a>, ScalarType)>,
+    /// For an output computed into a temporary: where to copy it back (the
+    /// caller's tensor and the snapshot of it that is written).
+    copy_back_to: Option<(&'a Tensor, LayoutRef<'a>)>,
     /// Byte strides in iteration order.
     strides: DimVector,
     is_output: bool,
+}
+
+impl<'a> Operand<'a> {
+    /// An operand for a tensor the caller lent, laid out as `layout`.
+    fn borrowed(
+        t: &'a Tensor,
+        layout: LayoutRef<'a>,
+        shape: &[i64],
+        is_output: bool,
+    ) -> Result<Operand<'a>> {
+        Ok(Operand {
+            strides: byte_strides(&layout, shape)?,
+            tensor: MaybeOwned::Borrowed(t),
+            layout: Some(layout),
+            convert_from: None,
+            copy_back_to: None,
+            is_output,
+        })
+    }
+
+    /// An operand for a tensor the iteration made.
+    fn owned(t: Tensor, shape: &[i64], is_output: bool) -> Result<Operand<'a>> {
+        let strides = byte_strides(first_layout(&t)?, shape)?;
+        Ok(Operand {
+            strides,
+            tensor: MaybeOwned::Owned(t),
+            layout: None,
+            convert_from: None,
+            copy_back_to: None,
+            is_output,
+        })
+    }
+
+    /// The layout the loops address: the snapshot of a borrowed tensor,
+    /// the first layout of an owned one.
+    fn loop_layout(&self) -> Result<&TensorLayout> {
+        match &self.layout {
+            Some(l) => Ok(l),
+            None => first_layout(&self.tensor),
+        }
+    }
+}
+
+/// The layout a tensor was made with (which a resize replaces as the
+/// current layout but never changes).
+fn first_layout(t: &TensorBase) -> Result<&TensorLayout> {
+    t.tensor_impl()
+        .map(|i| i.first_layout())
+        .ok_or_else(|| Error::runtime("undefined operand"))
 }
 
 /// How to build a [`TensorIterator`] (`TensorIteratorConfig`). It borrows
@@ -331,23 +394,34 @@ pub struct TensorIterator<'a> {
     device: Device,
 }
 
-fn byte_strides(t: &TensorBase, shape: &[i64]) -> DimVector {
-    // Strides for the broadcast shape in the operands' own order: leading
-    // missing dims and size-1 dims broadcast with stride 0.
-    let elem = t.dtype().map_or(1, |d| d.element_size() as i64);
-    let (sizes, strides) = (t.sizes(), t.strides());
-    let offset = shape.len() - sizes.len();
+/// Byte strides of `layout` for the broadcast `shape`, in the operands' own
+/// dimension order: leading missing dims and size-1 dims broadcast with
+/// stride 0. Fails unless the layout's sizes broadcast to `shape` (a
+/// tensor resized since the shape was computed), so the loops never step
+/// past the layout's elements.
+fn byte_strides(layout: &TensorLayout, shape: &[i64]) -> Result<DimVector> {
+    let elem = layout.itemsize() as i64;
+    let (sizes, strides) = (layout.sizes(), layout.strides());
+    let mismatch = || {
+        Error::runtime(format!(
+            "operand with shape {sizes:?} doesn't match the broadcast shape {shape:?} (was it resized meanwhile?)"
+        ))
+    };
+    let offset = shape.len().checked_sub(sizes.len()).ok_or_else(mismatch)?;
     (0..shape.len())
         .map(|i| {
             if i < offset {
-                0
+                return Ok(0);
+            }
+            let d = i - offset;
+            if sizes[d] == shape[i] {
+                // In bytes this is inside the storage: the layout's elements
+                // are, and the storage's size fits in `isize`.
+                Ok(if shape[i] == 1 { 0 } else { strides[d] * elem })
+            } else if sizes[d] == 1 {
+                Ok(0)
             } else {
-                let d = i - offset;
-                if sizes[d] == 1 && shape[i] != 1 {
-                    0
-                } else {
-                    strides[d] * elem
-                }
+                Err(mismatch())
             }
         })
         .collect()
@@ -364,11 +438,11 @@ impl<'a> TensorIterator<'a> {
             .split_first()
             .is_some_and(|(first, rest)| rest.iter().all(|t| t.sizes() == first.sizes()));
         let full_shape = if same_shape {
-            DimVector::from_slice(inputs[0].sizes())
+            DimVector::from_slice(&inputs[0].sizes())
         } else {
             let mut shape: Vec<i64> = Vec::new();
             for t in &inputs {
-                shape = infer_size(&shape, t.sizes())?;
+                shape = infer_size(&shape, &t.sizes())?;
             }
             DimVector::from_slice(&shape)
         };
@@ -407,24 +481,33 @@ impl<'a> TensorIterator<'a> {
         // 3. Strides (outputs later, once allocated).
         let mut input_operands = Vec::new();
         for &TensorRef(t) in &inputs {
-            let t = if config.promote_inputs_to_common_dtype && t.dtype() != Some(common_dtype) {
-                MaybeOwned::Owned(convert::to_dtype(t, common_dtype)?)
+            let layout = t
+                .layout()
+                .ok_or_else(|| Error::runtime("undefined input"))?;
+            let dtype = t.dtype().unwrap_or(common_dtype);
+            if config.promote_inputs_to_common_dtype && dtype != common_dtype {
+                // The converted copy is filled when the loops run, under
+                // the same borrows as the computation.
+                let copy = Tensor::from(TensorBase::empty_strided(
+                    layout.sizes(),
+                    &convert::preserved_strides(&layout),
+                    common_dtype,
+                    t.device().unwrap_or(device),
+                )?);
+                let mut op = Operand::owned(copy, &full_shape, false)?;
+                op.convert_from = Some((layout, dtype));
+                input_operands.push(op);
             } else {
-                MaybeOwned::Borrowed(t)
-            };
-            input_operands.push(Operand {
-                strides: byte_strides(&t, &full_shape),
-                tensor: t,
-                copy_back_to: None,
-                is_output: false,
-            });
+                input_operands.push(Operand::borrowed(t, layout, &full_shape, false)?);
+            }
         }
         // 4. Dimension order (fastest first), from the inputs and any output
         // that keeps its shape.
-        let keeps_shape = |o: &Option<&Tensor>| o.is_some_and(|o| o.sizes() == &full_shape[..]);
         let mut order_strides: Vec<DimVector> = Vec::new();
-        for o in config.outputs.iter().filter(|o| keeps_shape(o)).flatten() {
-            order_strides.push(byte_strides(o, &full_shape));
+        for o in config.outputs.iter().flatten() {
+            if let Some(l) = o.layout().filter(|l| l.sizes() == &full_shape[..]) {
+                order_strides.push(byte_strides(&l, &full_shape)?);
+            }
         }
         order_strides.extend(input_operands.iter().map(|op| op.strides.clone()));
         let perm = reorder_dimensions(&full_shape, &order_strides);
@@ -437,19 +520,22 @@ impl<'a> TensorIterator<'a> {
             .unwrap_or_else(|| strides_following(&full_shape, &perm));
         // 5. Outputs.
         for (&out, dtype) in config.outputs.iter().zip(&output_dtypes) {
-            let (tensor, copy_back_to) = match out {
+            let op = match out {
                 Some(o) => {
-                    if o.sizes() != &full_shape[..] && !config.resize_outputs {
+                    let current = o.sizes();
+                    if current != full_shape && !config.resize_outputs {
                         return Err(Error::runtime(format!(
-                            "output with shape {:?} doesn't match the broadcast shape {full_shape:?}",
-                            o.sizes()
+                            "output with shape {current:?} doesn't match the broadcast shape {full_shape:?}"
                         )));
                     }
-                    if o.sizes() != &full_shape[..] {
+                    if current != full_shape {
                         // A resized output follows the inputs' layout, as
                         // PyTorch's `resize_out` with computed strides does.
                         o.resize_strided_(&full_shape, &output_strides)?;
                     }
+                    let layout = o
+                        .layout()
+                        .ok_or_else(|| Error::runtime("undefined output"))?;
                     if o.dtype() != Some(common_dtype)
                         && config.static_output_dtype.is_none()
                         && config.cast_common_dtype_to_outputs
@@ -460,27 +546,25 @@ impl<'a> TensorIterator<'a> {
                             common_dtype,
                             device,
                         )?);
-                        (MaybeOwned::Owned(tmp), Some(o))
+                        let mut op = Operand::owned(tmp, &full_shape, true)?;
+                        op.copy_back_to = Some((o, layout));
+                        op
                     } else {
-                        (MaybeOwned::Borrowed(o), None)
+                        Operand::borrowed(o, layout, &full_shape, true)?
                     }
                 }
-                None => (
-                    MaybeOwned::Owned(Tensor::from(TensorBase::empty_strided(
+                None => Operand::owned(
+                    Tensor::from(TensorBase::empty_strided(
                         &full_shape,
                         &output_strides,
                         *dtype,
                         device,
-                    )?)),
-                    None,
-                ),
+                    )?),
+                    &full_shape,
+                    true,
+                )?,
             };
-            operands.push(Operand {
-                strides: byte_strides(&tensor, &full_shape),
-                tensor,
-                copy_back_to,
-                is_output: true,
-            });
+            operands.push(op);
         }
         let noutputs = operands.len();
         operands.extend(input_operands);
@@ -516,53 +600,62 @@ impl<'a> TensorIterator<'a> {
             return None;
         }
         let (first, rest) = config.inputs.split_first()?;
-        let layout = first.layout()?;
+        let layout = first.0.layout()?;
         let (dtype, device) = (first.dtype()?, first.device()?);
         if !layout.is_contiguous() || first.is_wrapped_number() {
             return None;
         }
-        let shape = layout.sizes();
+        if config.promote_integer_inputs_to_float && dtype.is_integral(true) {
+            return None;
+        }
+        let shape = DimVector::from_slice(layout.sizes());
+        let numel = layout.numel();
+        let noutputs = config.outputs.len();
+        let input = |t: &'a Tensor, layout: LayoutRef<'a>| Operand {
+            strides: DimVector::from_slice(&[layout.itemsize() as i64]),
+            tensor: MaybeOwned::Borrowed(t),
+            layout: Some(layout),
+            convert_from: None,
+            copy_back_to: None,
+            is_output: false,
+        };
+        // Inputs first (each with the snapshot checked here: contiguous,
+        // `numel` elements), outputs appended and rotated to the front.
+        let mut operands = Vec::with_capacity(noutputs + config.inputs.len());
+        operands.push(input(first.0, layout));
         for t in rest {
-            let l = t.layout()?;
+            let l = t.0.layout()?;
             if !l.is_contiguous()
-                || l.sizes() != shape
+                || l.sizes() != &shape[..]
                 || t.dtype() != Some(dtype)
                 || t.device().map(Device::device_type) != Some(device.device_type())
                 || t.is_wrapped_number()
             {
                 return None;
             }
+            operands.push(input(t.0, l));
         }
-        if config.promote_integer_inputs_to_float && dtype.is_integral(true) {
-            return None;
-        }
-        let numel = layout.numel();
-        let run = |t: MaybeOwned<'a>, is_output: bool| Operand {
-            strides: DimVector::from_slice(&[t.dtype().map_or(1, |d| d.element_size() as i64)]),
-            tensor: t,
-            copy_back_to: None,
-            is_output,
-        };
-        let mut operands = Vec::with_capacity(config.outputs.len() + config.inputs.len());
         for _ in &config.outputs {
             let out_dtype = config.static_output_dtype.unwrap_or(dtype);
-            match TensorBase::empty(shape, out_dtype, device) {
-                Ok(out) => operands.push(run(MaybeOwned::Owned(Tensor::from(out)), true)),
+            match TensorBase::empty(&shape, out_dtype, device) {
+                Ok(out) => operands.push(Operand {
+                    strides: DimVector::from_slice(&[out_dtype.element_size() as i64]),
+                    tensor: MaybeOwned::Owned(Tensor::from(out)),
+                    layout: None,
+                    convert_from: None,
+                    copy_back_to: None,
+                    is_output: true,
+                }),
                 Err(e) => return Some(Err(e)),
             }
         }
-        operands.extend(
-            config
-                .inputs
-                .iter()
-                .map(|t| run(MaybeOwned::Borrowed(t.0), false)),
-        );
+        operands.rotate_right(noutputs);
         Some(Ok(TensorIterator {
             operands,
-            noutputs: config.outputs.len(),
+            noutputs,
             numel,
             loop_shape: DimVector::from_slice(&[numel]),
-            full_shape: DimVector::from_slice(shape),
+            full_shape: shape,
             common_dtype: dtype,
             device,
         }))
@@ -615,7 +708,10 @@ impl<'a> TensorIterator<'a> {
     #[inline]
     pub fn output(&self, i: usize) -> Tensor {
         let op = &self.operands[i];
-        op.copy_back_to.unwrap_or(&op.tensor).clone()
+        op.copy_back_to
+            .as_ref()
+            .map_or(&*op.tensor, |c| c.0)
+            .clone()
     }
 
     /// Output `i`, as [`output`](Self::output), taking it out of the
@@ -624,7 +720,7 @@ impl<'a> TensorIterator<'a> {
     pub fn into_output(mut self, i: usize) -> Tensor {
         let op = self.operands.swap_remove(i);
         match (op.copy_back_to, op.tensor) {
-            (Some(target), _) => target.clone(),
+            (Some((target, _)), _) => target.clone(),
             (None, MaybeOwned::Borrowed(t)) => t.clone(),
             (None, MaybeOwned::Owned(t)) => t,
         }
@@ -685,10 +781,14 @@ impl<'a> TensorIterator<'a> {
         })
     }
 
-    /// Computes every operand's base pointer, borrows the storages, calls
-    /// `body`, releases the borrows and copies temporaries back. Outputs
-    /// this iteration allocated and still owns alone need no borrow: while
-    /// `self` is borrowed mutably, nobody else can reach them.
+    /// Computes every operand's base pointer from the layout its strides
+    /// came from, borrows the storages, fills converted inputs, calls
+    /// `body`, copies temporaries back and releases the borrows: an
+    /// in-place operation that converts `self` reads and writes it under
+    /// one exclusive borrow, so no other thread's update falls in between.
+    /// Outputs this iteration allocated and still owns alone need no
+    /// borrow: while `self` is borrowed mutably, nobody else can reach
+    /// them.
     fn with_base_pointers(&mut self, body: impl FnOnce(&Self, &[*mut u8])) -> Result<()> {
         if !self.has_data() {
             return Ok(());
@@ -706,46 +806,66 @@ impl<'a> TensorIterator<'a> {
         let mut inline = [std::ptr::null_mut::<u8>(); INLINE_OPERANDS];
         let mut heap = Vec::new();
         let bases = scratch(&mut inline, &mut heap, n, std::ptr::null_mut());
-        // The storages to borrow, read once per operand with its layout.
+        // The storages to borrow: each operand's (written when it is an
+        // output or a converted copy), and the converted inputs' sources
+        // and copy-back targets.
         let mut inline_borrows = [None; INLINE_OPERANDS];
         let mut heap_borrows = Vec::new();
         let borrows = scratch(&mut inline_borrows, &mut heap_borrows, n, None);
-        let mut copies_back = false;
+        let mut converts = false;
         for (((base, borrow), &owned), op) in bases
             .iter_mut()
             .zip(borrows.iter_mut())
             .zip(&*owned)
             .zip(&this.operands)
         {
-            let layout = op
-                .tensor
-                .layout()
-                .ok_or_else(|| Error::runtime("undefined operand"))?;
-            let storage = layout.storage();
-            let ptr = storage
+            let layout = op.loop_layout()?;
+            *base = layout
                 .data_ptr()
                 .ok_or_else(|| Error::runtime("operand has no data"))?;
-            let elem = op.tensor.dtype().map_or(1, |d| d.element_size());
-            // SAFETY: the offset is inside the storage (checked when the view
-            // was made).
-            *base = unsafe { ptr.as_ptr().add(layout.storage_offset() as usize * elem) };
             if !owned {
-                *borrow = Some((storage, op.is_output));
+                let written = op.is_output || op.convert_from.is_some();
+                *borrow = Some((layout.storage(), written));
             }
-            copies_back |= op.copy_back_to.is_some();
+            converts |= op.convert_from.is_some() || op.copy_back_to.is_some();
         }
-        {
-            let _borrow = StorageBorrow::new(borrows.iter().flatten().copied());
-            body(this, bases);
-        }
-        if copies_back {
-            for op in &this.operands {
-                if let Some(target) = op.copy_back_to {
-                    convert::copy_into(&op.tensor, target)?;
+        let extra = this.operands.iter().filter_map(|op| {
+            op.convert_from
+                .as_ref()
+                .map(|(l, _)| (l.storage(), false))
+                .or(op.copy_back_to.as_ref().map(|(_, l)| (l.storage(), true)))
+        });
+        let run = || -> Result<()> {
+            if converts {
+                for op in &this.operands {
+                    if let Some((source, from)) = &op.convert_from {
+                        let to = op.tensor.dtype().unwrap_or(this.common_dtype);
+                        // SAFETY: the source's storage is borrowed shared
+                        // and the copy's exclusively (both listed above).
+                        unsafe { convert::convert_elements(source, *from, op.loop_layout()?, to)? };
+                    }
                 }
             }
+            body(this, bases);
+            if converts {
+                for op in &this.operands {
+                    if let (Some((target, layout)), Some(from)) =
+                        (&op.copy_back_to, op.tensor.dtype())
+                    {
+                        let to = target.dtype().unwrap_or(from);
+                        // SAFETY: the temporary's storage is borrowed (or
+                        // owned alone) and the target's exclusively.
+                        unsafe { convert::convert_elements(op.loop_layout()?, from, layout, to)? };
+                    }
+                }
+            }
+            Ok(())
+        };
+        if converts {
+            StorageBorrow::hold(borrows.iter().flatten().copied().chain(extra), run)?
+        } else {
+            StorageBorrow::hold(borrows.iter().flatten().copied(), run)?
         }
-        Ok(())
     }
 
     /// Calls `f` for the linear iteration indices `begin..end` (in loop
@@ -834,8 +954,9 @@ impl<'a> TensorIterator<'a> {
             })
             && self.operands[self.noutputs..].iter().all(|input| {
                 outputs.iter().all(|out| {
-                    let same_positions = input.tensor.storage_offset()
-                        == out.tensor.storage_offset()
+                    let offset =
+                        |op: &Operand<'a>| op.loop_layout().ok().map(|l| l.storage_offset());
+                    let same_positions = offset(input) == offset(out)
                         && input.strides == out.strides
                         && input.tensor.dtype() == out.tensor.dtype();
                     same_positions || !self.memory_ranges_meet(input, out)
@@ -870,10 +991,13 @@ impl<'a> TensorIterator<'a> {
     /// (and they share a storage).
     fn memory_ranges_meet(&self, a: &Operand<'a>, b: &Operand<'a>) -> bool {
         let range = |op: &Operand<'a>| -> Option<(usize, i64, i64)> {
-            let storage = op.tensor.storage()?;
-            let key = storage.data_ptr().map_or(0, |p| p.as_ptr() as usize);
-            let elem = op.tensor.dtype().map_or(1, |d| d.element_size() as i64);
-            let start = op.tensor.storage_offset() * elem;
+            let layout = op.loop_layout().ok()?;
+            let key = layout
+                .storage()
+                .data_ptr()
+                .map_or(0, |p| p.as_ptr() as usize);
+            let elem = layout.itemsize() as i64;
+            let start = layout.storage_offset() * elem;
             let (mut lo, mut hi) = (start, start + elem);
             for (&stride, &size) in op.strides.iter().zip(&self.loop_shape) {
                 let span = stride * (size - 1);
@@ -907,15 +1031,16 @@ impl<'a> TensorIterator<'a> {
 /// broadcast shape and all are contiguous (contiguous strides) or all share
 /// one dense, non-overlapping layout (that layout).
 fn fast_setup_strides(inputs: &[TensorRef<'_>], shape: &[i64]) -> Option<Vec<i64>> {
-    if inputs.is_empty() || inputs.iter().any(|t| t.sizes() != shape) {
+    let layouts: Vec<LayoutRef<'_>> = inputs.iter().map(|t| t.layout()).collect::<Option<_>>()?;
+    if layouts.is_empty() || layouts.iter().any(|l| l.sizes() != shape) {
         return None;
     }
-    if inputs.iter().all(|t| t.is_contiguous()) {
+    if layouts.iter().all(|l| l.is_contiguous()) {
         return Some(c10_core::tensor_impl::contiguous_strides(shape).to_vec());
     }
-    let first = inputs[0].strides();
-    let dense = convert::preserved_strides(inputs[0].0);
-    if dense == first && inputs.iter().all(|t| t.strides() == first) {
+    let first = layouts[0].strides();
+    let dense = convert::preserved_strides(&layouts[0]);
+    if dense == first && layouts.iter().all(|l| l.strides() == first) {
         return Some(first.to_vec());
     }
     None

@@ -68,7 +68,7 @@ fn bool_result(
                     result.sizes()
                 )));
             }
-            o.resize_(result.sizes())?;
+            o.resize_(&result.sizes())?;
             copy_into(&result, o)?;
             o.bump_version();
             Ok(o.clone())

@@ -42,7 +42,7 @@ pub fn write_elements<T: Element + Send>(
         out.with_data_mut::<T, _>(fill)?;
     } else {
         let tmp = TensorBase::empty(
-            out.sizes(),
+            &out.sizes(),
             T::DTYPE,
             out.device().unwrap_or(c10_core::Device::CPU),
         )?;

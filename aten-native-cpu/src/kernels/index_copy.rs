@@ -6,54 +6,68 @@ use aten_core::native::{fmt_list, wrap_dim};
 use aten_core::tensor_iterator::convert::copy_into;
 use aten_core::Tensor;
 use c10_core::tensor_impl::for_each_offset;
-use c10_core::{Error, Result, ScalarType, StorageBorrow, TensorBase};
+use c10_core::{Error, Result, ScalarType, StorageBorrow, TensorBase, TensorLayout};
 
-use super::util::{device_of, dtype_of, first_element, is_meta};
+use super::util::{device_of, dtype_of, is_meta, layout_of};
 
-/// Writes element `src[offsets[i]]` to element `i` of the fresh contiguous
-/// `out` (offsets in elements of `src`'s storage).
-fn gather_offsets(src: &TensorBase, out: &TensorBase, offsets: &[i64]) -> Result<()> {
+/// Writes element `offsets[i]` of `src`'s storage (a snapshot of the
+/// layout the offsets were computed from) to element `i` of the fresh
+/// contiguous `out`. Every offset is checked against the storage, so no
+/// offset can read outside it.
+fn gather_offsets(src: &TensorLayout, out: &TensorBase, offsets: &[i64]) -> Result<()> {
     if is_meta(out) || offsets.is_empty() {
         return Ok(());
     }
-    let (sl, ol) = match (src.layout(), out.layout()) {
-        (Some(a), Some(b)) => (a, b),
-        _ => return Err(Error::runtime("undefined tensor")),
-    };
-    let src_base = sl
+    let ol = layout_of(out)?;
+    let width = src.itemsize();
+    let available = (src.storage().nbytes() / width) as i64;
+    if ol.numel() != offsets.len() as i64 || ol.itemsize() != width || !ol.is_contiguous() {
+        return Err(Error::internal(
+            "gather_offsets: output does not match the offsets",
+        ));
+    }
+    if offsets.iter().any(|&o| o < 0 || o >= available) {
+        return Err(Error::internal(
+            "gather_offsets: offset outside the storage",
+        ));
+    }
+    let src_base = src
         .storage()
         .data_ptr()
         .ok_or_else(|| Error::runtime("tensor has no data"))?
         .as_ptr();
-    let dst = first_element::<u8>(out)?;
-    let width = dtype_of(src)?.element_size();
-    let _borrow = StorageBorrow::new([(sl.storage(), false), (ol.storage(), true)]);
-    macro_rules! copy_as {
-        ($t:ty) => {{
-            let (s, d) = (src_base as *const $t, dst as *mut $t);
-            for (i, &off) in offsets.iter().enumerate() {
-                // SAFETY: every offset comes from `src`'s own sizes and
-                // strides (or checked indices), inside its storage; `out` is
-                // fresh, contiguous, with `offsets.len()` elements; borrows
-                // are held and the storages differ.
-                unsafe { *d.add(i) = *s.add(off as usize) };
-            }
-        }};
-    }
-    match width {
-        1 => copy_as!(u8),
-        2 => copy_as!(u16),
-        4 => copy_as!(u32),
-        8 => copy_as!(u64),
-        16 => copy_as!(u128),
-        w => return Err(Error::runtime(format!("unsupported element size {w}"))),
-    }
-    Ok(())
+    let dst = ol
+        .data_ptr()
+        .ok_or_else(|| Error::runtime("tensor has no data"))?;
+    StorageBorrow::hold([(src.storage(), false), (ol.storage(), true)], || {
+        macro_rules! copy_as {
+            ($t:ty) => {{
+                let (s, d) = (src_base as *const $t, dst as *mut $t);
+                for (i, &off) in offsets.iter().enumerate() {
+                    // SAFETY: every offset was checked to index an element
+                    // of `src`'s storage (which `src` keeps alive); `out` is
+                    // contiguous with `offsets.len()` elements of the same
+                    // width; borrows are held (exclusive for `out`).
+                    unsafe { *d.add(i) = *s.add(off as usize) };
+                }
+            }};
+        }
+        match width {
+            1 => copy_as!(u8),
+            2 => copy_as!(u16),
+            4 => copy_as!(u32),
+            8 => copy_as!(u64),
+            16 => copy_as!(u128),
+            w => return Err(Error::runtime(format!("unsupported element size {w}"))),
+        }
+        Ok(())
+    })?
 }
 
 /// `flip(dims)`: a copy with the listed dimensions reversed.
 pub fn flip(self_: &Tensor, dims: &[i64]) -> Result<Tensor> {
-    let ndim = self_.dim();
+    let sl = layout_of(self_)?;
+    let ndim = sl.sizes().len();
     let mut flipped = vec![false; ndim];
     for &d in dims {
         let w = wrap_dim(d, ndim)?;
@@ -65,18 +79,18 @@ pub fn flip(self_: &Tensor, dims: &[i64]) -> Result<Tensor> {
             )));
         }
     }
-    let out = TensorBase::empty(self_.sizes(), dtype_of(self_)?, device_of(self_))?;
-    let mut strides = self_.strides().to_vec();
-    let mut offset = self_.storage_offset();
+    let out = TensorBase::empty(sl.sizes(), dtype_of(self_)?, device_of(self_))?;
+    let mut strides = sl.strides().to_vec();
+    let mut offset = sl.storage_offset();
     for d in 0..ndim {
-        if flipped[d] && self_.sizes()[d] > 0 {
-            offset += (self_.sizes()[d] - 1) * strides[d];
+        if flipped[d] && sl.sizes()[d] > 0 {
+            offset += (sl.sizes()[d] - 1) * strides[d];
             strides[d] = -strides[d];
         }
     }
-    let mut offsets = Vec::with_capacity(self_.numel() as usize);
-    for_each_offset(self_.sizes(), &strides, offset, |o| offsets.push(o));
-    gather_offsets(self_, &out, &offsets)?;
+    let mut offsets = Vec::with_capacity(sl.numel() as usize);
+    for_each_offset(sl.sizes(), &strides, offset, |o| offsets.push(o));
+    gather_offsets(&sl, &out, &offsets)?;
     Ok(Tensor::from(out))
 }
 
@@ -93,12 +107,13 @@ fn index_values(index: &TensorBase, what: &str) -> Result<Vec<i64>> {
 
 /// `index_select(dim, index)`: the slices of `self` at `index` along `dim`.
 pub fn index_select(self_: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
+    let sl = layout_of(self_)?;
     if index.dim() > 1 {
         return Err(Error::index_error(
             "index_select(): Index is supposed to be a vector",
         ));
     }
-    let ndim = self_.dim();
+    let ndim = sl.sizes().len();
     let d = wrap_dim(dim, ndim)?;
     let idx = if is_meta(index) {
         Vec::new()
@@ -111,7 +126,7 @@ pub fn index_select(self_: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> 
             index.numel()
         )));
     }
-    let mut sizes = self_.sizes().to_vec();
+    let mut sizes = sl.sizes().to_vec();
     let size = if ndim == 0 { 1 } else { sizes[d] };
     if ndim > 0 {
         sizes[d] = index.numel();
@@ -125,7 +140,7 @@ pub fn index_select(self_: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> 
     if is_meta(self_) || out.numel() == 0 {
         return Ok(Tensor::from(out));
     }
-    let (ss, st) = (self_.sizes(), self_.strides());
+    let (ss, st) = (sl.sizes(), sl.strides());
     let stride = if ndim == 0 { 0 } else { st[d] };
     let (outer_s, outer_t) = if ndim == 0 {
         (&[][..], &[][..])
@@ -138,18 +153,19 @@ pub fn index_select(self_: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> 
         (&ss[d + 1..], &st[d + 1..])
     };
     let mut offsets = Vec::with_capacity(out.numel() as usize);
-    for_each_offset(outer_s, outer_t, self_.storage_offset(), |base| {
+    for_each_offset(outer_s, outer_t, sl.storage_offset(), |base| {
         for &i in &idx {
             for_each_offset(inner_s, inner_t, base + i * stride, |o| offsets.push(o));
         }
     });
-    gather_offsets(self_, &out, &offsets)?;
+    gather_offsets(&sl, &out, &offsets)?;
     Ok(Tensor::from(out))
 }
 
 /// `gather(dim, index, sparse_grad)`: `out[p] = self[p with index[p] at dim]`.
 pub fn gather(self_: &Tensor, dim: i64, index: &Tensor, _sparse_grad: bool) -> Result<Tensor> {
-    let ndim = self_.dim();
+    let sl = layout_of(self_)?;
+    let ndim = sl.sizes().len();
     let d = wrap_dim(dim, ndim)?;
     if dtype_of(index)? != ScalarType::Long {
         return Err(Error::runtime("gather(): Expected dtype int64 for index"));
@@ -160,25 +176,25 @@ pub fn gather(self_: &Tensor, dim: i64, index: &Tensor, _sparse_grad: bool) -> R
         ));
     }
     for k in 0..index.dim() {
-        if k != d && index.sizes()[k] > self_.sizes()[k] {
+        if k != d && index.sizes()[k] > sl.sizes()[k] {
             return Err(Error::runtime(format!(
                 "Size does not match at dimension {k} expected index {} to be no larger than self {} apart from dimension {d}",
-                fmt_list(index.sizes()),
-                fmt_list(self_.sizes())
+                fmt_list(&index.sizes()),
+                fmt_list(sl.sizes())
             )));
         }
     }
-    let out = TensorBase::empty(index.sizes(), dtype_of(self_)?, device_of(self_))?;
+    let out = TensorBase::empty(&index.sizes(), dtype_of(self_)?, device_of(self_))?;
     if is_meta(self_) || out.numel() == 0 {
         return Ok(Tensor::from(out));
     }
     let idx = index.to_vec::<i64>()?;
-    let size = if ndim == 0 { 1 } else { self_.sizes()[d] };
-    let stride = if ndim == 0 { 0 } else { self_.strides()[d] };
+    let size = if ndim == 0 { 1 } else { sl.sizes()[d] };
+    let stride = if ndim == 0 { 0 } else { sl.strides()[d] };
     let mut strides: Vec<i64> = if ndim == 0 {
         vec![0; index.dim()]
     } else {
-        self_.strides().to_vec()
+        sl.strides().to_vec()
     };
     if !strides.is_empty() {
         strides[d] = 0;
@@ -186,7 +202,7 @@ pub fn gather(self_: &Tensor, dim: i64, index: &Tensor, _sparse_grad: bool) -> R
     let mut offsets = Vec::with_capacity(idx.len());
     let mut bad = None;
     let mut k = 0;
-    for_each_offset(index.sizes(), &strides, self_.storage_offset(), |base| {
+    for_each_offset(&index.sizes(), &strides, sl.storage_offset(), |base| {
         let i = idx[k];
         k += 1;
         if i < 0 || i >= size {
@@ -201,7 +217,7 @@ pub fn gather(self_: &Tensor, dim: i64, index: &Tensor, _sparse_grad: bool) -> R
             "index {i} is out of bounds for dimension {d} with size {size}"
         )));
     }
-    gather_offsets(self_, &out, &offsets)?;
+    gather_offsets(&sl, &out, &offsets)?;
     Ok(Tensor::from(out))
 }
 
@@ -282,33 +298,30 @@ pub fn cat(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
 /// Shared by `tril` and `triu`: a contiguous copy with the elements of
 /// each matrix for which `zero(row, col)` holds set to zero.
 fn triangle(self_: &Tensor, name: &str, zero: impl Fn(i64, i64) -> bool) -> Result<Tensor> {
-    if self_.dim() < 2 {
+    let sl = layout_of(self_)?;
+    if sl.sizes().len() < 2 {
         return Err(Error::runtime(format!(
             "{name}: input tensor must have at least 2 dimensions"
         )));
     }
-    let out = TensorBase::empty(self_.sizes(), dtype_of(self_)?, device_of(self_))?;
+    let out = TensorBase::empty(sl.sizes(), dtype_of(self_)?, device_of(self_))?;
     if is_meta(self_) || out.numel() == 0 {
         return Ok(Tensor::from(out));
     }
-    let n = self_.dim();
-    let (rows, cols) = (self_.sizes()[n - 2], self_.sizes()[n - 1]);
+    let n = sl.sizes().len();
+    let (rows, cols) = (sl.sizes()[n - 2], sl.sizes()[n - 1]);
     let mut offsets = Vec::with_capacity(out.numel() as usize);
-    for_each_offset(
-        self_.sizes(),
-        self_.strides(),
-        self_.storage_offset(),
-        |o| offsets.push(o),
-    );
-    gather_offsets(self_, &out, &offsets)?;
-    let width = dtype_of(self_)?.element_size();
-    let base = first_element::<u8>(&out)?;
-    let layout = out
-        .layout()
-        .ok_or_else(|| Error::runtime("undefined tensor"))?;
-    {
-        let _borrow = StorageBorrow::new([(layout.storage(), true)]);
-        for e in 0..out.numel() {
+    for_each_offset(sl.sizes(), sl.strides(), sl.storage_offset(), |o| {
+        offsets.push(o)
+    });
+    gather_offsets(&sl, &out, &offsets)?;
+    let ol = layout_of(&out)?;
+    let width = ol.itemsize();
+    let base = ol
+        .data_ptr()
+        .ok_or_else(|| Error::runtime("tensor has no data"))?;
+    StorageBorrow::hold([(ol.storage(), true)], || {
+        for e in 0..ol.numel() {
             let (r, c) = ((e / cols) % rows, e % cols);
             if zero(r, c) {
                 // SAFETY: `e` indexes the fresh contiguous output (exclusive
@@ -316,7 +329,7 @@ fn triangle(self_: &Tensor, name: &str, zero: impl Fn(i64, i64) -> bool) -> Resu
                 unsafe { std::ptr::write_bytes(base.add(e as usize * width), 0, width) };
             }
         }
-    }
+    })?;
     Ok(Tensor::from(out))
 }
 

@@ -6,7 +6,7 @@ use aten_core::Tensor;
 use c10_core::{Error, Numeric, Result, Scalar, ScalarType, StorageBorrow, TensorBase};
 use rayon::prelude::*;
 
-use super::util::{device_of, dtype_of, first_element, is_meta};
+use super::util::{device_of, dtype_of, is_meta, layout_of};
 use crate::gemm::{dispatch_gemm, Gemm, MatMut, MatPtr};
 
 fn same_dtype(a: &Tensor, b: &Tensor, what: &str) -> Result<ScalarType> {
@@ -32,31 +32,41 @@ fn batched_gemm(
     name: &str,
 ) -> Result<()> {
     let dtype = dtype_of(a)?;
-    let (batch, m, k) = (a.sizes()[0], a.sizes()[1], a.sizes()[2]);
-    let n = m2.sizes()[2];
-    if out.numel() == 0 {
+    // One snapshot of each operand: shapes, strides and data pointers all
+    // come from it, checked to agree.
+    let (la, lb, lc) = (layout_of(a)?, layout_of(m2)?, layout_of(out)?);
+    let (&[batch, m, k], &[_, _, n]) = (la.sizes(), lb.sizes()) else {
+        return Err(Error::runtime(format!("{name}: expected 3-d operands")));
+    };
+    if lb.sizes() != [batch, k, n] || lc.sizes() != [batch, m, n] {
+        return Err(Error::runtime(format!(
+            "{name}: operand shapes changed while the operation ran"
+        )));
+    }
+    if lc.numel() == 0 {
         return Ok(());
     }
     dispatch_gemm!(dtype, name, T => {
         let alpha = T::from_f64_or_int(alpha);
         let beta = T::from_f64_or_int(beta);
-        let (pa, pb, pc) = (
-            SendPtr(first_element::<T>(a)?),
-            SendPtr(first_element::<T>(m2)?),
-            SendPtr(first_element::<T>(out)?),
-        );
-        let (sa, sb, sc) = (a.strides(), m2.strides(), out.strides());
-        let storages = [
-            (a.layout().map(|l| l.storage()), false),
-            (m2.layout().map(|l| l.storage()), false),
-            (out.layout().map(|l| l.storage()), true),
-        ];
-        let _borrow = StorageBorrow::new(storages.iter().filter_map(|(s, w)| s.map(|s| (s, *w))));
+        let data = |l: &c10_core::TensorLayout| -> Result<SendPtr<T>> {
+            if l.itemsize() != std::mem::size_of::<T>() {
+                return Err(Error::internal("batched_gemm: dtype and layout disagree"));
+            }
+            l.data_ptr()
+                .map(|p| SendPtr(p.cast::<T>()))
+                .ok_or_else(|| Error::runtime("tensor has no data"))
+        };
+        let (pa, pb, pc) = (data(&la)?, data(&lb)?, data(&lc)?);
+        let (sa, sb, sc) = (la.strides(), lb.strides(), lc.strides());
+        let storages = [(la.storage(), false), (lb.storage(), false), (lc.storage(), true)];
+        StorageBorrow::hold(storages, || {
         let threads = rayon::current_num_threads();
         let one = |b: i64, threads: usize| {
             // SAFETY: batch `b` of each operand lies inside its storage
-            // (the tensors' own layouts); `out` is fresh, so it overlaps
-            // neither input, and its batches are disjoint; borrows are held.
+            // (the snapshots' layouts, whose sizes were checked above);
+            // `out` is fresh, so it overlaps neither input, and its batches
+            // are disjoint; borrows are held.
             unsafe {
                 T::gemm(
                     m as usize,
@@ -78,6 +88,7 @@ fn batched_gemm(
         } else {
             (0..batch).for_each(|b| one(b, threads));
         }
+        })?;
     });
     Ok(())
 }
@@ -129,19 +140,23 @@ impl<T: Numeric> FromScalar for T {}
 /// Copies row 0 of the fresh contiguous `rows x cols` matrix `out` into
 /// its other rows.
 fn replicate_first_row(out: &TensorBase, rows: usize, cols: usize) -> Result<()> {
-    let width = dtype_of(&Tensor::from(out.clone()))?.element_size();
-    let layout = out
-        .layout()
-        .ok_or_else(|| Error::runtime("undefined tensor"))?;
-    let base = first_element::<u8>(out)?;
-    let _borrow = StorageBorrow::new([(layout.storage(), true)]);
-    let row = cols * width;
-    for r in 1..rows {
-        // SAFETY: `out` is a fresh contiguous `rows x cols` tensor whose
-        // storage is held exclusively; rows do not overlap.
-        unsafe { std::ptr::copy_nonoverlapping(base, base.add(r * row), row) };
+    let layout = layout_of(out)?;
+    let width = layout.itemsize();
+    if !layout.is_contiguous() || layout.numel() as usize != rows * cols {
+        return Err(Error::internal("replicate_first_row: not a fresh matrix"));
     }
-    Ok(())
+    let base = layout
+        .data_ptr()
+        .ok_or_else(|| Error::runtime("tensor has no data"))?;
+    StorageBorrow::hold([(layout.storage(), true)], || {
+        let row = cols * width;
+        for r in 1..rows {
+            // SAFETY: the snapshot is a contiguous `rows x cols` matrix
+            // (checked) whose storage is held exclusively; rows do not
+            // overlap.
+            unsafe { std::ptr::copy_nonoverlapping(base, base.add(r * row), row) };
+        }
+    })
 }
 
 fn check_matrix(t: &Tensor, name: &str) -> Result<()> {

@@ -123,6 +123,17 @@ fn conv2d_im2col<T: Gemm + Copy>(
     input.with_data::<T, _>(|x| {
         weight.with_data::<T, _>(|w| {
             out.with_data_mut::<T, _>(|y| {
+                // The pointers below assume these extents: the tensors'
+                // snapshots must have them (a resize from another thread
+                // since the geometry was computed is an error).
+                if x.len() != batch * image_len
+                    || w.len() != oc * k
+                    || y.len() != batch * oc * plane
+                {
+                    return Err(Error::runtime(
+                        "conv2d: an operand was resized while the convolution ran",
+                    ));
+                }
                 let threads = rayon::current_num_threads();
                 let run = |n: usize, y_n: &mut [T], threads: usize, cols: &mut Vec<T>| {
                     let image = &x[n * image_len..][..image_len];
@@ -196,9 +207,10 @@ fn conv2d_im2col<T: Gemm + Copy>(
                         run(n, y_n, threads, &mut cols);
                     }
                 }
+                Ok(())
             })
         })
-    })???;
+    })????;
     Ok(())
 }
 
@@ -249,15 +261,15 @@ fn conv2d_forward(
     if weight.sizes() != [oc, c, kh, kw] {
         return Err(Error::runtime(format!(
             "{name}: expected weight of size [{oc}, {c}, {kh}, {kw}] for input {} and kernel_size [{kh}, {kw}], but got {}",
-            fmt_list(self_.sizes()),
-            fmt_list(weight.sizes())
+            fmt_list(&self_.sizes()),
+            fmt_list(&weight.sizes())
         )));
     }
     if let Some(b) = bias {
         if b.dim() != 1 || b.numel() != oc {
             return Err(Error::runtime(format!(
                 "{name}: expected bias of size [{oc}], but got {}",
-                fmt_list(b.sizes())
+                fmt_list(&b.sizes())
             )));
         }
     }
@@ -419,7 +431,7 @@ pub fn max_pool2d_with_indices(
     if !(ndim == 3 || ndim == 4) || self_.sizes()[ndim - 3..].contains(&0) {
         return Err(Error::runtime(format!(
             "non-empty 3D or 4D (batch mode) tensor expected for input, but got: {}",
-            fmt_list(self_.sizes())
+            fmt_list(&self_.sizes())
         )));
     }
     if ph < 0 || pw < 0 {
@@ -522,7 +534,7 @@ pub fn native_layer_norm(
             if t.sizes() != normalized_shape {
                 return Err(Error::runtime(format!(
                     "Expected {what} to be of same shape as normalized_shape, but got {what} of shape {} and normalized_shape = {}",
-                    fmt_list(t.sizes()),
+                    fmt_list(&t.sizes()),
                     fmt_list(normalized_shape)
                 )));
             }
@@ -539,7 +551,7 @@ pub fn native_layer_norm(
         return Err(Error::runtime(format!(
             "Given normalized_shape={}, expected input with shape [*, {shape}], but got input of size{}",
             fmt_list(normalized_shape),
-            fmt_list(sizes)
+            fmt_list(&sizes)
         )));
     }
     let dtype = dtype_of(input)?;
@@ -548,7 +560,7 @@ pub fn native_layer_norm(
     stat_shape.extend(std::iter::repeat_n(1, nd));
     if is_meta(input) {
         return Ok((
-            Tensor::from(TensorBase::empty(sizes, dtype, device)?),
+            Tensor::from(TensorBase::empty(&sizes, dtype, device)?),
             Tensor::from(TensorBase::empty(&stat_shape, dtype, device)?),
             Tensor::from(TensorBase::empty(&stat_shape, dtype, device)?),
         ));
@@ -581,7 +593,7 @@ pub fn native_layer_norm(
             rstds.push(T::from_f64(rstd));
         }
         Ok((
-            Tensor::from_vec(y, sizes)?,
+            Tensor::from_vec(y, &sizes)?,
             Tensor::from_vec(means, &stat_shape)?,
             Tensor::from_vec(rstds, &stat_shape)?,
         ))
@@ -611,8 +623,8 @@ pub fn nll_loss_forward(
     if !(no_batch || target.sizes().first() == self_.sizes().first()) {
         return Err(Error::runtime(format!(
             "size mismatch (got input: {}, target: {})",
-            fmt_list(self_.sizes()),
-            fmt_list(target.sizes())
+            fmt_list(&self_.sizes()),
+            fmt_list(&target.sizes())
         )));
     }
     let classes = self_.sizes()[ndim - 1];
@@ -620,7 +632,7 @@ pub fn nll_loss_forward(
         if w.numel() != classes {
             return Err(Error::runtime(format!(
                 "weight tensor should be defined either for all {classes} classes or no classes but got weight tensor of shape: {}",
-                fmt_list(w.sizes())
+                fmt_list(&w.sizes())
             )));
         }
     }
@@ -702,7 +714,7 @@ pub fn native_dropout(input: &Tensor, p: f64, train: Option<bool>) -> Result<(Te
     }
     let device = device_of(input);
     if train == Some(false) || is_meta(input) {
-        let mask = TensorBase::empty(input.sizes(), ScalarType::Bool, device)?;
+        let mask = TensorBase::empty(&input.sizes(), ScalarType::Bool, device)?;
         if !is_meta(input) {
             ops::fill_scalar_(&Tensor::from(mask.clone()), Scalar::Bool(true))?;
         }
@@ -719,7 +731,7 @@ pub fn native_dropout(input: &Tensor, p: f64, train: Option<bool>) -> Result<(Te
             u < keep
         })
         .collect();
-    let mask = Tensor::from_vec(mask, input.sizes())?;
+    let mask = Tensor::from_vec(mask, &input.sizes())?;
     let scale = if keep == 0.0 { 0.0 } else { 1.0 / keep };
     let output = ops::mul_scalar(&ops::mul_tensor(input, &mask)?, Scalar::Double(scale))?;
     Ok((output, mask))

@@ -16,11 +16,12 @@ use aten_core::tensor_iterator::GRAIN_SIZE;
 use aten_core::Tensor;
 use c10_core::tensor_impl::for_each_offset;
 use c10_core::{
-    dispatch_dtype, Element, Error, Numeric, Result, Scalar, ScalarType, StorageBorrow, TensorBase,
+    dispatch_dtype, Element, Error, LayoutRef, Numeric, Result, Scalar, ScalarType, StorageBorrow,
+    TensorBase,
 };
 use rayon::prelude::*;
 
-use super::util::{device_of as device, dtype_of, is_meta, not_implemented};
+use super::util::{device_of as device, dtype_of, is_meta, layout_of, not_implemented};
 use crate::prefetch::{page_elements, page_pieces, prefetch_read};
 use crate::softmax_rows::softmax_rows;
 
@@ -51,8 +52,10 @@ fn reduced_dims(t: &Tensor, dims: Option<&[i64]>) -> Result<Vec<bool>> {
     Ok(reduced)
 }
 
-/// How a reduction walks its input.
-struct Plan {
+/// How a reduction walks its input: computed from one snapshot of its
+/// layout, which the loops then address.
+struct Plan<'t> {
+    layout: LayoutRef<'t>,
     out_shape: Vec<i64>,
     kept: Vec<(i64, i64)>,
     reduced: Vec<(i64, i64)>,
@@ -60,8 +63,14 @@ struct Plan {
     count: i64,
 }
 
-fn plan(t: &Tensor, reduced: &[bool], keepdim: bool) -> Plan {
-    let (sizes, strides) = (t.sizes(), t.strides());
+fn plan<'t>(t: &'t Tensor, reduced: &[bool], keepdim: bool) -> Result<Plan<'t>> {
+    let layout = layout_of(t)?;
+    let (sizes, strides) = (layout.sizes(), layout.strides());
+    if reduced.len() != sizes.len() {
+        return Err(Error::runtime(
+            "the input's dimensions changed while the reduction ran",
+        ));
+    }
     let mut out_shape = Vec::new();
     let (mut kept, mut red) = (Vec::new(), Vec::new());
     for d in 0..sizes.len() {
@@ -89,13 +98,15 @@ fn plan(t: &Tensor, reduced: &[bool], keepdim: bool) -> Plan {
         }
     }
     let count = merged.iter().map(|(s, _)| *s).product();
-    Plan {
+    let offset = layout.storage_offset();
+    Ok(Plan {
+        layout,
         out_shape,
         kept,
         reduced: merged,
-        offset: t.storage_offset(),
+        offset,
         count,
-    }
+    })
 }
 
 /// Folds every kept position of `t` (of element type `T`) with `fold`,
@@ -112,16 +123,15 @@ fn reduce_into<T: Element, O: Element>(
     if is_meta(t) || out.numel() == 0 {
         return Ok(Tensor::from(out));
     }
-    let layout = t
-        .layout()
-        .ok_or_else(|| Error::runtime("undefined tensor"))?;
-    let storage = layout.storage();
+    let storage = plan.layout.storage();
+    if plan.layout.itemsize() != std::mem::size_of::<T>() {
+        return Err(Error::internal("reduce_into: dtype and layout disagree"));
+    }
     let base = storage
         .data_ptr()
         .ok_or_else(|| Error::runtime("tensor has no data"))?
         .as_ptr() as *const T;
-    let results: Vec<O> = {
-        let _borrow = StorageBorrow::new([(storage, false)]);
+    let results: Vec<O> = StorageBorrow::hold([(storage, false)], || {
         let (ks, kst): (Vec<i64>, Vec<i64>) = plan.kept.iter().copied().unzip();
         let mut offsets = Vec::with_capacity(out.numel() as usize);
         for_each_offset(&ks, &kst, plan.offset, |off| offsets.push(off));
@@ -142,7 +152,7 @@ fn reduce_into<T: Element, O: Element>(
                 .map(|&off| fold(base, off, &plan.reduced))
                 .collect()
         }
-    };
+    })?;
     out.with_data_mut::<O, _>(|dst| dst.copy_from_slice(&results))?;
     Ok(Tensor::from(out))
 }
@@ -346,7 +356,7 @@ fn sum_like(
     let out_dtype = sum_dtype(in_dtype, dtype);
     let t = cast_input(t, Some(out_dtype))?;
     let reduced = reduced_dims(&t, dims)?;
-    let p = plan(&t, &reduced, keepdim);
+    let p = plan(&t, &reduced, keepdim)?;
     let count = p.count;
     dispatch_dtype!(out_dtype, T => reduce_into::<T, T>(&t, &p, |base, off, dims| {
         match kind {
@@ -437,7 +447,7 @@ fn extreme(t: &Tensor, dims: &[i64], keepdim: bool, max: bool) -> Result<Tensor>
     let name = if max { "amax" } else { "amin" };
     let reduced = reduced_dims(t, Some(dims))?;
     check_nonempty(t, &reduced, name)?;
-    let p = plan(t, &reduced, keepdim);
+    let p = plan(t, &reduced, keepdim)?;
     let dtype = dtype_of(t)?;
     dispatch_dtype!(dtype, T => reduce_into::<T, T>(t, &p, |base, off, dims| {
         let mut best: Option<T> = None;
@@ -502,7 +512,7 @@ pub fn argmax(self_: &Tensor, dim: Option<i64>, keepdim: bool) -> Result<Tensor>
     };
     check_nonempty(&t, &reduced, "argmax")?;
     let keep = keepdim && dim.is_some();
-    let p = plan(&t, &reduced, keep);
+    let p = plan(&t, &reduced, keep)?;
     let mut out = dispatch_dtype!(dtype, T => reduce_into::<T, i64>(&t, &p, |base, off, dims| {
         arg_extreme::<T>(base, off, dims, true).0
     }), _ => Err(not_implemented("argmax_cpu", dtype)))?;
@@ -522,7 +532,7 @@ pub fn max_dim(self_: &Tensor, dim: i64, keepdim: bool) -> Result<(Tensor, Tenso
         reduced[w] = true;
     }
     check_nonempty(self_, &reduced, "max")?;
-    let p = plan(self_, &reduced, keepdim);
+    let p = plan(self_, &reduced, keepdim)?;
     dispatch_dtype!(dtype, T => {
         let values = reduce_into::<T, T>(self_, &p, |b, o, d| arg_extreme::<T>(b, o, d, true).1)?;
         let indices = reduce_into::<T, i64>(self_, &p, |b, o, d| arg_extreme::<T>(b, o, d, true).0)?;
@@ -537,7 +547,7 @@ fn all_any(t: &Tensor, dim: i64, keepdim: bool, all: bool) -> Result<Tensor> {
     if t.dim() > 0 {
         reduced[w] = true;
     }
-    let p = plan(t, &reduced, keepdim);
+    let p = plan(t, &reduced, keepdim)?;
     let out = dispatch_dtype!(dtype, T => reduce_into::<T, bool>(t, &p, |base, off, dims| {
         let mut acc = all;
         visit(base, off, dims, |x: T| {
@@ -585,7 +595,7 @@ pub fn var_correction(
     }
     let correction = correction.map_or(1.0, Scalar::to_f64);
     let reduced = reduced_dims(self_, dim)?;
-    let p = plan(self_, &reduced, keepdim);
+    let p = plan(self_, &reduced, keepdim)?;
     let n = p.count as f64;
     dispatch_dtype!(dtype, T => reduce_into::<T, T>(self_, &p, |base, off, dims| {
         let mean = sum_f64(base, off, dims) / n;
@@ -605,15 +615,18 @@ fn along_dim<I: Element, O: Element>(
     dim: i64,
     f: impl Fn((*const I, isize), (*mut O, isize), usize) + Sync,
 ) -> Result<Tensor> {
-    let out = TensorBase::empty(t.sizes(), O::DTYPE, device(t))?;
-    let d = wrap_dim(dim, t.dim())?;
-    if is_meta(t) || t.numel() == 0 {
+    // One snapshot of the input: its shape, strides and data.
+    let il = layout_of(t)?;
+    let out = TensorBase::empty(il.sizes(), O::DTYPE, device(t))?;
+    let ndim = il.sizes().len();
+    let d = wrap_dim(dim, ndim)?;
+    if is_meta(t) || il.numel() == 0 {
         return Ok(Tensor::from(out));
     }
-    let (il, ol) = match (t.layout(), out.layout()) {
-        (Some(a), Some(b)) => (a, b),
-        _ => return Err(Error::runtime("undefined tensor")),
-    };
+    let ol = layout_of(&out)?;
+    if il.itemsize() != std::mem::size_of::<I>() || ol.itemsize() != std::mem::size_of::<O>() {
+        return Err(Error::internal("along_dim: dtype and layout disagree"));
+    }
     let ip = il
         .storage()
         .data_ptr()
@@ -624,17 +637,17 @@ fn along_dim<I: Element, O: Element>(
         .data_ptr()
         .ok_or_else(|| Error::runtime("no data"))?
         .as_ptr() as *mut O;
-    let (n, is, os) = if t.dim() == 0 {
+    let (n, is, os) = if ndim == 0 {
         (1usize, 0isize, 0isize)
     } else {
         (
-            t.sizes()[d] as usize,
-            t.strides()[d] as isize,
+            il.sizes()[d] as usize,
+            il.strides()[d] as isize,
             ol.strides()[d] as isize,
         )
     };
-    let outer_sizes: Vec<i64> = (0..t.dim())
-        .map(|k| if k == d { 1 } else { t.sizes()[k] })
+    let outer_sizes: Vec<i64> = (0..ndim)
+        .map(|k| if k == d { 1 } else { il.sizes()[k] })
         .collect();
     let mut in_offsets = Vec::new();
     for_each_offset(&outer_sizes, il.strides(), il.storage_offset(), |o| {
@@ -642,8 +655,7 @@ fn along_dim<I: Element, O: Element>(
     });
     let mut out_offsets = Vec::new();
     for_each_offset(&outer_sizes, ol.strides(), 0, |o| out_offsets.push(o));
-    {
-        let _borrow = StorageBorrow::new([(il.storage(), false), (ol.storage(), true)]);
+    StorageBorrow::hold([(il.storage(), false), (ol.storage(), true)], || {
         let (ip, op) = (SharedPtr(ip), SharedPtr(op as *const O));
         let slice = |(&io, &oo): (&i64, &i64)| {
             // SAFETY: the offsets and the slice of `n` elements at the stride
@@ -658,7 +670,7 @@ fn along_dim<I: Element, O: Element>(
             };
             f((i, is), (o, os), n);
         };
-        if t.numel() >= GRAIN_SIZE && in_offsets.len() > 1 && rayon::current_num_threads() > 1 {
+        if il.numel() >= GRAIN_SIZE && in_offsets.len() > 1 && rayon::current_num_threads() > 1 {
             in_offsets
                 .par_iter()
                 .zip(&out_offsets)
@@ -667,7 +679,7 @@ fn along_dim<I: Element, O: Element>(
         } else {
             in_offsets.iter().zip(&out_offsets).for_each(slice);
         }
-    }
+    })?;
     Ok(Tensor::from(out))
 }
 
@@ -742,6 +754,9 @@ fn softmax_lastdim_f32(t: &Tensor, log: bool) -> Result<Tensor> {
             if n == 0 {
                 return Ok(());
             }
+            if x.len() % n != 0 {
+                return Err(Error::runtime("softmax: the input was resized meanwhile"));
+            }
             if x.len() >= GRAIN_SIZE as usize && rayon::current_num_threads() > 1 {
                 let rows = (GRAIN_SIZE as usize).div_ceil(n);
                 x.par_chunks(rows * n)
@@ -757,7 +772,7 @@ fn softmax_lastdim_f32(t: &Tensor, log: bool) -> Result<Tensor> {
     // element count (checked), a whole number of `n`-element rows, and
     // `softmax_rows` writes every element of each row; the parallel chunks
     // are whole rows that together cover the output.
-    let out = unsafe { TensorBase::empty_written_by::<f32>(t.sizes(), write) }?;
+    let out = unsafe { TensorBase::empty_written_by::<f32>(&t.sizes(), write) }?;
     Ok(Tensor::from(out))
 }
 

@@ -4,7 +4,7 @@
 
 use aten_core::tensor_iterator::{TensorIterator, TensorIteratorConfig};
 use aten_core::Tensor;
-use c10_core::{Error, Result, ScalarType, TensorBase};
+use c10_core::{Error, LayoutRef, Result, ScalarType, TensorBase};
 
 pub use aten_core::native::wrapped_scalar_tensor as wrap;
 
@@ -121,23 +121,10 @@ macro_rules! dispatch_all {
     };
 }
 
-/// The address of the first element of `t` (its storage's data plus the
-/// storage offset) as a `T` pointer; the caller holds a [`StorageBorrow`]
-/// of the storage while using it and checks the dtype.
-///
-/// [`StorageBorrow`]: c10_core::StorageBorrow
-pub fn first_element<T>(t: &TensorBase) -> Result<*mut T> {
-    let layout = t
-        .layout()
-        .ok_or_else(|| Error::runtime("undefined tensor"))?;
-    let base = layout
-        .storage()
-        .data_ptr()
-        .ok_or_else(|| Error::runtime("tensor has no data"))?
-        .as_ptr() as *mut T;
-    // `wrapping_add`: computing the address is safe; the views' checks
-    // (`as_strided`, `empty_strided`) keep it inside the allocation.
-    Ok(base.wrapping_add(layout.storage_offset() as usize))
+/// A snapshot of the layout of a defined tensor: a kernel takes one and
+/// computes every shape and address from it.
+pub fn layout_of(t: &TensorBase) -> Result<LayoutRef<'_>> {
+    t.layout().ok_or_else(|| Error::runtime("undefined tensor"))
 }
 
 /// Whether `t` is a Meta tensor (shapes only: kernels run no loop).
