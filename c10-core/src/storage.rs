@@ -382,6 +382,7 @@ impl<'a> StorageBorrow<'a> {
         Ok(result)
     }
 
+    #[inline]
     fn acquire_all(
         storages: impl IntoIterator<Item = (&'a Storage, bool)>,
     ) -> Result<StorageBorrow<'a>> {

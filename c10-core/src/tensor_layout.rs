@@ -103,6 +103,7 @@ impl TensorLayout {
     /// it: `numel` is the checked product of `sizes` (all non-negative) and
     /// the storage holds at least `numel * itemsize` bytes (what
     /// [`contiguous_extent`] computed when the storage was allocated).
+    #[inline]
     pub(crate) fn contiguous_over_fresh(
         storage: Storage,
         sizes: &[i64],

@@ -37,6 +37,9 @@ pub use broadcast::infer_size;
 /// (`at::internal::GRAIN_SIZE`).
 pub const GRAIN_SIZE: i64 = 32768;
 
+/// Inputs past the first that the contiguous fast path checks on the stack.
+const INLINE_FAST_INPUTS: usize = 3;
+
 /// Operands and dimensions whose loop state lives on the stack.
 const INLINE_OPERANDS: usize = 8;
 const INLINE_DIMS: usize = 8;
@@ -129,10 +132,10 @@ struct Operand<'a> {
     /// For an input converted to the computation's dtype: the caller's
     /// tensor, converted into `tensor` inside the loops' borrows, so that
     /// an in-place operation reads and writes it under one borrow.
-    convert_from: Option<(LayoutRef<'a>, ScalarType)>,
+    convert_from: Option<Box<(LayoutRef<'a>, ScalarType)>>,
     /// For an output computed into a temporary: where to copy it back (the
     /// caller's tensor and the snapshot of it that is written).
-    copy_back_to: Option<(&'a Tensor, LayoutRef<'a>)>,
+    copy_back_to: Option<Box<(&'a Tensor, LayoutRef<'a>)>>,
     /// Byte strides in iteration order.
     strides: DimVector,
     is_output: bool,
@@ -495,7 +498,7 @@ impl<'a> TensorIterator<'a> {
                     t.device().unwrap_or(device),
                 )?);
                 let mut op = Operand::owned(copy, &full_shape, false)?;
-                op.convert_from = Some((layout, dtype));
+                op.convert_from = Some(Box::new((layout, dtype)));
                 input_operands.push(op);
             } else {
                 input_operands.push(Operand::borrowed(t, layout, &full_shape, false)?);
@@ -547,7 +550,7 @@ impl<'a> TensorIterator<'a> {
                             device,
                         )?);
                         let mut op = Operand::owned(tmp, &full_shape, true)?;
-                        op.copy_back_to = Some((o, layout));
+                        op.copy_back_to = Some(Box::new((o, layout)));
                         op
                     } else {
                         Operand::borrowed(o, layout, &full_shape, true)?
@@ -619,11 +622,13 @@ impl<'a> TensorIterator<'a> {
             copy_back_to: None,
             is_output: false,
         };
-        // Inputs first (each with the snapshot checked here: contiguous,
-        // `numel` elements), outputs appended and rotated to the front.
-        let mut operands = Vec::with_capacity(noutputs + config.inputs.len());
-        operands.push(input(first.0, layout));
-        for t in rest {
+        // Each input's snapshot is checked here (contiguous, `numel`
+        // elements) and kept for the loops.
+        let mut rest_layouts: [Option<LayoutRef<'a>>; INLINE_FAST_INPUTS] = Default::default();
+        if rest.len() > rest_layouts.len() {
+            return None;
+        }
+        for (t, slot) in rest.iter().zip(&mut rest_layouts) {
             let l = t.0.layout()?;
             if !l.is_contiguous()
                 || l.sizes() != &shape[..]
@@ -633,8 +638,9 @@ impl<'a> TensorIterator<'a> {
             {
                 return None;
             }
-            operands.push(input(t.0, l));
+            *slot = Some(l);
         }
+        let mut operands = Vec::with_capacity(noutputs + config.inputs.len());
         for _ in &config.outputs {
             let out_dtype = config.static_output_dtype.unwrap_or(dtype);
             match TensorBase::empty(&shape, out_dtype, device) {
@@ -649,7 +655,10 @@ impl<'a> TensorIterator<'a> {
                 Err(e) => return Some(Err(e)),
             }
         }
-        operands.rotate_right(noutputs);
+        operands.push(input(first.0, layout));
+        for (t, l) in rest.iter().zip(rest_layouts.iter_mut()) {
+            operands.push(input(t.0, l.take()?));
+        }
         Some(Ok(TensorIterator {
             operands,
             noutputs,
@@ -720,7 +729,7 @@ impl<'a> TensorIterator<'a> {
     pub fn into_output(mut self, i: usize) -> Tensor {
         let op = self.operands.swap_remove(i);
         match (op.copy_back_to, op.tensor) {
-            (Some((target, _)), _) => target.clone(),
+            (Some(copy), _) => copy.0.clone(),
             (None, MaybeOwned::Borrowed(t)) => t.clone(),
             (None, MaybeOwned::Owned(t)) => t,
         }
@@ -832,13 +841,14 @@ impl<'a> TensorIterator<'a> {
         let extra = this.operands.iter().filter_map(|op| {
             op.convert_from
                 .as_ref()
-                .map(|(l, _)| (l.storage(), false))
-                .or(op.copy_back_to.as_ref().map(|(_, l)| (l.storage(), true)))
+                .map(|c| (c.0.storage(), false))
+                .or(op.copy_back_to.as_ref().map(|c| (c.1.storage(), true)))
         });
         let run = || -> Result<()> {
             if converts {
                 for op in &this.operands {
-                    if let Some((source, from)) = &op.convert_from {
+                    if let Some(convert) = &op.convert_from {
+                        let (source, from) = &**convert;
                         let to = op.tensor.dtype().unwrap_or(this.common_dtype);
                         // SAFETY: the source's storage is borrowed shared
                         // and the copy's exclusively (both listed above).
@@ -849,9 +859,8 @@ impl<'a> TensorIterator<'a> {
             body(this, bases);
             if converts {
                 for op in &this.operands {
-                    if let (Some((target, layout)), Some(from)) =
-                        (&op.copy_back_to, op.tensor.dtype())
-                    {
+                    if let (Some(copy), Some(from)) = (&op.copy_back_to, op.tensor.dtype()) {
+                        let (target, layout) = &**copy;
                         let to = target.dtype().unwrap_or(from);
                         // SAFETY: the temporary's storage is borrowed (or
                         // owned alone) and the target's exclusively.
