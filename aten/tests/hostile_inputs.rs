@@ -1,0 +1,122 @@
+//! Hostile parameters and inputs: sizes computed from user parameters are
+//! checked (no overflow panics in debug builds, no wrapping in release
+//! builds), and bad inputs are errors, never panics.
+
+use aten::{ops, Scalar, Tensor};
+
+fn f32s(v: &[f32], shape: &[i64]) -> Tensor {
+    Tensor::from_slice(v, shape).unwrap()
+}
+
+/// An empty float tensor of sizes whose nonzero product overflows.
+fn huge_empty() -> Tensor {
+    ops::empty_memory_format(&[0, 1 << 40, 1 << 40]).unwrap()
+}
+
+#[test]
+fn conv2d_with_a_padded_extent_past_i64_is_an_error() {
+    let x = f32s(&[1.0], &[1, 1, 1, 1]);
+    let w = f32s(&[1.0, 2.0, 3.0], &[1, 1, 3, 1]);
+    let r = ops::conv2d_with(
+        &x,
+        &w,
+        ops::Conv2dOptions {
+            padding: &[1 << 62, 0],
+            dilation: &[1 << 62, 1],
+            ..Default::default()
+        },
+    );
+    assert!(r.is_err());
+    // Large but representable parameters still work: every tap but the
+    // middle one reads padding.
+    let r = ops::conv2d_with(
+        &x,
+        &w,
+        ops::Conv2dOptions {
+            padding: &[1 << 40, 0],
+            dilation: &[1 << 40, 1],
+            stride: &[1 << 41, 1],
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(r.sizes(), &[1, 1, 1, 1]);
+    assert_eq!(r.to_vec::<f32>().unwrap(), vec![2.0]);
+}
+
+#[test]
+fn max_pool2d_with_huge_strides_and_dilations_does_not_overflow() {
+    let x = f32s(&[1.0, 5.0, 3.0, 4.0], &[1, 1, 2, 2]);
+    // Taps at -MAX, 0 and MAX (past i64 before the padding is taken off):
+    // only the corner element is inside.
+    let r = ops::max_pool2d_with(
+        &x,
+        &[3, 3],
+        ops::MaxPool2dOptions {
+            stride: &[i64::MAX, i64::MAX],
+            padding: &[i64::MAX, i64::MAX],
+            dilation: &[i64::MAX, i64::MAX],
+            ceil_mode: false,
+        },
+    )
+    .unwrap();
+    assert_eq!(r.sizes(), &[1, 1, 1, 1]);
+    assert_eq!(r.to_vec::<f32>().unwrap(), vec![1.0]);
+}
+
+#[test]
+fn flatten_of_an_empty_tensor_with_huge_sizes() {
+    let t = huge_empty();
+    let r = ops::flatten_using_ints_with(
+        &t,
+        ops::FlattenUsingIntsOptions {
+            start_dim: 1,
+            end_dim: 2,
+        },
+    );
+    assert!(r.is_err());
+    let r = ops::flatten_using_ints(&t).unwrap();
+    assert_eq!(r.sizes(), &[0]);
+}
+
+#[test]
+fn layer_norm_of_an_empty_tensor_with_huge_sizes() {
+    let t = huge_empty();
+    assert!(ops::layer_norm(&t, &[1 << 40, 1 << 40]).is_err());
+    // Rows of nothing: 2^62 statistics, whose bytes overflow.
+    let t = ops::empty_memory_format(&[1 << 62, 0]).unwrap();
+    assert!(ops::layer_norm(&t, &[0]).is_err());
+    // Rows of nothing have NaN statistics.
+    let t = ops::empty_memory_format(&[2, 0]).unwrap();
+    let (y, mean, rstd) = ops::native_layer_norm(&t, &[0], None, None, 1e-5).unwrap();
+    assert_eq!(y.sizes(), &[2, 0]);
+    assert_eq!(mean.sizes(), &[2, 1]);
+    assert!(mean.to_vec::<f32>().unwrap().iter().all(|v| v.is_nan()));
+    assert!(rstd.to_vec::<f32>().unwrap().iter().all(|v| v.is_nan()));
+    let t = ops::empty_memory_format(&[3, 0]).unwrap();
+    assert_eq!(ops::layer_norm(&t, &[0]).unwrap().sizes(), &[3, 0]);
+    let t = ops::empty_memory_format(&[0, 4]).unwrap();
+    assert_eq!(ops::layer_norm(&t, &[4]).unwrap().sizes(), &[0, 4]);
+}
+
+#[test]
+fn reductions_of_empty_tensors_with_huge_sizes() {
+    let t = huge_empty();
+    let s = ops::sum_dim_intlist(&t, Some(&[1, 2])).unwrap();
+    assert_eq!(s.sizes(), &[0]);
+    let m = ops::mean_dim(&t, Some(&[1, 2])).unwrap();
+    assert_eq!(m.sizes(), &[0]);
+    // The result itself would be too large.
+    assert!(ops::mean_dim(&t, Some(&[0])).is_err());
+    let all = ops::sum_dim_intlist(&t, None).unwrap();
+    assert_eq!(all.to_vec::<f32>().unwrap(), vec![0.0]);
+}
+
+#[test]
+fn integer_pow_with_the_most_negative_exponent() {
+    let base = Tensor::from_slice(&[-1i64, 1, 2, 0], &[4]).unwrap();
+    let e = Tensor::from_slice(&[i64::MIN; 4], &[4]).unwrap();
+    let r = ops::pow_tensor_tensor(&base, &e).unwrap();
+    assert_eq!(r.to_vec::<i64>().unwrap(), vec![1, 1, 0, 0]);
+    assert!(ops::pow_tensor_scalar(&base, Scalar::Int(i64::MIN)).is_err());
+}
