@@ -120,3 +120,47 @@ fn integer_pow_with_the_most_negative_exponent() {
     assert_eq!(r.to_vec::<i64>().unwrap(), vec![1, 1, 0, 0]);
     assert!(ops::pow_tensor_scalar(&base, Scalar::Int(i64::MIN)).is_err());
 }
+
+#[test]
+fn arange_with_an_integral_dtype_and_a_fractional_step() {
+    let long = |start: Scalar, end: Scalar, step: Scalar| {
+        ops::arange_start_step_with(
+            start,
+            end,
+            ops::ArangeStartStepOptions {
+                step,
+                dtype: Some(aten::ScalarType::Long),
+                ..Default::default()
+            },
+        )
+    };
+    // PyTorch sizes the range in double from the Scalars, and fills
+    // `start + step * i` with the step truncated to int64: 20 zeros.
+    let r = long(Scalar::Int(0), Scalar::Int(10), Scalar::Double(0.5)).unwrap();
+    assert_eq!(r.to_vec::<i64>().unwrap(), vec![0; 20]);
+    let r = long(Scalar::Double(1.5), Scalar::Int(6), Scalar::Double(1.5)).unwrap();
+    assert_eq!(r.to_vec::<i64>().unwrap(), vec![1, 2, 3]);
+    // Integral Scalars size the range in integers.
+    let r = long(Scalar::Int(0), Scalar::Int(10), Scalar::Int(3)).unwrap();
+    assert_eq!(r.to_vec::<i64>().unwrap(), vec![0, 3, 6, 9]);
+    let r = long(Scalar::Int(5), Scalar::Int(0), Scalar::Int(-2)).unwrap();
+    assert_eq!(r.to_vec::<i64>().unwrap(), vec![5, 3, 1]);
+    let r = long(
+        Scalar::Int(i64::MIN),
+        Scalar::Int(i64::MAX),
+        Scalar::Int(i64::MAX),
+    )
+    .unwrap();
+    assert_eq!(r.to_vec::<i64>().unwrap(), vec![i64::MIN, -1, i64::MAX - 1]);
+    let r = ops::arange_start_step_with(
+        Scalar::Int(0),
+        Scalar::Int(3),
+        ops::ArangeStartStepOptions {
+            step: Scalar::Double(0.5),
+            dtype: Some(aten::ScalarType::Int),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(r.to_vec::<i32>().unwrap(), vec![0; 6]);
+}
