@@ -164,3 +164,39 @@ fn arange_with_an_integral_dtype_and_a_fractional_step() {
     .unwrap();
     assert_eq!(r.to_vec::<i32>().unwrap(), vec![0; 6]);
 }
+
+fn meta(shape: &[i64], dtype: aten::ScalarType) -> Tensor {
+    ops::empty_memory_format_with(
+        shape,
+        ops::EmptyMemoryFormatOptions {
+            dtype: Some(dtype),
+            device: Some(aten::Device::META),
+            ..Default::default()
+        },
+    )
+    .unwrap()
+}
+
+#[test]
+fn meta_tensors_among_cpu_tensors_are_device_errors() {
+    let msg = "Expected all tensors to be on the same device, but found at least two devices";
+    let x = f32s(&[1.0, 2.0, 3.0, 4.0], &[2, 2]);
+    let idx = meta(&[2], aten::ScalarType::Long);
+    let e = ops::index_select(&x, 0, &idx).unwrap_err();
+    assert!(e.message().starts_with(msg), "{}", e.message());
+    assert!(e.message().contains("cpu and meta!"), "{}", e.message());
+    let e = ops::cat(&[x.clone(), meta(&[2, 2], aten::ScalarType::Float)]).unwrap_err();
+    assert!(e.message().starts_with(msg), "{}", e.message());
+    // All on one device still works.
+    let cpu_idx = Tensor::from_slice(&[1i64, 0], &[2]).unwrap();
+    let r = ops::index_select(&x, 0, &cpu_idx).unwrap();
+    assert_eq!(r.to_vec::<f32>().unwrap(), vec![3.0, 4.0, 1.0, 2.0]);
+    let m = ops::index_select(&meta(&[2, 2], aten::ScalarType::Float), 0, &idx).unwrap();
+    assert_eq!(m.sizes(), &[2, 2]);
+    let c = ops::cat(&[
+        meta(&[2, 2], aten::ScalarType::Float),
+        meta(&[1, 2], aten::ScalarType::Float),
+    ])
+    .unwrap();
+    assert_eq!(c.sizes(), &[3, 2]);
+}
