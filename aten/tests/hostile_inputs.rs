@@ -200,3 +200,46 @@ fn meta_tensors_among_cpu_tensors_are_device_errors() {
     .unwrap();
     assert_eq!(c.sizes(), &[3, 2]);
 }
+
+#[test]
+fn in_place_writes_that_overlap_themselves_or_their_inputs_are_refused() {
+    let internal = "unsupported operation: more than one element of the written-to tensor refers to a single memory location. Please clone() the tensor before performing the operation.";
+    let partial = "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory location. Please clone() the tensor before performing the operation.";
+    let x = f32s(&[1.0, 2.0], &[1, 2]);
+    let e = ops::expand(&x, &[3, 2]).unwrap();
+    let one = f32s(&[1.0; 6], &[3, 2]);
+    assert_eq!(ops::add_tensor_(&e, &one).unwrap_err().message(), internal);
+    assert_eq!(x.to_vec::<f32>().unwrap(), vec![1.0, 2.0]);
+    let m = f32s(&[1.0, 2.0, 3.0, 4.0], &[2, 2]);
+    let t = ops::t(&m).unwrap();
+    assert_eq!(ops::add_tensor_(&m, &t).unwrap_err().message(), partial);
+    assert_eq!(m.to_vec::<f32>().unwrap(), vec![1.0, 2.0, 3.0, 4.0]);
+    // A slice overlapping part of the output.
+    let v = f32s(&[1.0, 2.0, 3.0, 4.0], &[4]);
+    let head = ops::narrow(&v, 0, 0, 3).unwrap();
+    let tail = ops::narrow(&v, 0, 1, 3).unwrap();
+    assert_eq!(
+        ops::add_tensor_(&head, &tail).unwrap_err().message(),
+        partial
+    );
+    // The same tensor, an equal view of it, and disjoint tensors are fine.
+    ops::add_tensor_(&m, &m).unwrap();
+    assert_eq!(m.to_vec::<f32>().unwrap(), vec![2.0, 4.0, 6.0, 8.0]);
+    let same = ops::view(&m, &[2, 2]).unwrap();
+    ops::add_tensor_(&m, &same).unwrap();
+    assert_eq!(m.to_vec::<f32>().unwrap(), vec![4.0, 8.0, 12.0, 16.0]);
+    let y = f32s(&[1.0; 4], &[2, 2]);
+    ops::add_tensor_(&m, &y).unwrap();
+    assert_eq!(m.to_vec::<f32>().unwrap(), vec![5.0, 9.0, 13.0, 17.0]);
+    let lo = ops::narrow(&v, 0, 0, 2).unwrap();
+    let hi = ops::narrow(&v, 0, 2, 2).unwrap();
+    ops::add_tensor_(&lo, &hi).unwrap();
+    assert_eq!(v.to_vec::<f32>().unwrap(), vec![4.0, 6.0, 3.0, 4.0]);
+    // Reading an expanded input is fine.
+    let z = f32s(&[0.0; 6], &[3, 2]);
+    ops::add_tensor_(&z, &e).unwrap();
+    assert_eq!(
+        z.to_vec::<f32>().unwrap(),
+        vec![1.0, 2.0, 1.0, 2.0, 1.0, 2.0]
+    );
+}
