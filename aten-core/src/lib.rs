@@ -10,6 +10,7 @@
 
 pub mod framework_fallbacks;
 pub mod generated;
+pub mod memory_overlap;
 pub mod native;
 pub mod tensor;
 pub mod tensor_iterator;

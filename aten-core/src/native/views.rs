@@ -294,7 +294,16 @@ pub fn flatten_using_ints(self_: &Tensor, start_dim: i64, end_dim: i64) -> Resul
     }
     let sizes = self_.sizes();
     let mut shape: Vec<i64> = sizes[..start].to_vec();
-    shape.push(sizes[start..=end].iter().product());
+    // Checked: with a zero size elsewhere, the flattened sizes may have
+    // any product.
+    let flat = if sizes[start..=end].contains(&0) {
+        Some(0)
+    } else {
+        sizes[start..=end]
+            .iter()
+            .try_fold(1i64, |n, &s| n.checked_mul(s))
+    };
+    shape.push(flat.ok_or_else(|| Error::runtime("flatten(): the flattened size overflows"))?);
     shape.extend_from_slice(&sizes[end + 1..]);
     ops::reshape(self_, &shape)
 }

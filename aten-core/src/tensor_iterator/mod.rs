@@ -30,6 +30,7 @@ use c10_core::{
     TensorLayout,
 };
 
+use crate::memory_overlap;
 use crate::Tensor;
 pub use broadcast::infer_size;
 
@@ -205,6 +206,7 @@ pub struct TensorIteratorConfig<'a> {
     static_output_dtype: Option<ScalarType>,
     allow_cpu_scalars: bool,
     resize_outputs: bool,
+    check_mem_overlap: bool,
 }
 
 impl Default for TensorIteratorConfig<'_> {
@@ -221,6 +223,7 @@ impl Default for TensorIteratorConfig<'_> {
             static_output_dtype: None,
             allow_cpu_scalars: true,
             resize_outputs: true,
+            check_mem_overlap: true,
         }
     }
 }
@@ -351,6 +354,14 @@ impl<'a> TensorIteratorConfig<'a> {
         self
     }
 
+    /// Refuse given outputs whose elements share memory, and inputs that
+    /// partially overlap an output (`compute_mem_overlaps`; on by default).
+    #[inline]
+    pub fn check_mem_overlap(mut self, on: bool) -> Self {
+        self.check_mem_overlap = on;
+        self
+    }
+
     /// Allocated outputs get this dtype (comparisons: bool).
     #[inline]
     pub fn static_output_dtype(mut self, dtype: ScalarType) -> Self {
@@ -436,6 +447,18 @@ impl<'a> TensorIterator<'a> {
             return it;
         }
         let inputs = std::mem::take(&mut config.inputs);
+        // 0. Memory overlaps of the given outputs (`compute_mem_overlaps`);
+        // the contiguous path above only runs without given outputs.
+        if config.check_mem_overlap {
+            for out in config.outputs.iter().flatten() {
+                memory_overlap::assert_no_internal_overlap(out)?;
+                for &TensorRef(input) in &inputs {
+                    if !input.is_same(out) {
+                        memory_overlap::assert_no_partial_overlap(out, input)?;
+                    }
+                }
+            }
+        }
         // 1. Shape.
         let same_shape = inputs
             .split_first()

@@ -277,7 +277,8 @@ fn powi(a: i64, b: i64) -> i64 {
         return match a {
             1 => 1,
             -1 => {
-                if (-b) % 2 == 1 {
+                // `b & 1`: `-b` overflows for `i64::MIN`.
+                if b & 1 == 1 {
                     -1
                 } else {
                     1

@@ -88,9 +88,17 @@ pub fn arange_out(start: Scalar, end: Scalar, step: Scalar, out: &Tensor) -> Res
             "upper bound and larger bound inconsistent with step sign",
         ));
     }
-    let size_d = if integral {
-        ((i128::from(end.to_i64()) - i128::from(start.to_i64())) as f64 / step.to_i64() as f64)
-            .ceil()
+    // PyTorch's `compute_arange_size`: in int64 for an int64 output from
+    // integral Scalars (here in i128, which cannot overflow), else in
+    // double from the Scalars as given.
+    let all_integral = [start, end, step].iter().all(|s| s.is_integral(false));
+    let size_d = if dtype == ScalarType::Long && all_integral {
+        let (s, e, st) = (
+            i128::from(start.to_i64()),
+            i128::from(end.to_i64()),
+            i128::from(step.to_i64()),
+        );
+        ((e - s + st - st.signum()) / st) as f64
     } else {
         ((xe - xs) / xstep).ceil()
     };
@@ -108,6 +116,9 @@ pub fn arange_out(start: Scalar, end: Scalar, step: Scalar, out: &Tensor) -> Res
     }
     dispatch_dtype!(dtype, T => {
         if integral {
+            // PyTorch's kernel: `start + step * i` in the accumulate type,
+            // int64 for every integral type, with the Scalars truncated to
+            // it (a step of 0.5 gives zeros).
             let (s, st) = (start.to_i64(), step.to_i64());
             write_elements::<T>(out, |i| T::from_i64(s.wrapping_add(st.wrapping_mul(i as i64))))?;
         } else {

@@ -8,7 +8,7 @@ use aten_core::Tensor;
 use c10_core::tensor_impl::for_each_offset;
 use c10_core::{Error, Result, ScalarType, StorageBorrow, TensorBase, TensorLayout};
 
-use super::util::{device_of, dtype_of, is_meta, layout_of};
+use super::util::{check_same_device, device_of, dtype_of, is_meta, layout_of};
 
 /// Writes element `offsets[i]` of `src`'s storage (a snapshot of the
 /// layout the offsets were computed from) to element `i` of the fresh
@@ -115,6 +115,7 @@ pub fn index_select(self_: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> 
     }
     let ndim = sl.sizes().len();
     let d = wrap_dim(dim, ndim)?;
+    check_same_device([&**self_, &**index])?;
     let idx = if is_meta(index) {
         Vec::new()
     } else {
@@ -229,6 +230,7 @@ pub fn cat(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
             "torch.cat(): expected a non-empty list of Tensors",
         ));
     }
+    check_same_device(tensors.iter().map(|t| &**t))?;
     let skip = |t: &Tensor| t.dim() == 1 && t.numel() == 0;
     let mut dtype = dtype_of(&tensors[0])?;
     for t in &tensors[1..] {

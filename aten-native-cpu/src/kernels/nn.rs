@@ -291,6 +291,12 @@ fn conv2d_forward(
             "Calculated padded input size per channel: ({padded_h} x {padded_w}). Kernel size: ({span_h} x {span_w}). Kernel size can't be greater than actual input size"
         )));
     }
+    // The kernels index the padded input in isize: its extent must fit.
+    if padded_h > i128::from(i64::MAX) || padded_w > i128::from(i64::MAX) {
+        return Err(Error::runtime(format!(
+            "{name}: the padded input size ({padded_h} x {padded_w}) overflows"
+        )));
+    }
     let out_size = |padded: i128, span: i128, stride: i64| {
         i64::try_from((padded - span) / wide(stride) + 1)
             .map_err(|_| Error::runtime("convolution: the output size overflows"))
@@ -479,19 +485,23 @@ pub fn max_pool2d_with_indices(
             let plane = &x[p * (h * w) as usize..][..(h * w) as usize];
             for oy in 0..oh {
                 for ox in 0..ow {
-                    let (y0, x0) = (oy * sh - ph, ox * sw - pw);
+                    // In i128: strides, paddings and dilations are any
+                    // i64, and a window may reach far past the input.
+                    let wide = i128::from;
+                    let (y0, x0) = (wide(oy) * wide(sh) - wide(ph), wide(ox) * wide(sw) - wide(pw));
                     let mut best: Option<(T, i64)> = None;
                     for i in 0..kh {
-                        let iy = y0 + i * dh;
-                        if iy < 0 || iy >= h {
+                        let iy = y0 + wide(i) * wide(dh);
+                        if iy < 0 || iy >= wide(h) {
                             continue;
                         }
                         for j in 0..kw {
-                            let ix = x0 + j * dw;
-                            if ix < 0 || ix >= w {
+                            let ix = x0 + wide(j) * wide(dw);
+                            if ix < 0 || ix >= wide(w) {
                                 continue;
                             }
-                            let at = iy * w + ix;
+                            // In bounds: `iy * w + ix < h * w`, an i64.
+                            let at = (iy * wide(w) + ix) as i64;
                             let v = plane[at as usize];
                             let nan = v.partial_cmp(&v).is_none();
                             // PyTorch's `val > maxval || isnan(val)`: the
@@ -565,8 +575,28 @@ pub fn native_layer_norm(
             Tensor::from(TensorBase::empty(&stat_shape, dtype, device)?),
         ));
     }
-    let n: usize = normalized_shape.iter().product::<i64>() as usize;
-    let rows = sizes[..ndim - nd].iter().product::<i64>() as usize;
+    // Checked: with a zero size, the others may have any product. The
+    // input is then empty: no rows, or rows of nothing (mean and rstd NaN).
+    let product = |s: &[i64]| {
+        if s.contains(&0) {
+            Some(0)
+        } else {
+            s.iter().try_fold(1i64, |n, &v| n.checked_mul(v))
+        }
+    };
+    let overflow = || Error::runtime("layer_norm: the input's size overflows");
+    let n = product(normalized_shape).ok_or_else(overflow)? as usize;
+    let rows = product(&sizes[..ndim - nd]).ok_or_else(overflow)? as usize;
+    if rows == 0 || n == 0 {
+        let stat = TensorBase::empty(&stat_shape, dtype, device)?;
+        let stat = Tensor::from(stat);
+        ops::fill_scalar_(&stat, Scalar::Double(f64::NAN))?;
+        return Ok((
+            Tensor::from(TensorBase::empty(&sizes, dtype, device)?),
+            stat.clone(),
+            ops::clone(&stat)?,
+        ));
+    }
     dispatch_floating!(dtype, "LayerNormKernelImpl", T => {
         let x = input.to_vec::<T>()?;
         let w = weight.map(|t| t.to_vec::<T>()).transpose()?;

@@ -91,13 +91,25 @@ fn plan<'t>(t: &'t Tensor, reduced: &[bool], keepdim: bool) -> Result<Plan<'t>> 
             continue;
         }
         match merged.last_mut() {
-            Some(last) if last.1 == size * stride => {
-                *last = (last.0 * size, stride);
+            // Checked: a tensor with a zero size anywhere has any sizes
+            // and strides, whose products may overflow.
+            Some(last) if size.checked_mul(stride) == Some(last.1) => {
+                match last.0.checked_mul(size) {
+                    Some(n) => *last = (n, stride),
+                    None => merged.push((size, stride)),
+                }
             }
             _ => merged.push((size, stride)),
         }
     }
-    let count = merged.iter().map(|(s, _)| *s).product();
+    // A product of sizes overflows only when a kept size is zero (the
+    // tensor's numel is an i64, and a zero reduced size gives zero): the
+    // output is then empty and the count never read, so it saturates.
+    let count = if merged.iter().any(|(s, _)| *s == 0) {
+        0
+    } else {
+        merged.iter().fold(1i64, |n, (s, _)| n.saturating_mul(*s))
+    };
     let offset = layout.storage_offset();
     Ok(Plan {
         layout,

@@ -142,3 +142,22 @@ pub fn dtype_of(t: &TensorBase) -> Result<ScalarType> {
 pub fn device_of(t: &TensorBase) -> c10_core::Device {
     t.device().unwrap_or(c10_core::Device::CPU)
 }
+
+/// PyTorch's device check of a kernel's tensor arguments: all on one
+/// device (a Meta tensor among CPU tensors has no data to read).
+pub fn check_same_device<'a>(tensors: impl IntoIterator<Item = &'a TensorBase>) -> Result<()> {
+    let mut first: Option<c10_core::Device> = None;
+    for t in tensors {
+        let d = device_of(t);
+        match first {
+            None => first = Some(d),
+            Some(f) if f != d => {
+                return Err(Error::runtime(format!(
+                    "Expected all tensors to be on the same device, but found at least two devices, {f} and {d}!"
+                )))
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(())
+}
