@@ -13,8 +13,8 @@
 //! - `files`: the generated files' paths and headers.
 //!
 //! [`render_files`] runs the generators over every operator in file order;
-//! [`generate`] formats the result. Every file starts with an `@generated` line and is formatted with
-//! `rustfmt`.
+//! [`generate`] formats the result. Every file starts with an `@generated`
+//! line and is formatted with `rustfmt`.
 
 pub mod api;
 pub mod backend_select;
