@@ -1,7 +1,7 @@
 //! Dtype conversion copies: what `TensorIterator` uses to feed inputs of
 //! another dtype to a computation and to hand a computation's result to an
 //! output of another dtype (`static_cast` semantics, see
-//! [`Numeric`](c10_core::Numeric)).
+//! [`Numeric`]).
 
 use c10_core::{dispatch_dtype, Error, Numeric, Result, ScalarType, StorageBorrow, TensorBase};
 
