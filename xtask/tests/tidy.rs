@@ -56,7 +56,8 @@ fn report(rule: &str, problems: &[String]) {
 }
 
 /// Every file under `dir` whose name satisfies `keep`, in a stable order.
-/// Skips build output (`target`) and hidden directories (`.git`, ...).
+/// Skips build output (`target`, or any directory Cargo marked with a
+/// `CACHEDIR.TAG`) and hidden directories (`.git`, ...).
 fn files_under(dir: &Path, keep: &dyn Fn(&Path) -> bool) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut pending = vec![dir.to_path_buf()];
@@ -72,7 +73,8 @@ fn files_under(dir: &Path, keep: &dyn Fn(&Path) -> bool) -> Vec<PathBuf> {
                 continue;
             };
             if kind.is_dir() {
-                if name != "target" && !name.starts_with('.') {
+                let build_output = name == "target" || path.join("CACHEDIR.TAG").exists();
+                if !build_output && !name.starts_with('.') {
                     pending.push(path);
                 }
             } else if kind.is_file() && keep(&path) {
