@@ -16,7 +16,7 @@ use aten::dispatch::Dispatcher;
 
 const KEYS: &[&str] = &["Undefined", "CPU", "CUDA", "Meta"];
 
-/// Operators of issue #6 registered as CPU and Meta kernels where PyTorch
+/// Operators this project registers as CPU and Meta kernels where PyTorch
 /// decomposes them (its `CompositeExplicitAutograd` wrappers call out
 /// variants this project does not define yet). Printed, not failed; an
 /// entry is removed when the operator is registered as PyTorch's.

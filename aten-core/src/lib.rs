@@ -4,9 +4,16 @@
 //! output allocation), structured meta functions, composite and BackendSelect
 //! kernels.
 //!
-//! So far it holds the [`Tensor`] handle and the framework's backend
-//! fallbacks ([`framework_fallbacks`]); the generated API and the kernels
-//! arrive with issues #5 and #6.
+//! - [`tensor`]: the [`Tensor`] handle over `TensorBase`;
+//! - [`generated`]: the typed API ([`ops`]), `Tensor`'s methods and the
+//!   registrations written by `cargo xtask codegen`;
+//! - [`typed_handle`]: the statically typed operator handles the generated
+//!   functions call through;
+//! - [`tensor_iterator`]: shapes, broadcasting, type promotion and output
+//!   allocation for pointwise and reduction kernels;
+//! - [`native`]: views, factories, meta functions, composite and
+//!   BackendSelect kernels;
+//! - [`framework_fallbacks`]: the framework's backend fallbacks.
 
 pub mod framework_fallbacks;
 pub mod generated;

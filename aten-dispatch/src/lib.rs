@@ -9,7 +9,7 @@
 //!   and the fallthrough masks;
 //! - [`operator_handle`]: calls, typed and boxed, and redispatch;
 //! - [`library`]: `Library`, `CppFunction` and the static registration macros;
-//! - [`trace`](crate::trace): the `ATEN_SHOW_DISPATCH_TRACE` trace.
+//! - [`trace`]: the `ATEN_SHOW_DISPATCH_TRACE` trace.
 //!
 //! How a call works, and why reads never lock: each operator publishes its
 //! table through a [`PublishedCell`](c10_core::published_cell::PublishedCell); a call loads it with one atomic load

@@ -250,7 +250,7 @@ impl Library {
         Ok(self)
     }
 
-    /// `fallthrough`-registers nothing but documents intent: `impl(name,
+    /// Registers a fallthrough kernel, the same as `impl(name,
     /// CppFunction::fallthrough())` for one operator.
     pub fn impl_fallthrough(&mut self, name: &str) -> Result<&mut Library> {
         self.impl_(name, CppFunction::fallthrough())

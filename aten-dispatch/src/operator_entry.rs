@@ -4,7 +4,7 @@
 //!
 //! Writers (registration and deregistration) run under the dispatcher's
 //! mutex, change the entry's state, recompute the affected slots and publish
-//! a new table ([`PublishedCell`](c10_core::published_cell::PublishedCell)). Readers load the
+//! a new table ([`PublishedCell`]). Readers load the
 //! published table with one atomic load, without locking.
 
 use std::fmt::Write;

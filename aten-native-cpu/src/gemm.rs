@@ -4,11 +4,9 @@
 //! float32, float64 and float16 run on the `gemm` crate (packed,
 //! cache-blocked micro-kernels with runtime AVX2/AVX-512/NEON selection,
 //! parallel on `rayon`'s pool). It was chosen by measuring it against
-//! libtorch (MKL) and `matrixmultiply` on this project's machine kind: at
-//! 1024x1024 float32 it ran at 100 GFLOP/s on one thread and 205 on two,
-//! `matrixmultiply` at 101 and 186, libtorch at 71 and 132
-//! (`../shared/perf/RESULTS.md`); it also serves float16 natively.
-//! bfloat16 and the integer types use a plain loop nest with a wide
+//! libtorch (MKL) and `matrixmultiply` (the `kernels/mm_f32` benchmark in
+//! `benches/benches/kernels.rs` records the figures); it also serves
+//! float16 natively. bfloat16 and the integer types use a plain loop nest with a wide
 //! accumulator (integers wrap, as PyTorch's do).
 //!
 //! Two choices around the crate are ours: a row-major product whose `B`

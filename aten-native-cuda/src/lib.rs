@@ -1,5 +1,7 @@
-//! `aten-native-cuda`: CUDA kernels through `cudarc`, behind the `cuda`
-//! feature. Builds on machines without CUDA and reports "not available" at run
-//! time (PyTorch's `ATen/native/cuda`).
+//! `aten-native-cuda`: the home of the CUDA kernels (PyTorch's
+//! `ATen/native/cuda`), linked in by the `aten` facade's `cuda` feature.
 //!
-//! Filled by the CUDA issue, after the CPU backend.
+//! It holds no kernels and registers nothing yet, so an operator called on
+//! CUDA tensors reaches only what is registered for every backend
+//! (composite kernels, fallbacks) and otherwise fails with the dispatcher's
+//! "Could not run ... 'CUDA' backend" error.

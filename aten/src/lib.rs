@@ -6,8 +6,8 @@
 //!
 //! The layers, bottom up:
 //! - [`c10`]: dispatch keys, key sets, thread-local dispatch state, errors;
-//! - [`boxing`]: `IValue`, `FunctionSchema`, kernels (issue #3);
-//! - [`dispatch`]: the dispatcher (issue #4);
+//! - [`boxing`]: `IValue`, `FunctionSchema`, kernels;
+//! - [`dispatch`]: the dispatcher, libraries and registrations;
 //! - [`core`]: tensors and the typed operator API ([`ops`], [`Tensor`]).
 
 pub use aten_boxing as boxing;

@@ -1,7 +1,8 @@
-//! Issue #7's operators end to end through the generated API: views share
-//! storage, factories infer dtypes and draw reproducible random numbers,
-//! matrix products and convolutions match plain reference loops, and every
-//! operator runs on Meta tensors.
+//! Views, factories, matrix products, convolutions and `nn` operators end
+//! to end through the generated API: views share storage, factories infer
+//! dtypes and draw reproducible random numbers, matrix products and
+//! convolutions match plain reference loops, and every operator runs on
+//! Meta tensors.
 
 use aten::{ops, Device, Generator, Scalar, ScalarType, Tensor};
 

@@ -1,6 +1,5 @@
-//! `dispatch/*`: dispatcher overhead, mirroring libtorch's `bench_dispatch`
-//! (`../shared/perf/`): a two-tensor operator whose CPU kernel returns its
-//! first argument.
+//! `dispatch/*`: dispatcher overhead, mirroring libtorch's `bench_dispatch`:
+//! a two-tensor operator whose CPU kernel returns its first argument.
 //!
 //! - `dispatch/typed_noop`: typed call, tensors without autograd keys (like
 //!   libtorch's `dispatch.typed.inference_mode`);

@@ -1,7 +1,7 @@
 //! `Generator`: a shared, seeded random-number generator handle
-//! (`at::Generator`). The random streams that consume it arrive with the
-//! factory kernels (issue #7); here it is a value that can be passed through
-//! `IValue`s and shared between calls.
+//! (`at::Generator`): a seed and an offset that random kernels (`rand`,
+//! `randn`, `uniform_`, `normal_`, `dropout`) advance, a value that can be
+//! passed through `IValue`s and shared between calls.
 
 use std::sync::{Arc, Mutex, OnceLock};
 

@@ -5,6 +5,10 @@
 //! `cargo xtask codegen --check` writes nothing and fails, naming each stale
 //! file and the command to run, when a generated file differs from what the
 //! generator produces.
+//!
+//! `tests/tidy.rs` checks the house rules over the repository's files
+//! (dependency order, module docs, no issue numbers, links that stay in
+//! the repository); it runs with `cargo test`.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
