@@ -9,10 +9,20 @@
 //! registration leaves no trace), then change the registry, then republish
 //! the affected operators' tables. Every write returns a
 //! [`RegistrationHandle`] whose drop undoes exactly that registration.
+//!
+//! Registration listeners are never called with the mutex held, so a
+//! listener may look operators up, or register and deregister, on the same
+//! dispatcher. Each change queues its event while it still holds the mutex,
+//! which fixes the order of the events to the order of the changes; once the
+//! mutex is released, one thread at a time delivers the queue in that order.
+//! A registration returns after its own event has been delivered, except
+//! when it was made by a listener, during a delivery on the same thread: its
+//! event is then delivered right after the one being delivered.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
+use std::thread::ThreadId;
 
 use aten_boxing::schema::{FunctionSchema, OperatorName};
 use aten_boxing::KernelFunction;
@@ -37,7 +47,38 @@ pub enum RegistrationEvent {
     OperatorDeregistered(OperatorName),
 }
 
-type Listener = Arc<dyn Fn(&RegistrationEvent) + Send + Sync>;
+/// A registered listener (`OpRegistrationListener`).
+struct ListenerEntry {
+    id: u64,
+    /// Set when its handle is dropped: events queued before then are not
+    /// delivered to it any more.
+    removed: AtomicBool,
+    on_event: Box<dyn Fn(&RegistrationEvent) + Send + Sync>,
+}
+
+type Listener = Arc<ListenerEntry>;
+
+/// An event waiting for delivery, with the listeners registered when the
+/// change happened.
+struct PendingEvent {
+    seq: u64,
+    event: RegistrationEvent,
+    listeners: Vec<Listener>,
+}
+
+/// The events of changes made but not yet told to the listeners.
+#[derive(Default)]
+struct NotificationQueue {
+    pending: VecDeque<PendingEvent>,
+    /// The number the next queued event gets (numbers start at 1).
+    next_seq: u64,
+    /// Every event numbered up to this one has been delivered.
+    done_through: u64,
+    /// The event being delivered now (0: none).
+    in_progress: u64,
+    /// The thread delivering events, if any.
+    deliverer: Option<ThreadId>,
+}
 
 pub(crate) struct DispatcherState {
     pub(crate) operators: HashMap<OperatorName, Arc<OperatorEntry>>,
@@ -48,12 +89,17 @@ pub(crate) struct DispatcherState {
     fallback_table: Option<DispatchTable>,
     /// Namespaces with a `TORCH_LIBRARY` (DEF) block, and its debug string.
     libraries: HashMap<String, (u64, Arc<str>)>,
-    listeners: Vec<(u64, Listener)>,
+    listeners: Vec<Listener>,
 }
 
 pub(crate) struct DispatcherInner {
     state: Mutex<DispatcherState>,
     next_id: AtomicU64,
+    /// Taken after `state` (never the other way round) and never held while
+    /// a listener runs.
+    notifications: Mutex<NotificationQueue>,
+    /// Signalled when a delivery round ends.
+    delivered: Condvar,
 }
 
 impl DispatcherInner {
@@ -64,6 +110,89 @@ impl DispatcherInner {
 
     fn fresh_id(&self) -> u64 {
         self.next_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    fn lock_notifications(&self) -> MutexGuard<'_, NotificationQueue> {
+        // The queue is only changed by whole-field updates; a panic cannot
+        // leave it half-written.
+        self.notifications.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Queues `event` for `listeners` (the caller holds the dispatcher's
+    /// mutex, which orders the events like the changes). Returns the event's
+    /// number, or `None` when nobody listens.
+    fn enqueue(&self, listeners: Vec<Listener>, event: RegistrationEvent) -> Option<u64> {
+        if listeners.is_empty() {
+            return None;
+        }
+        let mut queue = self.lock_notifications();
+        queue.next_seq += 1;
+        let seq = queue.next_seq;
+        queue.pending.push_back(PendingEvent {
+            seq,
+            event,
+            listeners,
+        });
+        Some(seq)
+    }
+
+    /// Delivers the queued events up to `seq` (with the dispatcher's mutex
+    /// released). Returns at once when this thread is already delivering (a
+    /// listener registered something): the running delivery delivers the
+    /// new event next. Waits while another thread delivers.
+    fn deliver_through(&self, seq: Option<u64>) {
+        let Some(seq) = seq else { return };
+        let me = std::thread::current().id();
+        let mut queue = self.lock_notifications();
+        loop {
+            if queue.done_through >= seq {
+                return;
+            }
+            match queue.deliverer {
+                Some(t) if t == me => return,
+                Some(_) => {
+                    queue = self
+                        .delivered
+                        .wait(queue)
+                        .unwrap_or_else(|p| p.into_inner());
+                }
+                None => break,
+            }
+        }
+        queue.deliverer = Some(me);
+        // Ends the round even when a listener panics, so that other threads
+        // do not wait for ever.
+        let round = DeliveryRound(self);
+        while let Some(item) = queue.pending.pop_front() {
+            queue.in_progress = item.seq;
+            drop(queue);
+            for listener in &item.listeners {
+                if !listener.removed.load(Ordering::Acquire) {
+                    (listener.on_event)(&item.event);
+                }
+            }
+            queue = self.lock_notifications();
+            queue.done_through = item.seq;
+            queue.in_progress = 0;
+        }
+        drop(queue);
+        drop(round);
+    }
+}
+
+/// One thread's turn at delivering events; see
+/// [`DispatcherInner::deliver_through`].
+struct DeliveryRound<'a>(&'a DispatcherInner);
+
+impl Drop for DeliveryRound<'_> {
+    fn drop(&mut self) {
+        let mut queue = self.0.lock_notifications();
+        // A listener that panicked had its event delivered as far as it went.
+        queue.done_through = queue.done_through.max(queue.in_progress);
+        queue.in_progress = 0;
+        queue.deliverer = None;
+        drop(queue);
+        self.0.delivered.notify_all();
     }
 }
 
@@ -95,6 +224,8 @@ impl Dispatcher {
                     listeners: Vec::new(),
                 }),
                 next_id: AtomicU64::new(1),
+                notifications: Mutex::new(NotificationQueue::default()),
+                delivered: Condvar::new(),
             }),
         }
     }
@@ -198,10 +329,14 @@ impl Dispatcher {
         }
     }
 
-    fn notify(state: &DispatcherState, event: RegistrationEvent) {
-        for (_, listener) in &state.listeners {
-            listener(&event);
-        }
+    /// Queues `event` for every current listener; the caller holds the
+    /// mutex and passes the result to `deliver_through` after releasing it.
+    fn notify(
+        inner: &DispatcherInner,
+        state: &DispatcherState,
+        event: RegistrationEvent,
+    ) -> Option<u64> {
+        inner.enqueue(state.listeners.clone(), event)
     }
 
     /// `registerDef`: defines an operator.
@@ -247,9 +382,14 @@ impl Dispatcher {
         es.schema = Some(registration);
         entry.republish(&es);
         drop(es);
-        Self::notify(&state, RegistrationEvent::OperatorRegistered(name));
+        let event = Self::notify(
+            &self.inner,
+            &state,
+            RegistrationEvent::OperatorRegistered(name),
+        );
+        drop(state);
         let inner = Arc::downgrade(&self.inner);
-        Ok(RegistrationHandle::new(move || {
+        let handle = RegistrationHandle::new(move || {
             let Some(inner) = inner.upgrade() else { return };
             let mut state = inner.lock();
             let mut es = entry.lock();
@@ -258,12 +398,17 @@ impl Dispatcher {
                 entry.republish(&es);
                 Self::drop_entry_if_unused(&mut state, &entry, &es);
                 drop(es);
-                Self::notify(
+                let event = Self::notify(
+                    &inner,
                     &state,
                     RegistrationEvent::OperatorDeregistered(entry.operator_name().clone()),
                 );
+                drop(state);
+                inner.deliver_through(event);
             }
-        }))
+        });
+        self.inner.deliver_through(event);
+        Ok(handle)
     }
 
     /// `registerImpl`: a kernel for `name` at `key` (`None`: catch-all,
@@ -431,24 +576,50 @@ impl Dispatcher {
     }
 
     /// `addRegistrationListener`: `listener` hears of every def added or
-    /// removed from now on, and at once of every operator already defined.
+    /// removed from now on, and at once of every operator already defined
+    /// (in the order of their defs).
+    ///
+    /// The listener runs without the dispatcher's lock held: it may look
+    /// operators up and register or deregister on this dispatcher. It hears
+    /// the events of one dispatcher one at a time, in the order the changes
+    /// happened. After its handle is dropped it hears nothing more.
     pub fn add_registration_listener(
         &self,
         listener: impl Fn(&RegistrationEvent) + Send + Sync + 'static,
     ) -> RegistrationHandle {
-        let listener: Listener = Arc::new(listener);
-        let mut state = self.inner.lock();
-        for (name, entry) in &state.operators {
-            if entry.has_schema() {
-                listener(&RegistrationEvent::OperatorRegistered(name.clone()));
-            }
-        }
         let id = self.inner.fresh_id();
-        state.listeners.push((id, listener));
+        let listener: Listener = Arc::new(ListenerEntry {
+            id,
+            removed: AtomicBool::new(false),
+            on_event: Box::new(listener),
+        });
+        let mut state = self.inner.lock();
+        let mut defined: Vec<(u64, OperatorName)> = state
+            .operators
+            .iter()
+            .filter_map(|(name, entry)| {
+                let def_id = entry.lock().schema.as_ref().map(|s| s.id)?;
+                Some((def_id, name.clone()))
+            })
+            .collect();
+        defined.sort_unstable_by_key(|(def_id, _)| *def_id);
+        // Queued under the mutex: later changes queue their events after
+        // these, and none of these changes is queued again for this listener.
+        let mut last = None;
+        for (_, name) in defined {
+            last = self.inner.enqueue(
+                vec![Arc::clone(&listener)],
+                RegistrationEvent::OperatorRegistered(name),
+            );
+        }
+        state.listeners.push(Arc::clone(&listener));
+        drop(state);
+        self.inner.deliver_through(last);
         let inner = Arc::downgrade(&self.inner);
         RegistrationHandle::new(move || {
+            listener.removed.store(true, Ordering::Release);
             if let Some(inner) = inner.upgrade() {
-                inner.lock().listeners.retain(|(i, _)| *i != id);
+                inner.lock().listeners.retain(|l| l.id != id);
             }
         })
     }
