@@ -27,11 +27,13 @@ use std::thread::ThreadId;
 use aten_boxing::schema::{FunctionSchema, OperatorName};
 use aten_boxing::KernelFunction;
 use c10_core::dispatch_key_set::get_runtime_dispatch_key_set;
+use c10_core::warning::{warn, SourceLocation, Warning, WarningHandlerGuard};
 use c10_core::{DispatchKey, Error, Result, NUM_RUNTIME_ENTRIES};
 
 use crate::annotated_kernel::AnnotatedKernel;
 use crate::dispatch_key_extractor::DispatchKeyExtractor;
 use crate::dispatch_table::{DispatchTable, KernelLists};
+use crate::library::StaticRegistrationError;
 use crate::operator_entry::{
     AliasAnalysisKind, EntryState, OperatorEntry, SchemaRegistration, SignatureRecord,
 };
@@ -90,6 +92,8 @@ pub(crate) struct DispatcherState {
     /// Namespaces with a `TORCH_LIBRARY` (DEF) block, and its debug string.
     libraries: HashMap<String, (u64, Arc<str>)>,
     listeners: Vec<Listener>,
+    /// The static registration blocks that failed on this dispatcher.
+    static_errors: Vec<StaticRegistrationError>,
 }
 
 pub(crate) struct DispatcherInner {
@@ -222,6 +226,7 @@ impl Dispatcher {
                     fallbacks: vec![None; NUM_RUNTIME_ENTRIES],
                     libraries: HashMap::new(),
                     listeners: Vec::new(),
+                    static_errors: Vec::new(),
                 }),
                 next_id: AtomicU64::new(1),
                 notifications: Mutex::new(NotificationQueue::default()),
@@ -232,13 +237,78 @@ impl Dispatcher {
 
     /// The process-wide dispatcher. The first call runs every static
     /// registration linked into the program (fallbacks, then defs, then
-    /// impls).
+    /// impls). Blocks that fail are kept
+    /// ([`static_registration_errors`](Self::static_registration_errors))
+    /// and reported through [`c10_core::warning`], after the dispatcher is
+    /// in place (so a warning handler may use it).
     pub fn global() -> &'static Dispatcher {
-        GLOBAL.get_or_init(|| {
+        let mut raised = None;
+        let dispatcher = GLOBAL.get_or_init(|| {
             let dispatcher = Dispatcher::new();
-            crate::library::run_static_registrations(&dispatcher);
+            // Hold back the warnings raised while registering until the
+            // global dispatcher exists.
+            let held = Arc::new(Mutex::new(Vec::new()));
+            let sink = Arc::clone(&held);
+            let guard = WarningHandlerGuard::new(move |w: &Warning| {
+                sink.lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push(w.clone());
+            });
+            let errors = crate::library::run_static_registrations(&dispatcher);
+            drop(guard);
+            let mut held = std::mem::take(&mut *held.lock().unwrap_or_else(|p| p.into_inner()));
+            held.extend(errors.iter().map(static_error_warning));
+            dispatcher.inner.lock().static_errors = errors;
+            raised = Some(held);
             dispatcher
-        })
+        });
+        for warning in raised.into_iter().flatten() {
+            warn(warning);
+        }
+        dispatcher
+    }
+
+    /// Runs every static registration block linked into the program on this
+    /// dispatcher, as [`global`](Self::global) does on first use, and
+    /// returns the blocks that failed (also kept, see
+    /// [`static_registration_errors`](Self::static_registration_errors)).
+    /// For isolated dispatchers in tests; the failures are not warned about.
+    pub fn run_static_registrations(&self) -> Vec<StaticRegistrationError> {
+        let errors = crate::library::run_static_registrations(self);
+        self.inner
+            .lock()
+            .static_errors
+            .extend(errors.iter().cloned());
+        errors
+    }
+
+    /// The static registration blocks that failed on this dispatcher
+    /// (PyTorch aborts the process at the first one; here each failed block
+    /// registers nothing and the others go on).
+    pub fn static_registration_errors(&self) -> Vec<StaticRegistrationError> {
+        self.inner.lock().static_errors.clone()
+    }
+
+    /// `Ok` when every static registration block ran; otherwise an error
+    /// listing the blocks that failed, one entry each (continuation lines
+    /// indented).
+    pub fn check_static_registrations(&self) -> Result<()> {
+        let errors = self.static_registration_errors();
+        if errors.is_empty() {
+            return Ok(());
+        }
+        let mut report = format!(
+            "{} static registration block{} failed:",
+            errors.len(),
+            if errors.len() == 1 { "" } else { "s" }
+        );
+        for e in &errors {
+            // Multi-line messages (a schema error's caret) stay indented
+            // under their block.
+            report.push_str("\n  ");
+            report.push_str(&e.to_string().replace('\n', "\n    "));
+        }
+        Err(Error::runtime(report))
     }
 
     /// Whether both handles share one registry.
@@ -463,9 +533,13 @@ impl Dispatcher {
             Self::drop_entry_if_unused(&mut state, &entry, &es);
             return Err(e);
         }
-        if es.kernels.has(key) && key != DispatchKey::Meta {
-            warn_override_once(&name, key, &annotated.debug);
-        }
+        // Raised once the locks are released: a warning handler may use the
+        // dispatcher.
+        let warning = if es.kernels.has(key) && key != DispatchKey::Meta {
+            override_warning_once(&es, &name, key, &annotated.debug)
+        } else {
+            None
+        };
         if es.signature.is_none() {
             if let Some(signature) = annotated.kernel.cpp_signature() {
                 es.signature = Some(SignatureRecord {
@@ -479,6 +553,10 @@ impl Dispatcher {
         es.kernels.push(key, annotated);
         entry.update_after_change(&es, &state.fallbacks, Some(key));
         drop(es);
+        drop(state);
+        if let Some(warning) = warning {
+            warn(warning);
+        }
         let inner = Arc::downgrade(&self.inner);
         Ok(RegistrationHandle::new(move || {
             let Some(inner) = inner.upgrade() else { return };
@@ -639,12 +717,47 @@ impl Dispatcher {
     }
 }
 
+/// The warning that reports a failed static registration block.
+fn static_error_warning(error: &StaticRegistrationError) -> Warning {
+    Warning::user(
+        SourceLocation {
+            function: "static registration",
+            file: error.file,
+            line: error.line,
+        },
+        error.to_string(),
+    )
+}
+
 static OVERRIDE_WARNED: AtomicBool = AtomicBool::new(false);
 
-fn warn_override_once(name: &OperatorName, key: DispatchKey, debug: &str) {
-    if !OVERRIDE_WARNED.swap(true, Ordering::Relaxed) {
-        eprintln!(
-            "Warning: Warning only once for all operators,  other operators may also be overridden.\n  Overriding a previously registered kernel for the same operator and the same dispatch key\n  operator: {name}\n  dispatch key: {key}\n       new kernel: {debug}"
-        );
+/// PyTorch's `TORCH_WARN_ONCE` when a kernel replaces another at the same
+/// operator and key, the first time only (for [`c10_core::warning::warn`]).
+fn override_warning_once(
+    es: &EntryState,
+    name: &OperatorName,
+    key: DispatchKey,
+    debug: &str,
+) -> Option<Warning> {
+    if OVERRIDE_WARNED.swap(true, Ordering::Relaxed) {
+        return None;
     }
+    let (operator, operator_debug) = match &es.schema {
+        Some(def) => (def.schema.to_string(), def.debug.to_string()),
+        None => (name.to_string(), "no debug info".to_string()),
+    };
+    let previous = es
+        .signature
+        .as_ref()
+        .map_or("no debug info".to_string(), |s| s.debug.to_string());
+    Some(Warning::user(
+        SourceLocation {
+            function: "registerKernel",
+            file: file!(),
+            line: line!(),
+        },
+        format!(
+            "Warning only once for all operators,  other operators may also be overridden.\n  Overriding a previously registered kernel for the same operator and the same dispatch key\n  operator: {operator}\n    {operator_debug}\n  dispatch key: {key}\n  previous kernel: {previous}\n       new kernel: {debug}"
+        ),
+    ))
 }

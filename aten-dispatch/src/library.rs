@@ -12,9 +12,10 @@
 //! [`torch_library_fragment!`](crate::torch_library_fragment),
 //! [`torch_library_impl!`](crate::torch_library_impl)) are collected at link
 //! time and run by [`Dispatcher::global`]: backend fallbacks, then
-//! definitions, then implementations.
-
-use std::sync::Mutex;
+//! definitions, then implementations. A block that fails registers nothing;
+//! the failure is kept ([`Dispatcher::static_registration_errors`],
+//! [`Dispatcher::check_static_registrations`]) and reported as a warning
+//! ([`c10_core::warning`]).
 
 use aten_boxing::kernel_function::KernelFunctor;
 use aten_boxing::schema::{FunctionSchema, OperatorName};
@@ -380,17 +381,44 @@ pub use linkme as __linkme;
 #[linkme::distributed_slice]
 pub static STATIC_LIBRARIES: [StaticLibrary];
 
-static STATIC_ERRORS: Mutex<Vec<String>> = Mutex::new(Vec::new());
-
-/// Errors raised by static registrations (also printed to stderr).
-pub fn static_registration_errors() -> Vec<String> {
-    STATIC_ERRORS
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .clone()
+/// A static registration block that failed. Its own registrations are
+/// undone; every other block still ran. See
+/// [`Dispatcher::static_registration_errors`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StaticRegistrationError {
+    /// The block's kind.
+    pub kind: LibraryKind,
+    /// Its namespace (`_` for global fallbacks).
+    pub ns: &'static str,
+    /// Its dispatch key (`None`: catch-all).
+    pub key: Option<DispatchKey>,
+    /// Source file of the block.
+    pub file: &'static str,
+    /// Source line of the block.
+    pub line: u32,
+    /// Why it failed.
+    pub error: Error,
 }
 
-pub(crate) fn run_static_registrations(dispatcher: &Dispatcher) {
+impl std::fmt::Display for StaticRegistrationError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}({}", self.kind.name(), self.ns)?;
+        if let Some(key) = self.key {
+            write!(f, ", {key}")?;
+        }
+        write!(
+            f,
+            ") block at {}:{} failed and registered nothing: {}",
+            self.file,
+            self.line,
+            self.error.message()
+        )
+    }
+}
+
+/// Runs every linked static block on `dispatcher`; returns the blocks that
+/// failed (the caller records and reports them).
+pub(crate) fn run_static_registrations(dispatcher: &Dispatcher) -> Vec<StaticRegistrationError> {
     let mut blocks: Vec<&StaticLibrary> = STATIC_LIBRARIES.iter().collect();
     // Backend fallbacks (`_` blocks, which need no operator) first, so every
     // operator is created with them already in place rather than refreshed
@@ -401,6 +429,7 @@ pub(crate) fn run_static_registrations(dispatcher: &Dispatcher) {
         (LibraryKind::Impl, _) => 2,
         _ => 1,
     });
+    let mut errors = Vec::new();
     for block in blocks {
         let result = Library::with_dispatcher(
             dispatcher, block.kind, block.ns, block.key, block.file, block.line,
@@ -410,17 +439,18 @@ pub(crate) fn run_static_registrations(dispatcher: &Dispatcher) {
             lib.leak();
             Ok(())
         });
-        if let Err(e) = result {
-            eprintln!(
-                "error in static registration at {}:{}: {e}",
-                block.file, block.line
-            );
-            STATIC_ERRORS
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .push(e.to_string());
+        if let Err(error) = result {
+            errors.push(StaticRegistrationError {
+                kind: block.kind,
+                ns: block.ns,
+                key: block.key,
+                file: block.file,
+                line: block.line,
+                error,
+            });
         }
     }
+    errors
 }
 
 /// Shared body of the static registration macros.
