@@ -42,10 +42,13 @@ use crate::registration_handle::RegistrationHandle;
 
 /// What a registration listener hears about.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[doc(alias = "OpRegistrationListener")]
 pub enum RegistrationEvent {
     /// An operator got its def (`onOperatorRegistered`).
+    #[doc(alias = "onOperatorRegistered")]
     OperatorRegistered(OperatorName),
     /// An operator lost its def (`onOperatorDeregistered`).
+    #[doc(alias = "onOperatorDeregistered")]
     OperatorDeregistered(OperatorName),
 }
 
@@ -321,17 +324,20 @@ impl Dispatcher {
     }
 
     /// `findOp`: the operator, if anything is registered for it.
+    #[doc(alias = "findOp")]
     pub fn find_op(&self, name: &OperatorName) -> Option<OperatorHandle> {
         let entry = self.inner.lock().operators.get(name).cloned()?;
         Some(self.handle(entry))
     }
 
     /// `findSchema`: the operator, if it has a def.
+    #[doc(alias = "findSchema")]
     pub fn find_schema(&self, name: &OperatorName) -> Option<OperatorHandle> {
         self.find_op(name).filter(|op| op.has_schema())
     }
 
     /// `findSchemaOrThrow("ns::name", "overload")`.
+    #[doc(alias = "findSchemaOrThrow")]
     pub fn find_schema_or_throw(&self, name: &str, overload: &str) -> Result<OperatorHandle> {
         let full = if overload.is_empty() {
             name.to_string()
@@ -351,6 +357,7 @@ impl Dispatcher {
     }
 
     /// Every registered operator name, sorted.
+    #[doc(alias = "getAllOpNames")]
     pub fn all_op_names(&self) -> Vec<OperatorName> {
         let mut names: Vec<OperatorName> = self.inner.lock().operators.keys().cloned().collect();
         names.sort_by_key(ToString::to_string);
@@ -358,6 +365,7 @@ impl Dispatcher {
     }
 
     /// `findDanglingImpls`: operators with kernels but no def.
+    #[doc(alias = "findDanglingImpls")]
     pub fn find_dangling_impls(&self) -> Vec<OperatorHandle> {
         let entries: Vec<Arc<OperatorEntry>> =
             self.inner.lock().operators.values().cloned().collect();
@@ -410,6 +418,7 @@ impl Dispatcher {
     }
 
     /// `registerDef`: defines an operator.
+    #[doc(alias = "registerDef")]
     pub fn register_def(
         &self,
         schema: FunctionSchema,
@@ -483,6 +492,7 @@ impl Dispatcher {
 
     /// `registerImpl`: a kernel for `name` at `key` (`None`: catch-all,
     /// which is CompositeImplicitAutograd).
+    #[doc(alias = "registerImpl")]
     pub fn register_impl(
         &self,
         name: OperatorName,
@@ -578,6 +588,7 @@ impl Dispatcher {
 
     /// `registerFallback`: a kernel for every operator at `key` (an alias
     /// key fans out to its runtime keys).
+    #[doc(alias = "registerFallback")]
     pub fn register_fallback(
         &self,
         key: DispatchKey,
@@ -661,6 +672,7 @@ impl Dispatcher {
     /// operators up and register or deregister on this dispatcher. It hears
     /// the events of one dispatcher one at a time, in the order the changes
     /// happened. After its handle is dropped it hears nothing more.
+    #[doc(alias = "addRegistrationListener")]
     pub fn add_registration_listener(
         &self,
         listener: impl Fn(&RegistrationEvent) + Send + Sync + 'static,
@@ -708,6 +720,7 @@ impl Dispatcher {
     }
 
     /// `checkInvariants` for every operator.
+    #[doc(alias = "checkInvariants")]
     pub fn check_all_invariants(&self) -> Result<()> {
         let state = self.inner.lock();
         for entry in state.operators.values() {

@@ -30,10 +30,13 @@ use crate::registration_handle::RegistrationHandle;
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum LibraryKind {
     /// `TORCH_LIBRARY`: the unique block defining a namespace.
+    #[doc(alias = "TORCH_LIBRARY")]
     Def,
     /// `TORCH_LIBRARY_IMPL`: kernels for one dispatch key.
+    #[doc(alias = "TORCH_LIBRARY_IMPL")]
     Impl,
     /// `TORCH_LIBRARY_FRAGMENT`: more definitions for a namespace.
+    #[doc(alias = "TORCH_LIBRARY_FRAGMENT")]
     Fragment,
 }
 
@@ -59,11 +62,13 @@ pub struct CppFunction {
 
 impl CppFunction {
     /// A Rust function or closure (its boxed wrapper is made automatically).
+    #[doc(alias = "makeFromUnboxedFunction")]
     pub fn from_unboxed<M, F: KernelFunctor<M>>(f: F) -> CppFunction {
         CppFunction::from_kernel(KernelFunction::make_from_unboxed_closure(f))
     }
 
     /// A boxed kernel.
+    #[doc(alias = "makeFromBoxedFunction")]
     pub fn from_boxed(
         f: impl Fn(&dyn BoxedOperator, DispatchKeySet, &mut Stack) -> Result<()> + Send + Sync + 'static,
     ) -> CppFunction {
@@ -71,11 +76,13 @@ impl CppFunction {
     }
 
     /// `makeFallthrough()`.
+    #[doc(alias = "makeFallthrough")]
     pub fn fallthrough() -> CppFunction {
         CppFunction::from_kernel(KernelFunction::make_fallthrough())
     }
 
     /// `makeNamedNotSupported()`.
+    #[doc(alias = "makeNamedNotSupported")]
     pub fn named_not_supported() -> CppFunction {
         CppFunction::from_kernel(KernelFunction::make_named_not_supported())
     }
@@ -186,6 +193,7 @@ impl Library {
 
     /// `def` with an explicit alias-analysis kind (`None`: leave it unset, as
     /// `def(parseSchema(...))` does) and tags.
+    #[doc(alias = "def")]
     pub fn def_with(
         &mut self,
         schema: &str,
@@ -203,6 +211,7 @@ impl Library {
     /// `def(name_or_schema, f)`: defines an operator and registers `f` as
     /// its catch-all kernel (or at `f`'s key). With a bare name the schema is
     /// inferred from `f` and alias analysis is CONSERVATIVE.
+    #[doc(alias = "def")]
     pub fn def_fn(&mut self, name_or_schema: &str, f: CppFunction) -> Result<&mut Library> {
         let (schema, alias) = if name_or_schema.contains('(') {
             (
@@ -232,6 +241,7 @@ impl Library {
 
     /// `impl(name, f)`: registers `f` for the operator `name` (`op`,
     /// `op.overload` or `ns::op.overload`) at the block's key, or at `f`'s.
+    #[doc(alias = "impl")]
     pub fn impl_(&mut self, name: &str, f: impl Into<CppFunction>) -> Result<&mut Library> {
         let f = f.into();
         let name = self.qualify_name(name)?;
@@ -475,6 +485,7 @@ macro_rules! __static_library {
 
 /// `TORCH_LIBRARY(ns, m) { ... }`: `torch_library!(ns, |m| { m.def("...")?; Ok(()) });`
 #[macro_export]
+#[doc(alias = "TORCH_LIBRARY")]
 macro_rules! torch_library {
     ($ns:ident, $init:expr) => {
         $crate::__static_library!(
@@ -488,6 +499,7 @@ macro_rules! torch_library {
 
 /// `TORCH_LIBRARY_FRAGMENT(ns, m) { ... }`.
 #[macro_export]
+#[doc(alias = "TORCH_LIBRARY_FRAGMENT")]
 macro_rules! torch_library_fragment {
     ($ns:ident, $init:expr) => {
         $crate::__static_library!(
@@ -501,6 +513,7 @@ macro_rules! torch_library_fragment {
 
 /// `TORCH_LIBRARY_IMPL(ns, Key, m) { ... }` (`_` as `ns` for fallbacks).
 #[macro_export]
+#[doc(alias = "TORCH_LIBRARY_IMPL")]
 macro_rules! torch_library_impl {
     ($ns:tt, $key:ident, $init:expr) => {
         $crate::__static_library!(

@@ -34,6 +34,7 @@ thread_local! {
 
 /// Whether tracing is on (the environment variable, or a capture on this thread).
 #[inline(always)]
+#[doc(alias = "TORCH_SHOW_DISPATCH_TRACE")]
 pub fn enabled() -> bool {
     match STATE.load(Ordering::Relaxed) {
         OFF => false,
@@ -88,6 +89,7 @@ fn adjust_captures(delta: isize) {
 /// Runs `f` and returns its result with the trace lines of this thread's
 /// calls during it. If `f` panics, the thread's previous capture state is
 /// restored (and the lines are dropped) before the panic goes on.
+#[doc(alias = "TORCH_SHOW_DISPATCH_TRACE")]
 pub fn capture<T>(f: impl FnOnce() -> T) -> (T, String) {
     let capture = TraceCapture::start();
     let result = f();
