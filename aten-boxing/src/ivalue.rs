@@ -289,6 +289,7 @@ impl IValue {
     }
 
     /// `toInt()` (a concrete `SymInt` counts).
+    #[doc(alias = "toInt")]
     pub fn to_int(&self) -> Result<i64> {
         match self {
             IValue::Int(i) | IValue::SymInt(i) => Ok(*i),
@@ -297,6 +298,7 @@ impl IValue {
     }
 
     /// `toDouble()`.
+    #[doc(alias = "toDouble")]
     pub fn to_double(&self) -> Result<f64> {
         match self {
             IValue::Double(d) => Ok(d.get()),
@@ -305,6 +307,7 @@ impl IValue {
     }
 
     /// `toBool()`.
+    #[doc(alias = "toBool")]
     pub fn to_bool(&self) -> Result<bool> {
         match self {
             IValue::Bool(b) => Ok(b.get()),
@@ -313,6 +316,7 @@ impl IValue {
     }
 
     /// `toStringRef()`.
+    #[doc(alias = "toStringRef")]
     pub fn to_str(&self) -> Result<&str> {
         match self {
             IValue::String(s) => Ok(s),
@@ -321,6 +325,7 @@ impl IValue {
     }
 
     /// `toTensor()`.
+    #[doc(alias = "toTensor")]
     pub fn to_tensor(&self) -> Result<&TensorBase> {
         match self {
             IValue::Tensor(t) => Ok(t),
@@ -329,6 +334,7 @@ impl IValue {
     }
 
     /// `toDevice()`.
+    #[doc(alias = "toDevice")]
     pub fn to_device(&self) -> Result<Device> {
         match self {
             IValue::Device(d) => Ok(d.get()),
@@ -337,6 +343,7 @@ impl IValue {
     }
 
     /// The elements of any list variant, boxed one by one (a copy).
+    #[doc(alias = "toList")]
     pub fn to_list(&self) -> Result<Vec<IValue>> {
         Ok(match self {
             IValue::IntList(v) => v.iter().map(|x| IValue::Int(*x)).collect(),

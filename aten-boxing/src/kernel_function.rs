@@ -1,7 +1,8 @@
-//! `KernelFunction`: one registered kernel, callable boxed and unboxed.
+//! `KernelFunction`: one registered kernel, callable boxed and unboxed, and
+//! its boxed half, [`BoxedKernel`].
 //!
-//! PyTorch's kernels have up to three entry points: a *boxed* one that takes
-//! its arguments on a [`Stack`], an *unboxed* one (a plain function pointer of
+//! PyTorch's kernels have up to three entry points: a *boxed* one (a
+//! [`BoxedKernel`]) that takes its arguments on a [`Stack`], an *unboxed* one (a plain function pointer of
 //! the operator's C++ signature) and a slot for a SymInt variant. Every
 //! kernel made here has a boxed entry: a kernel written as a Rust function or
 //! closure gets a generated boxed wrapper that pops its arguments, calls it
@@ -161,6 +162,125 @@ unsafe fn functor_boxed_trampoline<M, F: KernelFunctor<M>>(
     f.call_boxed(keys, stack)
 }
 
+/// The boxed half of a kernel (`c10::BoxedKernel`): a functor and the
+/// function that runs it on a [`Stack`]. Every [`KernelFunction`] has one;
+/// a kernel written boxed is nothing else.
+#[derive(Clone)]
+pub struct BoxedKernel {
+    /// Owns what `func` runs on.
+    functor: Arc<dyn Any + Send + Sync>,
+    func: BoxedTrampoline,
+    kind: BoxedKind,
+}
+
+impl BoxedKernel {
+    /// `makeFromFunction` / `makeFromFunctor`: a kernel that works on the
+    /// stack.
+    #[doc(alias = "makeFromFunction", alias = "makeFromFunctor")]
+    pub fn make_from_function(
+        f: impl Fn(&dyn BoxedOperator, DispatchKeySet, &mut Stack) -> Result<()> + Send + Sync + 'static,
+    ) -> BoxedKernel {
+        BoxedKernel::special(BoxedKind::Normal, f)
+    }
+
+    /// `makeFallthrough`: the kernel that tells the dispatcher to skip its
+    /// key. Running it is an internal error.
+    #[doc(alias = "makeFallthrough")]
+    pub fn make_fallthrough() -> BoxedKernel {
+        BoxedKernel::special(BoxedKind::Fallthrough, |_, _, _| {
+            Err(Error::internal("fallthrough_kernel was executed but it should have been short-circuited by the dispatcher. This could occur if you registered a fallthrough kernel as a override for a specific operator (as opposed to a backend fallback); this is NOT currently supported, and we do not intend to add support for it in the near future.  If you do find yourself in need of this, let us know in the bug tracker."))
+        })
+    }
+
+    /// `makeAmbiguousAutogradOther`: fills AutogradOther when an operator has
+    /// both a CompositeImplicitAutograd kernel and a kernel for a backend that
+    /// AutogradOther serves. Running it explains the ambiguity.
+    #[doc(alias = "makeAmbiguousAutogradOther")]
+    pub fn make_ambiguous_autograd_other() -> BoxedKernel {
+        BoxedKernel::special(BoxedKind::AmbiguousAutogradOther, |op, _, _| {
+            Err(Error::internal(format!(
+                "{} has kernels registered to both CompositeImplicitAutograd and a backend mapped to AutogradOther. This makes the backend kernel unreachable; the dispatcher will always prefer the CompositeImplicitAutograd lowering (see Note [Ambiguity in AutogradOther kernel]). If you want to override CompositeImplicitAutograd, please open an issue to request a dedicated Autograd dispatch key for the backend.\nIf you only want to run inference instead of training, in C++, add `c10::InferenceMode mode;` before model.forward(); in Python, use `torch.inference_mode()` as a context manager (see https://pytorch.org/docs/stable/generated/torch.autograd.grad_mode.inference_mode.html).\nCanonical state\n~~~~~~~~~~~\n{}\n\n",
+                op.operator_name(),
+                op.dump_state()
+            )))
+        })
+    }
+
+    /// `makeNamedNotSupported`: the Named key's kernel for operators that do
+    /// not support named tensors.
+    #[doc(alias = "makeNamedNotSupported")]
+    pub fn make_named_not_supported() -> BoxedKernel {
+        BoxedKernel::special(BoxedKind::NamedNotSupported, |op, _, _| {
+            Err(Error::runtime(format!(
+                "{} is not yet supported with named tensors. Please drop names via `tensor = tensor.rename(None)`, call the op with an unnamed tensor, and set names on the result of the operation.",
+                op.operator_name()
+            )))
+        })
+    }
+
+    fn special<F>(kind: BoxedKind, f: F) -> BoxedKernel
+    where
+        F: Fn(&dyn BoxedOperator, DispatchKeySet, &mut Stack) -> Result<()> + Send + Sync + 'static,
+    {
+        BoxedKernel {
+            functor: Arc::new(f),
+            func: boxed_trampoline::<F>,
+            kind,
+        }
+    }
+
+    /// The generated boxed wrapper of the Rust kernel `functor`.
+    fn of_functor<M, F: KernelFunctor<M>>(functor: Arc<F>) -> BoxedKernel {
+        BoxedKernel {
+            functor,
+            func: functor_boxed_trampoline::<M, F>,
+            kind: BoxedKind::Normal,
+        }
+    }
+
+    /// The entry point as a bare pointer pair, valid while `self` is alive.
+    fn entry(&self) -> (BoxedTrampoline, *const ()) {
+        (self.func, Arc::as_ptr(&self.functor) as *const ())
+    }
+
+    /// `callBoxed`: runs the kernel on `stack` (arguments in, returns out).
+    #[doc(alias = "callBoxed")]
+    #[inline]
+    pub fn call_boxed(
+        &self,
+        op: &dyn BoxedOperator,
+        keys: DispatchKeySet,
+        stack: &mut Stack,
+    ) -> Result<()> {
+        let (func, data) = self.entry();
+        // SAFETY: `func` was made for the functor `data` points to, which
+        // `self` keeps alive for the call.
+        unsafe { func(data, op, keys, stack) }
+    }
+
+    /// Whether this is the fallthrough kernel (`isFallthrough`).
+    #[doc(alias = "isFallthrough")]
+    pub fn is_fallthrough(&self) -> bool {
+        self.kind == BoxedKind::Fallthrough
+    }
+
+    /// Whether this is the ambiguous-AutogradOther kernel.
+    pub fn is_ambiguous_autograd_other(&self) -> bool {
+        self.kind == BoxedKind::AmbiguousAutogradOther
+    }
+
+    /// Whether both are the same kernel (the same functor).
+    pub fn same_as(&self, other: &BoxedKernel) -> bool {
+        Arc::ptr_eq(&self.functor, &other.functor)
+    }
+}
+
+impl fmt::Debug for BoxedKernel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "BoxedKernel[{:?}]", self.kind)
+    }
+}
+
 /// A kernel's entry points as bare pointers: a function and the data it runs
 /// on, for the unboxed and the boxed entry. A dispatch table keeps a copy
 /// beside each kernel, so a call reads them with one load from the table
@@ -187,6 +307,7 @@ impl KernelEntries {
     /// # Safety
     ///
     /// The [`KernelFunction`] these entries came from must be alive.
+    #[doc(alias = "callBoxed")]
     #[inline(always)]
     pub unsafe fn call_boxed(
         &self,
@@ -260,8 +381,8 @@ impl KernelEntries {
 /// mean "missing".
 #[derive(Clone, Default)]
 pub struct KernelFunction {
-    /// Owns what the boxed entry runs on.
-    boxed: Option<(Arc<dyn Any + Send + Sync>, BoxedKind)>,
+    /// The boxed half (`boxed_kernel_func_`).
+    boxed: Option<BoxedKernel>,
     unboxed: Option<UnboxedKernel>,
     sym_unboxed: Option<UnboxedKernel>,
     /// The entry points, pointing into `boxed` and `unboxed`.
@@ -270,26 +391,46 @@ pub struct KernelFunction {
 
 impl KernelFunction {
     /// `makeFromBoxedFunction`: a kernel that works on the stack.
+    #[doc(alias = "makeFromBoxedFunction")]
     pub fn make_from_boxed_function(
         f: impl Fn(&dyn BoxedOperator, DispatchKeySet, &mut Stack) -> Result<()> + Send + Sync + 'static,
     ) -> KernelFunction {
-        Self::special(BoxedKind::Normal, f)
+        Self::make_from_boxed_kernel(BoxedKernel::make_from_function(f))
+    }
+
+    /// `makeFromBoxedKernel`: a kernel with only a boxed entry.
+    #[doc(alias = "makeFromBoxedKernel")]
+    pub fn make_from_boxed_kernel(boxed: BoxedKernel) -> KernelFunction {
+        let entry = boxed.entry();
+        KernelFunction {
+            boxed: Some(boxed),
+            unboxed: None,
+            sym_unboxed: None,
+            entries: KernelEntries {
+                unboxed: None,
+                boxed: Some(entry),
+            },
+        }
     }
 
     /// `makeFromUnboxedFunction`: a kernel written as a Rust `fn` item,
     /// optionally taking the `DispatchKeySet` first. Its boxed wrapper is made
     /// automatically.
+    #[doc(alias = "makeFromUnboxedFunction")]
     pub fn make_from_unboxed_function<M, F: KernelFunctor<M>>(f: F) -> KernelFunction {
         Self::make_from_unboxed_closure(f)
     }
 
     /// `makeFromUnboxedLambda`: a kernel written as a closure, which may
     /// capture state.
+    #[doc(alias = "makeFromUnboxedLambda", alias = "makeFromUnboxedFunctor")]
     pub fn make_from_unboxed_closure<M, F: KernelFunctor<M>>(f: F) -> KernelFunction {
         let functor = Arc::new(f);
         let data = Arc::as_ptr(&functor) as *const ();
+        let boxed = BoxedKernel::of_functor::<M, F>(Arc::clone(&functor));
+        let boxed_entry = boxed.entry();
         KernelFunction {
-            boxed: Some((functor.clone(), BoxedKind::Normal)),
+            boxed: Some(boxed),
             unboxed: Some(UnboxedKernel {
                 functor,
                 signature: CppSignature::of::<F::Args, F::Ret>(),
@@ -298,58 +439,34 @@ impl KernelFunction {
             sym_unboxed: None,
             entries: KernelEntries {
                 unboxed: Some((F::unboxed_entry(), data)),
-                boxed: Some((functor_boxed_trampoline::<M, F>, data)),
+                boxed: Some(boxed_entry),
             },
         }
     }
 
     /// `makeFallthrough`: the kernel that tells the dispatcher to skip its key.
     /// Running it is an internal error.
+    #[doc(alias = "makeFallthrough")]
     pub fn make_fallthrough() -> KernelFunction {
-        Self::special(BoxedKind::Fallthrough, |_, _, _| {
-            Err(Error::internal("fallthrough_kernel was executed but it should have been short-circuited by the dispatcher. This could occur if you registered a fallthrough kernel as a override for a specific operator (as opposed to a backend fallback); this is NOT currently supported, and we do not intend to add support for it in the near future.  If you do find yourself in need of this, let us know in the bug tracker."))
-        })
+        Self::make_from_boxed_kernel(BoxedKernel::make_fallthrough())
     }
 
-    /// `makeAmbiguousAutogradOther`: fills AutogradOther when an operator has
-    /// both a CompositeImplicitAutograd kernel and a kernel for a backend that
-    /// AutogradOther serves. Running it explains the ambiguity.
+    /// `makeAmbiguousAutogradOther` (see
+    /// [`BoxedKernel::make_ambiguous_autograd_other`]).
+    #[doc(alias = "makeAmbiguousAutogradOther")]
     pub fn make_ambiguous_autograd_other() -> KernelFunction {
-        Self::special(BoxedKind::AmbiguousAutogradOther, |op, _, _| {
-            Err(Error::internal(format!(
-                "{} has kernels registered to both CompositeImplicitAutograd and a backend mapped to AutogradOther. This makes the backend kernel unreachable; the dispatcher will always prefer the CompositeImplicitAutograd lowering (see Note [Ambiguity in AutogradOther kernel]). If you want to override CompositeImplicitAutograd, please open an issue to request a dedicated Autograd dispatch key for the backend.\nIf you only want to run inference instead of training, in C++, add `c10::InferenceMode mode;` before model.forward(); in Python, use `torch.inference_mode()` as a context manager (see https://pytorch.org/docs/stable/generated/torch.autograd.grad_mode.inference_mode.html).\nCanonical state\n~~~~~~~~~~~\n{}\n\n",
-                op.operator_name(),
-                op.dump_state()
-            )))
-        })
+        Self::make_from_boxed_kernel(BoxedKernel::make_ambiguous_autograd_other())
     }
 
-    /// `makeNamedNotSupported`: the Named key's kernel for operators that do
-    /// not support named tensors.
+    /// `makeNamedNotSupported` (see [`BoxedKernel::make_named_not_supported`]).
+    #[doc(alias = "makeNamedNotSupported")]
     pub fn make_named_not_supported() -> KernelFunction {
-        Self::special(BoxedKind::NamedNotSupported, |op, _, _| {
-            Err(Error::runtime(format!(
-                "{} is not yet supported with named tensors. Please drop names via `tensor = tensor.rename(None)`, call the op with an unnamed tensor, and set names on the result of the operation.",
-                op.operator_name()
-            )))
-        })
+        Self::make_from_boxed_kernel(BoxedKernel::make_named_not_supported())
     }
 
-    fn special<F>(kind: BoxedKind, f: F) -> KernelFunction
-    where
-        F: Fn(&dyn BoxedOperator, DispatchKeySet, &mut Stack) -> Result<()> + Send + Sync + 'static,
-    {
-        let f = Arc::new(f);
-        let data = Arc::as_ptr(&f) as *const ();
-        KernelFunction {
-            boxed: Some((f, kind)),
-            unboxed: None,
-            sym_unboxed: None,
-            entries: KernelEntries {
-                unboxed: None,
-                boxed: Some((boxed_trampoline::<F>, data)),
-            },
-        }
+    /// The boxed half, if this is a kernel at all.
+    pub fn boxed_kernel(&self) -> Option<&BoxedKernel> {
+        self.boxed.as_ref()
     }
 
     /// The same kernel without its unboxed entry: callable boxed only (and
@@ -381,12 +498,14 @@ impl KernelFunction {
     /// Whether this is the fallthrough kernel.
     #[inline]
     pub fn is_fallthrough(&self) -> bool {
-        matches!(self.boxed, Some((_, BoxedKind::Fallthrough)))
+        self.boxed.as_ref().is_some_and(BoxedKernel::is_fallthrough)
     }
 
     /// Whether this is the ambiguous-AutogradOther kernel.
     pub fn is_ambiguous_autograd_other(&self) -> bool {
-        matches!(self.boxed, Some((_, BoxedKind::AmbiguousAutogradOther)))
+        self.boxed
+            .as_ref()
+            .is_some_and(BoxedKernel::is_ambiguous_autograd_other)
     }
 
     /// Whether there is an unboxed entry point.
@@ -437,7 +556,7 @@ impl KernelFunction {
     /// (`_equalsBoxedAndUnboxed`).
     pub fn equals_boxed_and_unboxed(&self, other: &KernelFunction) -> bool {
         let boxed_eq = match (&self.boxed, &other.boxed) {
-            (Some((a, _)), Some((b, _))) => Arc::ptr_eq(a, b),
+            (Some(a), Some(b)) => a.same_as(b),
             (None, None) => true,
             _ => false,
         };
@@ -450,6 +569,7 @@ impl KernelFunction {
     }
 
     /// `callBoxed`: runs the kernel on `stack` (arguments in, returns out).
+    #[doc(alias = "callBoxed")]
     #[inline(always)]
     pub fn call_boxed(
         &self,
@@ -494,6 +614,12 @@ fn wrong_signature(op: &dyn BoxedOperator, correct: CppSignature, called: CppSig
         correct.name(),
         called.name()
     ))
+}
+
+impl From<BoxedKernel> for KernelFunction {
+    fn from(boxed: BoxedKernel) -> KernelFunction {
+        KernelFunction::make_from_boxed_kernel(boxed)
+    }
 }
 
 impl fmt::Debug for KernelFunction {

@@ -8,8 +8,8 @@
 //! - [`stack`]: the [`Stack`] and its helpers;
 //! - [`kernel_arg`]: Rust types to and from `IValue`s, as kernel arguments
 //!   and returns;
-//! - [`kernel_function`]: [`KernelFunction`] with its boxed and unboxed entry
-//!   points and the bridges between them;
+//! - [`kernel_function`]: [`KernelFunction`] with its boxed half
+//!   ([`BoxedKernel`]) and unboxed entry points and the bridges between them;
 //! - [`schema`]: [`FunctionSchema`], its parser and canonical printer;
 //! - [`normalize`]: positional and keyword arguments to a checked stack.
 
@@ -22,7 +22,7 @@ pub mod stack;
 pub use ivalue::{IValue, Inline, InlineScalar, Object};
 pub use kernel_arg::{IValueConvert, KernelArg, KernelReturn, TensorLike};
 pub use kernel_function::{
-    infer_schema, ArgList, BoxedOperator, CppSignature, KernelEntries, KernelFunction,
+    infer_schema, ArgList, BoxedKernel, BoxedOperator, CppSignature, KernelEntries, KernelFunction,
     KernelFunctor,
 };
 pub use normalize::check_and_normalize_inputs;

@@ -125,6 +125,7 @@ fn type_mismatch(
 
 /// `checkAndNormalizeInputs`: `inputs` (positional) and `kwargs` become the
 /// full argument list of `schema`, in order, with defaults filled in.
+#[doc(alias = "checkAndNormalizeInputs")]
 pub fn check_and_normalize_inputs(
     schema: &FunctionSchema,
     mut inputs: Vec<IValue>,

@@ -13,17 +13,22 @@ pub type Stack = Vec<IValue>;
 /// PyTorch's stack helpers (`push`, `pop`, `peek`, `drop`, `last`) on [`Stack`].
 pub trait StackExt {
     /// Pushes one value.
+    #[doc(alias = "push")]
     fn push_value(&mut self, v: impl Into<IValue>);
     /// Pops the top value, or an error on an empty stack.
+    #[doc(alias = "pop")]
     fn pop_value(&mut self) -> Result<IValue>;
     /// The value `i` places below the top of the last `n` (PyTorch's
     /// `peek(stack, i, n)`: `i` counts from the first of those `n`).
     fn peek(&self, i: usize, n: usize) -> Result<&IValue>;
     /// The last `n` values.
+    #[doc(alias = "last")]
     fn last_n(&self, n: usize) -> Result<&[IValue]>;
     /// Removes the last `n` values.
+    #[doc(alias = "drop")]
     fn drop_n(&mut self, n: usize) -> Result<()>;
     /// Removes and returns the last `n` values, in stack order.
+    #[doc(alias = "pop")]
     fn pop_n(&mut self, n: usize) -> Result<Vec<IValue>>;
 }
 

@@ -6,7 +6,9 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
 use aten_boxing::kernel_arg::{IValueConvert, KernelArg};
-use aten_boxing::{infer_schema, BoxedOperator, IValue, KernelFunction, Object, Stack, StackExt};
+use aten_boxing::{
+    infer_schema, BoxedKernel, BoxedOperator, IValue, KernelFunction, Object, Stack, StackExt,
+};
 use c10_core::{
     Complex64, Device, DispatchKey, DispatchKeySet, Generator, Layout, MemoryFormat, Result,
     Scalar, ScalarType, TensorBase, TensorImpl,
@@ -356,4 +358,44 @@ fn inferred_schemas() {
         infer_schema::<([i64; 2], Vec<Option<TensorBase>>), ()>(),
         "(int[2] _0, Tensor?[] _1) -> ()"
     );
+}
+
+#[test]
+fn the_boxed_half_of_a_kernel_is_a_boxed_kernel() {
+    // A boxed kernel on its own, and as a KernelFunction.
+    let doubled = BoxedKernel::make_from_function(|_, _, stack: &mut Stack| {
+        let x = stack.pop_value()?.to_int()?;
+        stack.push(IValue::Int(2 * x));
+        Ok(())
+    });
+    let mut stack: Stack = vec![IValue::Int(21)];
+    doubled
+        .call_boxed(&DummyOp, cpu_keys(), &mut stack)
+        .unwrap();
+    assert_eq!(stack, [IValue::Int(42)]);
+    let kernel = KernelFunction::from(doubled.clone());
+    assert!(kernel.boxed_kernel().unwrap().same_as(&doubled));
+    assert!(!kernel.has_unboxed());
+    assert_eq!(
+        kernel
+            .call::<(i64,), i64>(&DummyOp, cpu_keys(), (4,))
+            .unwrap(),
+        8
+    );
+
+    // An unboxed kernel's generated wrapper is its boxed half.
+    let unboxed = KernelFunction::make_from_unboxed_closure(|x: i64| Ok(x + 1));
+    let boxed = unboxed.boxed_kernel().unwrap();
+    let mut stack: Stack = vec![IValue::Int(1)];
+    boxed.call_boxed(&DummyOp, cpu_keys(), &mut stack).unwrap();
+    assert_eq!(stack, [IValue::Int(2)]);
+    assert!(!boxed.is_fallthrough());
+
+    // The special kernels are boxed kernels too.
+    assert!(BoxedKernel::make_fallthrough().is_fallthrough());
+    assert!(KernelFunction::make_fallthrough()
+        .boxed_kernel()
+        .is_some_and(BoxedKernel::is_fallthrough));
+    assert!(BoxedKernel::make_ambiguous_autograd_other().is_ambiguous_autograd_other());
+    assert!(KernelFunction::default().boxed_kernel().is_none());
 }

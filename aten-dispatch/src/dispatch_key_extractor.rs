@@ -1,18 +1,24 @@
 //! `DispatchKeyExtractor`: which arguments of a boxed call carry dispatch
 //! keys, and the key computation every call makes (`computeDispatchKeySet`).
 //!
-//! A typed call knows at compile time which arguments are tensors (each
-//! [`KernelArg`](aten_boxing::KernelArg) reports its keys); a boxed call walks
-//! the arguments on the stack, guided by the positions the schema marks as
-//! `Tensor`, `Tensor?`, `Tensor[]` or `Tensor?[]`.
+//! This module is the one place that turns a call's arguments into the key
+//! set the call dispatches on: [`DispatchKeyExtractor::get_dispatch_key_set_boxed`]
+//! for a stack, [`get_dispatch_key_set_unboxed`] for typed arguments, both
+//! through [`compute_dispatch_key_set`]. A typed call knows at compile time
+//! which arguments are tensors (each [`KernelArg`](aten_boxing::KernelArg)
+//! reports its keys, and [`ArgList::dispatch_key_set`] ORs them, PyTorch's
+//! `multi_dispatch_key_set`); a boxed call walks the arguments on the stack,
+//! guided by the positions the schema marks as `Tensor`, `Tensor?`,
+//! `Tensor[]` or `Tensor?[]`.
 
 use std::sync::Arc;
 
 use aten_boxing::schema::{FunctionSchema, OperatorName};
-use aten_boxing::IValue;
+use aten_boxing::{ArgList, IValue};
 use c10_core::local_dispatch_key_set::tls_local_dispatch_key_set;
 use c10_core::{DispatchKeySet, Error, Result};
 
+use crate::dispatch_table::DispatchTable;
 use crate::schema_check::is_tensor_like_argument;
 
 /// Where the dispatch-relevant arguments of an operator are.
@@ -26,6 +32,8 @@ pub(crate) struct DispatchKeyExtractor {
 }
 
 impl DispatchKeyExtractor {
+    /// `makeUninitialized`: an operator without a schema (boxed calls fail).
+    #[doc(alias = "makeUninitialized")]
     pub(crate) fn none() -> DispatchKeyExtractor {
         DispatchKeyExtractor {
             num_args: None,
@@ -33,6 +41,8 @@ impl DispatchKeyExtractor {
         }
     }
 
+    /// `make(schema)`: the tensor-like argument positions of `schema`.
+    #[doc(alias = "make")]
     pub(crate) fn from_schema(schema: &FunctionSchema) -> DispatchKeyExtractor {
         let arguments = schema.arguments();
         let tensor_args = (0u32..)
@@ -46,14 +56,25 @@ impl DispatchKeyExtractor {
         }
     }
 
-    /// The union of the key sets of the tensors among the top arguments of
-    /// `stack`.
+    /// `getDispatchKeySetBoxed`: the key set a boxed call with its arguments
+    /// on top of `stack` dispatches on, for an operator whose table is
+    /// `table`.
+    #[doc(alias = "getDispatchKeySetBoxed")]
     #[inline(always)]
-    pub(crate) fn keys_from_stack(
+    pub(crate) fn get_dispatch_key_set_boxed(
         &self,
         stack: &[IValue],
         op: &OperatorName,
+        table: &DispatchTable,
     ) -> Result<DispatchKeySet> {
+        let keys = self.keys_from_stack(stack, op)?;
+        Ok(compute_dispatch_key_set(keys, table))
+    }
+
+    /// The union of the key sets of the tensors among the top arguments of
+    /// `stack`.
+    #[inline(always)]
+    fn keys_from_stack(&self, stack: &[IValue], op: &OperatorName) -> Result<DispatchKeySet> {
         let Some(args) = self
             .num_args
             .and_then(|n| stack.len().checked_sub(n))
@@ -112,10 +133,23 @@ fn list_key_set(value: &IValue) -> DispatchKeySet {
     }
 }
 
-/// Applies the thread-local sets to the argument keys:
-/// `(keys | included) - excluded`.
+/// `getDispatchKeySetUnboxed`: the key set a typed call with `args`
+/// dispatches on, for an operator whose table is `table`.
+#[doc(alias = "getDispatchKeySetUnboxed")]
 #[inline(always)]
-pub(crate) fn apply_tls(keys: DispatchKeySet) -> DispatchKeySet {
+pub(crate) fn get_dispatch_key_set_unboxed<Args: ArgList>(
+    args: &Args,
+    table: &DispatchTable,
+) -> DispatchKeySet {
+    compute_dispatch_key_set(args.dispatch_key_set(), table)
+}
+
+/// `computeDispatchKeySet`: the argument keys plus the thread's included
+/// set, minus its excluded set, masked by the operator's non-fallthrough
+/// keys (per backend where the table needs it).
+#[inline(always)]
+fn compute_dispatch_key_set(arg_keys: DispatchKeySet, table: &DispatchTable) -> DispatchKeySet {
     let tls = tls_local_dispatch_key_set();
-    (keys | tls.included) - tls.excluded
+    let keys = (arg_keys | tls.included) - tls.excluded;
+    keys & table.mask_for(keys)
 }

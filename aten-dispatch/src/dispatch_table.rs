@@ -97,11 +97,13 @@ impl KernelLists {
     }
 
     /// `hasKernelForDispatchKey`.
+    #[doc(alias = "hasKernelForDispatchKey")]
     pub(crate) fn has(&self, k: DispatchKey) -> bool {
         self.list(k).is_some()
     }
 
     /// `hasKernelForAnyDispatchKey`: a kernel at a non-alias key in `ks`.
+    #[doc(alias = "hasKernelForAnyDispatchKey")]
     pub(crate) fn has_any(&self, ks: DispatchKeySet) -> bool {
         self.keys().any(|k| !k.is_alias() && ks.has(k))
     }
@@ -192,6 +194,7 @@ fn facts_by_slot() -> &'static [KeyFacts; NUM_RUNTIME_ENTRIES] {
 }
 
 /// `computeDispatchTableEntryWithDebug`: the kernel for runtime key `k`.
+#[doc(alias = "computeDispatchTableEntryWithDebug")]
 pub(crate) fn compute_entry(
     kernels: &KernelLists,
     fallbacks: &Fallbacks,
@@ -344,6 +347,7 @@ impl TableKernel {
     }
 
     /// `callBoxed`.
+    #[doc(alias = "callBoxed")]
     #[inline(always)]
     pub(crate) fn call_boxed(
         &self,

@@ -9,19 +9,31 @@
 //! registration leaves no trace), then change the registry, then republish
 //! the affected operators' tables. Every write returns a
 //! [`RegistrationHandle`] whose drop undoes exactly that registration.
+//!
+//! Registration listeners are never called with the mutex held, so a
+//! listener may look operators up, or register and deregister, on the same
+//! dispatcher. Each change queues its event while it still holds the mutex,
+//! which fixes the order of the events to the order of the changes; once the
+//! mutex is released, one thread at a time delivers the queue in that order.
+//! A registration returns after its own event has been delivered, except
+//! when it was made by a listener, during a delivery on the same thread: its
+//! event is then delivered right after the one being delivered.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
+use std::thread::ThreadId;
 
 use aten_boxing::schema::{FunctionSchema, OperatorName};
 use aten_boxing::KernelFunction;
 use c10_core::dispatch_key_set::get_runtime_dispatch_key_set;
+use c10_core::warning::{warn, SourceLocation, Warning, WarningHandlerGuard};
 use c10_core::{DispatchKey, Error, Result, NUM_RUNTIME_ENTRIES};
 
 use crate::annotated_kernel::AnnotatedKernel;
 use crate::dispatch_key_extractor::DispatchKeyExtractor;
 use crate::dispatch_table::{DispatchTable, KernelLists};
+use crate::library::StaticRegistrationError;
 use crate::operator_entry::{
     AliasAnalysisKind, EntryState, OperatorEntry, SchemaRegistration, SignatureRecord,
 };
@@ -30,14 +42,48 @@ use crate::registration_handle::RegistrationHandle;
 
 /// What a registration listener hears about.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[doc(alias = "OpRegistrationListener")]
 pub enum RegistrationEvent {
     /// An operator got its def (`onOperatorRegistered`).
+    #[doc(alias = "onOperatorRegistered")]
     OperatorRegistered(OperatorName),
     /// An operator lost its def (`onOperatorDeregistered`).
+    #[doc(alias = "onOperatorDeregistered")]
     OperatorDeregistered(OperatorName),
 }
 
-type Listener = Arc<dyn Fn(&RegistrationEvent) + Send + Sync>;
+/// A registered listener (`OpRegistrationListener`).
+struct ListenerEntry {
+    id: u64,
+    /// Set when its handle is dropped: events queued before then are not
+    /// delivered to it any more.
+    removed: AtomicBool,
+    on_event: Box<dyn Fn(&RegistrationEvent) + Send + Sync>,
+}
+
+type Listener = Arc<ListenerEntry>;
+
+/// An event waiting for delivery, with the listeners registered when the
+/// change happened.
+struct PendingEvent {
+    seq: u64,
+    event: RegistrationEvent,
+    listeners: Vec<Listener>,
+}
+
+/// The events of changes made but not yet told to the listeners.
+#[derive(Default)]
+struct NotificationQueue {
+    pending: VecDeque<PendingEvent>,
+    /// The number the next queued event gets (numbers start at 1).
+    next_seq: u64,
+    /// Every event numbered up to this one has been delivered.
+    done_through: u64,
+    /// The event being delivered now (0: none).
+    in_progress: u64,
+    /// The thread delivering events, if any.
+    deliverer: Option<ThreadId>,
+}
 
 pub(crate) struct DispatcherState {
     pub(crate) operators: HashMap<OperatorName, Arc<OperatorEntry>>,
@@ -48,12 +94,19 @@ pub(crate) struct DispatcherState {
     fallback_table: Option<DispatchTable>,
     /// Namespaces with a `TORCH_LIBRARY` (DEF) block, and its debug string.
     libraries: HashMap<String, (u64, Arc<str>)>,
-    listeners: Vec<(u64, Listener)>,
+    listeners: Vec<Listener>,
+    /// The static registration blocks that failed on this dispatcher.
+    static_errors: Vec<StaticRegistrationError>,
 }
 
 pub(crate) struct DispatcherInner {
     state: Mutex<DispatcherState>,
     next_id: AtomicU64,
+    /// Taken after `state` (never the other way round) and never held while
+    /// a listener runs.
+    notifications: Mutex<NotificationQueue>,
+    /// Signalled when a delivery round ends.
+    delivered: Condvar,
 }
 
 impl DispatcherInner {
@@ -64,6 +117,89 @@ impl DispatcherInner {
 
     fn fresh_id(&self) -> u64 {
         self.next_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    fn lock_notifications(&self) -> MutexGuard<'_, NotificationQueue> {
+        // The queue is only changed by whole-field updates; a panic cannot
+        // leave it half-written.
+        self.notifications.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Queues `event` for `listeners` (the caller holds the dispatcher's
+    /// mutex, which orders the events like the changes). Returns the event's
+    /// number, or `None` when nobody listens.
+    fn enqueue(&self, listeners: Vec<Listener>, event: RegistrationEvent) -> Option<u64> {
+        if listeners.is_empty() {
+            return None;
+        }
+        let mut queue = self.lock_notifications();
+        queue.next_seq += 1;
+        let seq = queue.next_seq;
+        queue.pending.push_back(PendingEvent {
+            seq,
+            event,
+            listeners,
+        });
+        Some(seq)
+    }
+
+    /// Delivers the queued events up to `seq` (with the dispatcher's mutex
+    /// released). Returns at once when this thread is already delivering (a
+    /// listener registered something): the running delivery delivers the
+    /// new event next. Waits while another thread delivers.
+    fn deliver_through(&self, seq: Option<u64>) {
+        let Some(seq) = seq else { return };
+        let me = std::thread::current().id();
+        let mut queue = self.lock_notifications();
+        loop {
+            if queue.done_through >= seq {
+                return;
+            }
+            match queue.deliverer {
+                Some(t) if t == me => return,
+                Some(_) => {
+                    queue = self
+                        .delivered
+                        .wait(queue)
+                        .unwrap_or_else(|p| p.into_inner());
+                }
+                None => break,
+            }
+        }
+        queue.deliverer = Some(me);
+        // Ends the round even when a listener panics, so that other threads
+        // do not wait for ever.
+        let round = DeliveryRound(self);
+        while let Some(item) = queue.pending.pop_front() {
+            queue.in_progress = item.seq;
+            drop(queue);
+            for listener in &item.listeners {
+                if !listener.removed.load(Ordering::Acquire) {
+                    (listener.on_event)(&item.event);
+                }
+            }
+            queue = self.lock_notifications();
+            queue.done_through = item.seq;
+            queue.in_progress = 0;
+        }
+        drop(queue);
+        drop(round);
+    }
+}
+
+/// One thread's turn at delivering events; see
+/// [`DispatcherInner::deliver_through`].
+struct DeliveryRound<'a>(&'a DispatcherInner);
+
+impl Drop for DeliveryRound<'_> {
+    fn drop(&mut self) {
+        let mut queue = self.0.lock_notifications();
+        // A listener that panicked had its event delivered as far as it went.
+        queue.done_through = queue.done_through.max(queue.in_progress);
+        queue.in_progress = 0;
+        queue.deliverer = None;
+        drop(queue);
+        self.0.delivered.notify_all();
     }
 }
 
@@ -93,21 +229,89 @@ impl Dispatcher {
                     fallbacks: vec![None; NUM_RUNTIME_ENTRIES],
                     libraries: HashMap::new(),
                     listeners: Vec::new(),
+                    static_errors: Vec::new(),
                 }),
                 next_id: AtomicU64::new(1),
+                notifications: Mutex::new(NotificationQueue::default()),
+                delivered: Condvar::new(),
             }),
         }
     }
 
     /// The process-wide dispatcher. The first call runs every static
     /// registration linked into the program (fallbacks, then defs, then
-    /// impls).
+    /// impls). Blocks that fail are kept
+    /// ([`static_registration_errors`](Self::static_registration_errors))
+    /// and reported through [`c10_core::warning`], after the dispatcher is
+    /// in place (so a warning handler may use it).
     pub fn global() -> &'static Dispatcher {
-        GLOBAL.get_or_init(|| {
+        let mut raised = None;
+        let dispatcher = GLOBAL.get_or_init(|| {
             let dispatcher = Dispatcher::new();
-            crate::library::run_static_registrations(&dispatcher);
+            // Hold back the warnings raised while registering until the
+            // global dispatcher exists.
+            let held = Arc::new(Mutex::new(Vec::new()));
+            let sink = Arc::clone(&held);
+            let guard = WarningHandlerGuard::new(move |w: &Warning| {
+                sink.lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push(w.clone());
+            });
+            let errors = crate::library::run_static_registrations(&dispatcher);
+            drop(guard);
+            let mut held = std::mem::take(&mut *held.lock().unwrap_or_else(|p| p.into_inner()));
+            held.extend(errors.iter().map(static_error_warning));
+            dispatcher.inner.lock().static_errors = errors;
+            raised = Some(held);
             dispatcher
-        })
+        });
+        for warning in raised.into_iter().flatten() {
+            warn(warning);
+        }
+        dispatcher
+    }
+
+    /// Runs every static registration block linked into the program on this
+    /// dispatcher, as [`global`](Self::global) does on first use, and
+    /// returns the blocks that failed (also kept, see
+    /// [`static_registration_errors`](Self::static_registration_errors)).
+    /// For isolated dispatchers in tests; the failures are not warned about.
+    pub fn run_static_registrations(&self) -> Vec<StaticRegistrationError> {
+        let errors = crate::library::run_static_registrations(self);
+        self.inner
+            .lock()
+            .static_errors
+            .extend(errors.iter().cloned());
+        errors
+    }
+
+    /// The static registration blocks that failed on this dispatcher
+    /// (PyTorch aborts the process at the first one; here each failed block
+    /// registers nothing and the others go on).
+    pub fn static_registration_errors(&self) -> Vec<StaticRegistrationError> {
+        self.inner.lock().static_errors.clone()
+    }
+
+    /// `Ok` when every static registration block ran; otherwise an error
+    /// listing the blocks that failed, one entry each (continuation lines
+    /// indented).
+    pub fn check_static_registrations(&self) -> Result<()> {
+        let errors = self.static_registration_errors();
+        if errors.is_empty() {
+            return Ok(());
+        }
+        let mut report = format!(
+            "{} static registration block{} failed:",
+            errors.len(),
+            if errors.len() == 1 { "" } else { "s" }
+        );
+        for e in &errors {
+            // Multi-line messages (a schema error's caret) stay indented
+            // under their block.
+            report.push_str("\n  ");
+            report.push_str(&e.to_string().replace('\n', "\n    "));
+        }
+        Err(Error::runtime(report))
     }
 
     /// Whether both handles share one registry.
@@ -120,17 +324,20 @@ impl Dispatcher {
     }
 
     /// `findOp`: the operator, if anything is registered for it.
+    #[doc(alias = "findOp")]
     pub fn find_op(&self, name: &OperatorName) -> Option<OperatorHandle> {
         let entry = self.inner.lock().operators.get(name).cloned()?;
         Some(self.handle(entry))
     }
 
     /// `findSchema`: the operator, if it has a def.
+    #[doc(alias = "findSchema")]
     pub fn find_schema(&self, name: &OperatorName) -> Option<OperatorHandle> {
         self.find_op(name).filter(|op| op.has_schema())
     }
 
     /// `findSchemaOrThrow("ns::name", "overload")`.
+    #[doc(alias = "findSchemaOrThrow")]
     pub fn find_schema_or_throw(&self, name: &str, overload: &str) -> Result<OperatorHandle> {
         let full = if overload.is_empty() {
             name.to_string()
@@ -150,6 +357,7 @@ impl Dispatcher {
     }
 
     /// Every registered operator name, sorted.
+    #[doc(alias = "getAllOpNames")]
     pub fn all_op_names(&self) -> Vec<OperatorName> {
         let mut names: Vec<OperatorName> = self.inner.lock().operators.keys().cloned().collect();
         names.sort_by_key(ToString::to_string);
@@ -157,6 +365,7 @@ impl Dispatcher {
     }
 
     /// `findDanglingImpls`: operators with kernels but no def.
+    #[doc(alias = "findDanglingImpls")]
     pub fn find_dangling_impls(&self) -> Vec<OperatorHandle> {
         let entries: Vec<Arc<OperatorEntry>> =
             self.inner.lock().operators.values().cloned().collect();
@@ -198,13 +407,18 @@ impl Dispatcher {
         }
     }
 
-    fn notify(state: &DispatcherState, event: RegistrationEvent) {
-        for (_, listener) in &state.listeners {
-            listener(&event);
-        }
+    /// Queues `event` for every current listener; the caller holds the
+    /// mutex and passes the result to `deliver_through` after releasing it.
+    fn notify(
+        inner: &DispatcherInner,
+        state: &DispatcherState,
+        event: RegistrationEvent,
+    ) -> Option<u64> {
+        inner.enqueue(state.listeners.clone(), event)
     }
 
     /// `registerDef`: defines an operator.
+    #[doc(alias = "registerDef")]
     pub fn register_def(
         &self,
         schema: FunctionSchema,
@@ -247,9 +461,14 @@ impl Dispatcher {
         es.schema = Some(registration);
         entry.republish(&es);
         drop(es);
-        Self::notify(&state, RegistrationEvent::OperatorRegistered(name));
+        let event = Self::notify(
+            &self.inner,
+            &state,
+            RegistrationEvent::OperatorRegistered(name),
+        );
+        drop(state);
         let inner = Arc::downgrade(&self.inner);
-        Ok(RegistrationHandle::new(move || {
+        let handle = RegistrationHandle::new(move || {
             let Some(inner) = inner.upgrade() else { return };
             let mut state = inner.lock();
             let mut es = entry.lock();
@@ -258,16 +477,22 @@ impl Dispatcher {
                 entry.republish(&es);
                 Self::drop_entry_if_unused(&mut state, &entry, &es);
                 drop(es);
-                Self::notify(
+                let event = Self::notify(
+                    &inner,
                     &state,
                     RegistrationEvent::OperatorDeregistered(entry.operator_name().clone()),
                 );
+                drop(state);
+                inner.deliver_through(event);
             }
-        }))
+        });
+        self.inner.deliver_through(event);
+        Ok(handle)
     }
 
     /// `registerImpl`: a kernel for `name` at `key` (`None`: catch-all,
     /// which is CompositeImplicitAutograd).
+    #[doc(alias = "registerImpl")]
     pub fn register_impl(
         &self,
         name: OperatorName,
@@ -318,9 +543,13 @@ impl Dispatcher {
             Self::drop_entry_if_unused(&mut state, &entry, &es);
             return Err(e);
         }
-        if es.kernels.has(key) && key != DispatchKey::Meta {
-            warn_override_once(&name, key, &annotated.debug);
-        }
+        // Raised once the locks are released: a warning handler may use the
+        // dispatcher.
+        let warning = if es.kernels.has(key) && key != DispatchKey::Meta {
+            override_warning_once(&es, &name, key, &annotated.debug)
+        } else {
+            None
+        };
         if es.signature.is_none() {
             if let Some(signature) = annotated.kernel.cpp_signature() {
                 es.signature = Some(SignatureRecord {
@@ -334,6 +563,10 @@ impl Dispatcher {
         es.kernels.push(key, annotated);
         entry.update_after_change(&es, &state.fallbacks, Some(key));
         drop(es);
+        drop(state);
+        if let Some(warning) = warning {
+            warn(warning);
+        }
         let inner = Arc::downgrade(&self.inner);
         Ok(RegistrationHandle::new(move || {
             let Some(inner) = inner.upgrade() else { return };
@@ -355,6 +588,7 @@ impl Dispatcher {
 
     /// `registerFallback`: a kernel for every operator at `key` (an alias
     /// key fans out to its runtime keys).
+    #[doc(alias = "registerFallback")]
     pub fn register_fallback(
         &self,
         key: DispatchKey,
@@ -431,24 +665,51 @@ impl Dispatcher {
     }
 
     /// `addRegistrationListener`: `listener` hears of every def added or
-    /// removed from now on, and at once of every operator already defined.
+    /// removed from now on, and at once of every operator already defined
+    /// (in the order of their defs).
+    ///
+    /// The listener runs without the dispatcher's lock held: it may look
+    /// operators up and register or deregister on this dispatcher. It hears
+    /// the events of one dispatcher one at a time, in the order the changes
+    /// happened. After its handle is dropped it hears nothing more.
+    #[doc(alias = "addRegistrationListener")]
     pub fn add_registration_listener(
         &self,
         listener: impl Fn(&RegistrationEvent) + Send + Sync + 'static,
     ) -> RegistrationHandle {
-        let listener: Listener = Arc::new(listener);
-        let mut state = self.inner.lock();
-        for (name, entry) in &state.operators {
-            if entry.has_schema() {
-                listener(&RegistrationEvent::OperatorRegistered(name.clone()));
-            }
-        }
         let id = self.inner.fresh_id();
-        state.listeners.push((id, listener));
+        let listener: Listener = Arc::new(ListenerEntry {
+            id,
+            removed: AtomicBool::new(false),
+            on_event: Box::new(listener),
+        });
+        let mut state = self.inner.lock();
+        let mut defined: Vec<(u64, OperatorName)> = state
+            .operators
+            .iter()
+            .filter_map(|(name, entry)| {
+                let def_id = entry.lock().schema.as_ref().map(|s| s.id)?;
+                Some((def_id, name.clone()))
+            })
+            .collect();
+        defined.sort_unstable_by_key(|(def_id, _)| *def_id);
+        // Queued under the mutex: later changes queue their events after
+        // these, and none of these changes is queued again for this listener.
+        let mut last = None;
+        for (_, name) in defined {
+            last = self.inner.enqueue(
+                vec![Arc::clone(&listener)],
+                RegistrationEvent::OperatorRegistered(name),
+            );
+        }
+        state.listeners.push(Arc::clone(&listener));
+        drop(state);
+        self.inner.deliver_through(last);
         let inner = Arc::downgrade(&self.inner);
         RegistrationHandle::new(move || {
+            listener.removed.store(true, Ordering::Release);
             if let Some(inner) = inner.upgrade() {
-                inner.lock().listeners.retain(|(i, _)| *i != id);
+                inner.lock().listeners.retain(|l| l.id != id);
             }
         })
     }
@@ -459,6 +720,7 @@ impl Dispatcher {
     }
 
     /// `checkInvariants` for every operator.
+    #[doc(alias = "checkInvariants")]
     pub fn check_all_invariants(&self) -> Result<()> {
         let state = self.inner.lock();
         for entry in state.operators.values() {
@@ -468,12 +730,47 @@ impl Dispatcher {
     }
 }
 
+/// The warning that reports a failed static registration block.
+fn static_error_warning(error: &StaticRegistrationError) -> Warning {
+    Warning::user(
+        SourceLocation {
+            function: "static registration",
+            file: error.file,
+            line: error.line,
+        },
+        error.to_string(),
+    )
+}
+
 static OVERRIDE_WARNED: AtomicBool = AtomicBool::new(false);
 
-fn warn_override_once(name: &OperatorName, key: DispatchKey, debug: &str) {
-    if !OVERRIDE_WARNED.swap(true, Ordering::Relaxed) {
-        eprintln!(
-            "Warning: Warning only once for all operators,  other operators may also be overridden.\n  Overriding a previously registered kernel for the same operator and the same dispatch key\n  operator: {name}\n  dispatch key: {key}\n       new kernel: {debug}"
-        );
+/// PyTorch's `TORCH_WARN_ONCE` when a kernel replaces another at the same
+/// operator and key, the first time only (for [`c10_core::warning::warn`]).
+fn override_warning_once(
+    es: &EntryState,
+    name: &OperatorName,
+    key: DispatchKey,
+    debug: &str,
+) -> Option<Warning> {
+    if OVERRIDE_WARNED.swap(true, Ordering::Relaxed) {
+        return None;
     }
+    let (operator, operator_debug) = match &es.schema {
+        Some(def) => (def.schema.to_string(), def.debug.to_string()),
+        None => (name.to_string(), "no debug info".to_string()),
+    };
+    let previous = es
+        .signature
+        .as_ref()
+        .map_or("no debug info".to_string(), |s| s.debug.to_string());
+    Some(Warning::user(
+        SourceLocation {
+            function: "registerKernel",
+            file: file!(),
+            line: line!(),
+        },
+        format!(
+            "Warning only once for all operators,  other operators may also be overridden.\n  Overriding a previously registered kernel for the same operator and the same dispatch key\n  operator: {operator}\n    {operator_debug}\n  dispatch key: {key}\n  previous kernel: {previous}\n       new kernel: {debug}"
+        ),
+    ))
 }

@@ -31,7 +31,7 @@ pub mod trace;
 
 pub use dispatch_table::Provenance;
 pub use dispatcher::{Dispatcher, RegistrationEvent};
-pub use library::{CppFunction, Library, LibraryKind};
+pub use library::{CppFunction, Library, LibraryKind, StaticRegistrationError};
 pub use operator_entry::{AliasAnalysisKind, OperatorEntry};
 pub use operator_handle::{OperatorHandle, TypedOperatorHandle};
 pub use registration_handle::RegistrationHandle;

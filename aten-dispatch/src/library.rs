@@ -12,9 +12,10 @@
 //! [`torch_library_fragment!`](crate::torch_library_fragment),
 //! [`torch_library_impl!`](crate::torch_library_impl)) are collected at link
 //! time and run by [`Dispatcher::global`]: backend fallbacks, then
-//! definitions, then implementations.
-
-use std::sync::Mutex;
+//! definitions, then implementations. A block that fails registers nothing;
+//! the failure is kept ([`Dispatcher::static_registration_errors`],
+//! [`Dispatcher::check_static_registrations`]) and reported as a warning
+//! ([`c10_core::warning`]).
 
 use aten_boxing::kernel_function::KernelFunctor;
 use aten_boxing::schema::{FunctionSchema, OperatorName};
@@ -29,10 +30,13 @@ use crate::registration_handle::RegistrationHandle;
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum LibraryKind {
     /// `TORCH_LIBRARY`: the unique block defining a namespace.
+    #[doc(alias = "TORCH_LIBRARY")]
     Def,
     /// `TORCH_LIBRARY_IMPL`: kernels for one dispatch key.
+    #[doc(alias = "TORCH_LIBRARY_IMPL")]
     Impl,
     /// `TORCH_LIBRARY_FRAGMENT`: more definitions for a namespace.
+    #[doc(alias = "TORCH_LIBRARY_FRAGMENT")]
     Fragment,
 }
 
@@ -58,11 +62,13 @@ pub struct CppFunction {
 
 impl CppFunction {
     /// A Rust function or closure (its boxed wrapper is made automatically).
+    #[doc(alias = "makeFromUnboxedFunction")]
     pub fn from_unboxed<M, F: KernelFunctor<M>>(f: F) -> CppFunction {
         CppFunction::from_kernel(KernelFunction::make_from_unboxed_closure(f))
     }
 
     /// A boxed kernel.
+    #[doc(alias = "makeFromBoxedFunction")]
     pub fn from_boxed(
         f: impl Fn(&dyn BoxedOperator, DispatchKeySet, &mut Stack) -> Result<()> + Send + Sync + 'static,
     ) -> CppFunction {
@@ -70,11 +76,13 @@ impl CppFunction {
     }
 
     /// `makeFallthrough()`.
+    #[doc(alias = "makeFallthrough")]
     pub fn fallthrough() -> CppFunction {
         CppFunction::from_kernel(KernelFunction::make_fallthrough())
     }
 
     /// `makeNamedNotSupported()`.
+    #[doc(alias = "makeNamedNotSupported")]
     pub fn named_not_supported() -> CppFunction {
         CppFunction::from_kernel(KernelFunction::make_named_not_supported())
     }
@@ -185,6 +193,7 @@ impl Library {
 
     /// `def` with an explicit alias-analysis kind (`None`: leave it unset, as
     /// `def(parseSchema(...))` does) and tags.
+    #[doc(alias = "def")]
     pub fn def_with(
         &mut self,
         schema: &str,
@@ -202,6 +211,7 @@ impl Library {
     /// `def(name_or_schema, f)`: defines an operator and registers `f` as
     /// its catch-all kernel (or at `f`'s key). With a bare name the schema is
     /// inferred from `f` and alias analysis is CONSERVATIVE.
+    #[doc(alias = "def")]
     pub fn def_fn(&mut self, name_or_schema: &str, f: CppFunction) -> Result<&mut Library> {
         let (schema, alias) = if name_or_schema.contains('(') {
             (
@@ -231,6 +241,7 @@ impl Library {
 
     /// `impl(name, f)`: registers `f` for the operator `name` (`op`,
     /// `op.overload` or `ns::op.overload`) at the block's key, or at `f`'s.
+    #[doc(alias = "impl")]
     pub fn impl_(&mut self, name: &str, f: impl Into<CppFunction>) -> Result<&mut Library> {
         let f = f.into();
         let name = self.qualify_name(name)?;
@@ -380,17 +391,44 @@ pub use linkme as __linkme;
 #[linkme::distributed_slice]
 pub static STATIC_LIBRARIES: [StaticLibrary];
 
-static STATIC_ERRORS: Mutex<Vec<String>> = Mutex::new(Vec::new());
-
-/// Errors raised by static registrations (also printed to stderr).
-pub fn static_registration_errors() -> Vec<String> {
-    STATIC_ERRORS
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .clone()
+/// A static registration block that failed. Its own registrations are
+/// undone; every other block still ran. See
+/// [`Dispatcher::static_registration_errors`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StaticRegistrationError {
+    /// The block's kind.
+    pub kind: LibraryKind,
+    /// Its namespace (`_` for global fallbacks).
+    pub ns: &'static str,
+    /// Its dispatch key (`None`: catch-all).
+    pub key: Option<DispatchKey>,
+    /// Source file of the block.
+    pub file: &'static str,
+    /// Source line of the block.
+    pub line: u32,
+    /// Why it failed.
+    pub error: Error,
 }
 
-pub(crate) fn run_static_registrations(dispatcher: &Dispatcher) {
+impl std::fmt::Display for StaticRegistrationError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}({}", self.kind.name(), self.ns)?;
+        if let Some(key) = self.key {
+            write!(f, ", {key}")?;
+        }
+        write!(
+            f,
+            ") block at {}:{} failed and registered nothing: {}",
+            self.file,
+            self.line,
+            self.error.message()
+        )
+    }
+}
+
+/// Runs every linked static block on `dispatcher`; returns the blocks that
+/// failed (the caller records and reports them).
+pub(crate) fn run_static_registrations(dispatcher: &Dispatcher) -> Vec<StaticRegistrationError> {
     let mut blocks: Vec<&StaticLibrary> = STATIC_LIBRARIES.iter().collect();
     // Backend fallbacks (`_` blocks, which need no operator) first, so every
     // operator is created with them already in place rather than refreshed
@@ -401,6 +439,7 @@ pub(crate) fn run_static_registrations(dispatcher: &Dispatcher) {
         (LibraryKind::Impl, _) => 2,
         _ => 1,
     });
+    let mut errors = Vec::new();
     for block in blocks {
         let result = Library::with_dispatcher(
             dispatcher, block.kind, block.ns, block.key, block.file, block.line,
@@ -410,17 +449,18 @@ pub(crate) fn run_static_registrations(dispatcher: &Dispatcher) {
             lib.leak();
             Ok(())
         });
-        if let Err(e) = result {
-            eprintln!(
-                "error in static registration at {}:{}: {e}",
-                block.file, block.line
-            );
-            STATIC_ERRORS
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .push(e.to_string());
+        if let Err(error) = result {
+            errors.push(StaticRegistrationError {
+                kind: block.kind,
+                ns: block.ns,
+                key: block.key,
+                file: block.file,
+                line: block.line,
+                error,
+            });
         }
     }
+    errors
 }
 
 /// Shared body of the static registration macros.
@@ -445,6 +485,7 @@ macro_rules! __static_library {
 
 /// `TORCH_LIBRARY(ns, m) { ... }`: `torch_library!(ns, |m| { m.def("...")?; Ok(()) });`
 #[macro_export]
+#[doc(alias = "TORCH_LIBRARY")]
 macro_rules! torch_library {
     ($ns:ident, $init:expr) => {
         $crate::__static_library!(
@@ -458,6 +499,7 @@ macro_rules! torch_library {
 
 /// `TORCH_LIBRARY_FRAGMENT(ns, m) { ... }`.
 #[macro_export]
+#[doc(alias = "TORCH_LIBRARY_FRAGMENT")]
 macro_rules! torch_library_fragment {
     ($ns:ident, $init:expr) => {
         $crate::__static_library!(
@@ -471,6 +513,7 @@ macro_rules! torch_library_fragment {
 
 /// `TORCH_LIBRARY_IMPL(ns, Key, m) { ... }` (`_` as `ns` for fallbacks).
 #[macro_export]
+#[doc(alias = "TORCH_LIBRARY_IMPL")]
 macro_rules! torch_library_impl {
     ($ns:tt, $key:ident, $init:expr) => {
         $crate::__static_library!(

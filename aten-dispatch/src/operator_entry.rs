@@ -198,6 +198,7 @@ impl OperatorEntry {
     }
 
     /// `dumpState()`: the registrations, in PyTorch's format.
+    #[doc(alias = "dumpState")]
     pub fn dump_state(&self) -> String {
         let state = self.lock();
         Self::dump_state_of(&self.name, &state)
@@ -236,6 +237,7 @@ impl OperatorEntry {
 
     /// `dumpComputedTable()`: the slot of `Undefined` and of every runtime
     /// key that has a kernel, with the rule that placed it.
+    #[doc(alias = "dumpComputedTable")]
     pub fn dump_computed_table(&self, fallbacks: &Fallbacks) -> String {
         let state = self.lock();
         Self::dump_computed_table_of(&state, fallbacks)
@@ -274,6 +276,7 @@ impl OperatorEntry {
 
     /// `reportError(k)`: the missing-kernel error for a call that landed on
     /// the empty slot of `k`.
+    #[doc(alias = "reportError")]
     pub(crate) fn report_error(&self, k: DispatchKey, fallbacks: &Fallbacks) -> Error {
         let state = self.lock();
         let available = Self::list_all_dispatch_keys(&state, fallbacks);
@@ -290,6 +293,7 @@ impl OperatorEntry {
     }
 
     /// `checkInvariants()`: the published table equals a recomputation.
+    #[doc(alias = "checkInvariants")]
     pub fn check_invariants(&self, fallbacks: &Fallbacks) -> Result<()> {
         let state = self.lock();
         if let Some(def) = &state.schema {

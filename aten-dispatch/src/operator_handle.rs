@@ -16,7 +16,7 @@ use aten_boxing::schema::{FunctionSchema, OperatorName};
 use aten_boxing::{ArgList, BoxedOperator, CppSignature, Stack};
 use c10_core::{DispatchKey, DispatchKeySet, Error, Result};
 
-use crate::dispatch_key_extractor::apply_tls;
+use crate::dispatch_key_extractor::get_dispatch_key_set_unboxed;
 use crate::dispatcher::DispatcherInner;
 use crate::operator_entry::{OperatorEntry, SignatureRecord};
 use crate::trace;
@@ -56,17 +56,20 @@ impl OperatorHandle {
     }
 
     /// `hasKernelForDispatchKey(k)`: a kernel registered directly at `k`.
+    #[doc(alias = "hasKernelForDispatchKey")]
     pub fn has_kernel_for_dispatch_key(&self, k: DispatchKey) -> bool {
         self.entry.lock().kernels.has(k)
     }
 
     /// `hasKernelForAnyDispatchKey(ks)`: a kernel at a non-alias key in `ks`.
+    #[doc(alias = "hasKernelForAnyDispatchKey")]
     pub fn has_kernel_for_any_dispatch_key(&self, ks: DispatchKeySet) -> bool {
         self.entry.lock().kernels.has_any(ks)
     }
 
     /// `hasComputedKernelForDispatchKey(k)`: whether the computed table has a
     /// kernel in `k`'s slot (whatever rule put it there).
+    #[doc(alias = "hasComputedKernelForDispatchKey")]
     pub fn has_computed_kernel_for_dispatch_key(&self, k: DispatchKey) -> bool {
         k.is_runtime()
             && self
@@ -78,17 +81,20 @@ impl OperatorHandle {
     }
 
     /// `dumpState()` (`torch._C._dispatch_dump`).
+    #[doc(alias = "dumpState")]
     pub fn dump_state(&self) -> String {
         self.entry.dump_state()
     }
 
     /// `dumpComputedTable()` (`torch._C._dispatch_dump_table`).
+    #[doc(alias = "dumpComputedTable")]
     pub fn dump_computed_table(&self) -> String {
         let state = self.dispatcher.lock();
         self.entry.dump_computed_table(&state.fallbacks)
     }
 
     /// `checkInvariants()`.
+    #[doc(alias = "checkInvariants")]
     pub fn check_invariants(&self) -> Result<()> {
         let state = self.dispatcher.lock();
         self.entry.check_invariants(&state.fallbacks)
@@ -145,13 +151,14 @@ impl OperatorHandle {
     }
 
     /// `callBoxed`: the arguments are on `stack`; the returns replace them.
+    #[doc(alias = "callBoxed")]
     pub fn call_boxed(&self, stack: &mut Stack) -> Result<()> {
         let published = self.entry.published();
-        let keys = published
-            .extractor
-            .keys_from_stack(stack, self.operator_name())?;
-        let keys = apply_tls(keys);
-        let keys = keys & published.table.mask_for(keys);
+        let keys = published.extractor.get_dispatch_key_set_boxed(
+            stack,
+            self.operator_name(),
+            &published.table,
+        )?;
         let Some(kernel) = published.table.lookup(keys) else {
             return Err(self.missing(keys.highest_priority_type_id()));
         };
@@ -160,6 +167,7 @@ impl OperatorHandle {
     }
 
     /// `redispatchBoxed`: continues a boxed call with `keys`.
+    #[doc(alias = "redispatchBoxed")]
     pub fn redispatch_boxed(&self, keys: DispatchKeySet, stack: &mut Stack) -> Result<()> {
         let published = self.entry.published();
         let Some(kernel) = published.table.lookup(keys) else {
@@ -226,8 +234,7 @@ impl<S: 'static, R: KernelReturn> TypedOperatorHandle<S, R> {
     #[inline]
     pub fn call<Args: ArgList<Static = S>>(&self, args: Args) -> Result<R> {
         let published = self.op.entry.published();
-        let keys = apply_tls(args.dispatch_key_set());
-        let keys = keys & published.table.mask_for(keys);
+        let keys = get_dispatch_key_set_unboxed(&args, &published.table);
         let Some(kernel) = published.table.lookup(keys) else {
             return Err(self.op.missing(keys.highest_priority_type_id()));
         };

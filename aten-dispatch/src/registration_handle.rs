@@ -4,6 +4,7 @@
 /// Undoes its registration when dropped; [`forget`](Self::forget) keeps the
 /// registration for the life of the dispatcher.
 #[must_use = "dropping the handle undoes the registration at once"]
+#[doc(alias = "RegistrationHandleRAII")]
 pub struct RegistrationHandle {
     undo: Option<Box<dyn FnOnce() + Send + Sync>>,
 }

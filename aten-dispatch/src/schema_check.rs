@@ -96,6 +96,7 @@ fn normalize_inferred(t: &str) -> String {
 
 /// `findSchemaDifferences(def, inferred)`: the first difference, in
 /// PyTorch's words, or `None`.
+#[doc(alias = "findSchemaDifferences")]
 pub(crate) fn find_schema_differences(
     def: &FunctionSchema,
     inferred_args: &[String],

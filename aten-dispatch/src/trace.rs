@@ -5,7 +5,9 @@
 //! cost is one relaxed atomic load per call.
 //!
 //! [`capture`] collects the lines of a closure's calls on this thread instead
-//! of printing them (for tests and the tour).
+//! of printing them (for tests and the tour); [`TraceCapture`] is the same as
+//! a guard. Either way the thread's previous state comes back when the
+//! capture ends, also when it ends by a panic.
 
 use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -32,6 +34,7 @@ thread_local! {
 
 /// Whether tracing is on (the environment variable, or a capture on this thread).
 #[inline(always)]
+#[doc(alias = "TORCH_SHOW_DISPATCH_TRACE")]
 pub fn enabled() -> bool {
     match STATE.load(Ordering::Relaxed) {
         OFF => false,
@@ -84,19 +87,73 @@ fn adjust_captures(delta: isize) {
 }
 
 /// Runs `f` and returns its result with the trace lines of this thread's
-/// calls during it.
+/// calls during it. If `f` panics, the thread's previous capture state is
+/// restored (and the lines are dropped) before the panic goes on.
+#[doc(alias = "TORCH_SHOW_DISPATCH_TRACE")]
 pub fn capture<T>(f: impl FnOnce() -> T) -> (T, String) {
-    let _ = base_state();
-    let was = CAPTURING.with(|c| c.replace(true));
-    adjust_captures(1);
-    let previous = SINK.with(|s| s.borrow_mut().replace(String::new()));
+    let capture = TraceCapture::start();
     let result = f();
-    let lines = SINK
-        .with(|s| std::mem::replace(&mut *s.borrow_mut(), previous))
-        .unwrap_or_default();
-    CAPTURING.with(|c| c.set(was));
-    adjust_captures(-1);
-    (result, lines)
+    (result, capture.finish())
+}
+
+/// A capture of this thread's trace lines, as a guard: from
+/// [`start`](Self::start) until [`finish`](Self::finish) (or the drop, which
+/// discards the lines), this thread's calls are traced into the capture
+/// instead of stderr. Ending it, by `finish`, a drop or a panic unwinding
+/// through it, restores the state the thread had before it (an enclosing
+/// capture goes on). Captures nest; end them in the reverse order of their
+/// starts.
+#[must_use = "the capture ends when the guard is dropped"]
+pub struct TraceCapture {
+    /// The thread's state before the capture: whether it was capturing, and
+    /// the enclosing capture's lines.
+    was_capturing: bool,
+    previous: Option<String>,
+    /// Whether the capture still has to be ended.
+    active: bool,
+    /// Thread-local state: the guard stays on its thread.
+    _not_send: std::marker::PhantomData<*const ()>,
+}
+
+impl TraceCapture {
+    /// Starts capturing this thread's trace lines.
+    pub fn start() -> TraceCapture {
+        let _ = base_state();
+        let was_capturing = CAPTURING.with(|c| c.replace(true));
+        adjust_captures(1);
+        let previous = SINK.with(|s| s.borrow_mut().replace(String::new()));
+        TraceCapture {
+            was_capturing,
+            previous,
+            active: true,
+            _not_send: std::marker::PhantomData,
+        }
+    }
+
+    /// Ends the capture and returns its lines.
+    pub fn finish(mut self) -> String {
+        self.restore()
+    }
+
+    /// Puts the previous state back; returns the captured lines.
+    fn restore(&mut self) -> String {
+        self.active = false;
+        let previous = self.previous.take();
+        let lines = SINK
+            .with(|s| std::mem::replace(&mut *s.borrow_mut(), previous))
+            .unwrap_or_default();
+        CAPTURING.with(|c| c.set(self.was_capturing));
+        adjust_captures(-1);
+        lines
+    }
+}
+
+impl Drop for TraceCapture {
+    fn drop(&mut self) {
+        if self.active {
+            self.restore();
+        }
+    }
 }
 
 /// Keeps the nesting level raised while a traced kernel runs.

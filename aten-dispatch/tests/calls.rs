@@ -392,3 +392,82 @@ fn boxed_calls_need_the_arguments() {
     );
     let _ = Result::<()>::Ok(());
 }
+
+#[test]
+fn a_panic_inside_a_trace_capture_restores_the_threads_trace_state() {
+    let d = Dispatcher::new();
+    let _fw = framework(&d);
+    let _fn = defined(&d, "fn(Tensor x) -> int");
+    let _gn = defined(&d, "gn(Tensor x) -> int");
+    let mut cpu = imp(&d, DispatchKey::CPU);
+    let kernel = |x: &TensorBase| {
+        if x.sizes()[0] == 2 {
+            panic!("kernel panics");
+        }
+        Ok(1i64)
+    };
+    cpu.impl_("fn", CppFunction::from_unboxed(kernel)).unwrap();
+    cpu.impl_("gn", CppFunction::from_unboxed(kernel)).unwrap();
+    let typed = d
+        .find_schema_or_throw("test::fn", "")
+        .unwrap()
+        .typed::<(&TensorBase,), i64>()
+        .unwrap();
+    // The inner captures trace `gn`, the outer one `fn`.
+    let inner_op = d
+        .find_schema_or_throw("test::gn", "")
+        .unwrap()
+        .typed::<(&TensorBase,), i64>()
+        .unwrap();
+    let t = tensor(DeviceType::CPU);
+    let panicking = TensorBase::from_impl(TensorImpl::new(
+        TensorImpl::default_key_set(Device::CPU),
+        ScalarType::Float,
+        Device::CPU,
+        vec![2],
+    ));
+    let traced_by_environment = std::env::var("ATEN_SHOW_DISPATCH_TRACE").is_ok_and(|v| v == "1");
+
+    // A panic in the captured closure, and one inside a traced kernel.
+    for inner in [
+        Box::new(|| -> i64 { panic!("closure panics") }) as Box<dyn Fn() -> i64>,
+        Box::new(|| inner_op.call((&panicking,)).unwrap()),
+    ] {
+        let (result, lines) = trace::capture(|| {
+            typed.call((&t,)).unwrap();
+            let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                trace::capture(|| {
+                    inner_op.call((&t,)).unwrap();
+                    inner()
+                })
+            }));
+            assert!(caught.is_err());
+            // The enclosing capture goes on, at the same nesting level.
+            typed.call((&t,)).unwrap()
+        });
+        assert_eq!(result, 1);
+        assert_eq!(
+            lines,
+            "[call] op=[test::fn], key=[CPU]\n[call] op=[test::fn], key=[CPU]\n"
+        );
+    }
+
+    // Outside any capture the thread is not tracing any more.
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        trace::capture(|| -> i64 { panic!("closure panics") })
+    }));
+    assert!(caught.is_err());
+    assert_eq!(trace::enabled(), traced_by_environment);
+
+    // The guard form ends the same way.
+    let caught = std::panic::catch_unwind(|| {
+        let _capture = trace::TraceCapture::start();
+        assert!(trace::enabled());
+        panic!("guard panics");
+    });
+    assert!(caught.is_err());
+    assert_eq!(trace::enabled(), traced_by_environment);
+    let capture = trace::TraceCapture::start();
+    typed.call((&t,)).unwrap();
+    assert_eq!(capture.finish(), "[call] op=[test::fn], key=[CPU]\n");
+}

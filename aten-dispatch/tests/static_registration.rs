@@ -31,7 +31,8 @@ torch_library_impl!(_, Meta, |m| {
 #[test]
 fn static_blocks_register_on_first_use() {
     let d = Dispatcher::global();
-    assert!(aten_dispatch::library::static_registration_errors().is_empty());
+    assert!(d.static_registration_errors().is_empty());
+    d.check_static_registrations().unwrap();
     let op = d.find_schema_or_throw("statictest::twice", "").unwrap();
     assert!(op.has_kernel_for_dispatch_key(DispatchKey::CPU));
     assert!(d.find_schema_or_throw("statictest::more", "").is_ok());

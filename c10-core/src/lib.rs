@@ -9,7 +9,8 @@
 //!   mappings;
 //! - the thread-local included/excluded sets and their RAII guards
 //!   ([`local_dispatch_key_set`]);
-//! - the [`Error`] type every layer returns ([`error`]);
+//! - the [`Error`] type every layer returns ([`error`]), and warnings with
+//!   their redirectable handler ([`warning`], PyTorch's `TORCH_WARN`);
 //! - the values operators take: [`ScalarType`], [`Device`], [`Layout`],
 //!   [`MemoryFormat`], [`Scalar`], [`Generator`];
 //! - [`Storage`] with its allocators and borrow discipline, [`TensorImpl`]
@@ -33,6 +34,7 @@ pub mod storage;
 pub mod tensor_impl;
 pub mod tensor_layout;
 pub mod type_promotion;
+pub mod warning;
 
 pub use device::{Device, DeviceType};
 pub use element::{Element, Numeric};

@@ -177,6 +177,7 @@ impl FunctionSchema {
 
     /// Parses a schema (PyTorch's `torch::jit::parseSchema`), failing with
     /// PyTorch's messages.
+    #[doc(alias = "parseSchema")]
     pub fn parse(text: &str) -> Result<FunctionSchema, Error> {
         match parser::parse_schema_or_name(text)? {
             SchemaOrName::Schema(schema) => Ok(schema),

@@ -1,10 +1,11 @@
 //! The C library's number conversions as PyTorch's schema lexer and parser
 //! use them: how far `strtod` reads (the lexer's `isNumber`), and
-//! `std::stod` / `std::stoll` with their exception texts (`"stod"`,
-//! `"stoll"`), which PyTorch lets surface as the error message.
+//! `std::stod` / `std::stoll` with their two failures. PyTorch lets the C++
+//! exception's text (`"stod"`, `"stoll"`) surface as the whole error
+//! message; the parser says instead what is wrong with which literal, ending
+//! with the function name.
 
-/// Why a `std::sto*` conversion failed; the message is the function name,
-/// exactly what `what()` of the C++ exception says.
+/// Why a `std::sto*` conversion failed (the parser turns it into a message).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub(crate) enum ConversionError {
     /// `std::invalid_argument`: no conversion could be performed.
@@ -284,16 +285,6 @@ pub(crate) fn stoll(text: &str) -> Result<i64, ConversionError> {
     Ok(value)
 }
 
-/// `std::stoi` for a string of decimal digits: `None` when it does not fit
-/// an `int`.
-pub(crate) fn stoi_digits(text: &str) -> Option<i32> {
-    let mut value: i32 = 0;
-    for d in text.bytes() {
-        value = value.checked_mul(10)?.checked_add(i32::from(d - b'0'))?;
-    }
-    Some(value)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -330,6 +321,5 @@ mod tests {
         assert_eq!(stoll("1.5"), Ok(1));
         assert_eq!(stoll("0x10"), Ok(0));
         assert_eq!(stoll(".5"), Err(ConversionError::Invalid));
-        assert_eq!(stoi_digits("2147483648"), None);
     }
 }

@@ -41,9 +41,48 @@ fn value_kind(t: &Type) -> ValueKind {
     }
 }
 
-/// The text of an `std::sto*` failure (`stod`, `stoll`).
-fn conversion_error(function: &str, _: ConversionError) -> Error {
-    Error::runtime(function)
+/// What a number literal was being read as, for the message of a failed
+/// conversion.
+#[derive(Copy, Clone)]
+enum Literal<'a> {
+    /// An `int` default (`std::stoll`).
+    Int(&'a str),
+    /// A static list size, `int[N]` (`std::stoll`).
+    ListSize(&'a str),
+    /// A `float` default (`std::stod`).
+    Float(&'a str),
+    /// A `complex` default: the whole literal and the imaginary part read
+    /// from it (everything but its last character, `std::stod`).
+    Complex { text: &'a str, imag: &'a str },
+}
+
+/// The message of a failed `std::sto*` conversion. PyTorch lets the C++
+/// exception's `what()`, the bare function name (`stod`, `stoll`), surface
+/// as the whole message; this says what was wrong with which literal and
+/// keeps the function name at the end, in parentheses.
+fn conversion_error(literal: Literal<'_>, e: ConversionError) -> Error {
+    use ConversionError::{Invalid, OutOfRange};
+    let message = match (literal, e) {
+        (Literal::Int(t), OutOfRange) => {
+            format!("integer literal '{t}' is out of range for int64 (stoll)")
+        }
+        (Literal::Int(t), Invalid) => format!("invalid integer literal '{t}' (stoll)"),
+        (Literal::ListSize(t), OutOfRange) => {
+            format!("list size '{t}' is out of range for int64 (stoll)")
+        }
+        (Literal::ListSize(t), Invalid) => format!("invalid list size '{t}' (stoll)"),
+        (Literal::Float(t), OutOfRange) => {
+            format!("floating-point literal '{t}' is out of range for double (stod)")
+        }
+        (Literal::Float(t), Invalid) => format!("invalid floating-point literal '{t}' (stod)"),
+        (Literal::Complex { text, imag }, OutOfRange) => format!(
+            "complex literal '{text}': its imaginary part '{imag}' is out of range for double (stod)"
+        ),
+        (Literal::Complex { text, imag }, Invalid) => format!(
+            "invalid complex literal '{text}' (a complex default is an imaginary literal such as 2.5j): its imaginary part '{imag}' is not a floating-point number (stod)"
+        ),
+    };
+    Error::runtime(message)
 }
 
 /// PyTorch's text for an `IValue::to*()` on a value of another tag.
@@ -173,7 +212,8 @@ impl<'a> SchemaParser<'a> {
             // A sized list is legal only here, at the argument level.
             real = Type::list(real);
             let tok = self.lexer().expect(Kind::NUMBER)?;
-            let size = stoll(self.lexer().text(tok)).map_err(|e| conversion_error("stoll", e))?;
+            let text = self.lexer().text(tok);
+            let size = stoll(text).map_err(|e| conversion_error(Literal::ListSize(text), e))?;
             // PyTorch keeps N as an int32_t.
             n = Some(size as i32);
             self.lexer().expect(Kind::char(b']'))?;
@@ -266,15 +306,23 @@ impl<'a> SchemaParser<'a> {
                 if kind == ValueKind::Complex || n.contains('j') {
                     // The last character is dropped as the `j`, whatever it is.
                     let digits = &n[..n.len() - 1];
-                    let imag = stod(digits).map_err(|e| conversion_error("stod", e))?;
+                    let imag = stod(digits).map_err(|e| {
+                        conversion_error(
+                            Literal::Complex {
+                                text: &n,
+                                imag: digits,
+                            },
+                            e,
+                        )
+                    })?;
                     Ok(DefaultValue::Complex(0.0, imag))
                 } else if kind == ValueKind::Float || n.contains('.') || n.contains('e') {
                     Ok(DefaultValue::Double(
-                        stod(&n).map_err(|e| conversion_error("stod", e))?,
+                        stod(&n).map_err(|e| conversion_error(Literal::Float(&n), e))?,
                     ))
                 } else {
                     Ok(DefaultValue::Int(
-                        stoll(&n).map_err(|e| conversion_error("stoll", e))?,
+                        stoll(&n).map_err(|e| conversion_error(Literal::Int(&n), e))?,
                     ))
                 }
             }
@@ -444,11 +492,40 @@ mod tests {
     }
 
     #[test]
-    fn std_conversion_messages() {
-        assert_eq!(err("f(complex x=0) -> ()"), "stod");
-        assert_eq!(err("f(int x=99999999999999999999) -> ()"), "stoll");
-        assert_eq!(err("f(int[99999999999999999999] x) -> ()"), "stoll");
-        assert_eq!(err("f(float x=1e999) -> ()"), "stod");
+    fn std_conversion_messages_say_what_is_wrong() {
+        assert_eq!(
+            err("f(complex x=0) -> ()"),
+            "invalid complex literal '0' (a complex default is an imaginary literal such as 2.5j): its imaginary part '' is not a floating-point number (stod)"
+        );
+        assert_eq!(
+            err("f(complex x=1e999j) -> ()"),
+            "complex literal '1e999j': its imaginary part '1e999' is out of range for double (stod)"
+        );
+        assert_eq!(
+            err("f(int x=99999999999999999999) -> ()"),
+            "integer literal '99999999999999999999' is out of range for int64 (stoll)"
+        );
+        assert_eq!(
+            err("f(int x=-99999999999999999999) -> ()"),
+            "integer literal '-99999999999999999999' is out of range for int64 (stoll)"
+        );
+        assert_eq!(
+            err("f(int[99999999999999999999] x) -> ()"),
+            "list size '99999999999999999999' is out of range for int64 (stoll)"
+        );
+        assert_eq!(
+            err("f(float x=1e999) -> ()"),
+            "floating-point literal '1e999' is out of range for double (stod)"
+        );
+        assert_eq!(
+            err("f(float x=-1e-400) -> ()"),
+            "floating-point literal '-1e-400' is out of range for double (stod)"
+        );
+        // The limits themselves still parse.
+        assert_eq!(
+            canonical("f(int x=-9223372036854775808, float y=1e308) -> ()"),
+            "f(int x=-9223372036854775808, float y=1e+308) -> ()"
+        );
     }
 
     #[test]

@@ -35,6 +35,7 @@ pub enum Type {
     /// `str`.
     Str,
     /// `Scalar` (PyTorch's `NumberType`; Python `number`).
+    #[doc(alias = "NumberType")]
     Number,
     /// `ScalarType` (a dtype; fake type `int`).
     ScalarType,
