@@ -405,6 +405,21 @@ impl TensorBase {
             .map_or_else(DimVector::new, |l| DimVector::from_slice(l.strides()))
     }
 
+    /// The size of dimension `dim` (negative counts from the end), as
+    /// `Tensor.size(dim)`: a dimension out of range is PyTorch's error, so
+    /// code that checked the rank on an earlier read (another thread may
+    /// have resized the tensor since) gets an error, not a panic.
+    pub fn size(&self, dim: i64) -> Result<i64> {
+        let l = self.get()?.layout();
+        Ok(l.sizes()[wrap_dim(dim, l.sizes().len())?])
+    }
+
+    /// The stride of dimension `dim`, as [`size`](Self::size) reads sizes.
+    pub fn stride(&self, dim: i64) -> Result<i64> {
+        let l = self.get()?.layout();
+        Ok(l.strides()[wrap_dim(dim, l.strides().len())?])
+    }
+
     /// The offset into the storage, in elements.
     #[inline]
     pub fn storage_offset(&self) -> i64 {
@@ -584,6 +599,25 @@ impl TensorBase {
             f(unsafe { std::slice::from_raw_parts_mut(base, l.numel() as usize) })
         })
     }
+}
+
+/// `dim` wrapped into `0..ndim`, or PyTorch's error (a 0-dim tensor has
+/// no dimension to index).
+fn wrap_dim(dim: i64, ndim: usize) -> Result<usize> {
+    let n = ndim as i64;
+    if ndim == 0 {
+        return Err(Error::index_error(format!(
+            "dimension specified as {dim} but tensor has no dimensions"
+        )));
+    }
+    if dim < -n || dim >= n {
+        return Err(Error::index_error(format!(
+            "Dimension out of range (expected to be in range of [{}, {}], but got {dim})",
+            -n,
+            n - 1
+        )));
+    }
+    Ok(if dim < 0 { dim + n } else { dim } as usize)
 }
 
 /// PyTorch's error for a tensor whose storage has no data.

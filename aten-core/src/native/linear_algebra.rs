@@ -17,13 +17,13 @@ pub fn mv(self_: &Tensor, vec: &Tensor) -> Result<Tensor> {
             vec.dim()
         )));
     }
-    if self_.sizes()[1] != vec.sizes()[0] {
+    if self_.size(1)? != vec.size(0)? {
         return Err(Error::runtime(format!(
             "size mismatch, got input ({}), mat ({}x{}), vec ({})",
-            self_.sizes()[0],
-            self_.sizes()[0],
-            self_.sizes()[1],
-            vec.sizes()[0]
+            self_.size(0)?,
+            self_.size(0)?,
+            self_.size(1)?,
+            vec.size(0)?
         )));
     }
     ops::squeeze_dim(&ops::mm(self_, &ops::unsqueeze(vec, 1)?)?, 1)
@@ -84,7 +84,7 @@ pub fn matmul(t1: &Tensor, t2: &Tensor) -> Result<Tensor> {
         let folded: i64 = output_shape.iter().product();
         let b_is_matrix = b.dim() == 2;
         if b_is_matrix {
-            output_shape.push(b.sizes()[1]);
+            output_shape.push(b.size(1)?);
         }
         let a_folded = ops::reshape(&a, &[folded, sizes[sizes.len() - 1]])?;
         return if b_is_matrix {
@@ -154,7 +154,7 @@ pub fn linear(input: &Tensor, weight: &Tensor, bias: Option<&Tensor>) -> Result<
             let flat: i64 = sizes[..sizes.len() - 1].iter().product();
             let result = ops::addmm(bias, &ops::reshape(input, &[flat, last])?, &wt)?;
             let mut shape = sizes[..sizes.len() - 1].to_vec();
-            shape.push(result.sizes()[1]);
+            shape.push(result.size(1)?);
             return ops::view(&result, &shape);
         }
     }

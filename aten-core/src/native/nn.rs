@@ -110,17 +110,17 @@ pub fn convolution(
             fmt_list(&ws)
         )));
     }
-    if ws[1].checked_mul(groups) != Some(input.sizes()[1]) {
+    if ws[1].checked_mul(groups) != Some(input.size(1)?) {
         return Err(Error::runtime(format!(
             "Given groups={groups}, weight of size {}, expected input{} to have {} channels, but got {} channels instead",
             fmt_list(&ws),
             fmt_list(&input.sizes()),
             ws[1].saturating_mul(groups),
-            input.sizes()[1]
+            input.size(1)?
         )));
     }
     if let Some(b) = bias {
-        if b.dim() != 1 || b.sizes()[0] != ws[0] {
+        if b.dim() != 1 || b.size(0)? != ws[0] {
             return Err(Error::runtime(format!(
                 "Given weight of size {}, expected bias to be 1-dimensional with {} elements, but got bias of size {} instead",
                 fmt_list(&ws),
@@ -225,7 +225,7 @@ pub fn embedding(
         return ops::index_select(weight, 0, indices);
     }
     let mut size = indices.sizes().to_vec();
-    size.push(weight.sizes()[1]);
+    size.push(weight.size(1)?);
     let rows = ops::index_select(weight, 0, &ops::reshape(indices, &[-1])?)?;
     ops::view(&rows, &size)
 }
@@ -245,10 +245,10 @@ pub fn nll_loss_nd(
             "Expected 1 or more dimensions (got {dim})"
         )));
     }
-    if dim != 1 && self_.sizes()[0] != target.sizes().first().copied().unwrap_or(-1) {
+    if dim != 1 && self_.size(0)? != target.sizes().first().copied().unwrap_or(-1) {
         return Err(Error::value_error(format!(
             "Expected input batch_size ({}) to match target batch_size ({}).",
-            self_.sizes()[0],
+            self_.size(0)?,
             target.sizes().first().copied().unwrap_or(0)
         )));
     }
@@ -257,16 +257,16 @@ pub fn nll_loss_nd(
             .map(|(out, _)| out);
     }
     // (N, C, d1, ...) -> (N * d1 * ..., C).
-    if target.sizes().get(1..) != Some(&self_.sizes()[2..]) {
-        let mut expected = vec![self_.sizes()[0]];
-        expected.extend_from_slice(&self_.sizes()[2..]);
+    if target.sizes().get(1..) != self_.sizes().get(2..) {
+        let mut expected = vec![self_.size(0)?];
+        expected.extend_from_slice(self_.sizes().get(2..).unwrap_or_default());
         return Err(Error::runtime(format!(
             "Expected target size {}, got {}",
             fmt_list(&expected),
             fmt_list(&target.sizes())
         )));
     }
-    let classes = self_.sizes()[1];
+    let classes = self_.size(1)?;
     let moved = ops::transpose_int(
         &ops::flatten_using_ints_with(
             self_,

@@ -4,11 +4,24 @@
 //! `unsqueeze`, `squeeze`, `select`, `slice`, `expand`, `alias`) and the
 //! composites built on them (`reshape`, `flatten`, `narrow`, `split`).
 
+use c10_core::tensor_impl::DimVector;
 use c10_core::{Error, MemoryFormat, Result};
 
 use super::dims::{compute_stride, fmt_list, infer_size, wrap_dim};
 use crate::generated::ops;
 use crate::Tensor;
+
+/// The sizes, strides and offset of one snapshot of `self_`'s layout.
+fn geometry(self_: &Tensor) -> Result<(DimVector, DimVector, i64)> {
+    let l = self_
+        .layout()
+        .ok_or_else(|| Error::runtime("Tensor is undefined"))?;
+    Ok((
+        DimVector::from_slice(l.sizes()),
+        DimVector::from_slice(l.strides()),
+        l.storage_offset(),
+    ))
+}
 
 /// A view of `self_` with other geometry (same storage, same version
 /// counter).
@@ -34,21 +47,27 @@ pub fn as_strided_tensorimpl(
 
 /// `view(size)` (CPU and Meta).
 pub fn view(self_: &Tensor, size: &[i64]) -> Result<Tensor> {
+    // One snapshot of the geometry: a resize on another thread cannot
+    // make the checks below disagree with the sizes they index.
+    let (g_sizes, g_strides, g_offset) = geometry(self_)?;
     let shape = infer_size(size, self_.numel())?;
-    let stride = compute_stride(&self_.sizes(), &self_.strides(), &shape).ok_or_else(|| {
+    let stride = compute_stride(&g_sizes.clone(), &g_strides.clone(), &shape).ok_or_else(|| {
         Error::runtime(
             "view size is not compatible with input tensor's size and stride (at least one \
              dimension spans across two contiguous subspaces). Use .reshape(...) instead.",
         )
     })?;
-    restride(self_, &shape, &stride, self_.storage_offset())
+    restride(self_, &shape, &stride, g_offset)
 }
 
 /// `reshape(shape)` (CompositeImplicitAutograd): a view when the storage
 /// allows one, otherwise a contiguous copy.
 pub fn reshape(self_: &Tensor, shape: &[i64]) -> Result<Tensor> {
+    // One snapshot of the geometry: a resize on another thread cannot
+    // make the checks below disagree with the sizes they index.
+    let (g_sizes, g_strides, _) = geometry(self_)?;
     let inferred = infer_size(shape, self_.numel())?;
-    if compute_stride(&self_.sizes(), &self_.strides(), &inferred).is_some() {
+    if compute_stride(&g_sizes.clone(), &g_strides.clone(), &inferred).is_some() {
         return ops::view(self_, &inferred);
     }
     let copy = ops::clone_with(
@@ -62,31 +81,35 @@ pub fn reshape(self_: &Tensor, shape: &[i64]) -> Result<Tensor> {
 
 /// `alias` (CompositeExplicitAutograd): the same geometry, a new handle.
 pub fn alias(self_: &Tensor) -> Result<Tensor> {
-    restride(
-        self_,
-        &self_.sizes(),
-        &self_.strides(),
-        self_.storage_offset(),
-    )
+    // One snapshot of the geometry: a resize on another thread cannot
+    // make the checks below disagree with the sizes they index.
+    let (g_sizes, g_strides, g_offset) = geometry(self_)?;
+    restride(self_, &g_sizes.clone(), &g_strides.clone(), g_offset)
 }
 
 /// `transpose.int(dim0, dim1)` (CompositeExplicitAutograd).
 pub fn transpose(self_: &Tensor, dim0: i64, dim1: i64) -> Result<Tensor> {
-    let ndim = self_.dim();
+    // One snapshot of the geometry: a resize on another thread cannot
+    // make the checks below disagree with the sizes they index.
+    let (g_sizes, g_strides, g_offset) = geometry(self_)?;
+    let ndim = g_sizes.len();
     let (a, b) = (wrap_dim(dim0, ndim)?, wrap_dim(dim1, ndim)?);
-    let mut sizes = self_.sizes().to_vec();
-    let mut strides = self_.strides().to_vec();
+    let mut sizes = g_sizes.clone().to_vec();
+    let mut strides = g_strides.clone().to_vec();
     if ndim > 0 {
         sizes.swap(a, b);
         strides.swap(a, b);
     }
-    restride(self_, &sizes, &strides, self_.storage_offset())
+    restride(self_, &sizes, &strides, g_offset)
 }
 
 /// `t()` (CompositeExplicitAutograd): transposes a matrix; vectors and
 /// scalars come back as they are.
 pub fn t(self_: &Tensor) -> Result<Tensor> {
-    let ndim = self_.dim();
+    // One snapshot of the geometry: a resize on another thread cannot
+    // make the checks below disagree with the sizes they index.
+    let (g_sizes, _, _) = geometry(self_)?;
+    let ndim = g_sizes.len();
     if ndim > 2 {
         return Err(Error::runtime(format!(
             "t() expects a tensor with <= 2 dimensions, but self is {ndim}D"
@@ -97,7 +120,10 @@ pub fn t(self_: &Tensor) -> Result<Tensor> {
 
 /// `permute(dims)` (CompositeExplicitAutograd).
 pub fn permute(self_: &Tensor, dims: &[i64]) -> Result<Tensor> {
-    let ndim = self_.dim();
+    // One snapshot of the geometry: a resize on another thread cannot
+    // make the checks below disagree with the sizes they index.
+    let (g_sizes, g_strides, g_offset) = geometry(self_)?;
+    let ndim = g_sizes.len();
     if dims.len() != ndim {
         return Err(Error::runtime(format!(
             "permute(sparse_coo): number of dimensions in the tensor input does not match the \
@@ -114,40 +140,49 @@ pub fn permute(self_: &Tensor, dims: &[i64]) -> Result<Tensor> {
         if std::mem::replace(&mut seen[w], true) {
             return Err(Error::runtime("permute(): duplicate dims are not allowed."));
         }
-        sizes.push(self_.sizes()[w]);
-        strides.push(self_.strides()[w]);
+        sizes.push(g_sizes.clone()[w]);
+        strides.push(g_strides.clone()[w]);
     }
-    restride(self_, &sizes, &strides, self_.storage_offset())
+    restride(self_, &sizes, &strides, g_offset)
 }
 
 /// `unsqueeze(dim)` (CompositeExplicitAutograd).
 pub fn unsqueeze(self_: &Tensor, dim: i64) -> Result<Tensor> {
-    let ndim = self_.dim();
+    // One snapshot of the geometry: a resize on another thread cannot
+    // make the checks below disagree with the sizes they index.
+    let (g_sizes, g_strides, g_offset) = geometry(self_)?;
+    let ndim = g_sizes.len();
     let d = wrap_dim(dim, ndim + 1)?;
-    let mut sizes = self_.sizes().to_vec();
-    let mut strides = self_.strides().to_vec();
+    let mut sizes = g_sizes.clone().to_vec();
+    let mut strides = g_strides.clone().to_vec();
     let stride = if d >= ndim { 1 } else { sizes[d] * strides[d] };
     sizes.insert(d, 1);
     strides.insert(d, stride);
-    restride(self_, &sizes, &strides, self_.storage_offset())
+    restride(self_, &sizes, &strides, g_offset)
 }
 
 /// Drops the size-1 dimensions of `self_` that `squeezed` marks.
 fn squeeze_marked(self_: &Tensor, squeezed: &[bool]) -> Result<Tensor> {
+    // One snapshot of the geometry: a resize on another thread cannot
+    // make the checks below disagree with the sizes they index.
+    let (g_sizes, g_strides, g_offset) = geometry(self_)?;
     let (mut sizes, mut strides) = (Vec::new(), Vec::new());
-    let (old_sizes, old_strides) = (self_.sizes(), self_.strides());
+    let (old_sizes, old_strides) = (g_sizes.clone(), g_strides.clone());
     for (d, (&size, &stride)) in old_sizes.iter().zip(&old_strides).enumerate() {
         if !(squeezed[d] && size == 1) {
             sizes.push(size);
             strides.push(stride);
         }
     }
-    restride(self_, &sizes, &strides, self_.storage_offset())
+    restride(self_, &sizes, &strides, g_offset)
 }
 
 /// `squeeze()` (CompositeExplicitAutograd): drops every size-1 dimension.
 pub fn squeeze(self_: &Tensor) -> Result<Tensor> {
-    squeeze_marked(self_, &vec![true; self_.dim()])
+    // One snapshot of the geometry: a resize on another thread cannot
+    // make the checks below disagree with the sizes they index.
+    let (g_sizes, _, _) = geometry(self_)?;
+    squeeze_marked(self_, &vec![true; g_sizes.len()])
 }
 
 /// `squeeze.dim(dim)` (CompositeExplicitAutograd).
@@ -157,7 +192,10 @@ pub fn squeeze_dim(self_: &Tensor, dim: i64) -> Result<Tensor> {
 
 /// `squeeze.dims(dim)` (CompositeExplicitAutograd).
 pub fn squeeze_dims(self_: &Tensor, dim: &[i64]) -> Result<Tensor> {
-    let ndim = self_.dim();
+    // One snapshot of the geometry: a resize on another thread cannot
+    // make the checks below disagree with the sizes they index.
+    let (g_sizes, _, _) = geometry(self_)?;
+    let ndim = g_sizes.len();
     let mut marked = vec![false; ndim];
     let mut seen = vec![false; ndim.max(1)];
     for &d in dim {
@@ -176,24 +214,27 @@ pub fn squeeze_dims(self_: &Tensor, dim: &[i64]) -> Result<Tensor> {
 
 /// `select.int(dim, index)` (CompositeExplicitAutograd).
 pub fn select_int(self_: &Tensor, dim: i64, index: i64) -> Result<Tensor> {
-    let ndim = self_.dim();
+    // One snapshot of the geometry: a resize on another thread cannot
+    // make the checks below disagree with the sizes they index.
+    let (g_sizes, g_strides, g_offset) = geometry(self_)?;
+    let ndim = g_sizes.len();
     if ndim == 0 {
         return Err(Error::index_error(
             "select() cannot be applied to a 0-dim tensor.",
         ));
     }
     let d = wrap_dim(dim, ndim)?;
-    let size = self_.sizes()[d];
+    let size = g_sizes.clone()[d];
     if index < -size || index >= size {
         return Err(Error::index_error(format!(
             "select(): index {index} out of range for tensor of size {} at dimension {dim}",
-            fmt_list(&self_.sizes())
+            fmt_list(&g_sizes.clone())
         )));
     }
     let index = if index < 0 { index + size } else { index };
-    let mut sizes = self_.sizes().to_vec();
-    let mut strides = self_.strides().to_vec();
-    let offset = self_.storage_offset() + index * strides[d];
+    let mut sizes = g_sizes.clone().to_vec();
+    let mut strides = g_strides.clone().to_vec();
+    let offset = g_offset + index * strides[d];
     sizes.remove(d);
     strides.remove(d);
     restride(self_, &sizes, &strides, offset)
@@ -208,7 +249,10 @@ pub fn slice_tensor(
     end: Option<i64>,
     step: i64,
 ) -> Result<Tensor> {
-    let ndim = self_.dim();
+    // One snapshot of the geometry: a resize on another thread cannot
+    // make the checks below disagree with the sizes they index.
+    let (g_sizes, g_strides, g_offset) = geometry(self_)?;
+    let ndim = g_sizes.len();
     if ndim == 0 {
         return Err(Error::index_error(
             "slice() cannot be applied to a 0-dim tensor.",
@@ -218,16 +262,16 @@ pub fn slice_tensor(
         return Err(Error::runtime("slice step must be positive"));
     }
     let d = wrap_dim(dim, ndim)?;
-    let size = self_.sizes()[d];
+    let size = g_sizes.clone()[d];
     let clamp = |v: i64| {
         let v = if v < 0 { v.saturating_add(size) } else { v };
         v.clamp(0, size)
     };
     let start = clamp(start.unwrap_or(0));
     let end = clamp(end.unwrap_or(i64::MAX)).max(start);
-    let mut sizes = self_.sizes().to_vec();
-    let mut strides = self_.strides().to_vec();
-    let offset = self_.storage_offset() + start * strides[d];
+    let mut sizes = g_sizes.clone().to_vec();
+    let mut strides = g_strides.clone().to_vec();
+    let offset = g_offset + start * strides[d];
     sizes[d] = if end == start {
         0
     } else {
@@ -244,7 +288,10 @@ pub fn slice_tensor(
 
 /// `narrow(dim, start, length)` (CompositeImplicitAutograd).
 pub fn narrow(self_: &Tensor, dim: i64, start: i64, length: i64) -> Result<Tensor> {
-    if self_.dim() == 0 {
+    // One snapshot of the geometry: a resize on another thread cannot
+    // make the checks below disagree with the sizes they index.
+    let (g_sizes, _, _) = geometry(self_)?;
+    if g_sizes.is_empty() {
         return Err(Error::runtime(
             "narrow() cannot be applied to a 0-dim tensor.",
         ));
@@ -252,8 +299,8 @@ pub fn narrow(self_: &Tensor, dim: i64, start: i64, length: i64) -> Result<Tenso
     if length < 0 {
         return Err(Error::runtime("narrow(): length must be non-negative."));
     }
-    let d = wrap_dim(dim, self_.dim())?;
-    let size = self_.sizes()[d];
+    let d = wrap_dim(dim, g_sizes.len())?;
+    let size = g_sizes.clone()[d];
     if start < -size || start > size {
         return Err(Error::index_error(format!(
             "start out of range (expected to be in range of [{}, {size}], but got {start})",
@@ -279,7 +326,10 @@ pub fn narrow(self_: &Tensor, dim: i64, start: i64, length: i64) -> Result<Tenso
 
 /// `flatten.using_ints(start_dim, end_dim)` (CompositeImplicitAutograd).
 pub fn flatten_using_ints(self_: &Tensor, start_dim: i64, end_dim: i64) -> Result<Tensor> {
-    let ndim = self_.dim();
+    // One snapshot of the geometry: a resize on another thread cannot
+    // make the checks below disagree with the sizes they index.
+    let (g_sizes, _, _) = geometry(self_)?;
+    let ndim = g_sizes.len();
     let (start, end) = (wrap_dim(start_dim, ndim)?, wrap_dim(end_dim, ndim)?);
     if start > end {
         return Err(Error::runtime(
@@ -292,7 +342,7 @@ pub fn flatten_using_ints(self_: &Tensor, start_dim: i64, end_dim: i64) -> Resul
     if start == end {
         return Ok(self_.clone());
     }
-    let sizes = self_.sizes();
+    let sizes = g_sizes.clone();
     let mut shape: Vec<i64> = sizes[..start].to_vec();
     // Checked: with a zero size elsewhere, the flattened sizes may have
     // any product.
@@ -311,7 +361,10 @@ pub fn flatten_using_ints(self_: &Tensor, start_dim: i64, end_dim: i64) -> Resul
 /// `expand(size, implicit)` (CompositeExplicitAutograd): size-1
 /// dimensions broadcast with stride 0 (`inferExpandGeometry`).
 pub fn expand(self_: &Tensor, size: &[i64], _implicit: bool) -> Result<Tensor> {
-    let (t_sizes, t_strides) = (self_.sizes(), self_.strides());
+    // One snapshot of the geometry: a resize on another thread cannot
+    // make the checks below disagree with the sizes they index.
+    let (g_sizes, g_strides, g_offset) = geometry(self_)?;
+    let (t_sizes, t_strides) = (g_sizes.clone(), g_strides.clone());
     if size.len() < t_sizes.len() {
         return Err(Error::runtime(format!(
             "expand({}{{{}}}, size={}): the number of sizes provided ({}) must be greater or \
@@ -370,13 +423,16 @@ pub fn expand(self_: &Tensor, size: &[i64], _implicit: bool) -> Result<Tensor> {
         sizes[i] = s;
         strides[i] = st;
     }
-    restride(self_, &sizes, &strides, self_.storage_offset())
+    restride(self_, &sizes, &strides, g_offset)
 }
 
 /// `split.Tensor(split_size, dim)` (CompositeExplicitAutograd): views of
 /// `split_size` along `dim`, the last one shorter.
 pub fn split_tensor(self_: &Tensor, split_size: i64, dim: i64) -> Result<Vec<Tensor>> {
-    if self_.dim() == 0 {
+    // One snapshot of the geometry: a resize on another thread cannot
+    // make the checks below disagree with the sizes they index.
+    let (g_sizes, _, _) = geometry(self_)?;
+    if g_sizes.is_empty() {
         return Err(Error::runtime(
             "split expects at least a 1-dimensional tensor",
         ));
@@ -386,8 +442,8 @@ pub fn split_tensor(self_: &Tensor, split_size: i64, dim: i64) -> Result<Vec<Ten
             "split expects split_size be non-negative, but got split_size={split_size}"
         )));
     }
-    let d = wrap_dim(dim, self_.dim())?;
-    let dim_size = self_.sizes()[d];
+    let d = wrap_dim(dim, g_sizes.len())?;
+    let dim_size = g_sizes.clone()[d];
     if split_size == 0 && dim_size != 0 {
         return Err(Error::runtime(format!(
             "split_size can only be 0 if dimension size is 0, but got dimension size of {dim_size}"

@@ -1,7 +1,7 @@
 //! Dtype conversion copies: what `TensorIterator` uses to feed inputs of
 //! another dtype to a computation and to hand a computation's result to an
 //! output of another dtype (`static_cast` semantics, see
-//! [`Numeric`](c10_core::Numeric)), and what `copy_` runs on CPU.
+//! [`Numeric`]), and what `copy_` runs on CPU.
 //!
 //! A copy walks both tensors' layouts (one snapshot of each) with a
 //! multi-index, so it needs no memory beyond the two tensors.

@@ -177,7 +177,7 @@ pub fn gather(self_: &Tensor, dim: i64, index: &Tensor, _sparse_grad: bool) -> R
         ));
     }
     for k in 0..index.dim() {
-        if k != d && index.sizes()[k] > sl.sizes()[k] {
+        if k != d && index.size((k) as i64)? > sl.sizes()[k] {
             return Err(Error::runtime(format!(
                 "Size does not match at dimension {k} expected index {} to be no larger than self {} apart from dimension {d}",
                 fmt_list(&index.sizes()),
@@ -264,16 +264,16 @@ pub fn cat(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
             )));
         }
         for k in 0..ndim {
-            if k != d && t.sizes()[k] != reference.sizes()[k] {
+            if k != d && t.size((k) as i64)? != reference.size((k) as i64)? {
                 return Err(Error::runtime(format!(
                     "Sizes of tensors must match except in dimension {d}. Expected size {} but got size {} for tensor number {i} in the list.",
-                    reference.sizes()[k],
-                    t.sizes()[k]
+                    reference.size((k) as i64)?,
+                    t.size((k) as i64)?
                 )));
             }
         }
         sizes[d] = sizes[d]
-            .checked_add(t.sizes()[d])
+            .checked_add(t.size((d) as i64)?)
             .ok_or_else(|| Error::runtime("cat: the result's size overflows"))?;
     }
     let out = TensorBase::empty(&sizes, dtype, device_of(reference))?;
@@ -282,7 +282,7 @@ pub fn cat(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
     }
     let mut at = 0;
     for t in tensors.iter().filter(|t| !skip(t)) {
-        let len = t.sizes()[d];
+        let len = t.size((d) as i64)?;
         if len > 0 {
             let mut view_strides = out.strides().to_vec();
             let mut view_sizes = sizes.clone();

@@ -183,12 +183,7 @@ fn addmm_impl(
     };
     check_matrix(mat1, names.0)?;
     check_matrix(mat2, names.1)?;
-    let (m, k, k2, n) = (
-        mat1.sizes()[0],
-        mat1.sizes()[1],
-        mat2.sizes()[0],
-        mat2.sizes()[1],
-    );
+    let (m, k, k2, n) = (mat1.size(0)?, mat1.size(1)?, mat2.size(0)?, mat2.size(1)?);
     if k != k2 {
         return Err(Error::runtime(format!(
             "{prefix}{label} shapes cannot be multiplied ({m}x{k} and {k2}x{n})"
@@ -214,7 +209,7 @@ fn addmm_impl(
             ))
         })?;
         if !is_meta(mat1) && beta.to_f64() != 0.0 {
-            if expanded.strides()[0] == 0 && m > 1 {
+            if expanded.stride(0)? == 0 && m > 1 {
                 // A bias row broadcast over the rows: convert it once, then
                 // duplicate the first row.
                 let first = out.as_strided(&[1, n], &[n, 1], None)?;
@@ -239,12 +234,12 @@ fn addmm_impl(
         }
         return Ok(out_t);
     }
-    let a3 =
-        mat1.base()
-            .as_strided(&[1, m, k], &[0, mat1.strides()[0], mat1.strides()[1]], None)?;
-    let b3 =
-        mat2.base()
-            .as_strided(&[1, k, n], &[0, mat2.strides()[0], mat2.strides()[1]], None)?;
+    let a3 = mat1
+        .base()
+        .as_strided(&[1, m, k], &[0, mat1.stride(0)?, mat1.stride(1)?], None)?;
+    let b3 = mat2
+        .base()
+        .as_strided(&[1, k, n], &[0, mat2.stride(0)?, mat2.stride(1)?], None)?;
     let c3 = out.as_strided(&[1, m, n], &[0, n, 1], None)?;
     batched_gemm(
         &c3,
@@ -281,13 +276,13 @@ pub fn bmm(self_: &Tensor, mat2: &Tensor) -> Result<Tensor> {
     if mat2.dim() != 3 {
         return Err(Error::runtime("batch2 must be a 3D tensor"));
     }
-    let (bs, m, k) = (self_.sizes()[0], self_.sizes()[1], self_.sizes()[2]);
-    let n = mat2.sizes()[2];
-    if mat2.sizes()[0] != bs || mat2.sizes()[1] != k {
+    let (bs, m, k) = (self_.size(0)?, self_.size(1)?, self_.size(2)?);
+    let n = mat2.size(2)?;
+    if mat2.size(0)? != bs || mat2.size(1)? != k {
         return Err(Error::runtime(format!(
             "Expected size for first two dimensions of batch2 tensor to be: [{bs}, {k}] but got: [{}, {}].",
-            mat2.sizes()[0],
-            mat2.sizes()[1]
+            mat2.size(0)?,
+            mat2.size(1)?
         )));
     }
     let dtype = same_dtype(self_, mat2, "batch1 and batch2")?;
@@ -326,10 +321,10 @@ pub fn dot(self_: &Tensor, tensor: &Tensor) -> Result<Tensor> {
     }
     let a3 = self_
         .base()
-        .as_strided(&[1, 1, n], &[0, 0, self_.strides()[0]], None)?;
+        .as_strided(&[1, 1, n], &[0, 0, self_.stride(0)?], None)?;
     let b3 = tensor
         .base()
-        .as_strided(&[1, n, 1], &[0, tensor.strides()[0], 0], None)?;
+        .as_strided(&[1, n, 1], &[0, tensor.stride(0)?, 0], None)?;
     let c3 = out.as_strided(&[1, 1, 1], &[0, 0, 0], None)?;
     batched_gemm(
         &c3,

@@ -113,8 +113,8 @@ fn conv2d_im2col<T: Gemm + Copy>(
     out: &TensorBase,
     g: ConvGeometry,
 ) -> Result<()> {
-    let batch = input.sizes()[0] as usize;
-    let oc = weight.sizes()[0] as usize;
+    let batch = input.size(0)? as usize;
+    let oc = weight.size(0)? as usize;
     let k = g.channels * g.kernel.0 * g.kernel.1;
     let plane = g.out_h * g.out_w;
     let image_len = g.channels * g.height * g.width;
@@ -252,12 +252,12 @@ fn conv2d_forward(
         return Err(Error::runtime("dilation should be greater than zero"));
     }
     let (n, c, h, w) = (
-        self_.sizes()[0],
-        self_.sizes()[1],
-        self_.sizes()[2],
-        self_.sizes()[3],
+        self_.size(0)?,
+        self_.size(1)?,
+        self_.size(2)?,
+        self_.size(3)?,
     );
-    let oc = weight.sizes()[0];
+    let oc = weight.size(0)?;
     if weight.sizes() != [oc, c, kh, kw] {
         return Err(Error::runtime(format!(
             "{name}: expected weight of size [{oc}, {c}, {kh}, {kw}] for input {} and kernel_size [{kh}, {kw}], but got {}",
@@ -434,7 +434,7 @@ pub fn max_pool2d_with_indices(
         )));
     }
     let ndim = self_.dim();
-    if !(ndim == 3 || ndim == 4) || self_.sizes()[ndim - 3..].contains(&0) {
+    if !(ndim == 3 || ndim == 4) || self_.sizes().get(ndim - 3..).is_none_or(|s| s.contains(&0)) {
         return Err(Error::runtime(format!(
             "non-empty 3D or 4D (batch mode) tensor expected for input, but got: {}",
             fmt_list(&self_.sizes())
@@ -649,7 +649,7 @@ pub fn nll_loss_forward(
         ));
     }
     let no_batch = ndim == 1 && target.dim() == 0;
-    let batch = if ndim == 1 { 1 } else { self_.sizes()[0] };
+    let batch = if ndim == 1 { 1 } else { self_.size(0)? };
     if !(no_batch || target.sizes().first() == self_.sizes().first()) {
         return Err(Error::runtime(format!(
             "size mismatch (got input: {}, target: {})",
@@ -657,7 +657,7 @@ pub fn nll_loss_forward(
             fmt_list(&target.sizes())
         )));
     }
-    let classes = self_.sizes()[ndim - 1];
+    let classes = self_.size((ndim - 1) as i64)?;
     if let Some(w) = weight {
         if w.numel() != classes {
             return Err(Error::runtime(format!(

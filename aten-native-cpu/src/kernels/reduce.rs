@@ -422,7 +422,7 @@ fn check_nonempty(t: &Tensor, reduced: &[bool], name: &str) -> Result<()> {
         return Ok(());
     }
     for (d, r) in reduced.iter().enumerate() {
-        if *r && t.sizes()[d] == 0 {
+        if *r && t.size((d) as i64)? == 0 {
             return Err(Error::index_error(format!(
                 "{name}(): Expected reduction dim {d} to have non-zero size."
             )));
