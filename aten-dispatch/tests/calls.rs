@@ -420,12 +420,15 @@ fn a_panic_inside_a_trace_capture_restores_the_threads_trace_state() {
         .typed::<(&TensorBase,), i64>()
         .unwrap();
     let t = tensor(DeviceType::CPU);
-    let panicking = TensorBase::from_impl(TensorImpl::new(
-        TensorImpl::default_key_set(Device::CPU),
-        ScalarType::Float,
-        Device::CPU,
-        vec![2],
-    ));
+    let panicking = TensorBase::from_impl(
+        TensorImpl::new(
+            TensorImpl::default_key_set(Device::CPU),
+            ScalarType::Float,
+            Device::CPU,
+            vec![2],
+        )
+        .unwrap(),
+    );
     let traced_by_environment = std::env::var("ATEN_SHOW_DISPATCH_TRACE").is_ok_and(|v| v == "1");
 
     // A panic in the captured closure, and one inside a traced kernel.
