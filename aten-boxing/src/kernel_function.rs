@@ -705,6 +705,15 @@ pub struct WithKeySet<T>(PhantomData<T>);
 
 macro_rules! arities {
     ($n:expr; $($a:ident $h:ident),*) => {
+        arg_list!($n; $($a),*);
+        kernel_functor!(Plain []; $n; $($a $h),*);
+        kernel_functor!(WithKeySet [DispatchKeySet]; $n; $($a $h),*);
+    };
+}
+
+/// `ArgList` for the tuple of `$a`s.
+macro_rules! arg_list {
+    ($n:expr; $($a:ident),*) => {
         // SAFETY: `Static` is the tuple of the elements' twins, and
         // `call_unboxed` calls `entry` with exactly the tuple's element types.
         unsafe impl<$($a: KernelArg),*> ArgList for ($($a,)*) {
@@ -741,11 +750,17 @@ macro_rules! arities {
                 entry(functor, keys, $($a),*)
             }
         }
+    };
+}
 
-        impl<F, R, $($a: KernelArg),*> KernelFunctor<Plain<(R, $($a,)*)>> for F
+/// `KernelFunctor` for functions of the `$a`s, taking the dispatch key set
+/// first when `$kind` is `WithKeySet` (its type in brackets).
+macro_rules! kernel_functor {
+    ($kind:ident [$($key_ty:ty)?]; $n:expr; $($a:ident $h:ident),*) => {
+        impl<F, R, $($a: KernelArg),*> KernelFunctor<$kind<(R, $($a,)*)>> for F
         where
-            F: Fn($($a),*) -> Result<R>
-                + for<'a> Fn($($a::Item<'a>),*) -> Result<R>
+            F: Fn($($key_ty,)? $($a),*) -> Result<R>
+                + for<'a> Fn($($key_ty,)? $($a::Item<'a>),*) -> Result<R>
                 + Send
                 + Sync
                 + 'static,
@@ -755,19 +770,19 @@ macro_rules! arities {
             type Ret = R;
 
             fn unboxed_entry() -> fn() {
-                #[allow(non_snake_case, clippy::too_many_arguments)]
+                #[allow(non_snake_case, unused_variables, clippy::too_many_arguments)]
                 fn trampoline<F, R, $($a),*>(
                     functor: *const (),
-                    _keys: DispatchKeySet,
+                    keys: DispatchKeySet,
                     $($a: $a),*
                 ) -> Result<R>
                 where
-                    F: Fn($($a),*) -> Result<R>,
+                    F: Fn($($key_ty,)? $($a),*) -> Result<R>,
                 {
                     // SAFETY: `functor` is the data pointer of the `Arc<F>`
                     // this trampoline was registered with, alive for the call.
                     let f = unsafe { &*(functor as *const F) };
-                    f($($a),*)
+                    kernel_functor!(@call $kind, f, keys, $($a),*)
                 }
                 let entry: fn(*const (), DispatchKeySet, $($a),*) -> Result<R> = trampoline::<F, R, $($a),*>;
                 // SAFETY: fn pointers of any signature have the same size and
@@ -789,62 +804,14 @@ macro_rules! arities {
                 $(let $h = $a::holder_from_ivalue(std::mem::take(&mut stack[slot]))?; slot += 1;)*
                 debug_assert_eq!(slot, stack.len());
                 stack.truncate(base);
-                let ret = (self)($($a::borrow(&$h)),*)?;
-                ret.push_onto(stack);
-                Ok(())
-            }
-        }
-
-        impl<F, R, $($a: KernelArg),*> KernelFunctor<WithKeySet<(R, $($a,)*)>> for F
-        where
-            F: Fn(DispatchKeySet, $($a),*) -> Result<R>
-                + for<'a> Fn(DispatchKeySet, $($a::Item<'a>),*) -> Result<R>
-                + Send
-                + Sync
-                + 'static,
-            R: KernelReturn,
-        {
-            type Args = ($($a,)*);
-            type Ret = R;
-
-            fn unboxed_entry() -> fn() {
-                #[allow(non_snake_case, clippy::too_many_arguments)]
-                fn trampoline<F, R, $($a),*>(
-                    functor: *const (),
-                    keys: DispatchKeySet,
-                    $($a: $a),*
-                ) -> Result<R>
-                where
-                    F: Fn(DispatchKeySet, $($a),*) -> Result<R>,
-                {
-                    // SAFETY: as for the plain trampoline.
-                    let f = unsafe { &*(functor as *const F) };
-                    f(keys, $($a),*)
-                }
-                let entry: fn(*const (), DispatchKeySet, $($a),*) -> Result<R> = trampoline::<F, R, $($a),*>;
-                // SAFETY: as for the plain trampoline.
-                unsafe { std::mem::transmute::<fn(*const (), DispatchKeySet, $($a),*) -> Result<R>, fn()>(entry) }
-            }
-
-            #[allow(non_snake_case, unused_mut, unused_variables, unused_assignments)]
-            #[inline(always)]
-            fn call_boxed(&self, keys: DispatchKeySet, stack: &mut Stack) -> Result<()> {
-                let base = stack.len().checked_sub($n).ok_or_else(|| {
-                    Error::internal(format!("stack underflow: a kernel of {} arguments was called with {} values", $n, stack.len()))
-                })?;
-                // Take each argument out of its slot (leaving `None`), then
-                // cut the stack; moving the values out one by one keeps them
-                // in registers (a `Drain` is copied around as a block).
-                let mut slot = base;
-                $(let $h = $a::holder_from_ivalue(std::mem::take(&mut stack[slot]))?; slot += 1;)*
-                debug_assert_eq!(slot, stack.len());
-                stack.truncate(base);
-                let ret = (self)(keys, $($a::borrow(&$h)),*)?;
+                let ret = kernel_functor!(@call $kind, (self), keys, $($a::borrow(&$h)),*)?;
                 ret.push_onto(stack);
                 Ok(())
             }
         }
     };
+    (@call Plain, $f:expr, $keys:ident, $($arg:expr),*) => { $f($($arg),*) };
+    (@call WithKeySet, $f:expr, $keys:ident, $($arg:expr),*) => { $f($keys, $($arg),*) };
 }
 
 arities!(0;);

@@ -17,37 +17,16 @@
 //! thread (`split`).
 
 use c10_core::half::{bf16, f16};
-use c10_core::Numeric;
+use c10_core::{Numeric, ThreadShared};
 
-/// Runs `$body` with `$T` bound to an element type with a [`Gemm`]: the
-/// integer types (bool excepted) and, through
-/// [`dispatch_floating`](crate::dispatch_floating), the floating ones; other
-/// dtypes fail with `"$name" not implemented for 'Dtype'`.
+/// Runs `$body` with `$T` bound to an element type with a [`Gemm`] (the
+/// `numeric:` family of `dispatch_dtype!`: integers but bool, and the
+/// floating types); other dtypes return `"$name" not implemented for
+/// 'Dtype'` from the enclosing function.
 macro_rules! dispatch_gemm {
     ($dtype:expr, $name:expr, $T:ident => $body:expr) => {
-        match $dtype {
-            c10_core::ScalarType::Long => {
-                type $T = i64;
-                $body
-            }
-            c10_core::ScalarType::Int => {
-                type $T = i32;
-                $body
-            }
-            c10_core::ScalarType::Short => {
-                type $T = i16;
-                $body
-            }
-            c10_core::ScalarType::Char => {
-                type $T = i8;
-                $body
-            }
-            c10_core::ScalarType::Byte => {
-                type $T = u8;
-                $body
-            }
-            other => $crate::dispatch_floating!(other, $name, $T => Ok::<_, c10_core::Error>($body))?,
-        }
+        c10_core::dispatch_dtype!(numeric: $dtype, $T => $body,
+            _ => return Err($crate::kernels::util::not_implemented($name, $dtype)))
     };
 }
 pub(crate) use dispatch_gemm;
@@ -152,16 +131,137 @@ fn split(
 /// `float32` micro-kernel computes 16 rows at once.
 const SPLIT_MIN_ROWS: usize = 16;
 
-/// Operands shared by the blocks' threads.
-struct SyncMat<T>(MatPtr<T>);
-struct SyncMatMut<T>(MatMut<T>);
-// SAFETY: the blocks only read `A` and `B` and write disjoint blocks of
-// `C`, all valid for the duration of the scope (the caller's
-// contract).
-unsafe impl<T> Sync for SyncMat<T> {}
-// SAFETY: as above.
-unsafe impl<T> Sync for SyncMatMut<T> {}
+/// [`Gemm`] on the `gemm` crate: split over threads by rows or columns
+/// when that pays (`split`), through a column-major scratch when that
+/// gathers less (`column_major_scratch_is_cheaper`), else straight into `c`.
+///
+/// # Safety
+///
+/// [`Gemm::gemm`]'s contract.
+#[allow(clippy::too_many_arguments)]
+unsafe fn crate_gemm<T>(
+    m: usize,
+    n: usize,
+    k: usize,
+    alpha: T,
+    a: MatPtr<T>,
+    b: MatPtr<T>,
+    beta: T,
+    c: MatMut<T>,
+    threads: usize,
+) where
+    T: Gemm + Copy + 'static + std::ops::Mul<Output = T> + std::ops::Add<Output = T>,
+{
+    let zero = T::from_f64(0.0);
+    let reads_c = beta != zero;
+    let via_scratch = column_major_scratch_is_cheaper(m, n, k, a, b, c);
+    if let Some((axis, parts)) = split(m, n, k, threads, via_scratch) {
+        let len = if axis == Split::Rows { m } else { n };
+        let chunk = len.div_ceil(parts);
+        let parts = len.div_ceil(chunk);
+        // SAFETY: the blocks only read `A` and `B` and write disjoint
+        // blocks of `C`, all valid for the duration of the scope (the
+        // caller's contract).
+        let (a, b, c) = unsafe {
+            (
+                ThreadShared::new(a),
+                ThreadShared::new(b),
+                ThreadShared::new(c),
+            )
+        };
+        rayon::scope(|s| {
+            for p in 0..parts {
+                let (a, b, c) = (&a, &b, &c);
+                s.spawn(move |_| {
+                    let start = p * chunk;
+                    let size = chunk.min(len.saturating_sub(start));
+                    if size == 0 {
+                        return;
+                    }
+                    let (a, b, c) = (*a.get(), *b.get(), *c.get());
+                    let at = start as isize;
+                    match axis {
+                        Split::Rows => {
+                            let a = MatPtr {
+                                ptr: a.ptr.wrapping_offset(at * a.rs),
+                                ..a
+                            };
+                            let c = MatMut {
+                                ptr: c.ptr.wrapping_offset(at * c.rs),
+                                ..c
+                            };
+                            // SAFETY: a block of the caller's rows: inside
+                            // the operands, disjoint from the other blocks'.
+                            unsafe { T::gemm(size, n, k, alpha, a, b, beta, c, 1) };
+                        }
+                        Split::Columns => {
+                            let b = MatPtr {
+                                ptr: b.ptr.wrapping_offset(at * b.cs),
+                                ..b
+                            };
+                            let c = MatMut {
+                                ptr: c.ptr.wrapping_offset(at * c.cs),
+                                ..c
+                            };
+                            // SAFETY: a block of the caller's columns,
+                            // likewise.
+                            unsafe { T::gemm(m, size, k, alpha, a, b, beta, c, 1) };
+                        }
+                    }
+                });
+            }
+        });
+        return;
+    }
+    // `C = beta * C + alpha * (A @ B)` into `c`, reading the old `c` when
+    // `read` says so.
+    let run = |c: MatMut<T>, read: bool| {
+        // SAFETY: the caller guarantees the operands (see the trait); `c` is
+        // theirs or a scratch of the same shape. The crate computes
+        // `dst = alpha' * dst + beta' * lhs @ rhs`, reading `dst` only when
+        // asked to.
+        unsafe {
+            gemm::gemm(
+                m,
+                n,
+                k,
+                c.ptr,
+                c.cs,
+                c.rs,
+                read,
+                a.ptr,
+                a.cs,
+                a.rs,
+                b.ptr,
+                b.cs,
+                b.rs,
+                beta,
+                alpha,
+                false,
+                false,
+                false,
+                parallelism(m, n, k, threads),
+            );
+        }
+    };
+    if !via_scratch {
+        run(c, reads_c);
+        return;
+    }
+    // The scratch holds `alpha * (A @ B)`; `beta * C` joins it on the way
+    // out.
+    let product = |scratch| run(scratch, false);
+    if reads_c {
+        // SAFETY: the caller's `C` (see the trait).
+        unsafe { via_column_major_scratch(m, n, c, zero, product, |p, d| beta * d + p) };
+    } else {
+        // SAFETY: as above.
+        unsafe { via_column_major_scratch(m, n, c, zero, product, |p, _| p) };
+    }
+}
 
+/// [`Gemm`] for the types the `gemm` crate computes, through
+/// [`crate_gemm`].
 macro_rules! crate_gemm {
     ($($t:ty),*) => {$(
         impl Gemm for $t {
@@ -176,82 +276,8 @@ macro_rules! crate_gemm {
                 c: MatMut<Self>,
                 threads: usize,
             ) {
-                let zero = <$t>::from_f64(0.0);
-                let reads_c = beta != zero;
-                let via_scratch = column_major_scratch_is_cheaper(m, n, k, a, b, c);
-                if let Some((axis, parts)) = split(m, n, k, threads, via_scratch) {
-                    let len = if axis == Split::Rows { m } else { n };
-                    let chunk = len.div_ceil(parts);
-                    let parts = len.div_ceil(chunk);
-                    let (a, b, c) = (SyncMat(a), SyncMat(b), SyncMatMut(c));
-                    rayon::scope(|s| {
-                        for p in 0..parts {
-                            let (a, b, c) = (&a, &b, &c);
-                            s.spawn(move |_| {
-                                let start = p * chunk;
-                                let size = chunk.min(len.saturating_sub(start));
-                                if size == 0 {
-                                    return;
-                                }
-                                let (a, b, c) = (a.0, b.0, c.0);
-                                let at = start as isize;
-                                match axis {
-                                    Split::Rows => {
-                                        let a = MatPtr { ptr: a.ptr.wrapping_offset(at * a.rs), ..a };
-                                        let c = MatMut { ptr: c.ptr.wrapping_offset(at * c.rs), ..c };
-                                        // SAFETY: a block of the caller's
-                                        // rows: inside the operands,
-                                        // disjoint from the other blocks'.
-                                        unsafe { <$t>::gemm(size, n, k, alpha, a, b, beta, c, 1) };
-                                    }
-                                    Split::Columns => {
-                                        let b = MatPtr { ptr: b.ptr.wrapping_offset(at * b.cs), ..b };
-                                        let c = MatMut { ptr: c.ptr.wrapping_offset(at * c.cs), ..c };
-                                        // SAFETY: a block of the caller's
-                                        // columns, likewise.
-                                        unsafe { <$t>::gemm(m, size, k, alpha, a, b, beta, c, 1) };
-                                    }
-                                }
-                            });
-                        }
-                    });
-                    return;
-                }
-                // `C = beta * C + alpha * (A @ B)` into `c`, reading the old
-                // `c` when `read` says so.
-                let run = |c: MatMut<$t>, read: bool| {
-                    // SAFETY: the caller guarantees the operands (see the
-                    // trait); `c` is theirs or a scratch of the same shape.
-                    // The crate computes
-                    // `dst = alpha' * dst + beta' * lhs @ rhs`, reading
-                    // `dst` only when asked to.
-                    unsafe {
-                        gemm::gemm(
-                            m, n, k,
-                            c.ptr, c.cs, c.rs,
-                            read,
-                            a.ptr, a.cs, a.rs,
-                            b.ptr, b.cs, b.rs,
-                            beta, alpha,
-                            false, false, false,
-                            parallelism(m, n, k, threads),
-                        );
-                    }
-                };
-                if !via_scratch {
-                    run(c, reads_c);
-                    return;
-                }
-                // The scratch holds `alpha * (A @ B)`; `beta * C` joins it
-                // on the way out.
-                let product = |scratch| run(scratch, false);
-                if reads_c {
-                    // SAFETY: the caller's `C` (see the trait).
-                    unsafe { via_column_major_scratch(m, n, c, zero, product, |p, d| beta * d + p) };
-                } else {
-                    // SAFETY: as above.
-                    unsafe { via_column_major_scratch(m, n, c, zero, product, |p, _| p) };
-                }
+                // SAFETY: the caller's contract, passed on.
+                unsafe { crate_gemm(m, n, k, alpha, a, b, beta, c, threads) }
             }
         }
     )*};

@@ -160,6 +160,12 @@ proptest! {
                 }).is_some_and(|last| last < 48));
         prop_assert_eq!(view.is_ok(), valid);
         if let Ok(view) = view {
+            if view.numel() > 1 << 16 {
+                // Stride-0 views may be valid with any number of elements;
+                // reading that many is an allocation error, not a crash.
+                prop_assert!(view.to_vec::<i64>().is_err());
+                return Ok(());
+            }
             let values = view.to_vec::<i64>().unwrap();
             prop_assert_eq!(values.len() as i64, view.numel());
             prop_assert!(values.iter().all(|&v| (0..48).contains(&v)));

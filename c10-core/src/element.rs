@@ -131,52 +131,49 @@ numeric_float!(
 );
 
 /// Runs `$body` with `$T` bound to the element type of `$dtype`, or
-/// evaluates `$otherwise` for dtypes without one (complex, quantized).
+/// evaluates `$otherwise` for dtypes outside the chosen family (PyTorch's
+/// `AT_DISPATCH_*` macros, one family of them):
+///
+/// - `dispatch_dtype!(dtype, T => body, _ => otherwise)`: every dtype with
+///   an element type (bool, the integers, the four floating types);
+/// - `dispatch_dtype!(floating: ...)`: float16, bfloat16, float32, float64;
+/// - `dispatch_dtype!(integral: ...)`: bool and the integers;
+/// - `dispatch_dtype!(numeric: ...)`: the integers and the floating types
+///   (no bool).
+///
+/// ```
+/// use c10_core::{dispatch_dtype, ScalarType};
+/// let width = dispatch_dtype!(floating: ScalarType::Half, T => std::mem::size_of::<T>(), _ => 0);
+/// assert_eq!(width, 2);
+/// assert_eq!(dispatch_dtype!(floating: ScalarType::Int, T => 1, _ => 0), 0);
+/// ```
 #[macro_export]
 macro_rules! dispatch_dtype {
-    ($dtype:expr, $T:ident => $body:expr, _ => $otherwise:expr) => {
+    (floating: $dtype:expr, $T:ident => $body:expr, _ => $otherwise:expr) => {
+        $crate::dispatch_dtype!(@arms $dtype, $T, $body, $otherwise;
+            Half => $crate::half::f16, BFloat16 => $crate::half::bf16, Float => f32, Double => f64)
+    };
+    (integral: $dtype:expr, $T:ident => $body:expr, _ => $otherwise:expr) => {
+        $crate::dispatch_dtype!(@arms $dtype, $T, $body, $otherwise;
+            Bool => bool, Byte => u8, Char => i8, Short => i16, Int => i32, Long => i64)
+    };
+    (numeric: $dtype:expr, $T:ident => $body:expr, _ => $otherwise:expr) => {
+        $crate::dispatch_dtype!(@arms $dtype, $T, $body, $otherwise;
+            Byte => u8, Char => i8, Short => i16, Int => i32, Long => i64,
+            Half => $crate::half::f16, BFloat16 => $crate::half::bf16, Float => f32, Double => f64)
+    };
+    (@arms $dtype:expr, $T:ident, $body:expr, $otherwise:expr; $($variant:ident => $ty:ty),*) => {
         match $dtype {
-            $crate::ScalarType::Bool => {
-                type $T = bool;
+            $($crate::ScalarType::$variant => {
+                type $T = $ty;
                 $body
-            }
-            $crate::ScalarType::Byte => {
-                type $T = u8;
-                $body
-            }
-            $crate::ScalarType::Char => {
-                type $T = i8;
-                $body
-            }
-            $crate::ScalarType::Short => {
-                type $T = i16;
-                $body
-            }
-            $crate::ScalarType::Int => {
-                type $T = i32;
-                $body
-            }
-            $crate::ScalarType::Long => {
-                type $T = i64;
-                $body
-            }
-            $crate::ScalarType::Half => {
-                type $T = $crate::half::f16;
-                $body
-            }
-            $crate::ScalarType::BFloat16 => {
-                type $T = $crate::half::bf16;
-                $body
-            }
-            $crate::ScalarType::Float => {
-                type $T = f32;
-                $body
-            }
-            $crate::ScalarType::Double => {
-                type $T = f64;
-                $body
-            }
+            })*
             _ => $otherwise,
         }
+    };
+    ($dtype:expr, $T:ident => $body:expr, _ => $otherwise:expr) => {
+        $crate::dispatch_dtype!(@arms $dtype, $T, $body, $otherwise;
+            Bool => bool, Byte => u8, Char => i8, Short => i16, Int => i32, Long => i64,
+            Half => $crate::half::f16, BFloat16 => $crate::half::bf16, Float => f32, Double => f64)
     };
 }

@@ -82,6 +82,16 @@ impl Generator {
         splitmix64(seed ^ splitmix64(i.wrapping_add(0x9E37_79B9_7F4A_7C15)))
     }
 
+    /// The `i`-th value of the stream of `seed` as a uniform draw from
+    /// [0, 1) with `bits` random bits (53 for `f64`; 24 keeps a
+    /// single-precision value below 1 after rounding, as PyTorch's float
+    /// distribution does). Every uniform draw of the kernels is this one.
+    #[inline]
+    pub fn uniform_at(seed: u64, i: u64, bits: u32) -> f64 {
+        let bits = bits.clamp(1, 53);
+        (Self::random_at(seed, i) >> (64 - bits)) as f64 / (1u64 << bits) as f64
+    }
+
     /// The process-wide default CPU generator (`default_generator`),
     /// seeded with PyTorch's default seed until [`manual_seed`] is called.
     pub fn default_cpu() -> &'static Generator {

@@ -33,6 +33,7 @@ pub mod small_vec;
 pub mod storage;
 pub mod tensor_impl;
 pub mod tensor_layout;
+pub mod thread_shared;
 pub mod type_promotion;
 pub mod warning;
 
@@ -48,6 +49,7 @@ pub use small_vec::SmallVec;
 pub use storage::{Storage, StorageBorrow};
 pub use tensor_impl::{TensorBase, TensorImpl};
 pub use tensor_layout::{LayoutRef, TensorLayout};
+pub use thread_shared::ThreadShared;
 
 pub use dispatch_key::{BackendComponent, DispatchKey, NUM_BACKENDS, NUM_FUNCTIONALITY_KEYS};
 pub use dispatch_key_set::{DispatchKeySet, FULL_BACKEND_MASK, NUM_RUNTIME_ENTRIES};

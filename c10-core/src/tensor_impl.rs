@@ -553,8 +553,9 @@ impl TensorBase {
         let l = self.data_layout::<T>()?;
         let base = l.data_ptr().ok_or_else(|| no_data_error(Device::CPU))? as *const T;
         let mut out = Vec::new();
-        out.try_reserve_exact(l.numel() as usize)
-            .map_err(|_| out_of_memory(l.numel() as usize * std::mem::size_of::<T>()))?;
+        out.try_reserve_exact(l.numel() as usize).map_err(|_| {
+            out_of_memory((l.numel() as usize).saturating_mul(std::mem::size_of::<T>()))
+        })?;
         StorageBorrow::hold([(l.storage(), false)], || {
             for_each_offset(l.sizes(), l.strides(), 0, |off| {
                 // SAFETY: `off` is an element's offset from the first one in

@@ -27,7 +27,7 @@ use c10_core::tensor_impl::DimVector;
 use c10_core::type_promotion::ResultTypeState;
 use c10_core::{
     Device, DeviceType, Error, LayoutRef, Result, ScalarType, SmallVec, StorageBorrow, TensorBase,
-    TensorLayout,
+    TensorLayout, ThreadShared,
 };
 
 use crate::memory_overlap;
@@ -62,16 +62,6 @@ fn scratch<'a, T: Copy, const N: usize>(
         heap
     }
 }
-
-/// Base pointers handed to the threads of a parallel loop.
-struct SharedPointers<'a>(&'a [*mut u8]);
-
-// SAFETY: the pointers address operand storages that are borrowed (outputs
-// exclusively) for the whole parallel loop; `parallel_for_each` only shares
-// them when `writes_are_disjoint` holds, so threads, which run disjoint
-// index ranges, never write one address from two threads or read an
-// address another thread writes.
-unsafe impl Sync for SharedPointers<'_> {}
 
 /// A tensor an iteration borrows from its caller or owns (PyTorch's
 /// `c10::MaybeOwned<TensorBase>`): inputs and `out=` arguments are
@@ -450,151 +440,33 @@ impl<'a> TensorIterator<'a> {
         // 0. Memory overlaps of the given outputs (`compute_mem_overlaps`);
         // the contiguous path above only runs without given outputs.
         if config.check_mem_overlap {
-            for out in config.outputs.iter().flatten() {
-                memory_overlap::assert_no_internal_overlap(out)?;
-                for &TensorRef(input) in &inputs {
-                    if !input.is_same(out) {
-                        memory_overlap::assert_no_partial_overlap(out, input)?;
-                    }
-                }
-            }
+            check_mem_overlaps(&config.outputs, &inputs)?;
         }
         // 1. Shape.
-        let same_shape = inputs
-            .split_first()
-            .is_some_and(|(first, rest)| rest.iter().all(|t| t.sizes() == first.sizes()));
-        let full_shape = if same_shape {
-            DimVector::from_slice(&inputs[0].sizes())
-        } else {
-            let mut shape: Vec<i64> = Vec::new();
-            for t in &inputs {
-                shape = infer_size(&shape, &t.sizes())?;
-            }
-            DimVector::from_slice(&shape)
-        };
+        let full_shape = broadcast_shape(&inputs)?;
         // 2. Dtypes and device.
         let device = common_device(&inputs, &config.outputs, config.allow_cpu_scalars)?;
         let common_dtype = compute_common_dtype(&inputs, &config)?;
-        let mut output_dtypes = Vec::new();
-        for out in &config.outputs {
-            let dtype = match out {
-                Some(o) => {
-                    let od = o
-                        .dtype()
-                        .ok_or_else(|| Error::runtime("undefined output"))?;
-                    if od != common_dtype && config.static_output_dtype.is_none() {
-                        if config.cast_common_dtype_to_outputs {
-                            if config.enforce_safe_casting_to_output && !can_cast(common_dtype, od)
-                            {
-                                return Err(Error::runtime(format!(
-                                    "result type {common_dtype} can't be cast to the desired output type {od}"
-                                )));
-                            }
-                        } else if config.check_all_same_dtype {
-                            return Err(Error::runtime(format!(
-                                "Found dtype {od} but expected {common_dtype}"
-                            )));
-                        }
-                    }
-                    od
-                }
-                None => config.static_output_dtype.unwrap_or(common_dtype),
-            };
-            output_dtypes.push(dtype);
-        }
-        // Inputs compute in the common dtype (converted copies when needed).
-        let mut operands: Vec<Operand<'a>> = Vec::new();
-        // 3. Strides (outputs later, once allocated).
-        let mut input_operands = Vec::new();
-        for &TensorRef(t) in &inputs {
-            let layout = t
-                .layout()
-                .ok_or_else(|| Error::runtime("undefined input"))?;
-            let dtype = t.dtype().unwrap_or(common_dtype);
-            if config.promote_inputs_to_common_dtype && dtype != common_dtype {
-                // The converted copy is filled when the loops run, under
-                // the same borrows as the computation.
-                let copy = Tensor::from(TensorBase::empty_strided(
-                    layout.sizes(),
-                    &convert::preserved_strides(&layout),
-                    common_dtype,
-                    t.device().unwrap_or(device),
-                )?);
-                let mut op = Operand::owned(copy, &full_shape, false)?;
-                op.convert_from = Some(Box::new((layout, dtype)));
-                input_operands.push(op);
-            } else {
-                input_operands.push(Operand::borrowed(t, layout, &full_shape, false)?);
-            }
-        }
-        // 4. Dimension order (fastest first), from the inputs and any output
-        // that keeps its shape.
-        let mut order_strides: Vec<DimVector> = Vec::new();
-        for o in config.outputs.iter().flatten() {
-            if let Some(l) = o.layout().filter(|l| l.sizes() == &full_shape[..]) {
-                order_strides.push(byte_strides(&l, &full_shape)?);
-            }
-        }
-        order_strides.extend(input_operands.iter().map(|op| op.strides.clone()));
-        let perm = reorder_dimensions(&full_shape, &order_strides);
-        // PyTorch's fast set-up: when every input has the broadcast shape and
-        // they are all contiguous (or all share one dense layout), outputs
-        // take that layout directly.
-        let fast_strides = fast_setup_strides(&inputs, &full_shape);
-        let output_strides = fast_strides
-            .clone()
-            .unwrap_or_else(|| strides_following(&full_shape, &perm));
+        let output_dtypes = output_dtypes(&config, common_dtype)?;
+        // 3. Strides of the inputs (outputs later, once allocated).
+        let input_operands = input_operands(&inputs, &config, common_dtype, device, &full_shape)?;
+        // 4. Dimension order (fastest first), and the strides of new outputs.
+        let (perm, output_strides) =
+            output_layout(&config.outputs, &inputs, &input_operands, &full_shape)?;
         // 5. Outputs.
-        for (&out, dtype) in config.outputs.iter().zip(&output_dtypes) {
-            let op = match out {
-                Some(o) => {
-                    let current = o.sizes();
-                    if current != full_shape && !config.resize_outputs {
-                        return Err(Error::runtime(format!(
-                            "output with shape {current:?} doesn't match the broadcast shape {full_shape:?}"
-                        )));
-                    }
-                    if current != full_shape {
-                        // A resized output follows the inputs' layout, as
-                        // PyTorch's `resize_out` with computed strides does.
-                        o.resize_strided_(&full_shape, &output_strides)?;
-                    }
-                    let layout = o
-                        .layout()
-                        .ok_or_else(|| Error::runtime("undefined output"))?;
-                    if o.dtype() != Some(common_dtype)
-                        && config.static_output_dtype.is_none()
-                        && config.cast_common_dtype_to_outputs
-                    {
-                        let tmp = Tensor::from(TensorBase::empty_strided(
-                            &full_shape,
-                            &output_strides,
-                            common_dtype,
-                            device,
-                        )?);
-                        let mut op = Operand::owned(tmp, &full_shape, true)?;
-                        op.copy_back_to = Some(Box::new((o, layout)));
-                        op
-                    } else {
-                        Operand::borrowed(o, layout, &full_shape, true)?
-                    }
-                }
-                None => Operand::owned(
-                    Tensor::from(TensorBase::empty_strided(
-                        &full_shape,
-                        &output_strides,
-                        *dtype,
-                        device,
-                    )?),
-                    &full_shape,
-                    true,
-                )?,
+        let mut operands = Vec::with_capacity(config.outputs.len() + input_operands.len());
+        for (&out, &dtype) in config.outputs.iter().zip(&output_dtypes) {
+            let plan = OutputPlan {
+                shape: &full_shape,
+                strides: &output_strides,
+                common_dtype,
+                device,
             };
-            operands.push(op);
+            operands.push(plan.operand(out, dtype, &config)?);
         }
         let noutputs = operands.len();
         operands.extend(input_operands);
-        // Apply the permutation (fastest first) and coalesce.
+        // 6. Apply the permutation (fastest first) and coalesce.
         let mut shape: DimVector = perm.iter().map(|&d| full_shape[d]).collect();
         for op in &mut operands {
             op.strides = perm.iter().map(|&d| op.strides[d]).collect();
@@ -799,14 +671,19 @@ impl<'a> TensorIterator<'a> {
         }
         let chunks = threads.min((numel + GRAIN_SIZE - 1) / GRAIN_SIZE);
         self.with_base_pointers(|it, bases| {
-            let bases = SharedPointers(bases);
+            // SAFETY: the pointers address operand storages that are
+            // borrowed (outputs exclusively) for the whole parallel loop;
+            // it only runs when `writes_are_disjoint` holds, so threads,
+            // which run disjoint index ranges, never write one address
+            // from two threads or read an address another thread writes.
+            let bases = unsafe { ThreadShared::new(bases) };
             let bases = &bases;
             rayon::scope(|scope| {
                 for c in 0..chunks {
                     let f = &f;
                     scope.spawn(move |_| {
                         let (begin, end) = (numel * c / chunks, numel * (c + 1) / chunks);
-                        it.run_range(bases.0, begin, end, &mut |p, s, n| f(p, s, n));
+                        it.run_range(bases.get(), begin, end, &mut |p, s, n| f(p, s, n));
                     });
                 }
             });
@@ -1056,6 +933,182 @@ impl<'a> TensorIterator<'a> {
                     == op.tensor.dtype().map_or(0, |d| d.element_size() as i64)
                     || self.loop_shape.first().copied().unwrap_or(1) <= 1
             })
+    }
+}
+
+/// `compute_mem_overlaps`: no given output may have two elements at one
+/// address, nor partly overlap an input that is not itself.
+fn check_mem_overlaps(outputs: &[Option<&Tensor>], inputs: &[TensorRef<'_>]) -> Result<()> {
+    for out in outputs.iter().flatten() {
+        memory_overlap::assert_no_internal_overlap(out)?;
+        for &TensorRef(input) in inputs {
+            if !input.is_same(out) {
+                memory_overlap::assert_no_partial_overlap(out, input)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The broadcast shape of the inputs.
+fn broadcast_shape(inputs: &[TensorRef<'_>]) -> Result<DimVector> {
+    let sizes: SmallVec<DimVector, 4> = inputs.iter().map(|t| t.sizes()).collect();
+    if let Some((first, rest)) = sizes.split_first() {
+        if rest.iter().all(|s| s == first) {
+            return Ok(first.clone());
+        }
+    }
+    let mut shape: Vec<i64> = Vec::new();
+    for s in &sizes {
+        shape = infer_size(&shape, s)?;
+    }
+    Ok(DimVector::from_slice(&shape))
+}
+
+/// The dtype of each output: a given output's own (checked against the
+/// computation's), else the static or the common dtype.
+fn output_dtypes(
+    config: &TensorIteratorConfig<'_>,
+    common_dtype: ScalarType,
+) -> Result<Vec<ScalarType>> {
+    config
+        .outputs
+        .iter()
+        .map(|out| {
+            let Some(o) = out else {
+                return Ok(config.static_output_dtype.unwrap_or(common_dtype));
+            };
+            let od = o
+                .dtype()
+                .ok_or_else(|| Error::runtime("undefined output"))?;
+            if od != common_dtype && config.static_output_dtype.is_none() {
+                if config.cast_common_dtype_to_outputs {
+                    if config.enforce_safe_casting_to_output && !can_cast(common_dtype, od) {
+                        return Err(Error::runtime(format!(
+                            "result type {common_dtype} can't be cast to the desired output type {od}"
+                        )));
+                    }
+                } else if config.check_all_same_dtype {
+                    return Err(Error::runtime(format!(
+                        "Found dtype {od} but expected {common_dtype}"
+                    )));
+                }
+            }
+            Ok(od)
+        })
+        .collect()
+}
+
+/// The inputs' operands, each from one snapshot of its layout; inputs of
+/// another dtype than the computation's get a copy that the loops fill
+/// under their borrows.
+fn input_operands<'a>(
+    inputs: &[TensorRef<'a>],
+    config: &TensorIteratorConfig<'a>,
+    common_dtype: ScalarType,
+    device: Device,
+    full_shape: &[i64],
+) -> Result<Vec<Operand<'a>>> {
+    let mut operands = Vec::with_capacity(inputs.len());
+    for &TensorRef(t) in inputs {
+        let layout = t
+            .layout()
+            .ok_or_else(|| Error::runtime("undefined input"))?;
+        let dtype = t.dtype().unwrap_or(common_dtype);
+        if config.promote_inputs_to_common_dtype && dtype != common_dtype {
+            let copy = Tensor::from(TensorBase::empty_strided(
+                layout.sizes(),
+                &convert::preserved_strides(&layout),
+                common_dtype,
+                t.device().unwrap_or(device),
+            )?);
+            let mut op = Operand::owned(copy, full_shape, false)?;
+            op.convert_from = Some(Box::new((layout, dtype)));
+            operands.push(op);
+        } else {
+            operands.push(Operand::borrowed(t, layout, full_shape, false)?);
+        }
+    }
+    Ok(operands)
+}
+
+/// The dimension order (fastest first) from the inputs and any output that
+/// keeps its shape, and the strides of outputs the iteration allocates or
+/// resizes: PyTorch's fast set-up when every input has the broadcast shape
+/// and all are contiguous (or share one dense layout), else strides that
+/// follow that order.
+fn output_layout(
+    outputs: &[Option<&Tensor>],
+    inputs: &[TensorRef<'_>],
+    input_operands: &[Operand<'_>],
+    full_shape: &[i64],
+) -> Result<(Vec<usize>, Vec<i64>)> {
+    let mut order_strides: Vec<DimVector> = Vec::new();
+    for o in outputs.iter().flatten() {
+        if let Some(l) = o.layout().filter(|l| l.sizes() == full_shape) {
+            order_strides.push(byte_strides(&l, full_shape)?);
+        }
+    }
+    order_strides.extend(input_operands.iter().map(|op| op.strides.clone()));
+    let perm = reorder_dimensions(full_shape, &order_strides);
+    let strides = fast_setup_strides(inputs, full_shape)
+        .unwrap_or_else(|| strides_following(full_shape, &perm));
+    Ok((perm, strides))
+}
+
+/// What an iteration's outputs are made from.
+struct OutputPlan<'s> {
+    shape: &'s [i64],
+    strides: &'s [i64],
+    common_dtype: ScalarType,
+    device: Device,
+}
+
+impl OutputPlan<'_> {
+    /// The operand of one output: a given one, resized when its shape
+    /// differs (and `out=` allows it), written through a temporary when it
+    /// has another dtype than the computation; or a new tensor of `dtype`.
+    fn operand<'a>(
+        &self,
+        out: Option<&'a Tensor>,
+        dtype: ScalarType,
+        config: &TensorIteratorConfig<'a>,
+    ) -> Result<Operand<'a>> {
+        let Some(o) = out else {
+            let t = TensorBase::empty_strided(self.shape, self.strides, dtype, self.device)?;
+            return Operand::owned(Tensor::from(t), self.shape, true);
+        };
+        let current = o.sizes();
+        if current != self.shape {
+            if !config.resize_outputs {
+                return Err(Error::runtime(format!(
+                    "output with shape {current:?} doesn't match the broadcast shape {:?}",
+                    self.shape
+                )));
+            }
+            // A resized output follows the inputs' layout, as PyTorch's
+            // `resize_out` with computed strides does.
+            o.resize_strided_(self.shape, self.strides)?;
+        }
+        let layout = o
+            .layout()
+            .ok_or_else(|| Error::runtime("undefined output"))?;
+        if o.dtype() != Some(self.common_dtype)
+            && config.static_output_dtype.is_none()
+            && config.cast_common_dtype_to_outputs
+        {
+            let tmp = TensorBase::empty_strided(
+                self.shape,
+                self.strides,
+                self.common_dtype,
+                self.device,
+            )?;
+            let mut op = Operand::owned(Tensor::from(tmp), self.shape, true)?;
+            op.copy_back_to = Some(Box::new((o, layout)));
+            Ok(op)
+        } else {
+            Operand::borrowed(o, layout, self.shape, true)
+        }
     }
 }
 

@@ -200,12 +200,6 @@ fn generator_or_default(generator: Option<Generator>) -> Generator {
     generator.unwrap_or_else(|| Generator::default_cpu().clone())
 }
 
-/// A uniform `f64` in [0, 1) from 53 random bits.
-#[inline]
-fn unit(bits: u64) -> f64 {
-    (bits >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
-}
-
 /// Fills a floating tensor with `sample(seed, i)` for `numel` consecutive
 /// indices reserved from the generator's stream.
 fn random_fill(
@@ -245,21 +239,17 @@ pub fn uniform_(
     }
     // Single-precision types draw 24 bits, so that the value stays below
     // `to` after rounding (as PyTorch's float distribution does).
-    let single = !matches!(dtype_of(self_)?, ScalarType::Double);
+    let bits = if matches!(dtype_of(self_)?, ScalarType::Double) {
+        53
+    } else {
+        24
+    };
     random_fill(
         self_,
         "check_uniform_bounds",
         generator,
         1,
-        move |seed, i| {
-            let bits = Generator::random_at(seed, i);
-            let u = if single {
-                (bits >> 40) as f64 * (1.0 / (1u64 << 24) as f64)
-            } else {
-                unit(bits)
-            };
-            from + (to - from) * u
-        },
+        move |seed, i| from + (to - from) * Generator::uniform_at(seed, i, bits),
     )
 }
 
@@ -276,8 +266,8 @@ pub fn normal_(
         )));
     }
     random_fill(self_, "normal_kernel_cpu", generator, 2, |seed, i| {
-        let u1 = 1.0 - unit(Generator::random_at(seed, i));
-        let u2 = unit(Generator::random_at(seed, i.wrapping_add(1)));
+        let u1 = 1.0 - Generator::uniform_at(seed, i, 53);
+        let u2 = Generator::uniform_at(seed, i.wrapping_add(1), 53);
         mean + std * (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
     })
 }
@@ -287,8 +277,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn unit_is_half_open() {
-        assert_eq!(unit(0), 0.0);
-        assert!(unit(u64::MAX) < 1.0);
+    fn uniform_draws_are_half_open() {
+        for i in 0..1000 {
+            for bits in [24, 53] {
+                let u = Generator::uniform_at(7, i, bits);
+                assert!((0.0..1.0).contains(&u), "{u}");
+            }
+        }
     }
 }

@@ -3,7 +3,9 @@
 
 use aten_core::tensor_iterator::convert::copy_into;
 use aten_core::Tensor;
-use c10_core::{Error, Numeric, Result, Scalar, ScalarType, StorageBorrow, TensorBase};
+use c10_core::{
+    Error, Numeric, Result, Scalar, ScalarType, StorageBorrow, TensorBase, ThreadShared,
+};
 use rayon::prelude::*;
 
 use super::util::{device_of, dtype_of, is_meta, layout_of};
@@ -49,12 +51,15 @@ fn batched_gemm(
     dispatch_gemm!(dtype, name, T => {
         let alpha = T::from_f64_or_int(alpha);
         let beta = T::from_f64_or_int(beta);
-        let data = |l: &c10_core::TensorLayout| -> Result<SendPtr<T>> {
+        let data = |l: &c10_core::TensorLayout| -> Result<ThreadShared<*mut T>> {
             if l.itemsize() != std::mem::size_of::<T>() {
                 return Err(Error::internal("batched_gemm: dtype and layout disagree"));
             }
             l.data_ptr()
-                .map(|p| SendPtr(p.cast::<T>()))
+                // SAFETY: the batches' threads only read `a` and `m2` and
+                // write disjoint batches of the fresh `out`, all borrowed
+                // for the loop below.
+                .map(|p| unsafe { ThreadShared::new(p.cast::<T>()) })
                 .ok_or_else(|| Error::runtime("tensor has no data"))
         };
         let (pa, pb, pc) = (data(&la)?, data(&lb)?, data(&lc)?);
@@ -73,10 +78,10 @@ fn batched_gemm(
                     n as usize,
                     k as usize,
                     alpha,
-                    MatPtr { ptr: pa.get().wrapping_offset((b * sa[0]) as isize), rs: sa[1] as isize, cs: sa[2] as isize },
-                    MatPtr { ptr: pb.get().wrapping_offset((b * sb[0]) as isize), rs: sb[1] as isize, cs: sb[2] as isize },
+                    MatPtr { ptr: (*pa.get()).wrapping_offset((b * sa[0]) as isize), rs: sa[1] as isize, cs: sa[2] as isize },
+                    MatPtr { ptr: (*pb.get()).wrapping_offset((b * sb[0]) as isize), rs: sb[1] as isize, cs: sb[2] as isize },
                     beta,
-                    MatMut { ptr: pc.get().wrapping_offset((b * sc[0]) as isize), rs: sc[1] as isize, cs: sc[2] as isize },
+                    MatMut { ptr: (*pc.get()).wrapping_offset((b * sc[0]) as isize), rs: sc[1] as isize, cs: sc[2] as isize },
                     threads,
                 )
             }
@@ -91,21 +96,6 @@ fn batched_gemm(
         })?;
     });
     Ok(())
-}
-
-/// A raw pointer that may cross threads (the batches it reaches are
-/// disjoint; see [`batched_gemm`]).
-struct SendPtr<T>(*mut T);
-// SAFETY: only used for disjoint writes and shared reads under a held
-// storage borrow.
-unsafe impl<T> Send for SendPtr<T> {}
-// SAFETY: as above.
-unsafe impl<T> Sync for SendPtr<T> {}
-
-impl<T> SendPtr<T> {
-    fn get(&self) -> *mut T {
-        self.0
-    }
 }
 
 /// A dtype as PyTorch's `TypeMeta` prints it in messages (`float`).

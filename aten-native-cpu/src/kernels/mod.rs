@@ -4,7 +4,9 @@
 //!   [`binary`], [`unary`], [`compare`] and [`ternary`];
 //! - [`arith`]: element arithmetic per dtype; [`util`]: shared helpers;
 //! - factories; [`fill`]: `fill_`, `zero_`, range and random fills;
-//! - [`index_copy`]: `flip`, `index_select`, `gather`, `cat`, `tril`, `triu`;
+//! - [`indexing`]: `index_select`, `gather`; [`flip`]; [`cat`];
+//!   [`triangular`]: `tril`, `triu` (all through [`gather_offsets`] but
+//!   `cat`);
 //! - [`linear_algebra`]: `mm`, `bmm`, `addmm`, `dot` (on [`crate::gemm`]);
 //! - [`nn`]: convolution, max pooling, layer norm, losses, dropout;
 //! - [`reduce`]: reductions, scans and softmax.
@@ -15,21 +17,27 @@
 
 pub mod arith;
 pub mod binary;
+pub mod cat;
 pub mod compare;
 mod factories;
 pub mod fill;
-pub mod index_copy;
+pub mod flip;
+pub mod gather_offsets;
+pub mod indexing;
 pub mod linear_algebra;
 pub mod nn;
 pub mod pointwise_ops;
 pub mod reduce;
 pub mod ternary;
+pub mod triangular;
 pub mod unary;
 pub mod util;
 
+pub use cat::cat;
 pub use factories::{empty_cpu, empty_strided_cpu};
 pub use fill::{arange_out, eye_out, fill_, linspace_out, normal_, uniform_, zero_};
-pub use index_copy::{cat, flip, gather, index_select, tril, triu};
+pub use flip::flip;
+pub use indexing::{gather, index_select};
 pub use linear_algebra::{addmm, bmm, dot, mm};
 pub use nn::{
     max_pool2d_with_indices, mse_loss, native_dropout, native_layer_norm, nll_loss_forward,
@@ -40,6 +48,7 @@ pub use reduce::{
     all_dim, amax, amin, any_dim, argmax, cumsum, log_softmax_cpu, max_dim, mean_dim, prod,
     softmax_cpu, sum_dim_intlist, var_correction,
 };
+pub use triangular::{tril, triu};
 
 /// Views are backend-neutral: the CPU registers the shared kernels.
 pub use aten_core::native::{as_strided_tensorimpl, view};

@@ -755,11 +755,7 @@ pub fn native_dropout(input: &Tensor, p: f64, train: Option<bool>) -> Result<(Te
     let seed = g.current_seed();
     let keep = 1.0 - p;
     let mask: Vec<bool> = (0..input.numel() as u64)
-        .map(|i| {
-            let u = (Generator::random_at(seed, first.wrapping_add(i)) >> 11) as f64
-                * (1.0 / (1u64 << 53) as f64);
-            u < keep
-        })
+        .map(|i| Generator::uniform_at(seed, first.wrapping_add(i), 53) < keep)
         .collect();
     let mask = Tensor::from_vec(mask, &input.sizes())?;
     let scale = if keep == 0.0 { 0.0 } else { 1.0 / keep };

@@ -17,7 +17,7 @@ use aten_core::Tensor;
 use c10_core::tensor_impl::for_each_offset;
 use c10_core::{
     dispatch_dtype, Element, Error, LayoutRef, Numeric, Result, Scalar, ScalarType, StorageBorrow,
-    TensorBase,
+    TensorBase, ThreadShared,
 };
 use rayon::prelude::*;
 
@@ -151,12 +151,14 @@ fn reduce_into<T: Element, O: Element>(
             && offsets.len() as i64 * plan.count >= GRAIN_SIZE
             && rayon::current_num_threads() > 1;
         if parallel {
-            let base = SharedPtr(base);
+            // SAFETY: the threads only read the input, which is borrowed
+            // for the whole parallel loop.
+            let base = unsafe { ThreadShared::new(base) };
             let (base, fold) = (&base, &fold);
             offsets
                 .par_iter()
                 .with_min_len((GRAIN_SIZE / plan.count.max(1)).max(1) as usize)
-                .map(|&off| fold(base.0, off, &plan.reduced))
+                .map(|&off| fold(*base.get(), off, &plan.reduced))
                 .collect()
         } else {
             offsets
@@ -168,26 +170,6 @@ fn reduce_into<T: Element, O: Element>(
     out.with_data_mut::<O, _>(|dst| dst.copy_from_slice(&results))?;
     Ok(Tensor::from(out))
 }
-
-/// A data pointer used by the threads of a parallel loop: an input they
-/// read, or an output of which each thread writes its own elements.
-struct SharedPtr<T>(*const T);
-
-impl<T> SharedPtr<T> {
-    /// The pointer (a method, so closures capture the whole wrapper).
-    fn get(&self) -> *const T {
-        self.0
-    }
-}
-
-// SAFETY: the pointer addresses a storage that the calling thread borrows
-// (shared for inputs, exclusive for outputs) for the whole parallel loop,
-// which joins every thread before the borrow ends; through it threads only
-// read, or write output elements no other thread touches.
-unsafe impl<T> Sync for SharedPtr<T> {}
-// SAFETY: as for `Sync`: moving the pointer to a thread of the loop is
-// covered by the same borrow and the same disjointness.
-unsafe impl<T> Send for SharedPtr<T> {}
 
 /// Visits the reduced elements at `base + off` in row-major order.
 #[inline]
@@ -204,7 +186,12 @@ fn visit<T: Element>(base: *const T, off: i64, dims: &[(i64, i64)], mut f: impl 
 fn sum_f64<T: Numeric>(base: *const T, off: i64, dims: &[(i64, i64)]) -> f64 {
     if let [(n, 1)] = dims {
         // SAFETY: `off` is the run's first element, inside the storage.
-        return sum_contiguous_f64(SharedPtr(unsafe { base.add(off as usize) }), *n as usize);
+        // The threads of the sum only read the run, which the caller
+        // borrows.
+        return sum_contiguous_f64(
+            unsafe { ThreadShared::new(base.add(off as usize)) },
+            *n as usize,
+        );
     }
     let mut acc = 0.0;
     visit(base, off, dims, |x: T| acc += x.to_f64());
@@ -219,12 +206,12 @@ const SUM_CHUNK: usize = 1 << 16;
 /// Sums `n` consecutive elements as `f64`: chunk by chunk
 /// ([`SUM_CHUNK`]), the chunks split into one contiguous part per thread
 /// for runs of at least twice `GRAIN_SIZE`.
-fn sum_contiguous_f64<T: Numeric>(start: SharedPtr<T>, n: usize) -> f64 {
+fn sum_contiguous_f64<T: Numeric>(start: ThreadShared<*const T>, n: usize) -> f64 {
     let chunks = n.div_ceil(SUM_CHUNK);
     if chunks <= 1 {
         let mut total = [0.0];
         // SAFETY: the caller borrows the `n` elements at `start`.
-        unsafe { sum_chunks(start.0, n, 0, &mut total) };
+        unsafe { sum_chunks(*start.get(), n, 0, &mut total) };
         return total[0];
     }
     let mut partials = vec![0f64; chunks];
@@ -237,11 +224,11 @@ fn sum_contiguous_f64<T: Numeric>(start: SharedPtr<T>, n: usize) -> f64 {
             .enumerate()
             .for_each(|(p, out)| {
                 // SAFETY: the part's chunks lie inside the caller's run.
-                unsafe { sum_chunks(start.get(), n, p * per_part, out) };
+                unsafe { sum_chunks(*start.get(), n, p * per_part, out) };
             });
     } else {
         // SAFETY: as above.
-        unsafe { sum_chunks(start.0, n, 0, &mut partials) };
+        unsafe { sum_chunks(*start.get(), n, 0, &mut partials) };
     }
     partials.iter().sum()
 }
@@ -668,18 +655,15 @@ fn along_dim<I: Element, O: Element>(
     let mut out_offsets = Vec::new();
     for_each_offset(&outer_sizes, ol.strides(), 0, |o| out_offsets.push(o));
     StorageBorrow::hold([(il.storage(), false), (ol.storage(), true)], || {
-        let (ip, op) = (SharedPtr(ip), SharedPtr(op as *const O));
+        // SAFETY: the threads read the borrowed input and write disjoint
+        // slices of the fresh output (exclusively borrowed).
+        let (ip, op) = unsafe { (ThreadShared::new(ip), ThreadShared::new(op)) };
         let slice = |(&io, &oo): (&i64, &i64)| {
             // SAFETY: the offsets and the slice of `n` elements at the stride
             // lie inside each storage (from the tensors' own layouts); borrows
             // are held; the output is a fresh tensor, so it cannot alias, and
             // different slices write disjoint output elements.
-            let (i, o) = unsafe {
-                (
-                    ip.get().add(io as usize),
-                    (op.get() as *mut O).add(oo as usize),
-                )
-            };
+            let (i, o) = unsafe { (ip.get().add(io as usize), op.get().add(oo as usize)) };
             f((i, is), (o, os), n);
         };
         if il.numel() >= GRAIN_SIZE && in_offsets.len() > 1 && rayon::current_num_threads() > 1 {
@@ -847,7 +831,8 @@ mod tests {
             // SAFETY: `x` holds `n` elements and is borrowed for the call.
             unsafe { sum_chunks_lanes(x.as_ptr(), n, 0, &mut partials) };
             let portable: f64 = partials.iter().sum();
-            let run = || sum_contiguous_f64(SharedPtr(x.as_ptr()), n);
+            // SAFETY: the threads only read `x`, alive for the call.
+            let run = || sum_contiguous_f64(unsafe { ThreadShared::new(x.as_ptr()) }, n);
             let on_one = one.install(run);
             for got in [portable, on_one] {
                 assert!(

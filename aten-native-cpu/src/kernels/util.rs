@@ -52,29 +52,13 @@ impl<'a> Variant<'a> {
 }
 
 /// Runs `$body` with `$T` bound to a floating element type, or fails with
-/// `"$name" not implemented for 'Dtype'`.
+/// `"$name" not implemented for 'Dtype'` (c10's `dispatch_dtype!` with the
+/// kernels' error).
 #[macro_export]
 macro_rules! dispatch_floating {
     ($dtype:expr, $name:expr, $T:ident => $body:expr) => {
-        match $dtype {
-            c10_core::ScalarType::Half => {
-                type $T = c10_core::half::f16;
-                $body
-            }
-            c10_core::ScalarType::BFloat16 => {
-                type $T = c10_core::half::bf16;
-                $body
-            }
-            c10_core::ScalarType::Float => {
-                type $T = f32;
-                $body
-            }
-            c10_core::ScalarType::Double => {
-                type $T = f64;
-                $body
-            }
-            other => Err($crate::kernels::util::not_implemented($name, other)),
-        }
+        c10_core::dispatch_dtype!(floating: $dtype, $T => $body,
+            _ => Err($crate::kernels::util::not_implemented($name, $dtype)))
     };
 }
 
@@ -83,33 +67,8 @@ macro_rules! dispatch_floating {
 #[macro_export]
 macro_rules! dispatch_integral {
     ($dtype:expr, $name:expr, $T:ident => $body:expr) => {
-        match $dtype {
-            c10_core::ScalarType::Bool => {
-                type $T = bool;
-                $body
-            }
-            c10_core::ScalarType::Byte => {
-                type $T = u8;
-                $body
-            }
-            c10_core::ScalarType::Char => {
-                type $T = i8;
-                $body
-            }
-            c10_core::ScalarType::Short => {
-                type $T = i16;
-                $body
-            }
-            c10_core::ScalarType::Int => {
-                type $T = i32;
-                $body
-            }
-            c10_core::ScalarType::Long => {
-                type $T = i64;
-                $body
-            }
-            other => Err($crate::kernels::util::not_implemented($name, other)),
-        }
+        c10_core::dispatch_dtype!(integral: $dtype, $T => $body,
+            _ => Err($crate::kernels::util::not_implemented($name, $dtype)))
     };
 }
 
@@ -117,7 +76,8 @@ macro_rules! dispatch_integral {
 #[macro_export]
 macro_rules! dispatch_all {
     ($dtype:expr, $name:expr, $T:ident => $body:expr) => {
-        c10_core::dispatch_dtype!($dtype, $T => $body, _ => Err($crate::kernels::util::not_implemented($name, $dtype)))
+        c10_core::dispatch_dtype!($dtype, $T => $body,
+            _ => Err($crate::kernels::util::not_implemented($name, $dtype)))
     };
 }
 

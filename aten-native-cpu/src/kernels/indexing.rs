@@ -1,0 +1,138 @@
+//! `index_select` and `gather`: copies of the elements an index tensor
+//! picks.
+
+use aten_core::native::{fmt_list, wrap_dim};
+use aten_core::Tensor;
+use c10_core::tensor_impl::for_each_offset;
+use c10_core::{Error, Result, ScalarType, TensorBase};
+
+use super::gather_offsets::gather_offsets;
+use super::util::{check_same_device, device_of, dtype_of, is_meta, layout_of};
+
+/// The values of an int64 or int32 index tensor, in row-major order.
+fn index_values(index: &TensorBase, what: &str) -> Result<Vec<i64>> {
+    match dtype_of(index)? {
+        ScalarType::Long => index.to_vec::<i64>(),
+        ScalarType::Int => Ok(index.to_vec::<i32>()?.into_iter().map(i64::from).collect()),
+        other => Err(Error::runtime(format!(
+            "{what}(): Expected dtype int32/int64 for index but got: {other}"
+        ))),
+    }
+}
+
+/// `index_select(dim, index)`: the slices of `self` at `index` along `dim`.
+pub fn index_select(self_: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
+    let sl = layout_of(self_)?;
+    if index.dim() > 1 {
+        return Err(Error::index_error(
+            "index_select(): Index is supposed to be a vector",
+        ));
+    }
+    let ndim = sl.sizes().len();
+    let d = wrap_dim(dim, ndim)?;
+    check_same_device([&**self_, &**index])?;
+    let idx = if is_meta(index) {
+        Vec::new()
+    } else {
+        index_values(index, "index_select")?
+    };
+    if ndim == 0 && index.numel() != 1 {
+        return Err(Error::index_error(format!(
+            "index_select(): Index to scalar can have only 1 value, got {} value(s)",
+            index.numel()
+        )));
+    }
+    let mut sizes = sl.sizes().to_vec();
+    let size = if ndim == 0 { 1 } else { sizes[d] };
+    if ndim > 0 {
+        sizes[d] = index.numel();
+    }
+    for &i in &idx {
+        if i < 0 || i >= size {
+            return Err(Error::index_error("index out of range in self"));
+        }
+    }
+    let out = TensorBase::empty(&sizes, dtype_of(self_)?, device_of(self_))?;
+    if is_meta(self_) || out.numel() == 0 {
+        return Ok(Tensor::from(out));
+    }
+    let (ss, st) = (sl.sizes(), sl.strides());
+    let stride = if ndim == 0 { 0 } else { st[d] };
+    let (outer_s, outer_t) = if ndim == 0 {
+        (&[][..], &[][..])
+    } else {
+        (&ss[..d], &st[..d])
+    };
+    let (inner_s, inner_t) = if ndim == 0 {
+        (&[][..], &[][..])
+    } else {
+        (&ss[d + 1..], &st[d + 1..])
+    };
+    let mut offsets = Vec::with_capacity(out.numel() as usize);
+    for_each_offset(outer_s, outer_t, sl.storage_offset(), |base| {
+        for &i in &idx {
+            for_each_offset(inner_s, inner_t, base + i * stride, |o| offsets.push(o));
+        }
+    });
+    gather_offsets(&sl, &out, &offsets)?;
+    Ok(Tensor::from(out))
+}
+
+/// `gather(dim, index, sparse_grad)`: `out[p] = self[p with index[p] at dim]`.
+pub fn gather(self_: &Tensor, dim: i64, index: &Tensor, _sparse_grad: bool) -> Result<Tensor> {
+    let sl = layout_of(self_)?;
+    let ndim = sl.sizes().len();
+    let d = wrap_dim(dim, ndim)?;
+    if dtype_of(index)? != ScalarType::Long {
+        return Err(Error::runtime("gather(): Expected dtype int64 for index"));
+    }
+    if index.dim() != ndim && !(ndim == 0 && index.dim() <= 1) {
+        return Err(Error::runtime(
+            "Index tensor must have the same number of dimensions as input tensor",
+        ));
+    }
+    for k in 0..index.dim() {
+        if k != d && index.size((k) as i64)? > sl.sizes()[k] {
+            return Err(Error::runtime(format!(
+                "Size does not match at dimension {k} expected index {} to be no larger than self {} apart from dimension {d}",
+                fmt_list(&index.sizes()),
+                fmt_list(sl.sizes())
+            )));
+        }
+    }
+    let out = TensorBase::empty(&index.sizes(), dtype_of(self_)?, device_of(self_))?;
+    if is_meta(self_) || out.numel() == 0 {
+        return Ok(Tensor::from(out));
+    }
+    let idx = index.to_vec::<i64>()?;
+    let size = if ndim == 0 { 1 } else { sl.sizes()[d] };
+    let stride = if ndim == 0 { 0 } else { sl.strides()[d] };
+    let mut strides: Vec<i64> = if ndim == 0 {
+        vec![0; index.dim()]
+    } else {
+        sl.strides().to_vec()
+    };
+    if !strides.is_empty() {
+        strides[d] = 0;
+    }
+    let mut offsets = Vec::with_capacity(idx.len());
+    let mut bad = None;
+    let mut k = 0;
+    for_each_offset(&index.sizes(), &strides, sl.storage_offset(), |base| {
+        let i = idx[k];
+        k += 1;
+        if i < 0 || i >= size {
+            bad.get_or_insert(i);
+            offsets.push(base);
+        } else {
+            offsets.push(base + i * stride);
+        }
+    });
+    if let Some(i) = bad {
+        return Err(Error::runtime(format!(
+            "index {i} is out of bounds for dimension {d} with size {size}"
+        )));
+    }
+    gather_offsets(&sl, &out, &offsets)?;
+    Ok(Tensor::from(out))
+}
