@@ -220,24 +220,49 @@ impl Storage {
     /// thread already holds a borrow of this storage that conflicts, or it
     /// holds borrows of other storages and the wait outlasts
     /// [`NESTED_WAIT`] (another thread may be waiting for one of those).
+    #[inline]
     fn acquire(&self, exclusive: bool) -> Result<()> {
+        if self.try_acquire(exclusive) {
+            return Ok(());
+        }
+        self.acquire_contended(exclusive)
+    }
+
+    /// One attempt at the borrow; `false` when another borrow is in the
+    /// way (or the flag changed under the attempt).
+    #[inline(always)]
+    fn try_acquire(&self, exclusive: bool) -> bool {
         let flag = &self.inner.borrow;
+        let current = flag.load(Ordering::Relaxed);
+        let next = match (exclusive, current) {
+            (true, 0) => -1,
+            (false, n) if n >= 0 => n + 1,
+            _ => return false,
+        };
+        let taken = flag
+            .compare_exchange(current, next, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok();
+        if taken {
+            held::push(self.address());
+        }
+        taken
+    }
+
+    /// `acquire` after a first attempt failed: waits, or reports why
+    /// waiting would never end.
+    #[cold]
+    #[inline(never)]
+    fn acquire_contended(&self, exclusive: bool) -> Result<()> {
         let mut backoff = Backoff::default();
         loop {
-            let current = flag.load(Ordering::Relaxed);
-            let next = match (exclusive, current) {
-                (true, 0) => Some(-1),
-                (false, n) if n >= 0 => Some(n + 1),
-                _ => None,
-            };
-            if let Some(next) = next {
-                if flag
-                    .compare_exchange_weak(current, next, Ordering::Acquire, Ordering::Relaxed)
-                    .is_ok()
-                {
-                    held::push(self.address());
-                    return Ok(());
-                }
+            if self.try_acquire(exclusive) {
+                return Ok(());
+            }
+            let current = self.inner.borrow.load(Ordering::Relaxed);
+            let conflicts = if exclusive { current != 0 } else { current < 0 };
+            if !conflicts {
+                // The flag changed between the load and the exchange.
+                std::hint::spin_loop();
                 continue;
             }
             if held::contains(self.address()) {
@@ -309,34 +334,47 @@ mod held {
     /// Addresses remembered per thread; deeper nesting is only counted.
     pub(super) const TRACKED: usize = 16;
 
+    /// The thread's borrows: how many, and the first [`TRACKED`]
+    /// addresses (one thread-local, so a push or pop is one access).
+    struct Held {
+        count: Cell<usize>,
+        addresses: [Cell<usize>; TRACKED],
+    }
+
     thread_local! {
-        static ADDRESSES: [Cell<usize>; TRACKED] = const { [const { Cell::new(0) }; TRACKED] };
-        static COUNT: Cell<usize> = const { Cell::new(0) };
+        static HELD: Held = const {
+            Held {
+                count: Cell::new(0),
+                addresses: [const { Cell::new(0) }; TRACKED],
+            }
+        };
     }
 
     #[inline]
     pub(super) fn push(address: usize) {
-        COUNT.with(|count| {
-            let n = count.get();
-            if n < TRACKED {
-                ADDRESSES.with(|a| a[n].set(address));
+        HELD.with(|h| {
+            let n = h.count.get();
+            if let Some(slot) = h.addresses.get(n) {
+                slot.set(address);
             }
-            count.set(n + 1);
+            h.count.set(n + 1);
         });
     }
 
     #[inline]
     pub(super) fn pop() {
-        COUNT.with(|count| count.set(count.get().saturating_sub(1)));
+        HELD.with(|h| h.count.set(h.count.get().saturating_sub(1)));
     }
 
     pub(super) fn count() -> usize {
-        COUNT.with(Cell::get)
+        HELD.with(|h| h.count.get())
     }
 
     pub(super) fn contains(address: usize) -> bool {
-        let n = count().min(TRACKED);
-        ADDRESSES.with(|a| a[..n].iter().any(|c| c.get() == address))
+        HELD.with(|h| {
+            let n = h.count.get().min(TRACKED);
+            h.addresses[..n].iter().any(|c| c.get() == address)
+        })
     }
 }
 
@@ -376,37 +414,41 @@ impl<'a> StorageBorrow<'a> {
         storages: impl IntoIterator<Item = (&'a Storage, bool)>,
         f: impl FnOnce() -> R,
     ) -> Result<R> {
-        let borrow = StorageBorrow::acquire_all(storages)?;
+        let mut borrow = StorageBorrow {
+            held: [(None, false); INLINE_BORROWS],
+            extra: Vec::new(),
+        };
+        borrow.acquire_all(storages)?;
         let result = f();
         drop(borrow);
         Ok(result)
     }
 
+    /// Takes the borrows into `self` (empty); on failure, `self` holds
+    /// (and its drop gives back) those taken before it.
     #[inline]
     fn acquire_all(
+        &mut self,
         storages: impl IntoIterator<Item = (&'a Storage, bool)>,
-    ) -> Result<StorageBorrow<'a>> {
-        let mut held = [(None, false); INLINE_BORROWS];
-        let mut extra = Vec::new();
+    ) -> Result<()> {
         let mut n = 0;
         for (s, write) in storages {
-            if n < held.len() {
-                held[n] = (Some(s), write);
+            if n < INLINE_BORROWS {
+                self.held[n] = (Some(s), write);
                 n += 1;
             } else {
-                extra.push((Some(s), write));
+                self.extra.push((Some(s), write));
             }
         }
-        if !extra.is_empty() {
+        if !self.extra.is_empty() {
             // Past the inline slots: all of them in the vector.
-            extra.extend_from_slice(&held[..n]);
-            held = [(None, false); INLINE_BORROWS];
+            let inline = std::mem::replace(&mut self.held, [(None, false); INLINE_BORROWS]);
+            self.extra.extend_from_slice(&inline[..n]);
         }
-        let mut borrow = StorageBorrow { held, extra };
-        let entries: &mut [(Option<&'a Storage>, bool)] = if borrow.extra.is_empty() {
-            &mut borrow.held[..n]
+        let entries: &mut [(Option<&'a Storage>, bool)] = if self.extra.is_empty() {
+            &mut self.held[..n]
         } else {
-            &mut borrow.extra
+            &mut self.extra
         };
         let kept = sort_and_merge(entries);
         entries[kept..].fill((None, false));
@@ -415,13 +457,13 @@ impl<'a> StorageBorrow<'a> {
                 continue;
             };
             if let Err(e) = s.acquire(write) {
-                // Nothing from `i` on was taken; dropping `borrow` gives
-                // back the rest.
+                // Nothing from `i` on was taken; dropping `self` gives back
+                // the rest.
                 entries[i..].fill((None, false));
                 return Err(e);
             }
         }
-        Ok(borrow)
+        Ok(())
     }
 }
 

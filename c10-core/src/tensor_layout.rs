@@ -22,7 +22,9 @@
 //! storage stays alive while a kernel uses it), and a replaced layout is
 //! freed, with its storage, when the last snapshot of it is dropped.
 
+use std::marker::PhantomData;
 use std::ops::Deref;
+use std::ptr::NonNull;
 use std::sync::{Arc, OnceLock};
 
 use arc_swap::ArcSwap;
@@ -281,27 +283,105 @@ pub fn contiguous_strides(sizes: &[i64]) -> DimVector {
 
 /// A snapshot of a tensor's layout: the layout it had when the snapshot
 /// was taken, kept alive (with its storage) while the snapshot is.
-#[derive(Clone)]
-pub struct LayoutRef<'a>(LayoutRefInner<'a>);
+///
+/// One word: the layout's address, with the low bit set when the snapshot
+/// holds a strong count of a replaced layout's `Arc` (a tensor's first
+/// layout lives as long as the tensor, which `'a` borrows). A two-word enum
+/// here was written in pieces and copied as a block on the hot path, a
+/// store-forwarding stall in every iterator operand.
+pub struct LayoutRef<'a> {
+    tagged: NonNull<TensorLayout>,
+    _borrow: PhantomData<&'a TensorLayout>,
+}
 
-#[derive(Clone)]
-enum LayoutRefInner<'a> {
-    /// The tensor's first layout, which lives as long as the tensor.
-    First(&'a TensorLayout),
-    /// A layout a resize published.
-    Replaced(Arc<TensorLayout>),
+/// The tag bit of a [`LayoutRef`] that owns a strong count.
+const OWNS_ARC: usize = 1;
+
+// The tag lives in the low bit of a layout's address.
+const _: () = assert!(std::mem::align_of::<TensorLayout>() > OWNS_ARC);
+
+impl<'a> LayoutRef<'a> {
+    /// A snapshot of a layout that outlives `'a`.
+    #[inline(always)]
+    fn borrowed(layout: &'a TensorLayout) -> LayoutRef<'a> {
+        LayoutRef {
+            tagged: NonNull::from(layout),
+            _borrow: PhantomData,
+        }
+    }
+
+    /// A snapshot owning one strong count of `layout`.
+    #[inline]
+    fn owned(layout: Arc<TensorLayout>) -> LayoutRef<'a> {
+        let ptr = Arc::into_raw(layout);
+        // `TensorLayout` is aligned to at least 8 bytes, so the low bit of
+        // its address is free for the tag.
+        let tagged = ptr.map_addr(|a| a | OWNS_ARC).cast_mut();
+        LayoutRef {
+            // SAFETY: `Arc::into_raw` is never null, and setting a low bit
+            // keeps it non-null.
+            tagged: unsafe { NonNull::new_unchecked(tagged) },
+            _borrow: PhantomData,
+        }
+    }
+
+    #[inline(always)]
+    fn owns_arc(&self) -> bool {
+        self.tagged.as_ptr().addr() & OWNS_ARC != 0
+    }
+
+    #[inline(always)]
+    fn ptr(&self) -> *const TensorLayout {
+        self.tagged
+            .as_ptr()
+            .map_addr(|a| a & !OWNS_ARC)
+            .cast_const()
+    }
 }
 
 impl Deref for LayoutRef<'_> {
     type Target = TensorLayout;
     #[inline(always)]
     fn deref(&self) -> &TensorLayout {
-        match &self.0 {
-            LayoutRefInner::First(l) => l,
-            LayoutRefInner::Replaced(l) => l,
+        // SAFETY: untagged, the pointer is a `&'a TensorLayout`; tagged, it
+        // came from `Arc::into_raw` and this snapshot holds a strong count
+        // until it is dropped.
+        unsafe { &*self.ptr() }
+    }
+}
+
+impl Clone for LayoutRef<'_> {
+    #[inline]
+    fn clone(&self) -> Self {
+        if self.owns_arc() {
+            // SAFETY: the pointer came from `Arc::into_raw` and this
+            // snapshot's strong count keeps the allocation alive; the clone
+            // takes a count of its own.
+            unsafe { Arc::increment_strong_count(self.ptr()) };
+        }
+        LayoutRef {
+            tagged: self.tagged,
+            _borrow: PhantomData,
         }
     }
 }
+
+impl Drop for LayoutRef<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        if self.owns_arc() {
+            // SAFETY: this snapshot holds one strong count of the `Arc`
+            // the pointer came from, and gives it back exactly once.
+            drop(unsafe { Arc::from_raw(self.ptr()) });
+        }
+    }
+}
+
+// SAFETY: a snapshot is a `&TensorLayout` or an `Arc<TensorLayout>`, both
+// `Send` and `Sync` because `TensorLayout` is.
+unsafe impl Send for LayoutRef<'_> {}
+// SAFETY: as above.
+unsafe impl Sync for LayoutRef<'_> {}
 
 impl std::fmt::Debug for LayoutRef<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -328,8 +408,8 @@ impl LayoutCell {
     #[inline(always)]
     pub(crate) fn load(&self) -> LayoutRef<'_> {
         match self.replaced.get() {
-            None => LayoutRef(LayoutRefInner::First(&self.first)),
-            Some(cell) => LayoutRef(LayoutRefInner::Replaced(cell.load_full())),
+            None => LayoutRef::borrowed(&self.first),
+            Some(cell) => LayoutRef::owned(cell.load_full()),
         }
     }
 

@@ -26,8 +26,8 @@ pub mod convert;
 use c10_core::tensor_impl::DimVector;
 use c10_core::type_promotion::ResultTypeState;
 use c10_core::{
-    Device, DeviceType, Error, LayoutRef, Result, ScalarType, SmallVec, StorageBorrow, TensorBase,
-    TensorLayout, ThreadShared,
+    Device, DeviceType, Error, LayoutRef, Result, ScalarType, SmallVec, Storage, StorageBorrow,
+    TensorBase, TensorLayout, ThreadShared,
 };
 
 use crate::memory_overlap;
@@ -120,16 +120,25 @@ struct Operand<'a> {
     tensor: MaybeOwned<'a>,
     /// The snapshot `strides` come from, for a borrowed tensor.
     layout: Option<LayoutRef<'a>>,
-    /// For an input converted to the computation's dtype: the caller's
-    /// tensor, converted into `tensor` inside the loops' borrows, so that
-    /// an in-place operation reads and writes it under one borrow.
-    convert_from: Option<Box<(LayoutRef<'a>, ScalarType)>>,
-    /// For an output computed into a temporary: where to copy it back (the
-    /// caller's tensor and the snapshot of it that is written).
-    copy_back_to: Option<Box<(&'a Tensor, LayoutRef<'a>)>>,
+    /// How `tensor` relates to a caller's tensor of another dtype, if it
+    /// does. (Boxed: rare, and operands are moved on the hot path.)
+    conversion: Option<Box<Conversion<'a>>>,
     /// Byte strides in iteration order.
     strides: DimVector,
     is_output: bool,
+}
+
+/// An operand computed in another dtype than its caller's tensor has.
+#[derive(Clone, Debug)]
+enum Conversion<'a> {
+    /// An input converted to the computation's dtype: the caller's tensor
+    /// (this snapshot of it, of this dtype) is converted into the operand
+    /// inside the loops' borrows, so an in-place operation reads and writes
+    /// it under one borrow.
+    From(LayoutRef<'a>, ScalarType),
+    /// An output computed into a temporary: copied back into the caller's
+    /// tensor (this snapshot of it) inside the loops' borrows.
+    BackTo(&'a Tensor, LayoutRef<'a>),
 }
 
 impl<'a> Operand<'a> {
@@ -144,8 +153,7 @@ impl<'a> Operand<'a> {
             strides: byte_strides(&layout, shape)?,
             tensor: MaybeOwned::Borrowed(t),
             layout: Some(layout),
-            convert_from: None,
-            copy_back_to: None,
+            conversion: None,
             is_output,
         })
     }
@@ -157,14 +165,14 @@ impl<'a> Operand<'a> {
             strides,
             tensor: MaybeOwned::Owned(t),
             layout: None,
-            convert_from: None,
-            copy_back_to: None,
+            conversion: None,
             is_output,
         })
     }
 
     /// The layout the loops address: the snapshot of a borrowed tensor,
     /// the first layout of an owned one.
+    #[inline]
     fn loop_layout(&self) -> Result<&TensorLayout> {
         match &self.layout {
             Some(l) => Ok(l),
@@ -175,6 +183,7 @@ impl<'a> Operand<'a> {
 
 /// The layout a tensor was made with (which a resize replaces as the
 /// current layout but never changes).
+#[inline]
 fn first_layout(t: &TensorBase) -> Result<&TensorLayout> {
     t.tensor_impl()
         .map(|i| i.first_layout())
@@ -513,8 +522,7 @@ impl<'a> TensorIterator<'a> {
             strides: DimVector::from_slice(&[layout.itemsize() as i64]),
             tensor: MaybeOwned::Borrowed(t),
             layout: Some(layout),
-            convert_from: None,
-            copy_back_to: None,
+            conversion: None,
             is_output: false,
         };
         // Each input's snapshot is checked here (contiguous, `numel`
@@ -543,8 +551,7 @@ impl<'a> TensorIterator<'a> {
                     strides: DimVector::from_slice(&[out_dtype.element_size() as i64]),
                     tensor: MaybeOwned::Owned(Tensor::from(out)),
                     layout: None,
-                    convert_from: None,
-                    copy_back_to: None,
+                    conversion: None,
                     is_output: true,
                 }),
                 Err(e) => return Some(Err(e)),
@@ -612,10 +619,10 @@ impl<'a> TensorIterator<'a> {
     #[inline]
     pub fn output(&self, i: usize) -> Tensor {
         let op = &self.operands[i];
-        op.copy_back_to
-            .as_ref()
-            .map_or(&*op.tensor, |c| c.0)
-            .clone()
+        match op.conversion.as_deref() {
+            Some(Conversion::BackTo(target, _)) => (*target).clone(),
+            _ => (*op.tensor).clone(),
+        }
     }
 
     /// Output `i`, as [`output`](Self::output), taking it out of the
@@ -623,10 +630,12 @@ impl<'a> TensorIterator<'a> {
     #[inline]
     pub fn into_output(mut self, i: usize) -> Tensor {
         let op = self.operands.swap_remove(i);
-        match (op.copy_back_to, op.tensor) {
-            (Some(copy), _) => copy.0.clone(),
-            (None, MaybeOwned::Borrowed(t)) => t.clone(),
-            (None, MaybeOwned::Owned(t)) => t,
+        if let Some(Conversion::BackTo(target, _)) = op.conversion.as_deref() {
+            return (*target).clone();
+        }
+        match op.tensor {
+            MaybeOwned::Borrowed(t) => t.clone(),
+            MaybeOwned::Owned(t) => t,
         }
     }
 
@@ -732,49 +741,60 @@ impl<'a> TensorIterator<'a> {
             *base = layout
                 .data_ptr()
                 .ok_or_else(|| Error::runtime("operand has no data"))?;
+            converts |= op.conversion.is_some();
             if !owned {
-                let written = op.is_output || op.convert_from.is_some();
-                *borrow = Some((layout.storage(), written));
+                // A converted input's copy is written too.
+                *borrow = Some((layout.storage(), op.is_output || op.conversion.is_some()));
             }
-            converts |= op.convert_from.is_some() || op.copy_back_to.is_some();
         }
-        let extra = this.operands.iter().filter_map(|op| {
-            op.convert_from
-                .as_ref()
-                .map(|c| (c.0.storage(), false))
-                .or(op.copy_back_to.as_ref().map(|c| (c.1.storage(), true)))
+        if converts {
+            return this.with_conversions(borrows, bases, body);
+        }
+        StorageBorrow::hold(borrows.iter().flatten().copied(), || body(this, bases))
+    }
+
+    /// The rest of `with_base_pointers` when operands are converted: the
+    /// sources of converted inputs (shared) and the targets of copies back
+    /// (exclusive) are borrowed with the operands, inputs are converted,
+    /// `body` runs, and results are copied back, all under those borrows.
+    #[cold]
+    #[inline(never)]
+    fn with_conversions(
+        &self,
+        borrows: &[Option<(&Storage, bool)>],
+        bases: &[*mut u8],
+        body: impl FnOnce(&Self, &[*mut u8]),
+    ) -> Result<()> {
+        let conversions = || {
+            self.operands
+                .iter()
+                .filter_map(|op| op.conversion.as_deref().map(|c| (op, c)))
+        };
+        let sources = conversions().map(|(_, c)| match c {
+            Conversion::From(source, _) => (source.storage(), false),
+            Conversion::BackTo(_, target) => (target.storage(), true),
         });
         let run = || -> Result<()> {
-            if converts {
-                for op in &this.operands {
-                    if let Some(convert) = &op.convert_from {
-                        let (source, from) = &**convert;
-                        let to = op.tensor.dtype().unwrap_or(this.common_dtype);
-                        // SAFETY: the source's storage is borrowed shared
-                        // and the copy's exclusively (both listed above).
-                        unsafe { convert::convert_elements(source, *from, op.loop_layout()?, to)? };
-                    }
+            for (op, c) in conversions() {
+                if let Conversion::From(source, from) = c {
+                    let to = op.tensor.dtype().unwrap_or(self.common_dtype);
+                    // SAFETY: the source's storage is borrowed shared and
+                    // the copy's exclusively (both listed above).
+                    unsafe { convert::convert_elements(source, *from, op.loop_layout()?, to)? };
                 }
             }
-            body(this, bases);
-            if converts {
-                for op in &this.operands {
-                    if let (Some(copy), Some(from)) = (&op.copy_back_to, op.tensor.dtype()) {
-                        let (target, layout) = &**copy;
-                        let to = target.dtype().unwrap_or(from);
-                        // SAFETY: the temporary's storage is borrowed (or
-                        // owned alone) and the target's exclusively.
-                        unsafe { convert::convert_elements(op.loop_layout()?, from, layout, to)? };
-                    }
+            body(self, bases);
+            for (op, c) in conversions() {
+                if let (Conversion::BackTo(target, layout), Some(from)) = (c, op.tensor.dtype()) {
+                    let to = target.dtype().unwrap_or(from);
+                    // SAFETY: the temporary's storage is borrowed (or owned
+                    // alone) and the target's exclusively.
+                    unsafe { convert::convert_elements(op.loop_layout()?, from, layout, to)? };
                 }
             }
             Ok(())
         };
-        if converts {
-            StorageBorrow::hold(borrows.iter().flatten().copied().chain(extra), run)?
-        } else {
-            StorageBorrow::hold(borrows.iter().flatten().copied(), run)?
-        }
+        StorageBorrow::hold(borrows.iter().flatten().copied().chain(sources), run)?
     }
 
     /// Calls `f` for the linear iteration indices `begin..end` (in loop
@@ -1023,7 +1043,7 @@ fn input_operands<'a>(
                 t.device().unwrap_or(device),
             )?);
             let mut op = Operand::owned(copy, full_shape, false)?;
-            op.convert_from = Some(Box::new((layout, dtype)));
+            op.conversion = Some(Box::new(Conversion::From(layout, dtype)));
             operands.push(op);
         } else {
             operands.push(Operand::borrowed(t, layout, full_shape, false)?);
@@ -1104,7 +1124,7 @@ impl OutputPlan<'_> {
                 self.device,
             )?;
             let mut op = Operand::owned(Tensor::from(tmp), self.shape, true)?;
-            op.copy_back_to = Some(Box::new((o, layout)));
+            op.conversion = Some(Box::new(Conversion::BackTo(o, layout)));
             Ok(op)
         } else {
             Operand::borrowed(o, layout, self.shape, true)

@@ -676,6 +676,7 @@ fn along_dim<I: Element, O: Element>(
             in_offsets.iter().zip(&out_offsets).for_each(slice);
         }
     })?;
+    drop(ol);
     Ok(Tensor::from(out))
 }
 

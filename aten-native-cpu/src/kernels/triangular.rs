@@ -43,6 +43,7 @@ fn triangle(self_: &Tensor, name: &str, zero: impl Fn(i64, i64) -> bool) -> Resu
             }
         }
     })?;
+    drop(ol);
     Ok(Tensor::from(out))
 }
 
