@@ -4,7 +4,7 @@
 //!   [`binary`], [`unary`], [`compare`] and [`ternary`];
 //! - [`arith`]: element arithmetic per dtype; [`util`]: shared helpers;
 //! - factories; [`fill`]: `fill_`, `zero_`, range and random fills;
-//! - [`indexing`]: `index_select`, `gather`; [`flip`]; [`cat`];
+//! - [`indexing`]: `index_select`, `gather`; [`flip`](mod@flip); [`cat`](mod@cat);
 //!   [`triangular`]: `tril`, `triu` (all through [`gather_offsets`] but
 //!   `cat`);
 //! - [`linear_algebra`]: `mm`, `bmm`, `addmm`, `dot` (on [`crate::gemm`]);
