@@ -94,6 +94,7 @@ impl TensorImpl {
         self.layout.first()
     }
 
+    #[inline(always)]
     fn with_layout(
         layout: TensorLayout,
         dtype: ScalarType,
@@ -272,6 +273,7 @@ impl TensorBase {
     /// A contiguous tensor of `sizes` (`numel` elements, their checked
     /// product) over all of `storage`, which holds at least `numel`
     /// elements of `dtype`.
+    #[inline(always)]
     fn contiguous_on(
         storage: Storage,
         sizes: &[i64],

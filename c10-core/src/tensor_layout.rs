@@ -105,7 +105,7 @@ impl TensorLayout {
     /// it: `numel` is the checked product of `sizes` (all non-negative) and
     /// the storage holds at least `numel * itemsize` bytes (what
     /// [`contiguous_extent`] computed when the storage was allocated).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn contiguous_over_fresh(
         storage: Storage,
         sizes: &[i64],
@@ -397,6 +397,7 @@ pub(crate) struct LayoutCell {
 }
 
 impl LayoutCell {
+    #[inline(always)]
     pub(crate) fn new(first: TensorLayout) -> LayoutCell {
         LayoutCell {
             first,
