@@ -22,6 +22,11 @@ fn negative_strides_and_invalid_sizes_are_errors() {
     assert!(ops::empty_memory_format(&[i64::MAX, 2]).is_err());
     let t = f32s(&[1., 2., 3., 4.], &[4]);
     assert!(ops::as_strided(&t, &[2], &[i64::MAX]).is_err());
+    // A size-1 dimension may have any stride; iterating over it must not
+    // overflow byte strides.
+    let odd = ops::as_strided(&t, &[1, 3], &[i64::MAX / 2, 1]).unwrap();
+    let sum = ops::add_tensor(&odd, &f32s(&[1.], &[1, 1])).unwrap();
+    assert_eq!(sum.to_vec::<f32>().unwrap(), vec![2., 3., 4.]);
 }
 
 #[test]

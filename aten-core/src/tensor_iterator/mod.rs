@@ -428,9 +428,16 @@ fn byte_strides(layout: &TensorLayout, shape: &[i64]) -> Result<DimVector> {
             }
             let d = i - offset;
             if sizes[d] == shape[i] {
-                // In bytes this is inside the storage: the layout's elements
-                // are, and the storage's size fits in `isize`.
-                Ok(if shape[i] == 1 { 0 } else { strides[d] * elem })
+                // With more than one element along `d`, the step is inside
+                // the storage, whose size fits in `isize`. A size-1
+                // dimension is never stepped along, but its stride still
+                // orders dimensions as PyTorch's does (any value is valid
+                // there, so it saturates).
+                Ok(if shape[i] == 1 {
+                    strides[d].saturating_mul(elem)
+                } else {
+                    strides[d] * elem
+                })
             } else if sizes[d] == 1 {
                 Ok(0)
             } else {
