@@ -43,6 +43,17 @@ pub struct MatPtr<T> {
     pub cs: isize,
 }
 
+impl<T> MatPtr<T> {
+    /// The matrix from element (`row`, `col`) on (the address is computed
+    /// with wrapping arithmetic; using it is the caller's contract).
+    fn offset(self, row: isize, col: isize) -> Self {
+        MatPtr {
+            ptr: self.ptr.wrapping_offset(row * self.rs + col * self.cs),
+            ..self
+        }
+    }
+}
+
 /// The output matrix.
 #[derive(Copy, Clone, Debug)]
 pub struct MatMut<T> {
@@ -52,6 +63,16 @@ pub struct MatMut<T> {
     pub rs: isize,
     /// Distance between columns.
     pub cs: isize,
+}
+
+impl<T> MatMut<T> {
+    /// As [`MatPtr::offset`].
+    fn offset(self, row: isize, col: isize) -> Self {
+        MatMut {
+            ptr: self.ptr.wrapping_offset(row * self.rs + col * self.cs),
+            ..self
+        }
+    }
 }
 
 /// Products below this many multiply-adds run on one thread: splitting
@@ -180,34 +201,15 @@ unsafe fn crate_gemm<T>(
                     }
                     let (a, b, c) = (*a.get(), *b.get(), *c.get());
                     let at = start as isize;
-                    match axis {
-                        Split::Rows => {
-                            let a = MatPtr {
-                                ptr: a.ptr.wrapping_offset(at * a.rs),
-                                ..a
-                            };
-                            let c = MatMut {
-                                ptr: c.ptr.wrapping_offset(at * c.rs),
-                                ..c
-                            };
-                            // SAFETY: a block of the caller's rows: inside
-                            // the operands, disjoint from the other blocks'.
-                            unsafe { T::gemm(size, n, k, alpha, a, b, beta, c, 1) };
-                        }
-                        Split::Columns => {
-                            let b = MatPtr {
-                                ptr: b.ptr.wrapping_offset(at * b.cs),
-                                ..b
-                            };
-                            let c = MatMut {
-                                ptr: c.ptr.wrapping_offset(at * c.cs),
-                                ..c
-                            };
-                            // SAFETY: a block of the caller's columns,
-                            // likewise.
-                            unsafe { T::gemm(m, size, k, alpha, a, b, beta, c, 1) };
-                        }
-                    }
+                    // The block's rows of `A` and `C`, or its columns of
+                    // `B` and `C`.
+                    let (a, b, c, rows, cols) = match axis {
+                        Split::Rows => (a.offset(at, 0), b, c.offset(at, 0), size, n),
+                        Split::Columns => (a, b.offset(0, at), c.offset(0, at), m, size),
+                    };
+                    // SAFETY: a block of the caller's rows or columns: inside
+                    // the operands, disjoint from the other blocks'.
+                    unsafe { T::gemm(rows, cols, k, alpha, a, b, beta, c, 1) };
                 });
             }
         });

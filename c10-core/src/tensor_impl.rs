@@ -19,8 +19,8 @@ use crate::scalar_type::ScalarType;
 use crate::storage::{Storage, StorageBorrow};
 use crate::tensor_layout::LayoutCell;
 pub use crate::tensor_layout::{
-    checked_numel, contiguous_extent, contiguous_strides, storage_nbytes, DimVector, LayoutRef,
-    TensorLayout,
+    check_rank, checked_numel, contiguous_extent, contiguous_strides, storage_nbytes, DimVector,
+    LayoutRef, TensorLayout,
 };
 
 /// The shared state of a tensor (`c10::TensorImpl`).
@@ -176,13 +176,7 @@ impl TensorBase {
         dtype: ScalarType,
         device: Device,
     ) -> Result<TensorBase> {
-        if sizes.len() != strides.len() {
-            return Err(Error::runtime(format!(
-                "mismatch in length of strides and shape: {} vs {}",
-                strides.len(),
-                sizes.len()
-            )));
-        }
+        check_rank(sizes, strides)?;
         checked_numel(sizes)?;
         let nbytes = storage_nbytes(sizes, strides, 0, dtype.element_size())?;
         let storage = Storage::new(nbytes, device)?;
@@ -413,13 +407,13 @@ impl TensorBase {
     /// have resized the tensor since) gets an error, not a panic.
     pub fn size(&self, dim: i64) -> Result<i64> {
         let l = self.get()?.layout();
-        Ok(l.sizes()[wrap_dim(dim, l.sizes().len())?])
+        Ok(l.sizes()[maybe_wrap_dim(dim, l.sizes().len(), false)?])
     }
 
     /// The stride of dimension `dim`, as [`size`](Self::size) reads sizes.
     pub fn stride(&self, dim: i64) -> Result<i64> {
         let l = self.get()?.layout();
-        Ok(l.strides()[wrap_dim(dim, l.strides().len())?])
+        Ok(l.strides()[maybe_wrap_dim(dim, l.strides().len(), false)?])
     }
 
     /// The offset into the storage, in elements.
@@ -604,15 +598,17 @@ impl TensorBase {
     }
 }
 
-/// `dim` wrapped into `0..ndim`, or PyTorch's error (a 0-dim tensor has
-/// no dimension to index).
-fn wrap_dim(dim: i64, ndim: usize) -> Result<usize> {
-    let n = ndim as i64;
-    if ndim == 0 {
+/// `maybe_wrap_dim`: `dim` (negative counts from the end) wrapped into
+/// `0..ndim`, or PyTorch's error. With `wrap_scalar`, a 0-dim tensor takes
+/// 0 and -1 as its one dimension (what operators accept); without, it has
+/// no dimension to index (what `size(dim)` says).
+pub fn maybe_wrap_dim(dim: i64, ndim: usize, wrap_scalar: bool) -> Result<usize> {
+    if ndim == 0 && !wrap_scalar {
         return Err(Error::index_error(format!(
             "dimension specified as {dim} but tensor has no dimensions"
         )));
     }
+    let n = ndim.max(1) as i64;
     if dim < -n || dim >= n {
         return Err(Error::index_error(format!(
             "Dimension out of range (expected to be in range of [{}, {}], but got {dim})",
@@ -620,7 +616,8 @@ fn wrap_dim(dim: i64, ndim: usize) -> Result<usize> {
             n - 1
         )));
     }
-    Ok(if dim < 0 { dim + n } else { dim } as usize)
+    let wrapped = if dim < 0 { dim + n } else { dim } as usize;
+    Ok(wrapped.min(ndim.saturating_sub(1)))
 }
 
 /// PyTorch's error for a tensor whose storage has no data.
@@ -637,31 +634,58 @@ pub fn out_of_memory(nbytes: usize) -> Error {
     ))
 }
 
-/// Calls `f` with the storage offset of every element, in row-major order.
-/// The offsets stay in `i64` whenever the view's own do (a layout's
-/// elements all lie inside its storage).
+/// Calls `f` with the storage offset of every element, in row-major order
+/// (the walk of [`for_each_offset_pair`] with one set of strides).
 pub fn for_each_offset(sizes: &[i64], strides: &[i64], offset: i64, mut f: impl FnMut(i64)) {
+    for_each_offset_pair(sizes, strides, strides, |n, a, step, _, _| {
+        for i in 0..n as isize {
+            f(offset.wrapping_add(a.wrapping_add(i.wrapping_mul(step)) as i64));
+        }
+    });
+}
+
+/// Calls `f(n, a, a_step, b, b_step)` for runs of `n` elements along the
+/// last dimension of `sizes`, in row-major order: `a` and `b` are the
+/// element offsets of the run's first element under strides `a_strides`
+/// and `b_strides`, which step by `a_step` and `b_step`. The arithmetic
+/// wraps: for the strides of a layout (whose elements all lie inside its
+/// storage, sized below `isize::MAX`) nothing wraps.
+pub fn for_each_offset_pair(
+    sizes: &[i64],
+    a_strides: &[i64],
+    b_strides: &[i64],
+    mut f: impl FnMut(i64, isize, isize, isize, isize),
+) {
     if sizes.contains(&0) {
         return;
     }
-    let n = sizes.len();
-    let mut index = DimVector::from_slice(sizes);
+    let Some((&inner, outer)) = sizes.split_last() else {
+        f(1, 0, 0, 0, 0);
+        return;
+    };
+    let last = sizes.len() - 1;
+    let (sa, sb) = (a_strides[last] as isize, b_strides[last] as isize);
+    let mut index = DimVector::from_slice(outer);
     index.iter_mut().for_each(|i| *i = 0);
-    let mut off = offset;
+    let (mut a, mut b) = (0isize, 0isize);
     loop {
-        f(off);
-        let mut d = n;
+        f(inner, a, sa, b, sb);
+        let mut d = outer.len();
         loop {
             if d == 0 {
                 return;
             }
             d -= 1;
             index[d] += 1;
-            if index[d] < sizes[d] {
-                off = off.wrapping_add(strides[d]);
+            let (ad, bd) = (a_strides[d] as isize, b_strides[d] as isize);
+            if index[d] < outer[d] {
+                a = a.wrapping_add(ad);
+                b = b.wrapping_add(bd);
                 break;
             }
-            off = off.wrapping_sub(strides[d].wrapping_mul(sizes[d] - 1));
+            let back = (outer[d] - 1) as isize;
+            a = a.wrapping_sub(ad.wrapping_mul(back));
+            b = b.wrapping_sub(bd.wrapping_mul(back));
             index[d] = 0;
         }
     }

@@ -63,13 +63,7 @@ impl TensorLayout {
         strides: &[i64],
         itemsize: usize,
     ) -> Result<TensorLayout> {
-        if sizes.len() != strides.len() {
-            return Err(Error::runtime(format!(
-                "mismatch in length of strides and shape: {} vs {}",
-                strides.len(),
-                sizes.len()
-            )));
-        }
+        check_rank(sizes, strides)?;
         let numel = checked_numel(sizes)?;
         if strides.iter().any(|&s| s < 0) {
             return Err(Error::runtime(format!(
@@ -178,6 +172,19 @@ impl TensorLayout {
         // allocation.
         Some(unsafe { base.add(self.storage_offset as usize * self.itemsize) })
     }
+}
+
+/// PyTorch's error unless `sizes` and `strides` have one entry per
+/// dimension each.
+pub fn check_rank(sizes: &[i64], strides: &[i64]) -> Result<()> {
+    if sizes.len() != strides.len() {
+        return Err(Error::runtime(format!(
+            "mismatch in length of strides and shape: {} vs {}",
+            strides.len(),
+            sizes.len()
+        )));
+    }
+    Ok(())
 }
 
 /// Checked product of sizes (element count), PyTorch's errors for a

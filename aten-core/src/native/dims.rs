@@ -6,20 +6,7 @@ use c10_core::{Error, Result};
 /// Wraps a possibly negative dimension of a tensor with `ndim` dimensions
 /// (`maybe_wrap_dim`; a 0-dim tensor accepts 0 and -1).
 pub fn wrap_dim(dim: i64, ndim: usize) -> Result<usize> {
-    let n = ndim.max(1) as i64;
-    if dim < -n || dim >= n {
-        return Err(Error::index_error(format!(
-            "Dimension out of range (expected to be in range of [{}, {}], but got {dim})",
-            -n,
-            n - 1
-        )));
-    }
-    Ok(if dim < 0 {
-        (dim + n) as usize
-    } else {
-        dim as usize
-    }
-    .min(ndim.saturating_sub(1)))
+    c10_core::tensor_impl::maybe_wrap_dim(dim, ndim, true)
 }
 
 /// Resolves the one `-1` in `shape` for a tensor of `numel` elements and

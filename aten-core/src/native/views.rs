@@ -51,7 +51,7 @@ pub fn view(self_: &Tensor, size: &[i64]) -> Result<Tensor> {
     // make the checks below disagree with the sizes they index.
     let (g_sizes, g_strides, g_offset) = geometry(self_)?;
     let shape = infer_size(size, self_.numel())?;
-    let stride = compute_stride(&g_sizes.clone(), &g_strides.clone(), &shape).ok_or_else(|| {
+    let stride = compute_stride(&g_sizes, &g_strides, &shape).ok_or_else(|| {
         Error::runtime(
             "view size is not compatible with input tensor's size and stride (at least one \
              dimension spans across two contiguous subspaces). Use .reshape(...) instead.",
@@ -67,7 +67,7 @@ pub fn reshape(self_: &Tensor, shape: &[i64]) -> Result<Tensor> {
     // make the checks below disagree with the sizes they index.
     let (g_sizes, g_strides, _) = geometry(self_)?;
     let inferred = infer_size(shape, self_.numel())?;
-    if compute_stride(&g_sizes.clone(), &g_strides.clone(), &inferred).is_some() {
+    if compute_stride(&g_sizes, &g_strides, &inferred).is_some() {
         return ops::view(self_, &inferred);
     }
     let copy = ops::clone_with(
@@ -84,7 +84,7 @@ pub fn alias(self_: &Tensor) -> Result<Tensor> {
     // One snapshot of the geometry: a resize on another thread cannot
     // make the checks below disagree with the sizes they index.
     let (g_sizes, g_strides, g_offset) = geometry(self_)?;
-    restride(self_, &g_sizes.clone(), &g_strides.clone(), g_offset)
+    restride(self_, &g_sizes, &g_strides, g_offset)
 }
 
 /// `transpose.int(dim0, dim1)` (CompositeExplicitAutograd).
@@ -94,8 +94,8 @@ pub fn transpose(self_: &Tensor, dim0: i64, dim1: i64) -> Result<Tensor> {
     let (g_sizes, g_strides, g_offset) = geometry(self_)?;
     let ndim = g_sizes.len();
     let (a, b) = (wrap_dim(dim0, ndim)?, wrap_dim(dim1, ndim)?);
-    let mut sizes = g_sizes.clone().to_vec();
-    let mut strides = g_strides.clone().to_vec();
+    let mut sizes = g_sizes.to_vec();
+    let mut strides = g_strides.to_vec();
     if ndim > 0 {
         sizes.swap(a, b);
         strides.swap(a, b);
@@ -140,8 +140,8 @@ pub fn permute(self_: &Tensor, dims: &[i64]) -> Result<Tensor> {
         if std::mem::replace(&mut seen[w], true) {
             return Err(Error::runtime("permute(): duplicate dims are not allowed."));
         }
-        sizes.push(g_sizes.clone()[w]);
-        strides.push(g_strides.clone()[w]);
+        sizes.push(g_sizes[w]);
+        strides.push(g_strides[w]);
     }
     restride(self_, &sizes, &strides, g_offset)
 }
@@ -153,8 +153,8 @@ pub fn unsqueeze(self_: &Tensor, dim: i64) -> Result<Tensor> {
     let (g_sizes, g_strides, g_offset) = geometry(self_)?;
     let ndim = g_sizes.len();
     let d = wrap_dim(dim, ndim + 1)?;
-    let mut sizes = g_sizes.clone().to_vec();
-    let mut strides = g_strides.clone().to_vec();
+    let mut sizes = g_sizes.to_vec();
+    let mut strides = g_strides.to_vec();
     let stride = if d >= ndim { 1 } else { sizes[d] * strides[d] };
     sizes.insert(d, 1);
     strides.insert(d, stride);
@@ -167,7 +167,7 @@ fn squeeze_marked(self_: &Tensor, squeezed: &[bool]) -> Result<Tensor> {
     // make the checks below disagree with the sizes they index.
     let (g_sizes, g_strides, g_offset) = geometry(self_)?;
     let (mut sizes, mut strides) = (Vec::new(), Vec::new());
-    let (old_sizes, old_strides) = (g_sizes.clone(), g_strides.clone());
+    let (old_sizes, old_strides) = (g_sizes, g_strides);
     for (d, (&size, &stride)) in old_sizes.iter().zip(&old_strides).enumerate() {
         if !(squeezed[d] && size == 1) {
             sizes.push(size);
@@ -224,16 +224,16 @@ pub fn select_int(self_: &Tensor, dim: i64, index: i64) -> Result<Tensor> {
         ));
     }
     let d = wrap_dim(dim, ndim)?;
-    let size = g_sizes.clone()[d];
+    let size = g_sizes[d];
     if index < -size || index >= size {
         return Err(Error::index_error(format!(
             "select(): index {index} out of range for tensor of size {} at dimension {dim}",
-            fmt_list(&g_sizes.clone())
+            fmt_list(&g_sizes)
         )));
     }
     let index = if index < 0 { index + size } else { index };
-    let mut sizes = g_sizes.clone().to_vec();
-    let mut strides = g_strides.clone().to_vec();
+    let mut sizes = g_sizes.to_vec();
+    let mut strides = g_strides.to_vec();
     let offset = g_offset + index * strides[d];
     sizes.remove(d);
     strides.remove(d);
@@ -262,15 +262,15 @@ pub fn slice_tensor(
         return Err(Error::runtime("slice step must be positive"));
     }
     let d = wrap_dim(dim, ndim)?;
-    let size = g_sizes.clone()[d];
+    let size = g_sizes[d];
     let clamp = |v: i64| {
         let v = if v < 0 { v.saturating_add(size) } else { v };
         v.clamp(0, size)
     };
     let start = clamp(start.unwrap_or(0));
     let end = clamp(end.unwrap_or(i64::MAX)).max(start);
-    let mut sizes = g_sizes.clone().to_vec();
-    let mut strides = g_strides.clone().to_vec();
+    let mut sizes = g_sizes.to_vec();
+    let mut strides = g_strides.to_vec();
     let offset = g_offset + start * strides[d];
     sizes[d] = if end == start {
         0
@@ -300,7 +300,7 @@ pub fn narrow(self_: &Tensor, dim: i64, start: i64, length: i64) -> Result<Tenso
         return Err(Error::runtime("narrow(): length must be non-negative."));
     }
     let d = wrap_dim(dim, g_sizes.len())?;
-    let size = g_sizes.clone()[d];
+    let size = g_sizes[d];
     if start < -size || start > size {
         return Err(Error::index_error(format!(
             "start out of range (expected to be in range of [{}, {size}], but got {start})",
@@ -342,7 +342,7 @@ pub fn flatten_using_ints(self_: &Tensor, start_dim: i64, end_dim: i64) -> Resul
     if start == end {
         return Ok(self_.clone());
     }
-    let sizes = g_sizes.clone();
+    let sizes = g_sizes;
     let mut shape: Vec<i64> = sizes[..start].to_vec();
     // Checked: with a zero size elsewhere, the flattened sizes may have
     // any product.
@@ -364,7 +364,7 @@ pub fn expand(self_: &Tensor, size: &[i64], _implicit: bool) -> Result<Tensor> {
     // One snapshot of the geometry: a resize on another thread cannot
     // make the checks below disagree with the sizes they index.
     let (g_sizes, g_strides, g_offset) = geometry(self_)?;
-    let (t_sizes, t_strides) = (g_sizes.clone(), g_strides.clone());
+    let (t_sizes, t_strides) = (g_sizes, g_strides);
     if size.len() < t_sizes.len() {
         return Err(Error::runtime(format!(
             "expand({}{{{}}}, size={}): the number of sizes provided ({}) must be greater or \
@@ -443,7 +443,7 @@ pub fn split_tensor(self_: &Tensor, split_size: i64, dim: i64) -> Result<Vec<Ten
         )));
     }
     let d = wrap_dim(dim, g_sizes.len())?;
-    let dim_size = g_sizes.clone()[d];
+    let dim_size = g_sizes[d];
     if split_size == 0 && dim_size != 0 {
         return Err(Error::runtime(format!(
             "split_size can only be 0 if dimension size is 0, but got dimension size of {dim_size}"

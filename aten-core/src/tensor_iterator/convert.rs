@@ -6,7 +6,7 @@
 //! A copy walks both tensors' layouts (one snapshot of each) with a
 //! multi-index, so it needs no memory beyond the two tensors.
 
-use c10_core::tensor_impl::{contiguous_strides, DimVector};
+use c10_core::tensor_impl::{contiguous_strides, for_each_offset_pair, DimVector};
 use c10_core::{
     dispatch_dtype, DeviceType, Error, Numeric, Result, ScalarType, StorageBorrow, TensorBase,
     TensorLayout,
@@ -123,50 +123,6 @@ pub unsafe fn convert_elements(
             Ok(())
         }, _ => Err(unsupported(from, to)))
     }, _ => Err(unsupported(from, to)))
-}
-
-/// Calls `f(n, a, a_step, b, b_step)` for runs of `n` elements along the
-/// last dimension of `sizes`: `a` and `b` are the element offsets of the
-/// run's first element under strides `a_strides` and `b_strides`, which
-/// step by `a_step` and `b_step`. Offsets are `isize`: they address
-/// elements of layouts whose storage sizes fit in `isize`.
-fn for_each_offset_pair(
-    sizes: &[i64],
-    a_strides: &[i64],
-    b_strides: &[i64],
-    mut f: impl FnMut(i64, isize, isize, isize, isize),
-) {
-    if sizes.contains(&0) {
-        return;
-    }
-    let Some((&inner, outer)) = sizes.split_last() else {
-        f(1, 0, 0, 0, 0);
-        return;
-    };
-    let last = sizes.len() - 1;
-    let (sa, sb) = (a_strides[last] as isize, b_strides[last] as isize);
-    let mut index = DimVector::from_slice(outer);
-    index.iter_mut().for_each(|i| *i = 0);
-    let (mut a, mut b) = (0isize, 0isize);
-    loop {
-        f(inner, a, sa, b, sb);
-        let mut d = outer.len();
-        loop {
-            if d == 0 {
-                return;
-            }
-            d -= 1;
-            index[d] += 1;
-            if index[d] < outer[d] {
-                a += a_strides[d] as isize;
-                b += b_strides[d] as isize;
-                break;
-            }
-            a -= a_strides[d] as isize * (outer[d] - 1) as isize;
-            b -= b_strides[d] as isize * (outer[d] - 1) as isize;
-            index[d] = 0;
-        }
-    }
 }
 
 /// Strides for a copy of a tensor laid out as `layout` that keeps that
