@@ -38,9 +38,6 @@ pub use broadcast::infer_size;
 /// (`at::internal::GRAIN_SIZE`).
 pub const GRAIN_SIZE: i64 = 32768;
 
-/// Inputs past the first that the contiguous fast path checks on the stack.
-const INLINE_FAST_INPUTS: usize = 3;
-
 /// Operands and dimensions whose loop state lives on the stack.
 const INLINE_OPERANDS: usize = 8;
 const INLINE_DIMS: usize = 8;
@@ -71,6 +68,14 @@ fn scratch<'a, T: Copy, const N: usize>(
 enum MaybeOwned<'a> {
     Borrowed(&'a Tensor),
     Owned(Tensor),
+}
+
+impl Default for MaybeOwned<'_> {
+    /// The undefined tensor (a placeholder while operands are built).
+    #[inline]
+    fn default() -> Self {
+        MaybeOwned::Borrowed(&UNDEFINED)
+    }
 }
 
 impl std::ops::Deref for MaybeOwned<'_> {
@@ -113,22 +118,24 @@ impl std::ops::Deref for TensorRef<'_> {
 /// tensor (another thread may resize it meanwhile; the loops use the
 /// snapshot), the tensor's first layout for an owned one (made by the
 /// iteration, which is the only one to lay it out).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 struct Operand<'a> {
     /// The tensor the loop reads or writes (for a converted input, the
     /// converted copy; for an output of another dtype, a temporary).
     tensor: MaybeOwned<'a>,
     /// The snapshot `strides` come from, for a borrowed tensor.
     layout: Option<LayoutRef<'a>>,
-    /// How `tensor` relates to a caller's tensor of another dtype, if it
-    /// does. (Boxed: rare, and operands are moved on the hot path.)
-    conversion: Option<Box<Conversion<'a>>>,
     /// Byte strides in iteration order.
     strides: DimVector,
-    is_output: bool,
 }
 
-/// An operand computed in another dtype than its caller's tensor has.
+/// Operands (by index) computed in another dtype, and how each relates to
+/// the caller's tensor.
+type Conversions<'a> = Vec<(usize, Conversion<'a>)>;
+
+/// How an operand computed in another dtype relates to the caller's tensor
+/// (kept beside the operands, not in them: rare, and operands are moved
+/// and dropped on the hot path).
 #[derive(Clone, Debug)]
 enum Conversion<'a> {
     /// An input converted to the computation's dtype: the caller's tensor
@@ -143,30 +150,21 @@ enum Conversion<'a> {
 
 impl<'a> Operand<'a> {
     /// An operand for a tensor the caller lent, laid out as `layout`.
-    fn borrowed(
-        t: &'a Tensor,
-        layout: LayoutRef<'a>,
-        shape: &[i64],
-        is_output: bool,
-    ) -> Result<Operand<'a>> {
+    fn borrowed(t: &'a Tensor, layout: LayoutRef<'a>, shape: &[i64]) -> Result<Operand<'a>> {
         Ok(Operand {
             strides: byte_strides(&layout, shape)?,
             tensor: MaybeOwned::Borrowed(t),
             layout: Some(layout),
-            conversion: None,
-            is_output,
         })
     }
 
     /// An operand for a tensor the iteration made.
-    fn owned(t: Tensor, shape: &[i64], is_output: bool) -> Result<Operand<'a>> {
+    fn owned(t: Tensor, shape: &[i64]) -> Result<Operand<'a>> {
         let strides = byte_strides(first_layout(&t)?, shape)?;
         Ok(Operand {
             strides,
             tensor: MaybeOwned::Owned(t),
             layout: None,
-            conversion: None,
-            is_output,
         })
     }
 
@@ -396,6 +394,9 @@ pub fn can_cast(from: ScalarType, to: ScalarType) -> bool {
 #[derive(Clone, Debug)]
 pub struct TensorIterator<'a> {
     operands: Vec<Operand<'a>>,
+    /// The operands (by index) computed in another dtype than the
+    /// caller's tensor, and how they relate to it.
+    conversions: Conversions<'a>,
     noutputs: usize,
     /// The number of elements of `full_shape`, read by every loop.
     numel: i64,
@@ -465,12 +466,14 @@ impl<'a> TensorIterator<'a> {
         let common_dtype = compute_common_dtype(&inputs, &config)?;
         let output_dtypes = output_dtypes(&config, common_dtype)?;
         // 3. Strides of the inputs (outputs later, once allocated).
-        let input_operands = input_operands(&inputs, &config, common_dtype, device, &full_shape)?;
+        let (input_operands, input_conversions) =
+            input_operands(&inputs, &config, common_dtype, device, &full_shape)?;
         // 4. Dimension order (fastest first), and the strides of new outputs.
         let (perm, output_strides) =
             output_layout(&config.outputs, &inputs, &input_operands, &full_shape)?;
         // 5. Outputs.
         let mut operands = Vec::with_capacity(config.outputs.len() + input_operands.len());
+        let mut conversions = Vec::new();
         for (&out, &dtype) in config.outputs.iter().zip(&output_dtypes) {
             let plan = OutputPlan {
                 shape: &full_shape,
@@ -478,10 +481,17 @@ impl<'a> TensorIterator<'a> {
                 common_dtype,
                 device,
             };
-            operands.push(plan.operand(out, dtype, &config)?);
+            let (op, conversion) = plan.operand(out, dtype, &config)?;
+            conversions.extend(conversion.map(|c| (operands.len(), c)));
+            operands.push(op);
         }
         let noutputs = operands.len();
         operands.extend(input_operands);
+        conversions.extend(
+            input_conversions
+                .into_iter()
+                .map(|(i, c)| (noutputs + i, c)),
+        );
         // 6. Apply the permutation (fastest first) and coalesce.
         let mut shape: DimVector = perm.iter().map(|&d| full_shape[d]).collect();
         for op in &mut operands {
@@ -490,6 +500,7 @@ impl<'a> TensorIterator<'a> {
         coalesce(&mut shape, &mut operands);
         Ok(TensorIterator {
             operands,
+            conversions,
             noutputs,
             numel: full_shape.iter().product(),
             loop_shape: shape,
@@ -529,16 +540,14 @@ impl<'a> TensorIterator<'a> {
             strides: DimVector::from_slice(&[layout.itemsize() as i64]),
             tensor: MaybeOwned::Borrowed(t),
             layout: Some(layout),
-            conversion: None,
-            is_output: false,
         };
-        // Each input's snapshot is checked here (contiguous, `numel`
-        // elements) and kept for the loops.
-        let mut rest_layouts: [Option<LayoutRef<'a>>; INLINE_FAST_INPUTS] = Default::default();
-        if rest.len() > rest_layouts.len() {
-            return None;
-        }
-        for (t, slot) in rest.iter().zip(&mut rest_layouts) {
+        // The outputs' slots come first and are filled once every input
+        // qualifies. Each input's snapshot is checked here (contiguous,
+        // `numel` elements) and kept for the loops.
+        let mut operands = Vec::with_capacity(noutputs + config.inputs.len());
+        operands.resize_with(noutputs, Operand::default);
+        operands.push(input(first.0, layout));
+        for t in rest {
             let l = t.0.layout()?;
             if !l.is_contiguous()
                 || l.sizes() != &shape[..]
@@ -548,28 +557,24 @@ impl<'a> TensorIterator<'a> {
             {
                 return None;
             }
-            *slot = Some(l);
+            operands.push(input(t.0, l));
         }
-        let mut operands = Vec::with_capacity(noutputs + config.inputs.len());
-        for _ in &config.outputs {
-            let out_dtype = config.static_output_dtype.unwrap_or(dtype);
+        let out_dtype = config.static_output_dtype.unwrap_or(dtype);
+        for slot in &mut operands[..noutputs] {
             match TensorBase::empty(&shape, out_dtype, device) {
-                Ok(out) => operands.push(Operand {
-                    strides: DimVector::from_slice(&[out_dtype.element_size() as i64]),
-                    tensor: MaybeOwned::Owned(Tensor::from(out)),
-                    layout: None,
-                    conversion: None,
-                    is_output: true,
-                }),
+                Ok(out) => {
+                    *slot = Operand {
+                        strides: DimVector::from_slice(&[out_dtype.element_size() as i64]),
+                        tensor: MaybeOwned::Owned(Tensor::from(out)),
+                        layout: None,
+                    }
+                }
                 Err(e) => return Some(Err(e)),
             }
         }
-        operands.push(input(first.0, layout));
-        for (t, l) in rest.iter().zip(rest_layouts.iter_mut()) {
-            operands.push(input(t.0, l.take()?));
-        }
         Some(Ok(TensorIterator {
             operands,
+            conversions: Vec::new(),
             noutputs,
             numel,
             loop_shape: DimVector::from_slice(&[numel]),
@@ -625,10 +630,9 @@ impl<'a> TensorIterator<'a> {
     /// the allocated result).
     #[inline]
     pub fn output(&self, i: usize) -> Tensor {
-        let op = &self.operands[i];
-        match op.conversion.as_deref() {
+        match self.conversion(i) {
             Some(Conversion::BackTo(target, _)) => (*target).clone(),
-            _ => (*op.tensor).clone(),
+            _ => (*self.operands[i].tensor).clone(),
         }
     }
 
@@ -636,14 +640,21 @@ impl<'a> TensorIterator<'a> {
     /// iteration (an allocated result is moved, not shared).
     #[inline]
     pub fn into_output(mut self, i: usize) -> Tensor {
-        let op = self.operands.swap_remove(i);
-        if let Some(Conversion::BackTo(target, _)) = op.conversion.as_deref() {
+        if let Some(Conversion::BackTo(target, _)) = self.conversion(i) {
             return (*target).clone();
         }
-        match op.tensor {
+        match self.operands.swap_remove(i).tensor {
             MaybeOwned::Borrowed(t) => t.clone(),
             MaybeOwned::Owned(t) => t,
         }
+    }
+
+    /// How operand `i` relates to a caller's tensor of another dtype.
+    #[inline]
+    fn conversion(&self, i: usize) -> Option<&Conversion<'a>> {
+        self.conversions
+            .iter()
+            .find_map(|(j, c)| (*j == i).then_some(c))
     }
 
     /// Whether the loops have data to run on (not Meta, not empty).
@@ -722,9 +733,10 @@ impl<'a> TensorIterator<'a> {
         let mut inline_owned = [false; INLINE_OPERANDS];
         let mut heap_owned = Vec::new();
         let owned = scratch(&mut inline_owned, &mut heap_owned, n, false);
-        for (owned, op) in owned.iter_mut().zip(&mut self.operands) {
+        let noutputs = self.noutputs;
+        for (owned, op) in owned.iter_mut().zip(&mut self.operands[..noutputs]) {
             if let MaybeOwned::Owned(t) = &mut op.tensor {
-                *owned = op.is_output && t.is_exclusively_owned();
+                *owned = t.is_exclusively_owned();
             }
         }
         let this = &*self;
@@ -737,24 +749,22 @@ impl<'a> TensorIterator<'a> {
         let mut inline_borrows = [None; INLINE_OPERANDS];
         let mut heap_borrows = Vec::new();
         let borrows = scratch(&mut inline_borrows, &mut heap_borrows, n, None);
-        let mut converts = false;
-        for (((base, borrow), &owned), op) in bases
+        for (i, (((base, borrow), &owned), op)) in bases
             .iter_mut()
             .zip(borrows.iter_mut())
             .zip(&*owned)
             .zip(&this.operands)
+            .enumerate()
         {
             let layout = op.loop_layout()?;
             *base = layout
                 .data_ptr()
                 .ok_or_else(|| Error::runtime("operand has no data"))?;
-            converts |= op.conversion.is_some();
             if !owned {
-                // A converted input's copy is written too.
-                *borrow = Some((layout.storage(), op.is_output || op.conversion.is_some()));
+                *borrow = Some((layout.storage(), i < noutputs));
             }
         }
-        if converts {
+        if !this.conversions.is_empty() {
             return this.with_conversions(borrows, bases, body);
         }
         StorageBorrow::hold(borrows.iter().flatten().copied(), || body(this, bases))
@@ -766,17 +776,23 @@ impl<'a> TensorIterator<'a> {
     /// `body` runs, and results are copied back, all under those borrows.
     #[cold]
     #[inline(never)]
-    fn with_conversions(
-        &self,
-        borrows: &[Option<(&Storage, bool)>],
+    fn with_conversions<'s>(
+        &'s self,
+        borrows: &mut [Option<(&'s Storage, bool)>],
         bases: &[*mut u8],
         body: impl FnOnce(&Self, &[*mut u8]),
     ) -> Result<()> {
         let conversions = || {
-            self.operands
+            self.conversions
                 .iter()
-                .filter_map(|op| op.conversion.as_deref().map(|c| (op, c)))
+                .map(|(i, c)| (&self.operands[*i], c))
         };
+        // A converted input's copy is written too.
+        for (i, _) in &self.conversions {
+            if let Some((_, write)) = &mut borrows[*i] {
+                *write = true;
+            }
+        }
         let sources = conversions().map(|(_, c)| match c {
             Conversion::From(source, _) => (source.storage(), false),
             Conversion::BackTo(_, target) => (target.storage(), true),
@@ -1028,16 +1044,17 @@ fn output_dtypes(
 
 /// The inputs' operands, each from one snapshot of its layout; inputs of
 /// another dtype than the computation's get a copy that the loops fill
-/// under their borrows.
+/// under their borrows (listed by input index).
 fn input_operands<'a>(
     inputs: &[TensorRef<'a>],
     config: &TensorIteratorConfig<'a>,
     common_dtype: ScalarType,
     device: Device,
     full_shape: &[i64],
-) -> Result<Vec<Operand<'a>>> {
+) -> Result<(Vec<Operand<'a>>, Conversions<'a>)> {
     let mut operands = Vec::with_capacity(inputs.len());
-    for &TensorRef(t) in inputs {
+    let mut conversions = Vec::new();
+    for (i, &TensorRef(t)) in inputs.iter().enumerate() {
         let layout = t
             .layout()
             .ok_or_else(|| Error::runtime("undefined input"))?;
@@ -1049,14 +1066,13 @@ fn input_operands<'a>(
                 common_dtype,
                 t.device().unwrap_or(device),
             )?);
-            let mut op = Operand::owned(copy, full_shape, false)?;
-            op.conversion = Some(Box::new(Conversion::From(layout, dtype)));
-            operands.push(op);
+            operands.push(Operand::owned(copy, full_shape)?);
+            conversions.push((i, Conversion::From(layout, dtype)));
         } else {
-            operands.push(Operand::borrowed(t, layout, full_shape, false)?);
+            operands.push(Operand::borrowed(t, layout, full_shape)?);
         }
     }
-    Ok(operands)
+    Ok((operands, conversions))
 }
 
 /// The dimension order (fastest first) from the inputs and any output that
@@ -1094,16 +1110,17 @@ struct OutputPlan<'s> {
 impl OutputPlan<'_> {
     /// The operand of one output: a given one, resized when its shape
     /// differs (and `out=` allows it), written through a temporary when it
-    /// has another dtype than the computation; or a new tensor of `dtype`.
+    /// has another dtype than the computation (with how it relates to the
+    /// given one); or a new tensor of `dtype`.
     fn operand<'a>(
         &self,
         out: Option<&'a Tensor>,
         dtype: ScalarType,
         config: &TensorIteratorConfig<'a>,
-    ) -> Result<Operand<'a>> {
+    ) -> Result<(Operand<'a>, Option<Conversion<'a>>)> {
         let Some(o) = out else {
             let t = TensorBase::empty_strided(self.shape, self.strides, dtype, self.device)?;
-            return Operand::owned(Tensor::from(t), self.shape, true);
+            return Ok((Operand::owned(Tensor::from(t), self.shape)?, None));
         };
         let current = o.sizes();
         if current != self.shape {
@@ -1130,11 +1147,10 @@ impl OutputPlan<'_> {
                 self.common_dtype,
                 self.device,
             )?;
-            let mut op = Operand::owned(Tensor::from(tmp), self.shape, true)?;
-            op.conversion = Some(Box::new(Conversion::BackTo(o, layout)));
-            Ok(op)
+            let op = Operand::owned(Tensor::from(tmp), self.shape)?;
+            Ok((op, Some(Conversion::BackTo(o, layout))))
         } else {
-            Operand::borrowed(o, layout, self.shape, true)
+            Ok((Operand::borrowed(o, layout, self.shape)?, None))
         }
     }
 }
