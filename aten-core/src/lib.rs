@@ -11,14 +11,18 @@
 //!   functions call through;
 //! - [`tensor_iterator`]: shapes, broadcasting, type promotion and output
 //!   allocation for pointwise and reduction kernels;
-//! - [`native`]: views, factories, meta functions, composite and
-//!   BackendSelect kernels;
+//! - [`structured`]: structured kernels at run time (what a member's
+//!   `set_output` does); [`meta`]: the structured families' meta
+//!   functions;
+//! - [`native`]: views, factories, composite and BackendSelect kernels;
 //! - [`framework_fallbacks`]: the framework's backend fallbacks.
 
 pub mod framework_fallbacks;
 pub mod generated;
 pub mod memory_overlap;
+pub mod meta;
 pub mod native;
+pub mod structured;
 pub mod tensor;
 pub mod tensor_iterator;
 pub mod typed_handle;

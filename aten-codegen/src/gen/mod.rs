@@ -166,16 +166,10 @@ impl Rendered {
     }
 
     /// The kernels of `op` as a member of the structured family whose out
-    /// function is `out`: one per key of `out`'s `dispatch:`, around that
-    /// key's implementation.
-    fn add_structured_member(&mut self, op: &GenOp, out: &GenOp) {
-        let family = out
-            .schema
-            .name()
-            .rsplit("::")
-            .next()
-            .unwrap_or_default()
-            .to_string();
+    /// function is `out` and whose meta function is `meta_fn`: one per key
+    /// of `out`'s `dispatch:` around that key's impl, one for Meta, and for
+    /// the functional and in-place members the default-backend kernel.
+    fn add_structured_member(&mut self, op: &GenOp, out: &GenOp, meta_fn: &str) {
         let member = if op.structured {
             structured::Member::Out
         } else if family_name_is_inplace(&op.schema) {
@@ -183,22 +177,57 @@ impl Rendered {
         } else {
             structured::Member::Functional
         };
-        for (key, impl_kernel) in &out.dispatch {
-            let (home, path) = kernel_home(*key, impl_kernel, &out.dispatch);
-            let impl_path = format!("{path}::{impl_kernel}");
-            match structured::render_member(
-                &op.schema,
-                member,
-                &family,
-                &impl_path,
-                &key_suffix(*key),
-            ) {
+        let impls: Vec<(Home, DispatchKey, String)> = out
+            .dispatch
+            .iter()
+            .map(|(key, impl_kernel)| {
+                let (home, path) = kernel_home(*key, impl_kernel, &out.dispatch);
+                (home, *key, format!("{path}::{impl_kernel}"))
+            })
+            .collect();
+        let mut kernels = Vec::new();
+        for (home, key, impl_path) in &impls {
+            let core = if *home == Home::Core {
+                "crate"
+            } else {
+                "aten_core"
+            };
+            let backend = structured::Backend::Kernel {
+                core,
+                impl_path: Some(impl_path),
+            };
+            kernels.push((*home, *key, backend, key_suffix(*key)));
+        }
+        // The Meta backend's kernels are the meta functions alone, unless
+        // the yaml names a Meta impl.
+        if !impls.iter().any(|(_, key, _)| *key == DispatchKey::Meta) {
+            let meta = structured::Backend::Kernel {
+                core: "crate",
+                impl_path: None,
+            };
+            let suffix = key_suffix(DispatchKey::Meta);
+            kernels.push((Home::Core, DispatchKey::Meta, meta, suffix));
+        }
+        let out_name = out.schema.operator_name();
+        let out_fn = names::function_name(
+            out_name.name().rsplit("::").next().unwrap_or_default(),
+            out_name.overload_name(),
+        );
+        if member != structured::Member::Out {
+            let backend = structured::Backend::DefaultBackend { out_fn: &out_fn };
+            kernels.push((
+                Home::Core,
+                DispatchKey::CompositeExplicitAutogradNonFunctional,
+                backend,
+                "default_backend".to_string(),
+            ));
+        }
+        for (home, key, backend, suffix) in kernels {
+            match structured::render_member(&op.schema, member, meta_fn, backend, &suffix) {
                 Ok((name, code)) => {
                     let section = self.section(home);
                     section.code.push_str(&code);
-                    section
-                        .impls
-                        .push((*key, registered_name(&op.schema), name));
+                    section.impls.push((key, registered_name(&op.schema), name));
                 }
                 Err(e) => self
                     .skipped
@@ -248,18 +277,39 @@ impl Rendered {
     }
 }
 
-/// The out function of the structured family `op` belongs to: itself (a
-/// structured out function) or its delegate.
-fn structured_family_out<'o>(op: &'o GenOp, ops: &'o [GenOp]) -> Option<&'o GenOp> {
-    if op.structured {
-        return Some(op);
-    }
-    let d = op.structured_delegate.as_ref()?;
-    ops.iter().find(|o| {
-        let n = o.schema.operator_name();
-        n.overload_name() == d.overload_name()
-            && n.name().rsplit("::").next() == d.name().rsplit("::").next()
-    })
+/// The out function of the structured family `op` belongs to (itself, a
+/// structured out function, or its delegate), and the family's meta
+/// function: named after the family's functional member (`add.Tensor`:
+/// `add_tensor`, PyTorch's `TORCH_META_FUNC2(add, Tensor)`), or after the
+/// out function when the family has none.
+fn structured_family<'o>(op: &'o GenOp, ops: &'o [GenOp]) -> Option<(&'o GenOp, String)> {
+    let out = if op.structured {
+        op
+    } else {
+        let d = op.structured_delegate.as_ref()?;
+        ops.iter()
+            .find(|o| same_operator(o.schema.operator_name(), d))?
+    };
+    let out_name = out.schema.operator_name();
+    let functional = ops.iter().find(|o| {
+        !o.structured
+            && !family_name_is_inplace(&o.schema)
+            && o.structured_delegate
+                .as_ref()
+                .is_some_and(|d| same_operator(out_name, d))
+    });
+    let named = functional.map_or(out_name, |f| f.schema.operator_name());
+    let meta_fn = names::function_name(
+        named.name().rsplit("::").next().unwrap_or_default(),
+        named.overload_name(),
+    );
+    Some((out, meta_fn))
+}
+
+/// Whether two operator names are one, namespaces aside.
+fn same_operator(a: &OperatorName, b: &OperatorName) -> bool {
+    a.overload_name() == b.overload_name()
+        && a.name().rsplit("::").next() == b.name().rsplit("::").next()
 }
 
 /// Renders every generated file (unformatted); the operators the API
@@ -272,8 +322,8 @@ pub fn render_files(ns: &str, ops: &[GenOp]) -> (Vec<GeneratedFile>, Vec<String>
         if has_api && backend_select::is_factory(&op.schema) {
             r.add_backend_select(op);
         }
-        match structured_family_out(op, ops) {
-            Some(out) => r.add_structured_member(op, out),
+        match structured_family(op, ops) {
+            Some((out, meta_fn)) => r.add_structured_member(op, out, &meta_fn),
             None => r.add_dispatch(op),
         }
         r.add_autogen(op);

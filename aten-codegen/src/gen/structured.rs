@@ -3,16 +3,20 @@
 //! A structured family is an out function marked `structured: True` and the
 //! functional and in-place functions whose `structured_delegate` names it.
 //! The project writes two things per family, as PyTorch does: a *meta*
-//! function (`crate::meta::<family>(inputs) -> Result<TensorMeta>`: shape,
-//! dtype and strides of the output, and every argument check) and, per
-//! backend, an *impl* (the out function's `dispatch:` kernel,
-//! `(inputs, out: &Tensor) -> Result<()>`). The generator writes the three
-//! registered kernels around them:
+//! function in `aten-core` (`aten_core::meta::<functional name>(set_output,
+//! inputs)`, returning the structured state: the built `TensorIterator` of
+//! a `TensorIteratorBase` family) and, per backend, an *impl* (the out
+//! function's `dispatch:` kernel, `(&mut state, inputs) -> Result<()>`).
+//! The generator writes the registered kernels around them:
 //!
-//! - functional: run meta, allocate the output it describes, run impl;
-//! - in-place: run meta, check that `self` can hold the result, run impl on
-//!   `self`;
-//! - out: run meta, resize `out` as PyTorch does, run impl on `out`.
+//! - per backend of the out function's `dispatch:`, and for Meta (whose
+//!   kernels are the meta functions alone), the functional member (the
+//!   meta function allocates the output), the in-place member (it checks
+//!   `self`) and the out member (it resizes and checks `out`), each
+//!   running the meta function, then the backend's impl;
+//! - `CompositeExplicitAutogradNonFunctional` kernels of the functional and
+//!   in-place members: the meta function, then the out operator through the
+//!   dispatcher (PyTorch's default-backend kernels of structured families).
 //!
 //! `autogen: name.out` asks for an out variant of a functional operator: its
 //! schema is derived (`*, Tensor(a!) out` added, `Tensor(a!)` returned) and
@@ -36,55 +40,108 @@ pub enum Member {
     Out,
 }
 
-/// The generated kernel of one family member for one backend; returns the
-/// kernel's name and code.
+/// Where a structured wrapper is generated and what it runs after the
+/// meta function.
+#[derive(Copy, Clone, Debug)]
+pub enum Backend<'a> {
+    /// A backend's kernel in the crate whose path to `aten-core` is
+    /// `core`, running the impl at `impl_path` (none: the Meta backend).
+    Kernel {
+        /// `crate` inside `aten-core`, `aten_core` elsewhere.
+        core: &'a str,
+        /// The impl, if the backend has one.
+        impl_path: Option<&'a str>,
+    },
+    /// The `CompositeExplicitAutogradNonFunctional` kernel (in
+    /// `aten-core`): the out operator's typed handle in `ops` runs after
+    /// the meta function.
+    DefaultBackend {
+        /// The typed API name of the family's out operator.
+        out_fn: &'a str,
+    },
+}
+
+/// The generated kernel of one family member; returns the kernel's name
+/// and code. `meta_fn` is the family's meta function, `suffix` names the
+/// kernel's backend (`cpu`, `meta`, `default_backend`).
 pub fn render_member(
     schema: &FunctionSchema,
     member: Member,
-    family: &str,
-    impl_path: &str,
-    key_suffix: &str,
+    meta_fn: &str,
+    backend: Backend<'_>,
+    suffix: &str,
 ) -> Result<(String, String), String> {
     let base = schema.name().rsplit("::").next().unwrap_or(schema.name());
     let name = super::names::with_suffix(
         &function_name(base, schema.overload_name()),
-        &format!("structured_{key_suffix}"),
+        &format!("structured_{suffix}"),
     );
     let ret = returns_type(schema.returns())?;
     let mut params = Vec::new();
     let mut inputs = Vec::new();
+    let mut out_arg = None;
     for a in schema.arguments() {
         let id = ident(a.name());
         params.push(format!("{id}: {}", argument_type(a)?));
-        if !(member == Member::Out && a.is_out()) {
+        if member == Member::Out && a.is_out() {
+            out_arg = Some(id);
+        } else {
             inputs.push(id);
         }
     }
-    let meta_inputs = inputs.join(", ");
-    let body = match member {
-        Member::Functional => format!(
-            "let meta = crate::meta::{family}({meta_inputs})?;\n\
-             let out = meta.allocate()?;\n\
-             {impl_path}({meta_inputs}, &out)?;\n\
-             Ok(out)"
-        ),
-        Member::Inplace => format!(
-            "let meta = crate::meta::{family}({meta_inputs})?;\n\
-             meta.check_inplace(self_)?;\n\
-             {impl_path}({meta_inputs}, self_)?;\n\
-             self_.bump_version();\n\
-             Ok(self_.clone())"
-        ),
-        Member::Out => format!(
-            "let meta = crate::meta::{family}({meta_inputs})?;\n\
-             meta.resize_out(out)?;\n\
-             {impl_path}({meta_inputs}, out)?;\n\
-             out.bump_version();\n\
-             Ok(out.clone())"
-        ),
+    let core = match backend {
+        Backend::Kernel { core, .. } => core,
+        Backend::DefaultBackend { .. } => "crate",
     };
+    let set_output = match (member, &out_arg) {
+        (Member::Functional, _) => "Functional".to_string(),
+        (Member::Inplace, _) => format!(
+            "Inplace({})",
+            inputs
+                .first()
+                .ok_or("in-place function without arguments")?
+        ),
+        (Member::Out, Some(out)) => format!("Out({out})"),
+        (Member::Out, None) => return Err("structured out function without an out argument".into()),
+    };
+    let meta_inputs = inputs.join(", ");
+    let runs_impl = matches!(
+        backend,
+        Backend::Kernel {
+            impl_path: Some(_),
+            ..
+        }
+    );
+    let binding = if runs_impl { "mut meta" } else { "meta" };
+    let mut body = format!(
+        "let set_output = {core}::structured::SetOutput::{set_output};\n\
+         let {binding} = {core}::meta::{meta_fn}(set_output, {meta_inputs})?;\n"
+    );
+    match backend {
+        Backend::Kernel { impl_path, .. } => {
+            if let Some(path) = impl_path {
+                let _ = writeln!(body, "{path}(&mut meta, {meta_inputs})?;");
+            }
+            let _ = write!(
+                body,
+                "Ok(set_output.finish({core}::structured::StructuredMeta::into_output(meta)))"
+            );
+        }
+        Backend::DefaultBackend { out_fn } => {
+            if member == Member::Out {
+                return Err("the default backend serves functional and in-place members".into());
+            }
+            let _ = write!(
+                body,
+                "let output = crate::structured::StructuredMeta::into_output(meta);\n\
+                 ops::{}()?.call(({meta_inputs}, &output))",
+                super::names::with_suffix(out_fn, "op"),
+            );
+        }
+    }
     let code = format!(
-        "/// Structured kernel ({member:?}) of `{schema}`.\npub fn {name}({}) -> Result<{ret}> {{\n{body}\n}}\n",
+        "/// Structured kernel ({member:?}, {suffix}) of `{schema}`.\n\
+         pub fn {name}({}) -> Result<{ret}> {{\n{body}\n}}\n",
         params.join(", ")
     );
     Ok((name, code))

@@ -477,6 +477,71 @@ pub fn sub_tensor_with(
     sub_tensor_op()?.call((self_, other, options.alpha))
 }
 
+/// The typed dispatcher handle of `aten::sub_.Tensor`, looked up once.
+pub fn sub_tensor_op_(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, Scalar), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor, Scalar), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::sub_", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`sub_tensor_with_`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct SubTensorInplaceOptions {
+    /// `alpha`.
+    pub alpha: Scalar,
+}
+
+impl Default for SubTensorInplaceOptions {
+    fn default() -> Self {
+        SubTensorInplaceOptions {
+            alpha: Scalar::Int(1),
+        }
+    }
+}
+
+/// `aten::sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)`
+pub fn sub_tensor_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    sub_tensor_with_(self_, other, SubTensorInplaceOptions::default())
+}
+
+/// `aten::sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)`
+pub fn sub_tensor_with_(
+    self_: &Tensor,
+    other: &Tensor,
+    options: SubTensorInplaceOptions,
+) -> Result<Tensor> {
+    sub_tensor_op_()?.call((self_, other, options.alpha))
+}
+
+/// The typed dispatcher handle of `aten::sub.out`, looked up once.
+pub fn sub_out_op() -> Result<
+    &'static TypedOperatorHandle<
+        (&'static Tensor, &'static Tensor, Scalar, &'static Tensor),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (&'static Tensor, &'static Tensor, Scalar, &'static Tensor),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::sub", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)`
+pub fn sub_out(self_: &Tensor, other: &Tensor, alpha: Scalar, out: &Tensor) -> Result<Tensor> {
+    sub_out_op()?.call((self_, other, alpha, out))
+}
+
 /// The typed dispatcher handle of `aten::sub.Scalar`, looked up once.
 pub fn sub_scalar_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar, Scalar), Tensor>> {
@@ -527,6 +592,23 @@ pub fn mul_tensor(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     mul_tensor_op()?.call((self_, other))
 }
 
+/// The typed dispatcher handle of `aten::mul.out`, looked up once.
+pub fn mul_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::mul", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn mul_out(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tensor> {
+    mul_out_op()?.call((self_, other, out))
+}
+
 /// The typed dispatcher handle of `aten::mul_.Tensor`, looked up once.
 pub fn mul_tensor_op_(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
@@ -571,6 +653,38 @@ pub fn div_tensor(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     div_tensor_op()?.call((self_, other))
 }
 
+/// The typed dispatcher handle of `aten::div_.Tensor`, looked up once.
+pub fn div_tensor_op_(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::div_", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+pub fn div_tensor_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    div_tensor_op_()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::div.out`, looked up once.
+pub fn div_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::div", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn div_out(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tensor> {
+    div_out_op()?.call((self_, other, out))
+}
+
 /// The typed dispatcher handle of `aten::div.Scalar`, looked up once.
 pub fn div_scalar_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
@@ -608,6 +722,69 @@ pub fn div_tensor_mode(
     div_tensor_mode_op()?.call((self_, other, rounding_mode))
 }
 
+/// The typed dispatcher handle of `aten::div_.Tensor_mode`, looked up once.
+pub fn div_tensor_mode_op_() -> Result<
+    &'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, Option<&'static str>), Tensor>,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<(&'static Tensor, &'static Tensor, Option<&'static str>), Tensor>,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::div_", "Tensor_mode"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)`
+pub fn div_tensor_mode_(
+    self_: &Tensor,
+    other: &Tensor,
+    rounding_mode: Option<&str>,
+) -> Result<Tensor> {
+    div_tensor_mode_op_()?.call((self_, other, rounding_mode))
+}
+
+/// The typed dispatcher handle of `aten::div.out_mode`, looked up once.
+pub fn div_out_mode_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static Tensor,
+            Option<&'static str>,
+            &'static Tensor,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static Tensor,
+                    Option<&'static str>,
+                    &'static Tensor,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::div", "out_mode"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::div.out_mode(Tensor self, Tensor other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!)`
+pub fn div_out_mode(
+    self_: &Tensor,
+    other: &Tensor,
+    rounding_mode: Option<&str>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    div_out_mode_op()?.call((self_, other, rounding_mode, out))
+}
+
 /// The typed dispatcher handle of `aten::atan2.`, looked up once.
 pub fn atan2_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>
 {
@@ -621,6 +798,38 @@ pub fn atan2_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'sta
 /// `aten::atan2(Tensor self, Tensor other) -> Tensor`
 pub fn atan2(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     atan2_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::atan2_.`, looked up once.
+pub fn atan2_op_(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::atan2_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+pub fn atan2_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    atan2_op_()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::atan2.out`, looked up once.
+pub fn atan2_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::atan2", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::atan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn atan2_out(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tensor> {
+    atan2_out_op()?.call((self_, other, out))
 }
 
 /// The typed dispatcher handle of `aten::bitwise_and.Tensor`, looked up once.
@@ -638,6 +847,38 @@ pub fn bitwise_and_tensor(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     bitwise_and_tensor_op()?.call((self_, other))
 }
 
+/// The typed dispatcher handle of `aten::bitwise_and_.Tensor`, looked up once.
+pub fn bitwise_and_tensor_op_(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::bitwise_and_", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::bitwise_and_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+pub fn bitwise_and_tensor_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    bitwise_and_tensor_op_()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::bitwise_and.Tensor_out`, looked up once.
+pub fn bitwise_and_tensor_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::bitwise_and", "Tensor_out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::bitwise_and.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn bitwise_and_tensor_out(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tensor> {
+    bitwise_and_tensor_out_op()?.call((self_, other, out))
+}
+
 /// The typed dispatcher handle of `aten::bitwise_or.Tensor`, looked up once.
 pub fn bitwise_or_tensor_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
@@ -651,6 +892,38 @@ pub fn bitwise_or_tensor_op(
 /// `aten::bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor`
 pub fn bitwise_or_tensor(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     bitwise_or_tensor_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::bitwise_or_.Tensor`, looked up once.
+pub fn bitwise_or_tensor_op_(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::bitwise_or_", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::bitwise_or_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+pub fn bitwise_or_tensor_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    bitwise_or_tensor_op_()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::bitwise_or.Tensor_out`, looked up once.
+pub fn bitwise_or_tensor_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::bitwise_or", "Tensor_out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::bitwise_or.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn bitwise_or_tensor_out(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tensor> {
+    bitwise_or_tensor_out_op()?.call((self_, other, out))
 }
 
 /// The typed dispatcher handle of `aten::bitwise_xor.Tensor`, looked up once.
@@ -668,6 +941,38 @@ pub fn bitwise_xor_tensor(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     bitwise_xor_tensor_op()?.call((self_, other))
 }
 
+/// The typed dispatcher handle of `aten::bitwise_xor_.Tensor`, looked up once.
+pub fn bitwise_xor_tensor_op_(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::bitwise_xor_", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::bitwise_xor_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+pub fn bitwise_xor_tensor_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    bitwise_xor_tensor_op_()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::bitwise_xor.Tensor_out`, looked up once.
+pub fn bitwise_xor_tensor_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::bitwise_xor", "Tensor_out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::bitwise_xor.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn bitwise_xor_tensor_out(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tensor> {
+    bitwise_xor_tensor_out_op()?.call((self_, other, out))
+}
+
 /// The typed dispatcher handle of `aten::eq.Tensor`, looked up once.
 pub fn eq_tensor_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
@@ -681,6 +986,38 @@ pub fn eq_tensor_op(
 /// `aten::eq.Tensor(Tensor self, Tensor other) -> Tensor`
 pub fn eq_tensor(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     eq_tensor_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::eq_.Tensor`, looked up once.
+pub fn eq_tensor_op_(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::eq_", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+pub fn eq_tensor_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    eq_tensor_op_()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::eq.Tensor_out`, looked up once.
+pub fn eq_tensor_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::eq", "Tensor_out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::eq.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn eq_tensor_out(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tensor> {
+    eq_tensor_out_op()?.call((self_, other, out))
 }
 
 /// The typed dispatcher handle of `aten::eq.Scalar`, looked up once.
@@ -712,6 +1049,38 @@ pub fn ne_tensor(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     ne_tensor_op()?.call((self_, other))
 }
 
+/// The typed dispatcher handle of `aten::ne_.Tensor`, looked up once.
+pub fn ne_tensor_op_(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::ne_", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+pub fn ne_tensor_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    ne_tensor_op_()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::ne.Tensor_out`, looked up once.
+pub fn ne_tensor_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::ne", "Tensor_out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::ne.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn ne_tensor_out(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tensor> {
+    ne_tensor_out_op()?.call((self_, other, out))
+}
+
 /// The typed dispatcher handle of `aten::ne.Scalar`, looked up once.
 pub fn ne_scalar_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
@@ -739,6 +1108,38 @@ pub fn lt_tensor_op(
 /// `aten::lt.Tensor(Tensor self, Tensor other) -> Tensor`
 pub fn lt_tensor(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     lt_tensor_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::lt_.Tensor`, looked up once.
+pub fn lt_tensor_op_(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::lt_", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+pub fn lt_tensor_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    lt_tensor_op_()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::lt.Tensor_out`, looked up once.
+pub fn lt_tensor_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::lt", "Tensor_out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::lt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn lt_tensor_out(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tensor> {
+    lt_tensor_out_op()?.call((self_, other, out))
 }
 
 /// The typed dispatcher handle of `aten::lt.Scalar`, looked up once.
@@ -770,6 +1171,38 @@ pub fn le_tensor(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     le_tensor_op()?.call((self_, other))
 }
 
+/// The typed dispatcher handle of `aten::le_.Tensor`, looked up once.
+pub fn le_tensor_op_(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::le_", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+pub fn le_tensor_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    le_tensor_op_()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::le.Tensor_out`, looked up once.
+pub fn le_tensor_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::le", "Tensor_out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::le.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn le_tensor_out(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tensor> {
+    le_tensor_out_op()?.call((self_, other, out))
+}
+
 /// The typed dispatcher handle of `aten::le.Scalar`, looked up once.
 pub fn le_scalar_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
@@ -797,6 +1230,38 @@ pub fn gt_tensor_op(
 /// `aten::gt.Tensor(Tensor self, Tensor other) -> Tensor`
 pub fn gt_tensor(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     gt_tensor_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::gt_.Tensor`, looked up once.
+pub fn gt_tensor_op_(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::gt_", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+pub fn gt_tensor_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    gt_tensor_op_()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::gt.Tensor_out`, looked up once.
+pub fn gt_tensor_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::gt", "Tensor_out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::gt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn gt_tensor_out(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tensor> {
+    gt_tensor_out_op()?.call((self_, other, out))
 }
 
 /// The typed dispatcher handle of `aten::gt.Scalar`, looked up once.
@@ -828,6 +1293,38 @@ pub fn ge_tensor(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     ge_tensor_op()?.call((self_, other))
 }
 
+/// The typed dispatcher handle of `aten::ge_.Tensor`, looked up once.
+pub fn ge_tensor_op_(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::ge_", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+pub fn ge_tensor_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    ge_tensor_op_()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::ge.Tensor_out`, looked up once.
+pub fn ge_tensor_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::ge", "Tensor_out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::ge.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn ge_tensor_out(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tensor> {
+    ge_tensor_out_op()?.call((self_, other, out))
+}
+
 /// The typed dispatcher handle of `aten::ge.Scalar`, looked up once.
 pub fn ge_scalar_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
@@ -857,6 +1354,38 @@ pub fn fmod_tensor(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     fmod_tensor_op()?.call((self_, other))
 }
 
+/// The typed dispatcher handle of `aten::fmod_.Tensor`, looked up once.
+pub fn fmod_tensor_op_(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::fmod_", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+pub fn fmod_tensor_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    fmod_tensor_op_()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::fmod.Tensor_out`, looked up once.
+pub fn fmod_tensor_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::fmod", "Tensor_out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::fmod.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn fmod_tensor_out(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tensor> {
+    fmod_tensor_out_op()?.call((self_, other, out))
+}
+
 /// The typed dispatcher handle of `aten::remainder.Tensor`, looked up once.
 pub fn remainder_tensor_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
@@ -870,6 +1399,38 @@ pub fn remainder_tensor_op(
 /// `aten::remainder.Tensor(Tensor self, Tensor other) -> Tensor`
 pub fn remainder_tensor(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     remainder_tensor_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::remainder_.Tensor`, looked up once.
+pub fn remainder_tensor_op_(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::remainder_", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+pub fn remainder_tensor_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    remainder_tensor_op_()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::remainder.Tensor_out`, looked up once.
+pub fn remainder_tensor_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::remainder", "Tensor_out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::remainder.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn remainder_tensor_out(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tensor> {
+    remainder_tensor_out_op()?.call((self_, other, out))
 }
 
 /// The typed dispatcher handle of `aten::remainder.Scalar`, looked up once.
@@ -902,6 +1463,23 @@ pub fn maximum(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     maximum_op()?.call((self_, other))
 }
 
+/// The typed dispatcher handle of `aten::maximum.out`, looked up once.
+pub fn maximum_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::maximum", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn maximum_out(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tensor> {
+    maximum_out_op()?.call((self_, other, out))
+}
+
 /// The typed dispatcher handle of `aten::minimum.`, looked up once.
 pub fn minimum_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
@@ -917,6 +1495,23 @@ pub fn minimum(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     minimum_op()?.call((self_, other))
 }
 
+/// The typed dispatcher handle of `aten::minimum.out`, looked up once.
+pub fn minimum_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::minimum", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::minimum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn minimum_out(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tensor> {
+    minimum_out_op()?.call((self_, other, out))
+}
+
 /// The typed dispatcher handle of `aten::pow.Tensor_Tensor`, looked up once.
 pub fn pow_tensor_tensor_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
@@ -930,6 +1525,38 @@ pub fn pow_tensor_tensor_op(
 /// `aten::pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor`
 pub fn pow_tensor_tensor(self_: &Tensor, exponent: &Tensor) -> Result<Tensor> {
     pow_tensor_tensor_op()?.call((self_, exponent))
+}
+
+/// The typed dispatcher handle of `aten::pow_.Tensor`, looked up once.
+pub fn pow_tensor_op_(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::pow_", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)`
+pub fn pow_tensor_(self_: &Tensor, exponent: &Tensor) -> Result<Tensor> {
+    pow_tensor_op_()?.call((self_, exponent))
+}
+
+/// The typed dispatcher handle of `aten::pow.Tensor_Tensor_out`, looked up once.
+pub fn pow_tensor_tensor_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::pow", "Tensor_Tensor_out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn pow_tensor_tensor_out(self_: &Tensor, exponent: &Tensor, out: &Tensor) -> Result<Tensor> {
+    pow_tensor_tensor_out_op()?.call((self_, exponent, out))
 }
 
 /// The typed dispatcher handle of `aten::pow.Tensor_Scalar`, looked up once.
@@ -1247,6 +1874,34 @@ pub fn neg(self_: &Tensor) -> Result<Tensor> {
     neg_op()?.call((self_,))
 }
 
+/// The typed dispatcher handle of `aten::neg_.`, looked up once.
+pub fn neg_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::neg_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::neg_(Tensor(a!) self) -> Tensor(a!)`
+pub fn neg_(self_: &Tensor) -> Result<Tensor> {
+    neg_op_()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::neg.out`, looked up once.
+pub fn neg_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::neg", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn neg_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    neg_out_op()?.call((self_, out))
+}
+
 /// The typed dispatcher handle of `aten::sign.`, looked up once.
 pub fn sign_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
@@ -1258,6 +1913,34 @@ pub fn sign_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tens
 /// `aten::sign(Tensor self) -> Tensor`
 pub fn sign(self_: &Tensor) -> Result<Tensor> {
     sign_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::sign_.`, looked up once.
+pub fn sign_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::sign_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::sign_(Tensor(a!) self) -> Tensor(a!)`
+pub fn sign_(self_: &Tensor) -> Result<Tensor> {
+    sign_op_()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::sign.out`, looked up once.
+pub fn sign_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::sign", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::sign.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn sign_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    sign_out_op()?.call((self_, out))
 }
 
 /// The typed dispatcher handle of `aten::ceil.`, looked up once.
@@ -1273,6 +1956,34 @@ pub fn ceil(self_: &Tensor) -> Result<Tensor> {
     ceil_op()?.call((self_,))
 }
 
+/// The typed dispatcher handle of `aten::ceil_.`, looked up once.
+pub fn ceil_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::ceil_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::ceil_(Tensor(a!) self) -> Tensor(a!)`
+pub fn ceil_(self_: &Tensor) -> Result<Tensor> {
+    ceil_op_()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::ceil.out`, looked up once.
+pub fn ceil_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::ceil", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::ceil.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn ceil_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    ceil_out_op()?.call((self_, out))
+}
+
 /// The typed dispatcher handle of `aten::floor.`, looked up once.
 pub fn floor_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
@@ -1284,6 +1995,34 @@ pub fn floor_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Ten
 /// `aten::floor(Tensor self) -> Tensor`
 pub fn floor(self_: &Tensor) -> Result<Tensor> {
     floor_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::floor_.`, looked up once.
+pub fn floor_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::floor_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::floor_(Tensor(a!) self) -> Tensor(a!)`
+pub fn floor_(self_: &Tensor) -> Result<Tensor> {
+    floor_op_()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::floor.out`, looked up once.
+pub fn floor_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::floor", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::floor.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn floor_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    floor_out_op()?.call((self_, out))
 }
 
 /// The typed dispatcher handle of `aten::round.`, looked up once.
@@ -1299,6 +2038,34 @@ pub fn round(self_: &Tensor) -> Result<Tensor> {
     round_op()?.call((self_,))
 }
 
+/// The typed dispatcher handle of `aten::round_.`, looked up once.
+pub fn round_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::round_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::round_(Tensor(a!) self) -> Tensor(a!)`
+pub fn round_(self_: &Tensor) -> Result<Tensor> {
+    round_op_()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::round.out`, looked up once.
+pub fn round_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::round", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::round.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn round_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    round_out_op()?.call((self_, out))
+}
+
 /// The typed dispatcher handle of `aten::trunc.`, looked up once.
 pub fn trunc_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
@@ -1310,6 +2077,34 @@ pub fn trunc_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Ten
 /// `aten::trunc(Tensor self) -> Tensor`
 pub fn trunc(self_: &Tensor) -> Result<Tensor> {
     trunc_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::trunc_.`, looked up once.
+pub fn trunc_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::trunc_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::trunc_(Tensor(a!) self) -> Tensor(a!)`
+pub fn trunc_(self_: &Tensor) -> Result<Tensor> {
+    trunc_op_()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::trunc.out`, looked up once.
+pub fn trunc_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::trunc", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::trunc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn trunc_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    trunc_out_op()?.call((self_, out))
 }
 
 /// The typed dispatcher handle of `aten::cos.`, looked up once.
@@ -1325,6 +2120,34 @@ pub fn cos(self_: &Tensor) -> Result<Tensor> {
     cos_op()?.call((self_,))
 }
 
+/// The typed dispatcher handle of `aten::cos_.`, looked up once.
+pub fn cos_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::cos_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::cos_(Tensor(a!) self) -> Tensor(a!)`
+pub fn cos_(self_: &Tensor) -> Result<Tensor> {
+    cos_op_()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::cos.out`, looked up once.
+pub fn cos_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::cos", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::cos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn cos_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    cos_out_op()?.call((self_, out))
+}
+
 /// The typed dispatcher handle of `aten::sin.`, looked up once.
 pub fn sin_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
@@ -1336,6 +2159,34 @@ pub fn sin_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tenso
 /// `aten::sin(Tensor self) -> Tensor`
 pub fn sin(self_: &Tensor) -> Result<Tensor> {
     sin_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::sin_.`, looked up once.
+pub fn sin_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::sin_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::sin_(Tensor(a!) self) -> Tensor(a!)`
+pub fn sin_(self_: &Tensor) -> Result<Tensor> {
+    sin_op_()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::sin.out`, looked up once.
+pub fn sin_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::sin", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::sin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn sin_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    sin_out_op()?.call((self_, out))
 }
 
 /// The typed dispatcher handle of `aten::tanh.`, looked up once.
@@ -1351,6 +2202,34 @@ pub fn tanh(self_: &Tensor) -> Result<Tensor> {
     tanh_op()?.call((self_,))
 }
 
+/// The typed dispatcher handle of `aten::tanh_.`, looked up once.
+pub fn tanh_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::tanh_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::tanh_(Tensor(a!) self) -> Tensor(a!)`
+pub fn tanh_(self_: &Tensor) -> Result<Tensor> {
+    tanh_op_()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::tanh.out`, looked up once.
+pub fn tanh_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::tanh", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::tanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn tanh_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    tanh_out_op()?.call((self_, out))
+}
+
 /// The typed dispatcher handle of `aten::exp.`, looked up once.
 pub fn exp_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
@@ -1362,6 +2241,34 @@ pub fn exp_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tenso
 /// `aten::exp(Tensor self) -> Tensor`
 pub fn exp(self_: &Tensor) -> Result<Tensor> {
     exp_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::exp_.`, looked up once.
+pub fn exp_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::exp_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::exp_(Tensor(a!) self) -> Tensor(a!)`
+pub fn exp_(self_: &Tensor) -> Result<Tensor> {
+    exp_op_()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::exp.out`, looked up once.
+pub fn exp_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::exp", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn exp_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    exp_out_op()?.call((self_, out))
 }
 
 /// The typed dispatcher handle of `aten::expm1.`, looked up once.
@@ -1377,6 +2284,34 @@ pub fn expm1(self_: &Tensor) -> Result<Tensor> {
     expm1_op()?.call((self_,))
 }
 
+/// The typed dispatcher handle of `aten::expm1_.`, looked up once.
+pub fn expm1_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::expm1_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::expm1_(Tensor(a!) self) -> Tensor(a!)`
+pub fn expm1_(self_: &Tensor) -> Result<Tensor> {
+    expm1_op_()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::expm1.out`, looked up once.
+pub fn expm1_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::expm1", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::expm1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn expm1_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    expm1_out_op()?.call((self_, out))
+}
+
 /// The typed dispatcher handle of `aten::log.`, looked up once.
 pub fn log_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
@@ -1388,6 +2323,34 @@ pub fn log_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tenso
 /// `aten::log(Tensor self) -> Tensor`
 pub fn log(self_: &Tensor) -> Result<Tensor> {
     log_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::log_.`, looked up once.
+pub fn log_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::log_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::log_(Tensor(a!) self) -> Tensor(a!)`
+pub fn log_(self_: &Tensor) -> Result<Tensor> {
+    log_op_()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::log.out`, looked up once.
+pub fn log_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::log", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::log.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn log_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    log_out_op()?.call((self_, out))
 }
 
 /// The typed dispatcher handle of `aten::log1p.`, looked up once.
@@ -1403,6 +2366,34 @@ pub fn log1p(self_: &Tensor) -> Result<Tensor> {
     log1p_op()?.call((self_,))
 }
 
+/// The typed dispatcher handle of `aten::log1p_.`, looked up once.
+pub fn log1p_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::log1p_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::log1p_(Tensor(a!) self) -> Tensor(a!)`
+pub fn log1p_(self_: &Tensor) -> Result<Tensor> {
+    log1p_op_()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::log1p.out`, looked up once.
+pub fn log1p_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::log1p", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::log1p.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn log1p_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    log1p_out_op()?.call((self_, out))
+}
+
 /// The typed dispatcher handle of `aten::sqrt.`, looked up once.
 pub fn sqrt_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
@@ -1414,6 +2405,34 @@ pub fn sqrt_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tens
 /// `aten::sqrt(Tensor self) -> Tensor`
 pub fn sqrt(self_: &Tensor) -> Result<Tensor> {
     sqrt_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::sqrt_.`, looked up once.
+pub fn sqrt_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::sqrt_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::sqrt_(Tensor(a!) self) -> Tensor(a!)`
+pub fn sqrt_(self_: &Tensor) -> Result<Tensor> {
+    sqrt_op_()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::sqrt.out`, looked up once.
+pub fn sqrt_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::sqrt", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::sqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn sqrt_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    sqrt_out_op()?.call((self_, out))
 }
 
 /// The typed dispatcher handle of `aten::rsqrt.`, looked up once.
@@ -1429,6 +2448,34 @@ pub fn rsqrt(self_: &Tensor) -> Result<Tensor> {
     rsqrt_op()?.call((self_,))
 }
 
+/// The typed dispatcher handle of `aten::rsqrt_.`, looked up once.
+pub fn rsqrt_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::rsqrt_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::rsqrt_(Tensor(a!) self) -> Tensor(a!)`
+pub fn rsqrt_(self_: &Tensor) -> Result<Tensor> {
+    rsqrt_op_()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::rsqrt.out`, looked up once.
+pub fn rsqrt_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::rsqrt", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::rsqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn rsqrt_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    rsqrt_out_op()?.call((self_, out))
+}
+
 /// The typed dispatcher handle of `aten::reciprocal.`, looked up once.
 pub fn reciprocal_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
@@ -1440,6 +2487,34 @@ pub fn reciprocal_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,)
 /// `aten::reciprocal(Tensor self) -> Tensor`
 pub fn reciprocal(self_: &Tensor) -> Result<Tensor> {
     reciprocal_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::reciprocal_.`, looked up once.
+pub fn reciprocal_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::reciprocal_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::reciprocal_(Tensor(a!) self) -> Tensor(a!)`
+pub fn reciprocal_(self_: &Tensor) -> Result<Tensor> {
+    reciprocal_op_()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::reciprocal.out`, looked up once.
+pub fn reciprocal_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::reciprocal", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::reciprocal.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn reciprocal_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    reciprocal_out_op()?.call((self_, out))
 }
 
 /// The typed dispatcher handle of `aten::sigmoid.`, looked up once.
@@ -1455,6 +2530,34 @@ pub fn sigmoid(self_: &Tensor) -> Result<Tensor> {
     sigmoid_op()?.call((self_,))
 }
 
+/// The typed dispatcher handle of `aten::sigmoid_.`, looked up once.
+pub fn sigmoid_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::sigmoid_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::sigmoid_(Tensor(a!) self) -> Tensor(a!)`
+pub fn sigmoid_(self_: &Tensor) -> Result<Tensor> {
+    sigmoid_op_()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::sigmoid.out`, looked up once.
+pub fn sigmoid_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::sigmoid", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn sigmoid_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    sigmoid_out_op()?.call((self_, out))
+}
+
 /// The typed dispatcher handle of `aten::erf.`, looked up once.
 pub fn erf_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
@@ -1466,6 +2569,34 @@ pub fn erf_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tenso
 /// `aten::erf(Tensor self) -> Tensor`
 pub fn erf(self_: &Tensor) -> Result<Tensor> {
     erf_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::erf_.`, looked up once.
+pub fn erf_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::erf_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::erf_(Tensor(a!) self) -> Tensor(a!)`
+pub fn erf_(self_: &Tensor) -> Result<Tensor> {
+    erf_op_()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::erf.out`, looked up once.
+pub fn erf_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::erf", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::erf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn erf_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    erf_out_op()?.call((self_, out))
 }
 
 /// The typed dispatcher handle of `aten::relu.`, looked up once.
@@ -1528,6 +2659,57 @@ pub fn gelu_with(self_: &Tensor, options: GeluOptions<'_>) -> Result<Tensor> {
     gelu_op()?.call((self_, options.approximate))
 }
 
+/// The typed dispatcher handle of `aten::gelu_.`, looked up once.
+pub fn gelu_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static str), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static str), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::gelu_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`gelu_with_`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct GeluInplaceOptions<'a> {
+    /// `approximate`.
+    pub approximate: &'a str,
+}
+
+impl Default for GeluInplaceOptions<'_> {
+    fn default() -> Self {
+        GeluInplaceOptions {
+            approximate: "none",
+        }
+    }
+}
+
+/// `aten::gelu_(Tensor(a!) self, *, str approximate="none") -> Tensor(a!)`
+pub fn gelu_(self_: &Tensor) -> Result<Tensor> {
+    gelu_with_(self_, GeluInplaceOptions::default())
+}
+
+/// `aten::gelu_(Tensor(a!) self, *, str approximate="none") -> Tensor(a!)`
+pub fn gelu_with_(self_: &Tensor, options: GeluInplaceOptions<'_>) -> Result<Tensor> {
+    gelu_op_()?.call((self_, options.approximate))
+}
+
+/// The typed dispatcher handle of `aten::gelu.out`, looked up once.
+pub fn gelu_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static str, &'static Tensor), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static str, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::gelu", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::gelu.out(Tensor self, *, str approximate="none", Tensor(a!) out) -> Tensor(a!)`
+pub fn gelu_out(self_: &Tensor, approximate: &str, out: &Tensor) -> Result<Tensor> {
+    gelu_out_op()?.call((self_, approximate, out))
+}
+
 /// The typed dispatcher handle of `aten::silu.`, looked up once.
 pub fn silu_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
@@ -1539,6 +2721,34 @@ pub fn silu_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tens
 /// `aten::silu(Tensor self) -> Tensor`
 pub fn silu(self_: &Tensor) -> Result<Tensor> {
     silu_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::silu_.`, looked up once.
+pub fn silu_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::silu_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::silu_(Tensor(a!) self) -> Tensor(a!)`
+pub fn silu_(self_: &Tensor) -> Result<Tensor> {
+    silu_op_()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::silu.out`, looked up once.
+pub fn silu_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::silu", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::silu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn silu_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    silu_out_op()?.call((self_, out))
 }
 
 /// The typed dispatcher handle of `aten::square.`, looked up once.
@@ -1565,6 +2775,34 @@ pub fn bitwise_not_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,
 /// `aten::bitwise_not(Tensor self) -> Tensor`
 pub fn bitwise_not(self_: &Tensor) -> Result<Tensor> {
     bitwise_not_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::bitwise_not_.`, looked up once.
+pub fn bitwise_not_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::bitwise_not_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::bitwise_not_(Tensor(a!) self) -> Tensor(a!)`
+pub fn bitwise_not_(self_: &Tensor) -> Result<Tensor> {
+    bitwise_not_op_()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::bitwise_not.out`, looked up once.
+pub fn bitwise_not_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::bitwise_not", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::bitwise_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn bitwise_not_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    bitwise_not_out_op()?.call((self_, out))
 }
 
 /// The typed dispatcher handle of `aten::logical_not.`, looked up once.

@@ -46,6 +46,16 @@ aten_dispatch::torch_library!(aten, |m| {
         vec![],
     )?;
     m.def_with(
+        "sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
+        "sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
         "sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
         vec![],
@@ -54,6 +64,11 @@ aten_dispatch::torch_library!(aten, |m| {
         "mul.Tensor(Tensor self, Tensor other) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
         vec![],
+    )?;
+    m.def_with(
+        "mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
     )?;
     m.def_with(
         "mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
@@ -71,6 +86,16 @@ aten_dispatch::torch_library!(aten, |m| {
         vec![],
     )?;
     m.def_with(
+        "div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
+        "div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
         "div.Scalar(Tensor self, Scalar other) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
         vec![],
@@ -81,9 +106,25 @@ aten_dispatch::torch_library!(aten, |m| {
         vec![],
     )?;
     m.def_with(
+        "div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with("div.out_mode(Tensor self, Tensor other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec!["pointwise".to_string()])?;
+    m.def_with(
         "atan2(Tensor self, Tensor other) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
         vec![],
+    )?;
+    m.def_with(
+        "atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
+        "atan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor",
@@ -91,9 +132,29 @@ aten_dispatch::torch_library!(aten, |m| {
         vec![],
     )?;
     m.def_with(
+        "bitwise_and_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
+        "bitwise_and.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
         "bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
         vec![],
+    )?;
+    m.def_with(
+        "bitwise_or_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
+        "bitwise_or.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
     )?;
     m.def_with(
         "bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor",
@@ -101,9 +162,29 @@ aten_dispatch::torch_library!(aten, |m| {
         vec![],
     )?;
     m.def_with(
+        "bitwise_xor_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
+        "bitwise_xor.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
         "eq.Tensor(Tensor self, Tensor other) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
         vec![],
+    )?;
+    m.def_with(
+        "eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "eq.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
     )?;
     m.def_with(
         "eq.Scalar(Tensor self, Scalar other) -> Tensor",
@@ -116,6 +197,16 @@ aten_dispatch::torch_library!(aten, |m| {
         vec![],
     )?;
     m.def_with(
+        "ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "ne.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
         "ne.Scalar(Tensor self, Scalar other) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
         vec![],
@@ -124,6 +215,16 @@ aten_dispatch::torch_library!(aten, |m| {
         "lt.Tensor(Tensor self, Tensor other) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
         vec![],
+    )?;
+    m.def_with(
+        "lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "lt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
     )?;
     m.def_with(
         "lt.Scalar(Tensor self, Scalar other) -> Tensor",
@@ -136,6 +237,16 @@ aten_dispatch::torch_library!(aten, |m| {
         vec![],
     )?;
     m.def_with(
+        "le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "le.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
         "le.Scalar(Tensor self, Scalar other) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
         vec![],
@@ -144,6 +255,16 @@ aten_dispatch::torch_library!(aten, |m| {
         "gt.Tensor(Tensor self, Tensor other) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
         vec![],
+    )?;
+    m.def_with(
+        "gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "gt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
     )?;
     m.def_with(
         "gt.Scalar(Tensor self, Scalar other) -> Tensor",
@@ -156,6 +277,16 @@ aten_dispatch::torch_library!(aten, |m| {
         vec![],
     )?;
     m.def_with(
+        "ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "ge.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
         "ge.Scalar(Tensor self, Scalar other) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
         vec![],
@@ -166,9 +297,29 @@ aten_dispatch::torch_library!(aten, |m| {
         vec![],
     )?;
     m.def_with(
+        "fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
+        "fmod.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
         "remainder.Tensor(Tensor self, Tensor other) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
         vec![],
+    )?;
+    m.def_with(
+        "remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
+        "remainder.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
     )?;
     m.def_with(
         "remainder.Scalar(Tensor self, Scalar other) -> Tensor",
@@ -181,14 +332,34 @@ aten_dispatch::torch_library!(aten, |m| {
         vec![],
     )?;
     m.def_with(
+        "maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
         "minimum(Tensor self, Tensor other) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
         vec![],
     )?;
     m.def_with(
+        "minimum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
         "pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
         vec![],
+    )?;
+    m.def_with(
+        "pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
+        "pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
     )?;
     m.def_with(
         "pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor",
@@ -286,9 +457,29 @@ aten_dispatch::torch_library!(aten, |m| {
         vec![],
     )?;
     m.def_with(
+        "neg_(Tensor(a!) self) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
+        "neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
         "sign(Tensor self) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
         vec![],
+    )?;
+    m.def_with(
+        "sign_(Tensor(a!) self) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
+        "sign.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
     )?;
     m.def_with(
         "ceil(Tensor self) -> Tensor",
@@ -296,9 +487,29 @@ aten_dispatch::torch_library!(aten, |m| {
         vec![],
     )?;
     m.def_with(
+        "ceil_(Tensor(a!) self) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
+        "ceil.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
         "floor(Tensor self) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
         vec![],
+    )?;
+    m.def_with(
+        "floor_(Tensor(a!) self) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
+        "floor.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
     )?;
     m.def_with(
         "round(Tensor self) -> Tensor",
@@ -306,9 +517,29 @@ aten_dispatch::torch_library!(aten, |m| {
         vec![],
     )?;
     m.def_with(
+        "round_(Tensor(a!) self) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
+        "round.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
         "trunc(Tensor self) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
         vec![],
+    )?;
+    m.def_with(
+        "trunc_(Tensor(a!) self) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
+        "trunc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
     )?;
     m.def_with(
         "cos(Tensor self) -> Tensor",
@@ -316,9 +547,29 @@ aten_dispatch::torch_library!(aten, |m| {
         vec![],
     )?;
     m.def_with(
+        "cos_(Tensor(a!) self) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
+        "cos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
         "sin(Tensor self) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
         vec![],
+    )?;
+    m.def_with(
+        "sin_(Tensor(a!) self) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
+        "sin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
     )?;
     m.def_with(
         "tanh(Tensor self) -> Tensor",
@@ -326,9 +577,29 @@ aten_dispatch::torch_library!(aten, |m| {
         vec![],
     )?;
     m.def_with(
+        "tanh_(Tensor(a!) self) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
+        "tanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
         "exp(Tensor self) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
         vec![],
+    )?;
+    m.def_with(
+        "exp_(Tensor(a!) self) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
+        "exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
     )?;
     m.def_with(
         "expm1(Tensor self) -> Tensor",
@@ -336,9 +607,29 @@ aten_dispatch::torch_library!(aten, |m| {
         vec![],
     )?;
     m.def_with(
+        "expm1_(Tensor(a!) self) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
+        "expm1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
         "log(Tensor self) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
         vec![],
+    )?;
+    m.def_with(
+        "log_(Tensor(a!) self) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
+        "log.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
     )?;
     m.def_with(
         "log1p(Tensor self) -> Tensor",
@@ -346,9 +637,29 @@ aten_dispatch::torch_library!(aten, |m| {
         vec![],
     )?;
     m.def_with(
+        "log1p_(Tensor(a!) self) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
+        "log1p.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
         "sqrt(Tensor self) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
         vec![],
+    )?;
+    m.def_with(
+        "sqrt_(Tensor(a!) self) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
+        "sqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
     )?;
     m.def_with(
         "rsqrt(Tensor self) -> Tensor",
@@ -356,9 +667,29 @@ aten_dispatch::torch_library!(aten, |m| {
         vec![],
     )?;
     m.def_with(
+        "rsqrt_(Tensor(a!) self) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
+        "rsqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
         "reciprocal(Tensor self) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
         vec![],
+    )?;
+    m.def_with(
+        "reciprocal_(Tensor(a!) self) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
+        "reciprocal.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
     )?;
     m.def_with(
         "sigmoid(Tensor self) -> Tensor",
@@ -366,9 +697,29 @@ aten_dispatch::torch_library!(aten, |m| {
         vec![],
     )?;
     m.def_with(
+        "sigmoid_(Tensor(a!) self) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
+        "sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
         "erf(Tensor self) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
         vec![],
+    )?;
+    m.def_with(
+        "erf_(Tensor(a!) self) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
+        "erf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
     )?;
     m.def_with(
         "relu(Tensor self) -> Tensor",
@@ -386,9 +737,29 @@ aten_dispatch::torch_library!(aten, |m| {
         vec![],
     )?;
     m.def_with(
+        "gelu_(Tensor(a!) self, *, str approximate=\"none\") -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "gelu.out(Tensor self, *, str approximate=\"none\", Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
         "silu(Tensor self) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
         vec![],
+    )?;
+    m.def_with(
+        "silu_(Tensor(a!) self) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
+        "silu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
     )?;
     m.def_with(
         "square(Tensor self) -> Tensor",
@@ -399,6 +770,16 @@ aten_dispatch::torch_library!(aten, |m| {
         "bitwise_not(Tensor self) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
         vec![],
+    )?;
+    m.def_with(
+        "bitwise_not_(Tensor(a!) self) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
+        "bitwise_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
     )?;
     m.def_with(
         "logical_not(Tensor self) -> Tensor",
@@ -787,6 +1168,1422 @@ pub fn zeros_backend_select(
     let keys = DispatchKeySet::from_key(backend.dense_key());
     ops::zeros_op()?.redispatch(keys, (size, dtype, layout, device, pin_memory))
 }
+/// Structured kernel (Functional, meta) of `aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`.
+pub fn add_tensor_structured_meta(self_: &Tensor, other: &Tensor, alpha: Scalar) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::add_tensor(set_output, self_, other, alpha)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, default_backend) of `aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`.
+pub fn add_tensor_structured_default_backend(
+    self_: &Tensor,
+    other: &Tensor,
+    alpha: Scalar,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::add_tensor(set_output, self_, other, alpha)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::add_out_op()?.call((self_, other, alpha, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)`.
+pub fn add_tensor_structured_meta_(
+    self_: &Tensor,
+    other: &Tensor,
+    alpha: Scalar,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::add_tensor(set_output, self_, other, alpha)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)`.
+pub fn add_tensor_structured_default_backend_(
+    self_: &Tensor,
+    other: &Tensor,
+    alpha: Scalar,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::add_tensor(set_output, self_, other, alpha)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::add_out_op()?.call((self_, other, alpha, &output))
+}
+/// Structured kernel (Out, meta) of `aten::add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)`.
+pub fn add_out_structured_meta(
+    self_: &Tensor,
+    other: &Tensor,
+    alpha: Scalar,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Out(out);
+    let meta = crate::meta::add_tensor(set_output, self_, other, alpha)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, meta) of `aten::sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`.
+pub fn sub_tensor_structured_meta(self_: &Tensor, other: &Tensor, alpha: Scalar) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::sub_tensor(set_output, self_, other, alpha)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, default_backend) of `aten::sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`.
+pub fn sub_tensor_structured_default_backend(
+    self_: &Tensor,
+    other: &Tensor,
+    alpha: Scalar,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::sub_tensor(set_output, self_, other, alpha)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::sub_out_op()?.call((self_, other, alpha, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)`.
+pub fn sub_tensor_structured_meta_(
+    self_: &Tensor,
+    other: &Tensor,
+    alpha: Scalar,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::sub_tensor(set_output, self_, other, alpha)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)`.
+pub fn sub_tensor_structured_default_backend_(
+    self_: &Tensor,
+    other: &Tensor,
+    alpha: Scalar,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::sub_tensor(set_output, self_, other, alpha)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::sub_out_op()?.call((self_, other, alpha, &output))
+}
+/// Structured kernel (Out, meta) of `aten::sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)`.
+pub fn sub_out_structured_meta(
+    self_: &Tensor,
+    other: &Tensor,
+    alpha: Scalar,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Out(out);
+    let meta = crate::meta::sub_tensor(set_output, self_, other, alpha)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, meta) of `aten::mul.Tensor(Tensor self, Tensor other) -> Tensor`.
+pub fn mul_tensor_structured_meta(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::mul_tensor(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, default_backend) of `aten::mul.Tensor(Tensor self, Tensor other) -> Tensor`.
+pub fn mul_tensor_structured_default_backend(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::mul_tensor(set_output, self_, other)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::mul_out_op()?.call((self_, other, &output))
+}
+/// Structured kernel (Out, meta) of `aten::mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn mul_out_structured_meta(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Out(out);
+    let meta = crate::meta::mul_tensor(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, meta) of `aten::mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+pub fn mul_tensor_structured_meta_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::mul_tensor(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+pub fn mul_tensor_structured_default_backend_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::mul_tensor(set_output, self_, other)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::mul_out_op()?.call((self_, other, &output))
+}
+/// Structured kernel (Functional, meta) of `aten::div.Tensor(Tensor self, Tensor other) -> Tensor`.
+pub fn div_tensor_structured_meta(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::div_tensor(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, default_backend) of `aten::div.Tensor(Tensor self, Tensor other) -> Tensor`.
+pub fn div_tensor_structured_default_backend(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::div_tensor(set_output, self_, other)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::div_out_op()?.call((self_, other, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+pub fn div_tensor_structured_meta_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::div_tensor(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+pub fn div_tensor_structured_default_backend_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::div_tensor(set_output, self_, other)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::div_out_op()?.call((self_, other, &output))
+}
+/// Structured kernel (Out, meta) of `aten::div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn div_out_structured_meta(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Out(out);
+    let meta = crate::meta::div_tensor(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, meta) of `aten::div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor`.
+pub fn div_tensor_mode_structured_meta(
+    self_: &Tensor,
+    other: &Tensor,
+    rounding_mode: Option<&str>,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::div_tensor_mode(set_output, self_, other, rounding_mode)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, default_backend) of `aten::div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor`.
+pub fn div_tensor_mode_structured_default_backend(
+    self_: &Tensor,
+    other: &Tensor,
+    rounding_mode: Option<&str>,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::div_tensor_mode(set_output, self_, other, rounding_mode)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::div_out_mode_op()?.call((self_, other, rounding_mode, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)`.
+pub fn div_tensor_mode_structured_meta_(
+    self_: &Tensor,
+    other: &Tensor,
+    rounding_mode: Option<&str>,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::div_tensor_mode(set_output, self_, other, rounding_mode)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)`.
+pub fn div_tensor_mode_structured_default_backend_(
+    self_: &Tensor,
+    other: &Tensor,
+    rounding_mode: Option<&str>,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::div_tensor_mode(set_output, self_, other, rounding_mode)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::div_out_mode_op()?.call((self_, other, rounding_mode, &output))
+}
+/// Structured kernel (Out, meta) of `aten::div.out_mode(Tensor self, Tensor other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!)`.
+pub fn div_out_mode_structured_meta(
+    self_: &Tensor,
+    other: &Tensor,
+    rounding_mode: Option<&str>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Out(out);
+    let meta = crate::meta::div_tensor_mode(set_output, self_, other, rounding_mode)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, meta) of `aten::atan2(Tensor self, Tensor other) -> Tensor`.
+pub fn atan2_structured_meta(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::atan2(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, default_backend) of `aten::atan2(Tensor self, Tensor other) -> Tensor`.
+pub fn atan2_structured_default_backend(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::atan2(set_output, self_, other)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::atan2_out_op()?.call((self_, other, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+pub fn atan2_structured_meta_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::atan2(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+pub fn atan2_structured_default_backend_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::atan2(set_output, self_, other)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::atan2_out_op()?.call((self_, other, &output))
+}
+/// Structured kernel (Out, meta) of `aten::atan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn atan2_out_structured_meta(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Out(out);
+    let meta = crate::meta::atan2(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, meta) of `aten::bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor`.
+pub fn bitwise_and_tensor_structured_meta(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::bitwise_and_tensor(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, default_backend) of `aten::bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor`.
+pub fn bitwise_and_tensor_structured_default_backend(
+    self_: &Tensor,
+    other: &Tensor,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::bitwise_and_tensor(set_output, self_, other)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::bitwise_and_tensor_out_op()?.call((self_, other, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::bitwise_and_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+pub fn bitwise_and_tensor_structured_meta_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::bitwise_and_tensor(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::bitwise_and_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+pub fn bitwise_and_tensor_structured_default_backend_(
+    self_: &Tensor,
+    other: &Tensor,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::bitwise_and_tensor(set_output, self_, other)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::bitwise_and_tensor_out_op()?.call((self_, other, &output))
+}
+/// Structured kernel (Out, meta) of `aten::bitwise_and.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn bitwise_and_tensor_out_structured_meta(
+    self_: &Tensor,
+    other: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Out(out);
+    let meta = crate::meta::bitwise_and_tensor(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, meta) of `aten::bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor`.
+pub fn bitwise_or_tensor_structured_meta(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::bitwise_or_tensor(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, default_backend) of `aten::bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor`.
+pub fn bitwise_or_tensor_structured_default_backend(
+    self_: &Tensor,
+    other: &Tensor,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::bitwise_or_tensor(set_output, self_, other)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::bitwise_or_tensor_out_op()?.call((self_, other, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::bitwise_or_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+pub fn bitwise_or_tensor_structured_meta_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::bitwise_or_tensor(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::bitwise_or_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+pub fn bitwise_or_tensor_structured_default_backend_(
+    self_: &Tensor,
+    other: &Tensor,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::bitwise_or_tensor(set_output, self_, other)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::bitwise_or_tensor_out_op()?.call((self_, other, &output))
+}
+/// Structured kernel (Out, meta) of `aten::bitwise_or.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn bitwise_or_tensor_out_structured_meta(
+    self_: &Tensor,
+    other: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Out(out);
+    let meta = crate::meta::bitwise_or_tensor(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, meta) of `aten::bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor`.
+pub fn bitwise_xor_tensor_structured_meta(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::bitwise_xor_tensor(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, default_backend) of `aten::bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor`.
+pub fn bitwise_xor_tensor_structured_default_backend(
+    self_: &Tensor,
+    other: &Tensor,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::bitwise_xor_tensor(set_output, self_, other)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::bitwise_xor_tensor_out_op()?.call((self_, other, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::bitwise_xor_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+pub fn bitwise_xor_tensor_structured_meta_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::bitwise_xor_tensor(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::bitwise_xor_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+pub fn bitwise_xor_tensor_structured_default_backend_(
+    self_: &Tensor,
+    other: &Tensor,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::bitwise_xor_tensor(set_output, self_, other)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::bitwise_xor_tensor_out_op()?.call((self_, other, &output))
+}
+/// Structured kernel (Out, meta) of `aten::bitwise_xor.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn bitwise_xor_tensor_out_structured_meta(
+    self_: &Tensor,
+    other: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Out(out);
+    let meta = crate::meta::bitwise_xor_tensor(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, meta) of `aten::eq.Tensor(Tensor self, Tensor other) -> Tensor`.
+pub fn eq_tensor_structured_meta(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::eq_tensor(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, default_backend) of `aten::eq.Tensor(Tensor self, Tensor other) -> Tensor`.
+pub fn eq_tensor_structured_default_backend(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::eq_tensor(set_output, self_, other)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::eq_tensor_out_op()?.call((self_, other, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+pub fn eq_tensor_structured_meta_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::eq_tensor(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+pub fn eq_tensor_structured_default_backend_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::eq_tensor(set_output, self_, other)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::eq_tensor_out_op()?.call((self_, other, &output))
+}
+/// Structured kernel (Out, meta) of `aten::eq.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn eq_tensor_out_structured_meta(
+    self_: &Tensor,
+    other: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Out(out);
+    let meta = crate::meta::eq_tensor(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, meta) of `aten::ne.Tensor(Tensor self, Tensor other) -> Tensor`.
+pub fn ne_tensor_structured_meta(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::ne_tensor(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, default_backend) of `aten::ne.Tensor(Tensor self, Tensor other) -> Tensor`.
+pub fn ne_tensor_structured_default_backend(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::ne_tensor(set_output, self_, other)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::ne_tensor_out_op()?.call((self_, other, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+pub fn ne_tensor_structured_meta_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::ne_tensor(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+pub fn ne_tensor_structured_default_backend_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::ne_tensor(set_output, self_, other)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::ne_tensor_out_op()?.call((self_, other, &output))
+}
+/// Structured kernel (Out, meta) of `aten::ne.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn ne_tensor_out_structured_meta(
+    self_: &Tensor,
+    other: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Out(out);
+    let meta = crate::meta::ne_tensor(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, meta) of `aten::lt.Tensor(Tensor self, Tensor other) -> Tensor`.
+pub fn lt_tensor_structured_meta(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::lt_tensor(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, default_backend) of `aten::lt.Tensor(Tensor self, Tensor other) -> Tensor`.
+pub fn lt_tensor_structured_default_backend(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::lt_tensor(set_output, self_, other)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::lt_tensor_out_op()?.call((self_, other, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+pub fn lt_tensor_structured_meta_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::lt_tensor(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+pub fn lt_tensor_structured_default_backend_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::lt_tensor(set_output, self_, other)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::lt_tensor_out_op()?.call((self_, other, &output))
+}
+/// Structured kernel (Out, meta) of `aten::lt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn lt_tensor_out_structured_meta(
+    self_: &Tensor,
+    other: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Out(out);
+    let meta = crate::meta::lt_tensor(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, meta) of `aten::le.Tensor(Tensor self, Tensor other) -> Tensor`.
+pub fn le_tensor_structured_meta(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::le_tensor(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, default_backend) of `aten::le.Tensor(Tensor self, Tensor other) -> Tensor`.
+pub fn le_tensor_structured_default_backend(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::le_tensor(set_output, self_, other)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::le_tensor_out_op()?.call((self_, other, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+pub fn le_tensor_structured_meta_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::le_tensor(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+pub fn le_tensor_structured_default_backend_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::le_tensor(set_output, self_, other)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::le_tensor_out_op()?.call((self_, other, &output))
+}
+/// Structured kernel (Out, meta) of `aten::le.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn le_tensor_out_structured_meta(
+    self_: &Tensor,
+    other: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Out(out);
+    let meta = crate::meta::le_tensor(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, meta) of `aten::gt.Tensor(Tensor self, Tensor other) -> Tensor`.
+pub fn gt_tensor_structured_meta(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::gt_tensor(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, default_backend) of `aten::gt.Tensor(Tensor self, Tensor other) -> Tensor`.
+pub fn gt_tensor_structured_default_backend(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::gt_tensor(set_output, self_, other)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::gt_tensor_out_op()?.call((self_, other, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+pub fn gt_tensor_structured_meta_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::gt_tensor(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+pub fn gt_tensor_structured_default_backend_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::gt_tensor(set_output, self_, other)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::gt_tensor_out_op()?.call((self_, other, &output))
+}
+/// Structured kernel (Out, meta) of `aten::gt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn gt_tensor_out_structured_meta(
+    self_: &Tensor,
+    other: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Out(out);
+    let meta = crate::meta::gt_tensor(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, meta) of `aten::ge.Tensor(Tensor self, Tensor other) -> Tensor`.
+pub fn ge_tensor_structured_meta(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::ge_tensor(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, default_backend) of `aten::ge.Tensor(Tensor self, Tensor other) -> Tensor`.
+pub fn ge_tensor_structured_default_backend(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::ge_tensor(set_output, self_, other)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::ge_tensor_out_op()?.call((self_, other, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+pub fn ge_tensor_structured_meta_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::ge_tensor(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+pub fn ge_tensor_structured_default_backend_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::ge_tensor(set_output, self_, other)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::ge_tensor_out_op()?.call((self_, other, &output))
+}
+/// Structured kernel (Out, meta) of `aten::ge.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn ge_tensor_out_structured_meta(
+    self_: &Tensor,
+    other: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Out(out);
+    let meta = crate::meta::ge_tensor(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, meta) of `aten::fmod.Tensor(Tensor self, Tensor other) -> Tensor`.
+pub fn fmod_tensor_structured_meta(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::fmod_tensor(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, default_backend) of `aten::fmod.Tensor(Tensor self, Tensor other) -> Tensor`.
+pub fn fmod_tensor_structured_default_backend(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::fmod_tensor(set_output, self_, other)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::fmod_tensor_out_op()?.call((self_, other, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+pub fn fmod_tensor_structured_meta_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::fmod_tensor(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+pub fn fmod_tensor_structured_default_backend_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::fmod_tensor(set_output, self_, other)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::fmod_tensor_out_op()?.call((self_, other, &output))
+}
+/// Structured kernel (Out, meta) of `aten::fmod.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn fmod_tensor_out_structured_meta(
+    self_: &Tensor,
+    other: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Out(out);
+    let meta = crate::meta::fmod_tensor(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, meta) of `aten::remainder.Tensor(Tensor self, Tensor other) -> Tensor`.
+pub fn remainder_tensor_structured_meta(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::remainder_tensor(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, default_backend) of `aten::remainder.Tensor(Tensor self, Tensor other) -> Tensor`.
+pub fn remainder_tensor_structured_default_backend(
+    self_: &Tensor,
+    other: &Tensor,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::remainder_tensor(set_output, self_, other)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::remainder_tensor_out_op()?.call((self_, other, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+pub fn remainder_tensor_structured_meta_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::remainder_tensor(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+pub fn remainder_tensor_structured_default_backend_(
+    self_: &Tensor,
+    other: &Tensor,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::remainder_tensor(set_output, self_, other)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::remainder_tensor_out_op()?.call((self_, other, &output))
+}
+/// Structured kernel (Out, meta) of `aten::remainder.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn remainder_tensor_out_structured_meta(
+    self_: &Tensor,
+    other: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Out(out);
+    let meta = crate::meta::remainder_tensor(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, meta) of `aten::maximum(Tensor self, Tensor other) -> Tensor`.
+pub fn maximum_structured_meta(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::maximum(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, default_backend) of `aten::maximum(Tensor self, Tensor other) -> Tensor`.
+pub fn maximum_structured_default_backend(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::maximum(set_output, self_, other)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::maximum_out_op()?.call((self_, other, &output))
+}
+/// Structured kernel (Out, meta) of `aten::maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn maximum_out_structured_meta(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Out(out);
+    let meta = crate::meta::maximum(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, meta) of `aten::minimum(Tensor self, Tensor other) -> Tensor`.
+pub fn minimum_structured_meta(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::minimum(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, default_backend) of `aten::minimum(Tensor self, Tensor other) -> Tensor`.
+pub fn minimum_structured_default_backend(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::minimum(set_output, self_, other)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::minimum_out_op()?.call((self_, other, &output))
+}
+/// Structured kernel (Out, meta) of `aten::minimum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn minimum_out_structured_meta(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Out(out);
+    let meta = crate::meta::minimum(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, meta) of `aten::pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor`.
+pub fn pow_tensor_tensor_structured_meta(self_: &Tensor, exponent: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::pow_tensor_tensor(set_output, self_, exponent)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, default_backend) of `aten::pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor`.
+pub fn pow_tensor_tensor_structured_default_backend(
+    self_: &Tensor,
+    exponent: &Tensor,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::pow_tensor_tensor(set_output, self_, exponent)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::pow_tensor_tensor_out_op()?.call((self_, exponent, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)`.
+pub fn pow_tensor_structured_meta_(self_: &Tensor, exponent: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::pow_tensor_tensor(set_output, self_, exponent)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)`.
+pub fn pow_tensor_structured_default_backend_(self_: &Tensor, exponent: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::pow_tensor_tensor(set_output, self_, exponent)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::pow_tensor_tensor_out_op()?.call((self_, exponent, &output))
+}
+/// Structured kernel (Out, meta) of `aten::pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn pow_tensor_tensor_out_structured_meta(
+    self_: &Tensor,
+    exponent: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Out(out);
+    let meta = crate::meta::pow_tensor_tensor(set_output, self_, exponent)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, meta) of `aten::neg(Tensor self) -> Tensor`.
+pub fn neg_structured_meta(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::neg(set_output, self_)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, default_backend) of `aten::neg(Tensor self) -> Tensor`.
+pub fn neg_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::neg(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::neg_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::neg_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn neg_structured_meta_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::neg(set_output, self_)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::neg_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn neg_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::neg(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::neg_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Out, meta) of `aten::neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn neg_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Out(out);
+    let meta = crate::meta::neg(set_output, self_)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, meta) of `aten::sign(Tensor self) -> Tensor`.
+pub fn sign_structured_meta(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::sign(set_output, self_)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, default_backend) of `aten::sign(Tensor self) -> Tensor`.
+pub fn sign_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::sign(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::sign_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::sign_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn sign_structured_meta_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::sign(set_output, self_)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::sign_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn sign_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::sign(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::sign_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Out, meta) of `aten::sign.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn sign_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Out(out);
+    let meta = crate::meta::sign(set_output, self_)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, meta) of `aten::ceil(Tensor self) -> Tensor`.
+pub fn ceil_structured_meta(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::ceil(set_output, self_)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, default_backend) of `aten::ceil(Tensor self) -> Tensor`.
+pub fn ceil_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::ceil(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::ceil_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::ceil_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn ceil_structured_meta_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::ceil(set_output, self_)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::ceil_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn ceil_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::ceil(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::ceil_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Out, meta) of `aten::ceil.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn ceil_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Out(out);
+    let meta = crate::meta::ceil(set_output, self_)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, meta) of `aten::floor(Tensor self) -> Tensor`.
+pub fn floor_structured_meta(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::floor(set_output, self_)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, default_backend) of `aten::floor(Tensor self) -> Tensor`.
+pub fn floor_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::floor(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::floor_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::floor_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn floor_structured_meta_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::floor(set_output, self_)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::floor_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn floor_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::floor(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::floor_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Out, meta) of `aten::floor.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn floor_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Out(out);
+    let meta = crate::meta::floor(set_output, self_)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, meta) of `aten::round(Tensor self) -> Tensor`.
+pub fn round_structured_meta(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::round(set_output, self_)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, default_backend) of `aten::round(Tensor self) -> Tensor`.
+pub fn round_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::round(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::round_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::round_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn round_structured_meta_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::round(set_output, self_)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::round_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn round_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::round(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::round_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Out, meta) of `aten::round.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn round_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Out(out);
+    let meta = crate::meta::round(set_output, self_)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, meta) of `aten::trunc(Tensor self) -> Tensor`.
+pub fn trunc_structured_meta(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::trunc(set_output, self_)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, default_backend) of `aten::trunc(Tensor self) -> Tensor`.
+pub fn trunc_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::trunc(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::trunc_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::trunc_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn trunc_structured_meta_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::trunc(set_output, self_)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::trunc_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn trunc_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::trunc(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::trunc_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Out, meta) of `aten::trunc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn trunc_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Out(out);
+    let meta = crate::meta::trunc(set_output, self_)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, meta) of `aten::cos(Tensor self) -> Tensor`.
+pub fn cos_structured_meta(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::cos(set_output, self_)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, default_backend) of `aten::cos(Tensor self) -> Tensor`.
+pub fn cos_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::cos(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::cos_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::cos_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn cos_structured_meta_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::cos(set_output, self_)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::cos_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn cos_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::cos(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::cos_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Out, meta) of `aten::cos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn cos_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Out(out);
+    let meta = crate::meta::cos(set_output, self_)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, meta) of `aten::sin(Tensor self) -> Tensor`.
+pub fn sin_structured_meta(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::sin(set_output, self_)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, default_backend) of `aten::sin(Tensor self) -> Tensor`.
+pub fn sin_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::sin(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::sin_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::sin_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn sin_structured_meta_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::sin(set_output, self_)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::sin_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn sin_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::sin(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::sin_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Out, meta) of `aten::sin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn sin_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Out(out);
+    let meta = crate::meta::sin(set_output, self_)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, meta) of `aten::tanh(Tensor self) -> Tensor`.
+pub fn tanh_structured_meta(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::tanh(set_output, self_)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, default_backend) of `aten::tanh(Tensor self) -> Tensor`.
+pub fn tanh_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::tanh(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::tanh_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::tanh_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn tanh_structured_meta_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::tanh(set_output, self_)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::tanh_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn tanh_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::tanh(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::tanh_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Out, meta) of `aten::tanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn tanh_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Out(out);
+    let meta = crate::meta::tanh(set_output, self_)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, meta) of `aten::exp(Tensor self) -> Tensor`.
+pub fn exp_structured_meta(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::exp(set_output, self_)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, default_backend) of `aten::exp(Tensor self) -> Tensor`.
+pub fn exp_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::exp(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::exp_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::exp_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn exp_structured_meta_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::exp(set_output, self_)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::exp_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn exp_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::exp(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::exp_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Out, meta) of `aten::exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn exp_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Out(out);
+    let meta = crate::meta::exp(set_output, self_)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, meta) of `aten::expm1(Tensor self) -> Tensor`.
+pub fn expm1_structured_meta(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::expm1(set_output, self_)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, default_backend) of `aten::expm1(Tensor self) -> Tensor`.
+pub fn expm1_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::expm1(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::expm1_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::expm1_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn expm1_structured_meta_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::expm1(set_output, self_)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::expm1_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn expm1_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::expm1(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::expm1_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Out, meta) of `aten::expm1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn expm1_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Out(out);
+    let meta = crate::meta::expm1(set_output, self_)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, meta) of `aten::log(Tensor self) -> Tensor`.
+pub fn log_structured_meta(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::log(set_output, self_)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, default_backend) of `aten::log(Tensor self) -> Tensor`.
+pub fn log_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::log(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::log_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::log_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn log_structured_meta_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::log(set_output, self_)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::log_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn log_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::log(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::log_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Out, meta) of `aten::log.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn log_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Out(out);
+    let meta = crate::meta::log(set_output, self_)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, meta) of `aten::log1p(Tensor self) -> Tensor`.
+pub fn log1p_structured_meta(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::log1p(set_output, self_)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, default_backend) of `aten::log1p(Tensor self) -> Tensor`.
+pub fn log1p_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::log1p(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::log1p_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::log1p_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn log1p_structured_meta_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::log1p(set_output, self_)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::log1p_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn log1p_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::log1p(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::log1p_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Out, meta) of `aten::log1p.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn log1p_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Out(out);
+    let meta = crate::meta::log1p(set_output, self_)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, meta) of `aten::sqrt(Tensor self) -> Tensor`.
+pub fn sqrt_structured_meta(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::sqrt(set_output, self_)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, default_backend) of `aten::sqrt(Tensor self) -> Tensor`.
+pub fn sqrt_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::sqrt(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::sqrt_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::sqrt_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn sqrt_structured_meta_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::sqrt(set_output, self_)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::sqrt_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn sqrt_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::sqrt(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::sqrt_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Out, meta) of `aten::sqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn sqrt_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Out(out);
+    let meta = crate::meta::sqrt(set_output, self_)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, meta) of `aten::rsqrt(Tensor self) -> Tensor`.
+pub fn rsqrt_structured_meta(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::rsqrt(set_output, self_)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, default_backend) of `aten::rsqrt(Tensor self) -> Tensor`.
+pub fn rsqrt_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::rsqrt(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::rsqrt_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::rsqrt_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn rsqrt_structured_meta_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::rsqrt(set_output, self_)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::rsqrt_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn rsqrt_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::rsqrt(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::rsqrt_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Out, meta) of `aten::rsqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn rsqrt_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Out(out);
+    let meta = crate::meta::rsqrt(set_output, self_)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, meta) of `aten::reciprocal(Tensor self) -> Tensor`.
+pub fn reciprocal_structured_meta(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::reciprocal(set_output, self_)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, default_backend) of `aten::reciprocal(Tensor self) -> Tensor`.
+pub fn reciprocal_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::reciprocal(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::reciprocal_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::reciprocal_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn reciprocal_structured_meta_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::reciprocal(set_output, self_)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::reciprocal_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn reciprocal_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::reciprocal(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::reciprocal_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Out, meta) of `aten::reciprocal.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn reciprocal_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Out(out);
+    let meta = crate::meta::reciprocal(set_output, self_)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, meta) of `aten::sigmoid(Tensor self) -> Tensor`.
+pub fn sigmoid_structured_meta(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::sigmoid(set_output, self_)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, default_backend) of `aten::sigmoid(Tensor self) -> Tensor`.
+pub fn sigmoid_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::sigmoid(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::sigmoid_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::sigmoid_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn sigmoid_structured_meta_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::sigmoid(set_output, self_)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::sigmoid_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn sigmoid_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::sigmoid(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::sigmoid_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Out, meta) of `aten::sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn sigmoid_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Out(out);
+    let meta = crate::meta::sigmoid(set_output, self_)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, meta) of `aten::erf(Tensor self) -> Tensor`.
+pub fn erf_structured_meta(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::erf(set_output, self_)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, default_backend) of `aten::erf(Tensor self) -> Tensor`.
+pub fn erf_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::erf(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::erf_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::erf_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn erf_structured_meta_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::erf(set_output, self_)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::erf_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn erf_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::erf(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::erf_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Out, meta) of `aten::erf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn erf_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Out(out);
+    let meta = crate::meta::erf(set_output, self_)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, meta) of `aten::gelu(Tensor self, *, str approximate="none") -> Tensor`.
+pub fn gelu_structured_meta(self_: &Tensor, approximate: &str) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::gelu(set_output, self_, approximate)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, default_backend) of `aten::gelu(Tensor self, *, str approximate="none") -> Tensor`.
+pub fn gelu_structured_default_backend(self_: &Tensor, approximate: &str) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::gelu(set_output, self_, approximate)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::gelu_out_op()?.call((self_, approximate, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::gelu_(Tensor(a!) self, *, str approximate="none") -> Tensor(a!)`.
+pub fn gelu_structured_meta_(self_: &Tensor, approximate: &str) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::gelu(set_output, self_, approximate)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::gelu_(Tensor(a!) self, *, str approximate="none") -> Tensor(a!)`.
+pub fn gelu_structured_default_backend_(self_: &Tensor, approximate: &str) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::gelu(set_output, self_, approximate)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::gelu_out_op()?.call((self_, approximate, &output))
+}
+/// Structured kernel (Out, meta) of `aten::gelu.out(Tensor self, *, str approximate="none", Tensor(a!) out) -> Tensor(a!)`.
+pub fn gelu_out_structured_meta(self_: &Tensor, approximate: &str, out: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Out(out);
+    let meta = crate::meta::gelu(set_output, self_, approximate)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, meta) of `aten::silu(Tensor self) -> Tensor`.
+pub fn silu_structured_meta(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::silu(set_output, self_)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, default_backend) of `aten::silu(Tensor self) -> Tensor`.
+pub fn silu_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::silu(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::silu_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::silu_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn silu_structured_meta_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::silu(set_output, self_)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::silu_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn silu_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::silu(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::silu_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Out, meta) of `aten::silu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn silu_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Out(out);
+    let meta = crate::meta::silu(set_output, self_)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, meta) of `aten::bitwise_not(Tensor self) -> Tensor`.
+pub fn bitwise_not_structured_meta(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::bitwise_not(set_output, self_)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, default_backend) of `aten::bitwise_not(Tensor self) -> Tensor`.
+pub fn bitwise_not_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::bitwise_not(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::bitwise_not_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::bitwise_not_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn bitwise_not_structured_meta_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::bitwise_not(set_output, self_)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::bitwise_not_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn bitwise_not_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::bitwise_not(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::bitwise_not_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Out, meta) of `aten::bitwise_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn bitwise_not_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Out(out);
+    let meta = crate::meta::bitwise_not(set_output, self_)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
 /// BackendSelect kernel of `aten::ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`.
 pub fn ones_backend_select(
     _keys: DispatchKeySet,
@@ -1040,6 +2837,376 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
         "empty_strided",
         CppFunction::from_unboxed(crate::native::empty_strided_meta),
     )?;
+    m.impl_(
+        "add.Tensor",
+        CppFunction::from_unboxed(add_tensor_structured_meta),
+    )?;
+    m.impl_(
+        "add_.Tensor",
+        CppFunction::from_unboxed(add_tensor_structured_meta_),
+    )?;
+    m.impl_(
+        "add.out",
+        CppFunction::from_unboxed(add_out_structured_meta),
+    )?;
+    m.impl_(
+        "sub.Tensor",
+        CppFunction::from_unboxed(sub_tensor_structured_meta),
+    )?;
+    m.impl_(
+        "sub_.Tensor",
+        CppFunction::from_unboxed(sub_tensor_structured_meta_),
+    )?;
+    m.impl_(
+        "sub.out",
+        CppFunction::from_unboxed(sub_out_structured_meta),
+    )?;
+    m.impl_(
+        "mul.Tensor",
+        CppFunction::from_unboxed(mul_tensor_structured_meta),
+    )?;
+    m.impl_(
+        "mul.out",
+        CppFunction::from_unboxed(mul_out_structured_meta),
+    )?;
+    m.impl_(
+        "mul_.Tensor",
+        CppFunction::from_unboxed(mul_tensor_structured_meta_),
+    )?;
+    m.impl_(
+        "div.Tensor",
+        CppFunction::from_unboxed(div_tensor_structured_meta),
+    )?;
+    m.impl_(
+        "div_.Tensor",
+        CppFunction::from_unboxed(div_tensor_structured_meta_),
+    )?;
+    m.impl_(
+        "div.out",
+        CppFunction::from_unboxed(div_out_structured_meta),
+    )?;
+    m.impl_(
+        "div.Tensor_mode",
+        CppFunction::from_unboxed(div_tensor_mode_structured_meta),
+    )?;
+    m.impl_(
+        "div_.Tensor_mode",
+        CppFunction::from_unboxed(div_tensor_mode_structured_meta_),
+    )?;
+    m.impl_(
+        "div.out_mode",
+        CppFunction::from_unboxed(div_out_mode_structured_meta),
+    )?;
+    m.impl_("atan2", CppFunction::from_unboxed(atan2_structured_meta))?;
+    m.impl_("atan2_", CppFunction::from_unboxed(atan2_structured_meta_))?;
+    m.impl_(
+        "atan2.out",
+        CppFunction::from_unboxed(atan2_out_structured_meta),
+    )?;
+    m.impl_(
+        "bitwise_and.Tensor",
+        CppFunction::from_unboxed(bitwise_and_tensor_structured_meta),
+    )?;
+    m.impl_(
+        "bitwise_and_.Tensor",
+        CppFunction::from_unboxed(bitwise_and_tensor_structured_meta_),
+    )?;
+    m.impl_(
+        "bitwise_and.Tensor_out",
+        CppFunction::from_unboxed(bitwise_and_tensor_out_structured_meta),
+    )?;
+    m.impl_(
+        "bitwise_or.Tensor",
+        CppFunction::from_unboxed(bitwise_or_tensor_structured_meta),
+    )?;
+    m.impl_(
+        "bitwise_or_.Tensor",
+        CppFunction::from_unboxed(bitwise_or_tensor_structured_meta_),
+    )?;
+    m.impl_(
+        "bitwise_or.Tensor_out",
+        CppFunction::from_unboxed(bitwise_or_tensor_out_structured_meta),
+    )?;
+    m.impl_(
+        "bitwise_xor.Tensor",
+        CppFunction::from_unboxed(bitwise_xor_tensor_structured_meta),
+    )?;
+    m.impl_(
+        "bitwise_xor_.Tensor",
+        CppFunction::from_unboxed(bitwise_xor_tensor_structured_meta_),
+    )?;
+    m.impl_(
+        "bitwise_xor.Tensor_out",
+        CppFunction::from_unboxed(bitwise_xor_tensor_out_structured_meta),
+    )?;
+    m.impl_(
+        "eq.Tensor",
+        CppFunction::from_unboxed(eq_tensor_structured_meta),
+    )?;
+    m.impl_(
+        "eq_.Tensor",
+        CppFunction::from_unboxed(eq_tensor_structured_meta_),
+    )?;
+    m.impl_(
+        "eq.Tensor_out",
+        CppFunction::from_unboxed(eq_tensor_out_structured_meta),
+    )?;
+    m.impl_(
+        "ne.Tensor",
+        CppFunction::from_unboxed(ne_tensor_structured_meta),
+    )?;
+    m.impl_(
+        "ne_.Tensor",
+        CppFunction::from_unboxed(ne_tensor_structured_meta_),
+    )?;
+    m.impl_(
+        "ne.Tensor_out",
+        CppFunction::from_unboxed(ne_tensor_out_structured_meta),
+    )?;
+    m.impl_(
+        "lt.Tensor",
+        CppFunction::from_unboxed(lt_tensor_structured_meta),
+    )?;
+    m.impl_(
+        "lt_.Tensor",
+        CppFunction::from_unboxed(lt_tensor_structured_meta_),
+    )?;
+    m.impl_(
+        "lt.Tensor_out",
+        CppFunction::from_unboxed(lt_tensor_out_structured_meta),
+    )?;
+    m.impl_(
+        "le.Tensor",
+        CppFunction::from_unboxed(le_tensor_structured_meta),
+    )?;
+    m.impl_(
+        "le_.Tensor",
+        CppFunction::from_unboxed(le_tensor_structured_meta_),
+    )?;
+    m.impl_(
+        "le.Tensor_out",
+        CppFunction::from_unboxed(le_tensor_out_structured_meta),
+    )?;
+    m.impl_(
+        "gt.Tensor",
+        CppFunction::from_unboxed(gt_tensor_structured_meta),
+    )?;
+    m.impl_(
+        "gt_.Tensor",
+        CppFunction::from_unboxed(gt_tensor_structured_meta_),
+    )?;
+    m.impl_(
+        "gt.Tensor_out",
+        CppFunction::from_unboxed(gt_tensor_out_structured_meta),
+    )?;
+    m.impl_(
+        "ge.Tensor",
+        CppFunction::from_unboxed(ge_tensor_structured_meta),
+    )?;
+    m.impl_(
+        "ge_.Tensor",
+        CppFunction::from_unboxed(ge_tensor_structured_meta_),
+    )?;
+    m.impl_(
+        "ge.Tensor_out",
+        CppFunction::from_unboxed(ge_tensor_out_structured_meta),
+    )?;
+    m.impl_(
+        "fmod.Tensor",
+        CppFunction::from_unboxed(fmod_tensor_structured_meta),
+    )?;
+    m.impl_(
+        "fmod_.Tensor",
+        CppFunction::from_unboxed(fmod_tensor_structured_meta_),
+    )?;
+    m.impl_(
+        "fmod.Tensor_out",
+        CppFunction::from_unboxed(fmod_tensor_out_structured_meta),
+    )?;
+    m.impl_(
+        "remainder.Tensor",
+        CppFunction::from_unboxed(remainder_tensor_structured_meta),
+    )?;
+    m.impl_(
+        "remainder_.Tensor",
+        CppFunction::from_unboxed(remainder_tensor_structured_meta_),
+    )?;
+    m.impl_(
+        "remainder.Tensor_out",
+        CppFunction::from_unboxed(remainder_tensor_out_structured_meta),
+    )?;
+    m.impl_(
+        "maximum",
+        CppFunction::from_unboxed(maximum_structured_meta),
+    )?;
+    m.impl_(
+        "maximum.out",
+        CppFunction::from_unboxed(maximum_out_structured_meta),
+    )?;
+    m.impl_(
+        "minimum",
+        CppFunction::from_unboxed(minimum_structured_meta),
+    )?;
+    m.impl_(
+        "minimum.out",
+        CppFunction::from_unboxed(minimum_out_structured_meta),
+    )?;
+    m.impl_(
+        "pow.Tensor_Tensor",
+        CppFunction::from_unboxed(pow_tensor_tensor_structured_meta),
+    )?;
+    m.impl_(
+        "pow_.Tensor",
+        CppFunction::from_unboxed(pow_tensor_structured_meta_),
+    )?;
+    m.impl_(
+        "pow.Tensor_Tensor_out",
+        CppFunction::from_unboxed(pow_tensor_tensor_out_structured_meta),
+    )?;
+    m.impl_("neg", CppFunction::from_unboxed(neg_structured_meta))?;
+    m.impl_("neg_", CppFunction::from_unboxed(neg_structured_meta_))?;
+    m.impl_(
+        "neg.out",
+        CppFunction::from_unboxed(neg_out_structured_meta),
+    )?;
+    m.impl_("sign", CppFunction::from_unboxed(sign_structured_meta))?;
+    m.impl_("sign_", CppFunction::from_unboxed(sign_structured_meta_))?;
+    m.impl_(
+        "sign.out",
+        CppFunction::from_unboxed(sign_out_structured_meta),
+    )?;
+    m.impl_("ceil", CppFunction::from_unboxed(ceil_structured_meta))?;
+    m.impl_("ceil_", CppFunction::from_unboxed(ceil_structured_meta_))?;
+    m.impl_(
+        "ceil.out",
+        CppFunction::from_unboxed(ceil_out_structured_meta),
+    )?;
+    m.impl_("floor", CppFunction::from_unboxed(floor_structured_meta))?;
+    m.impl_("floor_", CppFunction::from_unboxed(floor_structured_meta_))?;
+    m.impl_(
+        "floor.out",
+        CppFunction::from_unboxed(floor_out_structured_meta),
+    )?;
+    m.impl_("round", CppFunction::from_unboxed(round_structured_meta))?;
+    m.impl_("round_", CppFunction::from_unboxed(round_structured_meta_))?;
+    m.impl_(
+        "round.out",
+        CppFunction::from_unboxed(round_out_structured_meta),
+    )?;
+    m.impl_("trunc", CppFunction::from_unboxed(trunc_structured_meta))?;
+    m.impl_("trunc_", CppFunction::from_unboxed(trunc_structured_meta_))?;
+    m.impl_(
+        "trunc.out",
+        CppFunction::from_unboxed(trunc_out_structured_meta),
+    )?;
+    m.impl_("cos", CppFunction::from_unboxed(cos_structured_meta))?;
+    m.impl_("cos_", CppFunction::from_unboxed(cos_structured_meta_))?;
+    m.impl_(
+        "cos.out",
+        CppFunction::from_unboxed(cos_out_structured_meta),
+    )?;
+    m.impl_("sin", CppFunction::from_unboxed(sin_structured_meta))?;
+    m.impl_("sin_", CppFunction::from_unboxed(sin_structured_meta_))?;
+    m.impl_(
+        "sin.out",
+        CppFunction::from_unboxed(sin_out_structured_meta),
+    )?;
+    m.impl_("tanh", CppFunction::from_unboxed(tanh_structured_meta))?;
+    m.impl_("tanh_", CppFunction::from_unboxed(tanh_structured_meta_))?;
+    m.impl_(
+        "tanh.out",
+        CppFunction::from_unboxed(tanh_out_structured_meta),
+    )?;
+    m.impl_("exp", CppFunction::from_unboxed(exp_structured_meta))?;
+    m.impl_("exp_", CppFunction::from_unboxed(exp_structured_meta_))?;
+    m.impl_(
+        "exp.out",
+        CppFunction::from_unboxed(exp_out_structured_meta),
+    )?;
+    m.impl_("expm1", CppFunction::from_unboxed(expm1_structured_meta))?;
+    m.impl_("expm1_", CppFunction::from_unboxed(expm1_structured_meta_))?;
+    m.impl_(
+        "expm1.out",
+        CppFunction::from_unboxed(expm1_out_structured_meta),
+    )?;
+    m.impl_("log", CppFunction::from_unboxed(log_structured_meta))?;
+    m.impl_("log_", CppFunction::from_unboxed(log_structured_meta_))?;
+    m.impl_(
+        "log.out",
+        CppFunction::from_unboxed(log_out_structured_meta),
+    )?;
+    m.impl_("log1p", CppFunction::from_unboxed(log1p_structured_meta))?;
+    m.impl_("log1p_", CppFunction::from_unboxed(log1p_structured_meta_))?;
+    m.impl_(
+        "log1p.out",
+        CppFunction::from_unboxed(log1p_out_structured_meta),
+    )?;
+    m.impl_("sqrt", CppFunction::from_unboxed(sqrt_structured_meta))?;
+    m.impl_("sqrt_", CppFunction::from_unboxed(sqrt_structured_meta_))?;
+    m.impl_(
+        "sqrt.out",
+        CppFunction::from_unboxed(sqrt_out_structured_meta),
+    )?;
+    m.impl_("rsqrt", CppFunction::from_unboxed(rsqrt_structured_meta))?;
+    m.impl_("rsqrt_", CppFunction::from_unboxed(rsqrt_structured_meta_))?;
+    m.impl_(
+        "rsqrt.out",
+        CppFunction::from_unboxed(rsqrt_out_structured_meta),
+    )?;
+    m.impl_(
+        "reciprocal",
+        CppFunction::from_unboxed(reciprocal_structured_meta),
+    )?;
+    m.impl_(
+        "reciprocal_",
+        CppFunction::from_unboxed(reciprocal_structured_meta_),
+    )?;
+    m.impl_(
+        "reciprocal.out",
+        CppFunction::from_unboxed(reciprocal_out_structured_meta),
+    )?;
+    m.impl_(
+        "sigmoid",
+        CppFunction::from_unboxed(sigmoid_structured_meta),
+    )?;
+    m.impl_(
+        "sigmoid_",
+        CppFunction::from_unboxed(sigmoid_structured_meta_),
+    )?;
+    m.impl_(
+        "sigmoid.out",
+        CppFunction::from_unboxed(sigmoid_out_structured_meta),
+    )?;
+    m.impl_("erf", CppFunction::from_unboxed(erf_structured_meta))?;
+    m.impl_("erf_", CppFunction::from_unboxed(erf_structured_meta_))?;
+    m.impl_(
+        "erf.out",
+        CppFunction::from_unboxed(erf_out_structured_meta),
+    )?;
+    m.impl_("gelu", CppFunction::from_unboxed(gelu_structured_meta))?;
+    m.impl_("gelu_", CppFunction::from_unboxed(gelu_structured_meta_))?;
+    m.impl_(
+        "gelu.out",
+        CppFunction::from_unboxed(gelu_out_structured_meta),
+    )?;
+    m.impl_("silu", CppFunction::from_unboxed(silu_structured_meta))?;
+    m.impl_("silu_", CppFunction::from_unboxed(silu_structured_meta_))?;
+    m.impl_(
+        "silu.out",
+        CppFunction::from_unboxed(silu_out_structured_meta),
+    )?;
+    m.impl_(
+        "bitwise_not",
+        CppFunction::from_unboxed(bitwise_not_structured_meta),
+    )?;
+    m.impl_(
+        "bitwise_not_",
+        CppFunction::from_unboxed(bitwise_not_structured_meta_),
+    )?;
+    m.impl_(
+        "bitwise_not.out",
+        CppFunction::from_unboxed(bitwise_not_out_structured_meta),
+    )?;
     m.impl_("ones", CppFunction::from_unboxed(crate::native::ones))?;
     m.impl_("arange", CppFunction::from_unboxed(crate::native::arange))?;
     m.impl_(
@@ -1264,6 +3431,326 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutograd, |m| {
 });
 
 aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutogradNonFunctional, |m| {
+    m.impl_(
+        "add.Tensor",
+        CppFunction::from_unboxed(add_tensor_structured_default_backend),
+    )?;
+    m.impl_(
+        "add_.Tensor",
+        CppFunction::from_unboxed(add_tensor_structured_default_backend_),
+    )?;
+    m.impl_(
+        "sub.Tensor",
+        CppFunction::from_unboxed(sub_tensor_structured_default_backend),
+    )?;
+    m.impl_(
+        "sub_.Tensor",
+        CppFunction::from_unboxed(sub_tensor_structured_default_backend_),
+    )?;
+    m.impl_(
+        "mul.Tensor",
+        CppFunction::from_unboxed(mul_tensor_structured_default_backend),
+    )?;
+    m.impl_(
+        "mul_.Tensor",
+        CppFunction::from_unboxed(mul_tensor_structured_default_backend_),
+    )?;
+    m.impl_(
+        "div.Tensor",
+        CppFunction::from_unboxed(div_tensor_structured_default_backend),
+    )?;
+    m.impl_(
+        "div_.Tensor",
+        CppFunction::from_unboxed(div_tensor_structured_default_backend_),
+    )?;
+    m.impl_(
+        "div.Tensor_mode",
+        CppFunction::from_unboxed(div_tensor_mode_structured_default_backend),
+    )?;
+    m.impl_(
+        "div_.Tensor_mode",
+        CppFunction::from_unboxed(div_tensor_mode_structured_default_backend_),
+    )?;
+    m.impl_(
+        "atan2",
+        CppFunction::from_unboxed(atan2_structured_default_backend),
+    )?;
+    m.impl_(
+        "atan2_",
+        CppFunction::from_unboxed(atan2_structured_default_backend_),
+    )?;
+    m.impl_(
+        "bitwise_and.Tensor",
+        CppFunction::from_unboxed(bitwise_and_tensor_structured_default_backend),
+    )?;
+    m.impl_(
+        "bitwise_and_.Tensor",
+        CppFunction::from_unboxed(bitwise_and_tensor_structured_default_backend_),
+    )?;
+    m.impl_(
+        "bitwise_or.Tensor",
+        CppFunction::from_unboxed(bitwise_or_tensor_structured_default_backend),
+    )?;
+    m.impl_(
+        "bitwise_or_.Tensor",
+        CppFunction::from_unboxed(bitwise_or_tensor_structured_default_backend_),
+    )?;
+    m.impl_(
+        "bitwise_xor.Tensor",
+        CppFunction::from_unboxed(bitwise_xor_tensor_structured_default_backend),
+    )?;
+    m.impl_(
+        "bitwise_xor_.Tensor",
+        CppFunction::from_unboxed(bitwise_xor_tensor_structured_default_backend_),
+    )?;
+    m.impl_(
+        "eq.Tensor",
+        CppFunction::from_unboxed(eq_tensor_structured_default_backend),
+    )?;
+    m.impl_(
+        "eq_.Tensor",
+        CppFunction::from_unboxed(eq_tensor_structured_default_backend_),
+    )?;
+    m.impl_(
+        "ne.Tensor",
+        CppFunction::from_unboxed(ne_tensor_structured_default_backend),
+    )?;
+    m.impl_(
+        "ne_.Tensor",
+        CppFunction::from_unboxed(ne_tensor_structured_default_backend_),
+    )?;
+    m.impl_(
+        "lt.Tensor",
+        CppFunction::from_unboxed(lt_tensor_structured_default_backend),
+    )?;
+    m.impl_(
+        "lt_.Tensor",
+        CppFunction::from_unboxed(lt_tensor_structured_default_backend_),
+    )?;
+    m.impl_(
+        "le.Tensor",
+        CppFunction::from_unboxed(le_tensor_structured_default_backend),
+    )?;
+    m.impl_(
+        "le_.Tensor",
+        CppFunction::from_unboxed(le_tensor_structured_default_backend_),
+    )?;
+    m.impl_(
+        "gt.Tensor",
+        CppFunction::from_unboxed(gt_tensor_structured_default_backend),
+    )?;
+    m.impl_(
+        "gt_.Tensor",
+        CppFunction::from_unboxed(gt_tensor_structured_default_backend_),
+    )?;
+    m.impl_(
+        "ge.Tensor",
+        CppFunction::from_unboxed(ge_tensor_structured_default_backend),
+    )?;
+    m.impl_(
+        "ge_.Tensor",
+        CppFunction::from_unboxed(ge_tensor_structured_default_backend_),
+    )?;
+    m.impl_(
+        "fmod.Tensor",
+        CppFunction::from_unboxed(fmod_tensor_structured_default_backend),
+    )?;
+    m.impl_(
+        "fmod_.Tensor",
+        CppFunction::from_unboxed(fmod_tensor_structured_default_backend_),
+    )?;
+    m.impl_(
+        "remainder.Tensor",
+        CppFunction::from_unboxed(remainder_tensor_structured_default_backend),
+    )?;
+    m.impl_(
+        "remainder_.Tensor",
+        CppFunction::from_unboxed(remainder_tensor_structured_default_backend_),
+    )?;
+    m.impl_(
+        "maximum",
+        CppFunction::from_unboxed(maximum_structured_default_backend),
+    )?;
+    m.impl_(
+        "minimum",
+        CppFunction::from_unboxed(minimum_structured_default_backend),
+    )?;
+    m.impl_(
+        "pow.Tensor_Tensor",
+        CppFunction::from_unboxed(pow_tensor_tensor_structured_default_backend),
+    )?;
+    m.impl_(
+        "pow_.Tensor",
+        CppFunction::from_unboxed(pow_tensor_structured_default_backend_),
+    )?;
+    m.impl_(
+        "neg",
+        CppFunction::from_unboxed(neg_structured_default_backend),
+    )?;
+    m.impl_(
+        "neg_",
+        CppFunction::from_unboxed(neg_structured_default_backend_),
+    )?;
+    m.impl_(
+        "sign",
+        CppFunction::from_unboxed(sign_structured_default_backend),
+    )?;
+    m.impl_(
+        "sign_",
+        CppFunction::from_unboxed(sign_structured_default_backend_),
+    )?;
+    m.impl_(
+        "ceil",
+        CppFunction::from_unboxed(ceil_structured_default_backend),
+    )?;
+    m.impl_(
+        "ceil_",
+        CppFunction::from_unboxed(ceil_structured_default_backend_),
+    )?;
+    m.impl_(
+        "floor",
+        CppFunction::from_unboxed(floor_structured_default_backend),
+    )?;
+    m.impl_(
+        "floor_",
+        CppFunction::from_unboxed(floor_structured_default_backend_),
+    )?;
+    m.impl_(
+        "round",
+        CppFunction::from_unboxed(round_structured_default_backend),
+    )?;
+    m.impl_(
+        "round_",
+        CppFunction::from_unboxed(round_structured_default_backend_),
+    )?;
+    m.impl_(
+        "trunc",
+        CppFunction::from_unboxed(trunc_structured_default_backend),
+    )?;
+    m.impl_(
+        "trunc_",
+        CppFunction::from_unboxed(trunc_structured_default_backend_),
+    )?;
+    m.impl_(
+        "cos",
+        CppFunction::from_unboxed(cos_structured_default_backend),
+    )?;
+    m.impl_(
+        "cos_",
+        CppFunction::from_unboxed(cos_structured_default_backend_),
+    )?;
+    m.impl_(
+        "sin",
+        CppFunction::from_unboxed(sin_structured_default_backend),
+    )?;
+    m.impl_(
+        "sin_",
+        CppFunction::from_unboxed(sin_structured_default_backend_),
+    )?;
+    m.impl_(
+        "tanh",
+        CppFunction::from_unboxed(tanh_structured_default_backend),
+    )?;
+    m.impl_(
+        "tanh_",
+        CppFunction::from_unboxed(tanh_structured_default_backend_),
+    )?;
+    m.impl_(
+        "exp",
+        CppFunction::from_unboxed(exp_structured_default_backend),
+    )?;
+    m.impl_(
+        "exp_",
+        CppFunction::from_unboxed(exp_structured_default_backend_),
+    )?;
+    m.impl_(
+        "expm1",
+        CppFunction::from_unboxed(expm1_structured_default_backend),
+    )?;
+    m.impl_(
+        "expm1_",
+        CppFunction::from_unboxed(expm1_structured_default_backend_),
+    )?;
+    m.impl_(
+        "log",
+        CppFunction::from_unboxed(log_structured_default_backend),
+    )?;
+    m.impl_(
+        "log_",
+        CppFunction::from_unboxed(log_structured_default_backend_),
+    )?;
+    m.impl_(
+        "log1p",
+        CppFunction::from_unboxed(log1p_structured_default_backend),
+    )?;
+    m.impl_(
+        "log1p_",
+        CppFunction::from_unboxed(log1p_structured_default_backend_),
+    )?;
+    m.impl_(
+        "sqrt",
+        CppFunction::from_unboxed(sqrt_structured_default_backend),
+    )?;
+    m.impl_(
+        "sqrt_",
+        CppFunction::from_unboxed(sqrt_structured_default_backend_),
+    )?;
+    m.impl_(
+        "rsqrt",
+        CppFunction::from_unboxed(rsqrt_structured_default_backend),
+    )?;
+    m.impl_(
+        "rsqrt_",
+        CppFunction::from_unboxed(rsqrt_structured_default_backend_),
+    )?;
+    m.impl_(
+        "reciprocal",
+        CppFunction::from_unboxed(reciprocal_structured_default_backend),
+    )?;
+    m.impl_(
+        "reciprocal_",
+        CppFunction::from_unboxed(reciprocal_structured_default_backend_),
+    )?;
+    m.impl_(
+        "sigmoid",
+        CppFunction::from_unboxed(sigmoid_structured_default_backend),
+    )?;
+    m.impl_(
+        "sigmoid_",
+        CppFunction::from_unboxed(sigmoid_structured_default_backend_),
+    )?;
+    m.impl_(
+        "erf",
+        CppFunction::from_unboxed(erf_structured_default_backend),
+    )?;
+    m.impl_(
+        "erf_",
+        CppFunction::from_unboxed(erf_structured_default_backend_),
+    )?;
+    m.impl_(
+        "gelu",
+        CppFunction::from_unboxed(gelu_structured_default_backend),
+    )?;
+    m.impl_(
+        "gelu_",
+        CppFunction::from_unboxed(gelu_structured_default_backend_),
+    )?;
+    m.impl_(
+        "silu",
+        CppFunction::from_unboxed(silu_structured_default_backend),
+    )?;
+    m.impl_(
+        "silu_",
+        CppFunction::from_unboxed(silu_structured_default_backend_),
+    )?;
+    m.impl_(
+        "bitwise_not",
+        CppFunction::from_unboxed(bitwise_not_structured_default_backend),
+    )?;
+    m.impl_(
+        "bitwise_not_",
+        CppFunction::from_unboxed(bitwise_not_structured_default_backend_),
+    )?;
     m.impl_(
         "logsumexp.out",
         CppFunction::from_unboxed(crate::native::logsumexp_out),

@@ -78,6 +78,20 @@ impl Tensor {
         ops::sub_tensor_with(self, other, options)
     }
 
+    /// `aten::sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)`
+    pub fn sub_tensor_(&self, other: &Tensor) -> Result<Tensor> {
+        ops::sub_tensor_(self, other)
+    }
+
+    /// `aten::sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)`
+    pub fn sub_tensor_with_(
+        &self,
+        other: &Tensor,
+        options: ops::SubTensorInplaceOptions,
+    ) -> Result<Tensor> {
+        ops::sub_tensor_with_(self, other, options)
+    }
+
     /// `aten::sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor`
     pub fn sub_scalar(&self, other: Scalar) -> Result<Tensor> {
         ops::sub_scalar(self, other)
@@ -108,6 +122,11 @@ impl Tensor {
         ops::div_tensor(self, other)
     }
 
+    /// `aten::div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+    pub fn div_tensor_(&self, other: &Tensor) -> Result<Tensor> {
+        ops::div_tensor_(self, other)
+    }
+
     /// `aten::div.Scalar(Tensor self, Scalar other) -> Tensor`
     pub fn div_scalar(&self, other: Scalar) -> Result<Tensor> {
         ops::div_scalar(self, other)
@@ -118,9 +137,19 @@ impl Tensor {
         ops::div_tensor_mode(self, other, rounding_mode)
     }
 
+    /// `aten::div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)`
+    pub fn div_tensor_mode_(&self, other: &Tensor, rounding_mode: Option<&str>) -> Result<Tensor> {
+        ops::div_tensor_mode_(self, other, rounding_mode)
+    }
+
     /// `aten::atan2(Tensor self, Tensor other) -> Tensor`
     pub fn atan2(&self, other: &Tensor) -> Result<Tensor> {
         ops::atan2(self, other)
+    }
+
+    /// `aten::atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+    pub fn atan2_(&self, other: &Tensor) -> Result<Tensor> {
+        ops::atan2_(self, other)
     }
 
     /// `aten::bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor`
@@ -128,9 +157,19 @@ impl Tensor {
         ops::bitwise_and_tensor(self, other)
     }
 
+    /// `aten::bitwise_and_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+    pub fn bitwise_and_tensor_(&self, other: &Tensor) -> Result<Tensor> {
+        ops::bitwise_and_tensor_(self, other)
+    }
+
     /// `aten::bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor`
     pub fn bitwise_or_tensor(&self, other: &Tensor) -> Result<Tensor> {
         ops::bitwise_or_tensor(self, other)
+    }
+
+    /// `aten::bitwise_or_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+    pub fn bitwise_or_tensor_(&self, other: &Tensor) -> Result<Tensor> {
+        ops::bitwise_or_tensor_(self, other)
     }
 
     /// `aten::bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor`
@@ -138,9 +177,19 @@ impl Tensor {
         ops::bitwise_xor_tensor(self, other)
     }
 
+    /// `aten::bitwise_xor_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+    pub fn bitwise_xor_tensor_(&self, other: &Tensor) -> Result<Tensor> {
+        ops::bitwise_xor_tensor_(self, other)
+    }
+
     /// `aten::eq.Tensor(Tensor self, Tensor other) -> Tensor`
     pub fn eq_tensor(&self, other: &Tensor) -> Result<Tensor> {
         ops::eq_tensor(self, other)
+    }
+
+    /// `aten::eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+    pub fn eq_tensor_(&self, other: &Tensor) -> Result<Tensor> {
+        ops::eq_tensor_(self, other)
     }
 
     /// `aten::eq.Scalar(Tensor self, Scalar other) -> Tensor`
@@ -153,6 +202,11 @@ impl Tensor {
         ops::ne_tensor(self, other)
     }
 
+    /// `aten::ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+    pub fn ne_tensor_(&self, other: &Tensor) -> Result<Tensor> {
+        ops::ne_tensor_(self, other)
+    }
+
     /// `aten::ne.Scalar(Tensor self, Scalar other) -> Tensor`
     pub fn ne_scalar(&self, other: Scalar) -> Result<Tensor> {
         ops::ne_scalar(self, other)
@@ -161,6 +215,11 @@ impl Tensor {
     /// `aten::lt.Tensor(Tensor self, Tensor other) -> Tensor`
     pub fn lt_tensor(&self, other: &Tensor) -> Result<Tensor> {
         ops::lt_tensor(self, other)
+    }
+
+    /// `aten::lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+    pub fn lt_tensor_(&self, other: &Tensor) -> Result<Tensor> {
+        ops::lt_tensor_(self, other)
     }
 
     /// `aten::lt.Scalar(Tensor self, Scalar other) -> Tensor`
@@ -173,6 +232,11 @@ impl Tensor {
         ops::le_tensor(self, other)
     }
 
+    /// `aten::le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+    pub fn le_tensor_(&self, other: &Tensor) -> Result<Tensor> {
+        ops::le_tensor_(self, other)
+    }
+
     /// `aten::le.Scalar(Tensor self, Scalar other) -> Tensor`
     pub fn le_scalar(&self, other: Scalar) -> Result<Tensor> {
         ops::le_scalar(self, other)
@@ -181,6 +245,11 @@ impl Tensor {
     /// `aten::gt.Tensor(Tensor self, Tensor other) -> Tensor`
     pub fn gt_tensor(&self, other: &Tensor) -> Result<Tensor> {
         ops::gt_tensor(self, other)
+    }
+
+    /// `aten::gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+    pub fn gt_tensor_(&self, other: &Tensor) -> Result<Tensor> {
+        ops::gt_tensor_(self, other)
     }
 
     /// `aten::gt.Scalar(Tensor self, Scalar other) -> Tensor`
@@ -193,6 +262,11 @@ impl Tensor {
         ops::ge_tensor(self, other)
     }
 
+    /// `aten::ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+    pub fn ge_tensor_(&self, other: &Tensor) -> Result<Tensor> {
+        ops::ge_tensor_(self, other)
+    }
+
     /// `aten::ge.Scalar(Tensor self, Scalar other) -> Tensor`
     pub fn ge_scalar(&self, other: Scalar) -> Result<Tensor> {
         ops::ge_scalar(self, other)
@@ -203,9 +277,19 @@ impl Tensor {
         ops::fmod_tensor(self, other)
     }
 
+    /// `aten::fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+    pub fn fmod_tensor_(&self, other: &Tensor) -> Result<Tensor> {
+        ops::fmod_tensor_(self, other)
+    }
+
     /// `aten::remainder.Tensor(Tensor self, Tensor other) -> Tensor`
     pub fn remainder_tensor(&self, other: &Tensor) -> Result<Tensor> {
         ops::remainder_tensor(self, other)
+    }
+
+    /// `aten::remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+    pub fn remainder_tensor_(&self, other: &Tensor) -> Result<Tensor> {
+        ops::remainder_tensor_(self, other)
     }
 
     /// `aten::remainder.Scalar(Tensor self, Scalar other) -> Tensor`
@@ -226,6 +310,11 @@ impl Tensor {
     /// `aten::pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor`
     pub fn pow_tensor_tensor(&self, exponent: &Tensor) -> Result<Tensor> {
         ops::pow_tensor_tensor(self, exponent)
+    }
+
+    /// `aten::pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)`
+    pub fn pow_tensor_(&self, exponent: &Tensor) -> Result<Tensor> {
+        ops::pow_tensor_(self, exponent)
     }
 
     /// `aten::pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor`
@@ -308,9 +397,19 @@ impl Tensor {
         ops::neg(self)
     }
 
+    /// `aten::neg_(Tensor(a!) self) -> Tensor(a!)`
+    pub fn neg_(&self) -> Result<Tensor> {
+        ops::neg_(self)
+    }
+
     /// `aten::sign(Tensor self) -> Tensor`
     pub fn sign(&self) -> Result<Tensor> {
         ops::sign(self)
+    }
+
+    /// `aten::sign_(Tensor(a!) self) -> Tensor(a!)`
+    pub fn sign_(&self) -> Result<Tensor> {
+        ops::sign_(self)
     }
 
     /// `aten::ceil(Tensor self) -> Tensor`
@@ -318,9 +417,19 @@ impl Tensor {
         ops::ceil(self)
     }
 
+    /// `aten::ceil_(Tensor(a!) self) -> Tensor(a!)`
+    pub fn ceil_(&self) -> Result<Tensor> {
+        ops::ceil_(self)
+    }
+
     /// `aten::floor(Tensor self) -> Tensor`
     pub fn floor(&self) -> Result<Tensor> {
         ops::floor(self)
+    }
+
+    /// `aten::floor_(Tensor(a!) self) -> Tensor(a!)`
+    pub fn floor_(&self) -> Result<Tensor> {
+        ops::floor_(self)
     }
 
     /// `aten::round(Tensor self) -> Tensor`
@@ -328,9 +437,19 @@ impl Tensor {
         ops::round(self)
     }
 
+    /// `aten::round_(Tensor(a!) self) -> Tensor(a!)`
+    pub fn round_(&self) -> Result<Tensor> {
+        ops::round_(self)
+    }
+
     /// `aten::trunc(Tensor self) -> Tensor`
     pub fn trunc(&self) -> Result<Tensor> {
         ops::trunc(self)
+    }
+
+    /// `aten::trunc_(Tensor(a!) self) -> Tensor(a!)`
+    pub fn trunc_(&self) -> Result<Tensor> {
+        ops::trunc_(self)
     }
 
     /// `aten::cos(Tensor self) -> Tensor`
@@ -338,9 +457,19 @@ impl Tensor {
         ops::cos(self)
     }
 
+    /// `aten::cos_(Tensor(a!) self) -> Tensor(a!)`
+    pub fn cos_(&self) -> Result<Tensor> {
+        ops::cos_(self)
+    }
+
     /// `aten::sin(Tensor self) -> Tensor`
     pub fn sin(&self) -> Result<Tensor> {
         ops::sin(self)
+    }
+
+    /// `aten::sin_(Tensor(a!) self) -> Tensor(a!)`
+    pub fn sin_(&self) -> Result<Tensor> {
+        ops::sin_(self)
     }
 
     /// `aten::tanh(Tensor self) -> Tensor`
@@ -348,9 +477,19 @@ impl Tensor {
         ops::tanh(self)
     }
 
+    /// `aten::tanh_(Tensor(a!) self) -> Tensor(a!)`
+    pub fn tanh_(&self) -> Result<Tensor> {
+        ops::tanh_(self)
+    }
+
     /// `aten::exp(Tensor self) -> Tensor`
     pub fn exp(&self) -> Result<Tensor> {
         ops::exp(self)
+    }
+
+    /// `aten::exp_(Tensor(a!) self) -> Tensor(a!)`
+    pub fn exp_(&self) -> Result<Tensor> {
+        ops::exp_(self)
     }
 
     /// `aten::expm1(Tensor self) -> Tensor`
@@ -358,9 +497,19 @@ impl Tensor {
         ops::expm1(self)
     }
 
+    /// `aten::expm1_(Tensor(a!) self) -> Tensor(a!)`
+    pub fn expm1_(&self) -> Result<Tensor> {
+        ops::expm1_(self)
+    }
+
     /// `aten::log(Tensor self) -> Tensor`
     pub fn log(&self) -> Result<Tensor> {
         ops::log(self)
+    }
+
+    /// `aten::log_(Tensor(a!) self) -> Tensor(a!)`
+    pub fn log_(&self) -> Result<Tensor> {
+        ops::log_(self)
     }
 
     /// `aten::log1p(Tensor self) -> Tensor`
@@ -368,9 +517,19 @@ impl Tensor {
         ops::log1p(self)
     }
 
+    /// `aten::log1p_(Tensor(a!) self) -> Tensor(a!)`
+    pub fn log1p_(&self) -> Result<Tensor> {
+        ops::log1p_(self)
+    }
+
     /// `aten::sqrt(Tensor self) -> Tensor`
     pub fn sqrt(&self) -> Result<Tensor> {
         ops::sqrt(self)
+    }
+
+    /// `aten::sqrt_(Tensor(a!) self) -> Tensor(a!)`
+    pub fn sqrt_(&self) -> Result<Tensor> {
+        ops::sqrt_(self)
     }
 
     /// `aten::rsqrt(Tensor self) -> Tensor`
@@ -378,9 +537,19 @@ impl Tensor {
         ops::rsqrt(self)
     }
 
+    /// `aten::rsqrt_(Tensor(a!) self) -> Tensor(a!)`
+    pub fn rsqrt_(&self) -> Result<Tensor> {
+        ops::rsqrt_(self)
+    }
+
     /// `aten::reciprocal(Tensor self) -> Tensor`
     pub fn reciprocal(&self) -> Result<Tensor> {
         ops::reciprocal(self)
+    }
+
+    /// `aten::reciprocal_(Tensor(a!) self) -> Tensor(a!)`
+    pub fn reciprocal_(&self) -> Result<Tensor> {
+        ops::reciprocal_(self)
     }
 
     /// `aten::sigmoid(Tensor self) -> Tensor`
@@ -388,9 +557,19 @@ impl Tensor {
         ops::sigmoid(self)
     }
 
+    /// `aten::sigmoid_(Tensor(a!) self) -> Tensor(a!)`
+    pub fn sigmoid_(&self) -> Result<Tensor> {
+        ops::sigmoid_(self)
+    }
+
     /// `aten::erf(Tensor self) -> Tensor`
     pub fn erf(&self) -> Result<Tensor> {
         ops::erf(self)
+    }
+
+    /// `aten::erf_(Tensor(a!) self) -> Tensor(a!)`
+    pub fn erf_(&self) -> Result<Tensor> {
+        ops::erf_(self)
     }
 
     /// `aten::relu(Tensor self) -> Tensor`
@@ -411,6 +590,11 @@ impl Tensor {
     /// `aten::bitwise_not(Tensor self) -> Tensor`
     pub fn bitwise_not(&self) -> Result<Tensor> {
         ops::bitwise_not(self)
+    }
+
+    /// `aten::bitwise_not_(Tensor(a!) self) -> Tensor(a!)`
+    pub fn bitwise_not_(&self) -> Result<Tensor> {
+        ops::bitwise_not_(self)
     }
 
     /// `aten::logical_not(Tensor self) -> Tensor`

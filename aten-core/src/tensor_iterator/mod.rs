@@ -1132,6 +1132,7 @@ impl OutputPlan<'_> {
             }
             // A resized output follows the inputs' layout, as PyTorch's
             // `resize_out` with computed strides does.
+            crate::structured::warn_resizing(&current, self.shape);
             o.resize_strided_(self.shape, self.strides)?;
         }
         let layout = o

@@ -13,6 +13,925 @@ use c10_core::{
 #[allow(unused_imports)]
 use aten_core::Tensor;
 
+/// Structured kernel (Functional, cpu) of `aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`.
+pub fn add_tensor_structured_cpu(self_: &Tensor, other: &Tensor, alpha: Scalar) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::add_tensor(set_output, self_, other, alpha)?;
+    crate::kernels::add_out(&mut meta, self_, other, alpha)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, cpu) of `aten::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)`.
+pub fn add_tensor_structured_cpu_(self_: &Tensor, other: &Tensor, alpha: Scalar) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::add_tensor(set_output, self_, other, alpha)?;
+    crate::kernels::add_out(&mut meta, self_, other, alpha)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Out, cpu) of `aten::add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)`.
+pub fn add_out_structured_cpu(
+    self_: &Tensor,
+    other: &Tensor,
+    alpha: Scalar,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Out(out);
+    let mut meta = aten_core::meta::add_tensor(set_output, self_, other, alpha)?;
+    crate::kernels::add_out(&mut meta, self_, other, alpha)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, cpu) of `aten::sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`.
+pub fn sub_tensor_structured_cpu(self_: &Tensor, other: &Tensor, alpha: Scalar) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::sub_tensor(set_output, self_, other, alpha)?;
+    crate::kernels::sub_out(&mut meta, self_, other, alpha)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, cpu) of `aten::sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)`.
+pub fn sub_tensor_structured_cpu_(self_: &Tensor, other: &Tensor, alpha: Scalar) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::sub_tensor(set_output, self_, other, alpha)?;
+    crate::kernels::sub_out(&mut meta, self_, other, alpha)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Out, cpu) of `aten::sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)`.
+pub fn sub_out_structured_cpu(
+    self_: &Tensor,
+    other: &Tensor,
+    alpha: Scalar,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Out(out);
+    let mut meta = aten_core::meta::sub_tensor(set_output, self_, other, alpha)?;
+    crate::kernels::sub_out(&mut meta, self_, other, alpha)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, cpu) of `aten::mul.Tensor(Tensor self, Tensor other) -> Tensor`.
+pub fn mul_tensor_structured_cpu(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::mul_tensor(set_output, self_, other)?;
+    crate::kernels::mul_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Out, cpu) of `aten::mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn mul_out_structured_cpu(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Out(out);
+    let mut meta = aten_core::meta::mul_tensor(set_output, self_, other)?;
+    crate::kernels::mul_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, cpu) of `aten::mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+pub fn mul_tensor_structured_cpu_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::mul_tensor(set_output, self_, other)?;
+    crate::kernels::mul_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, cpu) of `aten::div.Tensor(Tensor self, Tensor other) -> Tensor`.
+pub fn div_tensor_structured_cpu(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::div_tensor(set_output, self_, other)?;
+    crate::kernels::div_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, cpu) of `aten::div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+pub fn div_tensor_structured_cpu_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::div_tensor(set_output, self_, other)?;
+    crate::kernels::div_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Out, cpu) of `aten::div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn div_out_structured_cpu(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Out(out);
+    let mut meta = aten_core::meta::div_tensor(set_output, self_, other)?;
+    crate::kernels::div_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, cpu) of `aten::div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor`.
+pub fn div_tensor_mode_structured_cpu(
+    self_: &Tensor,
+    other: &Tensor,
+    rounding_mode: Option<&str>,
+) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::div_tensor_mode(set_output, self_, other, rounding_mode)?;
+    crate::kernels::div_out_mode(&mut meta, self_, other, rounding_mode)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, cpu) of `aten::div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)`.
+pub fn div_tensor_mode_structured_cpu_(
+    self_: &Tensor,
+    other: &Tensor,
+    rounding_mode: Option<&str>,
+) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::div_tensor_mode(set_output, self_, other, rounding_mode)?;
+    crate::kernels::div_out_mode(&mut meta, self_, other, rounding_mode)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Out, cpu) of `aten::div.out_mode(Tensor self, Tensor other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!)`.
+pub fn div_out_mode_structured_cpu(
+    self_: &Tensor,
+    other: &Tensor,
+    rounding_mode: Option<&str>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Out(out);
+    let mut meta = aten_core::meta::div_tensor_mode(set_output, self_, other, rounding_mode)?;
+    crate::kernels::div_out_mode(&mut meta, self_, other, rounding_mode)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, cpu) of `aten::atan2(Tensor self, Tensor other) -> Tensor`.
+pub fn atan2_structured_cpu(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::atan2(set_output, self_, other)?;
+    crate::kernels::atan2_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, cpu) of `aten::atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+pub fn atan2_structured_cpu_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::atan2(set_output, self_, other)?;
+    crate::kernels::atan2_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Out, cpu) of `aten::atan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn atan2_out_structured_cpu(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Out(out);
+    let mut meta = aten_core::meta::atan2(set_output, self_, other)?;
+    crate::kernels::atan2_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, cpu) of `aten::bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor`.
+pub fn bitwise_and_tensor_structured_cpu(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::bitwise_and_tensor(set_output, self_, other)?;
+    crate::kernels::bitwise_and_tensor_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, cpu) of `aten::bitwise_and_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+pub fn bitwise_and_tensor_structured_cpu_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::bitwise_and_tensor(set_output, self_, other)?;
+    crate::kernels::bitwise_and_tensor_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Out, cpu) of `aten::bitwise_and.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn bitwise_and_tensor_out_structured_cpu(
+    self_: &Tensor,
+    other: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Out(out);
+    let mut meta = aten_core::meta::bitwise_and_tensor(set_output, self_, other)?;
+    crate::kernels::bitwise_and_tensor_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, cpu) of `aten::bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor`.
+pub fn bitwise_or_tensor_structured_cpu(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::bitwise_or_tensor(set_output, self_, other)?;
+    crate::kernels::bitwise_or_tensor_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, cpu) of `aten::bitwise_or_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+pub fn bitwise_or_tensor_structured_cpu_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::bitwise_or_tensor(set_output, self_, other)?;
+    crate::kernels::bitwise_or_tensor_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Out, cpu) of `aten::bitwise_or.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn bitwise_or_tensor_out_structured_cpu(
+    self_: &Tensor,
+    other: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Out(out);
+    let mut meta = aten_core::meta::bitwise_or_tensor(set_output, self_, other)?;
+    crate::kernels::bitwise_or_tensor_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, cpu) of `aten::bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor`.
+pub fn bitwise_xor_tensor_structured_cpu(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::bitwise_xor_tensor(set_output, self_, other)?;
+    crate::kernels::bitwise_xor_tensor_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, cpu) of `aten::bitwise_xor_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+pub fn bitwise_xor_tensor_structured_cpu_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::bitwise_xor_tensor(set_output, self_, other)?;
+    crate::kernels::bitwise_xor_tensor_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Out, cpu) of `aten::bitwise_xor.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn bitwise_xor_tensor_out_structured_cpu(
+    self_: &Tensor,
+    other: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Out(out);
+    let mut meta = aten_core::meta::bitwise_xor_tensor(set_output, self_, other)?;
+    crate::kernels::bitwise_xor_tensor_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, cpu) of `aten::eq.Tensor(Tensor self, Tensor other) -> Tensor`.
+pub fn eq_tensor_structured_cpu(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::eq_tensor(set_output, self_, other)?;
+    crate::kernels::eq_tensor_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, cpu) of `aten::eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+pub fn eq_tensor_structured_cpu_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::eq_tensor(set_output, self_, other)?;
+    crate::kernels::eq_tensor_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Out, cpu) of `aten::eq.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn eq_tensor_out_structured_cpu(
+    self_: &Tensor,
+    other: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Out(out);
+    let mut meta = aten_core::meta::eq_tensor(set_output, self_, other)?;
+    crate::kernels::eq_tensor_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, cpu) of `aten::ne.Tensor(Tensor self, Tensor other) -> Tensor`.
+pub fn ne_tensor_structured_cpu(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::ne_tensor(set_output, self_, other)?;
+    crate::kernels::ne_tensor_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, cpu) of `aten::ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+pub fn ne_tensor_structured_cpu_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::ne_tensor(set_output, self_, other)?;
+    crate::kernels::ne_tensor_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Out, cpu) of `aten::ne.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn ne_tensor_out_structured_cpu(
+    self_: &Tensor,
+    other: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Out(out);
+    let mut meta = aten_core::meta::ne_tensor(set_output, self_, other)?;
+    crate::kernels::ne_tensor_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, cpu) of `aten::lt.Tensor(Tensor self, Tensor other) -> Tensor`.
+pub fn lt_tensor_structured_cpu(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::lt_tensor(set_output, self_, other)?;
+    crate::kernels::lt_tensor_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, cpu) of `aten::lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+pub fn lt_tensor_structured_cpu_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::lt_tensor(set_output, self_, other)?;
+    crate::kernels::lt_tensor_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Out, cpu) of `aten::lt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn lt_tensor_out_structured_cpu(
+    self_: &Tensor,
+    other: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Out(out);
+    let mut meta = aten_core::meta::lt_tensor(set_output, self_, other)?;
+    crate::kernels::lt_tensor_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, cpu) of `aten::le.Tensor(Tensor self, Tensor other) -> Tensor`.
+pub fn le_tensor_structured_cpu(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::le_tensor(set_output, self_, other)?;
+    crate::kernels::le_tensor_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, cpu) of `aten::le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+pub fn le_tensor_structured_cpu_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::le_tensor(set_output, self_, other)?;
+    crate::kernels::le_tensor_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Out, cpu) of `aten::le.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn le_tensor_out_structured_cpu(
+    self_: &Tensor,
+    other: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Out(out);
+    let mut meta = aten_core::meta::le_tensor(set_output, self_, other)?;
+    crate::kernels::le_tensor_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, cpu) of `aten::gt.Tensor(Tensor self, Tensor other) -> Tensor`.
+pub fn gt_tensor_structured_cpu(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::gt_tensor(set_output, self_, other)?;
+    crate::kernels::gt_tensor_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, cpu) of `aten::gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+pub fn gt_tensor_structured_cpu_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::gt_tensor(set_output, self_, other)?;
+    crate::kernels::gt_tensor_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Out, cpu) of `aten::gt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn gt_tensor_out_structured_cpu(
+    self_: &Tensor,
+    other: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Out(out);
+    let mut meta = aten_core::meta::gt_tensor(set_output, self_, other)?;
+    crate::kernels::gt_tensor_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, cpu) of `aten::ge.Tensor(Tensor self, Tensor other) -> Tensor`.
+pub fn ge_tensor_structured_cpu(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::ge_tensor(set_output, self_, other)?;
+    crate::kernels::ge_tensor_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, cpu) of `aten::ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+pub fn ge_tensor_structured_cpu_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::ge_tensor(set_output, self_, other)?;
+    crate::kernels::ge_tensor_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Out, cpu) of `aten::ge.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn ge_tensor_out_structured_cpu(
+    self_: &Tensor,
+    other: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Out(out);
+    let mut meta = aten_core::meta::ge_tensor(set_output, self_, other)?;
+    crate::kernels::ge_tensor_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, cpu) of `aten::fmod.Tensor(Tensor self, Tensor other) -> Tensor`.
+pub fn fmod_tensor_structured_cpu(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::fmod_tensor(set_output, self_, other)?;
+    crate::kernels::fmod_tensor_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, cpu) of `aten::fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+pub fn fmod_tensor_structured_cpu_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::fmod_tensor(set_output, self_, other)?;
+    crate::kernels::fmod_tensor_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Out, cpu) of `aten::fmod.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn fmod_tensor_out_structured_cpu(
+    self_: &Tensor,
+    other: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Out(out);
+    let mut meta = aten_core::meta::fmod_tensor(set_output, self_, other)?;
+    crate::kernels::fmod_tensor_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, cpu) of `aten::remainder.Tensor(Tensor self, Tensor other) -> Tensor`.
+pub fn remainder_tensor_structured_cpu(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::remainder_tensor(set_output, self_, other)?;
+    crate::kernels::remainder_tensor_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, cpu) of `aten::remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+pub fn remainder_tensor_structured_cpu_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::remainder_tensor(set_output, self_, other)?;
+    crate::kernels::remainder_tensor_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Out, cpu) of `aten::remainder.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn remainder_tensor_out_structured_cpu(
+    self_: &Tensor,
+    other: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Out(out);
+    let mut meta = aten_core::meta::remainder_tensor(set_output, self_, other)?;
+    crate::kernels::remainder_tensor_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, cpu) of `aten::maximum(Tensor self, Tensor other) -> Tensor`.
+pub fn maximum_structured_cpu(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::maximum(set_output, self_, other)?;
+    crate::kernels::maximum_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Out, cpu) of `aten::maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn maximum_out_structured_cpu(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Out(out);
+    let mut meta = aten_core::meta::maximum(set_output, self_, other)?;
+    crate::kernels::maximum_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, cpu) of `aten::minimum(Tensor self, Tensor other) -> Tensor`.
+pub fn minimum_structured_cpu(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::minimum(set_output, self_, other)?;
+    crate::kernels::minimum_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Out, cpu) of `aten::minimum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn minimum_out_structured_cpu(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Out(out);
+    let mut meta = aten_core::meta::minimum(set_output, self_, other)?;
+    crate::kernels::minimum_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, cpu) of `aten::pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor`.
+pub fn pow_tensor_tensor_structured_cpu(self_: &Tensor, exponent: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::pow_tensor_tensor(set_output, self_, exponent)?;
+    crate::kernels::pow_tensor_tensor_out(&mut meta, self_, exponent)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, cpu) of `aten::pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)`.
+pub fn pow_tensor_structured_cpu_(self_: &Tensor, exponent: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::pow_tensor_tensor(set_output, self_, exponent)?;
+    crate::kernels::pow_tensor_tensor_out(&mut meta, self_, exponent)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Out, cpu) of `aten::pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn pow_tensor_tensor_out_structured_cpu(
+    self_: &Tensor,
+    exponent: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Out(out);
+    let mut meta = aten_core::meta::pow_tensor_tensor(set_output, self_, exponent)?;
+    crate::kernels::pow_tensor_tensor_out(&mut meta, self_, exponent)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, cpu) of `aten::neg(Tensor self) -> Tensor`.
+pub fn neg_structured_cpu(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::neg(set_output, self_)?;
+    crate::kernels::neg_out(&mut meta, self_)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, cpu) of `aten::neg_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn neg_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::neg(set_output, self_)?;
+    crate::kernels::neg_out(&mut meta, self_)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Out, cpu) of `aten::neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn neg_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Out(out);
+    let mut meta = aten_core::meta::neg(set_output, self_)?;
+    crate::kernels::neg_out(&mut meta, self_)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, cpu) of `aten::sign(Tensor self) -> Tensor`.
+pub fn sign_structured_cpu(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::sign(set_output, self_)?;
+    crate::kernels::sign_out(&mut meta, self_)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, cpu) of `aten::sign_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn sign_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::sign(set_output, self_)?;
+    crate::kernels::sign_out(&mut meta, self_)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Out, cpu) of `aten::sign.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn sign_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Out(out);
+    let mut meta = aten_core::meta::sign(set_output, self_)?;
+    crate::kernels::sign_out(&mut meta, self_)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, cpu) of `aten::ceil(Tensor self) -> Tensor`.
+pub fn ceil_structured_cpu(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::ceil(set_output, self_)?;
+    crate::kernels::ceil_out(&mut meta, self_)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, cpu) of `aten::ceil_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn ceil_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::ceil(set_output, self_)?;
+    crate::kernels::ceil_out(&mut meta, self_)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Out, cpu) of `aten::ceil.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn ceil_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Out(out);
+    let mut meta = aten_core::meta::ceil(set_output, self_)?;
+    crate::kernels::ceil_out(&mut meta, self_)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, cpu) of `aten::floor(Tensor self) -> Tensor`.
+pub fn floor_structured_cpu(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::floor(set_output, self_)?;
+    crate::kernels::floor_out(&mut meta, self_)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, cpu) of `aten::floor_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn floor_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::floor(set_output, self_)?;
+    crate::kernels::floor_out(&mut meta, self_)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Out, cpu) of `aten::floor.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn floor_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Out(out);
+    let mut meta = aten_core::meta::floor(set_output, self_)?;
+    crate::kernels::floor_out(&mut meta, self_)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, cpu) of `aten::round(Tensor self) -> Tensor`.
+pub fn round_structured_cpu(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::round(set_output, self_)?;
+    crate::kernels::round_out(&mut meta, self_)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, cpu) of `aten::round_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn round_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::round(set_output, self_)?;
+    crate::kernels::round_out(&mut meta, self_)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Out, cpu) of `aten::round.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn round_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Out(out);
+    let mut meta = aten_core::meta::round(set_output, self_)?;
+    crate::kernels::round_out(&mut meta, self_)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, cpu) of `aten::trunc(Tensor self) -> Tensor`.
+pub fn trunc_structured_cpu(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::trunc(set_output, self_)?;
+    crate::kernels::trunc_out(&mut meta, self_)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, cpu) of `aten::trunc_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn trunc_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::trunc(set_output, self_)?;
+    crate::kernels::trunc_out(&mut meta, self_)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Out, cpu) of `aten::trunc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn trunc_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Out(out);
+    let mut meta = aten_core::meta::trunc(set_output, self_)?;
+    crate::kernels::trunc_out(&mut meta, self_)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, cpu) of `aten::cos(Tensor self) -> Tensor`.
+pub fn cos_structured_cpu(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::cos(set_output, self_)?;
+    crate::kernels::cos_out(&mut meta, self_)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, cpu) of `aten::cos_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn cos_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::cos(set_output, self_)?;
+    crate::kernels::cos_out(&mut meta, self_)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Out, cpu) of `aten::cos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn cos_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Out(out);
+    let mut meta = aten_core::meta::cos(set_output, self_)?;
+    crate::kernels::cos_out(&mut meta, self_)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, cpu) of `aten::sin(Tensor self) -> Tensor`.
+pub fn sin_structured_cpu(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::sin(set_output, self_)?;
+    crate::kernels::sin_out(&mut meta, self_)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, cpu) of `aten::sin_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn sin_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::sin(set_output, self_)?;
+    crate::kernels::sin_out(&mut meta, self_)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Out, cpu) of `aten::sin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn sin_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Out(out);
+    let mut meta = aten_core::meta::sin(set_output, self_)?;
+    crate::kernels::sin_out(&mut meta, self_)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, cpu) of `aten::tanh(Tensor self) -> Tensor`.
+pub fn tanh_structured_cpu(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::tanh(set_output, self_)?;
+    crate::kernels::tanh_out(&mut meta, self_)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, cpu) of `aten::tanh_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn tanh_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::tanh(set_output, self_)?;
+    crate::kernels::tanh_out(&mut meta, self_)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Out, cpu) of `aten::tanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn tanh_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Out(out);
+    let mut meta = aten_core::meta::tanh(set_output, self_)?;
+    crate::kernels::tanh_out(&mut meta, self_)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, cpu) of `aten::exp(Tensor self) -> Tensor`.
+pub fn exp_structured_cpu(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::exp(set_output, self_)?;
+    crate::kernels::exp_out(&mut meta, self_)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, cpu) of `aten::exp_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn exp_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::exp(set_output, self_)?;
+    crate::kernels::exp_out(&mut meta, self_)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Out, cpu) of `aten::exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn exp_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Out(out);
+    let mut meta = aten_core::meta::exp(set_output, self_)?;
+    crate::kernels::exp_out(&mut meta, self_)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, cpu) of `aten::expm1(Tensor self) -> Tensor`.
+pub fn expm1_structured_cpu(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::expm1(set_output, self_)?;
+    crate::kernels::expm1_out(&mut meta, self_)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, cpu) of `aten::expm1_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn expm1_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::expm1(set_output, self_)?;
+    crate::kernels::expm1_out(&mut meta, self_)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Out, cpu) of `aten::expm1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn expm1_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Out(out);
+    let mut meta = aten_core::meta::expm1(set_output, self_)?;
+    crate::kernels::expm1_out(&mut meta, self_)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, cpu) of `aten::log(Tensor self) -> Tensor`.
+pub fn log_structured_cpu(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::log(set_output, self_)?;
+    crate::kernels::log_out(&mut meta, self_)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, cpu) of `aten::log_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn log_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::log(set_output, self_)?;
+    crate::kernels::log_out(&mut meta, self_)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Out, cpu) of `aten::log.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn log_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Out(out);
+    let mut meta = aten_core::meta::log(set_output, self_)?;
+    crate::kernels::log_out(&mut meta, self_)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, cpu) of `aten::log1p(Tensor self) -> Tensor`.
+pub fn log1p_structured_cpu(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::log1p(set_output, self_)?;
+    crate::kernels::log1p_out(&mut meta, self_)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, cpu) of `aten::log1p_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn log1p_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::log1p(set_output, self_)?;
+    crate::kernels::log1p_out(&mut meta, self_)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Out, cpu) of `aten::log1p.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn log1p_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Out(out);
+    let mut meta = aten_core::meta::log1p(set_output, self_)?;
+    crate::kernels::log1p_out(&mut meta, self_)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, cpu) of `aten::sqrt(Tensor self) -> Tensor`.
+pub fn sqrt_structured_cpu(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::sqrt(set_output, self_)?;
+    crate::kernels::sqrt_out(&mut meta, self_)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, cpu) of `aten::sqrt_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn sqrt_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::sqrt(set_output, self_)?;
+    crate::kernels::sqrt_out(&mut meta, self_)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Out, cpu) of `aten::sqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn sqrt_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Out(out);
+    let mut meta = aten_core::meta::sqrt(set_output, self_)?;
+    crate::kernels::sqrt_out(&mut meta, self_)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, cpu) of `aten::rsqrt(Tensor self) -> Tensor`.
+pub fn rsqrt_structured_cpu(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::rsqrt(set_output, self_)?;
+    crate::kernels::rsqrt_out(&mut meta, self_)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, cpu) of `aten::rsqrt_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn rsqrt_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::rsqrt(set_output, self_)?;
+    crate::kernels::rsqrt_out(&mut meta, self_)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Out, cpu) of `aten::rsqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn rsqrt_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Out(out);
+    let mut meta = aten_core::meta::rsqrt(set_output, self_)?;
+    crate::kernels::rsqrt_out(&mut meta, self_)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, cpu) of `aten::reciprocal(Tensor self) -> Tensor`.
+pub fn reciprocal_structured_cpu(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::reciprocal(set_output, self_)?;
+    crate::kernels::reciprocal_out(&mut meta, self_)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, cpu) of `aten::reciprocal_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn reciprocal_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::reciprocal(set_output, self_)?;
+    crate::kernels::reciprocal_out(&mut meta, self_)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Out, cpu) of `aten::reciprocal.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn reciprocal_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Out(out);
+    let mut meta = aten_core::meta::reciprocal(set_output, self_)?;
+    crate::kernels::reciprocal_out(&mut meta, self_)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, cpu) of `aten::sigmoid(Tensor self) -> Tensor`.
+pub fn sigmoid_structured_cpu(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::sigmoid(set_output, self_)?;
+    crate::kernels::sigmoid_out(&mut meta, self_)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, cpu) of `aten::sigmoid_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn sigmoid_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::sigmoid(set_output, self_)?;
+    crate::kernels::sigmoid_out(&mut meta, self_)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Out, cpu) of `aten::sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn sigmoid_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Out(out);
+    let mut meta = aten_core::meta::sigmoid(set_output, self_)?;
+    crate::kernels::sigmoid_out(&mut meta, self_)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, cpu) of `aten::erf(Tensor self) -> Tensor`.
+pub fn erf_structured_cpu(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::erf(set_output, self_)?;
+    crate::kernels::erf_out(&mut meta, self_)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, cpu) of `aten::erf_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn erf_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::erf(set_output, self_)?;
+    crate::kernels::erf_out(&mut meta, self_)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Out, cpu) of `aten::erf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn erf_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Out(out);
+    let mut meta = aten_core::meta::erf(set_output, self_)?;
+    crate::kernels::erf_out(&mut meta, self_)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, cpu) of `aten::gelu(Tensor self, *, str approximate="none") -> Tensor`.
+pub fn gelu_structured_cpu(self_: &Tensor, approximate: &str) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::gelu(set_output, self_, approximate)?;
+    crate::kernels::gelu_out(&mut meta, self_, approximate)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, cpu) of `aten::gelu_(Tensor(a!) self, *, str approximate="none") -> Tensor(a!)`.
+pub fn gelu_structured_cpu_(self_: &Tensor, approximate: &str) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::gelu(set_output, self_, approximate)?;
+    crate::kernels::gelu_out(&mut meta, self_, approximate)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Out, cpu) of `aten::gelu.out(Tensor self, *, str approximate="none", Tensor(a!) out) -> Tensor(a!)`.
+pub fn gelu_out_structured_cpu(self_: &Tensor, approximate: &str, out: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Out(out);
+    let mut meta = aten_core::meta::gelu(set_output, self_, approximate)?;
+    crate::kernels::gelu_out(&mut meta, self_, approximate)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, cpu) of `aten::silu(Tensor self) -> Tensor`.
+pub fn silu_structured_cpu(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::silu(set_output, self_)?;
+    crate::kernels::silu_out(&mut meta, self_)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, cpu) of `aten::silu_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn silu_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::silu(set_output, self_)?;
+    crate::kernels::silu_out(&mut meta, self_)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Out, cpu) of `aten::silu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn silu_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Out(out);
+    let mut meta = aten_core::meta::silu(set_output, self_)?;
+    crate::kernels::silu_out(&mut meta, self_)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, cpu) of `aten::bitwise_not(Tensor self) -> Tensor`.
+pub fn bitwise_not_structured_cpu(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::bitwise_not(set_output, self_)?;
+    crate::kernels::bitwise_not_out(&mut meta, self_)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, cpu) of `aten::bitwise_not_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn bitwise_not_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::bitwise_not(set_output, self_)?;
+    crate::kernels::bitwise_not_out(&mut meta, self_)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Out, cpu) of `aten::bitwise_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn bitwise_not_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Out(out);
+    let mut meta = aten_core::meta::bitwise_not(set_output, self_)?;
+    crate::kernels::bitwise_not_out(&mut meta, self_)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+
 aten_dispatch::torch_library_impl!(aten, CPU, |m| {
     m.impl_(
         "empty.memory_format",
@@ -28,52 +947,105 @@ aten_dispatch::torch_library_impl!(aten, CPU, |m| {
     )?;
     m.impl_(
         "add.Tensor",
-        CppFunction::from_unboxed(crate::kernels::add_tensor),
+        CppFunction::from_unboxed(add_tensor_structured_cpu),
     )?;
     m.impl_(
         "add_.Tensor",
-        CppFunction::from_unboxed(crate::kernels::add_tensor_),
+        CppFunction::from_unboxed(add_tensor_structured_cpu_),
     )?;
-    m.impl_(
-        "add.out",
-        CppFunction::from_unboxed(crate::kernels::add_out),
-    )?;
+    m.impl_("add.out", CppFunction::from_unboxed(add_out_structured_cpu))?;
     m.impl_(
         "sub.Tensor",
-        CppFunction::from_unboxed(crate::kernels::sub_tensor),
+        CppFunction::from_unboxed(sub_tensor_structured_cpu),
     )?;
+    m.impl_(
+        "sub_.Tensor",
+        CppFunction::from_unboxed(sub_tensor_structured_cpu_),
+    )?;
+    m.impl_("sub.out", CppFunction::from_unboxed(sub_out_structured_cpu))?;
     m.impl_(
         "mul.Tensor",
-        CppFunction::from_unboxed(crate::kernels::mul_tensor),
+        CppFunction::from_unboxed(mul_tensor_structured_cpu),
     )?;
+    m.impl_("mul.out", CppFunction::from_unboxed(mul_out_structured_cpu))?;
     m.impl_(
         "mul_.Tensor",
-        CppFunction::from_unboxed(crate::kernels::mul_tensor_),
+        CppFunction::from_unboxed(mul_tensor_structured_cpu_),
     )?;
     m.impl_(
         "div.Tensor",
-        CppFunction::from_unboxed(crate::kernels::div_tensor),
+        CppFunction::from_unboxed(div_tensor_structured_cpu),
     )?;
+    m.impl_(
+        "div_.Tensor",
+        CppFunction::from_unboxed(div_tensor_structured_cpu_),
+    )?;
+    m.impl_("div.out", CppFunction::from_unboxed(div_out_structured_cpu))?;
     m.impl_(
         "div.Tensor_mode",
-        CppFunction::from_unboxed(crate::kernels::div_tensor_mode),
+        CppFunction::from_unboxed(div_tensor_mode_structured_cpu),
     )?;
-    m.impl_("atan2", CppFunction::from_unboxed(crate::kernels::atan2))?;
+    m.impl_(
+        "div_.Tensor_mode",
+        CppFunction::from_unboxed(div_tensor_mode_structured_cpu_),
+    )?;
+    m.impl_(
+        "div.out_mode",
+        CppFunction::from_unboxed(div_out_mode_structured_cpu),
+    )?;
+    m.impl_("atan2", CppFunction::from_unboxed(atan2_structured_cpu))?;
+    m.impl_("atan2_", CppFunction::from_unboxed(atan2_structured_cpu_))?;
+    m.impl_(
+        "atan2.out",
+        CppFunction::from_unboxed(atan2_out_structured_cpu),
+    )?;
     m.impl_(
         "bitwise_and.Tensor",
-        CppFunction::from_unboxed(crate::kernels::bitwise_and_tensor),
+        CppFunction::from_unboxed(bitwise_and_tensor_structured_cpu),
+    )?;
+    m.impl_(
+        "bitwise_and_.Tensor",
+        CppFunction::from_unboxed(bitwise_and_tensor_structured_cpu_),
+    )?;
+    m.impl_(
+        "bitwise_and.Tensor_out",
+        CppFunction::from_unboxed(bitwise_and_tensor_out_structured_cpu),
     )?;
     m.impl_(
         "bitwise_or.Tensor",
-        CppFunction::from_unboxed(crate::kernels::bitwise_or_tensor),
+        CppFunction::from_unboxed(bitwise_or_tensor_structured_cpu),
+    )?;
+    m.impl_(
+        "bitwise_or_.Tensor",
+        CppFunction::from_unboxed(bitwise_or_tensor_structured_cpu_),
+    )?;
+    m.impl_(
+        "bitwise_or.Tensor_out",
+        CppFunction::from_unboxed(bitwise_or_tensor_out_structured_cpu),
     )?;
     m.impl_(
         "bitwise_xor.Tensor",
-        CppFunction::from_unboxed(crate::kernels::bitwise_xor_tensor),
+        CppFunction::from_unboxed(bitwise_xor_tensor_structured_cpu),
+    )?;
+    m.impl_(
+        "bitwise_xor_.Tensor",
+        CppFunction::from_unboxed(bitwise_xor_tensor_structured_cpu_),
+    )?;
+    m.impl_(
+        "bitwise_xor.Tensor_out",
+        CppFunction::from_unboxed(bitwise_xor_tensor_out_structured_cpu),
     )?;
     m.impl_(
         "eq.Tensor",
-        CppFunction::from_unboxed(crate::kernels::eq_tensor),
+        CppFunction::from_unboxed(eq_tensor_structured_cpu),
+    )?;
+    m.impl_(
+        "eq_.Tensor",
+        CppFunction::from_unboxed(eq_tensor_structured_cpu_),
+    )?;
+    m.impl_(
+        "eq.Tensor_out",
+        CppFunction::from_unboxed(eq_tensor_out_structured_cpu),
     )?;
     m.impl_(
         "eq.Scalar",
@@ -81,7 +1053,15 @@ aten_dispatch::torch_library_impl!(aten, CPU, |m| {
     )?;
     m.impl_(
         "ne.Tensor",
-        CppFunction::from_unboxed(crate::kernels::ne_tensor),
+        CppFunction::from_unboxed(ne_tensor_structured_cpu),
+    )?;
+    m.impl_(
+        "ne_.Tensor",
+        CppFunction::from_unboxed(ne_tensor_structured_cpu_),
+    )?;
+    m.impl_(
+        "ne.Tensor_out",
+        CppFunction::from_unboxed(ne_tensor_out_structured_cpu),
     )?;
     m.impl_(
         "ne.Scalar",
@@ -89,7 +1069,15 @@ aten_dispatch::torch_library_impl!(aten, CPU, |m| {
     )?;
     m.impl_(
         "lt.Tensor",
-        CppFunction::from_unboxed(crate::kernels::lt_tensor),
+        CppFunction::from_unboxed(lt_tensor_structured_cpu),
+    )?;
+    m.impl_(
+        "lt_.Tensor",
+        CppFunction::from_unboxed(lt_tensor_structured_cpu_),
+    )?;
+    m.impl_(
+        "lt.Tensor_out",
+        CppFunction::from_unboxed(lt_tensor_out_structured_cpu),
     )?;
     m.impl_(
         "lt.Scalar",
@@ -97,7 +1085,15 @@ aten_dispatch::torch_library_impl!(aten, CPU, |m| {
     )?;
     m.impl_(
         "le.Tensor",
-        CppFunction::from_unboxed(crate::kernels::le_tensor),
+        CppFunction::from_unboxed(le_tensor_structured_cpu),
+    )?;
+    m.impl_(
+        "le_.Tensor",
+        CppFunction::from_unboxed(le_tensor_structured_cpu_),
+    )?;
+    m.impl_(
+        "le.Tensor_out",
+        CppFunction::from_unboxed(le_tensor_out_structured_cpu),
     )?;
     m.impl_(
         "le.Scalar",
@@ -105,7 +1101,15 @@ aten_dispatch::torch_library_impl!(aten, CPU, |m| {
     )?;
     m.impl_(
         "gt.Tensor",
-        CppFunction::from_unboxed(crate::kernels::gt_tensor),
+        CppFunction::from_unboxed(gt_tensor_structured_cpu),
+    )?;
+    m.impl_(
+        "gt_.Tensor",
+        CppFunction::from_unboxed(gt_tensor_structured_cpu_),
+    )?;
+    m.impl_(
+        "gt.Tensor_out",
+        CppFunction::from_unboxed(gt_tensor_out_structured_cpu),
     )?;
     m.impl_(
         "gt.Scalar",
@@ -113,7 +1117,15 @@ aten_dispatch::torch_library_impl!(aten, CPU, |m| {
     )?;
     m.impl_(
         "ge.Tensor",
-        CppFunction::from_unboxed(crate::kernels::ge_tensor),
+        CppFunction::from_unboxed(ge_tensor_structured_cpu),
+    )?;
+    m.impl_(
+        "ge_.Tensor",
+        CppFunction::from_unboxed(ge_tensor_structured_cpu_),
+    )?;
+    m.impl_(
+        "ge.Tensor_out",
+        CppFunction::from_unboxed(ge_tensor_out_structured_cpu),
     )?;
     m.impl_(
         "ge.Scalar",
@@ -121,23 +1133,49 @@ aten_dispatch::torch_library_impl!(aten, CPU, |m| {
     )?;
     m.impl_(
         "fmod.Tensor",
-        CppFunction::from_unboxed(crate::kernels::fmod_tensor),
+        CppFunction::from_unboxed(fmod_tensor_structured_cpu),
+    )?;
+    m.impl_(
+        "fmod_.Tensor",
+        CppFunction::from_unboxed(fmod_tensor_structured_cpu_),
+    )?;
+    m.impl_(
+        "fmod.Tensor_out",
+        CppFunction::from_unboxed(fmod_tensor_out_structured_cpu),
     )?;
     m.impl_(
         "remainder.Tensor",
-        CppFunction::from_unboxed(crate::kernels::remainder_tensor),
+        CppFunction::from_unboxed(remainder_tensor_structured_cpu),
     )?;
     m.impl_(
-        "maximum",
-        CppFunction::from_unboxed(crate::kernels::maximum),
+        "remainder_.Tensor",
+        CppFunction::from_unboxed(remainder_tensor_structured_cpu_),
     )?;
     m.impl_(
-        "minimum",
-        CppFunction::from_unboxed(crate::kernels::minimum),
+        "remainder.Tensor_out",
+        CppFunction::from_unboxed(remainder_tensor_out_structured_cpu),
+    )?;
+    m.impl_("maximum", CppFunction::from_unboxed(maximum_structured_cpu))?;
+    m.impl_(
+        "maximum.out",
+        CppFunction::from_unboxed(maximum_out_structured_cpu),
+    )?;
+    m.impl_("minimum", CppFunction::from_unboxed(minimum_structured_cpu))?;
+    m.impl_(
+        "minimum.out",
+        CppFunction::from_unboxed(minimum_out_structured_cpu),
     )?;
     m.impl_(
         "pow.Tensor_Tensor",
-        CppFunction::from_unboxed(crate::kernels::pow_tensor_tensor),
+        CppFunction::from_unboxed(pow_tensor_tensor_structured_cpu),
+    )?;
+    m.impl_(
+        "pow_.Tensor",
+        CppFunction::from_unboxed(pow_tensor_structured_cpu_),
+    )?;
+    m.impl_(
+        "pow.Tensor_Tensor_out",
+        CppFunction::from_unboxed(pow_tensor_tensor_out_structured_cpu),
     )?;
     m.impl_(
         "pow.Tensor_Scalar",
@@ -172,37 +1210,130 @@ aten_dispatch::torch_library_impl!(aten, CPU, |m| {
         "abs.out",
         CppFunction::from_unboxed(crate::kernels::abs_out),
     )?;
-    m.impl_("neg", CppFunction::from_unboxed(crate::kernels::neg))?;
-    m.impl_("sign", CppFunction::from_unboxed(crate::kernels::sign))?;
-    m.impl_("ceil", CppFunction::from_unboxed(crate::kernels::ceil))?;
-    m.impl_("floor", CppFunction::from_unboxed(crate::kernels::floor))?;
-    m.impl_("round", CppFunction::from_unboxed(crate::kernels::round))?;
-    m.impl_("trunc", CppFunction::from_unboxed(crate::kernels::trunc))?;
-    m.impl_("cos", CppFunction::from_unboxed(crate::kernels::cos))?;
-    m.impl_("sin", CppFunction::from_unboxed(crate::kernels::sin))?;
-    m.impl_("tanh", CppFunction::from_unboxed(crate::kernels::tanh))?;
-    m.impl_("exp", CppFunction::from_unboxed(crate::kernels::exp))?;
-    m.impl_("expm1", CppFunction::from_unboxed(crate::kernels::expm1))?;
-    m.impl_("log", CppFunction::from_unboxed(crate::kernels::log))?;
-    m.impl_("log1p", CppFunction::from_unboxed(crate::kernels::log1p))?;
-    m.impl_("sqrt", CppFunction::from_unboxed(crate::kernels::sqrt))?;
-    m.impl_("rsqrt", CppFunction::from_unboxed(crate::kernels::rsqrt))?;
+    m.impl_("neg", CppFunction::from_unboxed(neg_structured_cpu))?;
+    m.impl_("neg_", CppFunction::from_unboxed(neg_structured_cpu_))?;
+    m.impl_("neg.out", CppFunction::from_unboxed(neg_out_structured_cpu))?;
+    m.impl_("sign", CppFunction::from_unboxed(sign_structured_cpu))?;
+    m.impl_("sign_", CppFunction::from_unboxed(sign_structured_cpu_))?;
+    m.impl_(
+        "sign.out",
+        CppFunction::from_unboxed(sign_out_structured_cpu),
+    )?;
+    m.impl_("ceil", CppFunction::from_unboxed(ceil_structured_cpu))?;
+    m.impl_("ceil_", CppFunction::from_unboxed(ceil_structured_cpu_))?;
+    m.impl_(
+        "ceil.out",
+        CppFunction::from_unboxed(ceil_out_structured_cpu),
+    )?;
+    m.impl_("floor", CppFunction::from_unboxed(floor_structured_cpu))?;
+    m.impl_("floor_", CppFunction::from_unboxed(floor_structured_cpu_))?;
+    m.impl_(
+        "floor.out",
+        CppFunction::from_unboxed(floor_out_structured_cpu),
+    )?;
+    m.impl_("round", CppFunction::from_unboxed(round_structured_cpu))?;
+    m.impl_("round_", CppFunction::from_unboxed(round_structured_cpu_))?;
+    m.impl_(
+        "round.out",
+        CppFunction::from_unboxed(round_out_structured_cpu),
+    )?;
+    m.impl_("trunc", CppFunction::from_unboxed(trunc_structured_cpu))?;
+    m.impl_("trunc_", CppFunction::from_unboxed(trunc_structured_cpu_))?;
+    m.impl_(
+        "trunc.out",
+        CppFunction::from_unboxed(trunc_out_structured_cpu),
+    )?;
+    m.impl_("cos", CppFunction::from_unboxed(cos_structured_cpu))?;
+    m.impl_("cos_", CppFunction::from_unboxed(cos_structured_cpu_))?;
+    m.impl_("cos.out", CppFunction::from_unboxed(cos_out_structured_cpu))?;
+    m.impl_("sin", CppFunction::from_unboxed(sin_structured_cpu))?;
+    m.impl_("sin_", CppFunction::from_unboxed(sin_structured_cpu_))?;
+    m.impl_("sin.out", CppFunction::from_unboxed(sin_out_structured_cpu))?;
+    m.impl_("tanh", CppFunction::from_unboxed(tanh_structured_cpu))?;
+    m.impl_("tanh_", CppFunction::from_unboxed(tanh_structured_cpu_))?;
+    m.impl_(
+        "tanh.out",
+        CppFunction::from_unboxed(tanh_out_structured_cpu),
+    )?;
+    m.impl_("exp", CppFunction::from_unboxed(exp_structured_cpu))?;
+    m.impl_("exp_", CppFunction::from_unboxed(exp_structured_cpu_))?;
+    m.impl_("exp.out", CppFunction::from_unboxed(exp_out_structured_cpu))?;
+    m.impl_("expm1", CppFunction::from_unboxed(expm1_structured_cpu))?;
+    m.impl_("expm1_", CppFunction::from_unboxed(expm1_structured_cpu_))?;
+    m.impl_(
+        "expm1.out",
+        CppFunction::from_unboxed(expm1_out_structured_cpu),
+    )?;
+    m.impl_("log", CppFunction::from_unboxed(log_structured_cpu))?;
+    m.impl_("log_", CppFunction::from_unboxed(log_structured_cpu_))?;
+    m.impl_("log.out", CppFunction::from_unboxed(log_out_structured_cpu))?;
+    m.impl_("log1p", CppFunction::from_unboxed(log1p_structured_cpu))?;
+    m.impl_("log1p_", CppFunction::from_unboxed(log1p_structured_cpu_))?;
+    m.impl_(
+        "log1p.out",
+        CppFunction::from_unboxed(log1p_out_structured_cpu),
+    )?;
+    m.impl_("sqrt", CppFunction::from_unboxed(sqrt_structured_cpu))?;
+    m.impl_("sqrt_", CppFunction::from_unboxed(sqrt_structured_cpu_))?;
+    m.impl_(
+        "sqrt.out",
+        CppFunction::from_unboxed(sqrt_out_structured_cpu),
+    )?;
+    m.impl_("rsqrt", CppFunction::from_unboxed(rsqrt_structured_cpu))?;
+    m.impl_("rsqrt_", CppFunction::from_unboxed(rsqrt_structured_cpu_))?;
+    m.impl_(
+        "rsqrt.out",
+        CppFunction::from_unboxed(rsqrt_out_structured_cpu),
+    )?;
     m.impl_(
         "reciprocal",
-        CppFunction::from_unboxed(crate::kernels::reciprocal),
+        CppFunction::from_unboxed(reciprocal_structured_cpu),
     )?;
     m.impl_(
-        "sigmoid",
-        CppFunction::from_unboxed(crate::kernels::sigmoid),
+        "reciprocal_",
+        CppFunction::from_unboxed(reciprocal_structured_cpu_),
     )?;
-    m.impl_("erf", CppFunction::from_unboxed(crate::kernels::erf))?;
+    m.impl_(
+        "reciprocal.out",
+        CppFunction::from_unboxed(reciprocal_out_structured_cpu),
+    )?;
+    m.impl_("sigmoid", CppFunction::from_unboxed(sigmoid_structured_cpu))?;
+    m.impl_(
+        "sigmoid_",
+        CppFunction::from_unboxed(sigmoid_structured_cpu_),
+    )?;
+    m.impl_(
+        "sigmoid.out",
+        CppFunction::from_unboxed(sigmoid_out_structured_cpu),
+    )?;
+    m.impl_("erf", CppFunction::from_unboxed(erf_structured_cpu))?;
+    m.impl_("erf_", CppFunction::from_unboxed(erf_structured_cpu_))?;
+    m.impl_("erf.out", CppFunction::from_unboxed(erf_out_structured_cpu))?;
     m.impl_("relu", CppFunction::from_unboxed(crate::kernels::relu))?;
     m.impl_("relu_", CppFunction::from_unboxed(crate::kernels::relu_))?;
-    m.impl_("gelu", CppFunction::from_unboxed(crate::kernels::gelu))?;
-    m.impl_("silu", CppFunction::from_unboxed(crate::kernels::silu))?;
+    m.impl_("gelu", CppFunction::from_unboxed(gelu_structured_cpu))?;
+    m.impl_("gelu_", CppFunction::from_unboxed(gelu_structured_cpu_))?;
+    m.impl_(
+        "gelu.out",
+        CppFunction::from_unboxed(gelu_out_structured_cpu),
+    )?;
+    m.impl_("silu", CppFunction::from_unboxed(silu_structured_cpu))?;
+    m.impl_("silu_", CppFunction::from_unboxed(silu_structured_cpu_))?;
+    m.impl_(
+        "silu.out",
+        CppFunction::from_unboxed(silu_out_structured_cpu),
+    )?;
     m.impl_(
         "bitwise_not",
-        CppFunction::from_unboxed(crate::kernels::bitwise_not),
+        CppFunction::from_unboxed(bitwise_not_structured_cpu),
+    )?;
+    m.impl_(
+        "bitwise_not_",
+        CppFunction::from_unboxed(bitwise_not_structured_cpu_),
+    )?;
+    m.impl_(
+        "bitwise_not.out",
+        CppFunction::from_unboxed(bitwise_not_out_structured_cpu),
     )?;
     m.impl_(
         "logical_not.out",
@@ -321,117 +1452,28 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
         CppFunction::from_unboxed(crate::kernels::as_strided_tensorimpl),
     )?;
     m.impl_(
-        "add.Tensor",
-        CppFunction::from_unboxed(crate::kernels::add_tensor),
-    )?;
-    m.impl_(
-        "add_.Tensor",
-        CppFunction::from_unboxed(crate::kernels::add_tensor_),
-    )?;
-    m.impl_(
-        "add.out",
-        CppFunction::from_unboxed(crate::kernels::add_out),
-    )?;
-    m.impl_(
-        "sub.Tensor",
-        CppFunction::from_unboxed(crate::kernels::sub_tensor),
-    )?;
-    m.impl_(
-        "mul.Tensor",
-        CppFunction::from_unboxed(crate::kernels::mul_tensor),
-    )?;
-    m.impl_(
-        "mul_.Tensor",
-        CppFunction::from_unboxed(crate::kernels::mul_tensor_),
-    )?;
-    m.impl_(
-        "div.Tensor",
-        CppFunction::from_unboxed(crate::kernels::div_tensor),
-    )?;
-    m.impl_(
-        "div.Tensor_mode",
-        CppFunction::from_unboxed(crate::kernels::div_tensor_mode),
-    )?;
-    m.impl_("atan2", CppFunction::from_unboxed(crate::kernels::atan2))?;
-    m.impl_(
-        "bitwise_and.Tensor",
-        CppFunction::from_unboxed(crate::kernels::bitwise_and_tensor),
-    )?;
-    m.impl_(
-        "bitwise_or.Tensor",
-        CppFunction::from_unboxed(crate::kernels::bitwise_or_tensor),
-    )?;
-    m.impl_(
-        "bitwise_xor.Tensor",
-        CppFunction::from_unboxed(crate::kernels::bitwise_xor_tensor),
-    )?;
-    m.impl_(
-        "eq.Tensor",
-        CppFunction::from_unboxed(crate::kernels::eq_tensor),
-    )?;
-    m.impl_(
         "eq.Scalar",
         CppFunction::from_unboxed(crate::kernels::eq_scalar),
-    )?;
-    m.impl_(
-        "ne.Tensor",
-        CppFunction::from_unboxed(crate::kernels::ne_tensor),
     )?;
     m.impl_(
         "ne.Scalar",
         CppFunction::from_unboxed(crate::kernels::ne_scalar),
     )?;
     m.impl_(
-        "lt.Tensor",
-        CppFunction::from_unboxed(crate::kernels::lt_tensor),
-    )?;
-    m.impl_(
         "lt.Scalar",
         CppFunction::from_unboxed(crate::kernels::lt_scalar),
-    )?;
-    m.impl_(
-        "le.Tensor",
-        CppFunction::from_unboxed(crate::kernels::le_tensor),
     )?;
     m.impl_(
         "le.Scalar",
         CppFunction::from_unboxed(crate::kernels::le_scalar),
     )?;
     m.impl_(
-        "gt.Tensor",
-        CppFunction::from_unboxed(crate::kernels::gt_tensor),
-    )?;
-    m.impl_(
         "gt.Scalar",
         CppFunction::from_unboxed(crate::kernels::gt_scalar),
     )?;
     m.impl_(
-        "ge.Tensor",
-        CppFunction::from_unboxed(crate::kernels::ge_tensor),
-    )?;
-    m.impl_(
         "ge.Scalar",
         CppFunction::from_unboxed(crate::kernels::ge_scalar),
-    )?;
-    m.impl_(
-        "fmod.Tensor",
-        CppFunction::from_unboxed(crate::kernels::fmod_tensor),
-    )?;
-    m.impl_(
-        "remainder.Tensor",
-        CppFunction::from_unboxed(crate::kernels::remainder_tensor),
-    )?;
-    m.impl_(
-        "maximum",
-        CppFunction::from_unboxed(crate::kernels::maximum),
-    )?;
-    m.impl_(
-        "minimum",
-        CppFunction::from_unboxed(crate::kernels::minimum),
-    )?;
-    m.impl_(
-        "pow.Tensor_Tensor",
-        CppFunction::from_unboxed(crate::kernels::pow_tensor_tensor),
     )?;
     m.impl_(
         "pow.Tensor_Scalar",
@@ -466,38 +1508,8 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
         "abs.out",
         CppFunction::from_unboxed(crate::kernels::abs_out),
     )?;
-    m.impl_("neg", CppFunction::from_unboxed(crate::kernels::neg))?;
-    m.impl_("sign", CppFunction::from_unboxed(crate::kernels::sign))?;
-    m.impl_("ceil", CppFunction::from_unboxed(crate::kernels::ceil))?;
-    m.impl_("floor", CppFunction::from_unboxed(crate::kernels::floor))?;
-    m.impl_("round", CppFunction::from_unboxed(crate::kernels::round))?;
-    m.impl_("trunc", CppFunction::from_unboxed(crate::kernels::trunc))?;
-    m.impl_("cos", CppFunction::from_unboxed(crate::kernels::cos))?;
-    m.impl_("sin", CppFunction::from_unboxed(crate::kernels::sin))?;
-    m.impl_("tanh", CppFunction::from_unboxed(crate::kernels::tanh))?;
-    m.impl_("exp", CppFunction::from_unboxed(crate::kernels::exp))?;
-    m.impl_("expm1", CppFunction::from_unboxed(crate::kernels::expm1))?;
-    m.impl_("log", CppFunction::from_unboxed(crate::kernels::log))?;
-    m.impl_("log1p", CppFunction::from_unboxed(crate::kernels::log1p))?;
-    m.impl_("sqrt", CppFunction::from_unboxed(crate::kernels::sqrt))?;
-    m.impl_("rsqrt", CppFunction::from_unboxed(crate::kernels::rsqrt))?;
-    m.impl_(
-        "reciprocal",
-        CppFunction::from_unboxed(crate::kernels::reciprocal),
-    )?;
-    m.impl_(
-        "sigmoid",
-        CppFunction::from_unboxed(crate::kernels::sigmoid),
-    )?;
-    m.impl_("erf", CppFunction::from_unboxed(crate::kernels::erf))?;
     m.impl_("relu", CppFunction::from_unboxed(crate::kernels::relu))?;
     m.impl_("relu_", CppFunction::from_unboxed(crate::kernels::relu_))?;
-    m.impl_("gelu", CppFunction::from_unboxed(crate::kernels::gelu))?;
-    m.impl_("silu", CppFunction::from_unboxed(crate::kernels::silu))?;
-    m.impl_(
-        "bitwise_not",
-        CppFunction::from_unboxed(crate::kernels::bitwise_not),
-    )?;
     m.impl_(
         "logical_not.out",
         CppFunction::from_unboxed(crate::kernels::logical_not_out),

@@ -12,78 +12,38 @@ use super::util::{wrap, Variant};
 use crate::loops::binary;
 use crate::{dispatch_all, dispatch_floating};
 
-fn build<'a>(v: Variant<'_>, config: TensorIteratorConfig<'a>) -> Result<TensorIterator<'a>> {
-    v.configure(config).build()
+/// `add.out`: `a + alpha * b` over the meta function's iteration.
+pub fn add_out(iter: &mut TensorIterator<'_>, _: &Tensor, _: &Tensor, alpha: Scalar) -> Result<()> {
+    if !iter.has_data() {
+        return Ok(());
+    }
+    dispatch_all!(iter.common_dtype(), "add_cpu", T => {
+        let al = T::from_scalar(alpha)?;
+        if al == T::one() {
+            binary::<T, T, T>(iter, |x, y| x.add(y))
+        } else {
+            binary::<T, T, T>(iter, move |x, y| x.add(y.mul(al)))
+        }
+    })
 }
 
-fn alpha_check(dtype: ScalarType, alpha: Scalar) -> Result<()> {
-    if matches!(alpha, Scalar::Bool(_)) && dtype != ScalarType::Bool {
-        return Err(Error::runtime(
-            "Boolean alpha only supported for Boolean results.",
-        ));
+/// `sub.out`: `a - alpha * b`.
+pub fn sub_out(iter: &mut TensorIterator<'_>, _: &Tensor, _: &Tensor, alpha: Scalar) -> Result<()> {
+    if !iter.has_data() {
+        return Ok(());
     }
-    if !(dtype.is_floating_point() || dtype.is_complex() || alpha.is_integral(true)) {
-        return Err(Error::runtime(
-            "For integral input tensors, argument alpha must not be a floating point number.",
-        ));
-    }
-    Ok(())
+    dispatch_all!(iter.common_dtype(), "sub_cpu", T => {
+        let al = T::from_scalar(alpha)?;
+        binary::<T, T, T>(iter, move |x, y| x.sub(y.mul(al)))
+    })
 }
 
-fn sub_check(a: &Tensor, b: &Tensor) -> Result<()> {
-    let (ab, bb) = (
-        a.dtype() == Some(ScalarType::Bool),
-        b.dtype() == Some(ScalarType::Bool),
-    );
-    if ab && bb {
-        return Err(Error::runtime("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` operator instead."));
+/// `mul.out`: `a * b`.
+pub fn mul_out(iter: &mut TensorIterator<'_>, _: &Tensor, _: &Tensor) -> Result<()> {
+    if !iter.has_data() {
+        return Ok(());
     }
-    if ab || bb {
-        return Err(Error::runtime("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."));
-    }
-    Ok(())
-}
-
-/// `a + alpha * b` for every variant.
-pub fn add_impl(v: Variant<'_>, a: &Tensor, b: &Tensor, alpha: Scalar) -> Result<Tensor> {
-    let mut iter = build(v, TensorIteratorConfig::binary_op(v.output(), a, b))?;
-    let dtype = iter.common_dtype();
-    alpha_check(dtype, alpha)?;
-    if iter.has_data() {
-        dispatch_all!(dtype, "add_cpu", T => {
-            let al = T::from_scalar(alpha)?;
-            if al == T::one() {
-                binary::<T, T, T>(&mut iter, |x, y| x.add(y))
-            } else {
-                binary::<T, T, T>(&mut iter, move |x, y| x.add(y.mul(al)))
-            }
-        })?;
-    }
-    Ok(v.finish(iter))
-}
-
-/// `a - alpha * b`.
-pub fn sub_impl(v: Variant<'_>, a: &Tensor, b: &Tensor, alpha: Scalar) -> Result<Tensor> {
-    sub_check(a, b)?;
-    let mut iter = build(v, TensorIteratorConfig::binary_op(v.output(), a, b))?;
-    let dtype = iter.common_dtype();
-    alpha_check(dtype, alpha)?;
-    if iter.has_data() {
-        dispatch_all!(dtype, "sub_cpu", T => {
-            let al = T::from_scalar(alpha)?;
-            binary::<T, T, T>(&mut iter, move |x, y| x.sub(y.mul(al)))
-        })?;
-    }
-    Ok(v.finish(iter))
-}
-
-/// `a * b`.
-pub fn mul_impl(v: Variant<'_>, a: &Tensor, b: &Tensor) -> Result<Tensor> {
-    let mut iter = build(v, TensorIteratorConfig::binary_op(v.output(), a, b))?;
-    if iter.has_data() {
-        dispatch_all!(iter.common_dtype(), "mul_cpu", T => binary::<T, T, T>(&mut iter, |x, y| x.mul(y)))?;
-    }
-    Ok(v.finish(iter))
+    dispatch_all!(iter.common_dtype(), "mul_cpu", T => binary::<T, T, T>(iter, |x, y| x.mul(y)))
 }
 
 /// Rounding of a division.
@@ -178,55 +138,73 @@ fn div_int(a: i64, b: i64, rounding: Rounding) -> i64 {
     }
 }
 
-/// `a / b` with a rounding mode.
-pub fn div_impl(v: Variant<'_>, a: &Tensor, b: &Tensor, rounding: Rounding) -> Result<Tensor> {
-    let mut config = TensorIteratorConfig::binary_op(v.output(), a, b);
-    if rounding == Rounding::True {
-        config = config.promote_integer_inputs_to_float(true);
-    }
-    let mut iter = build(v, config)?;
-    let dtype = iter.common_dtype();
-    if iter.has_data() {
-        if dtype.is_integral(true) {
-            check_integer_divisors(&mut iter)?;
-        }
-        match rounding {
-            Rounding::True => {
-                dispatch_floating!(dtype, "div_true_cpu", T => binary::<T, T, T>(&mut iter, |x, y| {
-                    x.zip32(y, |p, q| p / q, |p, q| p / q)
-                }))?
-            }
-            Rounding::Trunc => {
-                dispatch_all!(dtype, "div_trunc_cpu", T => binary::<T, T, T>(&mut iter, |x, y| {
-                    if T::IS_FLOAT {
-                        T::from_f64((x.to_f64() / y.to_f64()).trunc())
-                    } else {
-                        T::from_i64(div_int(x.to_i64(), y.to_i64(), Rounding::Trunc))
-                    }
-                }))?
-            }
-            Rounding::Floor => {
-                dispatch_all!(dtype, "div_floor_cpu", T => binary::<T, T, T>(&mut iter, |x, y| {
-                    if T::IS_FLOAT {
-                        if std::mem::size_of::<T>() == 8 {
-                            T::from_f64(div_floor_f64(x.to_f64(), y.to_f64()))
-                        } else {
-                            T::from_f64(f64::from(div_floor_f32(x.to_f64() as f32, y.to_f64() as f32)))
-                        }
-                    } else {
-                        T::from_i64(div_int(x.to_i64(), y.to_i64(), Rounding::Floor))
-                    }
-                }))?
-            }
-        }
-    }
-    Ok(v.finish(iter))
+/// `div.out`: true division.
+pub fn div_out(iter: &mut TensorIterator<'_>, _: &Tensor, _: &Tensor) -> Result<()> {
+    div_loop(iter, Rounding::True)
 }
 
-/// `remainder` (Python's `%`: the sign of the divisor) or `fmod` (the sign
-/// of the dividend).
-pub fn mod_impl(v: Variant<'_>, a: &Tensor, b: &Tensor, python: bool) -> Result<Tensor> {
-    let mut iter = build(v, TensorIteratorConfig::binary_op(v.output(), a, b))?;
+/// `div.out_mode`.
+pub fn div_out_mode(
+    iter: &mut TensorIterator<'_>,
+    _: &Tensor,
+    _: &Tensor,
+    rounding_mode: Option<&str>,
+) -> Result<()> {
+    div_loop(iter, Rounding::parse(rounding_mode)?)
+}
+
+/// `a / b` with a rounding mode.
+pub fn div_loop(iter: &mut TensorIterator<'_>, rounding: Rounding) -> Result<()> {
+    let dtype = iter.common_dtype();
+    if !iter.has_data() {
+        return Ok(());
+    }
+    if dtype.is_integral(true) {
+        check_integer_divisors(iter)?;
+    }
+    match rounding {
+        Rounding::True => {
+            dispatch_floating!(dtype, "div_true_cpu", T => binary::<T, T, T>(iter, |x, y| {
+                x.zip32(y, |p, q| p / q, |p, q| p / q)
+            }))
+        }
+        Rounding::Trunc => {
+            dispatch_all!(dtype, "div_trunc_cpu", T => binary::<T, T, T>(iter, |x, y| {
+                if T::IS_FLOAT {
+                    T::from_f64((x.to_f64() / y.to_f64()).trunc())
+                } else {
+                    T::from_i64(div_int(x.to_i64(), y.to_i64(), Rounding::Trunc))
+                }
+            }))
+        }
+        Rounding::Floor => {
+            dispatch_all!(dtype, "div_floor_cpu", T => binary::<T, T, T>(iter, |x, y| {
+                if T::IS_FLOAT {
+                    if std::mem::size_of::<T>() == 8 {
+                        T::from_f64(div_floor_f64(x.to_f64(), y.to_f64()))
+                    } else {
+                        T::from_f64(f64::from(div_floor_f32(x.to_f64() as f32, y.to_f64() as f32)))
+                    }
+                } else {
+                    T::from_i64(div_int(x.to_i64(), y.to_i64(), Rounding::Floor))
+                }
+            }))
+        }
+    }
+}
+
+/// `remainder.Tensor_out`: Python's `%` (the sign of the divisor).
+pub fn remainder_tensor_out(iter: &mut TensorIterator<'_>, _: &Tensor, _: &Tensor) -> Result<()> {
+    mod_loop(iter, true)
+}
+
+/// `fmod.Tensor_out`: the sign of the dividend.
+pub fn fmod_tensor_out(iter: &mut TensorIterator<'_>, _: &Tensor, _: &Tensor) -> Result<()> {
+    mod_loop(iter, false)
+}
+
+/// `remainder` (`python`) or `fmod`.
+fn mod_loop(iter: &mut TensorIterator<'_>, python: bool) -> Result<()> {
     let dtype = iter.common_dtype();
     if dtype == ScalarType::Bool {
         return Err(super::util::not_implemented(
@@ -234,42 +212,39 @@ pub fn mod_impl(v: Variant<'_>, a: &Tensor, b: &Tensor, python: bool) -> Result<
             dtype,
         ));
     }
-    if iter.has_data() {
-        if dtype.is_integral(false) {
-            check_integer_divisors(&mut iter)?;
-        }
-        dispatch_all!(dtype, "remainder_cpu", T => binary::<T, T, T>(&mut iter, move |x, y| {
-            if T::IS_FLOAT {
-                let (p, q) = (x.to_f64(), y.to_f64());
-                let mut m = p % q;
-                if python && m != 0.0 && (q < 0.0) != (m < 0.0) {
-                    m += q;
-                }
-                T::from_f64(m)
-            } else {
-                let (p, q) = (x.to_i64(), y.to_i64());
-                let mut m = p.wrapping_rem(q);
-                if python && m != 0 && (m < 0) != (q < 0) {
-                    m += q;
-                }
-                T::from_i64(m)
-            }
-        }))?;
+    if !iter.has_data() {
+        return Ok(());
     }
-    Ok(v.finish(iter))
+    if dtype.is_integral(false) {
+        check_integer_divisors(iter)?;
+    }
+    dispatch_all!(dtype, "remainder_cpu", T => binary::<T, T, T>(iter, move |x, y| {
+        if T::IS_FLOAT {
+            let (p, q) = (x.to_f64(), y.to_f64());
+            let mut m = p % q;
+            if python && m != 0.0 && (q < 0.0) != (m < 0.0) {
+                m += q;
+            }
+            T::from_f64(m)
+        } else {
+            let (p, q) = (x.to_i64(), y.to_i64());
+            let mut m = p.wrapping_rem(q);
+            if python && m != 0 && (m < 0) != (q < 0) {
+                m += q;
+            }
+            T::from_i64(m)
+        }
+    }))
 }
 
-/// `atan2(a, b)`: a floating operation (integers promote).
-pub fn atan2_impl(v: Variant<'_>, a: &Tensor, b: &Tensor) -> Result<Tensor> {
-    let config =
-        TensorIteratorConfig::binary_op(v.output(), a, b).promote_integer_inputs_to_float(true);
-    let mut iter = build(v, config)?;
-    if iter.has_data() {
-        dispatch_floating!(iter.common_dtype(), "atan2_cpu", T => binary::<T, T, T>(&mut iter, |x, y| {
-            x.zip32(y, f32::atan2, f64::atan2)
-        }))?;
+/// `atan2.out`.
+pub fn atan2_out(iter: &mut TensorIterator<'_>, _: &Tensor, _: &Tensor) -> Result<()> {
+    if !iter.has_data() {
+        return Ok(());
     }
-    Ok(v.finish(iter))
+    dispatch_floating!(iter.common_dtype(), "atan2_cpu", T => binary::<T, T, T>(iter, |x, y| {
+        x.zip32(y, f32::atan2, f64::atan2)
+    }))
 }
 
 fn powi(a: i64, b: i64) -> i64 {
@@ -298,23 +273,27 @@ fn powi(a: i64, b: i64) -> i64 {
     result
 }
 
-/// `pow(a, b)`.
-pub fn pow_impl(v: Variant<'_>, a: &Tensor, b: &Tensor) -> Result<Tensor> {
-    let mut iter = build(v, TensorIteratorConfig::binary_op(v.output(), a, b))?;
+/// `pow.Tensor_Tensor_out`.
+pub fn pow_tensor_tensor_out(iter: &mut TensorIterator<'_>, _: &Tensor, _: &Tensor) -> Result<()> {
+    pow_loop(iter)
+}
+
+/// `pow(a, b)` over an iteration.
+fn pow_loop(iter: &mut TensorIterator<'_>) -> Result<()> {
     let dtype = iter.common_dtype();
     if dtype == ScalarType::Bool {
         return Err(super::util::not_implemented("pow", dtype));
     }
-    if iter.has_data() {
-        dispatch_all!(dtype, "pow", T => binary::<T, T, T>(&mut iter, |x, y| {
-            if T::IS_FLOAT {
-                T::from_f64(x.to_f64().powf(y.to_f64()))
-            } else {
-                T::from_i64(powi(x.to_i64(), y.to_i64()))
-            }
-        }))?;
+    if !iter.has_data() {
+        return Ok(());
     }
-    Ok(v.finish(iter))
+    dispatch_all!(dtype, "pow", T => binary::<T, T, T>(iter, |x, y| {
+        if T::IS_FLOAT {
+            T::from_f64(x.to_f64().powf(y.to_f64()))
+        } else {
+            T::from_i64(powi(x.to_i64(), y.to_i64()))
+        }
+    }))
 }
 
 /// `pow(a, scalar)`.
@@ -326,24 +305,38 @@ pub fn pow_scalar_impl(v: Variant<'_>, a: &Tensor, exponent: Scalar) -> Result<T
             ));
         }
     }
-    pow_impl(v, a, &wrap(exponent)?)
+    let b = wrap(exponent)?;
+    let mut iter = v
+        .configure(TensorIteratorConfig::binary_op(v.output(), a, &b))
+        .build()?;
+    pow_loop(&mut iter)?;
+    Ok(v.finish(iter))
 }
 
-/// `maximum` (`max = true`) or `minimum`, propagating NaN.
-pub fn max_min_impl(v: Variant<'_>, a: &Tensor, b: &Tensor, max: bool) -> Result<Tensor> {
-    let mut iter = build(v, TensorIteratorConfig::binary_op(v.output(), a, b))?;
-    if iter.has_data() {
-        dispatch_all!(iter.common_dtype(), "maximum_cpu", T => binary::<T, T, T>(&mut iter, move |x, y| {
-            if T::IS_FLOAT && (x.to_f64().is_nan() || y.to_f64().is_nan()) {
-                T::from_f64(f64::NAN)
-            } else if (x > y) == max {
-                x
-            } else {
-                y
-            }
-        }))?;
+/// `maximum.out`: propagates NaN.
+pub fn maximum_out(iter: &mut TensorIterator<'_>, _: &Tensor, _: &Tensor) -> Result<()> {
+    max_min_loop(iter, true)
+}
+
+/// `minimum.out`: propagates NaN.
+pub fn minimum_out(iter: &mut TensorIterator<'_>, _: &Tensor, _: &Tensor) -> Result<()> {
+    max_min_loop(iter, false)
+}
+
+/// `maximum` (`max`) or `minimum`.
+fn max_min_loop(iter: &mut TensorIterator<'_>, max: bool) -> Result<()> {
+    if !iter.has_data() {
+        return Ok(());
     }
-    Ok(v.finish(iter))
+    dispatch_all!(iter.common_dtype(), "maximum_cpu", T => binary::<T, T, T>(iter, move |x, y| {
+        if T::IS_FLOAT && (x.to_f64().is_nan() || y.to_f64().is_nan()) {
+            T::from_f64(f64::NAN)
+        } else if (x > y) == max {
+            x
+        } else {
+            y
+        }
+    }))
 }
 
 #[cfg(test)]

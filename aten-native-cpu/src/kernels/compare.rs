@@ -77,21 +77,49 @@ fn bool_result(
     }
 }
 
-/// A comparison of `a` and `b` (bool result).
+/// A comparison of `a` and `b` for every variant (the Scalar overloads).
 pub fn compare(v: Variant<'_>, a: &Tensor, b: &Tensor, cmp: Cmp) -> Result<Tensor> {
-    bool_result(v, a, b, true, |iter| {
-        // One loop per comparison, so each loop body is a single compare
-        // and vectorizes.
-        macro_rules! per_cmp {
-            ($T:ty; $($c:ident => $op:tt),*) => {
-                match cmp {
-                    $(Cmp::$c => binary::<bool, $T, $T>(iter, |x, y| x $op y),)*
-                }
-            };
-        }
-        dispatch_all!(iter.common_dtype(), "compare", T => per_cmp!(T; Eq => ==, Ne => !=, Lt => <, Le => <=, Gt => >, Ge => >=))
-    })
+    let mut iter = v
+        .configure(TensorIteratorConfig::comparison_op(v.output(), a, b))
+        .build()?;
+    compare_loop(&mut iter, cmp)?;
+    Ok(v.finish(iter))
 }
+
+/// A comparison over an iteration built by `comparison_op`: the output is
+/// bool, or of the common dtype (ones and zeros).
+pub fn compare_loop(iter: &mut TensorIterator<'_>, cmp: Cmp) -> Result<()> {
+    if !iter.has_data() {
+        return Ok(());
+    }
+    let to_bool = iter.dtype(0) == ScalarType::Bool;
+    // One loop per comparison, so each loop body is a single compare and
+    // vectorizes.
+    macro_rules! per_cmp {
+        ($T:ty; $($c:ident => $op:tt),*) => {
+            match cmp {
+                $(Cmp::$c if to_bool => binary::<bool, $T, $T>(iter, |x, y| x $op y),)*
+                $(Cmp::$c => binary::<$T, $T, $T>(iter, |x, y| <$T>::from_i64(i64::from(x $op y))),)*
+            }
+        };
+    }
+    dispatch_all!(iter.common_dtype(), "compare", T => per_cmp!(T; Eq => ==, Ne => !=, Lt => <, Le => <=, Gt => >, Ge => >=))
+}
+
+/// Defines the comparisons' impls.
+macro_rules! compare_impls {
+    ($($name:ident => $cmp:ident),* $(,)?) => {$(
+        #[doc = concat!("`", stringify!($name), "`.")]
+        pub fn $name(iter: &mut TensorIterator<'_>, _: &Tensor, _: &Tensor) -> Result<()> {
+            compare_loop(iter, Cmp::$cmp)
+        }
+    )*};
+}
+
+compare_impls!(
+    eq_tensor_out => Eq, ne_tensor_out => Ne, lt_tensor_out => Lt,
+    le_tensor_out => Le, gt_tensor_out => Gt, ge_tensor_out => Ge,
+);
 
 /// A logical operation on the truth values of `a` and `b`.
 pub fn logical(v: Variant<'_>, a: &Tensor, b: &Tensor, op: Logic) -> Result<Tensor> {
@@ -109,29 +137,40 @@ pub fn logical(v: Variant<'_>, a: &Tensor, b: &Tensor, op: Logic) -> Result<Tens
     })
 }
 
-/// A bitwise operation (integral and bool dtypes).
-pub fn bitwise(v: Variant<'_>, a: &Tensor, b: &Tensor, op: Logic) -> Result<Tensor> {
+/// A bitwise operation (integral and bool dtypes) over an iteration.
+pub fn bitwise_loop(iter: &mut TensorIterator<'_>, op: Logic) -> Result<()> {
     let name = match op {
         Logic::And => "bitwise_and_cpu",
         Logic::Or => "bitwise_or_cpu",
         Logic::Xor => "bitwise_xor_cpu",
     };
-    let mut iter = v
-        .configure(TensorIteratorConfig::binary_op(v.output(), a, b))
-        .build()?;
     let dtype = iter.common_dtype();
     if !dtype.is_integral(true) {
         return Err(super::util::not_implemented(name, dtype));
     }
-    if iter.has_data() {
-        dispatch_integral!(dtype, name, T => crate::loops::binary::<T, T, T>(&mut iter, move |x, y| {
-            let (p, q) = (x.to_i64(), y.to_i64());
-            T::from_i64(match op {
-                Logic::And => p & q,
-                Logic::Or => p | q,
-                Logic::Xor => p ^ q,
-            })
-        }))?;
+    if !iter.has_data() {
+        return Ok(());
     }
-    Ok(v.finish(iter))
+    dispatch_integral!(dtype, name, T => crate::loops::binary::<T, T, T>(iter, move |x, y| {
+        let (p, q) = (x.to_i64(), y.to_i64());
+        T::from_i64(match op {
+            Logic::And => p & q,
+            Logic::Or => p | q,
+            Logic::Xor => p ^ q,
+        })
+    }))
 }
+
+/// Defines the bitwise operations' impls.
+macro_rules! bitwise_impls {
+    ($($name:ident => $op:ident),* $(,)?) => {$(
+        #[doc = concat!("`", stringify!($name), "`.")]
+        pub fn $name(iter: &mut TensorIterator<'_>, _: &Tensor, _: &Tensor) -> Result<()> {
+            bitwise_loop(iter, Logic::$op)
+        }
+    )*};
+}
+
+bitwise_impls!(
+    bitwise_and_tensor_out => And, bitwise_or_tensor_out => Or, bitwise_xor_tensor_out => Xor,
+);

@@ -1,7 +1,8 @@
 //! The CPU kernels named by the project's `native_functions.yaml`.
 //!
-//! - [`pointwise_ops`]: the registered pointwise kernels, built on
-//!   [`binary`], [`unary`], [`compare`] and [`ternary`];
+//! - [`binary`], [`unary`], [`compare`]: pointwise loops and the impls of
+//!   the structured pointwise families; [`pointwise_ops`]: the other
+//!   registered pointwise kernels (on those loops and [`ternary`]);
 //! - [`arith`]: element arithmetic per dtype; [`util`]: shared helpers;
 //! - factories; [`fill`]: `fill_`, `zero_`, range and random fills;
 //! - [`indexing`]: `index_select`, `gather`; [`flip`](mod@flip); [`cat`](mod@cat);
@@ -43,7 +44,20 @@ pub use nn::{
     max_pool2d_with_indices, mse_loss, native_dropout, native_layer_norm, nll_loss_forward,
     slow_conv2d_forward, slow_conv_dilated2d,
 };
+pub use binary::{
+    add_out, atan2_out, div_out, div_out_mode, fmod_tensor_out, maximum_out, minimum_out, mul_out,
+    pow_tensor_tensor_out, remainder_tensor_out, sub_out,
+};
+pub use compare::{
+    bitwise_and_tensor_out, bitwise_or_tensor_out, bitwise_xor_tensor_out, eq_tensor_out,
+    ge_tensor_out, gt_tensor_out, le_tensor_out, lt_tensor_out, ne_tensor_out,
+};
 pub use pointwise_ops::*;
+pub use unary::{
+    bitwise_not_out, ceil_out, cos_out, erf_out, exp_out, expm1_out, floor_out, gelu_out, log1p_out,
+    log_out, neg_out, reciprocal_out, round_out, rsqrt_out, sigmoid_out, sign_out, silu_out,
+    sin_out, sqrt_out, tanh_out, trunc_out,
+};
 pub use reduce::{
     all_dim, amax, amin, any_dim, argmax, cumsum, log_softmax_cpu, max_dim, mean_dim, prod,
     softmax_cpu, sum_dim_intlist, var_correction,

@@ -108,23 +108,59 @@ impl FloatFn {
     }
 }
 
-/// A floating math function.
+/// A floating math function for every variant.
 pub fn float_fn(v: Variant<'_>, a: &Tensor, f: FloatFn) -> Result<Tensor> {
-    if f.floating_only() {
-        let dtype = a
-            .dtype()
-            .ok_or_else(|| Error::runtime("undefined tensor"))?;
-        if !dtype.is_floating_point() {
-            return Err(not_implemented(f.name(), dtype));
-        }
-    }
-    let mut iter = build(v, TensorIteratorConfig::unary_float_op(v.output(), a))?;
-    if iter.has_data() {
-        dispatch_floating!(iter.common_dtype(), f.name(), T => unary::<T, T>(&mut iter, move |x| {
-            x.map32(|p| f.f32(p), |p| f.f64(p))
-        }))?;
-    }
+    let config = if f.floating_only() {
+        TensorIteratorConfig::unary_op(v.output(), a)
+    } else {
+        TensorIteratorConfig::unary_float_op(v.output(), a)
+    };
+    let mut iter = build(v, config)?;
+    float_loop(&mut iter, f)?;
     Ok(v.finish(iter))
+}
+
+/// A floating math function over an iteration (`gelu` and `silu` refuse
+/// other dtypes; the rest were promoted by the meta function).
+pub fn float_loop(iter: &mut TensorIterator<'_>, f: FloatFn) -> Result<()> {
+    let dtype = iter.common_dtype();
+    if !dtype.is_floating_point() {
+        return Err(not_implemented(f.name(), dtype));
+    }
+    if !iter.has_data() {
+        return Ok(());
+    }
+    dispatch_floating!(dtype, f.name(), T => unary::<T, T>(iter, move |x| {
+        x.map32(|p| f.f32(p), |p| f.f64(p))
+    }))
+}
+
+/// Defines the floating functions' impls.
+macro_rules! float_impls {
+    ($($name:ident => $f:ident),* $(,)?) => {$(
+        #[doc = concat!("`", stringify!($name), "`.")]
+        pub fn $name(iter: &mut TensorIterator<'_>, _: &Tensor) -> Result<()> {
+            float_loop(iter, FloatFn::$f)
+        }
+    )*};
+}
+
+float_impls!(
+    cos_out => Cos, sin_out => Sin, tanh_out => Tanh, exp_out => Exp, expm1_out => Expm1,
+    log_out => Log, log1p_out => Log1p, sqrt_out => Sqrt, rsqrt_out => Rsqrt,
+    reciprocal_out => Reciprocal, sigmoid_out => Sigmoid, erf_out => Erf, silu_out => Silu,
+);
+
+/// `gelu.out`.
+pub fn gelu_out(iter: &mut TensorIterator<'_>, _: &Tensor, approximate: &str) -> Result<()> {
+    float_loop(
+        iter,
+        if approximate == "tanh" {
+            FloatFn::GeluTanh
+        } else {
+            FloatFn::Gelu
+        },
+    )
 }
 
 /// The dtype-preserving unary operations.
@@ -187,14 +223,22 @@ fn same_fn_value<T: Arith>(f: SameFn, x: T) -> T {
     }
 }
 
-/// A dtype-preserving unary operation.
+/// A dtype-preserving unary operation for every variant (`abs`,
+/// `relu`).
 pub fn same_fn(v: Variant<'_>, a: &Tensor, f: SameFn) -> Result<Tensor> {
-    let dtype = a
-        .dtype()
-        .ok_or_else(|| Error::runtime("undefined tensor"))?;
+    if matches!(f, SameFn::Neg) && a.dtype() == Some(ScalarType::Bool) {
+        return Err(Error::runtime("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."));
+    }
+    let mut iter = build(v, TensorIteratorConfig::unary_op(v.output(), a))?;
+    same_loop(&mut iter, f)?;
+    Ok(v.finish(iter))
+}
+
+/// A dtype-preserving unary operation over an iteration.
+pub fn same_loop(iter: &mut TensorIterator<'_>, f: SameFn) -> Result<()> {
+    let dtype = iter.common_dtype();
     if dtype == ScalarType::Bool {
         match f {
-            SameFn::Neg => return Err(Error::runtime("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.")),
             SameFn::Abs => return Err(not_implemented("abs_cpu", dtype)),
             SameFn::Relu => return Err(not_implemented("clamp_min_scalar_cpu", dtype)),
             SameFn::Ceil => return Err(not_implemented("ceil_vml_cpu", dtype)),
@@ -207,34 +251,48 @@ pub fn same_fn(v: Variant<'_>, a: &Tensor, f: SameFn) -> Result<Tensor> {
     if matches!(f, SameFn::BitwiseNot) && dtype.is_floating_point() {
         return Err(not_implemented("bitwise_not_cpu", dtype));
     }
-    let mut iter = build(v, TensorIteratorConfig::unary_op(v.output(), a))?;
-    if iter.has_data() {
-        match f {
-            SameFn::BitwiseNot => {
-                dispatch_integral!(iter.common_dtype(), "bitwise_not_cpu", T => unary::<T, T>(&mut iter, |x| {
-                    if T::DTYPE == ScalarType::Bool {
-                        T::from_i64(i64::from(x.to_i64() == 0))
-                    } else {
-                        T::from_i64(!x.to_i64())
-                    }
-                }))?
-            }
-            _ => {
-                // One loop per function, so each closure's `match` folds
-                // away and the loop vectorizes.
-                macro_rules! per_fn {
-                    ($T:ty; $($f:ident),*) => {
-                        match f {
-                            $(SameFn::$f => unary::<$T, $T>(&mut iter, |x| same_fn_value(SameFn::$f, x)),)*
-                        }
-                    };
+    if !iter.has_data() {
+        return Ok(());
+    }
+    match f {
+        SameFn::BitwiseNot => {
+            dispatch_integral!(dtype, "bitwise_not_cpu", T => unary::<T, T>(iter, |x| {
+                if T::DTYPE == ScalarType::Bool {
+                    T::from_i64(i64::from(x.to_i64() == 0))
+                } else {
+                    T::from_i64(!x.to_i64())
                 }
-                dispatch_all!(iter.common_dtype(), "unary", T => per_fn!(T; Abs, Neg, Sign, Ceil, Floor, Round, Trunc, Relu, BitwiseNot))?
+            }))
+        }
+        _ => {
+            // One loop per function, so each closure's `match` folds away
+            // and the loop vectorizes.
+            macro_rules! per_fn {
+                ($T:ty; $($f:ident),*) => {
+                    match f {
+                        $(SameFn::$f => unary::<$T, $T>(iter, |x| same_fn_value(SameFn::$f, x)),)*
+                    }
+                };
             }
+            dispatch_all!(dtype, "unary", T => per_fn!(T; Abs, Neg, Sign, Ceil, Floor, Round, Trunc, Relu, BitwiseNot))
         }
     }
-    Ok(v.finish(iter))
 }
+
+/// Defines the dtype-preserving functions' impls.
+macro_rules! same_impls {
+    ($($name:ident => $f:ident),* $(,)?) => {$(
+        #[doc = concat!("`", stringify!($name), "`.")]
+        pub fn $name(iter: &mut TensorIterator<'_>, _: &Tensor) -> Result<()> {
+            same_loop(iter, SameFn::$f)
+        }
+    )*};
+}
+
+same_impls!(
+    neg_out => Neg, sign_out => Sign, ceil_out => Ceil, floor_out => Floor,
+    round_out => Round, trunc_out => Trunc, bitwise_not_out => BitwiseNot,
+);
 
 /// `logical_not`: a bool result (or the out tensor's dtype).
 pub fn logical_not_impl(v: Variant<'_>, a: &Tensor) -> Result<Tensor> {

@@ -1,0 +1,17 @@
+//! Meta functions of the structured families (PyTorch's `TORCH_META_FUNC`):
+//! each checks its arguments and describes its output through a
+//! [`SetOutput`](crate::structured::SetOutput), backend-neutrally. The
+//! generated wrappers of every backend call them (see
+//! [`crate::structured`]); the Meta backend's kernels are these functions
+//! alone.
+//!
+//! A function is named after the family's functional operator
+//! (`add.Tensor`: [`add_tensor`]) and takes its arguments.
+//!
+//! - [`pointwise`]: the families built on `TensorIterator`
+//!   (`structured_inherits: TensorIteratorBase`): binary arithmetic,
+//!   bitwise operations, comparisons and unary functions.
+
+pub mod pointwise;
+
+pub use pointwise::*;

@@ -1,0 +1,169 @@
+//! Structured kernels at run time (PyTorch's structured kernels).
+//!
+//! A structured family is an out operator (`add.out`, `structured: True`
+//! in the yaml) and the functional and in-place operators that delegate to
+//! it (`add.Tensor`, `add_.Tensor`). Its logic is split as PyTorch splits
+//! it:
+//!
+//! - the **meta function** ([`crate::meta`], PyTorch's `TORCH_META_FUNC`):
+//!   backend-neutral; checks the arguments and describes the output (sizes,
+//!   dtype, strides), calling [`SetOutput`] for it. Families built on
+//!   `TensorIterator` (`structured_inherits: TensorIteratorBase`) return the
+//!   built iterator, which holds their output;
+//! - the **impl** of each backend (PyTorch's `TORCH_IMPL_FUNC`): the loops,
+//!   given the meta function's result and the arguments;
+//! - the **wrappers**, generated per backend and member: they pick the
+//!   [`SetOutput`] of the member (functional: allocate; in-place: check
+//!   `self`; out: resize and check `out`), run the meta function, then the
+//!   backend's impl (the Meta backend has none), and return the output
+//!   ([`SetOutput::finish`]).
+
+use c10_core::warning::{warn, Warning};
+use c10_core::{Device, Error, Result, ScalarType, TensorBase};
+
+use crate::tensor_iterator::{TensorIterator, TensorIteratorConfig};
+use crate::Tensor;
+
+/// What `set_output` does for the member of a structured family being
+/// called (PyTorch's generated `set_output_raw_strided` of the functional,
+/// in-place and out classes).
+#[derive(Copy, Clone, Debug)]
+#[doc(alias = "set_output_raw_strided")]
+pub enum SetOutput<'a> {
+    /// The functional member (`add`): the output is allocated as described.
+    Functional,
+    /// The in-place member (`add_`): the output is `self`, which must
+    /// already be what the meta function describes.
+    Inplace(&'a Tensor),
+    /// The out member (`add.out`): `out` is resized to the described shape
+    /// (PyTorch's `resize_output`) and must have its dtype and device.
+    Out(&'a Tensor),
+}
+
+impl<'a> SetOutput<'a> {
+    /// The given output, if any (PyTorch's `maybe_get_output`).
+    #[inline]
+    pub fn maybe_get_output(self) -> Option<&'a Tensor> {
+        match self {
+            SetOutput::Functional => None,
+            SetOutput::Inplace(t) | SetOutput::Out(t) => Some(t),
+        }
+    }
+
+    /// Builds a `TensorIterator` family's iteration with this member's
+    /// output policy: the configuration names the output
+    /// ([`maybe_get_output`](Self::maybe_get_output)); an in-place output
+    /// keeps its shape (PyTorch's "output with shape ... doesn't match the
+    /// broadcast shape").
+    #[inline]
+    pub fn build<'c>(self, config: TensorIteratorConfig<'c>) -> Result<TensorIterator<'c>> {
+        match self {
+            SetOutput::Inplace(_) => config.resize_outputs(false).build(),
+            _ => config.build(),
+        }
+    }
+
+    /// Sets the output of a family not built on `TensorIterator`: allocates
+    /// it (`strides`: or contiguous), checks `self`, or resizes and checks
+    /// `out`. Returns the output.
+    pub fn set_output_raw_strided(
+        self,
+        sizes: &[i64],
+        strides: Option<&[i64]>,
+        dtype: ScalarType,
+        device: Device,
+    ) -> Result<Tensor> {
+        match self {
+            SetOutput::Functional => Ok(Tensor::from(match strides {
+                Some(s) => TensorBase::empty_strided(sizes, s, dtype, device)?,
+                None => TensorBase::empty(sizes, dtype, device)?,
+            })),
+            SetOutput::Inplace(t) => {
+                let current = t.sizes();
+                if current != sizes {
+                    return Err(Error::runtime(format!(
+                        "bad in-place call: input tensor size {current:?} and output tensor size {sizes:?} should match"
+                    )));
+                }
+                check_output(t, dtype, device, "in-place")?;
+                Ok(t.clone())
+            }
+            SetOutput::Out(t) => {
+                check_output(t, dtype, device, "out")?;
+                if resize_output(t, sizes)? {
+                    if let Some(s) = strides {
+                        t.resize_strided_(sizes, s)?;
+                    }
+                }
+                Ok(t.clone())
+            }
+        }
+    }
+
+    /// The value a member returns: the output, with its version bumped
+    /// when the caller gave it (in-place and out members write to it).
+    #[inline]
+    pub fn finish(self, output: Tensor) -> Tensor {
+        if !matches!(self, SetOutput::Functional) {
+            output.bump_version();
+        }
+        output
+    }
+}
+
+/// `out`'s dtype and device must be the described ones.
+fn check_output(t: &Tensor, dtype: ScalarType, device: Device, what: &str) -> Result<()> {
+    let (have_dtype, have_device) = (t.dtype(), t.device());
+    if have_dtype != Some(dtype) {
+        return Err(Error::runtime(format!(
+            "Expected {what} tensor to have dtype {dtype}, but got {} instead",
+            have_dtype.map_or("undefined".to_string(), |d| d.to_string())
+        )));
+    }
+    if have_device != Some(device) {
+        return Err(Error::runtime(format!(
+            "Expected {what} tensor to have device {device}, but got {} instead",
+            have_device.map_or("undefined".to_string(), |d| d.to_string())
+        )));
+    }
+    Ok(())
+}
+
+/// PyTorch's `resize_output`: resizes `out` to `shape` when it has another
+/// one (warning when it had elements); whether it was resized.
+pub fn resize_output(out: &Tensor, shape: &[i64]) -> Result<bool> {
+    let current = out.sizes();
+    if current == shape {
+        return Ok(false);
+    }
+    warn_resizing(&current, shape);
+    out.resize_(shape)?;
+    Ok(true)
+}
+
+/// The warning of an `out=` argument with elements that is resized (a
+/// deprecated behaviour).
+pub(crate) fn warn_resizing(current: &[i64], shape: &[i64]) {
+    if current.iter().product::<i64>() != 0 {
+        warn(Warning::user(
+            c10_core::source_location!(),
+            format!(
+                "An output with one or more elements was resized since it had shape {current:?}, which does not match the required output shape {shape:?}. This behavior is deprecated, and in a future PyTorch release outputs will not be resized unless they have zero elements. You can explicitly reuse an out tensor t by resizing it, inplace, to zero elements with t.resize_(0)."
+            ),
+        ));
+    }
+}
+
+/// What a meta function hands back to the generated wrapper: the output
+/// its backend's impl wrote.
+pub trait StructuredMeta {
+    /// The (first) output.
+    fn into_output(self) -> Tensor;
+}
+
+impl StructuredMeta for TensorIterator<'_> {
+    #[inline]
+    fn into_output(self) -> Tensor {
+        TensorIterator::into_output(self, 0)
+    }
+}
