@@ -1034,6 +1034,36 @@ pub fn eq_scalar(self_: &Tensor, other: Scalar) -> Result<Tensor> {
     eq_scalar_op()?.call((self_, other))
 }
 
+/// The typed dispatcher handle of `aten::eq_.Scalar`, looked up once.
+pub fn eq_scalar_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::eq_", "Scalar"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
+pub fn eq_scalar_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    eq_scalar_op_()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::eq.Scalar_out`, looked up once.
+pub fn eq_scalar_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar, &'static Tensor), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, Scalar, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::eq", "Scalar_out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::eq.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn eq_scalar_out(self_: &Tensor, other: Scalar, out: &Tensor) -> Result<Tensor> {
+    eq_scalar_out_op()?.call((self_, other, out))
+}
+
 /// The typed dispatcher handle of `aten::ne.Tensor`, looked up once.
 pub fn ne_tensor_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
@@ -1093,6 +1123,36 @@ pub fn ne_scalar_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, S
 /// `aten::ne.Scalar(Tensor self, Scalar other) -> Tensor`
 pub fn ne_scalar(self_: &Tensor, other: Scalar) -> Result<Tensor> {
     ne_scalar_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::ne_.Scalar`, looked up once.
+pub fn ne_scalar_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::ne_", "Scalar"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::ne_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
+pub fn ne_scalar_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    ne_scalar_op_()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::ne.Scalar_out`, looked up once.
+pub fn ne_scalar_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar, &'static Tensor), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, Scalar, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::ne", "Scalar_out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::ne.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn ne_scalar_out(self_: &Tensor, other: Scalar, out: &Tensor) -> Result<Tensor> {
+    ne_scalar_out_op()?.call((self_, other, out))
 }
 
 /// The typed dispatcher handle of `aten::lt.Tensor`, looked up once.
@@ -1156,6 +1216,36 @@ pub fn lt_scalar(self_: &Tensor, other: Scalar) -> Result<Tensor> {
     lt_scalar_op()?.call((self_, other))
 }
 
+/// The typed dispatcher handle of `aten::lt_.Scalar`, looked up once.
+pub fn lt_scalar_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::lt_", "Scalar"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
+pub fn lt_scalar_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    lt_scalar_op_()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::lt.Scalar_out`, looked up once.
+pub fn lt_scalar_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar, &'static Tensor), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, Scalar, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::lt", "Scalar_out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::lt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn lt_scalar_out(self_: &Tensor, other: Scalar, out: &Tensor) -> Result<Tensor> {
+    lt_scalar_out_op()?.call((self_, other, out))
+}
+
 /// The typed dispatcher handle of `aten::le.Tensor`, looked up once.
 pub fn le_tensor_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
@@ -1215,6 +1305,36 @@ pub fn le_scalar_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, S
 /// `aten::le.Scalar(Tensor self, Scalar other) -> Tensor`
 pub fn le_scalar(self_: &Tensor, other: Scalar) -> Result<Tensor> {
     le_scalar_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::le_.Scalar`, looked up once.
+pub fn le_scalar_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::le_", "Scalar"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
+pub fn le_scalar_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    le_scalar_op_()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::le.Scalar_out`, looked up once.
+pub fn le_scalar_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar, &'static Tensor), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, Scalar, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::le", "Scalar_out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::le.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn le_scalar_out(self_: &Tensor, other: Scalar, out: &Tensor) -> Result<Tensor> {
+    le_scalar_out_op()?.call((self_, other, out))
 }
 
 /// The typed dispatcher handle of `aten::gt.Tensor`, looked up once.
@@ -1278,6 +1398,36 @@ pub fn gt_scalar(self_: &Tensor, other: Scalar) -> Result<Tensor> {
     gt_scalar_op()?.call((self_, other))
 }
 
+/// The typed dispatcher handle of `aten::gt_.Scalar`, looked up once.
+pub fn gt_scalar_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::gt_", "Scalar"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
+pub fn gt_scalar_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    gt_scalar_op_()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::gt.Scalar_out`, looked up once.
+pub fn gt_scalar_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar, &'static Tensor), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, Scalar, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::gt", "Scalar_out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::gt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn gt_scalar_out(self_: &Tensor, other: Scalar, out: &Tensor) -> Result<Tensor> {
+    gt_scalar_out_op()?.call((self_, other, out))
+}
+
 /// The typed dispatcher handle of `aten::ge.Tensor`, looked up once.
 pub fn ge_tensor_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
@@ -1337,6 +1487,36 @@ pub fn ge_scalar_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, S
 /// `aten::ge.Scalar(Tensor self, Scalar other) -> Tensor`
 pub fn ge_scalar(self_: &Tensor, other: Scalar) -> Result<Tensor> {
     ge_scalar_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::ge_.Scalar`, looked up once.
+pub fn ge_scalar_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::ge_", "Scalar"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
+pub fn ge_scalar_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    ge_scalar_op_()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::ge.Scalar_out`, looked up once.
+pub fn ge_scalar_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar, &'static Tensor), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, Scalar, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::ge", "Scalar_out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::ge.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn ge_scalar_out(self_: &Tensor, other: Scalar, out: &Tensor) -> Result<Tensor> {
+    ge_scalar_out_op()?.call((self_, other, out))
 }
 
 /// The typed dispatcher handle of `aten::fmod.Tensor`, looked up once.
@@ -1574,6 +1754,36 @@ pub fn pow_tensor_scalar(self_: &Tensor, exponent: Scalar) -> Result<Tensor> {
     pow_tensor_scalar_op()?.call((self_, exponent))
 }
 
+/// The typed dispatcher handle of `aten::pow_.Scalar`, looked up once.
+pub fn pow_scalar_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::pow_", "Scalar"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)`
+pub fn pow_scalar_(self_: &Tensor, exponent: Scalar) -> Result<Tensor> {
+    pow_scalar_op_()?.call((self_, exponent))
+}
+
+/// The typed dispatcher handle of `aten::pow.Tensor_Scalar_out`, looked up once.
+pub fn pow_tensor_scalar_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar, &'static Tensor), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, Scalar, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::pow", "Tensor_Scalar_out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::pow.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn pow_tensor_scalar_out(self_: &Tensor, exponent: Scalar, out: &Tensor) -> Result<Tensor> {
+    pow_tensor_scalar_out_op()?.call((self_, exponent, out))
+}
+
 /// The typed dispatcher handle of `aten::logical_and.`, looked up once.
 pub fn logical_and_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
@@ -1731,6 +1941,52 @@ pub fn lerp_scalar(self_: &Tensor, end: &Tensor, weight: Scalar) -> Result<Tenso
     lerp_scalar_op()?.call((self_, end, weight))
 }
 
+/// The typed dispatcher handle of `aten::lerp_.Scalar`, looked up once.
+pub fn lerp_scalar_op_(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, Scalar), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor, Scalar), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::lerp_", "Scalar"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)`
+pub fn lerp_scalar_(self_: &Tensor, end: &Tensor, weight: Scalar) -> Result<Tensor> {
+    lerp_scalar_op_()?.call((self_, end, weight))
+}
+
+/// The typed dispatcher handle of `aten::lerp.Scalar_out`, looked up once.
+pub fn lerp_scalar_out_op() -> Result<
+    &'static TypedOperatorHandle<
+        (&'static Tensor, &'static Tensor, Scalar, &'static Tensor),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (&'static Tensor, &'static Tensor, Scalar, &'static Tensor),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::lerp", "Scalar_out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::lerp.Scalar_out(Tensor self, Tensor end, Scalar weight, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn lerp_scalar_out(
+    self_: &Tensor,
+    end: &Tensor,
+    weight: Scalar,
+    out: &Tensor,
+) -> Result<Tensor> {
+    lerp_scalar_out_op()?.call((self_, end, weight, out))
+}
+
 /// The typed dispatcher handle of `aten::where.self`, looked up once.
 pub fn where_self_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>
@@ -1818,6 +2074,86 @@ pub fn clamp(self_: &Tensor) -> Result<Tensor> {
 /// `aten::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor`
 pub fn clamp_with(self_: &Tensor, options: ClampOptions) -> Result<Tensor> {
     clamp_op()?.call((self_, options.min, options.max))
+}
+
+/// The typed dispatcher handle of `aten::clamp_.`, looked up once.
+pub fn clamp_op_(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Option<Scalar>, Option<Scalar>), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, Option<Scalar>, Option<Scalar>), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::clamp_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`clamp_with_`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct ClampInplaceOptions {
+    /// `min`.
+    pub min: Option<Scalar>,
+    /// `max`.
+    pub max: Option<Scalar>,
+}
+
+impl Default for ClampInplaceOptions {
+    fn default() -> Self {
+        ClampInplaceOptions {
+            min: None,
+            max: None,
+        }
+    }
+}
+
+/// `aten::clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)`
+pub fn clamp_(self_: &Tensor) -> Result<Tensor> {
+    clamp_with_(self_, ClampInplaceOptions::default())
+}
+
+/// `aten::clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)`
+pub fn clamp_with_(self_: &Tensor, options: ClampInplaceOptions) -> Result<Tensor> {
+    clamp_op_()?.call((self_, options.min, options.max))
+}
+
+/// The typed dispatcher handle of `aten::clamp.out`, looked up once.
+pub fn clamp_out_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            Option<Scalar>,
+            Option<Scalar>,
+            &'static Tensor,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    Option<Scalar>,
+                    Option<Scalar>,
+                    &'static Tensor,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::clamp", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn clamp_out(
+    self_: &Tensor,
+    min: Option<Scalar>,
+    max: Option<Scalar>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    clamp_out_op()?.call((self_, min, max, out))
 }
 
 /// The typed dispatcher handle of `aten::abs.`, looked up once.

@@ -192,6 +192,16 @@ aten_dispatch::torch_library!(aten, |m| {
         vec![],
     )?;
     m.def_with(
+        "eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "eq.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
         "ne.Tensor(Tensor self, Tensor other) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
         vec![],
@@ -210,6 +220,16 @@ aten_dispatch::torch_library!(aten, |m| {
         "ne.Scalar(Tensor self, Scalar other) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
         vec![],
+    )?;
+    m.def_with(
+        "ne_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "ne.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
     )?;
     m.def_with(
         "lt.Tensor(Tensor self, Tensor other) -> Tensor",
@@ -232,6 +252,16 @@ aten_dispatch::torch_library!(aten, |m| {
         vec![],
     )?;
     m.def_with(
+        "lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "lt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
         "le.Tensor(Tensor self, Tensor other) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
         vec![],
@@ -250,6 +280,16 @@ aten_dispatch::torch_library!(aten, |m| {
         "le.Scalar(Tensor self, Scalar other) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
         vec![],
+    )?;
+    m.def_with(
+        "le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "le.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
     )?;
     m.def_with(
         "gt.Tensor(Tensor self, Tensor other) -> Tensor",
@@ -272,6 +312,16 @@ aten_dispatch::torch_library!(aten, |m| {
         vec![],
     )?;
     m.def_with(
+        "gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "gt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
         "ge.Tensor(Tensor self, Tensor other) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
         vec![],
@@ -290,6 +340,16 @@ aten_dispatch::torch_library!(aten, |m| {
         "ge.Scalar(Tensor self, Scalar other) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
         vec![],
+    )?;
+    m.def_with(
+        "ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "ge.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
     )?;
     m.def_with(
         "fmod.Tensor(Tensor self, Tensor other) -> Tensor",
@@ -367,6 +427,16 @@ aten_dispatch::torch_library!(aten, |m| {
         vec![],
     )?;
     m.def_with(
+        "pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
+        "pow.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
         "logical_and(Tensor self, Tensor other) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
         vec![],
@@ -417,6 +487,16 @@ aten_dispatch::torch_library!(aten, |m| {
         vec![],
     )?;
     m.def_with(
+        "lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
+        "lerp.Scalar_out(Tensor self, Tensor end, Scalar weight, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
         "where.self(Tensor condition, Tensor self, Tensor other) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
         vec![],
@@ -436,6 +516,12 @@ aten_dispatch::torch_library!(aten, |m| {
         Some(AliasAnalysisKind::FromSchema),
         vec![],
     )?;
+    m.def_with(
+        "clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with("clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec!["pointwise".to_string()])?;
     m.def_with(
         "abs(Tensor self) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
@@ -1577,6 +1663,42 @@ pub fn eq_tensor_out_structured_meta(
     let meta = crate::meta::eq_tensor(set_output, self_, other)?;
     Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
 }
+/// Structured kernel (Functional, meta) of `aten::eq.Scalar(Tensor self, Scalar other) -> Tensor`.
+pub fn eq_scalar_structured_meta(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::eq_scalar(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, default_backend) of `aten::eq.Scalar(Tensor self, Scalar other) -> Tensor`.
+pub fn eq_scalar_structured_default_backend(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::eq_scalar(set_output, self_, other)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::eq_scalar_out_op()?.call((self_, other, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`.
+pub fn eq_scalar_structured_meta_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::eq_scalar(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`.
+pub fn eq_scalar_structured_default_backend_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::eq_scalar(set_output, self_, other)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::eq_scalar_out_op()?.call((self_, other, &output))
+}
+/// Structured kernel (Out, meta) of `aten::eq.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn eq_scalar_out_structured_meta(
+    self_: &Tensor,
+    other: Scalar,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Out(out);
+    let meta = crate::meta::eq_scalar(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
 /// Structured kernel (Functional, meta) of `aten::ne.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn ne_tensor_structured_meta(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
@@ -1611,6 +1733,42 @@ pub fn ne_tensor_out_structured_meta(
 ) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Out(out);
     let meta = crate::meta::ne_tensor(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, meta) of `aten::ne.Scalar(Tensor self, Scalar other) -> Tensor`.
+pub fn ne_scalar_structured_meta(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::ne_scalar(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, default_backend) of `aten::ne.Scalar(Tensor self, Scalar other) -> Tensor`.
+pub fn ne_scalar_structured_default_backend(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::ne_scalar(set_output, self_, other)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::ne_scalar_out_op()?.call((self_, other, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::ne_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`.
+pub fn ne_scalar_structured_meta_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::ne_scalar(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::ne_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`.
+pub fn ne_scalar_structured_default_backend_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::ne_scalar(set_output, self_, other)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::ne_scalar_out_op()?.call((self_, other, &output))
+}
+/// Structured kernel (Out, meta) of `aten::ne.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn ne_scalar_out_structured_meta(
+    self_: &Tensor,
+    other: Scalar,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Out(out);
+    let meta = crate::meta::ne_scalar(set_output, self_, other)?;
     Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
 }
 /// Structured kernel (Functional, meta) of `aten::lt.Tensor(Tensor self, Tensor other) -> Tensor`.
@@ -1649,6 +1807,42 @@ pub fn lt_tensor_out_structured_meta(
     let meta = crate::meta::lt_tensor(set_output, self_, other)?;
     Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
 }
+/// Structured kernel (Functional, meta) of `aten::lt.Scalar(Tensor self, Scalar other) -> Tensor`.
+pub fn lt_scalar_structured_meta(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::lt_scalar(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, default_backend) of `aten::lt.Scalar(Tensor self, Scalar other) -> Tensor`.
+pub fn lt_scalar_structured_default_backend(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::lt_scalar(set_output, self_, other)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::lt_scalar_out_op()?.call((self_, other, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`.
+pub fn lt_scalar_structured_meta_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::lt_scalar(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`.
+pub fn lt_scalar_structured_default_backend_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::lt_scalar(set_output, self_, other)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::lt_scalar_out_op()?.call((self_, other, &output))
+}
+/// Structured kernel (Out, meta) of `aten::lt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn lt_scalar_out_structured_meta(
+    self_: &Tensor,
+    other: Scalar,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Out(out);
+    let meta = crate::meta::lt_scalar(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
 /// Structured kernel (Functional, meta) of `aten::le.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn le_tensor_structured_meta(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
@@ -1683,6 +1877,42 @@ pub fn le_tensor_out_structured_meta(
 ) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Out(out);
     let meta = crate::meta::le_tensor(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, meta) of `aten::le.Scalar(Tensor self, Scalar other) -> Tensor`.
+pub fn le_scalar_structured_meta(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::le_scalar(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, default_backend) of `aten::le.Scalar(Tensor self, Scalar other) -> Tensor`.
+pub fn le_scalar_structured_default_backend(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::le_scalar(set_output, self_, other)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::le_scalar_out_op()?.call((self_, other, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`.
+pub fn le_scalar_structured_meta_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::le_scalar(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`.
+pub fn le_scalar_structured_default_backend_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::le_scalar(set_output, self_, other)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::le_scalar_out_op()?.call((self_, other, &output))
+}
+/// Structured kernel (Out, meta) of `aten::le.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn le_scalar_out_structured_meta(
+    self_: &Tensor,
+    other: Scalar,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Out(out);
+    let meta = crate::meta::le_scalar(set_output, self_, other)?;
     Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
 }
 /// Structured kernel (Functional, meta) of `aten::gt.Tensor(Tensor self, Tensor other) -> Tensor`.
@@ -1721,6 +1951,42 @@ pub fn gt_tensor_out_structured_meta(
     let meta = crate::meta::gt_tensor(set_output, self_, other)?;
     Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
 }
+/// Structured kernel (Functional, meta) of `aten::gt.Scalar(Tensor self, Scalar other) -> Tensor`.
+pub fn gt_scalar_structured_meta(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::gt_scalar(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, default_backend) of `aten::gt.Scalar(Tensor self, Scalar other) -> Tensor`.
+pub fn gt_scalar_structured_default_backend(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::gt_scalar(set_output, self_, other)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::gt_scalar_out_op()?.call((self_, other, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`.
+pub fn gt_scalar_structured_meta_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::gt_scalar(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`.
+pub fn gt_scalar_structured_default_backend_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::gt_scalar(set_output, self_, other)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::gt_scalar_out_op()?.call((self_, other, &output))
+}
+/// Structured kernel (Out, meta) of `aten::gt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn gt_scalar_out_structured_meta(
+    self_: &Tensor,
+    other: Scalar,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Out(out);
+    let meta = crate::meta::gt_scalar(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
 /// Structured kernel (Functional, meta) of `aten::ge.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn ge_tensor_structured_meta(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
@@ -1755,6 +2021,42 @@ pub fn ge_tensor_out_structured_meta(
 ) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Out(out);
     let meta = crate::meta::ge_tensor(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, meta) of `aten::ge.Scalar(Tensor self, Scalar other) -> Tensor`.
+pub fn ge_scalar_structured_meta(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::ge_scalar(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, default_backend) of `aten::ge.Scalar(Tensor self, Scalar other) -> Tensor`.
+pub fn ge_scalar_structured_default_backend(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::ge_scalar(set_output, self_, other)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::ge_scalar_out_op()?.call((self_, other, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`.
+pub fn ge_scalar_structured_meta_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::ge_scalar(set_output, self_, other)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`.
+pub fn ge_scalar_structured_default_backend_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::ge_scalar(set_output, self_, other)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::ge_scalar_out_op()?.call((self_, other, &output))
+}
+/// Structured kernel (Out, meta) of `aten::ge.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn ge_scalar_out_structured_meta(
+    self_: &Tensor,
+    other: Scalar,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Out(out);
+    let meta = crate::meta::ge_scalar(set_output, self_, other)?;
     Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
 }
 /// Structured kernel (Functional, meta) of `aten::fmod.Tensor(Tensor self, Tensor other) -> Tensor`.
@@ -1910,6 +2212,147 @@ pub fn pow_tensor_tensor_out_structured_meta(
 ) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Out(out);
     let meta = crate::meta::pow_tensor_tensor(set_output, self_, exponent)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, meta) of `aten::pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor`.
+pub fn pow_tensor_scalar_structured_meta(self_: &Tensor, exponent: Scalar) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::pow_tensor_scalar(set_output, self_, exponent)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, default_backend) of `aten::pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor`.
+pub fn pow_tensor_scalar_structured_default_backend(
+    self_: &Tensor,
+    exponent: Scalar,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::pow_tensor_scalar(set_output, self_, exponent)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::pow_tensor_scalar_out_op()?.call((self_, exponent, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)`.
+pub fn pow_scalar_structured_meta_(self_: &Tensor, exponent: Scalar) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::pow_tensor_scalar(set_output, self_, exponent)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)`.
+pub fn pow_scalar_structured_default_backend_(self_: &Tensor, exponent: Scalar) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::pow_tensor_scalar(set_output, self_, exponent)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::pow_tensor_scalar_out_op()?.call((self_, exponent, &output))
+}
+/// Structured kernel (Out, meta) of `aten::pow.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn pow_tensor_scalar_out_structured_meta(
+    self_: &Tensor,
+    exponent: Scalar,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Out(out);
+    let meta = crate::meta::pow_tensor_scalar(set_output, self_, exponent)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, meta) of `aten::lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor`.
+pub fn lerp_scalar_structured_meta(self_: &Tensor, end: &Tensor, weight: Scalar) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::lerp_scalar(set_output, self_, end, weight)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, default_backend) of `aten::lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor`.
+pub fn lerp_scalar_structured_default_backend(
+    self_: &Tensor,
+    end: &Tensor,
+    weight: Scalar,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::lerp_scalar(set_output, self_, end, weight)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::lerp_scalar_out_op()?.call((self_, end, weight, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)`.
+pub fn lerp_scalar_structured_meta_(
+    self_: &Tensor,
+    end: &Tensor,
+    weight: Scalar,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::lerp_scalar(set_output, self_, end, weight)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)`.
+pub fn lerp_scalar_structured_default_backend_(
+    self_: &Tensor,
+    end: &Tensor,
+    weight: Scalar,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::lerp_scalar(set_output, self_, end, weight)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::lerp_scalar_out_op()?.call((self_, end, weight, &output))
+}
+/// Structured kernel (Out, meta) of `aten::lerp.Scalar_out(Tensor self, Tensor end, Scalar weight, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn lerp_scalar_out_structured_meta(
+    self_: &Tensor,
+    end: &Tensor,
+    weight: Scalar,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Out(out);
+    let meta = crate::meta::lerp_scalar(set_output, self_, end, weight)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, meta) of `aten::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor`.
+pub fn clamp_structured_meta(
+    self_: &Tensor,
+    min: Option<Scalar>,
+    max: Option<Scalar>,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::clamp(set_output, self_, min, max)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, default_backend) of `aten::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor`.
+pub fn clamp_structured_default_backend(
+    self_: &Tensor,
+    min: Option<Scalar>,
+    max: Option<Scalar>,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::clamp(set_output, self_, min, max)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::clamp_out_op()?.call((self_, min, max, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)`.
+pub fn clamp_structured_meta_(
+    self_: &Tensor,
+    min: Option<Scalar>,
+    max: Option<Scalar>,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::clamp(set_output, self_, min, max)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)`.
+pub fn clamp_structured_default_backend_(
+    self_: &Tensor,
+    min: Option<Scalar>,
+    max: Option<Scalar>,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::clamp(set_output, self_, min, max)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::clamp_out_op()?.call((self_, min, max, &output))
+}
+/// Structured kernel (Out, meta) of `aten::clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn clamp_out_structured_meta(
+    self_: &Tensor,
+    min: Option<Scalar>,
+    max: Option<Scalar>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Out(out);
+    let meta = crate::meta::clamp(set_output, self_, min, max)?;
     Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
 }
 /// Structured kernel (Functional, meta) of `aten::neg(Tensor self) -> Tensor`.
@@ -2952,6 +3395,18 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
         CppFunction::from_unboxed(eq_tensor_out_structured_meta),
     )?;
     m.impl_(
+        "eq.Scalar",
+        CppFunction::from_unboxed(eq_scalar_structured_meta),
+    )?;
+    m.impl_(
+        "eq_.Scalar",
+        CppFunction::from_unboxed(eq_scalar_structured_meta_),
+    )?;
+    m.impl_(
+        "eq.Scalar_out",
+        CppFunction::from_unboxed(eq_scalar_out_structured_meta),
+    )?;
+    m.impl_(
         "ne.Tensor",
         CppFunction::from_unboxed(ne_tensor_structured_meta),
     )?;
@@ -2962,6 +3417,18 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
     m.impl_(
         "ne.Tensor_out",
         CppFunction::from_unboxed(ne_tensor_out_structured_meta),
+    )?;
+    m.impl_(
+        "ne.Scalar",
+        CppFunction::from_unboxed(ne_scalar_structured_meta),
+    )?;
+    m.impl_(
+        "ne_.Scalar",
+        CppFunction::from_unboxed(ne_scalar_structured_meta_),
+    )?;
+    m.impl_(
+        "ne.Scalar_out",
+        CppFunction::from_unboxed(ne_scalar_out_structured_meta),
     )?;
     m.impl_(
         "lt.Tensor",
@@ -2976,6 +3443,18 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
         CppFunction::from_unboxed(lt_tensor_out_structured_meta),
     )?;
     m.impl_(
+        "lt.Scalar",
+        CppFunction::from_unboxed(lt_scalar_structured_meta),
+    )?;
+    m.impl_(
+        "lt_.Scalar",
+        CppFunction::from_unboxed(lt_scalar_structured_meta_),
+    )?;
+    m.impl_(
+        "lt.Scalar_out",
+        CppFunction::from_unboxed(lt_scalar_out_structured_meta),
+    )?;
+    m.impl_(
         "le.Tensor",
         CppFunction::from_unboxed(le_tensor_structured_meta),
     )?;
@@ -2986,6 +3465,18 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
     m.impl_(
         "le.Tensor_out",
         CppFunction::from_unboxed(le_tensor_out_structured_meta),
+    )?;
+    m.impl_(
+        "le.Scalar",
+        CppFunction::from_unboxed(le_scalar_structured_meta),
+    )?;
+    m.impl_(
+        "le_.Scalar",
+        CppFunction::from_unboxed(le_scalar_structured_meta_),
+    )?;
+    m.impl_(
+        "le.Scalar_out",
+        CppFunction::from_unboxed(le_scalar_out_structured_meta),
     )?;
     m.impl_(
         "gt.Tensor",
@@ -3000,6 +3491,18 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
         CppFunction::from_unboxed(gt_tensor_out_structured_meta),
     )?;
     m.impl_(
+        "gt.Scalar",
+        CppFunction::from_unboxed(gt_scalar_structured_meta),
+    )?;
+    m.impl_(
+        "gt_.Scalar",
+        CppFunction::from_unboxed(gt_scalar_structured_meta_),
+    )?;
+    m.impl_(
+        "gt.Scalar_out",
+        CppFunction::from_unboxed(gt_scalar_out_structured_meta),
+    )?;
+    m.impl_(
         "ge.Tensor",
         CppFunction::from_unboxed(ge_tensor_structured_meta),
     )?;
@@ -3010,6 +3513,18 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
     m.impl_(
         "ge.Tensor_out",
         CppFunction::from_unboxed(ge_tensor_out_structured_meta),
+    )?;
+    m.impl_(
+        "ge.Scalar",
+        CppFunction::from_unboxed(ge_scalar_structured_meta),
+    )?;
+    m.impl_(
+        "ge_.Scalar",
+        CppFunction::from_unboxed(ge_scalar_structured_meta_),
+    )?;
+    m.impl_(
+        "ge.Scalar_out",
+        CppFunction::from_unboxed(ge_scalar_out_structured_meta),
     )?;
     m.impl_(
         "fmod.Tensor",
@@ -3062,6 +3577,36 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
     m.impl_(
         "pow.Tensor_Tensor_out",
         CppFunction::from_unboxed(pow_tensor_tensor_out_structured_meta),
+    )?;
+    m.impl_(
+        "pow.Tensor_Scalar",
+        CppFunction::from_unboxed(pow_tensor_scalar_structured_meta),
+    )?;
+    m.impl_(
+        "pow_.Scalar",
+        CppFunction::from_unboxed(pow_scalar_structured_meta_),
+    )?;
+    m.impl_(
+        "pow.Tensor_Scalar_out",
+        CppFunction::from_unboxed(pow_tensor_scalar_out_structured_meta),
+    )?;
+    m.impl_(
+        "lerp.Scalar",
+        CppFunction::from_unboxed(lerp_scalar_structured_meta),
+    )?;
+    m.impl_(
+        "lerp_.Scalar",
+        CppFunction::from_unboxed(lerp_scalar_structured_meta_),
+    )?;
+    m.impl_(
+        "lerp.Scalar_out",
+        CppFunction::from_unboxed(lerp_scalar_out_structured_meta),
+    )?;
+    m.impl_("clamp", CppFunction::from_unboxed(clamp_structured_meta))?;
+    m.impl_("clamp_", CppFunction::from_unboxed(clamp_structured_meta_))?;
+    m.impl_(
+        "clamp.out",
+        CppFunction::from_unboxed(clamp_out_structured_meta),
     )?;
     m.impl_("neg", CppFunction::from_unboxed(neg_structured_meta))?;
     m.impl_("neg_", CppFunction::from_unboxed(neg_structured_meta_))?;
@@ -3512,12 +4057,28 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutogradNonFunctional,
         CppFunction::from_unboxed(eq_tensor_structured_default_backend_),
     )?;
     m.impl_(
+        "eq.Scalar",
+        CppFunction::from_unboxed(eq_scalar_structured_default_backend),
+    )?;
+    m.impl_(
+        "eq_.Scalar",
+        CppFunction::from_unboxed(eq_scalar_structured_default_backend_),
+    )?;
+    m.impl_(
         "ne.Tensor",
         CppFunction::from_unboxed(ne_tensor_structured_default_backend),
     )?;
     m.impl_(
         "ne_.Tensor",
         CppFunction::from_unboxed(ne_tensor_structured_default_backend_),
+    )?;
+    m.impl_(
+        "ne.Scalar",
+        CppFunction::from_unboxed(ne_scalar_structured_default_backend),
+    )?;
+    m.impl_(
+        "ne_.Scalar",
+        CppFunction::from_unboxed(ne_scalar_structured_default_backend_),
     )?;
     m.impl_(
         "lt.Tensor",
@@ -3528,12 +4089,28 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutogradNonFunctional,
         CppFunction::from_unboxed(lt_tensor_structured_default_backend_),
     )?;
     m.impl_(
+        "lt.Scalar",
+        CppFunction::from_unboxed(lt_scalar_structured_default_backend),
+    )?;
+    m.impl_(
+        "lt_.Scalar",
+        CppFunction::from_unboxed(lt_scalar_structured_default_backend_),
+    )?;
+    m.impl_(
         "le.Tensor",
         CppFunction::from_unboxed(le_tensor_structured_default_backend),
     )?;
     m.impl_(
         "le_.Tensor",
         CppFunction::from_unboxed(le_tensor_structured_default_backend_),
+    )?;
+    m.impl_(
+        "le.Scalar",
+        CppFunction::from_unboxed(le_scalar_structured_default_backend),
+    )?;
+    m.impl_(
+        "le_.Scalar",
+        CppFunction::from_unboxed(le_scalar_structured_default_backend_),
     )?;
     m.impl_(
         "gt.Tensor",
@@ -3544,12 +4121,28 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutogradNonFunctional,
         CppFunction::from_unboxed(gt_tensor_structured_default_backend_),
     )?;
     m.impl_(
+        "gt.Scalar",
+        CppFunction::from_unboxed(gt_scalar_structured_default_backend),
+    )?;
+    m.impl_(
+        "gt_.Scalar",
+        CppFunction::from_unboxed(gt_scalar_structured_default_backend_),
+    )?;
+    m.impl_(
         "ge.Tensor",
         CppFunction::from_unboxed(ge_tensor_structured_default_backend),
     )?;
     m.impl_(
         "ge_.Tensor",
         CppFunction::from_unboxed(ge_tensor_structured_default_backend_),
+    )?;
+    m.impl_(
+        "ge.Scalar",
+        CppFunction::from_unboxed(ge_scalar_structured_default_backend),
+    )?;
+    m.impl_(
+        "ge_.Scalar",
+        CppFunction::from_unboxed(ge_scalar_structured_default_backend_),
     )?;
     m.impl_(
         "fmod.Tensor",
@@ -3582,6 +4175,30 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutogradNonFunctional,
     m.impl_(
         "pow_.Tensor",
         CppFunction::from_unboxed(pow_tensor_structured_default_backend_),
+    )?;
+    m.impl_(
+        "pow.Tensor_Scalar",
+        CppFunction::from_unboxed(pow_tensor_scalar_structured_default_backend),
+    )?;
+    m.impl_(
+        "pow_.Scalar",
+        CppFunction::from_unboxed(pow_scalar_structured_default_backend_),
+    )?;
+    m.impl_(
+        "lerp.Scalar",
+        CppFunction::from_unboxed(lerp_scalar_structured_default_backend),
+    )?;
+    m.impl_(
+        "lerp_.Scalar",
+        CppFunction::from_unboxed(lerp_scalar_structured_default_backend_),
+    )?;
+    m.impl_(
+        "clamp",
+        CppFunction::from_unboxed(clamp_structured_default_backend),
+    )?;
+    m.impl_(
+        "clamp_",
+        CppFunction::from_unboxed(clamp_structured_default_backend_),
     )?;
     m.impl_(
         "neg",

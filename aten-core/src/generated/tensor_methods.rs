@@ -197,6 +197,11 @@ impl Tensor {
         ops::eq_scalar(self, other)
     }
 
+    /// `aten::eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
+    pub fn eq_scalar_(&self, other: Scalar) -> Result<Tensor> {
+        ops::eq_scalar_(self, other)
+    }
+
     /// `aten::ne.Tensor(Tensor self, Tensor other) -> Tensor`
     pub fn ne_tensor(&self, other: &Tensor) -> Result<Tensor> {
         ops::ne_tensor(self, other)
@@ -210,6 +215,11 @@ impl Tensor {
     /// `aten::ne.Scalar(Tensor self, Scalar other) -> Tensor`
     pub fn ne_scalar(&self, other: Scalar) -> Result<Tensor> {
         ops::ne_scalar(self, other)
+    }
+
+    /// `aten::ne_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
+    pub fn ne_scalar_(&self, other: Scalar) -> Result<Tensor> {
+        ops::ne_scalar_(self, other)
     }
 
     /// `aten::lt.Tensor(Tensor self, Tensor other) -> Tensor`
@@ -227,6 +237,11 @@ impl Tensor {
         ops::lt_scalar(self, other)
     }
 
+    /// `aten::lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
+    pub fn lt_scalar_(&self, other: Scalar) -> Result<Tensor> {
+        ops::lt_scalar_(self, other)
+    }
+
     /// `aten::le.Tensor(Tensor self, Tensor other) -> Tensor`
     pub fn le_tensor(&self, other: &Tensor) -> Result<Tensor> {
         ops::le_tensor(self, other)
@@ -240,6 +255,11 @@ impl Tensor {
     /// `aten::le.Scalar(Tensor self, Scalar other) -> Tensor`
     pub fn le_scalar(&self, other: Scalar) -> Result<Tensor> {
         ops::le_scalar(self, other)
+    }
+
+    /// `aten::le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
+    pub fn le_scalar_(&self, other: Scalar) -> Result<Tensor> {
+        ops::le_scalar_(self, other)
     }
 
     /// `aten::gt.Tensor(Tensor self, Tensor other) -> Tensor`
@@ -257,6 +277,11 @@ impl Tensor {
         ops::gt_scalar(self, other)
     }
 
+    /// `aten::gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
+    pub fn gt_scalar_(&self, other: Scalar) -> Result<Tensor> {
+        ops::gt_scalar_(self, other)
+    }
+
     /// `aten::ge.Tensor(Tensor self, Tensor other) -> Tensor`
     pub fn ge_tensor(&self, other: &Tensor) -> Result<Tensor> {
         ops::ge_tensor(self, other)
@@ -270,6 +295,11 @@ impl Tensor {
     /// `aten::ge.Scalar(Tensor self, Scalar other) -> Tensor`
     pub fn ge_scalar(&self, other: Scalar) -> Result<Tensor> {
         ops::ge_scalar(self, other)
+    }
+
+    /// `aten::ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
+    pub fn ge_scalar_(&self, other: Scalar) -> Result<Tensor> {
+        ops::ge_scalar_(self, other)
     }
 
     /// `aten::fmod.Tensor(Tensor self, Tensor other) -> Tensor`
@@ -322,6 +352,11 @@ impl Tensor {
         ops::pow_tensor_scalar(self, exponent)
     }
 
+    /// `aten::pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)`
+    pub fn pow_scalar_(&self, exponent: Scalar) -> Result<Tensor> {
+        ops::pow_scalar_(self, exponent)
+    }
+
     /// `aten::logical_and(Tensor self, Tensor other) -> Tensor`
     pub fn logical_and(&self, other: &Tensor) -> Result<Tensor> {
         ops::logical_and(self, other)
@@ -357,6 +392,11 @@ impl Tensor {
         ops::lerp_scalar(self, end, weight)
     }
 
+    /// `aten::lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)`
+    pub fn lerp_scalar_(&self, end: &Tensor, weight: Scalar) -> Result<Tensor> {
+        ops::lerp_scalar_(self, end, weight)
+    }
+
     /// `aten::where.self(Tensor condition, Tensor self, Tensor other) -> Tensor`
     pub fn where_self(&self, condition: &Tensor, other: &Tensor) -> Result<Tensor> {
         ops::where_self(condition, self, other)
@@ -380,6 +420,16 @@ impl Tensor {
     /// `aten::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor`
     pub fn clamp_with(&self, options: ops::ClampOptions) -> Result<Tensor> {
         ops::clamp_with(self, options)
+    }
+
+    /// `aten::clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)`
+    pub fn clamp_(&self) -> Result<Tensor> {
+        ops::clamp_(self)
+    }
+
+    /// `aten::clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)`
+    pub fn clamp_with_(&self, options: ops::ClampInplaceOptions) -> Result<Tensor> {
+        ops::clamp_with_(self, options)
     }
 
     /// `aten::abs(Tensor self) -> Tensor`

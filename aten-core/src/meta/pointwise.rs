@@ -4,9 +4,12 @@
 //! function checks. The built iteration is the structured state the
 //! backend's impl loops over.
 
+use c10_core::type_promotion::{ResultTypeState, WrappedNumber};
 use c10_core::{Error, Result, Scalar, ScalarType};
 
+use crate::native::wrapped_scalar_tensor;
 use crate::structured::SetOutput;
+use crate::tensor_iterator::convert::to_dtype;
 use crate::tensor_iterator::{TensorIterator, TensorIteratorConfig};
 use crate::Tensor;
 
@@ -43,7 +46,11 @@ fn sub_check(a: &Tensor, b: &Tensor) -> Result<()> {
 /// A binary operation with type promotion (`build_borrowing_binary_op`).
 #[inline]
 fn binary_op<'a>(out: SetOutput<'a>, a: &'a Tensor, b: &'a Tensor) -> Result<TensorIterator<'a>> {
-    out.build(TensorIteratorConfig::binary_op(out.maybe_get_output(), a, b))
+    out.build(TensorIteratorConfig::binary_op(
+        out.maybe_get_output(),
+        a,
+        b,
+    ))
 }
 
 /// A binary floating operation: integers promote to the default float
@@ -170,6 +177,46 @@ fn comparison_op<'a>(
     ))
 }
 
+/// Defines the Scalar overloads of comparisons: the scalar is a wrapped
+/// number the iteration owns (`build_borrowing_except_last_argument_comparison_op`).
+macro_rules! comparison_scalar_metas {
+    ($($(#[$doc:meta])* $name:ident),* $(,)?) => {$(
+        $(#[$doc])*
+        pub fn $name<'a>(
+            out: SetOutput<'a>,
+            self_: &'a Tensor,
+            other: Scalar,
+        ) -> Result<TensorIterator<'a>> {
+            let given = out.maybe_get_output();
+            let config = TensorIteratorConfig::default()
+                .add_output(given)
+                .add_input(self_)
+                .add_owned_input(wrapped_scalar_tensor(other)?)
+                .promote_inputs_to_common_dtype(true);
+            out.build(if given.is_none() {
+                config.static_output_dtype(ScalarType::Bool)
+            } else {
+                config.cast_common_dtype_to_outputs(true)
+            })
+        }
+    )*};
+}
+
+comparison_scalar_metas!(
+    /// `eq.Scalar`.
+    eq_scalar,
+    /// `ne.Scalar`.
+    ne_scalar,
+    /// `lt.Scalar`.
+    lt_scalar,
+    /// `le.Scalar`.
+    le_scalar,
+    /// `gt.Scalar`.
+    gt_scalar,
+    /// `ge.Scalar`.
+    ge_scalar,
+);
+
 binary_metas!(comparison_op:
     /// `eq.Tensor`.
     eq_tensor,
@@ -281,4 +328,100 @@ pub fn gelu<'a>(
 ) -> Result<TensorIterator<'a>> {
     check_gelu_approximate(approximate)?;
     unary_op(out, self_)
+}
+
+/// `lerp.Scalar`: `self` and `end` of one dtype.
+pub fn lerp_scalar<'a>(
+    out: SetOutput<'a>,
+    self_: &'a Tensor,
+    end: &'a Tensor,
+    _weight: Scalar,
+) -> Result<TensorIterator<'a>> {
+    let (da, de) = (self_.dtype(), end.dtype());
+    if da != de {
+        let name = |d: Option<ScalarType>| d.map_or("undefined", |d| d.python_name());
+        return Err(Error::runtime(format!(
+            "expected dtype {} for `end` but got dtype {}",
+            name(da),
+            name(de)
+        )));
+    }
+    out.build(
+        TensorIteratorConfig::default()
+            .add_output(out.maybe_get_output())
+            .add_input(self_)
+            .add_input(end),
+    )
+}
+
+/// `pow.Tensor_Scalar`: integers to negative integer powers are refused;
+/// the exponent is a wrapped number the iteration owns.
+pub fn pow_tensor_scalar<'a>(
+    out: SetOutput<'a>,
+    self_: &'a Tensor,
+    exponent: Scalar,
+) -> Result<TensorIterator<'a>> {
+    if let (Some(dtype), Scalar::Int(e)) = (self_.dtype(), exponent) {
+        if dtype.is_integral(true) && e < 0 {
+            return Err(Error::runtime(
+                "Integers to negative integer powers are not allowed.",
+            ));
+        }
+    }
+    out.build(
+        TensorIteratorConfig::default()
+            .add_output(out.maybe_get_output())
+            .add_input(self_)
+            .add_owned_input(wrapped_scalar_tensor(exponent)?)
+            .promote_inputs_to_common_dtype(true)
+            .cast_common_dtype_to_outputs(true)
+            .enforce_safe_casting_to_output(true),
+    )
+}
+
+/// The kind of number a Scalar is, for type promotion.
+fn number_kind(s: Scalar) -> WrappedNumber {
+    match s {
+        Scalar::Bool(_) => WrappedNumber::Bool,
+        Scalar::Int(_) => WrappedNumber::Int,
+        Scalar::Double(_) => WrappedNumber::Float,
+        Scalar::ComplexDouble(_) => WrappedNumber::Complex,
+    }
+}
+
+/// `clamp`: the bounds take part in type promotion (an in-place clamp
+/// keeps `self`'s dtype); `self` is converted to the result dtype, which
+/// the iteration owns.
+pub fn clamp<'a>(
+    out: SetOutput<'a>,
+    self_: &'a Tensor,
+    min: Option<Scalar>,
+    max: Option<Scalar>,
+) -> Result<TensorIterator<'a>> {
+    if min.is_none() && max.is_none() {
+        return Err(Error::runtime(
+            "torch.clamp: At least one of 'min' or 'max' must not be None",
+        ));
+    }
+    let self_dtype = self_
+        .dtype()
+        .ok_or_else(|| Error::runtime("undefined tensor"))?;
+    let dtype = match out {
+        SetOutput::Inplace(_) => self_dtype,
+        _ => {
+            let mut state = ResultTypeState::default();
+            state.add_tensor(self_dtype, self_.dim())?;
+            for s in [min, max].into_iter().flatten() {
+                state.add_number(number_kind(s))?;
+            }
+            state.result()?.unwrap_or(ScalarType::Float)
+        }
+    };
+    let config = TensorIteratorConfig::default().add_output(out.maybe_get_output());
+    let config = if dtype == self_dtype {
+        config.add_input(self_)
+    } else {
+        config.add_owned_input(to_dtype(self_, dtype)?)
+    };
+    out.build(config.check_all_same_dtype(true))
 }

@@ -89,17 +89,23 @@ impl std::ops::Deref for MaybeOwned<'_> {
     }
 }
 
-/// A borrowed operand of a configuration. `Default` (the undefined tensor)
-/// only fills the unused inline slots of a [`SmallVec`].
-#[derive(Clone, Copy, Debug)]
-struct TensorRef<'a>(&'a Tensor);
+/// An input of a configuration: borrowed from the caller (PyTorch's
+/// `add_borrowed_input`), or owned (`add_owned_input`: a tensor the
+/// caller made for the iteration, such as a wrapped scalar, which nobody
+/// else lays out). `Default` (the undefined tensor) only fills the unused
+/// inline slots of a [`SmallVec`].
+#[derive(Clone, Debug)]
+enum TensorRef<'a> {
+    Borrowed(&'a Tensor),
+    Owned(Tensor),
+}
 
 static UNDEFINED: Tensor = Tensor::undefined();
 
 impl Default for TensorRef<'_> {
     #[inline]
     fn default() -> Self {
-        TensorRef(&UNDEFINED)
+        TensorRef::Borrowed(&UNDEFINED)
     }
 }
 
@@ -107,7 +113,10 @@ impl std::ops::Deref for TensorRef<'_> {
     type Target = Tensor;
     #[inline]
     fn deref(&self) -> &Tensor {
-        self.0
+        match self {
+            TensorRef::Borrowed(t) => t,
+            TensorRef::Owned(t) => t,
+        }
     }
 }
 
@@ -298,7 +307,15 @@ impl<'a> TensorIteratorConfig<'a> {
     /// Adds an input.
     #[inline]
     pub fn add_input(mut self, input: &'a Tensor) -> Self {
-        self.inputs.push(TensorRef(input));
+        self.inputs.push(TensorRef::Borrowed(input));
+        self
+    }
+
+    /// Adds an input the iteration owns (`add_owned_input`): a tensor made
+    /// for it, such as a wrapped scalar, that nobody else resizes.
+    #[inline]
+    pub fn add_owned_input(mut self, input: Tensor) -> Self {
+        self.inputs.push(TensorRef::Owned(input));
         self
     }
 
@@ -525,7 +542,10 @@ impl<'a> TensorIterator<'a> {
             return None;
         }
         let (first, rest) = config.inputs.split_first()?;
-        let layout = first.0.layout()?;
+        let TensorRef::Borrowed(first) = first else {
+            return None;
+        };
+        let layout = first.layout()?;
         let (dtype, device) = (first.dtype()?, first.device()?);
         if !layout.is_contiguous() || first.is_wrapped_number() {
             return None;
@@ -546,9 +566,12 @@ impl<'a> TensorIterator<'a> {
         // `numel` elements) and kept for the loops.
         let mut operands = Vec::with_capacity(noutputs + config.inputs.len());
         operands.resize_with(noutputs, Operand::default);
-        operands.push(input(first.0, layout));
+        operands.push(input(first, layout));
         for t in rest {
-            let l = t.0.layout()?;
+            let TensorRef::Borrowed(t) = t else {
+                return None;
+            };
+            let l = t.layout()?;
             if !l.is_contiguous()
                 || l.sizes() != &shape[..]
                 || t.dtype() != Some(dtype)
@@ -557,7 +580,7 @@ impl<'a> TensorIterator<'a> {
             {
                 return None;
             }
-            operands.push(input(t.0, l));
+            operands.push(input(t, l));
         }
         let out_dtype = config.static_output_dtype.unwrap_or(dtype);
         for slot in &mut operands[..noutputs] {
@@ -984,7 +1007,7 @@ impl<'a> TensorIterator<'a> {
 fn check_mem_overlaps(outputs: &[Option<&Tensor>], inputs: &[TensorRef<'_>]) -> Result<()> {
     for out in outputs.iter().flatten() {
         memory_overlap::assert_no_internal_overlap(out)?;
-        for &TensorRef(input) in inputs {
+        for input in inputs {
             if !input.is_same(out) {
                 memory_overlap::assert_no_partial_overlap(out, input)?;
             }
@@ -1054,7 +1077,22 @@ fn input_operands<'a>(
 ) -> Result<(Vec<Operand<'a>>, Conversions<'a>)> {
     let mut operands = Vec::with_capacity(inputs.len());
     let mut conversions = Vec::new();
-    for (i, &TensorRef(t)) in inputs.iter().enumerate() {
+    for (i, input) in inputs.iter().enumerate() {
+        let t = match input {
+            TensorRef::Borrowed(t) => *t,
+            TensorRef::Owned(t) => {
+                // Made for this iteration: laid out as it was made, and
+                // converted now if need be.
+                let dtype = t.dtype().unwrap_or(common_dtype);
+                let t = if config.promote_inputs_to_common_dtype && dtype != common_dtype {
+                    convert::to_dtype(t, common_dtype)?
+                } else {
+                    t.clone()
+                };
+                operands.push(Operand::owned(t, full_shape)?);
+                continue;
+            }
+        };
         let layout = t
             .layout()
             .ok_or_else(|| Error::runtime("undefined input"))?;
@@ -1276,7 +1314,7 @@ fn common_device(
     let mut device: Option<Device> = None;
     let all = inputs
         .iter()
-        .map(|t| t.0)
+        .map(|t| &**t)
         .chain(outputs.iter().flatten().copied());
     for t in all {
         let Some(d) = t.device() else { continue };
@@ -1312,7 +1350,7 @@ fn compute_common_dtype(
                 .and_then(|t| t.dtype()))
             .unwrap_or(ScalarType::Float);
         if config.check_all_same_dtype {
-            let all = inputs.iter().map(|t| t.0);
+            let all = inputs.iter().map(|t| &**t);
             for t in all.chain(config.outputs.iter().flatten().copied()) {
                 if let Some(d) = t.dtype() {
                     if d != first {

@@ -262,6 +262,27 @@ pub fn eq_tensor_out_structured_cpu(
     crate::kernels::eq_tensor_out(&mut meta, self_, other)?;
     Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
 }
+/// Structured kernel (Functional, cpu) of `aten::eq.Scalar(Tensor self, Scalar other) -> Tensor`.
+pub fn eq_scalar_structured_cpu(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::eq_scalar(set_output, self_, other)?;
+    crate::kernels::eq_scalar_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, cpu) of `aten::eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`.
+pub fn eq_scalar_structured_cpu_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::eq_scalar(set_output, self_, other)?;
+    crate::kernels::eq_scalar_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Out, cpu) of `aten::eq.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn eq_scalar_out_structured_cpu(self_: &Tensor, other: Scalar, out: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Out(out);
+    let mut meta = aten_core::meta::eq_scalar(set_output, self_, other)?;
+    crate::kernels::eq_scalar_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
 /// Structured kernel (Functional, cpu) of `aten::ne.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn ne_tensor_structured_cpu(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
@@ -285,6 +306,27 @@ pub fn ne_tensor_out_structured_cpu(
     let set_output = aten_core::structured::SetOutput::Out(out);
     let mut meta = aten_core::meta::ne_tensor(set_output, self_, other)?;
     crate::kernels::ne_tensor_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, cpu) of `aten::ne.Scalar(Tensor self, Scalar other) -> Tensor`.
+pub fn ne_scalar_structured_cpu(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::ne_scalar(set_output, self_, other)?;
+    crate::kernels::ne_scalar_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, cpu) of `aten::ne_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`.
+pub fn ne_scalar_structured_cpu_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::ne_scalar(set_output, self_, other)?;
+    crate::kernels::ne_scalar_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Out, cpu) of `aten::ne.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn ne_scalar_out_structured_cpu(self_: &Tensor, other: Scalar, out: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Out(out);
+    let mut meta = aten_core::meta::ne_scalar(set_output, self_, other)?;
+    crate::kernels::ne_scalar_out(&mut meta, self_, other)?;
     Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
 }
 /// Structured kernel (Functional, cpu) of `aten::lt.Tensor(Tensor self, Tensor other) -> Tensor`.
@@ -312,6 +354,27 @@ pub fn lt_tensor_out_structured_cpu(
     crate::kernels::lt_tensor_out(&mut meta, self_, other)?;
     Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
 }
+/// Structured kernel (Functional, cpu) of `aten::lt.Scalar(Tensor self, Scalar other) -> Tensor`.
+pub fn lt_scalar_structured_cpu(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::lt_scalar(set_output, self_, other)?;
+    crate::kernels::lt_scalar_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, cpu) of `aten::lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`.
+pub fn lt_scalar_structured_cpu_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::lt_scalar(set_output, self_, other)?;
+    crate::kernels::lt_scalar_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Out, cpu) of `aten::lt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn lt_scalar_out_structured_cpu(self_: &Tensor, other: Scalar, out: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Out(out);
+    let mut meta = aten_core::meta::lt_scalar(set_output, self_, other)?;
+    crate::kernels::lt_scalar_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
 /// Structured kernel (Functional, cpu) of `aten::le.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn le_tensor_structured_cpu(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
@@ -335,6 +398,27 @@ pub fn le_tensor_out_structured_cpu(
     let set_output = aten_core::structured::SetOutput::Out(out);
     let mut meta = aten_core::meta::le_tensor(set_output, self_, other)?;
     crate::kernels::le_tensor_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, cpu) of `aten::le.Scalar(Tensor self, Scalar other) -> Tensor`.
+pub fn le_scalar_structured_cpu(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::le_scalar(set_output, self_, other)?;
+    crate::kernels::le_scalar_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, cpu) of `aten::le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`.
+pub fn le_scalar_structured_cpu_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::le_scalar(set_output, self_, other)?;
+    crate::kernels::le_scalar_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Out, cpu) of `aten::le.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn le_scalar_out_structured_cpu(self_: &Tensor, other: Scalar, out: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Out(out);
+    let mut meta = aten_core::meta::le_scalar(set_output, self_, other)?;
+    crate::kernels::le_scalar_out(&mut meta, self_, other)?;
     Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
 }
 /// Structured kernel (Functional, cpu) of `aten::gt.Tensor(Tensor self, Tensor other) -> Tensor`.
@@ -362,6 +446,27 @@ pub fn gt_tensor_out_structured_cpu(
     crate::kernels::gt_tensor_out(&mut meta, self_, other)?;
     Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
 }
+/// Structured kernel (Functional, cpu) of `aten::gt.Scalar(Tensor self, Scalar other) -> Tensor`.
+pub fn gt_scalar_structured_cpu(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::gt_scalar(set_output, self_, other)?;
+    crate::kernels::gt_scalar_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, cpu) of `aten::gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`.
+pub fn gt_scalar_structured_cpu_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::gt_scalar(set_output, self_, other)?;
+    crate::kernels::gt_scalar_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Out, cpu) of `aten::gt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn gt_scalar_out_structured_cpu(self_: &Tensor, other: Scalar, out: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Out(out);
+    let mut meta = aten_core::meta::gt_scalar(set_output, self_, other)?;
+    crate::kernels::gt_scalar_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
 /// Structured kernel (Functional, cpu) of `aten::ge.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn ge_tensor_structured_cpu(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
@@ -385,6 +490,27 @@ pub fn ge_tensor_out_structured_cpu(
     let set_output = aten_core::structured::SetOutput::Out(out);
     let mut meta = aten_core::meta::ge_tensor(set_output, self_, other)?;
     crate::kernels::ge_tensor_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, cpu) of `aten::ge.Scalar(Tensor self, Scalar other) -> Tensor`.
+pub fn ge_scalar_structured_cpu(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::ge_scalar(set_output, self_, other)?;
+    crate::kernels::ge_scalar_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, cpu) of `aten::ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`.
+pub fn ge_scalar_structured_cpu_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::ge_scalar(set_output, self_, other)?;
+    crate::kernels::ge_scalar_out(&mut meta, self_, other)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Out, cpu) of `aten::ge.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn ge_scalar_out_structured_cpu(self_: &Tensor, other: Scalar, out: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Out(out);
+    let mut meta = aten_core::meta::ge_scalar(set_output, self_, other)?;
+    crate::kernels::ge_scalar_out(&mut meta, self_, other)?;
     Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
 }
 /// Structured kernel (Functional, cpu) of `aten::fmod.Tensor(Tensor self, Tensor other) -> Tensor`.
@@ -488,6 +614,91 @@ pub fn pow_tensor_tensor_out_structured_cpu(
     let set_output = aten_core::structured::SetOutput::Out(out);
     let mut meta = aten_core::meta::pow_tensor_tensor(set_output, self_, exponent)?;
     crate::kernels::pow_tensor_tensor_out(&mut meta, self_, exponent)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, cpu) of `aten::pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor`.
+pub fn pow_tensor_scalar_structured_cpu(self_: &Tensor, exponent: Scalar) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::pow_tensor_scalar(set_output, self_, exponent)?;
+    crate::kernels::pow_tensor_scalar_out(&mut meta, self_, exponent)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, cpu) of `aten::pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)`.
+pub fn pow_scalar_structured_cpu_(self_: &Tensor, exponent: Scalar) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::pow_tensor_scalar(set_output, self_, exponent)?;
+    crate::kernels::pow_tensor_scalar_out(&mut meta, self_, exponent)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Out, cpu) of `aten::pow.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn pow_tensor_scalar_out_structured_cpu(
+    self_: &Tensor,
+    exponent: Scalar,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Out(out);
+    let mut meta = aten_core::meta::pow_tensor_scalar(set_output, self_, exponent)?;
+    crate::kernels::pow_tensor_scalar_out(&mut meta, self_, exponent)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, cpu) of `aten::lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor`.
+pub fn lerp_scalar_structured_cpu(self_: &Tensor, end: &Tensor, weight: Scalar) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::lerp_scalar(set_output, self_, end, weight)?;
+    crate::kernels::lerp_scalar_out(&mut meta, self_, end, weight)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, cpu) of `aten::lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)`.
+pub fn lerp_scalar_structured_cpu_(self_: &Tensor, end: &Tensor, weight: Scalar) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::lerp_scalar(set_output, self_, end, weight)?;
+    crate::kernels::lerp_scalar_out(&mut meta, self_, end, weight)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Out, cpu) of `aten::lerp.Scalar_out(Tensor self, Tensor end, Scalar weight, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn lerp_scalar_out_structured_cpu(
+    self_: &Tensor,
+    end: &Tensor,
+    weight: Scalar,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Out(out);
+    let mut meta = aten_core::meta::lerp_scalar(set_output, self_, end, weight)?;
+    crate::kernels::lerp_scalar_out(&mut meta, self_, end, weight)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, cpu) of `aten::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor`.
+pub fn clamp_structured_cpu(
+    self_: &Tensor,
+    min: Option<Scalar>,
+    max: Option<Scalar>,
+) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::clamp(set_output, self_, min, max)?;
+    crate::kernels::clamp_out(&mut meta, self_, min, max)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, cpu) of `aten::clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)`.
+pub fn clamp_structured_cpu_(
+    self_: &Tensor,
+    min: Option<Scalar>,
+    max: Option<Scalar>,
+) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::clamp(set_output, self_, min, max)?;
+    crate::kernels::clamp_out(&mut meta, self_, min, max)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Out, cpu) of `aten::clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn clamp_out_structured_cpu(
+    self_: &Tensor,
+    min: Option<Scalar>,
+    max: Option<Scalar>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Out(out);
+    let mut meta = aten_core::meta::clamp(set_output, self_, min, max)?;
+    crate::kernels::clamp_out(&mut meta, self_, min, max)?;
     Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
 }
 /// Structured kernel (Functional, cpu) of `aten::neg(Tensor self) -> Tensor`.
@@ -1049,7 +1260,15 @@ aten_dispatch::torch_library_impl!(aten, CPU, |m| {
     )?;
     m.impl_(
         "eq.Scalar",
-        CppFunction::from_unboxed(crate::kernels::eq_scalar),
+        CppFunction::from_unboxed(eq_scalar_structured_cpu),
+    )?;
+    m.impl_(
+        "eq_.Scalar",
+        CppFunction::from_unboxed(eq_scalar_structured_cpu_),
+    )?;
+    m.impl_(
+        "eq.Scalar_out",
+        CppFunction::from_unboxed(eq_scalar_out_structured_cpu),
     )?;
     m.impl_(
         "ne.Tensor",
@@ -1065,7 +1284,15 @@ aten_dispatch::torch_library_impl!(aten, CPU, |m| {
     )?;
     m.impl_(
         "ne.Scalar",
-        CppFunction::from_unboxed(crate::kernels::ne_scalar),
+        CppFunction::from_unboxed(ne_scalar_structured_cpu),
+    )?;
+    m.impl_(
+        "ne_.Scalar",
+        CppFunction::from_unboxed(ne_scalar_structured_cpu_),
+    )?;
+    m.impl_(
+        "ne.Scalar_out",
+        CppFunction::from_unboxed(ne_scalar_out_structured_cpu),
     )?;
     m.impl_(
         "lt.Tensor",
@@ -1081,7 +1308,15 @@ aten_dispatch::torch_library_impl!(aten, CPU, |m| {
     )?;
     m.impl_(
         "lt.Scalar",
-        CppFunction::from_unboxed(crate::kernels::lt_scalar),
+        CppFunction::from_unboxed(lt_scalar_structured_cpu),
+    )?;
+    m.impl_(
+        "lt_.Scalar",
+        CppFunction::from_unboxed(lt_scalar_structured_cpu_),
+    )?;
+    m.impl_(
+        "lt.Scalar_out",
+        CppFunction::from_unboxed(lt_scalar_out_structured_cpu),
     )?;
     m.impl_(
         "le.Tensor",
@@ -1097,7 +1332,15 @@ aten_dispatch::torch_library_impl!(aten, CPU, |m| {
     )?;
     m.impl_(
         "le.Scalar",
-        CppFunction::from_unboxed(crate::kernels::le_scalar),
+        CppFunction::from_unboxed(le_scalar_structured_cpu),
+    )?;
+    m.impl_(
+        "le_.Scalar",
+        CppFunction::from_unboxed(le_scalar_structured_cpu_),
+    )?;
+    m.impl_(
+        "le.Scalar_out",
+        CppFunction::from_unboxed(le_scalar_out_structured_cpu),
     )?;
     m.impl_(
         "gt.Tensor",
@@ -1113,7 +1356,15 @@ aten_dispatch::torch_library_impl!(aten, CPU, |m| {
     )?;
     m.impl_(
         "gt.Scalar",
-        CppFunction::from_unboxed(crate::kernels::gt_scalar),
+        CppFunction::from_unboxed(gt_scalar_structured_cpu),
+    )?;
+    m.impl_(
+        "gt_.Scalar",
+        CppFunction::from_unboxed(gt_scalar_structured_cpu_),
+    )?;
+    m.impl_(
+        "gt.Scalar_out",
+        CppFunction::from_unboxed(gt_scalar_out_structured_cpu),
     )?;
     m.impl_(
         "ge.Tensor",
@@ -1129,7 +1380,15 @@ aten_dispatch::torch_library_impl!(aten, CPU, |m| {
     )?;
     m.impl_(
         "ge.Scalar",
-        CppFunction::from_unboxed(crate::kernels::ge_scalar),
+        CppFunction::from_unboxed(ge_scalar_structured_cpu),
+    )?;
+    m.impl_(
+        "ge_.Scalar",
+        CppFunction::from_unboxed(ge_scalar_structured_cpu_),
+    )?;
+    m.impl_(
+        "ge.Scalar_out",
+        CppFunction::from_unboxed(ge_scalar_out_structured_cpu),
     )?;
     m.impl_(
         "fmod.Tensor",
@@ -1179,7 +1438,15 @@ aten_dispatch::torch_library_impl!(aten, CPU, |m| {
     )?;
     m.impl_(
         "pow.Tensor_Scalar",
-        CppFunction::from_unboxed(crate::kernels::pow_tensor_scalar),
+        CppFunction::from_unboxed(pow_tensor_scalar_structured_cpu),
+    )?;
+    m.impl_(
+        "pow_.Scalar",
+        CppFunction::from_unboxed(pow_scalar_structured_cpu_),
+    )?;
+    m.impl_(
+        "pow.Tensor_Scalar_out",
+        CppFunction::from_unboxed(pow_tensor_scalar_out_structured_cpu),
     )?;
     m.impl_(
         "logical_and.out",
@@ -1195,7 +1462,15 @@ aten_dispatch::torch_library_impl!(aten, CPU, |m| {
     )?;
     m.impl_(
         "lerp.Scalar",
-        CppFunction::from_unboxed(crate::kernels::lerp_scalar),
+        CppFunction::from_unboxed(lerp_scalar_structured_cpu),
+    )?;
+    m.impl_(
+        "lerp_.Scalar",
+        CppFunction::from_unboxed(lerp_scalar_structured_cpu_),
+    )?;
+    m.impl_(
+        "lerp.Scalar_out",
+        CppFunction::from_unboxed(lerp_scalar_out_structured_cpu),
     )?;
     m.impl_(
         "where.self",
@@ -1205,7 +1480,12 @@ aten_dispatch::torch_library_impl!(aten, CPU, |m| {
         "masked_fill_.Scalar",
         CppFunction::from_unboxed(crate::kernels::masked_fill_scalar_),
     )?;
-    m.impl_("clamp", CppFunction::from_unboxed(crate::kernels::clamp))?;
+    m.impl_("clamp", CppFunction::from_unboxed(clamp_structured_cpu))?;
+    m.impl_("clamp_", CppFunction::from_unboxed(clamp_structured_cpu_))?;
+    m.impl_(
+        "clamp.out",
+        CppFunction::from_unboxed(clamp_out_structured_cpu),
+    )?;
     m.impl_(
         "abs.out",
         CppFunction::from_unboxed(crate::kernels::abs_out),
@@ -1452,34 +1732,6 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
         CppFunction::from_unboxed(crate::kernels::as_strided_tensorimpl),
     )?;
     m.impl_(
-        "eq.Scalar",
-        CppFunction::from_unboxed(crate::kernels::eq_scalar),
-    )?;
-    m.impl_(
-        "ne.Scalar",
-        CppFunction::from_unboxed(crate::kernels::ne_scalar),
-    )?;
-    m.impl_(
-        "lt.Scalar",
-        CppFunction::from_unboxed(crate::kernels::lt_scalar),
-    )?;
-    m.impl_(
-        "le.Scalar",
-        CppFunction::from_unboxed(crate::kernels::le_scalar),
-    )?;
-    m.impl_(
-        "gt.Scalar",
-        CppFunction::from_unboxed(crate::kernels::gt_scalar),
-    )?;
-    m.impl_(
-        "ge.Scalar",
-        CppFunction::from_unboxed(crate::kernels::ge_scalar),
-    )?;
-    m.impl_(
-        "pow.Tensor_Scalar",
-        CppFunction::from_unboxed(crate::kernels::pow_tensor_scalar),
-    )?;
-    m.impl_(
         "logical_and.out",
         CppFunction::from_unboxed(crate::kernels::logical_and_out),
     )?;
@@ -1492,10 +1744,6 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
         CppFunction::from_unboxed(crate::kernels::logical_xor_out),
     )?;
     m.impl_(
-        "lerp.Scalar",
-        CppFunction::from_unboxed(crate::kernels::lerp_scalar),
-    )?;
-    m.impl_(
         "where.self",
         CppFunction::from_unboxed(crate::kernels::where_self),
     )?;
@@ -1503,7 +1751,6 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
         "masked_fill_.Scalar",
         CppFunction::from_unboxed(crate::kernels::masked_fill_scalar_),
     )?;
-    m.impl_("clamp", CppFunction::from_unboxed(crate::kernels::clamp))?;
     m.impl_(
         "abs.out",
         CppFunction::from_unboxed(crate::kernels::abs_out),

@@ -3,12 +3,11 @@
 //! `pow`, `maximum`, `minimum`, with PyTorch's type promotion, dtype
 //! coverage and errors.
 
-use aten_core::tensor_iterator::{TensorIterator, TensorIteratorConfig};
+use aten_core::tensor_iterator::TensorIterator;
 use aten_core::Tensor;
 use c10_core::{Error, Numeric, Result, Scalar, ScalarType};
 
 use super::arith::{Arith, Float};
-use super::util::{wrap, Variant};
 use crate::loops::binary;
 use crate::{dispatch_all, dispatch_floating};
 
@@ -296,21 +295,10 @@ fn pow_loop(iter: &mut TensorIterator<'_>) -> Result<()> {
     }))
 }
 
-/// `pow(a, scalar)`.
-pub fn pow_scalar_impl(v: Variant<'_>, a: &Tensor, exponent: Scalar) -> Result<Tensor> {
-    if let (Some(dtype), Scalar::Int(e)) = (a.dtype(), exponent) {
-        if dtype.is_integral(true) && e < 0 {
-            return Err(Error::runtime(
-                "Integers to negative integer powers are not allowed.",
-            ));
-        }
-    }
-    let b = wrap(exponent)?;
-    let mut iter = v
-        .configure(TensorIteratorConfig::binary_op(v.output(), a, &b))
-        .build()?;
-    pow_loop(&mut iter)?;
-    Ok(v.finish(iter))
+/// `pow.Tensor_Scalar_out` (the meta function wrapped the exponent into
+/// the iteration).
+pub fn pow_tensor_scalar_out(iter: &mut TensorIterator<'_>, _: &Tensor, _: Scalar) -> Result<()> {
+    pow_loop(iter)
 }
 
 /// `maximum.out`: propagates NaN.

@@ -6,7 +6,7 @@
 use aten_core::tensor_iterator::convert::copy_into;
 use aten_core::tensor_iterator::{TensorIterator, TensorIteratorConfig};
 use aten_core::Tensor;
-use c10_core::{Numeric, Result, ScalarType};
+use c10_core::{Numeric, Result, Scalar, ScalarType};
 
 use super::util::Variant;
 use crate::loops::binary;
@@ -77,15 +77,6 @@ fn bool_result(
     }
 }
 
-/// A comparison of `a` and `b` for every variant (the Scalar overloads).
-pub fn compare(v: Variant<'_>, a: &Tensor, b: &Tensor, cmp: Cmp) -> Result<Tensor> {
-    let mut iter = v
-        .configure(TensorIteratorConfig::comparison_op(v.output(), a, b))
-        .build()?;
-    compare_loop(&mut iter, cmp)?;
-    Ok(v.finish(iter))
-}
-
 /// A comparison over an iteration built by `comparison_op`: the output is
 /// bool, or of the common dtype (ones and zeros).
 pub fn compare_loop(iter: &mut TensorIterator<'_>, cmp: Cmp) -> Result<()> {
@@ -119,6 +110,22 @@ macro_rules! compare_impls {
 compare_impls!(
     eq_tensor_out => Eq, ne_tensor_out => Ne, lt_tensor_out => Lt,
     le_tensor_out => Le, gt_tensor_out => Gt, ge_tensor_out => Ge,
+);
+
+/// Defines the comparisons' impls of the Scalar overloads (the meta
+/// function wrapped the scalar into the iteration).
+macro_rules! compare_scalar_impls {
+    ($($name:ident => $cmp:ident),* $(,)?) => {$(
+        #[doc = concat!("`", stringify!($name), "`.")]
+        pub fn $name(iter: &mut TensorIterator<'_>, _: &Tensor, _: Scalar) -> Result<()> {
+            compare_loop(iter, Cmp::$cmp)
+        }
+    )*};
+}
+
+compare_scalar_impls!(
+    eq_scalar_out => Eq, ne_scalar_out => Ne, lt_scalar_out => Lt,
+    le_scalar_out => Le, gt_scalar_out => Gt, ge_scalar_out => Ge,
 );
 
 /// A logical operation on the truth values of `a` and `b`.

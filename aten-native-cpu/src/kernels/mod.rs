@@ -34,7 +34,16 @@ pub mod triangular;
 pub mod unary;
 pub mod util;
 
+pub use binary::{
+    add_out, atan2_out, div_out, div_out_mode, fmod_tensor_out, maximum_out, minimum_out, mul_out,
+    pow_tensor_scalar_out, pow_tensor_tensor_out, remainder_tensor_out, sub_out,
+};
 pub use cat::cat;
+pub use compare::{
+    bitwise_and_tensor_out, bitwise_or_tensor_out, bitwise_xor_tensor_out, eq_scalar_out,
+    eq_tensor_out, ge_scalar_out, ge_tensor_out, gt_scalar_out, gt_tensor_out, le_scalar_out,
+    le_tensor_out, lt_scalar_out, lt_tensor_out, ne_scalar_out, ne_tensor_out,
+};
 pub use factories::{empty_cpu, empty_strided_cpu};
 pub use fill::{arange_out, eye_out, fill_, linspace_out, normal_, uniform_, zero_};
 pub use flip::flip;
@@ -44,25 +53,18 @@ pub use nn::{
     max_pool2d_with_indices, mse_loss, native_dropout, native_layer_norm, nll_loss_forward,
     slow_conv2d_forward, slow_conv_dilated2d,
 };
-pub use binary::{
-    add_out, atan2_out, div_out, div_out_mode, fmod_tensor_out, maximum_out, minimum_out, mul_out,
-    pow_tensor_tensor_out, remainder_tensor_out, sub_out,
-};
-pub use compare::{
-    bitwise_and_tensor_out, bitwise_or_tensor_out, bitwise_xor_tensor_out, eq_tensor_out,
-    ge_tensor_out, gt_tensor_out, le_tensor_out, lt_tensor_out, ne_tensor_out,
-};
 pub use pointwise_ops::*;
-pub use unary::{
-    bitwise_not_out, ceil_out, cos_out, erf_out, exp_out, expm1_out, floor_out, gelu_out, log1p_out,
-    log_out, neg_out, reciprocal_out, round_out, rsqrt_out, sigmoid_out, sign_out, silu_out,
-    sin_out, sqrt_out, tanh_out, trunc_out,
-};
 pub use reduce::{
     all_dim, amax, amin, any_dim, argmax, cumsum, log_softmax_cpu, max_dim, mean_dim, prod,
     softmax_cpu, sum_dim_intlist, var_correction,
 };
+pub use ternary::{clamp_out, lerp_scalar_out};
 pub use triangular::{tril, triu};
+pub use unary::{
+    bitwise_not_out, ceil_out, cos_out, erf_out, exp_out, expm1_out, floor_out, gelu_out,
+    log1p_out, log_out, neg_out, reciprocal_out, round_out, rsqrt_out, sigmoid_out, sign_out,
+    silu_out, sin_out, sqrt_out, tanh_out, trunc_out,
+};
 
 /// Views are backend-neutral: the CPU registers the shared kernels.
 pub use aten_core::native::{as_strided_tensorimpl, view};

@@ -1,6 +1,6 @@
 //! The registered pointwise kernels of the operators that are not
-//! structured families (the Scalar overloads of comparisons, `pow` with a
-//! Scalar exponent, logical operations, `where`, `clamp`, `abs`, `relu`):
+//! structured families (logical operations, `where`, `masked_fill_`,
+//! `abs.out`, `relu`):
 //! one function per operator overload, each a thin entry into the shared
 //! loops (they serve the CPU and Meta keys: Meta tensors stop before the
 //! loops). The structured families' impls live beside their loops.
@@ -8,34 +8,10 @@
 use aten_core::Tensor;
 use c10_core::{Result, Scalar};
 
-use super::binary::pow_scalar_impl;
-use super::compare::{compare, logical, Cmp, Logic};
-use super::ternary::{clamp_impl, lerp_scalar_impl, masked_fill_impl, where_impl};
+use super::compare::{logical, Logic};
+use super::ternary::{masked_fill_impl, where_impl};
 use super::unary::{logical_not_impl, same_fn, SameFn};
-use super::util::{wrap, Variant};
-
-/// `pow.Tensor_Scalar`.
-pub fn pow_tensor_scalar(self_: &Tensor, exponent: Scalar) -> Result<Tensor> {
-    pow_scalar_impl(Variant::Functional, self_, exponent)
-}
-
-macro_rules! cmp_scalar_ops {
-    ($($scalar:ident => $cmp:ident);* $(;)?) => {$(
-        #[doc = concat!("`", stringify!($scalar), "` (Scalar overload).")]
-        pub fn $scalar(self_: &Tensor, other: Scalar) -> Result<Tensor> {
-            compare(Variant::Functional, self_, &wrap(other)?, Cmp::$cmp)
-        }
-    )*};
-}
-
-cmp_scalar_ops!(
-    eq_scalar => Eq;
-    ne_scalar => Ne;
-    lt_scalar => Lt;
-    le_scalar => Le;
-    gt_scalar => Gt;
-    ge_scalar => Ge;
-);
+use super::util::Variant;
 
 macro_rules! logic_ops {
     ($($logical:ident => $op:ident);* $(;)?) => {$(
@@ -52,11 +28,6 @@ logic_ops!(
     logical_xor_out => Xor;
 );
 
-/// `lerp.Scalar`.
-pub fn lerp_scalar(self_: &Tensor, end: &Tensor, weight: Scalar) -> Result<Tensor> {
-    lerp_scalar_impl(Variant::Functional, self_, end, weight)
-}
-
 /// `where.self`.
 pub fn where_self(condition: &Tensor, self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     where_impl(Variant::Functional, condition, self_, other)
@@ -65,11 +36,6 @@ pub fn where_self(condition: &Tensor, self_: &Tensor, other: &Tensor) -> Result<
 /// `masked_fill_.Scalar`.
 pub fn masked_fill_scalar_(self_: &Tensor, mask: &Tensor, value: Scalar) -> Result<Tensor> {
     masked_fill_impl(Variant::Inplace(self_), self_, mask, value)
-}
-
-/// `clamp`.
-pub fn clamp(self_: &Tensor, min: Option<Scalar>, max: Option<Scalar>) -> Result<Tensor> {
-    clamp_impl(Variant::Functional, self_, min, max)
 }
 
 /// `abs.out`.

@@ -1,9 +1,9 @@
 //! `where`, `masked_fill`, `clamp` and `lerp`.
 
 use aten_core::tensor_iterator::convert::to_dtype;
-use aten_core::tensor_iterator::TensorIteratorConfig;
+use aten_core::tensor_iterator::{TensorIterator, TensorIteratorConfig};
 use aten_core::Tensor;
-use c10_core::type_promotion::{ResultTypeState, WrappedNumber};
+use c10_core::type_promotion::ResultTypeState;
 use c10_core::{Error, Numeric, Result, Scalar, ScalarType};
 
 use super::arith::Arith;
@@ -17,15 +17,6 @@ fn dtype_of(t: &Tensor) -> Result<ScalarType> {
 
 fn add_operand(state: &mut ResultTypeState, t: &Tensor) -> Result<()> {
     state.add_tensor(dtype_of(t)?, t.dim())
-}
-
-fn number_kind(s: Scalar) -> WrappedNumber {
-    match s {
-        Scalar::Bool(_) => WrappedNumber::Bool,
-        Scalar::Int(_) => WrappedNumber::Int,
-        Scalar::Double(_) => WrappedNumber::Float,
-        Scalar::ComplexDouble(_) => WrappedNumber::Complex,
-    }
 }
 
 fn converted(t: &Tensor, dtype: ScalarType) -> Result<Tensor> {
@@ -102,91 +93,57 @@ pub fn masked_fill_impl(
     Ok(v.finish(iter))
 }
 
-/// `clamp(self, min, max)`.
-pub fn clamp_impl(
-    v: Variant<'_>,
-    a: &Tensor,
+/// `clamp.out`: NaN stays NaN, a NaN bound gives NaN.
+pub fn clamp_out(
+    iter: &mut TensorIterator<'_>,
+    _: &Tensor,
     min: Option<Scalar>,
     max: Option<Scalar>,
-) -> Result<Tensor> {
-    if min.is_none() && max.is_none() {
-        return Err(Error::runtime(
-            "torch.clamp: At least one of 'min' or 'max' must not be None",
-        ));
-    }
-    let dtype = match v.output() {
-        Some(o) if matches!(v, Variant::Inplace(_)) => dtype_of(o)?,
-        _ => {
-            let mut state = ResultTypeState::default();
-            add_operand(&mut state, a)?;
-            for s in [min, max].into_iter().flatten() {
-                state.add_number(number_kind(s))?;
-            }
-            state.result()?.unwrap_or(ScalarType::Float)
-        }
-    };
+) -> Result<()> {
+    let dtype = iter.common_dtype();
     if dtype == ScalarType::Bool {
         return Err(super::util::not_implemented("clamp_scalar_cpu", dtype));
     }
-    let a = converted(a, dtype)?;
-    let mut iter = v
-        .configure(TensorIteratorConfig::unary_op(v.output(), &a))
-        .build()?;
-    if iter.has_data() {
-        dispatch_all!(dtype, "clamp_scalar_cpu", T => {
-            let lo = min.map(T::from_scalar).transpose()?;
-            let hi = max.map(T::from_scalar).transpose()?;
-            unary::<T, T>(&mut iter, move |x| {
-                if T::IS_FLOAT && x.to_f64().is_nan() {
-                    return x;
-                }
-                let mut y = x;
-                if let Some(lo) = lo {
-                    if y < lo || (T::IS_FLOAT && lo.to_f64().is_nan()) {
-                        y = lo;
-                    }
-                }
-                if let Some(hi) = hi {
-                    if y > hi || (T::IS_FLOAT && hi.to_f64().is_nan()) {
-                        y = hi;
-                    }
-                }
-                y
-            })
-        })?;
+    if !iter.has_data() {
+        return Ok(());
     }
-    Ok(v.finish(iter))
+    dispatch_all!(dtype, "clamp_scalar_cpu", T => {
+        let lo = min.map(T::from_scalar).transpose()?;
+        let hi = max.map(T::from_scalar).transpose()?;
+        unary::<T, T>(iter, move |x| {
+            if T::IS_FLOAT && x.to_f64().is_nan() {
+                return x;
+            }
+            let mut y = x;
+            if let Some(lo) = lo {
+                if y < lo || (T::IS_FLOAT && lo.to_f64().is_nan()) {
+                    y = lo;
+                }
+            }
+            if let Some(hi) = hi {
+                if y > hi || (T::IS_FLOAT && hi.to_f64().is_nan()) {
+                    y = hi;
+                }
+            }
+            y
+        })
+    })
 }
 
-/// `lerp(self, end, weight)` with a scalar weight.
-pub fn lerp_scalar_impl(
-    v: Variant<'_>,
-    a: &Tensor,
-    end: &Tensor,
+/// `lerp.Scalar_out`: `self + weight * (end - self)`, in the form that
+/// stays exact at both ends.
+pub fn lerp_scalar_out(
+    iter: &mut TensorIterator<'_>,
+    _: &Tensor,
+    _: &Tensor,
     weight: Scalar,
-) -> Result<Tensor> {
-    let (da, de) = (dtype_of(a)?, dtype_of(end)?);
-    if da != de {
-        return Err(Error::runtime(format!(
-            "expected dtype {} for `end` but got dtype {}",
-            da.python_name(),
-            de.python_name()
-        )));
+) -> Result<()> {
+    if !iter.has_data() {
+        return Ok(());
     }
-    let mut iter = v
-        .configure(
-            TensorIteratorConfig::default()
-                .add_output(v.output())
-                .add_input(a)
-                .add_input(end),
-        )
-        .build()?;
-    if iter.has_data() {
-        let w = weight.to_f64();
-        dispatch_floating!(da, "lerp_kernel_scalar", T => binary::<T, T, T>(&mut iter, move |x, y| {
-            let (p, q) = (x.to_f64(), y.to_f64());
-            T::from_f64(if w.abs() < 0.5 { p + w * (q - p) } else { q - (q - p) * (1.0 - w) })
-        }))?;
-    }
-    Ok(v.finish(iter))
+    let w = weight.to_f64();
+    dispatch_floating!(iter.common_dtype(), "lerp_kernel_scalar", T => binary::<T, T, T>(iter, move |x, y| {
+        let (p, q) = (x.to_f64(), y.to_f64());
+        T::from_f64(if w.abs() < 0.5 { p + w * (q - p) } else { q - (q - p) * (1.0 - w) })
+    }))
 }
