@@ -15,7 +15,8 @@
 //!   `set_output` does); [`meta`]: the structured families' meta
 //!   functions;
 //! - [`native`]: views, factories, composite and BackendSelect kernels;
-//! - [`framework_fallbacks`]: the framework's backend fallbacks.
+//! - [`framework_fallbacks`]: the framework's backend fallbacks;
+//! - [`testing`]: device-generic kernel tests.
 
 pub mod framework_fallbacks;
 pub mod generated;
@@ -25,6 +26,7 @@ pub mod native;
 pub mod structured;
 pub mod tensor;
 pub mod tensor_iterator;
+pub mod testing;
 pub mod typed_handle;
 
 pub use generated::ops;

@@ -1,21 +1,28 @@
-//! Pointwise operators end to end through the generated API.
+//! Pointwise operators end to end through the generated API, on every
+//! device the build has (`instantiate_device_type_tests!`).
 
+use aten::core::testing::DeviceTest;
 use aten::{ops, Scalar, ScalarType, Tensor};
 
 fn f32s(v: &[f32], shape: &[i64]) -> Tensor {
     Tensor::from_slice(v, shape).unwrap()
 }
 
-#[test]
-fn arithmetic_broadcasts_and_promotes() {
-    let a = f32s(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]);
-    let b = f32s(&[10.0, 20.0, 30.0], &[3]);
+// Kernel tests run once per device (CPU and Meta): Meta runs the meta
+// functions alone, so it checks shapes, dtypes and argument errors.
+aten::core::instantiate_device_type_tests!(
+    arithmetic_broadcasts_and_promotes,
+    structured_members_share_one_meta_function,
+    reductions_and_copies,
+    functional_and_in_place_forms_run_through_out_variants,
+);
+
+fn arithmetic_broadcasts_and_promotes(dev: DeviceTest) {
+    let a = dev.tensor(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]);
+    let b = dev.tensor(&[10.0f32, 20.0, 30.0], &[3]);
     let r = ops::add_tensor(&a, &b).unwrap();
-    assert_eq!(
-        r.to_vec::<f32>().unwrap(),
-        vec![11., 22., 33., 14., 25., 36.]
-    );
-    let i = Tensor::from_slice(&[1i64, 2, 3], &[3]).unwrap();
+    dev.assert_values(&r, &[2, 3], &[11f32, 22., 33., 14., 25., 36.]);
+    let i = dev.tensor(&[1i64, 2, 3], &[3]);
     let r = ops::add_tensor_with(
         &i,
         &i,
@@ -24,31 +31,139 @@ fn arithmetic_broadcasts_and_promotes() {
         },
     )
     .unwrap();
-    assert_eq!(r.to_vec::<i64>().unwrap(), vec![3, 6, 9]);
+    dev.assert_values(&r, &[3], &[3i64, 6, 9]);
+    let err = dev.assert_error(ops::add_tensor_with(
+        &i,
+        &i,
+        ops::AddTensorOptions {
+            alpha: Scalar::Double(0.5),
+        },
+    ));
+    assert_eq!(
+        err,
+        "For integral input tensors, argument alpha must not be a floating point number."
+    );
     let r = ops::add_scalar(&i, Scalar::Double(0.5)).unwrap();
     assert_eq!(r.dtype(), Some(ScalarType::Float));
     let r = ops::div_tensor(&i, &i).unwrap();
     assert_eq!(r.dtype(), Some(ScalarType::Float));
-    let z = Tensor::from_slice(&[0i64, 1, 1], &[3]).unwrap();
-    let err = ops::div_tensor_mode(&i, &z, Some("trunc")).unwrap_err();
-    assert_eq!(err.message(), "ZeroDivisionError");
-    let err = ops::bitwise_xor_tensor(&a, &a).unwrap_err();
-    assert_eq!(
-        err.message(),
-        "\"bitwise_xor_cpu\" not implemented for 'Float'"
-    );
-    // In place: a.t() views and version bumps.
+    let z = dev.tensor(&[0i64, 1, 1], &[3]);
+    if let Some(err) = dev.assert_data_error(ops::div_tensor_mode(&i, &z, Some("trunc"))) {
+        assert_eq!(err, "ZeroDivisionError");
+    }
+    if let Some(err) = dev.assert_data_error(ops::bitwise_xor_tensor(&a, &a)) {
+        assert_eq!(err, "\"bitwise_xor_cpu\" not implemented for 'Float'");
+    }
+    // In place: version bumps, and the shape of self is kept.
     let before = a.version();
     a.add_tensor_(&b).unwrap();
-    assert_eq!(
-        a.to_vec::<f32>().unwrap(),
-        vec![11., 22., 33., 14., 25., 36.]
-    );
+    dev.assert_values(&a, &[2, 3], &[11f32, 22., 33., 14., 25., 36.]);
     assert_eq!(a.version(), before + 1);
+    let err = dev.assert_error(b.add_tensor_(&a));
+    assert_eq!(
+        err,
+        "output with shape [3] doesn't match the broadcast shape [2, 3]"
+    );
     let c = ops::lt_tensor(&a, &b).unwrap();
-    assert_eq!(c.dtype(), Some(ScalarType::Bool));
-    let e = ops::exp(&f32s(&[0.0], &[1])).unwrap();
-    assert_eq!(e.to_vec::<f32>().unwrap(), vec![1.0]);
+    dev.assert_values(&c, &[2, 3], &[false; 6]);
+    let e = ops::exp(&dev.tensor(&[0.0f32], &[1])).unwrap();
+    dev.assert_values(&e, &[1], &[1.0f32]);
+    let g = ops::gt_scalar(&a, Scalar::Int(20)).unwrap();
+    dev.assert_values(&g, &[2, 3], &[false, true, true, false, true, true]);
+}
+
+fn structured_members_share_one_meta_function(dev: DeviceTest) {
+    let a = dev.tensor(&[1i64, -2, 3], &[3]);
+    let b = dev.tensor(&[2i64, 2, 2], &[3]);
+    // The out member resizes an empty `out` and checks its dtype.
+    let out = dev.tensor::<i64>(&[], &[0]);
+    ops::mul_out(&a, &b, &out).unwrap();
+    dev.assert_values(&out, &[3], &[2i64, -4, 6]);
+    let bad = dev.tensor(&[false; 3], &[3]);
+    let err = dev.assert_error(ops::mul_out(&a, &b, &bad));
+    assert_eq!(
+        err,
+        "result type Long can't be cast to the desired output type Bool"
+    );
+    // The in-place member keeps self's dtype; the functional one promotes.
+    let f = dev.tensor(&[0.5f32, 0.5, 0.5], &[3]);
+    let err = dev.assert_error(a.mul_tensor_(&f));
+    assert_eq!(
+        err,
+        "result type Float can't be cast to the desired output type Long"
+    );
+    dev.assert_values(
+        &ops::mul_tensor(&a, &f).unwrap(),
+        &[3],
+        &[0.5f32, -1.0, 1.5],
+    );
+    // Comparisons into an out of another dtype write ones and zeros.
+    let out = dev.tensor(&[9.0f32; 3], &[3]);
+    ops::eq_tensor_out(&a, &b, &out).unwrap();
+    dev.assert_values(&out, &[3], &[0.0f32, 0.0, 0.0]);
+    let neg_bool = dev.tensor(&[true], &[1]);
+    assert!(dev
+        .assert_error(ops::neg(&neg_bool))
+        .starts_with("Negation, the `-` operator"));
+}
+
+fn reductions_and_copies(dev: DeviceTest) {
+    let a = dev.tensor(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]);
+    dev.assert_values(&ops::sum(&a).unwrap(), &[], &[21.0f32]);
+    let s = ops::sum_dim_intlist_with(
+        &a,
+        Some(&[1][..]),
+        ops::SumDimIntlistOptions {
+            keepdim: true,
+            dtype: None,
+        },
+    )
+    .unwrap();
+    dev.assert_values(&s, &[2, 1], &[6.0f32, 15.0]);
+    let (v, i) = ops::max_dim(&a, 0).unwrap();
+    dev.assert_values(&v, &[3], &[4.0f32, 5.0, 6.0]);
+    dev.assert_values(&i, &[3], &[1i64, 1, 1]);
+    let sm = ops::softmax_int(&a, 1).unwrap();
+    assert_eq!(sm.sizes(), &[2, 3]);
+    if dev.has_data() {
+        let row: f32 = sm.to_vec::<f32>().unwrap()[..3].iter().sum();
+        assert!((row - 1.0).abs() < 1e-6);
+    }
+    let i64s = dev.tensor(&[1i64, 2, 3], &[3]);
+    assert_eq!(ops::sum(&i64s).unwrap().dtype(), Some(ScalarType::Long));
+    assert!(ops::mean(&i64s).is_err());
+    let t = ops::as_strided(&a, &[3, 2], &[1, 3]).unwrap();
+    let c = ops::clone(&t).unwrap();
+    assert_eq!(c.strides(), &[1, 3]);
+    let k = ops::contiguous(&t).unwrap();
+    assert_eq!(k.strides(), &[2, 1]);
+    dev.assert_values(&k, &[3, 2], &[1f32, 4., 2., 5., 3., 6.]);
+    assert!(ops::sum_dim_intlist(&a, Some(&[5][..])).is_err());
+}
+
+fn functional_and_in_place_forms_run_through_out_variants(dev: DeviceTest) {
+    let a = dev.tensor(&[-1.5f32, 0.0, 2.0], &[3]);
+    let b = dev.tensor(&[1.0f32, 1.0, 0.0], &[3]);
+    dev.assert_values(&ops::abs(&a).unwrap(), &[3], &[1.5f32, 0.0, 2.0]);
+    let and = ops::logical_and(&a, &b).unwrap();
+    dev.assert_values(&and, &[3], &[true, false, false]);
+    // In place: the result keeps self's dtype and storage.
+    let c = ops::clone(&a).unwrap();
+    let r = ops::logical_and_(&c, &b).unwrap();
+    assert!(r.base().is_same(c.base()));
+    dev.assert_values(&c, &[3], &[1.0f32, 0.0, 0.0]);
+    let d = ops::clone(&a).unwrap();
+    ops::abs_(&d).unwrap();
+    dev.assert_values(&d, &[3], &[1.5f32, 0.0, 2.0]);
+    // A transposed input gives a result laid out like it (the out kernel
+    // resizes the fresh output with the input's strides).
+    let m = dev
+        .tensor(&[-1.0f32, 2.0, -3.0, 4.0, -5.0, 6.0], &[2, 3])
+        .t()
+        .unwrap();
+    assert_eq!(ops::abs(&m).unwrap().strides(), m.strides());
+    assert_eq!(ops::logical_not(&m).unwrap().strides(), m.strides());
+    assert_eq!(ops::neg(&m).unwrap().strides(), m.strides());
 }
 
 fn meta(shape: &[i64]) -> Tensor {
@@ -60,78 +175,6 @@ fn meta(shape: &[i64]) -> Tensor {
         },
     )
     .unwrap()
-}
-
-#[test]
-fn meta_tensors_flow() {
-    let m = meta(&[2, 3]);
-    let r = ops::add_tensor(&m, &m).unwrap();
-    assert_eq!(r.sizes(), &[2, 3]);
-    assert_eq!(r.device(), Some(aten::Device::META));
-    let c = ops::gt_scalar(&m, Scalar::Int(0)).unwrap();
-    assert_eq!(c.dtype(), Some(ScalarType::Bool));
-}
-
-#[test]
-fn reductions_and_copies() {
-    let a = f32s(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]);
-    assert_eq!(ops::sum(&a).unwrap().to_vec::<f32>().unwrap(), vec![21.0]);
-    let s = ops::sum_dim_intlist_with(
-        &a,
-        Some(&[1][..]),
-        ops::SumDimIntlistOptions {
-            keepdim: true,
-            dtype: None,
-        },
-    )
-    .unwrap();
-    assert_eq!(s.sizes(), &[2, 1]);
-    assert_eq!(s.to_vec::<f32>().unwrap(), vec![6.0, 15.0]);
-    let (v, i) = ops::max_dim(&a, 0).unwrap();
-    assert_eq!(v.to_vec::<f32>().unwrap(), vec![4.0, 5.0, 6.0]);
-    assert_eq!(i.to_vec::<i64>().unwrap(), vec![1, 1, 1]);
-    let sm = ops::softmax_int(&a, 1).unwrap();
-    let row: f32 = sm.to_vec::<f32>().unwrap()[..3].iter().sum();
-    assert!((row - 1.0).abs() < 1e-6);
-    let i64s = Tensor::from_slice(&[1i64, 2, 3], &[3]).unwrap();
-    assert_eq!(ops::sum(&i64s).unwrap().dtype(), Some(ScalarType::Long));
-    assert!(ops::mean(&i64s).is_err());
-    let t = Tensor::from(a.base().as_strided(&[3, 2], &[1, 3], None).unwrap());
-    let c = ops::clone(&t).unwrap();
-    assert_eq!(c.strides(), &[1, 3]);
-    let k = ops::contiguous(&t).unwrap();
-    assert_eq!(k.strides(), &[2, 1]);
-    assert_eq!(k.to_vec::<f32>().unwrap(), vec![1., 4., 2., 5., 3., 6.]);
-    assert!(ops::sum_dim_intlist(&a, Some(&[5][..])).is_err());
-}
-
-#[test]
-fn functional_and_in_place_forms_run_through_out_variants() {
-    let a = Tensor::from_slice(&[-1.5f32, 0.0, 2.0], &[3]).unwrap();
-    let b = Tensor::from_slice(&[1.0f32, 1.0, 0.0], &[3]).unwrap();
-    assert_eq!(
-        ops::abs(&a).unwrap().to_vec::<f32>().unwrap(),
-        vec![1.5, 0.0, 2.0]
-    );
-    let and = ops::logical_and(&a, &b).unwrap();
-    assert_eq!(and.dtype(), Some(aten::ScalarType::Bool));
-    assert_eq!(and.to_vec::<bool>().unwrap(), vec![true, false, false]);
-    // In place: the result keeps self's dtype and storage.
-    let c = ops::clone(&a).unwrap();
-    let r = ops::logical_and_(&c, &b).unwrap();
-    assert!(r.base().is_same(c.base()));
-    assert_eq!(c.to_vec::<f32>().unwrap(), vec![1.0, 0.0, 0.0]);
-    let d = ops::clone(&a).unwrap();
-    ops::abs_(&d).unwrap();
-    assert_eq!(d.to_vec::<f32>().unwrap(), vec![1.5, 0.0, 2.0]);
-    // A transposed input gives a result laid out like it (the out kernel
-    // resizes the fresh output with the input's strides).
-    let m = Tensor::from_slice(&[-1.0f32, 2.0, -3.0, 4.0, -5.0, 6.0], &[2, 3])
-        .unwrap()
-        .t()
-        .unwrap();
-    assert_eq!(ops::abs(&m).unwrap().strides(), m.strides());
-    assert_eq!(ops::logical_not(&m).unwrap().strides(), m.strides());
 }
 
 #[test]

@@ -1,0 +1,124 @@
+//! Device-generic kernel tests (PyTorch's `instantiate_device_type_tests`).
+//!
+//! A test body takes a [`DeviceTest`] and makes its tensors through it;
+//! [`instantiate_device_type_tests!`](crate::instantiate_device_type_tests)
+//! turns each body into one `#[test]` per device the build has (CPU and
+//! Meta; a CUDA build adds its device through the same list). On a device
+//! without data (Meta) the checks compare shapes, dtypes and devices, and
+//! skip values and data-dependent errors, as PyTorch's Meta tests do.
+
+use std::fmt::Debug;
+
+use c10_core::{Device, DeviceType, Element, Result, ScalarType};
+
+use crate::ops;
+use crate::Tensor;
+
+/// The device one instantiation of a device-generic test runs on.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct DeviceTest {
+    /// The device the test's tensors live on.
+    pub device: Device,
+}
+
+impl DeviceTest {
+    /// The CPU instantiation.
+    pub const CPU: DeviceTest = DeviceTest {
+        device: Device::CPU,
+    };
+    /// The Meta instantiation (shapes, dtypes and errors without data).
+    pub const META: DeviceTest = DeviceTest {
+        device: Device::META,
+    };
+
+    /// Whether tensors on this device have values to compare.
+    pub fn has_data(&self) -> bool {
+        self.device.device_type() != DeviceType::Meta
+    }
+
+    /// A tensor of `data` laid out as `shape`, on this device.
+    pub fn tensor<T: Element>(&self, data: &[T], shape: &[i64]) -> Tensor {
+        let cpu = Tensor::from_slice(data, shape).expect("a valid tensor");
+        self.to_device(&cpu)
+    }
+
+    /// `t` copied to this device (itself on the CPU).
+    pub fn to_device(&self, t: &Tensor) -> Tensor {
+        if t.device() == Some(self.device) {
+            return t.clone();
+        }
+        ops::_to_copy_with(
+            t,
+            ops::ToCopyOptions {
+                device: Some(self.device),
+                ..Default::default()
+            },
+        )
+        .expect("a copy to the device under test")
+    }
+
+    /// Checks that `t` lives on this device, has `shape` and dtype `T`,
+    /// and (where the device has data) holds `expected`.
+    pub fn assert_values<T: Element + PartialEq + Debug>(
+        &self,
+        t: &Tensor,
+        shape: &[i64],
+        expected: &[T],
+    ) {
+        assert_eq!(t.device(), Some(self.device), "device");
+        assert_eq!(t.sizes(), shape, "shape");
+        assert_eq!(t.dtype(), Some(T::DTYPE), "dtype");
+        if self.has_data() {
+            assert_eq!(t.to_vec::<T>().expect("readable values"), expected);
+        }
+    }
+
+    /// Checks an error that every device raises (shape, dtype and argument
+    /// checks of meta functions) and returns its message.
+    pub fn assert_error<T: Debug>(&self, result: Result<T>) -> String {
+        result
+            .expect_err("an error on every device")
+            .message()
+            .to_string()
+    }
+
+    /// Checks an error raised where the data is (a kernel's dtype or value
+    /// checks): an error on devices with data, success on Meta.
+    pub fn assert_data_error<T: Debug>(&self, result: Result<T>) -> Option<String> {
+        if self.has_data() {
+            Some(result.expect_err("an error").message().to_string())
+        } else {
+            result.expect("no error on a device without data");
+            None
+        }
+    }
+
+    /// The dtype of a tensor, for terse assertions.
+    pub fn dtype(t: &Tensor) -> ScalarType {
+        t.dtype().expect("a defined tensor")
+    }
+}
+
+/// One `#[test]` per device for each named test body (`fn(DeviceTest)`),
+/// in modules `cpu` and `meta` (PyTorch's `instantiate_device_type_tests`).
+#[macro_export]
+macro_rules! instantiate_device_type_tests {
+    ($($test:ident),* $(,)?) => {
+        mod cpu {
+            $(
+                #[test]
+                fn $test() {
+                    super::$test($crate::testing::DeviceTest::CPU)
+                }
+            )*
+        }
+        mod meta {
+            $(
+                #[test]
+                fn $test() {
+                    super::$test($crate::testing::DeviceTest::META)
+                }
+            )*
+        }
+    };
+}
