@@ -15,9 +15,12 @@
 //!   `set_output` does); [`meta`]: the structured families' meta
 //!   functions;
 //! - [`native`]: views, factories, composite and BackendSelect kernels;
+//! - [`dispatch_stub`]: per-device kernels of backend-neutral operations
+//!   (the copy loop);
 //! - [`framework_fallbacks`]: the framework's backend fallbacks;
 //! - [`testing`]: device-generic kernel tests.
 
+pub mod dispatch_stub;
 pub mod framework_fallbacks;
 pub mod generated;
 pub mod memory_overlap;

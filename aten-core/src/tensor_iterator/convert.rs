@@ -1,22 +1,16 @@
 //! Dtype conversion copies: what `TensorIterator` uses to feed inputs of
 //! another dtype to a computation and to hand a computation's result to an
-//! output of another dtype (`static_cast` semantics, see
-//! [`Numeric`]), and what `copy_` runs on CPU.
-//!
-//! A copy walks both tensors' layouts (one snapshot of each) with a
-//! multi-index, so it needs no memory beyond the two tensors.
+//! output of another dtype (`static_cast` semantics), and what `copy_`
+//! runs. This module holds the backend-neutral part (checks, broadcasting,
+//! borrows); the element loop is each backend's [`CopyKernel`], found
+//! through [`COPY_STUB`] by the device the data is on.
 
-use c10_core::tensor_impl::{contiguous_strides, for_each_offset_pair, DimVector};
-use c10_core::{
-    dispatch_dtype, DeviceType, Error, Numeric, Result, ScalarType, StorageBorrow, TensorBase,
-    TensorLayout,
-};
+use c10_core::tensor_impl::{contiguous_strides, DimVector};
+use c10_core::{DeviceType, Error, Result, ScalarType, StorageBorrow, TensorBase, TensorLayout};
 
+use crate::dispatch_stub::{self, StubKernel};
 use crate::Tensor;
-
-fn unsupported(from: ScalarType, to: ScalarType) -> Error {
-    Error::runtime(format!("conversion from {from} to {to} is not supported"))
-}
+use aten_dispatch::library::__linkme::distributed_slice;
 
 /// Copies `src` into `dst` (same shape or broadcastable to it), converting
 /// element types. Each tensor's layout is read once; the copy runs under a
@@ -67,8 +61,33 @@ fn check_broadcast(src: &[i64], dst: &[i64]) -> Result<()> {
     Ok(())
 }
 
+/// What a backend's copy kernel does (PyTorch's `copy_stub`): writes the
+/// elements of `src` (of dtype `from`, broadcast to `dst`'s shape, the
+/// source strides given for that shape: 0 on broadcast dimensions) into
+/// `dst` (of dtype `to`), converting each.
+///
+/// # Safety
+///
+/// As [`convert_elements`]: both layouts' storages have data of the given
+/// dtypes, `src_strides` keep every element inside `src`'s storage, and
+/// the caller holds the borrows.
+#[doc(alias = "copy_stub")]
+pub type CopyKernel = unsafe fn(
+    src: &TensorLayout,
+    src_strides: &[i64],
+    from: ScalarType,
+    dst: &TensorLayout,
+    to: ScalarType,
+) -> Result<()>;
+
+/// The copy kernels of the linked backends, by device type.
+#[distributed_slice]
+#[linkme(crate = crate::dispatch_stub::__linkme)]
+pub static COPY_STUB: [StubKernel<CopyKernel>];
+
 /// Writes the elements of `src` (of dtype `from`, broadcast to `dst`'s
-/// shape) into `dst` (of dtype `to`), converting each.
+/// shape) into `dst` (of dtype `to`), converting each, with the copy
+/// kernel of the device the data is on.
 ///
 /// # Safety
 ///
@@ -90,9 +109,9 @@ pub unsafe fn convert_elements(
     if dst.numel() == 0 {
         return Ok(());
     }
-    let (Some(sp), Some(dp)) = (src.data_ptr(), dst.data_ptr()) else {
+    if !src.storage().has_data() || !dst.storage().has_data() {
         return Err(Error::runtime("Cannot copy a tensor that has no data"));
-    };
+    }
     // Source strides for the destination's shape (broadcast dims stride 0).
     let shape = dst.sizes();
     let lead = shape.len() - src.sizes().len();
@@ -102,27 +121,22 @@ pub unsafe fn convert_elements(
             _ => 0,
         })
         .collect();
-    dispatch_dtype!(from, S => {
-        dispatch_dtype!(to, D => {
-            let (s, d) = (sp as *const S, dp as *mut D);
-            for_each_offset_pair(shape, &src_strides, dst.strides(), |n, so, ss, doff, ds| {
-                for i in 0..n as isize {
-                    // SAFETY: the offsets walk `dst`'s elements and the
-                    // matching (broadcast) elements of `src`, which their
-                    // layouts keep inside their storages; the dtypes match
-                    // `S`/`D`; the caller holds the borrows. Elements are
-                    // read and written through raw pointers one at a time,
-                    // so a source that overlaps the destination is no
-                    // aliasing violation.
-                    unsafe {
-                        let v = s.offset(so + i * ss).read();
-                        d.offset(doff + i * ds).write(<D as Numeric>::cast_from(v));
-                    }
-                }
-            });
-            Ok(())
-        }, _ => Err(unsupported(from, to)))
-    }, _ => Err(unsupported(from, to)))
+    // The copy runs where the data is: on the non-CPU device of the two
+    // when they differ (a CUDA kernel copies to and from the host).
+    let (sd, dd) = (
+        src.storage().device().device_type(),
+        dst.storage().device().device_type(),
+    );
+    let device = if dd == DeviceType::CPU { sd } else { dd };
+    let kernel = dispatch_stub::find(&COPY_STUB, device).ok_or_else(|| {
+        Error::not_implemented(format!(
+            "copy_ from {sd:?} to {dd:?} has no kernel (is the backend linked?)"
+        ))
+    })?;
+    // SAFETY: the caller's guarantees, and `src_strides` are `src`'s own
+    // strides with broadcast dimensions (size 1 or missing) at 0, so they
+    // reach only `src`'s elements.
+    unsafe { kernel(src, &src_strides, from, dst, to) }
 }
 
 /// Strides for a copy of a tensor laid out as `layout` that keeps that
@@ -165,30 +179,4 @@ pub fn to_dtype(t: &Tensor, dtype: ScalarType) -> Result<Tensor> {
     drop(layout);
     copy_into(t, &out)?;
     Ok(Tensor::from(out))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use c10_core::Device;
-
-    #[test]
-    fn copies_broadcast_and_convert_without_scratch() {
-        let src = TensorBase::from_vec(vec![1i32, 2, 3], &[3]).unwrap();
-        let dst = TensorBase::empty(&[2, 3], ScalarType::Double, Device::CPU).unwrap();
-        copy_into(&src, &dst).unwrap();
-        assert_eq!(dst.to_vec::<f64>().unwrap(), vec![1., 2., 3., 1., 2., 3.]);
-        let t = dst.as_strided(&[3, 2], &[1, 3], None).unwrap();
-        let back = TensorBase::empty(&[3, 2], ScalarType::Long, Device::CPU).unwrap();
-        copy_into(&t, &back).unwrap();
-        assert_eq!(back.to_vec::<i64>().unwrap(), vec![1, 1, 2, 2, 3, 3]);
-        assert!(copy_into(&back, &src).is_err());
-        let meta = TensorBase::empty(&[3], ScalarType::Int, Device::META).unwrap();
-        let err = copy_into(&meta, &src).unwrap_err();
-        assert!(
-            err.message().contains("Cannot copy out of meta tensor"),
-            "{err}"
-        );
-        copy_into(&src, &meta).unwrap();
-    }
 }

@@ -4,6 +4,7 @@
 //!   the structured pointwise families; [`pointwise_ops`]: the other
 //!   registered pointwise kernels (on those loops and [`ternary`]);
 //! - [`arith`]: element arithmetic per dtype; [`util`]: shared helpers;
+//! - [`copy`](mod@copy): the copy kernel behind `copy_` and dtype conversions;
 //! - factories; [`fill`]: `fill_`, `zero_`, range and random fills;
 //! - [`indexing`]: `index_select`, `gather`; [`flip`](mod@flip); [`cat`](mod@cat);
 //!   [`triangular`]: `tril`, `triu` (all through [`gather_offsets`] but
@@ -20,6 +21,7 @@ pub mod arith;
 pub mod binary;
 pub mod cat;
 pub mod compare;
+pub mod copy;
 mod factories;
 pub mod fill;
 pub mod flip;
