@@ -79,17 +79,11 @@ impl<'a> SetOutput<'a> {
                 None => TensorBase::empty(sizes, dtype, device)?,
             })),
             SetOutput::Inplace(t) => {
-                let current = t.sizes();
-                if current != sizes {
-                    return Err(Error::runtime(format!(
-                        "bad in-place call: input tensor size {current:?} and output tensor size {sizes:?} should match"
-                    )));
-                }
-                check_output(t, dtype, device, "in-place")?;
+                check_inplace(t, sizes, dtype, device)?;
                 Ok(t.clone())
             }
             SetOutput::Out(t) => {
-                check_output(t, dtype, device, "out")?;
+                check_output(t, dtype, device)?;
                 if resize_output(t, sizes)? {
                     if let Some(s) = strides {
                         t.resize_strided_(sizes, s)?;
@@ -111,18 +105,44 @@ impl<'a> SetOutput<'a> {
     }
 }
 
+/// `self` of an in-place call must be what the meta function describes
+/// (PyTorch's `check_inplace`).
+fn check_inplace(t: &Tensor, sizes: &[i64], dtype: ScalarType, device: Device) -> Result<()> {
+    let bad = |what: &str, have: String, want: String| {
+        Error::runtime(format!(
+            "Bad in-place call: input tensor {what} {have} and output tensor {what} {want} should match"
+        ))
+    };
+    let have_dtype = t.dtype();
+    if have_dtype != Some(dtype) {
+        let have = have_dtype.map_or("undefined", |d| d.type_meta_name());
+        return Err(bad("dtype", have.into(), dtype.type_meta_name().into()));
+    }
+    let have_device = t.device();
+    if have_device != Some(device) {
+        let have = have_device.map_or("undefined".to_string(), |d| d.to_string());
+        return Err(bad("device", have, device.to_string()));
+    }
+    let current = t.sizes();
+    if current != sizes {
+        return Err(bad("size", format!("{current:?}"), format!("{sizes:?}")));
+    }
+    Ok(())
+}
+
 /// `out`'s dtype and device must be the described ones.
-fn check_output(t: &Tensor, dtype: ScalarType, device: Device, what: &str) -> Result<()> {
+fn check_output(t: &Tensor, dtype: ScalarType, device: Device) -> Result<()> {
     let (have_dtype, have_device) = (t.dtype(), t.device());
     if have_dtype != Some(dtype) {
         return Err(Error::runtime(format!(
-            "Expected {what} tensor to have dtype {dtype}, but got {} instead",
-            have_dtype.map_or("undefined".to_string(), |d| d.to_string())
+            "Expected out tensor to have dtype {}, but got {} instead",
+            dtype.type_meta_name(),
+            have_dtype.map_or("undefined", |d| d.type_meta_name())
         )));
     }
     if have_device != Some(device) {
         return Err(Error::runtime(format!(
-            "Expected {what} tensor to have device {device}, but got {} instead",
+            "Expected out tensor to have device {device}, but got {} instead",
             have_device.map_or("undefined".to_string(), |d| d.to_string())
         )));
     }
@@ -154,6 +174,47 @@ pub(crate) fn warn_resizing(current: &[i64], shape: &[i64]) {
     }
 }
 
+/// The structured state of a family not built on `TensorIterator`: the
+/// output its `set_output` made, and whether the call allocated it (a
+/// fresh output shares memory with no input).
+#[derive(Clone, Debug)]
+pub struct MetaOutput {
+    output: Tensor,
+    fresh: bool,
+}
+
+impl MetaOutput {
+    /// The output the impl writes.
+    #[inline]
+    pub fn output(&self) -> &Tensor {
+        &self.output
+    }
+
+    /// Whether the output was allocated by this call (the functional
+    /// member), so that no input overlaps it.
+    #[inline]
+    pub fn is_fresh(&self) -> bool {
+        self.fresh
+    }
+}
+
+impl SetOutput<'_> {
+    /// [`set_output_raw_strided`](Self::set_output_raw_strided) with
+    /// contiguous strides, as the structured state of a family not built on
+    /// `TensorIterator`.
+    pub fn set_output(
+        self,
+        sizes: &[i64],
+        dtype: ScalarType,
+        device: Device,
+    ) -> Result<MetaOutput> {
+        Ok(MetaOutput {
+            output: self.set_output_raw_strided(sizes, None, dtype, device)?,
+            fresh: matches!(self, SetOutput::Functional),
+        })
+    }
+}
+
 /// What a meta function hands back to the generated wrapper: the output
 /// its backend's impl wrote.
 pub trait StructuredMeta {
@@ -165,5 +226,12 @@ impl StructuredMeta for TensorIterator<'_> {
     #[inline]
     fn into_output(self) -> Tensor {
         TensorIterator::into_output(self, 0)
+    }
+}
+
+impl StructuredMeta for MetaOutput {
+    #[inline]
+    fn into_output(self) -> Tensor {
+        self.output
     }
 }

@@ -130,6 +130,27 @@ impl ScalarType {
         }
     }
 
+    /// The name `caffe2::TypeMeta` prints in messages (`float`, `long
+    /// int`): the C++ type's name.
+    #[doc(alias = "TypeMeta")]
+    pub const fn type_meta_name(self) -> &'static str {
+        match self {
+            ScalarType::Float => "float",
+            ScalarType::Double => "double",
+            ScalarType::Half => "c10::Half",
+            ScalarType::BFloat16 => "c10::BFloat16",
+            ScalarType::Long => "long int",
+            ScalarType::Int => "int",
+            ScalarType::Short => "short int",
+            ScalarType::Char => "signed char",
+            ScalarType::Byte => "unsigned char",
+            ScalarType::Bool => "bool",
+            ScalarType::ComplexFloat => "c10::complex<float>",
+            ScalarType::ComplexDouble => "c10::complex<double>",
+            _ => self.name(),
+        }
+    }
+
     /// Python name without the `torch.` prefix (`float32`).
     pub const fn python_name(self) -> &'static str {
         match self {

@@ -5795,6 +5795,23 @@ pub fn mm(self_: &Tensor, mat2: &Tensor) -> Result<Tensor> {
     mm_op()?.call((self_, mat2))
 }
 
+/// The typed dispatcher handle of `aten::mm.out`, looked up once.
+pub fn mm_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::mm", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn mm_out(self_: &Tensor, mat2: &Tensor, out: &Tensor) -> Result<Tensor> {
+    mm_out_op()?.call((self_, mat2, out))
+}
+
 /// The typed dispatcher handle of `aten::bmm.`, looked up once.
 pub fn bmm_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>
 {
@@ -5808,6 +5825,23 @@ pub fn bmm_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'stati
 /// `aten::bmm(Tensor self, Tensor mat2) -> Tensor`
 pub fn bmm(self_: &Tensor, mat2: &Tensor) -> Result<Tensor> {
     bmm_op()?.call((self_, mat2))
+}
+
+/// The typed dispatcher handle of `aten::bmm.out`, looked up once.
+pub fn bmm_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::bmm", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn bmm_out(self_: &Tensor, mat2: &Tensor, out: &Tensor) -> Result<Tensor> {
+    bmm_out_op()?.call((self_, mat2, out))
 }
 
 /// The typed dispatcher handle of `aten::addmm.`, looked up once.
@@ -5873,6 +5907,117 @@ pub fn addmm_with(
     options: AddmmOptions,
 ) -> Result<Tensor> {
     addmm_op()?.call((self_, mat1, mat2, options.beta, options.alpha))
+}
+
+/// The typed dispatcher handle of `aten::addmm_.`, looked up once.
+pub fn addmm_op_() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static Tensor,
+            &'static Tensor,
+            Scalar,
+            Scalar,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static Tensor,
+                    &'static Tensor,
+                    Scalar,
+                    Scalar,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::addmm_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`addmm_with_`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct AddmmInplaceOptions {
+    /// `beta`.
+    pub beta: Scalar,
+    /// `alpha`.
+    pub alpha: Scalar,
+}
+
+impl Default for AddmmInplaceOptions {
+    fn default() -> Self {
+        AddmmInplaceOptions {
+            beta: Scalar::Int(1),
+            alpha: Scalar::Int(1),
+        }
+    }
+}
+
+/// `aten::addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)`
+pub fn addmm_(self_: &Tensor, mat1: &Tensor, mat2: &Tensor) -> Result<Tensor> {
+    addmm_with_(self_, mat1, mat2, AddmmInplaceOptions::default())
+}
+
+/// `aten::addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)`
+pub fn addmm_with_(
+    self_: &Tensor,
+    mat1: &Tensor,
+    mat2: &Tensor,
+    options: AddmmInplaceOptions,
+) -> Result<Tensor> {
+    addmm_op_()?.call((self_, mat1, mat2, options.beta, options.alpha))
+}
+
+/// The typed dispatcher handle of `aten::addmm.out`, looked up once.
+pub fn addmm_out_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static Tensor,
+            &'static Tensor,
+            Scalar,
+            Scalar,
+            &'static Tensor,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static Tensor,
+                    &'static Tensor,
+                    Scalar,
+                    Scalar,
+                    &'static Tensor,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::addmm", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::addmm.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)`
+pub fn addmm_out(
+    self_: &Tensor,
+    mat1: &Tensor,
+    mat2: &Tensor,
+    beta: Scalar,
+    alpha: Scalar,
+    out: &Tensor,
+) -> Result<Tensor> {
+    addmm_out_op()?.call((self_, mat1, mat2, beta, alpha, out))
 }
 
 /// The typed dispatcher handle of `aten::dot.`, looked up once.

@@ -1098,15 +1098,27 @@ aten_dispatch::torch_library!(aten, |m| {
         vec!["core".to_string()],
     )?;
     m.def_with(
+        "mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
         "bmm(Tensor self, Tensor mat2) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
         vec!["core".to_string()],
+    )?;
+    m.def_with(
+        "bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
     )?;
     m.def_with(
         "addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
         vec!["core".to_string()],
     )?;
+    m.def_with("addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec![])?;
+    m.def_with("addmm.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec![])?;
     m.def_with(
         "dot(Tensor self, Tensor tensor) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
@@ -3230,6 +3242,107 @@ pub fn randn_generator_backend_select(
     ops::randn_generator_op()?
         .redispatch(keys, (size, generator, dtype, layout, device, pin_memory))
 }
+/// Structured kernel (Functional, meta) of `aten::mm(Tensor self, Tensor mat2) -> Tensor`.
+pub fn mm_structured_meta(self_: &Tensor, mat2: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::mm(set_output, self_, mat2)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, default_backend) of `aten::mm(Tensor self, Tensor mat2) -> Tensor`.
+pub fn mm_structured_default_backend(self_: &Tensor, mat2: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::mm(set_output, self_, mat2)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::mm_out_op()?.call((self_, mat2, &output))
+}
+/// Structured kernel (Out, meta) of `aten::mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn mm_out_structured_meta(self_: &Tensor, mat2: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Out(out);
+    let meta = crate::meta::mm(set_output, self_, mat2)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, meta) of `aten::bmm(Tensor self, Tensor mat2) -> Tensor`.
+pub fn bmm_structured_meta(self_: &Tensor, mat2: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::bmm(set_output, self_, mat2)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, default_backend) of `aten::bmm(Tensor self, Tensor mat2) -> Tensor`.
+pub fn bmm_structured_default_backend(self_: &Tensor, mat2: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::bmm(set_output, self_, mat2)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::bmm_out_op()?.call((self_, mat2, &output))
+}
+/// Structured kernel (Out, meta) of `aten::bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn bmm_out_structured_meta(self_: &Tensor, mat2: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Out(out);
+    let meta = crate::meta::bmm(set_output, self_, mat2)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, meta) of `aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`.
+pub fn addmm_structured_meta(
+    self_: &Tensor,
+    mat1: &Tensor,
+    mat2: &Tensor,
+    beta: Scalar,
+    alpha: Scalar,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::addmm(set_output, self_, mat1, mat2, beta, alpha)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, default_backend) of `aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`.
+pub fn addmm_structured_default_backend(
+    self_: &Tensor,
+    mat1: &Tensor,
+    mat2: &Tensor,
+    beta: Scalar,
+    alpha: Scalar,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::addmm(set_output, self_, mat1, mat2, beta, alpha)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::addmm_out_op()?.call((self_, mat1, mat2, beta, alpha, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)`.
+pub fn addmm_structured_meta_(
+    self_: &Tensor,
+    mat1: &Tensor,
+    mat2: &Tensor,
+    beta: Scalar,
+    alpha: Scalar,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::addmm(set_output, self_, mat1, mat2, beta, alpha)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)`.
+pub fn addmm_structured_default_backend_(
+    self_: &Tensor,
+    mat1: &Tensor,
+    mat2: &Tensor,
+    beta: Scalar,
+    alpha: Scalar,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::addmm(set_output, self_, mat1, mat2, beta, alpha)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::addmm_out_op()?.call((self_, mat1, mat2, beta, alpha, &output))
+}
+/// Structured kernel (Out, meta) of `aten::addmm.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)`.
+pub fn addmm_out_structured_meta(
+    self_: &Tensor,
+    mat1: &Tensor,
+    mat2: &Tensor,
+    beta: Scalar,
+    alpha: Scalar,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Out(out);
+    let meta = crate::meta::addmm(set_output, self_, mat1, mat2, beta, alpha)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
 
 aten_dispatch::torch_library_impl!(aten, BackendSelect, |m| {
     m.impl_(
@@ -3761,6 +3874,19 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
     m.impl_(
         "arange.start_step",
         CppFunction::from_unboxed(crate::native::arange_start_step),
+    )?;
+    m.impl_("mm", CppFunction::from_unboxed(mm_structured_meta))?;
+    m.impl_("mm.out", CppFunction::from_unboxed(mm_out_structured_meta))?;
+    m.impl_("bmm", CppFunction::from_unboxed(bmm_structured_meta))?;
+    m.impl_(
+        "bmm.out",
+        CppFunction::from_unboxed(bmm_out_structured_meta),
+    )?;
+    m.impl_("addmm", CppFunction::from_unboxed(addmm_structured_meta))?;
+    m.impl_("addmm_", CppFunction::from_unboxed(addmm_structured_meta_))?;
+    m.impl_(
+        "addmm.out",
+        CppFunction::from_unboxed(addmm_out_structured_meta),
     )?;
     m.impl_("stack", CppFunction::from_unboxed(crate::native::stack))?;
     Ok(())
@@ -4371,6 +4497,22 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutogradNonFunctional,
     m.impl_(
         "logsumexp.out",
         CppFunction::from_unboxed(crate::native::logsumexp_out),
+    )?;
+    m.impl_(
+        "mm",
+        CppFunction::from_unboxed(mm_structured_default_backend),
+    )?;
+    m.impl_(
+        "bmm",
+        CppFunction::from_unboxed(bmm_structured_default_backend),
+    )?;
+    m.impl_(
+        "addmm",
+        CppFunction::from_unboxed(addmm_structured_default_backend),
+    )?;
+    m.impl_(
+        "addmm_",
+        CppFunction::from_unboxed(addmm_structured_default_backend_),
     )?;
     Ok(())
 });

@@ -1008,6 +1008,21 @@ impl Tensor {
         ops::addmm_with(self, mat1, mat2, options)
     }
 
+    /// `aten::addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)`
+    pub fn addmm_(&self, mat1: &Tensor, mat2: &Tensor) -> Result<Tensor> {
+        ops::addmm_(self, mat1, mat2)
+    }
+
+    /// `aten::addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)`
+    pub fn addmm_with_(
+        &self,
+        mat1: &Tensor,
+        mat2: &Tensor,
+        options: ops::AddmmInplaceOptions,
+    ) -> Result<Tensor> {
+        ops::addmm_with_(self, mat1, mat2, options)
+    }
+
     /// `aten::dot(Tensor self, Tensor tensor) -> Tensor`
     pub fn dot(&self, tensor: &Tensor) -> Result<Tensor> {
         ops::dot(self, tensor)

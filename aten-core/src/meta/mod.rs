@@ -10,8 +10,12 @@
 //!
 //! - [`pointwise`]: the families built on `TensorIterator`
 //!   (`structured_inherits: TensorIteratorBase`): binary arithmetic,
-//!   bitwise operations, comparisons and unary functions.
+//!   bitwise operations, comparisons and unary functions;
+//! - [`linear_algebra`]: matrix products, whose output is described through
+//!   `set_output` ([`MetaOutput`](crate::structured::MetaOutput)).
 
+pub mod linear_algebra;
 pub mod pointwise;
 
+pub use linear_algebra::{addmm, bmm, mm};
 pub use pointwise::*;

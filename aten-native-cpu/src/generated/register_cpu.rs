@@ -1142,6 +1142,74 @@ pub fn bitwise_not_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Te
     crate::kernels::bitwise_not_out(&mut meta, self_)?;
     Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
 }
+/// Structured kernel (Functional, cpu) of `aten::mm(Tensor self, Tensor mat2) -> Tensor`.
+pub fn mm_structured_cpu(self_: &Tensor, mat2: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::mm(set_output, self_, mat2)?;
+    crate::kernels::mm_out(&mut meta, self_, mat2)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Out, cpu) of `aten::mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn mm_out_structured_cpu(self_: &Tensor, mat2: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Out(out);
+    let mut meta = aten_core::meta::mm(set_output, self_, mat2)?;
+    crate::kernels::mm_out(&mut meta, self_, mat2)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, cpu) of `aten::bmm(Tensor self, Tensor mat2) -> Tensor`.
+pub fn bmm_structured_cpu(self_: &Tensor, mat2: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::bmm(set_output, self_, mat2)?;
+    crate::kernels::bmm_out(&mut meta, self_, mat2)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Out, cpu) of `aten::bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn bmm_out_structured_cpu(self_: &Tensor, mat2: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Out(out);
+    let mut meta = aten_core::meta::bmm(set_output, self_, mat2)?;
+    crate::kernels::bmm_out(&mut meta, self_, mat2)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, cpu) of `aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`.
+pub fn addmm_structured_cpu(
+    self_: &Tensor,
+    mat1: &Tensor,
+    mat2: &Tensor,
+    beta: Scalar,
+    alpha: Scalar,
+) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::addmm(set_output, self_, mat1, mat2, beta, alpha)?;
+    crate::kernels::addmm_out(&mut meta, self_, mat1, mat2, beta, alpha)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, cpu) of `aten::addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)`.
+pub fn addmm_structured_cpu_(
+    self_: &Tensor,
+    mat1: &Tensor,
+    mat2: &Tensor,
+    beta: Scalar,
+    alpha: Scalar,
+) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::addmm(set_output, self_, mat1, mat2, beta, alpha)?;
+    crate::kernels::addmm_out(&mut meta, self_, mat1, mat2, beta, alpha)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Out, cpu) of `aten::addmm.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)`.
+pub fn addmm_out_structured_cpu(
+    self_: &Tensor,
+    mat1: &Tensor,
+    mat2: &Tensor,
+    beta: Scalar,
+    alpha: Scalar,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Out(out);
+    let mut meta = aten_core::meta::addmm(set_output, self_, mat1, mat2, beta, alpha)?;
+    crate::kernels::addmm_out(&mut meta, self_, mat1, mat2, beta, alpha)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
 
 aten_dispatch::torch_library_impl!(aten, CPU, |m| {
     m.impl_(
@@ -1682,9 +1750,16 @@ aten_dispatch::torch_library_impl!(aten, CPU, |m| {
         "normal_",
         CppFunction::from_unboxed(crate::kernels::normal_),
     )?;
-    m.impl_("mm", CppFunction::from_unboxed(crate::kernels::mm))?;
-    m.impl_("bmm", CppFunction::from_unboxed(crate::kernels::bmm))?;
-    m.impl_("addmm", CppFunction::from_unboxed(crate::kernels::addmm))?;
+    m.impl_("mm", CppFunction::from_unboxed(mm_structured_cpu))?;
+    m.impl_("mm.out", CppFunction::from_unboxed(mm_out_structured_cpu))?;
+    m.impl_("bmm", CppFunction::from_unboxed(bmm_structured_cpu))?;
+    m.impl_("bmm.out", CppFunction::from_unboxed(bmm_out_structured_cpu))?;
+    m.impl_("addmm", CppFunction::from_unboxed(addmm_structured_cpu))?;
+    m.impl_("addmm_", CppFunction::from_unboxed(addmm_structured_cpu_))?;
+    m.impl_(
+        "addmm.out",
+        CppFunction::from_unboxed(addmm_out_structured_cpu),
+    )?;
     m.impl_("dot", CppFunction::from_unboxed(crate::kernels::dot))?;
     m.impl_("flip", CppFunction::from_unboxed(crate::kernels::flip))?;
     m.impl_(
@@ -1824,9 +1899,6 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
         "normal_",
         CppFunction::from_unboxed(crate::kernels::normal_),
     )?;
-    m.impl_("mm", CppFunction::from_unboxed(crate::kernels::mm))?;
-    m.impl_("bmm", CppFunction::from_unboxed(crate::kernels::bmm))?;
-    m.impl_("addmm", CppFunction::from_unboxed(crate::kernels::addmm))?;
     m.impl_("dot", CppFunction::from_unboxed(crate::kernels::dot))?;
     m.impl_("flip", CppFunction::from_unboxed(crate::kernels::flip))?;
     m.impl_(

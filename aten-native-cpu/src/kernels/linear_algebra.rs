@@ -1,27 +1,14 @@
 //! Matrix products: `mm`, `bmm`, `addmm` and `dot`, checked as PyTorch
 //! checks them and computed by [`crate::gemm`]. Results are contiguous.
 
+use aten_core::structured::MetaOutput;
 use aten_core::tensor_iterator::convert::copy_into;
 use aten_core::Tensor;
-use c10_core::{
-    Error, Numeric, Result, Scalar, ScalarType, StorageBorrow, TensorBase, ThreadShared,
-};
+use c10_core::{Error, Numeric, Result, Scalar, StorageBorrow, TensorBase, ThreadShared};
 use rayon::prelude::*;
 
 use super::util::{device_of, dtype_of, is_meta, layout_of};
 use crate::gemm::{dispatch_gemm, Gemm, MatMut, MatPtr};
-
-fn same_dtype(a: &Tensor, b: &Tensor, what: &str) -> Result<ScalarType> {
-    let (da, db) = (dtype_of(a)?, dtype_of(b)?);
-    if da != db {
-        return Err(Error::runtime(format!(
-            "expected {what} to have the same dtype, but got: {} != {}",
-            type_meta_name(da),
-            type_meta_name(db)
-        )));
-    }
-    Ok(da)
-}
 
 /// `out[b] = beta * out[b] + alpha * (a[b] @ m2[b])` for every batch `b`
 /// of 3-d tensors (`out` fresh and contiguous, or holding `beta`'s input).
@@ -98,23 +85,6 @@ fn batched_gemm(
     Ok(())
 }
 
-/// A dtype as PyTorch's `TypeMeta` prints it in messages (`float`).
-fn type_meta_name(d: ScalarType) -> &'static str {
-    match d {
-        ScalarType::Float => "float",
-        ScalarType::Double => "double",
-        ScalarType::Half => "c10::Half",
-        ScalarType::BFloat16 => "c10::BFloat16",
-        ScalarType::Long => "long int",
-        ScalarType::Int => "int",
-        ScalarType::Short => "short int",
-        ScalarType::Char => "signed char",
-        ScalarType::Byte => "unsigned char",
-        ScalarType::Bool => "bool",
-        _ => "unknown",
-    }
-}
-
 trait FromScalar: Numeric {
     fn from_f64_or_int(s: Scalar) -> Self {
         if Self::IS_FLOAT {
@@ -149,80 +119,58 @@ fn replicate_first_row(out: &TensorBase, rows: usize, cols: usize) -> Result<()>
     })
 }
 
-fn check_matrix(t: &Tensor, name: &str) -> Result<()> {
-    if t.dim() != 2 {
-        return Err(Error::runtime(format!("{name} must be a matrix")));
+/// Runs `compute` on a fresh contiguous output: the meta function's own
+/// when it allocated it, else a temporary copied into the given output
+/// afterwards (an `out=` or in-place output may overlap the inputs or be
+/// laid out otherwise). `compute` receives whether the output already
+/// holds `self` (in-place `addmm_`).
+fn into_fresh_output(
+    meta: &MetaOutput,
+    compute: impl FnOnce(&TensorBase) -> Result<()>,
+) -> Result<()> {
+    let out = meta.output();
+    if meta.is_fresh() && out.is_contiguous() {
+        return compute(out.base());
     }
-    Ok(())
+    let tmp = TensorBase::empty(&out.sizes(), dtype_of(out)?, device_of(out))?;
+    compute(&tmp)?;
+    copy_into(&tmp, out.base())
 }
 
-/// `self @ mat2` for matrices, with `beta * input` added (`addmm`) when
-/// `input` is given.
-fn addmm_impl(
+/// `beta * input + alpha * (mat1 @ mat2)` (no `input`: `mat1 @ mat2`) into
+/// the fresh contiguous matrix `out`.
+fn addmm_into(
+    out: &TensorBase,
     input: Option<&Tensor>,
     mat1: &Tensor,
     mat2: &Tensor,
     beta: Scalar,
     alpha: Scalar,
-    prefix: &str,
-) -> Result<Tensor> {
-    let (names, label) = if input.is_some() {
-        (("mat1", "mat2"), "mat1 and mat2")
-    } else {
-        (("self", "mat2"), "mat1 and mat2")
-    };
-    check_matrix(mat1, names.0)?;
-    check_matrix(mat2, names.1)?;
-    let (m, k, k2, n) = (mat1.size(0)?, mat1.size(1)?, mat2.size(0)?, mat2.size(1)?);
-    if k != k2 {
-        return Err(Error::runtime(format!(
-            "{prefix}{label} shapes cannot be multiplied ({m}x{k} and {k2}x{n})"
-        )));
-    }
-    let dtype = same_dtype(mat1, mat2, label)?;
-    if let Some(input) = input {
-        let d = dtype_of(input)?;
-        if d != dtype {
-            return Err(Error::runtime(format!(
-                "self and mat2 must have the same dtype, but got {d} and {dtype}"
-            )));
-        }
-    }
-    let out = TensorBase::empty(&[m, n], dtype, device_of(mat1))?;
-    let out_t = Tensor::from(out.clone());
+) -> Result<()> {
+    let (m, k, n) = (mat1.size(0)?, mat1.size(1)?, mat2.size(1)?);
     let mut beta = beta;
-    if let Some(input) = input {
-        let expanded = aten_core::ops::expand(input, &[m, n]).map_err(|_| {
-            Error::runtime(format!(
-                "The size of tensor a ({}) must match the size of tensor b ({n}) at non-singleton dimension 1",
-                input.sizes().last().copied().unwrap_or(1)
-            ))
-        })?;
-        if !is_meta(mat1) && beta.to_f64() != 0.0 {
+    match input {
+        Some(input) if beta.to_f64() != 0.0 => {
+            let expanded = aten_core::ops::expand(input, &[m, n])?;
             if expanded.stride(0)? == 0 && m > 1 {
                 // A bias row broadcast over the rows: convert it once, then
                 // duplicate the first row.
                 let first = out.as_strided(&[1, n], &[n, 1], None)?;
                 copy_into(aten_core::ops::narrow(&expanded, 0, 0, 1)?.base(), &first)?;
-                replicate_first_row(&out, m as usize, n as usize)?;
+                replicate_first_row(out, m as usize, n as usize)?;
             } else {
-                copy_into(&expanded, &out)?;
+                copy_into(&expanded, out)?;
             }
-        } else {
-            beta = Scalar::Int(0);
         }
-    } else {
-        beta = Scalar::Int(0);
-    }
-    if is_meta(mat1) {
-        return Ok(out_t);
+        _ => beta = Scalar::Int(0),
     }
     if k == 0 {
         // An empty sum: beta * input (or zeros).
-        if input.is_some() && beta.to_f64() != 0.0 {
-            return aten_core::ops::mul_scalar(&out_t, beta);
+        if beta.to_f64() != 0.0 {
+            let scaled = aten_core::ops::mul_scalar(&Tensor::from(out.clone()), beta)?;
+            return copy_into(&scaled, out);
         }
-        return Ok(out_t);
+        return aten_core::ops::zero_(&Tensor::from(out.clone())).map(drop);
     }
     let a3 = mat1
         .base()
@@ -238,49 +186,38 @@ fn addmm_impl(
         alpha,
         beta,
         "addmm_impl_cpu_",
-    )?;
-    Ok(out_t)
+    )
 }
 
-/// `mm(self, mat2)`.
-pub fn mm(self_: &Tensor, mat2: &Tensor) -> Result<Tensor> {
-    addmm_impl(None, self_, mat2, Scalar::Int(0), Scalar::Int(1), "mm: ")
+/// `mm.out`: `self @ mat2`.
+pub fn mm_out(meta: &mut MetaOutput, self_: &Tensor, mat2: &Tensor) -> Result<()> {
+    into_fresh_output(meta, |out| {
+        addmm_into(out, None, self_, mat2, Scalar::Int(0), Scalar::Int(1))
+    })
 }
 
-/// `addmm(self, mat1, mat2, beta, alpha)`: `beta * self + alpha * mat1 @ mat2`.
-pub fn addmm(
+/// `addmm.out`: `beta * self + alpha * (mat1 @ mat2)`.
+pub fn addmm_out(
+    meta: &mut MetaOutput,
     self_: &Tensor,
     mat1: &Tensor,
     mat2: &Tensor,
     beta: Scalar,
     alpha: Scalar,
-) -> Result<Tensor> {
-    addmm_impl(Some(self_), mat1, mat2, beta, alpha, "")
+) -> Result<()> {
+    into_fresh_output(meta, |out| {
+        addmm_into(out, Some(self_), mat1, mat2, beta, alpha)
+    })
 }
 
-/// `bmm(self, mat2)`: a batch of matrix products.
-pub fn bmm(self_: &Tensor, mat2: &Tensor) -> Result<Tensor> {
-    if self_.dim() != 3 {
-        return Err(Error::runtime("batch1 must be a 3D tensor"));
-    }
-    if mat2.dim() != 3 {
-        return Err(Error::runtime("batch2 must be a 3D tensor"));
-    }
-    let (bs, m, k) = (self_.size(0)?, self_.size(1)?, self_.size(2)?);
-    let n = mat2.size(2)?;
-    if mat2.size(0)? != bs || mat2.size(1)? != k {
-        return Err(Error::runtime(format!(
-            "Expected size for first two dimensions of batch2 tensor to be: [{bs}, {k}] but got: [{}, {}].",
-            mat2.size(0)?,
-            mat2.size(1)?
-        )));
-    }
-    let dtype = same_dtype(self_, mat2, "batch1 and batch2")?;
-    let out = TensorBase::empty(&[bs, m, n], dtype, device_of(self_))?;
-    if !is_meta(self_) && k > 0 {
-        batched_gemm(&out, self_, mat2, Scalar::Int(1), Scalar::Int(0), "bmm")?;
-    }
-    Ok(Tensor::from(out))
+/// `bmm.out`: a batch of matrix products.
+pub fn bmm_out(meta: &mut MetaOutput, self_: &Tensor, mat2: &Tensor) -> Result<()> {
+    into_fresh_output(meta, |out| {
+        if self_.size(2)? == 0 {
+            return aten_core::ops::zero_(&Tensor::from(out.clone())).map(drop);
+        }
+        batched_gemm(out, self_, mat2, Scalar::Int(1), Scalar::Int(0), "bmm")
+    })
 }
 
 /// `dot(self, tensor)`: the inner product of two vectors.

@@ -50,7 +50,7 @@ pub use factories::{empty_cpu, empty_strided_cpu};
 pub use fill::{arange_out, eye_out, fill_, linspace_out, normal_, uniform_, zero_};
 pub use flip::flip;
 pub use indexing::{gather, index_select};
-pub use linear_algebra::{addmm, bmm, dot, mm};
+pub use linear_algebra::{addmm_out, bmm_out, dot, mm_out};
 pub use nn::{
     max_pool2d_with_indices, mse_loss, native_dropout, native_layer_norm, nll_loss_forward,
     slow_conv2d_forward, slow_conv_dilated2d,
