@@ -89,23 +89,20 @@ impl std::ops::Deref for MaybeOwned<'_> {
     }
 }
 
-/// An input of a configuration: borrowed from the caller (PyTorch's
-/// `add_borrowed_input`), or owned (`add_owned_input`: a tensor the
-/// caller made for the iteration, such as a wrapped scalar, which nobody
-/// else lays out). `Default` (the undefined tensor) only fills the unused
+/// An input of a configuration, borrowed from the caller (PyTorch's
+/// `add_borrowed_input`); an input the configuration owns
+/// (`add_owned_input`) is the undefined tensor here until the set-up
+/// resolves it. `Default` (the undefined tensor) only fills the unused
 /// inline slots of a [`SmallVec`].
-#[derive(Clone, Debug)]
-enum TensorRef<'a> {
-    Borrowed(&'a Tensor),
-    Owned(Tensor),
-}
+#[derive(Clone, Copy, Debug)]
+struct TensorRef<'t>(&'t Tensor);
 
 static UNDEFINED: Tensor = Tensor::undefined();
 
 impl Default for TensorRef<'_> {
     #[inline]
     fn default() -> Self {
-        TensorRef::Borrowed(&UNDEFINED)
+        TensorRef(&UNDEFINED)
     }
 }
 
@@ -113,10 +110,7 @@ impl std::ops::Deref for TensorRef<'_> {
     type Target = Tensor;
     #[inline]
     fn deref(&self) -> &Tensor {
-        match self {
-            TensorRef::Borrowed(t) => t,
-            TensorRef::Owned(t) => t,
-        }
+        self.0
     }
 }
 
@@ -204,6 +198,12 @@ fn first_layout(t: &TensorBase) -> Result<&TensorLayout> {
 pub struct TensorIteratorConfig<'a> {
     outputs: SmallVec<Option<&'a Tensor>, 2>,
     inputs: SmallVec<TensorRef<'a>, 4>,
+    /// The inputs the configuration owns, by position in `inputs`: made for
+    /// the iteration (a wrapped scalar, a converted copy), so nobody else
+    /// lays them out.
+    /// (Boxed: most configurations have none, and the configuration is
+    /// moved on the hot path.)
+    owned_inputs: Option<Box<[(usize, Tensor)]>>,
     check_all_same_dtype: bool,
     promote_inputs_to_common_dtype: bool,
     promote_integer_inputs_to_float: bool,
@@ -221,6 +221,7 @@ impl Default for TensorIteratorConfig<'_> {
         TensorIteratorConfig {
             outputs: SmallVec::new(),
             inputs: SmallVec::new(),
+            owned_inputs: None,
             check_all_same_dtype: true,
             promote_inputs_to_common_dtype: false,
             promote_integer_inputs_to_float: false,
@@ -307,7 +308,7 @@ impl<'a> TensorIteratorConfig<'a> {
     /// Adds an input.
     #[inline]
     pub fn add_input(mut self, input: &'a Tensor) -> Self {
-        self.inputs.push(TensorRef::Borrowed(input));
+        self.inputs.push(TensorRef(input));
         self
     }
 
@@ -315,7 +316,10 @@ impl<'a> TensorIteratorConfig<'a> {
     /// for it, such as a wrapped scalar, that nobody else resizes.
     #[inline]
     pub fn add_owned_input(mut self, input: Tensor) -> Self {
-        self.inputs.push(TensorRef::Owned(input));
+        let mut owned = self.owned_inputs.take().map_or_else(Vec::new, Vec::from);
+        owned.push((self.inputs.len(), input));
+        self.owned_inputs = Some(owned.into_boxed_slice());
+        self.inputs.push(TensorRef(&UNDEFINED));
         self
     }
 
@@ -470,7 +474,14 @@ impl<'a> TensorIterator<'a> {
         if let Some(it) = Self::try_build_contiguous(&config) {
             return it;
         }
-        let inputs = std::mem::take(&mut config.inputs);
+        let refs = std::mem::take(&mut config.inputs);
+        let owned = config.owned_inputs.take().map_or_else(Vec::new, Vec::from);
+        let mut inputs: SmallVec<TensorRef<'_>, 4> = refs.iter().copied().collect();
+        for (i, t) in &owned {
+            if let Some(slot) = inputs.get_mut(*i) {
+                *slot = TensorRef(t);
+            }
+        }
         // 0. Memory overlaps of the given outputs (`compute_mem_overlaps`);
         // the contiguous path above only runs without given outputs.
         if config.check_mem_overlap {
@@ -484,7 +495,7 @@ impl<'a> TensorIterator<'a> {
         let output_dtypes = output_dtypes(&config, common_dtype)?;
         // 3. Strides of the inputs (outputs later, once allocated).
         let (input_operands, input_conversions) =
-            input_operands(&inputs, &config, common_dtype, device, &full_shape)?;
+            input_operands(&refs, &owned, &config, common_dtype, device, &full_shape)?;
         // 4. Dimension order (fastest first), and the strides of new outputs.
         let (perm, output_strides) =
             output_layout(&config.outputs, &inputs, &input_operands, &full_shape)?;
@@ -542,9 +553,10 @@ impl<'a> TensorIterator<'a> {
             return None;
         }
         let (first, rest) = config.inputs.split_first()?;
-        let TensorRef::Borrowed(first) = first else {
+        if config.owned_inputs.is_some() {
             return None;
-        };
+        }
+        let first = first.0;
         let layout = first.layout()?;
         let (dtype, device) = (first.dtype()?, first.device()?);
         if !layout.is_contiguous() || first.is_wrapped_number() {
@@ -568,9 +580,7 @@ impl<'a> TensorIterator<'a> {
         operands.resize_with(noutputs, Operand::default);
         operands.push(input(first, layout));
         for t in rest {
-            let TensorRef::Borrowed(t) = t else {
-                return None;
-            };
+            let t = t.0;
             let l = t.layout()?;
             if !l.is_contiguous()
                 || l.sizes() != &shape[..]
@@ -1070,6 +1080,7 @@ fn output_dtypes(
 /// under their borrows (listed by input index).
 fn input_operands<'a>(
     inputs: &[TensorRef<'a>],
+    owned: &[(usize, Tensor)],
     config: &TensorIteratorConfig<'a>,
     common_dtype: ScalarType,
     device: Device,
@@ -1078,9 +1089,9 @@ fn input_operands<'a>(
     let mut operands = Vec::with_capacity(inputs.len());
     let mut conversions = Vec::new();
     for (i, input) in inputs.iter().enumerate() {
-        let t = match input {
-            TensorRef::Borrowed(t) => *t,
-            TensorRef::Owned(t) => {
+        let t = match owned.iter().find(|(j, _)| *j == i) {
+            None => input.0,
+            Some((_, t)) => {
                 // Made for this iteration: laid out as it was made, and
                 // converted now if need be.
                 let dtype = t.dtype().unwrap_or(common_dtype);
