@@ -60,8 +60,6 @@ const NOT_YET_STRUCTURED: &[&str] = &[
     "aten::native_layer_norm",
     "aten::nll_loss_forward",
     "aten::sum.dim_IntList",
-    "aten::tril",
-    "aten::triu",
 ];
 
 /// `key -> rule` of a computed-table dump: the tag, and for a

@@ -9,7 +9,7 @@
 
 use std::fmt::Debug;
 
-use c10_core::{Device, DeviceType, Element, Result, ScalarType};
+use c10_core::{Device, DeviceType, Element, Result};
 
 use crate::ops;
 use crate::Tensor;
@@ -91,11 +91,6 @@ impl DeviceTest {
             result.expect("no error on a device without data");
             None
         }
-    }
-
-    /// The dtype of a tensor, for terse assertions.
-    pub fn dtype(t: &Tensor) -> ScalarType {
-        t.dtype().expect("a defined tensor")
     }
 }
 

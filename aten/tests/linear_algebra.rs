@@ -1,4 +1,5 @@
-//! Matrix products (structured `mm`, `bmm`, `addmm`) on every device the
+//! Matrix products (structured `mm`, `bmm`, `addmm`) and triangles
+//! (`tril`, `triu`) on every device the
 //! build has: the functional, in-place and out members share one meta
 //! function; out= and in-place outputs are written through a temporary.
 
@@ -8,7 +9,30 @@ use aten::ops;
 aten::core::instantiate_device_type_tests!(
     matrix_products_check_and_compute,
     out_and_in_place_members,
+    triangles,
 );
+
+fn triangles(dev: DeviceTest) {
+    let a = dev.tensor(&[1i64, 2, 3, 4, 5, 6, 7, 8, 9], &[3, 3]);
+    dev.assert_values(
+        &ops::tril(&a).unwrap(),
+        &[3, 3],
+        &[1i64, 0, 0, 4, 5, 0, 7, 8, 9],
+    );
+    let u = ops::triu_with(&a, ops::TriuOptions { diagonal: 1 }).unwrap();
+    dev.assert_values(&u, &[3, 3], &[0i64, 2, 3, 0, 0, 6, 0, 0, 0]);
+    // In place on a transposed view: the result lands in the view.
+    let t = ops::clone(&a).unwrap().t().unwrap();
+    t.tril_().unwrap();
+    dev.assert_values(
+        &ops::contiguous(&t).unwrap(),
+        &[3, 3],
+        &[1i64, 0, 0, 2, 5, 0, 3, 6, 9],
+    );
+    let v = dev.tensor(&[1i64, 2], &[2]);
+    let err = dev.assert_error(ops::tril(&v));
+    assert_eq!(err, "tril: input tensor must have at least 2 dimensions");
+}
 
 fn matrix_products_check_and_compute(dev: DeviceTest) {
     let a = dev.tensor(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]);

@@ -6288,6 +6288,54 @@ pub fn tril_with(self_: &Tensor, options: TrilOptions) -> Result<Tensor> {
     tril_op()?.call((self_, options.diagonal))
 }
 
+/// The typed dispatcher handle of `aten::tril_.`, looked up once.
+pub fn tril_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, i64), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::tril_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`tril_with_`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct TrilInplaceOptions {
+    /// `diagonal`.
+    pub diagonal: i64,
+}
+
+impl Default for TrilInplaceOptions {
+    fn default() -> Self {
+        TrilInplaceOptions { diagonal: 0 }
+    }
+}
+
+/// `aten::tril_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)`
+pub fn tril_(self_: &Tensor) -> Result<Tensor> {
+    tril_with_(self_, TrilInplaceOptions::default())
+}
+
+/// `aten::tril_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)`
+pub fn tril_with_(self_: &Tensor, options: TrilInplaceOptions) -> Result<Tensor> {
+    tril_op_()?.call((self_, options.diagonal))
+}
+
+/// The typed dispatcher handle of `aten::tril.out`, looked up once.
+pub fn tril_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, &'static Tensor), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, i64, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::tril", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::tril.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn tril_out(self_: &Tensor, diagonal: i64, out: &Tensor) -> Result<Tensor> {
+    tril_out_op()?.call((self_, diagonal, out))
+}
+
 /// The typed dispatcher handle of `aten::triu.`, looked up once.
 pub fn triu_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, i64), Tensor>>> =
@@ -6318,6 +6366,54 @@ pub fn triu(self_: &Tensor) -> Result<Tensor> {
 /// `aten::triu(Tensor self, SymInt diagonal=0) -> Tensor`
 pub fn triu_with(self_: &Tensor, options: TriuOptions) -> Result<Tensor> {
     triu_op()?.call((self_, options.diagonal))
+}
+
+/// The typed dispatcher handle of `aten::triu_.`, looked up once.
+pub fn triu_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, i64), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::triu_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`triu_with_`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct TriuInplaceOptions {
+    /// `diagonal`.
+    pub diagonal: i64,
+}
+
+impl Default for TriuInplaceOptions {
+    fn default() -> Self {
+        TriuInplaceOptions { diagonal: 0 }
+    }
+}
+
+/// `aten::triu_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)`
+pub fn triu_(self_: &Tensor) -> Result<Tensor> {
+    triu_with_(self_, TriuInplaceOptions::default())
+}
+
+/// `aten::triu_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)`
+pub fn triu_with_(self_: &Tensor, options: TriuInplaceOptions) -> Result<Tensor> {
+    triu_op_()?.call((self_, options.diagonal))
+}
+
+/// The typed dispatcher handle of `aten::triu.out`, looked up once.
+pub fn triu_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, &'static Tensor), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, i64, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::triu", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::triu.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn triu_out(self_: &Tensor, diagonal: i64, out: &Tensor) -> Result<Tensor> {
+    triu_out_op()?.call((self_, diagonal, out))
 }
 
 /// The typed dispatcher handle of `aten::conv2d.`, looked up once.

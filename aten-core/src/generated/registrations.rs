@@ -1175,7 +1175,27 @@ aten_dispatch::torch_library!(aten, |m| {
         vec![],
     )?;
     m.def_with(
+        "tril_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "tril.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
         "triu(Tensor self, SymInt diagonal=0) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "triu_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "triu.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!)",
         Some(AliasAnalysisKind::FromSchema),
         vec![],
     )?;
@@ -3343,6 +3363,70 @@ pub fn addmm_out_structured_meta(
     let meta = crate::meta::addmm(set_output, self_, mat1, mat2, beta, alpha)?;
     Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
 }
+/// Structured kernel (Functional, meta) of `aten::tril(Tensor self, SymInt diagonal=0) -> Tensor`.
+pub fn tril_structured_meta(self_: &Tensor, diagonal: i64) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::tril(set_output, self_, diagonal)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, default_backend) of `aten::tril(Tensor self, SymInt diagonal=0) -> Tensor`.
+pub fn tril_structured_default_backend(self_: &Tensor, diagonal: i64) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::tril(set_output, self_, diagonal)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::tril_out_op()?.call((self_, diagonal, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::tril_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)`.
+pub fn tril_structured_meta_(self_: &Tensor, diagonal: i64) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::tril(set_output, self_, diagonal)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::tril_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)`.
+pub fn tril_structured_default_backend_(self_: &Tensor, diagonal: i64) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::tril(set_output, self_, diagonal)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::tril_out_op()?.call((self_, diagonal, &output))
+}
+/// Structured kernel (Out, meta) of `aten::tril.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn tril_out_structured_meta(self_: &Tensor, diagonal: i64, out: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Out(out);
+    let meta = crate::meta::tril(set_output, self_, diagonal)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, meta) of `aten::triu(Tensor self, SymInt diagonal=0) -> Tensor`.
+pub fn triu_structured_meta(self_: &Tensor, diagonal: i64) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::triu(set_output, self_, diagonal)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, default_backend) of `aten::triu(Tensor self, SymInt diagonal=0) -> Tensor`.
+pub fn triu_structured_default_backend(self_: &Tensor, diagonal: i64) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::triu(set_output, self_, diagonal)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::triu_out_op()?.call((self_, diagonal, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::triu_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)`.
+pub fn triu_structured_meta_(self_: &Tensor, diagonal: i64) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::triu(set_output, self_, diagonal)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::triu_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)`.
+pub fn triu_structured_default_backend_(self_: &Tensor, diagonal: i64) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::triu(set_output, self_, diagonal)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::triu_out_op()?.call((self_, diagonal, &output))
+}
+/// Structured kernel (Out, meta) of `aten::triu.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn triu_out_structured_meta(self_: &Tensor, diagonal: i64, out: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Out(out);
+    let meta = crate::meta::triu(set_output, self_, diagonal)?;
+    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+}
 
 aten_dispatch::torch_library_impl!(aten, BackendSelect, |m| {
     m.impl_(
@@ -3889,6 +3973,18 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
         CppFunction::from_unboxed(addmm_out_structured_meta),
     )?;
     m.impl_("stack", CppFunction::from_unboxed(crate::native::stack))?;
+    m.impl_("tril", CppFunction::from_unboxed(tril_structured_meta))?;
+    m.impl_("tril_", CppFunction::from_unboxed(tril_structured_meta_))?;
+    m.impl_(
+        "tril.out",
+        CppFunction::from_unboxed(tril_out_structured_meta),
+    )?;
+    m.impl_("triu", CppFunction::from_unboxed(triu_structured_meta))?;
+    m.impl_("triu_", CppFunction::from_unboxed(triu_structured_meta_))?;
+    m.impl_(
+        "triu.out",
+        CppFunction::from_unboxed(triu_out_structured_meta),
+    )?;
     Ok(())
 });
 
@@ -4513,6 +4609,22 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutogradNonFunctional,
     m.impl_(
         "addmm_",
         CppFunction::from_unboxed(addmm_structured_default_backend_),
+    )?;
+    m.impl_(
+        "tril",
+        CppFunction::from_unboxed(tril_structured_default_backend),
+    )?;
+    m.impl_(
+        "tril_",
+        CppFunction::from_unboxed(tril_structured_default_backend_),
+    )?;
+    m.impl_(
+        "triu",
+        CppFunction::from_unboxed(triu_structured_default_backend),
+    )?;
+    m.impl_(
+        "triu_",
+        CppFunction::from_unboxed(triu_structured_default_backend_),
     )?;
     Ok(())
 });

@@ -1078,6 +1078,16 @@ impl Tensor {
         ops::tril_with(self, options)
     }
 
+    /// `aten::tril_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)`
+    pub fn tril_(&self) -> Result<Tensor> {
+        ops::tril_(self)
+    }
+
+    /// `aten::tril_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)`
+    pub fn tril_with_(&self, options: ops::TrilInplaceOptions) -> Result<Tensor> {
+        ops::tril_with_(self, options)
+    }
+
     /// `aten::triu(Tensor self, SymInt diagonal=0) -> Tensor`
     pub fn triu(&self) -> Result<Tensor> {
         ops::triu(self)
@@ -1086,5 +1096,15 @@ impl Tensor {
     /// `aten::triu(Tensor self, SymInt diagonal=0) -> Tensor`
     pub fn triu_with(&self, options: ops::TriuOptions) -> Result<Tensor> {
         ops::triu_with(self, options)
+    }
+
+    /// `aten::triu_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)`
+    pub fn triu_(&self) -> Result<Tensor> {
+        ops::triu_(self)
+    }
+
+    /// `aten::triu_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)`
+    pub fn triu_with_(&self, options: ops::TriuInplaceOptions) -> Result<Tensor> {
+        ops::triu_with_(self, options)
     }
 }

@@ -12,10 +12,13 @@
 //!   (`structured_inherits: TensorIteratorBase`): binary arithmetic,
 //!   bitwise operations, comparisons and unary functions;
 //! - [`linear_algebra`]: matrix products, whose output is described through
-//!   `set_output` ([`MetaOutput`](crate::structured::MetaOutput)).
+//!   `set_output` ([`MetaOutput`](crate::structured::MetaOutput));
+//! - [`triangular`]: `tril`, `triu`.
 
 pub mod linear_algebra;
 pub mod pointwise;
+pub mod triangular;
 
 pub use linear_algebra::{addmm, bmm, mm};
 pub use pointwise::*;
+pub use triangular::{tril, triu};

@@ -1210,6 +1210,48 @@ pub fn addmm_out_structured_cpu(
     crate::kernels::addmm_out(&mut meta, self_, mat1, mat2, beta, alpha)?;
     Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
 }
+/// Structured kernel (Functional, cpu) of `aten::tril(Tensor self, SymInt diagonal=0) -> Tensor`.
+pub fn tril_structured_cpu(self_: &Tensor, diagonal: i64) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::tril(set_output, self_, diagonal)?;
+    crate::kernels::tril_out(&mut meta, self_, diagonal)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, cpu) of `aten::tril_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)`.
+pub fn tril_structured_cpu_(self_: &Tensor, diagonal: i64) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::tril(set_output, self_, diagonal)?;
+    crate::kernels::tril_out(&mut meta, self_, diagonal)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Out, cpu) of `aten::tril.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn tril_out_structured_cpu(self_: &Tensor, diagonal: i64, out: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Out(out);
+    let mut meta = aten_core::meta::tril(set_output, self_, diagonal)?;
+    crate::kernels::tril_out(&mut meta, self_, diagonal)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Functional, cpu) of `aten::triu(Tensor self, SymInt diagonal=0) -> Tensor`.
+pub fn triu_structured_cpu(self_: &Tensor, diagonal: i64) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::triu(set_output, self_, diagonal)?;
+    crate::kernels::triu_out(&mut meta, self_, diagonal)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Inplace, cpu) of `aten::triu_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)`.
+pub fn triu_structured_cpu_(self_: &Tensor, diagonal: i64) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::triu(set_output, self_, diagonal)?;
+    crate::kernels::triu_out(&mut meta, self_, diagonal)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
+/// Structured kernel (Out, cpu) of `aten::triu.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn triu_out_structured_cpu(self_: &Tensor, diagonal: i64, out: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Out(out);
+    let mut meta = aten_core::meta::triu(set_output, self_, diagonal)?;
+    crate::kernels::triu_out(&mut meta, self_, diagonal)?;
+    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+}
 
 aten_dispatch::torch_library_impl!(aten, CPU, |m| {
     m.impl_(
@@ -1768,8 +1810,18 @@ aten_dispatch::torch_library_impl!(aten, CPU, |m| {
     )?;
     m.impl_("gather", CppFunction::from_unboxed(crate::kernels::gather))?;
     m.impl_("cat", CppFunction::from_unboxed(crate::kernels::cat))?;
-    m.impl_("tril", CppFunction::from_unboxed(crate::kernels::tril))?;
-    m.impl_("triu", CppFunction::from_unboxed(crate::kernels::triu))?;
+    m.impl_("tril", CppFunction::from_unboxed(tril_structured_cpu))?;
+    m.impl_("tril_", CppFunction::from_unboxed(tril_structured_cpu_))?;
+    m.impl_(
+        "tril.out",
+        CppFunction::from_unboxed(tril_out_structured_cpu),
+    )?;
+    m.impl_("triu", CppFunction::from_unboxed(triu_structured_cpu))?;
+    m.impl_("triu_", CppFunction::from_unboxed(triu_structured_cpu_))?;
+    m.impl_(
+        "triu.out",
+        CppFunction::from_unboxed(triu_out_structured_cpu),
+    )?;
     m.impl_(
         "_slow_conv2d_forward",
         CppFunction::from_unboxed(crate::kernels::slow_conv2d_forward),
@@ -1907,8 +1959,6 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
     )?;
     m.impl_("gather", CppFunction::from_unboxed(crate::kernels::gather))?;
     m.impl_("cat", CppFunction::from_unboxed(crate::kernels::cat))?;
-    m.impl_("tril", CppFunction::from_unboxed(crate::kernels::tril))?;
-    m.impl_("triu", CppFunction::from_unboxed(crate::kernels::triu))?;
     m.impl_(
         "_slow_conv2d_forward",
         CppFunction::from_unboxed(crate::kernels::slow_conv2d_forward),

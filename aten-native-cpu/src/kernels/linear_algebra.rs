@@ -7,7 +7,7 @@ use aten_core::Tensor;
 use c10_core::{Error, Numeric, Result, Scalar, StorageBorrow, TensorBase, ThreadShared};
 use rayon::prelude::*;
 
-use super::util::{device_of, dtype_of, is_meta, layout_of};
+use super::util::{device_of, dtype_of, is_meta, layout_of, with_fresh_output};
 use crate::gemm::{dispatch_gemm, Gemm, MatMut, MatPtr};
 
 /// `out[b] = beta * out[b] + alpha * (a[b] @ m2[b])` for every batch `b`
@@ -119,24 +119,6 @@ fn replicate_first_row(out: &TensorBase, rows: usize, cols: usize) -> Result<()>
     })
 }
 
-/// Runs `compute` on a fresh contiguous output: the meta function's own
-/// when it allocated it, else a temporary copied into the given output
-/// afterwards (an `out=` or in-place output may overlap the inputs or be
-/// laid out otherwise). `compute` receives whether the output already
-/// holds `self` (in-place `addmm_`).
-fn into_fresh_output(
-    meta: &MetaOutput,
-    compute: impl FnOnce(&TensorBase) -> Result<()>,
-) -> Result<()> {
-    let out = meta.output();
-    if meta.is_fresh() && out.is_contiguous() {
-        return compute(out.base());
-    }
-    let tmp = TensorBase::empty(&out.sizes(), dtype_of(out)?, device_of(out))?;
-    compute(&tmp)?;
-    copy_into(&tmp, out.base())
-}
-
 /// `beta * input + alpha * (mat1 @ mat2)` (no `input`: `mat1 @ mat2`) into
 /// the fresh contiguous matrix `out`.
 fn addmm_into(
@@ -191,7 +173,7 @@ fn addmm_into(
 
 /// `mm.out`: `self @ mat2`.
 pub fn mm_out(meta: &mut MetaOutput, self_: &Tensor, mat2: &Tensor) -> Result<()> {
-    into_fresh_output(meta, |out| {
+    with_fresh_output(meta, |out| {
         addmm_into(out, None, self_, mat2, Scalar::Int(0), Scalar::Int(1))
     })
 }
@@ -205,14 +187,14 @@ pub fn addmm_out(
     beta: Scalar,
     alpha: Scalar,
 ) -> Result<()> {
-    into_fresh_output(meta, |out| {
+    with_fresh_output(meta, |out| {
         addmm_into(out, Some(self_), mat1, mat2, beta, alpha)
     })
 }
 
 /// `bmm.out`: a batch of matrix products.
 pub fn bmm_out(meta: &mut MetaOutput, self_: &Tensor, mat2: &Tensor) -> Result<()> {
-    into_fresh_output(meta, |out| {
+    with_fresh_output(meta, |out| {
         if self_.size(2)? == 0 {
             return aten_core::ops::zero_(&Tensor::from(out.clone())).map(drop);
         }

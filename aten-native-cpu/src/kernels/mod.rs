@@ -61,7 +61,7 @@ pub use reduce::{
     softmax_cpu, sum_dim_intlist, var_correction,
 };
 pub use ternary::{clamp_out, lerp_scalar_out};
-pub use triangular::{tril, triu};
+pub use triangular::{tril_out, triu_out};
 pub use unary::{
     bitwise_not_out, ceil_out, cos_out, erf_out, exp_out, expm1_out, floor_out, gelu_out,
     log1p_out, log_out, neg_out, reciprocal_out, round_out, rsqrt_out, sigmoid_out, sign_out,

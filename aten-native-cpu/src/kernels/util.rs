@@ -2,6 +2,8 @@
 //! iterators of functional / in-place / out variants, dtype dispatch by
 //! category and PyTorch's "not implemented for" error.
 
+use aten_core::structured::MetaOutput;
+use aten_core::tensor_iterator::convert::copy_into;
 use aten_core::tensor_iterator::{TensorIterator, TensorIteratorConfig};
 use aten_core::Tensor;
 use c10_core::{Error, LayoutRef, Result, ScalarType, TensorBase};
@@ -120,4 +122,21 @@ pub fn check_same_device<'a>(tensors: impl IntoIterator<Item = &'a TensorBase>) 
         }
     }
     Ok(())
+}
+
+/// Runs `compute` on a fresh contiguous output: the meta function's own
+/// when it allocated it, else a temporary copied into the given output
+/// afterwards (an `out=` or in-place output may overlap the inputs or be
+/// laid out otherwise).
+pub fn with_fresh_output(
+    meta: &MetaOutput,
+    compute: impl FnOnce(&TensorBase) -> Result<()>,
+) -> Result<()> {
+    let out = meta.output();
+    if meta.is_fresh() && out.is_contiguous() {
+        return compute(out.base());
+    }
+    let tmp = TensorBase::empty(&out.sizes(), dtype_of(out)?, device_of(out))?;
+    compute(&tmp)?;
+    copy_into(&tmp, out.base())
 }
