@@ -84,11 +84,7 @@ impl<'a> SetOutput<'a> {
             }
             SetOutput::Out(t) => {
                 check_output(t, dtype, device)?;
-                if resize_output(t, sizes)? {
-                    if let Some(s) = strides {
-                        t.resize_strided_(sizes, s)?;
-                    }
-                }
+                resize_output(t, sizes, strides)?;
                 Ok(t.clone())
             }
         }
@@ -149,21 +145,14 @@ fn check_output(t: &Tensor, dtype: ScalarType, device: Device) -> Result<()> {
     Ok(())
 }
 
-/// PyTorch's `resize_output`: resizes `out` to `shape` when it has another
-/// one (warning when it had elements); whether it was resized.
-pub fn resize_output(out: &Tensor, shape: &[i64]) -> Result<bool> {
+/// PyTorch's `resize_output`: resizes `out` to `shape` (laid out with
+/// `strides`, or contiguous) when it has another shape, warning when it
+/// had elements (a deprecated behaviour); whether it was resized.
+pub fn resize_output(out: &Tensor, shape: &[i64], strides: Option<&[i64]>) -> Result<bool> {
     let current = out.sizes();
     if current == shape {
         return Ok(false);
     }
-    warn_resizing(&current, shape);
-    out.resize_(shape)?;
-    Ok(true)
-}
-
-/// The warning of an `out=` argument with elements that is resized (a
-/// deprecated behaviour).
-pub(crate) fn warn_resizing(current: &[i64], shape: &[i64]) {
     if current.iter().product::<i64>() != 0 {
         warn(Warning::user(
             c10_core::source_location!(),
@@ -172,6 +161,11 @@ pub(crate) fn warn_resizing(current: &[i64], shape: &[i64]) {
             ),
         ));
     }
+    match strides {
+        Some(s) => out.resize_strided_(shape, s)?,
+        None => out.resize_(shape)?,
+    }
+    Ok(true)
 }
 
 /// The structured state of a family not built on `TensorIterator`: the

@@ -34,3 +34,32 @@ fn promotes_and_loops() {
     assert_eq!(seen, 3);
     assert_eq!(it.output(0).to_vec::<f32>().unwrap(), vec![1.5, 2.5, 3.5]);
 }
+
+#[test]
+fn an_owned_input_resized_before_the_set_up_is_read_as_it_is_now() {
+    let a = t(&[1.0, 2.0, 3.0, 4.0], &[4]);
+    // Made with two elements, then resized to four: the iteration must not
+    // address the layout it was made with.
+    let owned = t(&[10.0, 20.0], &[2]);
+    owned.resize_(&[4]).unwrap();
+    aten::ops::fill_scalar_(&owned, aten::Scalar::Double(1.0)).unwrap();
+    let mut it = TensorIteratorConfig::binary_op(None, &a, owned)
+        .build()
+        .unwrap();
+    assert_eq!(it.shape(), &[4]);
+    it.for_each(|ptrs, strides, n| {
+        for i in 0..n as isize {
+            // SAFETY: three float32 operands, valid for `n` elements.
+            unsafe {
+                let x = *(ptrs[1].offset(i * strides[1] as isize) as *const f32);
+                let y = *(ptrs[2].offset(i * strides[2] as isize) as *const f32);
+                *(ptrs[0].offset(i * strides[0] as isize) as *mut f32) = x + y;
+            }
+        }
+    })
+    .unwrap();
+    assert_eq!(
+        it.output(0).to_vec::<f32>().unwrap(),
+        vec![2.0, 3.0, 4.0, 5.0]
+    );
+}

@@ -117,6 +117,31 @@ pub enum WrappedNumber {
     Complex,
 }
 
+impl WrappedNumber {
+    /// The kind of number a tensor of `dtype` wraps.
+    pub fn of_dtype(dtype: ScalarType) -> WrappedNumber {
+        if dtype == ScalarType::Bool {
+            WrappedNumber::Bool
+        } else if dtype.is_complex() {
+            WrappedNumber::Complex
+        } else if dtype.is_floating_point() {
+            WrappedNumber::Float
+        } else {
+            WrappedNumber::Int
+        }
+    }
+
+    /// The kind of number a `Scalar` is.
+    pub fn of_scalar(s: crate::Scalar) -> WrappedNumber {
+        match s {
+            crate::Scalar::Bool(_) => WrappedNumber::Bool,
+            crate::Scalar::Int(_) => WrappedNumber::Int,
+            crate::Scalar::Double(_) => WrappedNumber::Float,
+            crate::Scalar::ComplexDouble(_) => WrappedNumber::Complex,
+        }
+    }
+}
+
 /// `ResultTypeState`: accumulates operands, then [`result`](Self::result).
 #[derive(Copy, Clone, Debug, Default)]
 pub struct ResultTypeState {

@@ -2,22 +2,15 @@
 //! PyTorch's shape and dtype checks, and the output through
 //! [`SetOutput::set_output_raw_strided`] (contiguous).
 
-use c10_core::{Device, Error, Result, Scalar, ScalarType};
+use c10_core::{Error, Result, Scalar, ScalarType};
 
+use super::dtype_and_device;
 use crate::structured::{MetaOutput, SetOutput};
 use crate::Tensor;
 
-fn dtype_of(t: &Tensor) -> Result<ScalarType> {
-    t.dtype().ok_or_else(|| Error::runtime("undefined tensor"))
-}
-
-fn device_of(t: &Tensor) -> Result<Device> {
-    t.device().ok_or_else(|| Error::runtime("undefined tensor"))
-}
-
 /// `a` and `b` of one dtype (PyTorch's message).
 fn same_dtype(a: &Tensor, b: &Tensor, what: &str) -> Result<ScalarType> {
-    let (da, db) = (dtype_of(a)?, dtype_of(b)?);
+    let (da, db) = (dtype_and_device(a)?.0, dtype_and_device(b)?.0);
     if da != db {
         return Err(Error::runtime(format!(
             "expected {what} to have the same dtype, but got: {} != {}",
@@ -57,7 +50,7 @@ fn matrix_product(
 /// `mm(self, mat2)`.
 pub fn mm(out: SetOutput<'_>, self_: &Tensor, mat2: &Tensor) -> Result<MetaOutput> {
     let (shape, dtype) = matrix_product(self_, mat2, ("self", "mat2"), "mm: ")?;
-    out.set_output(&shape, dtype, device_of(self_)?)
+    out.set_output(&shape, dtype, dtype_and_device(self_)?.1)
 }
 
 /// `addmm(self, mat1, mat2, beta, alpha)`: `self` broadcasts to the
@@ -71,7 +64,7 @@ pub fn addmm(
     _alpha: Scalar,
 ) -> Result<MetaOutput> {
     let (shape, dtype) = matrix_product(mat1, mat2, ("mat1", "mat2"), "")?;
-    let d = dtype_of(self_)?;
+    let d = dtype_and_device(self_)?.0;
     if d != dtype {
         return Err(Error::runtime(format!(
             "self and mat2 must have the same dtype, but got {d} and {dtype}"
@@ -86,7 +79,7 @@ pub fn addmm(
             shape[1]
         )));
     }
-    out.set_output(&shape, dtype, device_of(mat1)?)
+    out.set_output(&shape, dtype, dtype_and_device(mat1)?.1)
 }
 
 /// `bmm(self, mat2)`: batches of matrices.
@@ -107,5 +100,5 @@ pub fn bmm(out: SetOutput<'_>, self_: &Tensor, mat2: &Tensor) -> Result<MetaOutp
         )));
     }
     let dtype = same_dtype(self_, mat2, "batch1 and batch2")?;
-    out.set_output(&[bs, m, n], dtype, device_of(self_)?)
+    out.set_output(&[bs, m, n], dtype, dtype_and_device(self_)?.1)
 }

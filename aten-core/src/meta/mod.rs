@@ -22,3 +22,14 @@ pub mod triangular;
 pub use linear_algebra::{addmm, bmm, mm};
 pub use pointwise::*;
 pub use triangular::{tril, triu};
+
+use c10_core::{Device, Error, Result, ScalarType};
+
+use crate::Tensor;
+
+/// The dtype and device of a defined tensor argument.
+fn dtype_and_device(t: &Tensor) -> Result<(ScalarType, Device)> {
+    t.dtype()
+        .zip(t.device())
+        .ok_or_else(|| Error::runtime("undefined tensor"))
+}

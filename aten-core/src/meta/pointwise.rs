@@ -10,7 +10,7 @@ use c10_core::{Error, Result, Scalar, ScalarType};
 use crate::native::wrapped_scalar_tensor;
 use crate::structured::SetOutput;
 use crate::tensor_iterator::convert::to_dtype;
-use crate::tensor_iterator::{TensorIterator, TensorIteratorConfig};
+use crate::tensor_iterator::{IntoInput, TensorIterator, TensorIteratorConfig};
 use crate::Tensor;
 
 /// `alpha` must suit the result dtype (`alpha_check`).
@@ -45,7 +45,11 @@ fn sub_check(a: &Tensor, b: &Tensor) -> Result<()> {
 
 /// A binary operation with type promotion (`build_borrowing_binary_op`).
 #[inline]
-fn binary_op<'a>(out: SetOutput<'a>, a: &'a Tensor, b: &'a Tensor) -> Result<TensorIterator<'a>> {
+fn binary_op<'a>(
+    out: SetOutput<'a>,
+    a: &'a Tensor,
+    b: impl IntoInput<'a>,
+) -> Result<TensorIterator<'a>> {
     out.build(TensorIteratorConfig::binary_op(
         out.maybe_get_output(),
         a,
@@ -93,13 +97,28 @@ pub fn sub_tensor<'a>(
     Ok(iter)
 }
 
-/// `div.Tensor_mode`'s rounding mode, with PyTorch's error.
-pub fn check_rounding_mode(mode: Option<&str>) -> Result<()> {
-    match mode {
-        None | Some("trunc") | Some("floor") => Ok(()),
-        Some(other) => Err(Error::runtime(format!(
-            "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{other}'"
-        ))),
+/// Rounding of a division.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Rounding {
+    /// True division (integers promote to float).
+    True,
+    /// Toward zero.
+    Trunc,
+    /// Toward negative infinity.
+    Floor,
+}
+
+impl Rounding {
+    /// From `rounding_mode`, with PyTorch's error.
+    pub fn parse(mode: Option<&str>) -> Result<Rounding> {
+        match mode {
+            None => Ok(Rounding::True),
+            Some("trunc") => Ok(Rounding::Trunc),
+            Some("floor") => Ok(Rounding::Floor),
+            Some(other) => Err(Error::runtime(format!(
+                "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{other}'"
+            ))),
+        }
     }
 }
 
@@ -111,8 +130,7 @@ pub fn div_tensor_mode<'a>(
     other: &'a Tensor,
     rounding_mode: Option<&str>,
 ) -> Result<TensorIterator<'a>> {
-    check_rounding_mode(rounding_mode)?;
-    if rounding_mode.is_none() {
+    if Rounding::parse(rounding_mode)? == Rounding::True {
         binary_float_op(out, self_, other)
     } else {
         binary_op(out, self_, other)
@@ -168,7 +186,7 @@ binary_metas!(binary_float_op:
 fn comparison_op<'a>(
     out: SetOutput<'a>,
     a: &'a Tensor,
-    b: &'a Tensor,
+    b: impl IntoInput<'a>,
 ) -> Result<TensorIterator<'a>> {
     out.build(TensorIteratorConfig::comparison_op(
         out.maybe_get_output(),
@@ -178,7 +196,7 @@ fn comparison_op<'a>(
 }
 
 /// Defines the Scalar overloads of comparisons: the scalar is a wrapped
-/// number the iteration owns (`build_borrowing_except_last_argument_comparison_op`).
+/// number the iteration owns.
 macro_rules! comparison_scalar_metas {
     ($($(#[$doc:meta])* $name:ident),* $(,)?) => {$(
         $(#[$doc])*
@@ -187,17 +205,7 @@ macro_rules! comparison_scalar_metas {
             self_: &'a Tensor,
             other: Scalar,
         ) -> Result<TensorIterator<'a>> {
-            let given = out.maybe_get_output();
-            let config = TensorIteratorConfig::default()
-                .add_output(given)
-                .add_input(self_)
-                .add_owned_input(wrapped_scalar_tensor(other)?)
-                .promote_inputs_to_common_dtype(true);
-            out.build(if given.is_none() {
-                config.static_output_dtype(ScalarType::Bool)
-            } else {
-                config.cast_common_dtype_to_outputs(true)
-            })
+            comparison_op(out, self_, wrapped_scalar_tensor(other)?)
         }
     )*};
 }
@@ -368,25 +376,7 @@ pub fn pow_tensor_scalar<'a>(
             ));
         }
     }
-    out.build(
-        TensorIteratorConfig::default()
-            .add_output(out.maybe_get_output())
-            .add_input(self_)
-            .add_owned_input(wrapped_scalar_tensor(exponent)?)
-            .promote_inputs_to_common_dtype(true)
-            .cast_common_dtype_to_outputs(true)
-            .enforce_safe_casting_to_output(true),
-    )
-}
-
-/// The kind of number a Scalar is, for type promotion.
-fn number_kind(s: Scalar) -> WrappedNumber {
-    match s {
-        Scalar::Bool(_) => WrappedNumber::Bool,
-        Scalar::Int(_) => WrappedNumber::Int,
-        Scalar::Double(_) => WrappedNumber::Float,
-        Scalar::ComplexDouble(_) => WrappedNumber::Complex,
-    }
+    binary_op(out, self_, wrapped_scalar_tensor(exponent)?)
 }
 
 /// `clamp`: the bounds take part in type promotion (an in-place clamp
@@ -412,16 +402,18 @@ pub fn clamp<'a>(
             let mut state = ResultTypeState::default();
             state.add_tensor(self_dtype, self_.dim())?;
             for s in [min, max].into_iter().flatten() {
-                state.add_number(number_kind(s))?;
+                state.add_number(WrappedNumber::of_scalar(s))?;
             }
             state.result()?.unwrap_or(ScalarType::Float)
         }
     };
-    let config = TensorIteratorConfig::default().add_output(out.maybe_get_output());
-    let config = if dtype == self_dtype {
-        config.add_input(self_)
+    let given = out.maybe_get_output();
+    if dtype == self_dtype {
+        out.build(TensorIteratorConfig::unary_op(given, self_))
     } else {
-        config.add_owned_input(to_dtype(self_, dtype)?)
-    };
-    out.build(config.check_all_same_dtype(true))
+        out.build(TensorIteratorConfig::unary_op(
+            given,
+            to_dtype(self_, dtype)?,
+        ))
+    }
 }

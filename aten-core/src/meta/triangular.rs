@@ -13,10 +13,7 @@ fn triangle(out: SetOutput<'_>, self_: &Tensor, name: &str) -> Result<MetaOutput
             "{name}: input tensor must have at least 2 dimensions"
         )));
     }
-    let (dtype, device) = match (self_.dtype(), self_.device()) {
-        (Some(d), Some(v)) => (d, v),
-        _ => return Err(Error::runtime("undefined tensor")),
-    };
+    let (dtype, device) = super::dtype_and_device(self_)?;
     out.set_output(&self_.sizes(), dtype, device)
 }
 

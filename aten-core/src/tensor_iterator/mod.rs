@@ -235,31 +235,50 @@ impl Default for TensorIteratorConfig<'_> {
     }
 }
 
+/// An input a configuration borrows (`&Tensor`: PyTorch's
+/// `add_borrowed_input`) or owns (`Tensor`: `add_owned_input`, for a
+/// tensor made for the iteration such as a wrapped scalar).
+pub trait IntoInput<'a> {
+    /// Adds `self` to `config` as its next input.
+    fn add_to(self, config: TensorIteratorConfig<'a>) -> TensorIteratorConfig<'a>;
+}
+
+impl<'a> IntoInput<'a> for &'a Tensor {
+    #[inline]
+    fn add_to(self, config: TensorIteratorConfig<'a>) -> TensorIteratorConfig<'a> {
+        config.add_input(self)
+    }
+}
+
+impl<'a> IntoInput<'a> for Tensor {
+    #[inline]
+    fn add_to(self, config: TensorIteratorConfig<'a>) -> TensorIteratorConfig<'a> {
+        config.add_owned_input(self)
+    }
+}
+
 impl<'a> TensorIteratorConfig<'a> {
     /// The configuration of a binary pointwise operation with type promotion
-    /// (`build_borrowing_binary_op`): promote inputs, cast the result to a
-    /// given output if it can hold it.
+    /// (`build_borrowing_binary_op`; an owned `b`:
+    /// `build_borrowing_except_last_argument_binary_op`): promote inputs,
+    /// cast the result to a given output if it can hold it.
     #[inline]
     pub fn binary_op(
         out: Option<&'a Tensor>,
         a: &'a Tensor,
-        b: &'a Tensor,
+        b: impl IntoInput<'a>,
     ) -> TensorIteratorConfig<'a> {
-        TensorIteratorConfig::default()
-            .add_output(out)
-            .add_input(a)
-            .add_input(b)
+        b.add_to(TensorIteratorConfig::default().add_output(out).add_input(a))
             .promote_inputs_to_common_dtype(true)
             .cast_common_dtype_to_outputs(true)
             .enforce_safe_casting_to_output(true)
     }
 
-    /// A unary operation that keeps the dtype (`build_borrowing_unary_op`).
+    /// A unary operation that keeps the dtype (`build_borrowing_unary_op`;
+    /// an owned input: `build_unary_op` over a converted copy).
     #[inline]
-    pub fn unary_op(out: Option<&'a Tensor>, a: &'a Tensor) -> TensorIteratorConfig<'a> {
-        TensorIteratorConfig::default()
-            .add_output(out)
-            .add_input(a)
+    pub fn unary_op(out: Option<&'a Tensor>, a: impl IntoInput<'a>) -> TensorIteratorConfig<'a> {
+        a.add_to(TensorIteratorConfig::default().add_output(out))
             .cast_common_dtype_to_outputs(false)
             .enforce_safe_casting_to_output(false)
             .check_all_same_dtype(true)
@@ -279,17 +298,16 @@ impl<'a> TensorIteratorConfig<'a> {
     }
 
     /// A comparison: promoted inputs, a `bool` output
-    /// (`build_borrowing_comparison_op`).
+    /// (`build_borrowing_comparison_op`; an owned `b`:
+    /// `build_borrowing_except_last_argument_comparison_op`).
     #[inline]
     pub fn comparison_op(
         out: Option<&'a Tensor>,
         a: &'a Tensor,
-        b: &'a Tensor,
+        b: impl IntoInput<'a>,
     ) -> TensorIteratorConfig<'a> {
-        let c = TensorIteratorConfig::default()
-            .add_output(out)
-            .add_input(a)
-            .add_input(b)
+        let c = b
+            .add_to(TensorIteratorConfig::default().add_output(out).add_input(a))
             .promote_inputs_to_common_dtype(true);
         if out.is_none() {
             c.static_output_dtype(ScalarType::Bool)
@@ -1092,11 +1110,21 @@ fn input_operands<'a>(
         let t = match owned.iter().find(|(j, _)| *j == i) {
             None => input.0,
             Some((_, t)) => {
-                // Made for this iteration: laid out as it was made, and
-                // converted now if need be.
+                // An owned operand's loops address its first layout: a
+                // tensor resized since it was made (the broadcast shape
+                // came from its current layout) is copied first, as is one
+                // of another dtype than the computation's.
                 let dtype = t.dtype().unwrap_or(common_dtype);
-                let t = if config.promote_inputs_to_common_dtype && dtype != common_dtype {
-                    convert::to_dtype(t, common_dtype)?
+                let target = if config.promote_inputs_to_common_dtype {
+                    common_dtype
+                } else {
+                    dtype
+                };
+                let current = t
+                    .layout()
+                    .ok_or_else(|| Error::runtime("undefined input"))?;
+                let t = if target != dtype || !std::ptr::eq(&*current, first_layout(t)?) {
+                    convert::to_dtype(t, target)?
                 } else {
                     t.clone()
                 };
@@ -1181,8 +1209,7 @@ impl OutputPlan<'_> {
             }
             // A resized output follows the inputs' layout, as PyTorch's
             // `resize_out` with computed strides does.
-            crate::structured::warn_resizing(&current, self.shape);
-            o.resize_strided_(self.shape, self.strides)?;
+            crate::structured::resize_output(o, self.shape, Some(self.strides))?;
         }
         let layout = o
             .layout()
@@ -1401,16 +1428,7 @@ fn promoted_dtype(inputs: &[TensorRef<'_>]) -> Result<ScalarType> {
     for t in inputs {
         let dtype = t.dtype().ok_or_else(|| Error::runtime("undefined input"))?;
         if t.is_wrapped_number() {
-            let kind = if dtype == ScalarType::Bool {
-                c10_core::type_promotion::WrappedNumber::Bool
-            } else if dtype.is_complex() {
-                c10_core::type_promotion::WrappedNumber::Complex
-            } else if dtype.is_floating_point() {
-                c10_core::type_promotion::WrappedNumber::Float
-            } else {
-                c10_core::type_promotion::WrappedNumber::Int
-            };
-            state.add_number(kind)?;
+            state.add_number(c10_core::type_promotion::WrappedNumber::of_dtype(dtype))?;
         } else {
             state.add_tensor(dtype, t.dim())?;
         }

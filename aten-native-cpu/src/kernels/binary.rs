@@ -7,6 +7,8 @@ use aten_core::tensor_iterator::TensorIterator;
 use aten_core::Tensor;
 use c10_core::{Error, Numeric, Result, Scalar, ScalarType};
 
+use aten_core::meta::pointwise::Rounding;
+
 use super::arith::{Arith, Float};
 use crate::loops::binary;
 use crate::{dispatch_all, dispatch_floating};
@@ -43,31 +45,6 @@ pub fn mul_out(iter: &mut TensorIterator<'_>, _: &Tensor, _: &Tensor) -> Result<
         return Ok(());
     }
     dispatch_all!(iter.common_dtype(), "mul_cpu", T => binary::<T, T, T>(iter, |x, y| x.mul(y)))
-}
-
-/// Rounding of a division.
-#[derive(Copy, Clone, PartialEq, Eq)]
-pub enum Rounding {
-    /// True division (integers promote to float).
-    True,
-    /// Toward zero.
-    Trunc,
-    /// Toward negative infinity.
-    Floor,
-}
-
-impl Rounding {
-    /// From `rounding_mode`, with PyTorch's error.
-    pub fn parse(mode: Option<&str>) -> Result<Rounding> {
-        match mode {
-            None => Ok(Rounding::True),
-            Some("trunc") => Ok(Rounding::Trunc),
-            Some("floor") => Ok(Rounding::Floor),
-            Some(other) => Err(Error::runtime(format!(
-                "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{other}'"
-            ))),
-        }
-    }
 }
 
 fn zero_division() -> Error {

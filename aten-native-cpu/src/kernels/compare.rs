@@ -68,7 +68,7 @@ fn bool_result(
                     result.sizes()
                 )));
             }
-            o.resize_(&result.sizes())?;
+            aten_core::structured::resize_output(o, &result.sizes(), None)?;
             copy_into(&result, o)?;
             o.bump_version();
             Ok(o.clone())

@@ -5,7 +5,7 @@
 
 use aten_core::tensor_iterator::{TensorIterator, TensorIteratorConfig};
 use aten_core::Tensor;
-use c10_core::{Element, Error, Numeric, Result, ScalarType};
+use c10_core::{Element, Numeric, Result, ScalarType};
 
 use super::arith::{Arith, Float};
 use super::util::{not_implemented, Variant};
@@ -59,11 +59,6 @@ impl FloatFn {
         }
     }
 
-    /// Whether integer inputs are refused rather than promoted.
-    fn floating_only(self) -> bool {
-        matches!(self, FloatFn::Gelu | FloatFn::GeluTanh | FloatFn::Silu)
-    }
-
     fn f64(self, x: f64) -> f64 {
         match self {
             FloatFn::Cos => x.cos(),
@@ -106,18 +101,6 @@ impl FloatFn {
             FloatFn::Silu => x / (1.0 + (-x).exp()),
         }
     }
-}
-
-/// A floating math function for every variant.
-pub fn float_fn(v: Variant<'_>, a: &Tensor, f: FloatFn) -> Result<Tensor> {
-    let config = if f.floating_only() {
-        TensorIteratorConfig::unary_op(v.output(), a)
-    } else {
-        TensorIteratorConfig::unary_float_op(v.output(), a)
-    };
-    let mut iter = build(v, config)?;
-    float_loop(&mut iter, f)?;
-    Ok(v.finish(iter))
 }
 
 /// A floating math function over an iteration (`gelu` and `silu` refuse
@@ -224,11 +207,8 @@ fn same_fn_value<T: Arith>(f: SameFn, x: T) -> T {
 }
 
 /// A dtype-preserving unary operation for every variant (`abs`,
-/// `relu`).
+/// `relu`, which are not structured here).
 pub fn same_fn(v: Variant<'_>, a: &Tensor, f: SameFn) -> Result<Tensor> {
-    if matches!(f, SameFn::Neg) && a.dtype() == Some(ScalarType::Bool) {
-        return Err(Error::runtime("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."));
-    }
     let mut iter = build(v, TensorIteratorConfig::unary_op(v.output(), a))?;
     same_loop(&mut iter, f)?;
     Ok(v.finish(iter))
