@@ -43,23 +43,12 @@ const EXTRA_META_KERNELS: &[&str] = &[
 /// slot lacks PyTorch's default-backend kernel. (`native_layer_norm`:
 /// PyTorch's `CompositeExplicitAutograd` decomposition is not registered.)
 const NOT_YET_STRUCTURED: &[&str] = &[
-    "aten::_log_softmax",
-    "aten::_softmax",
-    "aten::all.dim",
-    "aten::amax",
-    "aten::amin",
-    "aten::any.dim",
-    "aten::argmax",
     "aten::cat",
-    "aten::cumsum",
     "aten::gather",
-    "aten::max.dim",
     "aten::max_pool2d_with_indices",
-    "aten::mean.dim",
     "aten::mse_loss",
     "aten::native_layer_norm",
     "aten::nll_loss_forward",
-    "aten::sum.dim_IntList",
 ];
 
 /// `key -> rule` of a computed-table dump: the tag, and for a

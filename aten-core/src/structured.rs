@@ -35,18 +35,26 @@ pub enum SetOutput<'a> {
     /// The in-place member (`add_`): the output is `self`, which must
     /// already be what the meta function describes.
     Inplace(&'a Tensor),
-    /// The out member (`add.out`): `out` is resized to the described shape
-    /// (PyTorch's `resize_output`) and must have its dtype and device.
-    Out(&'a Tensor),
+    /// The out member (`add.out`, `max.dim_max`): each given output is
+    /// resized to the described shape (PyTorch's `resize_output`) and must
+    /// have its dtype and device.
+    Out(&'a [&'a Tensor]),
 }
 
 impl<'a> SetOutput<'a> {
-    /// The given output, if any (PyTorch's `maybe_get_output`).
+    /// The given (first) output, if any (PyTorch's `maybe_get_output`).
     #[inline]
     pub fn maybe_get_output(self) -> Option<&'a Tensor> {
+        self.maybe_get_output_at(0)
+    }
+
+    /// The given output `index`, if any.
+    #[inline]
+    pub fn maybe_get_output_at(self, index: usize) -> Option<&'a Tensor> {
         match self {
             SetOutput::Functional => None,
-            SetOutput::Inplace(t) | SetOutput::Out(t) => Some(t),
+            SetOutput::Inplace(t) => (index == 0).then_some(t),
+            SetOutput::Out(outs) => outs.get(index).copied(),
         }
     }
 
@@ -63,11 +71,12 @@ impl<'a> SetOutput<'a> {
         }
     }
 
-    /// Sets the output of a family not built on `TensorIterator`: allocates
-    /// it (`strides`: or contiguous), checks `self`, or resizes and checks
-    /// `out`. Returns the output.
+    /// Sets output `index` of a family not built on `TensorIterator`:
+    /// allocates it (`strides`: or contiguous), checks `self`, or resizes
+    /// and checks the given output. Returns the output.
     pub fn set_output_raw_strided(
         self,
+        index: usize,
         sizes: &[i64],
         strides: Option<&[i64]>,
         dtype: ScalarType,
@@ -78,11 +87,17 @@ impl<'a> SetOutput<'a> {
                 Some(s) => TensorBase::empty_strided(sizes, s, dtype, device)?,
                 None => TensorBase::empty(sizes, dtype, device)?,
             })),
-            SetOutput::Inplace(t) => {
+            SetOutput::Inplace(t) if index == 0 => {
                 check_inplace(t, sizes, dtype, device)?;
                 Ok(t.clone())
             }
-            SetOutput::Out(t) => {
+            SetOutput::Inplace(_) => Err(Error::internal(format!(
+                "an in-place call has one output, not output {index}"
+            ))),
+            SetOutput::Out(outs) => {
+                let t = *outs.get(index).ok_or_else(|| {
+                    Error::internal(format!("the out= call has no output {index}"))
+                })?;
                 check_output(t, dtype, device)?;
                 resize_output(t, sizes, strides)?;
                 Ok(t.clone())
@@ -169,19 +184,31 @@ pub fn resize_output(out: &Tensor, shape: &[i64], strides: Option<&[i64]>) -> Re
 }
 
 /// The structured state of a family not built on `TensorIterator`: the
-/// output its `set_output` made, and whether the call allocated it (a
-/// fresh output shares memory with no input).
+/// `N` outputs its `set_output` made, and whether the call allocated them
+/// (a fresh output shares memory with no input).
 #[derive(Clone, Debug)]
-pub struct MetaOutput {
-    output: Tensor,
+pub struct MetaOutput<const N: usize = 1> {
+    outputs: [Tensor; N],
     fresh: bool,
 }
 
-impl MetaOutput {
-    /// The output the impl writes.
+impl<const N: usize> MetaOutput<N> {
+    /// The (first) output the impl writes.
     #[inline]
     pub fn output(&self) -> &Tensor {
-        &self.output
+        &self.outputs[0]
+    }
+
+    /// Every output the impl writes.
+    #[inline]
+    pub fn outputs(&self) -> &[Tensor; N] {
+        &self.outputs
+    }
+
+    /// The outputs, for the member to return.
+    #[inline]
+    pub fn into_outputs(self) -> [Tensor; N] {
+        self.outputs
     }
 
     /// Whether the output was allocated by this call (the functional
@@ -193,17 +220,32 @@ impl MetaOutput {
 }
 
 impl SetOutput<'_> {
-    /// [`set_output_raw_strided`](Self::set_output_raw_strided) with
-    /// contiguous strides, as the structured state of a family not built on
-    /// `TensorIterator`.
+    /// [`set_output_raw_strided`](Self::set_output_raw_strided) of the one
+    /// output, contiguous, as the structured state of a family not built
+    /// on `TensorIterator`.
     pub fn set_output(
         self,
         sizes: &[i64],
         dtype: ScalarType,
         device: Device,
     ) -> Result<MetaOutput> {
+        self.set_outputs([(sizes, None, dtype)], device)
+    }
+
+    /// Sets each output `i` as `outputs[i]` describes it (sizes, strides or
+    /// contiguous, dtype), all on `device`: the structured state of a
+    /// family not built on `TensorIterator`.
+    pub fn set_outputs<const N: usize>(
+        self,
+        outputs: [(&[i64], Option<&[i64]>, ScalarType); N],
+        device: Device,
+    ) -> Result<MetaOutput<N>> {
+        let mut made: [Tensor; N] = std::array::from_fn(|_| Tensor::undefined());
+        for (i, (sizes, strides, dtype)) in outputs.into_iter().enumerate() {
+            made[i] = self.set_output_raw_strided(i, sizes, strides, dtype, device)?;
+        }
         Ok(MetaOutput {
-            output: self.set_output_raw_strided(sizes, None, dtype, device)?,
+            outputs: made,
             fresh: matches!(self, SetOutput::Functional),
         })
     }
@@ -223,9 +265,9 @@ impl StructuredMeta for TensorIterator<'_> {
     }
 }
 
-impl StructuredMeta for MetaOutput {
+impl<const N: usize> StructuredMeta for MetaOutput<N> {
     #[inline]
     fn into_output(self) -> Tensor {
-        self.output
+        self.outputs.into_iter().next().unwrap_or_default()
     }
 }

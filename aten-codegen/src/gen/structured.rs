@@ -79,12 +79,12 @@ pub fn render_member(
     let ret = returns_type(schema.returns())?;
     let mut params = Vec::new();
     let mut inputs = Vec::new();
-    let mut out_arg = None;
+    let mut out_args = Vec::new();
     for a in schema.arguments() {
         let id = ident(a.name());
         params.push(format!("{id}: {}", argument_type(a)?));
         if member == Member::Out && a.is_out() {
-            out_arg = Some(id);
+            out_args.push(id);
         } else {
             inputs.push(id);
         }
@@ -93,16 +93,37 @@ pub fn render_member(
         Backend::Kernel { core, .. } => core,
         Backend::DefaultBackend { .. } => "crate",
     };
-    let set_output = match (member, &out_arg) {
-        (Member::Functional, _) => "Functional".to_string(),
-        (Member::Inplace, _) => format!(
+    let set_output = match member {
+        Member::Functional => "Functional".to_string(),
+        Member::Inplace => format!(
             "Inplace({})",
             inputs
                 .first()
                 .ok_or("in-place function without arguments")?
         ),
-        (Member::Out, Some(out)) => format!("Out({out})"),
-        (Member::Out, None) => return Err("structured out function without an out argument".into()),
+        Member::Out if out_args.is_empty() => {
+            return Err("structured out function without an out argument".into())
+        }
+        Member::Out => "Out(&outs)".to_string(),
+    };
+    let outs = if out_args.is_empty() {
+        String::new()
+    } else {
+        format!("let outs = [{}];\n", out_args.join(", "))
+    };
+    let nret = schema.returns().len();
+    // The outputs as the member returns them: one tensor, or a tuple.
+    let (take, returned) = if nret == 1 {
+        (
+            format!("let output = {core}::structured::StructuredMeta::into_output(meta);\n"),
+            vec!["output".to_string()],
+        )
+    } else {
+        let names: Vec<String> = (0..nret).map(|i| format!("output{i}")).collect();
+        (
+            format!("let [{}] = meta.into_outputs();\n", names.join(", ")),
+            names,
+        )
     };
     let meta_inputs = inputs.join(", ");
     let runs_impl = matches!(
@@ -114,7 +135,7 @@ pub fn render_member(
     );
     let binding = if runs_impl { "mut meta" } else { "meta" };
     let mut body = format!(
-        "let set_output = {core}::structured::SetOutput::{set_output};\n\
+        "{outs}let set_output = {core}::structured::SetOutput::{set_output};\n\
          let {binding} = {core}::meta::{meta_fn}(set_output, {meta_inputs})?;\n"
     );
     match backend {
@@ -122,20 +143,27 @@ pub fn render_member(
             if let Some(path) = impl_path {
                 let _ = writeln!(body, "{path}(&mut meta, {meta_inputs})?;");
             }
-            let _ = write!(
-                body,
-                "Ok(set_output.finish({core}::structured::StructuredMeta::into_output(meta)))"
-            );
+            let finished: Vec<String> = returned
+                .iter()
+                .map(|r| format!("set_output.finish({r})"))
+                .collect();
+            let value = if nret == 1 {
+                finished.concat()
+            } else {
+                format!("({})", finished.join(", "))
+            };
+            let _ = write!(body, "{take}Ok({value})");
         }
         Backend::DefaultBackend { out_fn } => {
             if member == Member::Out {
                 return Err("the default backend serves functional and in-place members".into());
             }
+            let outputs: Vec<String> = returned.iter().map(|r| format!("&{r}")).collect();
             let _ = write!(
                 body,
-                "let output = crate::structured::StructuredMeta::into_output(meta);\n\
-                 ops::{}()?.call(({meta_inputs}, &output))",
+                "{take}ops::{}()?.call(({meta_inputs}, {}))",
                 super::names::with_suffix(out_fn, "op"),
+                outputs.join(", ")
             );
         }
     }

@@ -3278,6 +3278,49 @@ pub fn sum_dim_intlist_with(
     sum_dim_intlist_op()?.call((self_, dim, options.keepdim, options.dtype))
 }
 
+/// The typed dispatcher handle of `aten::sum.IntList_out`, looked up once.
+pub fn sum_intlist_out_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            Option<&'static [i64]>,
+            bool,
+            Option<ScalarType>,
+            &'static Tensor,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    Option<&'static [i64]>,
+                    bool,
+                    Option<ScalarType>,
+                    &'static Tensor,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::sum", "IntList_out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::sum.IntList_out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)`
+pub fn sum_intlist_out(
+    self_: &Tensor,
+    dim: Option<&[i64]>,
+    keepdim: bool,
+    dtype: Option<ScalarType>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    sum_intlist_out_op()?.call((self_, dim, keepdim, dtype, out))
+}
+
 /// The typed dispatcher handle of `aten::mean.`, looked up once.
 pub fn mean_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Option<ScalarType>), Tensor>> {
@@ -3374,6 +3417,49 @@ pub fn mean_dim_with(
     mean_dim_op()?.call((self_, dim, options.keepdim, options.dtype))
 }
 
+/// The typed dispatcher handle of `aten::mean.out`, looked up once.
+pub fn mean_out_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            Option<&'static [i64]>,
+            bool,
+            Option<ScalarType>,
+            &'static Tensor,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    Option<&'static [i64]>,
+                    bool,
+                    Option<ScalarType>,
+                    &'static Tensor,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::mean", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::mean.out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)`
+pub fn mean_out(
+    self_: &Tensor,
+    dim: Option<&[i64]>,
+    keepdim: bool,
+    dtype: Option<ScalarType>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    mean_out_op()?.call((self_, dim, keepdim, dtype, out))
+}
+
 /// The typed dispatcher handle of `aten::prod.`, looked up once.
 pub fn prod_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Option<ScalarType>), Tensor>> {
@@ -3447,6 +3533,25 @@ pub fn amax_with(self_: &Tensor, options: AmaxOptions<'_>) -> Result<Tensor> {
     amax_op()?.call((self_, options.dim, options.keepdim))
 }
 
+/// The typed dispatcher handle of `aten::amax.out`, looked up once.
+pub fn amax_out_op() -> Result<
+    &'static TypedOperatorHandle<(&'static Tensor, &'static [i64], bool, &'static Tensor), Tensor>,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<(&'static Tensor, &'static [i64], bool, &'static Tensor), Tensor>,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::amax", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::amax.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn amax_out(self_: &Tensor, dim: &[i64], keepdim: bool, out: &Tensor) -> Result<Tensor> {
+    amax_out_op()?.call((self_, dim, keepdim, out))
+}
+
 /// The typed dispatcher handle of `aten::amin.`, looked up once.
 pub fn amin_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static [i64], bool), Tensor>> {
@@ -3484,6 +3589,25 @@ pub fn amin(self_: &Tensor) -> Result<Tensor> {
 /// `aten::amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`
 pub fn amin_with(self_: &Tensor, options: AminOptions<'_>) -> Result<Tensor> {
     amin_op()?.call((self_, options.dim, options.keepdim))
+}
+
+/// The typed dispatcher handle of `aten::amin.out`, looked up once.
+pub fn amin_out_op() -> Result<
+    &'static TypedOperatorHandle<(&'static Tensor, &'static [i64], bool, &'static Tensor), Tensor>,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<(&'static Tensor, &'static [i64], bool, &'static Tensor), Tensor>,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::amin", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::amin.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn amin_out(self_: &Tensor, dim: &[i64], keepdim: bool, out: &Tensor) -> Result<Tensor> {
+    amin_out_op()?.call((self_, dim, keepdim, out))
 }
 
 /// The typed dispatcher handle of `aten::argmax.`, looked up once.
@@ -3524,6 +3648,23 @@ pub fn argmax_with(self_: &Tensor, options: ArgmaxOptions) -> Result<Tensor> {
     argmax_op()?.call((self_, options.dim, options.keepdim))
 }
 
+/// The typed dispatcher handle of `aten::argmax.out`, looked up once.
+pub fn argmax_out_op() -> Result<
+    &'static TypedOperatorHandle<(&'static Tensor, Option<i64>, bool, &'static Tensor), Tensor>,
+> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, Option<i64>, bool, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::argmax", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::argmax.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn argmax_out(self_: &Tensor, dim: Option<i64>, keepdim: bool, out: &Tensor) -> Result<Tensor> {
+    argmax_out_op()?.call((self_, dim, keepdim, out))
+}
+
 /// The typed dispatcher handle of `aten::max.dim`, looked up once.
 pub fn max_dim_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, bool), (Tensor, Tensor)>> {
@@ -3558,6 +3699,37 @@ pub fn max_dim_with(self_: &Tensor, dim: i64, options: MaxDimOptions) -> Result<
     max_dim_op()?.call((self_, dim, options.keepdim))
 }
 
+/// The typed dispatcher handle of `aten::max.dim_max`, looked up once.
+pub fn max_dim_max_op() -> Result<
+    &'static TypedOperatorHandle<
+        (&'static Tensor, i64, bool, &'static Tensor, &'static Tensor),
+        (Tensor, Tensor),
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (&'static Tensor, i64, bool, &'static Tensor, &'static Tensor),
+                (Tensor, Tensor),
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::max", "dim_max"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::max.dim_max(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) max, Tensor(b!) max_values) -> (Tensor(a!) values, Tensor(b!) indices)`
+pub fn max_dim_max(
+    self_: &Tensor,
+    dim: i64,
+    keepdim: bool,
+    max: &Tensor,
+    max_values: &Tensor,
+) -> Result<(Tensor, Tensor)> {
+    max_dim_max_op()?.call((self_, dim, keepdim, max, max_values))
+}
+
 /// The typed dispatcher handle of `aten::all.dim`, looked up once.
 pub fn all_dim_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, bool), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, i64, bool), Tensor>>> =
@@ -3588,6 +3760,22 @@ pub fn all_dim(self_: &Tensor, dim: i64) -> Result<Tensor> {
 /// `aten::all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor`
 pub fn all_dim_with(self_: &Tensor, dim: i64, options: AllDimOptions) -> Result<Tensor> {
     all_dim_op()?.call((self_, dim, options.keepdim))
+}
+
+/// The typed dispatcher handle of `aten::all.out`, looked up once.
+pub fn all_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, bool, &'static Tensor), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, i64, bool, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::all", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::all.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn all_out(self_: &Tensor, dim: i64, keepdim: bool, out: &Tensor) -> Result<Tensor> {
+    all_out_op()?.call((self_, dim, keepdim, out))
 }
 
 /// The typed dispatcher handle of `aten::any.dim`, looked up once.
@@ -3622,6 +3810,22 @@ pub fn any_dim_with(self_: &Tensor, dim: i64, options: AnyDimOptions) -> Result<
     any_dim_op()?.call((self_, dim, options.keepdim))
 }
 
+/// The typed dispatcher handle of `aten::any.out`, looked up once.
+pub fn any_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, bool, &'static Tensor), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, i64, bool, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::any", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::any.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn any_out(self_: &Tensor, dim: i64, keepdim: bool, out: &Tensor) -> Result<Tensor> {
+    any_out_op()?.call((self_, dim, keepdim, out))
+}
+
 /// The typed dispatcher handle of `aten::cumsum.`, looked up once.
 pub fn cumsum_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, Option<ScalarType>), Tensor>> {
@@ -3654,6 +3858,70 @@ pub fn cumsum(self_: &Tensor, dim: i64) -> Result<Tensor> {
 /// `aten::cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor`
 pub fn cumsum_with(self_: &Tensor, dim: i64, options: CumsumOptions) -> Result<Tensor> {
     cumsum_op()?.call((self_, dim, options.dtype))
+}
+
+/// The typed dispatcher handle of `aten::cumsum_.`, looked up once.
+pub fn cumsum_op_(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, Option<ScalarType>), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, i64, Option<ScalarType>), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::cumsum_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`cumsum_with_`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct CumsumInplaceOptions {
+    /// `dtype`.
+    pub dtype: Option<ScalarType>,
+}
+
+impl Default for CumsumInplaceOptions {
+    fn default() -> Self {
+        CumsumInplaceOptions { dtype: None }
+    }
+}
+
+/// `aten::cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)`
+pub fn cumsum_(self_: &Tensor, dim: i64) -> Result<Tensor> {
+    cumsum_with_(self_, dim, CumsumInplaceOptions::default())
+}
+
+/// `aten::cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)`
+pub fn cumsum_with_(self_: &Tensor, dim: i64, options: CumsumInplaceOptions) -> Result<Tensor> {
+    cumsum_op_()?.call((self_, dim, options.dtype))
+}
+
+/// The typed dispatcher handle of `aten::cumsum.out`, looked up once.
+pub fn cumsum_out_op() -> Result<
+    &'static TypedOperatorHandle<
+        (&'static Tensor, i64, Option<ScalarType>, &'static Tensor),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (&'static Tensor, i64, Option<ScalarType>, &'static Tensor),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::cumsum", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::cumsum.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)`
+pub fn cumsum_out(
+    self_: &Tensor,
+    dim: i64,
+    dtype: Option<ScalarType>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    cumsum_out_op()?.call((self_, dim, dtype, out))
 }
 
 /// The typed dispatcher handle of `aten::softmax.int`, looked up once.
@@ -3702,6 +3970,22 @@ pub fn _softmax_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, i6
 /// `aten::_softmax(Tensor self, int dim, bool half_to_float) -> Tensor`
 pub fn _softmax(self_: &Tensor, dim: i64, half_to_float: bool) -> Result<Tensor> {
     _softmax_op()?.call((self_, dim, half_to_float))
+}
+
+/// The typed dispatcher handle of `aten::_softmax.out`, looked up once.
+pub fn _softmax_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, bool, &'static Tensor), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, i64, bool, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::_softmax", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn _softmax_out(self_: &Tensor, dim: i64, half_to_float: bool, out: &Tensor) -> Result<Tensor> {
+    _softmax_out_op()?.call((self_, dim, half_to_float, out))
 }
 
 /// The typed dispatcher handle of `aten::log_softmax.int`, looked up once.
@@ -3755,6 +4039,27 @@ pub fn _log_softmax_op(
 /// `aten::_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor`
 pub fn _log_softmax(self_: &Tensor, dim: i64, half_to_float: bool) -> Result<Tensor> {
     _log_softmax_op()?.call((self_, dim, half_to_float))
+}
+
+/// The typed dispatcher handle of `aten::_log_softmax.out`, looked up once.
+pub fn _log_softmax_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, bool, &'static Tensor), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, i64, bool, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::_log_softmax", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::_log_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn _log_softmax_out(
+    self_: &Tensor,
+    dim: i64,
+    half_to_float: bool,
+    out: &Tensor,
+) -> Result<Tensor> {
+    _log_softmax_out_op()?.call((self_, dim, half_to_float, out))
 }
 
 /// The typed dispatcher handle of `aten::logsumexp.`, looked up once.

@@ -888,12 +888,14 @@ aten_dispatch::torch_library!(aten, |m| {
         vec![],
     )?;
     m.def_with("sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
+    m.def_with("sum.IntList_out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec!["reduction".to_string()])?;
     m.def_with(
         "mean(Tensor self, *, ScalarType? dtype=None) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
         vec![],
     )?;
     m.def_with("mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
+    m.def_with("mean.out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec!["reduction".to_string()])?;
     m.def_with(
         "prod(Tensor self, *, ScalarType? dtype=None) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
@@ -905,24 +907,41 @@ aten_dispatch::torch_library!(aten, |m| {
         vec![],
     )?;
     m.def_with(
+        "amax.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["reduction".to_string()],
+    )?;
+    m.def_with(
         "amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
         vec![],
+    )?;
+    m.def_with(
+        "amin.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["reduction".to_string()],
     )?;
     m.def_with(
         "argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
         vec![],
     )?;
+    m.def_with("argmax.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec!["reduction".to_string()])?;
     m.def_with(
         "max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
         Some(AliasAnalysisKind::FromSchema),
         vec![],
     )?;
+    m.def_with("max.dim_max(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) max, Tensor(b!) max_values) -> (Tensor(a!) values, Tensor(b!) indices)", Some(AliasAnalysisKind::FromSchema), vec!["reduction".to_string()])?;
     m.def_with(
         "all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
         vec![],
+    )?;
+    m.def_with(
+        "all.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["reduction".to_string()],
     )?;
     m.def_with(
         "any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor",
@@ -930,7 +949,22 @@ aten_dispatch::torch_library!(aten, |m| {
         vec![],
     )?;
     m.def_with(
+        "any.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["reduction".to_string()],
+    )?;
+    m.def_with(
         "cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "cumsum.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)",
         Some(AliasAnalysisKind::FromSchema),
         vec![],
     )?;
@@ -945,6 +979,11 @@ aten_dispatch::torch_library!(aten, |m| {
         vec!["core".to_string()],
     )?;
     m.def_with(
+        "_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
         "log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
         vec![],
@@ -954,6 +993,7 @@ aten_dispatch::torch_library!(aten, |m| {
         Some(AliasAnalysisKind::FromSchema),
         vec!["core".to_string()],
     )?;
+    m.def_with("_log_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec![])?;
     m.def_with(
         "logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
@@ -1290,7 +1330,8 @@ pub fn zeros_backend_select(
 pub fn add_tensor_structured_meta(self_: &Tensor, other: &Tensor, alpha: Scalar) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::add_tensor(set_output, self_, other, alpha)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`.
 pub fn add_tensor_structured_default_backend(
@@ -1311,7 +1352,8 @@ pub fn add_tensor_structured_meta_(
 ) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::add_tensor(set_output, self_, other, alpha)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)`.
 pub fn add_tensor_structured_default_backend_(
@@ -1331,15 +1373,18 @@ pub fn add_out_structured_meta(
     alpha: Scalar,
     out: &Tensor,
 ) -> Result<Tensor> {
-    let set_output = crate::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::add_tensor(set_output, self_, other, alpha)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`.
 pub fn sub_tensor_structured_meta(self_: &Tensor, other: &Tensor, alpha: Scalar) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::sub_tensor(set_output, self_, other, alpha)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`.
 pub fn sub_tensor_structured_default_backend(
@@ -1360,7 +1405,8 @@ pub fn sub_tensor_structured_meta_(
 ) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::sub_tensor(set_output, self_, other, alpha)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)`.
 pub fn sub_tensor_structured_default_backend_(
@@ -1380,15 +1426,18 @@ pub fn sub_out_structured_meta(
     alpha: Scalar,
     out: &Tensor,
 ) -> Result<Tensor> {
-    let set_output = crate::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::sub_tensor(set_output, self_, other, alpha)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::mul.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn mul_tensor_structured_meta(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::mul_tensor(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::mul.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn mul_tensor_structured_default_backend(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
@@ -1399,15 +1448,18 @@ pub fn mul_tensor_structured_default_backend(self_: &Tensor, other: &Tensor) -> 
 }
 /// Structured kernel (Out, meta) of `aten::mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn mul_out_structured_meta(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tensor> {
-    let set_output = crate::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::mul_tensor(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, meta) of `aten::mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
 pub fn mul_tensor_structured_meta_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::mul_tensor(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
 pub fn mul_tensor_structured_default_backend_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
@@ -1420,7 +1472,8 @@ pub fn mul_tensor_structured_default_backend_(self_: &Tensor, other: &Tensor) ->
 pub fn div_tensor_structured_meta(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::div_tensor(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::div.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn div_tensor_structured_default_backend(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
@@ -1433,7 +1486,8 @@ pub fn div_tensor_structured_default_backend(self_: &Tensor, other: &Tensor) -> 
 pub fn div_tensor_structured_meta_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::div_tensor(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
 pub fn div_tensor_structured_default_backend_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
@@ -1444,9 +1498,11 @@ pub fn div_tensor_structured_default_backend_(self_: &Tensor, other: &Tensor) ->
 }
 /// Structured kernel (Out, meta) of `aten::div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn div_out_structured_meta(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tensor> {
-    let set_output = crate::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::div_tensor(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor`.
 pub fn div_tensor_mode_structured_meta(
@@ -1456,7 +1512,8 @@ pub fn div_tensor_mode_structured_meta(
 ) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::div_tensor_mode(set_output, self_, other, rounding_mode)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor`.
 pub fn div_tensor_mode_structured_default_backend(
@@ -1477,7 +1534,8 @@ pub fn div_tensor_mode_structured_meta_(
 ) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::div_tensor_mode(set_output, self_, other, rounding_mode)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)`.
 pub fn div_tensor_mode_structured_default_backend_(
@@ -1497,15 +1555,18 @@ pub fn div_out_mode_structured_meta(
     rounding_mode: Option<&str>,
     out: &Tensor,
 ) -> Result<Tensor> {
-    let set_output = crate::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::div_tensor_mode(set_output, self_, other, rounding_mode)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::atan2(Tensor self, Tensor other) -> Tensor`.
 pub fn atan2_structured_meta(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::atan2(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::atan2(Tensor self, Tensor other) -> Tensor`.
 pub fn atan2_structured_default_backend(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
@@ -1518,7 +1579,8 @@ pub fn atan2_structured_default_backend(self_: &Tensor, other: &Tensor) -> Resul
 pub fn atan2_structured_meta_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::atan2(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
 pub fn atan2_structured_default_backend_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
@@ -1529,15 +1591,18 @@ pub fn atan2_structured_default_backend_(self_: &Tensor, other: &Tensor) -> Resu
 }
 /// Structured kernel (Out, meta) of `aten::atan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn atan2_out_structured_meta(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tensor> {
-    let set_output = crate::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::atan2(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn bitwise_and_tensor_structured_meta(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::bitwise_and_tensor(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn bitwise_and_tensor_structured_default_backend(
@@ -1553,7 +1618,8 @@ pub fn bitwise_and_tensor_structured_default_backend(
 pub fn bitwise_and_tensor_structured_meta_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::bitwise_and_tensor(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::bitwise_and_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
 pub fn bitwise_and_tensor_structured_default_backend_(
@@ -1571,15 +1637,18 @@ pub fn bitwise_and_tensor_out_structured_meta(
     other: &Tensor,
     out: &Tensor,
 ) -> Result<Tensor> {
-    let set_output = crate::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::bitwise_and_tensor(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn bitwise_or_tensor_structured_meta(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::bitwise_or_tensor(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn bitwise_or_tensor_structured_default_backend(
@@ -1595,7 +1664,8 @@ pub fn bitwise_or_tensor_structured_default_backend(
 pub fn bitwise_or_tensor_structured_meta_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::bitwise_or_tensor(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::bitwise_or_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
 pub fn bitwise_or_tensor_structured_default_backend_(
@@ -1613,15 +1683,18 @@ pub fn bitwise_or_tensor_out_structured_meta(
     other: &Tensor,
     out: &Tensor,
 ) -> Result<Tensor> {
-    let set_output = crate::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::bitwise_or_tensor(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn bitwise_xor_tensor_structured_meta(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::bitwise_xor_tensor(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn bitwise_xor_tensor_structured_default_backend(
@@ -1637,7 +1710,8 @@ pub fn bitwise_xor_tensor_structured_default_backend(
 pub fn bitwise_xor_tensor_structured_meta_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::bitwise_xor_tensor(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::bitwise_xor_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
 pub fn bitwise_xor_tensor_structured_default_backend_(
@@ -1655,15 +1729,18 @@ pub fn bitwise_xor_tensor_out_structured_meta(
     other: &Tensor,
     out: &Tensor,
 ) -> Result<Tensor> {
-    let set_output = crate::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::bitwise_xor_tensor(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::eq.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn eq_tensor_structured_meta(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::eq_tensor(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::eq.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn eq_tensor_structured_default_backend(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
@@ -1676,7 +1753,8 @@ pub fn eq_tensor_structured_default_backend(self_: &Tensor, other: &Tensor) -> R
 pub fn eq_tensor_structured_meta_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::eq_tensor(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
 pub fn eq_tensor_structured_default_backend_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
@@ -1691,15 +1769,18 @@ pub fn eq_tensor_out_structured_meta(
     other: &Tensor,
     out: &Tensor,
 ) -> Result<Tensor> {
-    let set_output = crate::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::eq_tensor(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::eq.Scalar(Tensor self, Scalar other) -> Tensor`.
 pub fn eq_scalar_structured_meta(self_: &Tensor, other: Scalar) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::eq_scalar(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::eq.Scalar(Tensor self, Scalar other) -> Tensor`.
 pub fn eq_scalar_structured_default_backend(self_: &Tensor, other: Scalar) -> Result<Tensor> {
@@ -1712,7 +1793,8 @@ pub fn eq_scalar_structured_default_backend(self_: &Tensor, other: Scalar) -> Re
 pub fn eq_scalar_structured_meta_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::eq_scalar(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`.
 pub fn eq_scalar_structured_default_backend_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
@@ -1727,15 +1809,18 @@ pub fn eq_scalar_out_structured_meta(
     other: Scalar,
     out: &Tensor,
 ) -> Result<Tensor> {
-    let set_output = crate::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::eq_scalar(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::ne.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn ne_tensor_structured_meta(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::ne_tensor(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::ne.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn ne_tensor_structured_default_backend(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
@@ -1748,7 +1833,8 @@ pub fn ne_tensor_structured_default_backend(self_: &Tensor, other: &Tensor) -> R
 pub fn ne_tensor_structured_meta_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::ne_tensor(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
 pub fn ne_tensor_structured_default_backend_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
@@ -1763,15 +1849,18 @@ pub fn ne_tensor_out_structured_meta(
     other: &Tensor,
     out: &Tensor,
 ) -> Result<Tensor> {
-    let set_output = crate::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::ne_tensor(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::ne.Scalar(Tensor self, Scalar other) -> Tensor`.
 pub fn ne_scalar_structured_meta(self_: &Tensor, other: Scalar) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::ne_scalar(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::ne.Scalar(Tensor self, Scalar other) -> Tensor`.
 pub fn ne_scalar_structured_default_backend(self_: &Tensor, other: Scalar) -> Result<Tensor> {
@@ -1784,7 +1873,8 @@ pub fn ne_scalar_structured_default_backend(self_: &Tensor, other: Scalar) -> Re
 pub fn ne_scalar_structured_meta_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::ne_scalar(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::ne_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`.
 pub fn ne_scalar_structured_default_backend_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
@@ -1799,15 +1889,18 @@ pub fn ne_scalar_out_structured_meta(
     other: Scalar,
     out: &Tensor,
 ) -> Result<Tensor> {
-    let set_output = crate::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::ne_scalar(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::lt.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn lt_tensor_structured_meta(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::lt_tensor(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::lt.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn lt_tensor_structured_default_backend(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
@@ -1820,7 +1913,8 @@ pub fn lt_tensor_structured_default_backend(self_: &Tensor, other: &Tensor) -> R
 pub fn lt_tensor_structured_meta_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::lt_tensor(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
 pub fn lt_tensor_structured_default_backend_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
@@ -1835,15 +1929,18 @@ pub fn lt_tensor_out_structured_meta(
     other: &Tensor,
     out: &Tensor,
 ) -> Result<Tensor> {
-    let set_output = crate::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::lt_tensor(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::lt.Scalar(Tensor self, Scalar other) -> Tensor`.
 pub fn lt_scalar_structured_meta(self_: &Tensor, other: Scalar) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::lt_scalar(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::lt.Scalar(Tensor self, Scalar other) -> Tensor`.
 pub fn lt_scalar_structured_default_backend(self_: &Tensor, other: Scalar) -> Result<Tensor> {
@@ -1856,7 +1953,8 @@ pub fn lt_scalar_structured_default_backend(self_: &Tensor, other: Scalar) -> Re
 pub fn lt_scalar_structured_meta_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::lt_scalar(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`.
 pub fn lt_scalar_structured_default_backend_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
@@ -1871,15 +1969,18 @@ pub fn lt_scalar_out_structured_meta(
     other: Scalar,
     out: &Tensor,
 ) -> Result<Tensor> {
-    let set_output = crate::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::lt_scalar(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::le.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn le_tensor_structured_meta(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::le_tensor(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::le.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn le_tensor_structured_default_backend(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
@@ -1892,7 +1993,8 @@ pub fn le_tensor_structured_default_backend(self_: &Tensor, other: &Tensor) -> R
 pub fn le_tensor_structured_meta_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::le_tensor(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
 pub fn le_tensor_structured_default_backend_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
@@ -1907,15 +2009,18 @@ pub fn le_tensor_out_structured_meta(
     other: &Tensor,
     out: &Tensor,
 ) -> Result<Tensor> {
-    let set_output = crate::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::le_tensor(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::le.Scalar(Tensor self, Scalar other) -> Tensor`.
 pub fn le_scalar_structured_meta(self_: &Tensor, other: Scalar) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::le_scalar(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::le.Scalar(Tensor self, Scalar other) -> Tensor`.
 pub fn le_scalar_structured_default_backend(self_: &Tensor, other: Scalar) -> Result<Tensor> {
@@ -1928,7 +2033,8 @@ pub fn le_scalar_structured_default_backend(self_: &Tensor, other: Scalar) -> Re
 pub fn le_scalar_structured_meta_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::le_scalar(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`.
 pub fn le_scalar_structured_default_backend_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
@@ -1943,15 +2049,18 @@ pub fn le_scalar_out_structured_meta(
     other: Scalar,
     out: &Tensor,
 ) -> Result<Tensor> {
-    let set_output = crate::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::le_scalar(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::gt.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn gt_tensor_structured_meta(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::gt_tensor(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::gt.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn gt_tensor_structured_default_backend(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
@@ -1964,7 +2073,8 @@ pub fn gt_tensor_structured_default_backend(self_: &Tensor, other: &Tensor) -> R
 pub fn gt_tensor_structured_meta_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::gt_tensor(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
 pub fn gt_tensor_structured_default_backend_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
@@ -1979,15 +2089,18 @@ pub fn gt_tensor_out_structured_meta(
     other: &Tensor,
     out: &Tensor,
 ) -> Result<Tensor> {
-    let set_output = crate::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::gt_tensor(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::gt.Scalar(Tensor self, Scalar other) -> Tensor`.
 pub fn gt_scalar_structured_meta(self_: &Tensor, other: Scalar) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::gt_scalar(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::gt.Scalar(Tensor self, Scalar other) -> Tensor`.
 pub fn gt_scalar_structured_default_backend(self_: &Tensor, other: Scalar) -> Result<Tensor> {
@@ -2000,7 +2113,8 @@ pub fn gt_scalar_structured_default_backend(self_: &Tensor, other: Scalar) -> Re
 pub fn gt_scalar_structured_meta_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::gt_scalar(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`.
 pub fn gt_scalar_structured_default_backend_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
@@ -2015,15 +2129,18 @@ pub fn gt_scalar_out_structured_meta(
     other: Scalar,
     out: &Tensor,
 ) -> Result<Tensor> {
-    let set_output = crate::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::gt_scalar(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::ge.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn ge_tensor_structured_meta(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::ge_tensor(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::ge.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn ge_tensor_structured_default_backend(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
@@ -2036,7 +2153,8 @@ pub fn ge_tensor_structured_default_backend(self_: &Tensor, other: &Tensor) -> R
 pub fn ge_tensor_structured_meta_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::ge_tensor(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
 pub fn ge_tensor_structured_default_backend_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
@@ -2051,15 +2169,18 @@ pub fn ge_tensor_out_structured_meta(
     other: &Tensor,
     out: &Tensor,
 ) -> Result<Tensor> {
-    let set_output = crate::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::ge_tensor(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::ge.Scalar(Tensor self, Scalar other) -> Tensor`.
 pub fn ge_scalar_structured_meta(self_: &Tensor, other: Scalar) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::ge_scalar(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::ge.Scalar(Tensor self, Scalar other) -> Tensor`.
 pub fn ge_scalar_structured_default_backend(self_: &Tensor, other: Scalar) -> Result<Tensor> {
@@ -2072,7 +2193,8 @@ pub fn ge_scalar_structured_default_backend(self_: &Tensor, other: Scalar) -> Re
 pub fn ge_scalar_structured_meta_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::ge_scalar(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`.
 pub fn ge_scalar_structured_default_backend_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
@@ -2087,15 +2209,18 @@ pub fn ge_scalar_out_structured_meta(
     other: Scalar,
     out: &Tensor,
 ) -> Result<Tensor> {
-    let set_output = crate::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::ge_scalar(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::fmod.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn fmod_tensor_structured_meta(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::fmod_tensor(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::fmod.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn fmod_tensor_structured_default_backend(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
@@ -2108,7 +2233,8 @@ pub fn fmod_tensor_structured_default_backend(self_: &Tensor, other: &Tensor) ->
 pub fn fmod_tensor_structured_meta_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::fmod_tensor(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
 pub fn fmod_tensor_structured_default_backend_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
@@ -2123,15 +2249,18 @@ pub fn fmod_tensor_out_structured_meta(
     other: &Tensor,
     out: &Tensor,
 ) -> Result<Tensor> {
-    let set_output = crate::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::fmod_tensor(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::remainder.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn remainder_tensor_structured_meta(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::remainder_tensor(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::remainder.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn remainder_tensor_structured_default_backend(
@@ -2147,7 +2276,8 @@ pub fn remainder_tensor_structured_default_backend(
 pub fn remainder_tensor_structured_meta_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::remainder_tensor(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
 pub fn remainder_tensor_structured_default_backend_(
@@ -2165,15 +2295,18 @@ pub fn remainder_tensor_out_structured_meta(
     other: &Tensor,
     out: &Tensor,
 ) -> Result<Tensor> {
-    let set_output = crate::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::remainder_tensor(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::maximum(Tensor self, Tensor other) -> Tensor`.
 pub fn maximum_structured_meta(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::maximum(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::maximum(Tensor self, Tensor other) -> Tensor`.
 pub fn maximum_structured_default_backend(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
@@ -2184,15 +2317,18 @@ pub fn maximum_structured_default_backend(self_: &Tensor, other: &Tensor) -> Res
 }
 /// Structured kernel (Out, meta) of `aten::maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn maximum_out_structured_meta(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tensor> {
-    let set_output = crate::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::maximum(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::minimum(Tensor self, Tensor other) -> Tensor`.
 pub fn minimum_structured_meta(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::minimum(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::minimum(Tensor self, Tensor other) -> Tensor`.
 pub fn minimum_structured_default_backend(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
@@ -2203,15 +2339,18 @@ pub fn minimum_structured_default_backend(self_: &Tensor, other: &Tensor) -> Res
 }
 /// Structured kernel (Out, meta) of `aten::minimum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn minimum_out_structured_meta(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tensor> {
-    let set_output = crate::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::minimum(set_output, self_, other)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor`.
 pub fn pow_tensor_tensor_structured_meta(self_: &Tensor, exponent: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::pow_tensor_tensor(set_output, self_, exponent)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor`.
 pub fn pow_tensor_tensor_structured_default_backend(
@@ -2227,7 +2366,8 @@ pub fn pow_tensor_tensor_structured_default_backend(
 pub fn pow_tensor_structured_meta_(self_: &Tensor, exponent: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::pow_tensor_tensor(set_output, self_, exponent)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)`.
 pub fn pow_tensor_structured_default_backend_(self_: &Tensor, exponent: &Tensor) -> Result<Tensor> {
@@ -2242,15 +2382,18 @@ pub fn pow_tensor_tensor_out_structured_meta(
     exponent: &Tensor,
     out: &Tensor,
 ) -> Result<Tensor> {
-    let set_output = crate::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::pow_tensor_tensor(set_output, self_, exponent)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor`.
 pub fn pow_tensor_scalar_structured_meta(self_: &Tensor, exponent: Scalar) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::pow_tensor_scalar(set_output, self_, exponent)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor`.
 pub fn pow_tensor_scalar_structured_default_backend(
@@ -2266,7 +2409,8 @@ pub fn pow_tensor_scalar_structured_default_backend(
 pub fn pow_scalar_structured_meta_(self_: &Tensor, exponent: Scalar) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::pow_tensor_scalar(set_output, self_, exponent)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)`.
 pub fn pow_scalar_structured_default_backend_(self_: &Tensor, exponent: Scalar) -> Result<Tensor> {
@@ -2281,15 +2425,18 @@ pub fn pow_tensor_scalar_out_structured_meta(
     exponent: Scalar,
     out: &Tensor,
 ) -> Result<Tensor> {
-    let set_output = crate::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::pow_tensor_scalar(set_output, self_, exponent)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor`.
 pub fn lerp_scalar_structured_meta(self_: &Tensor, end: &Tensor, weight: Scalar) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::lerp_scalar(set_output, self_, end, weight)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor`.
 pub fn lerp_scalar_structured_default_backend(
@@ -2310,7 +2457,8 @@ pub fn lerp_scalar_structured_meta_(
 ) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::lerp_scalar(set_output, self_, end, weight)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)`.
 pub fn lerp_scalar_structured_default_backend_(
@@ -2330,9 +2478,11 @@ pub fn lerp_scalar_out_structured_meta(
     weight: Scalar,
     out: &Tensor,
 ) -> Result<Tensor> {
-    let set_output = crate::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::lerp_scalar(set_output, self_, end, weight)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor`.
 pub fn clamp_structured_meta(
@@ -2342,7 +2492,8 @@ pub fn clamp_structured_meta(
 ) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::clamp(set_output, self_, min, max)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor`.
 pub fn clamp_structured_default_backend(
@@ -2363,7 +2514,8 @@ pub fn clamp_structured_meta_(
 ) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::clamp(set_output, self_, min, max)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)`.
 pub fn clamp_structured_default_backend_(
@@ -2383,15 +2535,18 @@ pub fn clamp_out_structured_meta(
     max: Option<Scalar>,
     out: &Tensor,
 ) -> Result<Tensor> {
-    let set_output = crate::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::clamp(set_output, self_, min, max)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::neg(Tensor self) -> Tensor`.
 pub fn neg_structured_meta(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::neg(set_output, self_)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::neg(Tensor self) -> Tensor`.
 pub fn neg_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
@@ -2404,7 +2559,8 @@ pub fn neg_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
 pub fn neg_structured_meta_(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::neg(set_output, self_)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::neg_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn neg_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
@@ -2415,15 +2571,18 @@ pub fn neg_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
 }
 /// Structured kernel (Out, meta) of `aten::neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn neg_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    let set_output = crate::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::neg(set_output, self_)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::sign(Tensor self) -> Tensor`.
 pub fn sign_structured_meta(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::sign(set_output, self_)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::sign(Tensor self) -> Tensor`.
 pub fn sign_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
@@ -2436,7 +2595,8 @@ pub fn sign_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
 pub fn sign_structured_meta_(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::sign(set_output, self_)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::sign_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn sign_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
@@ -2447,15 +2607,18 @@ pub fn sign_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
 }
 /// Structured kernel (Out, meta) of `aten::sign.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn sign_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    let set_output = crate::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::sign(set_output, self_)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::ceil(Tensor self) -> Tensor`.
 pub fn ceil_structured_meta(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::ceil(set_output, self_)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::ceil(Tensor self) -> Tensor`.
 pub fn ceil_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
@@ -2468,7 +2631,8 @@ pub fn ceil_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
 pub fn ceil_structured_meta_(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::ceil(set_output, self_)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::ceil_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn ceil_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
@@ -2479,15 +2643,18 @@ pub fn ceil_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
 }
 /// Structured kernel (Out, meta) of `aten::ceil.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn ceil_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    let set_output = crate::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::ceil(set_output, self_)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::floor(Tensor self) -> Tensor`.
 pub fn floor_structured_meta(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::floor(set_output, self_)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::floor(Tensor self) -> Tensor`.
 pub fn floor_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
@@ -2500,7 +2667,8 @@ pub fn floor_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
 pub fn floor_structured_meta_(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::floor(set_output, self_)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::floor_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn floor_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
@@ -2511,15 +2679,18 @@ pub fn floor_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
 }
 /// Structured kernel (Out, meta) of `aten::floor.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn floor_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    let set_output = crate::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::floor(set_output, self_)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::round(Tensor self) -> Tensor`.
 pub fn round_structured_meta(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::round(set_output, self_)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::round(Tensor self) -> Tensor`.
 pub fn round_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
@@ -2532,7 +2703,8 @@ pub fn round_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
 pub fn round_structured_meta_(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::round(set_output, self_)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::round_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn round_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
@@ -2543,15 +2715,18 @@ pub fn round_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
 }
 /// Structured kernel (Out, meta) of `aten::round.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn round_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    let set_output = crate::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::round(set_output, self_)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::trunc(Tensor self) -> Tensor`.
 pub fn trunc_structured_meta(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::trunc(set_output, self_)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::trunc(Tensor self) -> Tensor`.
 pub fn trunc_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
@@ -2564,7 +2739,8 @@ pub fn trunc_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
 pub fn trunc_structured_meta_(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::trunc(set_output, self_)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::trunc_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn trunc_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
@@ -2575,15 +2751,18 @@ pub fn trunc_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
 }
 /// Structured kernel (Out, meta) of `aten::trunc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn trunc_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    let set_output = crate::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::trunc(set_output, self_)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::cos(Tensor self) -> Tensor`.
 pub fn cos_structured_meta(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::cos(set_output, self_)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::cos(Tensor self) -> Tensor`.
 pub fn cos_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
@@ -2596,7 +2775,8 @@ pub fn cos_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
 pub fn cos_structured_meta_(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::cos(set_output, self_)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::cos_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn cos_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
@@ -2607,15 +2787,18 @@ pub fn cos_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
 }
 /// Structured kernel (Out, meta) of `aten::cos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn cos_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    let set_output = crate::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::cos(set_output, self_)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::sin(Tensor self) -> Tensor`.
 pub fn sin_structured_meta(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::sin(set_output, self_)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::sin(Tensor self) -> Tensor`.
 pub fn sin_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
@@ -2628,7 +2811,8 @@ pub fn sin_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
 pub fn sin_structured_meta_(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::sin(set_output, self_)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::sin_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn sin_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
@@ -2639,15 +2823,18 @@ pub fn sin_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
 }
 /// Structured kernel (Out, meta) of `aten::sin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn sin_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    let set_output = crate::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::sin(set_output, self_)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::tanh(Tensor self) -> Tensor`.
 pub fn tanh_structured_meta(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::tanh(set_output, self_)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::tanh(Tensor self) -> Tensor`.
 pub fn tanh_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
@@ -2660,7 +2847,8 @@ pub fn tanh_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
 pub fn tanh_structured_meta_(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::tanh(set_output, self_)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::tanh_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn tanh_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
@@ -2671,15 +2859,18 @@ pub fn tanh_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
 }
 /// Structured kernel (Out, meta) of `aten::tanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn tanh_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    let set_output = crate::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::tanh(set_output, self_)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::exp(Tensor self) -> Tensor`.
 pub fn exp_structured_meta(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::exp(set_output, self_)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::exp(Tensor self) -> Tensor`.
 pub fn exp_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
@@ -2692,7 +2883,8 @@ pub fn exp_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
 pub fn exp_structured_meta_(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::exp(set_output, self_)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::exp_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn exp_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
@@ -2703,15 +2895,18 @@ pub fn exp_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
 }
 /// Structured kernel (Out, meta) of `aten::exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn exp_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    let set_output = crate::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::exp(set_output, self_)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::expm1(Tensor self) -> Tensor`.
 pub fn expm1_structured_meta(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::expm1(set_output, self_)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::expm1(Tensor self) -> Tensor`.
 pub fn expm1_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
@@ -2724,7 +2919,8 @@ pub fn expm1_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
 pub fn expm1_structured_meta_(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::expm1(set_output, self_)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::expm1_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn expm1_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
@@ -2735,15 +2931,18 @@ pub fn expm1_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
 }
 /// Structured kernel (Out, meta) of `aten::expm1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn expm1_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    let set_output = crate::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::expm1(set_output, self_)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::log(Tensor self) -> Tensor`.
 pub fn log_structured_meta(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::log(set_output, self_)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::log(Tensor self) -> Tensor`.
 pub fn log_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
@@ -2756,7 +2955,8 @@ pub fn log_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
 pub fn log_structured_meta_(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::log(set_output, self_)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::log_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn log_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
@@ -2767,15 +2967,18 @@ pub fn log_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
 }
 /// Structured kernel (Out, meta) of `aten::log.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn log_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    let set_output = crate::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::log(set_output, self_)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::log1p(Tensor self) -> Tensor`.
 pub fn log1p_structured_meta(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::log1p(set_output, self_)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::log1p(Tensor self) -> Tensor`.
 pub fn log1p_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
@@ -2788,7 +2991,8 @@ pub fn log1p_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
 pub fn log1p_structured_meta_(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::log1p(set_output, self_)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::log1p_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn log1p_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
@@ -2799,15 +3003,18 @@ pub fn log1p_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
 }
 /// Structured kernel (Out, meta) of `aten::log1p.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn log1p_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    let set_output = crate::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::log1p(set_output, self_)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::sqrt(Tensor self) -> Tensor`.
 pub fn sqrt_structured_meta(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::sqrt(set_output, self_)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::sqrt(Tensor self) -> Tensor`.
 pub fn sqrt_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
@@ -2820,7 +3027,8 @@ pub fn sqrt_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
 pub fn sqrt_structured_meta_(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::sqrt(set_output, self_)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::sqrt_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn sqrt_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
@@ -2831,15 +3039,18 @@ pub fn sqrt_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
 }
 /// Structured kernel (Out, meta) of `aten::sqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn sqrt_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    let set_output = crate::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::sqrt(set_output, self_)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::rsqrt(Tensor self) -> Tensor`.
 pub fn rsqrt_structured_meta(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::rsqrt(set_output, self_)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::rsqrt(Tensor self) -> Tensor`.
 pub fn rsqrt_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
@@ -2852,7 +3063,8 @@ pub fn rsqrt_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
 pub fn rsqrt_structured_meta_(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::rsqrt(set_output, self_)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::rsqrt_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn rsqrt_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
@@ -2863,15 +3075,18 @@ pub fn rsqrt_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
 }
 /// Structured kernel (Out, meta) of `aten::rsqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn rsqrt_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    let set_output = crate::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::rsqrt(set_output, self_)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::reciprocal(Tensor self) -> Tensor`.
 pub fn reciprocal_structured_meta(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::reciprocal(set_output, self_)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::reciprocal(Tensor self) -> Tensor`.
 pub fn reciprocal_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
@@ -2884,7 +3099,8 @@ pub fn reciprocal_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
 pub fn reciprocal_structured_meta_(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::reciprocal(set_output, self_)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::reciprocal_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn reciprocal_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
@@ -2895,15 +3111,18 @@ pub fn reciprocal_structured_default_backend_(self_: &Tensor) -> Result<Tensor> 
 }
 /// Structured kernel (Out, meta) of `aten::reciprocal.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn reciprocal_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    let set_output = crate::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::reciprocal(set_output, self_)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::sigmoid(Tensor self) -> Tensor`.
 pub fn sigmoid_structured_meta(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::sigmoid(set_output, self_)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::sigmoid(Tensor self) -> Tensor`.
 pub fn sigmoid_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
@@ -2916,7 +3135,8 @@ pub fn sigmoid_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
 pub fn sigmoid_structured_meta_(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::sigmoid(set_output, self_)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::sigmoid_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn sigmoid_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
@@ -2927,15 +3147,18 @@ pub fn sigmoid_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
 }
 /// Structured kernel (Out, meta) of `aten::sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn sigmoid_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    let set_output = crate::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::sigmoid(set_output, self_)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::erf(Tensor self) -> Tensor`.
 pub fn erf_structured_meta(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::erf(set_output, self_)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::erf(Tensor self) -> Tensor`.
 pub fn erf_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
@@ -2948,7 +3171,8 @@ pub fn erf_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
 pub fn erf_structured_meta_(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::erf(set_output, self_)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::erf_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn erf_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
@@ -2959,15 +3183,18 @@ pub fn erf_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
 }
 /// Structured kernel (Out, meta) of `aten::erf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn erf_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    let set_output = crate::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::erf(set_output, self_)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::gelu(Tensor self, *, str approximate="none") -> Tensor`.
 pub fn gelu_structured_meta(self_: &Tensor, approximate: &str) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::gelu(set_output, self_, approximate)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::gelu(Tensor self, *, str approximate="none") -> Tensor`.
 pub fn gelu_structured_default_backend(self_: &Tensor, approximate: &str) -> Result<Tensor> {
@@ -2980,7 +3207,8 @@ pub fn gelu_structured_default_backend(self_: &Tensor, approximate: &str) -> Res
 pub fn gelu_structured_meta_(self_: &Tensor, approximate: &str) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::gelu(set_output, self_, approximate)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::gelu_(Tensor(a!) self, *, str approximate="none") -> Tensor(a!)`.
 pub fn gelu_structured_default_backend_(self_: &Tensor, approximate: &str) -> Result<Tensor> {
@@ -2991,15 +3219,18 @@ pub fn gelu_structured_default_backend_(self_: &Tensor, approximate: &str) -> Re
 }
 /// Structured kernel (Out, meta) of `aten::gelu.out(Tensor self, *, str approximate="none", Tensor(a!) out) -> Tensor(a!)`.
 pub fn gelu_out_structured_meta(self_: &Tensor, approximate: &str, out: &Tensor) -> Result<Tensor> {
-    let set_output = crate::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::gelu(set_output, self_, approximate)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::silu(Tensor self) -> Tensor`.
 pub fn silu_structured_meta(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::silu(set_output, self_)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::silu(Tensor self) -> Tensor`.
 pub fn silu_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
@@ -3012,7 +3243,8 @@ pub fn silu_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
 pub fn silu_structured_meta_(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::silu(set_output, self_)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::silu_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn silu_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
@@ -3023,15 +3255,18 @@ pub fn silu_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
 }
 /// Structured kernel (Out, meta) of `aten::silu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn silu_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    let set_output = crate::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::silu(set_output, self_)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::bitwise_not(Tensor self) -> Tensor`.
 pub fn bitwise_not_structured_meta(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::bitwise_not(set_output, self_)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::bitwise_not(Tensor self) -> Tensor`.
 pub fn bitwise_not_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
@@ -3044,7 +3279,8 @@ pub fn bitwise_not_structured_default_backend(self_: &Tensor) -> Result<Tensor> 
 pub fn bitwise_not_structured_meta_(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::bitwise_not(set_output, self_)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::bitwise_not_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn bitwise_not_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
@@ -3055,9 +3291,401 @@ pub fn bitwise_not_structured_default_backend_(self_: &Tensor) -> Result<Tensor>
 }
 /// Structured kernel (Out, meta) of `aten::bitwise_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn bitwise_not_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    let set_output = crate::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::bitwise_not(set_output, self_)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, meta) of `aten::sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`.
+pub fn sum_dim_intlist_structured_meta(
+    self_: &Tensor,
+    dim: Option<&[i64]>,
+    keepdim: bool,
+    dtype: Option<ScalarType>,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::sum_dim_intlist(set_output, self_, dim, keepdim, dtype)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, default_backend) of `aten::sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`.
+pub fn sum_dim_intlist_structured_default_backend(
+    self_: &Tensor,
+    dim: Option<&[i64]>,
+    keepdim: bool,
+    dtype: Option<ScalarType>,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::sum_dim_intlist(set_output, self_, dim, keepdim, dtype)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::sum_intlist_out_op()?.call((self_, dim, keepdim, dtype, &output))
+}
+/// Structured kernel (Out, meta) of `aten::sum.IntList_out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)`.
+pub fn sum_intlist_out_structured_meta(
+    self_: &Tensor,
+    dim: Option<&[i64]>,
+    keepdim: bool,
+    dtype: Option<ScalarType>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::sum_dim_intlist(set_output, self_, dim, keepdim, dtype)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, meta) of `aten::mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`.
+pub fn mean_dim_structured_meta(
+    self_: &Tensor,
+    dim: Option<&[i64]>,
+    keepdim: bool,
+    dtype: Option<ScalarType>,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::mean_dim(set_output, self_, dim, keepdim, dtype)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, default_backend) of `aten::mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`.
+pub fn mean_dim_structured_default_backend(
+    self_: &Tensor,
+    dim: Option<&[i64]>,
+    keepdim: bool,
+    dtype: Option<ScalarType>,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::mean_dim(set_output, self_, dim, keepdim, dtype)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::mean_out_op()?.call((self_, dim, keepdim, dtype, &output))
+}
+/// Structured kernel (Out, meta) of `aten::mean.out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)`.
+pub fn mean_out_structured_meta(
+    self_: &Tensor,
+    dim: Option<&[i64]>,
+    keepdim: bool,
+    dtype: Option<ScalarType>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::mean_dim(set_output, self_, dim, keepdim, dtype)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, meta) of `aten::amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`.
+pub fn amax_structured_meta(self_: &Tensor, dim: &[i64], keepdim: bool) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::amax(set_output, self_, dim, keepdim)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, default_backend) of `aten::amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`.
+pub fn amax_structured_default_backend(
+    self_: &Tensor,
+    dim: &[i64],
+    keepdim: bool,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::amax(set_output, self_, dim, keepdim)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::amax_out_op()?.call((self_, dim, keepdim, &output))
+}
+/// Structured kernel (Out, meta) of `aten::amax.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn amax_out_structured_meta(
+    self_: &Tensor,
+    dim: &[i64],
+    keepdim: bool,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::amax(set_output, self_, dim, keepdim)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, meta) of `aten::amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`.
+pub fn amin_structured_meta(self_: &Tensor, dim: &[i64], keepdim: bool) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::amin(set_output, self_, dim, keepdim)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, default_backend) of `aten::amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`.
+pub fn amin_structured_default_backend(
+    self_: &Tensor,
+    dim: &[i64],
+    keepdim: bool,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::amin(set_output, self_, dim, keepdim)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::amin_out_op()?.call((self_, dim, keepdim, &output))
+}
+/// Structured kernel (Out, meta) of `aten::amin.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn amin_out_structured_meta(
+    self_: &Tensor,
+    dim: &[i64],
+    keepdim: bool,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::amin(set_output, self_, dim, keepdim)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, meta) of `aten::argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor`.
+pub fn argmax_structured_meta(self_: &Tensor, dim: Option<i64>, keepdim: bool) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::argmax(set_output, self_, dim, keepdim)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, default_backend) of `aten::argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor`.
+pub fn argmax_structured_default_backend(
+    self_: &Tensor,
+    dim: Option<i64>,
+    keepdim: bool,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::argmax(set_output, self_, dim, keepdim)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::argmax_out_op()?.call((self_, dim, keepdim, &output))
+}
+/// Structured kernel (Out, meta) of `aten::argmax.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn argmax_out_structured_meta(
+    self_: &Tensor,
+    dim: Option<i64>,
+    keepdim: bool,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::argmax(set_output, self_, dim, keepdim)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, meta) of `aten::max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`.
+pub fn max_dim_structured_meta(
+    self_: &Tensor,
+    dim: i64,
+    keepdim: bool,
+) -> Result<(Tensor, Tensor)> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::max_dim(set_output, self_, dim, keepdim)?;
+    let [output0, output1] = meta.into_outputs();
+    Ok((set_output.finish(output0), set_output.finish(output1)))
+}
+/// Structured kernel (Functional, default_backend) of `aten::max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`.
+pub fn max_dim_structured_default_backend(
+    self_: &Tensor,
+    dim: i64,
+    keepdim: bool,
+) -> Result<(Tensor, Tensor)> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::max_dim(set_output, self_, dim, keepdim)?;
+    let [output0, output1] = meta.into_outputs();
+    ops::max_dim_max_op()?.call((self_, dim, keepdim, &output0, &output1))
+}
+/// Structured kernel (Out, meta) of `aten::max.dim_max(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) max, Tensor(b!) max_values) -> (Tensor(a!) values, Tensor(b!) indices)`.
+pub fn max_dim_max_structured_meta(
+    self_: &Tensor,
+    dim: i64,
+    keepdim: bool,
+    max: &Tensor,
+    max_values: &Tensor,
+) -> Result<(Tensor, Tensor)> {
+    let outs = [max, max_values];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::max_dim(set_output, self_, dim, keepdim)?;
+    let [output0, output1] = meta.into_outputs();
+    Ok((set_output.finish(output0), set_output.finish(output1)))
+}
+/// Structured kernel (Functional, meta) of `aten::all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor`.
+pub fn all_dim_structured_meta(self_: &Tensor, dim: i64, keepdim: bool) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::all_dim(set_output, self_, dim, keepdim)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, default_backend) of `aten::all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor`.
+pub fn all_dim_structured_default_backend(
+    self_: &Tensor,
+    dim: i64,
+    keepdim: bool,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::all_dim(set_output, self_, dim, keepdim)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::all_out_op()?.call((self_, dim, keepdim, &output))
+}
+/// Structured kernel (Out, meta) of `aten::all.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn all_out_structured_meta(
+    self_: &Tensor,
+    dim: i64,
+    keepdim: bool,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::all_dim(set_output, self_, dim, keepdim)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, meta) of `aten::any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor`.
+pub fn any_dim_structured_meta(self_: &Tensor, dim: i64, keepdim: bool) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::any_dim(set_output, self_, dim, keepdim)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, default_backend) of `aten::any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor`.
+pub fn any_dim_structured_default_backend(
+    self_: &Tensor,
+    dim: i64,
+    keepdim: bool,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::any_dim(set_output, self_, dim, keepdim)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::any_out_op()?.call((self_, dim, keepdim, &output))
+}
+/// Structured kernel (Out, meta) of `aten::any.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn any_out_structured_meta(
+    self_: &Tensor,
+    dim: i64,
+    keepdim: bool,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::any_dim(set_output, self_, dim, keepdim)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, meta) of `aten::cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor`.
+pub fn cumsum_structured_meta(
+    self_: &Tensor,
+    dim: i64,
+    dtype: Option<ScalarType>,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::cumsum(set_output, self_, dim, dtype)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, default_backend) of `aten::cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor`.
+pub fn cumsum_structured_default_backend(
+    self_: &Tensor,
+    dim: i64,
+    dtype: Option<ScalarType>,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::cumsum(set_output, self_, dim, dtype)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::cumsum_out_op()?.call((self_, dim, dtype, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)`.
+pub fn cumsum_structured_meta_(
+    self_: &Tensor,
+    dim: i64,
+    dtype: Option<ScalarType>,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::cumsum(set_output, self_, dim, dtype)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)`.
+pub fn cumsum_structured_default_backend_(
+    self_: &Tensor,
+    dim: i64,
+    dtype: Option<ScalarType>,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::cumsum(set_output, self_, dim, dtype)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::cumsum_out_op()?.call((self_, dim, dtype, &output))
+}
+/// Structured kernel (Out, meta) of `aten::cumsum.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)`.
+pub fn cumsum_out_structured_meta(
+    self_: &Tensor,
+    dim: i64,
+    dtype: Option<ScalarType>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::cumsum(set_output, self_, dim, dtype)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, meta) of `aten::_softmax(Tensor self, int dim, bool half_to_float) -> Tensor`.
+pub fn _softmax_structured_meta(self_: &Tensor, dim: i64, half_to_float: bool) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::_softmax(set_output, self_, dim, half_to_float)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, default_backend) of `aten::_softmax(Tensor self, int dim, bool half_to_float) -> Tensor`.
+pub fn _softmax_structured_default_backend(
+    self_: &Tensor,
+    dim: i64,
+    half_to_float: bool,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::_softmax(set_output, self_, dim, half_to_float)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::_softmax_out_op()?.call((self_, dim, half_to_float, &output))
+}
+/// Structured kernel (Out, meta) of `aten::_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn _softmax_out_structured_meta(
+    self_: &Tensor,
+    dim: i64,
+    half_to_float: bool,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::_softmax(set_output, self_, dim, half_to_float)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, meta) of `aten::_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor`.
+pub fn _log_softmax_structured_meta(
+    self_: &Tensor,
+    dim: i64,
+    half_to_float: bool,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::_log_softmax(set_output, self_, dim, half_to_float)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, default_backend) of `aten::_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor`.
+pub fn _log_softmax_structured_default_backend(
+    self_: &Tensor,
+    dim: i64,
+    half_to_float: bool,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::_log_softmax(set_output, self_, dim, half_to_float)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::_log_softmax_out_op()?.call((self_, dim, half_to_float, &output))
+}
+/// Structured kernel (Out, meta) of `aten::_log_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn _log_softmax_out_structured_meta(
+    self_: &Tensor,
+    dim: i64,
+    half_to_float: bool,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::_log_softmax(set_output, self_, dim, half_to_float)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// BackendSelect kernel of `aten::ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`.
 pub fn ones_backend_select(
@@ -3266,7 +3894,8 @@ pub fn randn_generator_backend_select(
 pub fn mm_structured_meta(self_: &Tensor, mat2: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::mm(set_output, self_, mat2)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::mm(Tensor self, Tensor mat2) -> Tensor`.
 pub fn mm_structured_default_backend(self_: &Tensor, mat2: &Tensor) -> Result<Tensor> {
@@ -3277,15 +3906,18 @@ pub fn mm_structured_default_backend(self_: &Tensor, mat2: &Tensor) -> Result<Te
 }
 /// Structured kernel (Out, meta) of `aten::mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn mm_out_structured_meta(self_: &Tensor, mat2: &Tensor, out: &Tensor) -> Result<Tensor> {
-    let set_output = crate::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::mm(set_output, self_, mat2)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::bmm(Tensor self, Tensor mat2) -> Tensor`.
 pub fn bmm_structured_meta(self_: &Tensor, mat2: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::bmm(set_output, self_, mat2)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::bmm(Tensor self, Tensor mat2) -> Tensor`.
 pub fn bmm_structured_default_backend(self_: &Tensor, mat2: &Tensor) -> Result<Tensor> {
@@ -3296,9 +3928,11 @@ pub fn bmm_structured_default_backend(self_: &Tensor, mat2: &Tensor) -> Result<T
 }
 /// Structured kernel (Out, meta) of `aten::bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn bmm_out_structured_meta(self_: &Tensor, mat2: &Tensor, out: &Tensor) -> Result<Tensor> {
-    let set_output = crate::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::bmm(set_output, self_, mat2)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`.
 pub fn addmm_structured_meta(
@@ -3310,7 +3944,8 @@ pub fn addmm_structured_meta(
 ) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::addmm(set_output, self_, mat1, mat2, beta, alpha)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`.
 pub fn addmm_structured_default_backend(
@@ -3335,7 +3970,8 @@ pub fn addmm_structured_meta_(
 ) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::addmm(set_output, self_, mat1, mat2, beta, alpha)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)`.
 pub fn addmm_structured_default_backend_(
@@ -3359,15 +3995,18 @@ pub fn addmm_out_structured_meta(
     alpha: Scalar,
     out: &Tensor,
 ) -> Result<Tensor> {
-    let set_output = crate::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::addmm(set_output, self_, mat1, mat2, beta, alpha)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::tril(Tensor self, SymInt diagonal=0) -> Tensor`.
 pub fn tril_structured_meta(self_: &Tensor, diagonal: i64) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::tril(set_output, self_, diagonal)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::tril(Tensor self, SymInt diagonal=0) -> Tensor`.
 pub fn tril_structured_default_backend(self_: &Tensor, diagonal: i64) -> Result<Tensor> {
@@ -3380,7 +4019,8 @@ pub fn tril_structured_default_backend(self_: &Tensor, diagonal: i64) -> Result<
 pub fn tril_structured_meta_(self_: &Tensor, diagonal: i64) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::tril(set_output, self_, diagonal)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::tril_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)`.
 pub fn tril_structured_default_backend_(self_: &Tensor, diagonal: i64) -> Result<Tensor> {
@@ -3391,15 +4031,18 @@ pub fn tril_structured_default_backend_(self_: &Tensor, diagonal: i64) -> Result
 }
 /// Structured kernel (Out, meta) of `aten::tril.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn tril_out_structured_meta(self_: &Tensor, diagonal: i64, out: &Tensor) -> Result<Tensor> {
-    let set_output = crate::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::tril(set_output, self_, diagonal)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::triu(Tensor self, SymInt diagonal=0) -> Tensor`.
 pub fn triu_structured_meta(self_: &Tensor, diagonal: i64) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::triu(set_output, self_, diagonal)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::triu(Tensor self, SymInt diagonal=0) -> Tensor`.
 pub fn triu_structured_default_backend(self_: &Tensor, diagonal: i64) -> Result<Tensor> {
@@ -3412,7 +4055,8 @@ pub fn triu_structured_default_backend(self_: &Tensor, diagonal: i64) -> Result<
 pub fn triu_structured_meta_(self_: &Tensor, diagonal: i64) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::triu(set_output, self_, diagonal)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::triu_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)`.
 pub fn triu_structured_default_backend_(self_: &Tensor, diagonal: i64) -> Result<Tensor> {
@@ -3423,9 +4067,11 @@ pub fn triu_structured_default_backend_(self_: &Tensor, diagonal: i64) -> Result
 }
 /// Structured kernel (Out, meta) of `aten::triu.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn triu_out_structured_meta(self_: &Tensor, diagonal: i64, out: &Tensor) -> Result<Tensor> {
-    let set_output = crate::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::triu(set_output, self_, diagonal)?;
-    Ok(set_output.finish(crate::structured::StructuredMeta::into_output(meta)))
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 
 aten_dispatch::torch_library_impl!(aten, BackendSelect, |m| {
@@ -3948,6 +4594,86 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
     m.impl_(
         "bitwise_not.out",
         CppFunction::from_unboxed(bitwise_not_out_structured_meta),
+    )?;
+    m.impl_(
+        "sum.dim_IntList",
+        CppFunction::from_unboxed(sum_dim_intlist_structured_meta),
+    )?;
+    m.impl_(
+        "sum.IntList_out",
+        CppFunction::from_unboxed(sum_intlist_out_structured_meta),
+    )?;
+    m.impl_(
+        "mean.dim",
+        CppFunction::from_unboxed(mean_dim_structured_meta),
+    )?;
+    m.impl_(
+        "mean.out",
+        CppFunction::from_unboxed(mean_out_structured_meta),
+    )?;
+    m.impl_("amax", CppFunction::from_unboxed(amax_structured_meta))?;
+    m.impl_(
+        "amax.out",
+        CppFunction::from_unboxed(amax_out_structured_meta),
+    )?;
+    m.impl_("amin", CppFunction::from_unboxed(amin_structured_meta))?;
+    m.impl_(
+        "amin.out",
+        CppFunction::from_unboxed(amin_out_structured_meta),
+    )?;
+    m.impl_("argmax", CppFunction::from_unboxed(argmax_structured_meta))?;
+    m.impl_(
+        "argmax.out",
+        CppFunction::from_unboxed(argmax_out_structured_meta),
+    )?;
+    m.impl_(
+        "max.dim",
+        CppFunction::from_unboxed(max_dim_structured_meta),
+    )?;
+    m.impl_(
+        "max.dim_max",
+        CppFunction::from_unboxed(max_dim_max_structured_meta),
+    )?;
+    m.impl_(
+        "all.dim",
+        CppFunction::from_unboxed(all_dim_structured_meta),
+    )?;
+    m.impl_(
+        "all.out",
+        CppFunction::from_unboxed(all_out_structured_meta),
+    )?;
+    m.impl_(
+        "any.dim",
+        CppFunction::from_unboxed(any_dim_structured_meta),
+    )?;
+    m.impl_(
+        "any.out",
+        CppFunction::from_unboxed(any_out_structured_meta),
+    )?;
+    m.impl_("cumsum", CppFunction::from_unboxed(cumsum_structured_meta))?;
+    m.impl_(
+        "cumsum_",
+        CppFunction::from_unboxed(cumsum_structured_meta_),
+    )?;
+    m.impl_(
+        "cumsum.out",
+        CppFunction::from_unboxed(cumsum_out_structured_meta),
+    )?;
+    m.impl_(
+        "_softmax",
+        CppFunction::from_unboxed(_softmax_structured_meta),
+    )?;
+    m.impl_(
+        "_softmax.out",
+        CppFunction::from_unboxed(_softmax_out_structured_meta),
+    )?;
+    m.impl_(
+        "_log_softmax",
+        CppFunction::from_unboxed(_log_softmax_structured_meta),
+    )?;
+    m.impl_(
+        "_log_softmax.out",
+        CppFunction::from_unboxed(_log_softmax_out_structured_meta),
     )?;
     m.impl_("ones", CppFunction::from_unboxed(crate::native::ones))?;
     m.impl_("arange", CppFunction::from_unboxed(crate::native::arange))?;
@@ -4589,6 +5315,54 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutogradNonFunctional,
     m.impl_(
         "bitwise_not_",
         CppFunction::from_unboxed(bitwise_not_structured_default_backend_),
+    )?;
+    m.impl_(
+        "sum.dim_IntList",
+        CppFunction::from_unboxed(sum_dim_intlist_structured_default_backend),
+    )?;
+    m.impl_(
+        "mean.dim",
+        CppFunction::from_unboxed(mean_dim_structured_default_backend),
+    )?;
+    m.impl_(
+        "amax",
+        CppFunction::from_unboxed(amax_structured_default_backend),
+    )?;
+    m.impl_(
+        "amin",
+        CppFunction::from_unboxed(amin_structured_default_backend),
+    )?;
+    m.impl_(
+        "argmax",
+        CppFunction::from_unboxed(argmax_structured_default_backend),
+    )?;
+    m.impl_(
+        "max.dim",
+        CppFunction::from_unboxed(max_dim_structured_default_backend),
+    )?;
+    m.impl_(
+        "all.dim",
+        CppFunction::from_unboxed(all_dim_structured_default_backend),
+    )?;
+    m.impl_(
+        "any.dim",
+        CppFunction::from_unboxed(any_dim_structured_default_backend),
+    )?;
+    m.impl_(
+        "cumsum",
+        CppFunction::from_unboxed(cumsum_structured_default_backend),
+    )?;
+    m.impl_(
+        "cumsum_",
+        CppFunction::from_unboxed(cumsum_structured_default_backend_),
+    )?;
+    m.impl_(
+        "_softmax",
+        CppFunction::from_unboxed(_softmax_structured_default_backend),
+    )?;
+    m.impl_(
+        "_log_softmax",
+        CppFunction::from_unboxed(_log_softmax_structured_default_backend),
     )?;
     m.impl_(
         "logsumexp.out",

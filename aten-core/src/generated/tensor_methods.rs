@@ -785,6 +785,16 @@ impl Tensor {
         ops::cumsum_with(self, dim, options)
     }
 
+    /// `aten::cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)`
+    pub fn cumsum_(&self, dim: i64) -> Result<Tensor> {
+        ops::cumsum_(self, dim)
+    }
+
+    /// `aten::cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)`
+    pub fn cumsum_with_(&self, dim: i64, options: ops::CumsumInplaceOptions) -> Result<Tensor> {
+        ops::cumsum_with_(self, dim, options)
+    }
+
     /// `aten::softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor`
     pub fn softmax_int(&self, dim: i64) -> Result<Tensor> {
         ops::softmax_int(self, dim)

@@ -13,14 +13,21 @@
 //!   bitwise operations, comparisons and unary functions;
 //! - [`linear_algebra`]: matrix products, whose output is described through
 //!   `set_output` ([`MetaOutput`](crate::structured::MetaOutput));
+//! - [`reduction`]: reductions and the operations along one dimension
+//!   (`cumsum`, softmax);
 //! - [`triangular`]: `tril`, `triu`.
 
 pub mod linear_algebra;
 pub mod pointwise;
+pub mod reduction;
 pub mod triangular;
 
 pub use linear_algebra::{addmm, bmm, mm};
 pub use pointwise::*;
+pub use reduction::{
+    _log_softmax, _softmax, all_dim, amax, amin, any_dim, argmax, cumsum, max_dim, mean_dim,
+    sum_dim_intlist,
+};
 pub use triangular::{tril, triu};
 
 use c10_core::{Device, Error, Result, ScalarType};

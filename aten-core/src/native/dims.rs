@@ -1,5 +1,6 @@
 //! Dimension arithmetic shared by every kernel: wrapping negative
-//! dimensions (`maybe_wrap_dim`) and inferring a `-1` size (`infer_size`).
+//! dimensions (`maybe_wrap_dim`), the mask of a reduction's dimensions
+//! (`make_dim_mask`) and inferring a `-1` size (`infer_size`).
 
 use c10_core::{Error, Result};
 
@@ -7,6 +8,31 @@ use c10_core::{Error, Result};
 /// (`maybe_wrap_dim`; a 0-dim tensor accepts 0 and -1).
 pub fn wrap_dim(dim: i64, ndim: usize) -> Result<usize> {
     c10_core::tensor_impl::maybe_wrap_dim(dim, ndim, true)
+}
+
+/// Which of `ndim` dimensions a reduction over `dims` reduces (every one
+/// for `None` or an empty list), each wrapped; a repeated one is an error
+/// (`make_dim_mask`).
+pub fn make_dim_mask(dims: Option<&[i64]>, ndim: usize) -> Result<Vec<bool>> {
+    let mut mask = vec![false; ndim];
+    match dims {
+        None | Some([]) => mask.iter_mut().for_each(|r| *r = true),
+        Some(list) => {
+            for &d in list {
+                let w = wrap_dim(d, ndim)?;
+                if ndim == 0 {
+                    continue;
+                }
+                if mask[w] {
+                    return Err(Error::runtime(format!(
+                        "dim {w} appears multiple times in the list of dims"
+                    )));
+                }
+                mask[w] = true;
+            }
+        }
+    }
+    Ok(mask)
 }
 
 /// Resolves the one `-1` in `shape` for a tensor of `numel` elements and

@@ -13,7 +13,7 @@ mod shape_ops;
 mod views;
 
 pub use copy::*;
-pub use dims::{compute_stride, fmt_list, infer_size, wrap_dim};
+pub use dims::{compute_stride, fmt_list, infer_size, make_dim_mask, wrap_dim};
 pub use factories::*;
 pub use linear_algebra::*;
 pub use logsumexp::{logsumexp, logsumexp_out};

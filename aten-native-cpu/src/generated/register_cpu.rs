@@ -18,14 +18,16 @@ pub fn add_tensor_structured_cpu(self_: &Tensor, other: &Tensor, alpha: Scalar) 
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::add_tensor(set_output, self_, other, alpha)?;
     crate::kernels::add_out(&mut meta, self_, other, alpha)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)`.
 pub fn add_tensor_structured_cpu_(self_: &Tensor, other: &Tensor, alpha: Scalar) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::add_tensor(set_output, self_, other, alpha)?;
     crate::kernels::add_out(&mut meta, self_, other, alpha)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)`.
 pub fn add_out_structured_cpu(
@@ -34,24 +36,28 @@ pub fn add_out_structured_cpu(
     alpha: Scalar,
     out: &Tensor,
 ) -> Result<Tensor> {
-    let set_output = aten_core::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::add_tensor(set_output, self_, other, alpha)?;
     crate::kernels::add_out(&mut meta, self_, other, alpha)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`.
 pub fn sub_tensor_structured_cpu(self_: &Tensor, other: &Tensor, alpha: Scalar) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::sub_tensor(set_output, self_, other, alpha)?;
     crate::kernels::sub_out(&mut meta, self_, other, alpha)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)`.
 pub fn sub_tensor_structured_cpu_(self_: &Tensor, other: &Tensor, alpha: Scalar) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::sub_tensor(set_output, self_, other, alpha)?;
     crate::kernels::sub_out(&mut meta, self_, other, alpha)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)`.
 pub fn sub_out_structured_cpu(
@@ -60,52 +66,62 @@ pub fn sub_out_structured_cpu(
     alpha: Scalar,
     out: &Tensor,
 ) -> Result<Tensor> {
-    let set_output = aten_core::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::sub_tensor(set_output, self_, other, alpha)?;
     crate::kernels::sub_out(&mut meta, self_, other, alpha)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::mul.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn mul_tensor_structured_cpu(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::mul_tensor(set_output, self_, other)?;
     crate::kernels::mul_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn mul_out_structured_cpu(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tensor> {
-    let set_output = aten_core::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::mul_tensor(set_output, self_, other)?;
     crate::kernels::mul_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
 pub fn mul_tensor_structured_cpu_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::mul_tensor(set_output, self_, other)?;
     crate::kernels::mul_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::div.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn div_tensor_structured_cpu(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::div_tensor(set_output, self_, other)?;
     crate::kernels::div_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
 pub fn div_tensor_structured_cpu_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::div_tensor(set_output, self_, other)?;
     crate::kernels::div_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn div_out_structured_cpu(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tensor> {
-    let set_output = aten_core::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::div_tensor(set_output, self_, other)?;
     crate::kernels::div_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor`.
 pub fn div_tensor_mode_structured_cpu(
@@ -116,7 +132,8 @@ pub fn div_tensor_mode_structured_cpu(
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::div_tensor_mode(set_output, self_, other, rounding_mode)?;
     crate::kernels::div_out_mode(&mut meta, self_, other, rounding_mode)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)`.
 pub fn div_tensor_mode_structured_cpu_(
@@ -127,7 +144,8 @@ pub fn div_tensor_mode_structured_cpu_(
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::div_tensor_mode(set_output, self_, other, rounding_mode)?;
     crate::kernels::div_out_mode(&mut meta, self_, other, rounding_mode)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::div.out_mode(Tensor self, Tensor other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!)`.
 pub fn div_out_mode_structured_cpu(
@@ -136,45 +154,53 @@ pub fn div_out_mode_structured_cpu(
     rounding_mode: Option<&str>,
     out: &Tensor,
 ) -> Result<Tensor> {
-    let set_output = aten_core::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::div_tensor_mode(set_output, self_, other, rounding_mode)?;
     crate::kernels::div_out_mode(&mut meta, self_, other, rounding_mode)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::atan2(Tensor self, Tensor other) -> Tensor`.
 pub fn atan2_structured_cpu(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::atan2(set_output, self_, other)?;
     crate::kernels::atan2_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
 pub fn atan2_structured_cpu_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::atan2(set_output, self_, other)?;
     crate::kernels::atan2_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::atan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn atan2_out_structured_cpu(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tensor> {
-    let set_output = aten_core::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::atan2(set_output, self_, other)?;
     crate::kernels::atan2_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn bitwise_and_tensor_structured_cpu(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::bitwise_and_tensor(set_output, self_, other)?;
     crate::kernels::bitwise_and_tensor_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::bitwise_and_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
 pub fn bitwise_and_tensor_structured_cpu_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::bitwise_and_tensor(set_output, self_, other)?;
     crate::kernels::bitwise_and_tensor_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::bitwise_and.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn bitwise_and_tensor_out_structured_cpu(
@@ -182,24 +208,28 @@ pub fn bitwise_and_tensor_out_structured_cpu(
     other: &Tensor,
     out: &Tensor,
 ) -> Result<Tensor> {
-    let set_output = aten_core::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::bitwise_and_tensor(set_output, self_, other)?;
     crate::kernels::bitwise_and_tensor_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn bitwise_or_tensor_structured_cpu(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::bitwise_or_tensor(set_output, self_, other)?;
     crate::kernels::bitwise_or_tensor_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::bitwise_or_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
 pub fn bitwise_or_tensor_structured_cpu_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::bitwise_or_tensor(set_output, self_, other)?;
     crate::kernels::bitwise_or_tensor_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::bitwise_or.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn bitwise_or_tensor_out_structured_cpu(
@@ -207,24 +237,28 @@ pub fn bitwise_or_tensor_out_structured_cpu(
     other: &Tensor,
     out: &Tensor,
 ) -> Result<Tensor> {
-    let set_output = aten_core::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::bitwise_or_tensor(set_output, self_, other)?;
     crate::kernels::bitwise_or_tensor_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn bitwise_xor_tensor_structured_cpu(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::bitwise_xor_tensor(set_output, self_, other)?;
     crate::kernels::bitwise_xor_tensor_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::bitwise_xor_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
 pub fn bitwise_xor_tensor_structured_cpu_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::bitwise_xor_tensor(set_output, self_, other)?;
     crate::kernels::bitwise_xor_tensor_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::bitwise_xor.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn bitwise_xor_tensor_out_structured_cpu(
@@ -232,24 +266,28 @@ pub fn bitwise_xor_tensor_out_structured_cpu(
     other: &Tensor,
     out: &Tensor,
 ) -> Result<Tensor> {
-    let set_output = aten_core::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::bitwise_xor_tensor(set_output, self_, other)?;
     crate::kernels::bitwise_xor_tensor_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::eq.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn eq_tensor_structured_cpu(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::eq_tensor(set_output, self_, other)?;
     crate::kernels::eq_tensor_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
 pub fn eq_tensor_structured_cpu_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::eq_tensor(set_output, self_, other)?;
     crate::kernels::eq_tensor_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::eq.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn eq_tensor_out_structured_cpu(
@@ -257,45 +295,53 @@ pub fn eq_tensor_out_structured_cpu(
     other: &Tensor,
     out: &Tensor,
 ) -> Result<Tensor> {
-    let set_output = aten_core::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::eq_tensor(set_output, self_, other)?;
     crate::kernels::eq_tensor_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::eq.Scalar(Tensor self, Scalar other) -> Tensor`.
 pub fn eq_scalar_structured_cpu(self_: &Tensor, other: Scalar) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::eq_scalar(set_output, self_, other)?;
     crate::kernels::eq_scalar_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`.
 pub fn eq_scalar_structured_cpu_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::eq_scalar(set_output, self_, other)?;
     crate::kernels::eq_scalar_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::eq.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn eq_scalar_out_structured_cpu(self_: &Tensor, other: Scalar, out: &Tensor) -> Result<Tensor> {
-    let set_output = aten_core::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::eq_scalar(set_output, self_, other)?;
     crate::kernels::eq_scalar_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::ne.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn ne_tensor_structured_cpu(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::ne_tensor(set_output, self_, other)?;
     crate::kernels::ne_tensor_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
 pub fn ne_tensor_structured_cpu_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::ne_tensor(set_output, self_, other)?;
     crate::kernels::ne_tensor_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::ne.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn ne_tensor_out_structured_cpu(
@@ -303,45 +349,53 @@ pub fn ne_tensor_out_structured_cpu(
     other: &Tensor,
     out: &Tensor,
 ) -> Result<Tensor> {
-    let set_output = aten_core::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::ne_tensor(set_output, self_, other)?;
     crate::kernels::ne_tensor_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::ne.Scalar(Tensor self, Scalar other) -> Tensor`.
 pub fn ne_scalar_structured_cpu(self_: &Tensor, other: Scalar) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::ne_scalar(set_output, self_, other)?;
     crate::kernels::ne_scalar_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::ne_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`.
 pub fn ne_scalar_structured_cpu_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::ne_scalar(set_output, self_, other)?;
     crate::kernels::ne_scalar_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::ne.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn ne_scalar_out_structured_cpu(self_: &Tensor, other: Scalar, out: &Tensor) -> Result<Tensor> {
-    let set_output = aten_core::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::ne_scalar(set_output, self_, other)?;
     crate::kernels::ne_scalar_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::lt.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn lt_tensor_structured_cpu(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::lt_tensor(set_output, self_, other)?;
     crate::kernels::lt_tensor_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
 pub fn lt_tensor_structured_cpu_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::lt_tensor(set_output, self_, other)?;
     crate::kernels::lt_tensor_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::lt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn lt_tensor_out_structured_cpu(
@@ -349,45 +403,53 @@ pub fn lt_tensor_out_structured_cpu(
     other: &Tensor,
     out: &Tensor,
 ) -> Result<Tensor> {
-    let set_output = aten_core::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::lt_tensor(set_output, self_, other)?;
     crate::kernels::lt_tensor_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::lt.Scalar(Tensor self, Scalar other) -> Tensor`.
 pub fn lt_scalar_structured_cpu(self_: &Tensor, other: Scalar) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::lt_scalar(set_output, self_, other)?;
     crate::kernels::lt_scalar_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`.
 pub fn lt_scalar_structured_cpu_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::lt_scalar(set_output, self_, other)?;
     crate::kernels::lt_scalar_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::lt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn lt_scalar_out_structured_cpu(self_: &Tensor, other: Scalar, out: &Tensor) -> Result<Tensor> {
-    let set_output = aten_core::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::lt_scalar(set_output, self_, other)?;
     crate::kernels::lt_scalar_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::le.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn le_tensor_structured_cpu(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::le_tensor(set_output, self_, other)?;
     crate::kernels::le_tensor_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
 pub fn le_tensor_structured_cpu_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::le_tensor(set_output, self_, other)?;
     crate::kernels::le_tensor_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::le.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn le_tensor_out_structured_cpu(
@@ -395,45 +457,53 @@ pub fn le_tensor_out_structured_cpu(
     other: &Tensor,
     out: &Tensor,
 ) -> Result<Tensor> {
-    let set_output = aten_core::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::le_tensor(set_output, self_, other)?;
     crate::kernels::le_tensor_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::le.Scalar(Tensor self, Scalar other) -> Tensor`.
 pub fn le_scalar_structured_cpu(self_: &Tensor, other: Scalar) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::le_scalar(set_output, self_, other)?;
     crate::kernels::le_scalar_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`.
 pub fn le_scalar_structured_cpu_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::le_scalar(set_output, self_, other)?;
     crate::kernels::le_scalar_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::le.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn le_scalar_out_structured_cpu(self_: &Tensor, other: Scalar, out: &Tensor) -> Result<Tensor> {
-    let set_output = aten_core::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::le_scalar(set_output, self_, other)?;
     crate::kernels::le_scalar_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::gt.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn gt_tensor_structured_cpu(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::gt_tensor(set_output, self_, other)?;
     crate::kernels::gt_tensor_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
 pub fn gt_tensor_structured_cpu_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::gt_tensor(set_output, self_, other)?;
     crate::kernels::gt_tensor_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::gt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn gt_tensor_out_structured_cpu(
@@ -441,45 +511,53 @@ pub fn gt_tensor_out_structured_cpu(
     other: &Tensor,
     out: &Tensor,
 ) -> Result<Tensor> {
-    let set_output = aten_core::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::gt_tensor(set_output, self_, other)?;
     crate::kernels::gt_tensor_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::gt.Scalar(Tensor self, Scalar other) -> Tensor`.
 pub fn gt_scalar_structured_cpu(self_: &Tensor, other: Scalar) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::gt_scalar(set_output, self_, other)?;
     crate::kernels::gt_scalar_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`.
 pub fn gt_scalar_structured_cpu_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::gt_scalar(set_output, self_, other)?;
     crate::kernels::gt_scalar_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::gt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn gt_scalar_out_structured_cpu(self_: &Tensor, other: Scalar, out: &Tensor) -> Result<Tensor> {
-    let set_output = aten_core::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::gt_scalar(set_output, self_, other)?;
     crate::kernels::gt_scalar_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::ge.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn ge_tensor_structured_cpu(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::ge_tensor(set_output, self_, other)?;
     crate::kernels::ge_tensor_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
 pub fn ge_tensor_structured_cpu_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::ge_tensor(set_output, self_, other)?;
     crate::kernels::ge_tensor_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::ge.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn ge_tensor_out_structured_cpu(
@@ -487,45 +565,53 @@ pub fn ge_tensor_out_structured_cpu(
     other: &Tensor,
     out: &Tensor,
 ) -> Result<Tensor> {
-    let set_output = aten_core::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::ge_tensor(set_output, self_, other)?;
     crate::kernels::ge_tensor_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::ge.Scalar(Tensor self, Scalar other) -> Tensor`.
 pub fn ge_scalar_structured_cpu(self_: &Tensor, other: Scalar) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::ge_scalar(set_output, self_, other)?;
     crate::kernels::ge_scalar_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`.
 pub fn ge_scalar_structured_cpu_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::ge_scalar(set_output, self_, other)?;
     crate::kernels::ge_scalar_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::ge.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn ge_scalar_out_structured_cpu(self_: &Tensor, other: Scalar, out: &Tensor) -> Result<Tensor> {
-    let set_output = aten_core::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::ge_scalar(set_output, self_, other)?;
     crate::kernels::ge_scalar_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::fmod.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn fmod_tensor_structured_cpu(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::fmod_tensor(set_output, self_, other)?;
     crate::kernels::fmod_tensor_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
 pub fn fmod_tensor_structured_cpu_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::fmod_tensor(set_output, self_, other)?;
     crate::kernels::fmod_tensor_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::fmod.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn fmod_tensor_out_structured_cpu(
@@ -533,24 +619,28 @@ pub fn fmod_tensor_out_structured_cpu(
     other: &Tensor,
     out: &Tensor,
 ) -> Result<Tensor> {
-    let set_output = aten_core::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::fmod_tensor(set_output, self_, other)?;
     crate::kernels::fmod_tensor_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::remainder.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn remainder_tensor_structured_cpu(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::remainder_tensor(set_output, self_, other)?;
     crate::kernels::remainder_tensor_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
 pub fn remainder_tensor_structured_cpu_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::remainder_tensor(set_output, self_, other)?;
     crate::kernels::remainder_tensor_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::remainder.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn remainder_tensor_out_structured_cpu(
@@ -558,52 +648,62 @@ pub fn remainder_tensor_out_structured_cpu(
     other: &Tensor,
     out: &Tensor,
 ) -> Result<Tensor> {
-    let set_output = aten_core::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::remainder_tensor(set_output, self_, other)?;
     crate::kernels::remainder_tensor_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::maximum(Tensor self, Tensor other) -> Tensor`.
 pub fn maximum_structured_cpu(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::maximum(set_output, self_, other)?;
     crate::kernels::maximum_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn maximum_out_structured_cpu(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tensor> {
-    let set_output = aten_core::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::maximum(set_output, self_, other)?;
     crate::kernels::maximum_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::minimum(Tensor self, Tensor other) -> Tensor`.
 pub fn minimum_structured_cpu(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::minimum(set_output, self_, other)?;
     crate::kernels::minimum_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::minimum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn minimum_out_structured_cpu(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tensor> {
-    let set_output = aten_core::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::minimum(set_output, self_, other)?;
     crate::kernels::minimum_out(&mut meta, self_, other)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor`.
 pub fn pow_tensor_tensor_structured_cpu(self_: &Tensor, exponent: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::pow_tensor_tensor(set_output, self_, exponent)?;
     crate::kernels::pow_tensor_tensor_out(&mut meta, self_, exponent)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)`.
 pub fn pow_tensor_structured_cpu_(self_: &Tensor, exponent: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::pow_tensor_tensor(set_output, self_, exponent)?;
     crate::kernels::pow_tensor_tensor_out(&mut meta, self_, exponent)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn pow_tensor_tensor_out_structured_cpu(
@@ -611,24 +711,28 @@ pub fn pow_tensor_tensor_out_structured_cpu(
     exponent: &Tensor,
     out: &Tensor,
 ) -> Result<Tensor> {
-    let set_output = aten_core::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::pow_tensor_tensor(set_output, self_, exponent)?;
     crate::kernels::pow_tensor_tensor_out(&mut meta, self_, exponent)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor`.
 pub fn pow_tensor_scalar_structured_cpu(self_: &Tensor, exponent: Scalar) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::pow_tensor_scalar(set_output, self_, exponent)?;
     crate::kernels::pow_tensor_scalar_out(&mut meta, self_, exponent)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)`.
 pub fn pow_scalar_structured_cpu_(self_: &Tensor, exponent: Scalar) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::pow_tensor_scalar(set_output, self_, exponent)?;
     crate::kernels::pow_tensor_scalar_out(&mut meta, self_, exponent)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::pow.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn pow_tensor_scalar_out_structured_cpu(
@@ -636,24 +740,28 @@ pub fn pow_tensor_scalar_out_structured_cpu(
     exponent: Scalar,
     out: &Tensor,
 ) -> Result<Tensor> {
-    let set_output = aten_core::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::pow_tensor_scalar(set_output, self_, exponent)?;
     crate::kernels::pow_tensor_scalar_out(&mut meta, self_, exponent)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor`.
 pub fn lerp_scalar_structured_cpu(self_: &Tensor, end: &Tensor, weight: Scalar) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::lerp_scalar(set_output, self_, end, weight)?;
     crate::kernels::lerp_scalar_out(&mut meta, self_, end, weight)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)`.
 pub fn lerp_scalar_structured_cpu_(self_: &Tensor, end: &Tensor, weight: Scalar) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::lerp_scalar(set_output, self_, end, weight)?;
     crate::kernels::lerp_scalar_out(&mut meta, self_, end, weight)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::lerp.Scalar_out(Tensor self, Tensor end, Scalar weight, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn lerp_scalar_out_structured_cpu(
@@ -662,10 +770,12 @@ pub fn lerp_scalar_out_structured_cpu(
     weight: Scalar,
     out: &Tensor,
 ) -> Result<Tensor> {
-    let set_output = aten_core::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::lerp_scalar(set_output, self_, end, weight)?;
     crate::kernels::lerp_scalar_out(&mut meta, self_, end, weight)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor`.
 pub fn clamp_structured_cpu(
@@ -676,7 +786,8 @@ pub fn clamp_structured_cpu(
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::clamp(set_output, self_, min, max)?;
     crate::kernels::clamp_out(&mut meta, self_, min, max)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)`.
 pub fn clamp_structured_cpu_(
@@ -687,7 +798,8 @@ pub fn clamp_structured_cpu_(
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::clamp(set_output, self_, min, max)?;
     crate::kernels::clamp_out(&mut meta, self_, min, max)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn clamp_out_structured_cpu(
@@ -696,479 +808,846 @@ pub fn clamp_out_structured_cpu(
     max: Option<Scalar>,
     out: &Tensor,
 ) -> Result<Tensor> {
-    let set_output = aten_core::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::clamp(set_output, self_, min, max)?;
     crate::kernels::clamp_out(&mut meta, self_, min, max)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::neg(Tensor self) -> Tensor`.
 pub fn neg_structured_cpu(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::neg(set_output, self_)?;
     crate::kernels::neg_out(&mut meta, self_)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::neg_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn neg_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::neg(set_output, self_)?;
     crate::kernels::neg_out(&mut meta, self_)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn neg_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    let set_output = aten_core::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::neg(set_output, self_)?;
     crate::kernels::neg_out(&mut meta, self_)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::sign(Tensor self) -> Tensor`.
 pub fn sign_structured_cpu(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::sign(set_output, self_)?;
     crate::kernels::sign_out(&mut meta, self_)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::sign_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn sign_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::sign(set_output, self_)?;
     crate::kernels::sign_out(&mut meta, self_)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::sign.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn sign_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    let set_output = aten_core::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::sign(set_output, self_)?;
     crate::kernels::sign_out(&mut meta, self_)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::ceil(Tensor self) -> Tensor`.
 pub fn ceil_structured_cpu(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::ceil(set_output, self_)?;
     crate::kernels::ceil_out(&mut meta, self_)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::ceil_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn ceil_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::ceil(set_output, self_)?;
     crate::kernels::ceil_out(&mut meta, self_)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::ceil.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn ceil_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    let set_output = aten_core::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::ceil(set_output, self_)?;
     crate::kernels::ceil_out(&mut meta, self_)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::floor(Tensor self) -> Tensor`.
 pub fn floor_structured_cpu(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::floor(set_output, self_)?;
     crate::kernels::floor_out(&mut meta, self_)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::floor_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn floor_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::floor(set_output, self_)?;
     crate::kernels::floor_out(&mut meta, self_)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::floor.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn floor_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    let set_output = aten_core::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::floor(set_output, self_)?;
     crate::kernels::floor_out(&mut meta, self_)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::round(Tensor self) -> Tensor`.
 pub fn round_structured_cpu(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::round(set_output, self_)?;
     crate::kernels::round_out(&mut meta, self_)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::round_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn round_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::round(set_output, self_)?;
     crate::kernels::round_out(&mut meta, self_)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::round.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn round_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    let set_output = aten_core::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::round(set_output, self_)?;
     crate::kernels::round_out(&mut meta, self_)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::trunc(Tensor self) -> Tensor`.
 pub fn trunc_structured_cpu(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::trunc(set_output, self_)?;
     crate::kernels::trunc_out(&mut meta, self_)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::trunc_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn trunc_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::trunc(set_output, self_)?;
     crate::kernels::trunc_out(&mut meta, self_)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::trunc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn trunc_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    let set_output = aten_core::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::trunc(set_output, self_)?;
     crate::kernels::trunc_out(&mut meta, self_)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::cos(Tensor self) -> Tensor`.
 pub fn cos_structured_cpu(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::cos(set_output, self_)?;
     crate::kernels::cos_out(&mut meta, self_)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::cos_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn cos_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::cos(set_output, self_)?;
     crate::kernels::cos_out(&mut meta, self_)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::cos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn cos_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    let set_output = aten_core::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::cos(set_output, self_)?;
     crate::kernels::cos_out(&mut meta, self_)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::sin(Tensor self) -> Tensor`.
 pub fn sin_structured_cpu(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::sin(set_output, self_)?;
     crate::kernels::sin_out(&mut meta, self_)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::sin_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn sin_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::sin(set_output, self_)?;
     crate::kernels::sin_out(&mut meta, self_)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::sin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn sin_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    let set_output = aten_core::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::sin(set_output, self_)?;
     crate::kernels::sin_out(&mut meta, self_)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::tanh(Tensor self) -> Tensor`.
 pub fn tanh_structured_cpu(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::tanh(set_output, self_)?;
     crate::kernels::tanh_out(&mut meta, self_)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::tanh_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn tanh_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::tanh(set_output, self_)?;
     crate::kernels::tanh_out(&mut meta, self_)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::tanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn tanh_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    let set_output = aten_core::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::tanh(set_output, self_)?;
     crate::kernels::tanh_out(&mut meta, self_)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::exp(Tensor self) -> Tensor`.
 pub fn exp_structured_cpu(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::exp(set_output, self_)?;
     crate::kernels::exp_out(&mut meta, self_)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::exp_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn exp_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::exp(set_output, self_)?;
     crate::kernels::exp_out(&mut meta, self_)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn exp_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    let set_output = aten_core::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::exp(set_output, self_)?;
     crate::kernels::exp_out(&mut meta, self_)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::expm1(Tensor self) -> Tensor`.
 pub fn expm1_structured_cpu(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::expm1(set_output, self_)?;
     crate::kernels::expm1_out(&mut meta, self_)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::expm1_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn expm1_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::expm1(set_output, self_)?;
     crate::kernels::expm1_out(&mut meta, self_)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::expm1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn expm1_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    let set_output = aten_core::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::expm1(set_output, self_)?;
     crate::kernels::expm1_out(&mut meta, self_)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::log(Tensor self) -> Tensor`.
 pub fn log_structured_cpu(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::log(set_output, self_)?;
     crate::kernels::log_out(&mut meta, self_)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::log_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn log_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::log(set_output, self_)?;
     crate::kernels::log_out(&mut meta, self_)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::log.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn log_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    let set_output = aten_core::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::log(set_output, self_)?;
     crate::kernels::log_out(&mut meta, self_)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::log1p(Tensor self) -> Tensor`.
 pub fn log1p_structured_cpu(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::log1p(set_output, self_)?;
     crate::kernels::log1p_out(&mut meta, self_)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::log1p_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn log1p_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::log1p(set_output, self_)?;
     crate::kernels::log1p_out(&mut meta, self_)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::log1p.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn log1p_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    let set_output = aten_core::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::log1p(set_output, self_)?;
     crate::kernels::log1p_out(&mut meta, self_)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::sqrt(Tensor self) -> Tensor`.
 pub fn sqrt_structured_cpu(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::sqrt(set_output, self_)?;
     crate::kernels::sqrt_out(&mut meta, self_)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::sqrt_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn sqrt_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::sqrt(set_output, self_)?;
     crate::kernels::sqrt_out(&mut meta, self_)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::sqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn sqrt_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    let set_output = aten_core::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::sqrt(set_output, self_)?;
     crate::kernels::sqrt_out(&mut meta, self_)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::rsqrt(Tensor self) -> Tensor`.
 pub fn rsqrt_structured_cpu(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::rsqrt(set_output, self_)?;
     crate::kernels::rsqrt_out(&mut meta, self_)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::rsqrt_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn rsqrt_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::rsqrt(set_output, self_)?;
     crate::kernels::rsqrt_out(&mut meta, self_)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::rsqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn rsqrt_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    let set_output = aten_core::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::rsqrt(set_output, self_)?;
     crate::kernels::rsqrt_out(&mut meta, self_)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::reciprocal(Tensor self) -> Tensor`.
 pub fn reciprocal_structured_cpu(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::reciprocal(set_output, self_)?;
     crate::kernels::reciprocal_out(&mut meta, self_)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::reciprocal_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn reciprocal_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::reciprocal(set_output, self_)?;
     crate::kernels::reciprocal_out(&mut meta, self_)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::reciprocal.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn reciprocal_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    let set_output = aten_core::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::reciprocal(set_output, self_)?;
     crate::kernels::reciprocal_out(&mut meta, self_)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::sigmoid(Tensor self) -> Tensor`.
 pub fn sigmoid_structured_cpu(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::sigmoid(set_output, self_)?;
     crate::kernels::sigmoid_out(&mut meta, self_)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::sigmoid_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn sigmoid_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::sigmoid(set_output, self_)?;
     crate::kernels::sigmoid_out(&mut meta, self_)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn sigmoid_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    let set_output = aten_core::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::sigmoid(set_output, self_)?;
     crate::kernels::sigmoid_out(&mut meta, self_)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::erf(Tensor self) -> Tensor`.
 pub fn erf_structured_cpu(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::erf(set_output, self_)?;
     crate::kernels::erf_out(&mut meta, self_)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::erf_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn erf_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::erf(set_output, self_)?;
     crate::kernels::erf_out(&mut meta, self_)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::erf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn erf_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    let set_output = aten_core::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::erf(set_output, self_)?;
     crate::kernels::erf_out(&mut meta, self_)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::gelu(Tensor self, *, str approximate="none") -> Tensor`.
 pub fn gelu_structured_cpu(self_: &Tensor, approximate: &str) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::gelu(set_output, self_, approximate)?;
     crate::kernels::gelu_out(&mut meta, self_, approximate)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::gelu_(Tensor(a!) self, *, str approximate="none") -> Tensor(a!)`.
 pub fn gelu_structured_cpu_(self_: &Tensor, approximate: &str) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::gelu(set_output, self_, approximate)?;
     crate::kernels::gelu_out(&mut meta, self_, approximate)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::gelu.out(Tensor self, *, str approximate="none", Tensor(a!) out) -> Tensor(a!)`.
 pub fn gelu_out_structured_cpu(self_: &Tensor, approximate: &str, out: &Tensor) -> Result<Tensor> {
-    let set_output = aten_core::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::gelu(set_output, self_, approximate)?;
     crate::kernels::gelu_out(&mut meta, self_, approximate)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::silu(Tensor self) -> Tensor`.
 pub fn silu_structured_cpu(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::silu(set_output, self_)?;
     crate::kernels::silu_out(&mut meta, self_)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::silu_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn silu_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::silu(set_output, self_)?;
     crate::kernels::silu_out(&mut meta, self_)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::silu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn silu_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    let set_output = aten_core::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::silu(set_output, self_)?;
     crate::kernels::silu_out(&mut meta, self_)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::bitwise_not(Tensor self) -> Tensor`.
 pub fn bitwise_not_structured_cpu(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::bitwise_not(set_output, self_)?;
     crate::kernels::bitwise_not_out(&mut meta, self_)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::bitwise_not_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn bitwise_not_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::bitwise_not(set_output, self_)?;
     crate::kernels::bitwise_not_out(&mut meta, self_)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::bitwise_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn bitwise_not_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    let set_output = aten_core::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::bitwise_not(set_output, self_)?;
     crate::kernels::bitwise_not_out(&mut meta, self_)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, cpu) of `aten::sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`.
+pub fn sum_dim_intlist_structured_cpu(
+    self_: &Tensor,
+    dim: Option<&[i64]>,
+    keepdim: bool,
+    dtype: Option<ScalarType>,
+) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::sum_dim_intlist(set_output, self_, dim, keepdim, dtype)?;
+    crate::kernels::sum_intlist_out(&mut meta, self_, dim, keepdim, dtype)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Out, cpu) of `aten::sum.IntList_out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)`.
+pub fn sum_intlist_out_structured_cpu(
+    self_: &Tensor,
+    dim: Option<&[i64]>,
+    keepdim: bool,
+    dtype: Option<ScalarType>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta = aten_core::meta::sum_dim_intlist(set_output, self_, dim, keepdim, dtype)?;
+    crate::kernels::sum_intlist_out(&mut meta, self_, dim, keepdim, dtype)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, cpu) of `aten::mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`.
+pub fn mean_dim_structured_cpu(
+    self_: &Tensor,
+    dim: Option<&[i64]>,
+    keepdim: bool,
+    dtype: Option<ScalarType>,
+) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::mean_dim(set_output, self_, dim, keepdim, dtype)?;
+    crate::kernels::mean_out(&mut meta, self_, dim, keepdim, dtype)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Out, cpu) of `aten::mean.out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)`.
+pub fn mean_out_structured_cpu(
+    self_: &Tensor,
+    dim: Option<&[i64]>,
+    keepdim: bool,
+    dtype: Option<ScalarType>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta = aten_core::meta::mean_dim(set_output, self_, dim, keepdim, dtype)?;
+    crate::kernels::mean_out(&mut meta, self_, dim, keepdim, dtype)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, cpu) of `aten::amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`.
+pub fn amax_structured_cpu(self_: &Tensor, dim: &[i64], keepdim: bool) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::amax(set_output, self_, dim, keepdim)?;
+    crate::kernels::amax_out(&mut meta, self_, dim, keepdim)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Out, cpu) of `aten::amax.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn amax_out_structured_cpu(
+    self_: &Tensor,
+    dim: &[i64],
+    keepdim: bool,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta = aten_core::meta::amax(set_output, self_, dim, keepdim)?;
+    crate::kernels::amax_out(&mut meta, self_, dim, keepdim)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, cpu) of `aten::amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`.
+pub fn amin_structured_cpu(self_: &Tensor, dim: &[i64], keepdim: bool) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::amin(set_output, self_, dim, keepdim)?;
+    crate::kernels::amin_out(&mut meta, self_, dim, keepdim)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Out, cpu) of `aten::amin.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn amin_out_structured_cpu(
+    self_: &Tensor,
+    dim: &[i64],
+    keepdim: bool,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta = aten_core::meta::amin(set_output, self_, dim, keepdim)?;
+    crate::kernels::amin_out(&mut meta, self_, dim, keepdim)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, cpu) of `aten::argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor`.
+pub fn argmax_structured_cpu(self_: &Tensor, dim: Option<i64>, keepdim: bool) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::argmax(set_output, self_, dim, keepdim)?;
+    crate::kernels::argmax_out(&mut meta, self_, dim, keepdim)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Out, cpu) of `aten::argmax.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn argmax_out_structured_cpu(
+    self_: &Tensor,
+    dim: Option<i64>,
+    keepdim: bool,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta = aten_core::meta::argmax(set_output, self_, dim, keepdim)?;
+    crate::kernels::argmax_out(&mut meta, self_, dim, keepdim)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, cpu) of `aten::max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`.
+pub fn max_dim_structured_cpu(self_: &Tensor, dim: i64, keepdim: bool) -> Result<(Tensor, Tensor)> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::max_dim(set_output, self_, dim, keepdim)?;
+    crate::kernels::max_dim_max(&mut meta, self_, dim, keepdim)?;
+    let [output0, output1] = meta.into_outputs();
+    Ok((set_output.finish(output0), set_output.finish(output1)))
+}
+/// Structured kernel (Out, cpu) of `aten::max.dim_max(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) max, Tensor(b!) max_values) -> (Tensor(a!) values, Tensor(b!) indices)`.
+pub fn max_dim_max_structured_cpu(
+    self_: &Tensor,
+    dim: i64,
+    keepdim: bool,
+    max: &Tensor,
+    max_values: &Tensor,
+) -> Result<(Tensor, Tensor)> {
+    let outs = [max, max_values];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta = aten_core::meta::max_dim(set_output, self_, dim, keepdim)?;
+    crate::kernels::max_dim_max(&mut meta, self_, dim, keepdim)?;
+    let [output0, output1] = meta.into_outputs();
+    Ok((set_output.finish(output0), set_output.finish(output1)))
+}
+/// Structured kernel (Functional, cpu) of `aten::all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor`.
+pub fn all_dim_structured_cpu(self_: &Tensor, dim: i64, keepdim: bool) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::all_dim(set_output, self_, dim, keepdim)?;
+    crate::kernels::all_out(&mut meta, self_, dim, keepdim)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Out, cpu) of `aten::all.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn all_out_structured_cpu(
+    self_: &Tensor,
+    dim: i64,
+    keepdim: bool,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta = aten_core::meta::all_dim(set_output, self_, dim, keepdim)?;
+    crate::kernels::all_out(&mut meta, self_, dim, keepdim)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, cpu) of `aten::any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor`.
+pub fn any_dim_structured_cpu(self_: &Tensor, dim: i64, keepdim: bool) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::any_dim(set_output, self_, dim, keepdim)?;
+    crate::kernels::any_out(&mut meta, self_, dim, keepdim)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Out, cpu) of `aten::any.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn any_out_structured_cpu(
+    self_: &Tensor,
+    dim: i64,
+    keepdim: bool,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta = aten_core::meta::any_dim(set_output, self_, dim, keepdim)?;
+    crate::kernels::any_out(&mut meta, self_, dim, keepdim)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, cpu) of `aten::cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor`.
+pub fn cumsum_structured_cpu(
+    self_: &Tensor,
+    dim: i64,
+    dtype: Option<ScalarType>,
+) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::cumsum(set_output, self_, dim, dtype)?;
+    crate::kernels::cumsum_out(&mut meta, self_, dim, dtype)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Inplace, cpu) of `aten::cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)`.
+pub fn cumsum_structured_cpu_(
+    self_: &Tensor,
+    dim: i64,
+    dtype: Option<ScalarType>,
+) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::cumsum(set_output, self_, dim, dtype)?;
+    crate::kernels::cumsum_out(&mut meta, self_, dim, dtype)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Out, cpu) of `aten::cumsum.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)`.
+pub fn cumsum_out_structured_cpu(
+    self_: &Tensor,
+    dim: i64,
+    dtype: Option<ScalarType>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta = aten_core::meta::cumsum(set_output, self_, dim, dtype)?;
+    crate::kernels::cumsum_out(&mut meta, self_, dim, dtype)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, cpu) of `aten::_softmax(Tensor self, int dim, bool half_to_float) -> Tensor`.
+pub fn _softmax_structured_cpu(self_: &Tensor, dim: i64, half_to_float: bool) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::_softmax(set_output, self_, dim, half_to_float)?;
+    crate::kernels::_softmax_out(&mut meta, self_, dim, half_to_float)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Out, cpu) of `aten::_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn _softmax_out_structured_cpu(
+    self_: &Tensor,
+    dim: i64,
+    half_to_float: bool,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta = aten_core::meta::_softmax(set_output, self_, dim, half_to_float)?;
+    crate::kernels::_softmax_out(&mut meta, self_, dim, half_to_float)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, cpu) of `aten::_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor`.
+pub fn _log_softmax_structured_cpu(
+    self_: &Tensor,
+    dim: i64,
+    half_to_float: bool,
+) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::_log_softmax(set_output, self_, dim, half_to_float)?;
+    crate::kernels::_log_softmax_out(&mut meta, self_, dim, half_to_float)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Out, cpu) of `aten::_log_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn _log_softmax_out_structured_cpu(
+    self_: &Tensor,
+    dim: i64,
+    half_to_float: bool,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta = aten_core::meta::_log_softmax(set_output, self_, dim, half_to_float)?;
+    crate::kernels::_log_softmax_out(&mut meta, self_, dim, half_to_float)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::mm(Tensor self, Tensor mat2) -> Tensor`.
 pub fn mm_structured_cpu(self_: &Tensor, mat2: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::mm(set_output, self_, mat2)?;
     crate::kernels::mm_out(&mut meta, self_, mat2)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn mm_out_structured_cpu(self_: &Tensor, mat2: &Tensor, out: &Tensor) -> Result<Tensor> {
-    let set_output = aten_core::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::mm(set_output, self_, mat2)?;
     crate::kernels::mm_out(&mut meta, self_, mat2)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::bmm(Tensor self, Tensor mat2) -> Tensor`.
 pub fn bmm_structured_cpu(self_: &Tensor, mat2: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::bmm(set_output, self_, mat2)?;
     crate::kernels::bmm_out(&mut meta, self_, mat2)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn bmm_out_structured_cpu(self_: &Tensor, mat2: &Tensor, out: &Tensor) -> Result<Tensor> {
-    let set_output = aten_core::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::bmm(set_output, self_, mat2)?;
     crate::kernels::bmm_out(&mut meta, self_, mat2)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`.
 pub fn addmm_structured_cpu(
@@ -1181,7 +1660,8 @@ pub fn addmm_structured_cpu(
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::addmm(set_output, self_, mat1, mat2, beta, alpha)?;
     crate::kernels::addmm_out(&mut meta, self_, mat1, mat2, beta, alpha)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)`.
 pub fn addmm_structured_cpu_(
@@ -1194,7 +1674,8 @@ pub fn addmm_structured_cpu_(
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::addmm(set_output, self_, mat1, mat2, beta, alpha)?;
     crate::kernels::addmm_out(&mut meta, self_, mat1, mat2, beta, alpha)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::addmm.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)`.
 pub fn addmm_out_structured_cpu(
@@ -1205,52 +1686,62 @@ pub fn addmm_out_structured_cpu(
     alpha: Scalar,
     out: &Tensor,
 ) -> Result<Tensor> {
-    let set_output = aten_core::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::addmm(set_output, self_, mat1, mat2, beta, alpha)?;
     crate::kernels::addmm_out(&mut meta, self_, mat1, mat2, beta, alpha)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::tril(Tensor self, SymInt diagonal=0) -> Tensor`.
 pub fn tril_structured_cpu(self_: &Tensor, diagonal: i64) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::tril(set_output, self_, diagonal)?;
     crate::kernels::tril_out(&mut meta, self_, diagonal)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::tril_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)`.
 pub fn tril_structured_cpu_(self_: &Tensor, diagonal: i64) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::tril(set_output, self_, diagonal)?;
     crate::kernels::tril_out(&mut meta, self_, diagonal)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::tril.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn tril_out_structured_cpu(self_: &Tensor, diagonal: i64, out: &Tensor) -> Result<Tensor> {
-    let set_output = aten_core::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::tril(set_output, self_, diagonal)?;
     crate::kernels::tril_out(&mut meta, self_, diagonal)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::triu(Tensor self, SymInt diagonal=0) -> Tensor`.
 pub fn triu_structured_cpu(self_: &Tensor, diagonal: i64) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::triu(set_output, self_, diagonal)?;
     crate::kernels::triu_out(&mut meta, self_, diagonal)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::triu_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)`.
 pub fn triu_structured_cpu_(self_: &Tensor, diagonal: i64) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::triu(set_output, self_, diagonal)?;
     crate::kernels::triu_out(&mut meta, self_, diagonal)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::triu.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn triu_out_structured_cpu(self_: &Tensor, diagonal: i64, out: &Tensor) -> Result<Tensor> {
-    let set_output = aten_core::structured::SetOutput::Out(out);
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::triu(set_output, self_, diagonal)?;
     crate::kernels::triu_out(&mut meta, self_, diagonal)?;
-    Ok(set_output.finish(aten_core::structured::StructuredMeta::into_output(meta)))
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
 }
 
 aten_dispatch::torch_library_impl!(aten, CPU, |m| {
@@ -1731,36 +2222,66 @@ aten_dispatch::torch_library_impl!(aten, CPU, |m| {
     )?;
     m.impl_(
         "sum.dim_IntList",
-        CppFunction::from_unboxed(crate::kernels::sum_dim_intlist),
+        CppFunction::from_unboxed(sum_dim_intlist_structured_cpu),
+    )?;
+    m.impl_(
+        "sum.IntList_out",
+        CppFunction::from_unboxed(sum_intlist_out_structured_cpu),
     )?;
     m.impl_(
         "mean.dim",
-        CppFunction::from_unboxed(crate::kernels::mean_dim),
+        CppFunction::from_unboxed(mean_dim_structured_cpu),
+    )?;
+    m.impl_(
+        "mean.out",
+        CppFunction::from_unboxed(mean_out_structured_cpu),
     )?;
     m.impl_("prod", CppFunction::from_unboxed(crate::kernels::prod))?;
-    m.impl_("amax", CppFunction::from_unboxed(crate::kernels::amax))?;
-    m.impl_("amin", CppFunction::from_unboxed(crate::kernels::amin))?;
-    m.impl_("argmax", CppFunction::from_unboxed(crate::kernels::argmax))?;
+    m.impl_("amax", CppFunction::from_unboxed(amax_structured_cpu))?;
     m.impl_(
-        "max.dim",
-        CppFunction::from_unboxed(crate::kernels::max_dim),
+        "amax.out",
+        CppFunction::from_unboxed(amax_out_structured_cpu),
     )?;
+    m.impl_("amin", CppFunction::from_unboxed(amin_structured_cpu))?;
     m.impl_(
-        "all.dim",
-        CppFunction::from_unboxed(crate::kernels::all_dim),
+        "amin.out",
+        CppFunction::from_unboxed(amin_out_structured_cpu),
     )?;
+    m.impl_("argmax", CppFunction::from_unboxed(argmax_structured_cpu))?;
     m.impl_(
-        "any.dim",
-        CppFunction::from_unboxed(crate::kernels::any_dim),
+        "argmax.out",
+        CppFunction::from_unboxed(argmax_out_structured_cpu),
     )?;
-    m.impl_("cumsum", CppFunction::from_unboxed(crate::kernels::cumsum))?;
+    m.impl_("max.dim", CppFunction::from_unboxed(max_dim_structured_cpu))?;
+    m.impl_(
+        "max.dim_max",
+        CppFunction::from_unboxed(max_dim_max_structured_cpu),
+    )?;
+    m.impl_("all.dim", CppFunction::from_unboxed(all_dim_structured_cpu))?;
+    m.impl_("all.out", CppFunction::from_unboxed(all_out_structured_cpu))?;
+    m.impl_("any.dim", CppFunction::from_unboxed(any_dim_structured_cpu))?;
+    m.impl_("any.out", CppFunction::from_unboxed(any_out_structured_cpu))?;
+    m.impl_("cumsum", CppFunction::from_unboxed(cumsum_structured_cpu))?;
+    m.impl_("cumsum_", CppFunction::from_unboxed(cumsum_structured_cpu_))?;
+    m.impl_(
+        "cumsum.out",
+        CppFunction::from_unboxed(cumsum_out_structured_cpu),
+    )?;
     m.impl_(
         "_softmax",
-        CppFunction::from_unboxed(crate::kernels::softmax_cpu),
+        CppFunction::from_unboxed(_softmax_structured_cpu),
+    )?;
+    m.impl_(
+        "_softmax.out",
+        CppFunction::from_unboxed(_softmax_out_structured_cpu),
     )?;
     m.impl_(
         "_log_softmax",
-        CppFunction::from_unboxed(crate::kernels::log_softmax_cpu),
+        CppFunction::from_unboxed(_log_softmax_structured_cpu),
+    )?;
+    m.impl_(
+        "_log_softmax.out",
+        CppFunction::from_unboxed(_log_softmax_out_structured_cpu),
     )?;
     m.impl_(
         "var.correction",
@@ -1888,39 +2409,7 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
         "logical_not.out",
         CppFunction::from_unboxed(crate::kernels::logical_not_out),
     )?;
-    m.impl_(
-        "sum.dim_IntList",
-        CppFunction::from_unboxed(crate::kernels::sum_dim_intlist),
-    )?;
-    m.impl_(
-        "mean.dim",
-        CppFunction::from_unboxed(crate::kernels::mean_dim),
-    )?;
     m.impl_("prod", CppFunction::from_unboxed(crate::kernels::prod))?;
-    m.impl_("amax", CppFunction::from_unboxed(crate::kernels::amax))?;
-    m.impl_("amin", CppFunction::from_unboxed(crate::kernels::amin))?;
-    m.impl_("argmax", CppFunction::from_unboxed(crate::kernels::argmax))?;
-    m.impl_(
-        "max.dim",
-        CppFunction::from_unboxed(crate::kernels::max_dim),
-    )?;
-    m.impl_(
-        "all.dim",
-        CppFunction::from_unboxed(crate::kernels::all_dim),
-    )?;
-    m.impl_(
-        "any.dim",
-        CppFunction::from_unboxed(crate::kernels::any_dim),
-    )?;
-    m.impl_("cumsum", CppFunction::from_unboxed(crate::kernels::cumsum))?;
-    m.impl_(
-        "_softmax",
-        CppFunction::from_unboxed(crate::kernels::softmax_cpu),
-    )?;
-    m.impl_(
-        "_log_softmax",
-        CppFunction::from_unboxed(crate::kernels::log_softmax_cpu),
-    )?;
     m.impl_(
         "var.correction",
         CppFunction::from_unboxed(crate::kernels::var_correction),

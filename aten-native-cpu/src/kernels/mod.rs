@@ -57,8 +57,8 @@ pub use nn::{
 };
 pub use pointwise_ops::*;
 pub use reduce::{
-    all_dim, amax, amin, any_dim, argmax, cumsum, log_softmax_cpu, max_dim, mean_dim, prod,
-    softmax_cpu, sum_dim_intlist, var_correction,
+    _log_softmax_out, _softmax_out, all_out, amax_out, amin_out, any_out, argmax_out, cumsum_out,
+    max_dim_max, mean_out, prod, sum_intlist_out, var_correction,
 };
 pub use ternary::{clamp_out, lerp_scalar_out};
 pub use triangular::{tril_out, triu_out};

@@ -8,9 +8,14 @@
 //! contiguous run is summed in sixteen independent lanes (so the loop
 //! vectorizes), page by page with a prefetch ahead, as the in-order total of
 //! fixed-size chunks (so threads can share a long run without changing the
-//! result). Meta inputs produce correctly shaped Meta outputs without
-//! running loops.
+//! result).
+//!
+//! The structured families (`sum`, `mean`, `amax`, `amin`, `argmax`,
+//! `max.dim`, `all`, `any`, `cumsum`, `_softmax`, `_log_softmax`) are
+//! impls: `aten_core::meta` made their output, which they fill.
 
+use aten_core::native::make_dim_mask;
+use aten_core::structured::MetaOutput;
 use aten_core::tensor_iterator::convert::to_dtype;
 use aten_core::tensor_iterator::GRAIN_SIZE;
 use aten_core::Tensor;
@@ -21,36 +26,14 @@ use c10_core::{
 };
 use rayon::prelude::*;
 
-use super::util::{device_of as device, dtype_of, is_meta, layout_of, not_implemented};
+use super::util::{
+    device_of as device, dtype_of, layout_of, not_implemented, with_fresh_output,
+    with_fresh_output_of,
+};
 use crate::prefetch::{page_elements, page_pieces, prefetch_read};
 use crate::softmax_rows::softmax_rows;
 
 pub use aten_core::native::wrap_dim;
-
-/// The reduced dimensions (all for an empty list or `None`), wrapped and
-/// checked for repeats.
-fn reduced_dims(t: &Tensor, dims: Option<&[i64]>) -> Result<Vec<bool>> {
-    let ndim = t.dim();
-    let mut reduced = vec![false; ndim];
-    match dims {
-        None | Some([]) => reduced.iter_mut().for_each(|r| *r = true),
-        Some(list) => {
-            for &d in list {
-                let w = wrap_dim(d, ndim)?;
-                if ndim == 0 {
-                    continue;
-                }
-                if reduced[w] {
-                    return Err(Error::runtime(format!(
-                        "dim {w} appears multiple times in the list of dims"
-                    )));
-                }
-                reduced[w] = true;
-            }
-        }
-    }
-    Ok(reduced)
-}
 
 /// How a reduction walks its input: computed from one snapshot of its
 /// layout, which the loops then address.
@@ -121,19 +104,25 @@ fn plan<'t>(t: &'t Tensor, reduced: &[bool], keepdim: bool) -> Result<Plan<'t>> 
     })
 }
 
-/// Folds every kept position of `t` (of element type `T`) with `fold`,
+/// Folds every kept position of the plan's input (of element type `T`) with `fold`,
 /// which receives the data pointer and the plan's reduced dims at the base
-/// offset, and writes the results (type `O`) into a new tensor. With at
-/// least `GRAIN_SIZE` elements to read and several kept positions, the
-/// positions are split over `rayon`'s threads.
+/// offset, and writes the results (type `O`) into `out`, contiguous with
+/// one element per kept position. With at least `GRAIN_SIZE` elements to
+/// read and several kept positions, the positions are split over
+/// `rayon`'s threads.
 fn reduce_into<T: Element, O: Element>(
-    t: &Tensor,
     plan: &Plan,
+    out: &TensorBase,
     fold: impl Fn(*const T, i64, &[(i64, i64)]) -> O + Sync,
-) -> Result<Tensor> {
-    let out = TensorBase::empty(&plan.out_shape, O::DTYPE, device(t))?;
-    if is_meta(t) || out.numel() == 0 {
-        return Ok(Tensor::from(out));
+) -> Result<()> {
+    let positions = plan.kept.iter().map(|k| k.0).product::<i64>();
+    if out.numel() != positions || out.dtype() != Some(O::DTYPE) {
+        return Err(Error::internal(
+            "reduce_into: the output does not fit the plan",
+        ));
+    }
+    if out.numel() == 0 {
+        return Ok(());
     }
     let storage = plan.layout.storage();
     if plan.layout.itemsize() != std::mem::size_of::<T>() {
@@ -167,7 +156,17 @@ fn reduce_into<T: Element, O: Element>(
                 .collect()
         }
     })?;
-    out.with_data_mut::<O, _>(|dst| dst.copy_from_slice(&results))?;
+    out.with_data_mut::<O, _>(|dst| dst.copy_from_slice(&results))
+}
+
+/// [`reduce_into`] a new tensor of the plan's output shape.
+fn reduce_fresh<T: Element, O: Element>(
+    t: &Tensor,
+    plan: &Plan,
+    fold: impl Fn(*const T, i64, &[(i64, i64)]) -> O + Sync,
+) -> Result<Tensor> {
+    let out = TensorBase::empty(&plan.out_shape, O::DTYPE, device(t))?;
+    reduce_into(plan, &out, fold)?;
     Ok(Tensor::from(out))
 }
 
@@ -311,20 +310,12 @@ fn sum_i64<T: Numeric>(base: *const T, off: i64, dims: &[(i64, i64)]) -> i64 {
     acc
 }
 
-/// The dtype a `sum`/`prod` of `dtype` produces: integers widen to int64.
-fn sum_dtype(dtype: ScalarType, requested: Option<ScalarType>) -> ScalarType {
-    requested.unwrap_or(if dtype.is_integral(true) {
-        ScalarType::Long
-    } else {
-        dtype
-    })
-}
-
-fn cast_input(t: &Tensor, dtype: Option<ScalarType>) -> Result<Tensor> {
-    match dtype {
-        Some(d) if t.dtype() != Some(d) => to_dtype(t, d),
-        _ => Ok(t.clone()),
+/// `t` in `dtype` (a converted copy when it differs).
+fn cast_input(t: &Tensor, dtype: ScalarType) -> Result<Tensor> {
+    if t.dtype() == Some(dtype) {
+        return Ok(t.clone());
     }
+    to_dtype(t, dtype)
 }
 
 /// What a sum-like reduction computes.
@@ -335,29 +326,12 @@ enum SumKind {
     Prod,
 }
 
-fn sum_like(
-    t: &Tensor,
-    dims: Option<&[i64]>,
-    keepdim: bool,
-    dtype: Option<ScalarType>,
-    kind: SumKind,
-) -> Result<Tensor> {
-    let in_dtype = dtype_of(t)?;
-    if kind == SumKind::Mean {
-        let d = dtype.unwrap_or(in_dtype);
-        if !(d.is_floating_point() || d.is_complex()) {
-            return Err(Error::runtime(format!(
-                "mean(): could not infer output dtype. {} dtype must be either a floating point or complex dtype. Got: {d}",
-                if dtype.is_some() { "Optional" } else { "Input" }
-            )));
-        }
-    }
-    let out_dtype = sum_dtype(in_dtype, dtype);
-    let t = cast_input(t, Some(out_dtype))?;
-    let reduced = reduced_dims(&t, dims)?;
-    let p = plan(&t, &reduced, keepdim)?;
+/// Folds `t` (already in the output's dtype) over `mask` into `out`.
+fn sum_like(t: &Tensor, mask: &[bool], out: &TensorBase, kind: SumKind) -> Result<()> {
+    let dtype = dtype_of(t)?;
+    let p = plan(t, mask, false)?;
     let count = p.count;
-    dispatch_dtype!(out_dtype, T => reduce_into::<T, T>(&t, &p, |base, off, dims| {
+    dispatch_dtype!(dtype, T => reduce_into::<T, T>(&p, out, |base, off, dims| {
         match kind {
             SumKind::Sum | SumKind::Mean if T::IS_FLOAT => {
                 let s = sum_f64(base, off, dims);
@@ -376,51 +350,56 @@ fn sum_like(
                 }
             }
         }
-    }), _ => Err(not_implemented("sum_cpu", out_dtype)))
+    }), _ => Err(not_implemented("sum_cpu", dtype)))
 }
 
-/// `sum.dim_IntList`.
-pub fn sum_dim_intlist(
+/// A sum or mean of `self_` over `dim` into the meta function's output,
+/// computed in its dtype.
+fn sum_out_impl(
+    meta: &MetaOutput,
     self_: &Tensor,
     dim: Option<&[i64]>,
-    keepdim: bool,
-    dtype: Option<ScalarType>,
-) -> Result<Tensor> {
-    sum_like(self_, dim, keepdim, dtype, SumKind::Sum)
+    kind: SumKind,
+) -> Result<()> {
+    let t = cast_input(self_, dtype_of(meta.output())?)?;
+    let mask = make_dim_mask(dim, t.dim())?;
+    with_fresh_output(meta, |out| sum_like(&t, &mask, out, kind))
 }
 
-/// `mean.dim`.
-pub fn mean_dim(
+/// `sum.IntList_out`.
+pub fn sum_intlist_out(
+    meta: &mut MetaOutput,
     self_: &Tensor,
     dim: Option<&[i64]>,
-    keepdim: bool,
-    dtype: Option<ScalarType>,
-) -> Result<Tensor> {
-    sum_like(self_, dim, keepdim, dtype, SumKind::Mean)
+    _keepdim: bool,
+    _dtype: Option<ScalarType>,
+) -> Result<()> {
+    sum_out_impl(meta, self_, dim, SumKind::Sum)
 }
 
-/// `prod(self, *, dtype)`.
+/// `mean.out`.
+pub fn mean_out(
+    meta: &mut MetaOutput,
+    self_: &Tensor,
+    dim: Option<&[i64]>,
+    _keepdim: bool,
+    _dtype: Option<ScalarType>,
+) -> Result<()> {
+    sum_out_impl(meta, self_, dim, SumKind::Mean)
+}
+
+/// `prod(self, *, dtype)`: integers widen to int64.
 pub fn prod(self_: &Tensor, dtype: Option<ScalarType>) -> Result<Tensor> {
-    sum_like(self_, None, false, dtype, SumKind::Prod)
-}
-
-fn check_nonempty(t: &Tensor, reduced: &[bool], name: &str) -> Result<()> {
-    if t.numel() != 0 {
-        return Ok(());
-    }
-    for (d, r) in reduced.iter().enumerate() {
-        if *r && t.size((d) as i64)? == 0 {
-            return Err(Error::index_error(format!(
-                "{name}(): Expected reduction dim {d} to have non-zero size."
-            )));
-        }
-    }
-    if t.dim() == 0 {
-        return Err(Error::runtime(format!(
-            "{name}(): Expected reduction dim to be specified for input.numel() == 0."
-        )));
-    }
-    Ok(())
+    let own = dtype_of(self_)?;
+    let dtype = dtype.unwrap_or(if own.is_integral(true) {
+        ScalarType::Long
+    } else {
+        own
+    });
+    let t = cast_input(self_, dtype)?;
+    let out = TensorBase::empty(&[], dtype, device(&t))?;
+    sum_like(&t, &vec![true; t.dim()], &out, SumKind::Prod)?;
+    Ok(Tensor::from(out))
 }
 
 /// Keeps the larger (`max`) or smaller value, NaN winning.
@@ -442,31 +421,31 @@ fn better<T: Numeric>(candidate: T, best: T, max: bool) -> bool {
     }
 }
 
-fn extreme(t: &Tensor, dims: &[i64], keepdim: bool, max: bool) -> Result<Tensor> {
+fn extreme(meta: &MetaOutput, t: &Tensor, dims: &[i64], max: bool) -> Result<()> {
     let name = if max { "amax" } else { "amin" };
-    let reduced = reduced_dims(t, Some(dims))?;
-    check_nonempty(t, &reduced, name)?;
-    let p = plan(t, &reduced, keepdim)?;
+    let p = plan(t, &make_dim_mask(Some(dims), t.dim())?, false)?;
     let dtype = dtype_of(t)?;
-    dispatch_dtype!(dtype, T => reduce_into::<T, T>(t, &p, |base, off, dims| {
-        let mut best: Option<T> = None;
-        visit(base, off, dims, |x: T| match best {
-            None => best = Some(x),
-            Some(b) if better(x, b, max) => best = Some(x),
-            _ => {}
-        });
-        best.unwrap_or_else(|| T::from_i64(0))
-    }), _ => Err(not_implemented(name, dtype)))
+    with_fresh_output(meta, |out| {
+        dispatch_dtype!(dtype, T => reduce_into::<T, T>(&p, out, |base, off, dims| {
+            let mut best: Option<T> = None;
+            visit(base, off, dims, |x: T| match best {
+                None => best = Some(x),
+                Some(b) if better(x, b, max) => best = Some(x),
+                _ => {}
+            });
+            best.unwrap_or_else(|| T::from_i64(0))
+        }), _ => Err(not_implemented(name, dtype)))
+    })
 }
 
-/// `amax`.
-pub fn amax(self_: &Tensor, dim: &[i64], keepdim: bool) -> Result<Tensor> {
-    extreme(self_, dim, keepdim, true)
+/// `amax.out`.
+pub fn amax_out(meta: &mut MetaOutput, self_: &Tensor, dim: &[i64], _keepdim: bool) -> Result<()> {
+    extreme(meta, self_, dim, true)
 }
 
-/// `amin`.
-pub fn amin(self_: &Tensor, dim: &[i64], keepdim: bool) -> Result<Tensor> {
-    extreme(self_, dim, keepdim, false)
+/// `amin.out`.
+pub fn amin_out(meta: &mut MetaOutput, self_: &Tensor, dim: &[i64], _keepdim: bool) -> Result<()> {
+    extreme(meta, self_, dim, false)
 }
 
 /// Index and value of the first extreme element along the reduced run.
@@ -484,91 +463,91 @@ fn arg_extreme<T: Numeric>(base: *const T, off: i64, dims: &[(i64, i64)], max: b
     best.unwrap_or((0, T::from_i64(0)))
 }
 
-/// `argmax(self, dim, keepdim)`.
-pub fn argmax(self_: &Tensor, dim: Option<i64>, keepdim: bool) -> Result<Tensor> {
+/// `argmax.out`: without `dim`, over the flattened input.
+pub fn argmax_out(
+    meta: &mut MetaOutput,
+    self_: &Tensor,
+    dim: Option<i64>,
+    _keepdim: bool,
+) -> Result<()> {
     let dtype = dtype_of(self_)?;
     if dtype == ScalarType::Bool {
         return Err(not_implemented("argmax_cpu", dtype));
     }
-    let (t, reduced) = match dim {
+    let (t, mask) = match dim {
         None => {
-            let flat = Tensor::from(contiguous(self_)?.base().as_strided(
-                &[self_.numel()],
-                &[1],
-                None,
-            )?);
-            let r = vec![true];
-            (flat, r)
+            let flat = contiguous(self_)?
+                .base()
+                .as_strided(&[self_.numel()], &[1], None)?;
+            (Tensor::from(flat), vec![true])
         }
-        Some(d) => {
-            let w = wrap_dim(d, self_.dim())?;
-            let mut r = vec![false; self_.dim()];
-            if self_.dim() > 0 {
-                r[w] = true;
-            }
-            (self_.clone(), r)
-        }
+        Some(d) => (self_.clone(), make_dim_mask(Some(&[d]), self_.dim())?),
     };
-    check_nonempty(&t, &reduced, "argmax")?;
-    let keep = keepdim && dim.is_some();
-    let p = plan(&t, &reduced, keep)?;
-    let mut out = dispatch_dtype!(dtype, T => reduce_into::<T, i64>(&t, &p, |base, off, dims| {
-        arg_extreme::<T>(base, off, dims, true).0
-    }), _ => Err(not_implemented("argmax_cpu", dtype)))?;
-    if keepdim && dim.is_none() {
-        let shape = vec![1; self_.dim()];
-        out = Tensor::from(out.base().as_strided(&shape, &vec![0; shape.len()], None)?);
-    }
-    Ok(out)
+    let p = plan(&t, &mask, false)?;
+    with_fresh_output(meta, |out| {
+        dispatch_dtype!(dtype, T => reduce_into::<T, i64>(&p, out, |base, off, dims| {
+            arg_extreme::<T>(base, off, dims, true).0
+        }), _ => Err(not_implemented("argmax_cpu", dtype)))
+    })
 }
 
-/// `max.dim`: values and indices.
-pub fn max_dim(self_: &Tensor, dim: i64, keepdim: bool) -> Result<(Tensor, Tensor)> {
+/// `max.dim_max`: values and indices.
+pub fn max_dim_max(
+    meta: &mut MetaOutput<2>,
+    self_: &Tensor,
+    dim: i64,
+    _keepdim: bool,
+) -> Result<()> {
     let dtype = dtype_of(self_)?;
-    let w = wrap_dim(dim, self_.dim())?;
-    let mut reduced = vec![false; self_.dim()];
-    if self_.dim() > 0 {
-        reduced[w] = true;
-    }
-    check_nonempty(self_, &reduced, "max")?;
-    let p = plan(self_, &reduced, keepdim)?;
+    let p = plan(self_, &make_dim_mask(Some(&[dim]), self_.dim())?, false)?;
+    let [values, indices] = meta.outputs();
+    let fresh = meta.is_fresh();
     dispatch_dtype!(dtype, T => {
-        let values = reduce_into::<T, T>(self_, &p, |b, o, d| arg_extreme::<T>(b, o, d, true).1)?;
-        let indices = reduce_into::<T, i64>(self_, &p, |b, o, d| arg_extreme::<T>(b, o, d, true).0)?;
-        Ok((values, indices))
+        with_fresh_output_of(values, fresh, |out| {
+            reduce_into::<T, T>(&p, out, |b, o, d| arg_extreme::<T>(b, o, d, true).1)
+        })?;
+        with_fresh_output_of(indices, fresh, |out| {
+            reduce_into::<T, i64>(&p, out, |b, o, d| arg_extreme::<T>(b, o, d, true).0)
+        })
     }, _ => Err(not_implemented("max_cpu", dtype)))
 }
 
-fn all_any(t: &Tensor, dim: i64, keepdim: bool, all: bool) -> Result<Tensor> {
-    let dtype = dtype_of(t)?;
-    let w = wrap_dim(dim, t.dim())?;
-    let mut reduced = vec![false; t.dim()];
-    if t.dim() > 0 {
-        reduced[w] = true;
-    }
-    let p = plan(t, &reduced, keepdim)?;
-    let out = dispatch_dtype!(dtype, T => reduce_into::<T, bool>(t, &p, |base, off, dims| {
+/// Folds the plan's input with `&&` (`all`) or `||` into `out` (bool or
+/// uint8).
+fn all_any_into<T: Numeric, O: Numeric>(p: &Plan, out: &TensorBase, all: bool) -> Result<()> {
+    reduce_into::<T, O>(p, out, |base, off, dims| {
         let mut acc = all;
         visit(base, off, dims, |x: T| {
             let truth = x.to_f64() != 0.0;
             acc = if all { acc && truth } else { acc || truth };
         });
-        acc
-    }), _ => Err(not_implemented(if all { "all" } else { "any" }, dtype)))?;
-    if dtype == ScalarType::Byte {
-        return to_dtype(&out, ScalarType::Byte);
-    }
-    Ok(out)
+        O::from_i64(acc as i64)
+    })
 }
 
-/// `all.dim`.
-pub fn all_dim(self_: &Tensor, dim: i64, keepdim: bool) -> Result<Tensor> {
-    all_any(self_, dim, keepdim, true)
+/// `all.out` and `any.out`: into a bool or uint8 output.
+fn all_any(meta: &MetaOutput, t: &Tensor, dim: i64, all: bool) -> Result<()> {
+    let dtype = dtype_of(t)?;
+    let p = plan(t, &make_dim_mask(Some(&[dim]), t.dim())?, false)?;
+    let to_byte = meta.output().dtype() == Some(ScalarType::Byte);
+    let name = if all { "all" } else { "any" };
+    with_fresh_output(meta, |out| {
+        dispatch_dtype!(dtype, T => if to_byte {
+            all_any_into::<T, u8>(&p, out, all)
+        } else {
+            all_any_into::<T, bool>(&p, out, all)
+        }, _ => Err(not_implemented(name, dtype)))
+    })
 }
 
-/// `any.dim`.
-pub fn any_dim(self_: &Tensor, dim: i64, keepdim: bool) -> Result<Tensor> {
-    all_any(self_, dim, keepdim, false)
+/// `all.out`.
+pub fn all_out(meta: &mut MetaOutput, self_: &Tensor, dim: i64, _keepdim: bool) -> Result<()> {
+    all_any(meta, self_, dim, true)
+}
+
+/// `any.out`.
+pub fn any_out(meta: &mut MetaOutput, self_: &Tensor, dim: i64, _keepdim: bool) -> Result<()> {
+    all_any(meta, self_, dim, false)
 }
 
 /// A contiguous copy when `t` is not contiguous (`contiguous()`).
@@ -593,10 +572,9 @@ pub fn var_correction(
         )));
     }
     let correction = correction.map_or(1.0, Scalar::to_f64);
-    let reduced = reduced_dims(self_, dim)?;
-    let p = plan(self_, &reduced, keepdim)?;
+    let p = plan(self_, &make_dim_mask(dim, self_.dim())?, keepdim)?;
     let n = p.count as f64;
-    dispatch_dtype!(dtype, T => reduce_into::<T, T>(self_, &p, |base, off, dims| {
+    dispatch_dtype!(dtype, T => reduce_fresh::<T, T>(self_, &p, |base, off, dims| {
         let mean = sum_f64(base, off, dims) / n;
         let mut ss = 0.0;
         visit(base, off, dims, |x: T| {
@@ -607,22 +585,28 @@ pub fn var_correction(
     }), _ => Err(not_implemented("var", dtype)))
 }
 
-/// Runs `f` on every 1-D slice of `t` along `dim`: `f(input, output, n)`
-/// where the slices are given as (pointer, element stride).
+/// Runs `f` on every 1-D slice of `t` along `dim` and the matching slice
+/// of `out` (fresh, of `t`'s shape): `f(input, output, n)` where the
+/// slices are given as (pointer, element stride).
 fn along_dim<I: Element, O: Element>(
     t: &Tensor,
     dim: i64,
+    out: &TensorBase,
     f: impl Fn((*const I, isize), (*mut O, isize), usize) + Sync,
-) -> Result<Tensor> {
-    // One snapshot of the input: its shape, strides and data.
+) -> Result<()> {
+    // One snapshot of each tensor: its shape, strides and data.
     let il = layout_of(t)?;
-    let out = TensorBase::empty(il.sizes(), O::DTYPE, device(t))?;
+    let ol = layout_of(out)?;
+    if il.sizes() != ol.sizes() {
+        return Err(Error::runtime(
+            "the input's shape changed while the kernel ran",
+        ));
+    }
     let ndim = il.sizes().len();
     let d = wrap_dim(dim, ndim)?;
-    if is_meta(t) || il.numel() == 0 {
-        return Ok(Tensor::from(out));
+    if il.numel() == 0 {
+        return Ok(());
     }
-    let ol = layout_of(&out)?;
     if il.itemsize() != std::mem::size_of::<I>() || ol.itemsize() != std::mem::size_of::<O>() {
         return Err(Error::internal("along_dim: dtype and layout disagree"));
     }
@@ -653,7 +637,9 @@ fn along_dim<I: Element, O: Element>(
         in_offsets.push(o)
     });
     let mut out_offsets = Vec::new();
-    for_each_offset(&outer_sizes, ol.strides(), 0, |o| out_offsets.push(o));
+    for_each_offset(&outer_sizes, ol.strides(), ol.storage_offset(), |o| {
+        out_offsets.push(o)
+    });
     StorageBorrow::hold([(il.storage(), false), (ol.storage(), true)], || {
         // SAFETY: the threads read the borrowed input and write disjoint
         // slices of the fresh output (exclusively borrowed).
@@ -675,38 +661,44 @@ fn along_dim<I: Element, O: Element>(
         } else {
             in_offsets.iter().zip(&out_offsets).for_each(slice);
         }
-    })?;
-    drop(ol);
-    Ok(Tensor::from(out))
+    })
 }
 
-/// `cumsum(self, dim, *, dtype)`.
-pub fn cumsum(self_: &Tensor, dim: i64, dtype: Option<ScalarType>) -> Result<Tensor> {
-    let out_dtype = sum_dtype(dtype_of(self_)?, dtype);
-    let t = cast_input(self_, Some(out_dtype))?;
-    dispatch_dtype!(out_dtype, T => along_dim::<T, T>(&t, dim, |(i, is), (o, os), n| {
-        let mut acc_f = 0.0f64;
-        let mut acc_i = 0i64;
-        for k in 0..n as isize {
-            // SAFETY: see `along_dim`.
-            unsafe {
-                let x = i.offset(k * is).read();
-                let y = if T::IS_FLOAT {
-                    acc_f += x.to_f64();
-                    T::from_f64(acc_f)
-                } else {
-                    acc_i = acc_i.wrapping_add(x.to_i64());
-                    T::from_i64(acc_i)
-                };
-                o.offset(k * os).write(y);
+/// `cumsum.out`: in the output's dtype.
+pub fn cumsum_out(
+    meta: &mut MetaOutput,
+    self_: &Tensor,
+    dim: i64,
+    _dtype: Option<ScalarType>,
+) -> Result<()> {
+    let out_dtype = dtype_of(meta.output())?;
+    let t = cast_input(self_, out_dtype)?;
+    with_fresh_output(meta, |out| {
+        dispatch_dtype!(out_dtype, T => along_dim::<T, T>(&t, dim, out, |(i, is), (o, os), n| {
+            let mut acc_f = 0.0f64;
+            let mut acc_i = 0i64;
+            for k in 0..n as isize {
+                // SAFETY: see `along_dim`.
+                unsafe {
+                    let x = i.offset(k * is).read();
+                    let y = if T::IS_FLOAT {
+                        acc_f += x.to_f64();
+                        T::from_f64(acc_f)
+                    } else {
+                        acc_i = acc_i.wrapping_add(x.to_i64());
+                        T::from_i64(acc_i)
+                    };
+                    o.offset(k * os).write(y);
+                }
             }
-        }
-    }), _ => Err(not_implemented("cumsum_cpu", out_dtype)))
+        }), _ => Err(not_implemented("cumsum_cpu", out_dtype)))
+    })
 }
 
-fn softmax_like(self_: &Tensor, dim: i64, dtype: Option<ScalarType>, log: bool) -> Result<Tensor> {
-    let t = cast_input(self_, dtype)?;
-    let dt = dtype_of(&t)?;
+/// Softmax (or its log) of `t` along `dim` into `out`, fresh and
+/// contiguous.
+fn softmax_into(t: &Tensor, dim: i64, out: &TensorBase, log: bool) -> Result<()> {
+    let dt = dtype_of(t)?;
     let name = if log {
         "log_softmax_lastdim_kernel_impl"
     } else {
@@ -716,15 +708,10 @@ fn softmax_like(self_: &Tensor, dim: i64, dtype: Option<ScalarType>, log: bool) 
         return Err(not_implemented(name, dt));
     }
     let d = wrap_dim(dim, t.dim())?;
-    if dt == ScalarType::Float
-        && t.dim() > 0
-        && d == t.dim() - 1
-        && t.is_contiguous()
-        && !is_meta(&t)
-    {
-        return softmax_lastdim_f32(&t, log);
+    if dt == ScalarType::Float && t.dim() > 0 && d == t.dim() - 1 && t.is_contiguous() {
+        return softmax_lastdim_f32(t, out, log);
     }
-    dispatch_dtype!(dt, T => along_dim::<T, T>(&t, dim, |(i, is), (o, os), n| {
+    dispatch_dtype!(dt, T => along_dim::<T, T>(t, dim, out, |(i, is), (o, os), n| {
         let read = |k: usize| -> f64 {
             // SAFETY: see `along_dim`.
             unsafe { i.offset(k as isize * is).read() }.to_f64()
@@ -739,12 +726,21 @@ fn softmax_like(self_: &Tensor, dim: i64, dtype: Option<ScalarType>, log: bool) 
     }), _ => Err(not_implemented(name, dt)))
 }
 
-/// Softmax of a contiguous `float32` tensor along its last dimension, rows
-/// split over `rayon`'s threads above `GRAIN_SIZE` elements.
-fn softmax_lastdim_f32(t: &Tensor, log: bool) -> Result<Tensor> {
+/// Softmax of a contiguous `float32` tensor along its last dimension into
+/// `out` (of its shape, contiguous), rows split over `rayon`'s threads
+/// above `GRAIN_SIZE` elements.
+fn softmax_lastdim_f32(t: &Tensor, out: &TensorBase, log: bool) -> Result<()> {
     let n = t.sizes()[t.dim() - 1] as usize;
-    let write = |o: &mut [std::mem::MaybeUninit<f32>]| {
-        t.with_data::<f32, _>(|x| {
+    t.with_data::<f32, _>(|x| {
+        out.with_data_mut::<f32, _>(|o| {
+            // SAFETY: `MaybeUninit<f32>` has `f32`'s layout, and
+            // `softmax_rows` only stores initialized values through it.
+            let o = unsafe {
+                std::slice::from_raw_parts_mut(
+                    o.as_mut_ptr().cast::<std::mem::MaybeUninit<f32>>(),
+                    o.len(),
+                )
+            };
             if x.len() != o.len() {
                 return Err(Error::internal("softmax: input and output sizes differ"));
             }
@@ -764,35 +760,39 @@ fn softmax_lastdim_f32(t: &Tensor, log: bool) -> Result<Tensor> {
             }
             Ok(())
         })?
-    };
-    // SAFETY: `write` fills every element: the output has the input's
-    // element count (checked), a whole number of `n`-element rows, and
-    // `softmax_rows` writes every element of each row; the parallel chunks
-    // are whole rows that together cover the output.
-    let out = unsafe { TensorBase::empty_written_by::<f32>(&t.sizes(), write) }?;
-    Ok(Tensor::from(out))
+    })?
 }
 
-fn check_half_to_float(half_to_float: bool, log: bool) -> Result<()> {
-    if half_to_float {
+/// `_softmax.out` and `_log_softmax.out` on CPU: no half-to-float
+/// conversion.
+fn softmax_out_impl(meta: &MetaOutput, t: &Tensor, dim: i64, half: bool, log: bool) -> Result<()> {
+    if half {
         return Err(Error::runtime(format!(
             "{}softmax with half to float conversion is not supported on CPU",
             if log { "log_" } else { "" }
         )));
     }
-    Ok(())
+    with_fresh_output(meta, |out| softmax_into(t, dim, out, log))
 }
 
-/// `_softmax(self, dim, half_to_float)`.
-pub fn softmax_cpu(self_: &Tensor, dim: i64, half_to_float: bool) -> Result<Tensor> {
-    check_half_to_float(half_to_float, false)?;
-    softmax_like(self_, dim, None, false)
+/// `_softmax.out`.
+pub fn _softmax_out(
+    meta: &mut MetaOutput,
+    self_: &Tensor,
+    dim: i64,
+    half_to_float: bool,
+) -> Result<()> {
+    softmax_out_impl(meta, self_, dim, half_to_float, false)
 }
 
-/// `_log_softmax(self, dim, half_to_float)`.
-pub fn log_softmax_cpu(self_: &Tensor, dim: i64, half_to_float: bool) -> Result<Tensor> {
-    check_half_to_float(half_to_float, true)?;
-    softmax_like(self_, dim, None, true)
+/// `_log_softmax.out`.
+pub fn _log_softmax_out(
+    meta: &mut MetaOutput,
+    self_: &Tensor,
+    dim: i64,
+    half_to_float: bool,
+) -> Result<()> {
+    softmax_out_impl(meta, self_, dim, half_to_float, true)
 }
 
 #[cfg(test)]

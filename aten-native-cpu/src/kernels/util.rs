@@ -132,8 +132,17 @@ pub fn with_fresh_output(
     meta: &MetaOutput,
     compute: impl FnOnce(&TensorBase) -> Result<()>,
 ) -> Result<()> {
-    let out = meta.output();
-    if meta.is_fresh() && out.is_contiguous() {
+    with_fresh_output_of(meta.output(), meta.is_fresh(), compute)
+}
+
+/// [`with_fresh_output`] for one output `out` of a meta function's,
+/// `fresh` when the call allocated it.
+pub fn with_fresh_output_of(
+    out: &Tensor,
+    fresh: bool,
+    compute: impl FnOnce(&TensorBase) -> Result<()>,
+) -> Result<()> {
+    if fresh && out.is_contiguous() {
         return compute(out.base());
     }
     let tmp = TensorBase::empty(&out.sizes(), dtype_of(out)?, device_of(out))?;

@@ -1,0 +1,296 @@
+//! Meta functions of the reductions (`sum`, `mean`, `amax`, `amin`,
+//! `argmax`, `max.dim`, `all`, `any`) and of the operations along one
+//! dimension (`cumsum`, `_softmax`, `_log_softmax`): PyTorch's dtype rules
+//! and checks, and a contiguous output through `set_output` (PyTorch's
+//! `resize_reduction`).
+
+use c10_core::{Device, Error, Result, ScalarType};
+
+use super::dtype_and_device;
+use crate::native::{make_dim_mask, wrap_dim};
+use crate::structured::{MetaOutput, SetOutput};
+use crate::Tensor;
+
+/// The shape of reducing `sizes` over the dimensions in `mask`: those
+/// dimensions dropped, or kept with size 1 (`get_reduction_shape`).
+pub fn reduction_shape(sizes: &[i64], mask: &[bool], keepdim: bool) -> Vec<i64> {
+    sizes
+        .iter()
+        .zip(mask)
+        .filter_map(|(&s, &reduced)| match (reduced, keepdim) {
+            (false, _) => Some(s),
+            (true, true) => Some(1),
+            (true, false) => None,
+        })
+        .collect()
+}
+
+/// The output of a reduction of `self_` over `dims` (all for `None` or an
+/// empty list) with `dtype` (`resize_reduction`).
+fn resize_reduction(
+    out: SetOutput<'_>,
+    self_: &Tensor,
+    dims: Option<&[i64]>,
+    keepdim: bool,
+    dtype: ScalarType,
+) -> Result<MetaOutput> {
+    let device = dtype_and_device(self_)?.1;
+    out.set_output(&shape_of(self_, dims, keepdim)?, dtype, device)
+}
+
+fn shape_of(self_: &Tensor, dims: Option<&[i64]>, keepdim: bool) -> Result<Vec<i64>> {
+    let sizes = self_.sizes();
+    let mask = make_dim_mask(dims, sizes.len())?;
+    Ok(reduction_shape(&sizes, &mask, keepdim))
+}
+
+/// The dtype `sum` and `cumsum` compute in: the requested one, else the
+/// given output's, else the input's with integers (and bool) widened to
+/// int64 (`infer_dtype_from_optional`).
+fn accumulating_dtype(
+    self_: &Tensor,
+    dtype: Option<ScalarType>,
+    given: Option<&Tensor>,
+) -> Result<ScalarType> {
+    if let Some(d) = dtype.or_else(|| given.and_then(|t| t.dtype())) {
+        return Ok(d);
+    }
+    let d = dtype_and_device(self_)?.0;
+    Ok(if d.is_integral(true) {
+        ScalarType::Long
+    } else {
+        d
+    })
+}
+
+/// A reduction of an empty tensor needs reduced dimensions, each of
+/// non-zero size (`zero_numel_check_dims`); `name` starts the error.
+fn zero_numel_check_dims(self_: &Tensor, dims: &[usize], name: &str) -> Result<()> {
+    if dims.is_empty() {
+        return Err(Error::index_error(format!(
+            "{name}: Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument."
+        )));
+    }
+    for &d in dims {
+        if self_.dim() > 0 && self_.size(d as i64)? == 0 {
+            return Err(Error::index_error(format!(
+                "{name}: Expected reduction dim {d} to have non-zero size."
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `sum.dim_IntList(self, dim, keepdim, *, dtype)`.
+pub fn sum_dim_intlist(
+    out: SetOutput<'_>,
+    self_: &Tensor,
+    dim: Option<&[i64]>,
+    keepdim: bool,
+    dtype: Option<ScalarType>,
+) -> Result<MetaOutput> {
+    let dtype = accumulating_dtype(self_, dtype, out.maybe_get_output())?;
+    resize_reduction(out, self_, dim, keepdim, dtype)
+}
+
+/// `mean.dim(self, dim, keepdim, *, dtype)`: a floating or complex dtype.
+pub fn mean_dim(
+    out: SetOutput<'_>,
+    self_: &Tensor,
+    dim: Option<&[i64]>,
+    keepdim: bool,
+    dtype: Option<ScalarType>,
+) -> Result<MetaOutput> {
+    let own = dtype_and_device(self_)?.0;
+    let computed = dtype.unwrap_or(if own.is_integral(true) {
+        ScalarType::Long
+    } else {
+        own
+    });
+    if !(computed.is_floating_point() || computed.is_complex()) {
+        let (what, shown) = match dtype {
+            Some(d) => ("Optional", d),
+            None => ("Input", own),
+        };
+        return Err(Error::runtime(format!(
+            "mean(): could not infer output dtype. {what} dtype must be either a floating point or complex dtype. Got: {shown}"
+        )));
+    }
+    let dtype = accumulating_dtype(self_, dtype, out.maybe_get_output())?;
+    resize_reduction(out, self_, dim, keepdim, dtype)
+}
+
+/// `amax` and `amin`: the input's dtype, which a given output must have.
+fn extreme(
+    out: SetOutput<'_>,
+    self_: &Tensor,
+    dim: &[i64],
+    keepdim: bool,
+    name: &str,
+) -> Result<MetaOutput> {
+    let own = dtype_and_device(self_)?.0;
+    if let Some(given) = out.maybe_get_output().and_then(|t| t.dtype()) {
+        if given != own {
+            return Err(Error::runtime(format!(
+                "Expected the dtype for input and out to match, but got {own} for input's dtype and {given} for out's dtype."
+            )));
+        }
+    }
+    if self_.numel() == 0 {
+        let wrapped = dim
+            .iter()
+            .map(|&d| wrap_dim(d, self_.dim()))
+            .collect::<Result<Vec<_>>>()?;
+        zero_numel_check_dims(self_, &wrapped, name)?;
+    }
+    resize_reduction(out, self_, Some(dim), keepdim, own)
+}
+
+/// `amax(self, dim, keepdim)`.
+pub fn amax(out: SetOutput<'_>, self_: &Tensor, dim: &[i64], keepdim: bool) -> Result<MetaOutput> {
+    extreme(out, self_, dim, keepdim, "amax()")
+}
+
+/// `amin(self, dim, keepdim)`.
+pub fn amin(out: SetOutput<'_>, self_: &Tensor, dim: &[i64], keepdim: bool) -> Result<MetaOutput> {
+    extreme(out, self_, dim, keepdim, "amin()")
+}
+
+/// `argmax(self, dim, keepdim)`: int64 indices; without `dim`, over the
+/// flattened input (`keepdim` then keeps every dimension with size 1).
+pub fn argmax(
+    out: SetOutput<'_>,
+    self_: &Tensor,
+    dim: Option<i64>,
+    keepdim: bool,
+) -> Result<MetaOutput> {
+    match dim {
+        Some(d) => {
+            let w = wrap_dim(d, self_.dim())?;
+            if self_.numel() == 0 {
+                zero_numel_check_dims(self_, &[w], "argmax()")?;
+            }
+        }
+        None if self_.numel() == 0 => {
+            return Err(Error::index_error(
+                "argmax(): Expected reduction dim to be specified for input.numel() == 0.",
+            ))
+        }
+        None => {}
+    }
+    let dims = dim.as_ref().map(std::slice::from_ref);
+    resize_reduction(out, self_, dims, keepdim, ScalarType::Long)
+}
+
+/// `max.dim(self, dim, keepdim)`: the values (the input's dtype) and their
+/// int64 indices (`resize_reduction_with_indices`).
+pub fn max_dim(
+    out: SetOutput<'_>,
+    self_: &Tensor,
+    dim: i64,
+    keepdim: bool,
+) -> Result<MetaOutput<2>> {
+    let (dtype, device) = dtype_and_device(self_)?;
+    let w = wrap_dim(dim, self_.dim())?;
+    if self_.numel() == 0 {
+        zero_numel_check_dims(self_, &[w], "max()")?;
+    }
+    if dtype.is_complex() {
+        return Err(Error::runtime("max(): does not support complex input"));
+    }
+    let shape = shape_of(self_, Some(&[dim]), keepdim)?;
+    out.set_outputs(
+        [(&shape, None, dtype), (&shape, None, ScalarType::Long)],
+        device,
+    )
+}
+
+/// `all.dim` and `any.dim`: bool, or uint8 for a uint8 input; a given
+/// output must be one of the two (`allany_meta`).
+fn all_any(
+    out: SetOutput<'_>,
+    self_: &Tensor,
+    dim: i64,
+    keepdim: bool,
+    name: &str,
+) -> Result<MetaOutput> {
+    let own = dtype_and_device(self_)?.0;
+    let dtype = match out.maybe_get_output().and_then(|t| t.dtype()) {
+        Some(d @ (ScalarType::Bool | ScalarType::Byte)) => d,
+        Some(d) => {
+            return Err(Error::runtime(format!(
+                "{name} only supports bool tensor for result, got: {d}"
+            )))
+        }
+        None if own == ScalarType::Byte => ScalarType::Byte,
+        None => ScalarType::Bool,
+    };
+    resize_reduction(out, self_, Some(&[dim]), keepdim, dtype)
+}
+
+/// `all.dim(self, dim, keepdim)`.
+pub fn all_dim(out: SetOutput<'_>, self_: &Tensor, dim: i64, keepdim: bool) -> Result<MetaOutput> {
+    all_any(out, self_, dim, keepdim, "all")
+}
+
+/// `any.dim(self, dim, keepdim)`.
+pub fn any_dim(out: SetOutput<'_>, self_: &Tensor, dim: i64, keepdim: bool) -> Result<MetaOutput> {
+    all_any(out, self_, dim, keepdim, "any")
+}
+
+/// `cumsum(self, dim, *, dtype)`: `self`'s shape, in the accumulating
+/// dtype (a given output's when none is requested).
+pub fn cumsum(
+    out: SetOutput<'_>,
+    self_: &Tensor,
+    dim: i64,
+    dtype: Option<ScalarType>,
+) -> Result<MetaOutput> {
+    let device = dtype_and_device(self_)?.1;
+    wrap_dim(dim, self_.dim())?;
+    let dtype = accumulating_dtype(self_, dtype, out.maybe_get_output())?;
+    out.set_output(&self_.sizes(), dtype, device)
+}
+
+/// `_softmax` and `_log_softmax`: `self`'s shape and dtype (float with
+/// `half_to_float`).
+fn softmax_like(
+    out: SetOutput<'_>,
+    self_: &Tensor,
+    dim: i64,
+    half_to_float: bool,
+) -> Result<MetaOutput> {
+    let (own, device): (ScalarType, Device) = dtype_and_device(self_)?;
+    let w = wrap_dim(dim, self_.dim())?;
+    if w >= self_.dim().max(1) {
+        return Err(Error::runtime(
+            "dim must be non-negative and less than input dimensions",
+        ));
+    }
+    let dtype = if half_to_float {
+        ScalarType::Float
+    } else {
+        own
+    };
+    out.set_output(&self_.sizes(), dtype, device)
+}
+
+/// `_softmax(self, dim, half_to_float)`.
+pub fn _softmax(
+    out: SetOutput<'_>,
+    self_: &Tensor,
+    dim: i64,
+    half_to_float: bool,
+) -> Result<MetaOutput> {
+    softmax_like(out, self_, dim, half_to_float)
+}
+
+/// `_log_softmax(self, dim, half_to_float)`.
+pub fn _log_softmax(
+    out: SetOutput<'_>,
+    self_: &Tensor,
+    dim: i64,
+    half_to_float: bool,
+) -> Result<MetaOutput> {
+    softmax_like(out, self_, dim, half_to_float)
+}
