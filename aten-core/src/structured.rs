@@ -183,6 +183,10 @@ pub fn resize_output(out: &Tensor, shape: &[i64], strides: Option<&[i64]>) -> Re
     Ok(true)
 }
 
+/// One output as a meta function describes it: sizes, strides (`None`:
+/// contiguous) and dtype.
+pub type OutputSpec<'s> = (&'s [i64], Option<&'s [i64]>, ScalarType);
+
 /// The structured state of a family not built on `TensorIterator`: the
 /// `N` outputs its `set_output` made, and whether the call allocated them
 /// (a fresh output shares memory with no input).
@@ -237,7 +241,7 @@ impl SetOutput<'_> {
     /// family not built on `TensorIterator`.
     pub fn set_outputs<const N: usize>(
         self,
-        outputs: [(&[i64], Option<&[i64]>, ScalarType); N],
+        outputs: [OutputSpec<'_>; N],
         device: Device,
     ) -> Result<MetaOutput<N>> {
         let mut made: [Tensor; N] = std::array::from_fn(|_| Tensor::undefined());
