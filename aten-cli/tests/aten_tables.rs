@@ -38,19 +38,6 @@ const EXTRA_META_KERNELS: &[&str] = &[
     "aten::where.self",
 ];
 
-/// Structured families in PyTorch whose meta functions are not written
-/// yet: their kernels serve CPU and Meta directly, and their `Undefined`
-/// slot lacks PyTorch's default-backend kernel. (`native_layer_norm`:
-/// PyTorch's `CompositeExplicitAutograd` decomposition is not registered.)
-const NOT_YET_STRUCTURED: &[&str] = &[
-    "aten::cat",
-    "aten::gather",
-    "aten::max_pool2d_with_indices",
-    "aten::mse_loss",
-    "aten::native_layer_norm",
-    "aten::nll_loss_forward",
-];
-
 /// `key -> rule` of a computed-table dump: the tag, and for a
 /// default-backend kernel the alias key that gave it.
 fn our_rules(table: &str, registrations: &str) -> BTreeMap<String, String> {
@@ -101,7 +88,7 @@ fn aten_operators_fill_undefined_cpu_and_meta_as_pytorch() {
         };
         checked += 1;
         let ours = our_rules(&handle.dump_computed_table(), &handle.dump_state());
-        let excepted = EXTRA_META_KERNELS.contains(&op) || NOT_YET_STRUCTURED.contains(&op);
+        let excepted = EXTRA_META_KERNELS.contains(&op);
         let mut differs = false;
         for key in KEYS {
             let theirs = record["entries"][key]

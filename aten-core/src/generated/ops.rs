@@ -6482,6 +6482,37 @@ pub fn gather_with(
     gather_op()?.call((self_, dim, index, options.sparse_grad))
 }
 
+/// The typed dispatcher handle of `aten::gather.out`, looked up once.
+pub fn gather_out_op() -> Result<
+    &'static TypedOperatorHandle<
+        (&'static Tensor, i64, &'static Tensor, bool, &'static Tensor),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (&'static Tensor, i64, &'static Tensor, bool, &'static Tensor),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::gather", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::gather.out(Tensor self, int dim, Tensor index, *, bool sparse_grad=False, Tensor(a!) out) -> Tensor(a!)`
+pub fn gather_out(
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    sparse_grad: bool,
+    out: &Tensor,
+) -> Result<Tensor> {
+    gather_out_op()?.call((self_, dim, index, sparse_grad, out))
+}
+
 /// The typed dispatcher handle of `aten::cat.`, looked up once.
 pub fn cat_op() -> Result<&'static TypedOperatorHandle<(&'static [Tensor], i64), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static [Tensor], i64), Tensor>>> =
@@ -6512,6 +6543,22 @@ pub fn cat(tensors: &[Tensor]) -> Result<Tensor> {
 /// `aten::cat(Tensor[] tensors, int dim=0) -> Tensor`
 pub fn cat_with(tensors: &[Tensor], options: CatOptions) -> Result<Tensor> {
     cat_op()?.call((tensors, options.dim))
+}
+
+/// The typed dispatcher handle of `aten::cat.out`, looked up once.
+pub fn cat_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static [Tensor], i64, &'static Tensor), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static [Tensor], i64, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::cat", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn cat_out(tensors: &[Tensor], dim: i64, out: &Tensor) -> Result<Tensor> {
+    cat_out_op()?.call((tensors, dim, out))
 }
 
 /// The typed dispatcher handle of `aten::stack.`, looked up once.
@@ -7159,6 +7206,67 @@ pub fn max_pool2d_with_indices_with(
     ))
 }
 
+/// The typed dispatcher handle of `aten::max_pool2d_with_indices.out`, looked up once.
+pub fn max_pool2d_with_indices_out_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static [i64],
+            &'static [i64],
+            &'static [i64],
+            &'static [i64],
+            bool,
+            &'static Tensor,
+            &'static Tensor,
+        ),
+        (Tensor, Tensor),
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static [i64],
+                    &'static [i64],
+                    &'static [i64],
+                    &'static [i64],
+                    bool,
+                    &'static Tensor,
+                    &'static Tensor,
+                ),
+                (Tensor, Tensor),
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::max_pool2d_with_indices", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::max_pool2d_with_indices.out(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False, *, Tensor(a!) out, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))`
+pub fn max_pool2d_with_indices_out(
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+    ceil_mode: bool,
+    out: &Tensor,
+    indices: &Tensor,
+) -> Result<(Tensor, Tensor)> {
+    max_pool2d_with_indices_out_op()?.call((
+        self_,
+        kernel_size,
+        stride,
+        padding,
+        dilation,
+        ceil_mode,
+        out,
+        indices,
+    ))
+}
+
 /// The typed dispatcher handle of `aten::layer_norm.`, looked up once.
 pub fn layer_norm_op() -> Result<
     &'static TypedOperatorHandle<
@@ -7368,6 +7476,30 @@ pub fn mse_loss_with(self_: &Tensor, target: &Tensor, options: MseLossOptions) -
     mse_loss_op()?.call((self_, target, options.reduction))
 }
 
+/// The typed dispatcher handle of `aten::mse_loss.out`, looked up once.
+pub fn mse_loss_out_op() -> Result<
+    &'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, i64, &'static Tensor), Tensor>,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<(&'static Tensor, &'static Tensor, i64, &'static Tensor), Tensor>,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::mse_loss", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::mse_loss.out(Tensor self, Tensor target, int reduction=1, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn mse_loss_out(
+    self_: &Tensor,
+    target: &Tensor,
+    reduction: i64,
+    out: &Tensor,
+) -> Result<Tensor> {
+    mse_loss_out_op()?.call((self_, target, reduction, out))
+}
+
 /// The typed dispatcher handle of `aten::nll_loss_nd.`, looked up once.
 pub fn nll_loss_nd_op() -> Result<
     &'static TypedOperatorHandle<
@@ -7555,6 +7687,63 @@ pub fn nll_loss_forward(
     ignore_index: i64,
 ) -> Result<(Tensor, Tensor)> {
     nll_loss_forward_op()?.call((self_, target, weight, reduction, ignore_index))
+}
+
+/// The typed dispatcher handle of `aten::nll_loss_forward.output`, looked up once.
+pub fn nll_loss_forward_output_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static Tensor,
+            Option<&'static Tensor>,
+            i64,
+            i64,
+            &'static Tensor,
+            &'static Tensor,
+        ),
+        (Tensor, Tensor),
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static Tensor,
+                    Option<&'static Tensor>,
+                    i64,
+                    i64,
+                    &'static Tensor,
+                    &'static Tensor,
+                ),
+                (Tensor, Tensor),
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::nll_loss_forward", "output"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::nll_loss_forward.output(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, *, Tensor(a!) output, Tensor(b!) total_weight) -> (Tensor(a!), Tensor(b!))`
+pub fn nll_loss_forward_output(
+    self_: &Tensor,
+    target: &Tensor,
+    weight: Option<&Tensor>,
+    reduction: i64,
+    ignore_index: i64,
+    output: &Tensor,
+    total_weight: &Tensor,
+) -> Result<(Tensor, Tensor)> {
+    nll_loss_forward_output_op()?.call((
+        self_,
+        target,
+        weight,
+        reduction,
+        ignore_index,
+        output,
+        total_weight,
+    ))
 }
 
 /// The typed dispatcher handle of `aten::cross_entropy_loss.`, looked up once.

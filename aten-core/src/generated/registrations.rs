@@ -1194,10 +1194,16 @@ aten_dispatch::torch_library!(aten, |m| {
         Some(AliasAnalysisKind::FromSchema),
         vec!["core".to_string()],
     )?;
+    m.def_with("gather.out(Tensor self, int dim, Tensor index, *, bool sparse_grad=False, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec![])?;
     m.def_with(
         "cat(Tensor[] tensors, int dim=0) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
         vec!["core".to_string()],
+    )?;
+    m.def_with(
+        "cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
     )?;
     m.def_with(
         "stack(Tensor[] tensors, int dim=0) -> Tensor",
@@ -1245,6 +1251,7 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with("slow_conv_dilated2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=[1, 1], SymInt[2] padding=[0, 0], SymInt[2] dilation=[1, 1]) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
     m.def_with("max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
     m.def_with("max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
+    m.def_with("max_pool2d_with_indices.out(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False, *, Tensor(a!) out, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))", Some(AliasAnalysisKind::FromSchema), vec![])?;
     m.def_with("layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1.0000000000000001e-05, bool cudnn_enable=True) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
     m.def_with("native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
     m.def_with("embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
@@ -1253,9 +1260,11 @@ aten_dispatch::torch_library!(aten, |m| {
         Some(AliasAnalysisKind::FromSchema),
         vec![],
     )?;
+    m.def_with("mse_loss.out(Tensor self, Tensor target, int reduction=1, *, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec![])?;
     m.def_with("nll_loss_nd(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
     m.def_with("nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
     m.def_with("nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)", Some(AliasAnalysisKind::FromSchema), vec![])?;
+    m.def_with("nll_loss_forward.output(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, *, Tensor(a!) output, Tensor(b!) total_weight) -> (Tensor(a!), Tensor(b!))", Some(AliasAnalysisKind::FromSchema), vec![])?;
     m.def_with("cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100, float label_smoothing=0.) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
     m.def_with(
         "dropout(Tensor input, float p, bool train) -> Tensor",
@@ -4001,6 +4010,66 @@ pub fn addmm_out_structured_meta(
     let output = crate::structured::StructuredMeta::into_output(meta);
     Ok(set_output.finish(output))
 }
+/// Structured kernel (Functional, meta) of `aten::gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor`.
+pub fn gather_structured_meta(
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    sparse_grad: bool,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::gather(set_output, self_, dim, index, sparse_grad)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, default_backend) of `aten::gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor`.
+pub fn gather_structured_default_backend(
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    sparse_grad: bool,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::gather(set_output, self_, dim, index, sparse_grad)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::gather_out_op()?.call((self_, dim, index, sparse_grad, &output))
+}
+/// Structured kernel (Out, meta) of `aten::gather.out(Tensor self, int dim, Tensor index, *, bool sparse_grad=False, Tensor(a!) out) -> Tensor(a!)`.
+pub fn gather_out_structured_meta(
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    sparse_grad: bool,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::gather(set_output, self_, dim, index, sparse_grad)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, meta) of `aten::cat(Tensor[] tensors, int dim=0) -> Tensor`.
+pub fn cat_structured_meta(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::cat(set_output, tensors, dim)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, default_backend) of `aten::cat(Tensor[] tensors, int dim=0) -> Tensor`.
+pub fn cat_structured_default_backend(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::cat(set_output, tensors, dim)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::cat_out_op()?.call((tensors, dim, &output))
+}
+/// Structured kernel (Out, meta) of `aten::cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn cat_out_structured_meta(tensors: &[Tensor], dim: i64, out: &Tensor) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::cat(set_output, tensors, dim)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
+}
 /// Structured kernel (Functional, meta) of `aten::tril(Tensor self, SymInt diagonal=0) -> Tensor`.
 pub fn tril_structured_meta(self_: &Tensor, diagonal: i64) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
@@ -4072,6 +4141,168 @@ pub fn triu_out_structured_meta(self_: &Tensor, diagonal: i64, out: &Tensor) -> 
     let meta = crate::meta::triu(set_output, self_, diagonal)?;
     let output = crate::structured::StructuredMeta::into_output(meta);
     Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, meta) of `aten::max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)`.
+pub fn max_pool2d_with_indices_structured_meta(
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+    ceil_mode: bool,
+) -> Result<(Tensor, Tensor)> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::max_pool2d_with_indices(
+        set_output,
+        self_,
+        kernel_size,
+        stride,
+        padding,
+        dilation,
+        ceil_mode,
+    )?;
+    let [output0, output1] = meta.into_outputs();
+    Ok((set_output.finish(output0), set_output.finish(output1)))
+}
+/// Structured kernel (Functional, default_backend) of `aten::max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)`.
+pub fn max_pool2d_with_indices_structured_default_backend(
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+    ceil_mode: bool,
+) -> Result<(Tensor, Tensor)> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::max_pool2d_with_indices(
+        set_output,
+        self_,
+        kernel_size,
+        stride,
+        padding,
+        dilation,
+        ceil_mode,
+    )?;
+    let [output0, output1] = meta.into_outputs();
+    ops::max_pool2d_with_indices_out_op()?.call((
+        self_,
+        kernel_size,
+        stride,
+        padding,
+        dilation,
+        ceil_mode,
+        &output0,
+        &output1,
+    ))
+}
+/// Structured kernel (Out, meta) of `aten::max_pool2d_with_indices.out(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False, *, Tensor(a!) out, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))`.
+pub fn max_pool2d_with_indices_out_structured_meta(
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+    ceil_mode: bool,
+    out: &Tensor,
+    indices: &Tensor,
+) -> Result<(Tensor, Tensor)> {
+    let outs = [out, indices];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::max_pool2d_with_indices(
+        set_output,
+        self_,
+        kernel_size,
+        stride,
+        padding,
+        dilation,
+        ceil_mode,
+    )?;
+    let [output0, output1] = meta.into_outputs();
+    Ok((set_output.finish(output0), set_output.finish(output1)))
+}
+/// Structured kernel (Functional, meta) of `aten::mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor`.
+pub fn mse_loss_structured_meta(self_: &Tensor, target: &Tensor, reduction: i64) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::mse_loss(set_output, self_, target, reduction)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, default_backend) of `aten::mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor`.
+pub fn mse_loss_structured_default_backend(
+    self_: &Tensor,
+    target: &Tensor,
+    reduction: i64,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::mse_loss(set_output, self_, target, reduction)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    ops::mse_loss_out_op()?.call((self_, target, reduction, &output))
+}
+/// Structured kernel (Out, meta) of `aten::mse_loss.out(Tensor self, Tensor target, int reduction=1, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn mse_loss_out_structured_meta(
+    self_: &Tensor,
+    target: &Tensor,
+    reduction: i64,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::mse_loss(set_output, self_, target, reduction)?;
+    let output = crate::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, meta) of `aten::nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)`.
+pub fn nll_loss_forward_structured_meta(
+    self_: &Tensor,
+    target: &Tensor,
+    weight: Option<&Tensor>,
+    reduction: i64,
+    ignore_index: i64,
+) -> Result<(Tensor, Tensor)> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta =
+        crate::meta::nll_loss_forward(set_output, self_, target, weight, reduction, ignore_index)?;
+    let [output0, output1] = meta.into_outputs();
+    Ok((set_output.finish(output0), set_output.finish(output1)))
+}
+/// Structured kernel (Functional, default_backend) of `aten::nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)`.
+pub fn nll_loss_forward_structured_default_backend(
+    self_: &Tensor,
+    target: &Tensor,
+    weight: Option<&Tensor>,
+    reduction: i64,
+    ignore_index: i64,
+) -> Result<(Tensor, Tensor)> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta =
+        crate::meta::nll_loss_forward(set_output, self_, target, weight, reduction, ignore_index)?;
+    let [output0, output1] = meta.into_outputs();
+    ops::nll_loss_forward_output_op()?.call((
+        self_,
+        target,
+        weight,
+        reduction,
+        ignore_index,
+        &output0,
+        &output1,
+    ))
+}
+/// Structured kernel (Out, meta) of `aten::nll_loss_forward.output(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, *, Tensor(a!) output, Tensor(b!) total_weight) -> (Tensor(a!), Tensor(b!))`.
+pub fn nll_loss_forward_output_structured_meta(
+    self_: &Tensor,
+    target: &Tensor,
+    weight: Option<&Tensor>,
+    reduction: i64,
+    ignore_index: i64,
+    output: &Tensor,
+    total_weight: &Tensor,
+) -> Result<(Tensor, Tensor)> {
+    let outs = [output, total_weight];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta =
+        crate::meta::nll_loss_forward(set_output, self_, target, weight, reduction, ignore_index)?;
+    let [output0, output1] = meta.into_outputs();
+    Ok((set_output.finish(output0), set_output.finish(output1)))
 }
 
 aten_dispatch::torch_library_impl!(aten, BackendSelect, |m| {
@@ -4698,6 +4929,16 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
         "addmm.out",
         CppFunction::from_unboxed(addmm_out_structured_meta),
     )?;
+    m.impl_("gather", CppFunction::from_unboxed(gather_structured_meta))?;
+    m.impl_(
+        "gather.out",
+        CppFunction::from_unboxed(gather_out_structured_meta),
+    )?;
+    m.impl_("cat", CppFunction::from_unboxed(cat_structured_meta))?;
+    m.impl_(
+        "cat.out",
+        CppFunction::from_unboxed(cat_out_structured_meta),
+    )?;
     m.impl_("stack", CppFunction::from_unboxed(crate::native::stack))?;
     m.impl_("tril", CppFunction::from_unboxed(tril_structured_meta))?;
     m.impl_("tril_", CppFunction::from_unboxed(tril_structured_meta_))?;
@@ -4710,6 +4951,30 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
     m.impl_(
         "triu.out",
         CppFunction::from_unboxed(triu_out_structured_meta),
+    )?;
+    m.impl_(
+        "max_pool2d_with_indices",
+        CppFunction::from_unboxed(max_pool2d_with_indices_structured_meta),
+    )?;
+    m.impl_(
+        "max_pool2d_with_indices.out",
+        CppFunction::from_unboxed(max_pool2d_with_indices_out_structured_meta),
+    )?;
+    m.impl_(
+        "mse_loss",
+        CppFunction::from_unboxed(mse_loss_structured_meta),
+    )?;
+    m.impl_(
+        "mse_loss.out",
+        CppFunction::from_unboxed(mse_loss_out_structured_meta),
+    )?;
+    m.impl_(
+        "nll_loss_forward",
+        CppFunction::from_unboxed(nll_loss_forward_structured_meta),
+    )?;
+    m.impl_(
+        "nll_loss_forward.output",
+        CppFunction::from_unboxed(nll_loss_forward_output_structured_meta),
     )?;
     Ok(())
 });
@@ -4915,6 +5180,10 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutograd, |m| {
     m.impl_(
         "convolution",
         CppFunction::from_unboxed(crate::native::convolution),
+    )?;
+    m.impl_(
+        "native_layer_norm",
+        CppFunction::from_unboxed(crate::native::math_native_layer_norm),
     )?;
     m.impl_(
         "embedding",
@@ -5385,6 +5654,14 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutogradNonFunctional,
         CppFunction::from_unboxed(addmm_structured_default_backend_),
     )?;
     m.impl_(
+        "gather",
+        CppFunction::from_unboxed(gather_structured_default_backend),
+    )?;
+    m.impl_(
+        "cat",
+        CppFunction::from_unboxed(cat_structured_default_backend),
+    )?;
+    m.impl_(
         "tril",
         CppFunction::from_unboxed(tril_structured_default_backend),
     )?;
@@ -5399,6 +5676,18 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutogradNonFunctional,
     m.impl_(
         "triu_",
         CppFunction::from_unboxed(triu_structured_default_backend_),
+    )?;
+    m.impl_(
+        "max_pool2d_with_indices",
+        CppFunction::from_unboxed(max_pool2d_with_indices_structured_default_backend),
+    )?;
+    m.impl_(
+        "mse_loss",
+        CppFunction::from_unboxed(mse_loss_structured_default_backend),
+    )?;
+    m.impl_(
+        "nll_loss_forward",
+        CppFunction::from_unboxed(nll_loss_forward_structured_default_backend),
     )?;
     Ok(())
 });

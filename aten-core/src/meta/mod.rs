@@ -8,22 +8,34 @@
 //! A function is named after the family's functional operator
 //! (`add.Tensor`: [`add_tensor`]) and takes its arguments.
 //!
+//! - [`loss`]: `nll_loss_forward`, `mse_loss`;
+//! - [`pooling`]: `max_pool2d_with_indices`;
 //! - [`pointwise`]: the families built on `TensorIterator`
 //!   (`structured_inherits: TensorIteratorBase`): binary arithmetic,
 //!   bitwise operations, comparisons and unary functions;
+//! - [`cat`]: tensors joined along a dimension;
+//! - [`indexing`]: `gather`;
 //! - [`linear_algebra`]: matrix products, whose output is described through
 //!   `set_output` ([`MetaOutput`](crate::structured::MetaOutput));
 //! - [`reduction`]: reductions and the operations along one dimension
 //!   (`cumsum`, softmax);
 //! - [`triangular`]: `tril`, `triu`.
 
+pub mod cat;
+pub mod indexing;
 pub mod linear_algebra;
+pub mod loss;
 pub mod pointwise;
+pub mod pooling;
 pub mod reduction;
 pub mod triangular;
 
+pub use cat::cat;
+pub use indexing::gather;
 pub use linear_algebra::{addmm, bmm, mm};
+pub use loss::{mse_loss, nll_loss_forward};
 pub use pointwise::*;
+pub use pooling::max_pool2d_with_indices;
 pub use reduction::{
     _log_softmax, _softmax, all_dim, amax, amin, any_dim, argmax, cumsum, max_dim, mean_dim,
     sum_dim_intlist,
@@ -33,6 +45,25 @@ pub use triangular::{tril, triu};
 use c10_core::{Device, Error, Result, ScalarType};
 
 use crate::Tensor;
+
+/// Every tensor must be on one device (PyTorch's check of operators
+/// without `device_check: NoCheck`).
+pub fn check_same_device<'t>(tensors: impl IntoIterator<Item = &'t Tensor>) -> Result<()> {
+    let mut first: Option<Device> = None;
+    for t in tensors {
+        let Some(d) = t.device() else { continue };
+        match first {
+            None => first = Some(d),
+            Some(f) if f != d => {
+                return Err(Error::runtime(format!(
+                    "Expected all tensors to be on the same device, but found at least two devices, {f} and {d}!"
+                )))
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(())
+}
 
 /// The dtype and device of a defined tensor argument.
 fn dtype_and_device(t: &Tensor) -> Result<(ScalarType, Device)> {

@@ -64,15 +64,22 @@ fn accumulating_dtype(
 }
 
 /// A reduction of an empty tensor needs reduced dimensions, each of
-/// non-zero size (`zero_numel_check_dims`); `name` starts the error.
-fn zero_numel_check_dims(self_: &Tensor, dims: &[usize], name: &str) -> Result<()> {
+/// non-zero size (`zero_numel_check_dims`; the error names each dimension
+/// as given); `name` starts the error.
+fn zero_numel_check_dims(self_: &Tensor, dims: &[i64], name: &str) -> Result<()> {
     if dims.is_empty() {
-        return Err(Error::index_error(format!(
+        return Err(Error::runtime(format!(
             "{name}: Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument."
         )));
     }
     for &d in dims {
-        if self_.dim() > 0 && self_.size(d as i64)? == 0 {
+        if self_.dim() == 0 {
+            if d != 0 && d != -1 {
+                return Err(Error::index_error(format!(
+                    "{name}: Expected reduction dim -1 or 0 for scalar but got {d}"
+                )));
+            }
+        } else if self_.size(d)? == 0 {
             return Err(Error::index_error(format!(
                 "{name}: Expected reduction dim {d} to have non-zero size."
             )));
@@ -137,11 +144,7 @@ fn extreme(
         }
     }
     if self_.numel() == 0 {
-        let wrapped = dim
-            .iter()
-            .map(|&d| wrap_dim(d, self_.dim()))
-            .collect::<Result<Vec<_>>>()?;
-        zero_numel_check_dims(self_, &wrapped, name)?;
+        zero_numel_check_dims(self_, dim, name)?;
     }
     resize_reduction(out, self_, Some(dim), keepdim, own)
 }
@@ -166,10 +169,8 @@ pub fn argmax(
 ) -> Result<MetaOutput> {
     match dim {
         Some(d) => {
-            let w = wrap_dim(d, self_.dim())?;
-            if self_.numel() == 0 {
-                zero_numel_check_dims(self_, &[w], "argmax()")?;
-            }
+            let w = wrap_dim(d, self_.dim())? as i64;
+            zero_numel_check_dims(self_, &[w], "argmax()")?;
         }
         None if self_.numel() == 0 => {
             return Err(Error::index_error(
@@ -191,12 +192,10 @@ pub fn max_dim(
     keepdim: bool,
 ) -> Result<MetaOutput<2>> {
     let (dtype, device) = dtype_and_device(self_)?;
-    let w = wrap_dim(dim, self_.dim())?;
-    if self_.numel() == 0 {
-        zero_numel_check_dims(self_, &[w], "max()")?;
-    }
+    let w = wrap_dim(dim, self_.dim())? as i64;
+    zero_numel_check_dims(self_, &[w], "max()")?;
     if dtype.is_complex() {
-        return Err(Error::runtime("max(): does not support complex input"));
+        return Err(Error::type_error("max(): does not support complex input"));
     }
     let shape = shape_of(self_, Some(&[dim]), keepdim)?;
     out.set_outputs(

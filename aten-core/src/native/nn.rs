@@ -1,7 +1,7 @@
 //! Composite neural-network operators, decomposed as PyTorch decomposes
 //! them: `conv2d` -> `convolution` -> the backend's convolution kernels,
 //! `max_pool2d` -> `max_pool2d_with_indices`, `layer_norm` ->
-//! `native_layer_norm`, `embedding` -> `index_select`, `cross_entropy_loss`
+//! `native_layer_norm` (whose default-backend kernel decomposes further), `embedding` -> `index_select`, `cross_entropy_loss`
 //! -> `log_softmax` + `nll_loss_nd` -> `nll_loss_forward`, `dropout` ->
 //! `native_dropout`.
 
@@ -198,6 +198,84 @@ pub fn layer_norm(
     _cudnn_enable: bool,
 ) -> Result<Tensor> {
     ops::native_layer_norm(input, normalized_shape, weight, bias, eps).map(|(out, _, _)| out)
+}
+
+/// `native_layer_norm`'s argument checks (`_check_layer_norm_inputs`);
+/// the shape of its mean and rstd outputs: the input's leading
+/// dimensions, then a 1 per normalized one.
+pub fn check_layer_norm_inputs(
+    input: &Tensor,
+    normalized_shape: &[i64],
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+) -> Result<Vec<i64>> {
+    let nd = normalized_shape.len();
+    if nd == 0 {
+        return Err(Error::runtime(format!(
+            "Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one element, but got normalized_shape = {}",
+            fmt_list(normalized_shape)
+        )));
+    }
+    for (t, what) in [(weight, "weight"), (bias, "bias")] {
+        if let Some(t) = t {
+            if t.sizes() != normalized_shape {
+                return Err(Error::runtime(format!(
+                    "Expected {what} to be of same shape as normalized_shape, but got {what} of shape {} and normalized_shape = {}",
+                    fmt_list(&t.sizes()),
+                    fmt_list(normalized_shape)
+                )));
+            }
+        }
+    }
+    let sizes = input.sizes();
+    let ndim = sizes.len();
+    if ndim < nd || sizes[ndim - nd..] != *normalized_shape {
+        let shape = normalized_shape
+            .iter()
+            .map(|s| s.to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
+        return Err(Error::runtime(format!(
+            "Given normalized_shape={}, expected input with shape [*, {shape}], but got input of size{}",
+            fmt_list(normalized_shape),
+            fmt_list(&sizes)
+        )));
+    }
+    let mut stat_shape = sizes[..ndim - nd].to_vec();
+    stat_shape.extend(std::iter::repeat_n(1, nd));
+    Ok(stat_shape)
+}
+
+/// `native_layer_norm` (CompositeExplicitAutograd, PyTorch's
+/// `math_native_layer_norm`): the same result from `mean`, `rsqrt` and
+/// pointwise operators, on any backend.
+pub fn math_native_layer_norm(
+    input: &Tensor,
+    normalized_shape: &[i64],
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    eps: f64,
+) -> Result<(Tensor, Tensor, Tensor)> {
+    check_layer_norm_inputs(input, normalized_shape, weight, bias)?;
+    let ndim = input.dim() as i64;
+    let axes: Vec<i64> = (ndim - normalized_shape.len() as i64..ndim).collect();
+    let keep = || ops::MeanDimOptions {
+        keepdim: true,
+        dtype: None,
+    };
+    let mean = ops::mean_dim_with(input, Some(&axes), keep())?;
+    let centered = ops::sub_tensor(input, &mean)?;
+    let squares = ops::mul_tensor(&centered, &centered)?;
+    let var = ops::mean_dim_with(&squares, Some(&axes), keep())?;
+    let rstd = ops::rsqrt(&ops::add_scalar(&var, Scalar::Double(eps))?)?;
+    let mut out = ops::mul_tensor(&centered, &rstd)?;
+    if let Some(w) = weight {
+        out = ops::mul_tensor(&out, w)?;
+    }
+    if let Some(b) = bias {
+        out = ops::add_tensor(&out, b)?;
+    }
+    Ok((out, mean, rstd))
 }
 
 /// `embedding(weight, indices, ...)` (CompositeExplicitAutograd): rows of

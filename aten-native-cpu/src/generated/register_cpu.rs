@@ -1693,6 +1693,51 @@ pub fn addmm_out_structured_cpu(
     let output = aten_core::structured::StructuredMeta::into_output(meta);
     Ok(set_output.finish(output))
 }
+/// Structured kernel (Functional, cpu) of `aten::gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor`.
+pub fn gather_structured_cpu(
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    sparse_grad: bool,
+) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::gather(set_output, self_, dim, index, sparse_grad)?;
+    crate::kernels::gather_out(&mut meta, self_, dim, index, sparse_grad)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Out, cpu) of `aten::gather.out(Tensor self, int dim, Tensor index, *, bool sparse_grad=False, Tensor(a!) out) -> Tensor(a!)`.
+pub fn gather_out_structured_cpu(
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    sparse_grad: bool,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta = aten_core::meta::gather(set_output, self_, dim, index, sparse_grad)?;
+    crate::kernels::gather_out(&mut meta, self_, dim, index, sparse_grad)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, cpu) of `aten::cat(Tensor[] tensors, int dim=0) -> Tensor`.
+pub fn cat_structured_cpu(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::cat(set_output, tensors, dim)?;
+    crate::kernels::cat_out_cpu(&mut meta, tensors, dim)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Out, cpu) of `aten::cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn cat_out_structured_cpu(tensors: &[Tensor], dim: i64, out: &Tensor) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta = aten_core::meta::cat(set_output, tensors, dim)?;
+    crate::kernels::cat_out_cpu(&mut meta, tensors, dim)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
+}
 /// Structured kernel (Functional, cpu) of `aten::tril(Tensor self, SymInt diagonal=0) -> Tensor`.
 pub fn tril_structured_cpu(self_: &Tensor, diagonal: i64) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
@@ -1742,6 +1787,152 @@ pub fn triu_out_structured_cpu(self_: &Tensor, diagonal: i64, out: &Tensor) -> R
     crate::kernels::triu_out(&mut meta, self_, diagonal)?;
     let output = aten_core::structured::StructuredMeta::into_output(meta);
     Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, cpu) of `aten::max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)`.
+pub fn max_pool2d_with_indices_structured_cpu(
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+    ceil_mode: bool,
+) -> Result<(Tensor, Tensor)> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::max_pool2d_with_indices(
+        set_output,
+        self_,
+        kernel_size,
+        stride,
+        padding,
+        dilation,
+        ceil_mode,
+    )?;
+    crate::kernels::max_pool2d_with_indices_out_cpu(
+        &mut meta,
+        self_,
+        kernel_size,
+        stride,
+        padding,
+        dilation,
+        ceil_mode,
+    )?;
+    let [output0, output1] = meta.into_outputs();
+    Ok((set_output.finish(output0), set_output.finish(output1)))
+}
+/// Structured kernel (Out, cpu) of `aten::max_pool2d_with_indices.out(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False, *, Tensor(a!) out, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))`.
+pub fn max_pool2d_with_indices_out_structured_cpu(
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+    ceil_mode: bool,
+    out: &Tensor,
+    indices: &Tensor,
+) -> Result<(Tensor, Tensor)> {
+    let outs = [out, indices];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta = aten_core::meta::max_pool2d_with_indices(
+        set_output,
+        self_,
+        kernel_size,
+        stride,
+        padding,
+        dilation,
+        ceil_mode,
+    )?;
+    crate::kernels::max_pool2d_with_indices_out_cpu(
+        &mut meta,
+        self_,
+        kernel_size,
+        stride,
+        padding,
+        dilation,
+        ceil_mode,
+    )?;
+    let [output0, output1] = meta.into_outputs();
+    Ok((set_output.finish(output0), set_output.finish(output1)))
+}
+/// Structured kernel (Functional, cpu) of `aten::mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor`.
+pub fn mse_loss_structured_cpu(self_: &Tensor, target: &Tensor, reduction: i64) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::mse_loss(set_output, self_, target, reduction)?;
+    crate::kernels::mse_loss_out(&mut meta, self_, target, reduction)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Out, cpu) of `aten::mse_loss.out(Tensor self, Tensor target, int reduction=1, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn mse_loss_out_structured_cpu(
+    self_: &Tensor,
+    target: &Tensor,
+    reduction: i64,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta = aten_core::meta::mse_loss(set_output, self_, target, reduction)?;
+    crate::kernels::mse_loss_out(&mut meta, self_, target, reduction)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, cpu) of `aten::nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)`.
+pub fn nll_loss_forward_structured_cpu(
+    self_: &Tensor,
+    target: &Tensor,
+    weight: Option<&Tensor>,
+    reduction: i64,
+    ignore_index: i64,
+) -> Result<(Tensor, Tensor)> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::nll_loss_forward(
+        set_output,
+        self_,
+        target,
+        weight,
+        reduction,
+        ignore_index,
+    )?;
+    crate::kernels::nll_loss_forward_out_cpu(
+        &mut meta,
+        self_,
+        target,
+        weight,
+        reduction,
+        ignore_index,
+    )?;
+    let [output0, output1] = meta.into_outputs();
+    Ok((set_output.finish(output0), set_output.finish(output1)))
+}
+/// Structured kernel (Out, cpu) of `aten::nll_loss_forward.output(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, *, Tensor(a!) output, Tensor(b!) total_weight) -> (Tensor(a!), Tensor(b!))`.
+pub fn nll_loss_forward_output_structured_cpu(
+    self_: &Tensor,
+    target: &Tensor,
+    weight: Option<&Tensor>,
+    reduction: i64,
+    ignore_index: i64,
+    output: &Tensor,
+    total_weight: &Tensor,
+) -> Result<(Tensor, Tensor)> {
+    let outs = [output, total_weight];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta = aten_core::meta::nll_loss_forward(
+        set_output,
+        self_,
+        target,
+        weight,
+        reduction,
+        ignore_index,
+    )?;
+    crate::kernels::nll_loss_forward_out_cpu(
+        &mut meta,
+        self_,
+        target,
+        weight,
+        reduction,
+        ignore_index,
+    )?;
+    let [output0, output1] = meta.into_outputs();
+    Ok((set_output.finish(output0), set_output.finish(output1)))
 }
 
 aten_dispatch::torch_library_impl!(aten, CPU, |m| {
@@ -2329,8 +2520,13 @@ aten_dispatch::torch_library_impl!(aten, CPU, |m| {
         "index_select",
         CppFunction::from_unboxed(crate::kernels::index_select),
     )?;
-    m.impl_("gather", CppFunction::from_unboxed(crate::kernels::gather))?;
-    m.impl_("cat", CppFunction::from_unboxed(crate::kernels::cat))?;
+    m.impl_("gather", CppFunction::from_unboxed(gather_structured_cpu))?;
+    m.impl_(
+        "gather.out",
+        CppFunction::from_unboxed(gather_out_structured_cpu),
+    )?;
+    m.impl_("cat", CppFunction::from_unboxed(cat_structured_cpu))?;
+    m.impl_("cat.out", CppFunction::from_unboxed(cat_out_structured_cpu))?;
     m.impl_("tril", CppFunction::from_unboxed(tril_structured_cpu))?;
     m.impl_("tril_", CppFunction::from_unboxed(tril_structured_cpu_))?;
     m.impl_(
@@ -2353,19 +2549,31 @@ aten_dispatch::torch_library_impl!(aten, CPU, |m| {
     )?;
     m.impl_(
         "max_pool2d_with_indices",
-        CppFunction::from_unboxed(crate::kernels::max_pool2d_with_indices),
+        CppFunction::from_unboxed(max_pool2d_with_indices_structured_cpu),
+    )?;
+    m.impl_(
+        "max_pool2d_with_indices.out",
+        CppFunction::from_unboxed(max_pool2d_with_indices_out_structured_cpu),
     )?;
     m.impl_(
         "native_layer_norm",
-        CppFunction::from_unboxed(crate::kernels::native_layer_norm),
+        CppFunction::from_unboxed(crate::kernels::layer_norm_cpu),
     )?;
     m.impl_(
         "mse_loss",
-        CppFunction::from_unboxed(crate::kernels::mse_loss),
+        CppFunction::from_unboxed(mse_loss_structured_cpu),
+    )?;
+    m.impl_(
+        "mse_loss.out",
+        CppFunction::from_unboxed(mse_loss_out_structured_cpu),
     )?;
     m.impl_(
         "nll_loss_forward",
-        CppFunction::from_unboxed(crate::kernels::nll_loss_forward),
+        CppFunction::from_unboxed(nll_loss_forward_structured_cpu),
+    )?;
+    m.impl_(
+        "nll_loss_forward.output",
+        CppFunction::from_unboxed(nll_loss_forward_output_structured_cpu),
     )?;
     m.impl_(
         "native_dropout",
@@ -2446,8 +2654,6 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
         "index_select",
         CppFunction::from_unboxed(crate::kernels::index_select),
     )?;
-    m.impl_("gather", CppFunction::from_unboxed(crate::kernels::gather))?;
-    m.impl_("cat", CppFunction::from_unboxed(crate::kernels::cat))?;
     m.impl_(
         "_slow_conv2d_forward",
         CppFunction::from_unboxed(crate::kernels::slow_conv2d_forward),
@@ -2455,22 +2661,6 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
     m.impl_(
         "slow_conv_dilated2d",
         CppFunction::from_unboxed(crate::kernels::slow_conv_dilated2d),
-    )?;
-    m.impl_(
-        "max_pool2d_with_indices",
-        CppFunction::from_unboxed(crate::kernels::max_pool2d_with_indices),
-    )?;
-    m.impl_(
-        "native_layer_norm",
-        CppFunction::from_unboxed(crate::kernels::native_layer_norm),
-    )?;
-    m.impl_(
-        "mse_loss",
-        CppFunction::from_unboxed(crate::kernels::mse_loss),
-    )?;
-    m.impl_(
-        "nll_loss_forward",
-        CppFunction::from_unboxed(crate::kernels::nll_loss_forward),
     )?;
     m.impl_(
         "native_dropout",

@@ -1,13 +1,16 @@
-//! `index_select` and `gather`: copies of the elements an index tensor
-//! picks.
+//! `index_select` and `gather`'s impl: copies of the elements an index
+//! tensor picks.
 
-use aten_core::native::{fmt_list, wrap_dim};
+use aten_core::native::wrap_dim;
+use aten_core::structured::MetaOutput;
 use aten_core::Tensor;
 use c10_core::tensor_impl::for_each_offset;
 use c10_core::{Error, Result, ScalarType, TensorBase};
 
 use super::gather_offsets::gather_offsets;
-use super::util::{check_same_device, device_of, dtype_of, is_meta, layout_of};
+use aten_core::meta::check_same_device;
+
+use super::util::{device_of, dtype_of, is_meta, layout_of, with_fresh_output};
 
 /// The values of an int64 or int32 index tensor, in row-major order.
 fn index_values(index: &TensorBase, what: &str) -> Result<Vec<i64>> {
@@ -30,7 +33,7 @@ pub fn index_select(self_: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> 
     }
     let ndim = sl.sizes().len();
     let d = wrap_dim(dim, ndim)?;
-    check_same_device([&**self_, &**index])?;
+    check_same_device([self_, index])?;
     let idx = if is_meta(index) {
         Vec::new()
     } else {
@@ -78,47 +81,44 @@ pub fn index_select(self_: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> 
     Ok(Tensor::from(out))
 }
 
-/// `gather(dim, index, sparse_grad)`: `out[p] = self[p with index[p] at dim]`.
-pub fn gather(self_: &Tensor, dim: i64, index: &Tensor, _sparse_grad: bool) -> Result<Tensor> {
+/// `gather.out`: `out[p] = self[p with index[p] at dim]`.
+pub fn gather_out(
+    meta: &mut MetaOutput,
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    _sparse_grad: bool,
+) -> Result<()> {
     let sl = layout_of(self_)?;
     let ndim = sl.sizes().len();
     let d = wrap_dim(dim, ndim)?;
-    if dtype_of(index)? != ScalarType::Long {
-        return Err(Error::runtime("gather(): Expected dtype int64 for index"));
+    let idx = index_values(index, "gather")?;
+    if idx.is_empty() {
+        return Ok(());
     }
-    if index.dim() != ndim && !(ndim == 0 && index.dim() <= 1) {
-        return Err(Error::runtime(
-            "Index tensor must have the same number of dimensions as input tensor",
-        ));
-    }
-    for k in 0..index.dim() {
-        if k != d && index.size((k) as i64)? > sl.sizes()[k] {
-            return Err(Error::runtime(format!(
-                "Size does not match at dimension {k} expected index {} to be no larger than self {} apart from dimension {d}",
-                fmt_list(&index.sizes()),
-                fmt_list(sl.sizes())
-            )));
-        }
-    }
-    let out = TensorBase::empty(&index.sizes(), dtype_of(self_)?, device_of(self_))?;
-    if is_meta(self_) || out.numel() == 0 {
-        return Ok(Tensor::from(out));
-    }
-    let idx = index.to_vec::<i64>()?;
     let size = if ndim == 0 { 1 } else { sl.sizes()[d] };
     let stride = if ndim == 0 { 0 } else { sl.strides()[d] };
+    // A 0-dim tensor counts as one of shape [1].
+    let index_sizes = if index.dim() == 0 {
+        vec![1]
+    } else {
+        index.sizes().to_vec()
+    };
     let mut strides: Vec<i64> = if ndim == 0 {
-        vec![0; index.dim()]
+        vec![0; index_sizes.len()]
     } else {
         sl.strides().to_vec()
     };
-    if !strides.is_empty() {
+    if ndim > 0 {
         strides[d] = 0;
+    }
+    if strides.len() != index_sizes.len() || idx.len() as i64 != meta.output().numel() {
+        return Err(Error::runtime("gather: the tensors changed while it ran"));
     }
     let mut offsets = Vec::with_capacity(idx.len());
     let mut bad = None;
     let mut k = 0;
-    for_each_offset(&index.sizes(), &strides, sl.storage_offset(), |base| {
+    for_each_offset(&index_sizes, &strides, sl.storage_offset(), |base| {
         let i = idx[k];
         k += 1;
         if i < 0 || i >= size {
@@ -133,6 +133,5 @@ pub fn gather(self_: &Tensor, dim: i64, index: &Tensor, _sparse_grad: bool) -> R
             "index {i} is out of bounds for dimension {d} with size {size}"
         )));
     }
-    gather_offsets(&sl, &out, &offsets)?;
-    Ok(Tensor::from(out))
+    with_fresh_output(meta, |out| gather_offsets(&sl, out, &offsets))
 }

@@ -40,7 +40,7 @@ pub use binary::{
     add_out, atan2_out, div_out, div_out_mode, fmod_tensor_out, maximum_out, minimum_out, mul_out,
     pow_tensor_scalar_out, pow_tensor_tensor_out, remainder_tensor_out, sub_out,
 };
-pub use cat::cat;
+pub use cat::cat_out_cpu;
 pub use compare::{
     bitwise_and_tensor_out, bitwise_or_tensor_out, bitwise_xor_tensor_out, eq_scalar_out,
     eq_tensor_out, ge_scalar_out, ge_tensor_out, gt_scalar_out, gt_tensor_out, le_scalar_out,
@@ -49,11 +49,11 @@ pub use compare::{
 pub use factories::{empty_cpu, empty_strided_cpu};
 pub use fill::{arange_out, eye_out, fill_, linspace_out, normal_, uniform_, zero_};
 pub use flip::flip;
-pub use indexing::{gather, index_select};
+pub use indexing::{gather_out, index_select};
 pub use linear_algebra::{addmm_out, bmm_out, dot, mm_out};
 pub use nn::{
-    max_pool2d_with_indices, mse_loss, native_dropout, native_layer_norm, nll_loss_forward,
-    slow_conv2d_forward, slow_conv_dilated2d,
+    layer_norm_cpu, max_pool2d_with_indices_out_cpu, mse_loss_out, native_dropout,
+    nll_loss_forward_out_cpu, slow_conv2d_forward, slow_conv_dilated2d,
 };
 pub use pointwise_ops::*;
 pub use reduce::{

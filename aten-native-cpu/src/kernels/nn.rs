@@ -1,25 +1,19 @@
 //! Neural-network kernels: 2-d convolution (im2col + GEMM), max pooling,
 //! layer normalisation, the NLL and MSE losses and dropout.
 
-use aten_core::native::fmt_list;
+use aten_core::meta::loss::REDUCTION_NONE;
+use aten_core::meta::pooling::{pair, Pool2d};
+use aten_core::native::{check_layer_norm_inputs, fmt_list};
+use aten_core::structured::MetaOutput;
+use aten_core::tensor_iterator::TensorIterator;
 use aten_core::{ops, Tensor};
 use c10_core::{dispatch_dtype, Error, Generator, Numeric, Result, Scalar, ScalarType, TensorBase};
 use rayon::prelude::*;
 
-use super::util::{device_of, dtype_of, is_meta, not_implemented};
+use super::util::{device_of, dtype_of, is_meta, not_implemented, write_output};
 use crate::dispatch_floating;
 use crate::gemm::{Gemm, MatMut, MatPtr};
-
-/// A one- or two-element int list as a pair (`expand_param_if_needed`).
-pub fn pair(v: &[i64], name: &str, op: &str) -> Result<(i64, i64)> {
-    match *v {
-        [a] => Ok((a, a)),
-        [a, b] => Ok((a, b)),
-        _ => Err(Error::runtime(format!(
-            "{op}: {name} must either be a single int, or a tuple of two ints"
-        ))),
-    }
-}
+use crate::loops::binary;
 
 /// Geometry of one 2-d convolution.
 #[derive(Copy, Clone)]
@@ -372,117 +366,46 @@ pub fn slow_conv_dilated2d(
     )
 }
 
-/// PyTorch's `pooling_output_shape`.
-fn pooling_output_shape(
-    input: i64,
-    kernel: i64,
-    pad: i64,
-    stride: i64,
-    dilation: i64,
-    ceil_mode: bool,
-) -> Result<i64> {
-    // In i128: the arguments are any i64.
-    let (input, kernel, pad, stride, dilation) = (
-        i128::from(input),
-        i128::from(kernel),
-        i128::from(pad),
-        i128::from(stride),
-        i128::from(dilation),
-    );
-    let numerator =
-        input + 2 * pad - dilation * (kernel - 1) - 1 + if ceil_mode { stride - 1 } else { 0 };
-    let mut out = numerator.div_euclid(stride) + 1;
-    if ceil_mode && (out - 1) * stride >= input + pad {
-        out -= 1;
-    }
-    i64::try_from(out).map_err(|_| Error::runtime("max_pool2d: the output size overflows"))
-}
-
-/// `max_pool2d_with_indices(self, kernel_size, stride, padding, dilation,
-/// ceil_mode)`: the maxima of each window (NaN wins) and their flat
-/// positions in the input plane.
-pub fn max_pool2d_with_indices(
+/// `max_pool2d_with_indices.out`: the maxima of each window (NaN wins)
+/// and their flat positions in the input plane.
+pub fn max_pool2d_with_indices_out_cpu(
+    meta: &mut MetaOutput<2>,
     self_: &Tensor,
     kernel_size: &[i64],
     stride: &[i64],
     padding: &[i64],
     dilation: &[i64],
-    ceil_mode: bool,
-) -> Result<(Tensor, Tensor)> {
-    let op = "max_pool2d";
-    let (kh, kw) = pair(kernel_size, "kernel_size", op)?;
-    let (sh, sw) = if stride.is_empty() {
-        (kh, kw)
-    } else {
-        pair(stride, "stride", op)?
-    };
-    let (ph, pw) = pair(padding, "padding", op)?;
-    let (dh, dw) = pair(dilation, "dilation", op)?;
-    if kh <= 0 || kw <= 0 {
-        return Err(Error::runtime(format!(
-            "kernel size should be greater than zero, but got kH: {kh} kW: {kw}"
-        )));
-    }
-    if sh <= 0 || sw <= 0 {
-        return Err(Error::runtime(format!(
-            "stride should be greater than zero, but got dH: {sh} dW: {sw}"
-        )));
-    }
-    if dh <= 0 || dw <= 0 {
-        return Err(Error::runtime(format!(
-            "dilation should be greater than zero, but got dilationH: {dh} dilationW: {dw}"
-        )));
-    }
-    let ndim = self_.dim();
-    if !(ndim == 3 || ndim == 4) || self_.sizes().get(ndim - 3..).is_none_or(|s| s.contains(&0)) {
-        return Err(Error::runtime(format!(
-            "non-empty 3D or 4D (batch mode) tensor expected for input, but got: {}",
-            fmt_list(&self_.sizes())
-        )));
-    }
-    if ph < 0 || pw < 0 {
-        return Err(Error::runtime(format!(
-            "pad must be non-negative, but got pad: {}",
-            if ph < 0 { ph } else { pw }
-        )));
-    }
-    let half_kernel = |k: i64, d: i64| ((i128::from(k) - 1) * i128::from(d) + 1) / 2;
-    for (p, k, d) in [(ph, kh, dh), (pw, kw, dw)] {
-        if i128::from(p) > half_kernel(k, d) {
-            return Err(Error::runtime(format!(
-                "pad should be at most half of effective kernel size, but got pad={p}, kernel_size={k} and dilation={d}"
-            )));
-        }
-    }
-    let sizes = self_.sizes();
-    let (c, h, w) = (sizes[ndim - 3], sizes[ndim - 2], sizes[ndim - 1]);
-    let oh = pooling_output_shape(h, kh, ph, sh, dh, ceil_mode)?;
-    let ow = pooling_output_shape(w, kw, pw, sw, dw, ceil_mode)?;
-    if oh < 1 || ow < 1 {
-        return Err(Error::runtime(format!(
-            "Given input size: ({c}x{h}x{w}). Calculated output size: ({c}x{oh}x{ow}). Output size is too small"
-        )));
-    }
-    let mut out_sizes = sizes[..ndim - 2].to_vec();
-    out_sizes.extend([oh, ow]);
+    _ceil_mode: bool,
+) -> Result<()> {
+    let p = Pool2d::new(kernel_size, stride, padding, dilation)?;
+    let ((kh, kw), (sh, sw), (ph, pw), (dh, dw)) = (p.kernel, p.stride, p.padding, p.dilation);
     let dtype = dtype_of(self_)?;
-    let device = device_of(self_);
-    if is_meta(self_) {
-        return Ok((
-            Tensor::from(TensorBase::empty(&out_sizes, dtype, device)?),
-            Tensor::from(TensorBase::empty(&out_sizes, ScalarType::Long, device)?),
-        ));
+    let sizes = self_.sizes();
+    let [values_out, indices_out] = meta.outputs();
+    let out_sizes = values_out.sizes();
+    let ndim = sizes.len();
+    if ndim < 3 || out_sizes.len() != ndim {
+        return Err(Error::runtime("max_pool2d: the input changed while it ran"));
     }
+    let (h, w) = (sizes[ndim - 2], sizes[ndim - 1]);
+    let (oh, ow) = (out_sizes[ndim - 2], out_sizes[ndim - 1]);
+    let fresh = meta.is_fresh();
     if dtype == ScalarType::Bool {
         return Err(not_implemented("max_pool2d", dtype));
     }
-    let planes = (self_.numel() / (h * w)) as usize;
-    let mut indices = Vec::with_capacity(planes * (oh * ow) as usize);
-    let values = dispatch_dtype!(dtype, T => {
+    let plane_len = (h * w) as usize;
+    let mut indices = Vec::new();
+    dispatch_dtype!(dtype, T => {
+        // The meta function checked that planes are non-empty.
         let x = self_.to_vec::<T>()?;
+        if plane_len == 0 || x.len() % plane_len != 0 {
+            return Err(Error::runtime("max_pool2d: the input changed while it ran"));
+        }
+        let planes = x.len() / plane_len;
+        indices.reserve(planes * (oh * ow) as usize);
         let mut y: Vec<T> = Vec::with_capacity(indices.capacity());
         for p in 0..planes {
-            let plane = &x[p * (h * w) as usize..][..(h * w) as usize];
+            let plane = &x[p * plane_len..][..plane_len];
             for oy in 0..oh {
                 for ox in 0..ow {
                     // In i128: strides, paddings and dilations are any
@@ -518,63 +441,26 @@ pub fn max_pool2d_with_indices(
                 }
             }
         }
-        Tensor::from_vec(y, &out_sizes)?
+        write_output(values_out, fresh, &y)?;
     }, _ => return Err(not_implemented("max_pool2d", dtype)));
-    Ok((values, Tensor::from_vec(indices, &out_sizes)?))
+    write_output(indices_out, fresh, &indices)
 }
 
-/// `native_layer_norm(input, normalized_shape, weight, bias, eps)`: the
-/// normalised output and each row's mean and reciprocal standard deviation.
-pub fn native_layer_norm(
+/// `native_layer_norm` on CPU: the normalised output and each row's mean
+/// and reciprocal standard deviation.
+pub fn layer_norm_cpu(
     input: &Tensor,
     normalized_shape: &[i64],
     weight: Option<&Tensor>,
     bias: Option<&Tensor>,
     eps: f64,
 ) -> Result<(Tensor, Tensor, Tensor)> {
-    let nd = normalized_shape.len();
-    if nd == 0 {
-        return Err(Error::runtime(format!(
-            "Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one element, but got normalized_shape = {}",
-            fmt_list(normalized_shape)
-        )));
-    }
-    for (t, what) in [(weight, "weight"), (bias, "bias")] {
-        if let Some(t) = t {
-            if t.sizes() != normalized_shape {
-                return Err(Error::runtime(format!(
-                    "Expected {what} to be of same shape as normalized_shape, but got {what} of shape {} and normalized_shape = {}",
-                    fmt_list(&t.sizes()),
-                    fmt_list(normalized_shape)
-                )));
-            }
-        }
-    }
+    let stat_shape = check_layer_norm_inputs(input, normalized_shape, weight, bias)?;
     let sizes = input.sizes();
     let ndim = sizes.len();
-    if ndim < nd || sizes[ndim - nd..] != *normalized_shape {
-        let shape = normalized_shape
-            .iter()
-            .map(|s| s.to_string())
-            .collect::<Vec<_>>()
-            .join(", ");
-        return Err(Error::runtime(format!(
-            "Given normalized_shape={}, expected input with shape [*, {shape}], but got input of size{}",
-            fmt_list(normalized_shape),
-            fmt_list(&sizes)
-        )));
-    }
+    let nd = normalized_shape.len();
     let dtype = dtype_of(input)?;
     let device = device_of(input);
-    let mut stat_shape = sizes[..ndim - nd].to_vec();
-    stat_shape.extend(std::iter::repeat_n(1, nd));
-    if is_meta(input) {
-        return Ok((
-            Tensor::from(TensorBase::empty(&sizes, dtype, device)?),
-            Tensor::from(TensorBase::empty(&stat_shape, dtype, device)?),
-            Tensor::from(TensorBase::empty(&stat_shape, dtype, device)?),
-        ));
-    }
     // Checked: with a zero size, the others may have any product. The
     // input is then empty: no rows, or rows of nothing (mean and rstd NaN).
     let product = |s: &[i64]| {
@@ -630,55 +516,19 @@ pub fn native_layer_norm(
     })
 }
 
-/// `nll_loss_forward(self, target, weight, reduction, ignore_index)`: the
-/// loss and the total weight of the counted targets.
-pub fn nll_loss_forward(
+/// `nll_loss_forward.output`: the loss and the total weight of the
+/// counted targets.
+pub fn nll_loss_forward_out_cpu(
+    meta: &mut MetaOutput<2>,
     self_: &Tensor,
     target: &Tensor,
     weight: Option<&Tensor>,
     reduction: i64,
     ignore_index: i64,
-) -> Result<(Tensor, Tensor)> {
+) -> Result<()> {
     let ndim = self_.dim();
-    if !(1..=2).contains(&ndim) {
-        return Err(Error::runtime("input tensor should be 1D or 2D"));
-    }
-    if target.dim() > 1 {
-        return Err(Error::runtime(
-            "0D or 1D target tensor expected, multi-target not supported",
-        ));
-    }
-    let no_batch = ndim == 1 && target.dim() == 0;
-    let batch = if ndim == 1 { 1 } else { self_.size(0)? };
-    if !(no_batch || target.sizes().first() == self_.sizes().first()) {
-        return Err(Error::runtime(format!(
-            "size mismatch (got input: {}, target: {})",
-            fmt_list(&self_.sizes()),
-            fmt_list(&target.sizes())
-        )));
-    }
-    let classes = self_.size((ndim - 1) as i64)?;
-    if let Some(w) = weight {
-        if w.numel() != classes {
-            return Err(Error::runtime(format!(
-                "weight tensor should be defined either for all {classes} classes or no classes but got weight tensor of shape: {}",
-                fmt_list(&w.sizes())
-            )));
-        }
-    }
+    let classes = self_.size(-1)?;
     let dtype = dtype_of(self_)?;
-    let device = device_of(self_);
-    let out_shape: Vec<i64> = if reduction == 0 && ndim == 2 {
-        vec![batch]
-    } else {
-        vec![]
-    };
-    if is_meta(self_) {
-        return Ok((
-            Tensor::from(TensorBase::empty(&out_shape, dtype, device)?),
-            Tensor::from(TensorBase::empty(&[], dtype, device)?),
-        ));
-    }
     if dtype_of(target)? != ScalarType::Long {
         return Err(Error::runtime(format!(
             "expected scalar type Long but found {}",
@@ -690,9 +540,16 @@ pub fn nll_loss_forward(
         // One sample: PyTorch reads the first target only.
         t.truncate(1);
     }
+    let [output, total_weight_out] = meta.outputs();
+    let fresh = meta.is_fresh();
     dispatch_floating!(dtype, "nll_loss_out_frame", T => {
         let x = self_.to_vec::<T>()?;
         let w: Option<Vec<T>> = weight.map(|w| w.to_vec::<T>()).transpose()?;
+        if w.as_ref().is_some_and(|w| w.len() as i64 != classes)
+            || x.len() as i64 != t.len() as i64 * classes
+        {
+            return Err(Error::runtime("nll_loss: the inputs changed while it ran"));
+        }
         let mut losses = Vec::with_capacity(t.len());
         let (mut total, mut total_weight) = (0.0f64, 0.0f64);
         for (i, &cls) in t.iter().enumerate() {
@@ -709,28 +566,49 @@ pub fn nll_loss_forward(
             total += l;
             total_weight += wc;
         }
-        let output = match reduction {
-            0 => Tensor::from_vec(losses, &out_shape)?,
-            1 => Tensor::from_vec(vec![T::from_f64(total / total_weight)], &[])?,
-            2 => Tensor::from_vec(vec![T::from_f64(total)], &[])?,
-            other => return Err(Error::value_error(format!("{other} is not a valid value for reduction"))),
-        };
-        Ok((output, Tensor::from_vec(vec![T::from_f64(total_weight)], &[])?))
+        match reduction {
+            0 if ndim == 2 => write_output(output, fresh, &losses)?,
+            0 | 2 => write_output(output, fresh, &[T::from_f64(total)])?,
+            1 => write_output(output, fresh, &[T::from_f64(total / total_weight)])?,
+            other => {
+                return Err(Error::value_error(format!(
+                    "{other} is not a valid value for reduction"
+                )))
+            }
+        }
+        write_output(total_weight_out, fresh, &[T::from_f64(total_weight)])
     })
 }
 
-/// `mse_loss(self, target, reduction)`: squared differences, reduced.
-pub fn mse_loss(self_: &Tensor, target: &Tensor, reduction: i64) -> Result<Tensor> {
+/// `mse_loss.out`: squared differences over the meta function's iteration,
+/// or their mean or sum into its 0-dim output.
+pub fn mse_loss_out(
+    iter: &mut TensorIterator<'_>,
+    self_: &Tensor,
+    target: &Tensor,
+    reduction: i64,
+) -> Result<()> {
+    if reduction == REDUCTION_NONE {
+        return dispatch_floating!(iter.common_dtype(), "mse_cpu", T => {
+            binary::<T, T, T>(iter, |x, y| {
+                let d = x.to_f64() - y.to_f64();
+                T::from_f64(d * d)
+            })
+        });
+    }
     let diff = ops::sub_tensor(self_, target)?;
     let squared = ops::mul_tensor(&diff, &diff)?;
+    let output = iter.output(0);
     match reduction {
-        0 => Ok(squared),
-        1 => ops::mean(&squared),
-        2 => ops::sum(&squared),
-        other => Err(Error::value_error(format!(
-            "{other} is not a valid value for reduction"
-        ))),
-    }
+        1 => ops::mean_out(&squared, Some(&[]), false, None, &output)?,
+        2 => ops::sum_intlist_out(&squared, Some(&[]), false, None, &output)?,
+        other => {
+            return Err(Error::value_error(format!(
+                "{other} is not a valid value for reduction"
+            )))
+        }
+    };
+    Ok(())
 }
 
 /// `native_dropout(input, p, train)`: in training, zeroes each element

@@ -105,25 +105,6 @@ pub fn device_of(t: &TensorBase) -> c10_core::Device {
     t.device().unwrap_or(c10_core::Device::CPU)
 }
 
-/// PyTorch's device check of a kernel's tensor arguments: all on one
-/// device (a Meta tensor among CPU tensors has no data to read).
-pub fn check_same_device<'a>(tensors: impl IntoIterator<Item = &'a TensorBase>) -> Result<()> {
-    let mut first: Option<c10_core::Device> = None;
-    for t in tensors {
-        let d = device_of(t);
-        match first {
-            None => first = Some(d),
-            Some(f) if f != d => {
-                return Err(Error::runtime(format!(
-                    "Expected all tensors to be on the same device, but found at least two devices, {f} and {d}!"
-                )))
-            }
-            Some(_) => {}
-        }
-    }
-    Ok(())
-}
-
 /// Runs `compute` on a fresh contiguous output: the meta function's own
 /// when it allocated it, else a temporary copied into the given output
 /// afterwards (an `out=` or in-place output may overlap the inputs or be
@@ -148,4 +129,19 @@ pub fn with_fresh_output_of(
     let tmp = TensorBase::empty(&out.sizes(), dtype_of(out)?, device_of(out))?;
     compute(&tmp)?;
     copy_into(&tmp, out.base())
+}
+
+/// Writes `values` (row-major) into `out`, one output of a meta
+/// function's (`fresh` when the call allocated it), through
+/// [`with_fresh_output_of`].
+pub fn write_output<T: c10_core::Element>(out: &Tensor, fresh: bool, values: &[T]) -> Result<()> {
+    with_fresh_output_of(out, fresh, |o| {
+        o.with_data_mut::<T, _>(|dst| {
+            if dst.len() != values.len() {
+                return Err(Error::internal("write_output: the output's size differs"));
+            }
+            dst.copy_from_slice(values);
+            Ok(())
+        })?
+    })
 }

@@ -1,0 +1,160 @@
+//! Meta function of `max_pool2d_with_indices`: PyTorch's parameter and
+//! shape checks, the pooled shape (`pooling_output_shape`), and the values
+//! and int64 indices outputs. [`Pool2d`] is the checked geometry a
+//! backend's impl reads back.
+
+use c10_core::{Error, Result, ScalarType};
+
+use super::dtype_and_device;
+use crate::native::fmt_list;
+use crate::structured::{MetaOutput, SetOutput};
+use crate::Tensor;
+
+/// A one- or two-element int list as a pair (`expand_param_if_needed`);
+/// `op` and `name` start the error.
+pub fn pair(v: &[i64], name: &str, op: &str) -> Result<(i64, i64)> {
+    match *v {
+        [a] => Ok((a, a)),
+        [a, b] => Ok((a, b)),
+        _ => Err(Error::runtime(format!(
+            "{op}: {name} must either be a single int, or a tuple of two ints"
+        ))),
+    }
+}
+
+/// The checked parameters of a 2-d max pooling: `(height, width)` pairs.
+#[derive(Copy, Clone, Debug)]
+pub struct Pool2d {
+    /// The window.
+    pub kernel: (i64, i64),
+    /// The step (the window, when none is given).
+    pub stride: (i64, i64),
+    /// The implicit negative-infinity padding.
+    pub padding: (i64, i64),
+    /// The spacing of the window's elements.
+    pub dilation: (i64, i64),
+}
+
+impl Pool2d {
+    /// The parameters of `max_pool2d`, checked as PyTorch checks them.
+    pub fn new(
+        kernel_size: &[i64],
+        stride: &[i64],
+        padding: &[i64],
+        dilation: &[i64],
+    ) -> Result<Pool2d> {
+        let op = "max_pool2d";
+        let kernel = pair(kernel_size, "kernel_size", op)?;
+        let stride = if stride.is_empty() {
+            kernel
+        } else {
+            pair(stride, "stride", op)?
+        };
+        let padding = pair(padding, "padding", op)?;
+        let dilation = pair(dilation, "dilation", op)?;
+        let ((kh, kw), (sh, sw), (dh, dw)) = (kernel, stride, dilation);
+        if kh <= 0 || kw <= 0 {
+            return Err(Error::runtime(format!(
+                "kernel size should be greater than zero, but got kH: {kh} kW: {kw}"
+            )));
+        }
+        if sh <= 0 || sw <= 0 {
+            return Err(Error::runtime(format!(
+                "stride should be greater than zero, but got dH: {sh} dW: {sw}"
+            )));
+        }
+        if dh <= 0 || dw <= 0 {
+            return Err(Error::runtime(format!(
+                "dilation should be greater than zero, but got dilationH: {dh} dilationW: {dw}"
+            )));
+        }
+        Ok(Pool2d {
+            kernel,
+            stride,
+            padding,
+            dilation,
+        })
+    }
+}
+
+/// PyTorch's `pooling_output_shape`, in `i128` (the arguments are any
+/// `i64`).
+fn pooling_output_shape(
+    input: i64,
+    kernel: i64,
+    pad: i64,
+    stride: i64,
+    dilation: i64,
+    ceil_mode: bool,
+) -> Result<i64> {
+    let (input, kernel, pad, stride, dilation) = (
+        i128::from(input),
+        i128::from(kernel),
+        i128::from(pad),
+        i128::from(stride),
+        i128::from(dilation),
+    );
+    let numerator =
+        input + 2 * pad - dilation * (kernel - 1) - 1 + if ceil_mode { stride - 1 } else { 0 };
+    let mut out = numerator.div_euclid(stride) + 1;
+    if ceil_mode && (out - 1) * stride >= input + pad {
+        out -= 1;
+    }
+    i64::try_from(out).map_err(|_| Error::runtime("max_pool2d: the output size overflows"))
+}
+
+/// `max_pool2d_with_indices(self, kernel_size, stride, padding, dilation,
+/// ceil_mode)`: the pooled values (`self`'s dtype) and their int64
+/// positions in the input plane.
+pub fn max_pool2d_with_indices(
+    out: SetOutput<'_>,
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+    ceil_mode: bool,
+) -> Result<MetaOutput<2>> {
+    let (dtype, device) = dtype_and_device(self_)?;
+    let p = Pool2d::new(kernel_size, stride, padding, dilation)?;
+    let sizes = self_.sizes();
+    let ndim = sizes.len();
+    if !(ndim == 3 || ndim == 4) || sizes[ndim - 3..].contains(&0) {
+        return Err(Error::runtime(format!(
+            "non-empty 3D or 4D (batch mode) tensor expected for input, but got: {}",
+            fmt_list(&sizes)
+        )));
+    }
+    let (ph, pw) = p.padding;
+    if ph < 0 || pw < 0 {
+        return Err(Error::runtime(format!(
+            "pad must be non-negative, but got pad: {}",
+            if ph < 0 { ph } else { pw }
+        )));
+    }
+    let half_kernel = |k: i64, d: i64| ((i128::from(k) - 1) * i128::from(d) + 1) / 2;
+    for (pad, k, d) in [
+        (ph, p.kernel.0, p.dilation.0),
+        (pw, p.kernel.1, p.dilation.1),
+    ] {
+        if i128::from(pad) > half_kernel(k, d) {
+            return Err(Error::runtime(format!(
+                "pad should be at most half of effective kernel size, but got pad={pad}, kernel_size={k} and dilation={d}"
+            )));
+        }
+    }
+    let (c, h, w) = (sizes[ndim - 3], sizes[ndim - 2], sizes[ndim - 1]);
+    let oh = pooling_output_shape(h, p.kernel.0, ph, p.stride.0, p.dilation.0, ceil_mode)?;
+    let ow = pooling_output_shape(w, p.kernel.1, pw, p.stride.1, p.dilation.1, ceil_mode)?;
+    if oh < 1 || ow < 1 {
+        return Err(Error::runtime(format!(
+            "Given input size: ({c}x{h}x{w}). Calculated output size: ({c}x{oh}x{ow}). Output size is too small"
+        )));
+    }
+    let mut shape = sizes[..ndim - 2].to_vec();
+    shape.extend([oh, ow]);
+    out.set_outputs(
+        [(&shape, None, dtype), (&shape, None, ScalarType::Long)],
+        device,
+    )
+}
