@@ -8,18 +8,18 @@
 //! A function is named after the family's functional operator
 //! (`add.Tensor`: [`add_tensor`]) and takes its arguments.
 //!
-//! - [`loss`]: `nll_loss_forward`, `mse_loss`;
-//! - [`pooling`]: `max_pool2d_with_indices`;
-//! - [`pointwise`]: the families built on `TensorIterator`
+//! - [`pointwise`] holds the families built on `TensorIterator`
 //!   (`structured_inherits: TensorIteratorBase`): binary arithmetic,
 //!   bitwise operations, comparisons and unary functions;
-//! - [`cat`]: tensors joined along a dimension;
-//! - [`indexing`]: `gather`;
-//! - [`linear_algebra`]: matrix products, whose output is described through
-//!   `set_output` ([`MetaOutput`](crate::structured::MetaOutput));
-//! - [`reduction`]: reductions and the operations along one dimension
-//!   (`cumsum`, softmax);
-//! - [`triangular`]: `tril`, `triu`.
+//! - [`reduction`] holds the reductions and the operations along one
+//!   dimension (`cumsum`, softmax);
+//! - [`linear_algebra`] holds the matrix products, whose output is
+//!   described through `set_output`
+//!   ([`MetaOutput`](crate::structured::MetaOutput));
+//! - [`cat`] joins tensors along a dimension, [`indexing`] holds `gather`,
+//!   [`triangular`] `tril` and `triu`;
+//! - [`loss`] holds `nll_loss_forward` and `mse_loss`, [`pooling`]
+//!   `max_pool2d_with_indices`.
 
 pub mod cat;
 pub mod indexing;
