@@ -16,7 +16,7 @@
 //! - [`linear_algebra`] holds the matrix products, whose output is
 //!   described through `set_output`
 //!   ([`MetaOutput`](crate::structured::MetaOutput));
-//! - [`cat`] joins tensors along a dimension, [`indexing`] holds `gather`,
+//! - [`cat`](mod@cat) joins tensors along a dimension, [`indexing`] holds `gather`,
 //!   [`triangular`] `tril` and `triu`;
 //! - [`loss`] holds `nll_loss_forward` and `mse_loss`, [`pooling`]
 //!   `max_pool2d_with_indices`.
