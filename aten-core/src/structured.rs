@@ -187,6 +187,15 @@ pub fn resize_output(out: &Tensor, shape: &[i64], strides: Option<&[i64]>) -> Re
 /// contiguous) and dtype.
 pub type OutputSpec<'s> = (&'s [i64], Option<&'s [i64]>, ScalarType);
 
+/// The output of an `autogen` out variant: `out` resized to `result`'s
+/// shape ([`resize_output`]), then `result` copied in (converting its
+/// dtype).
+pub fn copy_to_out(result: &Tensor, out: &Tensor) -> Result<()> {
+    resize_output(out, &result.sizes(), None)?;
+    crate::generated::ops::copy_(out, result)?;
+    Ok(())
+}
+
 /// The structured state of a family not built on `TensorIterator`: the
 /// `N` outputs its `set_output` made, and whether the call allocated them
 /// (a fresh output shares memory with no input).

@@ -248,18 +248,26 @@ impl Rendered {
         }
     }
 
-    /// The out variants `op`'s `autogen:` names: schema, API, kernel and
+    /// The functions `op`'s `autogen:` names (out variants, and functional
+    /// variants of in-place functions): schema, API, kernel and
     /// registration of each.
     fn add_autogen(&mut self, op: &GenOp) {
         for out_name in &op.autogen {
-            let derived = structured::autogen_out_schema(&op.schema, out_name.overload_name())
+            let ns = op.schema.name().split_once("::").map_or("", |(ns, _)| ns);
+            let base = out_name.name().rsplit("::").next().unwrap_or_default();
+            let full = if ns.is_empty() {
+                base.to_string()
+            } else {
+                format!("{ns}::{base}")
+            };
+            let derived = structured::autogen_schema(&op.schema, &full, out_name.overload_name())
                 .and_then(|text| FunctionSchema::parse(&text).map_err(|e| e.to_string()));
-            let kernel_base = names::function_name(
-                out_name.name().rsplit("::").next().unwrap_or_default(),
-                out_name.overload_name(),
+            let kernel = format!(
+                "{}_autogen",
+                names::function_name(base, out_name.overload_name())
             );
             match derived.and_then(|s| {
-                structured::render_autogen_kernel(&op.schema, &kernel_base).map(|k| (s, k))
+                structured::render_autogen_kernel(&op.schema, &s, &kernel).map(|k| (s, k))
             }) {
                 Ok((schema, (kernel, code))) => {
                     self.add_api(&schema, false);

@@ -175,64 +175,176 @@ pub fn render_member(
     Ok((name, code))
 }
 
-/// The schema text of the `autogen` out variant of a functional schema with
-/// one tensor return, or why there is none.
-pub fn autogen_out_schema(
-    functional: &FunctionSchema,
-    out_overload: &str,
-) -> Result<String, String> {
-    if functional.returns().len() != 1
-        || functional.returns()[0].real_type().to_string() != "Tensor"
-    {
-        return Err("autogen out variants are generated for single-tensor returns only".into());
-    }
-    let text = functional.to_string();
-    let (head, rest) = text.split_once('(').ok_or("schema without arguments")?;
-    let name = head.split('.').next().unwrap_or(head);
-    let (args, _returns) = rest.rsplit_once(") -> ").ok_or("schema without returns")?;
-    let has_kwarg_marker = functional.arguments().iter().any(|a| a.kwarg_only());
-    let mut new_args = args.to_string();
-    if !new_args.is_empty() {
-        new_args.push_str(", ");
-    }
-    if !has_kwarg_marker {
-        new_args.push_str("*, ");
-    }
-    new_args.push_str("Tensor(a!) out");
-    Ok(format!("{name}.{out_overload}({new_args}) -> Tensor(a!)"))
+/// Whether an `autogen` name is an out variant (`relu.out`,
+/// `fill.Scalar_out`) rather than a functional one (`zero`).
+fn is_out_name(overload: &str) -> bool {
+    overload == "out" || overload.ends_with("_out")
 }
 
-/// The CompositeExplicitAutograd kernel of an `autogen` out variant: run the
-/// functional operator, copy the result into `out`.
-pub fn render_autogen_kernel(
-    functional: &FunctionSchema,
-    out_name: &str,
-) -> Result<(String, String), String> {
-    let base = functional
-        .name()
-        .rsplit("::")
-        .next()
-        .unwrap_or(functional.name());
-    let functional_fn = function_name(base, functional.overload_name());
-    let kernel = format!("{out_name}_autogen");
-    let mut params = String::new();
-    let mut args = Vec::new();
-    for a in functional.arguments() {
-        let id = ident(a.name());
-        let _ = write!(params, "{id}: {}, ", argument_type(a)?);
-        args.push(id);
+/// Whether `schema` is an in-place function (`zero_`, `fill_.Scalar`).
+fn is_inplace(schema: &FunctionSchema) -> bool {
+    let base = schema.name().rsplit("::").next().unwrap_or(schema.name());
+    base.ends_with('_') && !base.ends_with("__")
+}
+
+/// The schema text of the function `autogen: name.overload` asks of
+/// `source` (torchgen's derivation): an out variant (`out` arguments added,
+/// one per return: `out`, or `out0`, `out1`, ...; they are returned) or,
+/// for an in-place source, its functional variant. `self` of an in-place
+/// source loses its annotation.
+pub fn autogen_schema(
+    source: &FunctionSchema,
+    name: &str,
+    overload: &str,
+) -> Result<String, String> {
+    let nret = source.returns().len();
+    if nret == 0
+        || source
+            .returns()
+            .iter()
+            .any(|r| r.real_type().to_string() != "Tensor")
+    {
+        return Err("autogen variants are generated for tensor returns only".into());
     }
-    let code = format!(
-        "/// `autogen` out variant of `{functional}`.\n\
-         pub fn {kernel}({params}out: &Tensor) -> Result<Tensor> {{\n\
-             let result = ops::{}()?.call(({}))?;\n\
-             crate::structured::copy_to_out(&result, out)?;\n\
-             Ok(out.clone())\n\
-         }}\n",
-        super::names::with_suffix(&functional_fn, "op"),
+    let text = source.to_string();
+    let (_, rest) = text.split_once('(').ok_or("schema without arguments")?;
+    let (args, _returns) = rest.rsplit_once(") -> ").ok_or("schema without returns")?;
+    let mut args = args.to_string();
+    if is_inplace(source) {
+        args = args.replacen("Tensor(a!) self", "Tensor self", 1);
+    }
+    let full = if overload.is_empty() {
+        name.to_string()
+    } else {
+        format!("{name}.{overload}")
+    };
+    if !is_out_name(overload) {
+        if !is_inplace(source) || nret != 1 {
+            return Err("a functional autogen variant comes from an in-place function".into());
+        }
+        return Ok(format!("{full}({args}) -> Tensor"));
+    }
+    let aliases = ["a", "b", "c", "d", "e", "f"];
+    if nret > aliases.len() {
+        return Err("too many returns for an autogen out variant".into());
+    }
+    let outs: Vec<(String, &str)> = (0..nret)
+        .map(|i| {
+            let id = if nret == 1 {
+                "out".to_string()
+            } else {
+                format!("out{i}")
+            };
+            (id, aliases[i])
+        })
+        .collect();
+    if !args.is_empty() {
+        args.push_str(", ");
+    }
+    if !source.arguments().iter().any(|a| a.kwarg_only()) {
+        args.push_str("*, ");
+    }
+    let out_args: Vec<String> = outs
+        .iter()
+        .map(|(id, alias)| format!("Tensor({alias}!) {id}"))
+        .collect();
+    args.push_str(&out_args.join(", "));
+    let returned: Vec<String> = outs
+        .iter()
+        .map(|(_, alias)| format!("Tensor({alias}!)"))
+        .collect();
+    let returns = if nret == 1 {
+        returned.concat()
+    } else {
+        format!("({})", returned.join(", "))
+    };
+    Ok(format!("{full}({args}) -> {returns}"))
+}
+
+/// The CompositeExplicitAutograd kernel `kernel` of the `autogen` function
+/// `derived` of `source`: run the source (an in-place one on a clone of
+/// `self`), then return the result, or copy each result into its out
+/// argument (PyTorch's `resize_output`, then `copy_`) and return those.
+pub fn render_autogen_kernel(
+    source: &FunctionSchema,
+    derived: &FunctionSchema,
+    kernel: &str,
+) -> Result<(String, String), String> {
+    let base = source.name().rsplit("::").next().unwrap_or(source.name());
+    let source_fn = function_name(base, source.overload_name());
+    let mut params = Vec::new();
+    let mut outs = Vec::new();
+    for a in derived.arguments() {
+        let id = ident(a.name());
+        params.push(format!("{id}: {}", argument_type(a)?));
+        if a.is_out() {
+            outs.push(id);
+        }
+    }
+    let args: Vec<String> = source
+        .arguments()
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            let id = ident(a.name());
+            if i == 0 && is_inplace(source) {
+                "&result".to_string()
+            } else {
+                id
+            }
+        })
+        .collect();
+    let call = format!(
+        "ops::{}()?.call(({}))?",
+        super::names::with_suffix(&source_fn, "op"),
         args.iter().map(|a| format!("{a},")).collect::<String>()
     );
-    Ok((kernel, code))
+    let mut body = String::new();
+    let results: Vec<String> = if is_inplace(source) {
+        let first = source
+            .arguments()
+            .first()
+            .ok_or("in-place function without arguments")?;
+        let _ = writeln!(
+            body,
+            "let result = ops::clone({})?;\n{call};",
+            ident(first.name())
+        );
+        vec!["result".to_string()]
+    } else if outs.len() > 1 || source.returns().len() > 1 {
+        let names: Vec<String> = (0..source.returns().len())
+            .map(|i| format!("result{i}"))
+            .collect();
+        let _ = writeln!(body, "let ({}) = {call};", names.join(", "));
+        names
+    } else {
+        let _ = writeln!(body, "let result = {call};");
+        vec!["result".to_string()]
+    };
+    if outs.is_empty() {
+        let _ = write!(body, "Ok(result)");
+    } else {
+        if outs.len() != results.len() {
+            return Err("out arguments and returns differ in number".into());
+        }
+        for (r, o) in results.iter().zip(&outs) {
+            let _ = writeln!(body, "crate::structured::copy_to_out(&{r}, {o})?;");
+        }
+        let cloned: Vec<String> = outs.iter().map(|o| format!("{o}.clone()")).collect();
+        let value = if cloned.len() == 1 {
+            cloned.concat()
+        } else {
+            format!("({})", cloned.join(", "))
+        };
+        let _ = write!(body, "Ok({value})");
+    }
+    let code = format!(
+        "/// `autogen` variant `{derived}` of `{source}`.\n\
+         pub fn {kernel}({}) -> Result<{}> {{\n{body}\n}}\n",
+        params.join(", "),
+        returns_type(derived.returns())?
+    );
+    Ok((kernel.to_string(), code))
 }
 
 #[cfg(test)]
@@ -240,18 +352,39 @@ mod tests {
     use super::*;
 
     #[test]
-    fn derives_out_schemas() {
-        let f = FunctionSchema::parse("aten::relu(Tensor self) -> Tensor").unwrap();
+    fn derives_autogen_schemas() {
+        let derive = |source: &str, name: &str, overload: &str| {
+            autogen_schema(&FunctionSchema::parse(source).unwrap(), name, overload).unwrap()
+        };
         assert_eq!(
-            autogen_out_schema(&f, "out").unwrap(),
+            derive(
+                "aten::relu_(Tensor(a!) self) -> Tensor(a!)",
+                "aten::relu",
+                "out"
+            ),
             "aten::relu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)"
         );
-        let f = FunctionSchema::parse(
+        assert_eq!(
+            derive(
+                "aten::zero_(Tensor(a!) self) -> Tensor(a!)",
+                "aten::zero",
+                ""
+            ),
+            "aten::zero(Tensor self) -> Tensor"
+        );
+        assert!(derive(
             "aten::full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None) -> Tensor",
+            "aten::full",
+            "out"
         )
-        .unwrap();
-        assert!(autogen_out_schema(&f, "out")
-            .unwrap()
-            .ends_with("ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)"));
+        .ends_with("ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)"));
+        assert_eq!(
+            derive(
+                "aten::native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)",
+                "aten::native_dropout",
+                "out"
+            ),
+            "aten::native_dropout.out(Tensor input, float p, bool? train, *, Tensor(a!) out0, Tensor(b!) out1) -> (Tensor(a!), Tensor(b!))"
+        );
     }
 }

@@ -175,6 +175,55 @@ pub fn empty_strided_with(
     ))
 }
 
+/// The typed dispatcher handle of `aten::empty_strided.out`, looked up once.
+pub fn empty_strided_out_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static [i64],
+            &'static [i64],
+            Option<ScalarType>,
+            Option<Layout>,
+            Option<Device>,
+            Option<bool>,
+            &'static Tensor,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static [i64],
+                    &'static [i64],
+                    Option<ScalarType>,
+                    Option<Layout>,
+                    Option<Device>,
+                    Option<bool>,
+                    &'static Tensor,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::empty_strided", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::empty_strided.out(SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, Tensor(a!) out) -> Tensor(a!)`
+pub fn empty_strided_out(
+    size: &[i64],
+    stride: &[i64],
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    empty_strided_out_op()?.call((size, stride, dtype, layout, device, pin_memory, out))
+}
+
 /// The typed dispatcher handle of `aten::zeros.`, looked up once.
 pub fn zeros_op() -> Result<
     &'static TypedOperatorHandle<
@@ -2036,6 +2085,36 @@ pub fn masked_fill_scalar_(self_: &Tensor, mask: &Tensor, value: Scalar) -> Resu
     masked_fill_scalar_op_()?.call((self_, mask, value))
 }
 
+/// The typed dispatcher handle of `aten::masked_fill.Scalar_out`, looked up once.
+pub fn masked_fill_scalar_out_op() -> Result<
+    &'static TypedOperatorHandle<
+        (&'static Tensor, &'static Tensor, Scalar, &'static Tensor),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (&'static Tensor, &'static Tensor, Scalar, &'static Tensor),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::masked_fill", "Scalar_out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::masked_fill.Scalar_out(Tensor self, Tensor mask, Scalar value, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn masked_fill_scalar_out(
+    self_: &Tensor,
+    mask: &Tensor,
+    value: Scalar,
+    out: &Tensor,
+) -> Result<Tensor> {
+    masked_fill_scalar_out_op()?.call((self_, mask, value, out))
+}
+
 /// The typed dispatcher handle of `aten::clamp.`, looked up once.
 pub fn clamp_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Option<Scalar>, Option<Scalar>), Tensor>>
@@ -2961,6 +3040,21 @@ pub fn relu_(self_: &Tensor) -> Result<Tensor> {
     relu_op_()?.call((self_,))
 }
 
+/// The typed dispatcher handle of `aten::relu.out`, looked up once.
+pub fn relu_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::relu", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::relu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn relu_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    relu_out_op()?.call((self_, out))
+}
+
 /// The typed dispatcher handle of `aten::gelu.`, looked up once.
 pub fn gelu_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static str), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static str), Tensor>>> =
@@ -3214,6 +3308,23 @@ pub fn sum(self_: &Tensor) -> Result<Tensor> {
 /// `aten::sum(Tensor self, *, ScalarType? dtype=None) -> Tensor`
 pub fn sum_with(self_: &Tensor, options: SumOptions) -> Result<Tensor> {
     sum_op()?.call((self_, options.dtype))
+}
+
+/// The typed dispatcher handle of `aten::sum.out`, looked up once.
+pub fn sum_out_op() -> Result<
+    &'static TypedOperatorHandle<(&'static Tensor, Option<ScalarType>, &'static Tensor), Tensor>,
+> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, Option<ScalarType>, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::sum", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::sum.out(Tensor self, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)`
+pub fn sum_out(self_: &Tensor, dtype: Option<ScalarType>, out: &Tensor) -> Result<Tensor> {
+    sum_out_op()?.call((self_, dtype, out))
 }
 
 /// The typed dispatcher handle of `aten::sum.dim_IntList`, looked up once.
@@ -3492,6 +3603,23 @@ pub fn prod(self_: &Tensor) -> Result<Tensor> {
 /// `aten::prod(Tensor self, *, ScalarType? dtype=None) -> Tensor`
 pub fn prod_with(self_: &Tensor, options: ProdOptions) -> Result<Tensor> {
     prod_op()?.call((self_, options.dtype))
+}
+
+/// The typed dispatcher handle of `aten::prod.out`, looked up once.
+pub fn prod_out_op() -> Result<
+    &'static TypedOperatorHandle<(&'static Tensor, Option<ScalarType>, &'static Tensor), Tensor>,
+> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, Option<ScalarType>, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::prod", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::prod.out(Tensor self, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)`
+pub fn prod_out(self_: &Tensor, dtype: Option<ScalarType>, out: &Tensor) -> Result<Tensor> {
+    prod_out_op()?.call((self_, dtype, out))
 }
 
 /// The typed dispatcher handle of `aten::amax.`, looked up once.
@@ -4260,6 +4388,67 @@ pub fn _to_copy_with(self_: &Tensor, options: ToCopyOptions) -> Result<Tensor> {
     ))
 }
 
+/// The typed dispatcher handle of `aten::_to_copy.out`, looked up once.
+pub fn _to_copy_out_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            Option<ScalarType>,
+            Option<Layout>,
+            Option<Device>,
+            Option<bool>,
+            bool,
+            Option<MemoryFormat>,
+            &'static Tensor,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    Option<ScalarType>,
+                    Option<Layout>,
+                    Option<Device>,
+                    Option<bool>,
+                    bool,
+                    Option<MemoryFormat>,
+                    &'static Tensor,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::_to_copy", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::_to_copy.out(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)`
+pub fn _to_copy_out(
+    self_: &Tensor,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+    non_blocking: bool,
+    memory_format: Option<MemoryFormat>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    _to_copy_out_op()?.call((
+        self_,
+        dtype,
+        layout,
+        device,
+        pin_memory,
+        non_blocking,
+        memory_format,
+        out,
+    ))
+}
+
 /// The typed dispatcher handle of `aten::clone.`, looked up once.
 pub fn clone_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Option<MemoryFormat>), Tensor>> {
@@ -4294,6 +4483,29 @@ pub fn clone(self_: &Tensor) -> Result<Tensor> {
 /// `aten::clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor`
 pub fn clone_with(self_: &Tensor, options: CloneOptions) -> Result<Tensor> {
     clone_op()?.call((self_, options.memory_format))
+}
+
+/// The typed dispatcher handle of `aten::clone.out`, looked up once.
+pub fn clone_out_op() -> Result<
+    &'static TypedOperatorHandle<(&'static Tensor, Option<MemoryFormat>, &'static Tensor), Tensor>,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<(&'static Tensor, Option<MemoryFormat>, &'static Tensor), Tensor>,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::clone", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::clone.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)`
+pub fn clone_out(
+    self_: &Tensor,
+    memory_format: Option<MemoryFormat>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    clone_out_op()?.call((self_, memory_format, out))
 }
 
 /// The typed dispatcher handle of `aten::contiguous.`, looked up once.
@@ -4365,6 +4577,25 @@ pub fn copy_(self_: &Tensor, src: &Tensor) -> Result<Tensor> {
 /// `aten::copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)`
 pub fn copy_with_(self_: &Tensor, src: &Tensor, options: CopyInplaceOptions) -> Result<Tensor> {
     copy_op_()?.call((self_, src, options.non_blocking))
+}
+
+/// The typed dispatcher handle of `aten::copy.out`, looked up once.
+pub fn copy_out_op() -> Result<
+    &'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, bool, &'static Tensor), Tensor>,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<(&'static Tensor, &'static Tensor, bool, &'static Tensor), Tensor>,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::copy", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::copy.out(Tensor self, Tensor src, bool non_blocking=False, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn copy_out(self_: &Tensor, src: &Tensor, non_blocking: bool, out: &Tensor) -> Result<Tensor> {
+    copy_out_op()?.call((self_, src, non_blocking, out))
 }
 
 /// The typed dispatcher handle of `aten::view.`, looked up once.
@@ -4919,6 +5150,55 @@ pub fn empty_like_with(self_: &Tensor, options: EmptyLikeOptions) -> Result<Tens
     ))
 }
 
+/// The typed dispatcher handle of `aten::empty_like.out`, looked up once.
+pub fn empty_like_out_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            Option<ScalarType>,
+            Option<Layout>,
+            Option<Device>,
+            Option<bool>,
+            Option<MemoryFormat>,
+            &'static Tensor,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    Option<ScalarType>,
+                    Option<Layout>,
+                    Option<Device>,
+                    Option<bool>,
+                    Option<MemoryFormat>,
+                    &'static Tensor,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::empty_like", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::empty_like.out(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)`
+pub fn empty_like_out(
+    self_: &Tensor,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+    memory_format: Option<MemoryFormat>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    empty_like_out_op()?.call((self_, dtype, layout, device, pin_memory, memory_format, out))
+}
+
 /// The typed dispatcher handle of `aten::full_like.`, looked up once.
 pub fn full_like_op() -> Result<
     &'static TypedOperatorHandle<
@@ -5004,6 +5284,67 @@ pub fn full_like_with(
     ))
 }
 
+/// The typed dispatcher handle of `aten::full_like.out`, looked up once.
+pub fn full_like_out_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            Scalar,
+            Option<ScalarType>,
+            Option<Layout>,
+            Option<Device>,
+            Option<bool>,
+            Option<MemoryFormat>,
+            &'static Tensor,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    Scalar,
+                    Option<ScalarType>,
+                    Option<Layout>,
+                    Option<Device>,
+                    Option<bool>,
+                    Option<MemoryFormat>,
+                    &'static Tensor,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::full_like", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::full_like.out(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)`
+pub fn full_like_out(
+    self_: &Tensor,
+    fill_value: Scalar,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+    memory_format: Option<MemoryFormat>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    full_like_out_op()?.call((
+        self_,
+        fill_value,
+        dtype,
+        layout,
+        device,
+        pin_memory,
+        memory_format,
+        out,
+    ))
+}
+
 /// The typed dispatcher handle of `aten::zeros_like.`, looked up once.
 pub fn zeros_like_op() -> Result<
     &'static TypedOperatorHandle<
@@ -5082,6 +5423,55 @@ pub fn zeros_like_with(self_: &Tensor, options: ZerosLikeOptions) -> Result<Tens
     ))
 }
 
+/// The typed dispatcher handle of `aten::zeros_like.out`, looked up once.
+pub fn zeros_like_out_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            Option<ScalarType>,
+            Option<Layout>,
+            Option<Device>,
+            Option<bool>,
+            Option<MemoryFormat>,
+            &'static Tensor,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    Option<ScalarType>,
+                    Option<Layout>,
+                    Option<Device>,
+                    Option<bool>,
+                    Option<MemoryFormat>,
+                    &'static Tensor,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::zeros_like", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::zeros_like.out(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)`
+pub fn zeros_like_out(
+    self_: &Tensor,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+    memory_format: Option<MemoryFormat>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    zeros_like_out_op()?.call((self_, dtype, layout, device, pin_memory, memory_format, out))
+}
+
 /// The typed dispatcher handle of `aten::ones_like.`, looked up once.
 pub fn ones_like_op() -> Result<
     &'static TypedOperatorHandle<
@@ -5158,6 +5548,55 @@ pub fn ones_like_with(self_: &Tensor, options: OnesLikeOptions) -> Result<Tensor
         options.pin_memory,
         options.memory_format,
     ))
+}
+
+/// The typed dispatcher handle of `aten::ones_like.out`, looked up once.
+pub fn ones_like_out_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            Option<ScalarType>,
+            Option<Layout>,
+            Option<Device>,
+            Option<bool>,
+            Option<MemoryFormat>,
+            &'static Tensor,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    Option<ScalarType>,
+                    Option<Layout>,
+                    Option<Device>,
+                    Option<bool>,
+                    Option<MemoryFormat>,
+                    &'static Tensor,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::ones_like", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::ones_like.out(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)`
+pub fn ones_like_out(
+    self_: &Tensor,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+    memory_format: Option<MemoryFormat>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    ones_like_out_op()?.call((self_, dtype, layout, device, pin_memory, memory_format, out))
 }
 
 /// The typed dispatcher handle of `aten::arange.`, looked up once.
@@ -5989,6 +6428,22 @@ pub fn fill_scalar_(self_: &Tensor, value: Scalar) -> Result<Tensor> {
     fill_scalar_op_()?.call((self_, value))
 }
 
+/// The typed dispatcher handle of `aten::fill.Scalar_out`, looked up once.
+pub fn fill_scalar_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar, &'static Tensor), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, Scalar, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::fill", "Scalar_out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::fill.Scalar_out(Tensor self, Scalar value, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn fill_scalar_out(self_: &Tensor, value: Scalar, out: &Tensor) -> Result<Tensor> {
+    fill_scalar_out_op()?.call((self_, value, out))
+}
+
 /// The typed dispatcher handle of `aten::zero_.`, looked up once.
 pub fn zero_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
@@ -6000,6 +6455,34 @@ pub fn zero_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Ten
 /// `aten::zero_(Tensor(a!) self) -> Tensor(a!)`
 pub fn zero_(self_: &Tensor) -> Result<Tensor> {
     zero_op_()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::zero.`, looked up once.
+pub fn zero_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::zero", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::zero(Tensor self) -> Tensor`
+pub fn zero(self_: &Tensor) -> Result<Tensor> {
+    zero_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::zero.out`, looked up once.
+pub fn zero_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::zero", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::zero.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn zero_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    zero_out_op()?.call((self_, out))
 }
 
 /// The typed dispatcher handle of `aten::uniform_.`, looked up once.
@@ -6044,6 +6527,91 @@ pub fn uniform_with_(self_: &Tensor, options: UniformInplaceOptions) -> Result<T
     uniform_op_()?.call((self_, options.from, options.to, options.generator))
 }
 
+/// The typed dispatcher handle of `aten::uniform.`, looked up once.
+pub fn uniform_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, f64, f64, Option<Generator>), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, f64, f64, Option<Generator>), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::uniform", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`uniform_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct UniformOptions {
+    /// `from`.
+    pub from: f64,
+    /// `to`.
+    pub to: f64,
+    /// `generator`.
+    pub generator: Option<Generator>,
+}
+
+impl Default for UniformOptions {
+    fn default() -> Self {
+        UniformOptions {
+            from: 0.0,
+            to: 1.0,
+            generator: None,
+        }
+    }
+}
+
+/// `aten::uniform(Tensor self, float from=0., float to=1., *, Generator? generator=None) -> Tensor`
+pub fn uniform(self_: &Tensor) -> Result<Tensor> {
+    uniform_with(self_, UniformOptions::default())
+}
+
+/// `aten::uniform(Tensor self, float from=0., float to=1., *, Generator? generator=None) -> Tensor`
+pub fn uniform_with(self_: &Tensor, options: UniformOptions) -> Result<Tensor> {
+    uniform_op()?.call((self_, options.from, options.to, options.generator))
+}
+
+/// The typed dispatcher handle of `aten::uniform.out`, looked up once.
+pub fn uniform_out_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            f64,
+            f64,
+            Option<Generator>,
+            &'static Tensor,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    f64,
+                    f64,
+                    Option<Generator>,
+                    &'static Tensor,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::uniform", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::uniform.out(Tensor self, float from=0., float to=1., *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)`
+pub fn uniform_out(
+    self_: &Tensor,
+    from: f64,
+    to: f64,
+    generator: Option<Generator>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    uniform_out_op()?.call((self_, from, to, generator, out))
+}
+
 /// The typed dispatcher handle of `aten::normal_.`, looked up once.
 pub fn normal_op_(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, f64, f64, Option<Generator>), Tensor>> {
@@ -6084,6 +6652,49 @@ pub fn normal_(self_: &Tensor) -> Result<Tensor> {
 /// `aten::normal_(Tensor(a!) self, float mean=0., float std=1., *, Generator? generator=None) -> Tensor(a!)`
 pub fn normal_with_(self_: &Tensor, options: NormalInplaceOptions) -> Result<Tensor> {
     normal_op_()?.call((self_, options.mean, options.std, options.generator))
+}
+
+/// The typed dispatcher handle of `aten::normal.out`, looked up once.
+pub fn normal_out_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            f64,
+            f64,
+            Option<Generator>,
+            &'static Tensor,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    f64,
+                    f64,
+                    Option<Generator>,
+                    &'static Tensor,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::normal", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::normal.out(Tensor self, float mean=0., float std=1., *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)`
+pub fn normal_out(
+    self_: &Tensor,
+    mean: f64,
+    std: f64,
+    generator: Option<Generator>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    normal_out_op()?.call((self_, mean, std, generator, out))
 }
 
 /// The typed dispatcher handle of `aten::mm.`, looked up once.
@@ -6427,6 +7038,23 @@ pub fn flip(self_: &Tensor, dims: &[i64]) -> Result<Tensor> {
     flip_op()?.call((self_, dims))
 }
 
+/// The typed dispatcher handle of `aten::flip.out`, looked up once.
+pub fn flip_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static [i64], &'static Tensor), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static [i64], &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::flip", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::flip.out(Tensor self, int[] dims, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn flip_out(self_: &Tensor, dims: &[i64], out: &Tensor) -> Result<Tensor> {
+    flip_out_op()?.call((self_, dims, out))
+}
+
 /// The typed dispatcher handle of `aten::index_select.`, looked up once.
 pub fn index_select_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, &'static Tensor), Tensor>> {
@@ -6606,6 +7234,23 @@ pub fn repeat_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'st
 /// `aten::repeat(Tensor self, SymInt[] repeats) -> Tensor`
 pub fn repeat(self_: &Tensor, repeats: &[i64]) -> Result<Tensor> {
     repeat_op()?.call((self_, repeats))
+}
+
+/// The typed dispatcher handle of `aten::repeat.out`, looked up once.
+pub fn repeat_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static [i64], &'static Tensor), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static [i64], &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::repeat", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::repeat.out(Tensor self, SymInt[] repeats, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn repeat_out(self_: &Tensor, repeats: &[i64], out: &Tensor) -> Result<Tensor> {
+    repeat_out_op()?.call((self_, repeats, out))
 }
 
 /// The typed dispatcher handle of `aten::tril.`, looked up once.
@@ -6914,6 +7559,75 @@ pub fn convolution(
     ))
 }
 
+/// The typed dispatcher handle of `aten::convolution.out`, looked up once.
+pub fn convolution_out_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static Tensor,
+            Option<&'static Tensor>,
+            &'static [i64],
+            &'static [i64],
+            &'static [i64],
+            bool,
+            &'static [i64],
+            i64,
+            &'static Tensor,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static Tensor,
+                    Option<&'static Tensor>,
+                    &'static [i64],
+                    &'static [i64],
+                    &'static [i64],
+                    bool,
+                    &'static [i64],
+                    i64,
+                    &'static Tensor,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::convolution", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::convolution.out(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn convolution_out(
+    input: &Tensor,
+    weight: &Tensor,
+    bias: Option<&Tensor>,
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+    transposed: bool,
+    output_padding: &[i64],
+    groups: i64,
+    out: &Tensor,
+) -> Result<Tensor> {
+    convolution_out_op()?.call((
+        input,
+        weight,
+        bias,
+        stride,
+        padding,
+        dilation,
+        transposed,
+        output_padding,
+        groups,
+        out,
+    ))
+}
+
 /// The typed dispatcher handle of `aten::_slow_conv2d_forward.`, looked up once.
 pub fn _slow_conv2d_forward_op() -> Result<
     &'static TypedOperatorHandle<
@@ -7045,6 +7759,67 @@ pub fn slow_conv_dilated2d_with(
         options.stride,
         options.padding,
         options.dilation,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::slow_conv_dilated2d.out`, looked up once.
+pub fn slow_conv_dilated2d_out_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static Tensor,
+            &'static [i64],
+            Option<&'static Tensor>,
+            &'static [i64],
+            &'static [i64],
+            &'static [i64],
+            &'static Tensor,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static Tensor,
+                    &'static [i64],
+                    Option<&'static Tensor>,
+                    &'static [i64],
+                    &'static [i64],
+                    &'static [i64],
+                    &'static Tensor,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::slow_conv_dilated2d", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::slow_conv_dilated2d.out(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=[1, 1], SymInt[2] padding=[0, 0], SymInt[2] dilation=[1, 1], *, Tensor(a!) out) -> Tensor(a!)`
+pub fn slow_conv_dilated2d_out(
+    self_: &Tensor,
+    weight: &Tensor,
+    kernel_size: &[i64],
+    bias: Option<&Tensor>,
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+    out: &Tensor,
+) -> Result<Tensor> {
+    slow_conv_dilated2d_out_op()?.call((
+        self_,
+        weight,
+        kernel_size,
+        bias,
+        stride,
+        padding,
+        dilation,
+        out,
     ))
 }
 
@@ -7389,6 +8164,58 @@ pub fn native_layer_norm(
     native_layer_norm_op()?.call((input, normalized_shape, weight, bias, eps))
 }
 
+/// The typed dispatcher handle of `aten::native_layer_norm.out`, looked up once.
+pub fn native_layer_norm_out_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static [i64],
+            Option<&'static Tensor>,
+            Option<&'static Tensor>,
+            f64,
+            &'static Tensor,
+            &'static Tensor,
+            &'static Tensor,
+        ),
+        (Tensor, Tensor, Tensor),
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static [i64],
+                    Option<&'static Tensor>,
+                    Option<&'static Tensor>,
+                    f64,
+                    &'static Tensor,
+                    &'static Tensor,
+                    &'static Tensor,
+                ),
+                (Tensor, Tensor, Tensor),
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::native_layer_norm", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::native_layer_norm.out(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps, *, Tensor(a!) out0, Tensor(b!) out1, Tensor(c!) out2) -> (Tensor(a!), Tensor(b!), Tensor(c!))`
+pub fn native_layer_norm_out(
+    input: &Tensor,
+    normalized_shape: &[i64],
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    eps: f64,
+    out0: &Tensor,
+    out1: &Tensor,
+    out2: &Tensor,
+) -> Result<(Tensor, Tensor, Tensor)> {
+    native_layer_norm_out_op()?.call((input, normalized_shape, weight, bias, eps, out0, out1, out2))
+}
+
 /// The typed dispatcher handle of `aten::embedding.`, looked up once.
 pub fn embedding_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, i64, bool, bool), Tensor>>
@@ -7439,6 +8266,59 @@ pub fn embedding_with(
         options.padding_idx,
         options.scale_grad_by_freq,
         options.sparse,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::embedding.out`, looked up once.
+pub fn embedding_out_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static Tensor,
+            i64,
+            bool,
+            bool,
+            &'static Tensor,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static Tensor,
+                    i64,
+                    bool,
+                    bool,
+                    &'static Tensor,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::embedding", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::embedding.out(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn embedding_out(
+    weight: &Tensor,
+    indices: &Tensor,
+    padding_idx: i64,
+    scale_grad_by_freq: bool,
+    sparse: bool,
+    out: &Tensor,
+) -> Result<Tensor> {
+    embedding_out_op()?.call((
+        weight,
+        indices,
+        padding_idx,
+        scale_grad_by_freq,
+        sparse,
+        out,
     ))
 }
 
@@ -7853,4 +8733,47 @@ pub fn native_dropout_op(
 /// `aten::native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)`
 pub fn native_dropout(input: &Tensor, p: f64, train: Option<bool>) -> Result<(Tensor, Tensor)> {
     native_dropout_op()?.call((input, p, train))
+}
+
+/// The typed dispatcher handle of `aten::native_dropout.out`, looked up once.
+pub fn native_dropout_out_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            f64,
+            Option<bool>,
+            &'static Tensor,
+            &'static Tensor,
+        ),
+        (Tensor, Tensor),
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    f64,
+                    Option<bool>,
+                    &'static Tensor,
+                    &'static Tensor,
+                ),
+                (Tensor, Tensor),
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::native_dropout", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::native_dropout.out(Tensor input, float p, bool? train, *, Tensor(a!) out0, Tensor(b!) out1) -> (Tensor(a!), Tensor(b!))`
+pub fn native_dropout_out(
+    input: &Tensor,
+    p: f64,
+    train: Option<bool>,
+    out0: &Tensor,
+    out1: &Tensor,
+) -> Result<(Tensor, Tensor)> {
+    native_dropout_out_op()?.call((input, p, train, out0, out1))
 }

@@ -18,6 +18,7 @@ use crate::Tensor;
 aten_dispatch::torch_library!(aten, |m| {
     m.def_with("empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
     m.def_with("empty_strided(SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
+    m.def_with("empty_strided.out(SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
     m.def_with("zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
     m.def_with("as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
     m.def_with(
@@ -511,6 +512,7 @@ aten_dispatch::torch_library!(aten, |m| {
         Some(AliasAnalysisKind::FromSchema),
         vec![],
     )?;
+    m.def_with("masked_fill.Scalar_out(Tensor self, Tensor mask, Scalar value, *, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec![])?;
     m.def_with(
         "clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
@@ -818,6 +820,11 @@ aten_dispatch::torch_library!(aten, |m| {
         vec![],
     )?;
     m.def_with(
+        "relu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
         "gelu(Tensor self, *, str approximate=\"none\") -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
         vec![],
@@ -887,6 +894,11 @@ aten_dispatch::torch_library!(aten, |m| {
         Some(AliasAnalysisKind::FromSchema),
         vec![],
     )?;
+    m.def_with(
+        "sum.out(Tensor self, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
     m.def_with("sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
     m.def_with("sum.IntList_out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec!["reduction".to_string()])?;
     m.def_with(
@@ -898,6 +910,11 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with("mean.out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec!["reduction".to_string()])?;
     m.def_with(
         "prod(Tensor self, *, ScalarType? dtype=None) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "prod.out(Tensor self, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)",
         Some(AliasAnalysisKind::FromSchema),
         vec![],
     )?;
@@ -1002,8 +1019,14 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with("logsumexp.out(Tensor self, int[1] dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec![])?;
     m.def_with("var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
     m.def_with("_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
+    m.def_with("_to_copy.out(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec![])?;
     m.def_with(
         "clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "clone.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)",
         Some(AliasAnalysisKind::FromSchema),
         vec![],
     )?;
@@ -1017,6 +1040,7 @@ aten_dispatch::torch_library!(aten, |m| {
         Some(AliasAnalysisKind::FromSchema),
         vec![],
     )?;
+    m.def_with("copy.out(Tensor self, Tensor src, bool non_blocking=False, *, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec![])?;
     m.def_with(
         "view(Tensor(a) self, SymInt[] size) -> Tensor(a)",
         Some(AliasAnalysisKind::FromSchema),
@@ -1096,9 +1120,13 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with("ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
     m.def_with("full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
     m.def_with("empty_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
+    m.def_with("empty_like.out(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec![])?;
     m.def_with("full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
+    m.def_with("full_like.out(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
     m.def_with("zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
+    m.def_with("zeros_like.out(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec![])?;
     m.def_with("ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
+    m.def_with("ones_like.out(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec![])?;
     m.def_with("arange(Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
     m.def_with("arange.start(Scalar start, Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
     m.def_with("arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
@@ -1126,12 +1154,34 @@ aten_dispatch::torch_library!(aten, |m| {
         vec![],
     )?;
     m.def_with(
+        "fill.Scalar_out(Tensor self, Scalar value, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
         "zero_(Tensor(a!) self) -> Tensor(a!)",
         Some(AliasAnalysisKind::FromSchema),
         vec![],
     )?;
+    m.def_with(
+        "zero(Tensor self) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "zero.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
     m.def_with("uniform_(Tensor(a!) self, float from=0., float to=1., *, Generator? generator=None) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec!["nondeterministic_seeded".to_string()])?;
+    m.def_with(
+        "uniform(Tensor self, float from=0., float to=1., *, Generator? generator=None) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["nondeterministic_seeded".to_string()],
+    )?;
+    m.def_with("uniform.out(Tensor self, float from=0., float to=1., *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec!["nondeterministic_seeded".to_string()])?;
     m.def_with("normal_(Tensor(a!) self, float mean=0., float std=1., *, Generator? generator=None) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec!["nondeterministic_seeded".to_string()])?;
+    m.def_with("normal.out(Tensor self, float mean=0., float std=1., *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec!["nondeterministic_seeded".to_string()])?;
     m.def_with(
         "mm(Tensor self, Tensor mat2) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
@@ -1185,6 +1235,11 @@ aten_dispatch::torch_library!(aten, |m| {
         vec!["core".to_string()],
     )?;
     m.def_with(
+        "flip.out(Tensor self, int[] dims, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string()],
+    )?;
+    m.def_with(
         "index_select(Tensor self, int dim, Tensor index) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
         vec!["core".to_string()],
@@ -1212,6 +1267,11 @@ aten_dispatch::torch_library!(aten, |m| {
     )?;
     m.def_with(
         "repeat(Tensor self, SymInt[] repeats) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string()],
+    )?;
+    m.def_with(
+        "repeat.out(Tensor self, SymInt[] repeats, *, Tensor(a!) out) -> Tensor(a!)",
         Some(AliasAnalysisKind::FromSchema),
         vec!["core".to_string()],
     )?;
@@ -1247,14 +1307,18 @@ aten_dispatch::torch_library!(aten, |m| {
     )?;
     m.def_with("conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=[1, 1], SymInt[2] padding=[0, 0], SymInt[2] dilation=[1, 1], SymInt groups=1) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
     m.def_with("convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
+    m.def_with("convolution.out(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, *, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
     m.def_with("_slow_conv2d_forward(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
     m.def_with("slow_conv_dilated2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=[1, 1], SymInt[2] padding=[0, 0], SymInt[2] dilation=[1, 1]) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
+    m.def_with("slow_conv_dilated2d.out(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=[1, 1], SymInt[2] padding=[0, 0], SymInt[2] dilation=[1, 1], *, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec![])?;
     m.def_with("max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
     m.def_with("max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
     m.def_with("max_pool2d_with_indices.out(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False, *, Tensor(a!) out, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))", Some(AliasAnalysisKind::FromSchema), vec![])?;
     m.def_with("layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1.0000000000000001e-05, bool cudnn_enable=True) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
     m.def_with("native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
+    m.def_with("native_layer_norm.out(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps, *, Tensor(a!) out0, Tensor(b!) out1, Tensor(c!) out2) -> (Tensor(a!), Tensor(b!), Tensor(c!))", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
     m.def_with("embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
+    m.def_with("embedding.out(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False, *, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
     m.def_with(
         "mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
@@ -1279,6 +1343,7 @@ aten_dispatch::torch_library!(aten, |m| {
         Some(AliasAnalysisKind::FromSchema),
         vec!["nondeterministic_seeded".to_string(), "core".to_string()],
     )?;
+    m.def_with("native_dropout.out(Tensor input, float p, bool? train, *, Tensor(a!) out0, Tensor(b!) out1) -> (Tensor(a!), Tensor(b!))", Some(AliasAnalysisKind::FromSchema), vec!["nondeterministic_seeded".to_string(), "core".to_string()])?;
     Ok(())
 });
 
@@ -1318,6 +1383,21 @@ pub fn empty_strided_backend_select(
         .backend_component();
     let keys = DispatchKeySet::from_key(backend.dense_key());
     ops::empty_strided_op()?.redispatch(keys, (size, stride, dtype, layout, device, pin_memory))
+}
+/// `autogen` variant `aten::empty_strided.out(SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, Tensor(a!) out) -> Tensor(a!)` of `aten::empty_strided(SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`.
+pub fn empty_strided_out_autogen(
+    size: &[i64],
+    stride: &[i64],
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result =
+        ops::empty_strided_op()?.call((size, stride, dtype, layout, device, pin_memory))?;
+    crate::structured::copy_to_out(&result, out)?;
+    Ok(out.clone())
 }
 /// BackendSelect kernel of `aten::zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`.
 pub fn zeros_backend_select(
@@ -2493,6 +2573,18 @@ pub fn lerp_scalar_out_structured_meta(
     let output = crate::structured::StructuredMeta::into_output(meta);
     Ok(set_output.finish(output))
 }
+/// `autogen` variant `aten::masked_fill.Scalar_out(Tensor self, Tensor mask, Scalar value, *, Tensor(a!) out) -> Tensor(a!)` of `aten::masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)`.
+pub fn masked_fill_scalar_out_autogen(
+    self_: &Tensor,
+    mask: &Tensor,
+    value: Scalar,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = ops::clone(self_)?;
+    ops::masked_fill_scalar_op_()?.call((&result, mask, value))?;
+    crate::structured::copy_to_out(&result, out)?;
+    Ok(out.clone())
+}
 /// Structured kernel (Functional, meta) of `aten::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor`.
 pub fn clamp_structured_meta(
     self_: &Tensor,
@@ -3198,6 +3290,13 @@ pub fn erf_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
     let output = crate::structured::StructuredMeta::into_output(meta);
     Ok(set_output.finish(output))
 }
+/// `autogen` variant `aten::relu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)` of `aten::relu_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn relu_out_autogen(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let result = ops::clone(self_)?;
+    ops::relu_op_()?.call((&result,))?;
+    crate::structured::copy_to_out(&result, out)?;
+    Ok(out.clone())
+}
 /// Structured kernel (Functional, meta) of `aten::gelu(Tensor self, *, str approximate="none") -> Tensor`.
 pub fn gelu_structured_meta(self_: &Tensor, approximate: &str) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
@@ -3306,6 +3405,12 @@ pub fn bitwise_not_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<T
     let output = crate::structured::StructuredMeta::into_output(meta);
     Ok(set_output.finish(output))
 }
+/// `autogen` variant `aten::sum.out(Tensor self, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)` of `aten::sum(Tensor self, *, ScalarType? dtype=None) -> Tensor`.
+pub fn sum_out_autogen(self_: &Tensor, dtype: Option<ScalarType>, out: &Tensor) -> Result<Tensor> {
+    let result = ops::sum_op()?.call((self_, dtype))?;
+    crate::structured::copy_to_out(&result, out)?;
+    Ok(out.clone())
+}
 /// Structured kernel (Functional, meta) of `aten::sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`.
 pub fn sum_dim_intlist_structured_meta(
     self_: &Tensor,
@@ -3381,6 +3486,12 @@ pub fn mean_out_structured_meta(
     let meta = crate::meta::mean_dim(set_output, self_, dim, keepdim, dtype)?;
     let output = crate::structured::StructuredMeta::into_output(meta);
     Ok(set_output.finish(output))
+}
+/// `autogen` variant `aten::prod.out(Tensor self, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)` of `aten::prod(Tensor self, *, ScalarType? dtype=None) -> Tensor`.
+pub fn prod_out_autogen(self_: &Tensor, dtype: Option<ScalarType>, out: &Tensor) -> Result<Tensor> {
+    let result = ops::prod_op()?.call((self_, dtype))?;
+    crate::structured::copy_to_out(&result, out)?;
+    Ok(out.clone())
 }
 /// Structured kernel (Functional, meta) of `aten::amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`.
 pub fn amax_structured_meta(self_: &Tensor, dim: &[i64], keepdim: bool) -> Result<Tensor> {
@@ -3696,6 +3807,51 @@ pub fn _log_softmax_out_structured_meta(
     let output = crate::structured::StructuredMeta::into_output(meta);
     Ok(set_output.finish(output))
 }
+/// `autogen` variant `aten::_to_copy.out(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)` of `aten::_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor`.
+pub fn _to_copy_out_autogen(
+    self_: &Tensor,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+    non_blocking: bool,
+    memory_format: Option<MemoryFormat>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = ops::_to_copy_op()?.call((
+        self_,
+        dtype,
+        layout,
+        device,
+        pin_memory,
+        non_blocking,
+        memory_format,
+    ))?;
+    crate::structured::copy_to_out(&result, out)?;
+    Ok(out.clone())
+}
+/// `autogen` variant `aten::clone.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)` of `aten::clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor`.
+pub fn clone_out_autogen(
+    self_: &Tensor,
+    memory_format: Option<MemoryFormat>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = ops::clone_op()?.call((self_, memory_format))?;
+    crate::structured::copy_to_out(&result, out)?;
+    Ok(out.clone())
+}
+/// `autogen` variant `aten::copy.out(Tensor self, Tensor src, bool non_blocking=False, *, Tensor(a!) out) -> Tensor(a!)` of `aten::copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)`.
+pub fn copy_out_autogen(
+    self_: &Tensor,
+    src: &Tensor,
+    non_blocking: bool,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = ops::clone(self_)?;
+    ops::copy_op_()?.call((&result, src, non_blocking))?;
+    crate::structured::copy_to_out(&result, out)?;
+    Ok(out.clone())
+}
 /// BackendSelect kernel of `aten::ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`.
 pub fn ones_backend_select(
     _keys: DispatchKeySet,
@@ -3728,6 +3884,74 @@ pub fn full_backend_select(
         .backend_component();
     let keys = DispatchKeySet::from_key(backend.dense_key());
     ops::full_op()?.redispatch(keys, (size, fill_value, dtype, layout, device, pin_memory))
+}
+/// `autogen` variant `aten::empty_like.out(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)` of `aten::empty_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor`.
+pub fn empty_like_out_autogen(
+    self_: &Tensor,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+    memory_format: Option<MemoryFormat>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result =
+        ops::empty_like_op()?.call((self_, dtype, layout, device, pin_memory, memory_format))?;
+    crate::structured::copy_to_out(&result, out)?;
+    Ok(out.clone())
+}
+/// `autogen` variant `aten::full_like.out(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)` of `aten::full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor`.
+pub fn full_like_out_autogen(
+    self_: &Tensor,
+    fill_value: Scalar,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+    memory_format: Option<MemoryFormat>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = ops::full_like_op()?.call((
+        self_,
+        fill_value,
+        dtype,
+        layout,
+        device,
+        pin_memory,
+        memory_format,
+    ))?;
+    crate::structured::copy_to_out(&result, out)?;
+    Ok(out.clone())
+}
+/// `autogen` variant `aten::zeros_like.out(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)` of `aten::zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor`.
+pub fn zeros_like_out_autogen(
+    self_: &Tensor,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+    memory_format: Option<MemoryFormat>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result =
+        ops::zeros_like_op()?.call((self_, dtype, layout, device, pin_memory, memory_format))?;
+    crate::structured::copy_to_out(&result, out)?;
+    Ok(out.clone())
+}
+/// `autogen` variant `aten::ones_like.out(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)` of `aten::ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor`.
+pub fn ones_like_out_autogen(
+    self_: &Tensor,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+    memory_format: Option<MemoryFormat>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result =
+        ops::ones_like_op()?.call((self_, dtype, layout, device, pin_memory, memory_format))?;
+    crate::structured::copy_to_out(&result, out)?;
+    Ok(out.clone())
 }
 /// BackendSelect kernel of `aten::arange(Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`.
 pub fn arange_backend_select(
@@ -3899,6 +4123,63 @@ pub fn randn_generator_backend_select(
     ops::randn_generator_op()?
         .redispatch(keys, (size, generator, dtype, layout, device, pin_memory))
 }
+/// `autogen` variant `aten::fill.Scalar_out(Tensor self, Scalar value, *, Tensor(a!) out) -> Tensor(a!)` of `aten::fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)`.
+pub fn fill_scalar_out_autogen(self_: &Tensor, value: Scalar, out: &Tensor) -> Result<Tensor> {
+    let result = ops::clone(self_)?;
+    ops::fill_scalar_op_()?.call((&result, value))?;
+    crate::structured::copy_to_out(&result, out)?;
+    Ok(out.clone())
+}
+/// `autogen` variant `aten::zero(Tensor self) -> Tensor` of `aten::zero_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn zero_autogen(self_: &Tensor) -> Result<Tensor> {
+    let result = ops::clone(self_)?;
+    ops::zero_op_()?.call((&result,))?;
+    Ok(result)
+}
+/// `autogen` variant `aten::zero.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)` of `aten::zero_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn zero_out_autogen(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let result = ops::clone(self_)?;
+    ops::zero_op_()?.call((&result,))?;
+    crate::structured::copy_to_out(&result, out)?;
+    Ok(out.clone())
+}
+/// `autogen` variant `aten::uniform(Tensor self, float from=0., float to=1., *, Generator? generator=None) -> Tensor` of `aten::uniform_(Tensor(a!) self, float from=0., float to=1., *, Generator? generator=None) -> Tensor(a!)`.
+pub fn uniform_autogen(
+    self_: &Tensor,
+    from: f64,
+    to: f64,
+    generator: Option<Generator>,
+) -> Result<Tensor> {
+    let result = ops::clone(self_)?;
+    ops::uniform_op_()?.call((&result, from, to, generator))?;
+    Ok(result)
+}
+/// `autogen` variant `aten::uniform.out(Tensor self, float from=0., float to=1., *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)` of `aten::uniform_(Tensor(a!) self, float from=0., float to=1., *, Generator? generator=None) -> Tensor(a!)`.
+pub fn uniform_out_autogen(
+    self_: &Tensor,
+    from: f64,
+    to: f64,
+    generator: Option<Generator>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = ops::clone(self_)?;
+    ops::uniform_op_()?.call((&result, from, to, generator))?;
+    crate::structured::copy_to_out(&result, out)?;
+    Ok(out.clone())
+}
+/// `autogen` variant `aten::normal.out(Tensor self, float mean=0., float std=1., *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)` of `aten::normal_(Tensor(a!) self, float mean=0., float std=1., *, Generator? generator=None) -> Tensor(a!)`.
+pub fn normal_out_autogen(
+    self_: &Tensor,
+    mean: f64,
+    std: f64,
+    generator: Option<Generator>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = ops::clone(self_)?;
+    ops::normal_op_()?.call((&result, mean, std, generator))?;
+    crate::structured::copy_to_out(&result, out)?;
+    Ok(out.clone())
+}
 /// Structured kernel (Functional, meta) of `aten::mm(Tensor self, Tensor mat2) -> Tensor`.
 pub fn mm_structured_meta(self_: &Tensor, mat2: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
@@ -4010,6 +4291,12 @@ pub fn addmm_out_structured_meta(
     let output = crate::structured::StructuredMeta::into_output(meta);
     Ok(set_output.finish(output))
 }
+/// `autogen` variant `aten::flip.out(Tensor self, int[] dims, *, Tensor(a!) out) -> Tensor(a!)` of `aten::flip(Tensor self, int[] dims) -> Tensor`.
+pub fn flip_out_autogen(self_: &Tensor, dims: &[i64], out: &Tensor) -> Result<Tensor> {
+    let result = ops::flip_op()?.call((self_, dims))?;
+    crate::structured::copy_to_out(&result, out)?;
+    Ok(out.clone())
+}
 /// Structured kernel (Functional, meta) of `aten::gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor`.
 pub fn gather_structured_meta(
     self_: &Tensor,
@@ -4069,6 +4356,12 @@ pub fn cat_out_structured_meta(tensors: &[Tensor], dim: i64, out: &Tensor) -> Re
     let meta = crate::meta::cat(set_output, tensors, dim)?;
     let output = crate::structured::StructuredMeta::into_output(meta);
     Ok(set_output.finish(output))
+}
+/// `autogen` variant `aten::repeat.out(Tensor self, SymInt[] repeats, *, Tensor(a!) out) -> Tensor(a!)` of `aten::repeat(Tensor self, SymInt[] repeats) -> Tensor`.
+pub fn repeat_out_autogen(self_: &Tensor, repeats: &[i64], out: &Tensor) -> Result<Tensor> {
+    let result = ops::repeat_op()?.call((self_, repeats))?;
+    crate::structured::copy_to_out(&result, out)?;
+    Ok(out.clone())
 }
 /// Structured kernel (Functional, meta) of `aten::tril(Tensor self, SymInt diagonal=0) -> Tensor`.
 pub fn tril_structured_meta(self_: &Tensor, diagonal: i64) -> Result<Tensor> {
@@ -4141,6 +4434,56 @@ pub fn triu_out_structured_meta(self_: &Tensor, diagonal: i64, out: &Tensor) -> 
     let meta = crate::meta::triu(set_output, self_, diagonal)?;
     let output = crate::structured::StructuredMeta::into_output(meta);
     Ok(set_output.finish(output))
+}
+/// `autogen` variant `aten::convolution.out(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, *, Tensor(a!) out) -> Tensor(a!)` of `aten::convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor`.
+pub fn convolution_out_autogen(
+    input: &Tensor,
+    weight: &Tensor,
+    bias: Option<&Tensor>,
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+    transposed: bool,
+    output_padding: &[i64],
+    groups: i64,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = ops::convolution_op()?.call((
+        input,
+        weight,
+        bias,
+        stride,
+        padding,
+        dilation,
+        transposed,
+        output_padding,
+        groups,
+    ))?;
+    crate::structured::copy_to_out(&result, out)?;
+    Ok(out.clone())
+}
+/// `autogen` variant `aten::slow_conv_dilated2d.out(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=[1, 1], SymInt[2] padding=[0, 0], SymInt[2] dilation=[1, 1], *, Tensor(a!) out) -> Tensor(a!)` of `aten::slow_conv_dilated2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=[1, 1], SymInt[2] padding=[0, 0], SymInt[2] dilation=[1, 1]) -> Tensor`.
+pub fn slow_conv_dilated2d_out_autogen(
+    self_: &Tensor,
+    weight: &Tensor,
+    kernel_size: &[i64],
+    bias: Option<&Tensor>,
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = ops::slow_conv_dilated2d_op()?.call((
+        self_,
+        weight,
+        kernel_size,
+        bias,
+        stride,
+        padding,
+        dilation,
+    ))?;
+    crate::structured::copy_to_out(&result, out)?;
+    Ok(out.clone())
 }
 /// Structured kernel (Functional, meta) of `aten::max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)`.
 pub fn max_pool2d_with_indices_structured_meta(
@@ -4219,6 +4562,38 @@ pub fn max_pool2d_with_indices_out_structured_meta(
     )?;
     let [output0, output1] = meta.into_outputs();
     Ok((set_output.finish(output0), set_output.finish(output1)))
+}
+/// `autogen` variant `aten::native_layer_norm.out(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps, *, Tensor(a!) out0, Tensor(b!) out1, Tensor(c!) out2) -> (Tensor(a!), Tensor(b!), Tensor(c!))` of `aten::native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)`.
+pub fn native_layer_norm_out_autogen(
+    input: &Tensor,
+    normalized_shape: &[i64],
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    eps: f64,
+    out0: &Tensor,
+    out1: &Tensor,
+    out2: &Tensor,
+) -> Result<(Tensor, Tensor, Tensor)> {
+    let (result0, result1, result2) =
+        ops::native_layer_norm_op()?.call((input, normalized_shape, weight, bias, eps))?;
+    crate::structured::copy_to_out(&result0, out0)?;
+    crate::structured::copy_to_out(&result1, out1)?;
+    crate::structured::copy_to_out(&result2, out2)?;
+    Ok((out0.clone(), out1.clone(), out2.clone()))
+}
+/// `autogen` variant `aten::embedding.out(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False, *, Tensor(a!) out) -> Tensor(a!)` of `aten::embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor`.
+pub fn embedding_out_autogen(
+    weight: &Tensor,
+    indices: &Tensor,
+    padding_idx: i64,
+    scale_grad_by_freq: bool,
+    sparse: bool,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result =
+        ops::embedding_op()?.call((weight, indices, padding_idx, scale_grad_by_freq, sparse))?;
+    crate::structured::copy_to_out(&result, out)?;
+    Ok(out.clone())
 }
 /// Structured kernel (Functional, meta) of `aten::mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor`.
 pub fn mse_loss_structured_meta(self_: &Tensor, target: &Tensor, reduction: i64) -> Result<Tensor> {
@@ -4303,6 +4678,19 @@ pub fn nll_loss_forward_output_structured_meta(
         crate::meta::nll_loss_forward(set_output, self_, target, weight, reduction, ignore_index)?;
     let [output0, output1] = meta.into_outputs();
     Ok((set_output.finish(output0), set_output.finish(output1)))
+}
+/// `autogen` variant `aten::native_dropout.out(Tensor input, float p, bool? train, *, Tensor(a!) out0, Tensor(b!) out1) -> (Tensor(a!), Tensor(b!))` of `aten::native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)`.
+pub fn native_dropout_out_autogen(
+    input: &Tensor,
+    p: f64,
+    train: Option<bool>,
+    out0: &Tensor,
+    out1: &Tensor,
+) -> Result<(Tensor, Tensor)> {
+    let (result0, result1) = ops::native_dropout_op()?.call((input, p, train))?;
+    crate::structured::copy_to_out(&result0, out0)?;
+    crate::structured::copy_to_out(&result1, out1)?;
+    Ok((out0.clone(), out1.clone()))
 }
 
 aten_dispatch::torch_library_impl!(aten, BackendSelect, |m| {
@@ -5027,6 +5415,10 @@ aten_dispatch::torch_library_impl!(aten, CompositeImplicitAutograd, |m| {
 });
 
 aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutograd, |m| {
+    m.impl_(
+        "empty_strided.out",
+        CppFunction::from_unboxed(empty_strided_out_autogen),
+    )?;
     m.impl_("zeros", CppFunction::from_unboxed(crate::native::zeros))?;
     m.impl_(
         "add.Scalar",
@@ -5076,8 +5468,13 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutograd, |m| {
         "masked_fill.Scalar",
         CppFunction::from_unboxed(crate::native::masked_fill_scalar),
     )?;
+    m.impl_(
+        "masked_fill.Scalar_out",
+        CppFunction::from_unboxed(masked_fill_scalar_out_autogen),
+    )?;
     m.impl_("abs", CppFunction::from_unboxed(crate::native::abs))?;
     m.impl_("abs_", CppFunction::from_unboxed(crate::native::abs_))?;
+    m.impl_("relu.out", CppFunction::from_unboxed(relu_out_autogen))?;
     m.impl_(
         "logical_not",
         CppFunction::from_unboxed(crate::native::logical_not),
@@ -5087,7 +5484,9 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutograd, |m| {
         CppFunction::from_unboxed(crate::native::logical_not_),
     )?;
     m.impl_("sum", CppFunction::from_unboxed(crate::native::sum))?;
+    m.impl_("sum.out", CppFunction::from_unboxed(sum_out_autogen))?;
     m.impl_("mean", CppFunction::from_unboxed(crate::native::mean))?;
+    m.impl_("prod.out", CppFunction::from_unboxed(prod_out_autogen))?;
     m.impl_(
         "logsumexp",
         CppFunction::from_unboxed(crate::native::logsumexp),
@@ -5096,8 +5495,14 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutograd, |m| {
         "_to_copy",
         CppFunction::from_unboxed(crate::native::_to_copy),
     )?;
+    m.impl_(
+        "_to_copy.out",
+        CppFunction::from_unboxed(_to_copy_out_autogen),
+    )?;
     m.impl_("clone", CppFunction::from_unboxed(crate::native::clone))?;
+    m.impl_("clone.out", CppFunction::from_unboxed(clone_out_autogen))?;
     m.impl_("copy_", CppFunction::from_unboxed(crate::native::copy_))?;
+    m.impl_("copy.out", CppFunction::from_unboxed(copy_out_autogen))?;
     m.impl_("alias", CppFunction::from_unboxed(crate::native::alias))?;
     m.impl_("t", CppFunction::from_unboxed(crate::native::t))?;
     m.impl_(
@@ -5138,16 +5543,32 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutograd, |m| {
         CppFunction::from_unboxed(crate::native::empty_like),
     )?;
     m.impl_(
+        "empty_like.out",
+        CppFunction::from_unboxed(empty_like_out_autogen),
+    )?;
+    m.impl_(
         "full_like",
         CppFunction::from_unboxed(crate::native::full_like),
+    )?;
+    m.impl_(
+        "full_like.out",
+        CppFunction::from_unboxed(full_like_out_autogen),
     )?;
     m.impl_(
         "zeros_like",
         CppFunction::from_unboxed(crate::native::zeros_like),
     )?;
     m.impl_(
+        "zeros_like.out",
+        CppFunction::from_unboxed(zeros_like_out_autogen),
+    )?;
+    m.impl_(
         "ones_like",
         CppFunction::from_unboxed(crate::native::ones_like),
+    )?;
+    m.impl_(
+        "ones_like.out",
+        CppFunction::from_unboxed(ones_like_out_autogen),
     )?;
     m.impl_("arange", CppFunction::from_unboxed(crate::native::arange))?;
     m.impl_(
@@ -5174,20 +5595,54 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutograd, |m| {
         "randn.generator",
         CppFunction::from_unboxed(crate::native::randn_generator),
     )?;
+    m.impl_(
+        "fill.Scalar_out",
+        CppFunction::from_unboxed(fill_scalar_out_autogen),
+    )?;
+    m.impl_("zero", CppFunction::from_unboxed(zero_autogen))?;
+    m.impl_("zero.out", CppFunction::from_unboxed(zero_out_autogen))?;
+    m.impl_("uniform", CppFunction::from_unboxed(uniform_autogen))?;
+    m.impl_(
+        "uniform.out",
+        CppFunction::from_unboxed(uniform_out_autogen),
+    )?;
+    m.impl_("normal.out", CppFunction::from_unboxed(normal_out_autogen))?;
     m.impl_("mv", CppFunction::from_unboxed(crate::native::mv))?;
+    m.impl_("flip.out", CppFunction::from_unboxed(flip_out_autogen))?;
     m.impl_("stack", CppFunction::from_unboxed(crate::native::stack))?;
     m.impl_("repeat", CppFunction::from_unboxed(crate::native::repeat))?;
+    m.impl_("repeat.out", CppFunction::from_unboxed(repeat_out_autogen))?;
     m.impl_(
         "convolution",
         CppFunction::from_unboxed(crate::native::convolution),
+    )?;
+    m.impl_(
+        "convolution.out",
+        CppFunction::from_unboxed(convolution_out_autogen),
+    )?;
+    m.impl_(
+        "slow_conv_dilated2d.out",
+        CppFunction::from_unboxed(slow_conv_dilated2d_out_autogen),
     )?;
     m.impl_(
         "native_layer_norm",
         CppFunction::from_unboxed(crate::native::math_native_layer_norm),
     )?;
     m.impl_(
+        "native_layer_norm.out",
+        CppFunction::from_unboxed(native_layer_norm_out_autogen),
+    )?;
+    m.impl_(
         "embedding",
         CppFunction::from_unboxed(crate::native::embedding),
+    )?;
+    m.impl_(
+        "embedding.out",
+        CppFunction::from_unboxed(embedding_out_autogen),
+    )?;
+    m.impl_(
+        "native_dropout.out",
+        CppFunction::from_unboxed(native_dropout_out_autogen),
     )?;
     Ok(())
 });
