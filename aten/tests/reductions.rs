@@ -178,3 +178,20 @@ fn softmax_members(dev: DeviceTest) {
         );
     }
 }
+
+#[test]
+fn unstructured_reductions_on_meta() {
+    let dev = DeviceTest::META;
+    let a = dev.tensor(&[1.0f32, 2.0, 3.0, 4.0], &[2, 2]);
+    dev.assert_values::<f32>(&ops::prod(&a).unwrap(), &[], &[]);
+    let v = ops::var_correction_with(
+        &a,
+        ops::VarCorrectionOptions {
+            dim: Some(&[1]),
+            correction: None,
+            keepdim: true,
+        },
+    )
+    .unwrap();
+    dev.assert_values::<f32>(&v, &[2, 1], &[]);
+}

@@ -5230,6 +5230,7 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
         "mean.out",
         CppFunction::from_unboxed(mean_out_structured_meta),
     )?;
+    m.impl_("prod", CppFunction::from_unboxed(crate::native::prod_meta))?;
     m.impl_("amax", CppFunction::from_unboxed(amax_structured_meta))?;
     m.impl_(
         "amax.out",
@@ -5294,6 +5295,10 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
         "_log_softmax.out",
         CppFunction::from_unboxed(_log_softmax_out_structured_meta),
     )?;
+    m.impl_(
+        "var.correction",
+        CppFunction::from_unboxed(crate::native::var_correction_meta),
+    )?;
     m.impl_("ones", CppFunction::from_unboxed(crate::native::ones))?;
     m.impl_("arange", CppFunction::from_unboxed(crate::native::arange))?;
     m.impl_(
@@ -5303,6 +5308,34 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
     m.impl_(
         "arange.start_step",
         CppFunction::from_unboxed(crate::native::arange_start_step),
+    )?;
+    m.impl_(
+        "arange.start_out",
+        CppFunction::from_unboxed(crate::native::arange_out_meta),
+    )?;
+    m.impl_(
+        "linspace.out",
+        CppFunction::from_unboxed(crate::native::linspace_out_meta),
+    )?;
+    m.impl_(
+        "eye.m_out",
+        CppFunction::from_unboxed(crate::native::eye_out_meta),
+    )?;
+    m.impl_(
+        "fill_.Scalar",
+        CppFunction::from_unboxed(crate::native::fill_meta_),
+    )?;
+    m.impl_(
+        "zero_",
+        CppFunction::from_unboxed(crate::native::zero_meta_),
+    )?;
+    m.impl_(
+        "uniform_",
+        CppFunction::from_unboxed(crate::native::uniform_meta_),
+    )?;
+    m.impl_(
+        "normal_",
+        CppFunction::from_unboxed(crate::native::normal_meta_),
     )?;
     m.impl_("mm", CppFunction::from_unboxed(mm_structured_meta))?;
     m.impl_("mm.out", CppFunction::from_unboxed(mm_out_structured_meta))?;
@@ -5316,6 +5349,12 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
     m.impl_(
         "addmm.out",
         CppFunction::from_unboxed(addmm_out_structured_meta),
+    )?;
+    m.impl_("dot", CppFunction::from_unboxed(crate::native::dot_meta))?;
+    m.impl_("flip", CppFunction::from_unboxed(crate::native::flip_meta))?;
+    m.impl_(
+        "index_select",
+        CppFunction::from_unboxed(crate::native::index_select_meta),
     )?;
     m.impl_("gather", CppFunction::from_unboxed(gather_structured_meta))?;
     m.impl_(
@@ -5341,6 +5380,14 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
         CppFunction::from_unboxed(triu_out_structured_meta),
     )?;
     m.impl_(
+        "_slow_conv2d_forward",
+        CppFunction::from_unboxed(crate::native::slow_conv2d_forward_meta),
+    )?;
+    m.impl_(
+        "slow_conv_dilated2d",
+        CppFunction::from_unboxed(crate::native::slow_conv_dilated2d_meta),
+    )?;
+    m.impl_(
         "max_pool2d_with_indices",
         CppFunction::from_unboxed(max_pool2d_with_indices_structured_meta),
     )?;
@@ -5363,6 +5410,10 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
     m.impl_(
         "nll_loss_forward.output",
         CppFunction::from_unboxed(nll_loss_forward_output_structured_meta),
+    )?;
+    m.impl_(
+        "native_dropout",
+        CppFunction::from_unboxed(crate::native::native_dropout_meta),
     )?;
     Ok(())
 });

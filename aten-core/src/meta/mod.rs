@@ -66,7 +66,7 @@ pub fn check_same_device<'t>(tensors: impl IntoIterator<Item = &'t Tensor>) -> R
 }
 
 /// The dtype and device of a defined tensor argument.
-fn dtype_and_device(t: &Tensor) -> Result<(ScalarType, Device)> {
+pub(crate) fn dtype_and_device(t: &Tensor) -> Result<(ScalarType, Device)> {
     t.dtype()
         .zip(t.device())
         .ok_or_else(|| Error::runtime("undefined tensor"))

@@ -1,11 +1,13 @@
 //! Kernels that live in `aten-core`: Meta kernels (shapes without data),
 //! composite kernels, and the backend-neutral helpers backends share.
 
+pub mod conv_shape;
 mod copy;
 mod dims;
 mod factories;
 mod linear_algebra;
 mod logsumexp;
+pub mod meta_kernels;
 mod nn;
 mod out_forms;
 mod scalar_ops;
@@ -17,6 +19,7 @@ pub use dims::{compute_stride, fmt_list, infer_size, make_dim_mask, wrap_dim};
 pub use factories::*;
 pub use linear_algebra::*;
 pub use logsumexp::{logsumexp, logsumexp_out};
+pub use meta_kernels::*;
 pub use nn::*;
 pub use out_forms::*;
 pub use scalar_ops::*;

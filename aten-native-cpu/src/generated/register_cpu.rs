@@ -2617,54 +2617,6 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
         "logical_not.out",
         CppFunction::from_unboxed(crate::kernels::logical_not_out),
     )?;
-    m.impl_("prod", CppFunction::from_unboxed(crate::kernels::prod))?;
-    m.impl_(
-        "var.correction",
-        CppFunction::from_unboxed(crate::kernels::var_correction),
-    )?;
     m.impl_("view", CppFunction::from_unboxed(crate::kernels::view))?;
-    m.impl_(
-        "arange.start_out",
-        CppFunction::from_unboxed(crate::kernels::arange_out),
-    )?;
-    m.impl_(
-        "linspace.out",
-        CppFunction::from_unboxed(crate::kernels::linspace_out),
-    )?;
-    m.impl_(
-        "eye.m_out",
-        CppFunction::from_unboxed(crate::kernels::eye_out),
-    )?;
-    m.impl_(
-        "fill_.Scalar",
-        CppFunction::from_unboxed(crate::kernels::fill_),
-    )?;
-    m.impl_("zero_", CppFunction::from_unboxed(crate::kernels::zero_))?;
-    m.impl_(
-        "uniform_",
-        CppFunction::from_unboxed(crate::kernels::uniform_),
-    )?;
-    m.impl_(
-        "normal_",
-        CppFunction::from_unboxed(crate::kernels::normal_),
-    )?;
-    m.impl_("dot", CppFunction::from_unboxed(crate::kernels::dot))?;
-    m.impl_("flip", CppFunction::from_unboxed(crate::kernels::flip))?;
-    m.impl_(
-        "index_select",
-        CppFunction::from_unboxed(crate::kernels::index_select),
-    )?;
-    m.impl_(
-        "_slow_conv2d_forward",
-        CppFunction::from_unboxed(crate::kernels::slow_conv2d_forward),
-    )?;
-    m.impl_(
-        "slow_conv_dilated2d",
-        CppFunction::from_unboxed(crate::kernels::slow_conv_dilated2d),
-    )?;
-    m.impl_(
-        "native_dropout",
-        CppFunction::from_unboxed(crate::kernels::native_dropout),
-    )?;
     Ok(())
 });

@@ -2,24 +2,27 @@
 //! `zero_`, the range factories' out kernels (`arange`, `linspace`, `eye`)
 //! and the random fills (`uniform_`, `normal_`).
 
+use aten_core::native::{
+    arange_out_meta, check_normal_args, check_uniform_args, eye_out_meta, linspace_out_meta,
+};
 use aten_core::tensor_iterator::convert::copy_into;
 use aten_core::Tensor;
 use c10_core::{
-    dispatch_dtype, Element, Error, Generator, Numeric, Result, Scalar, ScalarType, TensorBase,
+    dispatch_dtype, Element, Generator, Numeric, Result, Scalar, ScalarType, TensorBase,
 };
 use rayon::prelude::*;
 
-use super::util::{dtype_of, is_meta, not_implemented, wrap};
+use super::util::{dtype_of, not_implemented, wrap};
 use aten_core::tensor_iterator::GRAIN_SIZE;
 
 /// Writes `f(i)` into the `i`-th element (row-major) of `out`, in parallel
 /// for large tensors; a non-contiguous `out` is written through a
-/// contiguous buffer. Meta tensors are left as they are.
+/// contiguous buffer.
 pub fn write_elements<T: Element + Send>(
     out: &Tensor,
     f: impl Fn(usize) -> T + Sync,
 ) -> Result<()> {
-    if is_meta(out) || out.numel() == 0 {
+    if out.numel() == 0 {
         return Ok(());
     }
     let fill = |dst: &mut [T]| {
@@ -56,10 +59,8 @@ pub fn write_elements<T: Element + Send>(
 /// `fill_.Scalar(value)`: every element becomes `value` (converted to the
 /// tensor's dtype).
 pub fn fill_(self_: &Tensor, value: Scalar) -> Result<Tensor> {
-    if !is_meta(self_) {
-        value.check_fits(dtype_of(self_)?)?;
-    }
-    if !is_meta(self_) && self_.numel() > 0 {
+    value.check_fits(dtype_of(self_)?)?;
+    if self_.numel() > 0 {
         copy_into(wrap(value)?.base(), self_)?;
         self_.bump_version();
     }
@@ -74,43 +75,10 @@ pub fn zero_(self_: &Tensor) -> Result<Tensor> {
 /// `arange.start_out(start, end, step, out)`: resizes `out` to the length
 /// of the range and writes `start + i * step`.
 pub fn arange_out(start: Scalar, end: Scalar, step: Scalar, out: &Tensor) -> Result<Tensor> {
+    arange_out_meta(start, end, step, out)?;
     let dtype = dtype_of(out)?;
     let integral = !dtype.is_floating_point();
-    let (xs, xe, xstep) = (start.to_f64(), end.to_f64(), step.to_f64());
-    if xstep == 0.0 {
-        return Err(Error::runtime("step must be nonzero"));
-    }
-    if !(xs.is_finite() && xe.is_finite()) {
-        return Err(Error::runtime(format!("unsupported range: {xs} -> {xe}")));
-    }
-    if !((xstep > 0.0 && xe >= xs) || (xstep < 0.0 && xe <= xs)) {
-        return Err(Error::runtime(
-            "upper bound and larger bound inconsistent with step sign",
-        ));
-    }
-    // PyTorch's `compute_arange_size`: in int64 for an int64 output from
-    // integral Scalars (here in i128, which cannot overflow), else in
-    // double from the Scalars as given.
-    let all_integral = [start, end, step].iter().all(|s| s.is_integral(false));
-    let size_d = if dtype == ScalarType::Long && all_integral {
-        let (s, e, st) = (
-            i128::from(start.to_i64()),
-            i128::from(end.to_i64()),
-            i128::from(step.to_i64()),
-        );
-        ((e - s + st - st.signum()) / st) as f64
-    } else {
-        ((xe - xs) / xstep).ceil()
-    };
-    if !(size_d >= 0.0 && size_d <= i64::MAX as f64) {
-        return Err(Error::runtime(format!(
-            "invalid size, possible overflow? size = {size_d}"
-        )));
-    }
-    let size = size_d as i64;
-    if out.numel() != size {
-        out.resize_(&[size])?;
-    }
+    let (xs, xstep) = (start.to_f64(), step.to_f64());
     if dtype == ScalarType::Bool {
         return Err(not_implemented("arange_cpu", dtype));
     }
@@ -132,12 +100,7 @@ pub fn arange_out(start: Scalar, end: Scalar, step: Scalar, out: &Tensor) -> Res
 /// the first half counted from `start` and the second from `end`, as
 /// PyTorch's kernel does (so both ends are exact).
 pub fn linspace_out(start: Scalar, end: Scalar, steps: i64, out: &Tensor) -> Result<Tensor> {
-    if steps < 0 {
-        return Err(Error::runtime("number of steps must be non-negative"));
-    }
-    if out.numel() != steps {
-        out.resize_(&[steps])?;
-    }
+    linspace_out_meta(start, end, steps, out)?;
     let dtype = dtype_of(out)?;
     let (s, e) = (start.to_f64(), end.to_f64());
     let halfway = steps / 2;
@@ -176,17 +139,7 @@ pub fn linspace_out(start: Scalar, end: Scalar, steps: i64, out: &Tensor) -> Res
 
 /// `eye.m_out(n, m, out)`: ones on the diagonal of an `n` x `m` matrix.
 pub fn eye_out(n: i64, m: i64, out: &Tensor) -> Result<Tensor> {
-    if n < 0 {
-        return Err(Error::runtime(format!(
-            "n must be greater or equal to 0, got {n}"
-        )));
-    }
-    if m < 0 {
-        return Err(Error::runtime(format!(
-            "m must be greater or equal to 0, got {m}"
-        )));
-    }
-    out.resize_(&[n, m])?;
+    eye_out_meta(n, m, out)?;
     let dtype = dtype_of(out)?;
     let cols = m.max(1) as usize;
     dispatch_dtype!(dtype, T => write_elements::<T>(out, |i| {
@@ -200,8 +153,8 @@ fn generator_or_default(generator: Option<Generator>) -> Generator {
     generator.unwrap_or_else(|| Generator::default_cpu().clone())
 }
 
-/// Fills a floating tensor with `sample(seed, i)` for `numel` consecutive
-/// indices reserved from the generator's stream.
+/// Fills a floating tensor (checked by the caller) with `sample(seed, i)`
+/// for `numel` consecutive indices reserved from the generator's stream.
 fn random_fill(
     self_: &Tensor,
     name: &str,
@@ -210,12 +163,6 @@ fn random_fill(
     sample: impl Fn(u64, u64) -> f64 + Sync,
 ) -> Result<Tensor> {
     let dtype = dtype_of(self_)?;
-    if !dtype.is_floating_point() {
-        return Err(not_implemented(name, dtype));
-    }
-    if is_meta(self_) {
-        return Ok(self_.clone());
-    }
     let g = generator_or_default(generator);
     let first = g.advance((self_.numel() as u64).saturating_mul(draws_per_element));
     let seed = g.current_seed();
@@ -232,11 +179,7 @@ pub fn uniform_(
     to: f64,
     generator: Option<Generator>,
 ) -> Result<Tensor> {
-    if from > to {
-        return Err(Error::runtime(format!(
-            "uniform_ expects to return a [from, to) range, but found from={from} > to={to}"
-        )));
-    }
+    check_uniform_args(self_, from, to)?;
     // Single-precision types draw 24 bits, so that the value stays below
     // `to` after rounding (as PyTorch's float distribution does).
     let bits = if matches!(dtype_of(self_)?, ScalarType::Double) {
@@ -260,11 +203,7 @@ pub fn normal_(
     std: f64,
     generator: Option<Generator>,
 ) -> Result<Tensor> {
-    if std < 0.0 {
-        return Err(Error::runtime(format!(
-            "normal expects std >= 0.0, but found std {std}"
-        )));
-    }
+    check_normal_args(self_, std)?;
     random_fill(self_, "normal_kernel_cpu", generator, 2, |seed, i| {
         let u1 = 1.0 - Generator::uniform_at(seed, i, 53);
         let u2 = Generator::uniform_at(seed, i.wrapping_add(1), 53);

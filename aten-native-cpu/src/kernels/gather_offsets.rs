@@ -6,14 +6,14 @@
 
 use c10_core::{Error, Result, StorageBorrow, TensorBase, TensorLayout};
 
-use super::util::{is_meta, layout_of};
+use super::util::layout_of;
 
 /// Writes element `offsets[i]` of `src`'s storage (a snapshot of the
 /// layout the offsets were computed from) to element `i` of the fresh
 /// contiguous `out`. Every offset is checked against the storage, so no
 /// offset can read outside it.
 pub(crate) fn gather_offsets(src: &TensorLayout, out: &TensorBase, offsets: &[i64]) -> Result<()> {
-    if is_meta(out) || offsets.is_empty() {
+    if offsets.is_empty() {
         return Ok(());
     }
     let ol = layout_of(out)?;

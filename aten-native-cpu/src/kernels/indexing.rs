@@ -1,16 +1,14 @@
 //! `index_select` and `gather`'s impl: copies of the elements an index
 //! tensor picks.
 
-use aten_core::native::wrap_dim;
+use aten_core::native::{index_select_meta, wrap_dim};
 use aten_core::structured::MetaOutput;
 use aten_core::Tensor;
 use c10_core::tensor_impl::for_each_offset;
 use c10_core::{Error, Result, ScalarType, TensorBase};
 
 use super::gather_offsets::gather_offsets;
-use aten_core::meta::check_same_device;
-
-use super::util::{device_of, dtype_of, is_meta, layout_of, with_fresh_output};
+use super::util::{dtype_of, layout_of, with_fresh_output};
 
 /// The values of an int64 or int32 index tensor, in row-major order.
 fn index_values(index: &TensorBase, what: &str) -> Result<Vec<i64>> {
@@ -25,39 +23,19 @@ fn index_values(index: &TensorBase, what: &str) -> Result<Vec<i64>> {
 
 /// `index_select(dim, index)`: the slices of `self` at `index` along `dim`.
 pub fn index_select(self_: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
+    let out = index_select_meta(self_, dim, index)?;
     let sl = layout_of(self_)?;
-    if index.dim() > 1 {
-        return Err(Error::index_error(
-            "index_select(): Index is supposed to be a vector",
-        ));
-    }
     let ndim = sl.sizes().len();
     let d = wrap_dim(dim, ndim)?;
-    check_same_device([self_, index])?;
-    let idx = if is_meta(index) {
-        Vec::new()
-    } else {
-        index_values(index, "index_select")?
-    };
-    if ndim == 0 && index.numel() != 1 {
-        return Err(Error::index_error(format!(
-            "index_select(): Index to scalar can have only 1 value, got {} value(s)",
-            index.numel()
-        )));
-    }
-    let mut sizes = sl.sizes().to_vec();
-    let size = if ndim == 0 { 1 } else { sizes[d] };
-    if ndim > 0 {
-        sizes[d] = index.numel();
-    }
+    let idx = index_values(index, "index_select")?;
+    let size = if ndim == 0 { 1 } else { sl.sizes()[d] };
     for &i in &idx {
         if i < 0 || i >= size {
             return Err(Error::index_error("index out of range in self"));
         }
     }
-    let out = TensorBase::empty(&sizes, dtype_of(self_)?, device_of(self_))?;
-    if is_meta(self_) || out.numel() == 0 {
-        return Ok(Tensor::from(out));
+    if out.numel() == 0 {
+        return Ok(out);
     }
     let (ss, st) = (sl.sizes(), sl.strides());
     let stride = if ndim == 0 { 0 } else { st[d] };
@@ -78,7 +56,7 @@ pub fn index_select(self_: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> 
         }
     });
     gather_offsets(&sl, &out, &offsets)?;
-    Ok(Tensor::from(out))
+    Ok(out)
 }
 
 /// `gather.out`: `out[p] = self[p with index[p] at dim]`.

@@ -7,7 +7,7 @@ use aten_core::Tensor;
 use c10_core::{Error, Numeric, Result, Scalar, StorageBorrow, TensorBase, ThreadShared};
 use rayon::prelude::*;
 
-use super::util::{device_of, dtype_of, is_meta, layout_of, with_fresh_output};
+use super::util::{dtype_of, layout_of, with_fresh_output};
 use crate::gemm::{dispatch_gemm, Gemm, MatMut, MatPtr};
 
 /// `out[b] = beta * out[b] + alpha * (a[b] @ m2[b])` for every batch `b`
@@ -204,29 +204,10 @@ pub fn bmm_out(meta: &mut MetaOutput, self_: &Tensor, mat2: &Tensor) -> Result<(
 
 /// `dot(self, tensor)`: the inner product of two vectors.
 pub fn dot(self_: &Tensor, tensor: &Tensor) -> Result<Tensor> {
-    if self_.dim() != 1 || tensor.dim() != 1 {
-        return Err(Error::runtime(format!(
-            "1D tensors expected, but got {}D and {}D tensors",
-            self_.dim(),
-            tensor.dim()
-        )));
-    }
-    let (da, db) = (dtype_of(self_)?, dtype_of(tensor)?);
-    if da != db {
-        return Err(Error::runtime(format!(
-            "dot : expected both vectors to have same dtype, but found {} and {}",
-            da, db
-        )));
-    }
-    let (n, n2) = (self_.numel(), tensor.numel());
-    if n != n2 {
-        return Err(Error::runtime(format!(
-            "inconsistent tensor size, expected tensor [{n}] and src [{n2}] to have the same number of elements, but got {n} and {n2} elements respectively"
-        )));
-    }
-    let out = TensorBase::empty(&[], da, device_of(self_))?;
-    if is_meta(self_) || n == 0 {
-        return Ok(Tensor::from(out));
+    let out = aten_core::native::dot_meta(self_, tensor)?;
+    let n = self_.numel();
+    if n == 0 || n != tensor.numel() {
+        return Ok(out);
     }
     let a3 = self_
         .base()
@@ -234,7 +215,7 @@ pub fn dot(self_: &Tensor, tensor: &Tensor) -> Result<Tensor> {
     let b3 = tensor
         .base()
         .as_strided(&[1, n, 1], &[0, tensor.stride(0)?, 0], None)?;
-    let c3 = out.as_strided(&[1, 1, 1], &[0, 0, 0], None)?;
+    let c3 = out.base().as_strided(&[1, 1, 1], &[0, 0, 0], None)?;
     batched_gemm(
         &c3,
         &Tensor::from(a3),
@@ -243,5 +224,5 @@ pub fn dot(self_: &Tensor, tensor: &Tensor) -> Result<Tensor> {
         Scalar::Int(0),
         "dot",
     )?;
-    Ok(Tensor::from(out))
+    Ok(out)
 }

@@ -2,15 +2,15 @@
 //! layer normalisation, the NLL and MSE losses and dropout.
 
 use aten_core::meta::loss::REDUCTION_NONE;
-use aten_core::meta::pooling::{pair, Pool2d};
-use aten_core::native::{check_layer_norm_inputs, fmt_list};
+use aten_core::meta::pooling::Pool2d;
+use aten_core::native::{check_layer_norm_inputs, conv2d_output, native_dropout_meta};
 use aten_core::structured::MetaOutput;
 use aten_core::tensor_iterator::TensorIterator;
 use aten_core::{ops, Tensor};
 use c10_core::{dispatch_dtype, Error, Generator, Numeric, Result, Scalar, ScalarType, TensorBase};
 use rayon::prelude::*;
 
-use super::util::{device_of, dtype_of, is_meta, not_implemented, write_output};
+use super::util::{device_of, dtype_of, not_implemented, write_output};
 use crate::dispatch_floating;
 use crate::gemm::{Gemm, MatMut, MatPtr};
 use crate::loops::binary;
@@ -208,7 +208,7 @@ fn conv2d_im2col<T: Gemm + Copy>(
     Ok(())
 }
 
-/// Checks and output geometry shared by the convolution kernels.
+/// A convolution kernel: the output the Meta kernel describes, computed.
 #[allow(clippy::too_many_arguments)]
 fn conv2d_forward(
     self_: &Tensor,
@@ -220,106 +220,38 @@ fn conv2d_forward(
     dilation: &[i64],
     name: &str,
 ) -> Result<Tensor> {
-    let (kh, kw) = pair(kernel_size, "kernel_size", name)?;
-    let (sh, sw) = pair(stride, "stride", name)?;
-    let (ph, pw) = pair(padding, "padding", name)?;
-    let (dh, dw) = pair(dilation, "dilation", name)?;
-    if self_.dim() != 4 || weight.dim() != 4 {
-        return Err(Error::runtime(format!(
-            "{name}: expected 4-d input and weight, got {}-d and {}-d",
-            self_.dim(),
-            weight.dim()
-        )));
+    let (out, shape) = conv2d_output(
+        self_,
+        weight,
+        kernel_size,
+        bias,
+        stride,
+        padding,
+        dilation,
+        name,
+    )?;
+    if out.numel() == 0 {
+        return Ok(out);
     }
-    if kh <= 0 || kw <= 0 {
-        return Err(Error::runtime(format!(
-            "kernel size should be greater than zero, but got kH: {kh} kW: {kw}"
-        )));
-    }
-    if sh <= 0 || sw <= 0 {
-        return Err(Error::runtime("non-positive stride is not supported"));
-    }
-    if ph < 0 || pw < 0 {
-        return Err(Error::runtime("negative padding is not supported"));
-    }
-    if dh <= 0 || dw <= 0 {
-        return Err(Error::runtime("dilation should be greater than zero"));
-    }
-    let (n, c, h, w) = (
-        self_.size(0)?,
-        self_.size(1)?,
-        self_.size(2)?,
-        self_.size(3)?,
-    );
-    let oc = weight.size(0)?;
-    if weight.sizes() != [oc, c, kh, kw] {
-        return Err(Error::runtime(format!(
-            "{name}: expected weight of size [{oc}, {c}, {kh}, {kw}] for input {} and kernel_size [{kh}, {kw}], but got {}",
-            fmt_list(&self_.sizes()),
-            fmt_list(&weight.sizes())
-        )));
-    }
-    if let Some(b) = bias {
-        if b.dim() != 1 || b.numel() != oc {
-            return Err(Error::runtime(format!(
-                "{name}: expected bias of size [{oc}], but got {}",
-                fmt_list(&b.sizes())
-            )));
-        }
-    }
-    if dtype_of(weight)? != dtype_of(self_)? || bias.is_some_and(|b| b.dtype() != self_.dtype()) {
-        return Err(Error::runtime(format!(
-            "{name}: expected input, weight and bias to have the same dtype, but got {}, {} and {}",
-            dtype_of(self_)?,
-            dtype_of(weight)?,
-            bias.and_then(|b| b.dtype())
-                .map_or("none".to_string(), |d| d.to_string())
-        )));
-    }
-    // In i128: sizes, paddings and dilations are any i64.
-    let wide = |v: i64| i128::from(v);
-    let (padded_h, padded_w) = (wide(h) + 2 * wide(ph), wide(w) + 2 * wide(pw));
-    let (span_h, span_w) = (wide(dh) * (wide(kh) - 1) + 1, wide(dw) * (wide(kw) - 1) + 1);
-    if padded_h < span_h || padded_w < span_w {
-        return Err(Error::runtime(format!(
-            "Calculated padded input size per channel: ({padded_h} x {padded_w}). Kernel size: ({span_h} x {span_w}). Kernel size can't be greater than actual input size"
-        )));
-    }
-    // The kernels index the padded input in isize: its extent must fit.
-    if padded_h > i128::from(i64::MAX) || padded_w > i128::from(i64::MAX) {
-        return Err(Error::runtime(format!(
-            "{name}: the padded input size ({padded_h} x {padded_w}) overflows"
-        )));
-    }
-    let out_size = |padded: i128, span: i128, stride: i64| {
-        i64::try_from((padded - span) / wide(stride) + 1)
-            .map_err(|_| Error::runtime("convolution: the output size overflows"))
-    };
-    let (out_h, out_w) = (
-        out_size(padded_h, span_h, sh)?,
-        out_size(padded_w, span_w, sw)?,
-    );
     let dtype = dtype_of(self_)?;
-    let out = TensorBase::empty(&[n, oc, out_h, out_w], dtype, device_of(self_))?;
-    if is_meta(self_) || out.numel() == 0 {
-        return Ok(Tensor::from(out));
-    }
     let input = ops::contiguous(self_)?;
     let weight = ops::contiguous(weight)?;
     let bias = bias.map(ops::contiguous).transpose()?;
+    // Every size is positive and the padded extent fits an i64 (checked).
+    let pair = |(a, b): (i64, i64)| (a as usize, b as usize);
     let g = ConvGeometry {
-        channels: c as usize,
-        height: h as usize,
-        width: w as usize,
-        kernel: (kh as usize, kw as usize),
-        stride: (sh as usize, sw as usize),
-        padding: (ph as usize, pw as usize),
-        dilation: (dh as usize, dw as usize),
-        out_h: out_h as usize,
-        out_w: out_w as usize,
+        channels: shape.channels as usize,
+        height: shape.height as usize,
+        width: shape.width as usize,
+        kernel: pair(shape.kernel),
+        stride: pair(shape.stride),
+        padding: pair(shape.padding),
+        dilation: pair(shape.dilation),
+        out_h: shape.out_h as usize,
+        out_w: shape.out_w as usize,
     };
     dispatch_floating!(dtype, name, T => conv2d_im2col::<T>(&input, &weight, bias.as_deref(), &out, g))?;
-    Ok(Tensor::from(out))
+    Ok(out)
 }
 
 /// `_slow_conv2d_forward(self, weight, kernel_size, bias, stride, padding)`.
@@ -615,18 +547,10 @@ pub fn mse_loss_out(
 /// with probability `p` and scales the rest by `1 / (1 - p)`; returns the
 /// output and the keep mask.
 pub fn native_dropout(input: &Tensor, p: f64, train: Option<bool>) -> Result<(Tensor, Tensor)> {
-    if !(0.0..=1.0).contains(&p) {
-        return Err(Error::runtime(format!(
-            "dropout probability has to be between 0 and 1, but got {p}"
-        )));
-    }
-    let device = device_of(input);
-    if train == Some(false) || is_meta(input) {
-        let mask = TensorBase::empty(&input.sizes(), ScalarType::Bool, device)?;
-        if !is_meta(input) {
-            ops::fill_scalar_(&Tensor::from(mask.clone()), Scalar::Bool(true))?;
-        }
-        return Ok((ops::clone(input)?, Tensor::from(mask)));
+    let (_, mask) = native_dropout_meta(input, p, train)?;
+    if train == Some(false) {
+        ops::fill_scalar_(&mask, Scalar::Bool(true))?;
+        return Ok((ops::clone(input)?, mask));
     }
     let g = Generator::default_cpu();
     let first = g.advance(input.numel() as u64);

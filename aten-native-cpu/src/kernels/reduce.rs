@@ -14,7 +14,7 @@
 //! `max.dim`, `all`, `any`, `cumsum`, `_softmax`, `_log_softmax`) are
 //! impls: `aten_core::meta` made their output, which they fill.
 
-use aten_core::native::make_dim_mask;
+use aten_core::native::{make_dim_mask, prod_meta, var_correction_meta};
 use aten_core::structured::MetaOutput;
 use aten_core::tensor_iterator::convert::to_dtype;
 use aten_core::tensor_iterator::GRAIN_SIZE;
@@ -26,10 +26,7 @@ use c10_core::{
 };
 use rayon::prelude::*;
 
-use super::util::{
-    device_of as device, dtype_of, layout_of, not_implemented, with_fresh_output,
-    with_fresh_output_of,
-};
+use super::util::{dtype_of, layout_of, not_implemented, with_fresh_output, with_fresh_output_of};
 use crate::prefetch::{page_elements, page_pieces, prefetch_read};
 use crate::softmax_rows::softmax_rows;
 
@@ -39,14 +36,13 @@ pub use aten_core::native::wrap_dim;
 /// layout, which the loops then address.
 struct Plan<'t> {
     layout: LayoutRef<'t>,
-    out_shape: Vec<i64>,
     kept: Vec<(i64, i64)>,
     reduced: Vec<(i64, i64)>,
     offset: i64,
     count: i64,
 }
 
-fn plan<'t>(t: &'t Tensor, reduced: &[bool], keepdim: bool) -> Result<Plan<'t>> {
+fn plan<'t>(t: &'t Tensor, reduced: &[bool]) -> Result<Plan<'t>> {
     let layout = layout_of(t)?;
     let (sizes, strides) = (layout.sizes(), layout.strides());
     if reduced.len() != sizes.len() {
@@ -54,17 +50,12 @@ fn plan<'t>(t: &'t Tensor, reduced: &[bool], keepdim: bool) -> Result<Plan<'t>> 
             "the input's dimensions changed while the reduction ran",
         ));
     }
-    let mut out_shape = Vec::new();
     let (mut kept, mut red) = (Vec::new(), Vec::new());
     for d in 0..sizes.len() {
         if reduced[d] {
             red.push((sizes[d], strides[d]));
-            if keepdim {
-                out_shape.push(1);
-            }
         } else {
             kept.push((sizes[d], strides[d]));
-            out_shape.push(sizes[d]);
         }
     }
     // Coalesce the reduced dims so contiguous runs become one.
@@ -96,7 +87,6 @@ fn plan<'t>(t: &'t Tensor, reduced: &[bool], keepdim: bool) -> Result<Plan<'t>> 
     let offset = layout.storage_offset();
     Ok(Plan {
         layout,
-        out_shape,
         kept,
         reduced: merged,
         offset,
@@ -157,17 +147,6 @@ fn reduce_into<T: Element, O: Element>(
         }
     })?;
     out.with_data_mut::<O, _>(|dst| dst.copy_from_slice(&results))
-}
-
-/// [`reduce_into`] a new tensor of the plan's output shape.
-fn reduce_fresh<T: Element, O: Element>(
-    t: &Tensor,
-    plan: &Plan,
-    fold: impl Fn(*const T, i64, &[(i64, i64)]) -> O + Sync,
-) -> Result<Tensor> {
-    let out = TensorBase::empty(&plan.out_shape, O::DTYPE, device(t))?;
-    reduce_into(plan, &out, fold)?;
-    Ok(Tensor::from(out))
 }
 
 /// Visits the reduced elements at `base + off` in row-major order.
@@ -329,7 +308,7 @@ enum SumKind {
 /// Folds `t` (already in the output's dtype) over `mask` into `out`.
 fn sum_like(t: &Tensor, mask: &[bool], out: &TensorBase, kind: SumKind) -> Result<()> {
     let dtype = dtype_of(t)?;
-    let p = plan(t, mask, false)?;
+    let p = plan(t, mask)?;
     let count = p.count;
     dispatch_dtype!(dtype, T => reduce_into::<T, T>(&p, out, |base, off, dims| {
         match kind {
@@ -388,18 +367,13 @@ pub fn mean_out(
     sum_out_impl(meta, self_, dim, SumKind::Mean)
 }
 
-/// `prod(self, *, dtype)`: integers widen to int64.
+/// `prod(self, *, dtype)`: into the Meta kernel's output (integers widen
+/// to int64).
 pub fn prod(self_: &Tensor, dtype: Option<ScalarType>) -> Result<Tensor> {
-    let own = dtype_of(self_)?;
-    let dtype = dtype.unwrap_or(if own.is_integral(true) {
-        ScalarType::Long
-    } else {
-        own
-    });
-    let t = cast_input(self_, dtype)?;
-    let out = TensorBase::empty(&[], dtype, device(&t))?;
+    let out = prod_meta(self_, dtype)?;
+    let t = cast_input(self_, dtype_of(&out)?)?;
     sum_like(&t, &vec![true; t.dim()], &out, SumKind::Prod)?;
-    Ok(Tensor::from(out))
+    Ok(out)
 }
 
 /// Keeps the larger (`max`) or smaller value, NaN winning.
@@ -423,7 +397,7 @@ fn better<T: Numeric>(candidate: T, best: T, max: bool) -> bool {
 
 fn extreme(meta: &MetaOutput, t: &Tensor, dims: &[i64], max: bool) -> Result<()> {
     let name = if max { "amax" } else { "amin" };
-    let p = plan(t, &make_dim_mask(Some(dims), t.dim())?, false)?;
+    let p = plan(t, &make_dim_mask(Some(dims), t.dim())?)?;
     let dtype = dtype_of(t)?;
     with_fresh_output(meta, |out| {
         dispatch_dtype!(dtype, T => reduce_into::<T, T>(&p, out, |base, off, dims| {
@@ -483,7 +457,7 @@ pub fn argmax_out(
         }
         Some(d) => (self_.clone(), make_dim_mask(Some(&[d]), self_.dim())?),
     };
-    let p = plan(&t, &mask, false)?;
+    let p = plan(&t, &mask)?;
     with_fresh_output(meta, |out| {
         dispatch_dtype!(dtype, T => reduce_into::<T, i64>(&p, out, |base, off, dims| {
             arg_extreme::<T>(base, off, dims, true).0
@@ -499,7 +473,7 @@ pub fn max_dim_max(
     _keepdim: bool,
 ) -> Result<()> {
     let dtype = dtype_of(self_)?;
-    let p = plan(self_, &make_dim_mask(Some(&[dim]), self_.dim())?, false)?;
+    let p = plan(self_, &make_dim_mask(Some(&[dim]), self_.dim())?)?;
     let [values, indices] = meta.outputs();
     let fresh = meta.is_fresh();
     dispatch_dtype!(dtype, T => {
@@ -528,7 +502,7 @@ fn all_any_into<T: Numeric, O: Numeric>(p: &Plan, out: &TensorBase, all: bool) -
 /// `all.out` and `any.out`: into a bool or uint8 output.
 fn all_any(meta: &MetaOutput, t: &Tensor, dim: i64, all: bool) -> Result<()> {
     let dtype = dtype_of(t)?;
-    let p = plan(t, &make_dim_mask(Some(&[dim]), t.dim())?, false)?;
+    let p = plan(t, &make_dim_mask(Some(&[dim]), t.dim())?)?;
     let to_byte = meta.output().dtype() == Some(ScalarType::Byte);
     let name = if all { "all" } else { "any" };
     with_fresh_output(meta, |out| {
@@ -565,16 +539,12 @@ pub fn var_correction(
     correction: Option<Scalar>,
     keepdim: bool,
 ) -> Result<Tensor> {
+    let out = var_correction_meta(self_, dim, correction, keepdim)?;
     let dtype = dtype_of(self_)?;
-    if !dtype.is_floating_point() {
-        return Err(Error::runtime(format!(
-            "std and var only support floating point and complex dtypes, got: {dtype}"
-        )));
-    }
     let correction = correction.map_or(1.0, Scalar::to_f64);
-    let p = plan(self_, &make_dim_mask(dim, self_.dim())?, keepdim)?;
+    let p = plan(self_, &make_dim_mask(dim, self_.dim())?)?;
     let n = p.count as f64;
-    dispatch_dtype!(dtype, T => reduce_fresh::<T, T>(self_, &p, |base, off, dims| {
+    dispatch_dtype!(dtype, T => reduce_into::<T, T>(&p, &out, |base, off, dims| {
         let mean = sum_f64(base, off, dims) / n;
         let mut ss = 0.0;
         visit(base, off, dims, |x: T| {
@@ -582,7 +552,8 @@ pub fn var_correction(
             ss += d * d;
         });
         T::from_f64(ss / (n - correction).max(0.0))
-    }), _ => Err(not_implemented("var", dtype)))
+    })?, _ => return Err(not_implemented("var", dtype)));
+    Ok(out)
 }
 
 /// Runs `f` on every 1-D slice of `t` along `dim` and the matching slice

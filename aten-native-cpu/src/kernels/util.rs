@@ -89,12 +89,6 @@ pub fn layout_of(t: &TensorBase) -> Result<LayoutRef<'_>> {
     t.layout().ok_or_else(|| Error::runtime("undefined tensor"))
 }
 
-/// Whether `t` is a Meta tensor (shapes only: kernels run no loop).
-pub fn is_meta(t: &TensorBase) -> bool {
-    t.device()
-        .is_some_and(|d| d.device_type() == c10_core::DeviceType::Meta)
-}
-
 /// The dtype of a defined tensor.
 pub fn dtype_of(t: &TensorBase) -> Result<ScalarType> {
     t.dtype().ok_or_else(|| Error::runtime("undefined tensor"))
