@@ -19,7 +19,8 @@ const KEYS: &[&str] = &["Undefined", "CPU", "Meta"];
 
 /// Meta kernels this project has where PyTorch has none in C++ (its Meta
 /// slot is the backend fallback, and Python meta registrations serve Meta
-/// tensors): one kernel computes shapes for CPU and Meta tensors alike.
+/// tensors): `aten-core`'s Meta kernels of unstructured operators, and the
+/// `CPU, Meta` pointwise kernels whose `TensorIterator` serves both.
 const EXTRA_META_KERNELS: &[&str] = &[
     "aten::_slow_conv2d_forward",
     "aten::abs.out",

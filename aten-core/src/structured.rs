@@ -268,19 +268,109 @@ impl SetOutput<'_> {
 /// its backend's impl wrote.
 pub trait StructuredMeta {
     /// The (first) output.
-    fn into_output(self) -> Tensor;
+    fn into_output(self) -> Result<Tensor>;
 }
 
 impl StructuredMeta for TensorIterator<'_> {
     #[inline]
-    fn into_output(self) -> Tensor {
-        TensorIterator::into_output(self, 0)
+    fn into_output(self) -> Result<Tensor> {
+        Ok(TensorIterator::into_output(self, 0))
     }
 }
 
 impl<const N: usize> StructuredMeta for MetaOutput<N> {
     #[inline]
-    fn into_output(self) -> Tensor {
-        self.outputs.into_iter().next().unwrap_or_default()
+    fn into_output(self) -> Result<Tensor> {
+        Ok(self.outputs.into_iter().next().unwrap_or_default())
+    }
+}
+
+/// The structured state of a one-output family whose functional output
+/// is allocated when first needed: by the impl, which may make it itself
+/// ([`supply`](Self::supply): a kernel that writes every element skips
+/// zeroing a large output), or else zeroed on first use; the Meta backend
+/// gets it when the wrapper returns. In-place and out outputs are set at
+/// once.
+#[derive(Debug)]
+pub struct DeferredOutput {
+    sizes: Vec<i64>,
+    dtype: ScalarType,
+    device: Device,
+    output: std::cell::OnceCell<Tensor>,
+    fresh: bool,
+}
+
+impl SetOutput<'_> {
+    /// [`set_output`](Self::set_output), with a functional output
+    /// allocated when first needed ([`DeferredOutput`]).
+    pub fn defer_output(
+        self,
+        sizes: &[i64],
+        dtype: ScalarType,
+        device: Device,
+    ) -> Result<DeferredOutput> {
+        let output = std::cell::OnceCell::new();
+        let fresh = matches!(self, SetOutput::Functional);
+        if !fresh {
+            let _ = output.set(self.set_output_raw_strided(0, sizes, None, dtype, device)?);
+        }
+        Ok(DeferredOutput {
+            sizes: sizes.to_vec(),
+            dtype,
+            device,
+            output,
+            fresh,
+        })
+    }
+}
+
+impl DeferredOutput {
+    /// Whether the output is the call's own (the functional member), so
+    /// that no input overlaps it.
+    #[inline]
+    pub fn is_fresh(&self) -> bool {
+        self.fresh
+    }
+
+    /// The described sizes.
+    #[inline]
+    pub fn sizes(&self) -> &[i64] {
+        &self.sizes
+    }
+
+    /// The output, allocated (contiguous, zeroed) if no one has yet.
+    pub fn output(&self) -> Result<&Tensor> {
+        if let Some(t) = self.output.get() {
+            return Ok(t);
+        }
+        let made = Tensor::from(TensorBase::empty(&self.sizes, self.dtype, self.device)?);
+        Ok(self.output.get_or_init(|| made))
+    }
+
+    /// Gives the functional output the impl allocated and wrote: it must be
+    /// contiguous with the described sizes, dtype and device, and no output
+    /// may exist yet.
+    pub fn supply(&mut self, output: Tensor) -> Result<()> {
+        let fits = output.sizes() == self.sizes
+            && output.dtype() == Some(self.dtype)
+            && output.device() == Some(self.device)
+            && output.is_contiguous();
+        if !self.fresh || !fits {
+            return Err(Error::internal(
+                "supply: the output does not match the meta function's",
+            ));
+        }
+        self.output
+            .set(output)
+            .map_err(|_| Error::internal("supply: the output exists already"))
+    }
+}
+
+impl StructuredMeta for DeferredOutput {
+    fn into_output(self) -> Result<Tensor> {
+        self.output()?;
+        self.output
+            .into_inner()
+            .ok_or_else(|| Error::internal("a deferred output was not made"))
     }
 }

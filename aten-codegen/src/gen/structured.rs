@@ -115,7 +115,7 @@ pub fn render_member(
     // The outputs as the member returns them: one tensor, or a tuple.
     let (take, returned) = if nret == 1 {
         (
-            format!("let output = {core}::structured::StructuredMeta::into_output(meta);\n"),
+            format!("let output = {core}::structured::StructuredMeta::into_output(meta)?;\n"),
             vec!["output".to_string()],
         )
     } else {

@@ -1419,7 +1419,7 @@ pub fn zeros_backend_select(
 pub fn add_tensor_structured_meta(self_: &Tensor, other: &Tensor, alpha: Scalar) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::add_tensor(set_output, self_, other, alpha)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`.
@@ -1430,7 +1430,7 @@ pub fn add_tensor_structured_default_backend(
 ) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::add_tensor(set_output, self_, other, alpha)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::add_out_op()?.call((self_, other, alpha, &output))
 }
 /// Structured kernel (Inplace, meta) of `aten::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)`.
@@ -1441,7 +1441,7 @@ pub fn add_tensor_structured_meta_(
 ) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::add_tensor(set_output, self_, other, alpha)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)`.
@@ -1452,7 +1452,7 @@ pub fn add_tensor_structured_default_backend_(
 ) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::add_tensor(set_output, self_, other, alpha)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::add_out_op()?.call((self_, other, alpha, &output))
 }
 /// Structured kernel (Out, meta) of `aten::add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)`.
@@ -1465,14 +1465,14 @@ pub fn add_out_structured_meta(
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::add_tensor(set_output, self_, other, alpha)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`.
 pub fn sub_tensor_structured_meta(self_: &Tensor, other: &Tensor, alpha: Scalar) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::sub_tensor(set_output, self_, other, alpha)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`.
@@ -1483,7 +1483,7 @@ pub fn sub_tensor_structured_default_backend(
 ) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::sub_tensor(set_output, self_, other, alpha)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::sub_out_op()?.call((self_, other, alpha, &output))
 }
 /// Structured kernel (Inplace, meta) of `aten::sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)`.
@@ -1494,7 +1494,7 @@ pub fn sub_tensor_structured_meta_(
 ) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::sub_tensor(set_output, self_, other, alpha)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)`.
@@ -1505,7 +1505,7 @@ pub fn sub_tensor_structured_default_backend_(
 ) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::sub_tensor(set_output, self_, other, alpha)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::sub_out_op()?.call((self_, other, alpha, &output))
 }
 /// Structured kernel (Out, meta) of `aten::sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)`.
@@ -1518,21 +1518,21 @@ pub fn sub_out_structured_meta(
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::sub_tensor(set_output, self_, other, alpha)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::mul.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn mul_tensor_structured_meta(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::mul_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::mul.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn mul_tensor_structured_default_backend(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::mul_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::mul_out_op()?.call((self_, other, &output))
 }
 /// Structured kernel (Out, meta) of `aten::mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -1540,49 +1540,49 @@ pub fn mul_out_structured_meta(self_: &Tensor, other: &Tensor, out: &Tensor) -> 
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::mul_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, meta) of `aten::mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
 pub fn mul_tensor_structured_meta_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::mul_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
 pub fn mul_tensor_structured_default_backend_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::mul_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::mul_out_op()?.call((self_, other, &output))
 }
 /// Structured kernel (Functional, meta) of `aten::div.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn div_tensor_structured_meta(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::div_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::div.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn div_tensor_structured_default_backend(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::div_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::div_out_op()?.call((self_, other, &output))
 }
 /// Structured kernel (Inplace, meta) of `aten::div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
 pub fn div_tensor_structured_meta_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::div_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
 pub fn div_tensor_structured_default_backend_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::div_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::div_out_op()?.call((self_, other, &output))
 }
 /// Structured kernel (Out, meta) of `aten::div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -1590,7 +1590,7 @@ pub fn div_out_structured_meta(self_: &Tensor, other: &Tensor, out: &Tensor) -> 
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::div_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor`.
@@ -1601,7 +1601,7 @@ pub fn div_tensor_mode_structured_meta(
 ) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::div_tensor_mode(set_output, self_, other, rounding_mode)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor`.
@@ -1612,7 +1612,7 @@ pub fn div_tensor_mode_structured_default_backend(
 ) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::div_tensor_mode(set_output, self_, other, rounding_mode)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::div_out_mode_op()?.call((self_, other, rounding_mode, &output))
 }
 /// Structured kernel (Inplace, meta) of `aten::div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)`.
@@ -1623,7 +1623,7 @@ pub fn div_tensor_mode_structured_meta_(
 ) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::div_tensor_mode(set_output, self_, other, rounding_mode)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)`.
@@ -1634,7 +1634,7 @@ pub fn div_tensor_mode_structured_default_backend_(
 ) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::div_tensor_mode(set_output, self_, other, rounding_mode)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::div_out_mode_op()?.call((self_, other, rounding_mode, &output))
 }
 /// Structured kernel (Out, meta) of `aten::div.out_mode(Tensor self, Tensor other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!)`.
@@ -1647,35 +1647,35 @@ pub fn div_out_mode_structured_meta(
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::div_tensor_mode(set_output, self_, other, rounding_mode)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::atan2(Tensor self, Tensor other) -> Tensor`.
 pub fn atan2_structured_meta(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::atan2(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::atan2(Tensor self, Tensor other) -> Tensor`.
 pub fn atan2_structured_default_backend(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::atan2(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::atan2_out_op()?.call((self_, other, &output))
 }
 /// Structured kernel (Inplace, meta) of `aten::atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
 pub fn atan2_structured_meta_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::atan2(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
 pub fn atan2_structured_default_backend_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::atan2(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::atan2_out_op()?.call((self_, other, &output))
 }
 /// Structured kernel (Out, meta) of `aten::atan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -1683,14 +1683,14 @@ pub fn atan2_out_structured_meta(self_: &Tensor, other: &Tensor, out: &Tensor) -
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::atan2(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn bitwise_and_tensor_structured_meta(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::bitwise_and_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor`.
@@ -1700,14 +1700,14 @@ pub fn bitwise_and_tensor_structured_default_backend(
 ) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::bitwise_and_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::bitwise_and_tensor_out_op()?.call((self_, other, &output))
 }
 /// Structured kernel (Inplace, meta) of `aten::bitwise_and_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
 pub fn bitwise_and_tensor_structured_meta_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::bitwise_and_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::bitwise_and_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
@@ -1717,7 +1717,7 @@ pub fn bitwise_and_tensor_structured_default_backend_(
 ) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::bitwise_and_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::bitwise_and_tensor_out_op()?.call((self_, other, &output))
 }
 /// Structured kernel (Out, meta) of `aten::bitwise_and.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -1729,14 +1729,14 @@ pub fn bitwise_and_tensor_out_structured_meta(
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::bitwise_and_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn bitwise_or_tensor_structured_meta(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::bitwise_or_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor`.
@@ -1746,14 +1746,14 @@ pub fn bitwise_or_tensor_structured_default_backend(
 ) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::bitwise_or_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::bitwise_or_tensor_out_op()?.call((self_, other, &output))
 }
 /// Structured kernel (Inplace, meta) of `aten::bitwise_or_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
 pub fn bitwise_or_tensor_structured_meta_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::bitwise_or_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::bitwise_or_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
@@ -1763,7 +1763,7 @@ pub fn bitwise_or_tensor_structured_default_backend_(
 ) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::bitwise_or_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::bitwise_or_tensor_out_op()?.call((self_, other, &output))
 }
 /// Structured kernel (Out, meta) of `aten::bitwise_or.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -1775,14 +1775,14 @@ pub fn bitwise_or_tensor_out_structured_meta(
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::bitwise_or_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn bitwise_xor_tensor_structured_meta(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::bitwise_xor_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor`.
@@ -1792,14 +1792,14 @@ pub fn bitwise_xor_tensor_structured_default_backend(
 ) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::bitwise_xor_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::bitwise_xor_tensor_out_op()?.call((self_, other, &output))
 }
 /// Structured kernel (Inplace, meta) of `aten::bitwise_xor_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
 pub fn bitwise_xor_tensor_structured_meta_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::bitwise_xor_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::bitwise_xor_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
@@ -1809,7 +1809,7 @@ pub fn bitwise_xor_tensor_structured_default_backend_(
 ) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::bitwise_xor_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::bitwise_xor_tensor_out_op()?.call((self_, other, &output))
 }
 /// Structured kernel (Out, meta) of `aten::bitwise_xor.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -1821,35 +1821,35 @@ pub fn bitwise_xor_tensor_out_structured_meta(
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::bitwise_xor_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::eq.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn eq_tensor_structured_meta(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::eq_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::eq.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn eq_tensor_structured_default_backend(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::eq_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::eq_tensor_out_op()?.call((self_, other, &output))
 }
 /// Structured kernel (Inplace, meta) of `aten::eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
 pub fn eq_tensor_structured_meta_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::eq_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
 pub fn eq_tensor_structured_default_backend_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::eq_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::eq_tensor_out_op()?.call((self_, other, &output))
 }
 /// Structured kernel (Out, meta) of `aten::eq.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -1861,35 +1861,35 @@ pub fn eq_tensor_out_structured_meta(
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::eq_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::eq.Scalar(Tensor self, Scalar other) -> Tensor`.
 pub fn eq_scalar_structured_meta(self_: &Tensor, other: Scalar) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::eq_scalar(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::eq.Scalar(Tensor self, Scalar other) -> Tensor`.
 pub fn eq_scalar_structured_default_backend(self_: &Tensor, other: Scalar) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::eq_scalar(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::eq_scalar_out_op()?.call((self_, other, &output))
 }
 /// Structured kernel (Inplace, meta) of `aten::eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`.
 pub fn eq_scalar_structured_meta_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::eq_scalar(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`.
 pub fn eq_scalar_structured_default_backend_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::eq_scalar(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::eq_scalar_out_op()?.call((self_, other, &output))
 }
 /// Structured kernel (Out, meta) of `aten::eq.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -1901,35 +1901,35 @@ pub fn eq_scalar_out_structured_meta(
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::eq_scalar(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::ne.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn ne_tensor_structured_meta(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::ne_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::ne.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn ne_tensor_structured_default_backend(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::ne_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::ne_tensor_out_op()?.call((self_, other, &output))
 }
 /// Structured kernel (Inplace, meta) of `aten::ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
 pub fn ne_tensor_structured_meta_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::ne_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
 pub fn ne_tensor_structured_default_backend_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::ne_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::ne_tensor_out_op()?.call((self_, other, &output))
 }
 /// Structured kernel (Out, meta) of `aten::ne.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -1941,35 +1941,35 @@ pub fn ne_tensor_out_structured_meta(
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::ne_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::ne.Scalar(Tensor self, Scalar other) -> Tensor`.
 pub fn ne_scalar_structured_meta(self_: &Tensor, other: Scalar) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::ne_scalar(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::ne.Scalar(Tensor self, Scalar other) -> Tensor`.
 pub fn ne_scalar_structured_default_backend(self_: &Tensor, other: Scalar) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::ne_scalar(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::ne_scalar_out_op()?.call((self_, other, &output))
 }
 /// Structured kernel (Inplace, meta) of `aten::ne_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`.
 pub fn ne_scalar_structured_meta_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::ne_scalar(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::ne_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`.
 pub fn ne_scalar_structured_default_backend_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::ne_scalar(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::ne_scalar_out_op()?.call((self_, other, &output))
 }
 /// Structured kernel (Out, meta) of `aten::ne.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -1981,35 +1981,35 @@ pub fn ne_scalar_out_structured_meta(
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::ne_scalar(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::lt.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn lt_tensor_structured_meta(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::lt_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::lt.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn lt_tensor_structured_default_backend(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::lt_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::lt_tensor_out_op()?.call((self_, other, &output))
 }
 /// Structured kernel (Inplace, meta) of `aten::lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
 pub fn lt_tensor_structured_meta_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::lt_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
 pub fn lt_tensor_structured_default_backend_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::lt_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::lt_tensor_out_op()?.call((self_, other, &output))
 }
 /// Structured kernel (Out, meta) of `aten::lt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -2021,35 +2021,35 @@ pub fn lt_tensor_out_structured_meta(
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::lt_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::lt.Scalar(Tensor self, Scalar other) -> Tensor`.
 pub fn lt_scalar_structured_meta(self_: &Tensor, other: Scalar) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::lt_scalar(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::lt.Scalar(Tensor self, Scalar other) -> Tensor`.
 pub fn lt_scalar_structured_default_backend(self_: &Tensor, other: Scalar) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::lt_scalar(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::lt_scalar_out_op()?.call((self_, other, &output))
 }
 /// Structured kernel (Inplace, meta) of `aten::lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`.
 pub fn lt_scalar_structured_meta_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::lt_scalar(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`.
 pub fn lt_scalar_structured_default_backend_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::lt_scalar(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::lt_scalar_out_op()?.call((self_, other, &output))
 }
 /// Structured kernel (Out, meta) of `aten::lt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -2061,35 +2061,35 @@ pub fn lt_scalar_out_structured_meta(
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::lt_scalar(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::le.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn le_tensor_structured_meta(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::le_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::le.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn le_tensor_structured_default_backend(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::le_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::le_tensor_out_op()?.call((self_, other, &output))
 }
 /// Structured kernel (Inplace, meta) of `aten::le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
 pub fn le_tensor_structured_meta_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::le_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
 pub fn le_tensor_structured_default_backend_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::le_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::le_tensor_out_op()?.call((self_, other, &output))
 }
 /// Structured kernel (Out, meta) of `aten::le.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -2101,35 +2101,35 @@ pub fn le_tensor_out_structured_meta(
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::le_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::le.Scalar(Tensor self, Scalar other) -> Tensor`.
 pub fn le_scalar_structured_meta(self_: &Tensor, other: Scalar) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::le_scalar(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::le.Scalar(Tensor self, Scalar other) -> Tensor`.
 pub fn le_scalar_structured_default_backend(self_: &Tensor, other: Scalar) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::le_scalar(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::le_scalar_out_op()?.call((self_, other, &output))
 }
 /// Structured kernel (Inplace, meta) of `aten::le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`.
 pub fn le_scalar_structured_meta_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::le_scalar(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`.
 pub fn le_scalar_structured_default_backend_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::le_scalar(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::le_scalar_out_op()?.call((self_, other, &output))
 }
 /// Structured kernel (Out, meta) of `aten::le.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -2141,35 +2141,35 @@ pub fn le_scalar_out_structured_meta(
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::le_scalar(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::gt.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn gt_tensor_structured_meta(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::gt_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::gt.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn gt_tensor_structured_default_backend(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::gt_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::gt_tensor_out_op()?.call((self_, other, &output))
 }
 /// Structured kernel (Inplace, meta) of `aten::gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
 pub fn gt_tensor_structured_meta_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::gt_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
 pub fn gt_tensor_structured_default_backend_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::gt_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::gt_tensor_out_op()?.call((self_, other, &output))
 }
 /// Structured kernel (Out, meta) of `aten::gt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -2181,35 +2181,35 @@ pub fn gt_tensor_out_structured_meta(
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::gt_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::gt.Scalar(Tensor self, Scalar other) -> Tensor`.
 pub fn gt_scalar_structured_meta(self_: &Tensor, other: Scalar) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::gt_scalar(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::gt.Scalar(Tensor self, Scalar other) -> Tensor`.
 pub fn gt_scalar_structured_default_backend(self_: &Tensor, other: Scalar) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::gt_scalar(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::gt_scalar_out_op()?.call((self_, other, &output))
 }
 /// Structured kernel (Inplace, meta) of `aten::gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`.
 pub fn gt_scalar_structured_meta_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::gt_scalar(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`.
 pub fn gt_scalar_structured_default_backend_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::gt_scalar(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::gt_scalar_out_op()?.call((self_, other, &output))
 }
 /// Structured kernel (Out, meta) of `aten::gt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -2221,35 +2221,35 @@ pub fn gt_scalar_out_structured_meta(
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::gt_scalar(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::ge.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn ge_tensor_structured_meta(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::ge_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::ge.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn ge_tensor_structured_default_backend(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::ge_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::ge_tensor_out_op()?.call((self_, other, &output))
 }
 /// Structured kernel (Inplace, meta) of `aten::ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
 pub fn ge_tensor_structured_meta_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::ge_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
 pub fn ge_tensor_structured_default_backend_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::ge_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::ge_tensor_out_op()?.call((self_, other, &output))
 }
 /// Structured kernel (Out, meta) of `aten::ge.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -2261,35 +2261,35 @@ pub fn ge_tensor_out_structured_meta(
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::ge_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::ge.Scalar(Tensor self, Scalar other) -> Tensor`.
 pub fn ge_scalar_structured_meta(self_: &Tensor, other: Scalar) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::ge_scalar(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::ge.Scalar(Tensor self, Scalar other) -> Tensor`.
 pub fn ge_scalar_structured_default_backend(self_: &Tensor, other: Scalar) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::ge_scalar(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::ge_scalar_out_op()?.call((self_, other, &output))
 }
 /// Structured kernel (Inplace, meta) of `aten::ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`.
 pub fn ge_scalar_structured_meta_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::ge_scalar(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`.
 pub fn ge_scalar_structured_default_backend_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::ge_scalar(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::ge_scalar_out_op()?.call((self_, other, &output))
 }
 /// Structured kernel (Out, meta) of `aten::ge.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -2301,35 +2301,35 @@ pub fn ge_scalar_out_structured_meta(
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::ge_scalar(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::fmod.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn fmod_tensor_structured_meta(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::fmod_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::fmod.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn fmod_tensor_structured_default_backend(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::fmod_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::fmod_tensor_out_op()?.call((self_, other, &output))
 }
 /// Structured kernel (Inplace, meta) of `aten::fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
 pub fn fmod_tensor_structured_meta_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::fmod_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
 pub fn fmod_tensor_structured_default_backend_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::fmod_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::fmod_tensor_out_op()?.call((self_, other, &output))
 }
 /// Structured kernel (Out, meta) of `aten::fmod.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -2341,14 +2341,14 @@ pub fn fmod_tensor_out_structured_meta(
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::fmod_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::remainder.Tensor(Tensor self, Tensor other) -> Tensor`.
 pub fn remainder_tensor_structured_meta(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::remainder_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::remainder.Tensor(Tensor self, Tensor other) -> Tensor`.
@@ -2358,14 +2358,14 @@ pub fn remainder_tensor_structured_default_backend(
 ) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::remainder_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::remainder_tensor_out_op()?.call((self_, other, &output))
 }
 /// Structured kernel (Inplace, meta) of `aten::remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
 pub fn remainder_tensor_structured_meta_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::remainder_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
@@ -2375,7 +2375,7 @@ pub fn remainder_tensor_structured_default_backend_(
 ) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::remainder_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::remainder_tensor_out_op()?.call((self_, other, &output))
 }
 /// Structured kernel (Out, meta) of `aten::remainder.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -2387,21 +2387,21 @@ pub fn remainder_tensor_out_structured_meta(
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::remainder_tensor(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::maximum(Tensor self, Tensor other) -> Tensor`.
 pub fn maximum_structured_meta(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::maximum(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::maximum(Tensor self, Tensor other) -> Tensor`.
 pub fn maximum_structured_default_backend(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::maximum(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::maximum_out_op()?.call((self_, other, &output))
 }
 /// Structured kernel (Out, meta) of `aten::maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -2409,21 +2409,21 @@ pub fn maximum_out_structured_meta(self_: &Tensor, other: &Tensor, out: &Tensor)
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::maximum(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::minimum(Tensor self, Tensor other) -> Tensor`.
 pub fn minimum_structured_meta(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::minimum(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::minimum(Tensor self, Tensor other) -> Tensor`.
 pub fn minimum_structured_default_backend(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::minimum(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::minimum_out_op()?.call((self_, other, &output))
 }
 /// Structured kernel (Out, meta) of `aten::minimum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -2431,14 +2431,14 @@ pub fn minimum_out_structured_meta(self_: &Tensor, other: &Tensor, out: &Tensor)
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::minimum(set_output, self_, other)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor`.
 pub fn pow_tensor_tensor_structured_meta(self_: &Tensor, exponent: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::pow_tensor_tensor(set_output, self_, exponent)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor`.
@@ -2448,21 +2448,21 @@ pub fn pow_tensor_tensor_structured_default_backend(
 ) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::pow_tensor_tensor(set_output, self_, exponent)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::pow_tensor_tensor_out_op()?.call((self_, exponent, &output))
 }
 /// Structured kernel (Inplace, meta) of `aten::pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)`.
 pub fn pow_tensor_structured_meta_(self_: &Tensor, exponent: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::pow_tensor_tensor(set_output, self_, exponent)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)`.
 pub fn pow_tensor_structured_default_backend_(self_: &Tensor, exponent: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::pow_tensor_tensor(set_output, self_, exponent)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::pow_tensor_tensor_out_op()?.call((self_, exponent, &output))
 }
 /// Structured kernel (Out, meta) of `aten::pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -2474,14 +2474,14 @@ pub fn pow_tensor_tensor_out_structured_meta(
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::pow_tensor_tensor(set_output, self_, exponent)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor`.
 pub fn pow_tensor_scalar_structured_meta(self_: &Tensor, exponent: Scalar) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::pow_tensor_scalar(set_output, self_, exponent)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor`.
@@ -2491,21 +2491,21 @@ pub fn pow_tensor_scalar_structured_default_backend(
 ) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::pow_tensor_scalar(set_output, self_, exponent)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::pow_tensor_scalar_out_op()?.call((self_, exponent, &output))
 }
 /// Structured kernel (Inplace, meta) of `aten::pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)`.
 pub fn pow_scalar_structured_meta_(self_: &Tensor, exponent: Scalar) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::pow_tensor_scalar(set_output, self_, exponent)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)`.
 pub fn pow_scalar_structured_default_backend_(self_: &Tensor, exponent: Scalar) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::pow_tensor_scalar(set_output, self_, exponent)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::pow_tensor_scalar_out_op()?.call((self_, exponent, &output))
 }
 /// Structured kernel (Out, meta) of `aten::pow.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -2517,14 +2517,14 @@ pub fn pow_tensor_scalar_out_structured_meta(
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::pow_tensor_scalar(set_output, self_, exponent)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor`.
 pub fn lerp_scalar_structured_meta(self_: &Tensor, end: &Tensor, weight: Scalar) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::lerp_scalar(set_output, self_, end, weight)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor`.
@@ -2535,7 +2535,7 @@ pub fn lerp_scalar_structured_default_backend(
 ) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::lerp_scalar(set_output, self_, end, weight)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::lerp_scalar_out_op()?.call((self_, end, weight, &output))
 }
 /// Structured kernel (Inplace, meta) of `aten::lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)`.
@@ -2546,7 +2546,7 @@ pub fn lerp_scalar_structured_meta_(
 ) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::lerp_scalar(set_output, self_, end, weight)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)`.
@@ -2557,7 +2557,7 @@ pub fn lerp_scalar_structured_default_backend_(
 ) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::lerp_scalar(set_output, self_, end, weight)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::lerp_scalar_out_op()?.call((self_, end, weight, &output))
 }
 /// Structured kernel (Out, meta) of `aten::lerp.Scalar_out(Tensor self, Tensor end, Scalar weight, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -2570,7 +2570,7 @@ pub fn lerp_scalar_out_structured_meta(
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::lerp_scalar(set_output, self_, end, weight)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// `autogen` variant `aten::masked_fill.Scalar_out(Tensor self, Tensor mask, Scalar value, *, Tensor(a!) out) -> Tensor(a!)` of `aten::masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)`.
@@ -2593,7 +2593,7 @@ pub fn clamp_structured_meta(
 ) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::clamp(set_output, self_, min, max)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor`.
@@ -2604,7 +2604,7 @@ pub fn clamp_structured_default_backend(
 ) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::clamp(set_output, self_, min, max)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::clamp_out_op()?.call((self_, min, max, &output))
 }
 /// Structured kernel (Inplace, meta) of `aten::clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)`.
@@ -2615,7 +2615,7 @@ pub fn clamp_structured_meta_(
 ) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::clamp(set_output, self_, min, max)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)`.
@@ -2626,7 +2626,7 @@ pub fn clamp_structured_default_backend_(
 ) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::clamp(set_output, self_, min, max)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::clamp_out_op()?.call((self_, min, max, &output))
 }
 /// Structured kernel (Out, meta) of `aten::clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -2639,35 +2639,35 @@ pub fn clamp_out_structured_meta(
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::clamp(set_output, self_, min, max)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::neg(Tensor self) -> Tensor`.
 pub fn neg_structured_meta(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::neg(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::neg(Tensor self) -> Tensor`.
 pub fn neg_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::neg(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::neg_out_op()?.call((self_, &output))
 }
 /// Structured kernel (Inplace, meta) of `aten::neg_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn neg_structured_meta_(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::neg(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::neg_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn neg_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::neg(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::neg_out_op()?.call((self_, &output))
 }
 /// Structured kernel (Out, meta) of `aten::neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -2675,35 +2675,35 @@ pub fn neg_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::neg(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::sign(Tensor self) -> Tensor`.
 pub fn sign_structured_meta(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::sign(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::sign(Tensor self) -> Tensor`.
 pub fn sign_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::sign(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::sign_out_op()?.call((self_, &output))
 }
 /// Structured kernel (Inplace, meta) of `aten::sign_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn sign_structured_meta_(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::sign(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::sign_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn sign_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::sign(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::sign_out_op()?.call((self_, &output))
 }
 /// Structured kernel (Out, meta) of `aten::sign.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -2711,35 +2711,35 @@ pub fn sign_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> 
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::sign(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::ceil(Tensor self) -> Tensor`.
 pub fn ceil_structured_meta(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::ceil(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::ceil(Tensor self) -> Tensor`.
 pub fn ceil_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::ceil(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::ceil_out_op()?.call((self_, &output))
 }
 /// Structured kernel (Inplace, meta) of `aten::ceil_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn ceil_structured_meta_(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::ceil(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::ceil_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn ceil_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::ceil(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::ceil_out_op()?.call((self_, &output))
 }
 /// Structured kernel (Out, meta) of `aten::ceil.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -2747,35 +2747,35 @@ pub fn ceil_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> 
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::ceil(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::floor(Tensor self) -> Tensor`.
 pub fn floor_structured_meta(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::floor(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::floor(Tensor self) -> Tensor`.
 pub fn floor_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::floor(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::floor_out_op()?.call((self_, &output))
 }
 /// Structured kernel (Inplace, meta) of `aten::floor_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn floor_structured_meta_(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::floor(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::floor_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn floor_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::floor(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::floor_out_op()?.call((self_, &output))
 }
 /// Structured kernel (Out, meta) of `aten::floor.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -2783,35 +2783,35 @@ pub fn floor_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor>
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::floor(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::round(Tensor self) -> Tensor`.
 pub fn round_structured_meta(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::round(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::round(Tensor self) -> Tensor`.
 pub fn round_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::round(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::round_out_op()?.call((self_, &output))
 }
 /// Structured kernel (Inplace, meta) of `aten::round_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn round_structured_meta_(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::round(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::round_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn round_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::round(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::round_out_op()?.call((self_, &output))
 }
 /// Structured kernel (Out, meta) of `aten::round.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -2819,35 +2819,35 @@ pub fn round_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor>
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::round(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::trunc(Tensor self) -> Tensor`.
 pub fn trunc_structured_meta(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::trunc(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::trunc(Tensor self) -> Tensor`.
 pub fn trunc_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::trunc(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::trunc_out_op()?.call((self_, &output))
 }
 /// Structured kernel (Inplace, meta) of `aten::trunc_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn trunc_structured_meta_(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::trunc(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::trunc_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn trunc_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::trunc(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::trunc_out_op()?.call((self_, &output))
 }
 /// Structured kernel (Out, meta) of `aten::trunc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -2855,35 +2855,35 @@ pub fn trunc_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor>
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::trunc(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::cos(Tensor self) -> Tensor`.
 pub fn cos_structured_meta(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::cos(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::cos(Tensor self) -> Tensor`.
 pub fn cos_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::cos(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::cos_out_op()?.call((self_, &output))
 }
 /// Structured kernel (Inplace, meta) of `aten::cos_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn cos_structured_meta_(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::cos(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::cos_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn cos_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::cos(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::cos_out_op()?.call((self_, &output))
 }
 /// Structured kernel (Out, meta) of `aten::cos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -2891,35 +2891,35 @@ pub fn cos_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::cos(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::sin(Tensor self) -> Tensor`.
 pub fn sin_structured_meta(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::sin(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::sin(Tensor self) -> Tensor`.
 pub fn sin_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::sin(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::sin_out_op()?.call((self_, &output))
 }
 /// Structured kernel (Inplace, meta) of `aten::sin_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn sin_structured_meta_(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::sin(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::sin_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn sin_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::sin(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::sin_out_op()?.call((self_, &output))
 }
 /// Structured kernel (Out, meta) of `aten::sin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -2927,35 +2927,35 @@ pub fn sin_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::sin(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::tanh(Tensor self) -> Tensor`.
 pub fn tanh_structured_meta(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::tanh(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::tanh(Tensor self) -> Tensor`.
 pub fn tanh_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::tanh(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::tanh_out_op()?.call((self_, &output))
 }
 /// Structured kernel (Inplace, meta) of `aten::tanh_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn tanh_structured_meta_(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::tanh(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::tanh_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn tanh_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::tanh(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::tanh_out_op()?.call((self_, &output))
 }
 /// Structured kernel (Out, meta) of `aten::tanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -2963,35 +2963,35 @@ pub fn tanh_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> 
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::tanh(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::exp(Tensor self) -> Tensor`.
 pub fn exp_structured_meta(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::exp(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::exp(Tensor self) -> Tensor`.
 pub fn exp_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::exp(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::exp_out_op()?.call((self_, &output))
 }
 /// Structured kernel (Inplace, meta) of `aten::exp_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn exp_structured_meta_(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::exp(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::exp_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn exp_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::exp(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::exp_out_op()?.call((self_, &output))
 }
 /// Structured kernel (Out, meta) of `aten::exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -2999,35 +2999,35 @@ pub fn exp_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::exp(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::expm1(Tensor self) -> Tensor`.
 pub fn expm1_structured_meta(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::expm1(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::expm1(Tensor self) -> Tensor`.
 pub fn expm1_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::expm1(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::expm1_out_op()?.call((self_, &output))
 }
 /// Structured kernel (Inplace, meta) of `aten::expm1_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn expm1_structured_meta_(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::expm1(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::expm1_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn expm1_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::expm1(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::expm1_out_op()?.call((self_, &output))
 }
 /// Structured kernel (Out, meta) of `aten::expm1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -3035,35 +3035,35 @@ pub fn expm1_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor>
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::expm1(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::log(Tensor self) -> Tensor`.
 pub fn log_structured_meta(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::log(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::log(Tensor self) -> Tensor`.
 pub fn log_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::log(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::log_out_op()?.call((self_, &output))
 }
 /// Structured kernel (Inplace, meta) of `aten::log_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn log_structured_meta_(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::log(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::log_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn log_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::log(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::log_out_op()?.call((self_, &output))
 }
 /// Structured kernel (Out, meta) of `aten::log.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -3071,35 +3071,35 @@ pub fn log_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::log(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::log1p(Tensor self) -> Tensor`.
 pub fn log1p_structured_meta(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::log1p(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::log1p(Tensor self) -> Tensor`.
 pub fn log1p_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::log1p(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::log1p_out_op()?.call((self_, &output))
 }
 /// Structured kernel (Inplace, meta) of `aten::log1p_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn log1p_structured_meta_(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::log1p(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::log1p_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn log1p_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::log1p(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::log1p_out_op()?.call((self_, &output))
 }
 /// Structured kernel (Out, meta) of `aten::log1p.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -3107,35 +3107,35 @@ pub fn log1p_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor>
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::log1p(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::sqrt(Tensor self) -> Tensor`.
 pub fn sqrt_structured_meta(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::sqrt(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::sqrt(Tensor self) -> Tensor`.
 pub fn sqrt_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::sqrt(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::sqrt_out_op()?.call((self_, &output))
 }
 /// Structured kernel (Inplace, meta) of `aten::sqrt_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn sqrt_structured_meta_(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::sqrt(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::sqrt_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn sqrt_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::sqrt(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::sqrt_out_op()?.call((self_, &output))
 }
 /// Structured kernel (Out, meta) of `aten::sqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -3143,35 +3143,35 @@ pub fn sqrt_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> 
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::sqrt(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::rsqrt(Tensor self) -> Tensor`.
 pub fn rsqrt_structured_meta(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::rsqrt(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::rsqrt(Tensor self) -> Tensor`.
 pub fn rsqrt_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::rsqrt(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::rsqrt_out_op()?.call((self_, &output))
 }
 /// Structured kernel (Inplace, meta) of `aten::rsqrt_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn rsqrt_structured_meta_(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::rsqrt(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::rsqrt_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn rsqrt_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::rsqrt(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::rsqrt_out_op()?.call((self_, &output))
 }
 /// Structured kernel (Out, meta) of `aten::rsqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -3179,35 +3179,35 @@ pub fn rsqrt_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor>
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::rsqrt(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::reciprocal(Tensor self) -> Tensor`.
 pub fn reciprocal_structured_meta(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::reciprocal(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::reciprocal(Tensor self) -> Tensor`.
 pub fn reciprocal_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::reciprocal(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::reciprocal_out_op()?.call((self_, &output))
 }
 /// Structured kernel (Inplace, meta) of `aten::reciprocal_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn reciprocal_structured_meta_(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::reciprocal(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::reciprocal_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn reciprocal_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::reciprocal(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::reciprocal_out_op()?.call((self_, &output))
 }
 /// Structured kernel (Out, meta) of `aten::reciprocal.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -3215,35 +3215,35 @@ pub fn reciprocal_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Te
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::reciprocal(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::sigmoid(Tensor self) -> Tensor`.
 pub fn sigmoid_structured_meta(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::sigmoid(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::sigmoid(Tensor self) -> Tensor`.
 pub fn sigmoid_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::sigmoid(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::sigmoid_out_op()?.call((self_, &output))
 }
 /// Structured kernel (Inplace, meta) of `aten::sigmoid_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn sigmoid_structured_meta_(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::sigmoid(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::sigmoid_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn sigmoid_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::sigmoid(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::sigmoid_out_op()?.call((self_, &output))
 }
 /// Structured kernel (Out, meta) of `aten::sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -3251,35 +3251,35 @@ pub fn sigmoid_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tenso
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::sigmoid(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::erf(Tensor self) -> Tensor`.
 pub fn erf_structured_meta(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::erf(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::erf(Tensor self) -> Tensor`.
 pub fn erf_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::erf(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::erf_out_op()?.call((self_, &output))
 }
 /// Structured kernel (Inplace, meta) of `aten::erf_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn erf_structured_meta_(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::erf(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::erf_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn erf_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::erf(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::erf_out_op()?.call((self_, &output))
 }
 /// Structured kernel (Out, meta) of `aten::erf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -3287,7 +3287,7 @@ pub fn erf_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::erf(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// `autogen` variant `aten::relu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)` of `aten::relu_(Tensor(a!) self) -> Tensor(a!)`.
@@ -3301,28 +3301,28 @@ pub fn relu_out_autogen(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
 pub fn gelu_structured_meta(self_: &Tensor, approximate: &str) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::gelu(set_output, self_, approximate)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::gelu(Tensor self, *, str approximate="none") -> Tensor`.
 pub fn gelu_structured_default_backend(self_: &Tensor, approximate: &str) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::gelu(set_output, self_, approximate)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::gelu_out_op()?.call((self_, approximate, &output))
 }
 /// Structured kernel (Inplace, meta) of `aten::gelu_(Tensor(a!) self, *, str approximate="none") -> Tensor(a!)`.
 pub fn gelu_structured_meta_(self_: &Tensor, approximate: &str) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::gelu(set_output, self_, approximate)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::gelu_(Tensor(a!) self, *, str approximate="none") -> Tensor(a!)`.
 pub fn gelu_structured_default_backend_(self_: &Tensor, approximate: &str) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::gelu(set_output, self_, approximate)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::gelu_out_op()?.call((self_, approximate, &output))
 }
 /// Structured kernel (Out, meta) of `aten::gelu.out(Tensor self, *, str approximate="none", Tensor(a!) out) -> Tensor(a!)`.
@@ -3330,35 +3330,35 @@ pub fn gelu_out_structured_meta(self_: &Tensor, approximate: &str, out: &Tensor)
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::gelu(set_output, self_, approximate)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::silu(Tensor self) -> Tensor`.
 pub fn silu_structured_meta(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::silu(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::silu(Tensor self) -> Tensor`.
 pub fn silu_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::silu(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::silu_out_op()?.call((self_, &output))
 }
 /// Structured kernel (Inplace, meta) of `aten::silu_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn silu_structured_meta_(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::silu(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::silu_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn silu_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::silu(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::silu_out_op()?.call((self_, &output))
 }
 /// Structured kernel (Out, meta) of `aten::silu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -3366,35 +3366,35 @@ pub fn silu_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> 
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::silu(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::bitwise_not(Tensor self) -> Tensor`.
 pub fn bitwise_not_structured_meta(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::bitwise_not(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::bitwise_not(Tensor self) -> Tensor`.
 pub fn bitwise_not_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::bitwise_not(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::bitwise_not_out_op()?.call((self_, &output))
 }
 /// Structured kernel (Inplace, meta) of `aten::bitwise_not_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn bitwise_not_structured_meta_(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::bitwise_not(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::bitwise_not_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn bitwise_not_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::bitwise_not(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::bitwise_not_out_op()?.call((self_, &output))
 }
 /// Structured kernel (Out, meta) of `aten::bitwise_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -3402,7 +3402,7 @@ pub fn bitwise_not_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<T
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::bitwise_not(set_output, self_)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// `autogen` variant `aten::sum.out(Tensor self, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)` of `aten::sum(Tensor self, *, ScalarType? dtype=None) -> Tensor`.
@@ -3420,7 +3420,7 @@ pub fn sum_dim_intlist_structured_meta(
 ) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::sum_dim_intlist(set_output, self_, dim, keepdim, dtype)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`.
@@ -3432,7 +3432,7 @@ pub fn sum_dim_intlist_structured_default_backend(
 ) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::sum_dim_intlist(set_output, self_, dim, keepdim, dtype)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::sum_intlist_out_op()?.call((self_, dim, keepdim, dtype, &output))
 }
 /// Structured kernel (Out, meta) of `aten::sum.IntList_out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)`.
@@ -3446,7 +3446,7 @@ pub fn sum_intlist_out_structured_meta(
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::sum_dim_intlist(set_output, self_, dim, keepdim, dtype)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`.
@@ -3458,7 +3458,7 @@ pub fn mean_dim_structured_meta(
 ) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::mean_dim(set_output, self_, dim, keepdim, dtype)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`.
@@ -3470,7 +3470,7 @@ pub fn mean_dim_structured_default_backend(
 ) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::mean_dim(set_output, self_, dim, keepdim, dtype)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::mean_out_op()?.call((self_, dim, keepdim, dtype, &output))
 }
 /// Structured kernel (Out, meta) of `aten::mean.out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)`.
@@ -3484,7 +3484,7 @@ pub fn mean_out_structured_meta(
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::mean_dim(set_output, self_, dim, keepdim, dtype)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// `autogen` variant `aten::prod.out(Tensor self, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)` of `aten::prod(Tensor self, *, ScalarType? dtype=None) -> Tensor`.
@@ -3497,7 +3497,7 @@ pub fn prod_out_autogen(self_: &Tensor, dtype: Option<ScalarType>, out: &Tensor)
 pub fn amax_structured_meta(self_: &Tensor, dim: &[i64], keepdim: bool) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::amax(set_output, self_, dim, keepdim)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`.
@@ -3508,7 +3508,7 @@ pub fn amax_structured_default_backend(
 ) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::amax(set_output, self_, dim, keepdim)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::amax_out_op()?.call((self_, dim, keepdim, &output))
 }
 /// Structured kernel (Out, meta) of `aten::amax.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -3521,14 +3521,14 @@ pub fn amax_out_structured_meta(
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::amax(set_output, self_, dim, keepdim)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`.
 pub fn amin_structured_meta(self_: &Tensor, dim: &[i64], keepdim: bool) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::amin(set_output, self_, dim, keepdim)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`.
@@ -3539,7 +3539,7 @@ pub fn amin_structured_default_backend(
 ) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::amin(set_output, self_, dim, keepdim)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::amin_out_op()?.call((self_, dim, keepdim, &output))
 }
 /// Structured kernel (Out, meta) of `aten::amin.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -3552,14 +3552,14 @@ pub fn amin_out_structured_meta(
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::amin(set_output, self_, dim, keepdim)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor`.
 pub fn argmax_structured_meta(self_: &Tensor, dim: Option<i64>, keepdim: bool) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::argmax(set_output, self_, dim, keepdim)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor`.
@@ -3570,7 +3570,7 @@ pub fn argmax_structured_default_backend(
 ) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::argmax(set_output, self_, dim, keepdim)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::argmax_out_op()?.call((self_, dim, keepdim, &output))
 }
 /// Structured kernel (Out, meta) of `aten::argmax.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -3583,7 +3583,7 @@ pub fn argmax_out_structured_meta(
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::argmax(set_output, self_, dim, keepdim)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`.
@@ -3626,7 +3626,7 @@ pub fn max_dim_max_structured_meta(
 pub fn all_dim_structured_meta(self_: &Tensor, dim: i64, keepdim: bool) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::all_dim(set_output, self_, dim, keepdim)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor`.
@@ -3637,7 +3637,7 @@ pub fn all_dim_structured_default_backend(
 ) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::all_dim(set_output, self_, dim, keepdim)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::all_out_op()?.call((self_, dim, keepdim, &output))
 }
 /// Structured kernel (Out, meta) of `aten::all.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -3650,14 +3650,14 @@ pub fn all_out_structured_meta(
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::all_dim(set_output, self_, dim, keepdim)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor`.
 pub fn any_dim_structured_meta(self_: &Tensor, dim: i64, keepdim: bool) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::any_dim(set_output, self_, dim, keepdim)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor`.
@@ -3668,7 +3668,7 @@ pub fn any_dim_structured_default_backend(
 ) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::any_dim(set_output, self_, dim, keepdim)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::any_out_op()?.call((self_, dim, keepdim, &output))
 }
 /// Structured kernel (Out, meta) of `aten::any.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -3681,7 +3681,7 @@ pub fn any_out_structured_meta(
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::any_dim(set_output, self_, dim, keepdim)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor`.
@@ -3692,7 +3692,7 @@ pub fn cumsum_structured_meta(
 ) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::cumsum(set_output, self_, dim, dtype)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor`.
@@ -3703,7 +3703,7 @@ pub fn cumsum_structured_default_backend(
 ) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::cumsum(set_output, self_, dim, dtype)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::cumsum_out_op()?.call((self_, dim, dtype, &output))
 }
 /// Structured kernel (Inplace, meta) of `aten::cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)`.
@@ -3714,7 +3714,7 @@ pub fn cumsum_structured_meta_(
 ) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::cumsum(set_output, self_, dim, dtype)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)`.
@@ -3725,7 +3725,7 @@ pub fn cumsum_structured_default_backend_(
 ) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::cumsum(set_output, self_, dim, dtype)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::cumsum_out_op()?.call((self_, dim, dtype, &output))
 }
 /// Structured kernel (Out, meta) of `aten::cumsum.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)`.
@@ -3738,14 +3738,14 @@ pub fn cumsum_out_structured_meta(
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::cumsum(set_output, self_, dim, dtype)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::_softmax(Tensor self, int dim, bool half_to_float) -> Tensor`.
 pub fn _softmax_structured_meta(self_: &Tensor, dim: i64, half_to_float: bool) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::_softmax(set_output, self_, dim, half_to_float)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::_softmax(Tensor self, int dim, bool half_to_float) -> Tensor`.
@@ -3756,7 +3756,7 @@ pub fn _softmax_structured_default_backend(
 ) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::_softmax(set_output, self_, dim, half_to_float)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::_softmax_out_op()?.call((self_, dim, half_to_float, &output))
 }
 /// Structured kernel (Out, meta) of `aten::_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -3769,7 +3769,7 @@ pub fn _softmax_out_structured_meta(
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::_softmax(set_output, self_, dim, half_to_float)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor`.
@@ -3780,7 +3780,7 @@ pub fn _log_softmax_structured_meta(
 ) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::_log_softmax(set_output, self_, dim, half_to_float)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor`.
@@ -3791,7 +3791,7 @@ pub fn _log_softmax_structured_default_backend(
 ) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::_log_softmax(set_output, self_, dim, half_to_float)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::_log_softmax_out_op()?.call((self_, dim, half_to_float, &output))
 }
 /// Structured kernel (Out, meta) of `aten::_log_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -3804,7 +3804,7 @@ pub fn _log_softmax_out_structured_meta(
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::_log_softmax(set_output, self_, dim, half_to_float)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// `autogen` variant `aten::_to_copy.out(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)` of `aten::_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor`.
@@ -4184,14 +4184,14 @@ pub fn normal_out_autogen(
 pub fn mm_structured_meta(self_: &Tensor, mat2: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::mm(set_output, self_, mat2)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::mm(Tensor self, Tensor mat2) -> Tensor`.
 pub fn mm_structured_default_backend(self_: &Tensor, mat2: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::mm(set_output, self_, mat2)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::mm_out_op()?.call((self_, mat2, &output))
 }
 /// Structured kernel (Out, meta) of `aten::mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -4199,21 +4199,21 @@ pub fn mm_out_structured_meta(self_: &Tensor, mat2: &Tensor, out: &Tensor) -> Re
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::mm(set_output, self_, mat2)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::bmm(Tensor self, Tensor mat2) -> Tensor`.
 pub fn bmm_structured_meta(self_: &Tensor, mat2: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::bmm(set_output, self_, mat2)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::bmm(Tensor self, Tensor mat2) -> Tensor`.
 pub fn bmm_structured_default_backend(self_: &Tensor, mat2: &Tensor) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::bmm(set_output, self_, mat2)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::bmm_out_op()?.call((self_, mat2, &output))
 }
 /// Structured kernel (Out, meta) of `aten::bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -4221,7 +4221,7 @@ pub fn bmm_out_structured_meta(self_: &Tensor, mat2: &Tensor, out: &Tensor) -> R
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::bmm(set_output, self_, mat2)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`.
@@ -4234,7 +4234,7 @@ pub fn addmm_structured_meta(
 ) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::addmm(set_output, self_, mat1, mat2, beta, alpha)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`.
@@ -4247,7 +4247,7 @@ pub fn addmm_structured_default_backend(
 ) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::addmm(set_output, self_, mat1, mat2, beta, alpha)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::addmm_out_op()?.call((self_, mat1, mat2, beta, alpha, &output))
 }
 /// Structured kernel (Inplace, meta) of `aten::addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)`.
@@ -4260,7 +4260,7 @@ pub fn addmm_structured_meta_(
 ) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::addmm(set_output, self_, mat1, mat2, beta, alpha)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)`.
@@ -4273,7 +4273,7 @@ pub fn addmm_structured_default_backend_(
 ) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::addmm(set_output, self_, mat1, mat2, beta, alpha)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::addmm_out_op()?.call((self_, mat1, mat2, beta, alpha, &output))
 }
 /// Structured kernel (Out, meta) of `aten::addmm.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)`.
@@ -4288,7 +4288,7 @@ pub fn addmm_out_structured_meta(
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::addmm(set_output, self_, mat1, mat2, beta, alpha)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// `autogen` variant `aten::flip.out(Tensor self, int[] dims, *, Tensor(a!) out) -> Tensor(a!)` of `aten::flip(Tensor self, int[] dims) -> Tensor`.
@@ -4306,7 +4306,7 @@ pub fn gather_structured_meta(
 ) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::gather(set_output, self_, dim, index, sparse_grad)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor`.
@@ -4318,7 +4318,7 @@ pub fn gather_structured_default_backend(
 ) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::gather(set_output, self_, dim, index, sparse_grad)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::gather_out_op()?.call((self_, dim, index, sparse_grad, &output))
 }
 /// Structured kernel (Out, meta) of `aten::gather.out(Tensor self, int dim, Tensor index, *, bool sparse_grad=False, Tensor(a!) out) -> Tensor(a!)`.
@@ -4332,21 +4332,21 @@ pub fn gather_out_structured_meta(
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::gather(set_output, self_, dim, index, sparse_grad)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::cat(Tensor[] tensors, int dim=0) -> Tensor`.
 pub fn cat_structured_meta(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::cat(set_output, tensors, dim)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::cat(Tensor[] tensors, int dim=0) -> Tensor`.
 pub fn cat_structured_default_backend(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::cat(set_output, tensors, dim)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::cat_out_op()?.call((tensors, dim, &output))
 }
 /// Structured kernel (Out, meta) of `aten::cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -4354,7 +4354,7 @@ pub fn cat_out_structured_meta(tensors: &[Tensor], dim: i64, out: &Tensor) -> Re
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::cat(set_output, tensors, dim)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// `autogen` variant `aten::repeat.out(Tensor self, SymInt[] repeats, *, Tensor(a!) out) -> Tensor(a!)` of `aten::repeat(Tensor self, SymInt[] repeats) -> Tensor`.
@@ -4367,28 +4367,28 @@ pub fn repeat_out_autogen(self_: &Tensor, repeats: &[i64], out: &Tensor) -> Resu
 pub fn tril_structured_meta(self_: &Tensor, diagonal: i64) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::tril(set_output, self_, diagonal)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::tril(Tensor self, SymInt diagonal=0) -> Tensor`.
 pub fn tril_structured_default_backend(self_: &Tensor, diagonal: i64) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::tril(set_output, self_, diagonal)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::tril_out_op()?.call((self_, diagonal, &output))
 }
 /// Structured kernel (Inplace, meta) of `aten::tril_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)`.
 pub fn tril_structured_meta_(self_: &Tensor, diagonal: i64) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::tril(set_output, self_, diagonal)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::tril_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)`.
 pub fn tril_structured_default_backend_(self_: &Tensor, diagonal: i64) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::tril(set_output, self_, diagonal)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::tril_out_op()?.call((self_, diagonal, &output))
 }
 /// Structured kernel (Out, meta) of `aten::tril.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -4396,35 +4396,35 @@ pub fn tril_out_structured_meta(self_: &Tensor, diagonal: i64, out: &Tensor) -> 
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::tril(set_output, self_, diagonal)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::triu(Tensor self, SymInt diagonal=0) -> Tensor`.
 pub fn triu_structured_meta(self_: &Tensor, diagonal: i64) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::triu(set_output, self_, diagonal)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::triu(Tensor self, SymInt diagonal=0) -> Tensor`.
 pub fn triu_structured_default_backend(self_: &Tensor, diagonal: i64) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::triu(set_output, self_, diagonal)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::triu_out_op()?.call((self_, diagonal, &output))
 }
 /// Structured kernel (Inplace, meta) of `aten::triu_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)`.
 pub fn triu_structured_meta_(self_: &Tensor, diagonal: i64) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::triu(set_output, self_, diagonal)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, default_backend) of `aten::triu_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)`.
 pub fn triu_structured_default_backend_(self_: &Tensor, diagonal: i64) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Inplace(self_);
     let meta = crate::meta::triu(set_output, self_, diagonal)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::triu_out_op()?.call((self_, diagonal, &output))
 }
 /// Structured kernel (Out, meta) of `aten::triu.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -4432,7 +4432,7 @@ pub fn triu_out_structured_meta(self_: &Tensor, diagonal: i64, out: &Tensor) -> 
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::triu(set_output, self_, diagonal)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// `autogen` variant `aten::convolution.out(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, *, Tensor(a!) out) -> Tensor(a!)` of `aten::convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor`.
@@ -4599,7 +4599,7 @@ pub fn embedding_out_autogen(
 pub fn mse_loss_structured_meta(self_: &Tensor, target: &Tensor, reduction: i64) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::mse_loss(set_output, self_, target, reduction)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, default_backend) of `aten::mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor`.
@@ -4610,7 +4610,7 @@ pub fn mse_loss_structured_default_backend(
 ) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
     let meta = crate::meta::mse_loss(set_output, self_, target, reduction)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::mse_loss_out_op()?.call((self_, target, reduction, &output))
 }
 /// Structured kernel (Out, meta) of `aten::mse_loss.out(Tensor self, Tensor target, int reduction=1, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -4623,7 +4623,7 @@ pub fn mse_loss_out_structured_meta(
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::mse_loss(set_output, self_, target, reduction)?;
-    let output = crate::structured::StructuredMeta::into_output(meta);
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, meta) of `aten::nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)`.

@@ -72,7 +72,7 @@ fn binary_float_op<'a>(
 }
 
 /// `add.Tensor`: `self + alpha * other`.
-#[inline]
+#[inline(always)]
 pub fn add_tensor<'a>(
     out: SetOutput<'a>,
     self_: &'a Tensor,

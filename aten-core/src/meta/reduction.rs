@@ -8,7 +8,7 @@ use c10_core::{Device, Error, Result, ScalarType};
 
 use super::dtype_and_device;
 use crate::native::{make_dim_mask, wrap_dim};
-use crate::structured::{MetaOutput, SetOutput};
+use crate::structured::{DeferredOutput, MetaOutput, SetOutput};
 use crate::Tensor;
 
 /// The shape of reducing `sizes` over the dimensions in `mask`: those
@@ -252,13 +252,13 @@ pub fn cumsum(
 }
 
 /// `_softmax` and `_log_softmax`: `self`'s shape and dtype (float with
-/// `half_to_float`).
+/// `half_to_float`); a functional output is the impl's to allocate.
 fn softmax_like(
     out: SetOutput<'_>,
     self_: &Tensor,
     dim: i64,
     half_to_float: bool,
-) -> Result<MetaOutput> {
+) -> Result<DeferredOutput> {
     let (own, device): (ScalarType, Device) = dtype_and_device(self_)?;
     let w = wrap_dim(dim, self_.dim())?;
     if w >= self_.dim().max(1) {
@@ -271,7 +271,7 @@ fn softmax_like(
     } else {
         own
     };
-    out.set_output(&self_.sizes(), dtype, device)
+    out.defer_output(&self_.sizes(), dtype, device)
 }
 
 /// `_softmax(self, dim, half_to_float)`.
@@ -280,7 +280,7 @@ pub fn _softmax(
     self_: &Tensor,
     dim: i64,
     half_to_float: bool,
-) -> Result<MetaOutput> {
+) -> Result<DeferredOutput> {
     softmax_like(out, self_, dim, half_to_float)
 }
 
@@ -290,6 +290,6 @@ pub fn _log_softmax(
     self_: &Tensor,
     dim: i64,
     half_to_float: bool,
-) -> Result<MetaOutput> {
+) -> Result<DeferredOutput> {
     softmax_like(out, self_, dim, half_to_float)
 }

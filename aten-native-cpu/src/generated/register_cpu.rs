@@ -18,7 +18,7 @@ pub fn add_tensor_structured_cpu(self_: &Tensor, other: &Tensor, alpha: Scalar) 
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::add_tensor(set_output, self_, other, alpha)?;
     crate::kernels::add_out(&mut meta, self_, other, alpha)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)`.
@@ -26,7 +26,7 @@ pub fn add_tensor_structured_cpu_(self_: &Tensor, other: &Tensor, alpha: Scalar)
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::add_tensor(set_output, self_, other, alpha)?;
     crate::kernels::add_out(&mut meta, self_, other, alpha)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)`.
@@ -40,7 +40,7 @@ pub fn add_out_structured_cpu(
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::add_tensor(set_output, self_, other, alpha)?;
     crate::kernels::add_out(&mut meta, self_, other, alpha)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`.
@@ -48,7 +48,7 @@ pub fn sub_tensor_structured_cpu(self_: &Tensor, other: &Tensor, alpha: Scalar) 
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::sub_tensor(set_output, self_, other, alpha)?;
     crate::kernels::sub_out(&mut meta, self_, other, alpha)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)`.
@@ -56,7 +56,7 @@ pub fn sub_tensor_structured_cpu_(self_: &Tensor, other: &Tensor, alpha: Scalar)
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::sub_tensor(set_output, self_, other, alpha)?;
     crate::kernels::sub_out(&mut meta, self_, other, alpha)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)`.
@@ -70,7 +70,7 @@ pub fn sub_out_structured_cpu(
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::sub_tensor(set_output, self_, other, alpha)?;
     crate::kernels::sub_out(&mut meta, self_, other, alpha)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::mul.Tensor(Tensor self, Tensor other) -> Tensor`.
@@ -78,7 +78,7 @@ pub fn mul_tensor_structured_cpu(self_: &Tensor, other: &Tensor) -> Result<Tenso
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::mul_tensor(set_output, self_, other)?;
     crate::kernels::mul_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -87,7 +87,7 @@ pub fn mul_out_structured_cpu(self_: &Tensor, other: &Tensor, out: &Tensor) -> R
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::mul_tensor(set_output, self_, other)?;
     crate::kernels::mul_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
@@ -95,7 +95,7 @@ pub fn mul_tensor_structured_cpu_(self_: &Tensor, other: &Tensor) -> Result<Tens
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::mul_tensor(set_output, self_, other)?;
     crate::kernels::mul_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::div.Tensor(Tensor self, Tensor other) -> Tensor`.
@@ -103,7 +103,7 @@ pub fn div_tensor_structured_cpu(self_: &Tensor, other: &Tensor) -> Result<Tenso
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::div_tensor(set_output, self_, other)?;
     crate::kernels::div_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
@@ -111,7 +111,7 @@ pub fn div_tensor_structured_cpu_(self_: &Tensor, other: &Tensor) -> Result<Tens
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::div_tensor(set_output, self_, other)?;
     crate::kernels::div_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -120,7 +120,7 @@ pub fn div_out_structured_cpu(self_: &Tensor, other: &Tensor, out: &Tensor) -> R
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::div_tensor(set_output, self_, other)?;
     crate::kernels::div_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor`.
@@ -132,7 +132,7 @@ pub fn div_tensor_mode_structured_cpu(
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::div_tensor_mode(set_output, self_, other, rounding_mode)?;
     crate::kernels::div_out_mode(&mut meta, self_, other, rounding_mode)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)`.
@@ -144,7 +144,7 @@ pub fn div_tensor_mode_structured_cpu_(
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::div_tensor_mode(set_output, self_, other, rounding_mode)?;
     crate::kernels::div_out_mode(&mut meta, self_, other, rounding_mode)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::div.out_mode(Tensor self, Tensor other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!)`.
@@ -158,7 +158,7 @@ pub fn div_out_mode_structured_cpu(
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::div_tensor_mode(set_output, self_, other, rounding_mode)?;
     crate::kernels::div_out_mode(&mut meta, self_, other, rounding_mode)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::atan2(Tensor self, Tensor other) -> Tensor`.
@@ -166,7 +166,7 @@ pub fn atan2_structured_cpu(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::atan2(set_output, self_, other)?;
     crate::kernels::atan2_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
@@ -174,7 +174,7 @@ pub fn atan2_structured_cpu_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::atan2(set_output, self_, other)?;
     crate::kernels::atan2_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::atan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -183,7 +183,7 @@ pub fn atan2_out_structured_cpu(self_: &Tensor, other: &Tensor, out: &Tensor) ->
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::atan2(set_output, self_, other)?;
     crate::kernels::atan2_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor`.
@@ -191,7 +191,7 @@ pub fn bitwise_and_tensor_structured_cpu(self_: &Tensor, other: &Tensor) -> Resu
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::bitwise_and_tensor(set_output, self_, other)?;
     crate::kernels::bitwise_and_tensor_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::bitwise_and_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
@@ -199,7 +199,7 @@ pub fn bitwise_and_tensor_structured_cpu_(self_: &Tensor, other: &Tensor) -> Res
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::bitwise_and_tensor(set_output, self_, other)?;
     crate::kernels::bitwise_and_tensor_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::bitwise_and.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -212,7 +212,7 @@ pub fn bitwise_and_tensor_out_structured_cpu(
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::bitwise_and_tensor(set_output, self_, other)?;
     crate::kernels::bitwise_and_tensor_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor`.
@@ -220,7 +220,7 @@ pub fn bitwise_or_tensor_structured_cpu(self_: &Tensor, other: &Tensor) -> Resul
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::bitwise_or_tensor(set_output, self_, other)?;
     crate::kernels::bitwise_or_tensor_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::bitwise_or_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
@@ -228,7 +228,7 @@ pub fn bitwise_or_tensor_structured_cpu_(self_: &Tensor, other: &Tensor) -> Resu
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::bitwise_or_tensor(set_output, self_, other)?;
     crate::kernels::bitwise_or_tensor_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::bitwise_or.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -241,7 +241,7 @@ pub fn bitwise_or_tensor_out_structured_cpu(
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::bitwise_or_tensor(set_output, self_, other)?;
     crate::kernels::bitwise_or_tensor_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor`.
@@ -249,7 +249,7 @@ pub fn bitwise_xor_tensor_structured_cpu(self_: &Tensor, other: &Tensor) -> Resu
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::bitwise_xor_tensor(set_output, self_, other)?;
     crate::kernels::bitwise_xor_tensor_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::bitwise_xor_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
@@ -257,7 +257,7 @@ pub fn bitwise_xor_tensor_structured_cpu_(self_: &Tensor, other: &Tensor) -> Res
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::bitwise_xor_tensor(set_output, self_, other)?;
     crate::kernels::bitwise_xor_tensor_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::bitwise_xor.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -270,7 +270,7 @@ pub fn bitwise_xor_tensor_out_structured_cpu(
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::bitwise_xor_tensor(set_output, self_, other)?;
     crate::kernels::bitwise_xor_tensor_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::eq.Tensor(Tensor self, Tensor other) -> Tensor`.
@@ -278,7 +278,7 @@ pub fn eq_tensor_structured_cpu(self_: &Tensor, other: &Tensor) -> Result<Tensor
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::eq_tensor(set_output, self_, other)?;
     crate::kernels::eq_tensor_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
@@ -286,7 +286,7 @@ pub fn eq_tensor_structured_cpu_(self_: &Tensor, other: &Tensor) -> Result<Tenso
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::eq_tensor(set_output, self_, other)?;
     crate::kernels::eq_tensor_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::eq.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -299,7 +299,7 @@ pub fn eq_tensor_out_structured_cpu(
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::eq_tensor(set_output, self_, other)?;
     crate::kernels::eq_tensor_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::eq.Scalar(Tensor self, Scalar other) -> Tensor`.
@@ -307,7 +307,7 @@ pub fn eq_scalar_structured_cpu(self_: &Tensor, other: Scalar) -> Result<Tensor>
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::eq_scalar(set_output, self_, other)?;
     crate::kernels::eq_scalar_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`.
@@ -315,7 +315,7 @@ pub fn eq_scalar_structured_cpu_(self_: &Tensor, other: Scalar) -> Result<Tensor
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::eq_scalar(set_output, self_, other)?;
     crate::kernels::eq_scalar_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::eq.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -324,7 +324,7 @@ pub fn eq_scalar_out_structured_cpu(self_: &Tensor, other: Scalar, out: &Tensor)
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::eq_scalar(set_output, self_, other)?;
     crate::kernels::eq_scalar_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::ne.Tensor(Tensor self, Tensor other) -> Tensor`.
@@ -332,7 +332,7 @@ pub fn ne_tensor_structured_cpu(self_: &Tensor, other: &Tensor) -> Result<Tensor
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::ne_tensor(set_output, self_, other)?;
     crate::kernels::ne_tensor_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
@@ -340,7 +340,7 @@ pub fn ne_tensor_structured_cpu_(self_: &Tensor, other: &Tensor) -> Result<Tenso
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::ne_tensor(set_output, self_, other)?;
     crate::kernels::ne_tensor_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::ne.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -353,7 +353,7 @@ pub fn ne_tensor_out_structured_cpu(
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::ne_tensor(set_output, self_, other)?;
     crate::kernels::ne_tensor_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::ne.Scalar(Tensor self, Scalar other) -> Tensor`.
@@ -361,7 +361,7 @@ pub fn ne_scalar_structured_cpu(self_: &Tensor, other: Scalar) -> Result<Tensor>
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::ne_scalar(set_output, self_, other)?;
     crate::kernels::ne_scalar_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::ne_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`.
@@ -369,7 +369,7 @@ pub fn ne_scalar_structured_cpu_(self_: &Tensor, other: Scalar) -> Result<Tensor
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::ne_scalar(set_output, self_, other)?;
     crate::kernels::ne_scalar_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::ne.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -378,7 +378,7 @@ pub fn ne_scalar_out_structured_cpu(self_: &Tensor, other: Scalar, out: &Tensor)
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::ne_scalar(set_output, self_, other)?;
     crate::kernels::ne_scalar_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::lt.Tensor(Tensor self, Tensor other) -> Tensor`.
@@ -386,7 +386,7 @@ pub fn lt_tensor_structured_cpu(self_: &Tensor, other: &Tensor) -> Result<Tensor
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::lt_tensor(set_output, self_, other)?;
     crate::kernels::lt_tensor_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
@@ -394,7 +394,7 @@ pub fn lt_tensor_structured_cpu_(self_: &Tensor, other: &Tensor) -> Result<Tenso
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::lt_tensor(set_output, self_, other)?;
     crate::kernels::lt_tensor_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::lt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -407,7 +407,7 @@ pub fn lt_tensor_out_structured_cpu(
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::lt_tensor(set_output, self_, other)?;
     crate::kernels::lt_tensor_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::lt.Scalar(Tensor self, Scalar other) -> Tensor`.
@@ -415,7 +415,7 @@ pub fn lt_scalar_structured_cpu(self_: &Tensor, other: Scalar) -> Result<Tensor>
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::lt_scalar(set_output, self_, other)?;
     crate::kernels::lt_scalar_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`.
@@ -423,7 +423,7 @@ pub fn lt_scalar_structured_cpu_(self_: &Tensor, other: Scalar) -> Result<Tensor
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::lt_scalar(set_output, self_, other)?;
     crate::kernels::lt_scalar_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::lt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -432,7 +432,7 @@ pub fn lt_scalar_out_structured_cpu(self_: &Tensor, other: Scalar, out: &Tensor)
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::lt_scalar(set_output, self_, other)?;
     crate::kernels::lt_scalar_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::le.Tensor(Tensor self, Tensor other) -> Tensor`.
@@ -440,7 +440,7 @@ pub fn le_tensor_structured_cpu(self_: &Tensor, other: &Tensor) -> Result<Tensor
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::le_tensor(set_output, self_, other)?;
     crate::kernels::le_tensor_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
@@ -448,7 +448,7 @@ pub fn le_tensor_structured_cpu_(self_: &Tensor, other: &Tensor) -> Result<Tenso
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::le_tensor(set_output, self_, other)?;
     crate::kernels::le_tensor_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::le.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -461,7 +461,7 @@ pub fn le_tensor_out_structured_cpu(
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::le_tensor(set_output, self_, other)?;
     crate::kernels::le_tensor_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::le.Scalar(Tensor self, Scalar other) -> Tensor`.
@@ -469,7 +469,7 @@ pub fn le_scalar_structured_cpu(self_: &Tensor, other: Scalar) -> Result<Tensor>
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::le_scalar(set_output, self_, other)?;
     crate::kernels::le_scalar_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`.
@@ -477,7 +477,7 @@ pub fn le_scalar_structured_cpu_(self_: &Tensor, other: Scalar) -> Result<Tensor
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::le_scalar(set_output, self_, other)?;
     crate::kernels::le_scalar_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::le.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -486,7 +486,7 @@ pub fn le_scalar_out_structured_cpu(self_: &Tensor, other: Scalar, out: &Tensor)
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::le_scalar(set_output, self_, other)?;
     crate::kernels::le_scalar_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::gt.Tensor(Tensor self, Tensor other) -> Tensor`.
@@ -494,7 +494,7 @@ pub fn gt_tensor_structured_cpu(self_: &Tensor, other: &Tensor) -> Result<Tensor
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::gt_tensor(set_output, self_, other)?;
     crate::kernels::gt_tensor_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
@@ -502,7 +502,7 @@ pub fn gt_tensor_structured_cpu_(self_: &Tensor, other: &Tensor) -> Result<Tenso
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::gt_tensor(set_output, self_, other)?;
     crate::kernels::gt_tensor_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::gt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -515,7 +515,7 @@ pub fn gt_tensor_out_structured_cpu(
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::gt_tensor(set_output, self_, other)?;
     crate::kernels::gt_tensor_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::gt.Scalar(Tensor self, Scalar other) -> Tensor`.
@@ -523,7 +523,7 @@ pub fn gt_scalar_structured_cpu(self_: &Tensor, other: Scalar) -> Result<Tensor>
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::gt_scalar(set_output, self_, other)?;
     crate::kernels::gt_scalar_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`.
@@ -531,7 +531,7 @@ pub fn gt_scalar_structured_cpu_(self_: &Tensor, other: Scalar) -> Result<Tensor
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::gt_scalar(set_output, self_, other)?;
     crate::kernels::gt_scalar_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::gt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -540,7 +540,7 @@ pub fn gt_scalar_out_structured_cpu(self_: &Tensor, other: Scalar, out: &Tensor)
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::gt_scalar(set_output, self_, other)?;
     crate::kernels::gt_scalar_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::ge.Tensor(Tensor self, Tensor other) -> Tensor`.
@@ -548,7 +548,7 @@ pub fn ge_tensor_structured_cpu(self_: &Tensor, other: &Tensor) -> Result<Tensor
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::ge_tensor(set_output, self_, other)?;
     crate::kernels::ge_tensor_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
@@ -556,7 +556,7 @@ pub fn ge_tensor_structured_cpu_(self_: &Tensor, other: &Tensor) -> Result<Tenso
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::ge_tensor(set_output, self_, other)?;
     crate::kernels::ge_tensor_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::ge.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -569,7 +569,7 @@ pub fn ge_tensor_out_structured_cpu(
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::ge_tensor(set_output, self_, other)?;
     crate::kernels::ge_tensor_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::ge.Scalar(Tensor self, Scalar other) -> Tensor`.
@@ -577,7 +577,7 @@ pub fn ge_scalar_structured_cpu(self_: &Tensor, other: Scalar) -> Result<Tensor>
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::ge_scalar(set_output, self_, other)?;
     crate::kernels::ge_scalar_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`.
@@ -585,7 +585,7 @@ pub fn ge_scalar_structured_cpu_(self_: &Tensor, other: Scalar) -> Result<Tensor
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::ge_scalar(set_output, self_, other)?;
     crate::kernels::ge_scalar_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::ge.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -594,7 +594,7 @@ pub fn ge_scalar_out_structured_cpu(self_: &Tensor, other: Scalar, out: &Tensor)
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::ge_scalar(set_output, self_, other)?;
     crate::kernels::ge_scalar_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::fmod.Tensor(Tensor self, Tensor other) -> Tensor`.
@@ -602,7 +602,7 @@ pub fn fmod_tensor_structured_cpu(self_: &Tensor, other: &Tensor) -> Result<Tens
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::fmod_tensor(set_output, self_, other)?;
     crate::kernels::fmod_tensor_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
@@ -610,7 +610,7 @@ pub fn fmod_tensor_structured_cpu_(self_: &Tensor, other: &Tensor) -> Result<Ten
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::fmod_tensor(set_output, self_, other)?;
     crate::kernels::fmod_tensor_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::fmod.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -623,7 +623,7 @@ pub fn fmod_tensor_out_structured_cpu(
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::fmod_tensor(set_output, self_, other)?;
     crate::kernels::fmod_tensor_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::remainder.Tensor(Tensor self, Tensor other) -> Tensor`.
@@ -631,7 +631,7 @@ pub fn remainder_tensor_structured_cpu(self_: &Tensor, other: &Tensor) -> Result
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::remainder_tensor(set_output, self_, other)?;
     crate::kernels::remainder_tensor_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
@@ -639,7 +639,7 @@ pub fn remainder_tensor_structured_cpu_(self_: &Tensor, other: &Tensor) -> Resul
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::remainder_tensor(set_output, self_, other)?;
     crate::kernels::remainder_tensor_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::remainder.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -652,7 +652,7 @@ pub fn remainder_tensor_out_structured_cpu(
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::remainder_tensor(set_output, self_, other)?;
     crate::kernels::remainder_tensor_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::maximum(Tensor self, Tensor other) -> Tensor`.
@@ -660,7 +660,7 @@ pub fn maximum_structured_cpu(self_: &Tensor, other: &Tensor) -> Result<Tensor> 
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::maximum(set_output, self_, other)?;
     crate::kernels::maximum_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -669,7 +669,7 @@ pub fn maximum_out_structured_cpu(self_: &Tensor, other: &Tensor, out: &Tensor) 
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::maximum(set_output, self_, other)?;
     crate::kernels::maximum_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::minimum(Tensor self, Tensor other) -> Tensor`.
@@ -677,7 +677,7 @@ pub fn minimum_structured_cpu(self_: &Tensor, other: &Tensor) -> Result<Tensor> 
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::minimum(set_output, self_, other)?;
     crate::kernels::minimum_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::minimum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -686,7 +686,7 @@ pub fn minimum_out_structured_cpu(self_: &Tensor, other: &Tensor, out: &Tensor) 
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::minimum(set_output, self_, other)?;
     crate::kernels::minimum_out(&mut meta, self_, other)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor`.
@@ -694,7 +694,7 @@ pub fn pow_tensor_tensor_structured_cpu(self_: &Tensor, exponent: &Tensor) -> Re
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::pow_tensor_tensor(set_output, self_, exponent)?;
     crate::kernels::pow_tensor_tensor_out(&mut meta, self_, exponent)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)`.
@@ -702,7 +702,7 @@ pub fn pow_tensor_structured_cpu_(self_: &Tensor, exponent: &Tensor) -> Result<T
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::pow_tensor_tensor(set_output, self_, exponent)?;
     crate::kernels::pow_tensor_tensor_out(&mut meta, self_, exponent)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -715,7 +715,7 @@ pub fn pow_tensor_tensor_out_structured_cpu(
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::pow_tensor_tensor(set_output, self_, exponent)?;
     crate::kernels::pow_tensor_tensor_out(&mut meta, self_, exponent)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor`.
@@ -723,7 +723,7 @@ pub fn pow_tensor_scalar_structured_cpu(self_: &Tensor, exponent: Scalar) -> Res
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::pow_tensor_scalar(set_output, self_, exponent)?;
     crate::kernels::pow_tensor_scalar_out(&mut meta, self_, exponent)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)`.
@@ -731,7 +731,7 @@ pub fn pow_scalar_structured_cpu_(self_: &Tensor, exponent: Scalar) -> Result<Te
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::pow_tensor_scalar(set_output, self_, exponent)?;
     crate::kernels::pow_tensor_scalar_out(&mut meta, self_, exponent)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::pow.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -744,7 +744,7 @@ pub fn pow_tensor_scalar_out_structured_cpu(
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::pow_tensor_scalar(set_output, self_, exponent)?;
     crate::kernels::pow_tensor_scalar_out(&mut meta, self_, exponent)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor`.
@@ -752,7 +752,7 @@ pub fn lerp_scalar_structured_cpu(self_: &Tensor, end: &Tensor, weight: Scalar) 
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::lerp_scalar(set_output, self_, end, weight)?;
     crate::kernels::lerp_scalar_out(&mut meta, self_, end, weight)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)`.
@@ -760,7 +760,7 @@ pub fn lerp_scalar_structured_cpu_(self_: &Tensor, end: &Tensor, weight: Scalar)
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::lerp_scalar(set_output, self_, end, weight)?;
     crate::kernels::lerp_scalar_out(&mut meta, self_, end, weight)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::lerp.Scalar_out(Tensor self, Tensor end, Scalar weight, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -774,7 +774,7 @@ pub fn lerp_scalar_out_structured_cpu(
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::lerp_scalar(set_output, self_, end, weight)?;
     crate::kernels::lerp_scalar_out(&mut meta, self_, end, weight)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor`.
@@ -786,7 +786,7 @@ pub fn clamp_structured_cpu(
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::clamp(set_output, self_, min, max)?;
     crate::kernels::clamp_out(&mut meta, self_, min, max)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)`.
@@ -798,7 +798,7 @@ pub fn clamp_structured_cpu_(
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::clamp(set_output, self_, min, max)?;
     crate::kernels::clamp_out(&mut meta, self_, min, max)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -812,7 +812,7 @@ pub fn clamp_out_structured_cpu(
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::clamp(set_output, self_, min, max)?;
     crate::kernels::clamp_out(&mut meta, self_, min, max)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::neg(Tensor self) -> Tensor`.
@@ -820,7 +820,7 @@ pub fn neg_structured_cpu(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::neg(set_output, self_)?;
     crate::kernels::neg_out(&mut meta, self_)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::neg_(Tensor(a!) self) -> Tensor(a!)`.
@@ -828,7 +828,7 @@ pub fn neg_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::neg(set_output, self_)?;
     crate::kernels::neg_out(&mut meta, self_)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -837,7 +837,7 @@ pub fn neg_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::neg(set_output, self_)?;
     crate::kernels::neg_out(&mut meta, self_)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::sign(Tensor self) -> Tensor`.
@@ -845,7 +845,7 @@ pub fn sign_structured_cpu(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::sign(set_output, self_)?;
     crate::kernels::sign_out(&mut meta, self_)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::sign_(Tensor(a!) self) -> Tensor(a!)`.
@@ -853,7 +853,7 @@ pub fn sign_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::sign(set_output, self_)?;
     crate::kernels::sign_out(&mut meta, self_)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::sign.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -862,7 +862,7 @@ pub fn sign_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::sign(set_output, self_)?;
     crate::kernels::sign_out(&mut meta, self_)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::ceil(Tensor self) -> Tensor`.
@@ -870,7 +870,7 @@ pub fn ceil_structured_cpu(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::ceil(set_output, self_)?;
     crate::kernels::ceil_out(&mut meta, self_)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::ceil_(Tensor(a!) self) -> Tensor(a!)`.
@@ -878,7 +878,7 @@ pub fn ceil_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::ceil(set_output, self_)?;
     crate::kernels::ceil_out(&mut meta, self_)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::ceil.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -887,7 +887,7 @@ pub fn ceil_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::ceil(set_output, self_)?;
     crate::kernels::ceil_out(&mut meta, self_)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::floor(Tensor self) -> Tensor`.
@@ -895,7 +895,7 @@ pub fn floor_structured_cpu(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::floor(set_output, self_)?;
     crate::kernels::floor_out(&mut meta, self_)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::floor_(Tensor(a!) self) -> Tensor(a!)`.
@@ -903,7 +903,7 @@ pub fn floor_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::floor(set_output, self_)?;
     crate::kernels::floor_out(&mut meta, self_)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::floor.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -912,7 +912,7 @@ pub fn floor_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> 
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::floor(set_output, self_)?;
     crate::kernels::floor_out(&mut meta, self_)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::round(Tensor self) -> Tensor`.
@@ -920,7 +920,7 @@ pub fn round_structured_cpu(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::round(set_output, self_)?;
     crate::kernels::round_out(&mut meta, self_)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::round_(Tensor(a!) self) -> Tensor(a!)`.
@@ -928,7 +928,7 @@ pub fn round_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::round(set_output, self_)?;
     crate::kernels::round_out(&mut meta, self_)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::round.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -937,7 +937,7 @@ pub fn round_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> 
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::round(set_output, self_)?;
     crate::kernels::round_out(&mut meta, self_)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::trunc(Tensor self) -> Tensor`.
@@ -945,7 +945,7 @@ pub fn trunc_structured_cpu(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::trunc(set_output, self_)?;
     crate::kernels::trunc_out(&mut meta, self_)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::trunc_(Tensor(a!) self) -> Tensor(a!)`.
@@ -953,7 +953,7 @@ pub fn trunc_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::trunc(set_output, self_)?;
     crate::kernels::trunc_out(&mut meta, self_)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::trunc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -962,7 +962,7 @@ pub fn trunc_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> 
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::trunc(set_output, self_)?;
     crate::kernels::trunc_out(&mut meta, self_)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::cos(Tensor self) -> Tensor`.
@@ -970,7 +970,7 @@ pub fn cos_structured_cpu(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::cos(set_output, self_)?;
     crate::kernels::cos_out(&mut meta, self_)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::cos_(Tensor(a!) self) -> Tensor(a!)`.
@@ -978,7 +978,7 @@ pub fn cos_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::cos(set_output, self_)?;
     crate::kernels::cos_out(&mut meta, self_)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::cos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -987,7 +987,7 @@ pub fn cos_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::cos(set_output, self_)?;
     crate::kernels::cos_out(&mut meta, self_)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::sin(Tensor self) -> Tensor`.
@@ -995,7 +995,7 @@ pub fn sin_structured_cpu(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::sin(set_output, self_)?;
     crate::kernels::sin_out(&mut meta, self_)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::sin_(Tensor(a!) self) -> Tensor(a!)`.
@@ -1003,7 +1003,7 @@ pub fn sin_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::sin(set_output, self_)?;
     crate::kernels::sin_out(&mut meta, self_)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::sin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -1012,7 +1012,7 @@ pub fn sin_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::sin(set_output, self_)?;
     crate::kernels::sin_out(&mut meta, self_)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::tanh(Tensor self) -> Tensor`.
@@ -1020,7 +1020,7 @@ pub fn tanh_structured_cpu(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::tanh(set_output, self_)?;
     crate::kernels::tanh_out(&mut meta, self_)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::tanh_(Tensor(a!) self) -> Tensor(a!)`.
@@ -1028,7 +1028,7 @@ pub fn tanh_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::tanh(set_output, self_)?;
     crate::kernels::tanh_out(&mut meta, self_)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::tanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -1037,7 +1037,7 @@ pub fn tanh_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::tanh(set_output, self_)?;
     crate::kernels::tanh_out(&mut meta, self_)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::exp(Tensor self) -> Tensor`.
@@ -1045,7 +1045,7 @@ pub fn exp_structured_cpu(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::exp(set_output, self_)?;
     crate::kernels::exp_out(&mut meta, self_)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::exp_(Tensor(a!) self) -> Tensor(a!)`.
@@ -1053,7 +1053,7 @@ pub fn exp_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::exp(set_output, self_)?;
     crate::kernels::exp_out(&mut meta, self_)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -1062,7 +1062,7 @@ pub fn exp_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::exp(set_output, self_)?;
     crate::kernels::exp_out(&mut meta, self_)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::expm1(Tensor self) -> Tensor`.
@@ -1070,7 +1070,7 @@ pub fn expm1_structured_cpu(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::expm1(set_output, self_)?;
     crate::kernels::expm1_out(&mut meta, self_)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::expm1_(Tensor(a!) self) -> Tensor(a!)`.
@@ -1078,7 +1078,7 @@ pub fn expm1_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::expm1(set_output, self_)?;
     crate::kernels::expm1_out(&mut meta, self_)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::expm1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -1087,7 +1087,7 @@ pub fn expm1_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> 
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::expm1(set_output, self_)?;
     crate::kernels::expm1_out(&mut meta, self_)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::log(Tensor self) -> Tensor`.
@@ -1095,7 +1095,7 @@ pub fn log_structured_cpu(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::log(set_output, self_)?;
     crate::kernels::log_out(&mut meta, self_)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::log_(Tensor(a!) self) -> Tensor(a!)`.
@@ -1103,7 +1103,7 @@ pub fn log_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::log(set_output, self_)?;
     crate::kernels::log_out(&mut meta, self_)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::log.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -1112,7 +1112,7 @@ pub fn log_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::log(set_output, self_)?;
     crate::kernels::log_out(&mut meta, self_)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::log1p(Tensor self) -> Tensor`.
@@ -1120,7 +1120,7 @@ pub fn log1p_structured_cpu(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::log1p(set_output, self_)?;
     crate::kernels::log1p_out(&mut meta, self_)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::log1p_(Tensor(a!) self) -> Tensor(a!)`.
@@ -1128,7 +1128,7 @@ pub fn log1p_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::log1p(set_output, self_)?;
     crate::kernels::log1p_out(&mut meta, self_)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::log1p.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -1137,7 +1137,7 @@ pub fn log1p_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> 
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::log1p(set_output, self_)?;
     crate::kernels::log1p_out(&mut meta, self_)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::sqrt(Tensor self) -> Tensor`.
@@ -1145,7 +1145,7 @@ pub fn sqrt_structured_cpu(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::sqrt(set_output, self_)?;
     crate::kernels::sqrt_out(&mut meta, self_)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::sqrt_(Tensor(a!) self) -> Tensor(a!)`.
@@ -1153,7 +1153,7 @@ pub fn sqrt_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::sqrt(set_output, self_)?;
     crate::kernels::sqrt_out(&mut meta, self_)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::sqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -1162,7 +1162,7 @@ pub fn sqrt_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::sqrt(set_output, self_)?;
     crate::kernels::sqrt_out(&mut meta, self_)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::rsqrt(Tensor self) -> Tensor`.
@@ -1170,7 +1170,7 @@ pub fn rsqrt_structured_cpu(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::rsqrt(set_output, self_)?;
     crate::kernels::rsqrt_out(&mut meta, self_)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::rsqrt_(Tensor(a!) self) -> Tensor(a!)`.
@@ -1178,7 +1178,7 @@ pub fn rsqrt_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::rsqrt(set_output, self_)?;
     crate::kernels::rsqrt_out(&mut meta, self_)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::rsqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -1187,7 +1187,7 @@ pub fn rsqrt_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> 
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::rsqrt(set_output, self_)?;
     crate::kernels::rsqrt_out(&mut meta, self_)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::reciprocal(Tensor self) -> Tensor`.
@@ -1195,7 +1195,7 @@ pub fn reciprocal_structured_cpu(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::reciprocal(set_output, self_)?;
     crate::kernels::reciprocal_out(&mut meta, self_)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::reciprocal_(Tensor(a!) self) -> Tensor(a!)`.
@@ -1203,7 +1203,7 @@ pub fn reciprocal_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::reciprocal(set_output, self_)?;
     crate::kernels::reciprocal_out(&mut meta, self_)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::reciprocal.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -1212,7 +1212,7 @@ pub fn reciprocal_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Ten
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::reciprocal(set_output, self_)?;
     crate::kernels::reciprocal_out(&mut meta, self_)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::sigmoid(Tensor self) -> Tensor`.
@@ -1220,7 +1220,7 @@ pub fn sigmoid_structured_cpu(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::sigmoid(set_output, self_)?;
     crate::kernels::sigmoid_out(&mut meta, self_)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::sigmoid_(Tensor(a!) self) -> Tensor(a!)`.
@@ -1228,7 +1228,7 @@ pub fn sigmoid_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::sigmoid(set_output, self_)?;
     crate::kernels::sigmoid_out(&mut meta, self_)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -1237,7 +1237,7 @@ pub fn sigmoid_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::sigmoid(set_output, self_)?;
     crate::kernels::sigmoid_out(&mut meta, self_)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::erf(Tensor self) -> Tensor`.
@@ -1245,7 +1245,7 @@ pub fn erf_structured_cpu(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::erf(set_output, self_)?;
     crate::kernels::erf_out(&mut meta, self_)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::erf_(Tensor(a!) self) -> Tensor(a!)`.
@@ -1253,7 +1253,7 @@ pub fn erf_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::erf(set_output, self_)?;
     crate::kernels::erf_out(&mut meta, self_)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::erf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -1262,7 +1262,7 @@ pub fn erf_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::erf(set_output, self_)?;
     crate::kernels::erf_out(&mut meta, self_)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::gelu(Tensor self, *, str approximate="none") -> Tensor`.
@@ -1270,7 +1270,7 @@ pub fn gelu_structured_cpu(self_: &Tensor, approximate: &str) -> Result<Tensor> 
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::gelu(set_output, self_, approximate)?;
     crate::kernels::gelu_out(&mut meta, self_, approximate)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::gelu_(Tensor(a!) self, *, str approximate="none") -> Tensor(a!)`.
@@ -1278,7 +1278,7 @@ pub fn gelu_structured_cpu_(self_: &Tensor, approximate: &str) -> Result<Tensor>
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::gelu(set_output, self_, approximate)?;
     crate::kernels::gelu_out(&mut meta, self_, approximate)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::gelu.out(Tensor self, *, str approximate="none", Tensor(a!) out) -> Tensor(a!)`.
@@ -1287,7 +1287,7 @@ pub fn gelu_out_structured_cpu(self_: &Tensor, approximate: &str, out: &Tensor) 
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::gelu(set_output, self_, approximate)?;
     crate::kernels::gelu_out(&mut meta, self_, approximate)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::silu(Tensor self) -> Tensor`.
@@ -1295,7 +1295,7 @@ pub fn silu_structured_cpu(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::silu(set_output, self_)?;
     crate::kernels::silu_out(&mut meta, self_)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::silu_(Tensor(a!) self) -> Tensor(a!)`.
@@ -1303,7 +1303,7 @@ pub fn silu_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::silu(set_output, self_)?;
     crate::kernels::silu_out(&mut meta, self_)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::silu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -1312,7 +1312,7 @@ pub fn silu_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::silu(set_output, self_)?;
     crate::kernels::silu_out(&mut meta, self_)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::bitwise_not(Tensor self) -> Tensor`.
@@ -1320,7 +1320,7 @@ pub fn bitwise_not_structured_cpu(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::bitwise_not(set_output, self_)?;
     crate::kernels::bitwise_not_out(&mut meta, self_)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::bitwise_not_(Tensor(a!) self) -> Tensor(a!)`.
@@ -1328,7 +1328,7 @@ pub fn bitwise_not_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::bitwise_not(set_output, self_)?;
     crate::kernels::bitwise_not_out(&mut meta, self_)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::bitwise_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -1337,7 +1337,7 @@ pub fn bitwise_not_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Te
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::bitwise_not(set_output, self_)?;
     crate::kernels::bitwise_not_out(&mut meta, self_)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`.
@@ -1350,7 +1350,7 @@ pub fn sum_dim_intlist_structured_cpu(
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::sum_dim_intlist(set_output, self_, dim, keepdim, dtype)?;
     crate::kernels::sum_intlist_out(&mut meta, self_, dim, keepdim, dtype)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::sum.IntList_out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)`.
@@ -1365,7 +1365,7 @@ pub fn sum_intlist_out_structured_cpu(
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::sum_dim_intlist(set_output, self_, dim, keepdim, dtype)?;
     crate::kernels::sum_intlist_out(&mut meta, self_, dim, keepdim, dtype)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`.
@@ -1378,7 +1378,7 @@ pub fn mean_dim_structured_cpu(
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::mean_dim(set_output, self_, dim, keepdim, dtype)?;
     crate::kernels::mean_out(&mut meta, self_, dim, keepdim, dtype)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::mean.out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)`.
@@ -1393,7 +1393,7 @@ pub fn mean_out_structured_cpu(
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::mean_dim(set_output, self_, dim, keepdim, dtype)?;
     crate::kernels::mean_out(&mut meta, self_, dim, keepdim, dtype)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`.
@@ -1401,7 +1401,7 @@ pub fn amax_structured_cpu(self_: &Tensor, dim: &[i64], keepdim: bool) -> Result
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::amax(set_output, self_, dim, keepdim)?;
     crate::kernels::amax_out(&mut meta, self_, dim, keepdim)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::amax.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -1415,7 +1415,7 @@ pub fn amax_out_structured_cpu(
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::amax(set_output, self_, dim, keepdim)?;
     crate::kernels::amax_out(&mut meta, self_, dim, keepdim)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`.
@@ -1423,7 +1423,7 @@ pub fn amin_structured_cpu(self_: &Tensor, dim: &[i64], keepdim: bool) -> Result
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::amin(set_output, self_, dim, keepdim)?;
     crate::kernels::amin_out(&mut meta, self_, dim, keepdim)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::amin.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -1437,7 +1437,7 @@ pub fn amin_out_structured_cpu(
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::amin(set_output, self_, dim, keepdim)?;
     crate::kernels::amin_out(&mut meta, self_, dim, keepdim)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor`.
@@ -1445,7 +1445,7 @@ pub fn argmax_structured_cpu(self_: &Tensor, dim: Option<i64>, keepdim: bool) ->
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::argmax(set_output, self_, dim, keepdim)?;
     crate::kernels::argmax_out(&mut meta, self_, dim, keepdim)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::argmax.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -1459,7 +1459,7 @@ pub fn argmax_out_structured_cpu(
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::argmax(set_output, self_, dim, keepdim)?;
     crate::kernels::argmax_out(&mut meta, self_, dim, keepdim)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`.
@@ -1490,7 +1490,7 @@ pub fn all_dim_structured_cpu(self_: &Tensor, dim: i64, keepdim: bool) -> Result
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::all_dim(set_output, self_, dim, keepdim)?;
     crate::kernels::all_out(&mut meta, self_, dim, keepdim)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::all.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -1504,7 +1504,7 @@ pub fn all_out_structured_cpu(
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::all_dim(set_output, self_, dim, keepdim)?;
     crate::kernels::all_out(&mut meta, self_, dim, keepdim)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor`.
@@ -1512,7 +1512,7 @@ pub fn any_dim_structured_cpu(self_: &Tensor, dim: i64, keepdim: bool) -> Result
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::any_dim(set_output, self_, dim, keepdim)?;
     crate::kernels::any_out(&mut meta, self_, dim, keepdim)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::any.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -1526,7 +1526,7 @@ pub fn any_out_structured_cpu(
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::any_dim(set_output, self_, dim, keepdim)?;
     crate::kernels::any_out(&mut meta, self_, dim, keepdim)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor`.
@@ -1538,7 +1538,7 @@ pub fn cumsum_structured_cpu(
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::cumsum(set_output, self_, dim, dtype)?;
     crate::kernels::cumsum_out(&mut meta, self_, dim, dtype)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)`.
@@ -1550,7 +1550,7 @@ pub fn cumsum_structured_cpu_(
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::cumsum(set_output, self_, dim, dtype)?;
     crate::kernels::cumsum_out(&mut meta, self_, dim, dtype)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::cumsum.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)`.
@@ -1564,7 +1564,7 @@ pub fn cumsum_out_structured_cpu(
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::cumsum(set_output, self_, dim, dtype)?;
     crate::kernels::cumsum_out(&mut meta, self_, dim, dtype)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::_softmax(Tensor self, int dim, bool half_to_float) -> Tensor`.
@@ -1572,7 +1572,7 @@ pub fn _softmax_structured_cpu(self_: &Tensor, dim: i64, half_to_float: bool) ->
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::_softmax(set_output, self_, dim, half_to_float)?;
     crate::kernels::_softmax_out(&mut meta, self_, dim, half_to_float)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -1586,7 +1586,7 @@ pub fn _softmax_out_structured_cpu(
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::_softmax(set_output, self_, dim, half_to_float)?;
     crate::kernels::_softmax_out(&mut meta, self_, dim, half_to_float)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor`.
@@ -1598,7 +1598,7 @@ pub fn _log_softmax_structured_cpu(
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::_log_softmax(set_output, self_, dim, half_to_float)?;
     crate::kernels::_log_softmax_out(&mut meta, self_, dim, half_to_float)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::_log_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -1612,7 +1612,7 @@ pub fn _log_softmax_out_structured_cpu(
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::_log_softmax(set_output, self_, dim, half_to_float)?;
     crate::kernels::_log_softmax_out(&mut meta, self_, dim, half_to_float)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::mm(Tensor self, Tensor mat2) -> Tensor`.
@@ -1620,7 +1620,7 @@ pub fn mm_structured_cpu(self_: &Tensor, mat2: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::mm(set_output, self_, mat2)?;
     crate::kernels::mm_out(&mut meta, self_, mat2)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -1629,7 +1629,7 @@ pub fn mm_out_structured_cpu(self_: &Tensor, mat2: &Tensor, out: &Tensor) -> Res
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::mm(set_output, self_, mat2)?;
     crate::kernels::mm_out(&mut meta, self_, mat2)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::bmm(Tensor self, Tensor mat2) -> Tensor`.
@@ -1637,7 +1637,7 @@ pub fn bmm_structured_cpu(self_: &Tensor, mat2: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::bmm(set_output, self_, mat2)?;
     crate::kernels::bmm_out(&mut meta, self_, mat2)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -1646,7 +1646,7 @@ pub fn bmm_out_structured_cpu(self_: &Tensor, mat2: &Tensor, out: &Tensor) -> Re
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::bmm(set_output, self_, mat2)?;
     crate::kernels::bmm_out(&mut meta, self_, mat2)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`.
@@ -1660,7 +1660,7 @@ pub fn addmm_structured_cpu(
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::addmm(set_output, self_, mat1, mat2, beta, alpha)?;
     crate::kernels::addmm_out(&mut meta, self_, mat1, mat2, beta, alpha)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)`.
@@ -1674,7 +1674,7 @@ pub fn addmm_structured_cpu_(
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::addmm(set_output, self_, mat1, mat2, beta, alpha)?;
     crate::kernels::addmm_out(&mut meta, self_, mat1, mat2, beta, alpha)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::addmm.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)`.
@@ -1690,7 +1690,7 @@ pub fn addmm_out_structured_cpu(
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::addmm(set_output, self_, mat1, mat2, beta, alpha)?;
     crate::kernels::addmm_out(&mut meta, self_, mat1, mat2, beta, alpha)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor`.
@@ -1703,7 +1703,7 @@ pub fn gather_structured_cpu(
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::gather(set_output, self_, dim, index, sparse_grad)?;
     crate::kernels::gather_out(&mut meta, self_, dim, index, sparse_grad)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::gather.out(Tensor self, int dim, Tensor index, *, bool sparse_grad=False, Tensor(a!) out) -> Tensor(a!)`.
@@ -1718,7 +1718,7 @@ pub fn gather_out_structured_cpu(
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::gather(set_output, self_, dim, index, sparse_grad)?;
     crate::kernels::gather_out(&mut meta, self_, dim, index, sparse_grad)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::cat(Tensor[] tensors, int dim=0) -> Tensor`.
@@ -1726,7 +1726,7 @@ pub fn cat_structured_cpu(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::cat(set_output, tensors, dim)?;
     crate::kernels::cat_out_cpu(&mut meta, tensors, dim)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -1735,7 +1735,7 @@ pub fn cat_out_structured_cpu(tensors: &[Tensor], dim: i64, out: &Tensor) -> Res
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::cat(set_output, tensors, dim)?;
     crate::kernels::cat_out_cpu(&mut meta, tensors, dim)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::tril(Tensor self, SymInt diagonal=0) -> Tensor`.
@@ -1743,7 +1743,7 @@ pub fn tril_structured_cpu(self_: &Tensor, diagonal: i64) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::tril(set_output, self_, diagonal)?;
     crate::kernels::tril_out(&mut meta, self_, diagonal)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::tril_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)`.
@@ -1751,7 +1751,7 @@ pub fn tril_structured_cpu_(self_: &Tensor, diagonal: i64) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::tril(set_output, self_, diagonal)?;
     crate::kernels::tril_out(&mut meta, self_, diagonal)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::tril.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -1760,7 +1760,7 @@ pub fn tril_out_structured_cpu(self_: &Tensor, diagonal: i64, out: &Tensor) -> R
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::tril(set_output, self_, diagonal)?;
     crate::kernels::tril_out(&mut meta, self_, diagonal)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::triu(Tensor self, SymInt diagonal=0) -> Tensor`.
@@ -1768,7 +1768,7 @@ pub fn triu_structured_cpu(self_: &Tensor, diagonal: i64) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::triu(set_output, self_, diagonal)?;
     crate::kernels::triu_out(&mut meta, self_, diagonal)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Inplace, cpu) of `aten::triu_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)`.
@@ -1776,7 +1776,7 @@ pub fn triu_structured_cpu_(self_: &Tensor, diagonal: i64) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Inplace(self_);
     let mut meta = aten_core::meta::triu(set_output, self_, diagonal)?;
     crate::kernels::triu_out(&mut meta, self_, diagonal)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::triu.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -1785,7 +1785,7 @@ pub fn triu_out_structured_cpu(self_: &Tensor, diagonal: i64, out: &Tensor) -> R
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::triu(set_output, self_, diagonal)?;
     crate::kernels::triu_out(&mut meta, self_, diagonal)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)`.
@@ -1858,7 +1858,7 @@ pub fn mse_loss_structured_cpu(self_: &Tensor, target: &Tensor, reduction: i64) 
     let set_output = aten_core::structured::SetOutput::Functional;
     let mut meta = aten_core::meta::mse_loss(set_output, self_, target, reduction)?;
     crate::kernels::mse_loss_out(&mut meta, self_, target, reduction)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Out, cpu) of `aten::mse_loss.out(Tensor self, Tensor target, int reduction=1, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -1872,7 +1872,7 @@ pub fn mse_loss_out_structured_cpu(
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::mse_loss(set_output, self_, target, reduction)?;
     crate::kernels::mse_loss_out(&mut meta, self_, target, reduction)?;
-    let output = aten_core::structured::StructuredMeta::into_output(meta);
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
 /// Structured kernel (Functional, cpu) of `aten::nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)`.

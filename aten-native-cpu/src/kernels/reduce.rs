@@ -15,7 +15,7 @@
 //! impls: `aten_core::meta` made their output, which they fill.
 
 use aten_core::native::{make_dim_mask, prod_meta, var_correction_meta};
-use aten_core::structured::MetaOutput;
+use aten_core::structured::{DeferredOutput, MetaOutput};
 use aten_core::tensor_iterator::convert::to_dtype;
 use aten_core::tensor_iterator::GRAIN_SIZE;
 use aten_core::Tensor;
@@ -678,8 +678,7 @@ fn softmax_into(t: &Tensor, dim: i64, out: &TensorBase, log: bool) -> Result<()>
     if !dt.is_floating_point() {
         return Err(not_implemented(name, dt));
     }
-    let d = wrap_dim(dim, t.dim())?;
-    if dt == ScalarType::Float && t.dim() > 0 && d == t.dim() - 1 && t.is_contiguous() {
+    if is_lastdim_f32(t, dim)? {
         return softmax_lastdim_f32(t, out, log);
     }
     dispatch_dtype!(dt, T => along_dim::<T, T>(t, dim, out, |(i, is), (o, os), n| {
@@ -697,9 +696,49 @@ fn softmax_into(t: &Tensor, dim: i64, out: &TensorBase, log: bool) -> Result<()>
     }), _ => Err(not_implemented(name, dt)))
 }
 
+/// Whether softmax of `t` along `dim` takes the contiguous `float32`
+/// last-dimension path.
+fn is_lastdim_f32(t: &Tensor, dim: i64) -> Result<bool> {
+    let d = wrap_dim(dim, t.dim())?;
+    Ok(
+        t.dtype() == Some(ScalarType::Float)
+            && t.dim() > 0
+            && d == t.dim() - 1
+            && t.is_contiguous(),
+    )
+}
+
+/// Softmax of the rows of `n` elements of `x` into `o` (as many
+/// elements), split over `rayon`'s threads above `GRAIN_SIZE` elements;
+/// every element of `o` is written.
+fn softmax_rows_of(
+    x: &[f32],
+    o: &mut [std::mem::MaybeUninit<f32>],
+    n: usize,
+    log: bool,
+) -> Result<()> {
+    if x.len() != o.len() {
+        return Err(Error::internal("softmax: input and output sizes differ"));
+    }
+    if n == 0 {
+        return Ok(());
+    }
+    if x.len() % n != 0 {
+        return Err(Error::runtime("softmax: the input was resized meanwhile"));
+    }
+    if x.len() >= GRAIN_SIZE as usize && rayon::current_num_threads() > 1 {
+        let rows = (GRAIN_SIZE as usize).div_ceil(n);
+        x.par_chunks(rows * n)
+            .zip(o.par_chunks_mut(rows * n))
+            .for_each(|(x, o)| softmax_rows(x, o, n, log));
+    } else {
+        softmax_rows(x, o, n, log);
+    }
+    Ok(())
+}
+
 /// Softmax of a contiguous `float32` tensor along its last dimension into
-/// `out` (of its shape, contiguous), rows split over `rayon`'s threads
-/// above `GRAIN_SIZE` elements.
+/// `out` (of its shape, contiguous).
 fn softmax_lastdim_f32(t: &Tensor, out: &TensorBase, log: bool) -> Result<()> {
     let n = t.sizes()[t.dim() - 1] as usize;
     t.with_data::<f32, _>(|x| {
@@ -712,43 +751,52 @@ fn softmax_lastdim_f32(t: &Tensor, out: &TensorBase, log: bool) -> Result<()> {
                     o.len(),
                 )
             };
-            if x.len() != o.len() {
-                return Err(Error::internal("softmax: input and output sizes differ"));
-            }
-            if n == 0 {
-                return Ok(());
-            }
-            if x.len() % n != 0 {
-                return Err(Error::runtime("softmax: the input was resized meanwhile"));
-            }
-            if x.len() >= GRAIN_SIZE as usize && rayon::current_num_threads() > 1 {
-                let rows = (GRAIN_SIZE as usize).div_ceil(n);
-                x.par_chunks(rows * n)
-                    .zip(o.par_chunks_mut(rows * n))
-                    .for_each(|(x, o)| softmax_rows(x, o, n, log));
-            } else {
-                softmax_rows(x, o, n, log);
-            }
-            Ok(())
+            softmax_rows_of(x, o, n, log)
         })?
     })?
 }
 
+/// The same, into a new tensor whose elements it writes without zeroing
+/// them first (the functional member's output).
+fn softmax_lastdim_f32_new(t: &Tensor, log: bool) -> Result<Tensor> {
+    let n = t.sizes()[t.dim() - 1] as usize;
+    let write = |o: &mut [std::mem::MaybeUninit<f32>]| {
+        t.with_data::<f32, _>(|x| softmax_rows_of(x, o, n, log))?
+    };
+    // SAFETY: on `Ok`, `softmax_rows_of` wrote every element: the slice has
+    // the input's element count (checked), a whole number of `n`-element
+    // rows, and `softmax_rows` writes every element of each row; the
+    // parallel chunks are whole rows that together cover the slice.
+    let out = unsafe { TensorBase::empty_written_by::<f32>(&t.sizes(), write) }?;
+    Ok(Tensor::from(out))
+}
+
 /// `_softmax.out` and `_log_softmax.out` on CPU: no half-to-float
-/// conversion.
-fn softmax_out_impl(meta: &MetaOutput, t: &Tensor, dim: i64, half: bool, log: bool) -> Result<()> {
+/// conversion. The functional member's float output along the last
+/// dimension is made here, unzeroed.
+fn softmax_out_impl(
+    meta: &mut DeferredOutput,
+    t: &Tensor,
+    dim: i64,
+    half: bool,
+    log: bool,
+) -> Result<()> {
     if half {
         return Err(Error::runtime(format!(
             "{}softmax with half to float conversion is not supported on CPU",
             if log { "log_" } else { "" }
         )));
     }
-    with_fresh_output(meta, |out| softmax_into(t, dim, out, log))
+    if meta.is_fresh() && is_lastdim_f32(t, dim)? && t.sizes() == meta.sizes() {
+        return meta.supply(softmax_lastdim_f32_new(t, log)?);
+    }
+    let fresh = meta.is_fresh();
+    with_fresh_output_of(meta.output()?, fresh, |out| softmax_into(t, dim, out, log))
 }
 
 /// `_softmax.out`.
 pub fn _softmax_out(
-    meta: &mut MetaOutput,
+    meta: &mut DeferredOutput,
     self_: &Tensor,
     dim: i64,
     half_to_float: bool,
@@ -758,7 +806,7 @@ pub fn _softmax_out(
 
 /// `_log_softmax.out`.
 pub fn _log_softmax_out(
-    meta: &mut MetaOutput,
+    meta: &mut DeferredOutput,
     self_: &Tensor,
     dim: i64,
     half_to_float: bool,
