@@ -8,9 +8,9 @@ use aten_core::tensor_iterator::{TensorIterator, TensorIteratorConfig};
 use aten_core::Tensor;
 use c10_core::{Numeric, Result, Scalar, ScalarType};
 
-use super::util::Variant;
 use crate::loops::binary;
 use crate::{dispatch_all, dispatch_integral};
+use aten_core::structured::SetOutput;
 
 /// A comparison.
 #[derive(Copy, Clone, Debug)]
@@ -36,13 +36,15 @@ pub enum Logic {
 /// Runs a bool-valued binary operation: the loop writes a bool tensor,
 /// which an `out=` / in-place tensor of another dtype receives converted.
 fn bool_result(
-    v: Variant<'_>,
+    v: SetOutput<'_>,
     a: &Tensor,
     b: &Tensor,
     promote: bool,
     run: impl FnOnce(&mut TensorIterator<'_>) -> Result<()>,
 ) -> Result<Tensor> {
-    let direct = v.output().filter(|o| o.dtype() == Some(ScalarType::Bool));
+    let direct = v
+        .maybe_get_output()
+        .filter(|o| o.dtype() == Some(ScalarType::Bool));
     let mut config = TensorIteratorConfig::default()
         .add_output(direct)
         .add_input(a)
@@ -51,17 +53,14 @@ fn bool_result(
     if promote {
         config = config.promote_inputs_to_common_dtype(true);
     }
-    if matches!(v, Variant::Inplace(_)) {
-        config = config.resize_outputs(false);
-    }
-    let mut iter = config.build()?;
+    let mut iter = v.build(config)?;
     if iter.has_data() {
         run(&mut iter)?;
     }
     let result = iter.output(0);
-    match v.output() {
+    match v.maybe_get_output() {
         Some(o) if direct.is_none() => {
-            if matches!(v, Variant::Inplace(_)) && o.sizes() != result.sizes() {
+            if matches!(v, SetOutput::Inplace(_)) && o.sizes() != result.sizes() {
                 return Err(c10_core::Error::runtime(format!(
                     "output with shape {:?} doesn't match the broadcast shape {:?}",
                     o.sizes(),
@@ -73,7 +72,7 @@ fn bool_result(
             o.bump_version();
             Ok(o.clone())
         }
-        _ => Ok(v.finish(iter)),
+        _ => Ok(v.finish(iter.into_output(0))),
     }
 }
 
@@ -129,7 +128,7 @@ compare_scalar_impls!(
 );
 
 /// A logical operation on the truth values of `a` and `b`.
-pub fn logical(v: Variant<'_>, a: &Tensor, b: &Tensor, op: Logic) -> Result<Tensor> {
+pub fn logical(v: SetOutput<'_>, a: &Tensor, b: &Tensor, op: Logic) -> Result<Tensor> {
     bool_result(v, a, b, false, |iter| {
         dispatch_all!(iter.dtype(1), "logical", A => {
             dispatch_all!(iter.dtype(2), "logical", B => binary::<bool, A, B>(iter, move |x, y| {

@@ -11,13 +11,13 @@ use c10_core::{Result, Scalar};
 use super::compare::{logical, Logic};
 use super::ternary::{masked_fill_impl, where_impl};
 use super::unary::{logical_not_impl, same_fn, SameFn};
-use super::util::Variant;
+use aten_core::structured::SetOutput;
 
 macro_rules! logic_ops {
     ($($logical:ident => $op:ident);* $(;)?) => {$(
         #[doc = concat!("`", stringify!($logical), "`.")]
         pub fn $logical(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tensor> {
-            logical(Variant::Out(out), self_, other, Logic::$op)
+            logical(SetOutput::Out(&[out]), self_, other, Logic::$op)
         }
     )*};
 }
@@ -30,30 +30,30 @@ logic_ops!(
 
 /// `where.self`.
 pub fn where_self(condition: &Tensor, self_: &Tensor, other: &Tensor) -> Result<Tensor> {
-    where_impl(Variant::Functional, condition, self_, other)
+    where_impl(SetOutput::Functional, condition, self_, other)
 }
 
 /// `masked_fill_.Scalar`.
 pub fn masked_fill_scalar_(self_: &Tensor, mask: &Tensor, value: Scalar) -> Result<Tensor> {
-    masked_fill_impl(Variant::Inplace(self_), self_, mask, value)
+    masked_fill_impl(SetOutput::Inplace(self_), self_, mask, value)
 }
 
 /// `abs.out`.
 pub fn abs_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    same_fn(Variant::Out(out), self_, SameFn::Abs)
+    same_fn(SetOutput::Out(&[out]), self_, SameFn::Abs)
 }
 
 /// `relu`.
 pub fn relu(self_: &Tensor) -> Result<Tensor> {
-    same_fn(Variant::Functional, self_, SameFn::Relu)
+    same_fn(SetOutput::Functional, self_, SameFn::Relu)
 }
 
 /// `relu_`.
 pub fn relu_(self_: &Tensor) -> Result<Tensor> {
-    same_fn(Variant::Inplace(self_), self_, SameFn::Relu)
+    same_fn(SetOutput::Inplace(self_), self_, SameFn::Relu)
 }
 
 /// `logical_not.out`.
 pub fn logical_not_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    logical_not_impl(Variant::Out(out), self_)
+    logical_not_impl(SetOutput::Out(&[out]), self_)
 }

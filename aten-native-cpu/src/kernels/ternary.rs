@@ -7,9 +7,9 @@ use c10_core::type_promotion::ResultTypeState;
 use c10_core::{Error, Numeric, Result, Scalar, ScalarType};
 
 use super::arith::Arith;
-use super::util::Variant;
 use crate::loops::{binary, ternary, unary};
 use crate::{dispatch_all, dispatch_floating};
+use aten_core::structured::SetOutput;
 
 fn dtype_of(t: &Tensor) -> Result<ScalarType> {
     t.dtype().ok_or_else(|| Error::runtime("undefined tensor"))
@@ -28,7 +28,7 @@ fn converted(t: &Tensor, dtype: ScalarType) -> Result<Tensor> {
 }
 
 /// `where(condition, self, other)`.
-pub fn where_impl(v: Variant<'_>, cond: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tensor> {
+pub fn where_impl(v: SetOutput<'_>, cond: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tensor> {
     let cd = dtype_of(cond)?;
     if cd != ScalarType::Bool && cd != ScalarType::Byte {
         return Err(Error::runtime(format!(
@@ -41,26 +41,24 @@ pub fn where_impl(v: Variant<'_>, cond: &Tensor, a: &Tensor, b: &Tensor) -> Resu
     add_operand(&mut state, b)?;
     let dtype = state.result()?.unwrap_or(ScalarType::Float);
     let (a, b) = (converted(a, dtype)?, converted(b, dtype)?);
-    let mut iter = v
-        .configure(
-            TensorIteratorConfig::default()
-                .add_output(v.output())
-                .add_input(&cond)
-                .add_input(&a)
-                .add_input(&b)
-                .check_all_same_dtype(false)
-                .static_output_dtype(dtype),
-        )
-        .build()?;
+    let mut iter = v.build(
+        TensorIteratorConfig::default()
+            .add_output(v.maybe_get_output())
+            .add_input(&cond)
+            .add_input(&a)
+            .add_input(&b)
+            .check_all_same_dtype(false)
+            .static_output_dtype(dtype),
+    )?;
     if iter.has_data() {
         dispatch_all!(dtype, "where_cpu", T => ternary::<T, bool, T, T>(&mut iter, |c, x, y| if c { x } else { y }))?;
     }
-    Ok(v.finish(iter))
+    Ok(v.finish(iter.into_output(0)))
 }
 
 /// `masked_fill(self, mask, value)`.
 pub fn masked_fill_impl(
-    v: Variant<'_>,
+    v: SetOutput<'_>,
     a: &Tensor,
     mask: &Tensor,
     value: Scalar,
@@ -75,22 +73,20 @@ pub fn masked_fill_impl(
     // The value is cast to the tensor's dtype (a float into an integer
     // tensor truncates), as PyTorch does.
     let dtype = dtype_of(a)?;
-    let mut iter = v
-        .configure(
-            TensorIteratorConfig::default()
-                .add_output(v.output())
-                .add_input(a)
-                .add_input(mask)
-                .check_all_same_dtype(false),
-        )
-        .build()?;
+    let mut iter = v.build(
+        TensorIteratorConfig::default()
+            .add_output(v.maybe_get_output())
+            .add_input(a)
+            .add_input(mask)
+            .check_all_same_dtype(false),
+    )?;
     if iter.has_data() {
         dispatch_all!(dtype, "masked_fill", T => {
             let fill = T::from_scalar(value)?;
             binary::<T, T, bool>(&mut iter, move |x, m| if m { fill } else { x })
         })?;
     }
-    Ok(v.finish(iter))
+    Ok(v.finish(iter.into_output(0)))
 }
 
 /// `clamp.out`: NaN stays NaN, a NaN bound gives NaN.

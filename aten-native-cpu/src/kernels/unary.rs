@@ -8,13 +8,11 @@ use aten_core::Tensor;
 use c10_core::{Element, Numeric, Result, ScalarType};
 
 use super::arith::{Arith, Float};
-use super::util::{not_implemented, Variant};
+use aten_core::structured::SetOutput;
+
+use super::util::not_implemented;
 use crate::loops::unary;
 use crate::{dispatch_all, dispatch_floating, dispatch_integral};
-
-fn build<'a>(v: Variant<'_>, config: TensorIteratorConfig<'a>) -> Result<TensorIterator<'a>> {
-    v.configure(config).build()
-}
 
 /// The floating math functions.
 #[derive(Copy, Clone, Debug)]
@@ -208,10 +206,10 @@ fn same_fn_value<T: Arith>(f: SameFn, x: T) -> T {
 
 /// A dtype-preserving unary operation for every variant (`abs`,
 /// `relu`, which are not structured here).
-pub fn same_fn(v: Variant<'_>, a: &Tensor, f: SameFn) -> Result<Tensor> {
-    let mut iter = build(v, TensorIteratorConfig::unary_op(v.output(), a))?;
+pub fn same_fn(v: SetOutput<'_>, a: &Tensor, f: SameFn) -> Result<Tensor> {
+    let mut iter = v.build(TensorIteratorConfig::unary_op(v.maybe_get_output(), a))?;
     same_loop(&mut iter, f)?;
-    Ok(v.finish(iter))
+    Ok(v.finish(iter.into_output(0)))
 }
 
 /// A dtype-preserving unary operation over an iteration.
@@ -275,15 +273,15 @@ same_impls!(
 );
 
 /// `logical_not`: a bool result (or the out tensor's dtype).
-pub fn logical_not_impl(v: Variant<'_>, a: &Tensor) -> Result<Tensor> {
+pub fn logical_not_impl(v: SetOutput<'_>, a: &Tensor) -> Result<Tensor> {
     let mut config = aten_core::tensor_iterator::TensorIteratorConfig::default()
-        .add_output(v.output())
+        .add_output(v.maybe_get_output())
         .add_input(a)
         .check_all_same_dtype(false);
-    if v.output().is_none() {
+    if v.maybe_get_output().is_none() {
         config = config.static_output_dtype(ScalarType::Bool);
     }
-    let mut iter = build(v, config)?;
+    let mut iter = v.build(config)?;
     if iter.has_data() {
         dispatch_all!(iter.dtype(0), "logical_not_cpu", O => {
             dispatch_all!(iter.dtype(1), "logical_not_cpu", I => unary::<O, I>(&mut iter, |x| {
@@ -291,5 +289,5 @@ pub fn logical_not_impl(v: Variant<'_>, a: &Tensor) -> Result<Tensor> {
             }))
         })?;
     }
-    Ok(v.finish(iter))
+    Ok(v.finish(iter.into_output(0)))
 }

@@ -1,10 +1,10 @@
-//! Helpers shared by the CPU kernels: wrapping Python numbers, building the
-//! iterators of functional / in-place / out variants, dtype dispatch by
-//! category and PyTorch's "not implemented for" error.
+//! Helpers shared by the CPU kernels: wrapping Python numbers, filling a
+//! meta function's outputs (directly when fresh, else through a
+//! temporary), dtype dispatch by category and PyTorch's "not implemented
+//! for" error.
 
 use aten_core::structured::MetaOutput;
 use aten_core::tensor_iterator::convert::copy_into;
-use aten_core::tensor_iterator::{TensorIterator, TensorIteratorConfig};
 use aten_core::Tensor;
 use c10_core::{Error, LayoutRef, Result, ScalarType, TensorBase};
 
@@ -13,44 +13,6 @@ pub use aten_core::native::wrapped_scalar_tensor as wrap;
 /// `"name" not implemented for 'Dtype'`.
 pub fn not_implemented(name: &str, dtype: ScalarType) -> Error {
     Error::not_implemented(format!("\"{name}\" not implemented for '{dtype}'"))
-}
-
-/// Which variant of an operator a kernel serves.
-#[derive(Copy, Clone)]
-pub enum Variant<'a> {
-    /// `op(...)`: allocate the result.
-    Functional,
-    /// `op_(...)`: the result is `self`.
-    Inplace(&'a Tensor),
-    /// `op(..., out=...)`.
-    Out(&'a Tensor),
-}
-
-impl<'a> Variant<'a> {
-    /// The output to give the iterator.
-    pub fn output(self) -> Option<&'a Tensor> {
-        match self {
-            Variant::Functional => None,
-            Variant::Inplace(t) | Variant::Out(t) => Some(t),
-        }
-    }
-
-    /// Applies the variant's resize policy to a configuration.
-    pub fn configure<'c>(self, config: TensorIteratorConfig<'c>) -> TensorIteratorConfig<'c> {
-        match self {
-            Variant::Inplace(_) => config.resize_outputs(false),
-            _ => config,
-        }
-    }
-
-    /// The value the kernel returns after the loop ran.
-    pub fn finish(self, iter: TensorIterator<'_>) -> Tensor {
-        let out = iter.into_output(0);
-        if !matches!(self, Variant::Functional) {
-            out.bump_version();
-        }
-        out
-    }
 }
 
 /// Runs `$body` with `$T` bound to a floating element type, or fails with
