@@ -1,18 +1,123 @@
 //! Views, factories, matrix products, convolutions and `nn` operators end
 //! to end through the generated API: views share storage, factories infer
 //! dtypes and draw reproducible random numbers, matrix products and
-//! convolutions match plain reference loops, and every operator runs on
-//! Meta tensors.
+//! convolutions match plain reference loops; the copying shape operators,
+//! the `nn` operators and the composites run on every device
+//! (`DeviceTest`).
 
+use aten::core::testing::DeviceTest;
 use aten::{ops, Device, Generator, Scalar, ScalarType, Tensor};
+
+aten::core::instantiate_device_type_tests!(
+    copying_shape_operators,
+    nn_operators,
+    composites_reach_the_device_kernels,
+);
 
 fn f32s(v: &[f32], shape: &[i64]) -> Tensor {
     Tensor::from_slice(v, shape).unwrap()
 }
 
+fn seq_values(n: usize) -> Vec<f32> {
+    (0..n).map(|i| ((i * 7) % 11) as f32 - 5.0).collect()
+}
+
 fn seq(n: usize, shape: &[i64]) -> Tensor {
-    let v: Vec<f32> = (0..n).map(|i| ((i * 7) % 11) as f32 - 5.0).collect();
-    f32s(&v, shape)
+    f32s(&seq_values(n), shape)
+}
+
+fn copying_shape_operators(dev: DeviceTest) {
+    let values = seq_values(6);
+    let a = dev.tensor(&values, &[2, 3]);
+    let c = ops::cat(&[a.clone(), ops::t(&ops::t(&a).unwrap()).unwrap()]).unwrap();
+    let mut joined = values.clone();
+    joined.extend(&values);
+    dev.assert_values(&c, &[4, 3], &joined);
+    let s = ops::stack_with(&[a.clone(), a.clone()], ops::StackOptions { dim: 2 }).unwrap();
+    assert_eq!(s.sizes(), &[2, 3, 2]);
+    let r = ops::repeat(&dev.tensor(&[1.0f32, 2.0], &[2]), &[2, 2]).unwrap();
+    dev.assert_values(&r, &[2, 4], &[1.0f32, 2., 1., 2., 1., 2., 1., 2.]);
+    let f = ops::flip(&a, &[1]).unwrap();
+    let mut reversed = values.clone();
+    reversed[..3].reverse();
+    reversed[3..].reverse();
+    dev.assert_values(&f, &[2, 3], &reversed);
+    let idx = dev.tensor(&[1i64, 0, 1], &[3]);
+    let g = ops::index_select(&a, 0, &idx).unwrap();
+    let picked: Vec<f32> = [1, 0, 1]
+        .iter()
+        .flat_map(|&r| values[r * 3..][..3].to_vec())
+        .collect();
+    dev.assert_values(&g, &[3, 3], &picked);
+    let ones = dev.tensor(&[1i64; 9], &[3, 3]);
+    dev.assert_values(
+        &ops::triu(&ones).unwrap(),
+        &[3, 3],
+        &[1i64, 1, 1, 0, 1, 1, 0, 0, 1],
+    );
+    let gathered = ops::gather(&a, 1, &dev.tensor(&[2i64, 0], &[2, 1])).unwrap();
+    dev.assert_values(&gathered, &[2, 1], &[values[2], values[3]]);
+}
+
+fn nn_operators(dev: DeviceTest) {
+    let x = dev.tensor(&seq_values(32), &[1, 2, 4, 4]);
+    let pooled = ops::max_pool2d(&x, &[2, 2]).unwrap();
+    assert_eq!(pooled.sizes(), &[1, 2, 2, 2]);
+    let ln = ops::layer_norm(&dev.tensor(&seq_values(12), &[3, 4]), &[4]).unwrap();
+    assert_eq!(ln.sizes(), &[3, 4]);
+    if dev.has_data() {
+        let row = &ln.to_vec::<f32>().unwrap()[..4];
+        assert!(row.iter().sum::<f32>().abs() < 1e-4);
+    }
+    let logits = dev.tensor(&seq_values(12), &[4, 3]);
+    let target = dev.tensor(&[0i64, 2, 1, 1], &[4]);
+    let ce = ops::cross_entropy_loss(&logits, &target).unwrap();
+    let nll = ops::nll_loss(&ops::log_softmax_int(&logits, 1).unwrap(), &target).unwrap();
+    assert!(ce.sizes().is_empty() && nll.sizes().is_empty());
+    assert_eq!(ce.device(), logits.device());
+    if dev.has_data() {
+        assert_eq!(ce.to_vec::<f32>().unwrap(), nll.to_vec::<f32>().unwrap());
+    }
+    let emb = ops::embedding(
+        &dev.tensor(&seq_values(12), &[4, 3]),
+        &dev.tensor(&[3i64, 0], &[1, 2]),
+    )
+    .unwrap();
+    assert_eq!(emb.sizes(), &[1, 2, 3]);
+    // Dropout: identity in eval, zero or scaled in training.
+    let ones = dev.tensor(&[1.0f32; 1000], &[1000]);
+    let eval = ops::dropout(&ones, 0.5, false).unwrap();
+    assert!(eval.is_same(&ones));
+    let train = ops::dropout(&ones, 0.25, true).unwrap();
+    assert_eq!(train.sizes(), &[1000]);
+    if dev.has_data() {
+        let train = train.to_vec::<f32>().unwrap();
+        assert!(train
+            .iter()
+            .all(|v| *v == 0.0 || (*v - 1.0 / 0.75).abs() < 1e-6));
+        let kept = train.iter().filter(|v| **v != 0.0).count();
+        assert!((650..850).contains(&kept), "{kept}");
+    }
+}
+
+/// Composite operators decompose into the device's kernels: shapes and
+/// devices on every device.
+fn composites_reach_the_device_kernels(dev: DeviceTest) {
+    let zeros = |shape: &[i64]| {
+        let n = shape.iter().product::<i64>() as usize;
+        dev.tensor(&vec![0.0f32; n], shape)
+    };
+    let a = zeros(&[8, 3, 16, 16]);
+    let y = ops::conv2d(&a, &zeros(&[4, 3, 3, 3])).unwrap();
+    assert_eq!(y.sizes(), &[8, 4, 14, 14]);
+    assert_eq!(y.device(), a.device());
+    assert_eq!(ops::max_pool2d(&a, &[2, 2]).unwrap().sizes(), &[8, 3, 8, 8]);
+    let product = ops::mm(&zeros(&[5, 7]), &zeros(&[7, 2])).unwrap();
+    assert_eq!(product.sizes(), &[5, 2]);
+    let batched = ops::matmul(&zeros(&[3, 5, 7]), &zeros(&[7])).unwrap();
+    assert_eq!(batched.sizes(), &[3, 5]);
+    let normed = ops::layer_norm(&zeros(&[2, 5]), &[5]).unwrap();
+    assert_eq!(normed.sizes(), &[2, 5]);
 }
 
 #[test]
@@ -68,50 +173,6 @@ fn views_share_storage_and_reshape_copies_only_when_it_must() {
             .sizes(),
         &[24]
     );
-}
-
-#[test]
-fn copying_shape_operators() {
-    let a = seq(6, &[2, 3]);
-    let c = ops::cat(&[a.clone(), ops::t(&ops::t(&a).unwrap()).unwrap()]).unwrap();
-    assert_eq!(c.sizes(), &[4, 3]);
-    let s = ops::stack_with(&[a.clone(), a.clone()], ops::StackOptions { dim: 2 }).unwrap();
-    assert_eq!(s.sizes(), &[2, 3, 2]);
-    let r = ops::repeat(&f32s(&[1.0, 2.0], &[2]), &[2, 2]).unwrap();
-    assert_eq!(
-        r.to_vec::<f32>().unwrap(),
-        vec![1., 2., 1., 2., 1., 2., 1., 2.]
-    );
-    let f = ops::flip(&a, &[1]).unwrap();
-    assert_eq!(
-        &f.to_vec::<f32>().unwrap()[..3],
-        &a.to_vec::<f32>().unwrap()[..3]
-            .iter()
-            .rev()
-            .copied()
-            .collect::<Vec<_>>()[..]
-    );
-    let idx = Tensor::from_slice(&[1i64, 0, 1], &[3]).unwrap();
-    let g = ops::index_select(&a, 0, &idx).unwrap();
-    assert_eq!(g.sizes(), &[3, 3]);
-    let tri = ops::triu(
-        &ops::ones_with(
-            &[3, 3],
-            ops::OnesOptions {
-                dtype: Some(ScalarType::Long),
-                ..Default::default()
-            },
-        )
-        .unwrap(),
-    )
-    .unwrap();
-    assert_eq!(
-        tri.to_vec::<i64>().unwrap(),
-        vec![1, 1, 1, 0, 1, 1, 0, 0, 1]
-    );
-    let gathered = ops::gather(&a, 1, &Tensor::from_slice(&[2i64, 0], &[2, 1]).unwrap()).unwrap();
-    let av = a.to_vec::<f32>().unwrap();
-    assert_eq!(gathered.to_vec::<f32>().unwrap(), vec![av[2], av[3]]);
 }
 
 #[test]
@@ -334,75 +395,7 @@ fn conv2d_matches_a_direct_convolution() {
 }
 
 #[test]
-fn nn_operators() {
-    let x = seq(2 * 4 * 4, &[1, 2, 4, 4]);
-    let pooled = ops::max_pool2d(&x, &[2, 2]).unwrap();
-    assert_eq!(pooled.sizes(), &[1, 2, 2, 2]);
-    let ln = ops::layer_norm(&seq(12, &[3, 4]), &[4]).unwrap();
-    let row = &ln.to_vec::<f32>().unwrap()[..4];
-    assert!(row.iter().sum::<f32>().abs() < 1e-4);
-    let logits = seq(12, &[4, 3]);
-    let target = Tensor::from_slice(&[0i64, 2, 1, 1], &[4]).unwrap();
-    let ce = ops::cross_entropy_loss(&logits, &target).unwrap();
-    let nll = ops::nll_loss(&ops::log_softmax_int(&logits, 1).unwrap(), &target).unwrap();
-    assert_eq!(ce.to_vec::<f32>().unwrap(), nll.to_vec::<f32>().unwrap());
-    let emb = ops::embedding(
-        &seq(12, &[4, 3]),
-        &Tensor::from_slice(&[3i64, 0], &[1, 2]).unwrap(),
-    )
-    .unwrap();
-    assert_eq!(emb.sizes(), &[1, 2, 3]);
-    // Dropout: identity in eval, zero or scaled in training.
-    let ones = ops::ones(&[1000]).unwrap();
-    let eval = ops::dropout(&ones, 0.5, false).unwrap();
-    assert!(eval.is_same(&ones));
-    let train = ops::dropout(&ones, 0.25, true)
-        .unwrap()
-        .to_vec::<f32>()
-        .unwrap();
-    assert!(train
-        .iter()
-        .all(|v| *v == 0.0 || (*v - 1.0 / 0.75).abs() < 1e-6));
-    let kept = train.iter().filter(|v| **v != 0.0).count();
-    assert!((650..850).contains(&kept), "{kept}");
-}
-
-#[test]
-fn meta_tensors_get_shapes_without_data() {
-    let meta = |shape: &[i64]| {
-        ops::empty_memory_format_with(
-            shape,
-            ops::EmptyMemoryFormatOptions {
-                device: Some(Device::META),
-                ..Default::default()
-            },
-        )
-        .unwrap()
-    };
-    let a = meta(&[8, 3, 16, 16]);
-    let w = meta(&[4, 3, 3, 3]);
-    let y = ops::conv2d(&a, &w).unwrap();
-    assert_eq!(
-        (&y.sizes()[..], y.device()),
-        (&[8, 4, 14, 14][..], Some(Device::META))
-    );
-    assert_eq!(ops::max_pool2d(&a, &[2, 2]).unwrap().sizes(), &[8, 3, 8, 8]);
-    assert_eq!(
-        ops::mm(&meta(&[5, 7]), &meta(&[7, 2])).unwrap().sizes(),
-        &[5, 2]
-    );
-    assert_eq!(
-        ops::matmul(&meta(&[3, 5, 7]), &meta(&[7])).unwrap().sizes(),
-        &[3, 5]
-    );
-    assert_eq!(
-        ops::cat(&[meta(&[2, 3]), meta(&[4, 3])]).unwrap().sizes(),
-        &[6, 3]
-    );
-    assert_eq!(
-        ops::layer_norm(&meta(&[2, 5]), &[5]).unwrap().sizes(),
-        &[2, 5]
-    );
+fn factories_make_meta_tensors() {
     let ones = ops::ones_with(
         &[2, 2],
         ops::OnesOptions {
