@@ -164,3 +164,37 @@ fn layer_norm_normalizes_rows(dev: DeviceTest) {
         "Given normalized_shape=[3], expected input with shape [*, 3], but got input of size[2, 2]"
     );
 }
+
+#[test]
+fn max_pool_outputs_keep_a_channels_last_input_layout() {
+    for dev in [DeviceTest::CPU, DeviceTest::META] {
+        // [1, 3, 3, 4] laid out channels-last (PyTorch's case).
+        let data: Vec<f32> = (0..36).map(|i| i as f32).collect();
+        let x = dev
+            .to_device(&aten::Tensor::from_slice(&data, &[1, 3, 4, 3]).unwrap())
+            .permute(&[0, 3, 1, 2])
+            .unwrap();
+        assert_eq!(x.strides(), &[36, 1, 12, 3]);
+        let (values, indices) = ops::max_pool2d_with_indices_with(
+            &x,
+            &[3, 2],
+            ops::MaxPool2dWithIndicesOptions {
+                stride: &[],
+                padding: &[1, 0],
+                dilation: &[1, 1],
+                ceil_mode: false,
+            },
+        )
+        .unwrap();
+        assert_eq!(values.sizes(), &[1, 3, 1, 2]);
+        assert_eq!(values.strides(), &[6, 1, 6, 3]);
+        assert_eq!(indices.strides(), &[6, 1, 6, 3]);
+        if dev.has_data() {
+            // x[0, c, h, w] = 12 h + 3 w + c; the windows cover rows 0-1.
+            let v: Vec<f32> = ops::contiguous(&values).unwrap().to_vec().unwrap();
+            assert_eq!(v, vec![15.0, 21.0, 16.0, 22.0, 17.0, 23.0]);
+            let at: Vec<i64> = ops::contiguous(&indices).unwrap().to_vec().unwrap();
+            assert_eq!(at, vec![5, 7, 5, 7, 5, 7]);
+        }
+    }
+}

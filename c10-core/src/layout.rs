@@ -77,6 +77,50 @@ impl MemoryFormat {
     }
 }
 
+impl MemoryFormat {
+    /// The memory format a strided tensor's `strides` suggest
+    /// (`suggest_memory_format`): channels-last for a 4-d (or 5-d) tensor
+    /// whose strides order channels first, then width, height and batch,
+    /// contiguous otherwise and in the ambiguous cases PyTorch leaves
+    /// contiguous.
+    pub fn suggest(sizes: &[i64], strides: &[i64]) -> MemoryFormat {
+        if sizes.len() != strides.len() {
+            return MemoryFormat::Contiguous;
+        }
+        match sizes.len() {
+            4 if strides_ordered(sizes, strides, &[1, 3, 2, 0]) => MemoryFormat::ChannelsLast,
+            5 if strides_ordered(sizes, strides, &[1, 4, 3, 2, 0]) => MemoryFormat::ChannelsLast3d,
+            _ => MemoryFormat::Contiguous,
+        }
+    }
+}
+
+/// Whether the strides grow along `order` (innermost first) as a
+/// channels-last layout's do (`is_channels_last_strides_2d_s4` and its
+/// 3-d form).
+fn strides_ordered(sizes: &[i64], strides: &[i64], order: &[usize]) -> bool {
+    // A trivial channel stride: default to the contiguous format.
+    if strides[1] == 0 {
+        return false;
+    }
+    let mut min = 0i64;
+    for &d in order {
+        if sizes[d] == 0 || strides[d] < min {
+            return false;
+        }
+        // `N111` tensors (and their slices) with equal strides are
+        // ambiguous: contiguous.
+        if d == 0 && min == strides[1] {
+            return false;
+        }
+        min = strides[d];
+        if sizes[d] > 1 {
+            min = min.saturating_mul(sizes[d]);
+        }
+    }
+    true
+}
+
 impl fmt::Display for MemoryFormat {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let name = match self {
@@ -86,5 +130,43 @@ impl fmt::Display for MemoryFormat {
             MemoryFormat::ChannelsLast3d => "ChannelsLast3d",
         };
         f.pad(name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::MemoryFormat;
+
+    #[test]
+    fn suggested_formats_follow_pytorchs_rules() {
+        let suggest = MemoryFormat::suggest;
+        assert_eq!(
+            suggest(&[2, 3, 4, 5], &[60, 20, 5, 1]),
+            MemoryFormat::Contiguous
+        );
+        assert_eq!(
+            suggest(&[2, 3, 4, 5], &[60, 1, 15, 3]),
+            MemoryFormat::ChannelsLast
+        );
+        // One channel and strides that order it first: channels-last
+        // (PyTorch's [1, 1, 4, 8] @ [32, 1, 8, 1]).
+        assert_eq!(
+            suggest(&[1, 1, 4, 8], &[32, 1, 8, 1]),
+            MemoryFormat::ChannelsLast
+        );
+        // Ambiguous N111 and a zero channel stride stay contiguous.
+        assert_eq!(
+            suggest(&[4, 1, 1, 1], &[1, 1, 1, 1]),
+            MemoryFormat::Contiguous
+        );
+        assert_eq!(
+            suggest(&[2, 3, 4, 5], &[20, 0, 5, 1]),
+            MemoryFormat::Contiguous
+        );
+        assert_eq!(
+            suggest(&[2, 3, 2, 2, 2], &[24, 1, 12, 6, 3]),
+            MemoryFormat::ChannelsLast3d
+        );
+        assert_eq!(suggest(&[3, 4], &[1, 3]), MemoryFormat::Contiguous);
     }
 }

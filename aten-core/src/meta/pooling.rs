@@ -1,12 +1,12 @@
 //! Meta function of `max_pool2d_with_indices`: PyTorch's parameter and
 //! shape checks, the pooled shape (`pooling_output_shape`), and the values
-//! and int64 indices outputs. [`Pool2d`] is the checked geometry a
-//! backend's impl reads back.
+//! and int64 indices outputs in the input's suggested memory format.
+//! [`Pool2d`] is the checked geometry a backend's impl reads back.
 
-use c10_core::{Error, Result, ScalarType};
+use c10_core::{Error, MemoryFormat, Result, ScalarType};
 
 use super::dtype_and_device;
-use crate::native::fmt_list;
+use crate::native::{fmt_list, strides_for};
 use crate::structured::{MetaOutput, SetOutput};
 use crate::Tensor;
 
@@ -119,6 +119,21 @@ pub fn max_pool2d_with_indices(
     let p = Pool2d::new(kernel_size, stride, padding, dilation)?;
     let sizes = self_.sizes();
     let ndim = sizes.len();
+    // The outputs take the input's suggested memory format.
+    let format = MemoryFormat::suggest(&sizes, &self_.strides());
+    match format {
+        MemoryFormat::ChannelsLast if ndim != 4 => {
+            return Err(Error::runtime(
+                "non-empty 4D (batch mode) tensor expected for input with channels_last layout",
+            ))
+        }
+        MemoryFormat::ChannelsLast | MemoryFormat::Contiguous => {}
+        _ => {
+            return Err(Error::runtime(
+                "Unsupported memory format. Supports only ChannelsLast, Contiguous",
+            ))
+        }
+    }
     if !(ndim == 3 || ndim == 4) || sizes[ndim - 3..].contains(&0) {
         return Err(Error::runtime(format!(
             "non-empty 3D or 4D (batch mode) tensor expected for input, but got: {}",
@@ -153,8 +168,12 @@ pub fn max_pool2d_with_indices(
     }
     let mut shape = sizes[..ndim - 2].to_vec();
     shape.extend([oh, ow]);
+    let strides = strides_for(&shape, format)?;
     out.set_outputs(
-        [(&shape, None, dtype), (&shape, None, ScalarType::Long)],
+        [
+            (&shape, Some(&strides), dtype),
+            (&shape, Some(&strides), ScalarType::Long),
+        ],
         device,
     )
 }

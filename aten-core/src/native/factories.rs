@@ -24,7 +24,7 @@ fn check_layout(layout: Option<Layout>) -> Result<()> {
 }
 
 /// Strides of a tensor of `sizes` laid out in `memory_format`.
-fn strides_for(sizes: &[i64], memory_format: MemoryFormat) -> Result<Vec<i64>> {
+pub fn strides_for(sizes: &[i64], memory_format: MemoryFormat) -> Result<Vec<i64>> {
     let contiguous = || c10_core::tensor_impl::contiguous_strides(sizes).to_vec();
     Ok(match memory_format {
         MemoryFormat::Contiguous | MemoryFormat::Preserve => contiguous(),
