@@ -198,3 +198,30 @@ fn max_pool_outputs_keep_a_channels_last_input_layout() {
         }
     }
 }
+
+#[test]
+fn cat_keeps_a_common_channels_last_layout() {
+    for dev in [DeviceTest::CPU, DeviceTest::META] {
+        let nhwc = |c: i64| {
+            let n = (2 * 2 * c) as usize;
+            let data: Vec<f32> = (0..n).map(|i| i as f32).collect();
+            dev.to_device(&aten::Tensor::from_slice(&data, &[1, 2, 2, c]).unwrap())
+                .permute(&[0, 3, 1, 2])
+                .unwrap()
+        };
+        let (a, b) = (nhwc(2), nhwc(3));
+        let joined = ops::cat_with(&[a.clone(), b.clone()], ops::CatOptions { dim: 1 }).unwrap();
+        assert_eq!(joined.sizes(), &[1, 5, 2, 2]);
+        assert_eq!(joined.strides(), &[20, 1, 10, 5]);
+        if dev.has_data() {
+            let got: Vec<f32> = ops::contiguous(&joined).unwrap().to_vec().unwrap();
+            let mut want: Vec<f32> = ops::contiguous(&a).unwrap().to_vec().unwrap();
+            want.extend(ops::contiguous(&b).unwrap().to_vec::<f32>().unwrap());
+            assert_eq!(got, want);
+        }
+        // A contiguous input makes the result contiguous.
+        let c = ops::contiguous(&a).unwrap();
+        let mixed = ops::cat_with(&[c, b], ops::CatOptions { dim: 1 }).unwrap();
+        assert_eq!(mixed.strides(), &[20, 4, 2, 1]);
+    }
+}

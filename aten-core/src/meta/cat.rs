@@ -1,11 +1,12 @@
 //! Meta function of `cat`: the joined shape, the promoted dtype (a given
-//! output's, when the inputs can be cast to it), and PyTorch's shape
-//! checks. One-dimensional empty inputs are skipped, as in PyTorch.
+//! output's, when the inputs can be cast to it), the inputs' common memory
+//! format, and PyTorch's shape checks. One-dimensional empty inputs are
+//! skipped, as in PyTorch.
 
-use c10_core::{Error, Result};
+use c10_core::{Error, MemoryFormat, Result};
 
 use super::{check_same_device, dtype_and_device};
-use crate::native::wrap_dim;
+use crate::native::{strides_for, wrap_dim};
 use crate::structured::{MetaOutput, SetOutput};
 use crate::tensor_iterator::can_cast;
 use crate::Tensor;
@@ -46,6 +47,7 @@ pub fn cat(out: SetOutput<'_>, tensors: &[Tensor], dim: i64) -> Result<MetaOutpu
     let Some(reference) = tensors.iter().find(|t| !cat_should_skip_tensor(t)) else {
         return out.set_output(&[0], dtype, device);
     };
+    let format = output_memory_format(tensors);
     let ndim = reference.dim();
     let d = wrap_dim(dim, ndim)?;
     let mut sizes = reference.sizes().to_vec();
@@ -74,5 +76,23 @@ pub fn cat(out: SetOutput<'_>, tensors: &[Tensor], dim: i64) -> Result<MetaOutpu
             .checked_add(own[d])
             .ok_or_else(|| Error::runtime("cat: the result's size overflows"))?;
     }
-    out.set_output(&sizes, dtype, device)
+    let strides = match format {
+        MemoryFormat::Contiguous => None,
+        _ => Some(strides_for(&sizes, format)?),
+    };
+    out.set_outputs([(&sizes, strides.as_deref(), dtype)], device)
+}
+
+/// The inputs' common suggested memory format, or contiguous when they
+/// differ (`cat_compute_output_memory_format`; skipped inputs count).
+fn output_memory_format(tensors: &[Tensor]) -> MemoryFormat {
+    let mut common = None;
+    for t in tensors {
+        let f = MemoryFormat::suggest(&t.sizes(), &t.strides());
+        if f == MemoryFormat::Contiguous || common.is_some_and(|c| c != f) {
+            return MemoryFormat::Contiguous;
+        }
+        common = Some(f);
+    }
+    common.unwrap_or(MemoryFormat::Contiguous)
 }
