@@ -6,10 +6,12 @@
 //! it:
 //!
 //! - the **meta function** ([`crate::meta`], PyTorch's `TORCH_META_FUNC`):
-//!   backend-neutral; checks the arguments and describes the output (sizes,
-//!   dtype, strides), calling [`SetOutput`] for it. Families built on
-//!   `TensorIterator` (`structured_inherits: TensorIteratorBase`) return the
-//!   built iterator, which holds their output;
+//!   backend-neutral; checks the arguments and describes the outputs
+//!   (sizes, dtype, strides), calling [`SetOutput`] for them. It returns
+//!   the family's state: the built `TensorIterator` of a
+//!   `structured_inherits: TensorIteratorBase` family (which holds its
+//!   output), [`MetaOutput<N>`](MetaOutput) for the others, or a
+//!   [`DeferredOutput`] whose functional output the impl may allocate;
 //! - the **impl** of each backend (PyTorch's `TORCH_IMPL_FUNC`): the loops,
 //!   given the meta function's result and the arguments;
 //! - the **wrappers**, generated per backend and member: they pick the
