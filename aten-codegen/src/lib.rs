@@ -86,9 +86,11 @@
 //! - `from_yaml`: one entry to a function, with its checks;
 //! - `native_functions`: the [`NativeFunctions`] collection and groups;
 //! - `validate`: checks across functions;
+//! - `derivatives`: `derivatives.yaml` ([`Derivatives`]);
 //! - `error`: [`Location`], [`YamlError`], [`YamlErrors`].
 
 mod arguments;
+mod derivatives;
 mod dispatch;
 mod error;
 mod from_yaml;
@@ -103,6 +105,7 @@ mod validate;
 pub mod yaml_loader;
 
 pub use arguments::{signature, Arguments, SchemaKind};
+pub use derivatives::{DerivativeEntry, Derivatives, Differentiable, Formula, Formulas};
 pub use dispatch::{DispatchEntry, COMPOSITE_KEYS, STRUCTURED_DISPATCH_KEYS, UFUNC_DISPATCH_KEYS};
 pub use error::{Location, YamlError, YamlErrors};
 pub use from_yaml::NATIVE_FUNCTION_KEYS;

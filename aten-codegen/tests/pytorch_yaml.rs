@@ -91,3 +91,27 @@ fn known_functions() {
     assert!(jagged.dispatch.is_empty() && jagged.is_abstract());
     assert!(add.is_abstract() && out.is_abstract());
 }
+
+/// PyTorch's `derivatives.yaml` (its comments stripped): every entry
+/// loads, its schema parses and every formula names inputs or outputs.
+#[test]
+fn every_derivative_entry_loads() {
+    const DERIVATIVES: &str = include_str!("../../conformance/data/pytorch/derivatives.yaml");
+    let d = match aten_codegen::Derivatives::parse(DERIVATIVES, "derivatives.yaml") {
+        Ok(d) => d,
+        Err(errors) => panic!("{} errors:\n{errors}", errors.len()),
+    };
+    let written = DERIVATIVES
+        .lines()
+        .filter(|l| l.starts_with("- name: "))
+        .count();
+    assert_eq!(d.len(), written);
+    assert!(d.len() > 600, "{}", d.len());
+    let add = d.get("add.Tensor").unwrap();
+    let backward = add.formulas("Default").unwrap().backward();
+    assert_eq!(backward[0].inputs(), ["self"]);
+    assert_eq!(
+        backward[0].formula(),
+        "handle_r_to_c(self.scalar_type(), grad)"
+    );
+}
