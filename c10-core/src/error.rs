@@ -51,6 +51,12 @@ impl Error {
         Error::new(ErrorKind::NotImplemented, message)
     }
 
+    /// PyTorch's `"name" not implemented for 'Dtype'` (a kernel without a
+    /// loop for `dtype`).
+    pub fn not_implemented_for(name: &str, dtype: crate::ScalarType) -> Error {
+        Error::not_implemented(format!("\"{name}\" not implemented for '{dtype}'"))
+    }
+
     /// A `TypeError`.
     pub fn type_error(message: impl Into<String>) -> Error {
         Error::new(ErrorKind::Type, message)

@@ -71,7 +71,8 @@ fn binary_float_op<'a>(
     )
 }
 
-/// `add.Tensor`: `self + alpha * other`.
+/// `add.Tensor`: `self + alpha * other`. Always inlined into its wrappers:
+/// the eager `add`'s cost depends on it.
 #[inline(always)]
 pub fn add_tensor<'a>(
     out: SetOutput<'a>,

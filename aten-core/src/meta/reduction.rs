@@ -44,23 +44,31 @@ fn shape_of(self_: &Tensor, dims: Option<&[i64]>, keepdim: bool) -> Result<Vec<i
     Ok(reduction_shape(&sizes, &mask, keepdim))
 }
 
+/// The requested dtype, else `own` with integers (and bool) widened to
+/// int64 when `promote_integers` (`get_dtype_from_self`).
+pub fn get_dtype_from_self(
+    own: ScalarType,
+    dtype: Option<ScalarType>,
+    promote_integers: bool,
+) -> ScalarType {
+    match dtype {
+        Some(d) => d,
+        None if promote_integers && own.is_integral(true) => ScalarType::Long,
+        None => own,
+    }
+}
+
 /// The dtype `sum` and `cumsum` compute in: the requested one, else the
-/// given output's, else the input's with integers (and bool) widened to
-/// int64 (`infer_dtype_from_optional`).
+/// given output's, else [`get_dtype_from_self`] widening integers
+/// (`infer_dtype_from_optional`).
 fn accumulating_dtype(
     self_: &Tensor,
     dtype: Option<ScalarType>,
     given: Option<&Tensor>,
 ) -> Result<ScalarType> {
-    if let Some(d) = dtype.or_else(|| given.and_then(|t| t.dtype())) {
-        return Ok(d);
-    }
-    let d = dtype_and_device(self_)?.0;
-    Ok(if d.is_integral(true) {
-        ScalarType::Long
-    } else {
-        d
-    })
+    let given = given.and_then(|t| t.dtype());
+    let own = dtype_and_device(self_)?.0;
+    Ok(get_dtype_from_self(own, dtype.or(given), true))
 }
 
 /// A reduction of an empty tensor needs reduced dimensions, each of
@@ -109,11 +117,7 @@ pub fn mean_dim(
     dtype: Option<ScalarType>,
 ) -> Result<MetaOutput> {
     let own = dtype_and_device(self_)?.0;
-    let computed = dtype.unwrap_or(if own.is_integral(true) {
-        ScalarType::Long
-    } else {
-        own
-    });
+    let computed = get_dtype_from_self(own, dtype, true);
     if !(computed.is_floating_point() || computed.is_complex()) {
         let (what, shown) = match dtype {
             Some(d) => ("Optional", d),

@@ -10,7 +10,7 @@ use c10_core::{Device, Error, Generator, Result, Scalar, ScalarType, TensorBase}
 
 use super::conv_shape::conv2d_shape;
 use super::dims::{make_dim_mask, wrap_dim};
-use crate::meta::reduction::reduction_shape;
+use crate::meta::reduction::{get_dtype_from_self, reduction_shape};
 use crate::meta::{check_same_device, dtype_and_device};
 use crate::Tensor;
 
@@ -19,20 +19,10 @@ fn new_output(sizes: &[i64], dtype: ScalarType, device: Device) -> Result<Tensor
     Ok(Tensor::from(TensorBase::empty(sizes, dtype, device)?))
 }
 
-/// PyTorch's `"name" not implemented for 'Dtype'`.
-fn not_implemented(name: &str, dtype: ScalarType) -> Error {
-    Error::not_implemented(format!("\"{name}\" not implemented for '{dtype}'"))
-}
-
 /// `prod(self, *, dtype)`: a 0-dim result, integers widened to int64.
 pub fn prod_meta(self_: &Tensor, dtype: Option<ScalarType>) -> Result<Tensor> {
     let (own, device) = dtype_and_device(self_)?;
-    let dtype = dtype.unwrap_or(if own.is_integral(true) {
-        ScalarType::Long
-    } else {
-        own
-    });
-    new_output(&[], dtype, device)
+    new_output(&[], get_dtype_from_self(own, dtype, true), device)
 }
 
 /// `var.correction(self, dim, *, correction, keepdim)`: floating inputs.
@@ -161,7 +151,7 @@ pub fn check_uniform_args(self_: &Tensor, from: f64, to: f64) -> Result<()> {
     }
     let dtype = dtype_and_device(self_)?.0;
     if !dtype.is_floating_point() {
-        return Err(not_implemented("check_uniform_bounds", dtype));
+        return Err(Error::not_implemented_for("check_uniform_bounds", dtype));
     }
     Ok(())
 }
@@ -175,7 +165,7 @@ pub fn check_normal_args(self_: &Tensor, std: f64) -> Result<()> {
     }
     let dtype = dtype_and_device(self_)?.0;
     if !dtype.is_floating_point() {
-        return Err(not_implemented("normal_kernel_cpu", dtype));
+        return Err(Error::not_implemented_for("normal_kernel_cpu", dtype));
     }
     Ok(())
 }

@@ -165,6 +165,14 @@ pub fn preserved_strides(layout: &TensorLayout) -> Vec<i64> {
     }
 }
 
+/// `t` itself when it has `dtype`, else [`to_dtype`].
+pub fn to_dtype_if_needed(t: &Tensor, dtype: ScalarType) -> Result<Tensor> {
+    if t.dtype() == Some(dtype) {
+        return Ok(t.clone());
+    }
+    to_dtype(t, dtype)
+}
+
 /// A copy of `t` converted to `dtype` (`t.to(dtype)`), keeping a dense
 /// layout (so that layout-following outputs still follow the original).
 pub fn to_dtype(t: &Tensor, dtype: ScalarType) -> Result<Tensor> {

@@ -16,7 +16,7 @@
 
 use aten_core::native::{make_dim_mask, prod_meta, var_correction_meta};
 use aten_core::structured::{DeferredOutput, MetaOutput};
-use aten_core::tensor_iterator::convert::to_dtype;
+use aten_core::tensor_iterator::convert::{to_dtype, to_dtype_if_needed};
 use aten_core::tensor_iterator::GRAIN_SIZE;
 use aten_core::Tensor;
 use c10_core::tensor_impl::for_each_offset;
@@ -289,14 +289,6 @@ fn sum_i64<T: Numeric>(base: *const T, off: i64, dims: &[(i64, i64)]) -> i64 {
     acc
 }
 
-/// `t` in `dtype` (a converted copy when it differs).
-fn cast_input(t: &Tensor, dtype: ScalarType) -> Result<Tensor> {
-    if t.dtype() == Some(dtype) {
-        return Ok(t.clone());
-    }
-    to_dtype(t, dtype)
-}
-
 /// What a sum-like reduction computes.
 #[derive(Copy, Clone, PartialEq, Eq)]
 enum SumKind {
@@ -340,7 +332,7 @@ fn sum_out_impl(
     dim: Option<&[i64]>,
     kind: SumKind,
 ) -> Result<()> {
-    let t = cast_input(self_, dtype_of(meta.output())?)?;
+    let t = to_dtype_if_needed(self_, dtype_of(meta.output())?)?;
     let mask = make_dim_mask(dim, t.dim())?;
     with_fresh_output(meta, |out| sum_like(&t, &mask, out, kind))
 }
@@ -371,7 +363,7 @@ pub fn mean_out(
 /// to int64).
 pub fn prod(self_: &Tensor, dtype: Option<ScalarType>) -> Result<Tensor> {
     let out = prod_meta(self_, dtype)?;
-    let t = cast_input(self_, dtype_of(&out)?)?;
+    let t = to_dtype_if_needed(self_, dtype_of(&out)?)?;
     sum_like(&t, &vec![true; t.dim()], &out, SumKind::Prod)?;
     Ok(out)
 }
@@ -643,7 +635,7 @@ pub fn cumsum_out(
     _dtype: Option<ScalarType>,
 ) -> Result<()> {
     let out_dtype = dtype_of(meta.output())?;
-    let t = cast_input(self_, out_dtype)?;
+    let t = to_dtype_if_needed(self_, out_dtype)?;
     with_fresh_output(meta, |out| {
         dispatch_dtype!(out_dtype, T => along_dim::<T, T>(&t, dim, out, |(i, is), (o, os), n| {
             let mut acc_f = 0.0f64;
@@ -709,8 +701,10 @@ fn is_lastdim_f32(t: &Tensor, dim: i64) -> Result<bool> {
 }
 
 /// Softmax of the rows of `n` elements of `x` into `o` (as many
-/// elements), split over `rayon`'s threads above `GRAIN_SIZE` elements;
-/// every element of `o` is written.
+/// elements), split over `rayon`'s threads above `GRAIN_SIZE` elements.
+/// On `Ok`, every element of `o` was written: `n` may come from an older
+/// look at the input's shape than `x`, so rows that do not tile `x`
+/// exactly are an error.
 fn softmax_rows_of(
     x: &[f32],
     o: &mut [std::mem::MaybeUninit<f32>],
@@ -720,10 +714,10 @@ fn softmax_rows_of(
     if x.len() != o.len() {
         return Err(Error::internal("softmax: input and output sizes differ"));
     }
-    if n == 0 {
+    if x.is_empty() {
         return Ok(());
     }
-    if x.len() % n != 0 {
+    if n == 0 || x.len() % n != 0 {
         return Err(Error::runtime("softmax: the input was resized meanwhile"));
     }
     if x.len() >= GRAIN_SIZE as usize && rayon::current_num_threads() > 1 {
@@ -740,7 +734,7 @@ fn softmax_rows_of(
 /// Softmax of a contiguous `float32` tensor along its last dimension into
 /// `out` (of its shape, contiguous).
 fn softmax_lastdim_f32(t: &Tensor, out: &TensorBase, log: bool) -> Result<()> {
-    let n = t.sizes()[t.dim() - 1] as usize;
+    let n = last_size(&t.sizes());
     t.with_data::<f32, _>(|x| {
         out.with_data_mut::<f32, _>(|o| {
             // SAFETY: `MaybeUninit<f32>` has `f32`'s layout, and
@@ -759,16 +753,25 @@ fn softmax_lastdim_f32(t: &Tensor, out: &TensorBase, log: bool) -> Result<()> {
 /// The same, into a new tensor whose elements it writes without zeroing
 /// them first (the functional member's output).
 fn softmax_lastdim_f32_new(t: &Tensor, log: bool) -> Result<Tensor> {
-    let n = t.sizes()[t.dim() - 1] as usize;
+    let sizes = t.sizes();
+    let n = last_size(&sizes);
     let write = |o: &mut [std::mem::MaybeUninit<f32>]| {
         t.with_data::<f32, _>(|x| softmax_rows_of(x, o, n, log))?
     };
-    // SAFETY: on `Ok`, `softmax_rows_of` wrote every element: the slice has
-    // the input's element count (checked), a whole number of `n`-element
-    // rows, and `softmax_rows` writes every element of each row; the
-    // parallel chunks are whole rows that together cover the slice.
-    let out = unsafe { TensorBase::empty_written_by::<f32>(&t.sizes(), write) }?;
+    // SAFETY: `write` returns `Ok` only when `softmax_rows_of` wrote every
+    // element of the slice (see there): the input's data has the slice's
+    // length and a whole, non-zero number of `n`-element rows, whatever
+    // happened to its shape since `sizes` was read, and `softmax_rows`
+    // writes every element of each row; the parallel chunks are whole rows
+    // that together cover the slice.
+    let out = unsafe { TensorBase::empty_written_by::<f32>(&sizes, write) }?;
     Ok(Tensor::from(out))
+}
+
+/// The last size of a shape (1 for a 0-dim one, which another thread may
+/// have made of a tensor checked to have dimensions).
+fn last_size(sizes: &[i64]) -> usize {
+    sizes.last().map_or(1, |&n| n.max(0) as usize)
 }
 
 /// `_softmax.out` and `_log_softmax.out` on CPU: no half-to-float
@@ -817,6 +820,18 @@ pub fn _log_softmax_out(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn softmax_rows_that_do_not_tile_the_data_are_an_error() {
+        let x = [1.0f32; 6];
+        let mut o = [std::mem::MaybeUninit::<f32>::uninit(); 6];
+        // A row length from a stale shape: zero, or not dividing the data.
+        for n in [0, 4] {
+            assert!(softmax_rows_of(&x, &mut o, n, false).is_err(), "{n}");
+        }
+        assert!(softmax_rows_of(&x, &mut o, 3, false).is_ok());
+        assert!(softmax_rows_of(&[], &mut [], 0, false).is_ok());
+    }
 
     #[test]
     fn contiguous_sums_agree_with_a_plain_f64_sum() {

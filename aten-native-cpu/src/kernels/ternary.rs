@@ -1,6 +1,6 @@
 //! `where`, `masked_fill`, `clamp` and `lerp`.
 
-use aten_core::tensor_iterator::convert::to_dtype;
+use aten_core::tensor_iterator::convert::to_dtype_if_needed;
 use aten_core::tensor_iterator::{TensorIterator, TensorIteratorConfig};
 use aten_core::Tensor;
 use c10_core::type_promotion::ResultTypeState;
@@ -19,14 +19,6 @@ fn add_operand(state: &mut ResultTypeState, t: &Tensor) -> Result<()> {
     state.add_tensor(dtype_of(t)?, t.dim())
 }
 
-fn converted(t: &Tensor, dtype: ScalarType) -> Result<Tensor> {
-    if t.dtype() == Some(dtype) {
-        Ok(t.clone())
-    } else {
-        to_dtype(t, dtype)
-    }
-}
-
 /// `where(condition, self, other)`.
 pub fn where_impl(v: SetOutput<'_>, cond: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tensor> {
     let cd = dtype_of(cond)?;
@@ -35,12 +27,12 @@ pub fn where_impl(v: SetOutput<'_>, cond: &Tensor, a: &Tensor, b: &Tensor) -> Re
             "where expected condition to be a boolean tensor, but got a tensor with dtype {cd}"
         )));
     }
-    let cond = converted(cond, ScalarType::Bool)?;
+    let cond = to_dtype_if_needed(cond, ScalarType::Bool)?;
     let mut state = ResultTypeState::default();
     add_operand(&mut state, a)?;
     add_operand(&mut state, b)?;
     let dtype = state.result()?.unwrap_or(ScalarType::Float);
-    let (a, b) = (converted(a, dtype)?, converted(b, dtype)?);
+    let (a, b) = (to_dtype_if_needed(a, dtype)?, to_dtype_if_needed(b, dtype)?);
     let mut iter = v.build(
         TensorIteratorConfig::default()
             .add_output(v.maybe_get_output())

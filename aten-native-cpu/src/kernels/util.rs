@@ -10,9 +10,9 @@ use c10_core::{Error, LayoutRef, Result, ScalarType, TensorBase};
 
 pub use aten_core::native::wrapped_scalar_tensor as wrap;
 
-/// `"name" not implemented for 'Dtype'`.
+/// `"name" not implemented for 'Dtype'` ([`Error::not_implemented_for`]).
 pub fn not_implemented(name: &str, dtype: ScalarType) -> Error {
-    Error::not_implemented(format!("\"{name}\" not implemented for '{dtype}'"))
+    Error::not_implemented_for(name, dtype)
 }
 
 /// Runs `$body` with `$T` bound to a floating element type, or fails with
