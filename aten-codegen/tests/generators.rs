@@ -2,10 +2,11 @@
 //! (`tests/fixtures/generators/native_functions.yaml`): a structured family
 //! (`add`), an operator with an `autogen` out variant (`relu`), a factory
 //! with a BackendSelect kernel (`ones`), defaults of several kinds (`sum`)
-//! and a keyword name (`where`). Review changes with `cargo insta review`.
+//! and a keyword name (`where`); with derivative formulas for `add` and
+//! `relu` (`fixtures/generators/derivatives.yaml`). Review changes with `cargo insta review`.
 
 use aten_codegen::gen::{generate, GenOp};
-use aten_codegen::{NativeFunctions, Tags};
+use aten_codegen::{Derivatives, NativeFunctions, Tags};
 
 fn generated() -> Vec<(String, String)> {
     let tags = Tags::parse(include_str!("../../tags.yaml"), "tags.yaml").unwrap();
@@ -15,8 +16,13 @@ fn generated() -> Vec<(String, String)> {
         &tags,
     )
     .unwrap();
+    let derivatives = Derivatives::parse(
+        include_str!("fixtures/generators/derivatives.yaml"),
+        "derivatives.yaml",
+    )
+    .unwrap();
     let ops: Vec<GenOp> = functions.iter().map(GenOp::from_native).collect();
-    let (files, skipped) = generate("aten", &ops).unwrap();
+    let (files, skipped) = generate("aten", &ops, &derivatives).unwrap();
     assert!(skipped.is_empty(), "{skipped:?}");
     files.into_iter().map(|f| (f.path, f.contents)).collect()
 }
@@ -47,4 +53,11 @@ fn core_registrations() {
 #[test]
 fn cpu_registrations() {
     insta::assert_snapshot!(file("generated/register_cpu.rs"));
+}
+
+#[test]
+fn autograd_kernels() {
+    insta::assert_snapshot!(file("generated/variable_type.rs"));
+    insta::assert_snapshot!(file("generated/functions.rs"));
+    insta::assert_snapshot!(file("generated/inplace_or_view.rs"));
 }

@@ -107,13 +107,11 @@ impl<'a> SetOutput<'a> {
         }
     }
 
-    /// The value a member returns: the output, with its version bumped
-    /// when the caller gave it (in-place and out members write to it).
+    /// The value a member returns: the output. (Version counters of the
+    /// tensors in-place and out members write are bumped by the
+    /// `ADInplaceOrView` kernels above the backends, not here.)
     #[inline]
     pub fn finish(self, output: Tensor) -> Tensor {
-        if !matches!(self, SetOutput::Functional) {
-            output.bump_version();
-        }
         output
     }
 }

@@ -8,13 +8,17 @@
 //! - [`c10`]: dispatch keys, key sets, thread-local dispatch state, errors;
 //! - [`boxing`]: `IValue`, `FunctionSchema`, kernels;
 //! - [`dispatch`]: the dispatcher, libraries and registrations;
-//! - [`core`]: tensors and the typed operator API ([`ops`], [`Tensor`]).
+//! - [`core`]: tensors and the typed operator API ([`ops`], [`Tensor`]);
+//! - [`autograd`]: the autograd layer (`requires_grad_`, `backward`,
+//!   `grad`, grad modes), through [`TensorAutograd`] on tensors.
 
+pub use aten_autograd as autograd;
 pub use aten_boxing as boxing;
 pub use aten_core as core;
 pub use aten_dispatch as dispatch;
 pub use c10_core as c10;
 
+pub use aten_autograd::TensorAutograd;
 pub use aten_core::{ops, Tensor};
 pub use c10_core::{
     BackendComponent, Device, DispatchKey, DispatchKeySet, Error, ErrorKind, Generator, Layout,
@@ -30,6 +34,7 @@ pub fn dispatcher() -> &'static aten_dispatch::Dispatcher {
     // Reference the registering crates so the linker keeps their static
     // registration blocks.
     std::hint::black_box(aten_core::link as fn());
+    std::hint::black_box(aten_autograd::link as fn());
     #[cfg(feature = "cpu")]
     std::hint::black_box(aten_native_cpu::link as fn());
     aten_dispatch::Dispatcher::global()

@@ -2,8 +2,9 @@
 //! file (`conformance/data/pytorch/native_functions.yaml`, 2,590 functions,
 //! 16,000 lines): YAML, every schema, every key and every cross-function
 //! check, as `aten yaml check` and the generators run them; then the whole
-//! of `cargo xtask codegen` on it: rendering the typed API, registrations and
-//! BackendSelect kernels (`generate_unformatted`), and the same followed by
+//! of `cargo xtask codegen` on it (with PyTorch's `derivatives.yaml`, whose
+//! C++ formulas are rendered as text): rendering the typed API,
+//! registrations, BackendSelect and autograd kernels (`generate_unformatted`), and the same followed by
 //! `rustfmt` of every file (`generate_end_to_end`). torchgen takes tens of
 //! seconds for its codegen.
 
@@ -11,11 +12,12 @@
 #![allow(missing_docs)]
 
 use aten_codegen::gen::{generate, render_files, GenOp};
-use aten_codegen::{NativeFunctions, Tags};
+use aten_codegen::{Derivatives, NativeFunctions, Tags};
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 
 const NATIVE_FUNCTIONS: &str = include_str!("../../conformance/data/pytorch/native_functions.yaml");
 const TAGS: &str = include_str!("../../conformance/data/pytorch/tags.yaml");
+const DERIVATIVES: &str = include_str!("../../conformance/data/pytorch/derivatives.yaml");
 
 fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("codegen");
@@ -34,11 +36,12 @@ fn bench(c: &mut Criterion) {
         let tags = Tags::parse(TAGS, "tags.yaml").unwrap();
         NativeFunctions::parse(NATIVE_FUNCTIONS, "native_functions.yaml", &tags).unwrap()
     };
+    let derivatives = Derivatives::parse(DERIVATIVES, "derivatives.yaml").unwrap();
     group.bench_function("generate_unformatted", |b| {
         b.iter(|| {
             let functions = load();
             let ops: Vec<GenOp> = functions.iter().map(GenOp::from_native).collect();
-            let (files, skipped) = render_files("aten", &ops);
+            let (files, skipped) = render_files("aten", &ops, &derivatives);
             black_box((files.len(), skipped.len()))
         })
     });
@@ -47,7 +50,7 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             let functions = load();
             let ops: Vec<GenOp> = functions.iter().map(GenOp::from_native).collect();
-            let (files, skipped) = generate("aten", &ops).unwrap();
+            let (files, skipped) = generate("aten", &ops, &derivatives).unwrap();
             black_box((files.len(), skipped.len()))
         })
     });

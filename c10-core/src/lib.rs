@@ -23,6 +23,7 @@ pub mod dispatch_key_set;
 pub mod element;
 pub mod error;
 pub mod generator;
+pub mod grad_mode;
 pub mod layout;
 pub mod local_dispatch_key_set;
 pub mod published_cell;
@@ -40,6 +41,7 @@ pub mod warning;
 pub use device::{Device, DeviceType};
 pub use element::{Element, Numeric};
 pub use generator::Generator;
+pub use grad_mode::{enable_grad, no_grad, AutoGradMode, GradMode, InferenceMode};
 #[doc(hidden)]
 pub use half;
 pub use layout::{Layout, MemoryFormat};
@@ -47,7 +49,7 @@ pub use scalar::{Complex64, Scalar};
 pub use scalar_type::ScalarType;
 pub use small_vec::SmallVec;
 pub use storage::{Storage, StorageBorrow};
-pub use tensor_impl::{TensorBase, TensorImpl};
+pub use tensor_impl::{AutogradMetaInterface, TensorBase, TensorImpl};
 pub use tensor_layout::{LayoutRef, TensorLayout};
 pub use thread_shared::ThreadShared;
 

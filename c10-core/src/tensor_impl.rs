@@ -5,6 +5,11 @@
 //! from, and a version counter shared by all views of one storage (bumped by
 //! in-place writes, as autograd needs). Views (`as_strided` and every view
 //! operator built on it) share the storage and the version counter.
+//!
+//! Autograd keeps its per-tensor state (`requires_grad`, `.grad`, `grad_fn`,
+//! view information) behind [`AutogradMetaInterface`], made on first need
+//! by the autograd layer, as PyTorch's `TensorImpl::autograd_meta_` is: a
+//! tensor that never met autograd pays one null check.
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -33,6 +38,18 @@ pub struct TensorImpl {
     /// or in-place write (a tensor that has neither reads version 0).
     version: OnceLock<Arc<AtomicU64>>,
     wrapped_number: bool,
+    /// Autograd's state, set once by the autograd layer.
+    autograd_meta: OnceLock<Box<dyn AutogradMetaInterface>>,
+}
+
+/// The autograd state a tensor carries (`c10::AutogradMetaInterface`). The
+/// autograd layer implements it; this crate only asks whether the tensor
+/// requires grad.
+pub trait AutogradMetaInterface: std::any::Any + Send + Sync {
+    /// `requires_grad()`: whether autograd tracks this tensor.
+    fn requires_grad(&self) -> bool;
+    /// The implementation, for the autograd layer to downcast.
+    fn as_any(&self) -> &dyn std::any::Any;
 }
 
 impl fmt::Debug for TensorImpl {
@@ -109,6 +126,7 @@ impl TensorImpl {
             key_set,
             version,
             wrapped_number: false,
+            autograd_meta: OnceLock::new(),
         }
     }
 
@@ -120,14 +138,21 @@ impl TensorImpl {
     /// The default key set of a dense tensor on `device`: the dense runtime
     /// key, its autograd key and ADInplaceOrView (as PyTorch gives every
     /// tensor; `requires_grad` does not change the keys).
+    /// Under inference mode the tensor is an inference tensor: its key set
+    /// has neither the autograd key nor ADInplaceOrView.
     #[inline]
     pub fn default_key_set(device: Device) -> DispatchKeySet {
         // CPU tensors (the commonest allocation) read a constant.
         const CPU: DispatchKeySet = keys_of_backend(Device::CPU);
-        if device.device_type() == crate::device::DeviceType::CPU {
+        let keys = if device.device_type() == crate::device::DeviceType::CPU {
             CPU
         } else {
             keys_of_backend(device)
+        };
+        if crate::grad_mode::InferenceMode::is_enabled() {
+            keys.difference(crate::dispatch_key_set::AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPLACE_OR_VIEW)
+        } else {
+            keys
         }
     }
 }
@@ -207,6 +232,7 @@ impl TensorBase {
             key_set: inner.key_set,
             version: OnceLock::new(),
             wrapped_number: true,
+            autograd_meta: OnceLock::new(),
         }))
     }
 
@@ -448,10 +474,90 @@ impl TensorBase {
             .map_or(0, |v| v.load(Ordering::Relaxed))
     }
 
-    /// Records an in-place write (`bump_version`).
+    /// Records an in-place write (`bump_version`). Inference tensors keep
+    /// no version.
     pub fn bump_version(&self) {
         if let Some(t) = &self.inner {
+            if !t.key_set.has(DispatchKey::ADInplaceOrView) {
+                return;
+            }
             t.version_counter().fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// `is_inference()`: made under inference mode (its key set has no
+    /// autograd keys and no ADInplaceOrView).
+    pub fn is_inference(&self) -> bool {
+        self.inner
+            .as_ref()
+            .is_some_and(|t| !t.key_set.has(DispatchKey::ADInplaceOrView))
+    }
+
+    /// `requires_grad()`: whether autograd tracks this tensor. One load for
+    /// a tensor that never met autograd.
+    #[inline]
+    pub fn requires_grad(&self) -> bool {
+        match &self.inner {
+            Some(t) => match t.autograd_meta.get() {
+                Some(m) => m.requires_grad(),
+                None => false,
+            },
+            None => false,
+        }
+    }
+
+    /// The autograd state, if the autograd layer made one.
+    #[inline]
+    pub fn autograd_meta(&self) -> Option<&dyn AutogradMetaInterface> {
+        self.inner.as_ref()?.autograd_meta.get().map(|m| &**m)
+    }
+
+    /// The autograd state, made by `init` on first use. Fails on an
+    /// undefined tensor.
+    pub fn autograd_meta_or_init(
+        &self,
+        init: impl FnOnce() -> Box<dyn AutogradMetaInterface>,
+    ) -> Result<&dyn AutogradMetaInterface> {
+        Ok(&**self.get()?.autograd_meta.get_or_init(init))
+    }
+
+    /// A new tensor sharing this one's storage, layout and version counter,
+    /// without autograd state (`shallow_copy_and_detach`, what `detach()`
+    /// and saved variables build on).
+    pub fn shallow_copy_and_detach(&self) -> Result<TensorBase> {
+        let t = self.get()?;
+        let layout = t.layout();
+        let copy = TensorLayout::new(
+            layout.storage().clone(),
+            layout.storage_offset(),
+            layout.sizes(),
+            layout.strides(),
+            t.dtype.element_size(),
+        )?;
+        let version = if t.key_set.has(DispatchKey::ADInplaceOrView) {
+            OnceLock::from(Arc::clone(t.version_counter()))
+        } else {
+            OnceLock::new()
+        };
+        Ok(TensorBase::from_impl(TensorImpl {
+            layout: LayoutCell::new(copy),
+            dtype: t.dtype,
+            device: t.device,
+            key_set: t.key_set,
+            version,
+            wrapped_number: t.wrapped_number,
+            autograd_meta: OnceLock::new(),
+        }))
+    }
+
+    /// Whether two tensors share one version counter (views of one base).
+    pub fn shares_version_counter(&self, other: &TensorBase) -> bool {
+        match (&self.inner, &other.inner) {
+            (Some(a), Some(b)) => match (a.version.get(), b.version.get()) {
+                (Some(x), Some(y)) => Arc::ptr_eq(x, y),
+                _ => Arc::ptr_eq(a, b),
+            },
+            _ => false,
         }
     }
 

@@ -1,7 +1,8 @@
 //! `cargo xtask`: project automation, in the style of rust-analyzer's xtask.
 //!
-//! `cargo xtask codegen` reads the project's `native_functions.yaml` (and
-//! `tags.yaml`) at the repository root and writes the generated Rust files;
+//! `cargo xtask codegen` reads the project's `native_functions.yaml` (with
+//! `tags.yaml`, and `derivatives.yaml` for the autograd kernels) at the
+//! repository root and writes the generated Rust files;
 //! `cargo xtask codegen --check` writes nothing and fails, naming each stale
 //! file and the command to run, when a generated file differs from what the
 //! generator produces.
@@ -14,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use aten_codegen::gen::{generate, GenOp};
-use aten_codegen::{NativeFunctions, Tags};
+use aten_codegen::{Derivatives, NativeFunctions, Tags};
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -60,8 +61,11 @@ fn codegen(root: &Path, check: bool) -> Result<(), String> {
     let tags = Tags::parse(&read(&tags_path)?, "tags.yaml").map_err(|e| e.to_string())?;
     let functions = NativeFunctions::parse(&read(&yaml_path)?, "native_functions.yaml", &tags)
         .map_err(|e| e.to_string())?;
+    let derivatives_path = root.join("derivatives.yaml");
+    let derivatives = Derivatives::parse(&read(&derivatives_path)?, "derivatives.yaml")
+        .map_err(|e| e.to_string())?;
     let ops: Vec<GenOp> = functions.iter().map(GenOp::from_native).collect();
-    let (files, skipped) = generate("aten", &ops)?;
+    let (files, skipped) = generate("aten", &ops, &derivatives)?;
     for s in &skipped {
         eprintln!("codegen: skipped {s}");
     }

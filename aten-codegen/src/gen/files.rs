@@ -100,3 +100,60 @@ pub(super) fn cpu_registrations(ns: &str, cpu: &Section) -> GeneratedFile {
         ),
     }
 }
+
+/// The imports every autograd file starts with.
+const AUTOGRAD_IMPORTS: &str = "#[allow(unused_imports)]\n\
+     use aten_core::{ops, Tensor};\n\
+     #[allow(unused_imports)]\n\
+     use c10_core::{Device, DispatchKeySet, Error, Generator, Layout, MemoryFormat, Result, Scalar, ScalarType};\n\
+     #[allow(unused_imports)]\n\
+     use c10_core::AutoDispatchBelowADInplaceOrView;\n\
+     #[allow(unused_imports)]\n\
+     use c10_core::dispatch_key_set::{AFTER_AD_INPLACE_OR_VIEW_KEYSET, AFTER_AUTOGRAD_KEYSET};\n\
+     #[allow(unused_imports)]\n\
+     use aten_dispatch::CppFunction;\n\
+     #[allow(unused_imports)]\n\
+     use crate::formulas::*;\n\
+     #[allow(unused_imports)]\n\
+     use crate::node::{ApplyContext, BackwardFunction};\n\
+     #[allow(unused_imports)]\n\
+     use crate::record;\n\
+     #[allow(unused_imports)]\n\
+     use crate::saved_variable::SavedVariable;\n\n";
+
+fn autograd_file(name: &str, doc: &str, code: &str) -> GeneratedFile {
+    GeneratedFile {
+        path: format!("aten-autograd/src/generated/{name}"),
+        contents: format!(
+            "{PREAMBLE}//! {doc}\n\n#![allow(clippy::too_many_arguments, clippy::needless_borrow, clippy::redundant_clone)]\n\n{AUTOGRAD_IMPORTS}{code}"
+        ),
+    }
+}
+
+/// `aten-autograd/src/generated/functions.rs`: the backward nodes.
+pub(super) fn autograd_functions(code: &str) -> GeneratedFile {
+    autograd_file(
+        "functions.rs",
+        "The backward nodes of the operators with formulas in `derivatives.yaml`.",
+        code,
+    )
+}
+
+/// `aten-autograd/src/generated/variable_type.rs`: the Autograd kernels.
+pub(super) fn variable_type(code: &str) -> GeneratedFile {
+    autograd_file(
+        "variable_type.rs",
+        "The kernels at the `Autograd` alias key (PyTorch's `VariableType`).",
+        code,
+    )
+}
+
+/// `aten-autograd/src/generated/inplace_or_view.rs`: the ADInplaceOrView
+/// kernels.
+pub(super) fn inplace_or_view(code: &str) -> GeneratedFile {
+    autograd_file(
+        "inplace_or_view.rs",
+        "The kernels at `ADInplaceOrView`: version bumps of in-place and `out=` operators, view bases of view operators.",
+        code,
+    )
+}

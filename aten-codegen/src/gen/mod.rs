@@ -8,6 +8,8 @@
 //! - [`structured`]: functional, in-place and out kernels generated around a
 //!   structured family's meta function and implementation, and `autogen`
 //!   out variants;
+//! - [`autograd`]: backward nodes and the kernels at the `Autograd` and
+//!   `ADInplaceOrView` keys, from `derivatives.yaml`;
 //! - `sections`: which crate hosts each kernel, and the code and
 //!   registrations collected per crate;
 //! - `files`: the generated files' paths and headers.
@@ -17,6 +19,7 @@
 //! line and is formatted with `rustfmt`.
 
 pub mod api;
+pub mod autograd;
 pub mod backend_select;
 mod files;
 pub mod names;
@@ -31,6 +34,7 @@ use std::process::{Command, Stdio};
 use aten_boxing::schema::{FunctionSchema, OperatorName};
 use c10_core::DispatchKey;
 
+use crate::derivatives::Derivatives;
 use crate::native_function::{NativeFunction, Variant};
 use sections::{kernel_home, key_suffix, registered_name, Home, Section};
 
@@ -320,9 +324,14 @@ fn same_operator(a: &OperatorName, b: &OperatorName) -> bool {
         && a.name().rsplit("::").next() == b.name().rsplit("::").next()
 }
 
-/// Renders every generated file (unformatted); the operators the API
-/// cannot express are listed in the second value with the reason.
-pub fn render_files(ns: &str, ops: &[GenOp]) -> (Vec<GeneratedFile>, Vec<String>) {
+/// Renders every generated file (unformatted), the autograd kernels from
+/// `derivatives`; the operators the generators cannot express are listed
+/// in the second value with the reason.
+pub fn render_files(
+    ns: &str,
+    ops: &[GenOp],
+    derivatives: &Derivatives,
+) -> (Vec<GeneratedFile>, Vec<String>) {
     let mut r = Rendered::default();
     for op in ops {
         r.defs.push((op.schema.clone(), op.tags.clone()));
@@ -336,13 +345,33 @@ pub fn render_files(ns: &str, ops: &[GenOp]) -> (Vec<GeneratedFile>, Vec<String>
         }
         r.add_autogen(op);
     }
+    let autograd_ops: Vec<autograd::AutogradOp<'_>> = r
+        .defs
+        .iter()
+        .map(|(schema, _)| autograd::AutogradOp {
+            schema,
+            composite_implicit: ops.iter().any(|o| {
+                o.schema.operator_name() == schema.operator_name()
+                    && o
+                        .dispatch
+                        .iter()
+                        .any(|(k, _)| *k == DispatchKey::CompositeImplicitAutograd)
+            }),
+        })
+        .collect();
+    let ag = autograd::render(ns, &autograd_ops, derivatives);
+    let mut skipped = r.skipped;
+    skipped.extend(ag.skipped.iter().cloned());
     let files = vec![
         files::ops(&r.api),
         files::tensor_methods(&r.methods),
         files::core_registrations(ns, &r.defs, &r.core),
         files::cpu_registrations(ns, &r.cpu),
+        files::autograd_functions(&ag.functions),
+        files::variable_type(&ag.variable_type),
+        files::inplace_or_view(&ag.inplace_or_view),
     ];
-    (files, r.skipped)
+    (files, skipped)
 }
 
 /// Whether a schema's name is in-place (`add_`).
@@ -383,8 +412,12 @@ pub fn format_rust(code: &str) -> Result<String, String> {
 
 /// Renders and formats every generated file (one `rustfmt` per file, run
 /// concurrently).
-pub fn generate(ns: &str, ops: &[GenOp]) -> Result<(Vec<GeneratedFile>, Vec<String>), String> {
-    let (files, skipped) = render_files(ns, ops);
+pub fn generate(
+    ns: &str,
+    ops: &[GenOp],
+    derivatives: &Derivatives,
+) -> Result<(Vec<GeneratedFile>, Vec<String>), String> {
+    let (files, skipped) = render_files(ns, ops, derivatives);
     let files = std::thread::scope(|scope| {
         let jobs: Vec<_> = files
             .into_iter()

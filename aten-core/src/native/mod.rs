@@ -2,6 +2,7 @@
 //! composite kernels, and the backend-neutral helpers backends share.
 
 pub mod conv_shape;
+pub mod backward;
 mod copy;
 mod dims;
 mod factories;

@@ -69,7 +69,6 @@ fn bool_result(
             }
             aten_core::structured::resize_output(o, &result.sizes(), None)?;
             copy_into(&result, o)?;
-            o.bump_version();
             Ok(o.clone())
         }
         _ => Ok(v.finish(iter.into_output(0))),

@@ -1,0 +1,148 @@
+//! Tensors saved for backward (`torch::autograd::SavedVariable`).
+//!
+//! A saved tensor remembers the version of its data when it was saved; if
+//! the data was written in place since, unpacking it is PyTorch's "one of
+//! the variables needed for gradient computation has been modified by an
+//! inplace operation" error. A saved output of the node that saves it is
+//! kept without its history (the node would otherwise own itself) and
+//! rebuilt pointing at the node when unpacked, so that gradients of
+//! gradients (`create_graph`) flow through it. After a backward without
+//! `retain_graph` the data is freed and unpacking is PyTorch's "Trying to
+//! backward through the graph a second time" error.
+
+use std::sync::Arc;
+
+use aten_core::Tensor;
+use c10_core::{Error, Result};
+
+use crate::meta;
+use crate::node::Node;
+
+/// A tensor saved for backward.
+#[derive(Default)]
+pub struct SavedVariable {
+    /// The data, detached (for outputs) or the tensor itself (for inputs).
+    data: Option<Tensor>,
+    /// The version of the data when saved.
+    saved_version: u64,
+    /// For an input: the edge its gradient flows along, kept so the
+    /// rebuilt tensor can be differentiated again. For an output: `None`
+    /// (the node being run is its history).
+    is_output: bool,
+    output_nr: usize,
+    /// The name of the node that made it, for the error message.
+    grad_fn_name: Option<String>,
+    /// Whether something was saved (an undefined tensor saves nothing).
+    defined: bool,
+    released: bool,
+}
+
+impl SavedVariable {
+    /// Saves `t`; `is_output` when `t` is an output of the node saving it.
+    pub fn new(t: &Tensor, is_output: bool) -> Result<SavedVariable> {
+        if !t.defined() {
+            return Ok(SavedVariable::default());
+        }
+        let grad_fn = meta::grad_fn(t);
+        let data = if is_output {
+            // The node saving its own output must not hold the output's
+            // history (itself): keep a detached alias.
+            meta::detach(t)?
+        } else {
+            t.clone()
+        };
+        Ok(SavedVariable {
+            saved_version: t.version(),
+            is_output,
+            output_nr: meta::output_nr(t),
+            grad_fn_name: grad_fn.map(|f| f.name().to_string()),
+            data: Some(data),
+            defined: true,
+            released: false,
+        })
+    }
+
+    /// Saves an optional tensor.
+    pub fn new_opt(t: Option<&Tensor>, is_output: bool) -> Result<SavedVariable> {
+        match t {
+            Some(t) => SavedVariable::new(t, is_output),
+            None => Ok(SavedVariable::default()),
+        }
+    }
+
+    /// Frees the data (`reset_data`).
+    pub fn reset_data(&mut self) {
+        if self.defined {
+            self.released = true;
+        }
+        self.data = None;
+    }
+
+    /// The saved tensor (undefined if an undefined tensor was saved),
+    /// checked against later in-place writes. `node` is the node that saved
+    /// it (the history of a saved output).
+    pub fn unpack(&self, node: &Arc<Node>) -> Result<Tensor> {
+        if self.released {
+            return Err(Error::runtime(
+                "Trying to backward through the graph a second time (or directly access saved tensors after they have already been freed). Saved intermediate values of the graph are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or if you need to access saved tensors after calling backward.",
+            ));
+        }
+        let Some(data) = &self.data else {
+            return Ok(Tensor::undefined());
+        };
+        let current = data.version();
+        if current != self.saved_version {
+            let desc = format!(
+                "[{} [{}]]",
+                type_string(data),
+                data.sizes()
+                    .iter()
+                    .map(i64::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            let owner = match (&self.grad_fn_name, self.is_output) {
+                (_, true) => format!(
+                    "{desc}, which is output {} of {},",
+                    self.output_nr,
+                    node.name()
+                ),
+                (Some(name), false) => {
+                    format!("{desc}, which is output {} of {name},", self.output_nr)
+                }
+                (None, false) => desc,
+            };
+            return Err(Error::runtime(format!(
+                "one of the variables needed for gradient computation has been modified by an inplace operation: {owner} is at version {current}; expected version {} instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True).",
+                self.saved_version
+            )));
+        }
+        if self.is_output && data.dtype().is_some_and(crate::is_differentiable_type) {
+            // Rebuild the output with its history: this node.
+            let out = meta::detach(data)?;
+            meta::set_gradient_edge(&out, node, self.output_nr)?;
+            return Ok(out);
+        }
+        Ok(data.clone())
+    }
+}
+
+/// PyTorch's legacy type name of a CPU tensor (`torch.FloatTensor`).
+fn type_string(t: &Tensor) -> String {
+    use c10_core::ScalarType as S;
+    let name = match t.dtype() {
+        Some(S::Float) => "Float",
+        Some(S::Double) => "Double",
+        Some(S::Half) => "Half",
+        Some(S::BFloat16) => "BFloat16",
+        Some(S::Long) => "Long",
+        Some(S::Int) => "Int",
+        Some(S::Short) => "Short",
+        Some(S::Char) => "Char",
+        Some(S::Byte) => "Byte",
+        Some(S::Bool) => "Bool",
+        _ => "",
+    };
+    format!("torch.{name}Tensor")
+}
+

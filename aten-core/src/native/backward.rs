@@ -1,0 +1,436 @@
+//! Backward computations written over the typed operator API: the kernels
+//! of the backward operators (`convolution_backward`,
+//! `native_layer_norm_backward`, `max_pool2d_with_indices_backward`,
+//! `embedding_dense_backward`, ...) on every backend, and what the
+//! autograd formulas of the forward operators call. Being compositions of
+//! differentiable operators, they are differentiated again by autograd
+//! when a backward pass records its own graph (`create_graph`).
+//!
+//! Scatter-adds are written as products with one-hot matrices (exact: every
+//! product is a gradient times 0 or 1), which keeps them differentiable
+//! without scatter kernels.
+
+use c10_core::{Error, Result, Scalar, ScalarType};
+
+use crate::{ops, Tensor};
+
+fn dtype_of(t: &Tensor) -> ScalarType {
+    t.dtype().unwrap_or(ScalarType::Float)
+}
+
+fn zeros(sizes: &[i64], like: &Tensor) -> Result<Tensor> {
+    ops::zeros_with(
+        sizes,
+        ops::ZerosOptions {
+            dtype: like.dtype(),
+            device: like.device(),
+            ..Default::default()
+        },
+    )
+}
+
+fn arange(n: i64, like: &Tensor) -> Result<Tensor> {
+    ops::arange_with(
+        Scalar::Int(n),
+        ops::ArangeOptions {
+            dtype: Some(ScalarType::Long),
+            device: like.device(),
+            ..Default::default()
+        },
+    )
+}
+
+fn to(t: &Tensor, dtype: ScalarType) -> Result<Tensor> {
+    if t.dtype() == Some(dtype) {
+        return Ok(t.clone());
+    }
+    ops::_to_copy_with(
+        t,
+        ops::ToCopyOptions {
+            dtype: Some(dtype),
+            ..Default::default()
+        },
+    )
+}
+
+fn keep() -> ops::SumDimIntlistOptions {
+    ops::SumDimIntlistOptions {
+        keepdim: true,
+        dtype: None,
+    }
+}
+
+/// `[S, L]` one-hot matrix in `dtype`: row `s` has ones where `index == s`.
+fn one_hot_rows(index: &Tensor, s: i64, dtype: ScalarType) -> Result<Tensor> {
+    let rows = ops::unsqueeze(&arange(s, index)?, 1)?;
+    let cols = ops::unsqueeze(&ops::reshape(index, &[-1])?, 0)?;
+    to(&ops::eq_tensor(&rows, &cols)?, dtype)
+}
+
+/// `out[index[l]] += src[l]` along dim 0 of `src` (`[L, ...]`), giving
+/// `[s, ...]` (`index_add` of zeros).
+fn index_add_rows(src: &Tensor, index: &Tensor, s: i64) -> Result<Tensor> {
+    let sizes = src.sizes();
+    let l = sizes.first().copied().unwrap_or(1);
+    let rest: Vec<i64> = sizes.iter().skip(1).copied().collect();
+    let flat = ops::reshape(src, &[l, -1])?;
+    let m = one_hot_rows(index, s, dtype_of(src))?;
+    let out = ops::mm(&m, &flat)?;
+    let mut shape = vec![s];
+    shape.extend(rest);
+    ops::reshape(&out, &shape)
+}
+
+/// `index_select_backward`: the gradient of `index_select(self, dim,
+/// index)` for `self`, `grad`'s slices added at their indices.
+pub fn index_select_backward(
+    grad: &Tensor,
+    self_sizes: &[i64],
+    dim: i64,
+    index: &Tensor,
+) -> Result<Tensor> {
+    if self_sizes.is_empty() {
+        return ops::reshape(grad, &[]);
+    }
+    let d = crate::native::wrap_dim(dim, self_sizes.len())? as i64;
+    let moved = ops::transpose_int(grad, 0, d)?;
+    let summed = index_add_rows(&moved, index, self_sizes[d as usize])?;
+    let back = ops::transpose_int(&summed, 0, d)?;
+    ops::contiguous(&back)
+}
+
+/// `gather_backward`: the gradient of `gather(self, dim, index)` for
+/// `self`, `grad` added at the gathered positions.
+pub fn gather_backward(grad: &Tensor, self_sizes: &[i64], dim: i64, index: &Tensor) -> Result<Tensor> {
+    if index.numel() == 0 || self_sizes.is_empty() {
+        if self_sizes.is_empty() {
+            return ops::reshape(grad, &[]);
+        }
+        return zeros(self_sizes, grad);
+    }
+    let nd = self_sizes.len();
+    let d = crate::native::wrap_dim(dim, nd)?;
+    let s = self_sizes[d];
+    // mask[..., k, j, ...] = index[..., k, ...] == j (j a new axis after d).
+    let idx = ops::unsqueeze(index, d as i64 + 1)?;
+    let mut pos_shape = vec![1i64; nd + 1];
+    pos_shape[d + 1] = s;
+    let pos = ops::view(&arange(s, index)?, &pos_shape)?;
+    let mask = ops::eq_tensor(&idx, &pos)?;
+    let g = ops::unsqueeze(grad, d as i64 + 1)?;
+    let picked = ops::where_self(&mask, &g, &zeros(&[], grad)?)?;
+    let summed = ops::sum_dim_intlist(&picked, Some(&[d as i64]))?;
+    // `summed` has index's sizes with `s` at `d`; pad to self's sizes.
+    let ss = summed.sizes();
+    if &ss[..] == self_sizes {
+        return Ok(summed);
+    }
+    let out = zeros(self_sizes, grad)?;
+    let mut region = out.clone();
+    for (k, &len) in ss.iter().enumerate() {
+        region = ops::narrow(&region, k as i64, 0, len)?;
+    }
+    ops::copy_(&region, &summed)?;
+    Ok(out)
+}
+
+/// `embedding_dense_backward`: the rows of `grad` added into the rows of
+/// the weight their indices name; the `padding_idx` row gets nothing, and
+/// with `scale_grad_by_freq` each index's sum is divided by how often it
+/// occurs.
+pub fn embedding_dense_backward(
+    grad: &Tensor,
+    indices: &Tensor,
+    num_weights: i64,
+    padding_idx: i64,
+    scale_grad_by_freq: bool,
+) -> Result<Tensor> {
+    let dim = grad.sizes().last().copied().unwrap_or(1);
+    let flat_idx = ops::reshape(indices, &[-1])?;
+    let g = ops::reshape(grad, &[-1, dim])?;
+    let mut m = one_hot_rows(&flat_idx, num_weights, dtype_of(grad))?;
+    if padding_idx >= 0 {
+        let not_pad = ops::ne_scalar(&flat_idx, Scalar::Int(padding_idx))?;
+        m = ops::mul_tensor(&m, &to(&ops::unsqueeze(&not_pad, 0)?, dtype_of(grad))?)?;
+    }
+    if scale_grad_by_freq {
+        let all = one_hot_rows(&flat_idx, num_weights, dtype_of(grad))?;
+        let counts = ops::sum_dim_intlist_with(&all, Some(&[1]), keep())?;
+        let counts = ops::clamp_with(
+            &counts,
+            ops::ClampOptions {
+                min: Some(Scalar::Int(1)),
+                max: None,
+            },
+        )?;
+        m = ops::div_tensor(&m, &counts)?;
+    }
+    ops::mm(&m, &g)
+}
+
+/// `nll_loss_backward`: `-weight[target] * grad` at each target class
+/// (divided by `total_weight` for reduction `mean`), nothing for ignored
+/// targets.
+pub fn nll_loss_backward(
+    grad: &Tensor,
+    self_: &Tensor,
+    target: &Tensor,
+    weight: Option<&Tensor>,
+    reduction: i64,
+    ignore_index: i64,
+    total_weight: &Tensor,
+) -> Result<Tensor> {
+    let nd = self_.dim();
+    if nd == 0 || nd > 2 {
+        return Err(Error::runtime("input tensor should be 1D or 2D"));
+    }
+    let c = self_.sizes()[nd - 1];
+    let t = ops::unsqueeze(target, -1)?;
+    let classes = arange(c, self_)?;
+    let hit = ops::logical_and(
+        &ops::eq_tensor(&t, &classes)?,
+        &ops::ne_scalar(&t, Scalar::Int(ignore_index))?,
+    )?;
+    let mut g = if reduction == 0 && nd == 2 {
+        ops::unsqueeze(grad, -1)?
+    } else {
+        grad.clone()
+    };
+    if reduction == 1 {
+        g = ops::div_tensor(&g, total_weight)?;
+    }
+    let mut value = ops::neg(&g)?;
+    if let Some(w) = weight {
+        value = ops::mul_tensor(&value, w)?;
+    }
+    let value = ops::expand(&value, &self_.sizes())?;
+    ops::where_self(&hit, &value, &zeros(&[], self_)?)
+}
+
+/// `max_pool2d_with_indices_backward`: each output's gradient added at the
+/// input position its index names (flat over the last two dims).
+pub fn max_pool2d_with_indices_backward(
+    grad: &Tensor,
+    self_: &Tensor,
+    indices: &Tensor,
+) -> Result<Tensor> {
+    let sizes = self_.sizes();
+    let nd = sizes.len();
+    if nd < 2 {
+        return Err(Error::runtime("max_pool2d_with_indices_backward: input must be 3-D or 4-D"));
+    }
+    let hw = sizes[nd - 2] * sizes[nd - 1];
+    let mut lead: Vec<i64> = sizes[..nd - 2].to_vec();
+    lead.push(-1);
+    let idx = ops::unsqueeze(&ops::reshape(indices, &lead)?, -1)?;
+    let g = ops::unsqueeze(&ops::reshape(grad, &lead)?, -1)?;
+    let mask = ops::eq_tensor(&idx, &arange(hw, self_)?)?;
+    let picked = ops::where_self(&mask, &g, &zeros(&[], grad)?)?;
+    let summed = ops::sum_dim_intlist(&picked, Some(&[nd as i64 - 2]))?;
+    ops::reshape(&summed, &sizes)
+}
+
+/// `native_layer_norm_backward`: the gradients of input, weight and bias
+/// (each when `output_mask` asks for it and the argument exists).
+#[allow(clippy::too_many_arguments)]
+pub fn native_layer_norm_backward(
+    grad_out: &Tensor,
+    input: &Tensor,
+    normalized_shape: &[i64],
+    mean: &Tensor,
+    rstd: &Tensor,
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    output_mask: [bool; 3],
+) -> Result<(Tensor, Tensor, Tensor)> {
+    let nd = input.dim() as i64;
+    let k = normalized_shape.len() as i64;
+    let axes: Vec<i64> = (nd - k..nd).collect();
+    let batch: Vec<i64> = (0..nd - k).collect();
+    let x_hat = ops::mul_tensor(&ops::sub_tensor(input, mean)?, rstd)?;
+    let mut gi = Tensor::undefined();
+    if output_mask[0] {
+        let g = match weight {
+            Some(w) => ops::mul_tensor(grad_out, w)?,
+            None => grad_out.clone(),
+        };
+        let mean_opts = || ops::MeanDimOptions {
+            keepdim: true,
+            dtype: None,
+        };
+        let a = ops::mean_dim_with(&g, Some(&axes), mean_opts())?;
+        let b = ops::mean_dim_with(&ops::mul_tensor(&g, &x_hat)?, Some(&axes), mean_opts())?;
+        let inner = ops::sub_tensor(&ops::sub_tensor(&g, &a)?, &ops::mul_tensor(&x_hat, &b)?)?;
+        gi = ops::mul_tensor(rstd, &inner)?;
+    }
+    let reduce_batch = |t: &Tensor| -> Result<Tensor> {
+        if batch.is_empty() {
+            Ok(t.clone())
+        } else {
+            ops::sum_dim_intlist(t, Some(&batch))
+        }
+    };
+    let gw = match weight {
+        Some(w) if output_mask[1] => {
+            let s = reduce_batch(&ops::mul_tensor(grad_out, &x_hat)?)?;
+            ops::reshape(&s, &w.sizes())?
+        }
+        _ => Tensor::undefined(),
+    };
+    let gb = match bias {
+        Some(b) if output_mask[2] => ops::reshape(&reduce_batch(grad_out)?, &b.sizes())?,
+        _ => Tensor::undefined(),
+    };
+    Ok((gi, gw, gb))
+}
+
+/// `grad` spread out by `stride` (zeros between its elements) along the
+/// last two dims.
+fn dilate2d(grad: &Tensor, stride: &[i64]) -> Result<Tensor> {
+    if stride.iter().all(|&s| s == 1) {
+        return Ok(grad.clone());
+    }
+    let s = grad.sizes();
+    let n = s.len();
+    let mut shape = s.to_vec();
+    shape[n - 2] = (s[n - 2] - 1).max(0) * stride[0] + 1;
+    shape[n - 1] = (s[n - 1] - 1).max(0) * stride[1] + 1;
+    let out = zeros(&shape, grad)?;
+    let rows = ops::slice_tensor_with(
+        &out,
+        ops::SliceTensorOptions {
+            dim: n as i64 - 2,
+            start: None,
+            end: None,
+            step: stride[0],
+        },
+    )?;
+    let cells = ops::slice_tensor_with(
+        &rows,
+        ops::SliceTensorOptions {
+            dim: n as i64 - 1,
+            start: None,
+            end: None,
+            step: stride[1],
+        },
+    )?;
+    ops::copy_(&cells, grad)?;
+    Ok(out)
+}
+
+fn pair(v: &[i64], name: &str) -> Result<[i64; 2]> {
+    match v {
+        [a] => Ok([*a, *a]),
+        [a, b] => Ok([*a, *b]),
+        _ => Err(Error::runtime(format!(
+            "convolution_backward: expected {name} to be a single integer value or a list of 2 values"
+        ))),
+    }
+}
+
+/// `convolution_backward` of a 2-d, non-transposed convolution: the
+/// gradients of input, weight and bias, each when `output_mask` asks.
+#[allow(clippy::too_many_arguments)]
+pub fn convolution_backward(
+    grad: &Tensor,
+    input: &Tensor,
+    weight: &Tensor,
+    bias_sizes: Option<&[i64]>,
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+    transposed: bool,
+    output_padding: &[i64],
+    groups: i64,
+    output_mask: [bool; 3],
+) -> Result<(Tensor, Tensor, Tensor)> {
+    let _ = output_padding;
+    if transposed {
+        return Err(Error::not_implemented(
+            "convolution_backward: transposed convolutions are not supported",
+        ));
+    }
+    if input.dim() != 4 || weight.dim() != 4 || grad.dim() != 4 {
+        return Err(Error::not_implemented(
+            "convolution_backward: only 2-d convolutions (4-d input, weight and grad) are supported",
+        ));
+    }
+    if groups < 1 {
+        return Err(Error::runtime("non-positive groups is not supported"));
+    }
+    let stride = pair(stride, "stride")?;
+    let padding = pair(padding, "padding")?;
+    let dilation = pair(dilation, "dilation")?;
+    let is = input.sizes();
+    let ws = weight.sizes();
+    let (cout, cin_g, kh, kw) = (ws[0], ws[1], ws[2], ws[3]);
+    let cin = is[1];
+    let (h, w) = (is[2], is[3]);
+    let gi = if output_mask[0] {
+        // A stride-1 convolution of the spread-out gradient with the
+        // flipped, transposed weight, over the fully padded input.
+        let gd = dilate2d(grad, &stride)?;
+        let wt = ops::reshape(weight, &[groups, cout / groups, cin_g, kh, kw])?;
+        let wt = ops::transpose_int(&wt, 1, 2)?;
+        let wt = ops::reshape(&wt, &[groups * cin_g, cout / groups, kh, kw])?;
+        let wt = ops::flip(&wt, &[2, 3])?;
+        let full_pad = [dilation[0] * (kh - 1), dilation[1] * (kw - 1)];
+        let full = ops::convolution(
+            &gd,
+            &wt,
+            None,
+            &[1, 1],
+            &full_pad,
+            &dilation,
+            false,
+            &[0, 0],
+            groups,
+        )?;
+        let fs = full.sizes();
+        let padded = zeros(&[is[0], cin, h + 2 * padding[0], w + 2 * padding[1]], grad)?;
+        let region = ops::narrow(&ops::narrow(&padded, 2, 0, fs[2].min(h + 2 * padding[0]))?, 3, 0, fs[3].min(w + 2 * padding[1]))?;
+        let src = ops::narrow(&ops::narrow(&full, 2, 0, region.sizes()[2])?, 3, 0, region.sizes()[3])?;
+        ops::copy_(&region, &src)?;
+        ops::narrow(&ops::narrow(&padded, 2, padding[0], h)?, 3, padding[1], w)?
+    } else {
+        Tensor::undefined()
+    };
+    let gw = if output_mask[1] {
+        // Per group: the input (channels as batch) convolved with the
+        // gradient (channels as filters), strides and dilations swapped.
+        let mut parts = Vec::with_capacity(groups as usize);
+        let cout_g = cout / groups;
+        for g in 0..groups {
+            let x = ops::narrow(input, 1, g * cin_g, cin_g)?;
+            let dy = ops::narrow(grad, 1, g * cout_g, cout_g)?;
+            let xt = ops::transpose_int(&x, 0, 1)?;
+            let dyt = ops::transpose_int(&dy, 0, 1)?;
+            let r = ops::convolution(
+                &xt,
+                &dyt,
+                None,
+                &dilation,
+                &padding,
+                &stride,
+                false,
+                &[0, 0],
+                1,
+            )?;
+            let r = ops::narrow(&ops::narrow(&r, 2, 0, kh)?, 3, 0, kw)?;
+            parts.push(ops::transpose_int(&r, 0, 1)?);
+        }
+        let gw = if parts.len() == 1 {
+            parts.pop().unwrap_or_default()
+        } else {
+            ops::cat(&parts)?
+        };
+        ops::contiguous(&gw)?
+    } else {
+        Tensor::undefined()
+    };
+    let gb = match bias_sizes {
+        Some(_) if output_mask[2] => ops::sum_dim_intlist(grad, Some(&[0, 2, 3]))?,
+        _ => Tensor::undefined(),
+    };
+    Ok((gi, gw, gb))
+}
