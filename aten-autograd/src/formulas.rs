@@ -179,7 +179,8 @@ pub fn max_min_self_backward(grad: &Tensor, self_: &Tensor, other: &Tensor, is_m
     ops::masked_fill_scalar(&half, &loses, Scalar::Double(0.0))
 }
 
-/// `clamp_backward`: `grad` where `min <= self <= max`.
+/// `clamp_backward`: `grad` where `min < self < max` (PyTorch passes no
+/// gradient where the input equals a bound).
 pub fn clamp_backward(
     grad: &Tensor,
     self_: &Tensor,
@@ -188,10 +189,10 @@ pub fn clamp_backward(
 ) -> Result<Tensor> {
     let keep = match (min, max) {
         (Some(lo), Some(hi)) => {
-            ops::logical_and(&ops::ge_scalar(self_, lo)?, &ops::le_scalar(self_, hi)?)?
+            ops::logical_and(&ops::gt_scalar(self_, lo)?, &ops::lt_scalar(self_, hi)?)?
         }
-        (Some(lo), None) => ops::ge_scalar(self_, lo)?,
-        (None, Some(hi)) => ops::le_scalar(self_, hi)?,
+        (Some(lo), None) => ops::gt_scalar(self_, lo)?,
+        (None, Some(hi)) => ops::lt_scalar(self_, hi)?,
         (None, None) => return Ok(grad.clone()),
     };
     grad_where(&keep, grad)
@@ -236,7 +237,7 @@ pub fn gelu_backward(grad: &Tensor, self_: &Tensor, approximate: &str) -> Result
             ops::mul_tensor(grad, &ops::add_tensor(&cdf, &ops::mul_tensor(x, &pdf)?)?)
         }
         "tanh" => {
-            let k_beta = std::f64::consts::SQRT_2 * (2.0 / std::f64::consts::PI).sqrt() * 0.5;
+            let k_beta = std::f64::consts::SQRT_2 * std::f64::consts::FRAC_2_SQRT_PI * 0.5;
             let k_kappa = 0.044715;
             let x_sq = ops::mul_tensor(x, x)?;
             let x_cube = ops::mul_tensor(&x_sq, x)?;
@@ -403,24 +404,50 @@ pub fn value_selecting_reduction_backward(
     grad_where(&mask, &g)
 }
 
-/// `prod`'s gradient over all elements, exact with zeros: `result / self`
-/// without zeros; with one zero, the product of the others at the zero;
-/// with more, nothing.
+/// `prod`'s gradient over all elements: `prod_{j != i} self_j` for each
+/// `i`, written so that it stays differentiable with zeros in `self`
+/// (PyTorch's `prod_safe_zeros_backward`): `result / self` without zeros;
+/// with one zero at `z`, the product `P` of the others there and
+/// `self_z * P / self_i` elsewhere; with more, each product computed with
+/// its own element masked to 1.
 pub fn prod_backward(grad: &Tensor, self_: &Tensor, result: &Tensor) -> Result<Tensor> {
     if self_.numel() == 0 {
         return ops::zeros_like(self_);
     }
     let is_zero = ops::eq_scalar(self_, Scalar::Int(0))?;
-    let nonzero = ops::where_self(&is_zero, &scalar_tensor_like(1.0, self_)?, self_)?;
-    let prod_others = ops::prod(&nonzero)?;
     let zeros = ops::sum(&to_dtype(&is_zero, ScalarType::Long)?)?;
     let n_zeros = zeros.to_vec::<i64>()?.first().copied().unwrap_or(0);
-    let g = match n_zeros {
+    let one = scalar_tensor_like(1.0, self_)?;
+    let others = match n_zeros {
         0 => ops::div_tensor(result, self_)?,
-        1 => grad_where(&is_zero, &ops::expand(&prod_others, &self_.sizes())?)?,
-        _ => ops::zeros_like(self_)?,
+        1 => {
+            let nonzero = ops::where_self(&is_zero, &one, self_)?;
+            let p = ops::prod(&nonzero)?;
+            let x_z = ops::sum(&grad_where(&is_zero, self_)?)?;
+            let elsewhere = ops::div_tensor(&ops::mul_tensor(&x_z, &p)?, &nonzero)?;
+            ops::where_self(&is_zero, &ops::expand(&p, &self_.sizes())?, &elsewhere)?
+        }
+        _ => {
+            let flat = ops::reshape(self_, &[-1])?;
+            let n = flat.numel();
+            let mut parts = Vec::with_capacity(n as usize);
+            let positions = ops::arange_with(
+                Scalar::Int(n),
+                ops::ArangeOptions {
+                    dtype: Some(ScalarType::Long),
+                    device: self_.device(),
+                    ..Default::default()
+                },
+            )?;
+            let ones = ops::ones_like(&flat)?;
+            for i in 0..n {
+                let mask = ops::eq_scalar(&positions, Scalar::Int(i))?;
+                parts.push(ops::prod(&ops::where_self(&mask, &ones, &flat)?)?);
+            }
+            ops::reshape(&ops::stack(&parts)?, &self_.sizes())?
+        }
     };
-    ops::mul_tensor(grad, &g)
+    ops::mul_tensor(grad, &others)
 }
 
 /// `var_backward`: `2 / (n - correction) * grad * (self - mean)`.
@@ -810,7 +837,10 @@ fn mask3(m: &[bool]) -> [bool; 3] {
     ]
 }
 
-/// `native_layer_norm`'s gradients for input, weight and bias.
+/// `native_layer_norm`'s gradients for input, weight and bias. The saved
+/// mean and rstd are not differentiable outputs; when this backward is
+/// itself recorded (`create_graph`) they are recomputed from the input so
+/// that the gradient of the gradient sees their dependence on it.
 #[allow(clippy::too_many_arguments)]
 pub fn native_layer_norm_backward(
     grads: &[Tensor],
@@ -820,12 +850,21 @@ pub fn native_layer_norm_backward(
     rstd: &Tensor,
     weight: Option<&Tensor>,
     bias: Option<&Tensor>,
+    eps: f64,
     grad_input_mask: [bool; 3],
 ) -> Result<Vec<Tensor>> {
     let grad = &grads[0];
     if !grad.defined() {
         return Ok(vec![Tensor::undefined(); 3]);
     }
+    let recomputed;
+    let (mean, rstd) = if c10_core::GradMode::is_enabled() && input.requires_grad() {
+        let (_, m, r) = aten_core::native::math_native_layer_norm(input, normalized_shape, None, None, eps)?;
+        recomputed = (m, r);
+        (&recomputed.0, &recomputed.1)
+    } else {
+        (mean, rstd)
+    };
     let (a, b, c) = aten_core::native::backward::native_layer_norm_backward(
         grad,
         input,

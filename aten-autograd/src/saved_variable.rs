@@ -32,14 +32,30 @@ pub struct SavedVariable {
     output_nr: usize,
     /// The name of the node that made it, for the error message.
     grad_fn_name: Option<String>,
+    /// Whether an unpacked output gets this node as its history.
+    rebuild_history: bool,
     /// Whether something was saved (an undefined tensor saves nothing).
     defined: bool,
     released: bool,
 }
 
 impl SavedVariable {
-    /// Saves `t`; `is_output` when `t` is an output of the node saving it.
+    /// Saves input `t` (`is_output` false), or output `t` of the node
+    /// saving it as its output 0 ([`SavedVariable::new_output`] for others).
     pub fn new(t: &Tensor, is_output: bool) -> Result<SavedVariable> {
+        SavedVariable::save(t, is_output, 0)
+    }
+
+    /// Saves output `output_nr` of the node saving it; `differentiable`
+    /// when gradients flow through that output (an output that is not,
+    /// such as indices or a layer norm's mean, is rebuilt without history).
+    pub fn new_output(t: &Tensor, output_nr: usize, differentiable: bool) -> Result<SavedVariable> {
+        let mut saved = SavedVariable::save(t, true, output_nr)?;
+        saved.rebuild_history = differentiable;
+        Ok(saved)
+    }
+
+    fn save(t: &Tensor, is_output: bool, output_nr: usize) -> Result<SavedVariable> {
         if !t.defined() {
             return Ok(SavedVariable::default());
         }
@@ -54,9 +70,14 @@ impl SavedVariable {
         Ok(SavedVariable {
             saved_version: t.version(),
             is_output,
-            output_nr: meta::output_nr(t),
+            output_nr: if is_output {
+                output_nr
+            } else {
+                meta::output_nr(t)
+            },
             grad_fn_name: grad_fn.map(|f| f.name().to_string()),
             data: Some(data),
+            rebuild_history: is_output,
             defined: true,
             released: false,
         })
@@ -117,7 +138,10 @@ impl SavedVariable {
                 self.saved_version
             )));
         }
-        if self.is_output && data.dtype().is_some_and(crate::is_differentiable_type) {
+        if self.is_output
+            && self.rebuild_history
+            && data.dtype().is_some_and(crate::is_differentiable_type)
+        {
             // Rebuild the output with its history: this node.
             let out = meta::detach(data)?;
             meta::set_gradient_edge(&out, node, self.output_nr)?;

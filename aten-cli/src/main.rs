@@ -99,6 +99,13 @@ enum Conform {
         /// The JSON-lines file.
         file: PathBuf,
     },
+    /// Operator calls differentiated by autograd, in the format of
+    /// grad_golden.jsonl: prints one JSON line per record (the gradients or
+    /// the error), then `N passed, M failed`.
+    Grads {
+        /// The JSON-lines file.
+        file: PathBuf,
+    },
 }
 
 fn main() -> ExitCode {
@@ -155,6 +162,7 @@ fn main() -> ExitCode {
             Conform::Keysets { file } => with_file(&file, |text| Ok(conform::keysets::run(text))),
             Conform::Schemas { file } => with_file(&file, |text| Ok(conform::schemas::run(text))),
             Conform::Ops { file } => with_file(&file, |text| Ok(conform::ops::run(text))),
+            Conform::Grads { file } => with_file(&file, |text| Ok(conform::grads::run(text))),
         },
     }
 }

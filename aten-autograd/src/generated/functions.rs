@@ -2535,7 +2535,10 @@ impl BackwardFunction for MaxBackward0 {
     #[allow(unused_variables, unused_mut, clippy::all)]
     fn apply(&mut self, ctx: &ApplyContext<'_>, grads: Vec<Tensor>) -> Result<Vec<Tensor>> {
         let n = ctx.needed.len();
-        if grads.iter().all(|g| !g.defined()) {
+        if [0]
+            .iter()
+            .all(|&i| !grads.get(i).is_some_and(|g| g.defined()))
+        {
             return Ok(record::undefined_grads(n));
         }
         let grads = &grads[..];
@@ -4009,7 +4012,10 @@ impl BackwardFunction for MaxPool2DWithIndicesBackward0 {
     #[allow(unused_variables, unused_mut, clippy::all)]
     fn apply(&mut self, ctx: &ApplyContext<'_>, grads: Vec<Tensor>) -> Result<Vec<Tensor>> {
         let n = ctx.needed.len();
-        if grads.iter().all(|g| !g.defined()) {
+        if [0]
+            .iter()
+            .all(|&i| !grads.get(i).is_some_and(|g| g.defined()))
+        {
             return Ok(record::undefined_grads(n));
         }
         let grads = &grads[..];
@@ -4052,6 +4058,7 @@ pub struct NativeLayerNormBackward0 {
     pub(crate) normalized_shape: Vec<i64>,
     pub(crate) weight: SavedVariable,
     pub(crate) bias: SavedVariable,
+    pub(crate) eps: f64,
     pub(crate) result1: SavedVariable,
     pub(crate) result2: SavedVariable,
 }
@@ -4060,7 +4067,10 @@ impl BackwardFunction for NativeLayerNormBackward0 {
     #[allow(unused_variables, unused_mut, clippy::all)]
     fn apply(&mut self, ctx: &ApplyContext<'_>, grads: Vec<Tensor>) -> Result<Vec<Tensor>> {
         let n = ctx.needed.len();
-        if grads.iter().all(|g| !g.defined()) {
+        if [0]
+            .iter()
+            .all(|&i| !grads.get(i).is_some_and(|g| g.defined()))
+        {
             return Ok(record::undefined_grads(n));
         }
         let grads = &grads[..];
@@ -4084,6 +4094,7 @@ impl BackwardFunction for NativeLayerNormBackward0 {
             } else {
                 None
             };
+            let eps = self.eps;
             let result1 = &self.result1.unpack(ctx.node)?;
             let result2 = &self.result2.unpack(ctx.node)?;
             let grad_input_mask = [
@@ -4100,6 +4111,7 @@ impl BackwardFunction for NativeLayerNormBackward0 {
                     result2,
                     weight,
                     bias,
+                    eps,
                     grad_input_mask,
                 )
             }?;
@@ -4209,7 +4221,10 @@ impl BackwardFunction for NllLossBackward0 {
     #[allow(unused_variables, unused_mut, clippy::all)]
     fn apply(&mut self, ctx: &ApplyContext<'_>, grads: Vec<Tensor>) -> Result<Vec<Tensor>> {
         let n = ctx.needed.len();
-        if grads.iter().all(|g| !g.defined()) {
+        if [0]
+            .iter()
+            .all(|&i| !grads.get(i).is_some_and(|g| g.defined()))
+        {
             return Ok(record::undefined_grads(n));
         }
         let grads = &grads[..];
@@ -4262,7 +4277,10 @@ impl BackwardFunction for NativeDropoutBackward0 {
     #[allow(unused_variables, unused_mut, clippy::all)]
     fn apply(&mut self, ctx: &ApplyContext<'_>, grads: Vec<Tensor>) -> Result<Vec<Tensor>> {
         let n = ctx.needed.len();
-        if grads.iter().all(|g| !g.defined()) {
+        if [0]
+            .iter()
+            .all(|&i| !grads.get(i).is_some_and(|g| g.defined()))
+        {
             return Ok(record::undefined_grads(n));
         }
         let grads = &grads[..];

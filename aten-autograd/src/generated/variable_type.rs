@@ -2873,7 +2873,7 @@ pub fn pow_tensor_tensor_autograd(
             .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, exponent))?
     };
     if let Some((seq, edges, mut grad_fn)) = pending {
-        grad_fn.result = SavedVariable::new(&out0, true)?;
+        grad_fn.result = SavedVariable::new_output(&out0, 0, true)?;
         let outputs = [&out0];
         let node = record::make_node("PowBackward1", Box::new(grad_fn), edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
@@ -4250,7 +4250,7 @@ pub fn tanh_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
         ops::tanh_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
     if let Some((seq, edges, mut grad_fn)) = pending {
-        grad_fn.result = SavedVariable::new(&out0, true)?;
+        grad_fn.result = SavedVariable::new_output(&out0, 0, true)?;
         let outputs = [&out0];
         let node = record::make_node("TanhBackward0", Box::new(grad_fn), edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
@@ -4281,7 +4281,7 @@ pub fn tanh_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
         ops::tanh_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
     if let Some((seq, edges, mut grad_fn)) = pending {
-        grad_fn.result = SavedVariable::new(&out0, true)?;
+        grad_fn.result = SavedVariable::new_output(&out0, 0, true)?;
         let outputs = [&out0];
         let node = record::make_node("TanhBackward0", Box::new(grad_fn), edges, &outputs, seq);
         crate::view::rebase_history(self_, node)?;
@@ -4325,7 +4325,7 @@ pub fn exp_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
         ops::exp_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
     if let Some((seq, edges, mut grad_fn)) = pending {
-        grad_fn.result = SavedVariable::new(&out0, true)?;
+        grad_fn.result = SavedVariable::new_output(&out0, 0, true)?;
         let outputs = [&out0];
         let node = record::make_node("ExpBackward0", Box::new(grad_fn), edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
@@ -4356,7 +4356,7 @@ pub fn exp_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
         ops::exp_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
     if let Some((seq, edges, mut grad_fn)) = pending {
-        grad_fn.result = SavedVariable::new(&out0, true)?;
+        grad_fn.result = SavedVariable::new_output(&out0, 0, true)?;
         let outputs = [&out0];
         let node = record::make_node("ExpBackward0", Box::new(grad_fn), edges, &outputs, seq);
         crate::view::rebase_history(self_, node)?;
@@ -4400,7 +4400,7 @@ pub fn expm1_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
         ops::expm1_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
     if let Some((seq, edges, mut grad_fn)) = pending {
-        grad_fn.result = SavedVariable::new(&out0, true)?;
+        grad_fn.result = SavedVariable::new_output(&out0, 0, true)?;
         let outputs = [&out0];
         let node = record::make_node("Expm1Backward0", Box::new(grad_fn), edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
@@ -4431,7 +4431,7 @@ pub fn expm1_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
         ops::expm1_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
     if let Some((seq, edges, mut grad_fn)) = pending {
-        grad_fn.result = SavedVariable::new(&out0, true)?;
+        grad_fn.result = SavedVariable::new_output(&out0, 0, true)?;
         let outputs = [&out0];
         let node = record::make_node("Expm1Backward0", Box::new(grad_fn), edges, &outputs, seq);
         crate::view::rebase_history(self_, node)?;
@@ -4633,7 +4633,7 @@ pub fn sqrt_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
         ops::sqrt_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
     if let Some((seq, edges, mut grad_fn)) = pending {
-        grad_fn.result = SavedVariable::new(&out0, true)?;
+        grad_fn.result = SavedVariable::new_output(&out0, 0, true)?;
         let outputs = [&out0];
         let node = record::make_node("SqrtBackward0", Box::new(grad_fn), edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
@@ -4664,7 +4664,7 @@ pub fn sqrt_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
         ops::sqrt_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
     if let Some((seq, edges, mut grad_fn)) = pending {
-        grad_fn.result = SavedVariable::new(&out0, true)?;
+        grad_fn.result = SavedVariable::new_output(&out0, 0, true)?;
         let outputs = [&out0];
         let node = record::make_node("SqrtBackward0", Box::new(grad_fn), edges, &outputs, seq);
         crate::view::rebase_history(self_, node)?;
@@ -4708,7 +4708,7 @@ pub fn rsqrt_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
         ops::rsqrt_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
     if let Some((seq, edges, mut grad_fn)) = pending {
-        grad_fn.result = SavedVariable::new(&out0, true)?;
+        grad_fn.result = SavedVariable::new_output(&out0, 0, true)?;
         let outputs = [&out0];
         let node = record::make_node("RsqrtBackward0", Box::new(grad_fn), edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
@@ -4739,7 +4739,7 @@ pub fn rsqrt_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
         ops::rsqrt_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
     if let Some((seq, edges, mut grad_fn)) = pending {
-        grad_fn.result = SavedVariable::new(&out0, true)?;
+        grad_fn.result = SavedVariable::new_output(&out0, 0, true)?;
         let outputs = [&out0];
         let node = record::make_node("RsqrtBackward0", Box::new(grad_fn), edges, &outputs, seq);
         crate::view::rebase_history(self_, node)?;
@@ -4783,7 +4783,7 @@ pub fn reciprocal_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor>
         ops::reciprocal_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
     if let Some((seq, edges, mut grad_fn)) = pending {
-        grad_fn.result = SavedVariable::new(&out0, true)?;
+        grad_fn.result = SavedVariable::new_output(&out0, 0, true)?;
         let outputs = [&out0];
         let node = record::make_node(
             "ReciprocalBackward0",
@@ -4820,7 +4820,7 @@ pub fn reciprocal_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor
         ops::reciprocal_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
     if let Some((seq, edges, mut grad_fn)) = pending {
-        grad_fn.result = SavedVariable::new(&out0, true)?;
+        grad_fn.result = SavedVariable::new_output(&out0, 0, true)?;
         let outputs = [&out0];
         let node = record::make_node(
             "ReciprocalBackward0",
@@ -4871,7 +4871,7 @@ pub fn sigmoid_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
         ops::sigmoid_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
     if let Some((seq, edges, mut grad_fn)) = pending {
-        grad_fn.result = SavedVariable::new(&out0, true)?;
+        grad_fn.result = SavedVariable::new_output(&out0, 0, true)?;
         let outputs = [&out0];
         let node = record::make_node("SigmoidBackward0", Box::new(grad_fn), edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
@@ -4902,7 +4902,7 @@ pub fn sigmoid_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
         ops::sigmoid_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
     if let Some((seq, edges, mut grad_fn)) = pending {
-        grad_fn.result = SavedVariable::new(&out0, true)?;
+        grad_fn.result = SavedVariable::new_output(&out0, 0, true)?;
         let outputs = [&out0];
         let node = record::make_node("SigmoidBackward0", Box::new(grad_fn), edges, &outputs, seq);
         crate::view::rebase_history(self_, node)?;
@@ -5025,7 +5025,7 @@ pub fn relu_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
         ops::relu_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
     if let Some((seq, edges, mut grad_fn)) = pending {
-        grad_fn.result = SavedVariable::new(&out0, true)?;
+        grad_fn.result = SavedVariable::new_output(&out0, 0, true)?;
         let outputs = [&out0];
         let node = record::make_node("ReluBackward0", Box::new(grad_fn), edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
@@ -5056,7 +5056,7 @@ pub fn relu_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
         ops::relu_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
     if let Some((seq, edges, mut grad_fn)) = pending {
-        grad_fn.result = SavedVariable::new(&out0, true)?;
+        grad_fn.result = SavedVariable::new_output(&out0, 0, true)?;
         let outputs = [&out0];
         let node = record::make_node("ReluBackward0", Box::new(grad_fn), edges, &outputs, seq);
         crate::view::rebase_history(self_, node)?;
@@ -5609,7 +5609,7 @@ pub fn prod_autograd(
         ops::prod_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, dtype))?
     };
     if let Some((seq, edges, mut grad_fn)) = pending {
-        grad_fn.result = SavedVariable::new(&out0, true)?;
+        grad_fn.result = SavedVariable::new_output(&out0, 0, true)?;
         let outputs = [&out0];
         let node = record::make_node("ProdBackward0", Box::new(grad_fn), edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
@@ -5670,7 +5670,7 @@ pub fn amax_autograd(
         )?
     };
     if let Some((seq, edges, mut grad_fn)) = pending {
-        grad_fn.result = SavedVariable::new(&out0, true)?;
+        grad_fn.result = SavedVariable::new_output(&out0, 0, true)?;
         let outputs = [&out0];
         let node = record::make_node("AmaxBackward0", Box::new(grad_fn), edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
@@ -5734,7 +5734,7 @@ pub fn amin_autograd(
         )?
     };
     if let Some((seq, edges, mut grad_fn)) = pending {
-        grad_fn.result = SavedVariable::new(&out0, true)?;
+        grad_fn.result = SavedVariable::new_output(&out0, 0, true)?;
         let outputs = [&out0];
         let node = record::make_node("AminBackward0", Box::new(grad_fn), edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
@@ -5837,7 +5837,7 @@ pub fn max_dim_autograd(
         )?
     };
     if let Some((seq, edges, mut grad_fn)) = pending {
-        grad_fn.indices = SavedVariable::new(&out1, true)?;
+        grad_fn.indices = SavedVariable::new_output(&out1, 1, false)?;
         let outputs = [&out0, &out1];
         let node = record::make_node("MaxBackward0", Box::new(grad_fn), edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true, false])?;
@@ -6120,7 +6120,7 @@ pub fn _softmax_autograd(
         )?
     };
     if let Some((seq, edges, mut grad_fn)) = pending {
-        grad_fn.result = SavedVariable::new(&out0, true)?;
+        grad_fn.result = SavedVariable::new_output(&out0, 0, true)?;
         let outputs = [&out0];
         let node = record::make_node("SoftmaxBackward0", Box::new(grad_fn), edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
@@ -6183,7 +6183,7 @@ pub fn _log_softmax_autograd(
         )?
     };
     if let Some((seq, edges, mut grad_fn)) = pending {
-        grad_fn.result = SavedVariable::new(&out0, true)?;
+        grad_fn.result = SavedVariable::new_output(&out0, 0, true)?;
         let outputs = [&out0];
         let node = record::make_node(
             "LogSoftmaxBackward0",
@@ -6253,7 +6253,7 @@ pub fn logsumexp_autograd(
         )?
     };
     if let Some((seq, edges, mut grad_fn)) = pending {
-        grad_fn.result = SavedVariable::new(&out0, true)?;
+        grad_fn.result = SavedVariable::new_output(&out0, 0, true)?;
         let outputs = [&out0];
         let node = record::make_node(
             "LogsumexpBackward0",
@@ -9119,7 +9119,7 @@ pub fn max_pool2d_with_indices_autograd(
         )?
     };
     if let Some((seq, edges, mut grad_fn)) = pending {
-        grad_fn.result1 = SavedVariable::new(&out1, true)?;
+        grad_fn.result1 = SavedVariable::new_output(&out1, 1, false)?;
         let outputs = [&out0, &out1];
         let node = record::make_node(
             "MaxPool2DWithIndicesBackward0",
@@ -9203,6 +9203,7 @@ pub fn native_layer_norm_autograd(
                 normalized_shape: normalized_shape.to_vec(),
                 weight: SavedVariable::new_opt(weight, false)?,
                 bias: SavedVariable::new_opt(bias, false)?,
+                eps: eps,
                 result1: SavedVariable::default(),
                 result2: SavedVariable::default(),
             },
@@ -9218,8 +9219,8 @@ pub fn native_layer_norm_autograd(
         )?
     };
     if let Some((seq, edges, mut grad_fn)) = pending {
-        grad_fn.result1 = SavedVariable::new(&out1, true)?;
-        grad_fn.result2 = SavedVariable::new(&out2, true)?;
+        grad_fn.result1 = SavedVariable::new_output(&out1, 1, false)?;
+        grad_fn.result2 = SavedVariable::new_output(&out2, 2, false)?;
         let outputs = [&out0, &out1, &out2];
         let node = record::make_node(
             "NativeLayerNormBackward0",
@@ -9474,7 +9475,7 @@ pub fn nll_loss_forward_autograd(
         )?
     };
     if let Some((seq, edges, mut grad_fn)) = pending {
-        grad_fn.total_weight = SavedVariable::new(&out1, true)?;
+        grad_fn.total_weight = SavedVariable::new_output(&out1, 1, false)?;
         let outputs = [&out0, &out1];
         let node = record::make_node("NllLossBackward0", Box::new(grad_fn), edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true, false])?;
@@ -9555,7 +9556,7 @@ pub fn native_dropout_autograd(
             .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (input, p, train))?
     };
     if let Some((seq, edges, mut grad_fn)) = pending {
-        grad_fn.result1 = SavedVariable::new(&out1, true)?;
+        grad_fn.result1 = SavedVariable::new_output(&out1, 1, false)?;
         let outputs = [&out0, &out1];
         let node = record::make_node(
             "NativeDropoutBackward0",

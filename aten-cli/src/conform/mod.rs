@@ -6,6 +6,7 @@
 //! copied data in `conformance/data/` and the `aten conform ...` commands run
 //! it on any file, including larger corpora of the same format.
 
+pub mod grads;
 pub mod keys;
 pub mod keysets;
 pub mod ops;

@@ -892,13 +892,14 @@ fn render_node(
                 name.clone(),
                 format!("let {name}_owned = self.{name}.iter().map(|s| s.unpack(ctx.node)).collect::<Result<Vec<Tensor>>>()?; let {name} = &{name}_owned[..];"),
             ));
-            let _ = writeln!(after, "        grad_fn.{name} = result.iter().map(|t| SavedVariable::new(t, true)).collect::<Result<_>>()?;");
+            let _ = writeln!(after, "        grad_fn.{name} = result.iter().enumerate().map(|(i, t)| SavedVariable::new_output(t, i, true)).collect::<Result<_>>()?;");
         } else {
             let _ = writeln!(fields, "    pub(crate) {name}: SavedVariable,");
             let _ = writeln!(init, "            {name}: SavedVariable::default(),");
             let _ = writeln!(release, "        self.{name}.reset_data();");
             binds.push((name.clone(), format!("let {name} = &self.{name}.unpack(ctx.node)?;")));
-            let _ = writeln!(after, "        grad_fn.{name} = SavedVariable::new(&out{i}, true)?;");
+            let differentiable = r.output_differentiable.get(i).copied().unwrap_or(true);
+            let _ = writeln!(after, "        grad_fn.{name} = SavedVariable::new_output(&out{i}, {i}, {differentiable})?;");
         }
     }
     let diff_flags = format!(
@@ -999,13 +1000,26 @@ fn render_node(
         }
     }
     let _ = (schema, base);
+    let all_undefined = {
+        let diff: Vec<usize> = (0..outs.names.len().max(1))
+            .filter(|&i| r.output_differentiable.get(i).copied().unwrap_or(true))
+            .collect();
+        if outs.is_list || diff.len() == outs.names.len().max(1) {
+            "grads.iter().all(|g| !g.defined())".to_string()
+        } else {
+            format!(
+                "[{}].iter().all(|&i| !grads.get(i).is_some_and(|g| g.defined()))",
+                diff.iter().map(usize::to_string).collect::<Vec<_>>().join(", ")
+            )
+        }
+    };
     let code = format!(
         "/// The backward of `{schema}` (`{node}`).\npub struct {struct_name} {{\n{fields}}}\n\n\
          impl BackwardFunction for {struct_name} {{\n\
          \x20   #[allow(unused_variables, unused_mut, clippy::all)]\n\
          \x20   fn apply(&mut self, ctx: &ApplyContext<'_>, grads: Vec<Tensor>) -> Result<Vec<Tensor>> {{\n\
          \x20       let n = ctx.needed.len();\n\
-         \x20       if grads.iter().all(|g| !g.defined()) {{\n\
+         \x20       if {all_undefined} {{\n\
          \x20           return Ok(record::undefined_grads(n));\n\
          \x20       }}\n\
          \x20       let grads = &grads[..];\n\
