@@ -1,7 +1,8 @@
 //! A guided tour of the stack, printed for a reader who knows PyTorch.
 //!
 //! Run with `cargo run --release --example tour`. Each section shows one
-//! layer, from dispatch keys to a two-layer MLP running on the CPU kernels.
+//! layer, from dispatch keys to a two-layer MLP running on the CPU kernels,
+//! and trained by autograd.
 
 use aten::boxing::{IValue, Stack};
 use aten::c10::dispatch_key_set::AFTER_AUTOGRAD_KEYSET;
@@ -253,6 +254,99 @@ fn mlp() -> Result<()> {
     );
     let (_, lines) = trace::capture(|| forward().map(|_| ()));
     println!("dispatch trace of one forward step (each operator, the key that ran it):");
+    for line in lines.lines() {
+        println!("  {line}");
+    }
+    train()
+}
+
+/// Two interleaved spirals of `n` points each: inputs `[2n, 2]`, labels
+/// `[2n]` (0 or 1).
+fn spirals(n: usize) -> Result<(aten::Tensor, aten::Tensor)> {
+    let mut points = Vec::with_capacity(4 * n);
+    let mut labels = Vec::with_capacity(2 * n);
+    for class in 0..2 {
+        for i in 0..n {
+            let t = i as f32 / n as f32;
+            let r = 0.1 + 0.9 * t;
+            let theta = 3.0 * std::f32::consts::PI * t + class as f32 * std::f32::consts::PI;
+            // A deterministic wobble in place of noise.
+            let wobble = 0.02 * ((i * 7919 + class * 104_729) % 13) as f32 / 13.0;
+            points.push((r + wobble) * theta.cos());
+            points.push((r + wobble) * theta.sin());
+            labels.push(class as i64);
+        }
+    }
+    Ok((
+        aten::Tensor::from_vec(points, &[2 * n as i64, 2])?,
+        aten::Tensor::from_vec(labels, &[2 * n as i64])?,
+    ))
+}
+
+/// Section 7: the MLP trained by autograd.
+fn train() -> Result<()> {
+    use aten::autograd::{self, TensorAutograd};
+    use aten::{ops, Generator, Scalar, Tensor};
+    section("7. Autograd: training the MLP on two spirals");
+    let (x, y) = spirals(200)?;
+    let g = Generator::new(Device::CPU, 1);
+    let init = |shape: &[i64], fan_in: i64| -> Result<Tensor> {
+        let u = ops::rand_generator(shape, Some(g.clone()))?;
+        let bound = 1.0 / (fan_in as f64).sqrt();
+        let t = ops::mul_scalar(&ops::sub_scalar(&u, Scalar::Double(0.5))?, Scalar::Double(2.0 * bound))?;
+        t.requires_grad_(true)
+    };
+    let hidden = 128;
+    let w1 = init(&[hidden, 2], 2)?;
+    let b1 = init(&[hidden], 2)?;
+    let w2 = init(&[2, hidden], hidden)?;
+    let b2 = init(&[2], hidden)?;
+    let params = [w1.clone(), b1.clone(), w2.clone(), b2.clone()];
+    println!(
+        "{} points in two interleaved spirals; MLP 2-{hidden}-2 (relu), full-batch SGD",
+        x.sizes()[0]
+    );
+    let forward = || -> Result<Tensor> {
+        let h = ops::relu(&ops::linear_with(&x, &w1, ops::LinearOptions { bias: Some(&b1) })?)?;
+        ops::linear_with(&h, &w2, ops::LinearOptions { bias: Some(&b2) })
+    };
+    let accuracy = |logits: &Tensor| -> Result<f64> {
+        let predicted = ops::argmax_with(logits, ops::ArgmaxOptions { dim: Some(1), keepdim: false })?;
+        let hits = ops::sum(&ops::eq_tensor(&predicted, &y)?)?;
+        Ok(hits.to_vec::<i64>()?[0] as f64 / y.numel() as f64)
+    };
+    let lr = Scalar::Double(0.5);
+    let mut step = 0;
+    let mut acc = 0.0;
+    while step < 20_000 {
+        let logits = forward()?;
+        let loss = ops::cross_entropy_loss(&logits, &y)?;
+        if step % 500 == 0 {
+            acc = accuracy(&logits)?;
+            println!(
+                "  step {step:>5}  loss {:.4}  accuracy {:.1}%",
+                loss.to_vec::<f32>()?[0],
+                100.0 * acc
+            );
+            if acc > 0.95 {
+                break;
+            }
+        }
+        loss.backward()?;
+        let _no_grad = autograd::no_grad();
+        for p in &params {
+            if let Some(grad) = p.grad() {
+                ops::sub_tensor_with_(p, &grad, ops::SubTensorInplaceOptions { alpha: lr })?;
+                ops::zero_(&grad)?;
+            }
+        }
+        step += 1;
+    }
+    println!("accuracy {:.1}% after {step} steps", 100.0 * acc);
+    let loss = ops::cross_entropy_loss(&forward()?, &y)?;
+    let (result, lines) = trace::capture(|| loss.backward());
+    result?;
+    println!("dispatch trace of one backward step (each operator the formulas call, the key that ran it):");
     for line in lines.lines() {
         println!("  {line}");
     }
