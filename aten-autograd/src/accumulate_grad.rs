@@ -5,76 +5,89 @@
 //! are added, in place outside `create_graph`, out of place inside so that
 //! the sum stays differentiable).
 
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use aten_core::{ops, Tensor};
-use c10_core::{GradMode, Result};
+use c10_core::tensor_impl::DimVector;
+use c10_core::{GradMode, Result, TensorBase};
 
-use crate::meta;
+use crate::meta::AutogradMeta;
 use crate::node::{ApplyContext, BackwardFunction, InputMetadata, Node};
 
 struct AccumulateGrad {
-    variable: Tensor,
+    /// The leaf's autograd state (`.grad`, hooks, `requires_grad`), weakly:
+    /// the leaf holds this node.
+    target: Weak<AutogradMeta>,
+    /// The leaf's strides when the accumulator was made (the layout a
+    /// copied first gradient takes).
+    strides: DimVector,
 }
 
-/// The accumulator node of leaf `t`.
-pub(crate) fn new_accumulator(t: &c10_core::TensorBase) -> Result<Arc<Node>> {
+/// The accumulator node of leaf `t`, whose autograd state is `target`.
+pub(crate) fn new_accumulator(t: &TensorBase, target: Weak<AutogradMeta>) -> Result<Arc<Node>> {
     let variable = Tensor::from_base(t.clone());
     let metadata = InputMetadata::of(&variable);
     Ok(Node::new(
         "AccumulateGrad",
-        Box::new(AccumulateGrad { variable }),
-        Vec::new(),
-        vec![metadata],
+        AccumulateGrad {
+            target,
+            strides: variable.strides(),
+        },
+        Default::default(),
+        std::iter::once(metadata).collect(),
         u64::MAX,
     ))
 }
 
 impl BackwardFunction for AccumulateGrad {
-    fn apply(&mut self, _ctx: &ApplyContext<'_>, grads: Vec<Tensor>) -> Result<Vec<Tensor>> {
+    fn apply(&mut self, ctx: &ApplyContext<'_>, grads: Vec<Tensor>) -> Result<Vec<Tensor>> {
         let Some(new_grad) = grads.into_iter().next() else {
             return Ok(Vec::new());
         };
-        let m = meta::materialize(&self.variable)?;
-        let hooks = m.lock().hooks.clone();
+        // A leaf that is gone takes no gradient.
+        let Some(target) = self.target.upgrade() else {
+            return Ok(Vec::new());
+        };
+        let hooks = target.lock().hooks.clone();
         let mut new_grad = crate::hooks::run_hooks(&hooks, new_grad)?;
-        if !new_grad.defined() || !self.variable.requires_grad() {
+        if !new_grad.defined() || !target.requires_grad_flag() {
             return Ok(Vec::new());
         }
-        let old = m.lock().grad.take();
+        let old = target.lock().grad.take();
         let updated = match old {
             None => {
-                if !GradMode::is_enabled() && new_grad.is_exclusively_owned() {
-                    // Nothing else can see this gradient: keep it.
-                    new_grad
-                } else if GradMode::is_enabled() {
+                if GradMode::is_enabled() || new_grad.is_exclusively_owned() {
+                    // Recorded (create_graph), or nothing else can see this
+                    // gradient: keep it.
                     new_grad
                 } else {
-                    clone_like_variable(&new_grad, &self.variable)?
+                    let like = ctx.node.input_metadata(0).cloned().unwrap_or_default();
+                    copy_with_layout(&new_grad, &like, &self.strides)?
                 }
             }
-            Some(old) if !GradMode::is_enabled() => {
-                if old.sizes() == new_grad.sizes() {
-                    ops::add_tensor_(&old, &new_grad)?;
-                    old
-                } else {
-                    ops::add_tensor(&old, &new_grad)?
-                }
+            Some(old) if !GradMode::is_enabled() && old.sizes() == new_grad.sizes() => {
+                ops::add_tensor_(&old, &new_grad)?;
+                old
             }
             Some(old) => ops::add_tensor(&old, &new_grad)?,
         };
-        m.lock().grad = Some(updated);
+        target.lock().grad = Some(updated);
         Ok(Vec::new())
-    }
-
-    fn variable(&self) -> Option<&Tensor> {
-        Some(&self.variable)
     }
 }
 
-/// A copy of `grad` laid out like `variable` (`clone_obey_contract`).
-fn clone_like_variable(grad: &Tensor, variable: &Tensor) -> Result<Tensor> {
-    let out = ops::empty_like(variable)?;
+/// A copy of `grad` with the leaf's sizes and strides
+/// (`clone_obey_contract`).
+fn copy_with_layout(grad: &Tensor, like: &InputMetadata, strides: &[i64]) -> Result<Tensor> {
+    let out = ops::empty_strided_with(
+        &like.sizes,
+        strides,
+        ops::EmptyStridedOptions {
+            dtype: grad.dtype(),
+            device: Some(like.device),
+            ..Default::default()
+        },
+    )?;
     ops::copy_(&out, grad)?;
     Ok(out)
 }

@@ -23,7 +23,7 @@ use crate::node::{ApplyContext, Edge, Node};
 
 /// A node's identity within one graph task.
 fn key(n: &Arc<Node>) -> usize {
-    Arc::as_ptr(n) as usize
+    Arc::as_ptr(n) as *const () as usize
 }
 
 /// Per node: whether it must run, and which of its inputs are captured.
@@ -313,7 +313,7 @@ fn validate_outputs(node: &Node, outputs: &mut [Tensor]) -> Result<()> {
         let Some(meta) = next.input_metadata(edge.input_nr) else {
             continue;
         };
-        if grad.sizes() != meta.sizes.as_slice() {
+        if grad.sizes() != meta.sizes {
             if !is_expandable_to(&meta.sizes, &grad.sizes()) {
                 return Err(Error::runtime(format!(
                     "Function {} returned an invalid gradient at index {i} - got [{}] but expected shape compatible with [{}]",

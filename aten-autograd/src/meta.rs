@@ -8,13 +8,13 @@
 //! tensor that never meets autograd carries nothing.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use aten_core::Tensor;
 use c10_core::{AutogradMetaInterface, Error, Result, TensorBase};
 
 use crate::hooks::Hook;
-use crate::node::{Edge, Node};
+use crate::node::{Edge, InputMetadata, Node};
 use crate::view::ViewInfo;
 
 /// The mutable part of a tensor's autograd state.
@@ -26,8 +26,6 @@ pub(crate) struct MetaState {
     pub grad_fn: Option<Arc<Node>>,
     /// Which input of `grad_fn` this tensor's gradient feeds.
     pub output_nr: usize,
-    /// A leaf's gradient accumulator, while some graph holds it.
-    pub grad_accumulator: Weak<Node>,
     /// Hooks registered with `register_hook`, in order.
     pub hooks: Vec<Arc<Hook>>,
     /// Set by `retain_grad()` on a non-leaf: where the hook on its
@@ -36,10 +34,15 @@ pub(crate) struct MetaState {
     pub retained: Option<Arc<Mutex<Option<Tensor>>>>,
 }
 
-/// `AutogradMeta`.
+/// `AutogradMeta`, shared (`Arc`) by the tensor and its gradient
+/// accumulator.
 pub struct AutogradMeta {
     requires_grad: AtomicBool,
-    pub(crate) state: Mutex<MetaState>,
+    state: Mutex<MetaState>,
+    /// A leaf's gradient accumulator, kept for the leaf's lifetime (PyTorch
+    /// keeps a weak pointer and remakes it for every graph). The
+    /// accumulator points back here weakly, so this is no cycle.
+    accumulator: Mutex<Option<Arc<Node>>>,
     /// Set when the tensor is a differentiable view (`DifferentiableViewMeta`).
     pub(crate) view: Option<ViewInfo>,
 }
@@ -49,6 +52,7 @@ impl AutogradMeta {
         AutogradMeta {
             requires_grad: AtomicBool::new(false),
             state: Mutex::new(MetaState::default()),
+            accumulator: Mutex::new(None),
             view,
         }
     }
@@ -58,6 +62,11 @@ impl AutogradMeta {
     pub(crate) fn lock(&self) -> MutexGuard<'_, MetaState> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
+
+    /// Whether the tensor requires grad.
+    pub(crate) fn requires_grad_flag(&self) -> bool {
+        self.requires_grad.load(Ordering::Relaxed)
+    }
 }
 
 impl AutogradMetaInterface for AutogradMeta {
@@ -65,10 +74,14 @@ impl AutogradMetaInterface for AutogradMeta {
     fn requires_grad(&self) -> bool {
         // Set for a leaf by `requires_grad_`, and for every tensor given a
         // `grad_fn` (PyTorch's `requires_grad_ || grad_fn_`).
-        self.requires_grad.load(Ordering::Relaxed)
+        self.requires_grad_flag()
     }
 
     fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
+    fn as_any_arc(self: Arc<Self>) -> Arc<dyn std::any::Any + Send + Sync> {
         self
     }
 }
@@ -80,7 +93,7 @@ pub(crate) fn get(t: &TensorBase) -> Option<&AutogradMeta> {
 
 /// The tensor's autograd state, made on first use (`materialize_autograd_meta`).
 pub(crate) fn materialize(t: &TensorBase) -> Result<&AutogradMeta> {
-    t.autograd_meta_or_init(|| Box::new(AutogradMeta::new(None)))?
+    t.autograd_meta_or_init(|| Arc::new(AutogradMeta::new(None)))?
         .as_any()
         .downcast_ref::<AutogradMeta>()
         .ok_or_else(|| Error::runtime("tensor carries a foreign autograd state"))
@@ -92,7 +105,7 @@ pub(crate) fn materialize_view(t: &TensorBase, view: ViewInfo) -> Result<&Autogr
     let mut made = false;
     let meta = t.autograd_meta_or_init(|| {
         made = true;
-        Box::new(AutogradMeta::new(Some(view)))
+        Arc::new(AutogradMeta::new(Some(view)))
     })?;
     if !made {
         return Err(Error::runtime(
@@ -188,20 +201,31 @@ pub fn gradient_edge(t: &TensorBase) -> Result<Edge> {
     let Some(meta) = get(t) else {
         return Ok(Edge::invalid());
     };
-    let mut state = meta.lock();
+    let state = meta.lock();
     if let Some(f) = &state.grad_fn {
         return Ok(Edge::new(Arc::clone(f), state.output_nr));
     }
-    if !meta.requires_grad.load(Ordering::Relaxed) {
+    drop(state);
+    if !meta.requires_grad_flag() {
         return Ok(Edge::invalid());
     }
-
-    if let Some(acc) = state.grad_accumulator.upgrade() {
-        return Ok(Edge::new(acc, 0));
+    let mut acc = meta.accumulator.lock().unwrap_or_else(|e| e.into_inner());
+    // A leaf resized or retyped since gets an accumulator for what it is now.
+    let current = |m: &InputMetadata| {
+        t.layout().is_some_and(|l| l.sizes() == &m.sizes[..]) && t.dtype() == Some(m.dtype)
+    };
+    if let Some(node) = acc.as_ref().filter(|n| n.input_metadata(0).is_some_and(current)) {
+        return Ok(Edge::new(Arc::clone(node), 0));
     }
-    let acc = crate::accumulate_grad::new_accumulator(t)?;
-    state.grad_accumulator = Arc::downgrade(&acc);
-    Ok(Edge::new(acc, 0))
+    let shared = t
+        .autograd_meta_or_init(|| Arc::new(AutogradMeta::new(None)))?
+        .clone()
+        .as_any_arc()
+        .downcast::<AutogradMeta>()
+        .map_err(|_| Error::runtime("tensor carries a foreign autograd state"))?;
+    let node = crate::accumulate_grad::new_accumulator(t, Arc::downgrade(&shared))?;
+    *acc = Some(Arc::clone(&node));
+    Ok(Edge::new(node, 0))
 }
 
 /// Points `t`'s history at output `output_nr` of `node` (`set_history` /

@@ -8,7 +8,8 @@ use std::cell::Cell;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use aten_core::Tensor;
-use c10_core::{Device, Result, ScalarType};
+use c10_core::tensor_impl::DimVector;
+use c10_core::{Device, Result, ScalarType, SmallVec};
 
 use crate::hooks::Hook;
 
@@ -17,18 +18,35 @@ use crate::hooks::Hook;
 #[derive(Clone, Debug, PartialEq)]
 pub struct InputMetadata {
     /// The forward output's sizes.
-    pub sizes: Vec<i64>,
+    pub sizes: DimVector,
     /// Its dtype.
     pub dtype: ScalarType,
     /// Its device.
     pub device: Device,
 }
 
+impl Default for InputMetadata {
+    fn default() -> Self {
+        InputMetadata {
+            sizes: DimVector::new(),
+            dtype: ScalarType::Float,
+            device: Device::CPU,
+        }
+    }
+}
+
+/// A node's next edges: inline up to two (most operators' inputs), so that
+/// recording a node allocates less.
+pub type EdgeList = SmallVec<Edge, 2>;
+
+/// A node's input metadata: inline for one input (most operators' outputs).
+pub type MetadataList = SmallVec<InputMetadata, 1>;
+
 impl InputMetadata {
     /// The metadata of `t`.
     pub fn of(t: &Tensor) -> InputMetadata {
         InputMetadata {
-            sizes: t.sizes().to_vec(),
+            sizes: t.sizes(),
             dtype: t.dtype().unwrap_or(ScalarType::Float),
             device: t.device().unwrap_or(Device::CPU),
         }
@@ -106,10 +124,6 @@ pub trait BackwardFunction: Send {
     /// `retain_graph`).
     fn release_variables(&mut self) {}
 
-    /// For a gradient accumulator, the leaf it accumulates into.
-    fn variable(&self) -> Option<&Tensor> {
-        None
-    }
 }
 
 thread_local! {
@@ -125,34 +139,39 @@ pub(crate) fn next_sequence_nr() -> u64 {
     })
 }
 
-/// A node of the graph (`torch::autograd::Node`).
-pub struct Node {
+/// A node of the graph (`torch::autograd::Node`), holding its backward
+/// function `F` inline: nodes are made as `NodeOf<SomeBackward>` and used
+/// as [`Node`] (`F = dyn BackwardFunction`), one allocation per node.
+pub struct NodeOf<F: ?Sized> {
     name: Cow<'static, str>,
     sequence_nr: u64,
-    next_edges: Vec<Edge>,
-    input_metadata: Vec<InputMetadata>,
-    function: Mutex<Box<dyn BackwardFunction>>,
+    next_edges: EdgeList,
+    input_metadata: MetadataList,
     /// Tensor hooks registered on this node's inputs: `(input_nr, hook)`.
     pub(crate) pre_hooks: Mutex<Vec<(usize, Arc<Hook>)>>,
+    function: Mutex<F>,
 }
+
+/// A node, whatever its backward function.
+pub type Node = NodeOf<dyn BackwardFunction>;
 
 impl Node {
     /// A node named `name` running `function`, whose outputs flow along
     /// `next_edges` and whose inputs are described by `input_metadata`.
-    pub fn new(
+    pub fn new<F: BackwardFunction + 'static>(
         name: impl Into<Cow<'static, str>>,
-        function: Box<dyn BackwardFunction>,
-        next_edges: Vec<Edge>,
-        input_metadata: Vec<InputMetadata>,
+        function: F,
+        next_edges: EdgeList,
+        input_metadata: MetadataList,
         sequence_nr: u64,
     ) -> Arc<Node> {
-        Arc::new(Node {
+        Arc::new(NodeOf {
             name: name.into(),
             sequence_nr,
             next_edges,
             input_metadata,
-            function: Mutex::new(function),
             pre_hooks: Mutex::new(Vec::new()),
+            function: Mutex::new(function),
         })
     }
 
@@ -181,7 +200,7 @@ impl Node {
         self.input_metadata.get(i)
     }
 
-    pub(crate) fn function(&self) -> MutexGuard<'_, Box<dyn BackwardFunction>> {
+    pub(crate) fn function(&self) -> MutexGuard<'_, dyn BackwardFunction + 'static> {
         self.function.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -189,10 +208,6 @@ impl Node {
         self.pre_hooks.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The leaf a gradient accumulator writes to.
-    pub fn variable(&self) -> Option<Tensor> {
-        self.function().variable().cloned()
-    }
 }
 
 impl std::fmt::Debug for Node {

@@ -9,7 +9,7 @@ use aten_core::Tensor;
 use c10_core::{Error, GradMode, Result, ScalarType};
 
 use crate::meta;
-use crate::node::{ApplyContext, BackwardFunction, Edge, InputMetadata, Node};
+use crate::node::{ApplyContext, BackwardFunction, Edge, EdgeList, InputMetadata, Node};
 use crate::view;
 
 /// Whether a dtype can carry gradients (`isDifferentiableType`).
@@ -27,25 +27,34 @@ pub fn compute_requires_grad<'a>(tensors: impl IntoIterator<Item = Option<&'a Te
         && GradMode::is_enabled()
 }
 
+/// `flag && GradMode::is_enabled()`: the generated kernels pass whether
+/// some argument requires grad, so that grad mode (a thread-local) is read
+/// only then.
+#[inline(always)]
+pub fn grad_mode_and(flag: bool) -> bool {
+    flag && GradMode::is_enabled()
+}
+
 /// The edges of `tensors`' gradients (`collect_next_edges`), one per
 /// tensor (invalid for an absent one or one that does not require grad).
 pub fn collect_next_edges<'a>(
     tensors: impl IntoIterator<Item = Option<&'a Tensor>>,
-) -> Result<Vec<Edge>> {
-    tensors
-        .into_iter()
-        .map(|t| match t {
-            Some(t) if t.defined() => view::fresh_gradient_edge(t),
-            _ => Ok(Edge::invalid()),
-        })
-        .collect()
+) -> Result<EdgeList> {
+    let mut edges = EdgeList::new();
+    for t in tensors {
+        edges.push(match t {
+            Some(t) if t.defined() => view::fresh_gradient_edge(t)?,
+            _ => Edge::invalid(),
+        });
+    }
+    Ok(edges)
 }
 
 /// The node of a recorded operation whose outputs are `outputs`.
 pub fn make_node(
     name: &'static str,
-    function: Box<dyn BackwardFunction>,
-    next_edges: Vec<Edge>,
+    function: impl BackwardFunction + 'static,
+    next_edges: EdgeList,
     outputs: &[&Tensor],
     sequence_nr: u64,
 ) -> Arc<Node> {
@@ -110,11 +119,11 @@ impl BackwardFunction for NotImplemented {
 /// input requires grad.
 pub fn record_not_implemented(
     name: &'static str,
-    edges: Vec<Edge>,
+    edges: EdgeList,
     outputs: &[&Tensor],
     seq: u64,
 ) -> Result<()> {
-    let node = make_node("NotImplemented", Box::new(NotImplemented { name }), edges, outputs, seq);
+    let node = make_node("NotImplemented", NotImplemented { name }, edges, outputs, seq);
     set_history(outputs, &node, &[])
 }
 

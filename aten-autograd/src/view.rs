@@ -120,13 +120,13 @@ fn replay_node(base: &Tensor, view: &Tensor) -> Result<Arc<Node>> {
     let edge = meta::gradient_edge(base)?;
     Ok(Node::new(
         "AsStridedBackward0",
-        Box::new(AsStridedBackward {
+        AsStridedBackward {
             base: InputMetadata::of(base),
             base_geometry: Geometry::of(base),
             view: Geometry::of(view),
-        }),
-        vec![edge],
-        vec![InputMetadata::of(view)],
+        },
+        std::iter::once(edge).collect(),
+        std::iter::once(InputMetadata::of(view)).collect(),
         next_sequence_nr(),
     ))
 }
@@ -193,14 +193,14 @@ pub fn rebase_history(t: &Tensor, node: Arc<Node>) -> Result<()> {
     next_edges.extend(node.next_edges().iter().skip(1).cloned());
     let copy_slices = Node::new(
         "CopySlices",
-        Box::new(CopySlices {
+        CopySlices {
             base: InputMetadata::of(&base),
             base_geometry: Geometry::of(&base),
             view: Geometry::of(t),
             fn_node: node,
-        }),
-        next_edges,
-        vec![InputMetadata::of(&base)],
+        },
+        next_edges.into_iter().collect(),
+        std::iter::once(InputMetadata::of(&base)).collect(),
         next_sequence_nr(),
     );
     meta::set_gradient_edge(&base, &copy_slices, 0)?;

@@ -39,7 +39,7 @@ pub struct TensorImpl {
     version: OnceLock<Arc<AtomicU64>>,
     wrapped_number: bool,
     /// Autograd's state, set once by the autograd layer.
-    autograd_meta: OnceLock<Box<dyn AutogradMetaInterface>>,
+    autograd_meta: OnceLock<Arc<dyn AutogradMetaInterface>>,
 }
 
 /// The autograd state a tensor carries (`c10::AutogradMetaInterface`). The
@@ -50,6 +50,8 @@ pub trait AutogradMetaInterface: std::any::Any + Send + Sync {
     fn requires_grad(&self) -> bool;
     /// The implementation, for the autograd layer to downcast.
     fn as_any(&self) -> &dyn std::any::Any;
+    /// The shared implementation, for the autograd layer to downcast.
+    fn as_any_arc(self: Arc<Self>) -> Arc<dyn std::any::Any + Send + Sync>;
 }
 
 impl fmt::Debug for TensorImpl {
@@ -516,9 +518,9 @@ impl TensorBase {
     /// undefined tensor.
     pub fn autograd_meta_or_init(
         &self,
-        init: impl FnOnce() -> Box<dyn AutogradMetaInterface>,
-    ) -> Result<&dyn AutogradMetaInterface> {
-        Ok(&**self.get()?.autograd_meta.get_or_init(init))
+        init: impl FnOnce() -> Arc<dyn AutogradMetaInterface>,
+    ) -> Result<&Arc<dyn AutogradMetaInterface>> {
+        Ok(self.get()?.autograd_meta.get_or_init(init))
     }
 
     /// A new tensor sharing this one's storage, layout and version counter,

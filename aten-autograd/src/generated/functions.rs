@@ -4,7 +4,9 @@
 #![allow(
     clippy::too_many_arguments,
     clippy::needless_borrow,
-    clippy::redundant_clone
+    clippy::redundant_clone,
+    clippy::clone_on_copy,
+    clippy::needless_question_mark
 )]
 
 #[allow(unused_imports)]

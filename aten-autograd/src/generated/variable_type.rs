@@ -4,7 +4,9 @@
 #![allow(
     clippy::too_many_arguments,
     clippy::needless_borrow,
-    clippy::redundant_clone
+    clippy::redundant_clone,
+    clippy::clone_on_copy,
+    clippy::needless_question_mark
 )]
 
 #[allow(unused_imports)]
@@ -29,6 +31,7 @@ use c10_core::{
 };
 
 /// Autograd kernel of `aten::empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor`.
+#[inline]
 pub fn empty_memory_format_autograd(
     ks: DispatchKeySet,
     size: &[i64],
@@ -38,15 +41,32 @@ pub fn empty_memory_format_autograd(
     pin_memory: Option<bool>,
     memory_format: Option<MemoryFormat>,
 ) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>());
-    let pending = if requires_grad {
-        Some((
-            record::sequence_nr(),
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>())?,
-        ))
-    } else {
-        None
-    };
+    let requires_grad = record::grad_mode_and(false);
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::empty_memory_format_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (size, dtype, layout, device, pin_memory, memory_format),
+            )?
+        });
+    }
+    empty_memory_format_autograd_record(ks, size, dtype, layout, device, pin_memory, memory_format)
+}
+
+/// The recording part of [`empty_memory_format_autograd`]: some input requires grad.
+#[inline(never)]
+fn empty_memory_format_autograd_record(
+    ks: DispatchKeySet,
+    size: &[i64],
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+    memory_format: Option<MemoryFormat>,
+) -> Result<Tensor> {
+    let edges = record::collect_next_edges(std::iter::empty::<Option<&Tensor>>())?;
+    let seq = record::sequence_nr();
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::empty_memory_format_op()?.redispatch(
@@ -54,10 +74,10 @@ pub fn empty_memory_format_autograd(
             (size, dtype, layout, device, pin_memory, memory_format),
         )?
     };
-    if let Some((seq, edges)) = pending {
+    {
         let node = record::make_node(
             "NotImplemented",
-            Box::new(record::NotImplemented { name: "empty" }),
+            record::NotImplemented { name: "empty" },
             edges,
             &[&out0],
             seq,
@@ -68,6 +88,7 @@ pub fn empty_memory_format_autograd(
 }
 
 /// Autograd kernel of `aten::empty_strided(SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`.
+#[inline]
 pub fn empty_strided_autograd(
     ks: DispatchKeySet,
     size: &[i64],
@@ -77,15 +98,32 @@ pub fn empty_strided_autograd(
     device: Option<Device>,
     pin_memory: Option<bool>,
 ) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>());
-    let pending = if requires_grad {
-        Some((
-            record::sequence_nr(),
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>())?,
-        ))
-    } else {
-        None
-    };
+    let requires_grad = record::grad_mode_and(false);
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::empty_strided_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (size, stride, dtype, layout, device, pin_memory),
+            )?
+        });
+    }
+    empty_strided_autograd_record(ks, size, stride, dtype, layout, device, pin_memory)
+}
+
+/// The recording part of [`empty_strided_autograd`]: some input requires grad.
+#[inline(never)]
+fn empty_strided_autograd_record(
+    ks: DispatchKeySet,
+    size: &[i64],
+    stride: &[i64],
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    let edges = record::collect_next_edges(std::iter::empty::<Option<&Tensor>>())?;
+    let seq = record::sequence_nr();
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::empty_strided_op()?.redispatch(
@@ -93,12 +131,12 @@ pub fn empty_strided_autograd(
             (size, stride, dtype, layout, device, pin_memory),
         )?
     };
-    if let Some((seq, edges)) = pending {
+    {
         let node = record::make_node(
             "NotImplemented",
-            Box::new(record::NotImplemented {
+            record::NotImplemented {
                 name: "empty_strided",
-            }),
+            },
             edges,
             &[&out0],
             seq,
@@ -119,10 +157,7 @@ pub fn empty_strided_out_autograd(
     pin_memory: Option<bool>,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>()) {
-        return Err(record::out_requires_grad_error("empty_strided"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(false || out.requires_grad()) {
         return Err(record::out_requires_grad_error("empty_strided"));
     }
     Ok({
@@ -135,6 +170,7 @@ pub fn empty_strided_out_autograd(
 }
 
 /// Autograd kernel of `aten::zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`.
+#[inline]
 pub fn zeros_autograd(
     ks: DispatchKeySet,
     size: &[i64],
@@ -143,15 +179,31 @@ pub fn zeros_autograd(
     device: Option<Device>,
     pin_memory: Option<bool>,
 ) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>());
-    let pending = if requires_grad {
-        Some((
-            record::sequence_nr(),
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>())?,
-        ))
-    } else {
-        None
-    };
+    let requires_grad = record::grad_mode_and(false);
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::zeros_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (size, dtype, layout, device, pin_memory),
+            )?
+        });
+    }
+    zeros_autograd_record(ks, size, dtype, layout, device, pin_memory)
+}
+
+/// The recording part of [`zeros_autograd`]: some input requires grad.
+#[inline(never)]
+fn zeros_autograd_record(
+    ks: DispatchKeySet,
+    size: &[i64],
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    let edges = record::collect_next_edges(std::iter::empty::<Option<&Tensor>>())?;
+    let seq = record::sequence_nr();
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::zeros_op()?.redispatch(
@@ -159,10 +211,10 @@ pub fn zeros_autograd(
             (size, dtype, layout, device, pin_memory),
         )?
     };
-    if let Some((seq, edges)) = pending {
+    {
         let node = record::make_node(
             "NotImplemented",
-            Box::new(record::NotImplemented { name: "zeros" }),
+            record::NotImplemented { name: "zeros" },
             edges,
             &[&out0],
             seq,
@@ -173,6 +225,7 @@ pub fn zeros_autograd(
 }
 
 /// Autograd kernel of `aten::as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)`.
+#[inline]
 pub fn as_strided_autograd(
     ks: DispatchKeySet,
     self_: &Tensor,
@@ -180,25 +233,38 @@ pub fn as_strided_autograd(
     stride: &[i64],
     storage_offset: Option<i64>,
 ) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::AsStridedBackward0 {
-                self_sizes: self_.sizes().to_vec(),
-                self_strides: self_.strides().to_vec(),
-                self_storage_offset: self_.storage_offset(),
-                size: size.to_vec(),
-                stride: stride.to_vec(),
-                storage_offset: storage_offset,
-            },
-        ))
-    } else {
-        None
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::as_strided_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, size, stride, storage_offset),
+            )?
+        });
+    }
+    as_strided_autograd_record(ks, self_, size, stride, storage_offset)
+}
+
+/// The recording part of [`as_strided_autograd`]: some input requires grad.
+#[inline(never)]
+fn as_strided_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    size: &[i64],
+    stride: &[i64],
+    storage_offset: Option<i64>,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::AsStridedBackward0 {
+        self_sizes: self_.sizes().to_vec(),
+        self_strides: self_.strides().to_vec(),
+        self_storage_offset: self_.storage_offset(),
+        size: size.to_vec(),
+        stride: stride.to_vec(),
+        storage_offset: storage_offset,
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
@@ -207,47 +273,51 @@ pub fn as_strided_autograd(
             (self_, size, stride, storage_offset),
         )?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node(
-            "AsStridedBackward0",
-            Box::new(grad_fn),
-            edges,
-            &outputs,
-            seq,
-        );
+        let node = record::make_node("AsStridedBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`.
+#[inline]
 pub fn add_tensor_autograd(
     ks: DispatchKeySet,
     self_: &Tensor,
     other: &Tensor,
     alpha: Scalar,
 ) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || other.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::add_tensor_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, other, alpha.clone()),
+            )?
+        });
+    }
+    add_tensor_autograd_record(ks, self_, other, alpha.clone())
+}
+
+/// The recording part of [`add_tensor_autograd`]: some input requires grad.
+#[inline(never)]
+fn add_tensor_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    other: &Tensor,
+    alpha: Scalar,
+) -> Result<Tensor> {
+    let edges = record::collect_next_edges(
         std::iter::empty::<Option<&Tensor>>()
             .chain([Some(self_)])
             .chain([Some(other)]),
-    );
-    let pending = if requires_grad {
-        let edges = record::collect_next_edges(
-            std::iter::empty::<Option<&Tensor>>()
-                .chain([Some(self_)])
-                .chain([Some(other)]),
-        )?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::AddBackward0 {
-                alpha: alpha.clone(),
-            },
-        ))
-    } else {
-        None
+    )?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::AddBackward0 {
+        alpha: alpha.clone(),
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
@@ -256,42 +326,52 @@ pub fn add_tensor_autograd(
             (self_, other, alpha.clone()),
         )?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("AddBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("AddBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)`.
+#[inline]
 pub fn add_tensor_autograd_(
     ks: DispatchKeySet,
     self_: &Tensor,
     other: &Tensor,
     alpha: Scalar,
 ) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || other.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::add_tensor_op_()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, other, alpha.clone()),
+            )?
+        });
+    }
+    add_tensor_autograd_record_(ks, self_, other, alpha.clone())
+}
+
+/// The recording part of [`add_tensor_autograd_`]: some input requires grad.
+#[inline(never)]
+fn add_tensor_autograd_record_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    other: &Tensor,
+    alpha: Scalar,
+) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges = record::collect_next_edges(
         std::iter::empty::<Option<&Tensor>>()
             .chain([Some(self_)])
             .chain([Some(other)]),
-    );
-    crate::view::check_inplace(self_, requires_grad)?;
-    let pending = if requires_grad {
-        let edges = record::collect_next_edges(
-            std::iter::empty::<Option<&Tensor>>()
-                .chain([Some(self_)])
-                .chain([Some(other)]),
-        )?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::AddBackward0Inplace {
-                alpha: alpha.clone(),
-            },
-        ))
-    } else {
-        None
+    )?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::AddBackward0Inplace {
+        alpha: alpha.clone(),
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
@@ -300,9 +380,9 @@ pub fn add_tensor_autograd_(
             (self_, other, alpha.clone()),
         )?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("AddBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("AddBackward0", grad_fn, edges, &outputs, seq);
         crate::view::rebase_history(self_, node)?;
     }
     Ok(out0)
@@ -316,14 +396,8 @@ pub fn add_out_autograd(
     alpha: Scalar,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(
-        std::iter::empty::<Option<&Tensor>>()
-            .chain([Some(self_)])
-            .chain([Some(other)]),
-    ) {
-        return Err(record::out_requires_grad_error("add"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || other.requires_grad() || out.requires_grad())
+    {
         return Err(record::out_requires_grad_error("add"));
     }
     Ok({
@@ -336,25 +410,38 @@ pub fn add_out_autograd(
 }
 
 /// Autograd kernel of `aten::add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor`.
+#[inline]
 pub fn add_scalar_autograd(
     ks: DispatchKeySet,
     self_: &Tensor,
     other: Scalar,
     alpha: Scalar,
 ) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::AddBackward1 {},
-        ))
-    } else {
-        None
-    };
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::add_scalar_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, other.clone(), alpha.clone()),
+            )?
+        });
+    }
+    add_scalar_autograd_record(ks, self_, other.clone(), alpha.clone())
+}
+
+/// The recording part of [`add_scalar_autograd`]: some input requires grad.
+#[inline(never)]
+fn add_scalar_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    other: Scalar,
+    alpha: Scalar,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::AddBackward1 {};
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::add_scalar_op()?.redispatch(
@@ -362,41 +449,51 @@ pub fn add_scalar_autograd(
             (self_, other.clone(), alpha.clone()),
         )?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("AddBackward1", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("AddBackward1", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`.
+#[inline]
 pub fn sub_tensor_autograd(
     ks: DispatchKeySet,
     self_: &Tensor,
     other: &Tensor,
     alpha: Scalar,
 ) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || other.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::sub_tensor_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, other, alpha.clone()),
+            )?
+        });
+    }
+    sub_tensor_autograd_record(ks, self_, other, alpha.clone())
+}
+
+/// The recording part of [`sub_tensor_autograd`]: some input requires grad.
+#[inline(never)]
+fn sub_tensor_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    other: &Tensor,
+    alpha: Scalar,
+) -> Result<Tensor> {
+    let edges = record::collect_next_edges(
         std::iter::empty::<Option<&Tensor>>()
             .chain([Some(self_)])
             .chain([Some(other)]),
-    );
-    let pending = if requires_grad {
-        let edges = record::collect_next_edges(
-            std::iter::empty::<Option<&Tensor>>()
-                .chain([Some(self_)])
-                .chain([Some(other)]),
-        )?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::SubBackward0 {
-                alpha: alpha.clone(),
-            },
-        ))
-    } else {
-        None
+    )?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::SubBackward0 {
+        alpha: alpha.clone(),
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
@@ -405,42 +502,52 @@ pub fn sub_tensor_autograd(
             (self_, other, alpha.clone()),
         )?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("SubBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("SubBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)`.
+#[inline]
 pub fn sub_tensor_autograd_(
     ks: DispatchKeySet,
     self_: &Tensor,
     other: &Tensor,
     alpha: Scalar,
 ) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || other.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::sub_tensor_op_()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, other, alpha.clone()),
+            )?
+        });
+    }
+    sub_tensor_autograd_record_(ks, self_, other, alpha.clone())
+}
+
+/// The recording part of [`sub_tensor_autograd_`]: some input requires grad.
+#[inline(never)]
+fn sub_tensor_autograd_record_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    other: &Tensor,
+    alpha: Scalar,
+) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges = record::collect_next_edges(
         std::iter::empty::<Option<&Tensor>>()
             .chain([Some(self_)])
             .chain([Some(other)]),
-    );
-    crate::view::check_inplace(self_, requires_grad)?;
-    let pending = if requires_grad {
-        let edges = record::collect_next_edges(
-            std::iter::empty::<Option<&Tensor>>()
-                .chain([Some(self_)])
-                .chain([Some(other)]),
-        )?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::SubBackward0Inplace {
-                alpha: alpha.clone(),
-            },
-        ))
-    } else {
-        None
+    )?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::SubBackward0Inplace {
+        alpha: alpha.clone(),
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
@@ -449,9 +556,9 @@ pub fn sub_tensor_autograd_(
             (self_, other, alpha.clone()),
         )?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("SubBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("SubBackward0", grad_fn, edges, &outputs, seq);
         crate::view::rebase_history(self_, node)?;
     }
     Ok(out0)
@@ -465,14 +572,8 @@ pub fn sub_out_autograd(
     alpha: Scalar,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(
-        std::iter::empty::<Option<&Tensor>>()
-            .chain([Some(self_)])
-            .chain([Some(other)]),
-    ) {
-        return Err(record::out_requires_grad_error("sub"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || other.requires_grad() || out.requires_grad())
+    {
         return Err(record::out_requires_grad_error("sub"));
     }
     Ok({
@@ -485,25 +586,38 @@ pub fn sub_out_autograd(
 }
 
 /// Autograd kernel of `aten::sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor`.
+#[inline]
 pub fn sub_scalar_autograd(
     ks: DispatchKeySet,
     self_: &Tensor,
     other: Scalar,
     alpha: Scalar,
 ) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::SubBackward1 {},
-        ))
-    } else {
-        None
-    };
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::sub_scalar_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, other.clone(), alpha.clone()),
+            )?
+        });
+    }
+    sub_scalar_autograd_record(ks, self_, other.clone(), alpha.clone())
+}
+
+/// The recording part of [`sub_scalar_autograd`]: some input requires grad.
+#[inline(never)]
+fn sub_scalar_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    other: Scalar,
+    alpha: Scalar,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::SubBackward1 {};
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::sub_scalar_op()?.redispatch(
@@ -511,45 +625,52 @@ pub fn sub_scalar_autograd(
             (self_, other.clone(), alpha.clone()),
         )?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("SubBackward1", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("SubBackward1", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::mul.Tensor(Tensor self, Tensor other) -> Tensor`.
+#[inline]
 pub fn mul_tensor_autograd(ks: DispatchKeySet, self_: &Tensor, other: &Tensor) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || other.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::mul_tensor_op()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
+        });
+    }
+    mul_tensor_autograd_record(ks, self_, other)
+}
+
+/// The recording part of [`mul_tensor_autograd`]: some input requires grad.
+#[inline(never)]
+fn mul_tensor_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    other: &Tensor,
+) -> Result<Tensor> {
+    let edges = record::collect_next_edges(
         std::iter::empty::<Option<&Tensor>>()
             .chain([Some(self_)])
             .chain([Some(other)]),
-    );
-    let pending = if requires_grad {
-        let edges = record::collect_next_edges(
-            std::iter::empty::<Option<&Tensor>>()
-                .chain([Some(self_)])
-                .chain([Some(other)]),
-        )?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::MulBackward0 {
-                self_: SavedVariable::new(self_, false)?,
-                other: SavedVariable::new(other, false)?,
-            },
-        ))
-    } else {
-        None
+    )?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::MulBackward0 {
+        self_: SavedVariable::new(self_, false)?,
+        other: SavedVariable::new(other, false)?,
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::mul_tensor_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("MulBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("MulBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
@@ -562,14 +683,8 @@ pub fn mul_out_autograd(
     other: &Tensor,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(
-        std::iter::empty::<Option<&Tensor>>()
-            .chain([Some(self_)])
-            .chain([Some(other)]),
-    ) {
-        return Err(record::out_requires_grad_error("mul"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || other.requires_grad() || out.requires_grad())
+    {
         return Err(record::out_requires_grad_error("mul"));
     }
     Ok({
@@ -580,64 +695,79 @@ pub fn mul_out_autograd(
 }
 
 /// Autograd kernel of `aten::mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+#[inline]
 pub fn mul_tensor_autograd_(ks: DispatchKeySet, self_: &Tensor, other: &Tensor) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || other.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::mul_tensor_op_()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
+        });
+    }
+    mul_tensor_autograd_record_(ks, self_, other)
+}
+
+/// The recording part of [`mul_tensor_autograd_`]: some input requires grad.
+#[inline(never)]
+fn mul_tensor_autograd_record_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    other: &Tensor,
+) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges = record::collect_next_edges(
         std::iter::empty::<Option<&Tensor>>()
             .chain([Some(self_)])
             .chain([Some(other)]),
-    );
-    crate::view::check_inplace(self_, requires_grad)?;
-    let pending = if requires_grad {
-        let edges = record::collect_next_edges(
-            std::iter::empty::<Option<&Tensor>>()
-                .chain([Some(self_)])
-                .chain([Some(other)]),
-        )?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::MulBackward0Inplace {
-                self_: SavedVariable::new(
-                    &{
-                        let _guard = AutoDispatchBelowADInplaceOrView::new();
-                        ops::clone(self_)?
-                    },
-                    false,
-                )?,
-                other: SavedVariable::new(other, false)?,
+    )?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::MulBackward0Inplace {
+        self_: SavedVariable::new(
+            &{
+                let _guard = AutoDispatchBelowADInplaceOrView::new();
+                ops::clone(self_)?
             },
-        ))
-    } else {
-        None
+            false,
+        )?,
+        other: SavedVariable::new(other, false)?,
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::mul_tensor_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("MulBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("MulBackward0", grad_fn, edges, &outputs, seq);
         crate::view::rebase_history(self_, node)?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::mul.Scalar(Tensor self, Scalar other) -> Tensor`.
+#[inline]
 pub fn mul_scalar_autograd(ks: DispatchKeySet, self_: &Tensor, other: Scalar) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::MulBackward1 {
-                other: other.clone(),
-            },
-        ))
-    } else {
-        None
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::mul_scalar_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, other.clone()),
+            )?
+        });
+    }
+    mul_scalar_autograd_record(ks, self_, other.clone())
+}
+
+/// The recording part of [`mul_scalar_autograd`]: some input requires grad.
+#[inline(never)]
+fn mul_scalar_autograd_record(ks: DispatchKeySet, self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::MulBackward1 {
+        other: other.clone(),
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
@@ -646,88 +776,102 @@ pub fn mul_scalar_autograd(ks: DispatchKeySet, self_: &Tensor, other: Scalar) ->
             (self_, other.clone()),
         )?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("MulBackward1", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("MulBackward1", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::div.Tensor(Tensor self, Tensor other) -> Tensor`.
+#[inline]
 pub fn div_tensor_autograd(ks: DispatchKeySet, self_: &Tensor, other: &Tensor) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || other.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::div_tensor_op()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
+        });
+    }
+    div_tensor_autograd_record(ks, self_, other)
+}
+
+/// The recording part of [`div_tensor_autograd`]: some input requires grad.
+#[inline(never)]
+fn div_tensor_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    other: &Tensor,
+) -> Result<Tensor> {
+    let edges = record::collect_next_edges(
         std::iter::empty::<Option<&Tensor>>()
             .chain([Some(self_)])
             .chain([Some(other)]),
-    );
-    let pending = if requires_grad {
-        let edges = record::collect_next_edges(
-            std::iter::empty::<Option<&Tensor>>()
-                .chain([Some(self_)])
-                .chain([Some(other)]),
-        )?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::DivBackward0 {
-                self_: SavedVariable::new(self_, false)?,
-                other: SavedVariable::new(other, false)?,
-            },
-        ))
-    } else {
-        None
+    )?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::DivBackward0 {
+        self_: SavedVariable::new(self_, false)?,
+        other: SavedVariable::new(other, false)?,
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::div_tensor_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("DivBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("DivBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+#[inline]
 pub fn div_tensor_autograd_(ks: DispatchKeySet, self_: &Tensor, other: &Tensor) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || other.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::div_tensor_op_()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
+        });
+    }
+    div_tensor_autograd_record_(ks, self_, other)
+}
+
+/// The recording part of [`div_tensor_autograd_`]: some input requires grad.
+#[inline(never)]
+fn div_tensor_autograd_record_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    other: &Tensor,
+) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges = record::collect_next_edges(
         std::iter::empty::<Option<&Tensor>>()
             .chain([Some(self_)])
             .chain([Some(other)]),
-    );
-    crate::view::check_inplace(self_, requires_grad)?;
-    let pending = if requires_grad {
-        let edges = record::collect_next_edges(
-            std::iter::empty::<Option<&Tensor>>()
-                .chain([Some(self_)])
-                .chain([Some(other)]),
-        )?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::DivBackward0Inplace {
-                self_: SavedVariable::new(
-                    &{
-                        let _guard = AutoDispatchBelowADInplaceOrView::new();
-                        ops::clone(self_)?
-                    },
-                    false,
-                )?,
-                other: SavedVariable::new(other, false)?,
+    )?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::DivBackward0Inplace {
+        self_: SavedVariable::new(
+            &{
+                let _guard = AutoDispatchBelowADInplaceOrView::new();
+                ops::clone(self_)?
             },
-        ))
-    } else {
-        None
+            false,
+        )?,
+        other: SavedVariable::new(other, false)?,
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::div_tensor_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("DivBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("DivBackward0", grad_fn, edges, &outputs, seq);
         crate::view::rebase_history(self_, node)?;
     }
     Ok(out0)
@@ -740,14 +884,8 @@ pub fn div_out_autograd(
     other: &Tensor,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(
-        std::iter::empty::<Option<&Tensor>>()
-            .chain([Some(self_)])
-            .chain([Some(other)]),
-    ) {
-        return Err(record::out_requires_grad_error("div"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || other.requires_grad() || out.requires_grad())
+    {
         return Err(record::out_requires_grad_error("div"));
     }
     Ok({
@@ -758,21 +896,29 @@ pub fn div_out_autograd(
 }
 
 /// Autograd kernel of `aten::div.Scalar(Tensor self, Scalar other) -> Tensor`.
+#[inline]
 pub fn div_scalar_autograd(ks: DispatchKeySet, self_: &Tensor, other: Scalar) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::DivBackward1 {
-                other: other.clone(),
-            },
-        ))
-    } else {
-        None
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::div_scalar_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, other.clone()),
+            )?
+        });
+    }
+    div_scalar_autograd_record(ks, self_, other.clone())
+}
+
+/// The recording part of [`div_scalar_autograd`]: some input requires grad.
+#[inline(never)]
+fn div_scalar_autograd_record(ks: DispatchKeySet, self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::DivBackward1 {
+        other: other.clone(),
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
@@ -781,43 +927,53 @@ pub fn div_scalar_autograd(ks: DispatchKeySet, self_: &Tensor, other: Scalar) ->
             (self_, other.clone()),
         )?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("DivBackward1", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("DivBackward1", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor`.
+#[inline]
 pub fn div_tensor_mode_autograd(
     ks: DispatchKeySet,
     self_: &Tensor,
     other: &Tensor,
     rounding_mode: Option<&str>,
 ) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || other.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::div_tensor_mode_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, other, rounding_mode),
+            )?
+        });
+    }
+    div_tensor_mode_autograd_record(ks, self_, other, rounding_mode)
+}
+
+/// The recording part of [`div_tensor_mode_autograd`]: some input requires grad.
+#[inline(never)]
+fn div_tensor_mode_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    other: &Tensor,
+    rounding_mode: Option<&str>,
+) -> Result<Tensor> {
+    let edges = record::collect_next_edges(
         std::iter::empty::<Option<&Tensor>>()
             .chain([Some(self_)])
             .chain([Some(other)]),
-    );
-    let pending = if requires_grad {
-        let edges = record::collect_next_edges(
-            std::iter::empty::<Option<&Tensor>>()
-                .chain([Some(self_)])
-                .chain([Some(other)]),
-        )?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::DivBackward2 {
-                self_: SavedVariable::new(self_, false)?,
-                other: SavedVariable::new(other, false)?,
-                rounding_mode: rounding_mode.map(str::to_string),
-            },
-        ))
-    } else {
-        None
+    )?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::DivBackward2 {
+        self_: SavedVariable::new(self_, false)?,
+        other: SavedVariable::new(other, false)?,
+        rounding_mode: rounding_mode.map(str::to_string),
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
@@ -826,50 +982,60 @@ pub fn div_tensor_mode_autograd(
             (self_, other, rounding_mode),
         )?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("DivBackward2", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("DivBackward2", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)`.
+#[inline]
 pub fn div_tensor_mode_autograd_(
     ks: DispatchKeySet,
     self_: &Tensor,
     other: &Tensor,
     rounding_mode: Option<&str>,
 ) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || other.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::div_tensor_mode_op_()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, other, rounding_mode),
+            )?
+        });
+    }
+    div_tensor_mode_autograd_record_(ks, self_, other, rounding_mode)
+}
+
+/// The recording part of [`div_tensor_mode_autograd_`]: some input requires grad.
+#[inline(never)]
+fn div_tensor_mode_autograd_record_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    other: &Tensor,
+    rounding_mode: Option<&str>,
+) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges = record::collect_next_edges(
         std::iter::empty::<Option<&Tensor>>()
             .chain([Some(self_)])
             .chain([Some(other)]),
-    );
-    crate::view::check_inplace(self_, requires_grad)?;
-    let pending = if requires_grad {
-        let edges = record::collect_next_edges(
-            std::iter::empty::<Option<&Tensor>>()
-                .chain([Some(self_)])
-                .chain([Some(other)]),
-        )?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::DivBackward2Inplace {
-                self_: SavedVariable::new(
-                    &{
-                        let _guard = AutoDispatchBelowADInplaceOrView::new();
-                        ops::clone(self_)?
-                    },
-                    false,
-                )?,
-                other: SavedVariable::new(other, false)?,
-                rounding_mode: rounding_mode.map(str::to_string),
+    )?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::DivBackward2Inplace {
+        self_: SavedVariable::new(
+            &{
+                let _guard = AutoDispatchBelowADInplaceOrView::new();
+                ops::clone(self_)?
             },
-        ))
-    } else {
-        None
+            false,
+        )?,
+        other: SavedVariable::new(other, false)?,
+        rounding_mode: rounding_mode.map(str::to_string),
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
@@ -878,9 +1044,9 @@ pub fn div_tensor_mode_autograd_(
             (self_, other, rounding_mode),
         )?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("DivBackward2", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("DivBackward2", grad_fn, edges, &outputs, seq);
         crate::view::rebase_history(self_, node)?;
     }
     Ok(out0)
@@ -894,14 +1060,8 @@ pub fn div_out_mode_autograd(
     rounding_mode: Option<&str>,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(
-        std::iter::empty::<Option<&Tensor>>()
-            .chain([Some(self_)])
-            .chain([Some(other)]),
-    ) {
-        return Err(record::out_requires_grad_error("div"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || other.requires_grad() || out.requires_grad())
+    {
         return Err(record::out_requires_grad_error("div"));
     }
     Ok({
@@ -914,79 +1074,83 @@ pub fn div_out_mode_autograd(
 }
 
 /// Autograd kernel of `aten::atan2(Tensor self, Tensor other) -> Tensor`.
+#[inline]
 pub fn atan2_autograd(ks: DispatchKeySet, self_: &Tensor, other: &Tensor) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || other.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::atan2_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
+        });
+    }
+    atan2_autograd_record(ks, self_, other)
+}
+
+/// The recording part of [`atan2_autograd`]: some input requires grad.
+#[inline(never)]
+fn atan2_autograd_record(ks: DispatchKeySet, self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let edges = record::collect_next_edges(
         std::iter::empty::<Option<&Tensor>>()
             .chain([Some(self_)])
             .chain([Some(other)]),
-    );
-    let pending = if requires_grad {
-        let edges = record::collect_next_edges(
-            std::iter::empty::<Option<&Tensor>>()
-                .chain([Some(self_)])
-                .chain([Some(other)]),
-        )?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::Atan2Backward0 {
-                self_: SavedVariable::new(self_, false)?,
-                other: SavedVariable::new(other, false)?,
-            },
-        ))
-    } else {
-        None
+    )?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::Atan2Backward0 {
+        self_: SavedVariable::new(self_, false)?,
+        other: SavedVariable::new(other, false)?,
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::atan2_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("Atan2Backward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("Atan2Backward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+#[inline]
 pub fn atan2_autograd_(ks: DispatchKeySet, self_: &Tensor, other: &Tensor) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || other.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::atan2_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
+        });
+    }
+    atan2_autograd_record_(ks, self_, other)
+}
+
+/// The recording part of [`atan2_autograd_`]: some input requires grad.
+#[inline(never)]
+fn atan2_autograd_record_(ks: DispatchKeySet, self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges = record::collect_next_edges(
         std::iter::empty::<Option<&Tensor>>()
             .chain([Some(self_)])
             .chain([Some(other)]),
-    );
-    crate::view::check_inplace(self_, requires_grad)?;
-    let pending = if requires_grad {
-        let edges = record::collect_next_edges(
-            std::iter::empty::<Option<&Tensor>>()
-                .chain([Some(self_)])
-                .chain([Some(other)]),
-        )?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::Atan2Backward0Inplace {
-                self_: SavedVariable::new(
-                    &{
-                        let _guard = AutoDispatchBelowADInplaceOrView::new();
-                        ops::clone(self_)?
-                    },
-                    false,
-                )?,
-                other: SavedVariable::new(other, false)?,
+    )?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::Atan2Backward0Inplace {
+        self_: SavedVariable::new(
+            &{
+                let _guard = AutoDispatchBelowADInplaceOrView::new();
+                ops::clone(self_)?
             },
-        ))
-    } else {
-        None
+            false,
+        )?,
+        other: SavedVariable::new(other, false)?,
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::atan2_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("Atan2Backward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("Atan2Backward0", grad_fn, edges, &outputs, seq);
         crate::view::rebase_history(self_, node)?;
     }
     Ok(out0)
@@ -999,14 +1163,8 @@ pub fn atan2_out_autograd(
     other: &Tensor,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(
-        std::iter::empty::<Option<&Tensor>>()
-            .chain([Some(self_)])
-            .chain([Some(other)]),
-    ) {
-        return Err(record::out_requires_grad_error("atan2"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || other.requires_grad() || out.requires_grad())
+    {
         return Err(record::out_requires_grad_error("atan2"));
     }
     Ok({
@@ -1017,39 +1175,47 @@ pub fn atan2_out_autograd(
 }
 
 /// Autograd kernel of `aten::bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor`.
+#[inline]
 pub fn bitwise_and_tensor_autograd(
     ks: DispatchKeySet,
     self_: &Tensor,
     other: &Tensor,
 ) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || other.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::bitwise_and_tensor_op()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
+        });
+    }
+    bitwise_and_tensor_autograd_record(ks, self_, other)
+}
+
+/// The recording part of [`bitwise_and_tensor_autograd`]: some input requires grad.
+#[inline(never)]
+fn bitwise_and_tensor_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    other: &Tensor,
+) -> Result<Tensor> {
+    let edges = record::collect_next_edges(
         std::iter::empty::<Option<&Tensor>>()
             .chain([Some(self_)])
             .chain([Some(other)]),
-    );
-    let pending = if requires_grad {
-        Some((
-            record::sequence_nr(),
-            record::collect_next_edges(
-                std::iter::empty::<Option<&Tensor>>()
-                    .chain([Some(self_)])
-                    .chain([Some(other)]),
-            )?,
-        ))
-    } else {
-        None
-    };
+    )?;
+    let seq = record::sequence_nr();
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::bitwise_and_tensor_op()?
             .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
     };
-    if let Some((seq, edges)) = pending {
+    {
         let node = record::make_node(
             "NotImplemented",
-            Box::new(record::NotImplemented {
+            record::NotImplemented {
                 name: "bitwise_and",
-            }),
+            },
             edges,
             &[&out0],
             seq,
@@ -1060,40 +1226,48 @@ pub fn bitwise_and_tensor_autograd(
 }
 
 /// Autograd kernel of `aten::bitwise_and_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+#[inline]
 pub fn bitwise_and_tensor_autograd_(
     ks: DispatchKeySet,
     self_: &Tensor,
     other: &Tensor,
 ) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || other.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::bitwise_and_tensor_op_()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
+        });
+    }
+    bitwise_and_tensor_autograd_record_(ks, self_, other)
+}
+
+/// The recording part of [`bitwise_and_tensor_autograd_`]: some input requires grad.
+#[inline(never)]
+fn bitwise_and_tensor_autograd_record_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    other: &Tensor,
+) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges = record::collect_next_edges(
         std::iter::empty::<Option<&Tensor>>()
             .chain([Some(self_)])
             .chain([Some(other)]),
-    );
-    crate::view::check_inplace(self_, requires_grad)?;
-    let pending = if requires_grad {
-        Some((
-            record::sequence_nr(),
-            record::collect_next_edges(
-                std::iter::empty::<Option<&Tensor>>()
-                    .chain([Some(self_)])
-                    .chain([Some(other)]),
-            )?,
-        ))
-    } else {
-        None
-    };
+    )?;
+    let seq = record::sequence_nr();
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::bitwise_and_tensor_op_()?
             .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
     };
-    if let Some((seq, edges)) = pending {
+    {
         let node = record::make_node(
             "NotImplemented",
-            Box::new(record::NotImplemented {
+            record::NotImplemented {
                 name: "bitwise_and",
-            }),
+            },
             edges,
             &[&out0],
             seq,
@@ -1110,14 +1284,8 @@ pub fn bitwise_and_tensor_out_autograd(
     other: &Tensor,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(
-        std::iter::empty::<Option<&Tensor>>()
-            .chain([Some(self_)])
-            .chain([Some(other)]),
-    ) {
-        return Err(record::out_requires_grad_error("bitwise_and"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || other.requires_grad() || out.requires_grad())
+    {
         return Err(record::out_requires_grad_error("bitwise_and"));
     }
     Ok({
@@ -1128,37 +1296,45 @@ pub fn bitwise_and_tensor_out_autograd(
 }
 
 /// Autograd kernel of `aten::bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor`.
+#[inline]
 pub fn bitwise_or_tensor_autograd(
     ks: DispatchKeySet,
     self_: &Tensor,
     other: &Tensor,
 ) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || other.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::bitwise_or_tensor_op()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
+        });
+    }
+    bitwise_or_tensor_autograd_record(ks, self_, other)
+}
+
+/// The recording part of [`bitwise_or_tensor_autograd`]: some input requires grad.
+#[inline(never)]
+fn bitwise_or_tensor_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    other: &Tensor,
+) -> Result<Tensor> {
+    let edges = record::collect_next_edges(
         std::iter::empty::<Option<&Tensor>>()
             .chain([Some(self_)])
             .chain([Some(other)]),
-    );
-    let pending = if requires_grad {
-        Some((
-            record::sequence_nr(),
-            record::collect_next_edges(
-                std::iter::empty::<Option<&Tensor>>()
-                    .chain([Some(self_)])
-                    .chain([Some(other)]),
-            )?,
-        ))
-    } else {
-        None
-    };
+    )?;
+    let seq = record::sequence_nr();
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::bitwise_or_tensor_op()?
             .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
     };
-    if let Some((seq, edges)) = pending {
+    {
         let node = record::make_node(
             "NotImplemented",
-            Box::new(record::NotImplemented { name: "bitwise_or" }),
+            record::NotImplemented { name: "bitwise_or" },
             edges,
             &[&out0],
             seq,
@@ -1169,38 +1345,46 @@ pub fn bitwise_or_tensor_autograd(
 }
 
 /// Autograd kernel of `aten::bitwise_or_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+#[inline]
 pub fn bitwise_or_tensor_autograd_(
     ks: DispatchKeySet,
     self_: &Tensor,
     other: &Tensor,
 ) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || other.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::bitwise_or_tensor_op_()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
+        });
+    }
+    bitwise_or_tensor_autograd_record_(ks, self_, other)
+}
+
+/// The recording part of [`bitwise_or_tensor_autograd_`]: some input requires grad.
+#[inline(never)]
+fn bitwise_or_tensor_autograd_record_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    other: &Tensor,
+) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges = record::collect_next_edges(
         std::iter::empty::<Option<&Tensor>>()
             .chain([Some(self_)])
             .chain([Some(other)]),
-    );
-    crate::view::check_inplace(self_, requires_grad)?;
-    let pending = if requires_grad {
-        Some((
-            record::sequence_nr(),
-            record::collect_next_edges(
-                std::iter::empty::<Option<&Tensor>>()
-                    .chain([Some(self_)])
-                    .chain([Some(other)]),
-            )?,
-        ))
-    } else {
-        None
-    };
+    )?;
+    let seq = record::sequence_nr();
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::bitwise_or_tensor_op_()?
             .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
     };
-    if let Some((seq, edges)) = pending {
+    {
         let node = record::make_node(
             "NotImplemented",
-            Box::new(record::NotImplemented { name: "bitwise_or" }),
+            record::NotImplemented { name: "bitwise_or" },
             edges,
             &[&out0],
             seq,
@@ -1217,14 +1401,8 @@ pub fn bitwise_or_tensor_out_autograd(
     other: &Tensor,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(
-        std::iter::empty::<Option<&Tensor>>()
-            .chain([Some(self_)])
-            .chain([Some(other)]),
-    ) {
-        return Err(record::out_requires_grad_error("bitwise_or"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || other.requires_grad() || out.requires_grad())
+    {
         return Err(record::out_requires_grad_error("bitwise_or"));
     }
     Ok({
@@ -1235,39 +1413,47 @@ pub fn bitwise_or_tensor_out_autograd(
 }
 
 /// Autograd kernel of `aten::bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor`.
+#[inline]
 pub fn bitwise_xor_tensor_autograd(
     ks: DispatchKeySet,
     self_: &Tensor,
     other: &Tensor,
 ) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || other.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::bitwise_xor_tensor_op()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
+        });
+    }
+    bitwise_xor_tensor_autograd_record(ks, self_, other)
+}
+
+/// The recording part of [`bitwise_xor_tensor_autograd`]: some input requires grad.
+#[inline(never)]
+fn bitwise_xor_tensor_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    other: &Tensor,
+) -> Result<Tensor> {
+    let edges = record::collect_next_edges(
         std::iter::empty::<Option<&Tensor>>()
             .chain([Some(self_)])
             .chain([Some(other)]),
-    );
-    let pending = if requires_grad {
-        Some((
-            record::sequence_nr(),
-            record::collect_next_edges(
-                std::iter::empty::<Option<&Tensor>>()
-                    .chain([Some(self_)])
-                    .chain([Some(other)]),
-            )?,
-        ))
-    } else {
-        None
-    };
+    )?;
+    let seq = record::sequence_nr();
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::bitwise_xor_tensor_op()?
             .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
     };
-    if let Some((seq, edges)) = pending {
+    {
         let node = record::make_node(
             "NotImplemented",
-            Box::new(record::NotImplemented {
+            record::NotImplemented {
                 name: "bitwise_xor",
-            }),
+            },
             edges,
             &[&out0],
             seq,
@@ -1278,40 +1464,48 @@ pub fn bitwise_xor_tensor_autograd(
 }
 
 /// Autograd kernel of `aten::bitwise_xor_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+#[inline]
 pub fn bitwise_xor_tensor_autograd_(
     ks: DispatchKeySet,
     self_: &Tensor,
     other: &Tensor,
 ) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || other.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::bitwise_xor_tensor_op_()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
+        });
+    }
+    bitwise_xor_tensor_autograd_record_(ks, self_, other)
+}
+
+/// The recording part of [`bitwise_xor_tensor_autograd_`]: some input requires grad.
+#[inline(never)]
+fn bitwise_xor_tensor_autograd_record_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    other: &Tensor,
+) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges = record::collect_next_edges(
         std::iter::empty::<Option<&Tensor>>()
             .chain([Some(self_)])
             .chain([Some(other)]),
-    );
-    crate::view::check_inplace(self_, requires_grad)?;
-    let pending = if requires_grad {
-        Some((
-            record::sequence_nr(),
-            record::collect_next_edges(
-                std::iter::empty::<Option<&Tensor>>()
-                    .chain([Some(self_)])
-                    .chain([Some(other)]),
-            )?,
-        ))
-    } else {
-        None
-    };
+    )?;
+    let seq = record::sequence_nr();
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::bitwise_xor_tensor_op_()?
             .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
     };
-    if let Some((seq, edges)) = pending {
+    {
         let node = record::make_node(
             "NotImplemented",
-            Box::new(record::NotImplemented {
+            record::NotImplemented {
                 name: "bitwise_xor",
-            }),
+            },
             edges,
             &[&out0],
             seq,
@@ -1328,14 +1522,8 @@ pub fn bitwise_xor_tensor_out_autograd(
     other: &Tensor,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(
-        std::iter::empty::<Option<&Tensor>>()
-            .chain([Some(self_)])
-            .chain([Some(other)]),
-    ) {
-        return Err(record::out_requires_grad_error("bitwise_xor"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || other.requires_grad() || out.requires_grad())
+    {
         return Err(record::out_requires_grad_error("bitwise_xor"));
     }
     Ok({
@@ -1346,32 +1534,36 @@ pub fn bitwise_xor_tensor_out_autograd(
 }
 
 /// Autograd kernel of `aten::eq.Tensor(Tensor self, Tensor other) -> Tensor`.
+#[inline]
 pub fn eq_tensor_autograd(ks: DispatchKeySet, self_: &Tensor, other: &Tensor) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || other.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::eq_tensor_op()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
+        });
+    }
+    eq_tensor_autograd_record(ks, self_, other)
+}
+
+/// The recording part of [`eq_tensor_autograd`]: some input requires grad.
+#[inline(never)]
+fn eq_tensor_autograd_record(ks: DispatchKeySet, self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let edges = record::collect_next_edges(
         std::iter::empty::<Option<&Tensor>>()
             .chain([Some(self_)])
             .chain([Some(other)]),
-    );
-    let pending = if requires_grad {
-        Some((
-            record::sequence_nr(),
-            record::collect_next_edges(
-                std::iter::empty::<Option<&Tensor>>()
-                    .chain([Some(self_)])
-                    .chain([Some(other)]),
-            )?,
-        ))
-    } else {
-        None
-    };
+    )?;
+    let seq = record::sequence_nr();
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::eq_tensor_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
     };
-    if let Some((seq, edges)) = pending {
+    {
         let node = record::make_node(
             "NotImplemented",
-            Box::new(record::NotImplemented { name: "eq" }),
+            record::NotImplemented { name: "eq" },
             edges,
             &[&out0],
             seq,
@@ -1382,33 +1574,41 @@ pub fn eq_tensor_autograd(ks: DispatchKeySet, self_: &Tensor, other: &Tensor) ->
 }
 
 /// Autograd kernel of `aten::eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+#[inline]
 pub fn eq_tensor_autograd_(ks: DispatchKeySet, self_: &Tensor, other: &Tensor) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || other.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::eq_tensor_op_()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
+        });
+    }
+    eq_tensor_autograd_record_(ks, self_, other)
+}
+
+/// The recording part of [`eq_tensor_autograd_`]: some input requires grad.
+#[inline(never)]
+fn eq_tensor_autograd_record_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    other: &Tensor,
+) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges = record::collect_next_edges(
         std::iter::empty::<Option<&Tensor>>()
             .chain([Some(self_)])
             .chain([Some(other)]),
-    );
-    crate::view::check_inplace(self_, requires_grad)?;
-    let pending = if requires_grad {
-        Some((
-            record::sequence_nr(),
-            record::collect_next_edges(
-                std::iter::empty::<Option<&Tensor>>()
-                    .chain([Some(self_)])
-                    .chain([Some(other)]),
-            )?,
-        ))
-    } else {
-        None
-    };
+    )?;
+    let seq = record::sequence_nr();
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::eq_tensor_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
     };
-    if let Some((seq, edges)) = pending {
+    {
         let node = record::make_node(
             "NotImplemented",
-            Box::new(record::NotImplemented { name: "eq" }),
+            record::NotImplemented { name: "eq" },
             edges,
             &[&out0],
             seq,
@@ -1425,14 +1625,8 @@ pub fn eq_tensor_out_autograd(
     other: &Tensor,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(
-        std::iter::empty::<Option<&Tensor>>()
-            .chain([Some(self_)])
-            .chain([Some(other)]),
-    ) {
-        return Err(record::out_requires_grad_error("eq"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || other.requires_grad() || out.requires_grad())
+    {
         return Err(record::out_requires_grad_error("eq"));
     }
     Ok({
@@ -1443,17 +1637,27 @@ pub fn eq_tensor_out_autograd(
 }
 
 /// Autograd kernel of `aten::eq.Scalar(Tensor self, Scalar other) -> Tensor`.
+#[inline]
 pub fn eq_scalar_autograd(ks: DispatchKeySet, self_: &Tensor, other: Scalar) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        Some((
-            record::sequence_nr(),
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?,
-        ))
-    } else {
-        None
-    };
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::eq_scalar_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, other.clone()),
+            )?
+        });
+    }
+    eq_scalar_autograd_record(ks, self_, other.clone())
+}
+
+/// The recording part of [`eq_scalar_autograd`]: some input requires grad.
+#[inline(never)]
+fn eq_scalar_autograd_record(ks: DispatchKeySet, self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::eq_scalar_op()?.redispatch(
@@ -1461,10 +1665,10 @@ pub fn eq_scalar_autograd(ks: DispatchKeySet, self_: &Tensor, other: Scalar) -> 
             (self_, other.clone()),
         )?
     };
-    if let Some((seq, edges)) = pending {
+    {
         let node = record::make_node(
             "NotImplemented",
-            Box::new(record::NotImplemented { name: "eq" }),
+            record::NotImplemented { name: "eq" },
             edges,
             &[&out0],
             seq,
@@ -1475,18 +1679,28 @@ pub fn eq_scalar_autograd(ks: DispatchKeySet, self_: &Tensor, other: Scalar) -> 
 }
 
 /// Autograd kernel of `aten::eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`.
+#[inline]
 pub fn eq_scalar_autograd_(ks: DispatchKeySet, self_: &Tensor, other: Scalar) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    crate::view::check_inplace(self_, requires_grad)?;
-    let pending = if requires_grad {
-        Some((
-            record::sequence_nr(),
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?,
-        ))
-    } else {
-        None
-    };
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::eq_scalar_op_()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, other.clone()),
+            )?
+        });
+    }
+    eq_scalar_autograd_record_(ks, self_, other.clone())
+}
+
+/// The recording part of [`eq_scalar_autograd_`]: some input requires grad.
+#[inline(never)]
+fn eq_scalar_autograd_record_(ks: DispatchKeySet, self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::eq_scalar_op_()?.redispatch(
@@ -1494,10 +1708,10 @@ pub fn eq_scalar_autograd_(ks: DispatchKeySet, self_: &Tensor, other: Scalar) ->
             (self_, other.clone()),
         )?
     };
-    if let Some((seq, edges)) = pending {
+    {
         let node = record::make_node(
             "NotImplemented",
-            Box::new(record::NotImplemented { name: "eq" }),
+            record::NotImplemented { name: "eq" },
             edges,
             &[&out0],
             seq,
@@ -1514,10 +1728,7 @@ pub fn eq_scalar_out_autograd(
     other: Scalar,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)])) {
-        return Err(record::out_requires_grad_error("eq"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("eq"));
     }
     Ok({
@@ -1530,32 +1741,36 @@ pub fn eq_scalar_out_autograd(
 }
 
 /// Autograd kernel of `aten::ne.Tensor(Tensor self, Tensor other) -> Tensor`.
+#[inline]
 pub fn ne_tensor_autograd(ks: DispatchKeySet, self_: &Tensor, other: &Tensor) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || other.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::ne_tensor_op()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
+        });
+    }
+    ne_tensor_autograd_record(ks, self_, other)
+}
+
+/// The recording part of [`ne_tensor_autograd`]: some input requires grad.
+#[inline(never)]
+fn ne_tensor_autograd_record(ks: DispatchKeySet, self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let edges = record::collect_next_edges(
         std::iter::empty::<Option<&Tensor>>()
             .chain([Some(self_)])
             .chain([Some(other)]),
-    );
-    let pending = if requires_grad {
-        Some((
-            record::sequence_nr(),
-            record::collect_next_edges(
-                std::iter::empty::<Option<&Tensor>>()
-                    .chain([Some(self_)])
-                    .chain([Some(other)]),
-            )?,
-        ))
-    } else {
-        None
-    };
+    )?;
+    let seq = record::sequence_nr();
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::ne_tensor_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
     };
-    if let Some((seq, edges)) = pending {
+    {
         let node = record::make_node(
             "NotImplemented",
-            Box::new(record::NotImplemented { name: "ne" }),
+            record::NotImplemented { name: "ne" },
             edges,
             &[&out0],
             seq,
@@ -1566,33 +1781,41 @@ pub fn ne_tensor_autograd(ks: DispatchKeySet, self_: &Tensor, other: &Tensor) ->
 }
 
 /// Autograd kernel of `aten::ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+#[inline]
 pub fn ne_tensor_autograd_(ks: DispatchKeySet, self_: &Tensor, other: &Tensor) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || other.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::ne_tensor_op_()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
+        });
+    }
+    ne_tensor_autograd_record_(ks, self_, other)
+}
+
+/// The recording part of [`ne_tensor_autograd_`]: some input requires grad.
+#[inline(never)]
+fn ne_tensor_autograd_record_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    other: &Tensor,
+) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges = record::collect_next_edges(
         std::iter::empty::<Option<&Tensor>>()
             .chain([Some(self_)])
             .chain([Some(other)]),
-    );
-    crate::view::check_inplace(self_, requires_grad)?;
-    let pending = if requires_grad {
-        Some((
-            record::sequence_nr(),
-            record::collect_next_edges(
-                std::iter::empty::<Option<&Tensor>>()
-                    .chain([Some(self_)])
-                    .chain([Some(other)]),
-            )?,
-        ))
-    } else {
-        None
-    };
+    )?;
+    let seq = record::sequence_nr();
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::ne_tensor_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
     };
-    if let Some((seq, edges)) = pending {
+    {
         let node = record::make_node(
             "NotImplemented",
-            Box::new(record::NotImplemented { name: "ne" }),
+            record::NotImplemented { name: "ne" },
             edges,
             &[&out0],
             seq,
@@ -1609,14 +1832,8 @@ pub fn ne_tensor_out_autograd(
     other: &Tensor,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(
-        std::iter::empty::<Option<&Tensor>>()
-            .chain([Some(self_)])
-            .chain([Some(other)]),
-    ) {
-        return Err(record::out_requires_grad_error("ne"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || other.requires_grad() || out.requires_grad())
+    {
         return Err(record::out_requires_grad_error("ne"));
     }
     Ok({
@@ -1627,17 +1844,27 @@ pub fn ne_tensor_out_autograd(
 }
 
 /// Autograd kernel of `aten::ne.Scalar(Tensor self, Scalar other) -> Tensor`.
+#[inline]
 pub fn ne_scalar_autograd(ks: DispatchKeySet, self_: &Tensor, other: Scalar) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        Some((
-            record::sequence_nr(),
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?,
-        ))
-    } else {
-        None
-    };
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::ne_scalar_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, other.clone()),
+            )?
+        });
+    }
+    ne_scalar_autograd_record(ks, self_, other.clone())
+}
+
+/// The recording part of [`ne_scalar_autograd`]: some input requires grad.
+#[inline(never)]
+fn ne_scalar_autograd_record(ks: DispatchKeySet, self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::ne_scalar_op()?.redispatch(
@@ -1645,10 +1872,10 @@ pub fn ne_scalar_autograd(ks: DispatchKeySet, self_: &Tensor, other: Scalar) -> 
             (self_, other.clone()),
         )?
     };
-    if let Some((seq, edges)) = pending {
+    {
         let node = record::make_node(
             "NotImplemented",
-            Box::new(record::NotImplemented { name: "ne" }),
+            record::NotImplemented { name: "ne" },
             edges,
             &[&out0],
             seq,
@@ -1659,18 +1886,28 @@ pub fn ne_scalar_autograd(ks: DispatchKeySet, self_: &Tensor, other: Scalar) -> 
 }
 
 /// Autograd kernel of `aten::ne_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`.
+#[inline]
 pub fn ne_scalar_autograd_(ks: DispatchKeySet, self_: &Tensor, other: Scalar) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    crate::view::check_inplace(self_, requires_grad)?;
-    let pending = if requires_grad {
-        Some((
-            record::sequence_nr(),
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?,
-        ))
-    } else {
-        None
-    };
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::ne_scalar_op_()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, other.clone()),
+            )?
+        });
+    }
+    ne_scalar_autograd_record_(ks, self_, other.clone())
+}
+
+/// The recording part of [`ne_scalar_autograd_`]: some input requires grad.
+#[inline(never)]
+fn ne_scalar_autograd_record_(ks: DispatchKeySet, self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::ne_scalar_op_()?.redispatch(
@@ -1678,10 +1915,10 @@ pub fn ne_scalar_autograd_(ks: DispatchKeySet, self_: &Tensor, other: Scalar) ->
             (self_, other.clone()),
         )?
     };
-    if let Some((seq, edges)) = pending {
+    {
         let node = record::make_node(
             "NotImplemented",
-            Box::new(record::NotImplemented { name: "ne" }),
+            record::NotImplemented { name: "ne" },
             edges,
             &[&out0],
             seq,
@@ -1698,10 +1935,7 @@ pub fn ne_scalar_out_autograd(
     other: Scalar,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)])) {
-        return Err(record::out_requires_grad_error("ne"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("ne"));
     }
     Ok({
@@ -1714,32 +1948,36 @@ pub fn ne_scalar_out_autograd(
 }
 
 /// Autograd kernel of `aten::lt.Tensor(Tensor self, Tensor other) -> Tensor`.
+#[inline]
 pub fn lt_tensor_autograd(ks: DispatchKeySet, self_: &Tensor, other: &Tensor) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || other.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::lt_tensor_op()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
+        });
+    }
+    lt_tensor_autograd_record(ks, self_, other)
+}
+
+/// The recording part of [`lt_tensor_autograd`]: some input requires grad.
+#[inline(never)]
+fn lt_tensor_autograd_record(ks: DispatchKeySet, self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let edges = record::collect_next_edges(
         std::iter::empty::<Option<&Tensor>>()
             .chain([Some(self_)])
             .chain([Some(other)]),
-    );
-    let pending = if requires_grad {
-        Some((
-            record::sequence_nr(),
-            record::collect_next_edges(
-                std::iter::empty::<Option<&Tensor>>()
-                    .chain([Some(self_)])
-                    .chain([Some(other)]),
-            )?,
-        ))
-    } else {
-        None
-    };
+    )?;
+    let seq = record::sequence_nr();
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::lt_tensor_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
     };
-    if let Some((seq, edges)) = pending {
+    {
         let node = record::make_node(
             "NotImplemented",
-            Box::new(record::NotImplemented { name: "lt" }),
+            record::NotImplemented { name: "lt" },
             edges,
             &[&out0],
             seq,
@@ -1750,33 +1988,41 @@ pub fn lt_tensor_autograd(ks: DispatchKeySet, self_: &Tensor, other: &Tensor) ->
 }
 
 /// Autograd kernel of `aten::lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+#[inline]
 pub fn lt_tensor_autograd_(ks: DispatchKeySet, self_: &Tensor, other: &Tensor) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || other.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::lt_tensor_op_()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
+        });
+    }
+    lt_tensor_autograd_record_(ks, self_, other)
+}
+
+/// The recording part of [`lt_tensor_autograd_`]: some input requires grad.
+#[inline(never)]
+fn lt_tensor_autograd_record_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    other: &Tensor,
+) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges = record::collect_next_edges(
         std::iter::empty::<Option<&Tensor>>()
             .chain([Some(self_)])
             .chain([Some(other)]),
-    );
-    crate::view::check_inplace(self_, requires_grad)?;
-    let pending = if requires_grad {
-        Some((
-            record::sequence_nr(),
-            record::collect_next_edges(
-                std::iter::empty::<Option<&Tensor>>()
-                    .chain([Some(self_)])
-                    .chain([Some(other)]),
-            )?,
-        ))
-    } else {
-        None
-    };
+    )?;
+    let seq = record::sequence_nr();
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::lt_tensor_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
     };
-    if let Some((seq, edges)) = pending {
+    {
         let node = record::make_node(
             "NotImplemented",
-            Box::new(record::NotImplemented { name: "lt" }),
+            record::NotImplemented { name: "lt" },
             edges,
             &[&out0],
             seq,
@@ -1793,14 +2039,8 @@ pub fn lt_tensor_out_autograd(
     other: &Tensor,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(
-        std::iter::empty::<Option<&Tensor>>()
-            .chain([Some(self_)])
-            .chain([Some(other)]),
-    ) {
-        return Err(record::out_requires_grad_error("lt"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || other.requires_grad() || out.requires_grad())
+    {
         return Err(record::out_requires_grad_error("lt"));
     }
     Ok({
@@ -1811,17 +2051,27 @@ pub fn lt_tensor_out_autograd(
 }
 
 /// Autograd kernel of `aten::lt.Scalar(Tensor self, Scalar other) -> Tensor`.
+#[inline]
 pub fn lt_scalar_autograd(ks: DispatchKeySet, self_: &Tensor, other: Scalar) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        Some((
-            record::sequence_nr(),
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?,
-        ))
-    } else {
-        None
-    };
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::lt_scalar_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, other.clone()),
+            )?
+        });
+    }
+    lt_scalar_autograd_record(ks, self_, other.clone())
+}
+
+/// The recording part of [`lt_scalar_autograd`]: some input requires grad.
+#[inline(never)]
+fn lt_scalar_autograd_record(ks: DispatchKeySet, self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::lt_scalar_op()?.redispatch(
@@ -1829,10 +2079,10 @@ pub fn lt_scalar_autograd(ks: DispatchKeySet, self_: &Tensor, other: Scalar) -> 
             (self_, other.clone()),
         )?
     };
-    if let Some((seq, edges)) = pending {
+    {
         let node = record::make_node(
             "NotImplemented",
-            Box::new(record::NotImplemented { name: "lt" }),
+            record::NotImplemented { name: "lt" },
             edges,
             &[&out0],
             seq,
@@ -1843,18 +2093,28 @@ pub fn lt_scalar_autograd(ks: DispatchKeySet, self_: &Tensor, other: Scalar) -> 
 }
 
 /// Autograd kernel of `aten::lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`.
+#[inline]
 pub fn lt_scalar_autograd_(ks: DispatchKeySet, self_: &Tensor, other: Scalar) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    crate::view::check_inplace(self_, requires_grad)?;
-    let pending = if requires_grad {
-        Some((
-            record::sequence_nr(),
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?,
-        ))
-    } else {
-        None
-    };
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::lt_scalar_op_()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, other.clone()),
+            )?
+        });
+    }
+    lt_scalar_autograd_record_(ks, self_, other.clone())
+}
+
+/// The recording part of [`lt_scalar_autograd_`]: some input requires grad.
+#[inline(never)]
+fn lt_scalar_autograd_record_(ks: DispatchKeySet, self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::lt_scalar_op_()?.redispatch(
@@ -1862,10 +2122,10 @@ pub fn lt_scalar_autograd_(ks: DispatchKeySet, self_: &Tensor, other: Scalar) ->
             (self_, other.clone()),
         )?
     };
-    if let Some((seq, edges)) = pending {
+    {
         let node = record::make_node(
             "NotImplemented",
-            Box::new(record::NotImplemented { name: "lt" }),
+            record::NotImplemented { name: "lt" },
             edges,
             &[&out0],
             seq,
@@ -1882,10 +2142,7 @@ pub fn lt_scalar_out_autograd(
     other: Scalar,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)])) {
-        return Err(record::out_requires_grad_error("lt"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("lt"));
     }
     Ok({
@@ -1898,32 +2155,36 @@ pub fn lt_scalar_out_autograd(
 }
 
 /// Autograd kernel of `aten::le.Tensor(Tensor self, Tensor other) -> Tensor`.
+#[inline]
 pub fn le_tensor_autograd(ks: DispatchKeySet, self_: &Tensor, other: &Tensor) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || other.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::le_tensor_op()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
+        });
+    }
+    le_tensor_autograd_record(ks, self_, other)
+}
+
+/// The recording part of [`le_tensor_autograd`]: some input requires grad.
+#[inline(never)]
+fn le_tensor_autograd_record(ks: DispatchKeySet, self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let edges = record::collect_next_edges(
         std::iter::empty::<Option<&Tensor>>()
             .chain([Some(self_)])
             .chain([Some(other)]),
-    );
-    let pending = if requires_grad {
-        Some((
-            record::sequence_nr(),
-            record::collect_next_edges(
-                std::iter::empty::<Option<&Tensor>>()
-                    .chain([Some(self_)])
-                    .chain([Some(other)]),
-            )?,
-        ))
-    } else {
-        None
-    };
+    )?;
+    let seq = record::sequence_nr();
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::le_tensor_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
     };
-    if let Some((seq, edges)) = pending {
+    {
         let node = record::make_node(
             "NotImplemented",
-            Box::new(record::NotImplemented { name: "le" }),
+            record::NotImplemented { name: "le" },
             edges,
             &[&out0],
             seq,
@@ -1934,33 +2195,41 @@ pub fn le_tensor_autograd(ks: DispatchKeySet, self_: &Tensor, other: &Tensor) ->
 }
 
 /// Autograd kernel of `aten::le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+#[inline]
 pub fn le_tensor_autograd_(ks: DispatchKeySet, self_: &Tensor, other: &Tensor) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || other.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::le_tensor_op_()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
+        });
+    }
+    le_tensor_autograd_record_(ks, self_, other)
+}
+
+/// The recording part of [`le_tensor_autograd_`]: some input requires grad.
+#[inline(never)]
+fn le_tensor_autograd_record_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    other: &Tensor,
+) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges = record::collect_next_edges(
         std::iter::empty::<Option<&Tensor>>()
             .chain([Some(self_)])
             .chain([Some(other)]),
-    );
-    crate::view::check_inplace(self_, requires_grad)?;
-    let pending = if requires_grad {
-        Some((
-            record::sequence_nr(),
-            record::collect_next_edges(
-                std::iter::empty::<Option<&Tensor>>()
-                    .chain([Some(self_)])
-                    .chain([Some(other)]),
-            )?,
-        ))
-    } else {
-        None
-    };
+    )?;
+    let seq = record::sequence_nr();
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::le_tensor_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
     };
-    if let Some((seq, edges)) = pending {
+    {
         let node = record::make_node(
             "NotImplemented",
-            Box::new(record::NotImplemented { name: "le" }),
+            record::NotImplemented { name: "le" },
             edges,
             &[&out0],
             seq,
@@ -1977,14 +2246,8 @@ pub fn le_tensor_out_autograd(
     other: &Tensor,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(
-        std::iter::empty::<Option<&Tensor>>()
-            .chain([Some(self_)])
-            .chain([Some(other)]),
-    ) {
-        return Err(record::out_requires_grad_error("le"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || other.requires_grad() || out.requires_grad())
+    {
         return Err(record::out_requires_grad_error("le"));
     }
     Ok({
@@ -1995,17 +2258,27 @@ pub fn le_tensor_out_autograd(
 }
 
 /// Autograd kernel of `aten::le.Scalar(Tensor self, Scalar other) -> Tensor`.
+#[inline]
 pub fn le_scalar_autograd(ks: DispatchKeySet, self_: &Tensor, other: Scalar) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        Some((
-            record::sequence_nr(),
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?,
-        ))
-    } else {
-        None
-    };
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::le_scalar_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, other.clone()),
+            )?
+        });
+    }
+    le_scalar_autograd_record(ks, self_, other.clone())
+}
+
+/// The recording part of [`le_scalar_autograd`]: some input requires grad.
+#[inline(never)]
+fn le_scalar_autograd_record(ks: DispatchKeySet, self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::le_scalar_op()?.redispatch(
@@ -2013,10 +2286,10 @@ pub fn le_scalar_autograd(ks: DispatchKeySet, self_: &Tensor, other: Scalar) -> 
             (self_, other.clone()),
         )?
     };
-    if let Some((seq, edges)) = pending {
+    {
         let node = record::make_node(
             "NotImplemented",
-            Box::new(record::NotImplemented { name: "le" }),
+            record::NotImplemented { name: "le" },
             edges,
             &[&out0],
             seq,
@@ -2027,18 +2300,28 @@ pub fn le_scalar_autograd(ks: DispatchKeySet, self_: &Tensor, other: Scalar) -> 
 }
 
 /// Autograd kernel of `aten::le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`.
+#[inline]
 pub fn le_scalar_autograd_(ks: DispatchKeySet, self_: &Tensor, other: Scalar) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    crate::view::check_inplace(self_, requires_grad)?;
-    let pending = if requires_grad {
-        Some((
-            record::sequence_nr(),
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?,
-        ))
-    } else {
-        None
-    };
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::le_scalar_op_()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, other.clone()),
+            )?
+        });
+    }
+    le_scalar_autograd_record_(ks, self_, other.clone())
+}
+
+/// The recording part of [`le_scalar_autograd_`]: some input requires grad.
+#[inline(never)]
+fn le_scalar_autograd_record_(ks: DispatchKeySet, self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::le_scalar_op_()?.redispatch(
@@ -2046,10 +2329,10 @@ pub fn le_scalar_autograd_(ks: DispatchKeySet, self_: &Tensor, other: Scalar) ->
             (self_, other.clone()),
         )?
     };
-    if let Some((seq, edges)) = pending {
+    {
         let node = record::make_node(
             "NotImplemented",
-            Box::new(record::NotImplemented { name: "le" }),
+            record::NotImplemented { name: "le" },
             edges,
             &[&out0],
             seq,
@@ -2066,10 +2349,7 @@ pub fn le_scalar_out_autograd(
     other: Scalar,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)])) {
-        return Err(record::out_requires_grad_error("le"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("le"));
     }
     Ok({
@@ -2082,32 +2362,36 @@ pub fn le_scalar_out_autograd(
 }
 
 /// Autograd kernel of `aten::gt.Tensor(Tensor self, Tensor other) -> Tensor`.
+#[inline]
 pub fn gt_tensor_autograd(ks: DispatchKeySet, self_: &Tensor, other: &Tensor) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || other.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::gt_tensor_op()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
+        });
+    }
+    gt_tensor_autograd_record(ks, self_, other)
+}
+
+/// The recording part of [`gt_tensor_autograd`]: some input requires grad.
+#[inline(never)]
+fn gt_tensor_autograd_record(ks: DispatchKeySet, self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let edges = record::collect_next_edges(
         std::iter::empty::<Option<&Tensor>>()
             .chain([Some(self_)])
             .chain([Some(other)]),
-    );
-    let pending = if requires_grad {
-        Some((
-            record::sequence_nr(),
-            record::collect_next_edges(
-                std::iter::empty::<Option<&Tensor>>()
-                    .chain([Some(self_)])
-                    .chain([Some(other)]),
-            )?,
-        ))
-    } else {
-        None
-    };
+    )?;
+    let seq = record::sequence_nr();
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::gt_tensor_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
     };
-    if let Some((seq, edges)) = pending {
+    {
         let node = record::make_node(
             "NotImplemented",
-            Box::new(record::NotImplemented { name: "gt" }),
+            record::NotImplemented { name: "gt" },
             edges,
             &[&out0],
             seq,
@@ -2118,33 +2402,41 @@ pub fn gt_tensor_autograd(ks: DispatchKeySet, self_: &Tensor, other: &Tensor) ->
 }
 
 /// Autograd kernel of `aten::gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+#[inline]
 pub fn gt_tensor_autograd_(ks: DispatchKeySet, self_: &Tensor, other: &Tensor) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || other.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::gt_tensor_op_()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
+        });
+    }
+    gt_tensor_autograd_record_(ks, self_, other)
+}
+
+/// The recording part of [`gt_tensor_autograd_`]: some input requires grad.
+#[inline(never)]
+fn gt_tensor_autograd_record_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    other: &Tensor,
+) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges = record::collect_next_edges(
         std::iter::empty::<Option<&Tensor>>()
             .chain([Some(self_)])
             .chain([Some(other)]),
-    );
-    crate::view::check_inplace(self_, requires_grad)?;
-    let pending = if requires_grad {
-        Some((
-            record::sequence_nr(),
-            record::collect_next_edges(
-                std::iter::empty::<Option<&Tensor>>()
-                    .chain([Some(self_)])
-                    .chain([Some(other)]),
-            )?,
-        ))
-    } else {
-        None
-    };
+    )?;
+    let seq = record::sequence_nr();
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::gt_tensor_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
     };
-    if let Some((seq, edges)) = pending {
+    {
         let node = record::make_node(
             "NotImplemented",
-            Box::new(record::NotImplemented { name: "gt" }),
+            record::NotImplemented { name: "gt" },
             edges,
             &[&out0],
             seq,
@@ -2161,14 +2453,8 @@ pub fn gt_tensor_out_autograd(
     other: &Tensor,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(
-        std::iter::empty::<Option<&Tensor>>()
-            .chain([Some(self_)])
-            .chain([Some(other)]),
-    ) {
-        return Err(record::out_requires_grad_error("gt"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || other.requires_grad() || out.requires_grad())
+    {
         return Err(record::out_requires_grad_error("gt"));
     }
     Ok({
@@ -2179,17 +2465,27 @@ pub fn gt_tensor_out_autograd(
 }
 
 /// Autograd kernel of `aten::gt.Scalar(Tensor self, Scalar other) -> Tensor`.
+#[inline]
 pub fn gt_scalar_autograd(ks: DispatchKeySet, self_: &Tensor, other: Scalar) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        Some((
-            record::sequence_nr(),
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?,
-        ))
-    } else {
-        None
-    };
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::gt_scalar_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, other.clone()),
+            )?
+        });
+    }
+    gt_scalar_autograd_record(ks, self_, other.clone())
+}
+
+/// The recording part of [`gt_scalar_autograd`]: some input requires grad.
+#[inline(never)]
+fn gt_scalar_autograd_record(ks: DispatchKeySet, self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::gt_scalar_op()?.redispatch(
@@ -2197,10 +2493,10 @@ pub fn gt_scalar_autograd(ks: DispatchKeySet, self_: &Tensor, other: Scalar) -> 
             (self_, other.clone()),
         )?
     };
-    if let Some((seq, edges)) = pending {
+    {
         let node = record::make_node(
             "NotImplemented",
-            Box::new(record::NotImplemented { name: "gt" }),
+            record::NotImplemented { name: "gt" },
             edges,
             &[&out0],
             seq,
@@ -2211,18 +2507,28 @@ pub fn gt_scalar_autograd(ks: DispatchKeySet, self_: &Tensor, other: Scalar) -> 
 }
 
 /// Autograd kernel of `aten::gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`.
+#[inline]
 pub fn gt_scalar_autograd_(ks: DispatchKeySet, self_: &Tensor, other: Scalar) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    crate::view::check_inplace(self_, requires_grad)?;
-    let pending = if requires_grad {
-        Some((
-            record::sequence_nr(),
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?,
-        ))
-    } else {
-        None
-    };
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::gt_scalar_op_()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, other.clone()),
+            )?
+        });
+    }
+    gt_scalar_autograd_record_(ks, self_, other.clone())
+}
+
+/// The recording part of [`gt_scalar_autograd_`]: some input requires grad.
+#[inline(never)]
+fn gt_scalar_autograd_record_(ks: DispatchKeySet, self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::gt_scalar_op_()?.redispatch(
@@ -2230,10 +2536,10 @@ pub fn gt_scalar_autograd_(ks: DispatchKeySet, self_: &Tensor, other: Scalar) ->
             (self_, other.clone()),
         )?
     };
-    if let Some((seq, edges)) = pending {
+    {
         let node = record::make_node(
             "NotImplemented",
-            Box::new(record::NotImplemented { name: "gt" }),
+            record::NotImplemented { name: "gt" },
             edges,
             &[&out0],
             seq,
@@ -2250,10 +2556,7 @@ pub fn gt_scalar_out_autograd(
     other: Scalar,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)])) {
-        return Err(record::out_requires_grad_error("gt"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("gt"));
     }
     Ok({
@@ -2266,32 +2569,36 @@ pub fn gt_scalar_out_autograd(
 }
 
 /// Autograd kernel of `aten::ge.Tensor(Tensor self, Tensor other) -> Tensor`.
+#[inline]
 pub fn ge_tensor_autograd(ks: DispatchKeySet, self_: &Tensor, other: &Tensor) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || other.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::ge_tensor_op()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
+        });
+    }
+    ge_tensor_autograd_record(ks, self_, other)
+}
+
+/// The recording part of [`ge_tensor_autograd`]: some input requires grad.
+#[inline(never)]
+fn ge_tensor_autograd_record(ks: DispatchKeySet, self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let edges = record::collect_next_edges(
         std::iter::empty::<Option<&Tensor>>()
             .chain([Some(self_)])
             .chain([Some(other)]),
-    );
-    let pending = if requires_grad {
-        Some((
-            record::sequence_nr(),
-            record::collect_next_edges(
-                std::iter::empty::<Option<&Tensor>>()
-                    .chain([Some(self_)])
-                    .chain([Some(other)]),
-            )?,
-        ))
-    } else {
-        None
-    };
+    )?;
+    let seq = record::sequence_nr();
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::ge_tensor_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
     };
-    if let Some((seq, edges)) = pending {
+    {
         let node = record::make_node(
             "NotImplemented",
-            Box::new(record::NotImplemented { name: "ge" }),
+            record::NotImplemented { name: "ge" },
             edges,
             &[&out0],
             seq,
@@ -2302,33 +2609,41 @@ pub fn ge_tensor_autograd(ks: DispatchKeySet, self_: &Tensor, other: &Tensor) ->
 }
 
 /// Autograd kernel of `aten::ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+#[inline]
 pub fn ge_tensor_autograd_(ks: DispatchKeySet, self_: &Tensor, other: &Tensor) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || other.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::ge_tensor_op_()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
+        });
+    }
+    ge_tensor_autograd_record_(ks, self_, other)
+}
+
+/// The recording part of [`ge_tensor_autograd_`]: some input requires grad.
+#[inline(never)]
+fn ge_tensor_autograd_record_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    other: &Tensor,
+) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges = record::collect_next_edges(
         std::iter::empty::<Option<&Tensor>>()
             .chain([Some(self_)])
             .chain([Some(other)]),
-    );
-    crate::view::check_inplace(self_, requires_grad)?;
-    let pending = if requires_grad {
-        Some((
-            record::sequence_nr(),
-            record::collect_next_edges(
-                std::iter::empty::<Option<&Tensor>>()
-                    .chain([Some(self_)])
-                    .chain([Some(other)]),
-            )?,
-        ))
-    } else {
-        None
-    };
+    )?;
+    let seq = record::sequence_nr();
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::ge_tensor_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
     };
-    if let Some((seq, edges)) = pending {
+    {
         let node = record::make_node(
             "NotImplemented",
-            Box::new(record::NotImplemented { name: "ge" }),
+            record::NotImplemented { name: "ge" },
             edges,
             &[&out0],
             seq,
@@ -2345,14 +2660,8 @@ pub fn ge_tensor_out_autograd(
     other: &Tensor,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(
-        std::iter::empty::<Option<&Tensor>>()
-            .chain([Some(self_)])
-            .chain([Some(other)]),
-    ) {
-        return Err(record::out_requires_grad_error("ge"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || other.requires_grad() || out.requires_grad())
+    {
         return Err(record::out_requires_grad_error("ge"));
     }
     Ok({
@@ -2363,17 +2672,27 @@ pub fn ge_tensor_out_autograd(
 }
 
 /// Autograd kernel of `aten::ge.Scalar(Tensor self, Scalar other) -> Tensor`.
+#[inline]
 pub fn ge_scalar_autograd(ks: DispatchKeySet, self_: &Tensor, other: Scalar) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        Some((
-            record::sequence_nr(),
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?,
-        ))
-    } else {
-        None
-    };
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::ge_scalar_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, other.clone()),
+            )?
+        });
+    }
+    ge_scalar_autograd_record(ks, self_, other.clone())
+}
+
+/// The recording part of [`ge_scalar_autograd`]: some input requires grad.
+#[inline(never)]
+fn ge_scalar_autograd_record(ks: DispatchKeySet, self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::ge_scalar_op()?.redispatch(
@@ -2381,10 +2700,10 @@ pub fn ge_scalar_autograd(ks: DispatchKeySet, self_: &Tensor, other: Scalar) -> 
             (self_, other.clone()),
         )?
     };
-    if let Some((seq, edges)) = pending {
+    {
         let node = record::make_node(
             "NotImplemented",
-            Box::new(record::NotImplemented { name: "ge" }),
+            record::NotImplemented { name: "ge" },
             edges,
             &[&out0],
             seq,
@@ -2395,18 +2714,28 @@ pub fn ge_scalar_autograd(ks: DispatchKeySet, self_: &Tensor, other: Scalar) -> 
 }
 
 /// Autograd kernel of `aten::ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`.
+#[inline]
 pub fn ge_scalar_autograd_(ks: DispatchKeySet, self_: &Tensor, other: Scalar) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    crate::view::check_inplace(self_, requires_grad)?;
-    let pending = if requires_grad {
-        Some((
-            record::sequence_nr(),
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?,
-        ))
-    } else {
-        None
-    };
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::ge_scalar_op_()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, other.clone()),
+            )?
+        });
+    }
+    ge_scalar_autograd_record_(ks, self_, other.clone())
+}
+
+/// The recording part of [`ge_scalar_autograd_`]: some input requires grad.
+#[inline(never)]
+fn ge_scalar_autograd_record_(ks: DispatchKeySet, self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::ge_scalar_op_()?.redispatch(
@@ -2414,10 +2743,10 @@ pub fn ge_scalar_autograd_(ks: DispatchKeySet, self_: &Tensor, other: Scalar) ->
             (self_, other.clone()),
         )?
     };
-    if let Some((seq, edges)) = pending {
+    {
         let node = record::make_node(
             "NotImplemented",
-            Box::new(record::NotImplemented { name: "ge" }),
+            record::NotImplemented { name: "ge" },
             edges,
             &[&out0],
             seq,
@@ -2434,10 +2763,7 @@ pub fn ge_scalar_out_autograd(
     other: Scalar,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)])) {
-        return Err(record::out_requires_grad_error("ge"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("ge"));
     }
     Ok({
@@ -2450,80 +2776,94 @@ pub fn ge_scalar_out_autograd(
 }
 
 /// Autograd kernel of `aten::fmod.Tensor(Tensor self, Tensor other) -> Tensor`.
+#[inline]
 pub fn fmod_tensor_autograd(ks: DispatchKeySet, self_: &Tensor, other: &Tensor) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || other.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::fmod_tensor_op()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
+        });
+    }
+    fmod_tensor_autograd_record(ks, self_, other)
+}
+
+/// The recording part of [`fmod_tensor_autograd`]: some input requires grad.
+#[inline(never)]
+fn fmod_tensor_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    other: &Tensor,
+) -> Result<Tensor> {
+    let edges = record::collect_next_edges(
         std::iter::empty::<Option<&Tensor>>()
             .chain([Some(self_)])
             .chain([Some(other)]),
-    );
-    let pending = if requires_grad {
-        let edges = record::collect_next_edges(
-            std::iter::empty::<Option<&Tensor>>()
-                .chain([Some(self_)])
-                .chain([Some(other)]),
-        )?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::FmodBackward0 {
-                self_: SavedVariable::new(self_, false)?,
-                other: SavedVariable::new(other, false)?,
-            },
-        ))
-    } else {
-        None
+    )?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::FmodBackward0 {
+        self_: SavedVariable::new(self_, false)?,
+        other: SavedVariable::new(other, false)?,
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::fmod_tensor_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("FmodBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("FmodBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+#[inline]
 pub fn fmod_tensor_autograd_(ks: DispatchKeySet, self_: &Tensor, other: &Tensor) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || other.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::fmod_tensor_op_()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
+        });
+    }
+    fmod_tensor_autograd_record_(ks, self_, other)
+}
+
+/// The recording part of [`fmod_tensor_autograd_`]: some input requires grad.
+#[inline(never)]
+fn fmod_tensor_autograd_record_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    other: &Tensor,
+) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges = record::collect_next_edges(
         std::iter::empty::<Option<&Tensor>>()
             .chain([Some(self_)])
             .chain([Some(other)]),
-    );
-    crate::view::check_inplace(self_, requires_grad)?;
-    let pending = if requires_grad {
-        let edges = record::collect_next_edges(
-            std::iter::empty::<Option<&Tensor>>()
-                .chain([Some(self_)])
-                .chain([Some(other)]),
-        )?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::FmodBackward0Inplace {
-                self_: SavedVariable::new(
-                    &{
-                        let _guard = AutoDispatchBelowADInplaceOrView::new();
-                        ops::clone(self_)?
-                    },
-                    false,
-                )?,
-                other: SavedVariable::new(other, false)?,
+    )?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::FmodBackward0Inplace {
+        self_: SavedVariable::new(
+            &{
+                let _guard = AutoDispatchBelowADInplaceOrView::new();
+                ops::clone(self_)?
             },
-        ))
-    } else {
-        None
+            false,
+        )?,
+        other: SavedVariable::new(other, false)?,
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::fmod_tensor_op_()?
             .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("FmodBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("FmodBackward0", grad_fn, edges, &outputs, seq);
         crate::view::rebase_history(self_, node)?;
     }
     Ok(out0)
@@ -2536,14 +2876,8 @@ pub fn fmod_tensor_out_autograd(
     other: &Tensor,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(
-        std::iter::empty::<Option<&Tensor>>()
-            .chain([Some(self_)])
-            .chain([Some(other)]),
-    ) {
-        return Err(record::out_requires_grad_error("fmod"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || other.requires_grad() || out.requires_grad())
+    {
         return Err(record::out_requires_grad_error("fmod"));
     }
     Ok({
@@ -2554,101 +2888,103 @@ pub fn fmod_tensor_out_autograd(
 }
 
 /// Autograd kernel of `aten::remainder.Tensor(Tensor self, Tensor other) -> Tensor`.
+#[inline]
 pub fn remainder_tensor_autograd(
     ks: DispatchKeySet,
     self_: &Tensor,
     other: &Tensor,
 ) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || other.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::remainder_tensor_op()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
+        });
+    }
+    remainder_tensor_autograd_record(ks, self_, other)
+}
+
+/// The recording part of [`remainder_tensor_autograd`]: some input requires grad.
+#[inline(never)]
+fn remainder_tensor_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    other: &Tensor,
+) -> Result<Tensor> {
+    let edges = record::collect_next_edges(
         std::iter::empty::<Option<&Tensor>>()
             .chain([Some(self_)])
             .chain([Some(other)]),
-    );
-    let pending = if requires_grad {
-        let edges = record::collect_next_edges(
-            std::iter::empty::<Option<&Tensor>>()
-                .chain([Some(self_)])
-                .chain([Some(other)]),
-        )?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::RemainderBackward1 {
-                self_: SavedVariable::new(self_, false)?,
-                other: SavedVariable::new(other, false)?,
-            },
-        ))
-    } else {
-        None
+    )?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::RemainderBackward1 {
+        self_: SavedVariable::new(self_, false)?,
+        other: SavedVariable::new(other, false)?,
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::remainder_tensor_op()?
             .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node(
-            "RemainderBackward1",
-            Box::new(grad_fn),
-            edges,
-            &outputs,
-            seq,
-        );
+        let node = record::make_node("RemainderBackward1", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+#[inline]
 pub fn remainder_tensor_autograd_(
     ks: DispatchKeySet,
     self_: &Tensor,
     other: &Tensor,
 ) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || other.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::remainder_tensor_op_()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
+        });
+    }
+    remainder_tensor_autograd_record_(ks, self_, other)
+}
+
+/// The recording part of [`remainder_tensor_autograd_`]: some input requires grad.
+#[inline(never)]
+fn remainder_tensor_autograd_record_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    other: &Tensor,
+) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges = record::collect_next_edges(
         std::iter::empty::<Option<&Tensor>>()
             .chain([Some(self_)])
             .chain([Some(other)]),
-    );
-    crate::view::check_inplace(self_, requires_grad)?;
-    let pending = if requires_grad {
-        let edges = record::collect_next_edges(
-            std::iter::empty::<Option<&Tensor>>()
-                .chain([Some(self_)])
-                .chain([Some(other)]),
-        )?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::RemainderBackward1Inplace {
-                self_: SavedVariable::new(
-                    &{
-                        let _guard = AutoDispatchBelowADInplaceOrView::new();
-                        ops::clone(self_)?
-                    },
-                    false,
-                )?,
-                other: SavedVariable::new(other, false)?,
+    )?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::RemainderBackward1Inplace {
+        self_: SavedVariable::new(
+            &{
+                let _guard = AutoDispatchBelowADInplaceOrView::new();
+                ops::clone(self_)?
             },
-        ))
-    } else {
-        None
+            false,
+        )?,
+        other: SavedVariable::new(other, false)?,
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::remainder_tensor_op_()?
             .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node(
-            "RemainderBackward1",
-            Box::new(grad_fn),
-            edges,
-            &outputs,
-            seq,
-        );
+        let node = record::make_node("RemainderBackward1", grad_fn, edges, &outputs, seq);
         crate::view::rebase_history(self_, node)?;
     }
     Ok(out0)
@@ -2661,14 +2997,8 @@ pub fn remainder_tensor_out_autograd(
     other: &Tensor,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(
-        std::iter::empty::<Option<&Tensor>>()
-            .chain([Some(self_)])
-            .chain([Some(other)]),
-    ) {
-        return Err(record::out_requires_grad_error("remainder"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || other.requires_grad() || out.requires_grad())
+    {
         return Err(record::out_requires_grad_error("remainder"));
     }
     Ok({
@@ -2679,24 +3009,36 @@ pub fn remainder_tensor_out_autograd(
 }
 
 /// Autograd kernel of `aten::remainder.Scalar(Tensor self, Scalar other) -> Tensor`.
+#[inline]
 pub fn remainder_scalar_autograd(
     ks: DispatchKeySet,
     self_: &Tensor,
     other: Scalar,
 ) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::RemainderBackward0 {},
-        ))
-    } else {
-        None
-    };
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::remainder_scalar_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, other.clone()),
+            )?
+        });
+    }
+    remainder_scalar_autograd_record(ks, self_, other.clone())
+}
+
+/// The recording part of [`remainder_scalar_autograd`]: some input requires grad.
+#[inline(never)]
+fn remainder_scalar_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    other: Scalar,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::RemainderBackward0 {};
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::remainder_scalar_op()?.redispatch(
@@ -2704,51 +3046,47 @@ pub fn remainder_scalar_autograd(
             (self_, other.clone()),
         )?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node(
-            "RemainderBackward0",
-            Box::new(grad_fn),
-            edges,
-            &outputs,
-            seq,
-        );
+        let node = record::make_node("RemainderBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::maximum(Tensor self, Tensor other) -> Tensor`.
+#[inline]
 pub fn maximum_autograd(ks: DispatchKeySet, self_: &Tensor, other: &Tensor) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || other.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::maximum_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
+        });
+    }
+    maximum_autograd_record(ks, self_, other)
+}
+
+/// The recording part of [`maximum_autograd`]: some input requires grad.
+#[inline(never)]
+fn maximum_autograd_record(ks: DispatchKeySet, self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let edges = record::collect_next_edges(
         std::iter::empty::<Option<&Tensor>>()
             .chain([Some(self_)])
             .chain([Some(other)]),
-    );
-    let pending = if requires_grad {
-        let edges = record::collect_next_edges(
-            std::iter::empty::<Option<&Tensor>>()
-                .chain([Some(self_)])
-                .chain([Some(other)]),
-        )?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::MaximumBackward0 {
-                self_: SavedVariable::new(self_, false)?,
-                other: SavedVariable::new(other, false)?,
-            },
-        ))
-    } else {
-        None
+    )?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::MaximumBackward0 {
+        self_: SavedVariable::new(self_, false)?,
+        other: SavedVariable::new(other, false)?,
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::maximum_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("MaximumBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("MaximumBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
@@ -2761,14 +3099,8 @@ pub fn maximum_out_autograd(
     other: &Tensor,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(
-        std::iter::empty::<Option<&Tensor>>()
-            .chain([Some(self_)])
-            .chain([Some(other)]),
-    ) {
-        return Err(record::out_requires_grad_error("maximum"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || other.requires_grad() || out.requires_grad())
+    {
         return Err(record::out_requires_grad_error("maximum"));
     }
     Ok({
@@ -2779,36 +3111,38 @@ pub fn maximum_out_autograd(
 }
 
 /// Autograd kernel of `aten::minimum(Tensor self, Tensor other) -> Tensor`.
+#[inline]
 pub fn minimum_autograd(ks: DispatchKeySet, self_: &Tensor, other: &Tensor) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || other.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::minimum_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
+        });
+    }
+    minimum_autograd_record(ks, self_, other)
+}
+
+/// The recording part of [`minimum_autograd`]: some input requires grad.
+#[inline(never)]
+fn minimum_autograd_record(ks: DispatchKeySet, self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let edges = record::collect_next_edges(
         std::iter::empty::<Option<&Tensor>>()
             .chain([Some(self_)])
             .chain([Some(other)]),
-    );
-    let pending = if requires_grad {
-        let edges = record::collect_next_edges(
-            std::iter::empty::<Option<&Tensor>>()
-                .chain([Some(self_)])
-                .chain([Some(other)]),
-        )?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::MinimumBackward0 {
-                self_: SavedVariable::new(self_, false)?,
-                other: SavedVariable::new(other, false)?,
-            },
-        ))
-    } else {
-        None
+    )?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::MinimumBackward0 {
+        self_: SavedVariable::new(self_, false)?,
+        other: SavedVariable::new(other, false)?,
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::minimum_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("MinimumBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("MinimumBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
@@ -2821,14 +3155,8 @@ pub fn minimum_out_autograd(
     other: &Tensor,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(
-        std::iter::empty::<Option<&Tensor>>()
-            .chain([Some(self_)])
-            .chain([Some(other)]),
-    ) {
-        return Err(record::out_requires_grad_error("minimum"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || other.requires_grad() || out.requires_grad())
+    {
         return Err(record::out_requires_grad_error("minimum"));
     }
     Ok({
@@ -2839,81 +3167,96 @@ pub fn minimum_out_autograd(
 }
 
 /// Autograd kernel of `aten::pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor`.
+#[inline]
 pub fn pow_tensor_tensor_autograd(
     ks: DispatchKeySet,
     self_: &Tensor,
     exponent: &Tensor,
 ) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || exponent.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::pow_tensor_tensor_op()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, exponent))?
+        });
+    }
+    pow_tensor_tensor_autograd_record(ks, self_, exponent)
+}
+
+/// The recording part of [`pow_tensor_tensor_autograd`]: some input requires grad.
+#[inline(never)]
+fn pow_tensor_tensor_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    exponent: &Tensor,
+) -> Result<Tensor> {
+    let edges = record::collect_next_edges(
         std::iter::empty::<Option<&Tensor>>()
             .chain([Some(self_)])
             .chain([Some(exponent)]),
-    );
-    let pending = if requires_grad {
-        let edges = record::collect_next_edges(
-            std::iter::empty::<Option<&Tensor>>()
-                .chain([Some(self_)])
-                .chain([Some(exponent)]),
-        )?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::PowBackward1 {
-                self_: SavedVariable::new(self_, false)?,
-                exponent: SavedVariable::new(exponent, false)?,
-                result: SavedVariable::default(),
-            },
-        ))
-    } else {
-        None
+    )?;
+    let seq = record::sequence_nr();
+    let mut grad_fn = crate::generated::functions::PowBackward1 {
+        self_: SavedVariable::new(self_, false)?,
+        exponent: SavedVariable::new(exponent, false)?,
+        result: SavedVariable::default(),
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::pow_tensor_tensor_op()?
             .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, exponent))?
     };
-    if let Some((seq, edges, mut grad_fn)) = pending {
+    {
         grad_fn.result = SavedVariable::new_output(&out0, 0, true)?;
         let outputs = [&out0];
-        let node = record::make_node("PowBackward1", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("PowBackward1", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)`.
+#[inline]
 pub fn pow_tensor_autograd_(
     ks: DispatchKeySet,
     self_: &Tensor,
     exponent: &Tensor,
 ) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || exponent.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::pow_tensor_op_()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, exponent))?
+        });
+    }
+    pow_tensor_autograd_record_(ks, self_, exponent)
+}
+
+/// The recording part of [`pow_tensor_autograd_`]: some input requires grad.
+#[inline(never)]
+fn pow_tensor_autograd_record_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    exponent: &Tensor,
+) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges = record::collect_next_edges(
         std::iter::empty::<Option<&Tensor>>()
             .chain([Some(self_)])
             .chain([Some(exponent)]),
-    );
-    crate::view::check_inplace(self_, requires_grad)?;
-    let pending = if requires_grad {
-        Some((
-            record::sequence_nr(),
-            record::collect_next_edges(
-                std::iter::empty::<Option<&Tensor>>()
-                    .chain([Some(self_)])
-                    .chain([Some(exponent)]),
-            )?,
-        ))
-    } else {
-        None
-    };
+    )?;
+    let seq = record::sequence_nr();
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::pow_tensor_op_()?
             .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, exponent))?
     };
-    if let Some((seq, edges)) = pending {
+    {
         let node = record::make_node(
             "NotImplemented",
-            Box::new(record::NotImplemented { name: "pow" }),
+            record::NotImplemented { name: "pow" },
             edges,
             &[&out0],
             seq,
@@ -2930,14 +3273,9 @@ pub fn pow_tensor_tensor_out_autograd(
     exponent: &Tensor,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(
-        std::iter::empty::<Option<&Tensor>>()
-            .chain([Some(self_)])
-            .chain([Some(exponent)]),
+    if record::grad_mode_and(
+        self_.requires_grad() || exponent.requires_grad() || out.requires_grad(),
     ) {
-        return Err(record::out_requires_grad_error("pow"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
         return Err(record::out_requires_grad_error("pow"));
     }
     Ok({
@@ -2950,26 +3288,38 @@ pub fn pow_tensor_tensor_out_autograd(
 }
 
 /// Autograd kernel of `aten::pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor`.
+#[inline]
 pub fn pow_tensor_scalar_autograd(
     ks: DispatchKeySet,
     self_: &Tensor,
     exponent: Scalar,
 ) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::PowBackward0 {
-                self_: SavedVariable::new(self_, false)?,
-                exponent: exponent.clone(),
-            },
-        ))
-    } else {
-        None
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::pow_tensor_scalar_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, exponent.clone()),
+            )?
+        });
+    }
+    pow_tensor_scalar_autograd_record(ks, self_, exponent.clone())
+}
+
+/// The recording part of [`pow_tensor_scalar_autograd`]: some input requires grad.
+#[inline(never)]
+fn pow_tensor_scalar_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    exponent: Scalar,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::PowBackward0 {
+        self_: SavedVariable::new(self_, false)?,
+        exponent: exponent.clone(),
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
@@ -2978,31 +3328,45 @@ pub fn pow_tensor_scalar_autograd(
             (self_, exponent.clone()),
         )?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("PowBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("PowBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)`.
+#[inline]
 pub fn pow_scalar_autograd_(
     ks: DispatchKeySet,
     self_: &Tensor,
     exponent: Scalar,
 ) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    crate::view::check_inplace(self_, requires_grad)?;
-    let pending = if requires_grad {
-        Some((
-            record::sequence_nr(),
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?,
-        ))
-    } else {
-        None
-    };
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::pow_scalar_op_()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, exponent.clone()),
+            )?
+        });
+    }
+    pow_scalar_autograd_record_(ks, self_, exponent.clone())
+}
+
+/// The recording part of [`pow_scalar_autograd_`]: some input requires grad.
+#[inline(never)]
+fn pow_scalar_autograd_record_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    exponent: Scalar,
+) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::pow_scalar_op_()?.redispatch(
@@ -3010,10 +3374,10 @@ pub fn pow_scalar_autograd_(
             (self_, exponent.clone()),
         )?
     };
-    if let Some((seq, edges)) = pending {
+    {
         let node = record::make_node(
             "NotImplemented",
-            Box::new(record::NotImplemented { name: "pow" }),
+            record::NotImplemented { name: "pow" },
             edges,
             &[&out0],
             seq,
@@ -3030,10 +3394,7 @@ pub fn pow_tensor_scalar_out_autograd(
     exponent: Scalar,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)])) {
-        return Err(record::out_requires_grad_error("pow"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("pow"));
     }
     Ok({
@@ -3046,6 +3407,7 @@ pub fn pow_tensor_scalar_out_autograd(
 }
 
 /// Autograd kernel of `aten::logical_and(Tensor self, Tensor other) -> Tensor`.
+#[inline]
 pub fn logical_and_autograd(ks: DispatchKeySet, self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     Ok({
         let _guard = AutoDispatchBelowADInplaceOrView::new();
@@ -3054,14 +3416,27 @@ pub fn logical_and_autograd(ks: DispatchKeySet, self_: &Tensor, other: &Tensor) 
 }
 
 /// Autograd kernel of `aten::logical_and_(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+#[inline]
 pub fn logical_and_autograd_(ks: DispatchKeySet, self_: &Tensor, other: &Tensor) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(
-        std::iter::empty::<Option<&Tensor>>()
-            .chain([Some(self_)])
-            .chain([Some(other)]),
-    );
-    crate::view::check_inplace(self_, requires_grad)?;
-    let _ = requires_grad;
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || other.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::logical_and_op_()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
+        });
+    }
+    logical_and_autograd_record_(ks, self_, other)
+}
+
+/// The recording part of [`logical_and_autograd_`]: some input requires grad.
+#[inline(never)]
+fn logical_and_autograd_record_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    other: &Tensor,
+) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
     Ok({
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::logical_and_op_()?
@@ -3076,14 +3451,8 @@ pub fn logical_and_out_autograd(
     other: &Tensor,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(
-        std::iter::empty::<Option<&Tensor>>()
-            .chain([Some(self_)])
-            .chain([Some(other)]),
-    ) {
-        return Err(record::out_requires_grad_error("logical_and"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || other.requires_grad() || out.requires_grad())
+    {
         return Err(record::out_requires_grad_error("logical_and"));
     }
     Ok({
@@ -3094,6 +3463,7 @@ pub fn logical_and_out_autograd(
 }
 
 /// Autograd kernel of `aten::logical_or(Tensor self, Tensor other) -> Tensor`.
+#[inline]
 pub fn logical_or_autograd(ks: DispatchKeySet, self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     Ok({
         let _guard = AutoDispatchBelowADInplaceOrView::new();
@@ -3102,14 +3472,27 @@ pub fn logical_or_autograd(ks: DispatchKeySet, self_: &Tensor, other: &Tensor) -
 }
 
 /// Autograd kernel of `aten::logical_or_(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+#[inline]
 pub fn logical_or_autograd_(ks: DispatchKeySet, self_: &Tensor, other: &Tensor) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(
-        std::iter::empty::<Option<&Tensor>>()
-            .chain([Some(self_)])
-            .chain([Some(other)]),
-    );
-    crate::view::check_inplace(self_, requires_grad)?;
-    let _ = requires_grad;
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || other.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::logical_or_op_()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
+        });
+    }
+    logical_or_autograd_record_(ks, self_, other)
+}
+
+/// The recording part of [`logical_or_autograd_`]: some input requires grad.
+#[inline(never)]
+fn logical_or_autograd_record_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    other: &Tensor,
+) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
     Ok({
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::logical_or_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
@@ -3123,14 +3506,8 @@ pub fn logical_or_out_autograd(
     other: &Tensor,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(
-        std::iter::empty::<Option<&Tensor>>()
-            .chain([Some(self_)])
-            .chain([Some(other)]),
-    ) {
-        return Err(record::out_requires_grad_error("logical_or"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || other.requires_grad() || out.requires_grad())
+    {
         return Err(record::out_requires_grad_error("logical_or"));
     }
     Ok({
@@ -3141,6 +3518,7 @@ pub fn logical_or_out_autograd(
 }
 
 /// Autograd kernel of `aten::logical_xor(Tensor self, Tensor other) -> Tensor`.
+#[inline]
 pub fn logical_xor_autograd(ks: DispatchKeySet, self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     Ok({
         let _guard = AutoDispatchBelowADInplaceOrView::new();
@@ -3149,14 +3527,27 @@ pub fn logical_xor_autograd(ks: DispatchKeySet, self_: &Tensor, other: &Tensor) 
 }
 
 /// Autograd kernel of `aten::logical_xor_(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+#[inline]
 pub fn logical_xor_autograd_(ks: DispatchKeySet, self_: &Tensor, other: &Tensor) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(
-        std::iter::empty::<Option<&Tensor>>()
-            .chain([Some(self_)])
-            .chain([Some(other)]),
-    );
-    crate::view::check_inplace(self_, requires_grad)?;
-    let _ = requires_grad;
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || other.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::logical_xor_op_()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
+        });
+    }
+    logical_xor_autograd_record_(ks, self_, other)
+}
+
+/// The recording part of [`logical_xor_autograd_`]: some input requires grad.
+#[inline(never)]
+fn logical_xor_autograd_record_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    other: &Tensor,
+) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
     Ok({
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::logical_xor_op_()?
@@ -3171,14 +3562,8 @@ pub fn logical_xor_out_autograd(
     other: &Tensor,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(
-        std::iter::empty::<Option<&Tensor>>()
-            .chain([Some(self_)])
-            .chain([Some(other)]),
-    ) {
-        return Err(record::out_requires_grad_error("logical_xor"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || other.requires_grad() || out.requires_grad())
+    {
         return Err(record::out_requires_grad_error("logical_xor"));
     }
     Ok({
@@ -3189,32 +3574,42 @@ pub fn logical_xor_out_autograd(
 }
 
 /// Autograd kernel of `aten::lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor`.
+#[inline]
 pub fn lerp_scalar_autograd(
     ks: DispatchKeySet,
     self_: &Tensor,
     end: &Tensor,
     weight: Scalar,
 ) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || end.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::lerp_scalar_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, end, weight.clone()),
+            )?
+        });
+    }
+    lerp_scalar_autograd_record(ks, self_, end, weight.clone())
+}
+
+/// The recording part of [`lerp_scalar_autograd`]: some input requires grad.
+#[inline(never)]
+fn lerp_scalar_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    end: &Tensor,
+    weight: Scalar,
+) -> Result<Tensor> {
+    let edges = record::collect_next_edges(
         std::iter::empty::<Option<&Tensor>>()
             .chain([Some(self_)])
             .chain([Some(end)]),
-    );
-    let pending = if requires_grad {
-        let edges = record::collect_next_edges(
-            std::iter::empty::<Option<&Tensor>>()
-                .chain([Some(self_)])
-                .chain([Some(end)]),
-        )?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::LerpBackward0 {
-                weight: weight.clone(),
-            },
-        ))
-    } else {
-        None
+    )?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::LerpBackward0 {
+        weight: weight.clone(),
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
@@ -3223,42 +3618,52 @@ pub fn lerp_scalar_autograd(
             (self_, end, weight.clone()),
         )?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("LerpBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("LerpBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)`.
+#[inline]
 pub fn lerp_scalar_autograd_(
     ks: DispatchKeySet,
     self_: &Tensor,
     end: &Tensor,
     weight: Scalar,
 ) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || end.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::lerp_scalar_op_()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, end, weight.clone()),
+            )?
+        });
+    }
+    lerp_scalar_autograd_record_(ks, self_, end, weight.clone())
+}
+
+/// The recording part of [`lerp_scalar_autograd_`]: some input requires grad.
+#[inline(never)]
+fn lerp_scalar_autograd_record_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    end: &Tensor,
+    weight: Scalar,
+) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges = record::collect_next_edges(
         std::iter::empty::<Option<&Tensor>>()
             .chain([Some(self_)])
             .chain([Some(end)]),
-    );
-    crate::view::check_inplace(self_, requires_grad)?;
-    let pending = if requires_grad {
-        let edges = record::collect_next_edges(
-            std::iter::empty::<Option<&Tensor>>()
-                .chain([Some(self_)])
-                .chain([Some(end)]),
-        )?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::LerpBackward0Inplace {
-                weight: weight.clone(),
-            },
-        ))
-    } else {
-        None
+    )?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::LerpBackward0Inplace {
+        weight: weight.clone(),
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
@@ -3267,9 +3672,9 @@ pub fn lerp_scalar_autograd_(
             (self_, end, weight.clone()),
         )?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("LerpBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("LerpBackward0", grad_fn, edges, &outputs, seq);
         crate::view::rebase_history(self_, node)?;
     }
     Ok(out0)
@@ -3283,14 +3688,7 @@ pub fn lerp_scalar_out_autograd(
     weight: Scalar,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(
-        std::iter::empty::<Option<&Tensor>>()
-            .chain([Some(self_)])
-            .chain([Some(end)]),
-    ) {
-        return Err(record::out_requires_grad_error("lerp"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || end.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("lerp"));
     }
     Ok({
@@ -3303,34 +3701,45 @@ pub fn lerp_scalar_out_autograd(
 }
 
 /// Autograd kernel of `aten::where.self(Tensor condition, Tensor self, Tensor other) -> Tensor`.
+#[inline]
 pub fn where_self_autograd(
     ks: DispatchKeySet,
     condition: &Tensor,
     self_: &Tensor,
     other: &Tensor,
 ) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(
+    let requires_grad = record::grad_mode_and(
+        condition.requires_grad() || self_.requires_grad() || other.requires_grad(),
+    );
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::where_self_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (condition, self_, other),
+            )?
+        });
+    }
+    where_self_autograd_record(ks, condition, self_, other)
+}
+
+/// The recording part of [`where_self_autograd`]: some input requires grad.
+#[inline(never)]
+fn where_self_autograd_record(
+    ks: DispatchKeySet,
+    condition: &Tensor,
+    self_: &Tensor,
+    other: &Tensor,
+) -> Result<Tensor> {
+    record::check_no_requires_grad(Some(condition), "condition", "where")?;
+    let edges = record::collect_next_edges(
         std::iter::empty::<Option<&Tensor>>()
-            .chain([Some(condition)])
             .chain([Some(self_)])
             .chain([Some(other)]),
-    );
-    record::check_no_requires_grad(Some(condition), "condition", "where")?;
-    let pending = if requires_grad {
-        let edges = record::collect_next_edges(
-            std::iter::empty::<Option<&Tensor>>()
-                .chain([Some(self_)])
-                .chain([Some(other)]),
-        )?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::WhereBackward0 {
-                condition: SavedVariable::new(condition, false)?,
-            },
-        ))
-    } else {
-        None
+    )?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::WhereBackward0 {
+        condition: SavedVariable::new(condition, false)?,
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
@@ -3339,39 +3748,49 @@ pub fn where_self_autograd(
             (condition, self_, other),
         )?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("WhereBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("WhereBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor`.
+#[inline]
 pub fn masked_fill_scalar_autograd(
     ks: DispatchKeySet,
     self_: &Tensor,
     mask: &Tensor,
     value: Scalar,
 ) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(
-        std::iter::empty::<Option<&Tensor>>()
-            .chain([Some(self_)])
-            .chain([Some(mask)]),
-    );
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || mask.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::masked_fill_scalar_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, mask, value.clone()),
+            )?
+        });
+    }
+    masked_fill_scalar_autograd_record(ks, self_, mask, value.clone())
+}
+
+/// The recording part of [`masked_fill_scalar_autograd`]: some input requires grad.
+#[inline(never)]
+fn masked_fill_scalar_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    mask: &Tensor,
+    value: Scalar,
+) -> Result<Tensor> {
     record::check_no_requires_grad(Some(mask), "mask", "masked_fill")?;
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::MaskedFillBackward0 {
-                mask: SavedVariable::new(mask, false)?,
-            },
-        ))
-    } else {
-        None
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::MaskedFillBackward0 {
+        mask: SavedVariable::new(mask, false)?,
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
@@ -3380,46 +3799,50 @@ pub fn masked_fill_scalar_autograd(
             (self_, mask, value.clone()),
         )?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node(
-            "MaskedFillBackward0",
-            Box::new(grad_fn),
-            edges,
-            &outputs,
-            seq,
-        );
+        let node = record::make_node("MaskedFillBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)`.
+#[inline]
 pub fn masked_fill_scalar_autograd_(
     ks: DispatchKeySet,
     self_: &Tensor,
     mask: &Tensor,
     value: Scalar,
 ) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(
-        std::iter::empty::<Option<&Tensor>>()
-            .chain([Some(self_)])
-            .chain([Some(mask)]),
-    );
-    crate::view::check_inplace(self_, requires_grad)?;
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || mask.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::masked_fill_scalar_op_()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, mask, value.clone()),
+            )?
+        });
+    }
+    masked_fill_scalar_autograd_record_(ks, self_, mask, value.clone())
+}
+
+/// The recording part of [`masked_fill_scalar_autograd_`]: some input requires grad.
+#[inline(never)]
+fn masked_fill_scalar_autograd_record_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    mask: &Tensor,
+    value: Scalar,
+) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
     record::check_no_requires_grad(Some(mask), "mask", "masked_fill")?;
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::MaskedFillBackward0Inplace {
-                mask: SavedVariable::new(mask, false)?,
-            },
-        ))
-    } else {
-        None
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::MaskedFillBackward0Inplace {
+        mask: SavedVariable::new(mask, false)?,
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
@@ -3428,15 +3851,9 @@ pub fn masked_fill_scalar_autograd_(
             (self_, mask, value.clone()),
         )?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node(
-            "MaskedFillBackward0",
-            Box::new(grad_fn),
-            edges,
-            &outputs,
-            seq,
-        );
+        let node = record::make_node("MaskedFillBackward0", grad_fn, edges, &outputs, seq);
         crate::view::rebase_history(self_, node)?;
     }
     Ok(out0)
@@ -3450,14 +3867,7 @@ pub fn masked_fill_scalar_out_autograd(
     value: Scalar,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(
-        std::iter::empty::<Option<&Tensor>>()
-            .chain([Some(self_)])
-            .chain([Some(mask)]),
-    ) {
-        return Err(record::out_requires_grad_error("masked_fill"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || mask.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("masked_fill"));
     }
     Ok({
@@ -3470,28 +3880,41 @@ pub fn masked_fill_scalar_out_autograd(
 }
 
 /// Autograd kernel of `aten::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor`.
+#[inline]
 pub fn clamp_autograd(
     ks: DispatchKeySet,
     self_: &Tensor,
     min: Option<Scalar>,
     max: Option<Scalar>,
 ) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::ClampBackward0 {
-                self_: SavedVariable::new(self_, false)?,
-                min: min.clone(),
-                max: max.clone(),
-            },
-        ))
-    } else {
-        None
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::clamp_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, min.clone(), max.clone()),
+            )?
+        });
+    }
+    clamp_autograd_record(ks, self_, min.clone(), max.clone())
+}
+
+/// The recording part of [`clamp_autograd`]: some input requires grad.
+#[inline(never)]
+fn clamp_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    min: Option<Scalar>,
+    max: Option<Scalar>,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::ClampBackward0 {
+        self_: SavedVariable::new(self_, false)?,
+        min: min.clone(),
+        max: max.clone(),
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
@@ -3500,44 +3923,57 @@ pub fn clamp_autograd(
             (self_, min.clone(), max.clone()),
         )?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("ClampBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("ClampBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)`.
+#[inline]
 pub fn clamp_autograd_(
     ks: DispatchKeySet,
     self_: &Tensor,
     min: Option<Scalar>,
     max: Option<Scalar>,
 ) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    crate::view::check_inplace(self_, requires_grad)?;
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::ClampBackward0Inplace {
-                self_: SavedVariable::new(
-                    &{
-                        let _guard = AutoDispatchBelowADInplaceOrView::new();
-                        ops::clone(self_)?
-                    },
-                    false,
-                )?,
-                min: min.clone(),
-                max: max.clone(),
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::clamp_op_()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, min.clone(), max.clone()),
+            )?
+        });
+    }
+    clamp_autograd_record_(ks, self_, min.clone(), max.clone())
+}
+
+/// The recording part of [`clamp_autograd_`]: some input requires grad.
+#[inline(never)]
+fn clamp_autograd_record_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    min: Option<Scalar>,
+    max: Option<Scalar>,
+) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::ClampBackward0Inplace {
+        self_: SavedVariable::new(
+            &{
+                let _guard = AutoDispatchBelowADInplaceOrView::new();
+                ops::clone(self_)?
             },
-        ))
-    } else {
-        None
+            false,
+        )?,
+        min: min.clone(),
+        max: max.clone(),
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
@@ -3546,9 +3982,9 @@ pub fn clamp_autograd_(
             (self_, min.clone(), max.clone()),
         )?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("ClampBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("ClampBackward0", grad_fn, edges, &outputs, seq);
         crate::view::rebase_history(self_, node)?;
     }
     Ok(out0)
@@ -3562,10 +3998,7 @@ pub fn clamp_out_autograd(
     max: Option<Scalar>,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)])) {
-        return Err(record::out_requires_grad_error("clamp"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("clamp"));
     }
     Ok({
@@ -3578,65 +4011,75 @@ pub fn clamp_out_autograd(
 }
 
 /// Autograd kernel of `aten::abs(Tensor self) -> Tensor`.
+#[inline]
 pub fn abs_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::AbsBackward0 {
-                self_: SavedVariable::new(self_, false)?,
-            },
-        ))
-    } else {
-        None
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::abs_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    abs_autograd_record(ks, self_)
+}
+
+/// The recording part of [`abs_autograd`]: some input requires grad.
+#[inline(never)]
+fn abs_autograd_record(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::AbsBackward0 {
+        self_: SavedVariable::new(self_, false)?,
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::abs_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("AbsBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("AbsBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::abs_(Tensor(a!) self) -> Tensor(a!)`.
+#[inline]
 pub fn abs_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    crate::view::check_inplace(self_, requires_grad)?;
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::AbsBackward0Inplace {
-                self_: SavedVariable::new(
-                    &{
-                        let _guard = AutoDispatchBelowADInplaceOrView::new();
-                        ops::clone(self_)?
-                    },
-                    false,
-                )?,
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::abs_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    abs_autograd_record_(ks, self_)
+}
+
+/// The recording part of [`abs_autograd_`]: some input requires grad.
+#[inline(never)]
+fn abs_autograd_record_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::AbsBackward0Inplace {
+        self_: SavedVariable::new(
+            &{
+                let _guard = AutoDispatchBelowADInplaceOrView::new();
+                ops::clone(self_)?
             },
-        ))
-    } else {
-        None
+            false,
+        )?,
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::abs_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("AbsBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("AbsBackward0", grad_fn, edges, &outputs, seq);
         crate::view::rebase_history(self_, node)?;
     }
     Ok(out0)
@@ -3644,10 +4087,7 @@ pub fn abs_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
 
 /// Autograd kernel of `aten::abs.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn abs_out_autograd(ks: DispatchKeySet, self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)])) {
-        return Err(record::out_requires_grad_error("abs"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("abs"));
     }
     Ok({
@@ -3657,55 +4097,65 @@ pub fn abs_out_autograd(ks: DispatchKeySet, self_: &Tensor, out: &Tensor) -> Res
 }
 
 /// Autograd kernel of `aten::neg(Tensor self) -> Tensor`.
+#[inline]
 pub fn neg_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::NegBackward0 {},
-        ))
-    } else {
-        None
-    };
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::neg_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    neg_autograd_record(ks, self_)
+}
+
+/// The recording part of [`neg_autograd`]: some input requires grad.
+#[inline(never)]
+fn neg_autograd_record(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::NegBackward0 {};
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::neg_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("NegBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("NegBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::neg_(Tensor(a!) self) -> Tensor(a!)`.
+#[inline]
 pub fn neg_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    crate::view::check_inplace(self_, requires_grad)?;
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::NegBackward0Inplace {},
-        ))
-    } else {
-        None
-    };
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::neg_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    neg_autograd_record_(ks, self_)
+}
+
+/// The recording part of [`neg_autograd_`]: some input requires grad.
+#[inline(never)]
+fn neg_autograd_record_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::NegBackward0Inplace {};
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::neg_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("NegBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("NegBackward0", grad_fn, edges, &outputs, seq);
         crate::view::rebase_history(self_, node)?;
     }
     Ok(out0)
@@ -3713,10 +4163,7 @@ pub fn neg_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
 
 /// Autograd kernel of `aten::neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn neg_out_autograd(ks: DispatchKeySet, self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)])) {
-        return Err(record::out_requires_grad_error("neg"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("neg"));
     }
     Ok({
@@ -3726,55 +4173,65 @@ pub fn neg_out_autograd(ks: DispatchKeySet, self_: &Tensor, out: &Tensor) -> Res
 }
 
 /// Autograd kernel of `aten::sign(Tensor self) -> Tensor`.
+#[inline]
 pub fn sign_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::SignBackward0 {},
-        ))
-    } else {
-        None
-    };
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::sign_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    sign_autograd_record(ks, self_)
+}
+
+/// The recording part of [`sign_autograd`]: some input requires grad.
+#[inline(never)]
+fn sign_autograd_record(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::SignBackward0 {};
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::sign_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("SignBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("SignBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::sign_(Tensor(a!) self) -> Tensor(a!)`.
+#[inline]
 pub fn sign_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    crate::view::check_inplace(self_, requires_grad)?;
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::SignBackward0Inplace {},
-        ))
-    } else {
-        None
-    };
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::sign_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    sign_autograd_record_(ks, self_)
+}
+
+/// The recording part of [`sign_autograd_`]: some input requires grad.
+#[inline(never)]
+fn sign_autograd_record_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::SignBackward0Inplace {};
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::sign_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("SignBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("SignBackward0", grad_fn, edges, &outputs, seq);
         crate::view::rebase_history(self_, node)?;
     }
     Ok(out0)
@@ -3782,10 +4239,7 @@ pub fn sign_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
 
 /// Autograd kernel of `aten::sign.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn sign_out_autograd(ks: DispatchKeySet, self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)])) {
-        return Err(record::out_requires_grad_error("sign"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("sign"));
     }
     Ok({
@@ -3795,55 +4249,65 @@ pub fn sign_out_autograd(ks: DispatchKeySet, self_: &Tensor, out: &Tensor) -> Re
 }
 
 /// Autograd kernel of `aten::ceil(Tensor self) -> Tensor`.
+#[inline]
 pub fn ceil_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::CeilBackward0 {},
-        ))
-    } else {
-        None
-    };
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::ceil_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    ceil_autograd_record(ks, self_)
+}
+
+/// The recording part of [`ceil_autograd`]: some input requires grad.
+#[inline(never)]
+fn ceil_autograd_record(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::CeilBackward0 {};
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::ceil_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("CeilBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("CeilBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::ceil_(Tensor(a!) self) -> Tensor(a!)`.
+#[inline]
 pub fn ceil_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    crate::view::check_inplace(self_, requires_grad)?;
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::CeilBackward0Inplace {},
-        ))
-    } else {
-        None
-    };
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::ceil_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    ceil_autograd_record_(ks, self_)
+}
+
+/// The recording part of [`ceil_autograd_`]: some input requires grad.
+#[inline(never)]
+fn ceil_autograd_record_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::CeilBackward0Inplace {};
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::ceil_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("CeilBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("CeilBackward0", grad_fn, edges, &outputs, seq);
         crate::view::rebase_history(self_, node)?;
     }
     Ok(out0)
@@ -3851,10 +4315,7 @@ pub fn ceil_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
 
 /// Autograd kernel of `aten::ceil.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn ceil_out_autograd(ks: DispatchKeySet, self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)])) {
-        return Err(record::out_requires_grad_error("ceil"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("ceil"));
     }
     Ok({
@@ -3864,55 +4325,65 @@ pub fn ceil_out_autograd(ks: DispatchKeySet, self_: &Tensor, out: &Tensor) -> Re
 }
 
 /// Autograd kernel of `aten::floor(Tensor self) -> Tensor`.
+#[inline]
 pub fn floor_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::FloorBackward0 {},
-        ))
-    } else {
-        None
-    };
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::floor_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    floor_autograd_record(ks, self_)
+}
+
+/// The recording part of [`floor_autograd`]: some input requires grad.
+#[inline(never)]
+fn floor_autograd_record(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::FloorBackward0 {};
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::floor_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("FloorBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("FloorBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::floor_(Tensor(a!) self) -> Tensor(a!)`.
+#[inline]
 pub fn floor_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    crate::view::check_inplace(self_, requires_grad)?;
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::FloorBackward0Inplace {},
-        ))
-    } else {
-        None
-    };
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::floor_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    floor_autograd_record_(ks, self_)
+}
+
+/// The recording part of [`floor_autograd_`]: some input requires grad.
+#[inline(never)]
+fn floor_autograd_record_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::FloorBackward0Inplace {};
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::floor_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("FloorBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("FloorBackward0", grad_fn, edges, &outputs, seq);
         crate::view::rebase_history(self_, node)?;
     }
     Ok(out0)
@@ -3920,10 +4391,7 @@ pub fn floor_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
 
 /// Autograd kernel of `aten::floor.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn floor_out_autograd(ks: DispatchKeySet, self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)])) {
-        return Err(record::out_requires_grad_error("floor"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("floor"));
     }
     Ok({
@@ -3933,55 +4401,65 @@ pub fn floor_out_autograd(ks: DispatchKeySet, self_: &Tensor, out: &Tensor) -> R
 }
 
 /// Autograd kernel of `aten::round(Tensor self) -> Tensor`.
+#[inline]
 pub fn round_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::RoundBackward0 {},
-        ))
-    } else {
-        None
-    };
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::round_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    round_autograd_record(ks, self_)
+}
+
+/// The recording part of [`round_autograd`]: some input requires grad.
+#[inline(never)]
+fn round_autograd_record(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::RoundBackward0 {};
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::round_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("RoundBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("RoundBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::round_(Tensor(a!) self) -> Tensor(a!)`.
+#[inline]
 pub fn round_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    crate::view::check_inplace(self_, requires_grad)?;
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::RoundBackward0Inplace {},
-        ))
-    } else {
-        None
-    };
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::round_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    round_autograd_record_(ks, self_)
+}
+
+/// The recording part of [`round_autograd_`]: some input requires grad.
+#[inline(never)]
+fn round_autograd_record_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::RoundBackward0Inplace {};
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::round_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("RoundBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("RoundBackward0", grad_fn, edges, &outputs, seq);
         crate::view::rebase_history(self_, node)?;
     }
     Ok(out0)
@@ -3989,10 +4467,7 @@ pub fn round_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
 
 /// Autograd kernel of `aten::round.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn round_out_autograd(ks: DispatchKeySet, self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)])) {
-        return Err(record::out_requires_grad_error("round"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("round"));
     }
     Ok({
@@ -4002,55 +4477,65 @@ pub fn round_out_autograd(ks: DispatchKeySet, self_: &Tensor, out: &Tensor) -> R
 }
 
 /// Autograd kernel of `aten::trunc(Tensor self) -> Tensor`.
+#[inline]
 pub fn trunc_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::TruncBackward0 {},
-        ))
-    } else {
-        None
-    };
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::trunc_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    trunc_autograd_record(ks, self_)
+}
+
+/// The recording part of [`trunc_autograd`]: some input requires grad.
+#[inline(never)]
+fn trunc_autograd_record(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::TruncBackward0 {};
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::trunc_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("TruncBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("TruncBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::trunc_(Tensor(a!) self) -> Tensor(a!)`.
+#[inline]
 pub fn trunc_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    crate::view::check_inplace(self_, requires_grad)?;
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::TruncBackward0Inplace {},
-        ))
-    } else {
-        None
-    };
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::trunc_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    trunc_autograd_record_(ks, self_)
+}
+
+/// The recording part of [`trunc_autograd_`]: some input requires grad.
+#[inline(never)]
+fn trunc_autograd_record_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::TruncBackward0Inplace {};
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::trunc_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("TruncBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("TruncBackward0", grad_fn, edges, &outputs, seq);
         crate::view::rebase_history(self_, node)?;
     }
     Ok(out0)
@@ -4058,10 +4543,7 @@ pub fn trunc_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
 
 /// Autograd kernel of `aten::trunc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn trunc_out_autograd(ks: DispatchKeySet, self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)])) {
-        return Err(record::out_requires_grad_error("trunc"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("trunc"));
     }
     Ok({
@@ -4071,65 +4553,75 @@ pub fn trunc_out_autograd(ks: DispatchKeySet, self_: &Tensor, out: &Tensor) -> R
 }
 
 /// Autograd kernel of `aten::cos(Tensor self) -> Tensor`.
+#[inline]
 pub fn cos_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::CosBackward0 {
-                self_: SavedVariable::new(self_, false)?,
-            },
-        ))
-    } else {
-        None
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::cos_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    cos_autograd_record(ks, self_)
+}
+
+/// The recording part of [`cos_autograd`]: some input requires grad.
+#[inline(never)]
+fn cos_autograd_record(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::CosBackward0 {
+        self_: SavedVariable::new(self_, false)?,
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::cos_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("CosBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("CosBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::cos_(Tensor(a!) self) -> Tensor(a!)`.
+#[inline]
 pub fn cos_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    crate::view::check_inplace(self_, requires_grad)?;
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::CosBackward0Inplace {
-                self_: SavedVariable::new(
-                    &{
-                        let _guard = AutoDispatchBelowADInplaceOrView::new();
-                        ops::clone(self_)?
-                    },
-                    false,
-                )?,
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::cos_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    cos_autograd_record_(ks, self_)
+}
+
+/// The recording part of [`cos_autograd_`]: some input requires grad.
+#[inline(never)]
+fn cos_autograd_record_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::CosBackward0Inplace {
+        self_: SavedVariable::new(
+            &{
+                let _guard = AutoDispatchBelowADInplaceOrView::new();
+                ops::clone(self_)?
             },
-        ))
-    } else {
-        None
+            false,
+        )?,
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::cos_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("CosBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("CosBackward0", grad_fn, edges, &outputs, seq);
         crate::view::rebase_history(self_, node)?;
     }
     Ok(out0)
@@ -4137,10 +4629,7 @@ pub fn cos_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
 
 /// Autograd kernel of `aten::cos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn cos_out_autograd(ks: DispatchKeySet, self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)])) {
-        return Err(record::out_requires_grad_error("cos"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("cos"));
     }
     Ok({
@@ -4150,65 +4639,75 @@ pub fn cos_out_autograd(ks: DispatchKeySet, self_: &Tensor, out: &Tensor) -> Res
 }
 
 /// Autograd kernel of `aten::sin(Tensor self) -> Tensor`.
+#[inline]
 pub fn sin_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::SinBackward0 {
-                self_: SavedVariable::new(self_, false)?,
-            },
-        ))
-    } else {
-        None
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::sin_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    sin_autograd_record(ks, self_)
+}
+
+/// The recording part of [`sin_autograd`]: some input requires grad.
+#[inline(never)]
+fn sin_autograd_record(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::SinBackward0 {
+        self_: SavedVariable::new(self_, false)?,
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::sin_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("SinBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("SinBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::sin_(Tensor(a!) self) -> Tensor(a!)`.
+#[inline]
 pub fn sin_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    crate::view::check_inplace(self_, requires_grad)?;
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::SinBackward0Inplace {
-                self_: SavedVariable::new(
-                    &{
-                        let _guard = AutoDispatchBelowADInplaceOrView::new();
-                        ops::clone(self_)?
-                    },
-                    false,
-                )?,
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::sin_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    sin_autograd_record_(ks, self_)
+}
+
+/// The recording part of [`sin_autograd_`]: some input requires grad.
+#[inline(never)]
+fn sin_autograd_record_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::SinBackward0Inplace {
+        self_: SavedVariable::new(
+            &{
+                let _guard = AutoDispatchBelowADInplaceOrView::new();
+                ops::clone(self_)?
             },
-        ))
-    } else {
-        None
+            false,
+        )?,
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::sin_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("SinBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("SinBackward0", grad_fn, edges, &outputs, seq);
         crate::view::rebase_history(self_, node)?;
     }
     Ok(out0)
@@ -4216,10 +4715,7 @@ pub fn sin_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
 
 /// Autograd kernel of `aten::sin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn sin_out_autograd(ks: DispatchKeySet, self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)])) {
-        return Err(record::out_requires_grad_error("sin"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("sin"));
     }
     Ok({
@@ -4229,61 +4725,71 @@ pub fn sin_out_autograd(ks: DispatchKeySet, self_: &Tensor, out: &Tensor) -> Res
 }
 
 /// Autograd kernel of `aten::tanh(Tensor self) -> Tensor`.
+#[inline]
 pub fn tanh_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::TanhBackward0 {
-                result: SavedVariable::default(),
-            },
-        ))
-    } else {
-        None
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::tanh_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    tanh_autograd_record(ks, self_)
+}
+
+/// The recording part of [`tanh_autograd`]: some input requires grad.
+#[inline(never)]
+fn tanh_autograd_record(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let mut grad_fn = crate::generated::functions::TanhBackward0 {
+        result: SavedVariable::default(),
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::tanh_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
-    if let Some((seq, edges, mut grad_fn)) = pending {
+    {
         grad_fn.result = SavedVariable::new_output(&out0, 0, true)?;
         let outputs = [&out0];
-        let node = record::make_node("TanhBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("TanhBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::tanh_(Tensor(a!) self) -> Tensor(a!)`.
+#[inline]
 pub fn tanh_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    crate::view::check_inplace(self_, requires_grad)?;
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::TanhBackward0Inplace {
-                result: SavedVariable::default(),
-            },
-        ))
-    } else {
-        None
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::tanh_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    tanh_autograd_record_(ks, self_)
+}
+
+/// The recording part of [`tanh_autograd_`]: some input requires grad.
+#[inline(never)]
+fn tanh_autograd_record_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let mut grad_fn = crate::generated::functions::TanhBackward0Inplace {
+        result: SavedVariable::default(),
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::tanh_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
-    if let Some((seq, edges, mut grad_fn)) = pending {
+    {
         grad_fn.result = SavedVariable::new_output(&out0, 0, true)?;
         let outputs = [&out0];
-        let node = record::make_node("TanhBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("TanhBackward0", grad_fn, edges, &outputs, seq);
         crate::view::rebase_history(self_, node)?;
     }
     Ok(out0)
@@ -4291,10 +4797,7 @@ pub fn tanh_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
 
 /// Autograd kernel of `aten::tanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn tanh_out_autograd(ks: DispatchKeySet, self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)])) {
-        return Err(record::out_requires_grad_error("tanh"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("tanh"));
     }
     Ok({
@@ -4304,61 +4807,71 @@ pub fn tanh_out_autograd(ks: DispatchKeySet, self_: &Tensor, out: &Tensor) -> Re
 }
 
 /// Autograd kernel of `aten::exp(Tensor self) -> Tensor`.
+#[inline]
 pub fn exp_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::ExpBackward0 {
-                result: SavedVariable::default(),
-            },
-        ))
-    } else {
-        None
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::exp_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    exp_autograd_record(ks, self_)
+}
+
+/// The recording part of [`exp_autograd`]: some input requires grad.
+#[inline(never)]
+fn exp_autograd_record(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let mut grad_fn = crate::generated::functions::ExpBackward0 {
+        result: SavedVariable::default(),
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::exp_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
-    if let Some((seq, edges, mut grad_fn)) = pending {
+    {
         grad_fn.result = SavedVariable::new_output(&out0, 0, true)?;
         let outputs = [&out0];
-        let node = record::make_node("ExpBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("ExpBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::exp_(Tensor(a!) self) -> Tensor(a!)`.
+#[inline]
 pub fn exp_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    crate::view::check_inplace(self_, requires_grad)?;
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::ExpBackward0Inplace {
-                result: SavedVariable::default(),
-            },
-        ))
-    } else {
-        None
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::exp_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    exp_autograd_record_(ks, self_)
+}
+
+/// The recording part of [`exp_autograd_`]: some input requires grad.
+#[inline(never)]
+fn exp_autograd_record_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let mut grad_fn = crate::generated::functions::ExpBackward0Inplace {
+        result: SavedVariable::default(),
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::exp_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
-    if let Some((seq, edges, mut grad_fn)) = pending {
+    {
         grad_fn.result = SavedVariable::new_output(&out0, 0, true)?;
         let outputs = [&out0];
-        let node = record::make_node("ExpBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("ExpBackward0", grad_fn, edges, &outputs, seq);
         crate::view::rebase_history(self_, node)?;
     }
     Ok(out0)
@@ -4366,10 +4879,7 @@ pub fn exp_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
 
 /// Autograd kernel of `aten::exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn exp_out_autograd(ks: DispatchKeySet, self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)])) {
-        return Err(record::out_requires_grad_error("exp"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("exp"));
     }
     Ok({
@@ -4379,61 +4889,71 @@ pub fn exp_out_autograd(ks: DispatchKeySet, self_: &Tensor, out: &Tensor) -> Res
 }
 
 /// Autograd kernel of `aten::expm1(Tensor self) -> Tensor`.
+#[inline]
 pub fn expm1_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::Expm1Backward0 {
-                result: SavedVariable::default(),
-            },
-        ))
-    } else {
-        None
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::expm1_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    expm1_autograd_record(ks, self_)
+}
+
+/// The recording part of [`expm1_autograd`]: some input requires grad.
+#[inline(never)]
+fn expm1_autograd_record(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let mut grad_fn = crate::generated::functions::Expm1Backward0 {
+        result: SavedVariable::default(),
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::expm1_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
-    if let Some((seq, edges, mut grad_fn)) = pending {
+    {
         grad_fn.result = SavedVariable::new_output(&out0, 0, true)?;
         let outputs = [&out0];
-        let node = record::make_node("Expm1Backward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("Expm1Backward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::expm1_(Tensor(a!) self) -> Tensor(a!)`.
+#[inline]
 pub fn expm1_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    crate::view::check_inplace(self_, requires_grad)?;
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::Expm1Backward0Inplace {
-                result: SavedVariable::default(),
-            },
-        ))
-    } else {
-        None
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::expm1_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    expm1_autograd_record_(ks, self_)
+}
+
+/// The recording part of [`expm1_autograd_`]: some input requires grad.
+#[inline(never)]
+fn expm1_autograd_record_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let mut grad_fn = crate::generated::functions::Expm1Backward0Inplace {
+        result: SavedVariable::default(),
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::expm1_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
-    if let Some((seq, edges, mut grad_fn)) = pending {
+    {
         grad_fn.result = SavedVariable::new_output(&out0, 0, true)?;
         let outputs = [&out0];
-        let node = record::make_node("Expm1Backward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("Expm1Backward0", grad_fn, edges, &outputs, seq);
         crate::view::rebase_history(self_, node)?;
     }
     Ok(out0)
@@ -4441,10 +4961,7 @@ pub fn expm1_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
 
 /// Autograd kernel of `aten::expm1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn expm1_out_autograd(ks: DispatchKeySet, self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)])) {
-        return Err(record::out_requires_grad_error("expm1"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("expm1"));
     }
     Ok({
@@ -4454,65 +4971,75 @@ pub fn expm1_out_autograd(ks: DispatchKeySet, self_: &Tensor, out: &Tensor) -> R
 }
 
 /// Autograd kernel of `aten::log(Tensor self) -> Tensor`.
+#[inline]
 pub fn log_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::LogBackward0 {
-                self_: SavedVariable::new(self_, false)?,
-            },
-        ))
-    } else {
-        None
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::log_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    log_autograd_record(ks, self_)
+}
+
+/// The recording part of [`log_autograd`]: some input requires grad.
+#[inline(never)]
+fn log_autograd_record(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::LogBackward0 {
+        self_: SavedVariable::new(self_, false)?,
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::log_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("LogBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("LogBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::log_(Tensor(a!) self) -> Tensor(a!)`.
+#[inline]
 pub fn log_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    crate::view::check_inplace(self_, requires_grad)?;
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::LogBackward0Inplace {
-                self_: SavedVariable::new(
-                    &{
-                        let _guard = AutoDispatchBelowADInplaceOrView::new();
-                        ops::clone(self_)?
-                    },
-                    false,
-                )?,
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::log_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    log_autograd_record_(ks, self_)
+}
+
+/// The recording part of [`log_autograd_`]: some input requires grad.
+#[inline(never)]
+fn log_autograd_record_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::LogBackward0Inplace {
+        self_: SavedVariable::new(
+            &{
+                let _guard = AutoDispatchBelowADInplaceOrView::new();
+                ops::clone(self_)?
             },
-        ))
-    } else {
-        None
+            false,
+        )?,
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::log_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("LogBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("LogBackward0", grad_fn, edges, &outputs, seq);
         crate::view::rebase_history(self_, node)?;
     }
     Ok(out0)
@@ -4520,10 +5047,7 @@ pub fn log_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
 
 /// Autograd kernel of `aten::log.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn log_out_autograd(ks: DispatchKeySet, self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)])) {
-        return Err(record::out_requires_grad_error("log"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("log"));
     }
     Ok({
@@ -4533,65 +5057,75 @@ pub fn log_out_autograd(ks: DispatchKeySet, self_: &Tensor, out: &Tensor) -> Res
 }
 
 /// Autograd kernel of `aten::log1p(Tensor self) -> Tensor`.
+#[inline]
 pub fn log1p_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::Log1PBackward0 {
-                self_: SavedVariable::new(self_, false)?,
-            },
-        ))
-    } else {
-        None
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::log1p_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    log1p_autograd_record(ks, self_)
+}
+
+/// The recording part of [`log1p_autograd`]: some input requires grad.
+#[inline(never)]
+fn log1p_autograd_record(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::Log1PBackward0 {
+        self_: SavedVariable::new(self_, false)?,
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::log1p_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("Log1PBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("Log1PBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::log1p_(Tensor(a!) self) -> Tensor(a!)`.
+#[inline]
 pub fn log1p_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    crate::view::check_inplace(self_, requires_grad)?;
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::Log1PBackward0Inplace {
-                self_: SavedVariable::new(
-                    &{
-                        let _guard = AutoDispatchBelowADInplaceOrView::new();
-                        ops::clone(self_)?
-                    },
-                    false,
-                )?,
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::log1p_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    log1p_autograd_record_(ks, self_)
+}
+
+/// The recording part of [`log1p_autograd_`]: some input requires grad.
+#[inline(never)]
+fn log1p_autograd_record_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::Log1PBackward0Inplace {
+        self_: SavedVariable::new(
+            &{
+                let _guard = AutoDispatchBelowADInplaceOrView::new();
+                ops::clone(self_)?
             },
-        ))
-    } else {
-        None
+            false,
+        )?,
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::log1p_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("Log1PBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("Log1PBackward0", grad_fn, edges, &outputs, seq);
         crate::view::rebase_history(self_, node)?;
     }
     Ok(out0)
@@ -4599,10 +5133,7 @@ pub fn log1p_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
 
 /// Autograd kernel of `aten::log1p.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn log1p_out_autograd(ks: DispatchKeySet, self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)])) {
-        return Err(record::out_requires_grad_error("log1p"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("log1p"));
     }
     Ok({
@@ -4612,61 +5143,71 @@ pub fn log1p_out_autograd(ks: DispatchKeySet, self_: &Tensor, out: &Tensor) -> R
 }
 
 /// Autograd kernel of `aten::sqrt(Tensor self) -> Tensor`.
+#[inline]
 pub fn sqrt_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::SqrtBackward0 {
-                result: SavedVariable::default(),
-            },
-        ))
-    } else {
-        None
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::sqrt_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    sqrt_autograd_record(ks, self_)
+}
+
+/// The recording part of [`sqrt_autograd`]: some input requires grad.
+#[inline(never)]
+fn sqrt_autograd_record(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let mut grad_fn = crate::generated::functions::SqrtBackward0 {
+        result: SavedVariable::default(),
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::sqrt_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
-    if let Some((seq, edges, mut grad_fn)) = pending {
+    {
         grad_fn.result = SavedVariable::new_output(&out0, 0, true)?;
         let outputs = [&out0];
-        let node = record::make_node("SqrtBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("SqrtBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::sqrt_(Tensor(a!) self) -> Tensor(a!)`.
+#[inline]
 pub fn sqrt_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    crate::view::check_inplace(self_, requires_grad)?;
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::SqrtBackward0Inplace {
-                result: SavedVariable::default(),
-            },
-        ))
-    } else {
-        None
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::sqrt_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    sqrt_autograd_record_(ks, self_)
+}
+
+/// The recording part of [`sqrt_autograd_`]: some input requires grad.
+#[inline(never)]
+fn sqrt_autograd_record_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let mut grad_fn = crate::generated::functions::SqrtBackward0Inplace {
+        result: SavedVariable::default(),
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::sqrt_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
-    if let Some((seq, edges, mut grad_fn)) = pending {
+    {
         grad_fn.result = SavedVariable::new_output(&out0, 0, true)?;
         let outputs = [&out0];
-        let node = record::make_node("SqrtBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("SqrtBackward0", grad_fn, edges, &outputs, seq);
         crate::view::rebase_history(self_, node)?;
     }
     Ok(out0)
@@ -4674,10 +5215,7 @@ pub fn sqrt_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
 
 /// Autograd kernel of `aten::sqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn sqrt_out_autograd(ks: DispatchKeySet, self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)])) {
-        return Err(record::out_requires_grad_error("sqrt"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("sqrt"));
     }
     Ok({
@@ -4687,61 +5225,71 @@ pub fn sqrt_out_autograd(ks: DispatchKeySet, self_: &Tensor, out: &Tensor) -> Re
 }
 
 /// Autograd kernel of `aten::rsqrt(Tensor self) -> Tensor`.
+#[inline]
 pub fn rsqrt_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::RsqrtBackward0 {
-                result: SavedVariable::default(),
-            },
-        ))
-    } else {
-        None
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::rsqrt_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    rsqrt_autograd_record(ks, self_)
+}
+
+/// The recording part of [`rsqrt_autograd`]: some input requires grad.
+#[inline(never)]
+fn rsqrt_autograd_record(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let mut grad_fn = crate::generated::functions::RsqrtBackward0 {
+        result: SavedVariable::default(),
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::rsqrt_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
-    if let Some((seq, edges, mut grad_fn)) = pending {
+    {
         grad_fn.result = SavedVariable::new_output(&out0, 0, true)?;
         let outputs = [&out0];
-        let node = record::make_node("RsqrtBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("RsqrtBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::rsqrt_(Tensor(a!) self) -> Tensor(a!)`.
+#[inline]
 pub fn rsqrt_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    crate::view::check_inplace(self_, requires_grad)?;
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::RsqrtBackward0Inplace {
-                result: SavedVariable::default(),
-            },
-        ))
-    } else {
-        None
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::rsqrt_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    rsqrt_autograd_record_(ks, self_)
+}
+
+/// The recording part of [`rsqrt_autograd_`]: some input requires grad.
+#[inline(never)]
+fn rsqrt_autograd_record_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let mut grad_fn = crate::generated::functions::RsqrtBackward0Inplace {
+        result: SavedVariable::default(),
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::rsqrt_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
-    if let Some((seq, edges, mut grad_fn)) = pending {
+    {
         grad_fn.result = SavedVariable::new_output(&out0, 0, true)?;
         let outputs = [&out0];
-        let node = record::make_node("RsqrtBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("RsqrtBackward0", grad_fn, edges, &outputs, seq);
         crate::view::rebase_history(self_, node)?;
     }
     Ok(out0)
@@ -4749,10 +5297,7 @@ pub fn rsqrt_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
 
 /// Autograd kernel of `aten::rsqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn rsqrt_out_autograd(ks: DispatchKeySet, self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)])) {
-        return Err(record::out_requires_grad_error("rsqrt"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("rsqrt"));
     }
     Ok({
@@ -4762,73 +5307,71 @@ pub fn rsqrt_out_autograd(ks: DispatchKeySet, self_: &Tensor, out: &Tensor) -> R
 }
 
 /// Autograd kernel of `aten::reciprocal(Tensor self) -> Tensor`.
+#[inline]
 pub fn reciprocal_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::ReciprocalBackward0 {
-                result: SavedVariable::default(),
-            },
-        ))
-    } else {
-        None
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::reciprocal_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    reciprocal_autograd_record(ks, self_)
+}
+
+/// The recording part of [`reciprocal_autograd`]: some input requires grad.
+#[inline(never)]
+fn reciprocal_autograd_record(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let mut grad_fn = crate::generated::functions::ReciprocalBackward0 {
+        result: SavedVariable::default(),
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::reciprocal_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
-    if let Some((seq, edges, mut grad_fn)) = pending {
+    {
         grad_fn.result = SavedVariable::new_output(&out0, 0, true)?;
         let outputs = [&out0];
-        let node = record::make_node(
-            "ReciprocalBackward0",
-            Box::new(grad_fn),
-            edges,
-            &outputs,
-            seq,
-        );
+        let node = record::make_node("ReciprocalBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::reciprocal_(Tensor(a!) self) -> Tensor(a!)`.
+#[inline]
 pub fn reciprocal_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    crate::view::check_inplace(self_, requires_grad)?;
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::ReciprocalBackward0Inplace {
-                result: SavedVariable::default(),
-            },
-        ))
-    } else {
-        None
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::reciprocal_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    reciprocal_autograd_record_(ks, self_)
+}
+
+/// The recording part of [`reciprocal_autograd_`]: some input requires grad.
+#[inline(never)]
+fn reciprocal_autograd_record_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let mut grad_fn = crate::generated::functions::ReciprocalBackward0Inplace {
+        result: SavedVariable::default(),
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::reciprocal_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
-    if let Some((seq, edges, mut grad_fn)) = pending {
+    {
         grad_fn.result = SavedVariable::new_output(&out0, 0, true)?;
         let outputs = [&out0];
-        let node = record::make_node(
-            "ReciprocalBackward0",
-            Box::new(grad_fn),
-            edges,
-            &outputs,
-            seq,
-        );
+        let node = record::make_node("ReciprocalBackward0", grad_fn, edges, &outputs, seq);
         crate::view::rebase_history(self_, node)?;
     }
     Ok(out0)
@@ -4836,10 +5379,7 @@ pub fn reciprocal_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor
 
 /// Autograd kernel of `aten::reciprocal.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn reciprocal_out_autograd(ks: DispatchKeySet, self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)])) {
-        return Err(record::out_requires_grad_error("reciprocal"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("reciprocal"));
     }
     Ok({
@@ -4850,61 +5390,71 @@ pub fn reciprocal_out_autograd(ks: DispatchKeySet, self_: &Tensor, out: &Tensor)
 }
 
 /// Autograd kernel of `aten::sigmoid(Tensor self) -> Tensor`.
+#[inline]
 pub fn sigmoid_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::SigmoidBackward0 {
-                result: SavedVariable::default(),
-            },
-        ))
-    } else {
-        None
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::sigmoid_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    sigmoid_autograd_record(ks, self_)
+}
+
+/// The recording part of [`sigmoid_autograd`]: some input requires grad.
+#[inline(never)]
+fn sigmoid_autograd_record(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let mut grad_fn = crate::generated::functions::SigmoidBackward0 {
+        result: SavedVariable::default(),
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::sigmoid_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
-    if let Some((seq, edges, mut grad_fn)) = pending {
+    {
         grad_fn.result = SavedVariable::new_output(&out0, 0, true)?;
         let outputs = [&out0];
-        let node = record::make_node("SigmoidBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("SigmoidBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::sigmoid_(Tensor(a!) self) -> Tensor(a!)`.
+#[inline]
 pub fn sigmoid_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    crate::view::check_inplace(self_, requires_grad)?;
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::SigmoidBackward0Inplace {
-                result: SavedVariable::default(),
-            },
-        ))
-    } else {
-        None
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::sigmoid_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    sigmoid_autograd_record_(ks, self_)
+}
+
+/// The recording part of [`sigmoid_autograd_`]: some input requires grad.
+#[inline(never)]
+fn sigmoid_autograd_record_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let mut grad_fn = crate::generated::functions::SigmoidBackward0Inplace {
+        result: SavedVariable::default(),
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::sigmoid_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
-    if let Some((seq, edges, mut grad_fn)) = pending {
+    {
         grad_fn.result = SavedVariable::new_output(&out0, 0, true)?;
         let outputs = [&out0];
-        let node = record::make_node("SigmoidBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("SigmoidBackward0", grad_fn, edges, &outputs, seq);
         crate::view::rebase_history(self_, node)?;
     }
     Ok(out0)
@@ -4912,10 +5462,7 @@ pub fn sigmoid_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
 
 /// Autograd kernel of `aten::sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn sigmoid_out_autograd(ks: DispatchKeySet, self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)])) {
-        return Err(record::out_requires_grad_error("sigmoid"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("sigmoid"));
     }
     Ok({
@@ -4925,65 +5472,75 @@ pub fn sigmoid_out_autograd(ks: DispatchKeySet, self_: &Tensor, out: &Tensor) ->
 }
 
 /// Autograd kernel of `aten::erf(Tensor self) -> Tensor`.
+#[inline]
 pub fn erf_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::ErfBackward0 {
-                self_: SavedVariable::new(self_, false)?,
-            },
-        ))
-    } else {
-        None
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::erf_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    erf_autograd_record(ks, self_)
+}
+
+/// The recording part of [`erf_autograd`]: some input requires grad.
+#[inline(never)]
+fn erf_autograd_record(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::ErfBackward0 {
+        self_: SavedVariable::new(self_, false)?,
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::erf_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("ErfBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("ErfBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::erf_(Tensor(a!) self) -> Tensor(a!)`.
+#[inline]
 pub fn erf_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    crate::view::check_inplace(self_, requires_grad)?;
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::ErfBackward0Inplace {
-                self_: SavedVariable::new(
-                    &{
-                        let _guard = AutoDispatchBelowADInplaceOrView::new();
-                        ops::clone(self_)?
-                    },
-                    false,
-                )?,
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::erf_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    erf_autograd_record_(ks, self_)
+}
+
+/// The recording part of [`erf_autograd_`]: some input requires grad.
+#[inline(never)]
+fn erf_autograd_record_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::ErfBackward0Inplace {
+        self_: SavedVariable::new(
+            &{
+                let _guard = AutoDispatchBelowADInplaceOrView::new();
+                ops::clone(self_)?
             },
-        ))
-    } else {
-        None
+            false,
+        )?,
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::erf_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("ErfBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("ErfBackward0", grad_fn, edges, &outputs, seq);
         crate::view::rebase_history(self_, node)?;
     }
     Ok(out0)
@@ -4991,10 +5548,7 @@ pub fn erf_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
 
 /// Autograd kernel of `aten::erf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn erf_out_autograd(ks: DispatchKeySet, self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)])) {
-        return Err(record::out_requires_grad_error("erf"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("erf"));
     }
     Ok({
@@ -5004,61 +5558,71 @@ pub fn erf_out_autograd(ks: DispatchKeySet, self_: &Tensor, out: &Tensor) -> Res
 }
 
 /// Autograd kernel of `aten::relu(Tensor self) -> Tensor`.
+#[inline]
 pub fn relu_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::ReluBackward0 {
-                result: SavedVariable::default(),
-            },
-        ))
-    } else {
-        None
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::relu_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    relu_autograd_record(ks, self_)
+}
+
+/// The recording part of [`relu_autograd`]: some input requires grad.
+#[inline(never)]
+fn relu_autograd_record(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let mut grad_fn = crate::generated::functions::ReluBackward0 {
+        result: SavedVariable::default(),
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::relu_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
-    if let Some((seq, edges, mut grad_fn)) = pending {
+    {
         grad_fn.result = SavedVariable::new_output(&out0, 0, true)?;
         let outputs = [&out0];
-        let node = record::make_node("ReluBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("ReluBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::relu_(Tensor(a!) self) -> Tensor(a!)`.
+#[inline]
 pub fn relu_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    crate::view::check_inplace(self_, requires_grad)?;
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::ReluBackward0Inplace {
-                result: SavedVariable::default(),
-            },
-        ))
-    } else {
-        None
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::relu_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    relu_autograd_record_(ks, self_)
+}
+
+/// The recording part of [`relu_autograd_`]: some input requires grad.
+#[inline(never)]
+fn relu_autograd_record_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let mut grad_fn = crate::generated::functions::ReluBackward0Inplace {
+        result: SavedVariable::default(),
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::relu_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
-    if let Some((seq, edges, mut grad_fn)) = pending {
+    {
         grad_fn.result = SavedVariable::new_output(&out0, 0, true)?;
         let outputs = [&out0];
-        let node = record::make_node("ReluBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("ReluBackward0", grad_fn, edges, &outputs, seq);
         crate::view::rebase_history(self_, node)?;
     }
     Ok(out0)
@@ -5066,10 +5630,7 @@ pub fn relu_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
 
 /// Autograd kernel of `aten::relu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn relu_out_autograd(ks: DispatchKeySet, self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)])) {
-        return Err(record::out_requires_grad_error("relu"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("relu"));
     }
     Ok({
@@ -5079,67 +5640,79 @@ pub fn relu_out_autograd(ks: DispatchKeySet, self_: &Tensor, out: &Tensor) -> Re
 }
 
 /// Autograd kernel of `aten::gelu(Tensor self, *, str approximate="none") -> Tensor`.
+#[inline]
 pub fn gelu_autograd(ks: DispatchKeySet, self_: &Tensor, approximate: &str) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::GeluBackward0 {
-                self_: SavedVariable::new(self_, false)?,
-                approximate: approximate.to_string(),
-            },
-        ))
-    } else {
-        None
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::gelu_op()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, approximate))?
+        });
+    }
+    gelu_autograd_record(ks, self_, approximate)
+}
+
+/// The recording part of [`gelu_autograd`]: some input requires grad.
+#[inline(never)]
+fn gelu_autograd_record(ks: DispatchKeySet, self_: &Tensor, approximate: &str) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::GeluBackward0 {
+        self_: SavedVariable::new(self_, false)?,
+        approximate: approximate.to_string(),
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::gelu_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, approximate))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("GeluBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("GeluBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::gelu_(Tensor(a!) self, *, str approximate="none") -> Tensor(a!)`.
+#[inline]
 pub fn gelu_autograd_(ks: DispatchKeySet, self_: &Tensor, approximate: &str) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    crate::view::check_inplace(self_, requires_grad)?;
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::GeluBackward0Inplace {
-                self_: SavedVariable::new(
-                    &{
-                        let _guard = AutoDispatchBelowADInplaceOrView::new();
-                        ops::clone(self_)?
-                    },
-                    false,
-                )?,
-                approximate: approximate.to_string(),
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::gelu_op_()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, approximate))?
+        });
+    }
+    gelu_autograd_record_(ks, self_, approximate)
+}
+
+/// The recording part of [`gelu_autograd_`]: some input requires grad.
+#[inline(never)]
+fn gelu_autograd_record_(ks: DispatchKeySet, self_: &Tensor, approximate: &str) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::GeluBackward0Inplace {
+        self_: SavedVariable::new(
+            &{
+                let _guard = AutoDispatchBelowADInplaceOrView::new();
+                ops::clone(self_)?
             },
-        ))
-    } else {
-        None
+            false,
+        )?,
+        approximate: approximate.to_string(),
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::gelu_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, approximate))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("GeluBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("GeluBackward0", grad_fn, edges, &outputs, seq);
         crate::view::rebase_history(self_, node)?;
     }
     Ok(out0)
@@ -5152,10 +5725,7 @@ pub fn gelu_out_autograd(
     approximate: &str,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)])) {
-        return Err(record::out_requires_grad_error("gelu"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("gelu"));
     }
     Ok({
@@ -5168,65 +5738,75 @@ pub fn gelu_out_autograd(
 }
 
 /// Autograd kernel of `aten::silu(Tensor self) -> Tensor`.
+#[inline]
 pub fn silu_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::SiluBackward0 {
-                self_: SavedVariable::new(self_, false)?,
-            },
-        ))
-    } else {
-        None
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::silu_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    silu_autograd_record(ks, self_)
+}
+
+/// The recording part of [`silu_autograd`]: some input requires grad.
+#[inline(never)]
+fn silu_autograd_record(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::SiluBackward0 {
+        self_: SavedVariable::new(self_, false)?,
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::silu_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("SiluBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("SiluBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::silu_(Tensor(a!) self) -> Tensor(a!)`.
+#[inline]
 pub fn silu_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    crate::view::check_inplace(self_, requires_grad)?;
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::SiluBackward0Inplace {
-                self_: SavedVariable::new(
-                    &{
-                        let _guard = AutoDispatchBelowADInplaceOrView::new();
-                        ops::clone(self_)?
-                    },
-                    false,
-                )?,
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::silu_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    silu_autograd_record_(ks, self_)
+}
+
+/// The recording part of [`silu_autograd_`]: some input requires grad.
+#[inline(never)]
+fn silu_autograd_record_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::SiluBackward0Inplace {
+        self_: SavedVariable::new(
+            &{
+                let _guard = AutoDispatchBelowADInplaceOrView::new();
+                ops::clone(self_)?
             },
-        ))
-    } else {
-        None
+            false,
+        )?,
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::silu_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("SiluBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("SiluBackward0", grad_fn, edges, &outputs, seq);
         crate::view::rebase_history(self_, node)?;
     }
     Ok(out0)
@@ -5234,10 +5814,7 @@ pub fn silu_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
 
 /// Autograd kernel of `aten::silu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn silu_out_autograd(ks: DispatchKeySet, self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)])) {
-        return Err(record::out_requires_grad_error("silu"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("silu"));
     }
     Ok({
@@ -5247,27 +5824,34 @@ pub fn silu_out_autograd(ks: DispatchKeySet, self_: &Tensor, out: &Tensor) -> Re
 }
 
 /// Autograd kernel of `aten::bitwise_not(Tensor self) -> Tensor`.
+#[inline]
 pub fn bitwise_not_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        Some((
-            record::sequence_nr(),
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?,
-        ))
-    } else {
-        None
-    };
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::bitwise_not_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    bitwise_not_autograd_record(ks, self_)
+}
+
+/// The recording part of [`bitwise_not_autograd`]: some input requires grad.
+#[inline(never)]
+fn bitwise_not_autograd_record(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::bitwise_not_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
-    if let Some((seq, edges)) = pending {
+    {
         let node = record::make_node(
             "NotImplemented",
-            Box::new(record::NotImplemented {
+            record::NotImplemented {
                 name: "bitwise_not",
-            }),
+            },
             edges,
             &[&out0],
             seq,
@@ -5278,28 +5862,35 @@ pub fn bitwise_not_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor
 }
 
 /// Autograd kernel of `aten::bitwise_not_(Tensor(a!) self) -> Tensor(a!)`.
+#[inline]
 pub fn bitwise_not_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    crate::view::check_inplace(self_, requires_grad)?;
-    let pending = if requires_grad {
-        Some((
-            record::sequence_nr(),
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?,
-        ))
-    } else {
-        None
-    };
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::bitwise_not_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    bitwise_not_autograd_record_(ks, self_)
+}
+
+/// The recording part of [`bitwise_not_autograd_`]: some input requires grad.
+#[inline(never)]
+fn bitwise_not_autograd_record_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::bitwise_not_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
-    if let Some((seq, edges)) = pending {
+    {
         let node = record::make_node(
             "NotImplemented",
-            Box::new(record::NotImplemented {
+            record::NotImplemented {
                 name: "bitwise_not",
-            }),
+            },
             edges,
             &[&out0],
             seq,
@@ -5315,10 +5906,7 @@ pub fn bitwise_not_out_autograd(
     self_: &Tensor,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)])) {
-        return Err(record::out_requires_grad_error("bitwise_not"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("bitwise_not"));
     }
     Ok({
@@ -5329,6 +5917,7 @@ pub fn bitwise_not_out_autograd(
 }
 
 /// Autograd kernel of `aten::logical_not(Tensor self) -> Tensor`.
+#[inline]
 pub fn logical_not_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
     Ok({
         let _guard = AutoDispatchBelowADInplaceOrView::new();
@@ -5337,11 +5926,22 @@ pub fn logical_not_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor
 }
 
 /// Autograd kernel of `aten::logical_not_(Tensor(a!) self) -> Tensor(a!)`.
+#[inline]
 pub fn logical_not_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    crate::view::check_inplace(self_, requires_grad)?;
-    let _ = requires_grad;
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::logical_not_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    logical_not_autograd_record_(ks, self_)
+}
+
+/// The recording part of [`logical_not_autograd_`]: some input requires grad.
+#[inline(never)]
+fn logical_not_autograd_record_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
     Ok({
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::logical_not_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
@@ -5354,10 +5954,7 @@ pub fn logical_not_out_autograd(
     self_: &Tensor,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)])) {
-        return Err(record::out_requires_grad_error("logical_not"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("logical_not"));
     }
     Ok({
@@ -5368,33 +5965,42 @@ pub fn logical_not_out_autograd(
 }
 
 /// Autograd kernel of `aten::sum(Tensor self, *, ScalarType? dtype=None) -> Tensor`.
+#[inline]
 pub fn sum_autograd(
     ks: DispatchKeySet,
     self_: &Tensor,
     dtype: Option<ScalarType>,
 ) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::SumBackward0 {
-                self_sizes: self_.sizes().to_vec(),
-            },
-        ))
-    } else {
-        None
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::sum_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, dtype))?
+        });
+    }
+    sum_autograd_record(ks, self_, dtype)
+}
+
+/// The recording part of [`sum_autograd`]: some input requires grad.
+#[inline(never)]
+fn sum_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dtype: Option<ScalarType>,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::SumBackward0 {
+        self_sizes: self_.sizes().to_vec(),
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::sum_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, dtype))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("SumBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("SumBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
@@ -5407,10 +6013,7 @@ pub fn sum_out_autograd(
     dtype: Option<ScalarType>,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)])) {
-        return Err(record::out_requires_grad_error("sum"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("sum"));
     }
     Ok({
@@ -5421,6 +6024,7 @@ pub fn sum_out_autograd(
 }
 
 /// Autograd kernel of `aten::sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`.
+#[inline]
 pub fn sum_dim_intlist_autograd(
     ks: DispatchKeySet,
     self_: &Tensor,
@@ -5428,22 +6032,35 @@ pub fn sum_dim_intlist_autograd(
     keepdim: bool,
     dtype: Option<ScalarType>,
 ) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::SumBackward1 {
-                self_sizes: self_.sizes().to_vec(),
-                dim: dim.map(<[i64]>::to_vec),
-                keepdim: keepdim,
-            },
-        ))
-    } else {
-        None
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::sum_dim_intlist_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, dim, keepdim, dtype),
+            )?
+        });
+    }
+    sum_dim_intlist_autograd_record(ks, self_, dim, keepdim, dtype)
+}
+
+/// The recording part of [`sum_dim_intlist_autograd`]: some input requires grad.
+#[inline(never)]
+fn sum_dim_intlist_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: Option<&[i64]>,
+    keepdim: bool,
+    dtype: Option<ScalarType>,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::SumBackward1 {
+        self_sizes: self_.sizes().to_vec(),
+        dim: dim.map(<[i64]>::to_vec),
+        keepdim: keepdim,
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
@@ -5452,9 +6069,9 @@ pub fn sum_dim_intlist_autograd(
             (self_, dim, keepdim, dtype),
         )?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("SumBackward1", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("SumBackward1", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
@@ -5469,10 +6086,7 @@ pub fn sum_intlist_out_autograd(
     dtype: Option<ScalarType>,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)])) {
-        return Err(record::out_requires_grad_error("sum"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("sum"));
     }
     Ok({
@@ -5485,39 +6099,49 @@ pub fn sum_intlist_out_autograd(
 }
 
 /// Autograd kernel of `aten::mean(Tensor self, *, ScalarType? dtype=None) -> Tensor`.
+#[inline]
 pub fn mean_autograd(
     ks: DispatchKeySet,
     self_: &Tensor,
     dtype: Option<ScalarType>,
 ) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::MeanBackward0 {
-                self_sizes: self_.sizes().to_vec(),
-            },
-        ))
-    } else {
-        None
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::mean_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, dtype))?
+        });
+    }
+    mean_autograd_record(ks, self_, dtype)
+}
+
+/// The recording part of [`mean_autograd`]: some input requires grad.
+#[inline(never)]
+fn mean_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dtype: Option<ScalarType>,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::MeanBackward0 {
+        self_sizes: self_.sizes().to_vec(),
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::mean_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, dtype))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("MeanBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("MeanBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`.
+#[inline]
 pub fn mean_dim_autograd(
     ks: DispatchKeySet,
     self_: &Tensor,
@@ -5525,22 +6149,35 @@ pub fn mean_dim_autograd(
     keepdim: bool,
     dtype: Option<ScalarType>,
 ) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::MeanBackward1 {
-                self_sizes: self_.sizes().to_vec(),
-                dim: dim.map(<[i64]>::to_vec),
-                keepdim: keepdim,
-            },
-        ))
-    } else {
-        None
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::mean_dim_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, dim, keepdim, dtype),
+            )?
+        });
+    }
+    mean_dim_autograd_record(ks, self_, dim, keepdim, dtype)
+}
+
+/// The recording part of [`mean_dim_autograd`]: some input requires grad.
+#[inline(never)]
+fn mean_dim_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: Option<&[i64]>,
+    keepdim: bool,
+    dtype: Option<ScalarType>,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::MeanBackward1 {
+        self_sizes: self_.sizes().to_vec(),
+        dim: dim.map(<[i64]>::to_vec),
+        keepdim: keepdim,
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
@@ -5549,9 +6186,9 @@ pub fn mean_dim_autograd(
             (self_, dim, keepdim, dtype),
         )?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("MeanBackward1", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("MeanBackward1", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
@@ -5566,10 +6203,7 @@ pub fn mean_out_autograd(
     dtype: Option<ScalarType>,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)])) {
-        return Err(record::out_requires_grad_error("mean"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("mean"));
     }
     Ok({
@@ -5582,36 +6216,45 @@ pub fn mean_out_autograd(
 }
 
 /// Autograd kernel of `aten::prod(Tensor self, *, ScalarType? dtype=None) -> Tensor`.
+#[inline]
 pub fn prod_autograd(
     ks: DispatchKeySet,
     self_: &Tensor,
     dtype: Option<ScalarType>,
 ) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::ProdBackward0 {
-                self_: SavedVariable::new(self_, false)?,
-                self_dtype: self_.dtype().unwrap_or(ScalarType::Float),
-                result: SavedVariable::default(),
-            },
-        ))
-    } else {
-        None
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::prod_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, dtype))?
+        });
+    }
+    prod_autograd_record(ks, self_, dtype)
+}
+
+/// The recording part of [`prod_autograd`]: some input requires grad.
+#[inline(never)]
+fn prod_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dtype: Option<ScalarType>,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let mut grad_fn = crate::generated::functions::ProdBackward0 {
+        self_: SavedVariable::new(self_, false)?,
+        self_dtype: self_.dtype().unwrap_or(ScalarType::Float),
+        result: SavedVariable::default(),
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::prod_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, dtype))?
     };
-    if let Some((seq, edges, mut grad_fn)) = pending {
+    {
         grad_fn.result = SavedVariable::new_output(&out0, 0, true)?;
         let outputs = [&out0];
-        let node = record::make_node("ProdBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("ProdBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
@@ -5624,10 +6267,7 @@ pub fn prod_out_autograd(
     dtype: Option<ScalarType>,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)])) {
-        return Err(record::out_requires_grad_error("prod"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("prod"));
     }
     Ok({
@@ -5638,29 +6278,42 @@ pub fn prod_out_autograd(
 }
 
 /// Autograd kernel of `aten::amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`.
+#[inline]
 pub fn amax_autograd(
     ks: DispatchKeySet,
     self_: &Tensor,
     dim: &[i64],
     keepdim: bool,
 ) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::AmaxBackward0 {
-                self_: SavedVariable::new(self_, false)?,
-                dim: dim.to_vec(),
-                keepdim: keepdim,
-                result: SavedVariable::default(),
-            },
-        ))
-    } else {
-        None
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::amax_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, dim, keepdim),
+            )?
+        });
+    }
+    amax_autograd_record(ks, self_, dim, keepdim)
+}
+
+/// The recording part of [`amax_autograd`]: some input requires grad.
+#[inline(never)]
+fn amax_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: &[i64],
+    keepdim: bool,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let mut grad_fn = crate::generated::functions::AmaxBackward0 {
+        self_: SavedVariable::new(self_, false)?,
+        dim: dim.to_vec(),
+        keepdim: keepdim,
+        result: SavedVariable::default(),
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
@@ -5669,10 +6322,10 @@ pub fn amax_autograd(
             (self_, dim, keepdim),
         )?
     };
-    if let Some((seq, edges, mut grad_fn)) = pending {
+    {
         grad_fn.result = SavedVariable::new_output(&out0, 0, true)?;
         let outputs = [&out0];
-        let node = record::make_node("AmaxBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("AmaxBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
@@ -5686,10 +6339,7 @@ pub fn amax_out_autograd(
     keepdim: bool,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)])) {
-        return Err(record::out_requires_grad_error("amax"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("amax"));
     }
     Ok({
@@ -5702,29 +6352,42 @@ pub fn amax_out_autograd(
 }
 
 /// Autograd kernel of `aten::amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`.
+#[inline]
 pub fn amin_autograd(
     ks: DispatchKeySet,
     self_: &Tensor,
     dim: &[i64],
     keepdim: bool,
 ) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::AminBackward0 {
-                self_: SavedVariable::new(self_, false)?,
-                dim: dim.to_vec(),
-                keepdim: keepdim,
-                result: SavedVariable::default(),
-            },
-        ))
-    } else {
-        None
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::amin_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, dim, keepdim),
+            )?
+        });
+    }
+    amin_autograd_record(ks, self_, dim, keepdim)
+}
+
+/// The recording part of [`amin_autograd`]: some input requires grad.
+#[inline(never)]
+fn amin_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: &[i64],
+    keepdim: bool,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let mut grad_fn = crate::generated::functions::AminBackward0 {
+        self_: SavedVariable::new(self_, false)?,
+        dim: dim.to_vec(),
+        keepdim: keepdim,
+        result: SavedVariable::default(),
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
@@ -5733,10 +6396,10 @@ pub fn amin_autograd(
             (self_, dim, keepdim),
         )?
     };
-    if let Some((seq, edges, mut grad_fn)) = pending {
+    {
         grad_fn.result = SavedVariable::new_output(&out0, 0, true)?;
         let outputs = [&out0];
-        let node = record::make_node("AminBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("AminBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
@@ -5750,10 +6413,7 @@ pub fn amin_out_autograd(
     keepdim: bool,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)])) {
-        return Err(record::out_requires_grad_error("amin"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("amin"));
     }
     Ok({
@@ -5766,6 +6426,7 @@ pub fn amin_out_autograd(
 }
 
 /// Autograd kernel of `aten::argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor`.
+#[inline]
 pub fn argmax_autograd(
     ks: DispatchKeySet,
     self_: &Tensor,
@@ -5789,10 +6450,7 @@ pub fn argmax_out_autograd(
     keepdim: bool,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)])) {
-        return Err(record::out_requires_grad_error("argmax"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("argmax"));
     }
     Ok({
@@ -5805,29 +6463,42 @@ pub fn argmax_out_autograd(
 }
 
 /// Autograd kernel of `aten::max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`.
+#[inline]
 pub fn max_dim_autograd(
     ks: DispatchKeySet,
     self_: &Tensor,
     dim: i64,
     keepdim: bool,
 ) -> Result<(Tensor, Tensor)> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::MaxBackward0 {
-                self_sizes: self_.sizes().to_vec(),
-                dim: dim,
-                keepdim: keepdim,
-                indices: SavedVariable::default(),
-            },
-        ))
-    } else {
-        None
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::max_dim_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, dim, keepdim),
+            )?
+        });
+    }
+    max_dim_autograd_record(ks, self_, dim, keepdim)
+}
+
+/// The recording part of [`max_dim_autograd`]: some input requires grad.
+#[inline(never)]
+fn max_dim_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    keepdim: bool,
+) -> Result<(Tensor, Tensor)> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let mut grad_fn = crate::generated::functions::MaxBackward0 {
+        self_sizes: self_.sizes().to_vec(),
+        dim: dim,
+        keepdim: keepdim,
+        indices: SavedVariable::default(),
     };
     let (out0, out1) = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
@@ -5836,10 +6507,10 @@ pub fn max_dim_autograd(
             (self_, dim, keepdim),
         )?
     };
-    if let Some((seq, edges, mut grad_fn)) = pending {
+    {
         grad_fn.indices = SavedVariable::new_output(&out1, 1, false)?;
         let outputs = [&out0, &out1];
-        let node = record::make_node("MaxBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("MaxBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true, false])?;
     }
     Ok((out0, out1))
@@ -5854,13 +6525,8 @@ pub fn max_dim_max_autograd(
     max: &Tensor,
     max_values: &Tensor,
 ) -> Result<(Tensor, Tensor)> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)])) {
-        return Err(record::out_requires_grad_error("max"));
-    }
-    if record::compute_requires_grad(
-        std::iter::empty::<Option<&Tensor>>()
-            .chain([Some(max)])
-            .chain([Some(max_values)]),
+    if record::grad_mode_and(
+        self_.requires_grad() || max.requires_grad() || max_values.requires_grad(),
     ) {
         return Err(record::out_requires_grad_error("max"));
     }
@@ -5874,22 +6540,37 @@ pub fn max_dim_max_autograd(
 }
 
 /// Autograd kernel of `aten::all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor`.
+#[inline]
 pub fn all_dim_autograd(
     ks: DispatchKeySet,
     self_: &Tensor,
     dim: i64,
     keepdim: bool,
 ) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        Some((
-            record::sequence_nr(),
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?,
-        ))
-    } else {
-        None
-    };
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::all_dim_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, dim, keepdim),
+            )?
+        });
+    }
+    all_dim_autograd_record(ks, self_, dim, keepdim)
+}
+
+/// The recording part of [`all_dim_autograd`]: some input requires grad.
+#[inline(never)]
+fn all_dim_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    keepdim: bool,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::all_dim_op()?.redispatch(
@@ -5897,10 +6578,10 @@ pub fn all_dim_autograd(
             (self_, dim, keepdim),
         )?
     };
-    if let Some((seq, edges)) = pending {
+    {
         let node = record::make_node(
             "NotImplemented",
-            Box::new(record::NotImplemented { name: "all" }),
+            record::NotImplemented { name: "all" },
             edges,
             &[&out0],
             seq,
@@ -5918,10 +6599,7 @@ pub fn all_out_autograd(
     keepdim: bool,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)])) {
-        return Err(record::out_requires_grad_error("all"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("all"));
     }
     Ok({
@@ -5934,22 +6612,37 @@ pub fn all_out_autograd(
 }
 
 /// Autograd kernel of `aten::any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor`.
+#[inline]
 pub fn any_dim_autograd(
     ks: DispatchKeySet,
     self_: &Tensor,
     dim: i64,
     keepdim: bool,
 ) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        Some((
-            record::sequence_nr(),
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?,
-        ))
-    } else {
-        None
-    };
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::any_dim_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, dim, keepdim),
+            )?
+        });
+    }
+    any_dim_autograd_record(ks, self_, dim, keepdim)
+}
+
+/// The recording part of [`any_dim_autograd`]: some input requires grad.
+#[inline(never)]
+fn any_dim_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    keepdim: bool,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::any_dim_op()?.redispatch(
@@ -5957,10 +6650,10 @@ pub fn any_dim_autograd(
             (self_, dim, keepdim),
         )?
     };
-    if let Some((seq, edges)) = pending {
+    {
         let node = record::make_node(
             "NotImplemented",
-            Box::new(record::NotImplemented { name: "any" }),
+            record::NotImplemented { name: "any" },
             edges,
             &[&out0],
             seq,
@@ -5978,10 +6671,7 @@ pub fn any_out_autograd(
     keepdim: bool,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)])) {
-        return Err(record::out_requires_grad_error("any"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("any"));
     }
     Ok({
@@ -5994,72 +6684,94 @@ pub fn any_out_autograd(
 }
 
 /// Autograd kernel of `aten::cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor`.
+#[inline]
 pub fn cumsum_autograd(
     ks: DispatchKeySet,
     self_: &Tensor,
     dim: i64,
     dtype: Option<ScalarType>,
 ) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::CumsumBackward0 {
-                self_dtype: self_.dtype().unwrap_or(ScalarType::Float),
-                dim: dim,
-            },
-        ))
-    } else {
-        None
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::cumsum_op()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, dim, dtype))?
+        });
+    }
+    cumsum_autograd_record(ks, self_, dim, dtype)
+}
+
+/// The recording part of [`cumsum_autograd`]: some input requires grad.
+#[inline(never)]
+fn cumsum_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    dtype: Option<ScalarType>,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::CumsumBackward0 {
+        self_dtype: self_.dtype().unwrap_or(ScalarType::Float),
+        dim: dim,
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::cumsum_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, dim, dtype))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("CumsumBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("CumsumBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)`.
+#[inline]
 pub fn cumsum_autograd_(
     ks: DispatchKeySet,
     self_: &Tensor,
     dim: i64,
     dtype: Option<ScalarType>,
 ) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    crate::view::check_inplace(self_, requires_grad)?;
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::CumsumBackward0Inplace {
-                self_dtype: self_.dtype().unwrap_or(ScalarType::Float),
-                dim: dim,
-            },
-        ))
-    } else {
-        None
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::cumsum_op_()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, dim, dtype))?
+        });
+    }
+    cumsum_autograd_record_(ks, self_, dim, dtype)
+}
+
+/// The recording part of [`cumsum_autograd_`]: some input requires grad.
+#[inline(never)]
+fn cumsum_autograd_record_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    dtype: Option<ScalarType>,
+) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::CumsumBackward0Inplace {
+        self_dtype: self_.dtype().unwrap_or(ScalarType::Float),
+        dim: dim,
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::cumsum_op_()?
             .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, dim, dtype))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("CumsumBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("CumsumBackward0", grad_fn, edges, &outputs, seq);
         crate::view::rebase_history(self_, node)?;
     }
     Ok(out0)
@@ -6073,10 +6785,7 @@ pub fn cumsum_out_autograd(
     dtype: Option<ScalarType>,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)])) {
-        return Err(record::out_requires_grad_error("cumsum"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("cumsum"));
     }
     Ok({
@@ -6089,28 +6798,41 @@ pub fn cumsum_out_autograd(
 }
 
 /// Autograd kernel of `aten::_softmax(Tensor self, int dim, bool half_to_float) -> Tensor`.
+#[inline]
 pub fn _softmax_autograd(
     ks: DispatchKeySet,
     self_: &Tensor,
     dim: i64,
     half_to_float: bool,
 ) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::SoftmaxBackward0 {
-                self_dtype: self_.dtype().unwrap_or(ScalarType::Float),
-                dim: dim,
-                result: SavedVariable::default(),
-            },
-        ))
-    } else {
-        None
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::_softmax_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, dim, half_to_float),
+            )?
+        });
+    }
+    _softmax_autograd_record(ks, self_, dim, half_to_float)
+}
+
+/// The recording part of [`_softmax_autograd`]: some input requires grad.
+#[inline(never)]
+fn _softmax_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    half_to_float: bool,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let mut grad_fn = crate::generated::functions::SoftmaxBackward0 {
+        self_dtype: self_.dtype().unwrap_or(ScalarType::Float),
+        dim: dim,
+        result: SavedVariable::default(),
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
@@ -6119,10 +6841,10 @@ pub fn _softmax_autograd(
             (self_, dim, half_to_float),
         )?
     };
-    if let Some((seq, edges, mut grad_fn)) = pending {
+    {
         grad_fn.result = SavedVariable::new_output(&out0, 0, true)?;
         let outputs = [&out0];
-        let node = record::make_node("SoftmaxBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("SoftmaxBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
@@ -6136,10 +6858,7 @@ pub fn _softmax_out_autograd(
     half_to_float: bool,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)])) {
-        return Err(record::out_requires_grad_error("_softmax"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("_softmax"));
     }
     Ok({
@@ -6152,28 +6871,41 @@ pub fn _softmax_out_autograd(
 }
 
 /// Autograd kernel of `aten::_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor`.
+#[inline]
 pub fn _log_softmax_autograd(
     ks: DispatchKeySet,
     self_: &Tensor,
     dim: i64,
     half_to_float: bool,
 ) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::LogSoftmaxBackward0 {
-                self_dtype: self_.dtype().unwrap_or(ScalarType::Float),
-                dim: dim,
-                result: SavedVariable::default(),
-            },
-        ))
-    } else {
-        None
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::_log_softmax_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, dim, half_to_float),
+            )?
+        });
+    }
+    _log_softmax_autograd_record(ks, self_, dim, half_to_float)
+}
+
+/// The recording part of [`_log_softmax_autograd`]: some input requires grad.
+#[inline(never)]
+fn _log_softmax_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    half_to_float: bool,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let mut grad_fn = crate::generated::functions::LogSoftmaxBackward0 {
+        self_dtype: self_.dtype().unwrap_or(ScalarType::Float),
+        dim: dim,
+        result: SavedVariable::default(),
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
@@ -6182,16 +6914,10 @@ pub fn _log_softmax_autograd(
             (self_, dim, half_to_float),
         )?
     };
-    if let Some((seq, edges, mut grad_fn)) = pending {
+    {
         grad_fn.result = SavedVariable::new_output(&out0, 0, true)?;
         let outputs = [&out0];
-        let node = record::make_node(
-            "LogSoftmaxBackward0",
-            Box::new(grad_fn),
-            edges,
-            &outputs,
-            seq,
-        );
+        let node = record::make_node("LogSoftmaxBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
@@ -6205,10 +6931,7 @@ pub fn _log_softmax_out_autograd(
     half_to_float: bool,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)])) {
-        return Err(record::out_requires_grad_error("_log_softmax"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("_log_softmax"));
     }
     Ok({
@@ -6221,29 +6944,42 @@ pub fn _log_softmax_out_autograd(
 }
 
 /// Autograd kernel of `aten::logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor`.
+#[inline]
 pub fn logsumexp_autograd(
     ks: DispatchKeySet,
     self_: &Tensor,
     dim: &[i64],
     keepdim: bool,
 ) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::LogsumexpBackward0 {
-                self_: SavedVariable::new(self_, false)?,
-                dim: dim.to_vec(),
-                keepdim: keepdim,
-                result: SavedVariable::default(),
-            },
-        ))
-    } else {
-        None
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::logsumexp_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, dim, keepdim),
+            )?
+        });
+    }
+    logsumexp_autograd_record(ks, self_, dim, keepdim)
+}
+
+/// The recording part of [`logsumexp_autograd`]: some input requires grad.
+#[inline(never)]
+fn logsumexp_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: &[i64],
+    keepdim: bool,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let mut grad_fn = crate::generated::functions::LogsumexpBackward0 {
+        self_: SavedVariable::new(self_, false)?,
+        dim: dim.to_vec(),
+        keepdim: keepdim,
+        result: SavedVariable::default(),
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
@@ -6252,16 +6988,10 @@ pub fn logsumexp_autograd(
             (self_, dim, keepdim),
         )?
     };
-    if let Some((seq, edges, mut grad_fn)) = pending {
+    {
         grad_fn.result = SavedVariable::new_output(&out0, 0, true)?;
         let outputs = [&out0];
-        let node = record::make_node(
-            "LogsumexpBackward0",
-            Box::new(grad_fn),
-            edges,
-            &outputs,
-            seq,
-        );
+        let node = record::make_node("LogsumexpBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
@@ -6275,10 +7005,7 @@ pub fn logsumexp_out_autograd(
     keepdim: bool,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)])) {
-        return Err(record::out_requires_grad_error("logsumexp"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("logsumexp"));
     }
     Ok({
@@ -6291,6 +7018,7 @@ pub fn logsumexp_out_autograd(
 }
 
 /// Autograd kernel of `aten::var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`.
+#[inline]
 pub fn var_correction_autograd(
     ks: DispatchKeySet,
     self_: &Tensor,
@@ -6298,23 +7026,36 @@ pub fn var_correction_autograd(
     correction: Option<Scalar>,
     keepdim: bool,
 ) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::VarBackward0 {
-                self_: SavedVariable::new(self_, false)?,
-                dim: dim.map(<[i64]>::to_vec),
-                correction: correction.clone(),
-                keepdim: keepdim,
-            },
-        ))
-    } else {
-        None
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::var_correction_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, dim, correction.clone(), keepdim),
+            )?
+        });
+    }
+    var_correction_autograd_record(ks, self_, dim, correction.clone(), keepdim)
+}
+
+/// The recording part of [`var_correction_autograd`]: some input requires grad.
+#[inline(never)]
+fn var_correction_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: Option<&[i64]>,
+    correction: Option<Scalar>,
+    keepdim: bool,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::VarBackward0 {
+        self_: SavedVariable::new(self_, false)?,
+        dim: dim.map(<[i64]>::to_vec),
+        correction: correction.clone(),
+        keepdim: keepdim,
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
@@ -6323,15 +7064,16 @@ pub fn var_correction_autograd(
             (self_, dim, correction.clone(), keepdim),
         )?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("VarBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("VarBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor`.
+#[inline]
 pub fn _to_copy_autograd(
     ks: DispatchKeySet,
     self_: &Tensor,
@@ -6342,20 +7084,53 @@ pub fn _to_copy_autograd(
     non_blocking: bool,
     memory_format: Option<MemoryFormat>,
 ) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::ToCopyBackward0 {
-                self_dtype: self_.dtype().unwrap_or(ScalarType::Float),
-            },
-        ))
-    } else {
-        None
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::_to_copy_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (
+                    self_,
+                    dtype,
+                    layout,
+                    device,
+                    pin_memory,
+                    non_blocking,
+                    memory_format,
+                ),
+            )?
+        });
+    }
+    _to_copy_autograd_record(
+        ks,
+        self_,
+        dtype,
+        layout,
+        device,
+        pin_memory,
+        non_blocking,
+        memory_format,
+    )
+}
+
+/// The recording part of [`_to_copy_autograd`]: some input requires grad.
+#[inline(never)]
+fn _to_copy_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+    non_blocking: bool,
+    memory_format: Option<MemoryFormat>,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::ToCopyBackward0 {
+        self_dtype: self_.dtype().unwrap_or(ScalarType::Float),
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
@@ -6372,9 +7147,9 @@ pub fn _to_copy_autograd(
             ),
         )?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("ToCopyBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("ToCopyBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
@@ -6392,10 +7167,7 @@ pub fn _to_copy_out_autograd(
     memory_format: Option<MemoryFormat>,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)])) {
-        return Err(record::out_requires_grad_error("_to_copy"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("_to_copy"));
     }
     Ok({
@@ -6417,24 +7189,36 @@ pub fn _to_copy_out_autograd(
 }
 
 /// Autograd kernel of `aten::clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor`.
+#[inline]
 pub fn clone_autograd(
     ks: DispatchKeySet,
     self_: &Tensor,
     memory_format: Option<MemoryFormat>,
 ) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::CloneBackward0 {},
-        ))
-    } else {
-        None
-    };
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::clone_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, memory_format),
+            )?
+        });
+    }
+    clone_autograd_record(ks, self_, memory_format)
+}
+
+/// The recording part of [`clone_autograd`]: some input requires grad.
+#[inline(never)]
+fn clone_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    memory_format: Option<MemoryFormat>,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::CloneBackward0 {};
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::clone_op()?.redispatch(
@@ -6442,9 +7226,9 @@ pub fn clone_autograd(
             (self_, memory_format),
         )?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("CloneBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("CloneBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
@@ -6457,10 +7241,7 @@ pub fn clone_out_autograd(
     memory_format: Option<MemoryFormat>,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)])) {
-        return Err(record::out_requires_grad_error("clone"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("clone"));
     }
     Ok({
@@ -6473,33 +7254,43 @@ pub fn clone_out_autograd(
 }
 
 /// Autograd kernel of `aten::copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)`.
+#[inline]
 pub fn copy_autograd_(
     ks: DispatchKeySet,
     self_: &Tensor,
     src: &Tensor,
     non_blocking: bool,
 ) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || src.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::copy_op_()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, src, non_blocking),
+            )?
+        });
+    }
+    copy_autograd_record_(ks, self_, src, non_blocking)
+}
+
+/// The recording part of [`copy_autograd_`]: some input requires grad.
+#[inline(never)]
+fn copy_autograd_record_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    src: &Tensor,
+    non_blocking: bool,
+) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges = record::collect_next_edges(
         std::iter::empty::<Option<&Tensor>>()
             .chain([Some(self_)])
             .chain([Some(src)]),
-    );
-    crate::view::check_inplace(self_, requires_grad)?;
-    let pending = if requires_grad {
-        let edges = record::collect_next_edges(
-            std::iter::empty::<Option<&Tensor>>()
-                .chain([Some(self_)])
-                .chain([Some(src)]),
-        )?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::CopyBackward0Inplace {
-                src_dtype: src.dtype().unwrap_or(ScalarType::Float),
-            },
-        ))
-    } else {
-        None
+    )?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::CopyBackward0Inplace {
+        src_dtype: src.dtype().unwrap_or(ScalarType::Float),
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
@@ -6508,9 +7299,9 @@ pub fn copy_autograd_(
             (self_, src, non_blocking),
         )?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("CopyBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("CopyBackward0", grad_fn, edges, &outputs, seq);
         crate::view::rebase_history(self_, node)?;
     }
     Ok(out0)
@@ -6524,14 +7315,7 @@ pub fn copy_out_autograd(
     non_blocking: bool,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(
-        std::iter::empty::<Option<&Tensor>>()
-            .chain([Some(self_)])
-            .chain([Some(src)]),
-    ) {
-        return Err(record::out_requires_grad_error("copy"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || src.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("copy"));
     }
     Ok({
@@ -6544,317 +7328,370 @@ pub fn copy_out_autograd(
 }
 
 /// Autograd kernel of `aten::view(Tensor(a) self, SymInt[] size) -> Tensor(a)`.
+#[inline]
 pub fn view_autograd(ks: DispatchKeySet, self_: &Tensor, size: &[i64]) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::ViewBackward0 {
-                self_sizes: self_.sizes().to_vec(),
-            },
-        ))
-    } else {
-        None
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::view_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, size))?
+        });
+    }
+    view_autograd_record(ks, self_, size)
+}
+
+/// The recording part of [`view_autograd`]: some input requires grad.
+#[inline(never)]
+fn view_autograd_record(ks: DispatchKeySet, self_: &Tensor, size: &[i64]) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::ViewBackward0 {
+        self_sizes: self_.sizes().to_vec(),
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::view_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, size))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("ViewBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("ViewBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::alias(Tensor(a) self) -> Tensor(a)`.
+#[inline]
 pub fn alias_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::AliasBackward0 {},
-        ))
-    } else {
-        None
-    };
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::alias_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    alias_autograd_record(ks, self_)
+}
+
+/// The recording part of [`alias_autograd`]: some input requires grad.
+#[inline(never)]
+fn alias_autograd_record(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::AliasBackward0 {};
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::alias_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("AliasBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("AliasBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::t(Tensor(a) self) -> Tensor(a)`.
+#[inline]
 pub fn t_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::TBackward0 {},
-        ))
-    } else {
-        None
-    };
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::t_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    t_autograd_record(ks, self_)
+}
+
+/// The recording part of [`t_autograd`]: some input requires grad.
+#[inline(never)]
+fn t_autograd_record(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::TBackward0 {};
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::t_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("TBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("TBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)`.
+#[inline]
 pub fn transpose_int_autograd(
     ks: DispatchKeySet,
     self_: &Tensor,
     dim0: i64,
     dim1: i64,
 ) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::TransposeBackward0 {
-                dim0: dim0,
-                dim1: dim1,
-            },
-        ))
-    } else {
-        None
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::transpose_int_op()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, dim0, dim1))?
+        });
+    }
+    transpose_int_autograd_record(ks, self_, dim0, dim1)
+}
+
+/// The recording part of [`transpose_int_autograd`]: some input requires grad.
+#[inline(never)]
+fn transpose_int_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim0: i64,
+    dim1: i64,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::TransposeBackward0 {
+        dim0: dim0,
+        dim1: dim1,
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::transpose_int_op()?
             .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, dim0, dim1))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node(
-            "TransposeBackward0",
-            Box::new(grad_fn),
-            edges,
-            &outputs,
-            seq,
-        );
+        let node = record::make_node("TransposeBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::permute(Tensor(a) self, int[] dims) -> Tensor(a)`.
+#[inline]
 pub fn permute_autograd(ks: DispatchKeySet, self_: &Tensor, dims: &[i64]) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::PermuteBackward0 {
-                dims: dims.to_vec(),
-            },
-        ))
-    } else {
-        None
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::permute_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, dims))?
+        });
+    }
+    permute_autograd_record(ks, self_, dims)
+}
+
+/// The recording part of [`permute_autograd`]: some input requires grad.
+#[inline(never)]
+fn permute_autograd_record(ks: DispatchKeySet, self_: &Tensor, dims: &[i64]) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::PermuteBackward0 {
+        dims: dims.to_vec(),
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::permute_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, dims))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("PermuteBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("PermuteBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::unsqueeze(Tensor(a) self, int dim) -> Tensor(a)`.
+#[inline]
 pub fn unsqueeze_autograd(ks: DispatchKeySet, self_: &Tensor, dim: i64) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::UnsqueezeBackward0 { dim: dim },
-        ))
-    } else {
-        None
-    };
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::unsqueeze_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, dim))?
+        });
+    }
+    unsqueeze_autograd_record(ks, self_, dim)
+}
+
+/// The recording part of [`unsqueeze_autograd`]: some input requires grad.
+#[inline(never)]
+fn unsqueeze_autograd_record(ks: DispatchKeySet, self_: &Tensor, dim: i64) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::UnsqueezeBackward0 { dim: dim };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::unsqueeze_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, dim))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node(
-            "UnsqueezeBackward0",
-            Box::new(grad_fn),
-            edges,
-            &outputs,
-            seq,
-        );
+        let node = record::make_node("UnsqueezeBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::squeeze(Tensor(a) self) -> Tensor(a)`.
+#[inline]
 pub fn squeeze_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::SqueezeBackward0 {
-                self_sizes: self_.sizes().to_vec(),
-            },
-        ))
-    } else {
-        None
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::squeeze_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    squeeze_autograd_record(ks, self_)
+}
+
+/// The recording part of [`squeeze_autograd`]: some input requires grad.
+#[inline(never)]
+fn squeeze_autograd_record(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::SqueezeBackward0 {
+        self_sizes: self_.sizes().to_vec(),
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::squeeze_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("SqueezeBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("SqueezeBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)`.
+#[inline]
 pub fn squeeze_dim_autograd(ks: DispatchKeySet, self_: &Tensor, dim: i64) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::SqueezeBackward1 {
-                self_sizes: self_.sizes().to_vec(),
-            },
-        ))
-    } else {
-        None
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::squeeze_dim_op()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, dim))?
+        });
+    }
+    squeeze_dim_autograd_record(ks, self_, dim)
+}
+
+/// The recording part of [`squeeze_dim_autograd`]: some input requires grad.
+#[inline(never)]
+fn squeeze_dim_autograd_record(ks: DispatchKeySet, self_: &Tensor, dim: i64) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::SqueezeBackward1 {
+        self_sizes: self_.sizes().to_vec(),
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::squeeze_dim_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, dim))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("SqueezeBackward1", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("SqueezeBackward1", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)`.
+#[inline]
 pub fn squeeze_dims_autograd(ks: DispatchKeySet, self_: &Tensor, dim: &[i64]) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::SqueezeBackward2 {
-                self_sizes: self_.sizes().to_vec(),
-            },
-        ))
-    } else {
-        None
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::squeeze_dims_op()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, dim))?
+        });
+    }
+    squeeze_dims_autograd_record(ks, self_, dim)
+}
+
+/// The recording part of [`squeeze_dims_autograd`]: some input requires grad.
+#[inline(never)]
+fn squeeze_dims_autograd_record(ks: DispatchKeySet, self_: &Tensor, dim: &[i64]) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::SqueezeBackward2 {
+        self_sizes: self_.sizes().to_vec(),
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::squeeze_dims_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, dim))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("SqueezeBackward2", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("SqueezeBackward2", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)`.
+#[inline]
 pub fn select_int_autograd(
     ks: DispatchKeySet,
     self_: &Tensor,
     dim: i64,
     index: i64,
 ) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::SelectBackward0 {
-                self_sizes: self_.sizes().to_vec(),
-                dim: dim,
-                index: index,
-            },
-        ))
-    } else {
-        None
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::select_int_op()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, dim, index))?
+        });
+    }
+    select_int_autograd_record(ks, self_, dim, index)
+}
+
+/// The recording part of [`select_int_autograd`]: some input requires grad.
+#[inline(never)]
+fn select_int_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    index: i64,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::SelectBackward0 {
+        self_sizes: self_.sizes().to_vec(),
+        dim: dim,
+        index: index,
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::select_int_op()?
             .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, dim, index))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("SelectBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("SelectBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)`.
+#[inline]
 pub fn slice_tensor_autograd(
     ks: DispatchKeySet,
     self_: &Tensor,
@@ -6863,24 +7700,38 @@ pub fn slice_tensor_autograd(
     end: Option<i64>,
     step: i64,
 ) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::SliceBackward0 {
-                self_sizes: self_.sizes().to_vec(),
-                dim: dim,
-                start: start,
-                end: end,
-                step: step,
-            },
-        ))
-    } else {
-        None
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::slice_tensor_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, dim, start, end, step),
+            )?
+        });
+    }
+    slice_tensor_autograd_record(ks, self_, dim, start, end, step)
+}
+
+/// The recording part of [`slice_tensor_autograd`]: some input requires grad.
+#[inline(never)]
+fn slice_tensor_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    start: Option<i64>,
+    end: Option<i64>,
+    step: i64,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::SliceBackward0 {
+        self_sizes: self_.sizes().to_vec(),
+        dim: dim,
+        start: start,
+        end: end,
+        step: step,
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
@@ -6889,35 +7740,48 @@ pub fn slice_tensor_autograd(
             (self_, dim, start, end, step),
         )?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("SliceBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("SliceBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)`.
+#[inline]
 pub fn expand_autograd(
     ks: DispatchKeySet,
     self_: &Tensor,
     size: &[i64],
     implicit: bool,
 ) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::ExpandBackward0 {
-                self_sizes: self_.sizes().to_vec(),
-            },
-        ))
-    } else {
-        None
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::expand_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, size, implicit),
+            )?
+        });
+    }
+    expand_autograd_record(ks, self_, size, implicit)
+}
+
+/// The recording part of [`expand_autograd`]: some input requires grad.
+#[inline(never)]
+fn expand_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    size: &[i64],
+    implicit: bool,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::ExpandBackward0 {
+        self_sizes: self_.sizes().to_vec(),
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
@@ -6926,37 +7790,50 @@ pub fn expand_autograd(
             (self_, size, implicit),
         )?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("ExpandBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("ExpandBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]`.
+#[inline]
 pub fn split_tensor_autograd(
     ks: DispatchKeySet,
     self_: &Tensor,
     split_size: i64,
     dim: i64,
 ) -> Result<Vec<Tensor>> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::SplitBackward0 {
-                self_sizes: self_.sizes().to_vec(),
-                split_size: split_size,
-                dim: dim,
-            },
-        ))
-    } else {
-        None
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::split_tensor_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, split_size, dim),
+            )?
+        });
+    }
+    split_tensor_autograd_record(ks, self_, split_size, dim)
+}
+
+/// The recording part of [`split_tensor_autograd`]: some input requires grad.
+#[inline(never)]
+fn split_tensor_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    split_size: i64,
+    dim: i64,
+) -> Result<Vec<Tensor>> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::SplitBackward0 {
+        self_sizes: self_.sizes().to_vec(),
+        split_size: split_size,
+        dim: dim,
     };
     let result = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
@@ -6965,15 +7842,16 @@ pub fn split_tensor_autograd(
             (self_, split_size, dim),
         )?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = result.iter().collect::<Vec<&Tensor>>();
-        let node = record::make_node("SplitBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("SplitBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(result)
 }
 
 /// Autograd kernel of `aten::ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`.
+#[inline]
 pub fn ones_autograd(
     ks: DispatchKeySet,
     size: &[i64],
@@ -6982,15 +7860,31 @@ pub fn ones_autograd(
     device: Option<Device>,
     pin_memory: Option<bool>,
 ) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>());
-    let pending = if requires_grad {
-        Some((
-            record::sequence_nr(),
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>())?,
-        ))
-    } else {
-        None
-    };
+    let requires_grad = record::grad_mode_and(false);
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::ones_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (size, dtype, layout, device, pin_memory),
+            )?
+        });
+    }
+    ones_autograd_record(ks, size, dtype, layout, device, pin_memory)
+}
+
+/// The recording part of [`ones_autograd`]: some input requires grad.
+#[inline(never)]
+fn ones_autograd_record(
+    ks: DispatchKeySet,
+    size: &[i64],
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    let edges = record::collect_next_edges(std::iter::empty::<Option<&Tensor>>())?;
+    let seq = record::sequence_nr();
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::ones_op()?.redispatch(
@@ -6998,10 +7892,10 @@ pub fn ones_autograd(
             (size, dtype, layout, device, pin_memory),
         )?
     };
-    if let Some((seq, edges)) = pending {
+    {
         let node = record::make_node(
             "NotImplemented",
-            Box::new(record::NotImplemented { name: "ones" }),
+            record::NotImplemented { name: "ones" },
             edges,
             &[&out0],
             seq,
@@ -7012,6 +7906,7 @@ pub fn ones_autograd(
 }
 
 /// Autograd kernel of `aten::full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`.
+#[inline]
 pub fn full_autograd(
     ks: DispatchKeySet,
     size: &[i64],
@@ -7021,15 +7916,40 @@ pub fn full_autograd(
     device: Option<Device>,
     pin_memory: Option<bool>,
 ) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>());
-    let pending = if requires_grad {
-        Some((
-            record::sequence_nr(),
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>())?,
-        ))
-    } else {
-        None
-    };
+    let requires_grad = record::grad_mode_and(false);
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::full_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (size, fill_value.clone(), dtype, layout, device, pin_memory),
+            )?
+        });
+    }
+    full_autograd_record(
+        ks,
+        size,
+        fill_value.clone(),
+        dtype,
+        layout,
+        device,
+        pin_memory,
+    )
+}
+
+/// The recording part of [`full_autograd`]: some input requires grad.
+#[inline(never)]
+fn full_autograd_record(
+    ks: DispatchKeySet,
+    size: &[i64],
+    fill_value: Scalar,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    let edges = record::collect_next_edges(std::iter::empty::<Option<&Tensor>>())?;
+    let seq = record::sequence_nr();
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::full_op()?.redispatch(
@@ -7037,10 +7957,10 @@ pub fn full_autograd(
             (size, fill_value.clone(), dtype, layout, device, pin_memory),
         )?
     };
-    if let Some((seq, edges)) = pending {
+    {
         let node = record::make_node(
             "NotImplemented",
-            Box::new(record::NotImplemented { name: "full" }),
+            record::NotImplemented { name: "full" },
             edges,
             &[&out0],
             seq,
@@ -7051,6 +7971,7 @@ pub fn full_autograd(
 }
 
 /// Autograd kernel of `aten::empty_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor`.
+#[inline]
 pub fn empty_like_autograd(
     ks: DispatchKeySet,
     self_: &Tensor,
@@ -7080,10 +8001,7 @@ pub fn empty_like_out_autograd(
     memory_format: Option<MemoryFormat>,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)])) {
-        return Err(record::out_requires_grad_error("empty_like"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("empty_like"));
     }
     Ok({
@@ -7096,6 +8014,7 @@ pub fn empty_like_out_autograd(
 }
 
 /// Autograd kernel of `aten::full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor`.
+#[inline]
 pub fn full_like_autograd(
     ks: DispatchKeySet,
     self_: &Tensor,
@@ -7135,10 +8054,7 @@ pub fn full_like_out_autograd(
     memory_format: Option<MemoryFormat>,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)])) {
-        return Err(record::out_requires_grad_error("full_like"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("full_like"));
     }
     Ok({
@@ -7160,6 +8076,7 @@ pub fn full_like_out_autograd(
 }
 
 /// Autograd kernel of `aten::zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor`.
+#[inline]
 pub fn zeros_like_autograd(
     ks: DispatchKeySet,
     self_: &Tensor,
@@ -7189,10 +8106,7 @@ pub fn zeros_like_out_autograd(
     memory_format: Option<MemoryFormat>,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)])) {
-        return Err(record::out_requires_grad_error("zeros_like"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("zeros_like"));
     }
     Ok({
@@ -7205,6 +8119,7 @@ pub fn zeros_like_out_autograd(
 }
 
 /// Autograd kernel of `aten::ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor`.
+#[inline]
 pub fn ones_like_autograd(
     ks: DispatchKeySet,
     self_: &Tensor,
@@ -7234,10 +8149,7 @@ pub fn ones_like_out_autograd(
     memory_format: Option<MemoryFormat>,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)])) {
-        return Err(record::out_requires_grad_error("ones_like"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("ones_like"));
     }
     Ok({
@@ -7250,6 +8162,7 @@ pub fn ones_like_out_autograd(
 }
 
 /// Autograd kernel of `aten::arange(Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`.
+#[inline]
 pub fn arange_autograd(
     ks: DispatchKeySet,
     end: Scalar,
@@ -7258,15 +8171,31 @@ pub fn arange_autograd(
     device: Option<Device>,
     pin_memory: Option<bool>,
 ) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>());
-    let pending = if requires_grad {
-        Some((
-            record::sequence_nr(),
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>())?,
-        ))
-    } else {
-        None
-    };
+    let requires_grad = record::grad_mode_and(false);
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::arange_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (end.clone(), dtype, layout, device, pin_memory),
+            )?
+        });
+    }
+    arange_autograd_record(ks, end.clone(), dtype, layout, device, pin_memory)
+}
+
+/// The recording part of [`arange_autograd`]: some input requires grad.
+#[inline(never)]
+fn arange_autograd_record(
+    ks: DispatchKeySet,
+    end: Scalar,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    let edges = record::collect_next_edges(std::iter::empty::<Option<&Tensor>>())?;
+    let seq = record::sequence_nr();
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::arange_op()?.redispatch(
@@ -7274,10 +8203,10 @@ pub fn arange_autograd(
             (end.clone(), dtype, layout, device, pin_memory),
         )?
     };
-    if let Some((seq, edges)) = pending {
+    {
         let node = record::make_node(
             "NotImplemented",
-            Box::new(record::NotImplemented { name: "arange" }),
+            record::NotImplemented { name: "arange" },
             edges,
             &[&out0],
             seq,
@@ -7288,6 +8217,7 @@ pub fn arange_autograd(
 }
 
 /// Autograd kernel of `aten::arange.start(Scalar start, Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`.
+#[inline]
 pub fn arange_start_autograd(
     ks: DispatchKeySet,
     start: Scalar,
@@ -7297,15 +8227,47 @@ pub fn arange_start_autograd(
     device: Option<Device>,
     pin_memory: Option<bool>,
 ) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>());
-    let pending = if requires_grad {
-        Some((
-            record::sequence_nr(),
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>())?,
-        ))
-    } else {
-        None
-    };
+    let requires_grad = record::grad_mode_and(false);
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::arange_start_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (
+                    start.clone(),
+                    end.clone(),
+                    dtype,
+                    layout,
+                    device,
+                    pin_memory,
+                ),
+            )?
+        });
+    }
+    arange_start_autograd_record(
+        ks,
+        start.clone(),
+        end.clone(),
+        dtype,
+        layout,
+        device,
+        pin_memory,
+    )
+}
+
+/// The recording part of [`arange_start_autograd`]: some input requires grad.
+#[inline(never)]
+fn arange_start_autograd_record(
+    ks: DispatchKeySet,
+    start: Scalar,
+    end: Scalar,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    let edges = record::collect_next_edges(std::iter::empty::<Option<&Tensor>>())?;
+    let seq = record::sequence_nr();
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::arange_start_op()?.redispatch(
@@ -7320,10 +8282,10 @@ pub fn arange_start_autograd(
             ),
         )?
     };
-    if let Some((seq, edges)) = pending {
+    {
         let node = record::make_node(
             "NotImplemented",
-            Box::new(record::NotImplemented { name: "arange" }),
+            record::NotImplemented { name: "arange" },
             edges,
             &[&out0],
             seq,
@@ -7334,6 +8296,7 @@ pub fn arange_start_autograd(
 }
 
 /// Autograd kernel of `aten::arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`.
+#[inline]
 pub fn arange_start_step_autograd(
     ks: DispatchKeySet,
     start: Scalar,
@@ -7344,15 +8307,50 @@ pub fn arange_start_step_autograd(
     device: Option<Device>,
     pin_memory: Option<bool>,
 ) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>());
-    let pending = if requires_grad {
-        Some((
-            record::sequence_nr(),
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>())?,
-        ))
-    } else {
-        None
-    };
+    let requires_grad = record::grad_mode_and(false);
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::arange_start_step_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (
+                    start.clone(),
+                    end.clone(),
+                    step.clone(),
+                    dtype,
+                    layout,
+                    device,
+                    pin_memory,
+                ),
+            )?
+        });
+    }
+    arange_start_step_autograd_record(
+        ks,
+        start.clone(),
+        end.clone(),
+        step.clone(),
+        dtype,
+        layout,
+        device,
+        pin_memory,
+    )
+}
+
+/// The recording part of [`arange_start_step_autograd`]: some input requires grad.
+#[inline(never)]
+fn arange_start_step_autograd_record(
+    ks: DispatchKeySet,
+    start: Scalar,
+    end: Scalar,
+    step: Scalar,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    let edges = record::collect_next_edges(std::iter::empty::<Option<&Tensor>>())?;
+    let seq = record::sequence_nr();
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::arange_start_step_op()?.redispatch(
@@ -7368,10 +8366,10 @@ pub fn arange_start_step_autograd(
             ),
         )?
     };
-    if let Some((seq, edges)) = pending {
+    {
         let node = record::make_node(
             "NotImplemented",
-            Box::new(record::NotImplemented { name: "arange" }),
+            record::NotImplemented { name: "arange" },
             edges,
             &[&out0],
             seq,
@@ -7389,10 +8387,7 @@ pub fn arange_start_out_autograd(
     step: Scalar,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>()) {
-        return Err(record::out_requires_grad_error("arange"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(false || out.requires_grad()) {
         return Err(record::out_requires_grad_error("arange"));
     }
     Ok({
@@ -7405,6 +8400,7 @@ pub fn arange_start_out_autograd(
 }
 
 /// Autograd kernel of `aten::linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`.
+#[inline]
 pub fn linspace_autograd(
     ks: DispatchKeySet,
     start: Scalar,
@@ -7415,15 +8411,50 @@ pub fn linspace_autograd(
     device: Option<Device>,
     pin_memory: Option<bool>,
 ) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>());
-    let pending = if requires_grad {
-        Some((
-            record::sequence_nr(),
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>())?,
-        ))
-    } else {
-        None
-    };
+    let requires_grad = record::grad_mode_and(false);
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::linspace_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (
+                    start.clone(),
+                    end.clone(),
+                    steps,
+                    dtype,
+                    layout,
+                    device,
+                    pin_memory,
+                ),
+            )?
+        });
+    }
+    linspace_autograd_record(
+        ks,
+        start.clone(),
+        end.clone(),
+        steps,
+        dtype,
+        layout,
+        device,
+        pin_memory,
+    )
+}
+
+/// The recording part of [`linspace_autograd`]: some input requires grad.
+#[inline(never)]
+fn linspace_autograd_record(
+    ks: DispatchKeySet,
+    start: Scalar,
+    end: Scalar,
+    steps: i64,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    let edges = record::collect_next_edges(std::iter::empty::<Option<&Tensor>>())?;
+    let seq = record::sequence_nr();
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::linspace_op()?.redispatch(
@@ -7439,10 +8470,10 @@ pub fn linspace_autograd(
             ),
         )?
     };
-    if let Some((seq, edges)) = pending {
+    {
         let node = record::make_node(
             "NotImplemented",
-            Box::new(record::NotImplemented { name: "linspace" }),
+            record::NotImplemented { name: "linspace" },
             edges,
             &[&out0],
             seq,
@@ -7460,10 +8491,7 @@ pub fn linspace_out_autograd(
     steps: i64,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>()) {
-        return Err(record::out_requires_grad_error("linspace"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(false || out.requires_grad()) {
         return Err(record::out_requires_grad_error("linspace"));
     }
     Ok({
@@ -7476,6 +8504,7 @@ pub fn linspace_out_autograd(
 }
 
 /// Autograd kernel of `aten::eye(SymInt n, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`.
+#[inline]
 pub fn eye_autograd(
     ks: DispatchKeySet,
     n: i64,
@@ -7484,15 +8513,31 @@ pub fn eye_autograd(
     device: Option<Device>,
     pin_memory: Option<bool>,
 ) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>());
-    let pending = if requires_grad {
-        Some((
-            record::sequence_nr(),
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>())?,
-        ))
-    } else {
-        None
-    };
+    let requires_grad = record::grad_mode_and(false);
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::eye_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (n, dtype, layout, device, pin_memory),
+            )?
+        });
+    }
+    eye_autograd_record(ks, n, dtype, layout, device, pin_memory)
+}
+
+/// The recording part of [`eye_autograd`]: some input requires grad.
+#[inline(never)]
+fn eye_autograd_record(
+    ks: DispatchKeySet,
+    n: i64,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    let edges = record::collect_next_edges(std::iter::empty::<Option<&Tensor>>())?;
+    let seq = record::sequence_nr();
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::eye_op()?.redispatch(
@@ -7500,10 +8545,10 @@ pub fn eye_autograd(
             (n, dtype, layout, device, pin_memory),
         )?
     };
-    if let Some((seq, edges)) = pending {
+    {
         let node = record::make_node(
             "NotImplemented",
-            Box::new(record::NotImplemented { name: "eye" }),
+            record::NotImplemented { name: "eye" },
             edges,
             &[&out0],
             seq,
@@ -7514,6 +8559,7 @@ pub fn eye_autograd(
 }
 
 /// Autograd kernel of `aten::eye.m(SymInt n, SymInt m, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`.
+#[inline]
 pub fn eye_m_autograd(
     ks: DispatchKeySet,
     n: i64,
@@ -7523,15 +8569,32 @@ pub fn eye_m_autograd(
     device: Option<Device>,
     pin_memory: Option<bool>,
 ) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>());
-    let pending = if requires_grad {
-        Some((
-            record::sequence_nr(),
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>())?,
-        ))
-    } else {
-        None
-    };
+    let requires_grad = record::grad_mode_and(false);
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::eye_m_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (n, m, dtype, layout, device, pin_memory),
+            )?
+        });
+    }
+    eye_m_autograd_record(ks, n, m, dtype, layout, device, pin_memory)
+}
+
+/// The recording part of [`eye_m_autograd`]: some input requires grad.
+#[inline(never)]
+fn eye_m_autograd_record(
+    ks: DispatchKeySet,
+    n: i64,
+    m: i64,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    let edges = record::collect_next_edges(std::iter::empty::<Option<&Tensor>>())?;
+    let seq = record::sequence_nr();
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::eye_m_op()?.redispatch(
@@ -7539,10 +8602,10 @@ pub fn eye_m_autograd(
             (n, m, dtype, layout, device, pin_memory),
         )?
     };
-    if let Some((seq, edges)) = pending {
+    {
         let node = record::make_node(
             "NotImplemented",
-            Box::new(record::NotImplemented { name: "eye" }),
+            record::NotImplemented { name: "eye" },
             edges,
             &[&out0],
             seq,
@@ -7554,10 +8617,7 @@ pub fn eye_m_autograd(
 
 /// Autograd kernel of `aten::eye.m_out(SymInt n, SymInt m, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn eye_m_out_autograd(ks: DispatchKeySet, n: i64, m: i64, out: &Tensor) -> Result<Tensor> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>()) {
-        return Err(record::out_requires_grad_error("eye"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(false || out.requires_grad()) {
         return Err(record::out_requires_grad_error("eye"));
     }
     Ok({
@@ -7567,6 +8627,7 @@ pub fn eye_m_out_autograd(ks: DispatchKeySet, n: i64, m: i64, out: &Tensor) -> R
 }
 
 /// Autograd kernel of `aten::rand(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`.
+#[inline]
 pub fn rand_autograd(
     ks: DispatchKeySet,
     size: &[i64],
@@ -7575,15 +8636,31 @@ pub fn rand_autograd(
     device: Option<Device>,
     pin_memory: Option<bool>,
 ) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>());
-    let pending = if requires_grad {
-        Some((
-            record::sequence_nr(),
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>())?,
-        ))
-    } else {
-        None
-    };
+    let requires_grad = record::grad_mode_and(false);
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::rand_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (size, dtype, layout, device, pin_memory),
+            )?
+        });
+    }
+    rand_autograd_record(ks, size, dtype, layout, device, pin_memory)
+}
+
+/// The recording part of [`rand_autograd`]: some input requires grad.
+#[inline(never)]
+fn rand_autograd_record(
+    ks: DispatchKeySet,
+    size: &[i64],
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    let edges = record::collect_next_edges(std::iter::empty::<Option<&Tensor>>())?;
+    let seq = record::sequence_nr();
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::rand_op()?.redispatch(
@@ -7591,10 +8668,10 @@ pub fn rand_autograd(
             (size, dtype, layout, device, pin_memory),
         )?
     };
-    if let Some((seq, edges)) = pending {
+    {
         let node = record::make_node(
             "NotImplemented",
-            Box::new(record::NotImplemented { name: "rand" }),
+            record::NotImplemented { name: "rand" },
             edges,
             &[&out0],
             seq,
@@ -7605,6 +8682,7 @@ pub fn rand_autograd(
 }
 
 /// Autograd kernel of `aten::rand.generator(SymInt[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`.
+#[inline]
 pub fn rand_generator_autograd(
     ks: DispatchKeySet,
     size: &[i64],
@@ -7614,15 +8692,40 @@ pub fn rand_generator_autograd(
     device: Option<Device>,
     pin_memory: Option<bool>,
 ) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>());
-    let pending = if requires_grad {
-        Some((
-            record::sequence_nr(),
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>())?,
-        ))
-    } else {
-        None
-    };
+    let requires_grad = record::grad_mode_and(false);
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::rand_generator_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (size, generator.clone(), dtype, layout, device, pin_memory),
+            )?
+        });
+    }
+    rand_generator_autograd_record(
+        ks,
+        size,
+        generator.clone(),
+        dtype,
+        layout,
+        device,
+        pin_memory,
+    )
+}
+
+/// The recording part of [`rand_generator_autograd`]: some input requires grad.
+#[inline(never)]
+fn rand_generator_autograd_record(
+    ks: DispatchKeySet,
+    size: &[i64],
+    generator: Option<Generator>,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    let edges = record::collect_next_edges(std::iter::empty::<Option<&Tensor>>())?;
+    let seq = record::sequence_nr();
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::rand_generator_op()?.redispatch(
@@ -7630,10 +8733,10 @@ pub fn rand_generator_autograd(
             (size, generator.clone(), dtype, layout, device, pin_memory),
         )?
     };
-    if let Some((seq, edges)) = pending {
+    {
         let node = record::make_node(
             "NotImplemented",
-            Box::new(record::NotImplemented { name: "rand" }),
+            record::NotImplemented { name: "rand" },
             edges,
             &[&out0],
             seq,
@@ -7644,6 +8747,7 @@ pub fn rand_generator_autograd(
 }
 
 /// Autograd kernel of `aten::randn(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`.
+#[inline]
 pub fn randn_autograd(
     ks: DispatchKeySet,
     size: &[i64],
@@ -7652,15 +8756,31 @@ pub fn randn_autograd(
     device: Option<Device>,
     pin_memory: Option<bool>,
 ) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>());
-    let pending = if requires_grad {
-        Some((
-            record::sequence_nr(),
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>())?,
-        ))
-    } else {
-        None
-    };
+    let requires_grad = record::grad_mode_and(false);
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::randn_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (size, dtype, layout, device, pin_memory),
+            )?
+        });
+    }
+    randn_autograd_record(ks, size, dtype, layout, device, pin_memory)
+}
+
+/// The recording part of [`randn_autograd`]: some input requires grad.
+#[inline(never)]
+fn randn_autograd_record(
+    ks: DispatchKeySet,
+    size: &[i64],
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    let edges = record::collect_next_edges(std::iter::empty::<Option<&Tensor>>())?;
+    let seq = record::sequence_nr();
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::randn_op()?.redispatch(
@@ -7668,10 +8788,10 @@ pub fn randn_autograd(
             (size, dtype, layout, device, pin_memory),
         )?
     };
-    if let Some((seq, edges)) = pending {
+    {
         let node = record::make_node(
             "NotImplemented",
-            Box::new(record::NotImplemented { name: "randn" }),
+            record::NotImplemented { name: "randn" },
             edges,
             &[&out0],
             seq,
@@ -7682,6 +8802,7 @@ pub fn randn_autograd(
 }
 
 /// Autograd kernel of `aten::randn.generator(SymInt[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`.
+#[inline]
 pub fn randn_generator_autograd(
     ks: DispatchKeySet,
     size: &[i64],
@@ -7691,15 +8812,40 @@ pub fn randn_generator_autograd(
     device: Option<Device>,
     pin_memory: Option<bool>,
 ) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>());
-    let pending = if requires_grad {
-        Some((
-            record::sequence_nr(),
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>())?,
-        ))
-    } else {
-        None
-    };
+    let requires_grad = record::grad_mode_and(false);
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::randn_generator_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (size, generator.clone(), dtype, layout, device, pin_memory),
+            )?
+        });
+    }
+    randn_generator_autograd_record(
+        ks,
+        size,
+        generator.clone(),
+        dtype,
+        layout,
+        device,
+        pin_memory,
+    )
+}
+
+/// The recording part of [`randn_generator_autograd`]: some input requires grad.
+#[inline(never)]
+fn randn_generator_autograd_record(
+    ks: DispatchKeySet,
+    size: &[i64],
+    generator: Option<Generator>,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    let edges = record::collect_next_edges(std::iter::empty::<Option<&Tensor>>())?;
+    let seq = record::sequence_nr();
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::randn_generator_op()?.redispatch(
@@ -7707,10 +8853,10 @@ pub fn randn_generator_autograd(
             (size, generator.clone(), dtype, layout, device, pin_memory),
         )?
     };
-    if let Some((seq, edges)) = pending {
+    {
         let node = record::make_node(
             "NotImplemented",
-            Box::new(record::NotImplemented { name: "randn" }),
+            record::NotImplemented { name: "randn" },
             edges,
             &[&out0],
             seq,
@@ -7721,21 +8867,33 @@ pub fn randn_generator_autograd(
 }
 
 /// Autograd kernel of `aten::fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)`.
+#[inline]
 pub fn fill_scalar_autograd_(ks: DispatchKeySet, self_: &Tensor, value: Scalar) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    crate::view::check_inplace(self_, requires_grad)?;
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::FillBackward0Inplace {},
-        ))
-    } else {
-        None
-    };
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::fill_scalar_op_()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, value.clone()),
+            )?
+        });
+    }
+    fill_scalar_autograd_record_(ks, self_, value.clone())
+}
+
+/// The recording part of [`fill_scalar_autograd_`]: some input requires grad.
+#[inline(never)]
+fn fill_scalar_autograd_record_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    value: Scalar,
+) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::FillBackward0Inplace {};
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::fill_scalar_op_()?.redispatch(
@@ -7743,9 +8901,9 @@ pub fn fill_scalar_autograd_(ks: DispatchKeySet, self_: &Tensor, value: Scalar) 
             (self_, value.clone()),
         )?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("FillBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("FillBackward0", grad_fn, edges, &outputs, seq);
         crate::view::rebase_history(self_, node)?;
     }
     Ok(out0)
@@ -7758,10 +8916,7 @@ pub fn fill_scalar_out_autograd(
     value: Scalar,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)])) {
-        return Err(record::out_requires_grad_error("fill"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("fill"));
     }
     Ok({
@@ -7774,53 +8929,65 @@ pub fn fill_scalar_out_autograd(
 }
 
 /// Autograd kernel of `aten::zero_(Tensor(a!) self) -> Tensor(a!)`.
+#[inline]
 pub fn zero_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    crate::view::check_inplace(self_, requires_grad)?;
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::ZeroBackward0Inplace {},
-        ))
-    } else {
-        None
-    };
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::zero_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    zero_autograd_record_(ks, self_)
+}
+
+/// The recording part of [`zero_autograd_`]: some input requires grad.
+#[inline(never)]
+fn zero_autograd_record_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::ZeroBackward0Inplace {};
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::zero_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("ZeroBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("ZeroBackward0", grad_fn, edges, &outputs, seq);
         crate::view::rebase_history(self_, node)?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::zero(Tensor self) -> Tensor`.
+#[inline]
 pub fn zero_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        Some((
-            record::sequence_nr(),
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?,
-        ))
-    } else {
-        None
-    };
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::zero_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    zero_autograd_record(ks, self_)
+}
+
+/// The recording part of [`zero_autograd`]: some input requires grad.
+#[inline(never)]
+fn zero_autograd_record(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::zero_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
-    if let Some((seq, edges)) = pending {
+    {
         let node = record::make_node(
             "NotImplemented",
-            Box::new(record::NotImplemented { name: "zero" }),
+            record::NotImplemented { name: "zero" },
             edges,
             &[&out0],
             seq,
@@ -7832,10 +8999,7 @@ pub fn zero_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
 
 /// Autograd kernel of `aten::zero.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn zero_out_autograd(ks: DispatchKeySet, self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)])) {
-        return Err(record::out_requires_grad_error("zero"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("zero"));
     }
     Ok({
@@ -7845,6 +9009,7 @@ pub fn zero_out_autograd(ks: DispatchKeySet, self_: &Tensor, out: &Tensor) -> Re
 }
 
 /// Autograd kernel of `aten::uniform_(Tensor(a!) self, float from=0., float to=1., *, Generator? generator=None) -> Tensor(a!)`.
+#[inline]
 pub fn uniform_autograd_(
     ks: DispatchKeySet,
     self_: &Tensor,
@@ -7852,20 +9017,33 @@ pub fn uniform_autograd_(
     to: f64,
     generator: Option<Generator>,
 ) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    crate::view::check_inplace(self_, requires_grad)?;
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::UniformBackward0Inplace {},
-        ))
-    } else {
-        None
-    };
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::uniform_op_()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, from, to, generator.clone()),
+            )?
+        });
+    }
+    uniform_autograd_record_(ks, self_, from, to, generator.clone())
+}
+
+/// The recording part of [`uniform_autograd_`]: some input requires grad.
+#[inline(never)]
+fn uniform_autograd_record_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    from: f64,
+    to: f64,
+    generator: Option<Generator>,
+) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::UniformBackward0Inplace {};
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::uniform_op_()?.redispatch(
@@ -7873,15 +9051,16 @@ pub fn uniform_autograd_(
             (self_, from, to, generator.clone()),
         )?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("UniformBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("UniformBackward0", grad_fn, edges, &outputs, seq);
         crate::view::rebase_history(self_, node)?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::uniform(Tensor self, float from=0., float to=1., *, Generator? generator=None) -> Tensor`.
+#[inline]
 pub fn uniform_autograd(
     ks: DispatchKeySet,
     self_: &Tensor,
@@ -7889,16 +9068,31 @@ pub fn uniform_autograd(
     to: f64,
     generator: Option<Generator>,
 ) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        Some((
-            record::sequence_nr(),
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?,
-        ))
-    } else {
-        None
-    };
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::uniform_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, from, to, generator.clone()),
+            )?
+        });
+    }
+    uniform_autograd_record(ks, self_, from, to, generator.clone())
+}
+
+/// The recording part of [`uniform_autograd`]: some input requires grad.
+#[inline(never)]
+fn uniform_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    from: f64,
+    to: f64,
+    generator: Option<Generator>,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::uniform_op()?.redispatch(
@@ -7906,10 +9100,10 @@ pub fn uniform_autograd(
             (self_, from, to, generator.clone()),
         )?
     };
-    if let Some((seq, edges)) = pending {
+    {
         let node = record::make_node(
             "NotImplemented",
-            Box::new(record::NotImplemented { name: "uniform" }),
+            record::NotImplemented { name: "uniform" },
             edges,
             &[&out0],
             seq,
@@ -7928,10 +9122,7 @@ pub fn uniform_out_autograd(
     generator: Option<Generator>,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)])) {
-        return Err(record::out_requires_grad_error("uniform"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("uniform"));
     }
     Ok({
@@ -7944,6 +9135,7 @@ pub fn uniform_out_autograd(
 }
 
 /// Autograd kernel of `aten::normal_(Tensor(a!) self, float mean=0., float std=1., *, Generator? generator=None) -> Tensor(a!)`.
+#[inline]
 pub fn normal_autograd_(
     ks: DispatchKeySet,
     self_: &Tensor,
@@ -7951,20 +9143,33 @@ pub fn normal_autograd_(
     std: f64,
     generator: Option<Generator>,
 ) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    crate::view::check_inplace(self_, requires_grad)?;
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::NormalBackward0Inplace {},
-        ))
-    } else {
-        None
-    };
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::normal_op_()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, mean, std, generator.clone()),
+            )?
+        });
+    }
+    normal_autograd_record_(ks, self_, mean, std, generator.clone())
+}
+
+/// The recording part of [`normal_autograd_`]: some input requires grad.
+#[inline(never)]
+fn normal_autograd_record_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    mean: f64,
+    std: f64,
+    generator: Option<Generator>,
+) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::NormalBackward0Inplace {};
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::normal_op_()?.redispatch(
@@ -7972,9 +9177,9 @@ pub fn normal_autograd_(
             (self_, mean, std, generator.clone()),
         )?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("NormalBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("NormalBackward0", grad_fn, edges, &outputs, seq);
         crate::view::rebase_history(self_, node)?;
     }
     Ok(out0)
@@ -7989,10 +9194,7 @@ pub fn normal_out_autograd(
     generator: Option<Generator>,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)])) {
-        return Err(record::out_requires_grad_error("normal"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("normal"));
     }
     Ok({
@@ -8005,36 +9207,38 @@ pub fn normal_out_autograd(
 }
 
 /// Autograd kernel of `aten::mm(Tensor self, Tensor mat2) -> Tensor`.
+#[inline]
 pub fn mm_autograd(ks: DispatchKeySet, self_: &Tensor, mat2: &Tensor) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || mat2.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::mm_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, mat2))?
+        });
+    }
+    mm_autograd_record(ks, self_, mat2)
+}
+
+/// The recording part of [`mm_autograd`]: some input requires grad.
+#[inline(never)]
+fn mm_autograd_record(ks: DispatchKeySet, self_: &Tensor, mat2: &Tensor) -> Result<Tensor> {
+    let edges = record::collect_next_edges(
         std::iter::empty::<Option<&Tensor>>()
             .chain([Some(self_)])
             .chain([Some(mat2)]),
-    );
-    let pending = if requires_grad {
-        let edges = record::collect_next_edges(
-            std::iter::empty::<Option<&Tensor>>()
-                .chain([Some(self_)])
-                .chain([Some(mat2)]),
-        )?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::MmBackward0 {
-                self_: SavedVariable::new(self_, false)?,
-                mat2: SavedVariable::new(mat2, false)?,
-            },
-        ))
-    } else {
-        None
+    )?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::MmBackward0 {
+        self_: SavedVariable::new(self_, false)?,
+        mat2: SavedVariable::new(mat2, false)?,
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::mm_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, mat2))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("MmBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("MmBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
@@ -8047,14 +9251,7 @@ pub fn mm_out_autograd(
     mat2: &Tensor,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(
-        std::iter::empty::<Option<&Tensor>>()
-            .chain([Some(self_)])
-            .chain([Some(mat2)]),
-    ) {
-        return Err(record::out_requires_grad_error("mm"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || mat2.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("mm"));
     }
     Ok({
@@ -8064,36 +9261,38 @@ pub fn mm_out_autograd(
 }
 
 /// Autograd kernel of `aten::bmm(Tensor self, Tensor mat2) -> Tensor`.
+#[inline]
 pub fn bmm_autograd(ks: DispatchKeySet, self_: &Tensor, mat2: &Tensor) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || mat2.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::bmm_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, mat2))?
+        });
+    }
+    bmm_autograd_record(ks, self_, mat2)
+}
+
+/// The recording part of [`bmm_autograd`]: some input requires grad.
+#[inline(never)]
+fn bmm_autograd_record(ks: DispatchKeySet, self_: &Tensor, mat2: &Tensor) -> Result<Tensor> {
+    let edges = record::collect_next_edges(
         std::iter::empty::<Option<&Tensor>>()
             .chain([Some(self_)])
             .chain([Some(mat2)]),
-    );
-    let pending = if requires_grad {
-        let edges = record::collect_next_edges(
-            std::iter::empty::<Option<&Tensor>>()
-                .chain([Some(self_)])
-                .chain([Some(mat2)]),
-        )?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::BmmBackward0 {
-                self_: SavedVariable::new(self_, false)?,
-                mat2: SavedVariable::new(mat2, false)?,
-            },
-        ))
-    } else {
-        None
+    )?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::BmmBackward0 {
+        self_: SavedVariable::new(self_, false)?,
+        mat2: SavedVariable::new(mat2, false)?,
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::bmm_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, mat2))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("BmmBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("BmmBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
@@ -8106,14 +9305,7 @@ pub fn bmm_out_autograd(
     mat2: &Tensor,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(
-        std::iter::empty::<Option<&Tensor>>()
-            .chain([Some(self_)])
-            .chain([Some(mat2)]),
-    ) {
-        return Err(record::out_requires_grad_error("bmm"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || mat2.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("bmm"));
     }
     Ok({
@@ -8123,6 +9315,7 @@ pub fn bmm_out_autograd(
 }
 
 /// Autograd kernel of `aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`.
+#[inline]
 pub fn addmm_autograd(
     ks: DispatchKeySet,
     self_: &Tensor,
@@ -8131,31 +9324,43 @@ pub fn addmm_autograd(
     beta: Scalar,
     alpha: Scalar,
 ) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(
+    let requires_grad = record::grad_mode_and(
+        self_.requires_grad() || mat1.requires_grad() || mat2.requires_grad(),
+    );
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::addmm_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, mat1, mat2, beta.clone(), alpha.clone()),
+            )?
+        });
+    }
+    addmm_autograd_record(ks, self_, mat1, mat2, beta.clone(), alpha.clone())
+}
+
+/// The recording part of [`addmm_autograd`]: some input requires grad.
+#[inline(never)]
+fn addmm_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    mat1: &Tensor,
+    mat2: &Tensor,
+    beta: Scalar,
+    alpha: Scalar,
+) -> Result<Tensor> {
+    let edges = record::collect_next_edges(
         std::iter::empty::<Option<&Tensor>>()
             .chain([Some(self_)])
             .chain([Some(mat1)])
             .chain([Some(mat2)]),
-    );
-    let pending = if requires_grad {
-        let edges = record::collect_next_edges(
-            std::iter::empty::<Option<&Tensor>>()
-                .chain([Some(self_)])
-                .chain([Some(mat1)])
-                .chain([Some(mat2)]),
-        )?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::AddmmBackward0 {
-                mat1: SavedVariable::new(mat1, false)?,
-                mat2: SavedVariable::new(mat2, false)?,
-                beta: beta.clone(),
-                alpha: alpha.clone(),
-            },
-        ))
-    } else {
-        None
+    )?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::AddmmBackward0 {
+        mat1: SavedVariable::new(mat1, false)?,
+        mat2: SavedVariable::new(mat2, false)?,
+        beta: beta.clone(),
+        alpha: alpha.clone(),
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
@@ -8164,15 +9369,16 @@ pub fn addmm_autograd(
             (self_, mat1, mat2, beta.clone(), alpha.clone()),
         )?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("AddmmBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("AddmmBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)`.
+#[inline]
 pub fn addmm_autograd_(
     ks: DispatchKeySet,
     self_: &Tensor,
@@ -8181,32 +9387,44 @@ pub fn addmm_autograd_(
     beta: Scalar,
     alpha: Scalar,
 ) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(
+    let requires_grad = record::grad_mode_and(
+        self_.requires_grad() || mat1.requires_grad() || mat2.requires_grad(),
+    );
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::addmm_op_()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, mat1, mat2, beta.clone(), alpha.clone()),
+            )?
+        });
+    }
+    addmm_autograd_record_(ks, self_, mat1, mat2, beta.clone(), alpha.clone())
+}
+
+/// The recording part of [`addmm_autograd_`]: some input requires grad.
+#[inline(never)]
+fn addmm_autograd_record_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    mat1: &Tensor,
+    mat2: &Tensor,
+    beta: Scalar,
+    alpha: Scalar,
+) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges = record::collect_next_edges(
         std::iter::empty::<Option<&Tensor>>()
             .chain([Some(self_)])
             .chain([Some(mat1)])
             .chain([Some(mat2)]),
-    );
-    crate::view::check_inplace(self_, requires_grad)?;
-    let pending = if requires_grad {
-        let edges = record::collect_next_edges(
-            std::iter::empty::<Option<&Tensor>>()
-                .chain([Some(self_)])
-                .chain([Some(mat1)])
-                .chain([Some(mat2)]),
-        )?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::AddmmBackward0Inplace {
-                mat1: SavedVariable::new(mat1, false)?,
-                mat2: SavedVariable::new(mat2, false)?,
-                beta: beta.clone(),
-                alpha: alpha.clone(),
-            },
-        ))
-    } else {
-        None
+    )?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::AddmmBackward0Inplace {
+        mat1: SavedVariable::new(mat1, false)?,
+        mat2: SavedVariable::new(mat2, false)?,
+        beta: beta.clone(),
+        alpha: alpha.clone(),
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
@@ -8215,9 +9433,9 @@ pub fn addmm_autograd_(
             (self_, mat1, mat2, beta.clone(), alpha.clone()),
         )?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("AddmmBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("AddmmBackward0", grad_fn, edges, &outputs, seq);
         crate::view::rebase_history(self_, node)?;
     }
     Ok(out0)
@@ -8233,15 +9451,12 @@ pub fn addmm_out_autograd(
     alpha: Scalar,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(
-        std::iter::empty::<Option<&Tensor>>()
-            .chain([Some(self_)])
-            .chain([Some(mat1)])
-            .chain([Some(mat2)]),
+    if record::grad_mode_and(
+        self_.requires_grad()
+            || mat1.requires_grad()
+            || mat2.requires_grad()
+            || out.requires_grad(),
     ) {
-        return Err(record::out_requires_grad_error("addmm"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
         return Err(record::out_requires_grad_error("addmm"));
     }
     Ok({
@@ -8254,101 +9469,110 @@ pub fn addmm_out_autograd(
 }
 
 /// Autograd kernel of `aten::dot(Tensor self, Tensor tensor) -> Tensor`.
+#[inline]
 pub fn dot_autograd(ks: DispatchKeySet, self_: &Tensor, tensor: &Tensor) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || tensor.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::dot_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, tensor))?
+        });
+    }
+    dot_autograd_record(ks, self_, tensor)
+}
+
+/// The recording part of [`dot_autograd`]: some input requires grad.
+#[inline(never)]
+fn dot_autograd_record(ks: DispatchKeySet, self_: &Tensor, tensor: &Tensor) -> Result<Tensor> {
+    let edges = record::collect_next_edges(
         std::iter::empty::<Option<&Tensor>>()
             .chain([Some(self_)])
             .chain([Some(tensor)]),
-    );
-    let pending = if requires_grad {
-        let edges = record::collect_next_edges(
-            std::iter::empty::<Option<&Tensor>>()
-                .chain([Some(self_)])
-                .chain([Some(tensor)]),
-        )?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::DotBackward0 {
-                self_: SavedVariable::new(self_, false)?,
-                tensor: SavedVariable::new(tensor, false)?,
-            },
-        ))
-    } else {
-        None
+    )?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::DotBackward0 {
+        self_: SavedVariable::new(self_, false)?,
+        tensor: SavedVariable::new(tensor, false)?,
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::dot_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, tensor))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("DotBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("DotBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::mv(Tensor self, Tensor vec) -> Tensor`.
+#[inline]
 pub fn mv_autograd(ks: DispatchKeySet, self_: &Tensor, vec: &Tensor) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || vec.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::mv_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, vec))?
+        });
+    }
+    mv_autograd_record(ks, self_, vec)
+}
+
+/// The recording part of [`mv_autograd`]: some input requires grad.
+#[inline(never)]
+fn mv_autograd_record(ks: DispatchKeySet, self_: &Tensor, vec: &Tensor) -> Result<Tensor> {
+    let edges = record::collect_next_edges(
         std::iter::empty::<Option<&Tensor>>()
             .chain([Some(self_)])
             .chain([Some(vec)]),
-    );
-    let pending = if requires_grad {
-        let edges = record::collect_next_edges(
-            std::iter::empty::<Option<&Tensor>>()
-                .chain([Some(self_)])
-                .chain([Some(vec)]),
-        )?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::MvBackward0 {
-                self_: SavedVariable::new(self_, false)?,
-                vec: SavedVariable::new(vec, false)?,
-            },
-        ))
-    } else {
-        None
+    )?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::MvBackward0 {
+        self_: SavedVariable::new(self_, false)?,
+        vec: SavedVariable::new(vec, false)?,
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::mv_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, vec))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("MvBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("MvBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::flip(Tensor self, int[] dims) -> Tensor`.
+#[inline]
 pub fn flip_autograd(ks: DispatchKeySet, self_: &Tensor, dims: &[i64]) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::FlipBackward0 {
-                dims: dims.to_vec(),
-            },
-        ))
-    } else {
-        None
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::flip_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, dims))?
+        });
+    }
+    flip_autograd_record(ks, self_, dims)
+}
+
+/// The recording part of [`flip_autograd`]: some input requires grad.
+#[inline(never)]
+fn flip_autograd_record(ks: DispatchKeySet, self_: &Tensor, dims: &[i64]) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::FlipBackward0 {
+        dims: dims.to_vec(),
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::flip_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, dims))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("FlipBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("FlipBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
@@ -8361,10 +9585,7 @@ pub fn flip_out_autograd(
     dims: &[i64],
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)])) {
-        return Err(record::out_requires_grad_error("flip"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("flip"));
     }
     Ok({
@@ -8375,53 +9596,56 @@ pub fn flip_out_autograd(
 }
 
 /// Autograd kernel of `aten::index_select(Tensor self, int dim, Tensor index) -> Tensor`.
+#[inline]
 pub fn index_select_autograd(
     ks: DispatchKeySet,
     self_: &Tensor,
     dim: i64,
     index: &Tensor,
 ) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(
-        std::iter::empty::<Option<&Tensor>>()
-            .chain([Some(self_)])
-            .chain([Some(index)]),
-    );
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || index.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::index_select_op()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, dim, index))?
+        });
+    }
+    index_select_autograd_record(ks, self_, dim, index)
+}
+
+/// The recording part of [`index_select_autograd`]: some input requires grad.
+#[inline(never)]
+fn index_select_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+) -> Result<Tensor> {
     record::check_no_requires_grad(Some(index), "index", "index_select")?;
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::IndexSelectBackward0 {
-                self_sizes: self_.sizes().to_vec(),
-                dim: dim,
-                index: SavedVariable::new(index, false)?,
-            },
-        ))
-    } else {
-        None
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::IndexSelectBackward0 {
+        self_sizes: self_.sizes().to_vec(),
+        dim: dim,
+        index: SavedVariable::new(index, false)?,
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::index_select_op()?
             .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, dim, index))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node(
-            "IndexSelectBackward0",
-            Box::new(grad_fn),
-            edges,
-            &outputs,
-            seq,
-        );
+        let node = record::make_node("IndexSelectBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor`.
+#[inline]
 pub fn gather_autograd(
     ks: DispatchKeySet,
     self_: &Tensor,
@@ -8429,26 +9653,36 @@ pub fn gather_autograd(
     index: &Tensor,
     sparse_grad: bool,
 ) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(
-        std::iter::empty::<Option<&Tensor>>()
-            .chain([Some(self_)])
-            .chain([Some(index)]),
-    );
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || index.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::gather_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, dim, index, sparse_grad),
+            )?
+        });
+    }
+    gather_autograd_record(ks, self_, dim, index, sparse_grad)
+}
+
+/// The recording part of [`gather_autograd`]: some input requires grad.
+#[inline(never)]
+fn gather_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    sparse_grad: bool,
+) -> Result<Tensor> {
     record::check_no_requires_grad(Some(index), "index", "gather")?;
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::GatherBackward0 {
-                self_sizes: self_.sizes().to_vec(),
-                dim: dim,
-                index: SavedVariable::new(index, false)?,
-            },
-        ))
-    } else {
-        None
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::GatherBackward0 {
+        self_sizes: self_.sizes().to_vec(),
+        dim: dim,
+        index: SavedVariable::new(index, false)?,
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
@@ -8457,9 +9691,9 @@ pub fn gather_autograd(
             (self_, dim, index, sparse_grad),
         )?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("GatherBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("GatherBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
@@ -8474,14 +9708,8 @@ pub fn gather_out_autograd(
     sparse_grad: bool,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(
-        std::iter::empty::<Option<&Tensor>>()
-            .chain([Some(self_)])
-            .chain([Some(index)]),
-    ) {
-        return Err(record::out_requires_grad_error("gather"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || index.requires_grad() || out.requires_grad())
+    {
         return Err(record::out_requires_grad_error("gather"));
     }
     Ok({
@@ -8494,40 +9722,44 @@ pub fn gather_out_autograd(
 }
 
 /// Autograd kernel of `aten::cat(Tensor[] tensors, int dim=0) -> Tensor`.
+#[inline]
 pub fn cat_autograd(ks: DispatchKeySet, tensors: &[Tensor], dim: i64) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(
+    let requires_grad = record::grad_mode_and(tensors.iter().any(|t| t.requires_grad()));
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::cat_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (tensors, dim))?
+        });
+    }
+    cat_autograd_record(ks, tensors, dim)
+}
+
+/// The recording part of [`cat_autograd`]: some input requires grad.
+#[inline(never)]
+fn cat_autograd_record(ks: DispatchKeySet, tensors: &[Tensor], dim: i64) -> Result<Tensor> {
+    let edges = record::collect_next_edges(
         std::iter::empty::<Option<&Tensor>>().chain(tensors.iter().map(Some)),
-    );
-    let pending = if requires_grad {
-        let edges = record::collect_next_edges(
-            std::iter::empty::<Option<&Tensor>>().chain(tensors.iter().map(Some)),
-        )?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::CatBackward0 {
-                ranges: {
-                    let mut at = 0usize;
-                    let mut ranges = Vec::new();
-                    ranges.push(at..at + tensors.len());
-                    at += tensors.len();
-                    let _ = at;
-                    ranges
-                },
-                tensors_sizes: tensors.iter().map(|t| t.sizes().to_vec()).collect(),
-                dim: dim,
-            },
-        ))
-    } else {
-        None
+    )?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::CatBackward0 {
+        ranges: {
+            let mut at = 0usize;
+            let mut ranges = Vec::new();
+            ranges.push(at..at + tensors.len());
+            at += tensors.len();
+            let _ = at;
+            ranges
+        },
+        tensors_sizes: tensors.iter().map(|t| t.sizes().to_vec()).collect(),
+        dim: dim,
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::cat_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (tensors, dim))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("CatBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("CatBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
@@ -8540,12 +9772,7 @@ pub fn cat_out_autograd(
     dim: i64,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(
-        std::iter::empty::<Option<&Tensor>>().chain(tensors.iter().map(Some)),
-    ) {
-        return Err(record::out_requires_grad_error("cat"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(tensors.iter().any(|t| t.requires_grad()) || out.requires_grad()) {
         return Err(record::out_requires_grad_error("cat"));
     }
     Ok({
@@ -8556,70 +9783,80 @@ pub fn cat_out_autograd(
 }
 
 /// Autograd kernel of `aten::stack(Tensor[] tensors, int dim=0) -> Tensor`.
+#[inline]
 pub fn stack_autograd(ks: DispatchKeySet, tensors: &[Tensor], dim: i64) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(
+    let requires_grad = record::grad_mode_and(tensors.iter().any(|t| t.requires_grad()));
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::stack_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (tensors, dim))?
+        });
+    }
+    stack_autograd_record(ks, tensors, dim)
+}
+
+/// The recording part of [`stack_autograd`]: some input requires grad.
+#[inline(never)]
+fn stack_autograd_record(ks: DispatchKeySet, tensors: &[Tensor], dim: i64) -> Result<Tensor> {
+    let edges = record::collect_next_edges(
         std::iter::empty::<Option<&Tensor>>().chain(tensors.iter().map(Some)),
-    );
-    let pending = if requires_grad {
-        let edges = record::collect_next_edges(
-            std::iter::empty::<Option<&Tensor>>().chain(tensors.iter().map(Some)),
-        )?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::StackBackward0 {
-                ranges: {
-                    let mut at = 0usize;
-                    let mut ranges = Vec::new();
-                    ranges.push(at..at + tensors.len());
-                    at += tensors.len();
-                    let _ = at;
-                    ranges
-                },
-                tensors_sizes: tensors.iter().map(|t| t.sizes().to_vec()).collect(),
-                dim: dim,
-            },
-        ))
-    } else {
-        None
+    )?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::StackBackward0 {
+        ranges: {
+            let mut at = 0usize;
+            let mut ranges = Vec::new();
+            ranges.push(at..at + tensors.len());
+            at += tensors.len();
+            let _ = at;
+            ranges
+        },
+        tensors_sizes: tensors.iter().map(|t| t.sizes().to_vec()).collect(),
+        dim: dim,
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::stack_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (tensors, dim))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("StackBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("StackBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::repeat(Tensor self, SymInt[] repeats) -> Tensor`.
+#[inline]
 pub fn repeat_autograd(ks: DispatchKeySet, self_: &Tensor, repeats: &[i64]) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::RepeatBackward0 {
-                self_sizes: self_.sizes().to_vec(),
-                repeats: repeats.to_vec(),
-            },
-        ))
-    } else {
-        None
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::repeat_op()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, repeats))?
+        });
+    }
+    repeat_autograd_record(ks, self_, repeats)
+}
+
+/// The recording part of [`repeat_autograd`]: some input requires grad.
+#[inline(never)]
+fn repeat_autograd_record(ks: DispatchKeySet, self_: &Tensor, repeats: &[i64]) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::RepeatBackward0 {
+        self_sizes: self_.sizes().to_vec(),
+        repeats: repeats.to_vec(),
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::repeat_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, repeats))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("RepeatBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("RepeatBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
@@ -8632,10 +9869,7 @@ pub fn repeat_out_autograd(
     repeats: &[i64],
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)])) {
-        return Err(record::out_requires_grad_error("repeat"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("repeat"));
     }
     Ok({
@@ -8648,55 +9882,66 @@ pub fn repeat_out_autograd(
 }
 
 /// Autograd kernel of `aten::tril(Tensor self, SymInt diagonal=0) -> Tensor`.
+#[inline]
 pub fn tril_autograd(ks: DispatchKeySet, self_: &Tensor, diagonal: i64) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::TrilBackward0 { diagonal: diagonal },
-        ))
-    } else {
-        None
-    };
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::tril_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, diagonal))?
+        });
+    }
+    tril_autograd_record(ks, self_, diagonal)
+}
+
+/// The recording part of [`tril_autograd`]: some input requires grad.
+#[inline(never)]
+fn tril_autograd_record(ks: DispatchKeySet, self_: &Tensor, diagonal: i64) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::TrilBackward0 { diagonal: diagonal };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::tril_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, diagonal))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("TrilBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("TrilBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::tril_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)`.
+#[inline]
 pub fn tril_autograd_(ks: DispatchKeySet, self_: &Tensor, diagonal: i64) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    crate::view::check_inplace(self_, requires_grad)?;
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::TrilBackward0Inplace { diagonal: diagonal },
-        ))
-    } else {
-        None
-    };
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::tril_op_()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, diagonal))?
+        });
+    }
+    tril_autograd_record_(ks, self_, diagonal)
+}
+
+/// The recording part of [`tril_autograd_`]: some input requires grad.
+#[inline(never)]
+fn tril_autograd_record_(ks: DispatchKeySet, self_: &Tensor, diagonal: i64) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::TrilBackward0Inplace { diagonal: diagonal };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::tril_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, diagonal))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("TrilBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("TrilBackward0", grad_fn, edges, &outputs, seq);
         crate::view::rebase_history(self_, node)?;
     }
     Ok(out0)
@@ -8709,10 +9954,7 @@ pub fn tril_out_autograd(
     diagonal: i64,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)])) {
-        return Err(record::out_requires_grad_error("tril"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("tril"));
     }
     Ok({
@@ -8725,55 +9967,66 @@ pub fn tril_out_autograd(
 }
 
 /// Autograd kernel of `aten::triu(Tensor self, SymInt diagonal=0) -> Tensor`.
+#[inline]
 pub fn triu_autograd(ks: DispatchKeySet, self_: &Tensor, diagonal: i64) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::TriuBackward0 { diagonal: diagonal },
-        ))
-    } else {
-        None
-    };
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::triu_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, diagonal))?
+        });
+    }
+    triu_autograd_record(ks, self_, diagonal)
+}
+
+/// The recording part of [`triu_autograd`]: some input requires grad.
+#[inline(never)]
+fn triu_autograd_record(ks: DispatchKeySet, self_: &Tensor, diagonal: i64) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::TriuBackward0 { diagonal: diagonal };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::triu_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, diagonal))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("TriuBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("TriuBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::triu_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)`.
+#[inline]
 pub fn triu_autograd_(ks: DispatchKeySet, self_: &Tensor, diagonal: i64) -> Result<Tensor> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    crate::view::check_inplace(self_, requires_grad)?;
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::TriuBackward0Inplace { diagonal: diagonal },
-        ))
-    } else {
-        None
-    };
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::triu_op_()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, diagonal))?
+        });
+    }
+    triu_autograd_record_(ks, self_, diagonal)
+}
+
+/// The recording part of [`triu_autograd_`]: some input requires grad.
+#[inline(never)]
+fn triu_autograd_record_(ks: DispatchKeySet, self_: &Tensor, diagonal: i64) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::TriuBackward0Inplace { diagonal: diagonal };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::triu_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, diagonal))?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("TriuBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("TriuBackward0", grad_fn, edges, &outputs, seq);
         crate::view::rebase_history(self_, node)?;
     }
     Ok(out0)
@@ -8786,10 +10039,7 @@ pub fn triu_out_autograd(
     diagonal: i64,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)])) {
-        return Err(record::out_requires_grad_error("triu"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
         return Err(record::out_requires_grad_error("triu"));
     }
     Ok({
@@ -8802,6 +10052,7 @@ pub fn triu_out_autograd(
 }
 
 /// Autograd kernel of `aten::convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor`.
+#[inline]
 pub fn convolution_autograd(
     ks: DispatchKeySet,
     input: &Tensor,
@@ -8814,36 +10065,73 @@ pub fn convolution_autograd(
     output_padding: &[i64],
     groups: i64,
 ) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(
+    let requires_grad = record::grad_mode_and(
+        input.requires_grad() || weight.requires_grad() || bias.is_some_and(|t| t.requires_grad()),
+    );
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::convolution_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (
+                    input,
+                    weight,
+                    bias,
+                    stride,
+                    padding,
+                    dilation,
+                    transposed,
+                    output_padding,
+                    groups,
+                ),
+            )?
+        });
+    }
+    convolution_autograd_record(
+        ks,
+        input,
+        weight,
+        bias,
+        stride,
+        padding,
+        dilation,
+        transposed,
+        output_padding,
+        groups,
+    )
+}
+
+/// The recording part of [`convolution_autograd`]: some input requires grad.
+#[inline(never)]
+fn convolution_autograd_record(
+    ks: DispatchKeySet,
+    input: &Tensor,
+    weight: &Tensor,
+    bias: Option<&Tensor>,
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+    transposed: bool,
+    output_padding: &[i64],
+    groups: i64,
+) -> Result<Tensor> {
+    let edges = record::collect_next_edges(
         std::iter::empty::<Option<&Tensor>>()
             .chain([Some(input)])
             .chain([Some(weight)])
             .chain([bias]),
-    );
-    let pending = if requires_grad {
-        let edges = record::collect_next_edges(
-            std::iter::empty::<Option<&Tensor>>()
-                .chain([Some(input)])
-                .chain([Some(weight)])
-                .chain([bias]),
-        )?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::ConvolutionBackward0 {
-                input: SavedVariable::new(input, false)?,
-                weight: SavedVariable::new(weight, false)?,
-                bias: SavedVariable::new_opt(bias, false)?,
-                stride: stride.to_vec(),
-                padding: padding.to_vec(),
-                dilation: dilation.to_vec(),
-                transposed: transposed,
-                output_padding: output_padding.to_vec(),
-                groups: groups,
-            },
-        ))
-    } else {
-        None
+    )?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::ConvolutionBackward0 {
+        input: SavedVariable::new(input, false)?,
+        weight: SavedVariable::new(weight, false)?,
+        bias: SavedVariable::new_opt(bias, false)?,
+        stride: stride.to_vec(),
+        padding: padding.to_vec(),
+        dilation: dilation.to_vec(),
+        transposed: transposed,
+        output_padding: output_padding.to_vec(),
+        groups: groups,
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
@@ -8862,15 +10150,9 @@ pub fn convolution_autograd(
             ),
         )?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node(
-            "ConvolutionBackward0",
-            Box::new(grad_fn),
-            edges,
-            &outputs,
-            seq,
-        );
+        let node = record::make_node("ConvolutionBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
@@ -8890,15 +10172,12 @@ pub fn convolution_out_autograd(
     groups: i64,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(
-        std::iter::empty::<Option<&Tensor>>()
-            .chain([Some(input)])
-            .chain([Some(weight)])
-            .chain([bias]),
+    if record::grad_mode_and(
+        input.requires_grad()
+            || weight.requires_grad()
+            || bias.is_some_and(|t| t.requires_grad())
+            || out.requires_grad(),
     ) {
-        return Err(record::out_requires_grad_error("convolution"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
         return Err(record::out_requires_grad_error("convolution"));
     }
     Ok({
@@ -8922,6 +10201,7 @@ pub fn convolution_out_autograd(
 }
 
 /// Autograd kernel of `aten::_slow_conv2d_forward(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding) -> Tensor`.
+#[inline]
 pub fn _slow_conv2d_forward_autograd(
     ks: DispatchKeySet,
     self_: &Tensor,
@@ -8931,32 +10211,45 @@ pub fn _slow_conv2d_forward_autograd(
     stride: &[i64],
     padding: &[i64],
 ) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(
+    let requires_grad = record::grad_mode_and(
+        self_.requires_grad() || weight.requires_grad() || bias.is_some_and(|t| t.requires_grad()),
+    );
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::_slow_conv2d_forward_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, weight, kernel_size, bias, stride, padding),
+            )?
+        });
+    }
+    _slow_conv2d_forward_autograd_record(ks, self_, weight, kernel_size, bias, stride, padding)
+}
+
+/// The recording part of [`_slow_conv2d_forward_autograd`]: some input requires grad.
+#[inline(never)]
+fn _slow_conv2d_forward_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    weight: &Tensor,
+    kernel_size: &[i64],
+    bias: Option<&Tensor>,
+    stride: &[i64],
+    padding: &[i64],
+) -> Result<Tensor> {
+    let edges = record::collect_next_edges(
         std::iter::empty::<Option<&Tensor>>()
             .chain([Some(self_)])
             .chain([Some(weight)])
             .chain([bias]),
-    );
-    let pending = if requires_grad {
-        let edges = record::collect_next_edges(
-            std::iter::empty::<Option<&Tensor>>()
-                .chain([Some(self_)])
-                .chain([Some(weight)])
-                .chain([bias]),
-        )?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::SlowConv2DBackward0 {
-                self_: SavedVariable::new(self_, false)?,
-                weight: SavedVariable::new(weight, false)?,
-                bias: SavedVariable::new_opt(bias, false)?,
-                stride: stride.to_vec(),
-                padding: padding.to_vec(),
-            },
-        ))
-    } else {
-        None
+    )?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::SlowConv2DBackward0 {
+        self_: SavedVariable::new(self_, false)?,
+        weight: SavedVariable::new(weight, false)?,
+        bias: SavedVariable::new_opt(bias, false)?,
+        stride: stride.to_vec(),
+        padding: padding.to_vec(),
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
@@ -8965,21 +10258,16 @@ pub fn _slow_conv2d_forward_autograd(
             (self_, weight, kernel_size, bias, stride, padding),
         )?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node(
-            "SlowConv2DBackward0",
-            Box::new(grad_fn),
-            edges,
-            &outputs,
-            seq,
-        );
+        let node = record::make_node("SlowConv2DBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
 
 /// Autograd kernel of `aten::slow_conv_dilated2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=[1, 1], SymInt[2] padding=[0, 0], SymInt[2] dilation=[1, 1]) -> Tensor`.
+#[inline]
 pub fn slow_conv_dilated2d_autograd(
     ks: DispatchKeySet,
     self_: &Tensor,
@@ -8990,33 +10278,56 @@ pub fn slow_conv_dilated2d_autograd(
     padding: &[i64],
     dilation: &[i64],
 ) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(
+    let requires_grad = record::grad_mode_and(
+        self_.requires_grad() || weight.requires_grad() || bias.is_some_and(|t| t.requires_grad()),
+    );
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::slow_conv_dilated2d_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, weight, kernel_size, bias, stride, padding, dilation),
+            )?
+        });
+    }
+    slow_conv_dilated2d_autograd_record(
+        ks,
+        self_,
+        weight,
+        kernel_size,
+        bias,
+        stride,
+        padding,
+        dilation,
+    )
+}
+
+/// The recording part of [`slow_conv_dilated2d_autograd`]: some input requires grad.
+#[inline(never)]
+fn slow_conv_dilated2d_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    weight: &Tensor,
+    kernel_size: &[i64],
+    bias: Option<&Tensor>,
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+) -> Result<Tensor> {
+    let edges = record::collect_next_edges(
         std::iter::empty::<Option<&Tensor>>()
             .chain([Some(self_)])
             .chain([Some(weight)])
             .chain([bias]),
-    );
-    let pending = if requires_grad {
-        let edges = record::collect_next_edges(
-            std::iter::empty::<Option<&Tensor>>()
-                .chain([Some(self_)])
-                .chain([Some(weight)])
-                .chain([bias]),
-        )?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::SlowConvDilated2DBackward0 {
-                self_: SavedVariable::new(self_, false)?,
-                weight: SavedVariable::new(weight, false)?,
-                bias: SavedVariable::new_opt(bias, false)?,
-                stride: stride.to_vec(),
-                padding: padding.to_vec(),
-                dilation: dilation.to_vec(),
-            },
-        ))
-    } else {
-        None
+    )?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::SlowConvDilated2DBackward0 {
+        self_: SavedVariable::new(self_, false)?,
+        weight: SavedVariable::new(weight, false)?,
+        bias: SavedVariable::new_opt(bias, false)?,
+        stride: stride.to_vec(),
+        padding: padding.to_vec(),
+        dilation: dilation.to_vec(),
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
@@ -9025,15 +10336,9 @@ pub fn slow_conv_dilated2d_autograd(
             (self_, weight, kernel_size, bias, stride, padding, dilation),
         )?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node(
-            "SlowConvDilated2DBackward0",
-            Box::new(grad_fn),
-            edges,
-            &outputs,
-            seq,
-        );
+        let node = record::make_node("SlowConvDilated2DBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
@@ -9051,15 +10356,12 @@ pub fn slow_conv_dilated2d_out_autograd(
     dilation: &[i64],
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(
-        std::iter::empty::<Option<&Tensor>>()
-            .chain([Some(self_)])
-            .chain([Some(weight)])
-            .chain([bias]),
+    if record::grad_mode_and(
+        self_.requires_grad()
+            || weight.requires_grad()
+            || bias.is_some_and(|t| t.requires_grad())
+            || out.requires_grad(),
     ) {
-        return Err(record::out_requires_grad_error("slow_conv_dilated2d"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
         return Err(record::out_requires_grad_error("slow_conv_dilated2d"));
     }
     Ok({
@@ -9081,6 +10383,7 @@ pub fn slow_conv_dilated2d_out_autograd(
 }
 
 /// Autograd kernel of `aten::max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)`.
+#[inline]
 pub fn max_pool2d_with_indices_autograd(
     ks: DispatchKeySet,
     self_: &Tensor,
@@ -9090,26 +10393,49 @@ pub fn max_pool2d_with_indices_autograd(
     dilation: &[i64],
     ceil_mode: bool,
 ) -> Result<(Tensor, Tensor)> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::MaxPool2DWithIndicesBackward0 {
-                self_: SavedVariable::new(self_, false)?,
-                kernel_size: kernel_size.to_vec(),
-                stride: stride.to_vec(),
-                padding: padding.to_vec(),
-                dilation: dilation.to_vec(),
-                ceil_mode: ceil_mode,
-                result1: SavedVariable::default(),
-            },
-        ))
-    } else {
-        None
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::max_pool2d_with_indices_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, kernel_size, stride, padding, dilation, ceil_mode),
+            )?
+        });
+    }
+    max_pool2d_with_indices_autograd_record(
+        ks,
+        self_,
+        kernel_size,
+        stride,
+        padding,
+        dilation,
+        ceil_mode,
+    )
+}
+
+/// The recording part of [`max_pool2d_with_indices_autograd`]: some input requires grad.
+#[inline(never)]
+fn max_pool2d_with_indices_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+    ceil_mode: bool,
+) -> Result<(Tensor, Tensor)> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let mut grad_fn = crate::generated::functions::MaxPool2DWithIndicesBackward0 {
+        self_: SavedVariable::new(self_, false)?,
+        kernel_size: kernel_size.to_vec(),
+        stride: stride.to_vec(),
+        padding: padding.to_vec(),
+        dilation: dilation.to_vec(),
+        ceil_mode: ceil_mode,
+        result1: SavedVariable::default(),
     };
     let (out0, out1) = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
@@ -9118,12 +10444,12 @@ pub fn max_pool2d_with_indices_autograd(
             (self_, kernel_size, stride, padding, dilation, ceil_mode),
         )?
     };
-    if let Some((seq, edges, mut grad_fn)) = pending {
+    {
         grad_fn.result1 = SavedVariable::new_output(&out1, 1, false)?;
         let outputs = [&out0, &out1];
         let node = record::make_node(
             "MaxPool2DWithIndicesBackward0",
-            Box::new(grad_fn),
+            grad_fn,
             edges,
             &outputs,
             seq,
@@ -9145,13 +10471,8 @@ pub fn max_pool2d_with_indices_out_autograd(
     out: &Tensor,
     indices: &Tensor,
 ) -> Result<(Tensor, Tensor)> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)])) {
-        return Err(record::out_requires_grad_error("max_pool2d_with_indices"));
-    }
-    if record::compute_requires_grad(
-        std::iter::empty::<Option<&Tensor>>()
-            .chain([Some(out)])
-            .chain([Some(indices)]),
+    if record::grad_mode_and(
+        self_.requires_grad() || out.requires_grad() || indices.requires_grad(),
     ) {
         return Err(record::out_requires_grad_error("max_pool2d_with_indices"));
     }
@@ -9174,6 +10495,7 @@ pub fn max_pool2d_with_indices_out_autograd(
 }
 
 /// Autograd kernel of `aten::native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)`.
+#[inline]
 pub fn native_layer_norm_autograd(
     ks: DispatchKeySet,
     input: &Tensor,
@@ -9182,34 +10504,48 @@ pub fn native_layer_norm_autograd(
     bias: Option<&Tensor>,
     eps: f64,
 ) -> Result<(Tensor, Tensor, Tensor)> {
-    let requires_grad = record::compute_requires_grad(
+    let requires_grad = record::grad_mode_and(
+        input.requires_grad()
+            || weight.is_some_and(|t| t.requires_grad())
+            || bias.is_some_and(|t| t.requires_grad()),
+    );
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::native_layer_norm_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (input, normalized_shape, weight, bias, eps),
+            )?
+        });
+    }
+    native_layer_norm_autograd_record(ks, input, normalized_shape, weight, bias, eps)
+}
+
+/// The recording part of [`native_layer_norm_autograd`]: some input requires grad.
+#[inline(never)]
+fn native_layer_norm_autograd_record(
+    ks: DispatchKeySet,
+    input: &Tensor,
+    normalized_shape: &[i64],
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    eps: f64,
+) -> Result<(Tensor, Tensor, Tensor)> {
+    let edges = record::collect_next_edges(
         std::iter::empty::<Option<&Tensor>>()
             .chain([Some(input)])
             .chain([weight])
             .chain([bias]),
-    );
-    let pending = if requires_grad {
-        let edges = record::collect_next_edges(
-            std::iter::empty::<Option<&Tensor>>()
-                .chain([Some(input)])
-                .chain([weight])
-                .chain([bias]),
-        )?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::NativeLayerNormBackward0 {
-                input: SavedVariable::new(input, false)?,
-                normalized_shape: normalized_shape.to_vec(),
-                weight: SavedVariable::new_opt(weight, false)?,
-                bias: SavedVariable::new_opt(bias, false)?,
-                eps: eps,
-                result1: SavedVariable::default(),
-                result2: SavedVariable::default(),
-            },
-        ))
-    } else {
-        None
+    )?;
+    let seq = record::sequence_nr();
+    let mut grad_fn = crate::generated::functions::NativeLayerNormBackward0 {
+        input: SavedVariable::new(input, false)?,
+        normalized_shape: normalized_shape.to_vec(),
+        weight: SavedVariable::new_opt(weight, false)?,
+        bias: SavedVariable::new_opt(bias, false)?,
+        eps: eps,
+        result1: SavedVariable::default(),
+        result2: SavedVariable::default(),
     };
     let (out0, out1, out2) = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
@@ -9218,17 +10554,11 @@ pub fn native_layer_norm_autograd(
             (input, normalized_shape, weight, bias, eps),
         )?
     };
-    if let Some((seq, edges, mut grad_fn)) = pending {
+    {
         grad_fn.result1 = SavedVariable::new_output(&out1, 1, false)?;
         grad_fn.result2 = SavedVariable::new_output(&out2, 2, false)?;
         let outputs = [&out0, &out1, &out2];
-        let node = record::make_node(
-            "NativeLayerNormBackward0",
-            Box::new(grad_fn),
-            edges,
-            &outputs,
-            seq,
-        );
+        let node = record::make_node("NativeLayerNormBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true, false, false])?;
     }
     Ok((out0, out1, out2))
@@ -9246,19 +10576,13 @@ pub fn native_layer_norm_out_autograd(
     out1: &Tensor,
     out2: &Tensor,
 ) -> Result<(Tensor, Tensor, Tensor)> {
-    if record::compute_requires_grad(
-        std::iter::empty::<Option<&Tensor>>()
-            .chain([Some(input)])
-            .chain([weight])
-            .chain([bias]),
-    ) {
-        return Err(record::out_requires_grad_error("native_layer_norm"));
-    }
-    if record::compute_requires_grad(
-        std::iter::empty::<Option<&Tensor>>()
-            .chain([Some(out0)])
-            .chain([Some(out1)])
-            .chain([Some(out2)]),
+    if record::grad_mode_and(
+        input.requires_grad()
+            || weight.is_some_and(|t| t.requires_grad())
+            || bias.is_some_and(|t| t.requires_grad())
+            || out0.requires_grad()
+            || out1.requires_grad()
+            || out2.requires_grad(),
     ) {
         return Err(record::out_requires_grad_error("native_layer_norm"));
     }
@@ -9272,6 +10596,7 @@ pub fn native_layer_norm_out_autograd(
 }
 
 /// Autograd kernel of `aten::embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor`.
+#[inline]
 pub fn embedding_autograd(
     ks: DispatchKeySet,
     weight: &Tensor,
@@ -9280,28 +10605,38 @@ pub fn embedding_autograd(
     scale_grad_by_freq: bool,
     sparse: bool,
 ) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(
-        std::iter::empty::<Option<&Tensor>>()
-            .chain([Some(weight)])
-            .chain([Some(indices)]),
-    );
+    let requires_grad = record::grad_mode_and(weight.requires_grad() || indices.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::embedding_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (weight, indices, padding_idx, scale_grad_by_freq, sparse),
+            )?
+        });
+    }
+    embedding_autograd_record(ks, weight, indices, padding_idx, scale_grad_by_freq, sparse)
+}
+
+/// The recording part of [`embedding_autograd`]: some input requires grad.
+#[inline(never)]
+fn embedding_autograd_record(
+    ks: DispatchKeySet,
+    weight: &Tensor,
+    indices: &Tensor,
+    padding_idx: i64,
+    scale_grad_by_freq: bool,
+    sparse: bool,
+) -> Result<Tensor> {
     record::check_no_requires_grad(Some(indices), "indices", "embedding")?;
-    let pending = if requires_grad {
-        let edges = record::collect_next_edges(
-            std::iter::empty::<Option<&Tensor>>().chain([Some(weight)]),
-        )?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::EmbeddingBackward0 {
-                weight_sizes: weight.sizes().to_vec(),
-                indices: SavedVariable::new(indices, false)?,
-                padding_idx: padding_idx,
-                scale_grad_by_freq: scale_grad_by_freq,
-            },
-        ))
-    } else {
-        None
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(weight)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::EmbeddingBackward0 {
+        weight_sizes: weight.sizes().to_vec(),
+        indices: SavedVariable::new(indices, false)?,
+        padding_idx: padding_idx,
+        scale_grad_by_freq: scale_grad_by_freq,
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
@@ -9310,15 +10645,9 @@ pub fn embedding_autograd(
             (weight, indices, padding_idx, scale_grad_by_freq, sparse),
         )?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node(
-            "EmbeddingBackward0",
-            Box::new(grad_fn),
-            edges,
-            &outputs,
-            seq,
-        );
+        let node = record::make_node("EmbeddingBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
@@ -9334,14 +10663,9 @@ pub fn embedding_out_autograd(
     sparse: bool,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(
-        std::iter::empty::<Option<&Tensor>>()
-            .chain([Some(weight)])
-            .chain([Some(indices)]),
+    if record::grad_mode_and(
+        weight.requires_grad() || indices.requires_grad() || out.requires_grad(),
     ) {
-        return Err(record::out_requires_grad_error("embedding"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
         return Err(record::out_requires_grad_error("embedding"));
     }
     Ok({
@@ -9361,34 +10685,44 @@ pub fn embedding_out_autograd(
 }
 
 /// Autograd kernel of `aten::mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor`.
+#[inline]
 pub fn mse_loss_autograd(
     ks: DispatchKeySet,
     self_: &Tensor,
     target: &Tensor,
     reduction: i64,
 ) -> Result<Tensor> {
-    let requires_grad = record::compute_requires_grad(
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || target.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::mse_loss_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, target, reduction),
+            )?
+        });
+    }
+    mse_loss_autograd_record(ks, self_, target, reduction)
+}
+
+/// The recording part of [`mse_loss_autograd`]: some input requires grad.
+#[inline(never)]
+fn mse_loss_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    target: &Tensor,
+    reduction: i64,
+) -> Result<Tensor> {
+    let edges = record::collect_next_edges(
         std::iter::empty::<Option<&Tensor>>()
             .chain([Some(self_)])
             .chain([Some(target)]),
-    );
-    let pending = if requires_grad {
-        let edges = record::collect_next_edges(
-            std::iter::empty::<Option<&Tensor>>()
-                .chain([Some(self_)])
-                .chain([Some(target)]),
-        )?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::MseLossBackward0 {
-                self_: SavedVariable::new(self_, false)?,
-                target: SavedVariable::new(target, false)?,
-                reduction: reduction,
-            },
-        ))
-    } else {
-        None
+    )?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::MseLossBackward0 {
+        self_: SavedVariable::new(self_, false)?,
+        target: SavedVariable::new(target, false)?,
+        reduction: reduction,
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
@@ -9397,9 +10731,9 @@ pub fn mse_loss_autograd(
             (self_, target, reduction),
         )?
     };
-    if let Some((seq, edges, grad_fn)) = pending {
+    {
         let outputs = [&out0];
-        let node = record::make_node("MseLossBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("MseLossBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
@@ -9413,14 +10747,8 @@ pub fn mse_loss_out_autograd(
     reduction: i64,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::compute_requires_grad(
-        std::iter::empty::<Option<&Tensor>>()
-            .chain([Some(self_)])
-            .chain([Some(target)]),
-    ) {
-        return Err(record::out_requires_grad_error("mse_loss"));
-    }
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(out)])) {
+    if record::grad_mode_and(self_.requires_grad() || target.requires_grad() || out.requires_grad())
+    {
         return Err(record::out_requires_grad_error("mse_loss"));
     }
     Ok({
@@ -9433,6 +10761,7 @@ pub fn mse_loss_out_autograd(
 }
 
 /// Autograd kernel of `aten::nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)`.
+#[inline]
 pub fn nll_loss_forward_autograd(
     ks: DispatchKeySet,
     self_: &Tensor,
@@ -9441,31 +10770,45 @@ pub fn nll_loss_forward_autograd(
     reduction: i64,
     ignore_index: i64,
 ) -> Result<(Tensor, Tensor)> {
-    let requires_grad = record::compute_requires_grad(
-        std::iter::empty::<Option<&Tensor>>()
-            .chain([Some(self_)])
-            .chain([Some(target)])
-            .chain([weight]),
+    let requires_grad = record::grad_mode_and(
+        self_.requires_grad()
+            || target.requires_grad()
+            || weight.is_some_and(|t| t.requires_grad()),
     );
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::nll_loss_forward_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, target, weight, reduction, ignore_index),
+            )?
+        });
+    }
+    nll_loss_forward_autograd_record(ks, self_, target, weight, reduction, ignore_index)
+}
+
+/// The recording part of [`nll_loss_forward_autograd`]: some input requires grad.
+#[inline(never)]
+fn nll_loss_forward_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    target: &Tensor,
+    weight: Option<&Tensor>,
+    reduction: i64,
+    ignore_index: i64,
+) -> Result<(Tensor, Tensor)> {
     record::check_no_requires_grad(Some(target), "target", "nll_loss_forward")?;
     record::check_no_requires_grad(weight, "weight", "nll_loss_forward")?;
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::NllLossBackward0 {
-                self_: SavedVariable::new(self_, false)?,
-                target: SavedVariable::new(target, false)?,
-                weight: SavedVariable::new_opt(weight, false)?,
-                reduction: reduction,
-                ignore_index: ignore_index,
-                total_weight: SavedVariable::default(),
-            },
-        ))
-    } else {
-        None
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let mut grad_fn = crate::generated::functions::NllLossBackward0 {
+        self_: SavedVariable::new(self_, false)?,
+        target: SavedVariable::new(target, false)?,
+        weight: SavedVariable::new_opt(weight, false)?,
+        reduction: reduction,
+        ignore_index: ignore_index,
+        total_weight: SavedVariable::default(),
     };
     let (out0, out1) = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
@@ -9474,10 +10817,10 @@ pub fn nll_loss_forward_autograd(
             (self_, target, weight, reduction, ignore_index),
         )?
     };
-    if let Some((seq, edges, mut grad_fn)) = pending {
+    {
         grad_fn.total_weight = SavedVariable::new_output(&out1, 1, false)?;
         let outputs = [&out0, &out1];
-        let node = record::make_node("NllLossBackward0", Box::new(grad_fn), edges, &outputs, seq);
+        let node = record::make_node("NllLossBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true, false])?;
     }
     Ok((out0, out1))
@@ -9494,18 +10837,12 @@ pub fn nll_loss_forward_output_autograd(
     output: &Tensor,
     total_weight: &Tensor,
 ) -> Result<(Tensor, Tensor)> {
-    if record::compute_requires_grad(
-        std::iter::empty::<Option<&Tensor>>()
-            .chain([Some(self_)])
-            .chain([Some(target)])
-            .chain([weight]),
-    ) {
-        return Err(record::out_requires_grad_error("nll_loss_forward"));
-    }
-    if record::compute_requires_grad(
-        std::iter::empty::<Option<&Tensor>>()
-            .chain([Some(output)])
-            .chain([Some(total_weight)]),
+    if record::grad_mode_and(
+        self_.requires_grad()
+            || target.requires_grad()
+            || weight.is_some_and(|t| t.requires_grad())
+            || output.requires_grad()
+            || total_weight.requires_grad(),
     ) {
         return Err(record::out_requires_grad_error("nll_loss_forward"));
     }
@@ -9527,44 +10864,49 @@ pub fn nll_loss_forward_output_autograd(
 }
 
 /// Autograd kernel of `aten::native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)`.
+#[inline]
 pub fn native_dropout_autograd(
     ks: DispatchKeySet,
     input: &Tensor,
     p: f64,
     train: Option<bool>,
 ) -> Result<(Tensor, Tensor)> {
-    let requires_grad =
-        record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(input)]));
-    let pending = if requires_grad {
-        let edges =
-            record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(input)]))?;
-        Some((
-            record::sequence_nr(),
-            edges,
-            crate::generated::functions::NativeDropoutBackward0 {
-                p: p,
-                train: train,
-                result1: SavedVariable::default(),
-            },
-        ))
-    } else {
-        None
+    let requires_grad = record::grad_mode_and(input.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::native_dropout_op()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (input, p, train))?
+        });
+    }
+    native_dropout_autograd_record(ks, input, p, train)
+}
+
+/// The recording part of [`native_dropout_autograd`]: some input requires grad.
+#[inline(never)]
+fn native_dropout_autograd_record(
+    ks: DispatchKeySet,
+    input: &Tensor,
+    p: f64,
+    train: Option<bool>,
+) -> Result<(Tensor, Tensor)> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(input)]))?;
+    let seq = record::sequence_nr();
+    let mut grad_fn = crate::generated::functions::NativeDropoutBackward0 {
+        p: p,
+        train: train,
+        result1: SavedVariable::default(),
     };
     let (out0, out1) = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::native_dropout_op()?
             .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (input, p, train))?
     };
-    if let Some((seq, edges, mut grad_fn)) = pending {
+    {
         grad_fn.result1 = SavedVariable::new_output(&out1, 1, false)?;
         let outputs = [&out0, &out1];
-        let node = record::make_node(
-            "NativeDropoutBackward0",
-            Box::new(grad_fn),
-            edges,
-            &outputs,
-            seq,
-        );
+        let node = record::make_node("NativeDropoutBackward0", grad_fn, edges, &outputs, seq);
         record::set_history(&outputs, &node, &[true, false])?;
     }
     Ok((out0, out1))
@@ -9579,14 +10921,8 @@ pub fn native_dropout_out_autograd(
     out0: &Tensor,
     out1: &Tensor,
 ) -> Result<(Tensor, Tensor)> {
-    if record::compute_requires_grad(std::iter::empty::<Option<&Tensor>>().chain([Some(input)])) {
-        return Err(record::out_requires_grad_error("native_dropout"));
-    }
-    if record::compute_requires_grad(
-        std::iter::empty::<Option<&Tensor>>()
-            .chain([Some(out0)])
-            .chain([Some(out1)]),
-    ) {
+    if record::grad_mode_and(input.requires_grad() || out0.requires_grad() || out1.requires_grad())
+    {
         return Err(record::out_requires_grad_error("native_dropout"));
     }
     Ok({

@@ -216,6 +216,7 @@ impl<'s> Overload<'s> {
         let op_fn = self.op_fn();
         format!(
             "/// The typed dispatcher handle of `{op_name}.{overload}`, looked up once.\n\
+             #[inline]\n\
              pub fn {op_fn}() -> Result<&'static {handle_type}> {{\n\
                  static OP: OnceLock<Result<{handle_type}>> = OnceLock::new();\n\
                  OP.get_or_init(|| typed_handle(\"{op_name}\", \"{overload}\")).as_ref().map_err(Clone::clone)\n\

@@ -137,6 +137,18 @@ impl Arg {
         }
     }
 
+    /// Whether the argument requires grad (a plain expression: the kernels'
+    /// fast path).
+    fn requires_grad_expr(&self) -> String {
+        let n = &self.name;
+        match self.kind {
+            ArgKind::Tensor => format!("{n}.requires_grad()"),
+            ArgKind::OptTensor => format!("{n}.is_some_and(|t| t.requires_grad())"),
+            ArgKind::TensorList => format!("{n}.iter().any(|t| t.requires_grad())"),
+            ArgKind::Other => "false".into(),
+        }
+    }
+
     /// The argument passed on in a redispatch.
     fn pass(&self) -> String {
         match self.rust_type.as_str() {
@@ -604,6 +616,16 @@ fn render_op(
         }
         e
     };
+    // `requires_grad` of the arguments, then grad mode (a thread-local read
+    // only when some argument requires grad).
+    let requires_flags = |list: &[&Arg]| -> String {
+        let flags: Vec<String> = list.iter().map(|a| a.requires_grad_expr()).collect();
+        if flags.is_empty() {
+            "false".into()
+        } else {
+            flags.join(" || ")
+        }
+    };
 
     // out= operators: refuse inputs and outputs that require grad.
     if is_out {
@@ -611,15 +633,12 @@ fn render_op(
         let name = base;
         let kernel = format!(
             "{doc}pub fn {kernel_name}(ks: DispatchKeySet{params}) -> Result<{ret_type}> {{\n\
-             \x20   if record::compute_requires_grad({}) {{\n\
-             \x20       return Err(record::out_requires_grad_error({name:?}));\n\
-             \x20   }}\n\
-             \x20   if record::compute_requires_grad({}) {{\n\
+             \x20   if record::grad_mode_and({} || {}) {{\n\
              \x20       return Err(record::out_requires_grad_error({name:?}));\n\
              \x20   }}\n\
              \x20   Ok({redispatch})\n}}\n\n",
-            requires_expr(&inputs),
-            requires_expr(&outs_args),
+            requires_flags(&inputs),
+            requires_flags(&outs_args),
         );
         return Ok(RenderedOp {
             node_code: String::new(),
@@ -662,27 +681,30 @@ fn render_op(
     let mut pre = String::new();
     let _ = writeln!(
         pre,
-        "    let requires_grad = record::compute_requires_grad({});",
-        requires_expr(&inputs)
+        "    let requires_grad = record::grad_mode_and({});",
+        requires_flags(&inputs)
+    );
+    // The fast path: nothing to record. The rest of the kernel is a
+    // function of its own, so that this part stays small enough to be
+    // inlined into the dispatcher's trampoline.
+    let record_name = with_suffix(&fname, "autograd_record");
+    let arg_names: String = args.iter().map(|a| format!(", {}", a.pass())).collect();
+    let _ = writeln!(
+        pre,
+        "    if !requires_grad {{\n        return Ok({redispatch});\n    }}\n    {record_name}(ks{arg_names})\n}}\n\n\
+         /// The recording part of [`{kernel_name}`]: some input requires grad.\n\
+         #[inline(never)]\n\
+         fn {record_name}(ks: DispatchKeySet{params}) -> Result<{ret_type}> {{"
     );
     if inplace {
-        let _ = writeln!(pre, "    crate::view::check_inplace(self_, requires_grad)?;");
+        let _ = writeln!(pre, "    crate::view::check_inplace(self_, true)?;");
     }
     let mut node_code = String::new();
     let undifferentiable = DONT_REQUIRE_DERIVATIVE.contains(&base.trim_end_matches('_'));
     let body = match resolved {
-        _ if undifferentiable => {
-            let pre = if inplace {
-                pre
-            } else {
-                String::new()
-            };
-            let note = if inplace { "    let _ = requires_grad;\n" } else { "" };
-            format!("{pre}{note}    Ok({redispatch})\n")
-        }
-        Some(r) if r.output_differentiable.iter().all(|d| !d) => {
-            format!("{pre}    let _ = requires_grad;\n    Ok({redispatch})\n")
-        }
+        _ if undifferentiable && !inplace => format!("    Ok({redispatch})\n"),
+        _ if undifferentiable => format!("{pre}    Ok({redispatch})\n"),
+        Some(r) if r.output_differentiable.iter().all(|d| !d) => format!("{pre}    Ok({redispatch})\n"),
         Some(r) => {
             let (code, struct_init, after) =
                 render_node(&r, &args, &outs, inplace, schema, base)?;
@@ -708,14 +730,11 @@ fn render_op(
             let mutability = if after.contains("grad_fn.") { "mut " } else { "" };
             format!(
                 "{pre}{checks}\
-                 \x20   let pending = if requires_grad {{\n\
-                 \x20       let edges = record::collect_next_edges({})?;\n\
-                 \x20       Some((record::sequence_nr(), edges, {struct_init}))\n\
-                 \x20   }} else {{\n\
-                 \x20       None\n\
-                 \x20   }};\n\
+                 \x20   let edges = record::collect_next_edges({})?;\n\
+                 \x20   let seq = record::sequence_nr();\n\
+                 \x20   let {mutability}grad_fn = {struct_init};\n\
                  \x20   let {} = {redispatch};\n\
-                 \x20   if let Some((seq, edges, {mutability}grad_fn)) = pending {{\n{after}\
+                 \x20   {{\n{after}\
                  \x20   }}\n\
                  \x20   Ok({})\n",
                 requires_expr(&diff),
@@ -735,14 +754,11 @@ fn render_op(
             };
             format!(
                 "{pre}\
-                 \x20   let pending = if requires_grad {{\n\
-                 \x20       Some((record::sequence_nr(), record::collect_next_edges({})?))\n\
-                 \x20   }} else {{\n\
-                 \x20       None\n\
-                 \x20   }};\n\
+                 \x20   let edges = record::collect_next_edges({})?;\n\
+                 \x20   let seq = record::sequence_nr();\n\
                  \x20   let {} = {redispatch};\n\
-                 \x20   if let Some((seq, edges)) = pending {{\n\
-                 \x20       let node = record::make_node(\"NotImplemented\", Box::new(record::NotImplemented {{ name: {:?} }}), edges, &{}, seq);\n\
+                 \x20   {{\n\
+                 \x20       let node = record::make_node(\"NotImplemented\", record::NotImplemented {{ name: {:?} }}, edges, &{}, seq);\n\
                  {history}\
                  \x20   }}\n\
                  \x20   Ok({})\n",
@@ -755,7 +771,7 @@ fn render_op(
         }
     };
     let kernel = format!(
-        "{doc}pub fn {kernel_name}(ks: DispatchKeySet{params}) -> Result<{ret_type}> {{\n{body}}}\n\n"
+        "{doc}#[inline]\npub fn {kernel_name}(ks: DispatchKeySet{params}) -> Result<{ret_type}> {{\n{body}}}\n\n"
     );
     Ok(RenderedOp {
         node_code,
@@ -912,7 +928,7 @@ fn render_node(
     );
     let _ = writeln!(
         after,
-        "        let outputs = {};\n        let node = record::make_node({node:?}, Box::new(grad_fn), edges, &outputs, seq);",
+        "        let outputs = {};\n        let node = record::make_node({node:?}, grad_fn, edges, &outputs, seq);",
         outs.list
     );
     if inplace {

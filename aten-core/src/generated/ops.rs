@@ -19,6 +19,7 @@ use crate::typed_handle::typed_handle;
 use crate::Tensor;
 
 /// The typed dispatcher handle of `aten::empty.memory_format`, looked up once.
+#[inline]
 pub fn empty_memory_format_op() -> Result<
     &'static TypedOperatorHandle<
         (
@@ -97,6 +98,7 @@ pub fn empty_memory_format_with(size: &[i64], options: EmptyMemoryFormatOptions)
 }
 
 /// The typed dispatcher handle of `aten::empty_strided.`, looked up once.
+#[inline]
 pub fn empty_strided_op() -> Result<
     &'static TypedOperatorHandle<
         (
@@ -176,6 +178,7 @@ pub fn empty_strided_with(
 }
 
 /// The typed dispatcher handle of `aten::empty_strided.out`, looked up once.
+#[inline]
 pub fn empty_strided_out_op() -> Result<
     &'static TypedOperatorHandle<
         (
@@ -225,6 +228,7 @@ pub fn empty_strided_out(
 }
 
 /// The typed dispatcher handle of `aten::zeros.`, looked up once.
+#[inline]
 pub fn zeros_op() -> Result<
     &'static TypedOperatorHandle<
         (
@@ -297,6 +301,7 @@ pub fn zeros_with(size: &[i64], options: ZerosOptions) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::as_strided.`, looked up once.
+#[inline]
 pub fn as_strided_op() -> Result<
     &'static TypedOperatorHandle<
         (&'static Tensor, &'static [i64], &'static [i64], Option<i64>),
@@ -347,6 +352,7 @@ pub fn as_strided_with(
 }
 
 /// The typed dispatcher handle of `aten::add.Tensor`, looked up once.
+#[inline]
 pub fn add_tensor_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, Scalar), Tensor>> {
     static OP: OnceLock<
@@ -387,6 +393,7 @@ pub fn add_tensor_with(
 }
 
 /// The typed dispatcher handle of `aten::add_.Tensor`, looked up once.
+#[inline]
 pub fn add_tensor_op_(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, Scalar), Tensor>> {
     static OP: OnceLock<
@@ -427,6 +434,7 @@ pub fn add_tensor_with_(
 }
 
 /// The typed dispatcher handle of `aten::add.out`, looked up once.
+#[inline]
 pub fn add_out_op() -> Result<
     &'static TypedOperatorHandle<
         (&'static Tensor, &'static Tensor, Scalar, &'static Tensor),
@@ -452,6 +460,7 @@ pub fn add_out(self_: &Tensor, other: &Tensor, alpha: Scalar, out: &Tensor) -> R
 }
 
 /// The typed dispatcher handle of `aten::add.Scalar`, looked up once.
+#[inline]
 pub fn add_scalar_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar, Scalar), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar, Scalar), Tensor>>> =
@@ -487,6 +496,7 @@ pub fn add_scalar_with(self_: &Tensor, other: Scalar, options: AddScalarOptions)
 }
 
 /// The typed dispatcher handle of `aten::sub.Tensor`, looked up once.
+#[inline]
 pub fn sub_tensor_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, Scalar), Tensor>> {
     static OP: OnceLock<
@@ -527,6 +537,7 @@ pub fn sub_tensor_with(
 }
 
 /// The typed dispatcher handle of `aten::sub_.Tensor`, looked up once.
+#[inline]
 pub fn sub_tensor_op_(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, Scalar), Tensor>> {
     static OP: OnceLock<
@@ -567,6 +578,7 @@ pub fn sub_tensor_with_(
 }
 
 /// The typed dispatcher handle of `aten::sub.out`, looked up once.
+#[inline]
 pub fn sub_out_op() -> Result<
     &'static TypedOperatorHandle<
         (&'static Tensor, &'static Tensor, Scalar, &'static Tensor),
@@ -592,6 +604,7 @@ pub fn sub_out(self_: &Tensor, other: &Tensor, alpha: Scalar, out: &Tensor) -> R
 }
 
 /// The typed dispatcher handle of `aten::sub.Scalar`, looked up once.
+#[inline]
 pub fn sub_scalar_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar, Scalar), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar, Scalar), Tensor>>> =
@@ -627,6 +640,7 @@ pub fn sub_scalar_with(self_: &Tensor, other: Scalar, options: SubScalarOptions)
 }
 
 /// The typed dispatcher handle of `aten::mul.Tensor`, looked up once.
+#[inline]
 pub fn mul_tensor_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -642,6 +656,7 @@ pub fn mul_tensor(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::mul.out`, looked up once.
+#[inline]
 pub fn mul_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>
 {
@@ -659,6 +674,7 @@ pub fn mul_out(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::mul_.Tensor`, looked up once.
+#[inline]
 pub fn mul_tensor_op_(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -674,6 +690,7 @@ pub fn mul_tensor_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::mul.Scalar`, looked up once.
+#[inline]
 pub fn mul_scalar_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
         OnceLock::new();
@@ -688,6 +705,7 @@ pub fn mul_scalar(self_: &Tensor, other: Scalar) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::div.Tensor`, looked up once.
+#[inline]
 pub fn div_tensor_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -703,6 +721,7 @@ pub fn div_tensor(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::div_.Tensor`, looked up once.
+#[inline]
 pub fn div_tensor_op_(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -718,6 +737,7 @@ pub fn div_tensor_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::div.out`, looked up once.
+#[inline]
 pub fn div_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>
 {
@@ -735,6 +755,7 @@ pub fn div_out(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::div.Scalar`, looked up once.
+#[inline]
 pub fn div_scalar_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
         OnceLock::new();
@@ -749,6 +770,7 @@ pub fn div_scalar(self_: &Tensor, other: Scalar) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::div.Tensor_mode`, looked up once.
+#[inline]
 pub fn div_tensor_mode_op() -> Result<
     &'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, Option<&'static str>), Tensor>,
 > {
@@ -772,6 +794,7 @@ pub fn div_tensor_mode(
 }
 
 /// The typed dispatcher handle of `aten::div_.Tensor_mode`, looked up once.
+#[inline]
 pub fn div_tensor_mode_op_() -> Result<
     &'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, Option<&'static str>), Tensor>,
 > {
@@ -795,6 +818,7 @@ pub fn div_tensor_mode_(
 }
 
 /// The typed dispatcher handle of `aten::div.out_mode`, looked up once.
+#[inline]
 pub fn div_out_mode_op() -> Result<
     &'static TypedOperatorHandle<
         (
@@ -835,6 +859,7 @@ pub fn div_out_mode(
 }
 
 /// The typed dispatcher handle of `aten::atan2.`, looked up once.
+#[inline]
 pub fn atan2_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>
 {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -850,6 +875,7 @@ pub fn atan2(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::atan2_.`, looked up once.
+#[inline]
 pub fn atan2_op_(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -865,6 +891,7 @@ pub fn atan2_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::atan2.out`, looked up once.
+#[inline]
 pub fn atan2_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>
 {
@@ -882,6 +909,7 @@ pub fn atan2_out(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tensor>
 }
 
 /// The typed dispatcher handle of `aten::bitwise_and.Tensor`, looked up once.
+#[inline]
 pub fn bitwise_and_tensor_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -897,6 +925,7 @@ pub fn bitwise_and_tensor(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::bitwise_and_.Tensor`, looked up once.
+#[inline]
 pub fn bitwise_and_tensor_op_(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -912,6 +941,7 @@ pub fn bitwise_and_tensor_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::bitwise_and.Tensor_out`, looked up once.
+#[inline]
 pub fn bitwise_and_tensor_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>
 {
@@ -929,6 +959,7 @@ pub fn bitwise_and_tensor_out(self_: &Tensor, other: &Tensor, out: &Tensor) -> R
 }
 
 /// The typed dispatcher handle of `aten::bitwise_or.Tensor`, looked up once.
+#[inline]
 pub fn bitwise_or_tensor_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -944,6 +975,7 @@ pub fn bitwise_or_tensor(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::bitwise_or_.Tensor`, looked up once.
+#[inline]
 pub fn bitwise_or_tensor_op_(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -959,6 +991,7 @@ pub fn bitwise_or_tensor_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::bitwise_or.Tensor_out`, looked up once.
+#[inline]
 pub fn bitwise_or_tensor_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>
 {
@@ -976,6 +1009,7 @@ pub fn bitwise_or_tensor_out(self_: &Tensor, other: &Tensor, out: &Tensor) -> Re
 }
 
 /// The typed dispatcher handle of `aten::bitwise_xor.Tensor`, looked up once.
+#[inline]
 pub fn bitwise_xor_tensor_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -991,6 +1025,7 @@ pub fn bitwise_xor_tensor(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::bitwise_xor_.Tensor`, looked up once.
+#[inline]
 pub fn bitwise_xor_tensor_op_(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -1006,6 +1041,7 @@ pub fn bitwise_xor_tensor_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::bitwise_xor.Tensor_out`, looked up once.
+#[inline]
 pub fn bitwise_xor_tensor_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>
 {
@@ -1023,6 +1059,7 @@ pub fn bitwise_xor_tensor_out(self_: &Tensor, other: &Tensor, out: &Tensor) -> R
 }
 
 /// The typed dispatcher handle of `aten::eq.Tensor`, looked up once.
+#[inline]
 pub fn eq_tensor_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -1038,6 +1075,7 @@ pub fn eq_tensor(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::eq_.Tensor`, looked up once.
+#[inline]
 pub fn eq_tensor_op_(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -1053,6 +1091,7 @@ pub fn eq_tensor_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::eq.Tensor_out`, looked up once.
+#[inline]
 pub fn eq_tensor_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>
 {
@@ -1070,6 +1109,7 @@ pub fn eq_tensor_out(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Ten
 }
 
 /// The typed dispatcher handle of `aten::eq.Scalar`, looked up once.
+#[inline]
 pub fn eq_scalar_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
         OnceLock::new();
@@ -1084,6 +1124,7 @@ pub fn eq_scalar(self_: &Tensor, other: Scalar) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::eq_.Scalar`, looked up once.
+#[inline]
 pub fn eq_scalar_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
         OnceLock::new();
@@ -1098,6 +1139,7 @@ pub fn eq_scalar_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::eq.Scalar_out`, looked up once.
+#[inline]
 pub fn eq_scalar_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar, &'static Tensor), Tensor>> {
     static OP: OnceLock<
@@ -1114,6 +1156,7 @@ pub fn eq_scalar_out(self_: &Tensor, other: Scalar, out: &Tensor) -> Result<Tens
 }
 
 /// The typed dispatcher handle of `aten::ne.Tensor`, looked up once.
+#[inline]
 pub fn ne_tensor_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -1129,6 +1172,7 @@ pub fn ne_tensor(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::ne_.Tensor`, looked up once.
+#[inline]
 pub fn ne_tensor_op_(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -1144,6 +1188,7 @@ pub fn ne_tensor_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::ne.Tensor_out`, looked up once.
+#[inline]
 pub fn ne_tensor_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>
 {
@@ -1161,6 +1206,7 @@ pub fn ne_tensor_out(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Ten
 }
 
 /// The typed dispatcher handle of `aten::ne.Scalar`, looked up once.
+#[inline]
 pub fn ne_scalar_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
         OnceLock::new();
@@ -1175,6 +1221,7 @@ pub fn ne_scalar(self_: &Tensor, other: Scalar) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::ne_.Scalar`, looked up once.
+#[inline]
 pub fn ne_scalar_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
         OnceLock::new();
@@ -1189,6 +1236,7 @@ pub fn ne_scalar_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::ne.Scalar_out`, looked up once.
+#[inline]
 pub fn ne_scalar_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar, &'static Tensor), Tensor>> {
     static OP: OnceLock<
@@ -1205,6 +1253,7 @@ pub fn ne_scalar_out(self_: &Tensor, other: Scalar, out: &Tensor) -> Result<Tens
 }
 
 /// The typed dispatcher handle of `aten::lt.Tensor`, looked up once.
+#[inline]
 pub fn lt_tensor_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -1220,6 +1269,7 @@ pub fn lt_tensor(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::lt_.Tensor`, looked up once.
+#[inline]
 pub fn lt_tensor_op_(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -1235,6 +1285,7 @@ pub fn lt_tensor_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::lt.Tensor_out`, looked up once.
+#[inline]
 pub fn lt_tensor_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>
 {
@@ -1252,6 +1303,7 @@ pub fn lt_tensor_out(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Ten
 }
 
 /// The typed dispatcher handle of `aten::lt.Scalar`, looked up once.
+#[inline]
 pub fn lt_scalar_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
         OnceLock::new();
@@ -1266,6 +1318,7 @@ pub fn lt_scalar(self_: &Tensor, other: Scalar) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::lt_.Scalar`, looked up once.
+#[inline]
 pub fn lt_scalar_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
         OnceLock::new();
@@ -1280,6 +1333,7 @@ pub fn lt_scalar_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::lt.Scalar_out`, looked up once.
+#[inline]
 pub fn lt_scalar_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar, &'static Tensor), Tensor>> {
     static OP: OnceLock<
@@ -1296,6 +1350,7 @@ pub fn lt_scalar_out(self_: &Tensor, other: Scalar, out: &Tensor) -> Result<Tens
 }
 
 /// The typed dispatcher handle of `aten::le.Tensor`, looked up once.
+#[inline]
 pub fn le_tensor_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -1311,6 +1366,7 @@ pub fn le_tensor(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::le_.Tensor`, looked up once.
+#[inline]
 pub fn le_tensor_op_(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -1326,6 +1382,7 @@ pub fn le_tensor_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::le.Tensor_out`, looked up once.
+#[inline]
 pub fn le_tensor_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>
 {
@@ -1343,6 +1400,7 @@ pub fn le_tensor_out(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Ten
 }
 
 /// The typed dispatcher handle of `aten::le.Scalar`, looked up once.
+#[inline]
 pub fn le_scalar_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
         OnceLock::new();
@@ -1357,6 +1415,7 @@ pub fn le_scalar(self_: &Tensor, other: Scalar) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::le_.Scalar`, looked up once.
+#[inline]
 pub fn le_scalar_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
         OnceLock::new();
@@ -1371,6 +1430,7 @@ pub fn le_scalar_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::le.Scalar_out`, looked up once.
+#[inline]
 pub fn le_scalar_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar, &'static Tensor), Tensor>> {
     static OP: OnceLock<
@@ -1387,6 +1447,7 @@ pub fn le_scalar_out(self_: &Tensor, other: Scalar, out: &Tensor) -> Result<Tens
 }
 
 /// The typed dispatcher handle of `aten::gt.Tensor`, looked up once.
+#[inline]
 pub fn gt_tensor_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -1402,6 +1463,7 @@ pub fn gt_tensor(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::gt_.Tensor`, looked up once.
+#[inline]
 pub fn gt_tensor_op_(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -1417,6 +1479,7 @@ pub fn gt_tensor_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::gt.Tensor_out`, looked up once.
+#[inline]
 pub fn gt_tensor_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>
 {
@@ -1434,6 +1497,7 @@ pub fn gt_tensor_out(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Ten
 }
 
 /// The typed dispatcher handle of `aten::gt.Scalar`, looked up once.
+#[inline]
 pub fn gt_scalar_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
         OnceLock::new();
@@ -1448,6 +1512,7 @@ pub fn gt_scalar(self_: &Tensor, other: Scalar) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::gt_.Scalar`, looked up once.
+#[inline]
 pub fn gt_scalar_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
         OnceLock::new();
@@ -1462,6 +1527,7 @@ pub fn gt_scalar_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::gt.Scalar_out`, looked up once.
+#[inline]
 pub fn gt_scalar_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar, &'static Tensor), Tensor>> {
     static OP: OnceLock<
@@ -1478,6 +1544,7 @@ pub fn gt_scalar_out(self_: &Tensor, other: Scalar, out: &Tensor) -> Result<Tens
 }
 
 /// The typed dispatcher handle of `aten::ge.Tensor`, looked up once.
+#[inline]
 pub fn ge_tensor_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -1493,6 +1560,7 @@ pub fn ge_tensor(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::ge_.Tensor`, looked up once.
+#[inline]
 pub fn ge_tensor_op_(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -1508,6 +1576,7 @@ pub fn ge_tensor_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::ge.Tensor_out`, looked up once.
+#[inline]
 pub fn ge_tensor_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>
 {
@@ -1525,6 +1594,7 @@ pub fn ge_tensor_out(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Ten
 }
 
 /// The typed dispatcher handle of `aten::ge.Scalar`, looked up once.
+#[inline]
 pub fn ge_scalar_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
         OnceLock::new();
@@ -1539,6 +1609,7 @@ pub fn ge_scalar(self_: &Tensor, other: Scalar) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::ge_.Scalar`, looked up once.
+#[inline]
 pub fn ge_scalar_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
         OnceLock::new();
@@ -1553,6 +1624,7 @@ pub fn ge_scalar_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::ge.Scalar_out`, looked up once.
+#[inline]
 pub fn ge_scalar_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar, &'static Tensor), Tensor>> {
     static OP: OnceLock<
@@ -1569,6 +1641,7 @@ pub fn ge_scalar_out(self_: &Tensor, other: Scalar, out: &Tensor) -> Result<Tens
 }
 
 /// The typed dispatcher handle of `aten::fmod.Tensor`, looked up once.
+#[inline]
 pub fn fmod_tensor_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -1584,6 +1657,7 @@ pub fn fmod_tensor(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::fmod_.Tensor`, looked up once.
+#[inline]
 pub fn fmod_tensor_op_(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -1599,6 +1673,7 @@ pub fn fmod_tensor_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::fmod.Tensor_out`, looked up once.
+#[inline]
 pub fn fmod_tensor_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>
 {
@@ -1616,6 +1691,7 @@ pub fn fmod_tensor_out(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<T
 }
 
 /// The typed dispatcher handle of `aten::remainder.Tensor`, looked up once.
+#[inline]
 pub fn remainder_tensor_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -1631,6 +1707,7 @@ pub fn remainder_tensor(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::remainder_.Tensor`, looked up once.
+#[inline]
 pub fn remainder_tensor_op_(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -1646,6 +1723,7 @@ pub fn remainder_tensor_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::remainder.Tensor_out`, looked up once.
+#[inline]
 pub fn remainder_tensor_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>
 {
@@ -1663,6 +1741,7 @@ pub fn remainder_tensor_out(self_: &Tensor, other: &Tensor, out: &Tensor) -> Res
 }
 
 /// The typed dispatcher handle of `aten::remainder.Scalar`, looked up once.
+#[inline]
 pub fn remainder_scalar_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
@@ -1678,6 +1757,7 @@ pub fn remainder_scalar(self_: &Tensor, other: Scalar) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::maximum.`, looked up once.
+#[inline]
 pub fn maximum_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -1693,6 +1773,7 @@ pub fn maximum(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::maximum.out`, looked up once.
+#[inline]
 pub fn maximum_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>
 {
@@ -1710,6 +1791,7 @@ pub fn maximum_out(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tenso
 }
 
 /// The typed dispatcher handle of `aten::minimum.`, looked up once.
+#[inline]
 pub fn minimum_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -1725,6 +1807,7 @@ pub fn minimum(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::minimum.out`, looked up once.
+#[inline]
 pub fn minimum_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>
 {
@@ -1742,6 +1825,7 @@ pub fn minimum_out(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tenso
 }
 
 /// The typed dispatcher handle of `aten::pow.Tensor_Tensor`, looked up once.
+#[inline]
 pub fn pow_tensor_tensor_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -1757,6 +1841,7 @@ pub fn pow_tensor_tensor(self_: &Tensor, exponent: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::pow_.Tensor`, looked up once.
+#[inline]
 pub fn pow_tensor_op_(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -1772,6 +1857,7 @@ pub fn pow_tensor_(self_: &Tensor, exponent: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::pow.Tensor_Tensor_out`, looked up once.
+#[inline]
 pub fn pow_tensor_tensor_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>
 {
@@ -1789,6 +1875,7 @@ pub fn pow_tensor_tensor_out(self_: &Tensor, exponent: &Tensor, out: &Tensor) ->
 }
 
 /// The typed dispatcher handle of `aten::pow.Tensor_Scalar`, looked up once.
+#[inline]
 pub fn pow_tensor_scalar_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
@@ -1804,6 +1891,7 @@ pub fn pow_tensor_scalar(self_: &Tensor, exponent: Scalar) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::pow_.Scalar`, looked up once.
+#[inline]
 pub fn pow_scalar_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
         OnceLock::new();
@@ -1818,6 +1906,7 @@ pub fn pow_scalar_(self_: &Tensor, exponent: Scalar) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::pow.Tensor_Scalar_out`, looked up once.
+#[inline]
 pub fn pow_tensor_scalar_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar, &'static Tensor), Tensor>> {
     static OP: OnceLock<
@@ -1834,6 +1923,7 @@ pub fn pow_tensor_scalar_out(self_: &Tensor, exponent: Scalar, out: &Tensor) -> 
 }
 
 /// The typed dispatcher handle of `aten::logical_and.`, looked up once.
+#[inline]
 pub fn logical_and_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -1849,6 +1939,7 @@ pub fn logical_and(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::logical_and_.`, looked up once.
+#[inline]
 pub fn logical_and_op_(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -1864,6 +1955,7 @@ pub fn logical_and_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::logical_and.out`, looked up once.
+#[inline]
 pub fn logical_and_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>
 {
@@ -1881,6 +1973,7 @@ pub fn logical_and_out(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<T
 }
 
 /// The typed dispatcher handle of `aten::logical_or.`, looked up once.
+#[inline]
 pub fn logical_or_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -1896,6 +1989,7 @@ pub fn logical_or(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::logical_or_.`, looked up once.
+#[inline]
 pub fn logical_or_op_(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -1911,6 +2005,7 @@ pub fn logical_or_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::logical_or.out`, looked up once.
+#[inline]
 pub fn logical_or_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>
 {
@@ -1928,6 +2023,7 @@ pub fn logical_or_out(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Te
 }
 
 /// The typed dispatcher handle of `aten::logical_xor.`, looked up once.
+#[inline]
 pub fn logical_xor_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -1943,6 +2039,7 @@ pub fn logical_xor(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::logical_xor_.`, looked up once.
+#[inline]
 pub fn logical_xor_op_(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -1958,6 +2055,7 @@ pub fn logical_xor_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::logical_xor.out`, looked up once.
+#[inline]
 pub fn logical_xor_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>
 {
@@ -1975,6 +2073,7 @@ pub fn logical_xor_out(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<T
 }
 
 /// The typed dispatcher handle of `aten::lerp.Scalar`, looked up once.
+#[inline]
 pub fn lerp_scalar_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, Scalar), Tensor>> {
     static OP: OnceLock<
@@ -1991,6 +2090,7 @@ pub fn lerp_scalar(self_: &Tensor, end: &Tensor, weight: Scalar) -> Result<Tenso
 }
 
 /// The typed dispatcher handle of `aten::lerp_.Scalar`, looked up once.
+#[inline]
 pub fn lerp_scalar_op_(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, Scalar), Tensor>> {
     static OP: OnceLock<
@@ -2007,6 +2107,7 @@ pub fn lerp_scalar_(self_: &Tensor, end: &Tensor, weight: Scalar) -> Result<Tens
 }
 
 /// The typed dispatcher handle of `aten::lerp.Scalar_out`, looked up once.
+#[inline]
 pub fn lerp_scalar_out_op() -> Result<
     &'static TypedOperatorHandle<
         (&'static Tensor, &'static Tensor, Scalar, &'static Tensor),
@@ -2037,6 +2138,7 @@ pub fn lerp_scalar_out(
 }
 
 /// The typed dispatcher handle of `aten::where.self`, looked up once.
+#[inline]
 pub fn where_self_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>
 {
@@ -2054,6 +2156,7 @@ pub fn where_self(condition: &Tensor, self_: &Tensor, other: &Tensor) -> Result<
 }
 
 /// The typed dispatcher handle of `aten::masked_fill.Scalar`, looked up once.
+#[inline]
 pub fn masked_fill_scalar_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, Scalar), Tensor>> {
     static OP: OnceLock<
@@ -2070,6 +2173,7 @@ pub fn masked_fill_scalar(self_: &Tensor, mask: &Tensor, value: Scalar) -> Resul
 }
 
 /// The typed dispatcher handle of `aten::masked_fill_.Scalar`, looked up once.
+#[inline]
 pub fn masked_fill_scalar_op_(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, Scalar), Tensor>> {
     static OP: OnceLock<
@@ -2086,6 +2190,7 @@ pub fn masked_fill_scalar_(self_: &Tensor, mask: &Tensor, value: Scalar) -> Resu
 }
 
 /// The typed dispatcher handle of `aten::masked_fill.Scalar_out`, looked up once.
+#[inline]
 pub fn masked_fill_scalar_out_op() -> Result<
     &'static TypedOperatorHandle<
         (&'static Tensor, &'static Tensor, Scalar, &'static Tensor),
@@ -2116,6 +2221,7 @@ pub fn masked_fill_scalar_out(
 }
 
 /// The typed dispatcher handle of `aten::clamp.`, looked up once.
+#[inline]
 pub fn clamp_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Option<Scalar>, Option<Scalar>), Tensor>>
 {
@@ -2156,6 +2262,7 @@ pub fn clamp_with(self_: &Tensor, options: ClampOptions) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::clamp_.`, looked up once.
+#[inline]
 pub fn clamp_op_(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Option<Scalar>, Option<Scalar>), Tensor>>
 {
@@ -2196,6 +2303,7 @@ pub fn clamp_with_(self_: &Tensor, options: ClampInplaceOptions) -> Result<Tenso
 }
 
 /// The typed dispatcher handle of `aten::clamp.out`, looked up once.
+#[inline]
 pub fn clamp_out_op() -> Result<
     &'static TypedOperatorHandle<
         (
@@ -2236,6 +2344,7 @@ pub fn clamp_out(
 }
 
 /// The typed dispatcher handle of `aten::abs.`, looked up once.
+#[inline]
 pub fn abs_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
     OP.get_or_init(|| typed_handle("aten::abs", ""))
@@ -2249,6 +2358,7 @@ pub fn abs(self_: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::abs_.`, looked up once.
+#[inline]
 pub fn abs_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
     OP.get_or_init(|| typed_handle("aten::abs_", ""))
@@ -2262,6 +2372,7 @@ pub fn abs_(self_: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::abs.out`, looked up once.
+#[inline]
 pub fn abs_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -2277,6 +2388,7 @@ pub fn abs_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::neg.`, looked up once.
+#[inline]
 pub fn neg_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
     OP.get_or_init(|| typed_handle("aten::neg", ""))
@@ -2290,6 +2402,7 @@ pub fn neg(self_: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::neg_.`, looked up once.
+#[inline]
 pub fn neg_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
     OP.get_or_init(|| typed_handle("aten::neg_", ""))
@@ -2303,6 +2416,7 @@ pub fn neg_(self_: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::neg.out`, looked up once.
+#[inline]
 pub fn neg_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -2318,6 +2432,7 @@ pub fn neg_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::sign.`, looked up once.
+#[inline]
 pub fn sign_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
     OP.get_or_init(|| typed_handle("aten::sign", ""))
@@ -2331,6 +2446,7 @@ pub fn sign(self_: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::sign_.`, looked up once.
+#[inline]
 pub fn sign_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
     OP.get_or_init(|| typed_handle("aten::sign_", ""))
@@ -2344,6 +2460,7 @@ pub fn sign_(self_: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::sign.out`, looked up once.
+#[inline]
 pub fn sign_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -2359,6 +2476,7 @@ pub fn sign_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::ceil.`, looked up once.
+#[inline]
 pub fn ceil_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
     OP.get_or_init(|| typed_handle("aten::ceil", ""))
@@ -2372,6 +2490,7 @@ pub fn ceil(self_: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::ceil_.`, looked up once.
+#[inline]
 pub fn ceil_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
     OP.get_or_init(|| typed_handle("aten::ceil_", ""))
@@ -2385,6 +2504,7 @@ pub fn ceil_(self_: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::ceil.out`, looked up once.
+#[inline]
 pub fn ceil_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -2400,6 +2520,7 @@ pub fn ceil_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::floor.`, looked up once.
+#[inline]
 pub fn floor_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
     OP.get_or_init(|| typed_handle("aten::floor", ""))
@@ -2413,6 +2534,7 @@ pub fn floor(self_: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::floor_.`, looked up once.
+#[inline]
 pub fn floor_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
     OP.get_or_init(|| typed_handle("aten::floor_", ""))
@@ -2426,6 +2548,7 @@ pub fn floor_(self_: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::floor.out`, looked up once.
+#[inline]
 pub fn floor_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -2441,6 +2564,7 @@ pub fn floor_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::round.`, looked up once.
+#[inline]
 pub fn round_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
     OP.get_or_init(|| typed_handle("aten::round", ""))
@@ -2454,6 +2578,7 @@ pub fn round(self_: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::round_.`, looked up once.
+#[inline]
 pub fn round_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
     OP.get_or_init(|| typed_handle("aten::round_", ""))
@@ -2467,6 +2592,7 @@ pub fn round_(self_: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::round.out`, looked up once.
+#[inline]
 pub fn round_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -2482,6 +2608,7 @@ pub fn round_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::trunc.`, looked up once.
+#[inline]
 pub fn trunc_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
     OP.get_or_init(|| typed_handle("aten::trunc", ""))
@@ -2495,6 +2622,7 @@ pub fn trunc(self_: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::trunc_.`, looked up once.
+#[inline]
 pub fn trunc_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
     OP.get_or_init(|| typed_handle("aten::trunc_", ""))
@@ -2508,6 +2636,7 @@ pub fn trunc_(self_: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::trunc.out`, looked up once.
+#[inline]
 pub fn trunc_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -2523,6 +2652,7 @@ pub fn trunc_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::cos.`, looked up once.
+#[inline]
 pub fn cos_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
     OP.get_or_init(|| typed_handle("aten::cos", ""))
@@ -2536,6 +2666,7 @@ pub fn cos(self_: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::cos_.`, looked up once.
+#[inline]
 pub fn cos_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
     OP.get_or_init(|| typed_handle("aten::cos_", ""))
@@ -2549,6 +2680,7 @@ pub fn cos_(self_: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::cos.out`, looked up once.
+#[inline]
 pub fn cos_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -2564,6 +2696,7 @@ pub fn cos_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::sin.`, looked up once.
+#[inline]
 pub fn sin_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
     OP.get_or_init(|| typed_handle("aten::sin", ""))
@@ -2577,6 +2710,7 @@ pub fn sin(self_: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::sin_.`, looked up once.
+#[inline]
 pub fn sin_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
     OP.get_or_init(|| typed_handle("aten::sin_", ""))
@@ -2590,6 +2724,7 @@ pub fn sin_(self_: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::sin.out`, looked up once.
+#[inline]
 pub fn sin_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -2605,6 +2740,7 @@ pub fn sin_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::tanh.`, looked up once.
+#[inline]
 pub fn tanh_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
     OP.get_or_init(|| typed_handle("aten::tanh", ""))
@@ -2618,6 +2754,7 @@ pub fn tanh(self_: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::tanh_.`, looked up once.
+#[inline]
 pub fn tanh_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
     OP.get_or_init(|| typed_handle("aten::tanh_", ""))
@@ -2631,6 +2768,7 @@ pub fn tanh_(self_: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::tanh.out`, looked up once.
+#[inline]
 pub fn tanh_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -2646,6 +2784,7 @@ pub fn tanh_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::exp.`, looked up once.
+#[inline]
 pub fn exp_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
     OP.get_or_init(|| typed_handle("aten::exp", ""))
@@ -2659,6 +2798,7 @@ pub fn exp(self_: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::exp_.`, looked up once.
+#[inline]
 pub fn exp_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
     OP.get_or_init(|| typed_handle("aten::exp_", ""))
@@ -2672,6 +2812,7 @@ pub fn exp_(self_: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::exp.out`, looked up once.
+#[inline]
 pub fn exp_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -2687,6 +2828,7 @@ pub fn exp_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::expm1.`, looked up once.
+#[inline]
 pub fn expm1_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
     OP.get_or_init(|| typed_handle("aten::expm1", ""))
@@ -2700,6 +2842,7 @@ pub fn expm1(self_: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::expm1_.`, looked up once.
+#[inline]
 pub fn expm1_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
     OP.get_or_init(|| typed_handle("aten::expm1_", ""))
@@ -2713,6 +2856,7 @@ pub fn expm1_(self_: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::expm1.out`, looked up once.
+#[inline]
 pub fn expm1_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -2728,6 +2872,7 @@ pub fn expm1_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::log.`, looked up once.
+#[inline]
 pub fn log_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
     OP.get_or_init(|| typed_handle("aten::log", ""))
@@ -2741,6 +2886,7 @@ pub fn log(self_: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::log_.`, looked up once.
+#[inline]
 pub fn log_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
     OP.get_or_init(|| typed_handle("aten::log_", ""))
@@ -2754,6 +2900,7 @@ pub fn log_(self_: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::log.out`, looked up once.
+#[inline]
 pub fn log_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -2769,6 +2916,7 @@ pub fn log_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::log1p.`, looked up once.
+#[inline]
 pub fn log1p_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
     OP.get_or_init(|| typed_handle("aten::log1p", ""))
@@ -2782,6 +2930,7 @@ pub fn log1p(self_: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::log1p_.`, looked up once.
+#[inline]
 pub fn log1p_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
     OP.get_or_init(|| typed_handle("aten::log1p_", ""))
@@ -2795,6 +2944,7 @@ pub fn log1p_(self_: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::log1p.out`, looked up once.
+#[inline]
 pub fn log1p_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -2810,6 +2960,7 @@ pub fn log1p_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::sqrt.`, looked up once.
+#[inline]
 pub fn sqrt_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
     OP.get_or_init(|| typed_handle("aten::sqrt", ""))
@@ -2823,6 +2974,7 @@ pub fn sqrt(self_: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::sqrt_.`, looked up once.
+#[inline]
 pub fn sqrt_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
     OP.get_or_init(|| typed_handle("aten::sqrt_", ""))
@@ -2836,6 +2988,7 @@ pub fn sqrt_(self_: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::sqrt.out`, looked up once.
+#[inline]
 pub fn sqrt_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -2851,6 +3004,7 @@ pub fn sqrt_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::rsqrt.`, looked up once.
+#[inline]
 pub fn rsqrt_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
     OP.get_or_init(|| typed_handle("aten::rsqrt", ""))
@@ -2864,6 +3018,7 @@ pub fn rsqrt(self_: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::rsqrt_.`, looked up once.
+#[inline]
 pub fn rsqrt_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
     OP.get_or_init(|| typed_handle("aten::rsqrt_", ""))
@@ -2877,6 +3032,7 @@ pub fn rsqrt_(self_: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::rsqrt.out`, looked up once.
+#[inline]
 pub fn rsqrt_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -2892,6 +3048,7 @@ pub fn rsqrt_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::reciprocal.`, looked up once.
+#[inline]
 pub fn reciprocal_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
     OP.get_or_init(|| typed_handle("aten::reciprocal", ""))
@@ -2905,6 +3062,7 @@ pub fn reciprocal(self_: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::reciprocal_.`, looked up once.
+#[inline]
 pub fn reciprocal_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
     OP.get_or_init(|| typed_handle("aten::reciprocal_", ""))
@@ -2918,6 +3076,7 @@ pub fn reciprocal_(self_: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::reciprocal.out`, looked up once.
+#[inline]
 pub fn reciprocal_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -2933,6 +3092,7 @@ pub fn reciprocal_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::sigmoid.`, looked up once.
+#[inline]
 pub fn sigmoid_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
     OP.get_or_init(|| typed_handle("aten::sigmoid", ""))
@@ -2946,6 +3106,7 @@ pub fn sigmoid(self_: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::sigmoid_.`, looked up once.
+#[inline]
 pub fn sigmoid_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
     OP.get_or_init(|| typed_handle("aten::sigmoid_", ""))
@@ -2959,6 +3120,7 @@ pub fn sigmoid_(self_: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::sigmoid.out`, looked up once.
+#[inline]
 pub fn sigmoid_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -2974,6 +3136,7 @@ pub fn sigmoid_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::erf.`, looked up once.
+#[inline]
 pub fn erf_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
     OP.get_or_init(|| typed_handle("aten::erf", ""))
@@ -2987,6 +3150,7 @@ pub fn erf(self_: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::erf_.`, looked up once.
+#[inline]
 pub fn erf_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
     OP.get_or_init(|| typed_handle("aten::erf_", ""))
@@ -3000,6 +3164,7 @@ pub fn erf_(self_: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::erf.out`, looked up once.
+#[inline]
 pub fn erf_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -3015,6 +3180,7 @@ pub fn erf_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::relu.`, looked up once.
+#[inline]
 pub fn relu_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
     OP.get_or_init(|| typed_handle("aten::relu", ""))
@@ -3028,6 +3194,7 @@ pub fn relu(self_: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::relu_.`, looked up once.
+#[inline]
 pub fn relu_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
     OP.get_or_init(|| typed_handle("aten::relu_", ""))
@@ -3041,6 +3208,7 @@ pub fn relu_(self_: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::relu.out`, looked up once.
+#[inline]
 pub fn relu_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -3056,6 +3224,7 @@ pub fn relu_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::gelu.`, looked up once.
+#[inline]
 pub fn gelu_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static str), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static str), Tensor>>> =
         OnceLock::new();
@@ -3090,6 +3259,7 @@ pub fn gelu_with(self_: &Tensor, options: GeluOptions<'_>) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::gelu_.`, looked up once.
+#[inline]
 pub fn gelu_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static str), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static str), Tensor>>> =
         OnceLock::new();
@@ -3124,6 +3294,7 @@ pub fn gelu_with_(self_: &Tensor, options: GeluInplaceOptions<'_>) -> Result<Ten
 }
 
 /// The typed dispatcher handle of `aten::gelu.out`, looked up once.
+#[inline]
 pub fn gelu_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static str, &'static Tensor), Tensor>>
 {
@@ -3141,6 +3312,7 @@ pub fn gelu_out(self_: &Tensor, approximate: &str, out: &Tensor) -> Result<Tenso
 }
 
 /// The typed dispatcher handle of `aten::silu.`, looked up once.
+#[inline]
 pub fn silu_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
     OP.get_or_init(|| typed_handle("aten::silu", ""))
@@ -3154,6 +3326,7 @@ pub fn silu(self_: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::silu_.`, looked up once.
+#[inline]
 pub fn silu_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
     OP.get_or_init(|| typed_handle("aten::silu_", ""))
@@ -3167,6 +3340,7 @@ pub fn silu_(self_: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::silu.out`, looked up once.
+#[inline]
 pub fn silu_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -3182,6 +3356,7 @@ pub fn silu_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::square.`, looked up once.
+#[inline]
 pub fn square_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
     OP.get_or_init(|| typed_handle("aten::square", ""))
@@ -3195,6 +3370,7 @@ pub fn square(self_: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::bitwise_not.`, looked up once.
+#[inline]
 pub fn bitwise_not_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
     OP.get_or_init(|| typed_handle("aten::bitwise_not", ""))
@@ -3208,6 +3384,7 @@ pub fn bitwise_not(self_: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::bitwise_not_.`, looked up once.
+#[inline]
 pub fn bitwise_not_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
     OP.get_or_init(|| typed_handle("aten::bitwise_not_", ""))
@@ -3221,6 +3398,7 @@ pub fn bitwise_not_(self_: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::bitwise_not.out`, looked up once.
+#[inline]
 pub fn bitwise_not_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -3236,6 +3414,7 @@ pub fn bitwise_not_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::logical_not.`, looked up once.
+#[inline]
 pub fn logical_not_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
     OP.get_or_init(|| typed_handle("aten::logical_not", ""))
@@ -3249,6 +3428,7 @@ pub fn logical_not(self_: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::logical_not_.`, looked up once.
+#[inline]
 pub fn logical_not_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
     OP.get_or_init(|| typed_handle("aten::logical_not_", ""))
@@ -3262,6 +3442,7 @@ pub fn logical_not_(self_: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::logical_not.out`, looked up once.
+#[inline]
 pub fn logical_not_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -3277,6 +3458,7 @@ pub fn logical_not_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::sum.`, looked up once.
+#[inline]
 pub fn sum_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Option<ScalarType>), Tensor>> {
     static OP: OnceLock<
@@ -3311,6 +3493,7 @@ pub fn sum_with(self_: &Tensor, options: SumOptions) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::sum.out`, looked up once.
+#[inline]
 pub fn sum_out_op() -> Result<
     &'static TypedOperatorHandle<(&'static Tensor, Option<ScalarType>, &'static Tensor), Tensor>,
 > {
@@ -3328,6 +3511,7 @@ pub fn sum_out(self_: &Tensor, dtype: Option<ScalarType>, out: &Tensor) -> Resul
 }
 
 /// The typed dispatcher handle of `aten::sum.dim_IntList`, looked up once.
+#[inline]
 pub fn sum_dim_intlist_op() -> Result<
     &'static TypedOperatorHandle<
         (
@@ -3390,6 +3574,7 @@ pub fn sum_dim_intlist_with(
 }
 
 /// The typed dispatcher handle of `aten::sum.IntList_out`, looked up once.
+#[inline]
 pub fn sum_intlist_out_op() -> Result<
     &'static TypedOperatorHandle<
         (
@@ -3433,6 +3618,7 @@ pub fn sum_intlist_out(
 }
 
 /// The typed dispatcher handle of `aten::mean.`, looked up once.
+#[inline]
 pub fn mean_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Option<ScalarType>), Tensor>> {
     static OP: OnceLock<
@@ -3467,6 +3653,7 @@ pub fn mean_with(self_: &Tensor, options: MeanOptions) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::mean.dim`, looked up once.
+#[inline]
 pub fn mean_dim_op() -> Result<
     &'static TypedOperatorHandle<
         (
@@ -3529,6 +3716,7 @@ pub fn mean_dim_with(
 }
 
 /// The typed dispatcher handle of `aten::mean.out`, looked up once.
+#[inline]
 pub fn mean_out_op() -> Result<
     &'static TypedOperatorHandle<
         (
@@ -3572,6 +3760,7 @@ pub fn mean_out(
 }
 
 /// The typed dispatcher handle of `aten::prod.`, looked up once.
+#[inline]
 pub fn prod_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Option<ScalarType>), Tensor>> {
     static OP: OnceLock<
@@ -3606,6 +3795,7 @@ pub fn prod_with(self_: &Tensor, options: ProdOptions) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::prod.out`, looked up once.
+#[inline]
 pub fn prod_out_op() -> Result<
     &'static TypedOperatorHandle<(&'static Tensor, Option<ScalarType>, &'static Tensor), Tensor>,
 > {
@@ -3623,6 +3813,7 @@ pub fn prod_out(self_: &Tensor, dtype: Option<ScalarType>, out: &Tensor) -> Resu
 }
 
 /// The typed dispatcher handle of `aten::amax.`, looked up once.
+#[inline]
 pub fn amax_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static [i64], bool), Tensor>> {
     static OP: OnceLock<
@@ -3662,6 +3853,7 @@ pub fn amax_with(self_: &Tensor, options: AmaxOptions<'_>) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::amax.out`, looked up once.
+#[inline]
 pub fn amax_out_op() -> Result<
     &'static TypedOperatorHandle<(&'static Tensor, &'static [i64], bool, &'static Tensor), Tensor>,
 > {
@@ -3681,6 +3873,7 @@ pub fn amax_out(self_: &Tensor, dim: &[i64], keepdim: bool, out: &Tensor) -> Res
 }
 
 /// The typed dispatcher handle of `aten::amin.`, looked up once.
+#[inline]
 pub fn amin_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static [i64], bool), Tensor>> {
     static OP: OnceLock<
@@ -3720,6 +3913,7 @@ pub fn amin_with(self_: &Tensor, options: AminOptions<'_>) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::amin.out`, looked up once.
+#[inline]
 pub fn amin_out_op() -> Result<
     &'static TypedOperatorHandle<(&'static Tensor, &'static [i64], bool, &'static Tensor), Tensor>,
 > {
@@ -3739,6 +3933,7 @@ pub fn amin_out(self_: &Tensor, dim: &[i64], keepdim: bool, out: &Tensor) -> Res
 }
 
 /// The typed dispatcher handle of `aten::argmax.`, looked up once.
+#[inline]
 pub fn argmax_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Option<i64>, bool), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Option<i64>, bool), Tensor>>> =
@@ -3777,6 +3972,7 @@ pub fn argmax_with(self_: &Tensor, options: ArgmaxOptions) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::argmax.out`, looked up once.
+#[inline]
 pub fn argmax_out_op() -> Result<
     &'static TypedOperatorHandle<(&'static Tensor, Option<i64>, bool, &'static Tensor), Tensor>,
 > {
@@ -3794,6 +3990,7 @@ pub fn argmax_out(self_: &Tensor, dim: Option<i64>, keepdim: bool, out: &Tensor)
 }
 
 /// The typed dispatcher handle of `aten::max.dim`, looked up once.
+#[inline]
 pub fn max_dim_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, bool), (Tensor, Tensor)>> {
     static OP: OnceLock<
@@ -3828,6 +4025,7 @@ pub fn max_dim_with(self_: &Tensor, dim: i64, options: MaxDimOptions) -> Result<
 }
 
 /// The typed dispatcher handle of `aten::max.dim_max`, looked up once.
+#[inline]
 pub fn max_dim_max_op() -> Result<
     &'static TypedOperatorHandle<
         (&'static Tensor, i64, bool, &'static Tensor, &'static Tensor),
@@ -3859,6 +4057,7 @@ pub fn max_dim_max(
 }
 
 /// The typed dispatcher handle of `aten::all.dim`, looked up once.
+#[inline]
 pub fn all_dim_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, bool), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, i64, bool), Tensor>>> =
         OnceLock::new();
@@ -3891,6 +4090,7 @@ pub fn all_dim_with(self_: &Tensor, dim: i64, options: AllDimOptions) -> Result<
 }
 
 /// The typed dispatcher handle of `aten::all.out`, looked up once.
+#[inline]
 pub fn all_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, bool, &'static Tensor), Tensor>> {
     static OP: OnceLock<
@@ -3907,6 +4107,7 @@ pub fn all_out(self_: &Tensor, dim: i64, keepdim: bool, out: &Tensor) -> Result<
 }
 
 /// The typed dispatcher handle of `aten::any.dim`, looked up once.
+#[inline]
 pub fn any_dim_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, bool), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, i64, bool), Tensor>>> =
         OnceLock::new();
@@ -3939,6 +4140,7 @@ pub fn any_dim_with(self_: &Tensor, dim: i64, options: AnyDimOptions) -> Result<
 }
 
 /// The typed dispatcher handle of `aten::any.out`, looked up once.
+#[inline]
 pub fn any_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, bool, &'static Tensor), Tensor>> {
     static OP: OnceLock<
@@ -3955,6 +4157,7 @@ pub fn any_out(self_: &Tensor, dim: i64, keepdim: bool, out: &Tensor) -> Result<
 }
 
 /// The typed dispatcher handle of `aten::cumsum.`, looked up once.
+#[inline]
 pub fn cumsum_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, Option<ScalarType>), Tensor>> {
     static OP: OnceLock<
@@ -3989,6 +4192,7 @@ pub fn cumsum_with(self_: &Tensor, dim: i64, options: CumsumOptions) -> Result<T
 }
 
 /// The typed dispatcher handle of `aten::cumsum_.`, looked up once.
+#[inline]
 pub fn cumsum_op_(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, Option<ScalarType>), Tensor>> {
     static OP: OnceLock<
@@ -4023,6 +4227,7 @@ pub fn cumsum_with_(self_: &Tensor, dim: i64, options: CumsumInplaceOptions) -> 
 }
 
 /// The typed dispatcher handle of `aten::cumsum.out`, looked up once.
+#[inline]
 pub fn cumsum_out_op() -> Result<
     &'static TypedOperatorHandle<
         (&'static Tensor, i64, Option<ScalarType>, &'static Tensor),
@@ -4053,6 +4258,7 @@ pub fn cumsum_out(
 }
 
 /// The typed dispatcher handle of `aten::softmax.int`, looked up once.
+#[inline]
 pub fn softmax_int_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, Option<ScalarType>), Tensor>> {
     static OP: OnceLock<
@@ -4087,6 +4293,7 @@ pub fn softmax_int_with(self_: &Tensor, dim: i64, options: SoftmaxIntOptions) ->
 }
 
 /// The typed dispatcher handle of `aten::_softmax.`, looked up once.
+#[inline]
 pub fn _softmax_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, bool), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, i64, bool), Tensor>>> =
         OnceLock::new();
@@ -4101,6 +4308,7 @@ pub fn _softmax(self_: &Tensor, dim: i64, half_to_float: bool) -> Result<Tensor>
 }
 
 /// The typed dispatcher handle of `aten::_softmax.out`, looked up once.
+#[inline]
 pub fn _softmax_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, bool, &'static Tensor), Tensor>> {
     static OP: OnceLock<
@@ -4117,6 +4325,7 @@ pub fn _softmax_out(self_: &Tensor, dim: i64, half_to_float: bool, out: &Tensor)
 }
 
 /// The typed dispatcher handle of `aten::log_softmax.int`, looked up once.
+#[inline]
 pub fn log_softmax_int_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, Option<ScalarType>), Tensor>> {
     static OP: OnceLock<
@@ -4155,6 +4364,7 @@ pub fn log_softmax_int_with(
 }
 
 /// The typed dispatcher handle of `aten::_log_softmax.`, looked up once.
+#[inline]
 pub fn _log_softmax_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, bool), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, i64, bool), Tensor>>> =
@@ -4170,6 +4380,7 @@ pub fn _log_softmax(self_: &Tensor, dim: i64, half_to_float: bool) -> Result<Ten
 }
 
 /// The typed dispatcher handle of `aten::_log_softmax.out`, looked up once.
+#[inline]
 pub fn _log_softmax_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, bool, &'static Tensor), Tensor>> {
     static OP: OnceLock<
@@ -4191,6 +4402,7 @@ pub fn _log_softmax_out(
 }
 
 /// The typed dispatcher handle of `aten::logsumexp.`, looked up once.
+#[inline]
 pub fn logsumexp_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static [i64], bool), Tensor>> {
     static OP: OnceLock<
@@ -4225,6 +4437,7 @@ pub fn logsumexp_with(self_: &Tensor, dim: &[i64], options: LogsumexpOptions) ->
 }
 
 /// The typed dispatcher handle of `aten::logsumexp.out`, looked up once.
+#[inline]
 pub fn logsumexp_out_op() -> Result<
     &'static TypedOperatorHandle<(&'static Tensor, &'static [i64], bool, &'static Tensor), Tensor>,
 > {
@@ -4244,6 +4457,7 @@ pub fn logsumexp_out(self_: &Tensor, dim: &[i64], keepdim: bool, out: &Tensor) -
 }
 
 /// The typed dispatcher handle of `aten::var.correction`, looked up once.
+#[inline]
 pub fn var_correction_op() -> Result<
     &'static TypedOperatorHandle<
         (
@@ -4305,6 +4519,7 @@ pub fn var_correction_with(self_: &Tensor, options: VarCorrectionOptions<'_>) ->
 }
 
 /// The typed dispatcher handle of `aten::_to_copy.`, looked up once.
+#[inline]
 pub fn _to_copy_op() -> Result<
     &'static TypedOperatorHandle<
         (
@@ -4389,6 +4604,7 @@ pub fn _to_copy_with(self_: &Tensor, options: ToCopyOptions) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::_to_copy.out`, looked up once.
+#[inline]
 pub fn _to_copy_out_op() -> Result<
     &'static TypedOperatorHandle<
         (
@@ -4450,6 +4666,7 @@ pub fn _to_copy_out(
 }
 
 /// The typed dispatcher handle of `aten::clone.`, looked up once.
+#[inline]
 pub fn clone_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Option<MemoryFormat>), Tensor>> {
     static OP: OnceLock<
@@ -4486,6 +4703,7 @@ pub fn clone_with(self_: &Tensor, options: CloneOptions) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::clone.out`, looked up once.
+#[inline]
 pub fn clone_out_op() -> Result<
     &'static TypedOperatorHandle<(&'static Tensor, Option<MemoryFormat>, &'static Tensor), Tensor>,
 > {
@@ -4509,6 +4727,7 @@ pub fn clone_out(
 }
 
 /// The typed dispatcher handle of `aten::contiguous.`, looked up once.
+#[inline]
 pub fn contiguous_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, MemoryFormat), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, MemoryFormat), Tensor>>> =
@@ -4544,6 +4763,7 @@ pub fn contiguous_with(self_: &Tensor, options: ContiguousOptions) -> Result<Ten
 }
 
 /// The typed dispatcher handle of `aten::copy_.`, looked up once.
+#[inline]
 pub fn copy_op_(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, bool), Tensor>> {
     static OP: OnceLock<
@@ -4580,6 +4800,7 @@ pub fn copy_with_(self_: &Tensor, src: &Tensor, options: CopyInplaceOptions) -> 
 }
 
 /// The typed dispatcher handle of `aten::copy.out`, looked up once.
+#[inline]
 pub fn copy_out_op() -> Result<
     &'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, bool, &'static Tensor), Tensor>,
 > {
@@ -4599,6 +4820,7 @@ pub fn copy_out(self_: &Tensor, src: &Tensor, non_blocking: bool, out: &Tensor) 
 }
 
 /// The typed dispatcher handle of `aten::view.`, looked up once.
+#[inline]
 pub fn view_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static [i64]), Tensor>>
 {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static [i64]), Tensor>>> =
@@ -4614,6 +4836,7 @@ pub fn view(self_: &Tensor, size: &[i64]) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::reshape.`, looked up once.
+#[inline]
 pub fn reshape_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static [i64]), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static [i64]), Tensor>>> =
@@ -4629,6 +4852,7 @@ pub fn reshape(self_: &Tensor, shape: &[i64]) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::alias.`, looked up once.
+#[inline]
 pub fn alias_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
     OP.get_or_init(|| typed_handle("aten::alias", ""))
@@ -4642,6 +4866,7 @@ pub fn alias(self_: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::t.`, looked up once.
+#[inline]
 pub fn t_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
     OP.get_or_init(|| typed_handle("aten::t", ""))
@@ -4655,6 +4880,7 @@ pub fn t(self_: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::transpose.int`, looked up once.
+#[inline]
 pub fn transpose_int_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, i64), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, i64, i64), Tensor>>> =
@@ -4670,6 +4896,7 @@ pub fn transpose_int(self_: &Tensor, dim0: i64, dim1: i64) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::permute.`, looked up once.
+#[inline]
 pub fn permute_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static [i64]), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static [i64]), Tensor>>> =
@@ -4685,6 +4912,7 @@ pub fn permute(self_: &Tensor, dims: &[i64]) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::flatten.using_ints`, looked up once.
+#[inline]
 pub fn flatten_using_ints_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, i64), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, i64, i64), Tensor>>> =
@@ -4723,6 +4951,7 @@ pub fn flatten_using_ints_with(self_: &Tensor, options: FlattenUsingIntsOptions)
 }
 
 /// The typed dispatcher handle of `aten::unsqueeze.`, looked up once.
+#[inline]
 pub fn unsqueeze_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, i64), Tensor>>> =
         OnceLock::new();
@@ -4737,6 +4966,7 @@ pub fn unsqueeze(self_: &Tensor, dim: i64) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::squeeze.`, looked up once.
+#[inline]
 pub fn squeeze_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
     OP.get_or_init(|| typed_handle("aten::squeeze", ""))
@@ -4750,6 +4980,7 @@ pub fn squeeze(self_: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::squeeze.dim`, looked up once.
+#[inline]
 pub fn squeeze_dim_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, i64), Tensor>>> =
         OnceLock::new();
@@ -4764,6 +4995,7 @@ pub fn squeeze_dim(self_: &Tensor, dim: i64) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::squeeze.dims`, looked up once.
+#[inline]
 pub fn squeeze_dims_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static [i64]), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static [i64]), Tensor>>> =
@@ -4779,6 +5011,7 @@ pub fn squeeze_dims(self_: &Tensor, dim: &[i64]) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::select.int`, looked up once.
+#[inline]
 pub fn select_int_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, i64), Tensor>>
 {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, i64, i64), Tensor>>> =
@@ -4794,6 +5027,7 @@ pub fn select_int(self_: &Tensor, dim: i64, index: i64) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::slice.Tensor`, looked up once.
+#[inline]
 pub fn slice_tensor_op() -> Result<
     &'static TypedOperatorHandle<(&'static Tensor, i64, Option<i64>, Option<i64>, i64), Tensor>,
 > {
@@ -4840,6 +5074,7 @@ pub fn slice_tensor_with(self_: &Tensor, options: SliceTensorOptions) -> Result<
 }
 
 /// The typed dispatcher handle of `aten::narrow.`, looked up once.
+#[inline]
 pub fn narrow_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, i64, i64), Tensor>>
 {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, i64, i64, i64), Tensor>>> =
@@ -4855,6 +5090,7 @@ pub fn narrow(self_: &Tensor, dim: i64, start: i64, length: i64) -> Result<Tenso
 }
 
 /// The typed dispatcher handle of `aten::expand.`, looked up once.
+#[inline]
 pub fn expand_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static [i64], bool), Tensor>> {
     static OP: OnceLock<
@@ -4889,6 +5125,7 @@ pub fn expand_with(self_: &Tensor, size: &[i64], options: ExpandOptions) -> Resu
 }
 
 /// The typed dispatcher handle of `aten::split.Tensor`, looked up once.
+#[inline]
 pub fn split_tensor_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, i64), Vec<Tensor>>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, i64, i64), Vec<Tensor>>>> =
@@ -4926,6 +5163,7 @@ pub fn split_tensor_with(
 }
 
 /// The typed dispatcher handle of `aten::ones.`, looked up once.
+#[inline]
 pub fn ones_op() -> Result<
     &'static TypedOperatorHandle<
         (
@@ -4998,6 +5236,7 @@ pub fn ones_with(size: &[i64], options: OnesOptions) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::full.`, looked up once.
+#[inline]
 pub fn full_op() -> Result<
     &'static TypedOperatorHandle<
         (
@@ -5073,6 +5312,7 @@ pub fn full_with(size: &[i64], fill_value: Scalar, options: FullOptions) -> Resu
 }
 
 /// The typed dispatcher handle of `aten::empty_like.`, looked up once.
+#[inline]
 pub fn empty_like_op() -> Result<
     &'static TypedOperatorHandle<
         (
@@ -5151,6 +5391,7 @@ pub fn empty_like_with(self_: &Tensor, options: EmptyLikeOptions) -> Result<Tens
 }
 
 /// The typed dispatcher handle of `aten::empty_like.out`, looked up once.
+#[inline]
 pub fn empty_like_out_op() -> Result<
     &'static TypedOperatorHandle<
         (
@@ -5200,6 +5441,7 @@ pub fn empty_like_out(
 }
 
 /// The typed dispatcher handle of `aten::full_like.`, looked up once.
+#[inline]
 pub fn full_like_op() -> Result<
     &'static TypedOperatorHandle<
         (
@@ -5285,6 +5527,7 @@ pub fn full_like_with(
 }
 
 /// The typed dispatcher handle of `aten::full_like.out`, looked up once.
+#[inline]
 pub fn full_like_out_op() -> Result<
     &'static TypedOperatorHandle<
         (
@@ -5346,6 +5589,7 @@ pub fn full_like_out(
 }
 
 /// The typed dispatcher handle of `aten::zeros_like.`, looked up once.
+#[inline]
 pub fn zeros_like_op() -> Result<
     &'static TypedOperatorHandle<
         (
@@ -5424,6 +5668,7 @@ pub fn zeros_like_with(self_: &Tensor, options: ZerosLikeOptions) -> Result<Tens
 }
 
 /// The typed dispatcher handle of `aten::zeros_like.out`, looked up once.
+#[inline]
 pub fn zeros_like_out_op() -> Result<
     &'static TypedOperatorHandle<
         (
@@ -5473,6 +5718,7 @@ pub fn zeros_like_out(
 }
 
 /// The typed dispatcher handle of `aten::ones_like.`, looked up once.
+#[inline]
 pub fn ones_like_op() -> Result<
     &'static TypedOperatorHandle<
         (
@@ -5551,6 +5797,7 @@ pub fn ones_like_with(self_: &Tensor, options: OnesLikeOptions) -> Result<Tensor
 }
 
 /// The typed dispatcher handle of `aten::ones_like.out`, looked up once.
+#[inline]
 pub fn ones_like_out_op() -> Result<
     &'static TypedOperatorHandle<
         (
@@ -5600,6 +5847,7 @@ pub fn ones_like_out(
 }
 
 /// The typed dispatcher handle of `aten::arange.`, looked up once.
+#[inline]
 pub fn arange_op() -> Result<
     &'static TypedOperatorHandle<
         (
@@ -5672,6 +5920,7 @@ pub fn arange_with(end: Scalar, options: ArangeOptions) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::arange.start`, looked up once.
+#[inline]
 pub fn arange_start_op() -> Result<
     &'static TypedOperatorHandle<
         (
@@ -5751,6 +6000,7 @@ pub fn arange_start_with(
 }
 
 /// The typed dispatcher handle of `aten::arange.start_step`, looked up once.
+#[inline]
 pub fn arange_start_step_op() -> Result<
     &'static TypedOperatorHandle<
         (
@@ -5836,6 +6086,7 @@ pub fn arange_start_step_with(
 }
 
 /// The typed dispatcher handle of `aten::arange.start_out`, looked up once.
+#[inline]
 pub fn arange_start_out_op(
 ) -> Result<&'static TypedOperatorHandle<(Scalar, Scalar, Scalar, &'static Tensor), Tensor>> {
     static OP: OnceLock<
@@ -5852,6 +6103,7 @@ pub fn arange_start_out(start: Scalar, end: Scalar, step: Scalar, out: &Tensor) 
 }
 
 /// The typed dispatcher handle of `aten::linspace.`, looked up once.
+#[inline]
 pub fn linspace_op() -> Result<
     &'static TypedOperatorHandle<
         (
@@ -5935,6 +6187,7 @@ pub fn linspace_with(
 }
 
 /// The typed dispatcher handle of `aten::linspace.out`, looked up once.
+#[inline]
 pub fn linspace_out_op(
 ) -> Result<&'static TypedOperatorHandle<(Scalar, Scalar, i64, &'static Tensor), Tensor>> {
     static OP: OnceLock<
@@ -5951,6 +6204,7 @@ pub fn linspace_out(start: Scalar, end: Scalar, steps: i64, out: &Tensor) -> Res
 }
 
 /// The typed dispatcher handle of `aten::eye.`, looked up once.
+#[inline]
 pub fn eye_op() -> Result<
     &'static TypedOperatorHandle<
         (
@@ -6023,6 +6277,7 @@ pub fn eye_with(n: i64, options: EyeOptions) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::eye.m`, looked up once.
+#[inline]
 pub fn eye_m_op() -> Result<
     &'static TypedOperatorHandle<
         (
@@ -6098,6 +6353,7 @@ pub fn eye_m_with(n: i64, m: i64, options: EyeMOptions) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::eye.m_out`, looked up once.
+#[inline]
 pub fn eye_m_out_op() -> Result<&'static TypedOperatorHandle<(i64, i64, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(i64, i64, &'static Tensor), Tensor>>> =
         OnceLock::new();
@@ -6112,6 +6368,7 @@ pub fn eye_m_out(n: i64, m: i64, out: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::rand.`, looked up once.
+#[inline]
 pub fn rand_op() -> Result<
     &'static TypedOperatorHandle<
         (
@@ -6184,6 +6441,7 @@ pub fn rand_with(size: &[i64], options: RandOptions) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::rand.generator`, looked up once.
+#[inline]
 pub fn rand_generator_op() -> Result<
     &'static TypedOperatorHandle<
         (
@@ -6263,6 +6521,7 @@ pub fn rand_generator_with(
 }
 
 /// The typed dispatcher handle of `aten::randn.`, looked up once.
+#[inline]
 pub fn randn_op() -> Result<
     &'static TypedOperatorHandle<
         (
@@ -6335,6 +6594,7 @@ pub fn randn_with(size: &[i64], options: RandnOptions) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::randn.generator`, looked up once.
+#[inline]
 pub fn randn_generator_op() -> Result<
     &'static TypedOperatorHandle<
         (
@@ -6414,6 +6674,7 @@ pub fn randn_generator_with(
 }
 
 /// The typed dispatcher handle of `aten::fill_.Scalar`, looked up once.
+#[inline]
 pub fn fill_scalar_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>
 {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
@@ -6429,6 +6690,7 @@ pub fn fill_scalar_(self_: &Tensor, value: Scalar) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::fill.Scalar_out`, looked up once.
+#[inline]
 pub fn fill_scalar_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar, &'static Tensor), Tensor>> {
     static OP: OnceLock<
@@ -6445,6 +6707,7 @@ pub fn fill_scalar_out(self_: &Tensor, value: Scalar, out: &Tensor) -> Result<Te
 }
 
 /// The typed dispatcher handle of `aten::zero_.`, looked up once.
+#[inline]
 pub fn zero_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
     OP.get_or_init(|| typed_handle("aten::zero_", ""))
@@ -6458,6 +6721,7 @@ pub fn zero_(self_: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::zero.`, looked up once.
+#[inline]
 pub fn zero_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
     OP.get_or_init(|| typed_handle("aten::zero", ""))
@@ -6471,6 +6735,7 @@ pub fn zero(self_: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::zero.out`, looked up once.
+#[inline]
 pub fn zero_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -6486,6 +6751,7 @@ pub fn zero_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::uniform_.`, looked up once.
+#[inline]
 pub fn uniform_op_(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, f64, f64, Option<Generator>), Tensor>> {
     static OP: OnceLock<
@@ -6528,6 +6794,7 @@ pub fn uniform_with_(self_: &Tensor, options: UniformInplaceOptions) -> Result<T
 }
 
 /// The typed dispatcher handle of `aten::uniform.`, looked up once.
+#[inline]
 pub fn uniform_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, f64, f64, Option<Generator>), Tensor>> {
     static OP: OnceLock<
@@ -6570,6 +6837,7 @@ pub fn uniform_with(self_: &Tensor, options: UniformOptions) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::uniform.out`, looked up once.
+#[inline]
 pub fn uniform_out_op() -> Result<
     &'static TypedOperatorHandle<
         (
@@ -6613,6 +6881,7 @@ pub fn uniform_out(
 }
 
 /// The typed dispatcher handle of `aten::normal_.`, looked up once.
+#[inline]
 pub fn normal_op_(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, f64, f64, Option<Generator>), Tensor>> {
     static OP: OnceLock<
@@ -6655,6 +6924,7 @@ pub fn normal_with_(self_: &Tensor, options: NormalInplaceOptions) -> Result<Ten
 }
 
 /// The typed dispatcher handle of `aten::normal.out`, looked up once.
+#[inline]
 pub fn normal_out_op() -> Result<
     &'static TypedOperatorHandle<
         (
@@ -6698,6 +6968,7 @@ pub fn normal_out(
 }
 
 /// The typed dispatcher handle of `aten::mm.`, looked up once.
+#[inline]
 pub fn mm_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
         OnceLock::new();
@@ -6712,6 +6983,7 @@ pub fn mm(self_: &Tensor, mat2: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::mm.out`, looked up once.
+#[inline]
 pub fn mm_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>
 {
@@ -6729,6 +7001,7 @@ pub fn mm_out(self_: &Tensor, mat2: &Tensor, out: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::bmm.`, looked up once.
+#[inline]
 pub fn bmm_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>
 {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -6744,6 +7017,7 @@ pub fn bmm(self_: &Tensor, mat2: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::bmm.out`, looked up once.
+#[inline]
 pub fn bmm_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>
 {
@@ -6761,6 +7035,7 @@ pub fn bmm_out(self_: &Tensor, mat2: &Tensor, out: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::addmm.`, looked up once.
+#[inline]
 pub fn addmm_op() -> Result<
     &'static TypedOperatorHandle<
         (
@@ -6826,6 +7101,7 @@ pub fn addmm_with(
 }
 
 /// The typed dispatcher handle of `aten::addmm_.`, looked up once.
+#[inline]
 pub fn addmm_op_() -> Result<
     &'static TypedOperatorHandle<
         (
@@ -6891,6 +7167,7 @@ pub fn addmm_with_(
 }
 
 /// The typed dispatcher handle of `aten::addmm.out`, looked up once.
+#[inline]
 pub fn addmm_out_op() -> Result<
     &'static TypedOperatorHandle<
         (
@@ -6937,6 +7214,7 @@ pub fn addmm_out(
 }
 
 /// The typed dispatcher handle of `aten::dot.`, looked up once.
+#[inline]
 pub fn dot_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>
 {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -6952,6 +7230,7 @@ pub fn dot(self_: &Tensor, tensor: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::mv.`, looked up once.
+#[inline]
 pub fn mv_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
         OnceLock::new();
@@ -6966,6 +7245,7 @@ pub fn mv(self_: &Tensor, vec: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::matmul.`, looked up once.
+#[inline]
 pub fn matmul_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
@@ -6981,6 +7261,7 @@ pub fn matmul(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::linear.`, looked up once.
+#[inline]
 pub fn linear_op() -> Result<
     &'static TypedOperatorHandle<
         (&'static Tensor, &'static Tensor, Option<&'static Tensor>),
@@ -7024,6 +7305,7 @@ pub fn linear_with(input: &Tensor, weight: &Tensor, options: LinearOptions<'_>) 
 }
 
 /// The typed dispatcher handle of `aten::flip.`, looked up once.
+#[inline]
 pub fn flip_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static [i64]), Tensor>>
 {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static [i64]), Tensor>>> =
@@ -7039,6 +7321,7 @@ pub fn flip(self_: &Tensor, dims: &[i64]) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::flip.out`, looked up once.
+#[inline]
 pub fn flip_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static [i64], &'static Tensor), Tensor>>
 {
@@ -7056,6 +7339,7 @@ pub fn flip_out(self_: &Tensor, dims: &[i64], out: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::index_select.`, looked up once.
+#[inline]
 pub fn index_select_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, &'static Tensor), Tensor>> {
     static OP: OnceLock<
@@ -7072,6 +7356,7 @@ pub fn index_select(self_: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> 
 }
 
 /// The typed dispatcher handle of `aten::gather.`, looked up once.
+#[inline]
 pub fn gather_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, &'static Tensor, bool), Tensor>> {
     static OP: OnceLock<
@@ -7111,6 +7396,7 @@ pub fn gather_with(
 }
 
 /// The typed dispatcher handle of `aten::gather.out`, looked up once.
+#[inline]
 pub fn gather_out_op() -> Result<
     &'static TypedOperatorHandle<
         (&'static Tensor, i64, &'static Tensor, bool, &'static Tensor),
@@ -7142,6 +7428,7 @@ pub fn gather_out(
 }
 
 /// The typed dispatcher handle of `aten::cat.`, looked up once.
+#[inline]
 pub fn cat_op() -> Result<&'static TypedOperatorHandle<(&'static [Tensor], i64), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static [Tensor], i64), Tensor>>> =
         OnceLock::new();
@@ -7174,6 +7461,7 @@ pub fn cat_with(tensors: &[Tensor], options: CatOptions) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::cat.out`, looked up once.
+#[inline]
 pub fn cat_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static [Tensor], i64, &'static Tensor), Tensor>> {
     static OP: OnceLock<
@@ -7190,6 +7478,7 @@ pub fn cat_out(tensors: &[Tensor], dim: i64, out: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::stack.`, looked up once.
+#[inline]
 pub fn stack_op() -> Result<&'static TypedOperatorHandle<(&'static [Tensor], i64), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static [Tensor], i64), Tensor>>> =
         OnceLock::new();
@@ -7222,6 +7511,7 @@ pub fn stack_with(tensors: &[Tensor], options: StackOptions) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::repeat.`, looked up once.
+#[inline]
 pub fn repeat_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static [i64]), Tensor>>
 {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static [i64]), Tensor>>> =
@@ -7237,6 +7527,7 @@ pub fn repeat(self_: &Tensor, repeats: &[i64]) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::repeat.out`, looked up once.
+#[inline]
 pub fn repeat_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static [i64], &'static Tensor), Tensor>>
 {
@@ -7254,6 +7545,7 @@ pub fn repeat_out(self_: &Tensor, repeats: &[i64], out: &Tensor) -> Result<Tenso
 }
 
 /// The typed dispatcher handle of `aten::tril.`, looked up once.
+#[inline]
 pub fn tril_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, i64), Tensor>>> =
         OnceLock::new();
@@ -7286,6 +7578,7 @@ pub fn tril_with(self_: &Tensor, options: TrilOptions) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::tril_.`, looked up once.
+#[inline]
 pub fn tril_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, i64), Tensor>>> =
         OnceLock::new();
@@ -7318,6 +7611,7 @@ pub fn tril_with_(self_: &Tensor, options: TrilInplaceOptions) -> Result<Tensor>
 }
 
 /// The typed dispatcher handle of `aten::tril.out`, looked up once.
+#[inline]
 pub fn tril_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, &'static Tensor), Tensor>> {
     static OP: OnceLock<
@@ -7334,6 +7628,7 @@ pub fn tril_out(self_: &Tensor, diagonal: i64, out: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::triu.`, looked up once.
+#[inline]
 pub fn triu_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, i64), Tensor>>> =
         OnceLock::new();
@@ -7366,6 +7661,7 @@ pub fn triu_with(self_: &Tensor, options: TriuOptions) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::triu_.`, looked up once.
+#[inline]
 pub fn triu_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, i64), Tensor>>> =
         OnceLock::new();
@@ -7398,6 +7694,7 @@ pub fn triu_with_(self_: &Tensor, options: TriuInplaceOptions) -> Result<Tensor>
 }
 
 /// The typed dispatcher handle of `aten::triu.out`, looked up once.
+#[inline]
 pub fn triu_out_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, &'static Tensor), Tensor>> {
     static OP: OnceLock<
@@ -7414,6 +7711,7 @@ pub fn triu_out(self_: &Tensor, diagonal: i64, out: &Tensor) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::conv2d.`, looked up once.
+#[inline]
 pub fn conv2d_op() -> Result<
     &'static TypedOperatorHandle<
         (
@@ -7495,6 +7793,7 @@ pub fn conv2d_with(input: &Tensor, weight: &Tensor, options: Conv2dOptions<'_>) 
 }
 
 /// The typed dispatcher handle of `aten::convolution.`, looked up once.
+#[inline]
 pub fn convolution_op() -> Result<
     &'static TypedOperatorHandle<
         (
@@ -7560,6 +7859,7 @@ pub fn convolution(
 }
 
 /// The typed dispatcher handle of `aten::convolution.out`, looked up once.
+#[inline]
 pub fn convolution_out_op() -> Result<
     &'static TypedOperatorHandle<
         (
@@ -7629,6 +7929,7 @@ pub fn convolution_out(
 }
 
 /// The typed dispatcher handle of `aten::_slow_conv2d_forward.`, looked up once.
+#[inline]
 pub fn _slow_conv2d_forward_op() -> Result<
     &'static TypedOperatorHandle<
         (
@@ -7675,6 +7976,7 @@ pub fn _slow_conv2d_forward(
 }
 
 /// The typed dispatcher handle of `aten::slow_conv_dilated2d.`, looked up once.
+#[inline]
 pub fn slow_conv_dilated2d_op() -> Result<
     &'static TypedOperatorHandle<
         (
@@ -7763,6 +8065,7 @@ pub fn slow_conv_dilated2d_with(
 }
 
 /// The typed dispatcher handle of `aten::slow_conv_dilated2d.out`, looked up once.
+#[inline]
 pub fn slow_conv_dilated2d_out_op() -> Result<
     &'static TypedOperatorHandle<
         (
@@ -7824,6 +8127,7 @@ pub fn slow_conv_dilated2d_out(
 }
 
 /// The typed dispatcher handle of `aten::max_pool2d.`, looked up once.
+#[inline]
 pub fn max_pool2d_op() -> Result<
     &'static TypedOperatorHandle<
         (
@@ -7903,6 +8207,7 @@ pub fn max_pool2d_with(
 }
 
 /// The typed dispatcher handle of `aten::max_pool2d_with_indices.`, looked up once.
+#[inline]
 pub fn max_pool2d_with_indices_op() -> Result<
     &'static TypedOperatorHandle<
         (
@@ -7982,6 +8287,7 @@ pub fn max_pool2d_with_indices_with(
 }
 
 /// The typed dispatcher handle of `aten::max_pool2d_with_indices.out`, looked up once.
+#[inline]
 pub fn max_pool2d_with_indices_out_op() -> Result<
     &'static TypedOperatorHandle<
         (
@@ -8043,6 +8349,7 @@ pub fn max_pool2d_with_indices_out(
 }
 
 /// The typed dispatcher handle of `aten::layer_norm.`, looked up once.
+#[inline]
 pub fn layer_norm_op() -> Result<
     &'static TypedOperatorHandle<
         (
@@ -8122,6 +8429,7 @@ pub fn layer_norm_with(
 }
 
 /// The typed dispatcher handle of `aten::native_layer_norm.`, looked up once.
+#[inline]
 pub fn native_layer_norm_op() -> Result<
     &'static TypedOperatorHandle<
         (
@@ -8165,6 +8473,7 @@ pub fn native_layer_norm(
 }
 
 /// The typed dispatcher handle of `aten::native_layer_norm.out`, looked up once.
+#[inline]
 pub fn native_layer_norm_out_op() -> Result<
     &'static TypedOperatorHandle<
         (
@@ -8217,6 +8526,7 @@ pub fn native_layer_norm_out(
 }
 
 /// The typed dispatcher handle of `aten::embedding.`, looked up once.
+#[inline]
 pub fn embedding_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, i64, bool, bool), Tensor>>
 {
@@ -8270,6 +8580,7 @@ pub fn embedding_with(
 }
 
 /// The typed dispatcher handle of `aten::embedding.out`, looked up once.
+#[inline]
 pub fn embedding_out_op() -> Result<
     &'static TypedOperatorHandle<
         (
@@ -8323,6 +8634,7 @@ pub fn embedding_out(
 }
 
 /// The typed dispatcher handle of `aten::mse_loss.`, looked up once.
+#[inline]
 pub fn mse_loss_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, i64), Tensor>> {
     static OP: OnceLock<
@@ -8357,6 +8669,7 @@ pub fn mse_loss_with(self_: &Tensor, target: &Tensor, options: MseLossOptions) -
 }
 
 /// The typed dispatcher handle of `aten::mse_loss.out`, looked up once.
+#[inline]
 pub fn mse_loss_out_op() -> Result<
     &'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, i64, &'static Tensor), Tensor>,
 > {
@@ -8381,6 +8694,7 @@ pub fn mse_loss_out(
 }
 
 /// The typed dispatcher handle of `aten::nll_loss_nd.`, looked up once.
+#[inline]
 pub fn nll_loss_nd_op() -> Result<
     &'static TypedOperatorHandle<
         (
@@ -8454,6 +8768,7 @@ pub fn nll_loss_nd_with(
 }
 
 /// The typed dispatcher handle of `aten::nll_loss.`, looked up once.
+#[inline]
 pub fn nll_loss_op() -> Result<
     &'static TypedOperatorHandle<
         (
@@ -8527,6 +8842,7 @@ pub fn nll_loss_with(
 }
 
 /// The typed dispatcher handle of `aten::nll_loss_forward.`, looked up once.
+#[inline]
 pub fn nll_loss_forward_op() -> Result<
     &'static TypedOperatorHandle<
         (
@@ -8570,6 +8886,7 @@ pub fn nll_loss_forward(
 }
 
 /// The typed dispatcher handle of `aten::nll_loss_forward.output`, looked up once.
+#[inline]
 pub fn nll_loss_forward_output_op() -> Result<
     &'static TypedOperatorHandle<
         (
@@ -8627,6 +8944,7 @@ pub fn nll_loss_forward_output(
 }
 
 /// The typed dispatcher handle of `aten::cross_entropy_loss.`, looked up once.
+#[inline]
 pub fn cross_entropy_loss_op() -> Result<
     &'static TypedOperatorHandle<
         (
@@ -8706,6 +9024,7 @@ pub fn cross_entropy_loss_with(
 }
 
 /// The typed dispatcher handle of `aten::dropout.`, looked up once.
+#[inline]
 pub fn dropout_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, f64, bool), Tensor>> {
     static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, f64, bool), Tensor>>> =
         OnceLock::new();
@@ -8720,6 +9039,7 @@ pub fn dropout(input: &Tensor, p: f64, train: bool) -> Result<Tensor> {
 }
 
 /// The typed dispatcher handle of `aten::native_dropout.`, looked up once.
+#[inline]
 pub fn native_dropout_op(
 ) -> Result<&'static TypedOperatorHandle<(&'static Tensor, f64, Option<bool>), (Tensor, Tensor)>> {
     static OP: OnceLock<
@@ -8736,6 +9056,7 @@ pub fn native_dropout(input: &Tensor, p: f64, train: Option<bool>) -> Result<(Te
 }
 
 /// The typed dispatcher handle of `aten::native_dropout.out`, looked up once.
+#[inline]
 pub fn native_dropout_out_op() -> Result<
     &'static TypedOperatorHandle<
         (

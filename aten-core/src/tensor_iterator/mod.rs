@@ -743,8 +743,13 @@ impl<'a> TensorIterator<'a> {
         f: impl Fn(&[*mut u8], &[i64], usize) + Sync,
     ) -> Result<()> {
         let numel = self.numel;
+        // Small loops (the common case of eager calls) ask rayon nothing:
+        // its thread count is a thread-local lookup.
+        if numel < GRAIN_SIZE {
+            return self.for_each(&f);
+        }
         let threads = rayon::current_num_threads() as i64;
-        if numel < GRAIN_SIZE || threads <= 1 || !self.writes_are_disjoint() {
+        if threads <= 1 || !self.writes_are_disjoint() {
             return self.for_each(&f);
         }
         let chunks = threads.min((numel + GRAIN_SIZE - 1) / GRAIN_SIZE);
