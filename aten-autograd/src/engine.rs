@@ -217,7 +217,10 @@ fn init_exec_info(nodes: &HashMap<usize, Arc<Node>>, inputs: &[Edge]) -> HashMap
     let mut info: HashMap<usize, ExecInfo> = HashMap::new();
     for (i, e) in inputs.iter().enumerate() {
         if let Some(f) = &e.function {
-            info.entry(key(f)).or_default().captures.push((e.input_nr, i));
+            info.entry(key(f))
+                .or_default()
+                .captures
+                .push((e.input_nr, i));
         }
     }
     // needed(n) = n leads to a captured input through at least one edge.
@@ -243,7 +246,11 @@ fn init_exec_info(nodes: &HashMap<usize, Arc<Node>>, inputs: &[Edge]) -> HashMap
     info
 }
 
-fn leads_to_capture(n: &Arc<Node>, info: &HashMap<usize, ExecInfo>, memo: &mut HashMap<usize, bool>) -> bool {
+fn leads_to_capture(
+    n: &Arc<Node>,
+    info: &HashMap<usize, ExecInfo>,
+    memo: &mut HashMap<usize, bool>,
+) -> bool {
     // Iterative post-order: graphs can be deep.
     let mut stack: Vec<(Arc<Node>, usize)> = vec![(Arc::clone(n), 0)];
     while let Some((node, idx)) = stack.pop() {

@@ -121,7 +121,10 @@ pub fn pow_backward(grad: &Tensor, self_: &Tensor, exponent: Scalar) -> Result<T
 /// where the exponent is 0.
 pub fn pow_backward_self(grad: &Tensor, self_: &Tensor, exponent: &Tensor) -> Result<Tensor> {
     let em1 = ops::sub_scalar(exponent, Scalar::Int(1))?;
-    let val = ops::mul_tensor(grad, &ops::mul_tensor(exponent, &ops::pow_tensor_tensor(self_, &em1)?)?)?;
+    let val = ops::mul_tensor(
+        grad,
+        &ops::mul_tensor(exponent, &ops::pow_tensor_tensor(self_, &em1)?)?,
+    )?;
     let zero = ops::eq_scalar(exponent, Scalar::Int(0))?;
     ops::masked_fill_scalar(&val, &zero, Scalar::Double(0.0))
 }
@@ -140,7 +143,11 @@ pub fn pow_backward_exponent(
         &ops::ge_scalar(exponent, Scalar::Int(0))?,
     )?;
     let out = ops::mul_tensor(grad, &ops::mul_tensor(result, &ops::log(self_)?)?)?;
-    let out = ops::masked_fill_scalar(&out, &ops::expand(&cond, &out.sizes())?, Scalar::Double(0.0))?;
+    let out = ops::masked_fill_scalar(
+        &out,
+        &ops::expand(&cond, &out.sizes())?,
+        Scalar::Double(0.0),
+    )?;
     Ok(out)
 }
 
@@ -167,7 +174,12 @@ pub fn masked_fill_backward(grad: &Tensor, mask: &Tensor) -> Result<Tensor> {
 
 /// The gradient of `maximum(self, other)` (`is_max`) or `minimum` for
 /// `self`: `grad` where `self` wins, half where the two tie.
-pub fn max_min_self_backward(grad: &Tensor, self_: &Tensor, other: &Tensor, is_max: bool) -> Result<Tensor> {
+pub fn max_min_self_backward(
+    grad: &Tensor,
+    self_: &Tensor,
+    other: &Tensor,
+    is_max: bool,
+) -> Result<Tensor> {
     let ties = ops::eq_tensor(self_, other)?;
     let half = ops::where_self(&ties, &ops::div_scalar(grad, Scalar::Int(2))?, grad)?;
     let loses = if is_max {
@@ -227,11 +239,20 @@ pub fn gelu_backward(grad: &Tensor, self_: &Tensor, approximate: &str) -> Result
         "none" => {
             // 0.5 * (1 + erf(x / sqrt 2)) + x * exp(-x^2 / 2) / sqrt(2 pi)
             let cdf = ops::mul_scalar(
-                &ops::add_scalar(&ops::erf(&ops::mul_scalar(x, Scalar::Double(std::f64::consts::FRAC_1_SQRT_2))?)?, Scalar::Int(1))?,
+                &ops::add_scalar(
+                    &ops::erf(&ops::mul_scalar(
+                        x,
+                        Scalar::Double(std::f64::consts::FRAC_1_SQRT_2),
+                    )?)?,
+                    Scalar::Int(1),
+                )?,
                 Scalar::Double(0.5),
             )?;
             let pdf = ops::mul_scalar(
-                &ops::exp(&ops::mul_scalar(&ops::mul_tensor(x, x)?, Scalar::Double(-0.5))?)?,
+                &ops::exp(&ops::mul_scalar(
+                    &ops::mul_tensor(x, x)?,
+                    Scalar::Double(-0.5),
+                )?)?,
                 Scalar::Double(1.0 / (2.0 * std::f64::consts::PI).sqrt()),
             )?;
             ops::mul_tensor(grad, &ops::add_tensor(&cdf, &ops::mul_tensor(x, &pdf)?)?)
@@ -251,7 +272,10 @@ pub fn gelu_backward(grad: &Tensor, self_: &Tensor, approximate: &str) -> Result
             let left_d = ops::mul_scalar(&right, Scalar::Double(0.5))?;
             let tanh_d = one_minus(&ops::mul_tensor(&t, &t)?)?;
             let inner_d = ops::mul_scalar(
-                &ops::add_scalar(&ops::mul_scalar(&x_sq, Scalar::Double(3.0 * k_kappa))?, Scalar::Int(1))?,
+                &ops::add_scalar(
+                    &ops::mul_scalar(&x_sq, Scalar::Double(3.0 * k_kappa))?,
+                    Scalar::Int(1),
+                )?,
                 Scalar::Double(k_beta),
             )?;
             let right_d = ops::mul_tensor(&ops::mul_tensor(&left, &tanh_d)?, &inner_d)?;
@@ -266,10 +290,7 @@ pub fn gelu_backward(grad: &Tensor, self_: &Tensor, approximate: &str) -> Result
 /// `silu`'s gradient: `grad * s * (1 + x * (1 - s))`, `s = sigmoid(x)`.
 pub fn silu_backward(grad: &Tensor, self_: &Tensor) -> Result<Tensor> {
     let s = ops::sigmoid(self_)?;
-    let inner = ops::add_scalar(
-        &ops::mul_tensor(self_, &one_minus(&s)?)?,
-        Scalar::Int(1),
-    )?;
+    let inner = ops::add_scalar(&ops::mul_tensor(self_, &one_minus(&s)?)?, Scalar::Int(1))?;
     ops::mul_tensor(grad, &ops::mul_tensor(&s, &inner)?)
 }
 
@@ -311,14 +332,24 @@ fn restore_reduced_dims(t: &Tensor, dims: &[i64], keepdim: bool) -> Result<Tenso
 }
 
 /// `sum_backward(grad, sizes, dims, keepdim)`: `grad` expanded back.
-pub fn sum_backward(grad: &Tensor, sizes: &[i64], dims: Option<&[i64]>, keepdim: bool) -> Result<Tensor> {
+pub fn sum_backward(
+    grad: &Tensor,
+    sizes: &[i64],
+    dims: Option<&[i64]>,
+    keepdim: bool,
+) -> Result<Tensor> {
     let dims = reduced_dims(dims, sizes.len())?;
     let g = restore_reduced_dims(grad, &dims, keepdim)?;
     ops::expand(&g, sizes)
 }
 
 /// `mean_backward`: `sum_backward / n`, `n` the number of reduced elements.
-pub fn mean_backward(grad: &Tensor, sizes: &[i64], dims: Option<&[i64]>, keepdim: bool) -> Result<Tensor> {
+pub fn mean_backward(
+    grad: &Tensor,
+    sizes: &[i64],
+    dims: Option<&[i64]>,
+    keepdim: bool,
+) -> Result<Tensor> {
     let rd = reduced_dims(dims, sizes.len())?;
     let n: i64 = rd.iter().map(|&d| sizes[d as usize]).product();
     let g = sum_backward(grad, sizes, dims, keepdim)?;
@@ -397,7 +428,10 @@ pub fn value_selecting_reduction_backward(
     let (g, idx) = if keepdim {
         (grad.clone(), indices.clone())
     } else {
-        (ops::unsqueeze(grad, d as i64)?, ops::unsqueeze(indices, d as i64)?)
+        (
+            ops::unsqueeze(grad, d as i64)?,
+            ops::unsqueeze(indices, d as i64)?,
+        )
     };
     let mask = one_hot_along(&idx, sizes, d)?;
     let g = ops::expand(&g, sizes)?;
@@ -612,7 +646,12 @@ pub fn as_strided_backward(
 
 /// `split_backward`: the chunks' gradients concatenated (zeros for chunks
 /// without one).
-pub fn split_backward(grads: &[Tensor], split_size: i64, dim: i64, sizes: &[i64]) -> Result<Tensor> {
+pub fn split_backward(
+    grads: &[Tensor],
+    split_size: i64,
+    dim: i64,
+    sizes: &[i64],
+) -> Result<Tensor> {
     let d = c10_core::tensor_impl::maybe_wrap_dim(dim, sizes.len(), false)?;
     let like = grads
         .iter()
@@ -686,7 +725,12 @@ pub fn repeat_backward(grad: &Tensor, repeats: &[i64], sizes: &[i64]) -> Result<
 
 /// `mse_loss_backward`: `2 * (self - target) * grad`, divided by the
 /// number of elements for reduction `mean`.
-pub fn mse_loss_backward(grad: &Tensor, self_: &Tensor, target: &Tensor, reduction: i64) -> Result<Tensor> {
+pub fn mse_loss_backward(
+    grad: &Tensor,
+    self_: &Tensor,
+    target: &Tensor,
+    reduction: i64,
+) -> Result<Tensor> {
     let diff = ops::sub_tensor(self_, target)?;
     let norm = if reduction == 1 {
         2.0 / self_.numel().max(1) as f64
@@ -721,8 +765,16 @@ pub fn lerp_self_backward(grad: &Tensor, weight: Scalar) -> Result<Tensor> {
 
 /// `atan2`'s gradients: `grad * other / (self^2 + other^2)` for `self`,
 /// `-grad * self / (...)` for `other`.
-pub fn atan2_backward(grad: &Tensor, self_: &Tensor, other: &Tensor, for_self: bool) -> Result<Tensor> {
-    let denom = ops::add_tensor(&ops::mul_tensor(self_, self_)?, &ops::mul_tensor(other, other)?)?;
+pub fn atan2_backward(
+    grad: &Tensor,
+    self_: &Tensor,
+    other: &Tensor,
+    for_self: bool,
+) -> Result<Tensor> {
+    let denom = ops::add_tensor(
+        &ops::mul_tensor(self_, self_)?,
+        &ops::mul_tensor(other, other)?,
+    )?;
     if for_self {
         ops::mul_tensor(grad, &ops::div_tensor(other, &denom)?)
     } else {
@@ -731,7 +783,12 @@ pub fn atan2_backward(grad: &Tensor, self_: &Tensor, other: &Tensor, for_self: b
 }
 
 /// `remainder`/`fmod`'s gradient for `other`: `-grad * div(self, other, mode)`.
-pub fn rounded_div_other_backward(grad: &Tensor, self_: &Tensor, other: &Tensor, mode: &str) -> Result<Tensor> {
+pub fn rounded_div_other_backward(
+    grad: &Tensor,
+    self_: &Tensor,
+    other: &Tensor,
+    mode: &str,
+) -> Result<Tensor> {
     let q = ops::div_tensor_mode(self_, other, Some(mode))?;
     ops::neg(&ops::mul_tensor(grad, &q)?)
 }
@@ -758,7 +815,11 @@ fn one_minus(t: &Tensor) -> Result<Tensor> {
 
 /// `div(self, other, rounding_mode)`'s gradient for `self`: zero with a
 /// rounding mode (the result is piecewise constant).
-pub fn div_mode_self_backward(grad: &Tensor, other: &Tensor, rounding_mode: Option<&str>) -> Result<Tensor> {
+pub fn div_mode_self_backward(
+    grad: &Tensor,
+    other: &Tensor,
+    rounding_mode: Option<&str>,
+) -> Result<Tensor> {
     match rounding_mode {
         Some(_) => ops::zeros_like(grad),
         None => div_tensor_self_backward(grad, other),
@@ -779,12 +840,22 @@ pub fn div_mode_other_backward(
 }
 
 /// `gather`'s gradient for `self`.
-pub fn gather_backward(grad: &Tensor, self_sizes: &[i64], dim: i64, index: &Tensor) -> Result<Tensor> {
+pub fn gather_backward(
+    grad: &Tensor,
+    self_sizes: &[i64],
+    dim: i64,
+    index: &Tensor,
+) -> Result<Tensor> {
     aten_core::native::backward::gather_backward(grad, self_sizes, dim, index)
 }
 
 /// `index_select`'s gradient for `self`.
-pub fn index_select_backward(grad: &Tensor, self_sizes: &[i64], dim: i64, index: &Tensor) -> Result<Tensor> {
+pub fn index_select_backward(
+    grad: &Tensor,
+    self_sizes: &[i64],
+    dim: i64,
+    index: &Tensor,
+) -> Result<Tensor> {
     aten_core::native::backward::index_select_backward(grad, self_sizes, dim, index)
 }
 
@@ -797,7 +868,13 @@ pub fn embedding_backward(
     scale_grad_by_freq: bool,
 ) -> Result<Tensor> {
     let n = weight_sizes.first().copied().unwrap_or(0);
-    aten_core::native::backward::embedding_dense_backward(grad, indices, n, padding_idx, scale_grad_by_freq)
+    aten_core::native::backward::embedding_dense_backward(
+        grad,
+        indices,
+        n,
+        padding_idx,
+        scale_grad_by_freq,
+    )
 }
 
 /// `nll_loss_forward`'s gradient for `self`.
@@ -810,7 +887,15 @@ pub fn nll_loss_backward(
     ignore_index: i64,
     total_weight: &Tensor,
 ) -> Result<Tensor> {
-    aten_core::native::backward::nll_loss_backward(grad, self_, target, weight, reduction, ignore_index, total_weight)
+    aten_core::native::backward::nll_loss_backward(
+        grad,
+        self_,
+        target,
+        weight,
+        reduction,
+        ignore_index,
+        total_weight,
+    )
 }
 
 /// `max_pool2d_with_indices`' gradient for `self`.
@@ -859,7 +944,8 @@ pub fn native_layer_norm_backward(
     }
     let recomputed;
     let (mean, rstd) = if c10_core::GradMode::is_enabled() && input.requires_grad() {
-        let (_, m, r) = aten_core::native::math_native_layer_norm(input, normalized_shape, None, None, eps)?;
+        let (_, m, r) =
+            aten_core::native::math_native_layer_norm(input, normalized_shape, None, None, eps)?;
         recomputed = (m, r);
         (&recomputed.0, &recomputed.1)
     } else {

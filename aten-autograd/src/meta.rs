@@ -120,7 +120,9 @@ pub(crate) fn materialize_view(t: &TensorBase, view: ViewInfo) -> Result<&Autogr
 /// `requires_grad_(requires_grad)` on a tensor. Only floating-point
 /// tensors can require gradients, and only leaves can stop requiring them.
 pub fn set_requires_grad(t: &Tensor, requires_grad: bool) -> Result<()> {
-    let dtype = t.dtype().ok_or_else(|| Error::runtime("Tensor is undefined"))?;
+    let dtype = t
+        .dtype()
+        .ok_or_else(|| Error::runtime("Tensor is undefined"))?;
     if requires_grad && !(dtype.is_floating_point() || dtype.is_complex()) {
         return Err(Error::runtime(
             "only Tensors of floating point dtype can require gradients",
@@ -214,7 +216,10 @@ pub fn gradient_edge(t: &TensorBase) -> Result<Edge> {
     let current = |m: &InputMetadata| {
         t.layout().is_some_and(|l| l.sizes() == &m.sizes[..]) && t.dtype() == Some(m.dtype)
     };
-    if let Some(node) = acc.as_ref().filter(|n| n.input_metadata(0).is_some_and(current)) {
+    if let Some(node) = acc
+        .as_ref()
+        .filter(|n| n.input_metadata(0).is_some_and(current))
+    {
         return Ok(Edge::new(Arc::clone(node), 0));
     }
     let shared = t

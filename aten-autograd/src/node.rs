@@ -123,7 +123,6 @@ pub trait BackwardFunction: Send {
     /// Frees what was saved for backward (after a backward without
     /// `retain_graph`).
     fn release_variables(&mut self) {}
-
 }
 
 thread_local! {
@@ -207,7 +206,6 @@ impl Node {
     pub(crate) fn hooks(&self) -> MutexGuard<'_, Vec<(usize, Arc<Hook>)>> {
         self.pre_hooks.lock().unwrap_or_else(|e| e.into_inner())
     }
-
 }
 
 impl std::fmt::Debug for Node {

@@ -123,8 +123,27 @@ pub fn record_not_implemented(
     outputs: &[&Tensor],
     seq: u64,
 ) -> Result<()> {
-    let node = make_node("NotImplemented", NotImplemented { name }, edges, outputs, seq);
+    let node = make_node(
+        "NotImplemented",
+        NotImplemented { name },
+        edges,
+        outputs,
+        seq,
+    );
     set_history(outputs, &node, &[])
+}
+
+/// Consecutive ranges of the given lengths: which next edges belong to
+/// each input of a node with `Tensor[]` inputs.
+pub fn ranges(lens: &[usize]) -> Vec<std::ops::Range<usize>> {
+    let mut at = 0;
+    lens.iter()
+        .map(|&n| {
+            let r = at..at + n;
+            at += n;
+            r
+        })
+        .collect()
 }
 
 /// The undefined gradients of a node that received none.

@@ -169,4 +169,3 @@ fn type_string(t: &Tensor) -> String {
     };
     format!("torch.{name}Tensor")
 }
-

@@ -231,7 +231,13 @@ impl BackwardFunction for CopySlices {
         let slice = region_of(&result, &self.base_geometry, &self.view)?;
         let slice_grad = ops::clone(&slice)?;
         let fn_needed: Vec<bool> = (0..self.fn_node.next_edges().len())
-            .map(|i| if i == 0 { true } else { ctx.should_compute_output(i) })
+            .map(|i| {
+                if i == 0 {
+                    true
+                } else {
+                    ctx.should_compute_output(i)
+                }
+            })
             .collect();
         let res = {
             let mut f = self.fn_node.function();

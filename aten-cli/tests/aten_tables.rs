@@ -119,8 +119,8 @@ fn aten_operators_fill_their_slots_as_pytorch() {
                 .cloned()
                 .unwrap_or_else(|| "(empty)".to_string());
             if mine != theirs {
-                let excepted = (excepted && *key == "Meta")
-                    || OTHER_EXCEPTIONS.contains(&(op, *key));
+                let excepted =
+                    (excepted && *key == "Meta") || OTHER_EXCEPTIONS.contains(&(op, *key));
                 differs |= excepted;
                 if !excepted {
                     mismatches.push(format!("{op} at {key}: PyTorch {theirs}, ours {mine}"));

@@ -11,8 +11,10 @@ use aten_cli::conform::grads;
 
 #[test]
 fn every_registered_operator_differentiates_as_pytorch() {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../conformance/data/grad_golden.jsonl");
-    let input = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let path =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../conformance/data/grad_golden.jsonl");
+    let input =
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let records = input.lines().filter(|l| !l.trim().is_empty()).count();
     let (lines, report) = grads::run(&input);
     assert_eq!(lines.len(), records);
@@ -25,6 +27,14 @@ fn every_registered_operator_differentiates_as_pytorch() {
     for m in &missing {
         println!("operator not implemented: {m}");
     }
-    assert!(wrong.is_empty(), "{}", wrong.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("\n"));
+    assert!(
+        wrong.is_empty(),
+        "{}",
+        wrong
+            .iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
     assert!(tally.passed >= 450, "{tally}");
 }

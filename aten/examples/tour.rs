@@ -293,7 +293,10 @@ fn train() -> Result<()> {
     let init = |shape: &[i64], fan_in: i64| -> Result<Tensor> {
         let u = ops::rand_generator(shape, Some(g.clone()))?;
         let bound = 1.0 / (fan_in as f64).sqrt();
-        let t = ops::mul_scalar(&ops::sub_scalar(&u, Scalar::Double(0.5))?, Scalar::Double(2.0 * bound))?;
+        let t = ops::mul_scalar(
+            &ops::sub_scalar(&u, Scalar::Double(0.5))?,
+            Scalar::Double(2.0 * bound),
+        )?;
         t.requires_grad_(true)
     };
     let hidden = 128;
@@ -307,11 +310,21 @@ fn train() -> Result<()> {
         x.sizes()[0]
     );
     let forward = || -> Result<Tensor> {
-        let h = ops::relu(&ops::linear_with(&x, &w1, ops::LinearOptions { bias: Some(&b1) })?)?;
+        let h = ops::relu(&ops::linear_with(
+            &x,
+            &w1,
+            ops::LinearOptions { bias: Some(&b1) },
+        )?)?;
         ops::linear_with(&h, &w2, ops::LinearOptions { bias: Some(&b2) })
     };
     let accuracy = |logits: &Tensor| -> Result<f64> {
-        let predicted = ops::argmax_with(logits, ops::ArgmaxOptions { dim: Some(1), keepdim: false })?;
+        let predicted = ops::argmax_with(
+            logits,
+            ops::ArgmaxOptions {
+                dim: Some(1),
+                keepdim: false,
+            },
+        )?;
         let hits = ops::sum(&ops::eq_tensor(&predicted, &y)?)?;
         Ok(hits.to_vec::<i64>()?[0] as f64 / y.numel() as f64)
     };

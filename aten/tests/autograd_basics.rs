@@ -39,7 +39,15 @@ fn broadcast_gradients_are_summed_to_the_input_shape() {
     let x = leaf(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]);
     let b = leaf(&[1.0, 1.0, 1.0], &[3]);
     let y = ops::mul_tensor(&x, &b).unwrap();
-    let g = autograd::grad(&[ops::sum(&y).unwrap()], &[b.clone()], &[], None, false, false).unwrap();
+    let g = autograd::grad(
+        &[ops::sum(&y).unwrap()],
+        std::slice::from_ref(&b),
+        &[],
+        None,
+        false,
+        false,
+    )
+    .unwrap();
     assert_eq!(vals(g[0].as_ref().unwrap()), vec![5.0, 7.0, 9.0]);
     assert!(b.grad().is_none(), "grad() leaves .grad alone");
 }
@@ -48,16 +56,31 @@ fn broadcast_gradients_are_summed_to_the_input_shape() {
 fn errors_match_pytorch() {
     let x = leaf(&[1.0, 2.0], &[2]);
     let e = ops::add_tensor_(&x, &t(&[1.0, 1.0], &[2])).unwrap_err();
-    assert!(e.to_string().contains("a leaf Variable that requires grad is being used in an in-place operation."), "{e}");
+    assert!(
+        e.to_string()
+            .contains("a leaf Variable that requires grad is being used in an in-place operation."),
+        "{e}"
+    );
     let plain = t(&[1.0], &[1]);
     let e = plain.backward().unwrap_err();
-    assert!(e.to_string().contains("element 0 of tensors does not require grad and does not have a grad_fn"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("element 0 of tensors does not require grad and does not have a grad_fn"),
+        "{e}"
+    );
     let ints = Tensor::from_slice(&[1i64, 2], &[2]).unwrap();
     let e = ints.requires_grad_(true).unwrap_err();
-    assert!(e.to_string().contains("only Tensors of floating point dtype can require gradients"));
+    assert!(e
+        .to_string()
+        .contains("only Tensors of floating point dtype can require gradients"));
     let out = t(&[0.0, 0.0], &[2]);
     let e = ops::add_out(&x, &x, aten::Scalar::Int(1), &out).unwrap_err();
-    assert!(e.to_string().contains("add(): functions with out=... arguments don't support automatic differentiation"), "{e}");
+    assert!(
+        e.to_string().contains(
+            "add(): functions with out=... arguments don't support automatic differentiation"
+        ),
+        "{e}"
+    );
 }
 
 #[test]
@@ -67,7 +90,11 @@ fn freed_graph_and_modified_saved_tensor_are_errors() {
     let s = ops::sum(&y).unwrap();
     s.backward_with(None, Some(false), false).unwrap();
     let e = s.backward().unwrap_err();
-    assert!(e.to_string().starts_with("Trying to backward through the graph a second time"), "{e}");
+    assert!(
+        e.to_string()
+            .starts_with("Trying to backward through the graph a second time"),
+        "{e}"
+    );
 
     let a = leaf(&[1.0, 2.0], &[2]);
     let b = ops::mul_scalar(&a, aten::Scalar::Int(2)).unwrap();
@@ -101,10 +128,18 @@ fn no_grad_and_inference_mode_record_nothing() {
 fn double_backward() {
     let x = leaf(&[1.0, 2.0, 3.0], &[3]);
     let y = ops::sum(&ops::mul_tensor(&ops::mul_tensor(&x, &x).unwrap(), &x).unwrap()).unwrap();
-    let g = autograd::grad(&[y], &[x.clone()], &[], None, true, false).unwrap();
+    let g = autograd::grad(&[y], std::slice::from_ref(&x), &[], None, true, false).unwrap();
     let g = g[0].clone().unwrap();
     assert_eq!(vals(&g), vec![3.0, 12.0, 27.0]);
-    let gg = autograd::grad(&[ops::sum(&g).unwrap()], &[x.clone()], &[], None, false, false).unwrap();
+    let gg = autograd::grad(
+        &[ops::sum(&g).unwrap()],
+        std::slice::from_ref(&x),
+        &[],
+        None,
+        false,
+        false,
+    )
+    .unwrap();
     assert_eq!(vals(gg[0].as_ref().unwrap()), vec![6.0, 12.0, 18.0]);
 }
 
@@ -112,7 +147,16 @@ fn double_backward() {
 fn in_place_on_a_view_rebases_the_base() {
     let x = leaf(&[1.0, 2.0, 3.0, 4.0], &[4]);
     let base = ops::mul_scalar(&x, aten::Scalar::Int(1)).unwrap();
-    let v = ops::slice_tensor_with(&base, ops::SliceTensorOptions { dim: 0, start: Some(1), end: Some(3), step: 1 }).unwrap();
+    let v = ops::slice_tensor_with(
+        &base,
+        ops::SliceTensorOptions {
+            dim: 0,
+            start: Some(1),
+            end: Some(3),
+            step: 1,
+        },
+    )
+    .unwrap();
     ops::mul_tensor_(&v, &t(&[10.0, 10.0], &[2])).unwrap();
     assert_eq!(base.grad_fn().unwrap().name(), "CopySlices");
     ops::sum(&base).unwrap().backward().unwrap();

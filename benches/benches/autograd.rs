@@ -1,6 +1,5 @@
 //! `autograd/*`: the autograd layer, mirroring libtorch's `bench_train`
-//! (`../shared/perf/src/bench_train.cpp`; its figures are in
-//! `../shared/perf/RESULTS.md`).
+//! (the perf harness's training benchmark: the same MLP, step and adds).
 //!
 //! - `autograd/mlp_train_step/t*`: forward, backward and an SGD update
 //!   (`p -= 0.01 * p.grad`, then `p.grad.zero_()` under `no_grad`) of the
@@ -40,8 +39,9 @@ fn bench(c: &mut Criterion) {
     let b2 = ops::zeros(&[10]).unwrap().requires_grad_(true).unwrap();
     let params = [w1.clone(), b1.clone(), w2.clone(), b2.clone()];
     let forward = || {
-        let h = ops::relu(&ops::linear_with(&x, &w1, ops::LinearOptions { bias: Some(&b1) }).unwrap())
-            .unwrap();
+        let h =
+            ops::relu(&ops::linear_with(&x, &w1, ops::LinearOptions { bias: Some(&b1) }).unwrap())
+                .unwrap();
         let logits = ops::linear_with(&h, &w2, ops::LinearOptions { bias: Some(&b2) }).unwrap();
         ops::cross_entropy_loss(&logits, &target).unwrap()
     };
@@ -57,8 +57,14 @@ fn bench(c: &mut Criterion) {
                     let _no_grad = autograd::no_grad();
                     for p in &params {
                         let g = p.grad().unwrap();
-                        ops::sub_tensor_with_(p, &g, ops::SubTensorInplaceOptions { alpha: Scalar::Double(0.01) })
-                            .unwrap();
+                        ops::sub_tensor_with_(
+                            p,
+                            &g,
+                            ops::SubTensorInplaceOptions {
+                                alpha: Scalar::Double(0.01),
+                            },
+                        )
+                        .unwrap();
                         ops::zero_(&g).unwrap();
                     }
                 })
@@ -66,11 +72,20 @@ fn bench(c: &mut Criterion) {
         });
     }
     c.bench_function("autograd/mlp_forward_grad_mode/t1", |b| {
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
         pool.install(|| b.iter(|| black_box(forward())))
     });
-    let a = Tensor::from_slice(&[1.5f32], &[1]).unwrap().requires_grad_(true).unwrap();
-    let bt = Tensor::from_slice(&[2.5f32], &[1]).unwrap().requires_grad_(true).unwrap();
+    let a = Tensor::from_slice(&[1.5f32], &[1])
+        .unwrap()
+        .requires_grad_(true)
+        .unwrap();
+    let bt = Tensor::from_slice(&[2.5f32], &[1])
+        .unwrap()
+        .requires_grad_(true)
+        .unwrap();
     c.bench_function("autograd/add_1_requires_grad", |b| {
         b.iter(|| ops::add_tensor(black_box(&a), black_box(&bt)).unwrap())
     });

@@ -135,7 +135,12 @@ impl Drop for InferenceMode {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::local_dispatch_key_set::tls_is_dispatch_key_excluded;
+    use crate::local_dispatch_key_set::{tls_excluded, tls_is_dispatch_key_excluded};
+
+    /// Whether the thread excludes the autograd keys.
+    fn autograd_excluded() -> bool {
+        tls_excluded().has_all(AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPLACE_OR_VIEW)
+    }
 
     #[test]
     fn guards_nest_and_restore() {
@@ -153,16 +158,16 @@ mod tests {
         {
             let _i = InferenceMode::new(true);
             assert!(InferenceMode::is_enabled() && !GradMode::is_enabled());
-            assert!(tls_is_dispatch_key_excluded(DispatchKey::AutogradCPU));
+            assert!(autograd_excluded());
             assert!(tls_is_dispatch_key_excluded(DispatchKey::ADInplaceOrView));
             {
                 let _o = InferenceMode::new(false);
                 assert!(!InferenceMode::is_enabled() && GradMode::is_enabled());
-                assert!(!tls_is_dispatch_key_excluded(DispatchKey::AutogradCPU));
+                assert!(!autograd_excluded());
             }
-            assert!(tls_is_dispatch_key_excluded(DispatchKey::AutogradCPU));
+            assert!(autograd_excluded());
         }
         assert!(!InferenceMode::is_enabled() && GradMode::is_enabled());
-        assert!(!tls_is_dispatch_key_excluded(DispatchKey::AutogradCPU));
+        assert!(!autograd_excluded());
     }
 }

@@ -152,7 +152,9 @@ impl TensorImpl {
             keys_of_backend(device)
         };
         if crate::grad_mode::InferenceMode::is_enabled() {
-            keys.difference(crate::dispatch_key_set::AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPLACE_OR_VIEW)
+            keys.difference(
+                crate::dispatch_key_set::AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPLACE_OR_VIEW,
+            )
         } else {
             keys
         }

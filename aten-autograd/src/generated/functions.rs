@@ -6,7 +6,8 @@
     clippy::needless_borrow,
     clippy::redundant_clone,
     clippy::clone_on_copy,
-    clippy::needless_question_mark
+    clippy::needless_question_mark,
+    clippy::redundant_field_names
 )]
 
 #[allow(unused_imports)]

@@ -6,7 +6,8 @@
     clippy::needless_borrow,
     clippy::redundant_clone,
     clippy::clone_on_copy,
-    clippy::needless_question_mark
+    clippy::needless_question_mark,
+    clippy::redundant_field_names
 )]
 
 #[allow(unused_imports)]
@@ -157,7 +158,7 @@ pub fn empty_strided_out_autograd(
     pin_memory: Option<bool>,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::grad_mode_and(false || out.requires_grad()) {
+    if record::grad_mode_and(out.requires_grad()) {
         return Err(record::out_requires_grad_error("empty_strided"));
     }
     Ok({
@@ -8387,7 +8388,7 @@ pub fn arange_start_out_autograd(
     step: Scalar,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::grad_mode_and(false || out.requires_grad()) {
+    if record::grad_mode_and(out.requires_grad()) {
         return Err(record::out_requires_grad_error("arange"));
     }
     Ok({
@@ -8491,7 +8492,7 @@ pub fn linspace_out_autograd(
     steps: i64,
     out: &Tensor,
 ) -> Result<Tensor> {
-    if record::grad_mode_and(false || out.requires_grad()) {
+    if record::grad_mode_and(out.requires_grad()) {
         return Err(record::out_requires_grad_error("linspace"));
     }
     Ok({
@@ -8617,7 +8618,7 @@ fn eye_m_autograd_record(
 
 /// Autograd kernel of `aten::eye.m_out(SymInt n, SymInt m, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn eye_m_out_autograd(ks: DispatchKeySet, n: i64, m: i64, out: &Tensor) -> Result<Tensor> {
-    if record::grad_mode_and(false || out.requires_grad()) {
+    if record::grad_mode_and(out.requires_grad()) {
         return Err(record::out_requires_grad_error("eye"));
     }
     Ok({
@@ -9742,14 +9743,7 @@ fn cat_autograd_record(ks: DispatchKeySet, tensors: &[Tensor], dim: i64) -> Resu
     )?;
     let seq = record::sequence_nr();
     let grad_fn = crate::generated::functions::CatBackward0 {
-        ranges: {
-            let mut at = 0usize;
-            let mut ranges = Vec::new();
-            ranges.push(at..at + tensors.len());
-            at += tensors.len();
-            let _ = at;
-            ranges
-        },
+        ranges: record::ranges(&[tensors.len()]),
         tensors_sizes: tensors.iter().map(|t| t.sizes().to_vec()).collect(),
         dim: dim,
     };
@@ -9803,14 +9797,7 @@ fn stack_autograd_record(ks: DispatchKeySet, tensors: &[Tensor], dim: i64) -> Re
     )?;
     let seq = record::sequence_nr();
     let grad_fn = crate::generated::functions::StackBackward0 {
-        ranges: {
-            let mut at = 0usize;
-            let mut ranges = Vec::new();
-            ranges.push(at..at + tensors.len());
-            at += tensors.len();
-            let _ = at;
-            ranges
-        },
+        ranges: record::ranges(&[tensors.len()]),
         tensors_sizes: tensors.iter().map(|t| t.sizes().to_vec()).collect(),
         dim: dim,
     };

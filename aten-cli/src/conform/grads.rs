@@ -76,7 +76,11 @@ fn decode_args(args: &[Value]) -> Result<Vec<IValue>, String> {
         if same_as(a).is_some() {
             continue;
         }
-        if let Some(items) = a.as_object().and_then(|o| o.get("list")).and_then(Value::as_array) {
+        if let Some(items) = a
+            .as_object()
+            .and_then(|o| o.get("list"))
+            .and_then(Value::as_array)
+        {
             if items.iter().any(|x| same_as(x).is_some()) {
                 continue;
             }
@@ -103,10 +107,7 @@ fn decode_args(args: &[Value]) -> Result<Vec<IValue>, String> {
             out[i] = Some(IValue::Tensor(tensor_at(&out, p)?));
             continue;
         }
-        let items = a
-            .get("list")
-            .and_then(Value::as_array)
-            .ok_or("bad list")?;
+        let items = a.get("list").and_then(Value::as_array).ok_or("bad list")?;
         let mut tensors: Vec<Option<TensorBase>> = vec![None; items.len()];
         for (j, x) in items.iter().enumerate() {
             if same_as(x).is_none() {
@@ -362,10 +363,22 @@ fn compare_one(expected: &Value, actual: &Value, what: &str) -> Result<(), Strin
                 ));
             }
             let tol = tolerance(e.get("dtype").and_then(Value::as_str).unwrap_or(""));
-            let ev = e.get("values").and_then(Value::as_array).cloned().unwrap_or_default();
-            let av = a.get("values").and_then(Value::as_array).cloned().unwrap_or_default();
+            let ev = e
+                .get("values")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            let av = a
+                .get("values")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
             if ev.len() != av.len() {
-                return Err(format!("{what}: {} values instead of {}", av.len(), ev.len()));
+                return Err(format!(
+                    "{what}: {} values instead of {}",
+                    av.len(),
+                    ev.len()
+                ));
             }
             for (k, (x, y)) in ev.iter().zip(&av).enumerate() {
                 let (x, y) = (json_f64(x)?, json_f64(y)?);
@@ -384,7 +397,11 @@ fn compare_list(expected: Option<&Value>, actual: &Value, name: &str) -> Result<
     };
     let actual = actual.as_array().cloned().unwrap_or_default();
     if expected.len() != actual.len() {
-        return Err(format!("{name}: {} entries instead of {}", actual.len(), expected.len()));
+        return Err(format!(
+            "{name}: {} entries instead of {}",
+            actual.len(),
+            expected.len()
+        ));
     }
     for (i, (e, a)) in expected.iter().zip(&actual).enumerate() {
         compare_one(e, a, &format!("{name}[{i}]"))?;
@@ -404,7 +421,11 @@ fn run_record(text: &str) -> (String, Option<Result<(), String>>) {
             return (to_line(&Value::Object(out)), Some(Err(message)));
         }
     };
-    let op = record.get("op").and_then(Value::as_str).unwrap_or("").to_string();
+    let op = record
+        .get("op")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
     let outcome = match catch_unwind(AssertUnwindSafe(|| compute(&record, &op))) {
         Ok(r) => r,
         Err(_) => Err(fail("runner")(format!("panic while running {op}"))),
@@ -438,18 +459,14 @@ fn run_record(text: &str) -> (String, Option<Result<(), String>>) {
             )),
             (None, Some(e)) => Err(format!("error: {}", e.as_str().unwrap_or(""))),
             (None, None) => compare_list(record.get("grads"), &out["grads"], "grads")
-                .and_then(|()| {
-                    match out.get("grads2") {
-                        Some(g2) => compare_list(record.get("grads2"), g2, "grads2"),
-                        None => Ok(()),
-                    }
+                .and_then(|()| match out.get("grads2") {
+                    Some(g2) => compare_list(record.get("grads2"), g2, "grads2"),
+                    None => Ok(()),
                 })
                 .and_then(|()| match out.get("grads2_grad_outputs") {
-                    Some(g2) => compare_list(
-                        record.get("grads2_grad_outputs"),
-                        g2,
-                        "grads2_grad_outputs",
-                    ),
+                    Some(g2) => {
+                        compare_list(record.get("grads2_grad_outputs"), g2, "grads2_grad_outputs")
+                    }
                     None => Ok(()),
                 }),
         })

@@ -166,8 +166,14 @@ impl Arg {
             "&[i64]" => ("Vec<i64>".into(), format!("{n}.to_vec()")),
             "&[f64]" => ("Vec<f64>".into(), format!("{n}.to_vec()")),
             "&[bool]" => ("Vec<bool>".into(), format!("{n}.to_vec()")),
-            "Option<&[i64]>" => ("Option<Vec<i64>>".into(), format!("{n}.map(<[i64]>::to_vec)")),
-            "Option<&[f64]>" => ("Option<Vec<f64>>".into(), format!("{n}.map(<[f64]>::to_vec)")),
+            "Option<&[i64]>" => (
+                "Option<Vec<i64>>".into(),
+                format!("{n}.map(<[i64]>::to_vec)"),
+            ),
+            "Option<&[f64]>" => (
+                "Option<Vec<f64>>".into(),
+                format!("{n}.map(<[f64]>::to_vec)"),
+            ),
             "&str" => ("String".into(), format!("{n}.to_string()")),
             "Option<&str>" => ("Option<String>".into(), format!("{n}.map(str::to_string)")),
             t => (t.to_string(), self.pass()),
@@ -437,7 +443,10 @@ fn outputs(schema: &FunctionSchema) -> Result<Outputs, String> {
     let (pattern, ret) = match vars.len() {
         0 => ("()".to_string(), "()".to_string()),
         1 => (vars[0].clone(), vars[0].clone()),
-        _ => (format!("({})", vars.join(", ")), format!("({})", vars.join(", "))),
+        _ => (
+            format!("({})", vars.join(", ")),
+            format!("({})", vars.join(", ")),
+        ),
     };
     Ok(Outputs {
         pattern,
@@ -557,7 +566,11 @@ fn render_op(
                     let _ = writeln!(after, "    {}.bump_version();", a.name);
                 }
                 ArgKind::OptTensor => {
-                    let _ = writeln!(after, "    if let Some(t) = {} {{ t.bump_version(); }}", a.name);
+                    let _ = writeln!(
+                        after,
+                        "    if let Some(t) = {} {{ t.bump_version(); }}",
+                        a.name
+                    );
                 }
                 ArgKind::TensorList => {
                     let _ = writeln!(after, "    for t in {} {{ t.bump_version(); }}", a.name);
@@ -633,12 +646,11 @@ fn render_op(
         let name = base;
         let kernel = format!(
             "{doc}pub fn {kernel_name}(ks: DispatchKeySet{params}) -> Result<{ret_type}> {{\n\
-             \x20   if record::grad_mode_and({} || {}) {{\n\
+             \x20   if record::grad_mode_and({}) {{\n\
              \x20       return Err(record::out_requires_grad_error({name:?}));\n\
              \x20   }}\n\
              \x20   Ok({redispatch})\n}}\n\n",
-            requires_flags(&inputs),
-            requires_flags(&outs_args),
+            requires_flags(&inputs.iter().chain(&outs_args).copied().collect::<Vec<_>>()),
         );
         return Ok(RenderedOp {
             node_code: String::new(),
@@ -671,7 +683,10 @@ fn render_op(
                     .zip(schema.arguments())
                     .any(|(a, b)| a.name() != b.name())
             {
-                return Err(format!("the derivatives entry's schema does not match: {}", e.schema()));
+                return Err(format!(
+                    "the derivatives entry's schema does not match: {}",
+                    e.schema()
+                ));
             }
             Some(resolve(e, node, &args, schema.returns().len())?)
         }
@@ -704,10 +719,11 @@ fn render_op(
     let body = match resolved {
         _ if undifferentiable && !inplace => format!("    Ok({redispatch})\n"),
         _ if undifferentiable => format!("{pre}    Ok({redispatch})\n"),
-        Some(r) if r.output_differentiable.iter().all(|d| !d) => format!("{pre}    Ok({redispatch})\n"),
+        Some(r) if r.output_differentiable.iter().all(|d| !d) => {
+            format!("{pre}    Ok({redispatch})\n")
+        }
         Some(r) => {
-            let (code, struct_init, after) =
-                render_node(&r, &args, &outs, inplace, schema, base)?;
+            let (code, struct_init, after) = render_node(&r, &args, &outs, inplace, schema, base)?;
             node_code = code;
             let mut checks = String::new();
             for &i in &r.non_differentiable {
@@ -727,7 +743,11 @@ fn render_op(
                 }
             }
             let diff: Vec<&Arg> = r.diff_inputs.iter().map(|&i| &args[i]).collect();
-            let mutability = if after.contains("grad_fn.") { "mut " } else { "" };
+            let mutability = if after.contains("grad_fn.") {
+                "mut "
+            } else {
+                ""
+            };
             format!(
                 "{pre}{checks}\
                  \x20   let edges = record::collect_next_edges({})?;\n\
@@ -796,28 +816,29 @@ fn render_node(
     let node = &r.node;
     // Instances of one node type serve several operators (in-place twins):
     // name the struct after the operator.
-    let struct_name = format!(
-        "{}{}",
-        node,
-        if inplace { "Inplace" } else { "" }
-    );
+    let struct_name = format!("{}{}", node, if inplace { "Inplace" } else { "" });
     let mut fields = String::new();
     let mut init = String::new();
     let mut release = String::new();
-    let has_lists = r.diff_inputs.iter().any(|&i| args[i].kind == ArgKind::TensorList);
+    let has_lists = r
+        .diff_inputs
+        .iter()
+        .any(|&i| args[i].kind == ArgKind::TensorList);
     if has_lists {
         fields.push_str("    pub(crate) ranges: Vec<std::ops::Range<usize>>,\n");
-        let mut e = "{ let mut at = 0usize; let mut ranges = Vec::new();".to_string();
-        for &i in &r.diff_inputs {
-            let a = &args[i];
-            let len = if a.kind == ArgKind::TensorList {
-                format!("{}.len()", a.name)
-            } else {
-                "1".into()
-            };
-            let _ = write!(e, " ranges.push(at..at + {len}); at += {len};");
-        }
-        e.push_str(" let _ = at; ranges }");
+        let lens: Vec<String> = r
+            .diff_inputs
+            .iter()
+            .map(|&i| {
+                let a = &args[i];
+                if a.kind == ArgKind::TensorList {
+                    format!("{}.len()", a.name)
+                } else {
+                    "1".into()
+                }
+            })
+            .collect();
+        let e = format!("record::ranges(&[{}])", lens.join(", "));
         let _ = writeln!(init, "            ranges: {e},");
     }
     let mut binds: Vec<(String, String)> = Vec::new(); // (identifier, binding code)
@@ -836,13 +857,19 @@ fn render_node(
                     } else {
                         n.clone()
                     };
-                    let _ = writeln!(init, "            {n}: SavedVariable::new({saved}, false)?,");
+                    let _ = writeln!(
+                        init,
+                        "            {n}: SavedVariable::new({saved}, false)?,"
+                    );
                     let _ = writeln!(release, "        self.{n}.reset_data();");
                     binds.push((n.clone(), format!("let {n} = &self.{n}.unpack(ctx.node)?;")));
                 }
                 ArgKind::OptTensor => {
                     let _ = writeln!(fields, "    pub(crate) {n}: SavedVariable,");
-                    let _ = writeln!(init, "            {n}: SavedVariable::new_opt({n}, false)?,");
+                    let _ = writeln!(
+                        init,
+                        "            {n}: SavedVariable::new_opt({n}, false)?,"
+                    );
                     let _ = writeln!(release, "        self.{n}.reset_data();");
                     binds.push((
                         n.clone(),
@@ -852,7 +879,10 @@ fn render_node(
                 ArgKind::TensorList => {
                     let _ = writeln!(fields, "    pub(crate) {n}: Vec<SavedVariable>,");
                     let _ = writeln!(init, "            {n}: {n}.iter().map(|t| SavedVariable::new(t, false)).collect::<Result<_>>()?,");
-                    let _ = writeln!(release, "        self.{n}.iter_mut().for_each(SavedVariable::reset_data);");
+                    let _ = writeln!(
+                        release,
+                        "        self.{n}.iter_mut().for_each(SavedVariable::reset_data);"
+                    );
                     binds.push((
                         n.clone(),
                         format!("let {n}_owned = self.{n}.iter().map(|s| s.unpack(ctx.node)).collect::<Result<Vec<Tensor>>>()?; let {n} = &{n}_owned[..];"),
@@ -881,12 +911,17 @@ fn render_node(
                     }
                     ArgKind::TensorList => {
                         let _ = writeln!(fields, "    pub(crate) {prop}: Vec<{ty}>,");
-                        let _ = writeln!(init, "            {prop}: {n}.iter().map(|t| {save}).collect(),");
+                        let _ = writeln!(
+                            init,
+                            "            {prop}: {n}.iter().map(|t| {save}).collect(),"
+                        );
                     }
                     _ => return Err(format!("'{prop}' of an optional tensor is not supported")),
                 }
                 let bind = match *ty {
-                    "Vec<i64>" if a.kind == ArgKind::Tensor => format!("let {prop} = &self.{prop}[..];"),
+                    "Vec<i64>" if a.kind == ArgKind::Tensor => {
+                        format!("let {prop} = &self.{prop}[..];")
+                    }
                     _ if a.kind == ArgKind::TensorList => format!("let {prop} = &self.{prop}[..];"),
                     _ => format!("let {prop} = self.{prop};"),
                 };
@@ -903,7 +938,10 @@ fn render_node(
         if outs.is_list {
             let _ = writeln!(fields, "    pub(crate) {name}: Vec<SavedVariable>,");
             let _ = writeln!(init, "            {name}: Vec::new(),");
-            let _ = writeln!(release, "        self.{name}.iter_mut().for_each(SavedVariable::reset_data);");
+            let _ = writeln!(
+                release,
+                "        self.{name}.iter_mut().for_each(SavedVariable::reset_data);"
+            );
             binds.push((
                 name.clone(),
                 format!("let {name}_owned = self.{name}.iter().map(|s| s.unpack(ctx.node)).collect::<Result<Vec<Tensor>>>()?; let {name} = &{name}_owned[..];"),
@@ -913,7 +951,10 @@ fn render_node(
             let _ = writeln!(fields, "    pub(crate) {name}: SavedVariable,");
             let _ = writeln!(init, "            {name}: SavedVariable::default(),");
             let _ = writeln!(release, "        self.{name}.reset_data();");
-            binds.push((name.clone(), format!("let {name} = &self.{name}.unpack(ctx.node)?;")));
+            binds.push((
+                name.clone(),
+                format!("let {name} = &self.{name}.unpack(ctx.node)?;"),
+            ));
             let differentiable = r.output_differentiable.get(i).copied().unwrap_or(true);
             let _ = writeln!(after, "        grad_fn.{name} = SavedVariable::new_output(&out{i}, {i}, {differentiable})?;");
         }
@@ -934,7 +975,10 @@ fn render_node(
     if inplace {
         let _ = writeln!(after, "        crate::view::rebase_history(self_, node)?;");
     } else {
-        let _ = writeln!(after, "        record::set_history(&outputs, &node, &{diff_flags})?;");
+        let _ = writeln!(
+            after,
+            "        record::set_history(&outputs, &node, &{diff_flags})?;"
+        );
     }
 
     // apply(): one block per formula.
@@ -982,12 +1026,17 @@ fn render_node(
                 let _ = writeln!(apply, "            {bind}");
             }
         }
-        let single = f.inputs.len() == 1 && args[r.diff_inputs[f.inputs[0]]].kind != ArgKind::TensorList;
+        let single =
+            f.inputs.len() == 1 && args[r.diff_inputs[f.inputs[0]]].kind != ArgKind::TensorList;
         if used.contains("grad_input_mask") {
             let _ = writeln!(
                 apply,
                 "            let grad_input_mask = [{}];",
-                f.inputs.iter().map(|&p| wanted(p)).collect::<Vec<_>>().join(", ")
+                f.inputs
+                    .iter()
+                    .map(|&p| wanted(p))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             );
         }
         if single {
@@ -1025,7 +1074,10 @@ fn render_node(
         } else {
             format!(
                 "[{}].iter().all(|&i| !grads.get(i).is_some_and(|g| g.defined()))",
-                diff.iter().map(usize::to_string).collect::<Vec<_>>().join(", ")
+                diff.iter()
+                    .map(usize::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )
         }
     };
@@ -1046,9 +1098,7 @@ fn render_node(
          \x20   }}\n\n\
          \x20   fn release_variables(&mut self) {{\n{release}    }}\n}}\n\n"
     );
-    let struct_init = format!(
-        "crate::generated::functions::{struct_name} {{\n{init}        }}"
-    );
+    let struct_init = format!("crate::generated::functions::{struct_name} {{\n{init}        }}");
     Ok((code, struct_init, after))
 }
 

@@ -125,7 +125,7 @@ fn autograd_file(name: &str, doc: &str, code: &str) -> GeneratedFile {
     GeneratedFile {
         path: format!("aten-autograd/src/generated/{name}"),
         contents: format!(
-            "{PREAMBLE}//! {doc}\n\n#![allow(clippy::too_many_arguments, clippy::needless_borrow, clippy::redundant_clone, clippy::clone_on_copy, clippy::needless_question_mark)]\n\n{AUTOGRAD_IMPORTS}{code}"
+            "{PREAMBLE}//! {doc}\n\n#![allow(clippy::too_many_arguments, clippy::needless_borrow, clippy::redundant_clone, clippy::clone_on_copy, clippy::needless_question_mark, clippy::redundant_field_names)]\n\n{AUTOGRAD_IMPORTS}{code}"
         ),
     }
 }

@@ -352,8 +352,7 @@ pub fn render_files(
             schema,
             composite_implicit: ops.iter().any(|o| {
                 o.schema.operator_name() == schema.operator_name()
-                    && o
-                        .dispatch
+                    && o.dispatch
                         .iter()
                         .any(|(k, _)| *k == DispatchKey::CompositeImplicitAutograd)
             }),

@@ -101,7 +101,12 @@ pub fn index_select_backward(
 
 /// `gather_backward`: the gradient of `gather(self, dim, index)` for
 /// `self`, `grad` added at the gathered positions.
-pub fn gather_backward(grad: &Tensor, self_sizes: &[i64], dim: i64, index: &Tensor) -> Result<Tensor> {
+pub fn gather_backward(
+    grad: &Tensor,
+    self_sizes: &[i64],
+    dim: i64,
+    index: &Tensor,
+) -> Result<Tensor> {
     if index.numel() == 0 || self_sizes.is_empty() {
         if self_sizes.is_empty() {
             return ops::reshape(grad, &[]);
@@ -217,7 +222,9 @@ pub fn max_pool2d_with_indices_backward(
     let sizes = self_.sizes();
     let nd = sizes.len();
     if nd < 2 {
-        return Err(Error::runtime("max_pool2d_with_indices_backward: input must be 3-D or 4-D"));
+        return Err(Error::runtime(
+            "max_pool2d_with_indices_backward: input must be 3-D or 4-D",
+        ));
     }
     let hw = sizes[nd - 2] * sizes[nd - 1];
     let mut lead: Vec<i64> = sizes[..nd - 2].to_vec();
@@ -388,8 +395,18 @@ pub fn convolution_backward(
         )?;
         let fs = full.sizes();
         let padded = zeros(&[is[0], cin, h + 2 * padding[0], w + 2 * padding[1]], grad)?;
-        let region = ops::narrow(&ops::narrow(&padded, 2, 0, fs[2].min(h + 2 * padding[0]))?, 3, 0, fs[3].min(w + 2 * padding[1]))?;
-        let src = ops::narrow(&ops::narrow(&full, 2, 0, region.sizes()[2])?, 3, 0, region.sizes()[3])?;
+        let region = ops::narrow(
+            &ops::narrow(&padded, 2, 0, fs[2].min(h + 2 * padding[0]))?,
+            3,
+            0,
+            fs[3].min(w + 2 * padding[1]),
+        )?;
+        let src = ops::narrow(
+            &ops::narrow(&full, 2, 0, region.sizes()[2])?,
+            3,
+            0,
+            region.sizes()[3],
+        )?;
         ops::copy_(&region, &src)?;
         ops::narrow(&ops::narrow(&padded, 2, padding[0], h)?, 3, padding[1], w)?
     } else {

@@ -1,8 +1,8 @@
 //! Kernels that live in `aten-core`: Meta kernels (shapes without data),
 //! composite kernels, and the backend-neutral helpers backends share.
 
-pub mod conv_shape;
 pub mod backward;
+pub mod conv_shape;
 mod copy;
 mod dims;
 mod factories;
