@@ -995,7 +995,178 @@ pub fn convolution_backward(
         transposed,
         output_padding,
         groups,
-        mask3(&grad_input_mask),
+        &grad_input_mask,
     )?;
     Ok(vec![a, b, c])
+}
+
+/// `avg_pool2d`'s gradient for `self`.
+#[allow(clippy::too_many_arguments)]
+pub fn avg_pool2d_backward(
+    grad: &Tensor,
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: Option<i64>,
+) -> Result<Tensor> {
+    let g = aten_core::meta::pooling::avg_pool2d_geometry(
+        self_,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+    )?;
+    aten_core::native::backward::avg_pool2d_backward(
+        grad,
+        self_,
+        &g,
+        count_include_pad,
+        divisor_override,
+    )
+}
+
+/// `native_group_norm`'s gradients for input, weight and bias. Only the
+/// output's gradient given: the backward composite (mean and rstd
+/// recomputed from the input when this backward is recorded, as for layer
+/// norm). Gradients of the mean or rstd given too (PyTorch uses them):
+/// the forward composite is recomputed and differentiated as a whole.
+#[allow(clippy::too_many_arguments, non_snake_case)]
+pub fn native_group_norm_backward(
+    grads: &[Tensor],
+    input: &Tensor,
+    mean: &Tensor,
+    rstd: &Tensor,
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    N: i64,
+    C: i64,
+    HxW: i64,
+    group: i64,
+    eps: f64,
+    grad_input_mask: [bool; 3],
+) -> Result<Vec<Tensor>> {
+    let given = |i: usize| grads.get(i).is_some_and(|g| g.defined());
+    if given(1) || given(2) {
+        return vjp_by_recompute(
+            |xs| {
+                let (y, m, r) = aten_core::native::backward::math_group_norm(
+                    &xs[0],
+                    xs.get(1).filter(|t| t.defined()),
+                    xs.get(2).filter(|t| t.defined()),
+                    N,
+                    C,
+                    HxW,
+                    group,
+                    eps,
+                )?;
+                Ok(vec![y, m, r])
+            },
+            &[
+                input,
+                weight.unwrap_or(&Tensor::undefined()),
+                bias.unwrap_or(&Tensor::undefined()),
+            ],
+            grads,
+            &grad_input_mask,
+        );
+    }
+    let grad = &grads[0];
+    if !grad.defined() {
+        return Ok(vec![Tensor::undefined(); 3]);
+    }
+    let recomputed;
+    let (mean, rstd) = if c10_core::GradMode::is_enabled() && input.requires_grad() {
+        let (_, m, r) =
+            aten_core::native::backward::math_group_norm(input, None, None, N, C, HxW, group, eps)?;
+        recomputed = (m, r);
+        (&recomputed.0, &recomputed.1)
+    } else {
+        (mean, rstd)
+    };
+    let (a, b, c) = aten_core::native::backward::native_group_norm_backward(
+        grad,
+        input,
+        mean,
+        rstd,
+        weight,
+        N,
+        C,
+        group,
+        grad_input_mask,
+    )?;
+    let c = if bias.is_some() {
+        c
+    } else {
+        Tensor::undefined()
+    };
+    Ok(vec![a, b, c])
+}
+
+/// The gradients of `f`'s outputs (`grads`, undefined where none) with
+/// respect to its inputs, by recording `f` again and differentiating the
+/// record: for formulas whose closed form is not written out. Recorded
+/// itself when the backward pass is (`create_graph`: grad mode on), so
+/// gradients of gradients work; otherwise on detached copies.
+pub fn vjp_by_recompute(
+    f: impl Fn(&[Tensor]) -> Result<Vec<Tensor>>,
+    inputs: &[&Tensor],
+    grads: &[Tensor],
+    wanted: &[bool],
+) -> Result<Vec<Tensor>> {
+    let create_graph = c10_core::GradMode::is_enabled();
+    let _grad = c10_core::enable_grad();
+    let xs: Vec<Tensor> = inputs
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            if !t.defined() {
+                return Ok(Tensor::undefined());
+            }
+            let want = wanted.get(i).copied().unwrap_or(false);
+            if create_graph && t.requires_grad() {
+                return Ok((*t).clone());
+            }
+            let d = crate::meta::detach(t)?;
+            if want && d.dtype().is_some_and(crate::is_differentiable_type) {
+                crate::meta::set_requires_grad(&d, true)?;
+            }
+            Ok(d)
+        })
+        .collect::<Result<_>>()?;
+    let outs = f(&xs)?;
+    let mut roots = Vec::new();
+    let mut root_grads = Vec::new();
+    for (o, g) in outs.iter().zip(grads) {
+        if g.defined() && o.requires_grad() {
+            roots.push(o.clone());
+            root_grads.push(Some(g.clone()));
+        }
+    }
+    let positions: Vec<usize> = (0..xs.len())
+        .filter(|&i| {
+            xs[i].defined() && xs[i].requires_grad() && wanted.get(i).copied().unwrap_or(false)
+        })
+        .collect();
+    let mut result = vec![Tensor::undefined(); inputs.len()];
+    if roots.is_empty() || positions.is_empty() {
+        return Ok(result);
+    }
+    let wrt: Vec<Tensor> = positions.iter().map(|&i| xs[i].clone()).collect();
+    let gs = crate::engine::grad(
+        &roots,
+        &wrt,
+        &root_grads,
+        Some(create_graph),
+        create_graph,
+        true,
+    )?;
+    for (p, g) in positions.into_iter().zip(gs) {
+        if let Some(g) = g {
+            result[p] = g;
+        }
+    }
+    Ok(result)
 }

@@ -11,6 +11,9 @@
 //!   call (PyTorch's own tables show these slots as `[backend fallback]`
 //!   either way; ours print the `fallthrough ` prefix).
 //!
+//! - `Meta` gets PyTorch's boxed fallback that refuses an operator without
+//!   a Meta kernel, naming it (`MetaFallbackKernel.cpp`).
+//!
 //! Only the keys a tensor of this project can carry are covered; PyTorch's
 //! Python, functorch and functionalization fallbacks belong to layers that do
 //! not exist here yet.
@@ -19,6 +22,16 @@ use aten_dispatch::{torch_library_impl, CppFunction};
 
 torch_library_impl!(_, BackendSelect, |m| {
     m.fallback(CppFunction::fallthrough())?;
+    Ok(())
+});
+
+torch_library_impl!(_, Meta, |m| {
+    m.fallback(CppFunction::from_boxed(|op, _keys, _stack| {
+        Err(c10_core::Error::not_implemented(format!(
+            "{}: attempted to run this operator with Meta tensors, but there was no fake impl or Meta kernel registered. You may have run into this message while using an operator with PT2 compilation APIs (torch.compile/torch.export); in order to use this operator with those APIs you'll need to add a fake impl. Please see the following for next steps:  https://pytorch.org/tutorials/advanced/custom_ops_landing_page.html",
+            op.operator_name()
+        )))
+    }))?;
     Ok(())
 });
 

@@ -7,7 +7,8 @@
     clippy::redundant_clone,
     clippy::clone_on_copy,
     clippy::needless_question_mark,
-    clippy::redundant_field_names
+    clippy::redundant_field_names,
+    non_snake_case
 )]
 
 #[allow(unused_imports)]
@@ -4055,6 +4056,86 @@ impl BackwardFunction for MaxPool2DWithIndicesBackward0 {
     }
 }
 
+/// The backward of `aten::avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor` (`AvgPool2DBackward0`).
+pub struct AvgPool2DBackward0 {
+    pub(crate) self_: SavedVariable,
+    pub(crate) kernel_size: Vec<i64>,
+    pub(crate) stride: Vec<i64>,
+    pub(crate) padding: Vec<i64>,
+    pub(crate) ceil_mode: bool,
+    pub(crate) count_include_pad: bool,
+    pub(crate) divisor_override: Option<i64>,
+}
+
+impl BackwardFunction for AvgPool2DBackward0 {
+    #[allow(unused_variables, unused_mut, clippy::all)]
+    fn apply(&mut self, ctx: &ApplyContext<'_>, grads: Vec<Tensor>) -> Result<Vec<Tensor>> {
+        let n = ctx.needed.len();
+        if grads.iter().all(|g| !g.defined()) {
+            return Ok(record::undefined_grads(n));
+        }
+        let grads = &grads[..];
+        let grad = &grads[0];
+        let mut out = record::undefined_grads(n);
+        if ctx.should_compute_output(0) {
+            let self_ = &self.self_.unpack(ctx.node)?;
+            let kernel_size = &self.kernel_size[..];
+            let stride = &self.stride[..];
+            let padding = &self.padding[..];
+            let ceil_mode = self.ceil_mode;
+            let count_include_pad = self.count_include_pad;
+            let divisor_override = self.divisor_override;
+            let g: Tensor = {
+                avg_pool2d_backward(
+                    grad,
+                    self_,
+                    kernel_size,
+                    stride,
+                    padding,
+                    ceil_mode,
+                    count_include_pad,
+                    divisor_override,
+                )
+            }?;
+            out[0] = g;
+        }
+        Ok(out)
+    }
+
+    fn release_variables(&mut self) {
+        self.self_.reset_data();
+    }
+}
+
+/// The backward of `aten::_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor` (`AdaptiveAvgPool2DBackward0`).
+pub struct AdaptiveAvgPool2DBackward0 {
+    pub(crate) self_: SavedVariable,
+}
+
+impl BackwardFunction for AdaptiveAvgPool2DBackward0 {
+    #[allow(unused_variables, unused_mut, clippy::all)]
+    fn apply(&mut self, ctx: &ApplyContext<'_>, grads: Vec<Tensor>) -> Result<Vec<Tensor>> {
+        let n = ctx.needed.len();
+        if grads.iter().all(|g| !g.defined()) {
+            return Ok(record::undefined_grads(n));
+        }
+        let grads = &grads[..];
+        let grad = &grads[0];
+        let mut out = record::undefined_grads(n);
+        if ctx.should_compute_output(0) {
+            let self_ = &self.self_.unpack(ctx.node)?;
+            let g: Tensor =
+                { aten_core::native::backward::adaptive_avg_pool2d_backward(grad, self_) }?;
+            out[0] = g;
+        }
+        Ok(out)
+    }
+
+    fn release_variables(&mut self) {
+        self.self_.reset_data();
+    }
+}
+
 /// The backward of `aten::native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)` (`NativeLayerNormBackward0`).
 pub struct NativeLayerNormBackward0 {
     pub(crate) input: SavedVariable,
@@ -4114,6 +4195,91 @@ impl BackwardFunction for NativeLayerNormBackward0 {
                     result2,
                     weight,
                     bias,
+                    eps,
+                    grad_input_mask,
+                )
+            }?;
+            for (g, at) in gs.into_iter().zip([0, 1, 2]) {
+                out[at] = g;
+            }
+        }
+        Ok(out)
+    }
+
+    fn release_variables(&mut self) {
+        self.input.reset_data();
+        self.weight.reset_data();
+        self.bias.reset_data();
+        self.result1.reset_data();
+        self.result2.reset_data();
+    }
+}
+
+/// The backward of `aten::native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)` (`NativeGroupNormBackward0`).
+pub struct NativeGroupNormBackward0 {
+    pub(crate) input: SavedVariable,
+    pub(crate) weight: SavedVariable,
+    pub(crate) bias: SavedVariable,
+    pub(crate) N: i64,
+    pub(crate) C: i64,
+    pub(crate) HxW: i64,
+    pub(crate) group: i64,
+    pub(crate) eps: f64,
+    pub(crate) result1: SavedVariable,
+    pub(crate) result2: SavedVariable,
+}
+
+impl BackwardFunction for NativeGroupNormBackward0 {
+    #[allow(unused_variables, unused_mut, clippy::all)]
+    fn apply(&mut self, ctx: &ApplyContext<'_>, grads: Vec<Tensor>) -> Result<Vec<Tensor>> {
+        let n = ctx.needed.len();
+        if grads.iter().all(|g| !g.defined()) {
+            return Ok(record::undefined_grads(n));
+        }
+        let grads = &grads[..];
+        let grad = &grads[0];
+        let mut out = record::undefined_grads(n);
+        if ctx.should_compute_output(0)
+            || ctx.should_compute_output(1)
+            || ctx.should_compute_output(2)
+        {
+            let input = &self.input.unpack(ctx.node)?;
+            let weight_owned = self.weight.unpack(ctx.node)?;
+            let weight = if weight_owned.defined() {
+                Some(&weight_owned)
+            } else {
+                None
+            };
+            let bias_owned = self.bias.unpack(ctx.node)?;
+            let bias = if bias_owned.defined() {
+                Some(&bias_owned)
+            } else {
+                None
+            };
+            let N = self.N;
+            let C = self.C;
+            let HxW = self.HxW;
+            let group = self.group;
+            let eps = self.eps;
+            let result1 = &self.result1.unpack(ctx.node)?;
+            let result2 = &self.result2.unpack(ctx.node)?;
+            let grad_input_mask = [
+                ctx.should_compute_output(0),
+                ctx.should_compute_output(1),
+                ctx.should_compute_output(2),
+            ];
+            let gs: Vec<Tensor> = {
+                native_group_norm_backward(
+                    grads,
+                    input,
+                    result1,
+                    result2,
+                    weight,
+                    bias,
+                    N,
+                    C,
+                    HxW,
+                    group,
                     eps,
                     grad_input_mask,
                 )

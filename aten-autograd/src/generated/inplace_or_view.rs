@@ -7,7 +7,8 @@
     clippy::redundant_clone,
     clippy::clone_on_copy,
     clippy::needless_question_mark,
-    clippy::redundant_field_names
+    clippy::redundant_field_names,
+    non_snake_case
 )]
 
 #[allow(unused_imports)]
@@ -3059,6 +3060,106 @@ pub fn max_pool2d_with_indices_out_ad_inplace_or_view(
     Ok(result)
 }
 
+/// ADInplaceOrView kernel of `aten::max_pool2d_with_indices_backward.grad_input(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices, *, Tensor(a!) grad_input) -> Tensor(a!)`.
+pub fn max_pool2d_with_indices_backward_grad_input_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    grad_output: &Tensor,
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+    ceil_mode: bool,
+    indices: &Tensor,
+    grad_input: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::max_pool2d_with_indices_backward_grad_input_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (
+                grad_output,
+                self_,
+                kernel_size,
+                stride,
+                padding,
+                dilation,
+                ceil_mode,
+                indices,
+                grad_input,
+            ),
+        )?
+    };
+    grad_input.bump_version();
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::avg_pool2d.out(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn avg_pool2d_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: Option<i64>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::avg_pool2d_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (
+                self_,
+                kernel_size,
+                stride,
+                padding,
+                ceil_mode,
+                count_include_pad,
+                divisor_override,
+                out,
+            ),
+        )?
+    };
+    out.bump_version();
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::avg_pool2d_backward.grad_input(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override, *, Tensor(a!) grad_input) -> Tensor(a!)`.
+pub fn avg_pool2d_backward_grad_input_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    grad_output: &Tensor,
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: Option<i64>,
+    grad_input: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::avg_pool2d_backward_grad_input_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (
+                grad_output,
+                self_,
+                kernel_size,
+                stride,
+                padding,
+                ceil_mode,
+                count_include_pad,
+                divisor_override,
+                grad_input,
+            ),
+        )?
+    };
+    grad_input.bump_version();
+    Ok(result)
+}
+
 /// ADInplaceOrView kernel of `aten::native_layer_norm.out(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps, *, Tensor(a!) out0, Tensor(b!) out1, Tensor(c!) out2) -> (Tensor(a!), Tensor(b!), Tensor(c!))`.
 pub fn native_layer_norm_out_ad_inplace_or_view(
     ks: DispatchKeySet,
@@ -3824,6 +3925,18 @@ aten_dispatch::torch_library_impl!(aten, ADInplaceOrView, |m| {
     m.impl_(
         "max_pool2d_with_indices.out",
         CppFunction::from_unboxed(max_pool2d_with_indices_out_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "max_pool2d_with_indices_backward.grad_input",
+        CppFunction::from_unboxed(max_pool2d_with_indices_backward_grad_input_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "avg_pool2d.out",
+        CppFunction::from_unboxed(avg_pool2d_out_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "avg_pool2d_backward.grad_input",
+        CppFunction::from_unboxed(avg_pool2d_backward_grad_input_ad_inplace_or_view),
     )?;
     m.impl_(
         "native_layer_norm.out",

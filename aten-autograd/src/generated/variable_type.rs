@@ -7,7 +7,8 @@
     clippy::redundant_clone,
     clippy::clone_on_copy,
     clippy::needless_question_mark,
-    clippy::redundant_field_names
+    clippy::redundant_field_names,
+    non_snake_case
 )]
 
 #[allow(unused_imports)]
@@ -10481,6 +10482,495 @@ pub fn max_pool2d_with_indices_out_autograd(
     })
 }
 
+/// Autograd kernel of `aten::max_pool2d_with_indices_backward.grad_input(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices, *, Tensor(a!) grad_input) -> Tensor(a!)`.
+pub fn max_pool2d_with_indices_backward_grad_input_autograd(
+    ks: DispatchKeySet,
+    grad_output: &Tensor,
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+    ceil_mode: bool,
+    indices: &Tensor,
+    grad_input: &Tensor,
+) -> Result<Tensor> {
+    if record::grad_mode_and(
+        grad_output.requires_grad()
+            || self_.requires_grad()
+            || indices.requires_grad()
+            || grad_input.requires_grad(),
+    ) {
+        return Err(record::out_requires_grad_error(
+            "max_pool2d_with_indices_backward",
+        ));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::max_pool2d_with_indices_backward_grad_input_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (
+                grad_output,
+                self_,
+                kernel_size,
+                stride,
+                padding,
+                dilation,
+                ceil_mode,
+                indices,
+                grad_input,
+            ),
+        )?
+    })
+}
+
+/// Autograd kernel of `aten::max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor`.
+#[inline]
+pub fn max_pool2d_with_indices_backward_autograd(
+    ks: DispatchKeySet,
+    grad_output: &Tensor,
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+    ceil_mode: bool,
+    indices: &Tensor,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(
+        grad_output.requires_grad() || self_.requires_grad() || indices.requires_grad(),
+    );
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::max_pool2d_with_indices_backward_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (
+                    grad_output,
+                    self_,
+                    kernel_size,
+                    stride,
+                    padding,
+                    dilation,
+                    ceil_mode,
+                    indices,
+                ),
+            )?
+        });
+    }
+    max_pool2d_with_indices_backward_autograd_record(
+        ks,
+        grad_output,
+        self_,
+        kernel_size,
+        stride,
+        padding,
+        dilation,
+        ceil_mode,
+        indices,
+    )
+}
+
+/// The recording part of [`max_pool2d_with_indices_backward_autograd`]: some input requires grad.
+#[inline(never)]
+fn max_pool2d_with_indices_backward_autograd_record(
+    ks: DispatchKeySet,
+    grad_output: &Tensor,
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+    ceil_mode: bool,
+    indices: &Tensor,
+) -> Result<Tensor> {
+    let edges = record::collect_next_edges(
+        std::iter::empty::<Option<&Tensor>>()
+            .chain([Some(grad_output)])
+            .chain([Some(self_)])
+            .chain([Some(indices)]),
+    )?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::max_pool2d_with_indices_backward_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (
+                grad_output,
+                self_,
+                kernel_size,
+                stride,
+                padding,
+                dilation,
+                ceil_mode,
+                indices,
+            ),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "max_pool2d_with_indices_backward",
+            },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::avg_pool2d.out(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn avg_pool2d_out_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: Option<i64>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
+        return Err(record::out_requires_grad_error("avg_pool2d"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::avg_pool2d_out_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (
+                self_,
+                kernel_size,
+                stride,
+                padding,
+                ceil_mode,
+                count_include_pad,
+                divisor_override,
+                out,
+            ),
+        )?
+    })
+}
+
+/// Autograd kernel of `aten::avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor`.
+#[inline]
+pub fn avg_pool2d_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: Option<i64>,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::avg_pool2d_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (
+                    self_,
+                    kernel_size,
+                    stride,
+                    padding,
+                    ceil_mode,
+                    count_include_pad,
+                    divisor_override,
+                ),
+            )?
+        });
+    }
+    avg_pool2d_autograd_record(
+        ks,
+        self_,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+    )
+}
+
+/// The recording part of [`avg_pool2d_autograd`]: some input requires grad.
+#[inline(never)]
+fn avg_pool2d_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: Option<i64>,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::AvgPool2DBackward0 {
+        self_: SavedVariable::new(self_, false)?,
+        kernel_size: kernel_size.to_vec(),
+        stride: stride.to_vec(),
+        padding: padding.to_vec(),
+        ceil_mode: ceil_mode,
+        count_include_pad: count_include_pad,
+        divisor_override: divisor_override,
+    };
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::avg_pool2d_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (
+                self_,
+                kernel_size,
+                stride,
+                padding,
+                ceil_mode,
+                count_include_pad,
+                divisor_override,
+            ),
+        )?
+    };
+    {
+        let outputs = [&out0];
+        let node = record::make_node("AvgPool2DBackward0", grad_fn, edges, &outputs, seq);
+        record::set_history(&outputs, &node, &[true])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::avg_pool2d_backward.grad_input(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override, *, Tensor(a!) grad_input) -> Tensor(a!)`.
+pub fn avg_pool2d_backward_grad_input_autograd(
+    ks: DispatchKeySet,
+    grad_output: &Tensor,
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: Option<i64>,
+    grad_input: &Tensor,
+) -> Result<Tensor> {
+    if record::grad_mode_and(
+        grad_output.requires_grad() || self_.requires_grad() || grad_input.requires_grad(),
+    ) {
+        return Err(record::out_requires_grad_error("avg_pool2d_backward"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::avg_pool2d_backward_grad_input_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (
+                grad_output,
+                self_,
+                kernel_size,
+                stride,
+                padding,
+                ceil_mode,
+                count_include_pad,
+                divisor_override,
+                grad_input,
+            ),
+        )?
+    })
+}
+
+/// Autograd kernel of `aten::avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor`.
+#[inline]
+pub fn avg_pool2d_backward_autograd(
+    ks: DispatchKeySet,
+    grad_output: &Tensor,
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: Option<i64>,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(grad_output.requires_grad() || self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::avg_pool2d_backward_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (
+                    grad_output,
+                    self_,
+                    kernel_size,
+                    stride,
+                    padding,
+                    ceil_mode,
+                    count_include_pad,
+                    divisor_override,
+                ),
+            )?
+        });
+    }
+    avg_pool2d_backward_autograd_record(
+        ks,
+        grad_output,
+        self_,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+    )
+}
+
+/// The recording part of [`avg_pool2d_backward_autograd`]: some input requires grad.
+#[inline(never)]
+fn avg_pool2d_backward_autograd_record(
+    ks: DispatchKeySet,
+    grad_output: &Tensor,
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: Option<i64>,
+) -> Result<Tensor> {
+    let edges = record::collect_next_edges(
+        std::iter::empty::<Option<&Tensor>>()
+            .chain([Some(grad_output)])
+            .chain([Some(self_)]),
+    )?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::avg_pool2d_backward_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (
+                grad_output,
+                self_,
+                kernel_size,
+                stride,
+                padding,
+                ceil_mode,
+                count_include_pad,
+                divisor_override,
+            ),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "avg_pool2d_backward",
+            },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor`.
+#[inline]
+pub fn _adaptive_avg_pool2d_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    output_size: &[i64],
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::_adaptive_avg_pool2d_op()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, output_size))?
+        });
+    }
+    _adaptive_avg_pool2d_autograd_record(ks, self_, output_size)
+}
+
+/// The recording part of [`_adaptive_avg_pool2d_autograd`]: some input requires grad.
+#[inline(never)]
+fn _adaptive_avg_pool2d_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    output_size: &[i64],
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::AdaptiveAvgPool2DBackward0 {
+        self_: SavedVariable::new(self_, false)?,
+    };
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::_adaptive_avg_pool2d_op()?
+            .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, output_size))?
+    };
+    {
+        let outputs = [&out0];
+        let node = record::make_node("AdaptiveAvgPool2DBackward0", grad_fn, edges, &outputs, seq);
+        record::set_history(&outputs, &node, &[true])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor`.
+#[inline]
+pub fn _adaptive_avg_pool2d_backward_autograd(
+    ks: DispatchKeySet,
+    grad_output: &Tensor,
+    self_: &Tensor,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(grad_output.requires_grad() || self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::_adaptive_avg_pool2d_backward_op()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (grad_output, self_))?
+        });
+    }
+    _adaptive_avg_pool2d_backward_autograd_record(ks, grad_output, self_)
+}
+
+/// The recording part of [`_adaptive_avg_pool2d_backward_autograd`]: some input requires grad.
+#[inline(never)]
+fn _adaptive_avg_pool2d_backward_autograd_record(
+    ks: DispatchKeySet,
+    grad_output: &Tensor,
+    self_: &Tensor,
+) -> Result<Tensor> {
+    let edges = record::collect_next_edges(
+        std::iter::empty::<Option<&Tensor>>()
+            .chain([Some(grad_output)])
+            .chain([Some(self_)]),
+    )?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::_adaptive_avg_pool2d_backward_op()?
+            .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (grad_output, self_))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "_adaptive_avg_pool2d_backward",
+            },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
 /// Autograd kernel of `aten::native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)`.
 #[inline]
 pub fn native_layer_norm_autograd(
@@ -10580,6 +11070,499 @@ pub fn native_layer_norm_out_autograd(
             (input, normalized_shape, weight, bias, eps, out0, out1, out2),
         )?
     })
+}
+
+/// Autograd kernel of `aten::native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)`.
+#[inline]
+pub fn native_layer_norm_backward_autograd(
+    ks: DispatchKeySet,
+    grad_out: &Tensor,
+    input: &Tensor,
+    normalized_shape: &[i64],
+    mean: &Tensor,
+    rstd: &Tensor,
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    output_mask: &[bool],
+) -> Result<(Tensor, Tensor, Tensor)> {
+    let requires_grad = record::grad_mode_and(
+        grad_out.requires_grad()
+            || input.requires_grad()
+            || mean.requires_grad()
+            || rstd.requires_grad()
+            || weight.is_some_and(|t| t.requires_grad())
+            || bias.is_some_and(|t| t.requires_grad()),
+    );
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::native_layer_norm_backward_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (
+                    grad_out,
+                    input,
+                    normalized_shape,
+                    mean,
+                    rstd,
+                    weight,
+                    bias,
+                    output_mask,
+                ),
+            )?
+        });
+    }
+    native_layer_norm_backward_autograd_record(
+        ks,
+        grad_out,
+        input,
+        normalized_shape,
+        mean,
+        rstd,
+        weight,
+        bias,
+        output_mask,
+    )
+}
+
+/// The recording part of [`native_layer_norm_backward_autograd`]: some input requires grad.
+#[inline(never)]
+fn native_layer_norm_backward_autograd_record(
+    ks: DispatchKeySet,
+    grad_out: &Tensor,
+    input: &Tensor,
+    normalized_shape: &[i64],
+    mean: &Tensor,
+    rstd: &Tensor,
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    output_mask: &[bool],
+) -> Result<(Tensor, Tensor, Tensor)> {
+    let edges = record::collect_next_edges(
+        std::iter::empty::<Option<&Tensor>>()
+            .chain([Some(grad_out)])
+            .chain([Some(input)])
+            .chain([Some(mean)])
+            .chain([Some(rstd)])
+            .chain([weight])
+            .chain([bias]),
+    )?;
+    let seq = record::sequence_nr();
+    let (out0, out1, out2) = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::native_layer_norm_backward_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (
+                grad_out,
+                input,
+                normalized_shape,
+                mean,
+                rstd,
+                weight,
+                bias,
+                output_mask,
+            ),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "native_layer_norm_backward",
+            },
+            edges,
+            &[&out0, &out1, &out2],
+            seq,
+        );
+        record::set_history(&[&out0, &out1, &out2], &node, &[])?;
+    }
+    Ok((out0, out1, out2))
+}
+
+/// Autograd kernel of `aten::native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)`.
+#[inline]
+pub fn native_group_norm_autograd(
+    ks: DispatchKeySet,
+    input: &Tensor,
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    N: i64,
+    C: i64,
+    HxW: i64,
+    group: i64,
+    eps: f64,
+) -> Result<(Tensor, Tensor, Tensor)> {
+    let requires_grad = record::grad_mode_and(
+        input.requires_grad()
+            || weight.is_some_and(|t| t.requires_grad())
+            || bias.is_some_and(|t| t.requires_grad()),
+    );
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::native_group_norm_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (input, weight, bias, N, C, HxW, group, eps),
+            )?
+        });
+    }
+    native_group_norm_autograd_record(ks, input, weight, bias, N, C, HxW, group, eps)
+}
+
+/// The recording part of [`native_group_norm_autograd`]: some input requires grad.
+#[inline(never)]
+fn native_group_norm_autograd_record(
+    ks: DispatchKeySet,
+    input: &Tensor,
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    N: i64,
+    C: i64,
+    HxW: i64,
+    group: i64,
+    eps: f64,
+) -> Result<(Tensor, Tensor, Tensor)> {
+    let edges = record::collect_next_edges(
+        std::iter::empty::<Option<&Tensor>>()
+            .chain([Some(input)])
+            .chain([weight])
+            .chain([bias]),
+    )?;
+    let seq = record::sequence_nr();
+    let mut grad_fn = crate::generated::functions::NativeGroupNormBackward0 {
+        input: SavedVariable::new(input, false)?,
+        weight: SavedVariable::new_opt(weight, false)?,
+        bias: SavedVariable::new_opt(bias, false)?,
+        N: N,
+        C: C,
+        HxW: HxW,
+        group: group,
+        eps: eps,
+        result1: SavedVariable::default(),
+        result2: SavedVariable::default(),
+    };
+    let (out0, out1, out2) = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::native_group_norm_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (input, weight, bias, N, C, HxW, group, eps),
+        )?
+    };
+    {
+        grad_fn.result1 = SavedVariable::new_output(&out1, 1, true)?;
+        grad_fn.result2 = SavedVariable::new_output(&out2, 2, true)?;
+        let outputs = [&out0, &out1, &out2];
+        let node = record::make_node("NativeGroupNormBackward0", grad_fn, edges, &outputs, seq);
+        record::set_history(&outputs, &node, &[true, true, true])?;
+    }
+    Ok((out0, out1, out2))
+}
+
+/// Autograd kernel of `aten::native_group_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, Tensor? weight, SymInt N, SymInt C, SymInt HxW, int group, bool[3] output_mask) -> (Tensor, Tensor, Tensor)`.
+#[inline]
+pub fn native_group_norm_backward_autograd(
+    ks: DispatchKeySet,
+    grad_out: &Tensor,
+    input: &Tensor,
+    mean: &Tensor,
+    rstd: &Tensor,
+    weight: Option<&Tensor>,
+    N: i64,
+    C: i64,
+    HxW: i64,
+    group: i64,
+    output_mask: &[bool],
+) -> Result<(Tensor, Tensor, Tensor)> {
+    let requires_grad = record::grad_mode_and(
+        grad_out.requires_grad()
+            || input.requires_grad()
+            || mean.requires_grad()
+            || rstd.requires_grad()
+            || weight.is_some_and(|t| t.requires_grad()),
+    );
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::native_group_norm_backward_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (
+                    grad_out,
+                    input,
+                    mean,
+                    rstd,
+                    weight,
+                    N,
+                    C,
+                    HxW,
+                    group,
+                    output_mask,
+                ),
+            )?
+        });
+    }
+    native_group_norm_backward_autograd_record(
+        ks,
+        grad_out,
+        input,
+        mean,
+        rstd,
+        weight,
+        N,
+        C,
+        HxW,
+        group,
+        output_mask,
+    )
+}
+
+/// The recording part of [`native_group_norm_backward_autograd`]: some input requires grad.
+#[inline(never)]
+fn native_group_norm_backward_autograd_record(
+    ks: DispatchKeySet,
+    grad_out: &Tensor,
+    input: &Tensor,
+    mean: &Tensor,
+    rstd: &Tensor,
+    weight: Option<&Tensor>,
+    N: i64,
+    C: i64,
+    HxW: i64,
+    group: i64,
+    output_mask: &[bool],
+) -> Result<(Tensor, Tensor, Tensor)> {
+    let edges = record::collect_next_edges(
+        std::iter::empty::<Option<&Tensor>>()
+            .chain([Some(grad_out)])
+            .chain([Some(input)])
+            .chain([Some(mean)])
+            .chain([Some(rstd)])
+            .chain([weight]),
+    )?;
+    let seq = record::sequence_nr();
+    let (out0, out1, out2) = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::native_group_norm_backward_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (
+                grad_out,
+                input,
+                mean,
+                rstd,
+                weight,
+                N,
+                C,
+                HxW,
+                group,
+                output_mask,
+            ),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "native_group_norm_backward",
+            },
+            edges,
+            &[&out0, &out1, &out2],
+            seq,
+        );
+        record::set_history(&[&out0, &out1, &out2], &node, &[])?;
+    }
+    Ok((out0, out1, out2))
+}
+
+/// Autograd kernel of `aten::convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)`.
+#[inline]
+pub fn convolution_backward_autograd(
+    ks: DispatchKeySet,
+    grad_output: &Tensor,
+    input: &Tensor,
+    weight: &Tensor,
+    bias_sizes: Option<&[i64]>,
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+    transposed: bool,
+    output_padding: &[i64],
+    groups: i64,
+    output_mask: &[bool],
+) -> Result<(Tensor, Tensor, Tensor)> {
+    let requires_grad = record::grad_mode_and(
+        grad_output.requires_grad() || input.requires_grad() || weight.requires_grad(),
+    );
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::convolution_backward_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (
+                    grad_output,
+                    input,
+                    weight,
+                    bias_sizes,
+                    stride,
+                    padding,
+                    dilation,
+                    transposed,
+                    output_padding,
+                    groups,
+                    output_mask,
+                ),
+            )?
+        });
+    }
+    convolution_backward_autograd_record(
+        ks,
+        grad_output,
+        input,
+        weight,
+        bias_sizes,
+        stride,
+        padding,
+        dilation,
+        transposed,
+        output_padding,
+        groups,
+        output_mask,
+    )
+}
+
+/// The recording part of [`convolution_backward_autograd`]: some input requires grad.
+#[inline(never)]
+fn convolution_backward_autograd_record(
+    ks: DispatchKeySet,
+    grad_output: &Tensor,
+    input: &Tensor,
+    weight: &Tensor,
+    bias_sizes: Option<&[i64]>,
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+    transposed: bool,
+    output_padding: &[i64],
+    groups: i64,
+    output_mask: &[bool],
+) -> Result<(Tensor, Tensor, Tensor)> {
+    let edges = record::collect_next_edges(
+        std::iter::empty::<Option<&Tensor>>()
+            .chain([Some(grad_output)])
+            .chain([Some(input)])
+            .chain([Some(weight)]),
+    )?;
+    let seq = record::sequence_nr();
+    let (out0, out1, out2) = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::convolution_backward_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (
+                grad_output,
+                input,
+                weight,
+                bias_sizes,
+                stride,
+                padding,
+                dilation,
+                transposed,
+                output_padding,
+                groups,
+                output_mask,
+            ),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "convolution_backward",
+            },
+            edges,
+            &[&out0, &out1, &out2],
+            seq,
+        );
+        record::set_history(&[&out0, &out1, &out2], &node, &[])?;
+    }
+    Ok((out0, out1, out2))
+}
+
+/// Autograd kernel of `aten::embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor`.
+#[inline]
+pub fn embedding_dense_backward_autograd(
+    ks: DispatchKeySet,
+    grad_output: &Tensor,
+    indices: &Tensor,
+    num_weights: i64,
+    padding_idx: i64,
+    scale_grad_by_freq: bool,
+) -> Result<Tensor> {
+    let requires_grad =
+        record::grad_mode_and(grad_output.requires_grad() || indices.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::embedding_dense_backward_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (
+                    grad_output,
+                    indices,
+                    num_weights,
+                    padding_idx,
+                    scale_grad_by_freq,
+                ),
+            )?
+        });
+    }
+    embedding_dense_backward_autograd_record(
+        ks,
+        grad_output,
+        indices,
+        num_weights,
+        padding_idx,
+        scale_grad_by_freq,
+    )
+}
+
+/// The recording part of [`embedding_dense_backward_autograd`]: some input requires grad.
+#[inline(never)]
+fn embedding_dense_backward_autograd_record(
+    ks: DispatchKeySet,
+    grad_output: &Tensor,
+    indices: &Tensor,
+    num_weights: i64,
+    padding_idx: i64,
+    scale_grad_by_freq: bool,
+) -> Result<Tensor> {
+    let edges = record::collect_next_edges(
+        std::iter::empty::<Option<&Tensor>>()
+            .chain([Some(grad_output)])
+            .chain([Some(indices)]),
+    )?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::embedding_dense_backward_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (
+                grad_output,
+                indices,
+                num_weights,
+                padding_idx,
+                scale_grad_by_freq,
+            ),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "embedding_dense_backward",
+            },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
 }
 
 /// Autograd kernel of `aten::embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor`.
@@ -11530,12 +12513,61 @@ aten_dispatch::torch_library_impl!(aten, Autograd, |m| {
         CppFunction::from_unboxed(max_pool2d_with_indices_out_autograd),
     )?;
     m.impl_(
+        "max_pool2d_with_indices_backward.grad_input",
+        CppFunction::from_unboxed(max_pool2d_with_indices_backward_grad_input_autograd),
+    )?;
+    m.impl_(
+        "max_pool2d_with_indices_backward",
+        CppFunction::from_unboxed(max_pool2d_with_indices_backward_autograd),
+    )?;
+    m.impl_(
+        "avg_pool2d.out",
+        CppFunction::from_unboxed(avg_pool2d_out_autograd),
+    )?;
+    m.impl_("avg_pool2d", CppFunction::from_unboxed(avg_pool2d_autograd))?;
+    m.impl_(
+        "avg_pool2d_backward.grad_input",
+        CppFunction::from_unboxed(avg_pool2d_backward_grad_input_autograd),
+    )?;
+    m.impl_(
+        "avg_pool2d_backward",
+        CppFunction::from_unboxed(avg_pool2d_backward_autograd),
+    )?;
+    m.impl_(
+        "_adaptive_avg_pool2d",
+        CppFunction::from_unboxed(_adaptive_avg_pool2d_autograd),
+    )?;
+    m.impl_(
+        "_adaptive_avg_pool2d_backward",
+        CppFunction::from_unboxed(_adaptive_avg_pool2d_backward_autograd),
+    )?;
+    m.impl_(
         "native_layer_norm",
         CppFunction::from_unboxed(native_layer_norm_autograd),
     )?;
     m.impl_(
         "native_layer_norm.out",
         CppFunction::from_unboxed(native_layer_norm_out_autograd),
+    )?;
+    m.impl_(
+        "native_layer_norm_backward",
+        CppFunction::from_unboxed(native_layer_norm_backward_autograd),
+    )?;
+    m.impl_(
+        "native_group_norm",
+        CppFunction::from_unboxed(native_group_norm_autograd),
+    )?;
+    m.impl_(
+        "native_group_norm_backward",
+        CppFunction::from_unboxed(native_group_norm_backward_autograd),
+    )?;
+    m.impl_(
+        "convolution_backward",
+        CppFunction::from_unboxed(convolution_backward_autograd),
+    )?;
+    m.impl_(
+        "embedding_dense_backward",
+        CppFunction::from_unboxed(embedding_dense_backward_autograd),
     )?;
     m.impl_("embedding", CppFunction::from_unboxed(embedding_autograd))?;
     m.impl_(

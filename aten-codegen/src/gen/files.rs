@@ -16,7 +16,8 @@ pub(super) fn ops(api: &str) -> GeneratedFile {
              #![allow(
     clippy::too_many_arguments,
     clippy::type_complexity,
-    clippy::derivable_impls
+    clippy::derivable_impls,
+    non_snake_case
 )]\n\n\
              use std::sync::OnceLock;\n\n\
              #[allow(unused_imports)]\n\
@@ -125,7 +126,7 @@ fn autograd_file(name: &str, doc: &str, code: &str) -> GeneratedFile {
     GeneratedFile {
         path: format!("aten-autograd/src/generated/{name}"),
         contents: format!(
-            "{PREAMBLE}//! {doc}\n\n#![allow(clippy::too_many_arguments, clippy::needless_borrow, clippy::redundant_clone, clippy::clone_on_copy, clippy::needless_question_mark, clippy::redundant_field_names)]\n\n{AUTOGRAD_IMPORTS}{code}"
+            "{PREAMBLE}//! {doc}\n\n#![allow(clippy::too_many_arguments, clippy::needless_borrow, clippy::redundant_clone, clippy::clone_on_copy, clippy::needless_question_mark, clippy::redundant_field_names, non_snake_case)]\n\n{AUTOGRAD_IMPORTS}{code}"
         ),
     }
 }

@@ -4,7 +4,8 @@
 #![allow(
     clippy::too_many_arguments,
     clippy::type_complexity,
-    clippy::derivable_impls
+    clippy::derivable_impls,
+    non_snake_case
 )]
 
 use std::sync::OnceLock;
@@ -8348,6 +8349,442 @@ pub fn max_pool2d_with_indices_out(
     ))
 }
 
+/// The typed dispatcher handle of `aten::max_pool2d_with_indices_backward.grad_input`, looked up once.
+#[inline]
+pub fn max_pool2d_with_indices_backward_grad_input_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static Tensor,
+            &'static [i64],
+            &'static [i64],
+            &'static [i64],
+            &'static [i64],
+            bool,
+            &'static Tensor,
+            &'static Tensor,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static Tensor,
+                    &'static [i64],
+                    &'static [i64],
+                    &'static [i64],
+                    &'static [i64],
+                    bool,
+                    &'static Tensor,
+                    &'static Tensor,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::max_pool2d_with_indices_backward", "grad_input"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::max_pool2d_with_indices_backward.grad_input(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices, *, Tensor(a!) grad_input) -> Tensor(a!)`
+pub fn max_pool2d_with_indices_backward_grad_input(
+    grad_output: &Tensor,
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+    ceil_mode: bool,
+    indices: &Tensor,
+    grad_input: &Tensor,
+) -> Result<Tensor> {
+    max_pool2d_with_indices_backward_grad_input_op()?.call((
+        grad_output,
+        self_,
+        kernel_size,
+        stride,
+        padding,
+        dilation,
+        ceil_mode,
+        indices,
+        grad_input,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::max_pool2d_with_indices_backward.`, looked up once.
+#[inline]
+pub fn max_pool2d_with_indices_backward_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static Tensor,
+            &'static [i64],
+            &'static [i64],
+            &'static [i64],
+            &'static [i64],
+            bool,
+            &'static Tensor,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static Tensor,
+                    &'static [i64],
+                    &'static [i64],
+                    &'static [i64],
+                    &'static [i64],
+                    bool,
+                    &'static Tensor,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::max_pool2d_with_indices_backward", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor`
+pub fn max_pool2d_with_indices_backward(
+    grad_output: &Tensor,
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+    ceil_mode: bool,
+    indices: &Tensor,
+) -> Result<Tensor> {
+    max_pool2d_with_indices_backward_op()?.call((
+        grad_output,
+        self_,
+        kernel_size,
+        stride,
+        padding,
+        dilation,
+        ceil_mode,
+        indices,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::avg_pool2d.out`, looked up once.
+#[inline]
+pub fn avg_pool2d_out_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static [i64],
+            &'static [i64],
+            &'static [i64],
+            bool,
+            bool,
+            Option<i64>,
+            &'static Tensor,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static [i64],
+                    &'static [i64],
+                    &'static [i64],
+                    bool,
+                    bool,
+                    Option<i64>,
+                    &'static Tensor,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::avg_pool2d", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::avg_pool2d.out(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn avg_pool2d_out(
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: Option<i64>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    avg_pool2d_out_op()?.call((
+        self_,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+        out,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::avg_pool2d.`, looked up once.
+#[inline]
+pub fn avg_pool2d_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static [i64],
+            &'static [i64],
+            &'static [i64],
+            bool,
+            bool,
+            Option<i64>,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static [i64],
+                    &'static [i64],
+                    &'static [i64],
+                    bool,
+                    bool,
+                    Option<i64>,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::avg_pool2d", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`avg_pool2d_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct AvgPool2dOptions<'a> {
+    /// `stride`.
+    pub stride: &'a [i64],
+    /// `padding`.
+    pub padding: &'a [i64],
+    /// `ceil_mode`.
+    pub ceil_mode: bool,
+    /// `count_include_pad`.
+    pub count_include_pad: bool,
+    /// `divisor_override`.
+    pub divisor_override: Option<i64>,
+}
+
+impl Default for AvgPool2dOptions<'_> {
+    fn default() -> Self {
+        AvgPool2dOptions {
+            stride: &[][..],
+            padding: &[0, 0][..],
+            ceil_mode: false,
+            count_include_pad: true,
+            divisor_override: None,
+        }
+    }
+}
+
+/// `aten::avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor`
+pub fn avg_pool2d(self_: &Tensor, kernel_size: &[i64]) -> Result<Tensor> {
+    avg_pool2d_with(self_, kernel_size, AvgPool2dOptions::default())
+}
+
+/// `aten::avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor`
+pub fn avg_pool2d_with(
+    self_: &Tensor,
+    kernel_size: &[i64],
+    options: AvgPool2dOptions<'_>,
+) -> Result<Tensor> {
+    avg_pool2d_op()?.call((
+        self_,
+        kernel_size,
+        options.stride,
+        options.padding,
+        options.ceil_mode,
+        options.count_include_pad,
+        options.divisor_override,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::avg_pool2d_backward.grad_input`, looked up once.
+#[inline]
+pub fn avg_pool2d_backward_grad_input_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static Tensor,
+            &'static [i64],
+            &'static [i64],
+            &'static [i64],
+            bool,
+            bool,
+            Option<i64>,
+            &'static Tensor,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static Tensor,
+                    &'static [i64],
+                    &'static [i64],
+                    &'static [i64],
+                    bool,
+                    bool,
+                    Option<i64>,
+                    &'static Tensor,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::avg_pool2d_backward", "grad_input"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::avg_pool2d_backward.grad_input(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override, *, Tensor(a!) grad_input) -> Tensor(a!)`
+pub fn avg_pool2d_backward_grad_input(
+    grad_output: &Tensor,
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: Option<i64>,
+    grad_input: &Tensor,
+) -> Result<Tensor> {
+    avg_pool2d_backward_grad_input_op()?.call((
+        grad_output,
+        self_,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+        grad_input,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::avg_pool2d_backward.`, looked up once.
+#[inline]
+pub fn avg_pool2d_backward_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static Tensor,
+            &'static [i64],
+            &'static [i64],
+            &'static [i64],
+            bool,
+            bool,
+            Option<i64>,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static Tensor,
+                    &'static [i64],
+                    &'static [i64],
+                    &'static [i64],
+                    bool,
+                    bool,
+                    Option<i64>,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::avg_pool2d_backward", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor`
+pub fn avg_pool2d_backward(
+    grad_output: &Tensor,
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: Option<i64>,
+) -> Result<Tensor> {
+    avg_pool2d_backward_op()?.call((
+        grad_output,
+        self_,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::_adaptive_avg_pool2d.`, looked up once.
+#[inline]
+pub fn _adaptive_avg_pool2d_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static [i64]), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static [i64]), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::_adaptive_avg_pool2d", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor`
+pub fn _adaptive_avg_pool2d(self_: &Tensor, output_size: &[i64]) -> Result<Tensor> {
+    _adaptive_avg_pool2d_op()?.call((self_, output_size))
+}
+
+/// The typed dispatcher handle of `aten::_adaptive_avg_pool2d_backward.`, looked up once.
+#[inline]
+pub fn _adaptive_avg_pool2d_backward_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::_adaptive_avg_pool2d_backward", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor`
+pub fn _adaptive_avg_pool2d_backward(grad_output: &Tensor, self_: &Tensor) -> Result<Tensor> {
+    _adaptive_avg_pool2d_backward_op()?.call((grad_output, self_))
+}
+
 /// The typed dispatcher handle of `aten::layer_norm.`, looked up once.
 #[inline]
 pub fn layer_norm_op() -> Result<
@@ -8523,6 +8960,295 @@ pub fn native_layer_norm_out(
     out2: &Tensor,
 ) -> Result<(Tensor, Tensor, Tensor)> {
     native_layer_norm_out_op()?.call((input, normalized_shape, weight, bias, eps, out0, out1, out2))
+}
+
+/// The typed dispatcher handle of `aten::native_layer_norm_backward.`, looked up once.
+#[inline]
+pub fn native_layer_norm_backward_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static Tensor,
+            &'static [i64],
+            &'static Tensor,
+            &'static Tensor,
+            Option<&'static Tensor>,
+            Option<&'static Tensor>,
+            &'static [bool],
+        ),
+        (Tensor, Tensor, Tensor),
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static Tensor,
+                    &'static [i64],
+                    &'static Tensor,
+                    &'static Tensor,
+                    Option<&'static Tensor>,
+                    Option<&'static Tensor>,
+                    &'static [bool],
+                ),
+                (Tensor, Tensor, Tensor),
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::native_layer_norm_backward", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)`
+pub fn native_layer_norm_backward(
+    grad_out: &Tensor,
+    input: &Tensor,
+    normalized_shape: &[i64],
+    mean: &Tensor,
+    rstd: &Tensor,
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    output_mask: &[bool],
+) -> Result<(Tensor, Tensor, Tensor)> {
+    native_layer_norm_backward_op()?.call((
+        grad_out,
+        input,
+        normalized_shape,
+        mean,
+        rstd,
+        weight,
+        bias,
+        output_mask,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::native_group_norm.`, looked up once.
+#[inline]
+pub fn native_group_norm_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            Option<&'static Tensor>,
+            Option<&'static Tensor>,
+            i64,
+            i64,
+            i64,
+            i64,
+            f64,
+        ),
+        (Tensor, Tensor, Tensor),
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    Option<&'static Tensor>,
+                    Option<&'static Tensor>,
+                    i64,
+                    i64,
+                    i64,
+                    i64,
+                    f64,
+                ),
+                (Tensor, Tensor, Tensor),
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::native_group_norm", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)`
+pub fn native_group_norm(
+    input: &Tensor,
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    N: i64,
+    C: i64,
+    HxW: i64,
+    group: i64,
+    eps: f64,
+) -> Result<(Tensor, Tensor, Tensor)> {
+    native_group_norm_op()?.call((input, weight, bias, N, C, HxW, group, eps))
+}
+
+/// The typed dispatcher handle of `aten::native_group_norm_backward.`, looked up once.
+#[inline]
+pub fn native_group_norm_backward_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static Tensor,
+            &'static Tensor,
+            &'static Tensor,
+            Option<&'static Tensor>,
+            i64,
+            i64,
+            i64,
+            i64,
+            &'static [bool],
+        ),
+        (Tensor, Tensor, Tensor),
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static Tensor,
+                    &'static Tensor,
+                    &'static Tensor,
+                    Option<&'static Tensor>,
+                    i64,
+                    i64,
+                    i64,
+                    i64,
+                    &'static [bool],
+                ),
+                (Tensor, Tensor, Tensor),
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::native_group_norm_backward", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::native_group_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, Tensor? weight, SymInt N, SymInt C, SymInt HxW, int group, bool[3] output_mask) -> (Tensor, Tensor, Tensor)`
+pub fn native_group_norm_backward(
+    grad_out: &Tensor,
+    input: &Tensor,
+    mean: &Tensor,
+    rstd: &Tensor,
+    weight: Option<&Tensor>,
+    N: i64,
+    C: i64,
+    HxW: i64,
+    group: i64,
+    output_mask: &[bool],
+) -> Result<(Tensor, Tensor, Tensor)> {
+    native_group_norm_backward_op()?.call((
+        grad_out,
+        input,
+        mean,
+        rstd,
+        weight,
+        N,
+        C,
+        HxW,
+        group,
+        output_mask,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::convolution_backward.`, looked up once.
+#[inline]
+pub fn convolution_backward_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static Tensor,
+            &'static Tensor,
+            Option<&'static [i64]>,
+            &'static [i64],
+            &'static [i64],
+            &'static [i64],
+            bool,
+            &'static [i64],
+            i64,
+            &'static [bool],
+        ),
+        (Tensor, Tensor, Tensor),
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static Tensor,
+                    &'static Tensor,
+                    Option<&'static [i64]>,
+                    &'static [i64],
+                    &'static [i64],
+                    &'static [i64],
+                    bool,
+                    &'static [i64],
+                    i64,
+                    &'static [bool],
+                ),
+                (Tensor, Tensor, Tensor),
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::convolution_backward", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)`
+pub fn convolution_backward(
+    grad_output: &Tensor,
+    input: &Tensor,
+    weight: &Tensor,
+    bias_sizes: Option<&[i64]>,
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+    transposed: bool,
+    output_padding: &[i64],
+    groups: i64,
+    output_mask: &[bool],
+) -> Result<(Tensor, Tensor, Tensor)> {
+    convolution_backward_op()?.call((
+        grad_output,
+        input,
+        weight,
+        bias_sizes,
+        stride,
+        padding,
+        dilation,
+        transposed,
+        output_padding,
+        groups,
+        output_mask,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::embedding_dense_backward.`, looked up once.
+#[inline]
+pub fn embedding_dense_backward_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, i64, i64, bool), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor, i64, i64, bool), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::embedding_dense_backward", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor`
+pub fn embedding_dense_backward(
+    grad_output: &Tensor,
+    indices: &Tensor,
+    num_weights: i64,
+    padding_idx: i64,
+    scale_grad_by_freq: bool,
+) -> Result<Tensor> {
+    embedding_dense_backward_op()?.call((
+        grad_output,
+        indices,
+        num_weights,
+        padding_idx,
+        scale_grad_by_freq,
+    ))
 }
 
 /// The typed dispatcher handle of `aten::embedding.`, looked up once.

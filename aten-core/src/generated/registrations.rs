@@ -1314,9 +1314,30 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with("max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
     m.def_with("max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
     m.def_with("max_pool2d_with_indices.out(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False, *, Tensor(a!) out, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))", Some(AliasAnalysisKind::FromSchema), vec![])?;
+    m.def_with("max_pool2d_with_indices_backward.grad_input(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices, *, Tensor(a!) grad_input) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec![])?;
+    m.def_with("max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
+    m.def_with("avg_pool2d.out(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None, *, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec![])?;
+    m.def_with("avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
+    m.def_with("avg_pool2d_backward.grad_input(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override, *, Tensor(a!) grad_input) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec![])?;
+    m.def_with("avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
+    m.def_with(
+        "_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string()],
+    )?;
+    m.def_with(
+        "_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string()],
+    )?;
     m.def_with("layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1.0000000000000001e-05, bool cudnn_enable=True) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
     m.def_with("native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
     m.def_with("native_layer_norm.out(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps, *, Tensor(a!) out0, Tensor(b!) out1, Tensor(c!) out2) -> (Tensor(a!), Tensor(b!), Tensor(c!))", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
+    m.def_with("native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
+    m.def_with("native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
+    m.def_with("native_group_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, Tensor? weight, SymInt N, SymInt C, SymInt HxW, int group, bool[3] output_mask) -> (Tensor, Tensor, Tensor)", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
+    m.def_with("convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
+    m.def_with("embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
     m.def_with("embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
     m.def_with("embedding.out(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False, *, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
     m.def_with(
@@ -4563,6 +4584,269 @@ pub fn max_pool2d_with_indices_out_structured_meta(
     let [output0, output1] = meta.into_outputs();
     Ok((set_output.finish(output0), set_output.finish(output1)))
 }
+/// Structured kernel (Out, meta) of `aten::max_pool2d_with_indices_backward.grad_input(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices, *, Tensor(a!) grad_input) -> Tensor(a!)`.
+pub fn max_pool2d_with_indices_backward_grad_input_structured_meta(
+    grad_output: &Tensor,
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+    ceil_mode: bool,
+    indices: &Tensor,
+    grad_input: &Tensor,
+) -> Result<Tensor> {
+    let outs = [grad_input];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::max_pool2d_with_indices_backward(
+        set_output,
+        grad_output,
+        self_,
+        kernel_size,
+        stride,
+        padding,
+        dilation,
+        ceil_mode,
+        indices,
+    )?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, meta) of `aten::max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor`.
+pub fn max_pool2d_with_indices_backward_structured_meta(
+    grad_output: &Tensor,
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+    ceil_mode: bool,
+    indices: &Tensor,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::max_pool2d_with_indices_backward(
+        set_output,
+        grad_output,
+        self_,
+        kernel_size,
+        stride,
+        padding,
+        dilation,
+        ceil_mode,
+        indices,
+    )?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, default_backend) of `aten::max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor`.
+pub fn max_pool2d_with_indices_backward_structured_default_backend(
+    grad_output: &Tensor,
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+    ceil_mode: bool,
+    indices: &Tensor,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::max_pool2d_with_indices_backward(
+        set_output,
+        grad_output,
+        self_,
+        kernel_size,
+        stride,
+        padding,
+        dilation,
+        ceil_mode,
+        indices,
+    )?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::max_pool2d_with_indices_backward_grad_input_op()?.call((
+        grad_output,
+        self_,
+        kernel_size,
+        stride,
+        padding,
+        dilation,
+        ceil_mode,
+        indices,
+        &output,
+    ))
+}
+/// Structured kernel (Out, meta) of `aten::avg_pool2d.out(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn avg_pool2d_out_structured_meta(
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: Option<i64>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::avg_pool2d(
+        set_output,
+        self_,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+    )?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, meta) of `aten::avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor`.
+pub fn avg_pool2d_structured_meta(
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: Option<i64>,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::avg_pool2d(
+        set_output,
+        self_,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+    )?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, default_backend) of `aten::avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor`.
+pub fn avg_pool2d_structured_default_backend(
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: Option<i64>,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::avg_pool2d(
+        set_output,
+        self_,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+    )?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::avg_pool2d_out_op()?.call((
+        self_,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+        &output,
+    ))
+}
+/// Structured kernel (Out, meta) of `aten::avg_pool2d_backward.grad_input(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override, *, Tensor(a!) grad_input) -> Tensor(a!)`.
+pub fn avg_pool2d_backward_grad_input_structured_meta(
+    grad_output: &Tensor,
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: Option<i64>,
+    grad_input: &Tensor,
+) -> Result<Tensor> {
+    let outs = [grad_input];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::avg_pool2d_backward(
+        set_output,
+        grad_output,
+        self_,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+    )?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, meta) of `aten::avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor`.
+pub fn avg_pool2d_backward_structured_meta(
+    grad_output: &Tensor,
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: Option<i64>,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::avg_pool2d_backward(
+        set_output,
+        grad_output,
+        self_,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+    )?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, default_backend) of `aten::avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor`.
+pub fn avg_pool2d_backward_structured_default_backend(
+    grad_output: &Tensor,
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: Option<i64>,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::avg_pool2d_backward(
+        set_output,
+        grad_output,
+        self_,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+    )?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::avg_pool2d_backward_grad_input_op()?.call((
+        grad_output,
+        self_,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+        &output,
+    ))
+}
 /// `autogen` variant `aten::native_layer_norm.out(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps, *, Tensor(a!) out0, Tensor(b!) out1, Tensor(c!) out2) -> (Tensor(a!), Tensor(b!), Tensor(c!))` of `aten::native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)`.
 pub fn native_layer_norm_out_autogen(
     input: &Tensor,
@@ -5396,6 +5680,30 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
         CppFunction::from_unboxed(max_pool2d_with_indices_out_structured_meta),
     )?;
     m.impl_(
+        "max_pool2d_with_indices_backward.grad_input",
+        CppFunction::from_unboxed(max_pool2d_with_indices_backward_grad_input_structured_meta),
+    )?;
+    m.impl_(
+        "max_pool2d_with_indices_backward",
+        CppFunction::from_unboxed(max_pool2d_with_indices_backward_structured_meta),
+    )?;
+    m.impl_(
+        "avg_pool2d.out",
+        CppFunction::from_unboxed(avg_pool2d_out_structured_meta),
+    )?;
+    m.impl_(
+        "avg_pool2d",
+        CppFunction::from_unboxed(avg_pool2d_structured_meta),
+    )?;
+    m.impl_(
+        "avg_pool2d_backward.grad_input",
+        CppFunction::from_unboxed(avg_pool2d_backward_grad_input_structured_meta),
+    )?;
+    m.impl_(
+        "avg_pool2d_backward",
+        CppFunction::from_unboxed(avg_pool2d_backward_structured_meta),
+    )?;
+    m.impl_(
         "mse_loss",
         CppFunction::from_unboxed(mse_loss_structured_meta),
     )?;
@@ -5682,6 +5990,14 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutograd, |m| {
     m.impl_(
         "native_layer_norm.out",
         CppFunction::from_unboxed(native_layer_norm_out_autogen),
+    )?;
+    m.impl_(
+        "native_group_norm",
+        CppFunction::from_unboxed(crate::native::math_group_norm),
+    )?;
+    m.impl_(
+        "convolution_backward",
+        CppFunction::from_unboxed(crate::native::convolution_backward),
     )?;
     m.impl_(
         "embedding",
@@ -6186,6 +6502,18 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutogradNonFunctional,
     m.impl_(
         "max_pool2d_with_indices",
         CppFunction::from_unboxed(max_pool2d_with_indices_structured_default_backend),
+    )?;
+    m.impl_(
+        "max_pool2d_with_indices_backward",
+        CppFunction::from_unboxed(max_pool2d_with_indices_backward_structured_default_backend),
+    )?;
+    m.impl_(
+        "avg_pool2d",
+        CppFunction::from_unboxed(avg_pool2d_structured_default_backend),
+    )?;
+    m.impl_(
+        "avg_pool2d_backward",
+        CppFunction::from_unboxed(avg_pool2d_backward_structured_default_backend),
     )?;
     m.impl_(
         "mse_loss",

@@ -35,7 +35,9 @@ pub use indexing::gather;
 pub use linear_algebra::{addmm, bmm, mm};
 pub use loss::{mse_loss, nll_loss_forward};
 pub use pointwise::*;
-pub use pooling::max_pool2d_with_indices;
+pub use pooling::{
+    avg_pool2d, avg_pool2d_backward, max_pool2d_with_indices, max_pool2d_with_indices_backward,
+};
 pub use reduction::{
     _log_softmax, _softmax, all_dim, amax, amin, any_dim, argmax, cumsum, max_dim, mean_dim,
     sum_dim_intlist,

@@ -177,3 +177,187 @@ pub fn max_pool2d_with_indices(
         device,
     )
 }
+
+/// The checked geometry of `avg_pool2d(self, kernel_size, stride, padding,
+/// ceil_mode)` (PyTorch's `TORCH_META_FUNC(avg_pool2d)` checks).
+pub fn avg_pool2d_geometry(
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    ceil_mode: bool,
+) -> Result<crate::native::backward::AvgPool2dGeometry> {
+    let op = "avg_pool2d";
+    let kernel = pair(kernel_size, "kernel_size", op)?;
+    let stride = if stride.is_empty() {
+        kernel
+    } else {
+        pair(stride, "stride", op)?
+    };
+    let padding = pair(padding, "padding", op)?;
+    let ((kh, kw), (sh, sw), (ph, pw)) = (kernel, stride, padding);
+    if kh <= 0 || kw <= 0 {
+        return Err(Error::runtime(format!(
+            "kernel size should be greater than zero, but got kH: {kh} kW: {kw}"
+        )));
+    }
+    if sh <= 0 || sw <= 0 {
+        return Err(Error::runtime(format!(
+            "stride should be greater than zero, but got dH: {sh} dW: {sw}"
+        )));
+    }
+    if ph < 0 || pw < 0 {
+        return Err(Error::runtime(format!(
+            "pad must be non-negative, but got pad: {}",
+            if ph < 0 { ph } else { pw }
+        )));
+    }
+    if ph > kh / 2 || pw > kw / 2 {
+        return Err(Error::runtime(format!(
+            "pad should be at most half of effective kernel size, but got pad={}, kernel_size={} and dilation=1",
+            if ph > kh / 2 { ph } else { pw },
+            if ph > kh / 2 { kh } else { kw }
+        )));
+    }
+    let sizes = self_.sizes();
+    let ndim = sizes.len();
+    if !(ndim == 3 || ndim == 4) || sizes[ndim - 3..].contains(&0) {
+        return Err(Error::runtime(format!(
+            "non-empty 3D or 4D (batch mode) tensor expected for input, but got: {}",
+            fmt_list(&sizes)
+        )));
+    }
+    let (c, h, w) = (sizes[ndim - 3], sizes[ndim - 2], sizes[ndim - 1]);
+    let oh = pooling_output_shape(h, kh, ph, sh, 1, ceil_mode)?;
+    let ow = pooling_output_shape(w, kw, pw, sw, 1, ceil_mode)?;
+    if oh < 1 || ow < 1 {
+        return Err(Error::runtime(format!(
+            "Given input size: ({c}x{h}x{w}). Calculated output size: ({c}x{oh}x{ow}). Output size is too small"
+        )));
+    }
+    Ok(crate::native::backward::AvgPool2dGeometry {
+        kernel,
+        stride,
+        padding,
+        out: (oh, ow),
+    })
+}
+
+/// `avg_pool2d(self, kernel_size, stride, padding, ceil_mode,
+/// count_include_pad, divisor_override)`: the pooled shape, in the input's
+/// suggested memory format.
+#[allow(clippy::too_many_arguments)]
+pub fn avg_pool2d(
+    out: SetOutput<'_>,
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    ceil_mode: bool,
+    _count_include_pad: bool,
+    divisor_override: Option<i64>,
+) -> Result<MetaOutput> {
+    if divisor_override == Some(0) {
+        return Err(Error::runtime("divisor must be not zero"));
+    }
+    let g = avg_pool2d_geometry(self_, kernel_size, stride, padding, ceil_mode)?;
+    let (dtype, device) = dtype_and_device(self_)?;
+    let sizes = self_.sizes();
+    let mut shape = sizes[..sizes.len() - 2].to_vec();
+    shape.extend([g.out.0, g.out.1]);
+    let format = MemoryFormat::suggest(&sizes, &self_.strides());
+    let strides = strides_for(&shape, format)?;
+    out.set_outputs([(&shape, Some(&strides), dtype)], device)
+}
+
+/// The gradient of an input of a 2-d pooling: `self`'s shape, dtype and
+/// suggested memory format, after checking `grad_output`'s shape.
+fn pool_grad_input(
+    out: SetOutput<'_>,
+    grad_output: &Tensor,
+    self_: &Tensor,
+    expected: (i64, i64),
+) -> Result<MetaOutput> {
+    let (dtype, device) = dtype_and_device(self_)?;
+    let sizes = self_.sizes();
+    let gs = grad_output.sizes();
+    let mut want = sizes[..sizes.len() - 2].to_vec();
+    want.extend([expected.0, expected.1]);
+    if gs.len() != want.len() || gs.iter().zip(&want).any(|(a, b)| a != b) {
+        return Err(Error::runtime(format!(
+            "Expected grad_output to have the shape {}, but got {}",
+            fmt_list(&want),
+            fmt_list(&gs)
+        )));
+    }
+    let format = MemoryFormat::suggest(&sizes, &self_.strides());
+    let strides = strides_for(&sizes, format)?;
+    out.set_outputs([(&sizes, Some(&strides), dtype)], device)
+}
+
+/// `avg_pool2d_backward(grad_output, self, ...)`: the input's gradient.
+#[allow(clippy::too_many_arguments)]
+pub fn avg_pool2d_backward(
+    out: SetOutput<'_>,
+    grad_output: &Tensor,
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    ceil_mode: bool,
+    _count_include_pad: bool,
+    divisor_override: Option<i64>,
+) -> Result<MetaOutput> {
+    if divisor_override == Some(0) {
+        return Err(Error::runtime("divisor must be not zero"));
+    }
+    let g = avg_pool2d_geometry(self_, kernel_size, stride, padding, ceil_mode)?;
+    pool_grad_input(out, grad_output, self_, g.out)
+}
+
+/// `max_pool2d_with_indices_backward(grad_output, self, ..., indices)`:
+/// the input's gradient.
+#[allow(clippy::too_many_arguments)]
+pub fn max_pool2d_with_indices_backward(
+    out: SetOutput<'_>,
+    grad_output: &Tensor,
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+    ceil_mode: bool,
+    indices: &Tensor,
+) -> Result<MetaOutput> {
+    let p = Pool2d::new(kernel_size, stride, padding, dilation)?;
+    let sizes = self_.sizes();
+    if sizes.len() < 3 {
+        return Err(Error::runtime(format!(
+            "non-empty 3D or 4D (batch mode) tensor expected for input, but got: {}",
+            fmt_list(&sizes)
+        )));
+    }
+    let (h, w) = (sizes[sizes.len() - 2], sizes[sizes.len() - 1]);
+    let oh = pooling_output_shape(
+        h,
+        p.kernel.0,
+        p.padding.0,
+        p.stride.0,
+        p.dilation.0,
+        ceil_mode,
+    )?;
+    let ow = pooling_output_shape(
+        w,
+        p.kernel.1,
+        p.padding.1,
+        p.stride.1,
+        p.dilation.1,
+        ceil_mode,
+    )?;
+    if indices.sizes() != grad_output.sizes() {
+        return Err(Error::runtime(
+            "max_pool2d_with_indices_backward: indices must have grad_output's shape",
+        ));
+    }
+    pool_grad_input(out, grad_output, self_, (oh, ow))
+}

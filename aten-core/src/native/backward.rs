@@ -335,8 +335,9 @@ fn pair(v: &[i64], name: &str) -> Result<[i64; 2]> {
     }
 }
 
-/// `convolution_backward` of a 2-d, non-transposed convolution: the
-/// gradients of input, weight and bias, each when `output_mask` asks.
+/// `convolution_backward` (CompositeExplicitAutograd) of a 2-d,
+/// non-transposed convolution: the gradients of input, weight and bias,
+/// each when `output_mask` asks.
 #[allow(clippy::too_many_arguments)]
 pub fn convolution_backward(
     grad: &Tensor,
@@ -349,9 +350,10 @@ pub fn convolution_backward(
     transposed: bool,
     output_padding: &[i64],
     groups: i64,
-    output_mask: [bool; 3],
+    output_mask: &[bool],
 ) -> Result<(Tensor, Tensor, Tensor)> {
     let _ = output_padding;
+    let output_mask = [0, 1, 2].map(|i| output_mask.get(i).copied().unwrap_or(false));
     if transposed {
         return Err(Error::not_implemented(
             "convolution_backward: transposed convolutions are not supported",
@@ -448,6 +450,338 @@ pub fn convolution_backward(
     let gb = match bias_sizes {
         Some(_) if output_mask[2] => ops::sum_dim_intlist(grad, Some(&[0, 2, 3]))?,
         _ => Tensor::undefined(),
+    };
+    Ok((gi, gw, gb))
+}
+
+/// The geometry of a 2-d average pooling: window, step, padding and the
+/// pooled size.
+#[derive(Copy, Clone, Debug)]
+pub struct AvgPool2dGeometry {
+    /// The window.
+    pub kernel: (i64, i64),
+    /// The step.
+    pub stride: (i64, i64),
+    /// The padding on each side.
+    pub padding: (i64, i64),
+    /// The pooled height and width.
+    pub out: (i64, i64),
+}
+
+/// `[lead, 1, h, w]`: the planes of a 3-d or 4-d input, one channel each.
+fn planes(t: &Tensor) -> Result<(Tensor, Vec<i64>, i64, i64)> {
+    let sizes = t.sizes();
+    let nd = sizes.len();
+    if nd < 3 {
+        return Err(Error::runtime("expected a 3D or 4D input"));
+    }
+    let (h, w) = (sizes[nd - 2], sizes[nd - 1]);
+    let lead: Vec<i64> = sizes[..nd - 2].to_vec();
+    let l: i64 = lead.iter().product();
+    Ok((ops::reshape(t, &[l, 1, h, w])?, lead, h, w))
+}
+
+fn ones_kernel(kh: i64, kw: i64, like: &Tensor) -> Result<Tensor> {
+    ops::ones_with(
+        &[1, 1, kh, kw],
+        ops::OnesOptions {
+            dtype: like.dtype(),
+            device: like.device(),
+            ..Default::default()
+        },
+    )
+}
+
+/// How many elements each window averages over, `[1, 1, oh, ow]`, or the
+/// override.
+fn avg_pool_divisors(
+    g: &AvgPool2dGeometry,
+    h: i64,
+    w: i64,
+    count_include_pad: bool,
+    like: &Tensor,
+) -> Result<Tensor> {
+    let ((kh, kw), (sh, sw), (ph, pw), (oh, ow)) = (g.kernel, g.stride, g.padding, g.out);
+    let (hp, wp) = (
+        (h + 2 * ph).max((oh - 1) * sh + kh),
+        (w + 2 * pw).max((ow - 1) * sw + kw),
+    );
+    let mask = zeros(&[1, 1, hp, wp], like)?;
+    let counted = if count_include_pad {
+        ops::narrow(&ops::narrow(&mask, 2, 0, h + 2 * ph)?, 3, 0, w + 2 * pw)?
+    } else {
+        ops::narrow(&ops::narrow(&mask, 2, ph, h)?, 3, pw, w)?
+    };
+    ops::fill_scalar_(&counted, Scalar::Int(1))?;
+    let counts = ops::convolution(
+        &mask,
+        &ones_kernel(kh, kw, like)?,
+        None,
+        &[sh, sw],
+        &[0, 0],
+        &[1, 1],
+        false,
+        &[0, 0],
+        1,
+    )?;
+    ops::narrow(&ops::narrow(&counts, 2, 0, oh)?, 3, 0, ow)
+}
+
+/// `avg_pool2d`: each window's sum over the input zero-padded by
+/// `padding`, divided by the window's element count (padding included or
+/// not) or by `divisor_override`; windows of `ceil_mode` that run past the
+/// padding count only what they cover.
+pub fn avg_pool2d(
+    self_: &Tensor,
+    g: &AvgPool2dGeometry,
+    count_include_pad: bool,
+    divisor_override: Option<i64>,
+) -> Result<Tensor> {
+    let (x, lead, h, w) = planes(self_)?;
+    let ((kh, kw), (sh, sw), (ph, pw), (oh, ow)) = (g.kernel, g.stride, g.padding, g.out);
+    let (hp, wp) = (
+        (h + 2 * ph).max((oh - 1) * sh + kh),
+        (w + 2 * pw).max((ow - 1) * sw + kw),
+    );
+    let l = lead.iter().product::<i64>();
+    let buf = zeros(&[l, 1, hp, wp], self_)?;
+    ops::copy_(&ops::narrow(&ops::narrow(&buf, 2, ph, h)?, 3, pw, w)?, &x)?;
+    let sums = ops::convolution(
+        &buf,
+        &ones_kernel(kh, kw, self_)?,
+        None,
+        &[sh, sw],
+        &[0, 0],
+        &[1, 1],
+        false,
+        &[0, 0],
+        1,
+    )?;
+    let sums = ops::narrow(&ops::narrow(&sums, 2, 0, oh)?, 3, 0, ow)?;
+    let avg = match divisor_override {
+        Some(d) => ops::div_scalar(&sums, Scalar::Int(d))?,
+        None => ops::div_tensor(
+            &sums,
+            &avg_pool_divisors(g, h, w, count_include_pad, self_)?,
+        )?,
+    };
+    let mut shape = lead;
+    shape.extend([oh, ow]);
+    ops::reshape(&avg, &shape)
+}
+
+/// `avg_pool2d_backward`: each output's gradient, divided as the forward
+/// divided, spread over its window.
+pub fn avg_pool2d_backward(
+    grad: &Tensor,
+    self_: &Tensor,
+    g: &AvgPool2dGeometry,
+    count_include_pad: bool,
+    divisor_override: Option<i64>,
+) -> Result<Tensor> {
+    let (_, lead, h, w) = planes(self_)?;
+    let ((kh, kw), (sh, sw), (ph, pw), (oh, ow)) = (g.kernel, g.stride, g.padding, g.out);
+    let l = lead.iter().product::<i64>();
+    let gp = ops::reshape(grad, &[l, 1, oh, ow])?;
+    let gp = match divisor_override {
+        Some(d) => ops::div_scalar(&gp, Scalar::Int(d))?,
+        None => ops::div_tensor(&gp, &avg_pool_divisors(g, h, w, count_include_pad, grad)?)?,
+    };
+    // Spread: the stride-spread gradient convolved with the (symmetric)
+    // window over its full padding.
+    let spread = dilate2d(&gp, &[sh, sw])?;
+    let full = ops::convolution(
+        &spread,
+        &ones_kernel(kh, kw, grad)?,
+        None,
+        &[1, 1],
+        &[kh - 1, kw - 1],
+        &[1, 1],
+        false,
+        &[0, 0],
+        1,
+    )?;
+    let (fh, fw) = (full.sizes()[2], full.sizes()[3]);
+    let (hp, wp) = ((h + 2 * ph).max(fh), (w + 2 * pw).max(fw));
+    let buf = zeros(&[l, 1, hp, wp], grad)?;
+    ops::copy_(
+        &ops::narrow(&ops::narrow(&buf, 2, 0, fh)?, 3, 0, fw)?,
+        &full,
+    )?;
+    let gi = ops::narrow(&ops::narrow(&buf, 2, ph, h)?, 3, pw, w)?;
+    ops::reshape(&gi, &self_.sizes())
+}
+
+/// `[out, in]`: row `i` averages PyTorch's adaptive window
+/// `[floor(i * in / out), ceil((i + 1) * in / out))`.
+fn adaptive_matrix(input: i64, output: i64, like: &Tensor) -> Result<Tensor> {
+    let mut v = vec![0.0f64; (input * output).max(0) as usize];
+    for i in 0..output {
+        let start = (i * input) / output;
+        let end = ((i + 1) * input + output - 1) / output;
+        let n = (end - start).max(1) as f64;
+        for j in start..end {
+            v[(i * input + j) as usize] = 1.0 / n;
+        }
+    }
+    to(&Tensor::from_vec(v, &[output, input])?, dtype_of(like))
+}
+
+/// `left @ x @ right^T` over the last two dims of `x` (`[l, h, w]`), with
+/// `left` `[a, h]` and `right` `[b, w]`: `[l, a, b]`.
+fn sandwich(x: &Tensor, left: &Tensor, right: &Tensor) -> Result<Tensor> {
+    let s = x.sizes();
+    let (l, h, w) = (s[0], s[1], s[2]);
+    let (a, b) = (left.sizes()[0], right.sizes()[0]);
+    let xr = ops::mm(&ops::reshape(x, &[l * h, w])?, &ops::t(right)?)?;
+    let xr = ops::transpose_int(&ops::reshape(&xr, &[l, h, b])?, 1, 2)?;
+    let y = ops::mm(&ops::reshape(&xr, &[l * b, h])?, &ops::t(left)?)?;
+    ops::transpose_int(&ops::reshape(&y, &[l, b, a])?, 1, 2)
+}
+
+/// `_adaptive_avg_pool2d`: the mean of each adaptive window.
+pub fn adaptive_avg_pool2d(self_: &Tensor, output_size: &[i64]) -> Result<Tensor> {
+    let [oh, ow] = *output_size else {
+        return Err(Error::runtime("adaptive_avg_pool2d: output_size must be 2"));
+    };
+    let (x, lead, h, w) = planes(self_)?;
+    let l = lead.iter().product::<i64>();
+    let y = sandwich(
+        &ops::reshape(&x, &[l, h, w])?,
+        &adaptive_matrix(h, oh, self_)?,
+        &adaptive_matrix(w, ow, self_)?,
+    )?;
+    let mut shape = lead;
+    shape.extend([oh, ow]);
+    ops::reshape(&y, &shape)
+}
+
+/// `_adaptive_avg_pool2d_backward`: each output's gradient spread evenly
+/// over its window.
+pub fn adaptive_avg_pool2d_backward(grad: &Tensor, self_: &Tensor) -> Result<Tensor> {
+    let (_, lead, h, w) = planes(self_)?;
+    let gs = grad.sizes();
+    let (oh, ow) = (gs[gs.len() - 2], gs[gs.len() - 1]);
+    let l = lead.iter().product::<i64>();
+    let a = adaptive_matrix(h, oh, grad)?;
+    let b = adaptive_matrix(w, ow, grad)?;
+    let gi = sandwich(
+        &ops::reshape(grad, &[l, oh, ow])?,
+        &ops::t(&a)?,
+        &ops::t(&b)?,
+    )?;
+    ops::reshape(&gi, &self_.sizes())
+}
+
+/// `[1, C, 1, ...]`: a per-channel tensor shaped to broadcast against an
+/// `nd`-d input.
+fn per_channel(t: &Tensor, nd: usize) -> Result<Tensor> {
+    let mut shape = vec![1i64; nd.max(2)];
+    shape[1] = -1;
+    ops::reshape(t, &shape)
+}
+
+/// `native_group_norm` (PyTorch's `math_group_norm`): each group of
+/// `C / group` channels normalized over its channels and positions, then
+/// scaled and shifted per channel; with the means and reciprocal standard
+/// deviations, `[N, group]`.
+#[allow(clippy::too_many_arguments)]
+pub fn math_group_norm(
+    input: &Tensor,
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    n: i64,
+    c: i64,
+    hxw: i64,
+    group: i64,
+    eps: f64,
+) -> Result<(Tensor, Tensor, Tensor)> {
+    if group <= 0 || c % group != 0 {
+        return Err(Error::runtime(format!(
+            "Expected number of channels in input to be divisible by num_groups, but got input of shape {} and num_groups={group}",
+            crate::native::fmt_list(&input.sizes())
+        )));
+    }
+    if input.numel() != n * c * hxw {
+        return Err(Error::runtime(format!(
+            "Expected the input to have N * C * HxW = {} elements, but got {}",
+            n * c * hxw,
+            input.numel()
+        )));
+    }
+    let x = ops::reshape(input, &[n, group, -1])?;
+    let keep = || ops::MeanDimOptions {
+        keepdim: true,
+        dtype: None,
+    };
+    let mean = ops::mean_dim_with(&x, Some(&[2]), keep())?;
+    let centered = ops::sub_tensor(&x, &mean)?;
+    let var = ops::mean_dim_with(&ops::mul_tensor(&centered, &centered)?, Some(&[2]), keep())?;
+    let rstd = ops::rsqrt(&ops::add_scalar(&var, Scalar::Double(eps))?)?;
+    let mut y = ops::reshape(&ops::mul_tensor(&centered, &rstd)?, &input.sizes())?;
+    let nd = input.dim();
+    if let Some(w) = weight {
+        y = ops::mul_tensor(&y, &per_channel(w, nd)?)?;
+    }
+    if let Some(b) = bias {
+        y = ops::add_tensor(&y, &per_channel(b, nd)?)?;
+    }
+    Ok((
+        y,
+        ops::reshape(&mean, &[n, group])?,
+        ops::reshape(&rstd, &[n, group])?,
+    ))
+}
+
+/// `native_group_norm_backward`: the gradients of input, weight and bias
+/// (each when `output_mask` asks and the argument exists).
+#[allow(clippy::too_many_arguments)]
+pub fn native_group_norm_backward(
+    grad_out: &Tensor,
+    input: &Tensor,
+    mean: &Tensor,
+    rstd: &Tensor,
+    weight: Option<&Tensor>,
+    n: i64,
+    c: i64,
+    group: i64,
+    output_mask: [bool; 3],
+) -> Result<(Tensor, Tensor, Tensor)> {
+    let nd = input.dim();
+    let x = ops::reshape(input, &[n, group, -1])?;
+    let m = ops::reshape(mean, &[n, group, 1])?;
+    let r = ops::reshape(rstd, &[n, group, 1])?;
+    let x_hat = ops::mul_tensor(&ops::sub_tensor(&x, &m)?, &r)?;
+    let mut gi = Tensor::undefined();
+    if output_mask[0] {
+        let g = match weight {
+            Some(w) => ops::mul_tensor(grad_out, &per_channel(w, nd)?)?,
+            None => grad_out.clone(),
+        };
+        let g = ops::reshape(&g, &[n, group, -1])?;
+        let keep = || ops::MeanDimOptions {
+            keepdim: true,
+            dtype: None,
+        };
+        let a = ops::mean_dim_with(&g, Some(&[2]), keep())?;
+        let b = ops::mean_dim_with(&ops::mul_tensor(&g, &x_hat)?, Some(&[2]), keep())?;
+        let inner = ops::sub_tensor(&ops::sub_tensor(&g, &a)?, &ops::mul_tensor(&x_hat, &b)?)?;
+        gi = ops::reshape(&ops::mul_tensor(&r, &inner)?, &input.sizes())?;
+    }
+    let per_c = |t: &Tensor| -> Result<Tensor> {
+        ops::sum_dim_intlist(&ops::reshape(t, &[n, c, -1])?, Some(&[0, 2]))
+    };
+    let gw = match weight {
+        Some(_) if output_mask[1] => per_c(&ops::mul_tensor(
+            grad_out,
+            &ops::reshape(&x_hat, &input.sizes())?,
+        )?)?,
+        _ => Tensor::undefined(),
+    };
+    let gb = if output_mask[2] {
+        per_c(grad_out)?
+    } else {
+        Tensor::undefined()
     };
     Ok((gi, gw, gb))
 }

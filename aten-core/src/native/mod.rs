@@ -15,6 +15,7 @@ mod scalar_ops;
 mod shape_ops;
 mod views;
 
+pub use backward::{convolution_backward, math_group_norm};
 pub use copy::*;
 pub use dims::{compute_stride, fmt_list, infer_size, make_dim_mask, wrap_dim};
 pub use factories::*;

@@ -1853,6 +1853,228 @@ pub fn max_pool2d_with_indices_out_structured_cpu(
     let [output0, output1] = meta.into_outputs();
     Ok((set_output.finish(output0), set_output.finish(output1)))
 }
+/// Structured kernel (Out, cpu) of `aten::max_pool2d_with_indices_backward.grad_input(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices, *, Tensor(a!) grad_input) -> Tensor(a!)`.
+pub fn max_pool2d_with_indices_backward_grad_input_structured_cpu(
+    grad_output: &Tensor,
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+    ceil_mode: bool,
+    indices: &Tensor,
+    grad_input: &Tensor,
+) -> Result<Tensor> {
+    let outs = [grad_input];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta = aten_core::meta::max_pool2d_with_indices_backward(
+        set_output,
+        grad_output,
+        self_,
+        kernel_size,
+        stride,
+        padding,
+        dilation,
+        ceil_mode,
+        indices,
+    )?;
+    crate::kernels::max_pool2d_with_indices_backward_out_cpu(
+        &mut meta,
+        grad_output,
+        self_,
+        kernel_size,
+        stride,
+        padding,
+        dilation,
+        ceil_mode,
+        indices,
+    )?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, cpu) of `aten::max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor`.
+pub fn max_pool2d_with_indices_backward_structured_cpu(
+    grad_output: &Tensor,
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+    ceil_mode: bool,
+    indices: &Tensor,
+) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::max_pool2d_with_indices_backward(
+        set_output,
+        grad_output,
+        self_,
+        kernel_size,
+        stride,
+        padding,
+        dilation,
+        ceil_mode,
+        indices,
+    )?;
+    crate::kernels::max_pool2d_with_indices_backward_out_cpu(
+        &mut meta,
+        grad_output,
+        self_,
+        kernel_size,
+        stride,
+        padding,
+        dilation,
+        ceil_mode,
+        indices,
+    )?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Out, cpu) of `aten::avg_pool2d.out(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn avg_pool2d_out_structured_cpu(
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: Option<i64>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta = aten_core::meta::avg_pool2d(
+        set_output,
+        self_,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+    )?;
+    crate::kernels::avg_pool2d_out_cpu(
+        &mut meta,
+        self_,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+    )?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, cpu) of `aten::avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor`.
+pub fn avg_pool2d_structured_cpu(
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: Option<i64>,
+) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::avg_pool2d(
+        set_output,
+        self_,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+    )?;
+    crate::kernels::avg_pool2d_out_cpu(
+        &mut meta,
+        self_,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+    )?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Out, cpu) of `aten::avg_pool2d_backward.grad_input(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override, *, Tensor(a!) grad_input) -> Tensor(a!)`.
+pub fn avg_pool2d_backward_grad_input_structured_cpu(
+    grad_output: &Tensor,
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: Option<i64>,
+    grad_input: &Tensor,
+) -> Result<Tensor> {
+    let outs = [grad_input];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta = aten_core::meta::avg_pool2d_backward(
+        set_output,
+        grad_output,
+        self_,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+    )?;
+    crate::kernels::avg_pool2d_backward_out_cpu(
+        &mut meta,
+        grad_output,
+        self_,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+    )?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, cpu) of `aten::avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor`.
+pub fn avg_pool2d_backward_structured_cpu(
+    grad_output: &Tensor,
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: Option<i64>,
+) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::avg_pool2d_backward(
+        set_output,
+        grad_output,
+        self_,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+    )?;
+    crate::kernels::avg_pool2d_backward_out_cpu(
+        &mut meta,
+        grad_output,
+        self_,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+    )?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
 /// Structured kernel (Functional, cpu) of `aten::mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor`.
 pub fn mse_loss_structured_cpu(self_: &Tensor, target: &Tensor, reduction: i64) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
@@ -2556,8 +2778,56 @@ aten_dispatch::torch_library_impl!(aten, CPU, |m| {
         CppFunction::from_unboxed(max_pool2d_with_indices_out_structured_cpu),
     )?;
     m.impl_(
+        "max_pool2d_with_indices_backward.grad_input",
+        CppFunction::from_unboxed(max_pool2d_with_indices_backward_grad_input_structured_cpu),
+    )?;
+    m.impl_(
+        "max_pool2d_with_indices_backward",
+        CppFunction::from_unboxed(max_pool2d_with_indices_backward_structured_cpu),
+    )?;
+    m.impl_(
+        "avg_pool2d.out",
+        CppFunction::from_unboxed(avg_pool2d_out_structured_cpu),
+    )?;
+    m.impl_(
+        "avg_pool2d",
+        CppFunction::from_unboxed(avg_pool2d_structured_cpu),
+    )?;
+    m.impl_(
+        "avg_pool2d_backward.grad_input",
+        CppFunction::from_unboxed(avg_pool2d_backward_grad_input_structured_cpu),
+    )?;
+    m.impl_(
+        "avg_pool2d_backward",
+        CppFunction::from_unboxed(avg_pool2d_backward_structured_cpu),
+    )?;
+    m.impl_(
+        "_adaptive_avg_pool2d",
+        CppFunction::from_unboxed(crate::kernels::adaptive_avg_pool2d_cpu),
+    )?;
+    m.impl_(
+        "_adaptive_avg_pool2d_backward",
+        CppFunction::from_unboxed(crate::kernels::adaptive_avg_pool2d_backward_cpu),
+    )?;
+    m.impl_(
         "native_layer_norm",
         CppFunction::from_unboxed(crate::kernels::layer_norm_cpu),
+    )?;
+    m.impl_(
+        "native_layer_norm_backward",
+        CppFunction::from_unboxed(crate::kernels::layer_norm_backward_cpu),
+    )?;
+    m.impl_(
+        "native_group_norm",
+        CppFunction::from_unboxed(crate::kernels::native_group_norm),
+    )?;
+    m.impl_(
+        "native_group_norm_backward",
+        CppFunction::from_unboxed(crate::kernels::native_group_norm_backward),
+    )?;
+    m.impl_(
+        "embedding_dense_backward",
+        CppFunction::from_unboxed(crate::kernels::embedding_dense_backward_cpu),
     )?;
     m.impl_(
         "mse_loss",

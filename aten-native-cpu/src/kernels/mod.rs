@@ -18,6 +18,7 @@
 #![allow(clippy::bool_comparison)]
 
 pub mod arith;
+pub mod backward;
 pub mod binary;
 pub mod cat;
 pub mod compare;
@@ -36,6 +37,11 @@ pub mod triangular;
 pub mod unary;
 pub mod util;
 
+pub use backward::{
+    adaptive_avg_pool2d_backward_cpu, adaptive_avg_pool2d_cpu, avg_pool2d_backward_out_cpu,
+    avg_pool2d_out_cpu, embedding_dense_backward_cpu, layer_norm_backward_cpu,
+    max_pool2d_with_indices_backward_out_cpu, native_group_norm, native_group_norm_backward,
+};
 pub use binary::{
     add_out, atan2_out, div_out, div_out_mode, fmod_tensor_out, maximum_out, minimum_out, mul_out,
     pow_tensor_scalar_out, pow_tensor_tensor_out, remainder_tensor_out, sub_out,

@@ -1,0 +1,194 @@
+//! CPU kernels of the pooling, normalization and embedding operators whose
+//! computation `aten-core` writes over the typed API
+//! (`aten_core::native::backward`): average and adaptive pooling, group
+//! norm, and the backward operators of the Core ATen opset. They run the
+//! composite and hand its result to the output the meta function made.
+
+use aten_core::native::backward as composite;
+use aten_core::structured::MetaOutput;
+use aten_core::tensor_iterator::convert::copy_into;
+use aten_core::Tensor;
+use c10_core::Result;
+
+/// Writes `result` into the structured output.
+fn fill(meta: &MetaOutput, result: &Tensor) -> Result<()> {
+    copy_into(result, meta.output())
+}
+
+/// The three wanted flags of `output_mask`.
+fn mask3(m: &[bool]) -> [bool; 3] {
+    [
+        m.first().copied().unwrap_or(false),
+        m.get(1).copied().unwrap_or(false),
+        m.get(2).copied().unwrap_or(false),
+    ]
+}
+
+/// `avg_pool2d.out` (the impl of the structured family).
+#[allow(clippy::too_many_arguments)]
+pub fn avg_pool2d_out_cpu(
+    meta: &mut MetaOutput,
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: Option<i64>,
+) -> Result<()> {
+    let g = aten_core::meta::pooling::avg_pool2d_geometry(
+        self_,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+    )?;
+    fill(
+        meta,
+        &composite::avg_pool2d(self_, &g, count_include_pad, divisor_override)?,
+    )
+}
+
+/// `avg_pool2d_backward.grad_input`.
+#[allow(clippy::too_many_arguments)]
+pub fn avg_pool2d_backward_out_cpu(
+    meta: &mut MetaOutput,
+    grad_output: &Tensor,
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: Option<i64>,
+) -> Result<()> {
+    let g = aten_core::meta::pooling::avg_pool2d_geometry(
+        self_,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+    )?;
+    fill(
+        meta,
+        &composite::avg_pool2d_backward(
+            grad_output,
+            self_,
+            &g,
+            count_include_pad,
+            divisor_override,
+        )?,
+    )
+}
+
+/// `max_pool2d_with_indices_backward.grad_input`.
+#[allow(clippy::too_many_arguments)]
+pub fn max_pool2d_with_indices_backward_out_cpu(
+    meta: &mut MetaOutput,
+    grad_output: &Tensor,
+    self_: &Tensor,
+    _kernel_size: &[i64],
+    _stride: &[i64],
+    _padding: &[i64],
+    _dilation: &[i64],
+    _ceil_mode: bool,
+    indices: &Tensor,
+) -> Result<()> {
+    fill(
+        meta,
+        &composite::max_pool2d_with_indices_backward(grad_output, self_, indices)?,
+    )
+}
+
+/// `_adaptive_avg_pool2d`.
+pub fn adaptive_avg_pool2d_cpu(self_: &Tensor, output_size: &[i64]) -> Result<Tensor> {
+    composite::adaptive_avg_pool2d(self_, output_size)
+}
+
+/// `_adaptive_avg_pool2d_backward`.
+pub fn adaptive_avg_pool2d_backward_cpu(grad_output: &Tensor, self_: &Tensor) -> Result<Tensor> {
+    composite::adaptive_avg_pool2d_backward(grad_output, self_)
+}
+
+/// `native_group_norm`.
+#[allow(clippy::too_many_arguments)]
+pub fn native_group_norm(
+    input: &Tensor,
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    n: i64,
+    c: i64,
+    hxw: i64,
+    group: i64,
+    eps: f64,
+) -> Result<(Tensor, Tensor, Tensor)> {
+    composite::math_group_norm(input, weight, bias, n, c, hxw, group, eps)
+}
+
+/// `native_group_norm_backward`.
+#[allow(clippy::too_many_arguments)]
+pub fn native_group_norm_backward(
+    grad_out: &Tensor,
+    input: &Tensor,
+    mean: &Tensor,
+    rstd: &Tensor,
+    weight: Option<&Tensor>,
+    n: i64,
+    c: i64,
+    _hxw: i64,
+    group: i64,
+    output_mask: &[bool],
+) -> Result<(Tensor, Tensor, Tensor)> {
+    composite::native_group_norm_backward(
+        grad_out,
+        input,
+        mean,
+        rstd,
+        weight,
+        n,
+        c,
+        group,
+        mask3(output_mask),
+    )
+}
+
+/// `native_layer_norm_backward`.
+#[allow(clippy::too_many_arguments)]
+pub fn layer_norm_backward_cpu(
+    grad_out: &Tensor,
+    input: &Tensor,
+    normalized_shape: &[i64],
+    mean: &Tensor,
+    rstd: &Tensor,
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    output_mask: &[bool],
+) -> Result<(Tensor, Tensor, Tensor)> {
+    composite::native_layer_norm_backward(
+        grad_out,
+        input,
+        normalized_shape,
+        mean,
+        rstd,
+        weight,
+        bias,
+        mask3(output_mask),
+    )
+}
+
+/// `embedding_dense_backward`.
+pub fn embedding_dense_backward_cpu(
+    grad_output: &Tensor,
+    indices: &Tensor,
+    num_weights: i64,
+    padding_idx: i64,
+    scale_grad_by_freq: bool,
+) -> Result<Tensor> {
+    composite::embedding_dense_backward(
+        grad_output,
+        indices,
+        num_weights,
+        padding_idx,
+        scale_grad_by_freq,
+    )
+}
