@@ -211,7 +211,9 @@ pub fn gradcheck(
     for (i, (n_rows, a_rows)) in numeric.iter().zip(&analytic).enumerate() {
         for (j, (n_row, a_row)) in n_rows.iter().zip(a_rows).enumerate() {
             for (k, (n, a)) in n_row.iter().zip(a_row).enumerate() {
-                if !((a - n).abs() <= options.atol + options.rtol * n.abs()) {
+                let close = (a - n).abs() <= options.atol + options.rtol * n.abs();
+                // NaN on either side is a mismatch.
+                if !close {
                     return Err(Error::runtime(format!(
                         "Jacobian mismatch for output {k} with respect to input {i} (element {j}),\nnumerical:{n}\nanalytical:{a}"
                     )));
