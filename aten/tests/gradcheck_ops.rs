@@ -43,16 +43,13 @@ fn long(v: &[i64], shape: &[i64]) -> Tensor {
     Tensor::from_slice(v, shape).unwrap()
 }
 
-type Case = (
-    &'static str,
-    Box<dyn Fn(&[Tensor]) -> Result<Vec<Tensor>>>,
-    Vec<Tensor>,
-    bool,
-);
+/// A function under test.
+type TestFn = Box<dyn Fn(&[Tensor]) -> Result<Vec<Tensor>>>;
 
-fn one(
-    f: impl Fn(&[Tensor]) -> Result<Tensor> + 'static,
-) -> Box<dyn Fn(&[Tensor]) -> Result<Vec<Tensor>>> {
+/// Name, function, inputs, and whether to check second derivatives.
+type Case = (&'static str, TestFn, Vec<Tensor>, bool);
+
+fn one(f: impl Fn(&[Tensor]) -> Result<Tensor> + 'static) -> TestFn {
     Box::new(move |t| Ok(vec![f(t)?]))
 }
 
