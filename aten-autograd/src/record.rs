@@ -146,6 +146,22 @@ pub fn ranges(lens: &[usize]) -> Vec<std::ops::Range<usize>> {
         .collect()
 }
 
+/// `increment_version`: an in-place write's version bump, at
+/// ADInplaceOrView. An inference tensor keeps no version: writing it in
+/// place outside inference mode is PyTorch's error.
+pub fn increment_version(t: &Tensor) -> Result<()> {
+    if t.is_inference() {
+        if !c10_core::InferenceMode::is_enabled() {
+            return Err(Error::runtime(
+                "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone to get a normal tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 for more details.",
+            ));
+        }
+        return Ok(());
+    }
+    t.bump_version();
+    Ok(())
+}
+
 /// The undefined gradients of a node that received none.
 pub fn undefined_grads(n: usize) -> Vec<Tensor> {
     vec![Tensor::undefined(); n]

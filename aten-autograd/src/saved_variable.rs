@@ -59,6 +59,11 @@ impl SavedVariable {
         if !t.defined() {
             return Ok(SavedVariable::default());
         }
+        if t.is_inference() {
+            return Err(Error::runtime(
+                "Inference tensors cannot be saved for backward. To work around you can make a clone to get a normal tensor and use it in autograd.",
+            ));
+        }
         let grad_fn = meta::grad_fn(t);
         let data = if is_output {
             // The node saving its own output must not hold the output's

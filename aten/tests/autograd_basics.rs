@@ -175,3 +175,27 @@ fn hooks_and_retain_grad() {
     assert_eq!(vals(&y.grad().unwrap()), vec![1.0, 1.0]);
     assert_eq!(vals(&x.grad().unwrap()), vec![6.0, 6.0]);
 }
+
+#[test]
+fn inference_tensors_follow_pytorch_rules() {
+    let made = {
+        let _i = autograd::inference_mode();
+        let t = t(&[1.0, 2.0], &[2]);
+        // In place inside inference mode is fine.
+        ops::add_tensor_(&t, &t).unwrap();
+        t
+    };
+    assert!(made.is_inference());
+    let e = ops::exp_(&made).unwrap_err();
+    assert!(e.to_string().contains("Inplace update to inference tensor outside InferenceMode is not allowed"), "{e}");
+    let e = made.requires_grad_(true).unwrap_err();
+    assert!(e.to_string().contains("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed."), "{e}");
+    let w = leaf(&[3.0, 4.0], &[2]);
+    let e = ops::mul_tensor(&made, &w).unwrap_err();
+    assert!(e.to_string().contains("Inference tensors cannot be saved for backward"), "{e}");
+    // A normal tensor's version moves with in-place writes, at ADInplaceOrView.
+    let n = t(&[1.0], &[1]);
+    assert_eq!(n.version(), 0);
+    ops::add_tensor_(&n, &n).unwrap();
+    assert_eq!(n.version(), 1);
+}

@@ -590,6 +590,336 @@ impl BackwardFunction for Atan2Backward0Inplace {
     }
 }
 
+/// The backward of `aten::eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)` (`EqBackward1`).
+pub struct EqBackward1Inplace {
+    pub(crate) other: SavedVariable,
+}
+
+impl BackwardFunction for EqBackward1Inplace {
+    #[allow(unused_variables, unused_mut, clippy::all)]
+    fn apply(&mut self, ctx: &ApplyContext<'_>, grads: Vec<Tensor>) -> Result<Vec<Tensor>> {
+        let n = ctx.needed.len();
+        if grads.iter().all(|g| !g.defined()) {
+            return Ok(record::undefined_grads(n));
+        }
+        let grads = &grads[..];
+        let grad = &grads[0];
+        let mut out = record::undefined_grads(n);
+        if ctx.should_compute_output(0) {
+            let g: Tensor = { zeros_like(grad) }?;
+            out[0] = g;
+        }
+        if ctx.should_compute_output(1) {
+            let other = &self.other.unpack(ctx.node)?;
+            let g: Tensor = { zeros_like(other) }?;
+            out[1] = g;
+        }
+        Ok(out)
+    }
+
+    fn release_variables(&mut self) {
+        self.other.reset_data();
+    }
+}
+
+/// The backward of `aten::eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)` (`EqBackward0`).
+pub struct EqBackward0Inplace {}
+
+impl BackwardFunction for EqBackward0Inplace {
+    #[allow(unused_variables, unused_mut, clippy::all)]
+    fn apply(&mut self, ctx: &ApplyContext<'_>, grads: Vec<Tensor>) -> Result<Vec<Tensor>> {
+        let n = ctx.needed.len();
+        if grads.iter().all(|g| !g.defined()) {
+            return Ok(record::undefined_grads(n));
+        }
+        let grads = &grads[..];
+        let grad = &grads[0];
+        let mut out = record::undefined_grads(n);
+        if ctx.should_compute_output(0) {
+            let g: Tensor = { zeros_like(grad) }?;
+            out[0] = g;
+        }
+        Ok(out)
+    }
+
+    fn release_variables(&mut self) {}
+}
+
+/// The backward of `aten::ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)` (`NeBackward1`).
+pub struct NeBackward1Inplace {
+    pub(crate) other: SavedVariable,
+}
+
+impl BackwardFunction for NeBackward1Inplace {
+    #[allow(unused_variables, unused_mut, clippy::all)]
+    fn apply(&mut self, ctx: &ApplyContext<'_>, grads: Vec<Tensor>) -> Result<Vec<Tensor>> {
+        let n = ctx.needed.len();
+        if grads.iter().all(|g| !g.defined()) {
+            return Ok(record::undefined_grads(n));
+        }
+        let grads = &grads[..];
+        let grad = &grads[0];
+        let mut out = record::undefined_grads(n);
+        if ctx.should_compute_output(0) {
+            let g: Tensor = { zeros_like(grad) }?;
+            out[0] = g;
+        }
+        if ctx.should_compute_output(1) {
+            let other = &self.other.unpack(ctx.node)?;
+            let g: Tensor = { zeros_like(other) }?;
+            out[1] = g;
+        }
+        Ok(out)
+    }
+
+    fn release_variables(&mut self) {
+        self.other.reset_data();
+    }
+}
+
+/// The backward of `aten::ne_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)` (`NeBackward0`).
+pub struct NeBackward0Inplace {}
+
+impl BackwardFunction for NeBackward0Inplace {
+    #[allow(unused_variables, unused_mut, clippy::all)]
+    fn apply(&mut self, ctx: &ApplyContext<'_>, grads: Vec<Tensor>) -> Result<Vec<Tensor>> {
+        let n = ctx.needed.len();
+        if grads.iter().all(|g| !g.defined()) {
+            return Ok(record::undefined_grads(n));
+        }
+        let grads = &grads[..];
+        let grad = &grads[0];
+        let mut out = record::undefined_grads(n);
+        if ctx.should_compute_output(0) {
+            let g: Tensor = { zeros_like(grad) }?;
+            out[0] = g;
+        }
+        Ok(out)
+    }
+
+    fn release_variables(&mut self) {}
+}
+
+/// The backward of `aten::lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)` (`LtBackward1`).
+pub struct LtBackward1Inplace {
+    pub(crate) other: SavedVariable,
+}
+
+impl BackwardFunction for LtBackward1Inplace {
+    #[allow(unused_variables, unused_mut, clippy::all)]
+    fn apply(&mut self, ctx: &ApplyContext<'_>, grads: Vec<Tensor>) -> Result<Vec<Tensor>> {
+        let n = ctx.needed.len();
+        if grads.iter().all(|g| !g.defined()) {
+            return Ok(record::undefined_grads(n));
+        }
+        let grads = &grads[..];
+        let grad = &grads[0];
+        let mut out = record::undefined_grads(n);
+        if ctx.should_compute_output(0) {
+            let g: Tensor = { zeros_like(grad) }?;
+            out[0] = g;
+        }
+        if ctx.should_compute_output(1) {
+            let other = &self.other.unpack(ctx.node)?;
+            let g: Tensor = { zeros_like(other) }?;
+            out[1] = g;
+        }
+        Ok(out)
+    }
+
+    fn release_variables(&mut self) {
+        self.other.reset_data();
+    }
+}
+
+/// The backward of `aten::lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)` (`LtBackward0`).
+pub struct LtBackward0Inplace {}
+
+impl BackwardFunction for LtBackward0Inplace {
+    #[allow(unused_variables, unused_mut, clippy::all)]
+    fn apply(&mut self, ctx: &ApplyContext<'_>, grads: Vec<Tensor>) -> Result<Vec<Tensor>> {
+        let n = ctx.needed.len();
+        if grads.iter().all(|g| !g.defined()) {
+            return Ok(record::undefined_grads(n));
+        }
+        let grads = &grads[..];
+        let grad = &grads[0];
+        let mut out = record::undefined_grads(n);
+        if ctx.should_compute_output(0) {
+            let g: Tensor = { zeros_like(grad) }?;
+            out[0] = g;
+        }
+        Ok(out)
+    }
+
+    fn release_variables(&mut self) {}
+}
+
+/// The backward of `aten::le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)` (`LeBackward1`).
+pub struct LeBackward1Inplace {
+    pub(crate) other: SavedVariable,
+}
+
+impl BackwardFunction for LeBackward1Inplace {
+    #[allow(unused_variables, unused_mut, clippy::all)]
+    fn apply(&mut self, ctx: &ApplyContext<'_>, grads: Vec<Tensor>) -> Result<Vec<Tensor>> {
+        let n = ctx.needed.len();
+        if grads.iter().all(|g| !g.defined()) {
+            return Ok(record::undefined_grads(n));
+        }
+        let grads = &grads[..];
+        let grad = &grads[0];
+        let mut out = record::undefined_grads(n);
+        if ctx.should_compute_output(0) {
+            let g: Tensor = { zeros_like(grad) }?;
+            out[0] = g;
+        }
+        if ctx.should_compute_output(1) {
+            let other = &self.other.unpack(ctx.node)?;
+            let g: Tensor = { zeros_like(other) }?;
+            out[1] = g;
+        }
+        Ok(out)
+    }
+
+    fn release_variables(&mut self) {
+        self.other.reset_data();
+    }
+}
+
+/// The backward of `aten::le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)` (`LeBackward0`).
+pub struct LeBackward0Inplace {}
+
+impl BackwardFunction for LeBackward0Inplace {
+    #[allow(unused_variables, unused_mut, clippy::all)]
+    fn apply(&mut self, ctx: &ApplyContext<'_>, grads: Vec<Tensor>) -> Result<Vec<Tensor>> {
+        let n = ctx.needed.len();
+        if grads.iter().all(|g| !g.defined()) {
+            return Ok(record::undefined_grads(n));
+        }
+        let grads = &grads[..];
+        let grad = &grads[0];
+        let mut out = record::undefined_grads(n);
+        if ctx.should_compute_output(0) {
+            let g: Tensor = { zeros_like(grad) }?;
+            out[0] = g;
+        }
+        Ok(out)
+    }
+
+    fn release_variables(&mut self) {}
+}
+
+/// The backward of `aten::gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)` (`GtBackward1`).
+pub struct GtBackward1Inplace {
+    pub(crate) other: SavedVariable,
+}
+
+impl BackwardFunction for GtBackward1Inplace {
+    #[allow(unused_variables, unused_mut, clippy::all)]
+    fn apply(&mut self, ctx: &ApplyContext<'_>, grads: Vec<Tensor>) -> Result<Vec<Tensor>> {
+        let n = ctx.needed.len();
+        if grads.iter().all(|g| !g.defined()) {
+            return Ok(record::undefined_grads(n));
+        }
+        let grads = &grads[..];
+        let grad = &grads[0];
+        let mut out = record::undefined_grads(n);
+        if ctx.should_compute_output(0) {
+            let g: Tensor = { zeros_like(grad) }?;
+            out[0] = g;
+        }
+        if ctx.should_compute_output(1) {
+            let other = &self.other.unpack(ctx.node)?;
+            let g: Tensor = { zeros_like(other) }?;
+            out[1] = g;
+        }
+        Ok(out)
+    }
+
+    fn release_variables(&mut self) {
+        self.other.reset_data();
+    }
+}
+
+/// The backward of `aten::gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)` (`GtBackward0`).
+pub struct GtBackward0Inplace {}
+
+impl BackwardFunction for GtBackward0Inplace {
+    #[allow(unused_variables, unused_mut, clippy::all)]
+    fn apply(&mut self, ctx: &ApplyContext<'_>, grads: Vec<Tensor>) -> Result<Vec<Tensor>> {
+        let n = ctx.needed.len();
+        if grads.iter().all(|g| !g.defined()) {
+            return Ok(record::undefined_grads(n));
+        }
+        let grads = &grads[..];
+        let grad = &grads[0];
+        let mut out = record::undefined_grads(n);
+        if ctx.should_compute_output(0) {
+            let g: Tensor = { zeros_like(grad) }?;
+            out[0] = g;
+        }
+        Ok(out)
+    }
+
+    fn release_variables(&mut self) {}
+}
+
+/// The backward of `aten::ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)` (`GeBackward1`).
+pub struct GeBackward1Inplace {
+    pub(crate) other: SavedVariable,
+}
+
+impl BackwardFunction for GeBackward1Inplace {
+    #[allow(unused_variables, unused_mut, clippy::all)]
+    fn apply(&mut self, ctx: &ApplyContext<'_>, grads: Vec<Tensor>) -> Result<Vec<Tensor>> {
+        let n = ctx.needed.len();
+        if grads.iter().all(|g| !g.defined()) {
+            return Ok(record::undefined_grads(n));
+        }
+        let grads = &grads[..];
+        let grad = &grads[0];
+        let mut out = record::undefined_grads(n);
+        if ctx.should_compute_output(0) {
+            let g: Tensor = { zeros_like(grad) }?;
+            out[0] = g;
+        }
+        if ctx.should_compute_output(1) {
+            let other = &self.other.unpack(ctx.node)?;
+            let g: Tensor = { zeros_like(other) }?;
+            out[1] = g;
+        }
+        Ok(out)
+    }
+
+    fn release_variables(&mut self) {
+        self.other.reset_data();
+    }
+}
+
+/// The backward of `aten::ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)` (`GeBackward0`).
+pub struct GeBackward0Inplace {}
+
+impl BackwardFunction for GeBackward0Inplace {
+    #[allow(unused_variables, unused_mut, clippy::all)]
+    fn apply(&mut self, ctx: &ApplyContext<'_>, grads: Vec<Tensor>) -> Result<Vec<Tensor>> {
+        let n = ctx.needed.len();
+        if grads.iter().all(|g| !g.defined()) {
+            return Ok(record::undefined_grads(n));
+        }
+        let grads = &grads[..];
+        let grad = &grads[0];
+        let mut out = record::undefined_grads(n);
+        if ctx.should_compute_output(0) {
+            let g: Tensor = { zeros_like(grad) }?;
+            out[0] = g;
+        }
+        Ok(out)
+    }
+
+    fn release_variables(&mut self) {}
+}
+
 /// The backward of `aten::fmod.Tensor(Tensor self, Tensor other) -> Tensor` (`FmodBackward0`).
 pub struct FmodBackward0 {
     pub(crate) self_: SavedVariable,
@@ -867,6 +1197,46 @@ impl BackwardFunction for PowBackward1 {
     }
 }
 
+/// The backward of `aten::pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)` (`PowBackward3`).
+pub struct PowBackward3Inplace {
+    pub(crate) self_: SavedVariable,
+    pub(crate) exponent: SavedVariable,
+    pub(crate) result: SavedVariable,
+}
+
+impl BackwardFunction for PowBackward3Inplace {
+    #[allow(unused_variables, unused_mut, clippy::all)]
+    fn apply(&mut self, ctx: &ApplyContext<'_>, grads: Vec<Tensor>) -> Result<Vec<Tensor>> {
+        let n = ctx.needed.len();
+        if grads.iter().all(|g| !g.defined()) {
+            return Ok(record::undefined_grads(n));
+        }
+        let grads = &grads[..];
+        let grad = &grads[0];
+        let mut out = record::undefined_grads(n);
+        if ctx.should_compute_output(0) {
+            let self_ = &self.self_.unpack(ctx.node)?;
+            let exponent = &self.exponent.unpack(ctx.node)?;
+            let g: Tensor = { pow_backward_self(grad, self_, exponent) }?;
+            out[0] = g;
+        }
+        if ctx.should_compute_output(1) {
+            let self_ = &self.self_.unpack(ctx.node)?;
+            let exponent = &self.exponent.unpack(ctx.node)?;
+            let result = &self.result.unpack(ctx.node)?;
+            let g: Tensor = { pow_backward_exponent(grad, self_, exponent, result) }?;
+            out[1] = g;
+        }
+        Ok(out)
+    }
+
+    fn release_variables(&mut self) {
+        self.self_.reset_data();
+        self.exponent.reset_data();
+        self.result.reset_data();
+    }
+}
+
 /// The backward of `aten::pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor` (`PowBackward0`).
 pub struct PowBackward0 {
     pub(crate) self_: SavedVariable,
@@ -874,6 +1244,36 @@ pub struct PowBackward0 {
 }
 
 impl BackwardFunction for PowBackward0 {
+    #[allow(unused_variables, unused_mut, clippy::all)]
+    fn apply(&mut self, ctx: &ApplyContext<'_>, grads: Vec<Tensor>) -> Result<Vec<Tensor>> {
+        let n = ctx.needed.len();
+        if grads.iter().all(|g| !g.defined()) {
+            return Ok(record::undefined_grads(n));
+        }
+        let grads = &grads[..];
+        let grad = &grads[0];
+        let mut out = record::undefined_grads(n);
+        if ctx.should_compute_output(0) {
+            let self_ = &self.self_.unpack(ctx.node)?;
+            let exponent = self.exponent.clone();
+            let g: Tensor = { pow_backward(grad, self_, exponent) }?;
+            out[0] = g;
+        }
+        Ok(out)
+    }
+
+    fn release_variables(&mut self) {
+        self.self_.reset_data();
+    }
+}
+
+/// The backward of `aten::pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)` (`PowBackward2`).
+pub struct PowBackward2Inplace {
+    pub(crate) self_: SavedVariable,
+    pub(crate) exponent: Scalar,
+}
+
+impl BackwardFunction for PowBackward2Inplace {
     #[allow(unused_variables, unused_mut, clippy::all)]
     fn apply(&mut self, ctx: &ApplyContext<'_>, grads: Vec<Tensor>) -> Result<Vec<Tensor>> {
         let n = ctx.needed.len();
@@ -3230,10 +3630,56 @@ impl BackwardFunction for ZeroBackward0Inplace {
     fn release_variables(&mut self) {}
 }
 
+/// The backward of `aten::zero(Tensor self) -> Tensor` (`ZeroBackward1`).
+pub struct ZeroBackward1 {}
+
+impl BackwardFunction for ZeroBackward1 {
+    #[allow(unused_variables, unused_mut, clippy::all)]
+    fn apply(&mut self, ctx: &ApplyContext<'_>, grads: Vec<Tensor>) -> Result<Vec<Tensor>> {
+        let n = ctx.needed.len();
+        if grads.iter().all(|g| !g.defined()) {
+            return Ok(record::undefined_grads(n));
+        }
+        let grads = &grads[..];
+        let grad = &grads[0];
+        let mut out = record::undefined_grads(n);
+        if ctx.should_compute_output(0) {
+            let g: Tensor = { zeros_like(grad) }?;
+            out[0] = g;
+        }
+        Ok(out)
+    }
+
+    fn release_variables(&mut self) {}
+}
+
 /// The backward of `aten::uniform_(Tensor(a!) self, float from=0., float to=1., *, Generator? generator=None) -> Tensor(a!)` (`UniformBackward0`).
 pub struct UniformBackward0Inplace {}
 
 impl BackwardFunction for UniformBackward0Inplace {
+    #[allow(unused_variables, unused_mut, clippy::all)]
+    fn apply(&mut self, ctx: &ApplyContext<'_>, grads: Vec<Tensor>) -> Result<Vec<Tensor>> {
+        let n = ctx.needed.len();
+        if grads.iter().all(|g| !g.defined()) {
+            return Ok(record::undefined_grads(n));
+        }
+        let grads = &grads[..];
+        let grad = &grads[0];
+        let mut out = record::undefined_grads(n);
+        if ctx.should_compute_output(0) {
+            let g: Tensor = { zeros_like(grad) }?;
+            out[0] = g;
+        }
+        Ok(out)
+    }
+
+    fn release_variables(&mut self) {}
+}
+
+/// The backward of `aten::uniform(Tensor self, float from=0., float to=1., *, Generator? generator=None) -> Tensor` (`UniformBackward1`).
+pub struct UniformBackward1 {}
+
+impl BackwardFunction for UniformBackward1 {
     #[allow(unused_variables, unused_mut, clippy::all)]
     fn apply(&mut self, ctx: &ApplyContext<'_>, grads: Vec<Tensor>) -> Result<Vec<Tensor>> {
         let n = ctx.needed.len();

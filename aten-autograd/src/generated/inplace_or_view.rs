@@ -50,7 +50,7 @@ pub fn empty_strided_out_ad_inplace_or_view(
             (size, stride, dtype, layout, device, pin_memory, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -87,7 +87,7 @@ pub fn add_tensor_ad_inplace_or_view_(
             (self_, other, alpha.clone()),
         )?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -106,7 +106,7 @@ pub fn add_out_ad_inplace_or_view(
             (self_, other, alpha.clone(), out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -124,7 +124,7 @@ pub fn sub_tensor_ad_inplace_or_view_(
             (self_, other, alpha.clone()),
         )?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -143,7 +143,7 @@ pub fn sub_out_ad_inplace_or_view(
             (self_, other, alpha.clone(), out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -161,7 +161,7 @@ pub fn mul_out_ad_inplace_or_view(
             (self_, other, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -178,7 +178,7 @@ pub fn mul_tensor_ad_inplace_or_view_(
             (self_, other),
         )?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -195,7 +195,7 @@ pub fn div_tensor_ad_inplace_or_view_(
             (self_, other),
         )?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -213,7 +213,7 @@ pub fn div_out_ad_inplace_or_view(
             (self_, other, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -231,7 +231,7 @@ pub fn div_tensor_mode_ad_inplace_or_view_(
             (self_, other, rounding_mode),
         )?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -250,7 +250,7 @@ pub fn div_out_mode_ad_inplace_or_view(
             (self_, other, rounding_mode, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -267,7 +267,7 @@ pub fn atan2_ad_inplace_or_view_(
             (self_, other),
         )?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -285,7 +285,7 @@ pub fn atan2_out_ad_inplace_or_view(
             (self_, other, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -302,7 +302,7 @@ pub fn bitwise_and_tensor_ad_inplace_or_view_(
             (self_, other),
         )?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -320,7 +320,7 @@ pub fn bitwise_and_tensor_out_ad_inplace_or_view(
             (self_, other, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -337,7 +337,7 @@ pub fn bitwise_or_tensor_ad_inplace_or_view_(
             (self_, other),
         )?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -355,7 +355,7 @@ pub fn bitwise_or_tensor_out_ad_inplace_or_view(
             (self_, other, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -372,7 +372,7 @@ pub fn bitwise_xor_tensor_ad_inplace_or_view_(
             (self_, other),
         )?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -390,7 +390,7 @@ pub fn bitwise_xor_tensor_out_ad_inplace_or_view(
             (self_, other, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -407,7 +407,7 @@ pub fn eq_tensor_ad_inplace_or_view_(
             (self_, other),
         )?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -425,7 +425,7 @@ pub fn eq_tensor_out_ad_inplace_or_view(
             (self_, other, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -442,7 +442,7 @@ pub fn eq_scalar_ad_inplace_or_view_(
             (self_, other.clone()),
         )?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -460,7 +460,7 @@ pub fn eq_scalar_out_ad_inplace_or_view(
             (self_, other.clone(), out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -477,7 +477,7 @@ pub fn ne_tensor_ad_inplace_or_view_(
             (self_, other),
         )?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -495,7 +495,7 @@ pub fn ne_tensor_out_ad_inplace_or_view(
             (self_, other, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -512,7 +512,7 @@ pub fn ne_scalar_ad_inplace_or_view_(
             (self_, other.clone()),
         )?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -530,7 +530,7 @@ pub fn ne_scalar_out_ad_inplace_or_view(
             (self_, other.clone(), out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -547,7 +547,7 @@ pub fn lt_tensor_ad_inplace_or_view_(
             (self_, other),
         )?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -565,7 +565,7 @@ pub fn lt_tensor_out_ad_inplace_or_view(
             (self_, other, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -582,7 +582,7 @@ pub fn lt_scalar_ad_inplace_or_view_(
             (self_, other.clone()),
         )?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -600,7 +600,7 @@ pub fn lt_scalar_out_ad_inplace_or_view(
             (self_, other.clone(), out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -617,7 +617,7 @@ pub fn le_tensor_ad_inplace_or_view_(
             (self_, other),
         )?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -635,7 +635,7 @@ pub fn le_tensor_out_ad_inplace_or_view(
             (self_, other, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -652,7 +652,7 @@ pub fn le_scalar_ad_inplace_or_view_(
             (self_, other.clone()),
         )?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -670,7 +670,7 @@ pub fn le_scalar_out_ad_inplace_or_view(
             (self_, other.clone(), out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -687,7 +687,7 @@ pub fn gt_tensor_ad_inplace_or_view_(
             (self_, other),
         )?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -705,7 +705,7 @@ pub fn gt_tensor_out_ad_inplace_or_view(
             (self_, other, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -722,7 +722,7 @@ pub fn gt_scalar_ad_inplace_or_view_(
             (self_, other.clone()),
         )?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -740,7 +740,7 @@ pub fn gt_scalar_out_ad_inplace_or_view(
             (self_, other.clone(), out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -757,7 +757,7 @@ pub fn ge_tensor_ad_inplace_or_view_(
             (self_, other),
         )?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -775,7 +775,7 @@ pub fn ge_tensor_out_ad_inplace_or_view(
             (self_, other, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -792,7 +792,7 @@ pub fn ge_scalar_ad_inplace_or_view_(
             (self_, other.clone()),
         )?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -810,7 +810,7 @@ pub fn ge_scalar_out_ad_inplace_or_view(
             (self_, other.clone(), out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -827,7 +827,7 @@ pub fn fmod_tensor_ad_inplace_or_view_(
             (self_, other),
         )?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -845,7 +845,7 @@ pub fn fmod_tensor_out_ad_inplace_or_view(
             (self_, other, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -862,7 +862,7 @@ pub fn remainder_tensor_ad_inplace_or_view_(
             (self_, other),
         )?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -880,7 +880,7 @@ pub fn remainder_tensor_out_ad_inplace_or_view(
             (self_, other, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -898,7 +898,7 @@ pub fn maximum_out_ad_inplace_or_view(
             (self_, other, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -916,7 +916,7 @@ pub fn minimum_out_ad_inplace_or_view(
             (self_, other, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -933,7 +933,7 @@ pub fn pow_tensor_ad_inplace_or_view_(
             (self_, exponent),
         )?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -951,7 +951,7 @@ pub fn pow_tensor_tensor_out_ad_inplace_or_view(
             (self_, exponent, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -968,7 +968,7 @@ pub fn pow_scalar_ad_inplace_or_view_(
             (self_, exponent.clone()),
         )?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -986,7 +986,7 @@ pub fn pow_tensor_scalar_out_ad_inplace_or_view(
             (self_, exponent.clone(), out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -1003,7 +1003,7 @@ pub fn logical_and_ad_inplace_or_view_(
             (self_, other),
         )?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -1021,7 +1021,7 @@ pub fn logical_and_out_ad_inplace_or_view(
             (self_, other, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -1038,7 +1038,7 @@ pub fn logical_or_ad_inplace_or_view_(
             (self_, other),
         )?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -1056,7 +1056,7 @@ pub fn logical_or_out_ad_inplace_or_view(
             (self_, other, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -1073,7 +1073,7 @@ pub fn logical_xor_ad_inplace_or_view_(
             (self_, other),
         )?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -1091,7 +1091,7 @@ pub fn logical_xor_out_ad_inplace_or_view(
             (self_, other, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -1109,7 +1109,7 @@ pub fn lerp_scalar_ad_inplace_or_view_(
             (self_, end, weight.clone()),
         )?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -1128,7 +1128,7 @@ pub fn lerp_scalar_out_ad_inplace_or_view(
             (self_, end, weight.clone(), out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -1146,7 +1146,7 @@ pub fn masked_fill_scalar_ad_inplace_or_view_(
             (self_, mask, value.clone()),
         )?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -1165,7 +1165,7 @@ pub fn masked_fill_scalar_out_ad_inplace_or_view(
             (self_, mask, value.clone(), out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -1183,7 +1183,7 @@ pub fn clamp_ad_inplace_or_view_(
             (self_, min.clone(), max.clone()),
         )?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -1202,7 +1202,7 @@ pub fn clamp_out_ad_inplace_or_view(
             (self_, min.clone(), max.clone(), out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -1212,7 +1212,7 @@ pub fn abs_ad_inplace_or_view_(ks: DispatchKeySet, self_: &Tensor) -> Result<Ten
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::abs_op_()?.redispatch(ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET), (self_,))?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -1229,7 +1229,7 @@ pub fn abs_out_ad_inplace_or_view(
             (self_, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -1239,7 +1239,7 @@ pub fn neg_ad_inplace_or_view_(ks: DispatchKeySet, self_: &Tensor) -> Result<Ten
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::neg_op_()?.redispatch(ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET), (self_,))?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -1256,7 +1256,7 @@ pub fn neg_out_ad_inplace_or_view(
             (self_, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -1266,7 +1266,7 @@ pub fn sign_ad_inplace_or_view_(ks: DispatchKeySet, self_: &Tensor) -> Result<Te
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::sign_op_()?.redispatch(ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET), (self_,))?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -1283,7 +1283,7 @@ pub fn sign_out_ad_inplace_or_view(
             (self_, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -1293,7 +1293,7 @@ pub fn ceil_ad_inplace_or_view_(ks: DispatchKeySet, self_: &Tensor) -> Result<Te
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::ceil_op_()?.redispatch(ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET), (self_,))?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -1310,7 +1310,7 @@ pub fn ceil_out_ad_inplace_or_view(
             (self_, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -1320,7 +1320,7 @@ pub fn floor_ad_inplace_or_view_(ks: DispatchKeySet, self_: &Tensor) -> Result<T
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::floor_op_()?.redispatch(ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET), (self_,))?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -1337,7 +1337,7 @@ pub fn floor_out_ad_inplace_or_view(
             (self_, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -1347,7 +1347,7 @@ pub fn round_ad_inplace_or_view_(ks: DispatchKeySet, self_: &Tensor) -> Result<T
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::round_op_()?.redispatch(ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET), (self_,))?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -1364,7 +1364,7 @@ pub fn round_out_ad_inplace_or_view(
             (self_, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -1374,7 +1374,7 @@ pub fn trunc_ad_inplace_or_view_(ks: DispatchKeySet, self_: &Tensor) -> Result<T
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::trunc_op_()?.redispatch(ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET), (self_,))?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -1391,7 +1391,7 @@ pub fn trunc_out_ad_inplace_or_view(
             (self_, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -1401,7 +1401,7 @@ pub fn cos_ad_inplace_or_view_(ks: DispatchKeySet, self_: &Tensor) -> Result<Ten
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::cos_op_()?.redispatch(ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET), (self_,))?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -1418,7 +1418,7 @@ pub fn cos_out_ad_inplace_or_view(
             (self_, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -1428,7 +1428,7 @@ pub fn sin_ad_inplace_or_view_(ks: DispatchKeySet, self_: &Tensor) -> Result<Ten
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::sin_op_()?.redispatch(ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET), (self_,))?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -1445,7 +1445,7 @@ pub fn sin_out_ad_inplace_or_view(
             (self_, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -1455,7 +1455,7 @@ pub fn tanh_ad_inplace_or_view_(ks: DispatchKeySet, self_: &Tensor) -> Result<Te
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::tanh_op_()?.redispatch(ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET), (self_,))?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -1472,7 +1472,7 @@ pub fn tanh_out_ad_inplace_or_view(
             (self_, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -1482,7 +1482,7 @@ pub fn exp_ad_inplace_or_view_(ks: DispatchKeySet, self_: &Tensor) -> Result<Ten
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::exp_op_()?.redispatch(ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET), (self_,))?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -1499,7 +1499,7 @@ pub fn exp_out_ad_inplace_or_view(
             (self_, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -1509,7 +1509,7 @@ pub fn expm1_ad_inplace_or_view_(ks: DispatchKeySet, self_: &Tensor) -> Result<T
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::expm1_op_()?.redispatch(ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET), (self_,))?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -1526,7 +1526,7 @@ pub fn expm1_out_ad_inplace_or_view(
             (self_, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -1536,7 +1536,7 @@ pub fn log_ad_inplace_or_view_(ks: DispatchKeySet, self_: &Tensor) -> Result<Ten
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::log_op_()?.redispatch(ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET), (self_,))?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -1553,7 +1553,7 @@ pub fn log_out_ad_inplace_or_view(
             (self_, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -1563,7 +1563,7 @@ pub fn log1p_ad_inplace_or_view_(ks: DispatchKeySet, self_: &Tensor) -> Result<T
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::log1p_op_()?.redispatch(ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET), (self_,))?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -1580,7 +1580,7 @@ pub fn log1p_out_ad_inplace_or_view(
             (self_, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -1590,7 +1590,7 @@ pub fn sqrt_ad_inplace_or_view_(ks: DispatchKeySet, self_: &Tensor) -> Result<Te
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::sqrt_op_()?.redispatch(ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET), (self_,))?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -1607,7 +1607,7 @@ pub fn sqrt_out_ad_inplace_or_view(
             (self_, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -1617,7 +1617,7 @@ pub fn rsqrt_ad_inplace_or_view_(ks: DispatchKeySet, self_: &Tensor) -> Result<T
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::rsqrt_op_()?.redispatch(ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET), (self_,))?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -1634,7 +1634,7 @@ pub fn rsqrt_out_ad_inplace_or_view(
             (self_, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -1645,7 +1645,7 @@ pub fn reciprocal_ad_inplace_or_view_(ks: DispatchKeySet, self_: &Tensor) -> Res
         ops::reciprocal_op_()?
             .redispatch(ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET), (self_,))?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -1662,7 +1662,7 @@ pub fn reciprocal_out_ad_inplace_or_view(
             (self_, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -1673,7 +1673,7 @@ pub fn sigmoid_ad_inplace_or_view_(ks: DispatchKeySet, self_: &Tensor) -> Result
         ops::sigmoid_op_()?
             .redispatch(ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET), (self_,))?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -1690,7 +1690,7 @@ pub fn sigmoid_out_ad_inplace_or_view(
             (self_, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -1700,7 +1700,7 @@ pub fn erf_ad_inplace_or_view_(ks: DispatchKeySet, self_: &Tensor) -> Result<Ten
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::erf_op_()?.redispatch(ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET), (self_,))?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -1717,7 +1717,7 @@ pub fn erf_out_ad_inplace_or_view(
             (self_, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -1727,7 +1727,7 @@ pub fn relu_ad_inplace_or_view_(ks: DispatchKeySet, self_: &Tensor) -> Result<Te
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::relu_op_()?.redispatch(ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET), (self_,))?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -1744,7 +1744,7 @@ pub fn relu_out_ad_inplace_or_view(
             (self_, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -1761,7 +1761,7 @@ pub fn gelu_ad_inplace_or_view_(
             (self_, approximate),
         )?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -1779,7 +1779,7 @@ pub fn gelu_out_ad_inplace_or_view(
             (self_, approximate, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -1789,7 +1789,7 @@ pub fn silu_ad_inplace_or_view_(ks: DispatchKeySet, self_: &Tensor) -> Result<Te
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::silu_op_()?.redispatch(ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET), (self_,))?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -1806,7 +1806,7 @@ pub fn silu_out_ad_inplace_or_view(
             (self_, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -1817,7 +1817,7 @@ pub fn bitwise_not_ad_inplace_or_view_(ks: DispatchKeySet, self_: &Tensor) -> Re
         ops::bitwise_not_op_()?
             .redispatch(ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET), (self_,))?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -1834,7 +1834,7 @@ pub fn bitwise_not_out_ad_inplace_or_view(
             (self_, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -1845,7 +1845,7 @@ pub fn logical_not_ad_inplace_or_view_(ks: DispatchKeySet, self_: &Tensor) -> Re
         ops::logical_not_op_()?
             .redispatch(ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET), (self_,))?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -1862,7 +1862,7 @@ pub fn logical_not_out_ad_inplace_or_view(
             (self_, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -1880,7 +1880,7 @@ pub fn sum_out_ad_inplace_or_view(
             (self_, dtype, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -1900,7 +1900,7 @@ pub fn sum_intlist_out_ad_inplace_or_view(
             (self_, dim, keepdim, dtype, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -1920,7 +1920,7 @@ pub fn mean_out_ad_inplace_or_view(
             (self_, dim, keepdim, dtype, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -1938,7 +1938,7 @@ pub fn prod_out_ad_inplace_or_view(
             (self_, dtype, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -1957,7 +1957,7 @@ pub fn amax_out_ad_inplace_or_view(
             (self_, dim, keepdim, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -1976,7 +1976,7 @@ pub fn amin_out_ad_inplace_or_view(
             (self_, dim, keepdim, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -1995,7 +1995,7 @@ pub fn argmax_out_ad_inplace_or_view(
             (self_, dim, keepdim, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -2015,8 +2015,8 @@ pub fn max_dim_max_ad_inplace_or_view(
             (self_, dim, keepdim, max, max_values),
         )?
     };
-    max.bump_version();
-    max_values.bump_version();
+    record::increment_version(max)?;
+    record::increment_version(max_values)?;
     Ok(result)
 }
 
@@ -2035,7 +2035,7 @@ pub fn all_out_ad_inplace_or_view(
             (self_, dim, keepdim, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -2054,7 +2054,7 @@ pub fn any_out_ad_inplace_or_view(
             (self_, dim, keepdim, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -2072,7 +2072,7 @@ pub fn cumsum_ad_inplace_or_view_(
             (self_, dim, dtype),
         )?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -2091,7 +2091,7 @@ pub fn cumsum_out_ad_inplace_or_view(
             (self_, dim, dtype, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -2110,7 +2110,7 @@ pub fn _softmax_out_ad_inplace_or_view(
             (self_, dim, half_to_float, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -2129,7 +2129,7 @@ pub fn _log_softmax_out_ad_inplace_or_view(
             (self_, dim, half_to_float, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -2148,7 +2148,7 @@ pub fn logsumexp_out_ad_inplace_or_view(
             (self_, dim, keepdim, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -2180,7 +2180,7 @@ pub fn _to_copy_out_ad_inplace_or_view(
             ),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -2198,7 +2198,7 @@ pub fn clone_out_ad_inplace_or_view(
             (self_, memory_format, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -2216,7 +2216,7 @@ pub fn copy_ad_inplace_or_view_(
             (self_, src, non_blocking),
         )?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -2235,7 +2235,7 @@ pub fn copy_out_ad_inplace_or_view(
             (self_, src, non_blocking, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -2462,7 +2462,7 @@ pub fn empty_like_out_ad_inplace_or_view(
             (self_, dtype, layout, device, pin_memory, memory_format, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -2494,7 +2494,7 @@ pub fn full_like_out_ad_inplace_or_view(
             ),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -2516,7 +2516,7 @@ pub fn zeros_like_out_ad_inplace_or_view(
             (self_, dtype, layout, device, pin_memory, memory_format, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -2538,7 +2538,7 @@ pub fn ones_like_out_ad_inplace_or_view(
             (self_, dtype, layout, device, pin_memory, memory_format, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -2557,7 +2557,7 @@ pub fn arange_start_out_ad_inplace_or_view(
             (start.clone(), end.clone(), step.clone(), out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -2576,7 +2576,7 @@ pub fn linspace_out_ad_inplace_or_view(
             (start.clone(), end.clone(), steps, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -2594,7 +2594,7 @@ pub fn eye_m_out_ad_inplace_or_view(
             (n, m, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -2611,7 +2611,7 @@ pub fn fill_scalar_ad_inplace_or_view_(
             (self_, value.clone()),
         )?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -2629,7 +2629,7 @@ pub fn fill_scalar_out_ad_inplace_or_view(
             (self_, value.clone(), out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -2639,7 +2639,7 @@ pub fn zero_ad_inplace_or_view_(ks: DispatchKeySet, self_: &Tensor) -> Result<Te
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::zero_op_()?.redispatch(ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET), (self_,))?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -2656,7 +2656,7 @@ pub fn zero_out_ad_inplace_or_view(
             (self_, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -2675,7 +2675,7 @@ pub fn uniform_ad_inplace_or_view_(
             (self_, from, to, generator.clone()),
         )?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -2695,7 +2695,7 @@ pub fn uniform_out_ad_inplace_or_view(
             (self_, from, to, generator.clone(), out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -2714,7 +2714,7 @@ pub fn normal_ad_inplace_or_view_(
             (self_, mean, std, generator.clone()),
         )?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -2734,7 +2734,7 @@ pub fn normal_out_ad_inplace_or_view(
             (self_, mean, std, generator.clone(), out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -2752,7 +2752,7 @@ pub fn mm_out_ad_inplace_or_view(
             (self_, mat2, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -2770,7 +2770,7 @@ pub fn bmm_out_ad_inplace_or_view(
             (self_, mat2, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -2790,7 +2790,7 @@ pub fn addmm_ad_inplace_or_view_(
             (self_, mat1, mat2, beta.clone(), alpha.clone()),
         )?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -2811,7 +2811,7 @@ pub fn addmm_out_ad_inplace_or_view(
             (self_, mat1, mat2, beta.clone(), alpha.clone(), out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -2829,7 +2829,7 @@ pub fn flip_out_ad_inplace_or_view(
             (self_, dims, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -2849,7 +2849,7 @@ pub fn gather_out_ad_inplace_or_view(
             (self_, dim, index, sparse_grad, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -2867,7 +2867,7 @@ pub fn cat_out_ad_inplace_or_view(
             (tensors, dim, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -2885,7 +2885,7 @@ pub fn repeat_out_ad_inplace_or_view(
             (self_, repeats, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -2902,7 +2902,7 @@ pub fn tril_ad_inplace_or_view_(
             (self_, diagonal),
         )?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -2920,7 +2920,7 @@ pub fn tril_out_ad_inplace_or_view(
             (self_, diagonal, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -2937,7 +2937,7 @@ pub fn triu_ad_inplace_or_view_(
             (self_, diagonal),
         )?
     };
-    self_.bump_version();
+    record::increment_version(self_)?;
     Ok(result)
 }
 
@@ -2955,7 +2955,7 @@ pub fn triu_out_ad_inplace_or_view(
             (self_, diagonal, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -2991,7 +2991,7 @@ pub fn convolution_out_ad_inplace_or_view(
             ),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -3023,7 +3023,7 @@ pub fn slow_conv_dilated2d_out_ad_inplace_or_view(
             ),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -3055,8 +3055,8 @@ pub fn max_pool2d_with_indices_out_ad_inplace_or_view(
             ),
         )?
     };
-    out.bump_version();
-    indices.bump_version();
+    record::increment_version(out)?;
+    record::increment_version(indices)?;
     Ok(result)
 }
 
@@ -3090,7 +3090,7 @@ pub fn max_pool2d_with_indices_backward_grad_input_ad_inplace_or_view(
             ),
         )?
     };
-    grad_input.bump_version();
+    record::increment_version(grad_input)?;
     Ok(result)
 }
 
@@ -3122,7 +3122,7 @@ pub fn avg_pool2d_out_ad_inplace_or_view(
             ),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -3156,7 +3156,7 @@ pub fn avg_pool2d_backward_grad_input_ad_inplace_or_view(
             ),
         )?
     };
-    grad_input.bump_version();
+    record::increment_version(grad_input)?;
     Ok(result)
 }
 
@@ -3179,9 +3179,9 @@ pub fn native_layer_norm_out_ad_inplace_or_view(
             (input, normalized_shape, weight, bias, eps, out0, out1, out2),
         )?
     };
-    out0.bump_version();
-    out1.bump_version();
-    out2.bump_version();
+    record::increment_version(out0)?;
+    record::increment_version(out1)?;
+    record::increment_version(out2)?;
     Ok(result)
 }
 
@@ -3209,7 +3209,7 @@ pub fn embedding_out_ad_inplace_or_view(
             ),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -3228,7 +3228,7 @@ pub fn mse_loss_out_ad_inplace_or_view(
             (self_, target, reduction, out),
         )?
     };
-    out.bump_version();
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -3258,8 +3258,8 @@ pub fn nll_loss_forward_output_ad_inplace_or_view(
             ),
         )?
     };
-    output.bump_version();
-    total_weight.bump_version();
+    record::increment_version(output)?;
+    record::increment_version(total_weight)?;
     Ok(result)
 }
 
@@ -3279,8 +3279,8 @@ pub fn native_dropout_out_ad_inplace_or_view(
             (input, p, train, out0, out1),
         )?
     };
-    out0.bump_version();
-    out1.bump_version();
+    record::increment_version(out0)?;
+    record::increment_version(out1)?;
     Ok(result)
 }
 

@@ -1603,18 +1603,16 @@ fn eq_tensor_autograd_record_(
             .chain([Some(other)]),
     )?;
     let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::EqBackward1Inplace {
+        other: SavedVariable::new(other, false)?,
+    };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::eq_tensor_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
     };
     {
-        let node = record::make_node(
-            "NotImplemented",
-            record::NotImplemented { name: "eq" },
-            edges,
-            &[&out0],
-            seq,
-        );
+        let outputs = [&out0];
+        let node = record::make_node("EqBackward1", grad_fn, edges, &outputs, seq);
         crate::view::rebase_history(self_, node)?;
     }
     Ok(out0)
@@ -1703,6 +1701,7 @@ fn eq_scalar_autograd_record_(ks: DispatchKeySet, self_: &Tensor, other: Scalar)
     let edges =
         record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
     let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::EqBackward0Inplace {};
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::eq_scalar_op_()?.redispatch(
@@ -1711,13 +1710,8 @@ fn eq_scalar_autograd_record_(ks: DispatchKeySet, self_: &Tensor, other: Scalar)
         )?
     };
     {
-        let node = record::make_node(
-            "NotImplemented",
-            record::NotImplemented { name: "eq" },
-            edges,
-            &[&out0],
-            seq,
-        );
+        let outputs = [&out0];
+        let node = record::make_node("EqBackward0", grad_fn, edges, &outputs, seq);
         crate::view::rebase_history(self_, node)?;
     }
     Ok(out0)
@@ -1810,18 +1804,16 @@ fn ne_tensor_autograd_record_(
             .chain([Some(other)]),
     )?;
     let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::NeBackward1Inplace {
+        other: SavedVariable::new(other, false)?,
+    };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::ne_tensor_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
     };
     {
-        let node = record::make_node(
-            "NotImplemented",
-            record::NotImplemented { name: "ne" },
-            edges,
-            &[&out0],
-            seq,
-        );
+        let outputs = [&out0];
+        let node = record::make_node("NeBackward1", grad_fn, edges, &outputs, seq);
         crate::view::rebase_history(self_, node)?;
     }
     Ok(out0)
@@ -1910,6 +1902,7 @@ fn ne_scalar_autograd_record_(ks: DispatchKeySet, self_: &Tensor, other: Scalar)
     let edges =
         record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
     let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::NeBackward0Inplace {};
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::ne_scalar_op_()?.redispatch(
@@ -1918,13 +1911,8 @@ fn ne_scalar_autograd_record_(ks: DispatchKeySet, self_: &Tensor, other: Scalar)
         )?
     };
     {
-        let node = record::make_node(
-            "NotImplemented",
-            record::NotImplemented { name: "ne" },
-            edges,
-            &[&out0],
-            seq,
-        );
+        let outputs = [&out0];
+        let node = record::make_node("NeBackward0", grad_fn, edges, &outputs, seq);
         crate::view::rebase_history(self_, node)?;
     }
     Ok(out0)
@@ -2017,18 +2005,16 @@ fn lt_tensor_autograd_record_(
             .chain([Some(other)]),
     )?;
     let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::LtBackward1Inplace {
+        other: SavedVariable::new(other, false)?,
+    };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::lt_tensor_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
     };
     {
-        let node = record::make_node(
-            "NotImplemented",
-            record::NotImplemented { name: "lt" },
-            edges,
-            &[&out0],
-            seq,
-        );
+        let outputs = [&out0];
+        let node = record::make_node("LtBackward1", grad_fn, edges, &outputs, seq);
         crate::view::rebase_history(self_, node)?;
     }
     Ok(out0)
@@ -2117,6 +2103,7 @@ fn lt_scalar_autograd_record_(ks: DispatchKeySet, self_: &Tensor, other: Scalar)
     let edges =
         record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
     let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::LtBackward0Inplace {};
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::lt_scalar_op_()?.redispatch(
@@ -2125,13 +2112,8 @@ fn lt_scalar_autograd_record_(ks: DispatchKeySet, self_: &Tensor, other: Scalar)
         )?
     };
     {
-        let node = record::make_node(
-            "NotImplemented",
-            record::NotImplemented { name: "lt" },
-            edges,
-            &[&out0],
-            seq,
-        );
+        let outputs = [&out0];
+        let node = record::make_node("LtBackward0", grad_fn, edges, &outputs, seq);
         crate::view::rebase_history(self_, node)?;
     }
     Ok(out0)
@@ -2224,18 +2206,16 @@ fn le_tensor_autograd_record_(
             .chain([Some(other)]),
     )?;
     let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::LeBackward1Inplace {
+        other: SavedVariable::new(other, false)?,
+    };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::le_tensor_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
     };
     {
-        let node = record::make_node(
-            "NotImplemented",
-            record::NotImplemented { name: "le" },
-            edges,
-            &[&out0],
-            seq,
-        );
+        let outputs = [&out0];
+        let node = record::make_node("LeBackward1", grad_fn, edges, &outputs, seq);
         crate::view::rebase_history(self_, node)?;
     }
     Ok(out0)
@@ -2324,6 +2304,7 @@ fn le_scalar_autograd_record_(ks: DispatchKeySet, self_: &Tensor, other: Scalar)
     let edges =
         record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
     let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::LeBackward0Inplace {};
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::le_scalar_op_()?.redispatch(
@@ -2332,13 +2313,8 @@ fn le_scalar_autograd_record_(ks: DispatchKeySet, self_: &Tensor, other: Scalar)
         )?
     };
     {
-        let node = record::make_node(
-            "NotImplemented",
-            record::NotImplemented { name: "le" },
-            edges,
-            &[&out0],
-            seq,
-        );
+        let outputs = [&out0];
+        let node = record::make_node("LeBackward0", grad_fn, edges, &outputs, seq);
         crate::view::rebase_history(self_, node)?;
     }
     Ok(out0)
@@ -2431,18 +2407,16 @@ fn gt_tensor_autograd_record_(
             .chain([Some(other)]),
     )?;
     let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::GtBackward1Inplace {
+        other: SavedVariable::new(other, false)?,
+    };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::gt_tensor_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
     };
     {
-        let node = record::make_node(
-            "NotImplemented",
-            record::NotImplemented { name: "gt" },
-            edges,
-            &[&out0],
-            seq,
-        );
+        let outputs = [&out0];
+        let node = record::make_node("GtBackward1", grad_fn, edges, &outputs, seq);
         crate::view::rebase_history(self_, node)?;
     }
     Ok(out0)
@@ -2531,6 +2505,7 @@ fn gt_scalar_autograd_record_(ks: DispatchKeySet, self_: &Tensor, other: Scalar)
     let edges =
         record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
     let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::GtBackward0Inplace {};
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::gt_scalar_op_()?.redispatch(
@@ -2539,13 +2514,8 @@ fn gt_scalar_autograd_record_(ks: DispatchKeySet, self_: &Tensor, other: Scalar)
         )?
     };
     {
-        let node = record::make_node(
-            "NotImplemented",
-            record::NotImplemented { name: "gt" },
-            edges,
-            &[&out0],
-            seq,
-        );
+        let outputs = [&out0];
+        let node = record::make_node("GtBackward0", grad_fn, edges, &outputs, seq);
         crate::view::rebase_history(self_, node)?;
     }
     Ok(out0)
@@ -2638,18 +2608,16 @@ fn ge_tensor_autograd_record_(
             .chain([Some(other)]),
     )?;
     let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::GeBackward1Inplace {
+        other: SavedVariable::new(other, false)?,
+    };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::ge_tensor_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
     };
     {
-        let node = record::make_node(
-            "NotImplemented",
-            record::NotImplemented { name: "ge" },
-            edges,
-            &[&out0],
-            seq,
-        );
+        let outputs = [&out0];
+        let node = record::make_node("GeBackward1", grad_fn, edges, &outputs, seq);
         crate::view::rebase_history(self_, node)?;
     }
     Ok(out0)
@@ -2738,6 +2706,7 @@ fn ge_scalar_autograd_record_(ks: DispatchKeySet, self_: &Tensor, other: Scalar)
     let edges =
         record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
     let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::GeBackward0Inplace {};
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::ge_scalar_op_()?.redispatch(
@@ -2746,13 +2715,8 @@ fn ge_scalar_autograd_record_(ks: DispatchKeySet, self_: &Tensor, other: Scalar)
         )?
     };
     {
-        let node = record::make_node(
-            "NotImplemented",
-            record::NotImplemented { name: "ge" },
-            edges,
-            &[&out0],
-            seq,
-        );
+        let outputs = [&out0];
+        let node = record::make_node("GeBackward0", grad_fn, edges, &outputs, seq);
         crate::view::rebase_history(self_, node)?;
     }
     Ok(out0)
@@ -3250,19 +3214,26 @@ fn pow_tensor_autograd_record_(
             .chain([Some(exponent)]),
     )?;
     let seq = record::sequence_nr();
+    let mut grad_fn = crate::generated::functions::PowBackward3Inplace {
+        self_: SavedVariable::new(
+            &{
+                let _guard = AutoDispatchBelowADInplaceOrView::new();
+                ops::clone(self_)?
+            },
+            false,
+        )?,
+        exponent: SavedVariable::new(exponent, false)?,
+        result: SavedVariable::default(),
+    };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::pow_tensor_op_()?
             .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, exponent))?
     };
     {
-        let node = record::make_node(
-            "NotImplemented",
-            record::NotImplemented { name: "pow" },
-            edges,
-            &[&out0],
-            seq,
-        );
+        grad_fn.result = SavedVariable::new_output(&out0, 0, true)?;
+        let outputs = [&out0];
+        let node = record::make_node("PowBackward3", grad_fn, edges, &outputs, seq);
         crate::view::rebase_history(self_, node)?;
     }
     Ok(out0)
@@ -3369,6 +3340,16 @@ fn pow_scalar_autograd_record_(
     let edges =
         record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
     let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::PowBackward2Inplace {
+        self_: SavedVariable::new(
+            &{
+                let _guard = AutoDispatchBelowADInplaceOrView::new();
+                ops::clone(self_)?
+            },
+            false,
+        )?,
+        exponent: exponent.clone(),
+    };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::pow_scalar_op_()?.redispatch(
@@ -3377,13 +3358,8 @@ fn pow_scalar_autograd_record_(
         )?
     };
     {
-        let node = record::make_node(
-            "NotImplemented",
-            record::NotImplemented { name: "pow" },
-            edges,
-            &[&out0],
-            seq,
-        );
+        let outputs = [&out0];
+        let node = record::make_node("PowBackward2", grad_fn, edges, &outputs, seq);
         crate::view::rebase_history(self_, node)?;
     }
     Ok(out0)
@@ -6570,27 +6546,13 @@ fn all_dim_autograd_record(
     dim: i64,
     keepdim: bool,
 ) -> Result<Tensor> {
-    let edges =
-        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-    let seq = record::sequence_nr();
-    let out0 = {
+    Ok({
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::all_dim_op()?.redispatch(
             ks.intersection(AFTER_AUTOGRAD_KEYSET),
             (self_, dim, keepdim),
         )?
-    };
-    {
-        let node = record::make_node(
-            "NotImplemented",
-            record::NotImplemented { name: "all" },
-            edges,
-            &[&out0],
-            seq,
-        );
-        record::set_history(&[&out0], &node, &[])?;
-    }
-    Ok(out0)
+    })
 }
 
 /// Autograd kernel of `aten::all.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -6642,27 +6604,13 @@ fn any_dim_autograd_record(
     dim: i64,
     keepdim: bool,
 ) -> Result<Tensor> {
-    let edges =
-        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
-    let seq = record::sequence_nr();
-    let out0 = {
+    Ok({
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::any_dim_op()?.redispatch(
             ks.intersection(AFTER_AUTOGRAD_KEYSET),
             (self_, dim, keepdim),
         )?
-    };
-    {
-        let node = record::make_node(
-            "NotImplemented",
-            record::NotImplemented { name: "any" },
-            edges,
-            &[&out0],
-            seq,
-        );
-        record::set_history(&[&out0], &node, &[])?;
-    }
-    Ok(out0)
+    })
 }
 
 /// Autograd kernel of `aten::any.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`.
@@ -8982,19 +8930,15 @@ fn zero_autograd_record(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
     let edges =
         record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
     let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::ZeroBackward1 {};
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::zero_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
     };
     {
-        let node = record::make_node(
-            "NotImplemented",
-            record::NotImplemented { name: "zero" },
-            edges,
-            &[&out0],
-            seq,
-        );
-        record::set_history(&[&out0], &node, &[])?;
+        let outputs = [&out0];
+        let node = record::make_node("ZeroBackward1", grad_fn, edges, &outputs, seq);
+        record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }
@@ -9095,6 +9039,7 @@ fn uniform_autograd_record(
     let edges =
         record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
     let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::UniformBackward1 {};
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::uniform_op()?.redispatch(
@@ -9103,14 +9048,9 @@ fn uniform_autograd_record(
         )?
     };
     {
-        let node = record::make_node(
-            "NotImplemented",
-            record::NotImplemented { name: "uniform" },
-            edges,
-            &[&out0],
-            seq,
-        );
-        record::set_history(&[&out0], &node, &[])?;
+        let outputs = [&out0];
+        let node = record::make_node("UniformBackward1", grad_fn, edges, &outputs, seq);
+        record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
 }

@@ -321,9 +321,9 @@ fn resolve(
     args: &[Arg],
     n_returns: usize,
 ) -> Result<Resolved, String> {
-    let formulas = entry
-        .formulas("Default")
-        .ok_or("the entry has no Default formulas")?;
+    // An entry may give only `output_differentiability`.
+    let none = crate::derivatives::Formulas::default();
+    let formulas = entry.formulas("Default").unwrap_or(&none);
     let mut diff_inputs = Vec::new();
     let mut non_differentiable = Vec::new();
     let mut resolved = Vec::new();
@@ -563,17 +563,17 @@ fn render_op(
         for a in args.iter().filter(|a| a.is_write) {
             match a.kind {
                 ArgKind::Tensor => {
-                    let _ = writeln!(after, "    {}.bump_version();", a.name);
+                    let _ = writeln!(after, "    record::increment_version({})?;", a.name);
                 }
                 ArgKind::OptTensor => {
                     let _ = writeln!(
                         after,
-                        "    if let Some(t) = {} {{ t.bump_version(); }}",
+                        "    if let Some(t) = {} {{ record::increment_version(t)?; }}",
                         a.name
                     );
                 }
                 ArgKind::TensorList => {
-                    let _ = writeln!(after, "    for t in {} {{ t.bump_version(); }}", a.name);
+                    let _ = writeln!(after, "    for t in {} {{ record::increment_version(t)?; }}", a.name);
                 }
                 ArgKind::Other => {}
             }
