@@ -28,6 +28,10 @@ pub(crate) struct MetaState {
     pub output_nr: usize,
     /// Hooks registered with `register_hook`, in order.
     pub hooks: Vec<Arc<Hook>>,
+    /// A leaf's gradient accumulator, kept for the leaf's lifetime (PyTorch
+    /// keeps a weak pointer and remakes it for every graph). The
+    /// accumulator points back to this state weakly, so this is no cycle.
+    pub accumulator: Option<Arc<Node>>,
     /// Set by `retain_grad()` on a non-leaf: where the hook on its
     /// `grad_fn` leaves the gradient (shared with that hook, so the graph
     /// does not own the tensor).
@@ -39,10 +43,6 @@ pub(crate) struct MetaState {
 pub struct AutogradMeta {
     requires_grad: AtomicBool,
     state: Mutex<MetaState>,
-    /// A leaf's gradient accumulator, kept for the leaf's lifetime (PyTorch
-    /// keeps a weak pointer and remakes it for every graph). The
-    /// accumulator points back here weakly, so this is no cycle.
-    accumulator: Mutex<Option<Arc<Node>>>,
     /// Set when the tensor is a differentiable view (`DifferentiableViewMeta`).
     pub(crate) view: Option<ViewInfo>,
 }
@@ -52,7 +52,6 @@ impl AutogradMeta {
         AutogradMeta {
             requires_grad: AtomicBool::new(false),
             state: Mutex::new(MetaState::default()),
-            accumulator: Mutex::new(None),
             view,
         }
     }
@@ -203,20 +202,22 @@ pub fn gradient_edge(t: &TensorBase) -> Result<Edge> {
     let Some(meta) = get(t) else {
         return Ok(Edge::invalid());
     };
-    let state = meta.lock();
+    if meta.view.is_some() {
+        crate::view::refresh_view_grad_fn(&Tensor::from_base(t.clone()))?;
+    }
+    let mut state = meta.lock();
     if let Some(f) = &state.grad_fn {
         return Ok(Edge::new(Arc::clone(f), state.output_nr));
     }
-    drop(state);
     if !meta.requires_grad_flag() {
         return Ok(Edge::invalid());
     }
-    let mut acc = meta.accumulator.lock().unwrap_or_else(|e| e.into_inner());
     // A leaf resized or retyped since gets an accumulator for what it is now.
     let current = |m: &InputMetadata| {
         t.layout().is_some_and(|l| l.sizes() == &m.sizes[..]) && t.dtype() == Some(m.dtype)
     };
-    if let Some(node) = acc
+    if let Some(node) = state
+        .accumulator
         .as_ref()
         .filter(|n| n.input_metadata(0).is_some_and(current))
     {
@@ -229,7 +230,7 @@ pub fn gradient_edge(t: &TensorBase) -> Result<Edge> {
         .downcast::<AutogradMeta>()
         .map_err(|_| Error::runtime("tensor carries a foreign autograd state"))?;
     let node = crate::accumulate_grad::new_accumulator(t, Arc::downgrade(&shared))?;
-    *acc = Some(Arc::clone(&node));
+    state.accumulator = Some(Arc::clone(&node));
     Ok(Edge::new(node, 0))
 }
 

@@ -10,7 +10,6 @@ use c10_core::{Error, GradMode, Result, ScalarType};
 
 use crate::meta;
 use crate::node::{ApplyContext, BackwardFunction, Edge, EdgeList, InputMetadata, Node};
-use crate::view;
 
 /// Whether a dtype can carry gradients (`isDifferentiableType`).
 pub fn is_differentiable_type(dtype: ScalarType) -> bool {
@@ -43,7 +42,7 @@ pub fn collect_next_edges<'a>(
     let mut edges = EdgeList::new();
     for t in tensors {
         edges.push(match t {
-            Some(t) if t.defined() => view::fresh_gradient_edge(t)?,
+            Some(t) if t.defined() => meta::gradient_edge(t)?,
             _ => Edge::invalid(),
         });
     }

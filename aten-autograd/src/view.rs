@@ -17,7 +17,7 @@ use aten_core::{ops, Tensor};
 use c10_core::{Error, Result};
 
 use crate::meta;
-use crate::node::{next_sequence_nr, ApplyContext, BackwardFunction, Edge, InputMetadata, Node};
+use crate::node::{next_sequence_nr, ApplyContext, BackwardFunction, InputMetadata, Node};
 
 /// A view's geometry in its base's storage.
 #[derive(Clone, Debug, PartialEq)]
@@ -267,10 +267,4 @@ impl BackwardFunction for CopySlices {
     fn release_variables(&mut self) {
         self.fn_node.function().release_variables();
     }
-}
-
-/// An edge for `t`, with a view's `grad_fn` brought up to date first.
-pub(crate) fn fresh_gradient_edge(t: &Tensor) -> Result<Edge> {
-    refresh_view_grad_fn(t)?;
-    meta::gradient_edge(t)
 }

@@ -187,12 +187,25 @@ fn inference_tensors_follow_pytorch_rules() {
     };
     assert!(made.is_inference());
     let e = ops::exp_(&made).unwrap_err();
-    assert!(e.to_string().contains("Inplace update to inference tensor outside InferenceMode is not allowed"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("Inplace update to inference tensor outside InferenceMode is not allowed"),
+        "{e}"
+    );
     let e = made.requires_grad_(true).unwrap_err();
-    assert!(e.to_string().contains("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed."), "{e}");
+    assert!(
+        e.to_string().contains(
+            "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed."
+        ),
+        "{e}"
+    );
     let w = leaf(&[3.0, 4.0], &[2]);
     let e = ops::mul_tensor(&made, &w).unwrap_err();
-    assert!(e.to_string().contains("Inference tensors cannot be saved for backward"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("Inference tensors cannot be saved for backward"),
+        "{e}"
+    );
     // A normal tensor's version moves with in-place writes, at ADInplaceOrView.
     let n = t(&[1.0], &[1]);
     assert_eq!(n.version(), 0);

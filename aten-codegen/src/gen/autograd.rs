@@ -573,7 +573,11 @@ fn render_op(
                     );
                 }
                 ArgKind::TensorList => {
-                    let _ = writeln!(after, "    for t in {} {{ record::increment_version(t)?; }}", a.name);
+                    let _ = writeln!(
+                        after,
+                        "    for t in {} {{ record::increment_version(t)?; }}",
+                        a.name
+                    );
                 }
                 ArgKind::Other => {}
             }
