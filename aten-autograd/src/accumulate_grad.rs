@@ -1,6 +1,6 @@
 //! `AccumulateGrad`: the node at a leaf that requires grad. It adds the
-//! gradient flowing into it to the leaf's `.grad` after running the leaf's
-//! hooks (PyTorch's `AccumulateGrad::accumulateGrad`: the first gradient
+//! gradient flowing into it to the leaf's `.grad` (the engine runs the
+//! leaf's hooks first) (PyTorch's `AccumulateGrad::accumulateGrad`: the first gradient
 //! is stored as is when nothing else can see it, else copied; later ones
 //! are added, in place outside `create_graph`, out of place inside so that
 //! the sum stays differentiable).
@@ -40,6 +40,13 @@ pub(crate) fn new_accumulator(t: &TensorBase, target: Weak<AutogradMeta>) -> Res
 }
 
 impl BackwardFunction for AccumulateGrad {
+    fn leaf_hooks(&self) -> Vec<Arc<crate::hooks::Hook>> {
+        self.target
+            .upgrade()
+            .map(|t| t.lock().hooks.clone())
+            .unwrap_or_default()
+    }
+
     fn apply(&mut self, ctx: &ApplyContext<'_>, grads: Vec<Tensor>) -> Result<Vec<Tensor>> {
         let Some(new_grad) = grads.into_iter().next() else {
             return Ok(Vec::new());
@@ -48,8 +55,7 @@ impl BackwardFunction for AccumulateGrad {
         let Some(target) = self.target.upgrade() else {
             return Ok(Vec::new());
         };
-        let hooks = target.lock().hooks.clone();
-        let mut new_grad = crate::hooks::run_hooks(&hooks, new_grad)?;
+        let mut new_grad = new_grad;
         if !new_grad.defined() || !target.requires_grad_flag() {
             return Ok(Vec::new());
         }

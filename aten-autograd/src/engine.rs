@@ -404,6 +404,14 @@ fn execute(
                 }
             }
         }
+        // A leaf's hooks (its accumulator's), also outside the node's lock.
+        let leaf_hooks = node.function().leaf_hooks();
+        if let Some(g) = inputs
+            .first_mut()
+            .filter(|g| g.defined() && !leaf_hooks.is_empty())
+        {
+            *g = crate::hooks::run_hooks(&leaf_hooks, std::mem::take(g))?;
+        }
         if let Some(info) = task.exec_info.as_ref().and_then(|i| i.get(&k)) {
             for &(nr, idx) in &info.captures {
                 if let Some(g) = inputs.get(nr) {

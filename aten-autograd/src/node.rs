@@ -123,6 +123,13 @@ pub trait BackwardFunction: Send {
     /// Frees what was saved for backward (after a backward without
     /// `retain_graph`).
     fn release_variables(&mut self) {}
+
+    /// For a gradient accumulator, the hooks registered on its leaf: the
+    /// engine runs them on the incoming gradient before `apply`, outside
+    /// the node's lock (a hook may run a backward pass of its own).
+    fn leaf_hooks(&self) -> Vec<Arc<Hook>> {
+        Vec::new()
+    }
 }
 
 thread_local! {

@@ -212,3 +212,26 @@ fn inference_tensors_follow_pytorch_rules() {
     ops::add_tensor_(&n, &n).unwrap();
     assert_eq!(n.version(), 1);
 }
+
+#[test]
+fn a_leaf_hook_may_run_a_backward_pass_through_the_same_leaf() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    let x = leaf(&[1.0, 2.0], &[2]);
+    let calls = Arc::new(AtomicUsize::new(0));
+    let (inner_x, inner_calls) = (x.clone(), Arc::clone(&calls));
+    let _h = x
+        .register_hook(move |_g| {
+            if inner_calls.fetch_add(1, Ordering::SeqCst) == 0 {
+                // Backward runs without grad mode, as PyTorch's does.
+                let _grad = autograd::enable_grad();
+                let y = ops::sum(&ops::mul_scalar(&inner_x, aten::Scalar::Int(10))?)?;
+                y.backward()?;
+            }
+            Ok(None)
+        })
+        .unwrap();
+    ops::sum(&x).unwrap().backward().unwrap();
+    assert_eq!(calls.load(Ordering::SeqCst), 2);
+    assert_eq!(vals(&x.grad().unwrap()), vec![11.0, 11.0]);
+}
