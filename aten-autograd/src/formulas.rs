@@ -7,6 +7,12 @@
 use aten_core::{ops, Tensor};
 use c10_core::{Error, Result, Scalar, ScalarType};
 
+/// The backward composites the formulas call as they are.
+pub use aten_core::native::backward::{
+    embedding_dense_backward, gather_backward, index_select_backward,
+    max_pool2d_with_indices_backward, nll_loss_backward,
+};
+
 /// `at::sum_to(grad, sizes)`: sums a broadcast gradient back to `sizes`.
 pub fn sum_to(grad: &Tensor, sizes: &[i64]) -> Result<Tensor> {
     let gs = grad.sizes();
@@ -839,89 +845,6 @@ pub fn div_mode_other_backward(
     }
 }
 
-/// `gather`'s gradient for `self`.
-pub fn gather_backward(
-    grad: &Tensor,
-    self_sizes: &[i64],
-    dim: i64,
-    index: &Tensor,
-) -> Result<Tensor> {
-    aten_core::native::backward::gather_backward(grad, self_sizes, dim, index)
-}
-
-/// `index_select`'s gradient for `self`.
-pub fn index_select_backward(
-    grad: &Tensor,
-    self_sizes: &[i64],
-    dim: i64,
-    index: &Tensor,
-) -> Result<Tensor> {
-    aten_core::native::backward::index_select_backward(grad, self_sizes, dim, index)
-}
-
-/// `embedding`'s gradient for `weight` (`embedding_backward`, dense).
-pub fn embedding_backward(
-    grad: &Tensor,
-    indices: &Tensor,
-    weight_sizes: &[i64],
-    padding_idx: i64,
-    scale_grad_by_freq: bool,
-) -> Result<Tensor> {
-    let n = weight_sizes.first().copied().unwrap_or(0);
-    aten_core::native::backward::embedding_dense_backward(
-        grad,
-        indices,
-        n,
-        padding_idx,
-        scale_grad_by_freq,
-    )
-}
-
-/// `nll_loss_forward`'s gradient for `self`.
-pub fn nll_loss_backward(
-    grad: &Tensor,
-    self_: &Tensor,
-    target: &Tensor,
-    weight: Option<&Tensor>,
-    reduction: i64,
-    ignore_index: i64,
-    total_weight: &Tensor,
-) -> Result<Tensor> {
-    aten_core::native::backward::nll_loss_backward(
-        grad,
-        self_,
-        target,
-        weight,
-        reduction,
-        ignore_index,
-        total_weight,
-    )
-}
-
-/// `max_pool2d_with_indices`' gradient for `self`.
-#[allow(clippy::too_many_arguments)]
-pub fn max_pool2d_with_indices_backward(
-    grad: &Tensor,
-    self_: &Tensor,
-    _kernel_size: &[i64],
-    _stride: &[i64],
-    _padding: &[i64],
-    _dilation: &[i64],
-    _ceil_mode: bool,
-    indices: &Tensor,
-) -> Result<Tensor> {
-    aten_core::native::backward::max_pool2d_with_indices_backward(grad, self_, indices)
-}
-
-/// The three wanted flags of a formula for three inputs.
-fn mask3(m: &[bool]) -> [bool; 3] {
-    [
-        m.first().copied().unwrap_or(false),
-        m.get(1).copied().unwrap_or(false),
-        m.get(2).copied().unwrap_or(false),
-    ]
-}
-
 /// `native_layer_norm`'s gradients for input, weight and bias. The saved
 /// mean and rstd are not differentiable outputs; when this backward is
 /// itself recorded (`create_graph`) they are recomputed from the input so
@@ -959,7 +882,7 @@ pub fn native_layer_norm_backward(
         rstd,
         weight,
         bias,
-        mask3(&grad_input_mask),
+        &grad_input_mask,
     )?;
     Ok(vec![a, b, c])
 }
@@ -1095,7 +1018,7 @@ pub fn native_group_norm_backward(
         N,
         C,
         group,
-        grad_input_mask,
+        &grad_input_mask,
     )?;
     let c = if bias.is_some() {
         c

@@ -4450,11 +4450,6 @@ impl BackwardFunction for SlowConvDilated2DBackward0 {
 /// The backward of `aten::max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)` (`MaxPool2DWithIndicesBackward0`).
 pub struct MaxPool2DWithIndicesBackward0 {
     pub(crate) self_: SavedVariable,
-    pub(crate) kernel_size: Vec<i64>,
-    pub(crate) stride: Vec<i64>,
-    pub(crate) padding: Vec<i64>,
-    pub(crate) dilation: Vec<i64>,
-    pub(crate) ceil_mode: bool,
     pub(crate) result1: SavedVariable,
 }
 
@@ -4473,24 +4468,8 @@ impl BackwardFunction for MaxPool2DWithIndicesBackward0 {
         let mut out = record::undefined_grads(n);
         if ctx.should_compute_output(0) {
             let self_ = &self.self_.unpack(ctx.node)?;
-            let kernel_size = &self.kernel_size[..];
-            let stride = &self.stride[..];
-            let padding = &self.padding[..];
-            let dilation = &self.dilation[..];
-            let ceil_mode = self.ceil_mode;
             let result1 = &self.result1.unpack(ctx.node)?;
-            let g: Tensor = {
-                max_pool2d_with_indices_backward(
-                    grad,
-                    self_,
-                    kernel_size,
-                    stride,
-                    padding,
-                    dilation,
-                    ceil_mode,
-                    result1,
-                )
-            }?;
+            let g: Tensor = { max_pool2d_with_indices_backward(grad, self_, result1) }?;
             out[0] = g;
         }
         Ok(out)
@@ -4770,7 +4749,13 @@ impl BackwardFunction for EmbeddingBackward0 {
             let padding_idx = self.padding_idx;
             let scale_grad_by_freq = self.scale_grad_by_freq;
             let g: Tensor = {
-                embedding_backward(grad, indices, weight_sizes, padding_idx, scale_grad_by_freq)
+                embedding_dense_backward(
+                    grad,
+                    indices,
+                    weight_sizes.first().copied().unwrap_or(0),
+                    padding_idx,
+                    scale_grad_by_freq,
+                )
             }?;
             out[0] = g;
         }

@@ -10358,11 +10358,6 @@ fn max_pool2d_with_indices_autograd_record(
     let seq = record::sequence_nr();
     let mut grad_fn = crate::generated::functions::MaxPool2DWithIndicesBackward0 {
         self_: SavedVariable::new(self_, false)?,
-        kernel_size: kernel_size.to_vec(),
-        stride: stride.to_vec(),
-        padding: padding.to_vec(),
-        dilation: dilation.to_vec(),
-        ceil_mode: ceil_mode,
         result1: SavedVariable::default(),
     };
     let (out0, out1) = {

@@ -43,7 +43,18 @@ impl Pool2d {
         padding: &[i64],
         dilation: &[i64],
     ) -> Result<Pool2d> {
-        let op = "max_pool2d";
+        Pool2d::checked("max_pool2d", kernel_size, stride, padding, dilation)
+    }
+
+    /// The parameters of pooling operator `op`, checked as PyTorch checks
+    /// them.
+    pub fn checked(
+        op: &str,
+        kernel_size: &[i64],
+        stride: &[i64],
+        padding: &[i64],
+        dilation: &[i64],
+    ) -> Result<Pool2d> {
         let kernel = pair(kernel_size, "kernel_size", op)?;
         let stride = if stride.is_empty() {
             kernel
@@ -187,25 +198,9 @@ pub fn avg_pool2d_geometry(
     padding: &[i64],
     ceil_mode: bool,
 ) -> Result<crate::native::backward::AvgPool2dGeometry> {
-    let op = "avg_pool2d";
-    let kernel = pair(kernel_size, "kernel_size", op)?;
-    let stride = if stride.is_empty() {
-        kernel
-    } else {
-        pair(stride, "stride", op)?
-    };
-    let padding = pair(padding, "padding", op)?;
+    let p = Pool2d::checked("avg_pool2d", kernel_size, stride, padding, &[1])?;
+    let (kernel, stride, padding) = (p.kernel, p.stride, p.padding);
     let ((kh, kw), (sh, sw), (ph, pw)) = (kernel, stride, padding);
-    if kh <= 0 || kw <= 0 {
-        return Err(Error::runtime(format!(
-            "kernel size should be greater than zero, but got kH: {kh} kW: {kw}"
-        )));
-    }
-    if sh <= 0 || sw <= 0 {
-        return Err(Error::runtime(format!(
-            "stride should be greater than zero, but got dH: {sh} dW: {sw}"
-        )));
-    }
     if ph < 0 || pw < 0 {
         return Err(Error::runtime(format!(
             "pad must be non-negative, but got pad: {}",

@@ -60,6 +60,12 @@ fn keep() -> ops::SumDimIntlistOptions {
     }
 }
 
+/// Whether output `i` of a backward operator is asked for (its
+/// `bool[3] output_mask`; missing entries are not).
+fn wanted(output_mask: &[bool], i: usize) -> bool {
+    output_mask.get(i).copied().unwrap_or(false)
+}
+
 /// `[S, L]` one-hot matrix in `dtype`: row `s` has ones where `index == s`.
 fn one_hot_rows(index: &Tensor, s: i64, dtype: ScalarType) -> Result<Tensor> {
     let rows = ops::unsqueeze(&arange(s, index)?, 1)?;
@@ -248,7 +254,7 @@ pub fn native_layer_norm_backward(
     rstd: &Tensor,
     weight: Option<&Tensor>,
     bias: Option<&Tensor>,
-    output_mask: [bool; 3],
+    output_mask: &[bool],
 ) -> Result<(Tensor, Tensor, Tensor)> {
     let nd = input.dim() as i64;
     let k = normalized_shape.len() as i64;
@@ -256,7 +262,7 @@ pub fn native_layer_norm_backward(
     let batch: Vec<i64> = (0..nd - k).collect();
     let x_hat = ops::mul_tensor(&ops::sub_tensor(input, mean)?, rstd)?;
     let mut gi = Tensor::undefined();
-    if output_mask[0] {
+    if wanted(output_mask, 0) {
         let g = match weight {
             Some(w) => ops::mul_tensor(grad_out, w)?,
             None => grad_out.clone(),
@@ -278,14 +284,14 @@ pub fn native_layer_norm_backward(
         }
     };
     let gw = match weight {
-        Some(w) if output_mask[1] => {
+        Some(w) if wanted(output_mask, 1) => {
             let s = reduce_batch(&ops::mul_tensor(grad_out, &x_hat)?)?;
             ops::reshape(&s, &w.sizes())?
         }
         _ => Tensor::undefined(),
     };
     let gb = match bias {
-        Some(b) if output_mask[2] => ops::reshape(&reduce_batch(grad_out)?, &b.sizes())?,
+        Some(b) if wanted(output_mask, 2) => ops::reshape(&reduce_batch(grad_out)?, &b.sizes())?,
         _ => Tensor::undefined(),
     };
     Ok((gi, gw, gb))
@@ -353,7 +359,6 @@ pub fn convolution_backward(
     output_mask: &[bool],
 ) -> Result<(Tensor, Tensor, Tensor)> {
     let _ = output_padding;
-    let output_mask = [0, 1, 2].map(|i| output_mask.get(i).copied().unwrap_or(false));
     if transposed {
         return Err(Error::not_implemented(
             "convolution_backward: transposed convolutions are not supported",
@@ -375,7 +380,7 @@ pub fn convolution_backward(
     let (cout, cin_g, kh, kw) = (ws[0], ws[1], ws[2], ws[3]);
     let cin = is[1];
     let (h, w) = (is[2], is[3]);
-    let gi = if output_mask[0] {
+    let gi = if wanted(output_mask, 0) {
         // A stride-1 convolution of the spread-out gradient with the
         // flipped, transposed weight, over the fully padded input.
         let gd = dilate2d(grad, &stride)?;
@@ -414,7 +419,7 @@ pub fn convolution_backward(
     } else {
         Tensor::undefined()
     };
-    let gw = if output_mask[1] {
+    let gw = if wanted(output_mask, 1) {
         // Per group: the input (channels as batch) convolved with the
         // gradient (channels as filters), strides and dilations swapped.
         let mut parts = Vec::with_capacity(groups as usize);
@@ -448,7 +453,7 @@ pub fn convolution_backward(
         Tensor::undefined()
     };
     let gb = match bias_sizes {
-        Some(_) if output_mask[2] => ops::sum_dim_intlist(grad, Some(&[0, 2, 3]))?,
+        Some(_) if wanted(output_mask, 2) => ops::sum_dim_intlist(grad, Some(&[0, 2, 3]))?,
         _ => Tensor::undefined(),
     };
     Ok((gi, gw, gb))
@@ -745,7 +750,7 @@ pub fn native_group_norm_backward(
     n: i64,
     c: i64,
     group: i64,
-    output_mask: [bool; 3],
+    output_mask: &[bool],
 ) -> Result<(Tensor, Tensor, Tensor)> {
     let nd = input.dim();
     let x = ops::reshape(input, &[n, group, -1])?;
@@ -753,7 +758,7 @@ pub fn native_group_norm_backward(
     let r = ops::reshape(rstd, &[n, group, 1])?;
     let x_hat = ops::mul_tensor(&ops::sub_tensor(&x, &m)?, &r)?;
     let mut gi = Tensor::undefined();
-    if output_mask[0] {
+    if wanted(output_mask, 0) {
         let g = match weight {
             Some(w) => ops::mul_tensor(grad_out, &per_channel(w, nd)?)?,
             None => grad_out.clone(),
@@ -772,13 +777,13 @@ pub fn native_group_norm_backward(
         ops::sum_dim_intlist(&ops::reshape(t, &[n, c, -1])?, Some(&[0, 2]))
     };
     let gw = match weight {
-        Some(_) if output_mask[1] => per_c(&ops::mul_tensor(
+        Some(_) if wanted(output_mask, 1) => per_c(&ops::mul_tensor(
             grad_out,
             &ops::reshape(&x_hat, &input.sizes())?,
         )?)?,
         _ => Tensor::undefined(),
     };
-    let gb = if output_mask[2] {
+    let gb = if wanted(output_mask, 2) {
         per_c(grad_out)?
     } else {
         Tensor::undefined()

@@ -15,15 +15,6 @@ fn fill(meta: &MetaOutput, result: &Tensor) -> Result<()> {
     copy_into(result, meta.output())
 }
 
-/// The three wanted flags of `output_mask`.
-fn mask3(m: &[bool]) -> [bool; 3] {
-    [
-        m.first().copied().unwrap_or(false),
-        m.get(1).copied().unwrap_or(false),
-        m.get(2).copied().unwrap_or(false),
-    ]
-}
-
 /// `avg_pool2d.out` (the impl of the structured family).
 #[allow(clippy::too_many_arguments)]
 pub fn avg_pool2d_out_cpu(
@@ -148,7 +139,7 @@ pub fn native_group_norm_backward(
         n,
         c,
         group,
-        mask3(output_mask),
+        output_mask,
     )
 }
 
@@ -172,7 +163,7 @@ pub fn layer_norm_backward_cpu(
         rstd,
         weight,
         bias,
-        mask3(output_mask),
+        output_mask,
     )
 }
 
