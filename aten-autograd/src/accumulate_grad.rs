@@ -62,9 +62,13 @@ impl BackwardFunction for AccumulateGrad {
         let old = target.lock().grad.take();
         let updated = match old {
             None => {
-                if GradMode::is_enabled() || new_grad.is_exclusively_owned() {
-                    // Recorded (create_graph), or nothing else can see this
-                    // gradient: keep it.
+                if GradMode::is_enabled() {
+                    // Recorded (create_graph): a copy that keeps the graph,
+                    // so that a later in-place accumulation never writes a
+                    // tensor the caller holds (a grad_output passed through).
+                    ops::clone(&new_grad)?
+                } else if new_grad.is_exclusively_owned() {
+                    // Nothing else can see this gradient: keep it.
                     new_grad
                 } else {
                     let like = ctx.node.input_metadata(0).cloned().unwrap_or_default();

@@ -235,3 +235,19 @@ fn a_leaf_hook_may_run_a_backward_pass_through_the_same_leaf() {
     assert_eq!(calls.load(Ordering::SeqCst), 2);
     assert_eq!(vals(&x.grad().unwrap()), vec![11.0, 11.0]);
 }
+
+#[test]
+fn accumulating_never_writes_a_gradient_the_caller_holds() {
+    let x = leaf(&[1.0, 2.0], &[2]);
+    let g = t(&[5.0, 7.0], &[2]);
+    // Identity-like graph: the first gradient reaching x is g itself.
+    let y = ops::clone(&x).unwrap();
+    y.backward_with(Some(g.clone()), None, true).unwrap();
+    y.backward_with(Some(g.clone()), None, false).unwrap();
+    assert_eq!(vals(&g), vec![5.0, 7.0]);
+    assert_eq!(vals(&x.grad().unwrap()), vec![10.0, 14.0]);
+    let z = ops::clone(&x).unwrap();
+    let h = t(&[1.0, 1.0], &[2]);
+    z.backward_with(Some(h.clone()), None, false).unwrap();
+    assert_eq!(vals(&h), vec![1.0, 1.0]);
+}
