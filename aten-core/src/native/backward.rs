@@ -233,8 +233,15 @@ pub fn max_pool2d_with_indices_backward(
         ));
     }
     let hw = sizes[nd - 2] * sizes[nd - 1];
+    let gs = grad.sizes();
+    if gs.len() != nd {
+        return Err(Error::runtime(
+            "max_pool2d_with_indices_backward: grad_output must have the input's rank",
+        ));
+    }
+    // Explicit sizes (not -1): an empty batch has no size to infer.
     let mut lead: Vec<i64> = sizes[..nd - 2].to_vec();
-    lead.push(-1);
+    lead.push(gs[nd - 2] * gs[nd - 1]);
     let idx = ops::unsqueeze(&ops::reshape(indices, &lead)?, -1)?;
     let g = ops::unsqueeze(&ops::reshape(grad, &lead)?, -1)?;
     let mask = ops::eq_tensor(&idx, &arange(hw, self_)?)?;

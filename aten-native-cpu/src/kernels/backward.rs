@@ -113,6 +113,11 @@ pub fn native_group_norm(
     group: i64,
     eps: f64,
 ) -> Result<(Tensor, Tensor, Tensor)> {
+    if hxw <= 0 {
+        return Err(c10_core::Error::runtime(format!(
+            "Expected HxW to be greater than 0, got {hxw}"
+        )));
+    }
     composite::math_group_norm(input, weight, bias, n, c, hxw, group, eps)
 }
 
@@ -155,6 +160,7 @@ pub fn layer_norm_backward_cpu(
     bias: Option<&Tensor>,
     output_mask: &[bool],
 ) -> Result<(Tensor, Tensor, Tensor)> {
+    aten_core::native::check_layer_norm_inputs(input, normalized_shape, weight, bias)?;
     composite::native_layer_norm_backward(
         grad_out,
         input,
