@@ -59,8 +59,10 @@ impl BackwardFunction for AccumulateGrad {
         if !new_grad.defined() || !target.requires_grad_flag() {
             return Ok(Vec::new());
         }
-        let old = target.lock().grad.take();
-        let updated = match old {
+        // One lock for the read and the write: no accumulation from another
+        // thread falls in between, and an error leaves `.grad` as it was.
+        let mut state = target.lock();
+        let updated = match &state.grad {
             None => {
                 if GradMode::is_enabled() {
                     // Recorded (create_graph): a copy that keeps the graph,
@@ -76,12 +78,12 @@ impl BackwardFunction for AccumulateGrad {
                 }
             }
             Some(old) if !GradMode::is_enabled() && old.sizes() == new_grad.sizes() => {
-                ops::add_tensor_(&old, &new_grad)?;
-                old
+                ops::add_tensor_(old, &new_grad)?;
+                old.clone()
             }
-            Some(old) => ops::add_tensor(&old, &new_grad)?,
+            Some(old) => ops::add_tensor(old, &new_grad)?,
         };
-        target.lock().grad = Some(updated);
+        state.grad = Some(updated);
         Ok(Vec::new())
     }
 }

@@ -223,24 +223,22 @@ fn init_exec_info(nodes: &HashMap<usize, Arc<Node>>, inputs: &[Edge]) -> HashMap
                 .push((e.input_nr, i));
         }
     }
-    // needed(n) = n leads to a captured input through at least one edge.
-    let mut memo: HashMap<usize, bool> = HashMap::new();
+    // reaches(n): n is captured or leads to a captured node. A node runs
+    // when one of its children reaches a capture (`init_to_execute`): a
+    // captured node with nothing captured below it (a leaf's accumulator,
+    // or an intermediate tensor asked for) only hands over its gradient.
+    let mut reaches: HashMap<usize, bool> = HashMap::new();
     for n in nodes.values() {
-        leads_to_capture(n, &info, &mut memo);
+        leads_to_capture(n, &info, &mut reaches);
     }
-    for (k, needed) in memo {
+    for (k, n) in nodes {
+        let needed = n.next_edges().iter().any(|e| {
+            e.function
+                .as_ref()
+                .is_some_and(|f| reaches.get(&key(f)).copied().unwrap_or(false))
+        });
         if needed {
-            info.entry(k).or_default().needed = true;
-        }
-    }
-    // A captured accumulator is not run: its gradient is captured instead.
-    for (k, i) in info.iter_mut() {
-        if !i.captures.is_empty() {
-            if let Some(n) = nodes.get(k) {
-                if n.next_edges().is_empty() && n.name() == "AccumulateGrad" {
-                    i.needed = false;
-                }
-            }
+            info.entry(*k).or_default().needed = true;
         }
     }
     info

@@ -7,10 +7,12 @@
 use aten_core::{ops, Tensor};
 use c10_core::{Error, Result, Scalar, ScalarType};
 
-/// The backward composites the formulas call as they are.
+use aten_core::native::backward as composite;
+/// The backward composites the formulas call as they are, and the
+/// dtype conversion they share with them.
 pub use aten_core::native::backward::{
     embedding_dense_backward, gather_backward, index_select_backward,
-    max_pool2d_with_indices_backward, nll_loss_backward,
+    max_pool2d_with_indices_backward, nll_loss_backward, to_dtype,
 };
 
 /// `at::sum_to(grad, sizes)`: sums a broadcast gradient back to `sizes`.
@@ -42,20 +44,6 @@ pub fn sum_to(grad: &Tensor, sizes: &[i64]) -> Result<Tensor> {
         g = ops::view(&g, sizes)?;
     }
     Ok(g)
-}
-
-/// `t` converted to `dtype` (a copy only when the dtype differs).
-pub fn to_dtype(t: &Tensor, dtype: ScalarType) -> Result<Tensor> {
-    if t.dtype() == Some(dtype) {
-        return Ok(t.clone());
-    }
-    ops::_to_copy_with(
-        t,
-        ops::ToCopyOptions {
-            dtype: Some(dtype),
-            ..Default::default()
-        },
-    )
 }
 
 /// `maybe_multiply(t, s)`: `t * s`, or `t` itself when `s` is 1.
@@ -406,14 +394,7 @@ pub fn logsumexp_backward(
 fn one_hot_along(index: &Tensor, sizes: &[i64], dim: usize) -> Result<Tensor> {
     let mut shape = vec![1i64; sizes.len()];
     shape[dim] = sizes[dim];
-    let positions = ops::arange_with(
-        Scalar::Int(sizes[dim]),
-        ops::ArangeOptions {
-            dtype: Some(ScalarType::Long),
-            device: index.device(),
-            ..Default::default()
-        },
-    )?;
+    let positions = composite::arange(sizes[dim], index)?;
     let positions = ops::view(&positions, &shape)?;
     ops::eq_tensor(&positions, index)
 }
@@ -471,14 +452,7 @@ pub fn prod_backward(grad: &Tensor, self_: &Tensor, result: &Tensor) -> Result<T
             let flat = ops::reshape(self_, &[-1])?;
             let n = flat.numel();
             let mut parts = Vec::with_capacity(n as usize);
-            let positions = ops::arange_with(
-                Scalar::Int(n),
-                ops::ArangeOptions {
-                    dtype: Some(ScalarType::Long),
-                    device: self_.device(),
-                    ..Default::default()
-                },
-            )?;
+            let positions = composite::arange(n, self_)?;
             let ones = ops::ones_like(&flat)?;
             for i in 0..n {
                 let mask = ops::eq_scalar(&positions, Scalar::Int(i))?;
@@ -573,18 +547,6 @@ pub fn permute_backwards(grad: &Tensor, dims: &[i64]) -> Result<Tensor> {
     ops::permute(grad, &inverse)
 }
 
-/// Zeros of `sizes` like `grad` (dtype and device).
-fn zeros_of(grad: &Tensor, sizes: &[i64]) -> Result<Tensor> {
-    ops::zeros_with(
-        sizes,
-        ops::ZerosOptions {
-            dtype: grad.dtype(),
-            device: grad.device(),
-            ..Default::default()
-        },
-    )
-}
-
 /// `slice_backward`: `grad` placed into zeros of the input's sizes.
 pub fn slice_backward(
     grad: &Tensor,
@@ -594,7 +556,7 @@ pub fn slice_backward(
     end: Option<i64>,
     step: i64,
 ) -> Result<Tensor> {
-    let out = zeros_of(grad, sizes)?;
+    let out = composite::zeros(sizes, grad)?;
     let region = ops::slice_tensor_with(
         &out,
         ops::SliceTensorOptions {
@@ -610,7 +572,7 @@ pub fn slice_backward(
 
 /// `select_backward`: `grad` placed at `index` along `dim` of zeros.
 pub fn select_backward(grad: &Tensor, sizes: &[i64], dim: i64, index: i64) -> Result<Tensor> {
-    let out = zeros_of(grad, sizes)?;
+    let out = composite::zeros(sizes, grad)?;
     ops::copy_(&ops::select_int(&out, dim, index)?, grad)?;
     Ok(out)
 }
@@ -673,7 +635,7 @@ pub fn split_backward(
         } else {
             let mut s = sizes.to_vec();
             s[d] = len;
-            parts.push(zeros_of(like, &s)?);
+            parts.push(composite::zeros(&s, like)?);
         }
         at += len;
     }
@@ -689,7 +651,7 @@ pub fn cat_tensors_backward(grad: &Tensor, sizes: &[Vec<i64>], dim: i64) -> Resu
     let mut at = 0;
     for s in sizes {
         if s.len() == 1 && s[0] == 0 {
-            out.push(zeros_of(grad, &[0])?);
+            out.push(composite::zeros(&[0], grad)?);
             continue;
         }
         let len = s.get(d).copied().unwrap_or(0);
@@ -722,7 +684,7 @@ pub fn repeat_backward(grad: &Tensor, repeats: &[i64], sizes: &[i64]) -> Result<
         }
     }
     if grad.numel() == 0 {
-        return zeros_of(grad, sizes);
+        return composite::zeros(sizes, grad);
     }
     let g = ops::reshape(grad, &shape)?;
     let s = ops::sum_dim_intlist(&g, Some(&sum_dims))?;

@@ -16,16 +16,6 @@ pub fn is_differentiable_type(dtype: ScalarType) -> bool {
     dtype.is_floating_point() || dtype.is_complex()
 }
 
-/// `compute_requires_grad`: grad mode is on and some tensor requires grad.
-/// A tensor that never met autograd costs one load.
-#[inline]
-pub fn compute_requires_grad<'a>(tensors: impl IntoIterator<Item = Option<&'a Tensor>>) -> bool {
-    tensors
-        .into_iter()
-        .any(|t| t.is_some_and(|t| t.requires_grad()))
-        && GradMode::is_enabled()
-}
-
 /// `flag && GradMode::is_enabled()`: the generated kernels pass whether
 /// some argument requires grad, so that grad mode (a thread-local) is read
 /// only then.
@@ -112,24 +102,6 @@ impl BackwardFunction for NotImplemented {
             self.name
         )))
     }
-}
-
-/// Records an operation without a formula (`NotImplemented`), when some
-/// input requires grad.
-pub fn record_not_implemented(
-    name: &'static str,
-    edges: EdgeList,
-    outputs: &[&Tensor],
-    seq: u64,
-) -> Result<()> {
-    let node = make_node(
-        "NotImplemented",
-        NotImplemented { name },
-        edges,
-        outputs,
-        seq,
-    );
-    set_history(outputs, &node, &[])
 }
 
 /// Consecutive ranges of the given lengths: which next edges belong to

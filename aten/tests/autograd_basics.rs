@@ -251,3 +251,25 @@ fn accumulating_never_writes_a_gradient_the_caller_holds() {
     z.backward_with(Some(h.clone()), None, false).unwrap();
     assert_eq!(vals(&h), vec![1.0, 1.0]);
 }
+
+#[test]
+fn threads_share_a_leaf_and_lose_no_gradient() {
+    // Two threads record on one leaf and run backward concurrently: every
+    // contribution reaches `.grad` (the accumulator is shared and updates
+    // under one lock).
+    let x = leaf(&[1.0, 2.0], &[2]);
+    let rounds = 50;
+    std::thread::scope(|s| {
+        for k in 1..=2i64 {
+            let x = x.clone();
+            s.spawn(move || {
+                for _ in 0..rounds {
+                    let y = ops::sum(&ops::mul_scalar(&x, aten::Scalar::Int(k)).unwrap()).unwrap();
+                    y.backward().unwrap();
+                }
+            });
+        }
+    });
+    let total = (rounds * 3) as f64;
+    assert_eq!(vals(&x.grad().unwrap()), vec![total, total]);
+}

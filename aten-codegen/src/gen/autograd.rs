@@ -727,7 +727,7 @@ fn render_op(
             format!("{pre}    Ok({redispatch})\n")
         }
         Some(r) => {
-            let (code, struct_init, after) = render_node(&r, &args, &outs, inplace, schema, base)?;
+            let (code, struct_init, after) = render_node(&r, &args, &outs, inplace, schema)?;
             node_code = code;
             let mut checks = String::new();
             for &i in &r.non_differentiable {
@@ -815,7 +815,6 @@ fn render_node(
     outs: &Outputs,
     inplace: bool,
     schema: &FunctionSchema,
-    base: &str,
 ) -> Result<(String, String, String), String> {
     let node = &r.node;
     // Instances of one node type serve several operators (in-place twins):
@@ -1068,7 +1067,6 @@ fn render_node(
             );
         }
     }
-    let _ = (schema, base);
     let all_undefined = {
         let diff: Vec<usize> = (0..outs.names.len().max(1))
             .filter(|&i| r.output_differentiable.get(i).copied().unwrap_or(true))

@@ -18,7 +18,8 @@ fn dtype_of(t: &Tensor) -> ScalarType {
     t.dtype().unwrap_or(ScalarType::Float)
 }
 
-fn zeros(sizes: &[i64], like: &Tensor) -> Result<Tensor> {
+/// Zeros of `sizes` with `like`'s dtype and device.
+pub fn zeros(sizes: &[i64], like: &Tensor) -> Result<Tensor> {
     ops::zeros_with(
         sizes,
         ops::ZerosOptions {
@@ -29,7 +30,9 @@ fn zeros(sizes: &[i64], like: &Tensor) -> Result<Tensor> {
     )
 }
 
-fn arange(n: i64, like: &Tensor) -> Result<Tensor> {
+/// `0, 1, ..., n - 1` as int64 on `like`'s device (positions for one-hot
+/// masks).
+pub fn arange(n: i64, like: &Tensor) -> Result<Tensor> {
     ops::arange_with(
         Scalar::Int(n),
         ops::ArangeOptions {
@@ -40,7 +43,9 @@ fn arange(n: i64, like: &Tensor) -> Result<Tensor> {
     )
 }
 
-fn to(t: &Tensor, dtype: ScalarType) -> Result<Tensor> {
+/// `t` in `dtype` through the dispatcher (`_to_copy`, so a recorded
+/// backward pass differentiates it), a copy only when the dtype differs.
+pub fn to_dtype(t: &Tensor, dtype: ScalarType) -> Result<Tensor> {
     if t.dtype() == Some(dtype) {
         return Ok(t.clone());
     }
@@ -70,7 +75,7 @@ fn wanted(output_mask: &[bool], i: usize) -> bool {
 fn one_hot_rows(index: &Tensor, s: i64, dtype: ScalarType) -> Result<Tensor> {
     let rows = ops::unsqueeze(&arange(s, index)?, 1)?;
     let cols = ops::unsqueeze(&ops::reshape(index, &[-1])?, 0)?;
-    to(&ops::eq_tensor(&rows, &cols)?, dtype)
+    to_dtype(&ops::eq_tensor(&rows, &cols)?, dtype)
 }
 
 /// `out[index[l]] += src[l]` along dim 0 of `src` (`[L, ...]`), giving
@@ -162,7 +167,10 @@ pub fn embedding_dense_backward(
     let mut m = one_hot_rows(&flat_idx, num_weights, dtype_of(grad))?;
     if padding_idx >= 0 {
         let not_pad = ops::ne_scalar(&flat_idx, Scalar::Int(padding_idx))?;
-        m = ops::mul_tensor(&m, &to(&ops::unsqueeze(&not_pad, 0)?, dtype_of(grad))?)?;
+        m = ops::mul_tensor(
+            &m,
+            &to_dtype(&ops::unsqueeze(&not_pad, 0)?, dtype_of(grad))?,
+        )?;
     }
     if scale_grad_by_freq {
         let all = one_hot_rows(&flat_idx, num_weights, dtype_of(grad))?;
@@ -636,7 +644,7 @@ fn adaptive_matrix(input: i64, output: i64, like: &Tensor) -> Result<Tensor> {
             v[(i * input + j) as usize] = 1.0 / n;
         }
     }
-    to(&Tensor::from_vec(v, &[output, input])?, dtype_of(like))
+    to_dtype(&Tensor::from_vec(v, &[output, input])?, dtype_of(like))
 }
 
 /// `left @ x @ right^T` over the last two dims of `x` (`[l, h, w]`), with
