@@ -134,6 +134,22 @@ impl Object {
         }
     }
 
+    /// An instance whose value is already boxed.
+    pub fn from_boxed(
+        class_name: impl Into<String>,
+        value: Box<dyn std::any::Any + Send + Sync>,
+    ) -> Object {
+        Object {
+            class_name: class_name.into(),
+            value,
+        }
+    }
+
+    /// The instance, type-erased.
+    pub fn value(&self) -> &(dyn std::any::Any + Send + Sync) {
+        &*self.value
+    }
+
     /// The qualified class name.
     pub fn class_name(&self) -> &str {
         &self.class_name

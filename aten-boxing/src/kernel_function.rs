@@ -30,14 +30,22 @@ use std::sync::Arc;
 use c10_core::{DispatchKeySet, Error, Result};
 
 use crate::kernel_arg::{KernelArg, KernelReturn};
+use crate::schema::FunctionSchema;
 use crate::stack::Stack;
 
-/// What a boxed kernel may ask of the operator it runs for. The dispatcher's
-/// `OperatorHandle` implements it; the boxing layer knows nothing else of
-/// operators.
+/// What a boxed kernel may ask of the operator it runs for (PyTorch passes
+/// the `OperatorHandle` itself). The dispatcher's `OperatorHandle`
+/// implements it; a kernel that needs more downcasts [`as_any`](Self::as_any)
+/// to it. The boxing layer knows nothing else of operators.
 pub trait BoxedOperator: Send + Sync {
     /// `ns::name[.overload]`.
     fn operator_name(&self) -> String;
+    /// The operator's schema, if it has a def.
+    fn schema(&self) -> Option<Arc<FunctionSchema>>;
+    /// The def's tags (`pt2_compliant_tag`, `core`, ...).
+    fn tags(&self) -> Vec<String>;
+    /// The implementing value, for a downcast to the dispatcher's handle.
+    fn as_any(&self) -> &dyn Any;
     /// Calls the operator again, starting below the keys a kernel removed.
     fn redispatch_boxed(&self, keys: DispatchKeySet, stack: &mut Stack) -> Result<()>;
     /// The operator's registration state (`dumpState`), for error messages.

@@ -106,8 +106,8 @@ fn list_matches(value: &IValue, elem: &Type) -> bool {
     }
 }
 
-/// `formatTypeMismatchMsg`.
-fn type_mismatch(
+/// `formatTypeMismatchMsg`: `value` does not fit `argument`.
+pub fn type_mismatch(
     schema: &FunctionSchema,
     argument: &Argument,
     value: &IValue,

@@ -26,6 +26,15 @@ impl BoxedOperator for DummyOp {
     fn dump_state(&self) -> String {
         "name: my::dummy".into()
     }
+    fn schema(&self) -> Option<std::sync::Arc<aten_boxing::schema::FunctionSchema>> {
+        None
+    }
+    fn tags(&self) -> Vec<String> {
+        Vec::new()
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
 }
 
 fn cpu_keys() -> DispatchKeySet {

@@ -356,12 +356,44 @@ impl Dispatcher {
         }
     }
 
-    /// Every registered operator name, sorted.
+    /// Every registered operator name (with a def or a kernel), sorted.
     #[doc(alias = "getAllOpNames")]
     pub fn all_op_names(&self) -> Vec<OperatorName> {
-        let mut names: Vec<OperatorName> = self.inner.lock().operators.keys().cloned().collect();
+        let mut names: Vec<OperatorName> = self
+            .inner
+            .lock()
+            .operators
+            .values()
+            .filter(|e| !OperatorEntry::is_empty(&e.lock()))
+            .map(|e| e.operator_name().clone())
+            .collect();
         names.sort_by_key(ToString::to_string);
         names
+    }
+
+    /// The operators named `ns::name` that have a def, whatever their
+    /// overload name, in the order their defs were registered (the order
+    /// `torch.ops` tries overloads in).
+    pub fn find_overloads(&self, qualified_name: &str) -> Vec<OperatorHandle> {
+        let mut found: Vec<(u64, Arc<OperatorEntry>)> = self
+            .inner
+            .lock()
+            .operators
+            .values()
+            .filter(|e| e.operator_name().name() == qualified_name)
+            .filter_map(|e| Some((e.lock().schema.as_ref()?.id, Arc::clone(e))))
+            .collect();
+        found.sort_by_key(|(id, _)| *id);
+        found.into_iter().map(|(_, e)| self.handle(e)).collect()
+    }
+
+    /// `findOp`, for a caller that keeps the handle for good (the `torch.ops`
+    /// layer): the operator's entry stays registered even when every
+    /// registration is gone, so the handle sees a later re-registration.
+    pub fn find_op_kept(&self, name: &OperatorName) -> Option<OperatorHandle> {
+        let entry = self.inner.lock().operators.get(name).cloned()?;
+        entry.lock().kept = true;
+        Some(self.handle(entry))
     }
 
     /// `findDanglingImpls`: operators with kernels but no def.

@@ -8,6 +8,7 @@
 //! published table with one atomic load, without locking.
 
 use std::fmt::Write;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use aten_boxing::schema::{FunctionSchema, OperatorName};
@@ -74,6 +75,9 @@ pub(crate) struct EntryState {
     /// A typed handle exists: the signature stays fixed for good, so that
     /// typed calls need not check it.
     pub(crate) signature_pinned: bool,
+    /// A long-lived handle (the ops layer's) refers to this entry: it stays
+    /// in the registry, empty or not, so the handle never goes stale.
+    pub(crate) kept: bool,
 }
 
 /// The state of one operator.
@@ -81,6 +85,9 @@ pub struct OperatorEntry {
     name: OperatorName,
     pub(crate) state: Mutex<EntryState>,
     table: PublishedCell<PublishedTable>,
+    /// Counts publications: it changes whenever a def, a kernel or a backend
+    /// fallback the table depends on changes.
+    version: AtomicU64,
 }
 
 /// What a call reads: the table and how to find the dispatch keys.
@@ -99,12 +106,20 @@ impl OperatorEntry {
                 kernels: KernelLists::new(),
                 signature: None,
                 signature_pinned: false,
+                kept: false,
             }),
             table: PublishedCell::new(PublishedTable {
                 table,
                 extractor: DispatchKeyExtractor::none(),
             }),
+            version: AtomicU64::new(0),
         }
+    }
+
+    /// How many times the table was published: equal values mean nothing
+    /// the operator's calls depend on has changed in between.
+    pub fn table_version(&self) -> u64 {
+        self.version.load(Ordering::Acquire)
     }
 
     /// The operator's name.
@@ -145,6 +160,11 @@ impl OperatorEntry {
 
     /// Whether nothing is registered (the entry should disappear).
     pub(crate) fn is_unused(state: &EntryState) -> bool {
+        !state.kept && Self::is_empty(state)
+    }
+
+    /// No def and no kernels.
+    pub(crate) fn is_empty(state: &EntryState) -> bool {
         state.schema.is_none() && state.kernels.is_empty()
     }
 
@@ -174,6 +194,7 @@ impl OperatorEntry {
             .as_ref()
             .map_or_else(DispatchKeyExtractor::none, |s| s.extractor.clone());
         self.table.store(PublishedTable { table, extractor });
+        self.version.fetch_add(1, Ordering::AcqRel);
     }
 
     /// Checks a kernel's inferred schema against the def (`checkSchema`).

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use aten_boxing::kernel_arg::KernelReturn;
 use aten_boxing::schema::{FunctionSchema, OperatorName};
-use aten_boxing::{ArgList, BoxedOperator, CppSignature, Stack};
+use aten_boxing::{ArgList, BoxedOperator, CppSignature, IValue, Stack};
 use c10_core::{DispatchKey, DispatchKeySet, Error, Result};
 
 use crate::dispatch_key_extractor::get_dispatch_key_set_unboxed;
@@ -78,6 +78,12 @@ impl OperatorHandle {
                 .table
                 .slot(k.dispatch_table_index())
                 .is_some()
+    }
+
+    /// Changes whenever the operator's def, kernels or the backend fallbacks
+    /// its table uses change (for caches of dispatch decisions).
+    pub fn table_version(&self) -> u64 {
+        self.entry.table_version()
     }
 
     /// `dumpState()` (`torch._C._dispatch_dump`).
@@ -166,6 +172,47 @@ impl OperatorHandle {
         kernel.call_boxed(self, keys, stack)
     }
 
+    /// The key set a boxed call with these arguments (on top of `stack`)
+    /// dispatches on (`getDispatchKeySetBoxed`), thread-local state and the
+    /// fallthrough mask applied.
+    #[doc(alias = "getDispatchKeySetBoxed")]
+    pub fn dispatch_key_set_boxed(&self, stack: &[IValue]) -> Result<DispatchKeySet> {
+        let published = self.entry.published();
+        published
+            .extractor
+            .get_dispatch_key_set_boxed(stack, self.operator_name(), &published.table)
+    }
+
+    /// `callBoxedForDispatchKey(k)`: runs the kernel registered at `k`
+    /// itself (an alias key included), else the backend fallback of `k`,
+    /// bypassing the computed table. The kernel gets the key set the call
+    /// would have dispatched on. PyTorch's `_dispatch_call` / `OpOverload`'s
+    /// call at a key.
+    #[doc(alias = "callBoxedForDispatchKey")]
+    pub fn call_boxed_for_dispatch_key(&self, k: DispatchKey, stack: &mut Stack) -> Result<()> {
+        let published = self.entry.published();
+        let keys = published.extractor.get_dispatch_key_set_boxed(
+            stack,
+            self.operator_name(),
+            &published.table,
+        )?;
+        let registered = self.entry.lock().kernels.front(k).cloned();
+        let kernel = match registered {
+            Some(kernel) => kernel,
+            None => {
+                let fallback = k.is_runtime().then(|| {
+                    self.dispatcher.lock().fallbacks[k.dispatch_table_index()].clone()
+                });
+                match fallback.flatten() {
+                    Some(kernel) => kernel,
+                    None => return Err(self.missing(k)),
+                }
+            }
+        };
+        let _trace = trace::enter("callBoxedForDispatchKey", self.operator_name(), keys);
+        kernel.kernel.call_boxed(self, keys, stack)
+    }
+
     /// `redispatchBoxed`: continues a boxed call with `keys`.
     #[doc(alias = "redispatchBoxed")]
     pub fn redispatch_boxed(&self, keys: DispatchKeySet, stack: &mut Stack) -> Result<()> {
@@ -189,6 +236,18 @@ impl BoxedOperator for OperatorHandle {
 
     fn dump_state(&self) -> String {
         self.entry.dump_state()
+    }
+
+    fn schema(&self) -> Option<Arc<FunctionSchema>> {
+        self.entry.schema()
+    }
+
+    fn tags(&self) -> Vec<String> {
+        self.entry.tags()
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
     }
 }
 

@@ -10,12 +10,16 @@
 //! - [`dispatch`]: the dispatcher, libraries and registrations;
 //! - [`core`]: tensors and the typed operator API ([`ops`], [`Tensor`]);
 //! - [`autograd`]: the autograd layer (`requires_grad_`, `backward`,
-//!   `grad`, grad modes), through [`TensorAutograd`] on tensors.
+//!   `grad`, grad modes), through [`TensorAutograd`] on tensors;
+//! - [`torch_ops`]: the `torch.ops` layer (namespaces, overload packets,
+//!   overloads, host kernels, runtime libraries, higher-order operators,
+//!   custom classes), rooted at [`ops_root`].
 
 pub use aten_autograd as autograd;
 pub use aten_boxing as boxing;
 pub use aten_core as core;
 pub use aten_dispatch as dispatch;
+pub use aten_ops as torch_ops;
 pub use c10_core as c10;
 
 pub use aten_autograd::TensorAutograd;
@@ -38,6 +42,12 @@ pub fn dispatcher() -> &'static aten_dispatch::Dispatcher {
     #[cfg(feature = "cpu")]
     std::hint::black_box(aten_native_cpu::link as fn());
     aten_dispatch::Dispatcher::global()
+}
+
+/// `torch.ops` over [`dispatcher()`] (with every linked backend).
+pub fn ops_root() -> &'static aten_ops::Ops {
+    dispatcher();
+    aten_ops::ops()
 }
 
 #[cfg(feature = "cuda")]

@@ -26,6 +26,15 @@ impl BoxedOperator for Op {
     fn dump_state(&self) -> String {
         String::new()
     }
+    fn schema(&self) -> Option<std::sync::Arc<aten::boxing::schema::FunctionSchema>> {
+        None
+    }
+    fn tags(&self) -> Vec<String> {
+        Vec::new()
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
 }
 
 fn add3(a: &TensorBase, _b: &TensorBase, _alpha: aten::c10::Scalar) -> Result<TensorBase> {

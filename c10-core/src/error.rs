@@ -21,6 +21,9 @@ pub enum ErrorKind {
     Value,
     /// `c10::IndexError` / Python `IndexError`.
     Index,
+    /// Python `AttributeError` (what `torch.ops` raises for a name it cannot
+    /// resolve).
+    Attribute,
     /// A broken internal invariant (`TORCH_INTERNAL_ASSERT`).
     Internal,
 }
@@ -70,6 +73,11 @@ impl Error {
     /// An `IndexError`.
     pub fn index_error(message: impl Into<String>) -> Error {
         Error::new(ErrorKind::Index, message)
+    }
+
+    /// An `AttributeError`.
+    pub fn attribute_error(message: impl Into<String>) -> Error {
+        Error::new(ErrorKind::Attribute, message)
     }
 
     /// A broken internal invariant.

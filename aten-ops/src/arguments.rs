@@ -1,0 +1,157 @@
+//! Binding a call's positional and keyword arguments to a schema: PyTorch's
+//! `createStackForSchema`, which `torch.ops` runs for every call from
+//! Python, with its error messages (each a schema-match error that overload
+//! resolution collects).
+
+use aten_boxing::normalize::{default_to_ivalue, type_mismatch, value_matches_type};
+use aten_boxing::schema::{FunctionSchema, Type};
+use aten_boxing::{IValue, Stack};
+use c10_core::{Error, Result};
+
+/// A call's keyword arguments: names and values, in the caller's order.
+pub type Kwargs<'a> = &'a [(&'a str, IValue)];
+
+/// `createStackForSchema`: the full argument list of `schema` from `args`
+/// and `kwargs`, defaults filled in, each value checked against its
+/// argument's type (a Python `int` passed for a `float` becomes a float, as
+/// the binding converts it). Pushed onto `stack`.
+#[doc(alias = "createStackForSchema")]
+pub fn bind_arguments(
+    schema: &FunctionSchema,
+    args: &[IValue],
+    kwargs: Kwargs<'_>,
+    stack: &mut Stack,
+) -> Result<()> {
+    let arguments = schema.arguments();
+    let given = args.len() + kwargs.len();
+    if given > arguments.len() {
+        return Err(Error::runtime(format!(
+            "{}() expected at most {} argument(s) but received {given} argument(s). Declaration: {schema}",
+            schema.name(),
+            arguments.len(),
+        )));
+    }
+    let base = stack.len();
+    let result = (|| {
+        for (pos, value) in args.iter().enumerate() {
+            let argument = &arguments[pos];
+            if argument.kwarg_only() {
+                return Err(Error::runtime(format!(
+                    "{}() takes {pos} positional argument(s) but {} was/were given.  Declaration: {schema}",
+                    schema.name(),
+                    args.len()
+                )));
+            }
+            stack.push(coerce(schema, pos, value)?);
+        }
+        let mut consumed = 0;
+        for (pos, argument) in arguments.iter().enumerate().skip(args.len()) {
+            if let Some((_, value)) = kwargs.iter().find(|(k, _)| *k == argument.name()) {
+                stack.push(coerce(schema, pos, value)?);
+                consumed += 1;
+            } else if let Some(default) = argument.default_value() {
+                stack.push(default_to_ivalue(default)?);
+            } else {
+                return Err(Error::runtime(format!(
+                    "{}() is missing value for argument '{}'. Declaration: {schema}",
+                    schema.name(),
+                    argument.name()
+                )));
+            }
+        }
+        if consumed != kwargs.len() {
+            return Err(kwargs_error(schema, kwargs));
+        }
+        Ok(())
+    })();
+    if result.is_err() {
+        stack.truncate(base);
+    }
+    result
+}
+
+/// The value for argument `pos`, converted where the binding converts.
+fn coerce(schema: &FunctionSchema, pos: usize, value: &IValue) -> Result<IValue> {
+    let argument = &schema.arguments()[pos];
+    if value_matches_type(value, argument.ty()) {
+        return Ok(value.clone());
+    }
+    let wants_float = match argument.ty() {
+        Type::Float => true,
+        Type::Optional(inner) => **inner == Type::Float,
+        _ => false,
+    };
+    match value {
+        IValue::Int(i) if wants_float => Ok(IValue::double(*i as f64)),
+        _ => Err(type_mismatch(schema, argument, value, Some(pos))),
+    }
+}
+
+/// `findErrorInKwargs`: an unknown keyword, or one that repeats a
+/// positional argument.
+#[doc(alias = "findErrorInKwargs")]
+fn kwargs_error(schema: &FunctionSchema, kwargs: Kwargs<'_>) -> Error {
+    let arguments = schema.arguments();
+    for (name, _) in kwargs {
+        if !arguments.iter().any(|a| a.name() == *name) {
+            return Error::runtime(format!(
+                "Unknown keyword argument '{name}' for operator '{}'. Schema: {schema}",
+                schema.name()
+            ));
+        }
+    }
+    for argument in arguments {
+        if kwargs.iter().any(|(k, _)| *k == argument.name()) {
+            return Error::runtime(format!(
+                "Argument '{}' specified both as positional and keyword argument. Schema: {schema}",
+                argument.name()
+            ));
+        }
+    }
+    Error::internal("keyword arguments were not consumed but none is in error")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn schema() -> FunctionSchema {
+        FunctionSchema::parse("ns::f(int a, float b=1.5, *, bool flag=False) -> int").unwrap()
+    }
+
+    #[test]
+    fn binds_positional_keywords_and_defaults() {
+        let mut stack = Stack::new();
+        bind_arguments(
+            &schema(),
+            &[IValue::Int(1), IValue::Int(2)],
+            &[("flag", IValue::bool(true))],
+            &mut stack,
+        )
+        .unwrap();
+        assert_eq!(stack, vec![IValue::Int(1), IValue::double(2.0), IValue::bool(true)]);
+    }
+
+    #[test]
+    fn reports_the_bindings_errors_and_leaves_the_stack() {
+        let s = schema();
+        let mut stack = vec![IValue::Int(7)];
+        let err = |args: &[IValue], kwargs: Kwargs<'_>, stack: &mut Stack| {
+            bind_arguments(&s, args, kwargs, stack).unwrap_err().message().to_string()
+        };
+        assert!(err(&[IValue::Int(1); 4], &[], &mut stack)
+            .starts_with("ns::f() expected at most 3 argument(s) but received 4 argument(s)."));
+        assert!(err(&[IValue::Int(1), IValue::double(1.0), IValue::bool(true)], &[], &mut stack)
+            .starts_with("ns::f() takes 2 positional argument(s) but 3 was/were given.  Declaration:"));
+        assert!(err(&[], &[], &mut stack)
+            .starts_with("ns::f() is missing value for argument 'a'. Declaration: ns::f("));
+        assert!(err(&[IValue::Int(1)], &[("g", IValue::None)], &mut stack)
+            .starts_with("Unknown keyword argument 'g' for operator 'ns::f'. Schema: "));
+        assert!(err(&[IValue::Int(1)], &[("a", IValue::Int(2))], &mut stack)
+            .starts_with("Argument 'a' specified both as positional and keyword argument."));
+        assert!(err(&[IValue::bool(true)], &[], &mut stack).starts_with(
+            "ns::f() Expected a value of type 'int' for argument 'a' but instead found type 'bool'.\nPosition: 0\n"
+        ));
+        assert_eq!(stack, vec![IValue::Int(7)]);
+    }
+}

@@ -1,0 +1,384 @@
+//! Higher-order operators (PyTorch's `HigherOrderOperator`): operators
+//! without a registered schema whose arguments include functions. They live
+//! in the `higher_order` namespace, each with its own non-fallthrough key
+//! set and per-key kernels registered like `py_impl`, and dispatch as
+//! PyTorch's `HigherOrderOperator.dispatch` does: the key set of the
+//! arguments' tensors plus the thread's included keys, minus its excluded
+//! keys, masked by the operator's non-fallthrough keys; its highest key;
+//! the kernel registered there or at the alias key `resolve_key` picks.
+//!
+//! Shipped: [`cond`], [`while_loop`] and [`map`] (operators `cond`,
+//! `while_loop` and `map_impl`).
+
+mod cond;
+mod map;
+mod while_loop;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
+
+use aten_boxing::IValue;
+use aten_dispatch::Dispatcher;
+use c10_core::local_dispatch_key_set::tls_local_dispatch_key_set;
+use c10_core::{DispatchKey, DispatchKeySet, Error, Result};
+
+use crate::resolve_key::{resolve_key, KernelTable};
+
+pub use cond::cond;
+pub use map::map;
+pub use while_loop::while_loop;
+
+/// A function passed to a higher-order operator: values in, values out
+/// (a Python callable or a traced subgraph in PyTorch).
+pub type GraphFn = Arc<dyn Fn(&[IValue]) -> Result<Vec<IValue>> + Send + Sync>;
+
+/// One argument of a higher-order operator.
+#[derive(Clone)]
+pub enum HopArg {
+    /// A value (tensors inside it, also in lists and tuples, contribute
+    /// their keys to dispatch).
+    Value(IValue),
+    /// A function.
+    Fn(GraphFn),
+}
+
+impl HopArg {
+    /// The value, or an error naming `what` when this is a function.
+    pub fn value(&self, what: &str) -> Result<&IValue> {
+        match self {
+            HopArg::Value(v) => Ok(v),
+            HopArg::Fn(_) => Err(Error::runtime(format!(
+                "expected a value for {what} but got a function"
+            ))),
+        }
+    }
+
+    /// The function, or an error naming `what` when this is a value.
+    pub fn function(&self, what: &str) -> Result<&GraphFn> {
+        match self {
+            HopArg::Fn(f) => Ok(f),
+            HopArg::Value(v) => Err(Error::runtime(format!(
+                "expected a function for {what} but got {}",
+                v.type_name()
+            ))),
+        }
+    }
+}
+
+impl std::fmt::Debug for HopArg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HopArg::Value(v) => write!(f, "{v:?}"),
+            HopArg::Fn(_) => f.write_str("<function>"),
+        }
+    }
+}
+
+/// A kernel of a higher-order operator: the operator, the key set it was
+/// dispatched with, the arguments; the returns.
+pub type HopKernel =
+    Arc<dyn Fn(&HigherOrderOperator, DispatchKeySet, &[HopArg]) -> Result<Vec<IValue>> + Send + Sync>;
+
+/// Keys a higher-order operator skips unless a kernel is registered there
+/// (`_HIGHER_ORDER_OP_DEFAULT_FALLTHROUGH_DISPATCH_KEYS`).
+const DEFAULT_FALLTHROUGH_KEYS: [DispatchKey; 7] = [
+    DispatchKey::PythonDispatcher,
+    DispatchKey::PythonTLSSnapshot,
+    DispatchKey::ADInplaceOrView,
+    DispatchKey::BackendSelect,
+    DispatchKey::AutocastCPU,
+    DispatchKey::AutocastCUDA,
+    DispatchKey::AutocastXPU,
+];
+
+/// An operator taking functions (`torch._ops.HigherOrderOperator`).
+pub struct HigherOrderOperator {
+    name: String,
+    non_fallthrough_keys: RwLock<DispatchKeySet>,
+    kernels: RwLock<HashMap<DispatchKey, HopKernel>>,
+    dispatch_cache: Mutex<HashMap<DispatchKey, HopKernel>>,
+}
+
+impl HigherOrderOperator {
+    /// A new operator named `name`, with every key but the default
+    /// fallthrough keys live. [`register`](Self::register) makes it
+    /// reachable from the `higher_order` namespace.
+    pub fn new(name: &str) -> Arc<HigherOrderOperator> {
+        let keys = DEFAULT_FALLTHROUGH_KEYS
+            .iter()
+            .fold(DispatchKeySet::full(), |ks, k| ks.remove(*k));
+        Arc::new(HigherOrderOperator {
+            name: name.to_string(),
+            non_fallthrough_keys: RwLock::new(keys),
+            kernels: RwLock::new(HashMap::new()),
+            dispatch_cache: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// Adds the operator to the `higher_order` namespace (replacing one of
+    /// the same name, as PyTorch does).
+    pub fn register(self: &Arc<Self>) {
+        registry()
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(self.name.clone(), Arc::clone(self));
+    }
+
+    /// The operator's name (`name()`, also its `str`).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// `higher_order`.
+    pub fn namespace(&self) -> &'static str {
+        "higher_order"
+    }
+
+    /// The keys that are not skipped.
+    pub fn non_fallthrough_keys(&self) -> DispatchKeySet {
+        *self.non_fallthrough_keys.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// `fallthrough(k)`: calls skip `k`.
+    pub fn fallthrough(&self, k: DispatchKey) {
+        let mut keys = self.non_fallthrough_keys.write().unwrap_or_else(|p| p.into_inner());
+        *keys = keys.remove(k);
+    }
+
+    /// `py_impl(k)(f)`: the kernel for `k` (which stops being skipped).
+    pub fn py_impl(
+        &self,
+        k: DispatchKey,
+        f: impl Fn(&HigherOrderOperator, DispatchKeySet, &[HopArg]) -> Result<Vec<IValue>>
+            + Send
+            + Sync
+            + 'static,
+    ) -> Result<()> {
+        if k == DispatchKey::Python {
+            return Err(Error::runtime(
+                "Please register a mode for the DispatchKey.Python key instead.",
+            ));
+        }
+        let kernels = self.kernels.write().unwrap_or_else(|p| p.into_inner());
+        if kernels.contains_key(&k) {
+            return Err(Error::runtime(format!(
+                "Trying to override a python impl for DispatchKey.{k} on operator {}",
+                self.name
+            )));
+        }
+        drop(kernels);
+        self.set_kernels(&[k], Arc::new(f));
+        Ok(())
+    }
+
+    /// Installs `kernel` at `keys` (no checks: for the shipped operators and
+    /// `py_impl` after its checks).
+    fn set_kernels(&self, keys: &[DispatchKey], kernel: HopKernel) {
+        let mut kernels = self.kernels.write().unwrap_or_else(|p| p.into_inner());
+        let mut live = self.non_fallthrough_keys.write().unwrap_or_else(|p| p.into_inner());
+        for &k in keys {
+            if !k.is_alias() {
+                *live = live.add(k);
+            }
+            kernels.insert(k, Arc::clone(&kernel));
+        }
+        drop((kernels, live));
+        self.dispatch_cache.lock().unwrap_or_else(|p| p.into_inner()).clear();
+    }
+
+    /// The key set a call with `args` dispatches on (`_compute_keyset`).
+    pub fn compute_keyset(&self, args: &[HopArg]) -> DispatchKeySet {
+        let tls = tls_local_dispatch_key_set();
+        let mut keys = tls.included;
+        for arg in args {
+            if let HopArg::Value(v) = arg {
+                keys = keys | value_keys(v);
+            }
+        }
+        (keys - tls.excluded) & self.non_fallthrough_keys()
+    }
+
+    /// `__call__`: dispatches on the arguments.
+    pub fn call(&self, args: &[HopArg]) -> Result<Vec<IValue>> {
+        let keys = self.compute_keyset(args);
+        self.dispatch_with(keys.highest_priority_type_id(), keys, args)
+    }
+
+    /// Continues a call with `keys` (a kernel passes its keys minus its
+    /// own).
+    pub fn redispatch(&self, keys: DispatchKeySet, args: &[HopArg]) -> Result<Vec<IValue>> {
+        let keys = keys & self.non_fallthrough_keys();
+        self.dispatch_with(keys.highest_priority_type_id(), keys, args)
+    }
+
+    /// `dispatch(k, ...)`: runs the kernel for `k`.
+    pub fn dispatch(&self, k: DispatchKey, args: &[HopArg]) -> Result<Vec<IValue>> {
+        self.dispatch_with(k, DispatchKeySet::from_key(k), args)
+    }
+
+    fn dispatch_with(
+        &self,
+        k: DispatchKey,
+        keys: DispatchKeySet,
+        args: &[HopArg],
+    ) -> Result<Vec<IValue>> {
+        let cached = self
+            .dispatch_cache
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&k)
+            .cloned();
+        let kernel = match cached {
+            Some(kernel) => kernel,
+            None => {
+                let resolved = resolve_key(self, k)?;
+                let Some(kernel) = self.kernel(resolved) else {
+                    return Err(Error::not_implemented(format!(
+                        "could not find kernel for HigherOrderOperator {} at dispatch key DispatchKey.{resolved} (resolved from DispatchKey.{k})",
+                        self.name
+                    )));
+                };
+                self.dispatch_cache
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(k, Arc::clone(&kernel));
+                kernel
+            }
+        };
+        kernel(self, keys, args)
+    }
+
+    fn kernel(&self, k: DispatchKey) -> Option<HopKernel> {
+        self.kernels
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&k)
+            .cloned()
+    }
+}
+
+impl KernelTable for HigherOrderOperator {
+    fn has_kernel_for_dispatch_key(&self, k: DispatchKey) -> bool {
+        self.kernels
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains_key(&k)
+    }
+
+    fn has_kernel_for_any_dispatch_key(&self, ks: DispatchKeySet) -> bool {
+        self.kernels
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .keys()
+            .any(|k| !k.is_alias() && ks.has(*k))
+    }
+
+    fn has_backend_fallback(&self, k: DispatchKey) -> bool {
+        Dispatcher::global().has_backend_fallback_for_dispatch_key(k)
+    }
+}
+
+impl std::fmt::Display for HigherOrderOperator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.name)
+    }
+}
+
+impl std::fmt::Debug for HigherOrderOperator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "HigherOrderOperator({})", self.name)
+    }
+}
+
+/// The keys of the tensors in `value`, also inside lists and tuples.
+fn value_keys(value: &IValue) -> DispatchKeySet {
+    match value {
+        IValue::Tensor(t) => t.key_set(),
+        IValue::TensorList(ts) => ts.iter().fold(DispatchKeySet::EMPTY, |k, t| k | t.key_set()),
+        IValue::OptionalTensorList(ts) => ts
+            .iter()
+            .flatten()
+            .fold(DispatchKeySet::EMPTY, |k, t| k | t.key_set()),
+        IValue::GenericList(items) | IValue::Tuple(items) => items
+            .iter()
+            .fold(DispatchKeySet::EMPTY, |k, v| k | value_keys(v)),
+        _ => DispatchKeySet::EMPTY,
+    }
+}
+
+fn registry() -> &'static RwLock<HashMap<String, Arc<HigherOrderOperator>>> {
+    static REGISTRY: OnceLock<RwLock<HashMap<String, Arc<HigherOrderOperator>>>> =
+        OnceLock::new();
+    REGISTRY.get_or_init(|| {
+        let shipped = [cond::make(), while_loop::make(), map::make()];
+        RwLock::new(
+            shipped
+                .into_iter()
+                .map(|op| (op.name().to_string(), op))
+                .collect(),
+        )
+    })
+}
+
+/// `torch.ops.higher_order`.
+#[derive(Copy, Clone, Debug)]
+pub struct HigherOrderNamespace;
+
+impl HigherOrderNamespace {
+    /// The operator named `name`; PyTorch's `AttributeError` otherwise.
+    pub fn op(&self, name: &str) -> Result<Arc<HigherOrderOperator>> {
+        registry()
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(name)
+            .cloned()
+            .ok_or_else(|| {
+                Error::attribute_error(format!(
+                    "'_HigherOrderNamespace' 'torch.ops.higher_order' object has no attribute '{name}'"
+                ))
+            })
+    }
+
+    /// The registered names, sorted.
+    pub fn names(&self) -> Vec<String> {
+        let mut names: Vec<String> = registry()
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .keys()
+            .cloned()
+            .collect();
+        names.sort();
+        names
+    }
+}
+
+/// The shipped operator `name` (always registered).
+fn shipped(name: &str) -> Result<Arc<HigherOrderOperator>> {
+    HigherOrderNamespace.op(name)
+}
+
+/// The tensor in `value`, if it is one.
+fn tensor_of(value: &IValue) -> Option<aten_core::Tensor> {
+    match value {
+        IValue::Tensor(t) => Some(aten_core::Tensor::from_base(t.clone())),
+        _ => None,
+    }
+}
+
+/// A list or tuple value's items.
+fn items_of(value: &IValue) -> Result<Vec<IValue>> {
+    match value {
+        IValue::Tuple(items) | IValue::GenericList(items) => Ok(items.to_vec()),
+        IValue::TensorList(ts) => Ok(ts.iter().cloned().map(IValue::Tensor).collect()),
+        other => Err(Error::runtime(format!(
+            "expected a tuple or list but got {}",
+            other.type_name()
+        ))),
+    }
+}
+
+/// A value's items joined for a message, as Python prints a list.
+fn show(values: &[IValue]) -> String {
+    let items: Vec<String> = values.iter().map(|v| v.to_string()).collect();
+    format!("[{}]", items.join(", "))
+}

@@ -1,0 +1,44 @@
+//! `aten-ops`: the `torch.ops` layer over the dispatcher (PyTorch's
+//! `torch/_ops.py`, `torch/library.py`, `torch/_higher_order_ops`).
+//!
+//! - [`root`]: [`ops()`], the root of every namespace, and [`Ops`] for an
+//!   isolated dispatcher;
+//! - [`namespace`]: [`OpNamespace`] (`torch.ops.aten`), resolving operator
+//!   names lazily;
+//! - [`packet`]: [`OpOverloadPacket`] (`aten.add`) and overload resolution
+//!   from arguments;
+//! - [`overload`]: [`OpOverload`] (`aten.add.Tensor`): calls, redispatch,
+//!   `decompose`, host kernels (`py_impl`);
+//! - [`arguments`]: binding positional and keyword arguments to a schema
+//!   (PyTorch's `createStackForSchema`);
+//! - [`resolve_key`]: which registration serves a dispatch key, for host
+//!   kernels (PyTorch's `resolve_key`);
+//! - [`python_dispatcher`]: the `PythonDispatcher` key's fallback that runs
+//!   host kernels, and the guard that turns it on;
+//! - [`library`]: runtime libraries (`torch.library.Library`);
+//! - [`higher_order`]: higher-order operators and the shipped `cond`,
+//!   `while_loop` and `map_impl`;
+//! - [`custom_class`]: custom classes (TorchBind).
+//!
+//! Every object here is unique per operator and root: looking `aten.add`
+//! up twice gives the same `Arc`.
+
+pub mod arguments;
+pub mod custom_class;
+pub mod higher_order;
+pub mod library;
+pub mod namespace;
+pub mod overload;
+pub mod packet;
+pub mod python_dispatcher;
+pub mod resolve_key;
+pub mod root;
+
+pub use custom_class::{class_, classes, ClassType, CustomClassBuilder};
+pub use higher_order::{GraphFn, HigherOrderOperator, HopArg};
+pub use library::Library;
+pub use namespace::OpNamespace;
+pub use overload::{HostKernel, OpOverload, OverloadKind};
+pub use packet::OpOverloadPacket;
+pub use python_dispatcher::{enable_python_dispatcher, EnablePythonDispatcher};
+pub use root::{ops, Ops};

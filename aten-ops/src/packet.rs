@@ -1,0 +1,247 @@
+//! `OpOverloadPacket` (`torch.ops.aten.add`): every overload of one
+//! operator name, and calls that pick the overload from the arguments.
+//!
+//! The overload list is read lock-free: it is published with the count of
+//! def changes it was computed at, and recomputed (in the dispatcher's def
+//! order) when a library has defined or removed a def since.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, Weak};
+
+use aten_boxing::schema::FunctionSchema;
+use aten_boxing::{IValue, Stack};
+use c10_core::published_cell::PublishedCell;
+use c10_core::{Error, Result};
+
+use crate::arguments::{bind_arguments, Kwargs};
+use crate::overload::{OpOverload, OverloadKind};
+use crate::root::{OpsInner, Shared};
+
+/// The overloads as of one count of def changes.
+struct Resolved {
+    generation: u64,
+    overloads: Vec<(Arc<OpOverload>, Arc<FunctionSchema>)>,
+}
+
+/// All overloads of `ns::name` (PyTorch's `OpOverloadPacket`).
+pub struct OpOverloadPacket {
+    ns: String,
+    name: String,
+    qualified: String,
+    me: Weak<OpOverloadPacket>,
+    root: Weak<OpsInner>,
+    shared: Arc<Shared>,
+    current: PublishedCell<Resolved>,
+    /// Every overload object made, by overload name (`""` for the default):
+    /// the same object comes back after a refresh.
+    made: Mutex<HashMap<String, Arc<OpOverload>>>,
+    /// The overload names looked up so far, in lookup order (`_dir`).
+    dir: Mutex<Vec<String>>,
+}
+
+impl OpOverloadPacket {
+    pub(crate) fn new(
+        ns: &str,
+        name: &str,
+        root: Weak<OpsInner>,
+        shared: Arc<Shared>,
+    ) -> OpOverloadPacket {
+        // The weak self-reference is filled by `Arc::new_cyclic` in
+        // `into_arc`; until then it is empty and no overload is made.
+        OpOverloadPacket {
+            ns: ns.to_string(),
+            name: name.to_string(),
+            qualified: format!("{ns}::{name}"),
+            me: Weak::new(),
+            root,
+            shared,
+            current: PublishedCell::new(Resolved {
+                generation: u64::MAX,
+                overloads: Vec::new(),
+            }),
+            made: Mutex::new(HashMap::new()),
+            dir: Mutex::new(Vec::new()),
+        }
+    }
+
+    pub(crate) fn into_arc(self) -> Arc<OpOverloadPacket> {
+        Arc::new_cyclic(|me| OpOverloadPacket {
+            me: me.clone(),
+            ..self
+        })
+    }
+
+    /// The overloads as of now.
+    fn resolved(&self) -> &Resolved {
+        let generation = self.shared.generation();
+        let current = self.current.load();
+        if current.generation == generation {
+            return current;
+        }
+        let mut made = self.made.lock().unwrap_or_else(|p| p.into_inner());
+        let current = self.current.load();
+        if current.generation == generation {
+            return current;
+        }
+        let root = self.root.upgrade();
+        let mut overloads = Vec::new();
+        for handle in self.shared.dispatcher.find_overloads(&self.qualified) {
+            let Some(schema) = handle.schema() else {
+                continue;
+            };
+            let overload_name = schema.overload_name().to_string();
+            let overload = match made.get(&overload_name) {
+                Some(o) => Arc::clone(o),
+                None => {
+                    let Some(kept) = self.shared.dispatcher.find_op_kept(handle.operator_name())
+                    else {
+                        continue;
+                    };
+                    let fresh = Arc::new(OpOverload::new(
+                        self.me.clone(),
+                        kept,
+                        Arc::clone(&self.shared),
+                    ));
+                    let o = match &root {
+                        Some(root) => root.remember_overload(fresh),
+                        None => fresh,
+                    };
+                    made.insert(overload_name, Arc::clone(&o));
+                    o
+                }
+            };
+            overloads.push((overload, schema));
+        }
+        self.current.store(Resolved {
+            generation,
+            overloads,
+        });
+        self.current.load()
+    }
+
+    /// `ns::name`.
+    pub fn qualified_name(&self) -> &str {
+        &self.qualified
+    }
+
+    /// The operator's name without namespace.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The namespace.
+    pub fn namespace(&self) -> &str {
+        &self.ns
+    }
+
+    /// The overload names as the dispatcher has them (`""` for the default),
+    /// in def order.
+    pub(crate) fn overload_names(&self) -> Vec<String> {
+        self.resolved()
+            .overloads
+            .iter()
+            .map(|(_, s)| s.overload_name().to_string())
+            .collect()
+    }
+
+    /// `overloads()`: the overload names in def order, `"default"` for the
+    /// one without a name.
+    pub fn overloads(&self) -> Vec<String> {
+        self.overload_names()
+            .into_iter()
+            .map(|n| if n.is_empty() { "default".into() } else { n })
+            .collect()
+    }
+
+    /// The schema of overload `overload` (`"default"` for the unnamed one).
+    pub fn schema(&self, overload: &str) -> Result<Arc<FunctionSchema>> {
+        let wanted = if overload == "default" { "" } else { overload };
+        self.resolved()
+            .overloads
+            .iter()
+            .find(|(_, s)| s.overload_name() == wanted)
+            .map(|(_, s)| Arc::clone(s))
+            .ok_or_else(|| self.no_overload(overload))
+    }
+
+    /// `torch.ops.ns.name.<overload>`: the overload object (the same one on
+    /// every lookup). `"default"` names the overload without a name.
+    pub fn overload(&self, overload: &str) -> Result<Arc<OpOverload>> {
+        let wanted = if overload == "default" { "" } else { overload };
+        let found = self
+            .resolved()
+            .overloads
+            .iter()
+            .find(|(_, s)| s.overload_name() == wanted)
+            .map(|(o, _)| Arc::clone(o))
+            .ok_or_else(|| self.no_overload(overload))?;
+        let mut dir = self.dir.lock().unwrap_or_else(|p| p.into_inner());
+        if !dir.iter().any(|d| d == overload) {
+            dir.push(overload.to_string());
+        }
+        Ok(found)
+    }
+
+    fn no_overload(&self, overload: &str) -> Error {
+        Error::attribute_error(format!(
+            "The underlying op of '{self}' has no overload name '{overload}'"
+        ))
+    }
+
+    /// `__iter__`: the overload names looked up so far, in lookup order.
+    pub fn resolved_overloads(&self) -> Vec<String> {
+        self.dir.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// `_has_torchbind_op_overload`: some overload takes a custom-class
+    /// object.
+    pub fn has_torchbind_op_overload(&self) -> bool {
+        self.resolved()
+            .overloads
+            .iter()
+            .any(|(o, _)| o.kind() == OverloadKind::TorchBind)
+    }
+
+    /// `__call__`: picks the first overload (in def order) whose schema
+    /// accepts the arguments, and calls it. With one overload its binding
+    /// error is the error; with several, PyTorch's "failed to match any
+    /// schema" lists each overload's.
+    pub fn call(&self, args: &[IValue], kwargs: Kwargs<'_>) -> Result<Vec<IValue>> {
+        let resolved = self.resolved();
+        let mut stack = Stack::with_capacity(8);
+        if let [(overload, schema)] = resolved.overloads.as_slice() {
+            bind_arguments(schema, args, kwargs, &mut stack)?;
+            overload.call_boxed(&mut stack)?;
+            return Ok(stack);
+        }
+        let mut errors = Vec::new();
+        for (overload, schema) in &resolved.overloads {
+            match bind_arguments(schema, args, kwargs, &mut stack) {
+                Ok(()) => {
+                    overload.call_boxed(&mut stack)?;
+                    return Ok(stack);
+                }
+                Err(e) => errors.push(e),
+            }
+        }
+        let mut message =
+            String::from("Overloaded torch operator invoked from Python failed to match any schema:\n");
+        for e in errors {
+            message.push_str(e.message());
+            message.push_str("\n\n");
+        }
+        Err(Error::runtime(message))
+    }
+}
+
+impl std::fmt::Display for OpOverloadPacket {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{}", self.ns, self.name)
+    }
+}
+
+impl std::fmt::Debug for OpOverloadPacket {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "<OpOverloadPacket(op='{}.{}')>", self.ns, self.name)
+    }
+}

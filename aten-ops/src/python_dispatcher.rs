@@ -1,0 +1,67 @@
+//! The Python dispatcher: the `PythonDispatcher` key's backend fallback and
+//! the guard that turns it on (PyTorch's `enable_python_dispatcher`).
+//!
+//! While the guard lives, every call on the thread dispatches to
+//! `PythonDispatcher` first. The fallback takes the next key `k` of the
+//! call, asks the operator's [`OpOverload`](crate::OpOverload) for its
+//! handler (`_get_dispatch(k)`: a host kernel registered with `py_impl` at
+//! the key `resolve_key` picks, or that key itself), and runs it: a host
+//! kernel with the call's keys, otherwise the dispatcher's kernel at that
+//! key (`callBoxedForDispatchKey`, not a redispatch, so the Python
+//! dispatcher stays on below it).
+
+use std::sync::Weak;
+
+use aten_boxing::{BoxedOperator, Stack};
+use aten_dispatch::OperatorHandle;
+use c10_core::local_dispatch_key_set::IncludeDispatchKeyGuard;
+use c10_core::{DispatchKey, DispatchKeySet, Error, Result};
+
+use crate::overload::Handler;
+use crate::root::OpsInner;
+
+/// Keeps the Python dispatcher on for this thread while it lives.
+#[must_use = "the Python dispatcher is on only while the guard lives"]
+pub struct EnablePythonDispatcher {
+    _include: IncludeDispatchKeyGuard,
+}
+
+/// `enable_python_dispatcher()`: host kernels registered with `py_impl`
+/// run while the returned guard lives.
+pub fn enable_python_dispatcher() -> EnablePythonDispatcher {
+    EnablePythonDispatcher {
+        _include: IncludeDispatchKeyGuard::new(DispatchKey::PythonDispatcher),
+    }
+}
+
+/// The boxed fallback a root registers at `PythonDispatcher`.
+pub(crate) fn fallback_kernel(
+    root: Weak<OpsInner>,
+) -> impl Fn(&dyn BoxedOperator, DispatchKeySet, &mut Stack) -> Result<()> + Send + Sync + 'static
+{
+    move |op, keys, stack| {
+        let Some(handle) = op.as_any().downcast_ref::<OperatorHandle>() else {
+            return Err(Error::internal(format!(
+                "the Python dispatcher was called for {} without its operator handle",
+                op.operator_name()
+            )));
+        };
+        let Some(root) = root.upgrade() else {
+            return Err(Error::internal(
+                "Hit PythonDispatcher dispatch key but its torch.ops root is gone",
+            ));
+        };
+        let keys = keys.remove(DispatchKey::PythonDispatcher);
+        let k = keys.highest_priority_type_id();
+        // Hold the overload, not the root, while the kernel runs.
+        let overload = match root.known_overload(handle.operator_name()) {
+            Some(o) => o,
+            None => root.overload_for(handle.operator_name())?,
+        };
+        drop(root);
+        match overload.get_dispatch(k)? {
+            Handler::Host(f) => f(&overload, keys, stack),
+            Handler::Key(key) => handle.call_boxed_for_dispatch_key(key, stack),
+        }
+    }
+}
