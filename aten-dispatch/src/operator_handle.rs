@@ -178,9 +178,11 @@ impl OperatorHandle {
     #[doc(alias = "getDispatchKeySetBoxed")]
     pub fn dispatch_key_set_boxed(&self, stack: &[IValue]) -> Result<DispatchKeySet> {
         let published = self.entry.published();
-        published
-            .extractor
-            .get_dispatch_key_set_boxed(stack, self.operator_name(), &published.table)
+        published.extractor.get_dispatch_key_set_boxed(
+            stack,
+            self.operator_name(),
+            &published.table,
+        )
     }
 
     /// `callBoxedForDispatchKey(k)`: runs the kernel registered at `k`
@@ -200,9 +202,9 @@ impl OperatorHandle {
         let kernel = match registered {
             Some(kernel) => kernel,
             None => {
-                let fallback = k.is_runtime().then(|| {
-                    self.dispatcher.lock().fallbacks[k.dispatch_table_index()].clone()
-                });
+                let fallback = k
+                    .is_runtime()
+                    .then(|| self.dispatcher.lock().fallbacks[k.dispatch_table_index()].clone());
                 match fallback.flatten() {
                     Some(kernel) => kernel,
                     None => return Err(self.missing(k)),

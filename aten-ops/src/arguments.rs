@@ -129,7 +129,10 @@ mod tests {
             &mut stack,
         )
         .unwrap();
-        assert_eq!(stack, vec![IValue::Int(1), IValue::double(2.0), IValue::bool(true)]);
+        assert_eq!(
+            stack,
+            vec![IValue::Int(1), IValue::double(2.0), IValue::bool(true)]
+        );
     }
 
     #[test]
@@ -137,12 +140,19 @@ mod tests {
         let s = schema();
         let mut stack = vec![IValue::Int(7)];
         let err = |args: &[IValue], kwargs: Kwargs<'_>, stack: &mut Stack| {
-            bind_arguments(&s, args, kwargs, stack).unwrap_err().message().to_string()
+            bind_arguments(&s, args, kwargs, stack)
+                .unwrap_err()
+                .message()
+                .to_string()
         };
-        assert!(err(&[IValue::Int(1); 4], &[], &mut stack)
+        assert!(err(&vec![IValue::Int(1); 4], &[], &mut stack)
             .starts_with("ns::f() expected at most 3 argument(s) but received 4 argument(s)."));
-        assert!(err(&[IValue::Int(1), IValue::double(1.0), IValue::bool(true)], &[], &mut stack)
-            .starts_with("ns::f() takes 2 positional argument(s) but 3 was/were given.  Declaration:"));
+        assert!(err(
+            &[IValue::Int(1), IValue::double(1.0), IValue::bool(true)],
+            &[],
+            &mut stack
+        )
+        .starts_with("ns::f() takes 2 positional argument(s) but 3 was/were given.  Declaration:"));
         assert!(err(&[], &[], &mut stack)
             .starts_with("ns::f() is missing value for argument 'a'. Declaration: ns::f("));
         assert!(err(&[IValue::Int(1)], &[("g", IValue::None)], &mut stack)

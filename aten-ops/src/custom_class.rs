@@ -225,7 +225,9 @@ pub fn check_schema_classes(schema: &FunctionSchema) -> Result<()> {
         match ty {
             Type::Class(name) => {
                 if classes().by_qualified_name(name).is_none() {
-                    let short = name.strip_prefix("__torch__.torch.classes.").unwrap_or(name);
+                    let short = name
+                        .strip_prefix("__torch__.torch.classes.")
+                        .unwrap_or(name);
                     return Err(Error::runtime(format!(
                         "Unknown custom class type {short}. Please ensure it is registered."
                     )));

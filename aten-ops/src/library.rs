@@ -105,8 +105,11 @@ impl Library {
         let parsed = FunctionSchema::parse(&qualified)?;
         check_schema_classes(&parsed)?;
         let name = parsed.operator_name().to_string();
-        self.m
-            .def_with(schema, Some(alias), tags.iter().map(|t| t.to_string()).collect())?;
+        self.m.def_with(
+            schema,
+            Some(alias),
+            tags.iter().map(|t| t.to_string()).collect(),
+        )?;
         self.op_defs.push(name.clone());
         Ok(name)
     }
@@ -125,7 +128,12 @@ impl Library {
         };
         let short = op_name.rsplit("::").next().unwrap_or(op_name);
         let impl_key = format!("{}/{short}/{key_name}", self.ns);
-        let mut impls = self.root.inner.library_impls.lock().unwrap_or_else(|p| p.into_inner());
+        let mut impls = self
+            .root
+            .inner
+            .library_impls
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
         if impls.contains(&impl_key) {
             return Err(Error::runtime(format!(
                 "This is not allowed since there's already a kernel registered from python overriding {short}'s behavior for {key_name} dispatch key and {} namespace.",
@@ -139,11 +147,9 @@ impl Library {
                 format!("{}::{op_name}", self.ns)
             };
             let name = aten_boxing::schema::OperatorName::parse(&qualified)?;
-            let has_cia = self
-                .root
-                .dispatcher()
-                .find_op(&name)
-                .is_some_and(|op| op.has_kernel_for_dispatch_key(DispatchKey::CompositeImplicitAutograd));
+            let has_cia = self.root.dispatcher().find_op(&name).is_some_and(|op| {
+                op.has_kernel_for_dispatch_key(DispatchKey::CompositeImplicitAutograd)
+            });
             if has_cia {
                 return Err(Error::runtime(format!(
                     "We should not register a meta kernel directly to the operator '{op_name}', because it has a CompositeImplicitAutograd kernel in core. Instead we should let the operator decompose, and ensure that we have meta kernels for the base ops that it decomposes into."
@@ -199,7 +205,12 @@ impl Library {
 
 impl Drop for Library {
     fn drop(&mut self) {
-        let mut impls = self.root.inner.library_impls.lock().unwrap_or_else(|p| p.into_inner());
+        let mut impls = self
+            .root
+            .inner
+            .library_impls
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
         for key in self.op_impls.drain() {
             impls.remove(&key);
         }

@@ -26,7 +26,8 @@ use crate::root::Shared;
 /// overload, the key set the call was dispatching on (without
 /// `PythonDispatcher`) and the stack. To run what lies below its key `k`,
 /// it redispatches with `keys & DispatchKeySet::full_after(k)`.
-pub type HostKernel = Arc<dyn Fn(&OpOverload, DispatchKeySet, &mut Stack) -> Result<()> + Send + Sync>;
+pub type HostKernel =
+    Arc<dyn Fn(&OpOverload, DispatchKeySet, &mut Stack) -> Result<()> + Send + Sync>;
 
 /// Which Python class an overload is.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -138,7 +139,10 @@ impl OpOverload {
         if *seen == generation {
             return schema.as_ref();
         }
-        let _refresh = self.schema_refresh.lock().unwrap_or_else(|p| p.into_inner());
+        let _refresh = self
+            .schema_refresh
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
         self.schema.store((generation, self.handle.schema()));
         self.schema.load().1.as_ref()
     }
@@ -188,7 +192,9 @@ impl OpOverload {
     }
 
     fn bind(&self, args: &[IValue], kwargs: Kwargs<'_>, stack: &mut Stack) -> Result<()> {
-        let schema = self.current_schema().ok_or_else(|| self.schema().unwrap_err())?;
+        let schema = self
+            .current_schema()
+            .ok_or_else(|| self.schema().unwrap_err())?;
         bind_arguments(schema, args, kwargs, stack)
     }
 
@@ -285,7 +291,9 @@ impl OpOverload {
         self.read_host_kernels().get(&k).cloned()
     }
 
-    fn read_host_kernels(&self) -> std::sync::RwLockReadGuard<'_, HashMap<DispatchKey, HostKernel>> {
+    fn read_host_kernels(
+        &self,
+    ) -> std::sync::RwLockReadGuard<'_, HashMap<DispatchKey, HostKernel>> {
         self.host_kernels.read().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -295,7 +303,9 @@ impl OpOverload {
     }
 
     fn lock_cache(&self) -> std::sync::MutexGuard<'_, DispatchCache> {
-        self.dispatch_cache.lock().unwrap_or_else(|p| p.into_inner())
+        self.dispatch_cache
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
     }
 
     /// The keys with a cached handler, sorted (for tests and dumps).

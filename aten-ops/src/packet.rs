@@ -224,8 +224,9 @@ impl OpOverloadPacket {
                 Err(e) => errors.push(e),
             }
         }
-        let mut message =
-            String::from("Overloaded torch operator invoked from Python failed to match any schema:\n");
+        let mut message = String::from(
+            "Overloaded torch operator invoked from Python failed to match any schema:\n",
+        );
         for e in errors {
             message.push_str(e.message());
             message.push_str("\n\n");

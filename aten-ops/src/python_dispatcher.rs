@@ -37,8 +37,7 @@ pub fn enable_python_dispatcher() -> EnablePythonDispatcher {
 /// The boxed fallback a root registers at `PythonDispatcher`.
 pub(crate) fn fallback_kernel(
     root: Weak<OpsInner>,
-) -> impl Fn(&dyn BoxedOperator, DispatchKeySet, &mut Stack) -> Result<()> + Send + Sync + 'static
-{
+) -> impl Fn(&dyn BoxedOperator, DispatchKeySet, &mut Stack) -> Result<()> + Send + Sync + 'static {
     move |op, keys, stack| {
         let Some(handle) = op.as_any().downcast_ref::<OperatorHandle>() else {
             return Err(Error::internal(format!(

@@ -35,7 +35,8 @@ pub fn resolve_key(op: &dyn KernelTable, k: DispatchKey) -> Result<DispatchKey> 
             return Ok(cand);
         }
     }
-    let has_backend_kernel = op.has_kernel_for_any_dispatch_key(get_backend_key_set_from_autograd(k))
+    let has_backend_kernel = op
+        .has_kernel_for_any_dispatch_key(get_backend_key_set_from_autograd(k))
         || op.has_kernel_for_dispatch_key(K::CompositeExplicitAutograd);
     let cand = K::CompositeImplicitAutogradNestedTensor;
     if k != K::Undefined

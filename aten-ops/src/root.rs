@@ -137,7 +137,10 @@ impl Ops {
             )),
             "registered by aten_ops::Ops (the Python dispatcher)",
         );
-        let mut registrations = inner.registrations.lock().unwrap_or_else(|p| p.into_inner());
+        let mut registrations = inner
+            .registrations
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
         registrations.push(listener);
         let fallback = fallback.map(|handle| registrations.push(handle));
         drop(registrations);

@@ -2,7 +2,7 @@
 //!
 //! Run with `cargo run --release --example tour`. Each section shows one
 //! layer, from dispatch keys to a two-layer MLP running on the CPU kernels,
-//! and trained by autograd.
+//! trained by autograd, and the `torch.ops` layer above it all.
 
 use aten::boxing::{IValue, Stack};
 use aten::c10::dispatch_key_set::AFTER_AUTOGRAD_KEYSET;
@@ -363,5 +363,145 @@ fn train() -> Result<()> {
     for line in lines.lines() {
         println!("  {line}");
     }
+    torch_ops()
+}
+
+/// Section 8: `torch.ops`, runtime libraries, host kernels, `cond` and a
+/// custom class.
+fn torch_ops() -> Result<()> {
+    use std::sync::atomic::{AtomicI64, Ordering};
+    use std::sync::Arc;
+
+    use aten::torch_ops::custom_class::{class_, downcast_object};
+    use aten::torch_ops::higher_order::cond;
+    use aten::torch_ops::{enable_python_dispatcher, GraphFn};
+    use aten::{ops, Tensor};
+
+    section("8. torch.ops: packets, overloads, runtime libraries, cond, custom classes");
+    let root = aten::ops_root();
+    let tensor = |t: &Tensor| IValue::Tensor(t.base().clone());
+    let values = |v: &IValue| -> Result<Vec<f32>> {
+        match v {
+            IValue::Tensor(t) => Tensor::from_base(t.clone()).to_vec::<f32>(),
+            other => Ok(vec![f32::NAN; usize::from(!other.is_none())]),
+        }
+    };
+    let add = root.aten().op("add")?;
+    println!("{add:?} has overloads {:?}", add.overloads());
+    let a = Tensor::from_slice(&[1.0f32, 2.0], &[2])?;
+    for args in [
+        vec![tensor(&a), tensor(&a)],
+        vec![tensor(&a), IValue::Int(10)],
+    ] {
+        let shown: Vec<String> = args.iter().map(|v| v.type_name()).collect();
+        let out = add.call(&args, &[("alpha", IValue::Int(2))])?;
+        println!(
+            "aten.add({}, alpha=2) = {:?}",
+            shown.join(", "),
+            values(&out[0])?
+        );
+    }
+    let e = add.call(&[IValue::Int(1)], &[]).unwrap_err();
+    let first_lines: Vec<&str> = e.message().lines().take(2).collect();
+    println!("aten.add(1) fails:\n  {}", first_lines.join("\n  "));
+
+    let mut lib = aten::torch_ops::Library::new("tour", "FRAGMENT", "")?;
+    lib.define("cube(Tensor x) -> Tensor", "", &[])?;
+    lib.impl_(
+        "cube",
+        CppFunction::from_unboxed(|x: &Tensor| ops::mul_tensor(&ops::mul_tensor(x, x)?, x)),
+        "CPU",
+    )?;
+    lib.impl_(
+        "cube",
+        CppFunction::from_unboxed(|x: &Tensor| ops::empty_like(x)),
+        "Meta",
+    )?;
+    let cube = root.namespace("tour").op("cube")?.overload("default")?;
+    println!(
+        "{cube:?} on CPU: {:?}",
+        values(&cube.call(&[tensor(&a)], &[])?[0])?
+    );
+    let meta = Tensor::empty(&[5, 7], ScalarType::Float, Device::META)?;
+    if let IValue::Tensor(m) = &cube.call(&[tensor(&meta)], &[])?[0] {
+        println!("on Meta: sizes {:?}, no data", m.sizes().to_vec());
+    }
+    cube.py_impl(DispatchKey::CPU, |op, _keys, stack| {
+        op.call_with_dispatch_key(DispatchKey::CPU, stack)?;
+        if let Some(IValue::Tensor(t)) = stack.first() {
+            stack[0] = IValue::Tensor(ops::neg(&Tensor::from_base(t.clone()))?.base().clone());
+        }
+        Ok(())
+    })?;
+    {
+        let _python_dispatcher = enable_python_dispatcher();
+        println!(
+            "with a host kernel at CPU (negates), under the Python dispatcher: {:?}",
+            values(&cube.call(&[tensor(&a)], &[])?[0])?
+        );
+    }
+
+    let double: GraphFn = Arc::new(|args: &[IValue]| {
+        let IValue::Tensor(x) = &args[0] else {
+            return Ok(args.to_vec());
+        };
+        Ok(vec![IValue::Tensor(
+            ops::mul_scalar(&Tensor::from_base(x.clone()), 2.0.into())?
+                .base()
+                .clone(),
+        )])
+    });
+    let identity: GraphFn = Arc::new(|args: &[IValue]| Ok(args.to_vec()));
+    for flag in [true, false] {
+        let pred = Tensor::from_slice(&[flag], &[])?;
+        let out = cond(
+            &tensor(&pred),
+            double.clone(),
+            identity.clone(),
+            &[tensor(&a)],
+        )?;
+        println!(
+            "cond(tensor({flag}), double, identity, (x,)) = {:?}",
+            values(&out[0])?
+        );
+    }
+
+    struct Accumulator(AtomicI64);
+    let class = class_::<Accumulator>("tour", "Accumulator")
+        .def_init(|args| match args.first() {
+            Some(IValue::Int(start)) => Ok(Accumulator(AtomicI64::new(*start))),
+            _ => Ok(Accumulator(AtomicI64::new(0))),
+        })
+        .def("add", |this, args| match args.first() {
+            Some(IValue::Int(n)) => Ok(IValue::Int(this.0.fetch_add(*n, Ordering::SeqCst) + n)),
+            _ => Err(aten::Error::type_error("add expects an int")),
+        })
+        .register()?;
+    let acc = class.instantiate(&[IValue::Int(100)])?;
+    lib.define(
+        "total(__torch__.torch.classes.tour.Accumulator acc) -> int",
+        "",
+        &[],
+    )?;
+    lib.impl_(
+        "total",
+        CppFunction::from_boxed(|_, _, stack| {
+            let total = stack
+                .pop()
+                .as_ref()
+                .and_then(downcast_object::<Accumulator>)
+                .map(|a| a.0.load(Ordering::SeqCst));
+            stack.push(IValue::Int(total.unwrap_or(-1)));
+            Ok(())
+        }),
+        "",
+    )?;
+    class.call_method(&acc, "add", &[IValue::Int(23)])?;
+    let total = root.namespace("tour").op("total")?;
+    println!(
+        "{acc}: after add(23), tour.total(acc) = {:?} ({:?})",
+        total.call(std::slice::from_ref(&acc), &[])?[0],
+        total.overload("default")?.kind()
+    );
     Ok(())
 }

@@ -69,7 +69,10 @@ fn namespaces_resolve_lazily_and_objects_are_unique() {
     );
     let tensor = add.overload("Tensor").unwrap();
     assert!(Arc::ptr_eq(&tensor, &add.overload("Tensor").unwrap()));
-    assert!(Arc::ptr_eq(&tensor, &root().overload("aten::add.Tensor").unwrap()));
+    assert!(Arc::ptr_eq(
+        &tensor,
+        &root().overload("aten::add.Tensor").unwrap()
+    ));
     assert!(add.resolved_overloads().contains(&"Tensor".to_string()));
     assert!(aten.resolved().contains(&"add".to_string()));
     // The default overload.
@@ -99,18 +102,26 @@ fn overloads_describe_and_call_their_operator() {
     assert_eq!(add.namespace(), "aten");
     assert_eq!(add.op_name(), "add");
     assert_eq!(add.to_string(), "aten.add.Tensor");
-    assert_eq!(format!("{add:?}"), "<OpOverload(op='aten.add', overload='Tensor')>");
+    assert_eq!(
+        format!("{add:?}"),
+        "<OpOverload(op='aten.add', overload='Tensor')>"
+    );
     assert_eq!(add.kind(), OverloadKind::OpOverload);
     assert!(!add.is_view());
     assert!(root().overload("aten::view").unwrap().is_view());
     assert!(add.has_kernel_for_dispatch_key(DispatchKey::CPU));
     assert!(!add.has_kernel_for_dispatch_key(DispatchKey::CUDA) || cfg!(feature = "cuda"));
     assert!(add.has_kernel_for_any_dispatch_key(DispatchKeySet::from_key(DispatchKey::CPU)));
-    assert!(Arc::ptr_eq(&add.overload_packet().unwrap(), &root().aten().op("add").unwrap()));
+    assert!(Arc::ptr_eq(
+        &add.overload_packet().unwrap(),
+        &root().aten().op("add").unwrap()
+    ));
 
     let a = t(&[1.0, 2.0], &[2]);
     let b = t(&[10.0, 20.0], &[2]);
-    let out = add.call(&[iv(&a), iv(&b)], &[("alpha", IValue::Int(2))]).unwrap();
+    let out = add
+        .call(&[iv(&a), iv(&b)], &[("alpha", IValue::Int(2))])
+        .unwrap();
     assert_eq!(vals(&out[0]), vec![21.0, 42.0]);
 
     // Boxed, redispatch, and straight to the kernel at a key.
@@ -118,19 +129,21 @@ fn overloads_describe_and_call_their_operator() {
     add.call_boxed(&mut stack).unwrap();
     assert_eq!(vals(&stack[0]), vec![11.0, 22.0]);
     let mut stack: Stack = vec![iv(&a), iv(&b), IValue::Int(1)];
-    add.redispatch(DispatchKeySet::from_key(DispatchKey::CPU), &mut stack).unwrap();
+    add.redispatch(DispatchKeySet::from_key(DispatchKey::CPU), &mut stack)
+        .unwrap();
     assert_eq!(vals(&stack[0]), vec![11.0, 22.0]);
     let mut stack: Stack = vec![iv(&a), iv(&b), IValue::Int(1)];
-    add.call_with_dispatch_key(DispatchKey::CPU, &mut stack).unwrap();
+    add.call_with_dispatch_key(DispatchKey::CPU, &mut stack)
+        .unwrap();
     assert_eq!(vals(&stack[0]), vec![11.0, 22.0]);
 
     // decompose: NotImplemented without a CompositeImplicitAutograd kernel.
     assert!(add.decompose(&[iv(&a), iv(&b)], &[]).unwrap().is_none());
 
     let e = add.call(&[iv(&a)], &[]).unwrap_err();
-    assert!(e
-        .message()
-        .starts_with("aten::add() is missing value for argument 'other'. Declaration: aten::add.Tensor("));
+    assert!(e.message().starts_with(
+        "aten::add() is missing value for argument 'other'. Declaration: aten::add.Tensor("
+    ));
 }
 
 #[test]
@@ -140,24 +153,36 @@ fn packets_pick_the_overload_from_the_arguments() {
     let out = add.call(&[iv(&a), iv(&a)], &[]).unwrap();
     assert_eq!(vals(&out[0]), vec![2.0, 4.0]);
     // A number is no Tensor: add.Scalar takes it.
-    let out = add.call(&[iv(&a), IValue::Int(3)], &[("alpha", IValue::Int(2))]).unwrap();
+    let out = add
+        .call(&[iv(&a), IValue::Int(3)], &[("alpha", IValue::Int(2))])
+        .unwrap();
     assert_eq!(vals(&out[0]), vec![7.0, 8.0]);
-    let e = add.call(&[IValue::Int(1), IValue::Int(2)], &[]).unwrap_err();
+    let e = add
+        .call(&[IValue::Int(1), IValue::Int(2)], &[])
+        .unwrap_err();
     let m = e.message();
     assert!(
         m.starts_with("Overloaded torch operator invoked from Python failed to match any schema:\naten::add() Expected a value of type 'Tensor' for argument 'self' but instead found type 'int'.\nPosition: 0\n"),
         "{m}"
     );
     assert!(m.ends_with("\n\n"), "{m}");
-    assert_eq!(m.matches("Declaration: aten::add.").count(), add.overloads().len(), "{m}");
+    assert_eq!(
+        m.matches("Declaration: aten::add.").count(),
+        add.overloads().len(),
+        "{m}"
+    );
 }
 
 /// A runtime library with a custom operator `opslayer::<name>(Tensor x) ->
 /// Tensor` that doubles `x` on CPU and keeps its shape on Meta.
 fn doubling_library(name: &str) -> Library {
     let mut lib = Library::new("opslayer", "FRAGMENT", "").unwrap();
-    lib.define(&format!("{name}(Tensor x) -> Tensor"), "", &["pt2_compliant_tag"])
-        .unwrap();
+    lib.define(
+        &format!("{name}(Tensor x) -> Tensor"),
+        "",
+        &["pt2_compliant_tag"],
+    )
+    .unwrap();
     lib.impl_(
         name,
         CppFunction::from_unboxed(|x: &Tensor| ops::mul_scalar(x, 2.0.into())),
@@ -196,57 +221,89 @@ fn runtime_libraries_define_custom_operators_and_take_them_away() {
     let out = overload.call(&[iv(&m)], &[]).unwrap();
     assert_eq!(tensor_arg(&out[0]).sizes().to_vec(), vec![4]);
     // `aten ops` / `aten dump` see it.
-    let names: Vec<String> = aten::dispatcher().all_op_names().iter().map(|n| n.to_string()).collect();
+    let names: Vec<String> = aten::dispatcher()
+        .all_op_names()
+        .iter()
+        .map(|n| n.to_string())
+        .collect();
     assert!(names.contains(&"opslayer::twice".to_string()));
     let dump = overload.handle().dump_state();
-    assert!(dump.contains("CPU: registered at") && dump.contains("Meta: registered at"), "{dump}");
+    assert!(
+        dump.contains("CPU: registered at") && dump.contains("Meta: registered at"),
+        "{dump}"
+    );
     assert!(dump.contains("ops_layer.rs"), "{dump}");
 
     drop(lib);
     let e = root().namespace("opslayer").op("twice").unwrap_err();
-    assert_eq!(e.message(), "'_OpNamespace' 'opslayer' object has no attribute 'twice'");
+    assert_eq!(
+        e.message(),
+        "'_OpNamespace' 'opslayer' object has no attribute 'twice'"
+    );
     assert!(overload.call(&[iv(&x)], &[]).is_err());
-    let names: Vec<String> = aten::dispatcher().all_op_names().iter().map(|n| n.to_string()).collect();
+    let names: Vec<String> = aten::dispatcher()
+        .all_op_names()
+        .iter()
+        .map(|n| n.to_string())
+        .collect();
     assert!(!names.contains(&"opslayer::twice".to_string()));
     // Defined again: the same objects see the new def.
     let _lib = doubling_library("twice");
     let again = root().namespace("opslayer").op("twice").unwrap();
     assert!(Arc::ptr_eq(&again, &packet));
-    assert_eq!(vals(&overload.call(&[iv(&x)], &[]).unwrap()[0]), vec![2.0, 4.0, 6.0]);
+    assert_eq!(
+        vals(&overload.call(&[iv(&x)], &[]).unwrap()[0]),
+        vec![2.0, 4.0, 6.0]
+    );
 }
 
 #[test]
 fn runtime_library_errors_are_pytorchs() {
     let e = Library::new("opslayer", "FOO", "").unwrap_err();
-    assert_eq!((e.kind(), e.message()), (ErrorKind::Value, "('Unsupported kind: ', 'FOO')"));
+    assert_eq!(
+        (e.kind(), e.message()),
+        (ErrorKind::Value, "('Unsupported kind: ', 'FOO')")
+    );
     let e = Library::new("prim", "FRAGMENT", "").unwrap_err();
     assert_eq!(
         e.message(),
         "('prim', ' is a reserved namespace. Please try creating a library with another name.')"
     );
     let mut lib = doubling_library("errs");
-    let e = lib.define("errs2(Tensor x) -> Tensor", "PURE", &[]).unwrap_err();
+    let e = lib
+        .define("errs2(Tensor x) -> Tensor", "PURE", &[])
+        .unwrap_err();
     assert_eq!(e.message(), "Invalid alias_analysis type PURE");
     let e = lib
-        .impl_("errs", CppFunction::from_unboxed(|x: &Tensor| ops::neg(x)), "CPU")
+        .impl_(
+            "errs",
+            CppFunction::from_unboxed(|x: &Tensor| ops::neg(x)),
+            "CPU",
+        )
         .unwrap_err();
     assert_eq!(
         e.message(),
         "This is not allowed since there's already a kernel registered from python overriding errs's behavior for CPU dispatch key and opslayer namespace."
     );
-    let e = lib
-        .fallback(CppFunction::fallthrough(), "CPU")
-        .unwrap_err();
+    let e = lib.fallback(CppFunction::fallthrough(), "CPU").unwrap_err();
     assert_eq!(
         e.message(),
         "Fallback can only be registered using library fragment on the global namespace \"_\" but it is opslayer"
     );
     // A CompositeImplicitAutograd kernel rules out a Meta kernel.
     lib.define("errs_cia(Tensor x) -> Tensor", "", &[]).unwrap();
-    lib.impl_("errs_cia", CppFunction::from_unboxed(|x: &Tensor| ops::neg(x)), "")
-        .unwrap();
+    lib.impl_(
+        "errs_cia",
+        CppFunction::from_unboxed(|x: &Tensor| ops::neg(x)),
+        "",
+    )
+    .unwrap();
     let e = lib
-        .impl_("errs_cia", CppFunction::from_unboxed(|x: &Tensor| ops::neg(x)), "Meta")
+        .impl_(
+            "errs_cia",
+            CppFunction::from_unboxed(|x: &Tensor| ops::neg(x)),
+            "Meta",
+        )
         .unwrap_err();
     assert!(e.message().starts_with(
         "We should not register a meta kernel directly to the operator 'errs_cia', because it has a CompositeImplicitAutograd kernel in core."
@@ -254,7 +311,10 @@ fn runtime_library_errors_are_pytorchs() {
     // decompose runs that kernel.
     let x = t(&[1.0, -2.0], &[2]);
     let cia = root().overload("opslayer::errs_cia").unwrap();
-    assert_eq!(vals(&cia.decompose(&[iv(&x)], &[]).unwrap().unwrap()[0]), vec![-1.0, 2.0]);
+    assert_eq!(
+        vals(&cia.decompose(&[iv(&x)], &[]).unwrap().unwrap()[0]),
+        vec![-1.0, 2.0]
+    );
 }
 
 #[test]
@@ -277,7 +337,10 @@ fn host_kernels_run_under_the_python_dispatcher() {
         assert_eq!(vals(&op.call(&[iv(&x)], &[]).unwrap()[0]), vec![3.0, 5.0]);
         // Typed calls go through it too.
         let typed = op.handle().typed::<(&Tensor,), Tensor>().unwrap();
-        assert_eq!(typed.call((&x,)).unwrap().to_vec::<f32>().unwrap(), vec![3.0, 5.0]);
+        assert_eq!(
+            typed.call((&x,)).unwrap().to_vec::<f32>().unwrap(),
+            vec![3.0, 5.0]
+        );
         assert_eq!(op.cached_dispatch_keys(), vec![DispatchKey::CPU]);
     }
 
@@ -288,10 +351,16 @@ fn host_kernels_run_under_the_python_dispatcher() {
     let seen = Arc::clone(&calls);
     neg.py_impl(DispatchKey::AutogradCPU, move |op, keys, stack| {
         seen.fetch_add(1, Ordering::SeqCst);
-        op.redispatch(keys & DispatchKeySet::full_after(DispatchKey::AutogradOther), stack)
+        op.redispatch(
+            keys & DispatchKeySet::full_after(DispatchKey::AutogradOther),
+            stack,
+        )
     })
     .unwrap();
-    assert!(neg.cached_dispatch_keys().is_empty(), "py_impl clears the cache");
+    assert!(
+        neg.cached_dispatch_keys().is_empty(),
+        "py_impl clears the cache"
+    );
     let w = t(&[1.0, 2.0], &[2]).requires_grad_(true).unwrap();
     {
         let _on = enable_python_dispatcher();
@@ -309,14 +378,21 @@ fn host_kernels_run_under_the_python_dispatcher() {
         e.message(),
         "Trying to override a python impl for DispatchKey.CPU on operator opslayer::hosted"
     );
-    let e = op.py_impl(DispatchKey::Python, |_, _, _| Ok(())).unwrap_err();
-    assert_eq!(e.message(), "Please register a mode for the DispatchKey.Python key instead.");
+    let e = op
+        .py_impl(DispatchKey::Python, |_, _, _| Ok(()))
+        .unwrap_err();
+    assert_eq!(
+        e.message(),
+        "Please register a mode for the DispatchKey.Python key instead."
+    );
 }
 
 #[test]
 fn boxed_fallbacks_see_the_operator() {
     let _lib = doubling_library("inspected");
-    let seen: Arc<Mutex<Vec<(String, usize, Vec<String>)>>> = Arc::new(Mutex::new(Vec::new()));
+    /// What the fallback saw of each call: name, argument count, tags.
+    type Seen = Vec<(String, usize, Vec<String>)>;
+    let seen: Arc<Mutex<Seen>> = Arc::new(Mutex::new(Vec::new()));
     let log = Arc::clone(&seen);
     let mut lib = Library::new("_", "IMPL", "TESTING_ONLY_GenericMode").unwrap();
     lib.fallback(
@@ -354,13 +430,22 @@ fn boxed_fallbacks_see_the_operator() {
     assert_eq!(seen[0], ("aten::add.Tensor".to_string(), 3, vec![]));
     assert_eq!(
         seen[1],
-        ("opslayer::inspected".to_string(), 1, vec!["pt2_compliant_tag".to_string()])
+        (
+            "opslayer::inspected".to_string(),
+            1,
+            vec!["pt2_compliant_tag".to_string()]
+        )
     );
 }
 
 #[test]
 fn cond_runs_one_branch() {
-    let double = graph_fn(|args| Ok(vec![iv(&ops::mul_scalar(&tensor_arg(&args[0]), 2.0.into())?)]));
+    let double = graph_fn(|args| {
+        Ok(vec![iv(&ops::mul_scalar(
+            &tensor_arg(&args[0]),
+            2.0.into(),
+        )?)])
+    });
     let negate = graph_fn(|args| Ok(vec![iv(&ops::neg(&tensor_arg(&args[0]))?)]));
     let x = t(&[1.0, 2.0], &[2]);
     let yes = iv(&Tensor::from_slice(&[true], &[]).unwrap());
@@ -369,11 +454,20 @@ fn cond_runs_one_branch() {
     assert_eq!(vals(&out[0]), vec![2.0, 4.0]);
     let out = cond(&no, double.clone(), negate.clone(), &[iv(&x)]).unwrap();
     assert_eq!(vals(&out[0]), vec![-1.0, -2.0]);
-    let out = cond(&IValue::bool(false), double.clone(), negate.clone(), &[iv(&x)]).unwrap();
+    let out = cond(
+        &IValue::bool(false),
+        double.clone(),
+        negate.clone(),
+        &[iv(&x)],
+    )
+    .unwrap();
     assert_eq!(vals(&out[0]), vec![-1.0, -2.0]);
 
     let e = cond(&IValue::Int(1), double.clone(), negate.clone(), &[iv(&x)]).unwrap_err();
-    assert_eq!(e.message(), "Expected pred to be bool or tensor, but got 1.");
+    assert_eq!(
+        e.message(),
+        "Expected pred to be bool or tensor, but got 1."
+    );
     let e = cond(&iv(&x), double.clone(), negate.clone(), &[iv(&x)]).unwrap_err();
     assert!(e
         .message()
@@ -403,7 +497,12 @@ fn while_loop_carries_state_and_map_stacks() {
         Ok(vec![IValue::Int(i + 1), iv(&acc)])
     });
     let acc = t(&[0.0, 10.0], &[2]);
-    let out = while_loop(cond_fn.clone(), body_fn.clone(), &[IValue::Int(0), iv(&acc)]).unwrap();
+    let out = while_loop(
+        cond_fn.clone(),
+        body_fn.clone(),
+        &[IValue::Int(0), iv(&acc)],
+    )
+    .unwrap();
     assert_eq!(out[0], IValue::Int(5));
     assert_eq!(vals(&out[1]), vec![10.0, 20.0]);
     // Not entered: tensors come back cloned.
@@ -411,21 +510,37 @@ fn while_loop_carries_state_and_map_stacks() {
     assert_eq!(vals(&out[1]), vec![0.0, 10.0]);
     let bad = graph_fn(|_| Ok(vec![IValue::Int(1)]));
     let e = while_loop(bad, graph_fn(|a| Ok(a.to_vec())), &[IValue::Int(0)]).unwrap_err();
-    assert_eq!(e.message(), "cond_fn must return a boolean scalar tensor or a boolean but got 1");
-    let e = while_loop(graph_fn(|_| Ok(vec![])), graph_fn(|a| Ok(a.to_vec())), &[IValue::double(1.0)])
-        .unwrap_err();
+    assert_eq!(
+        e.message(),
+        "cond_fn must return a boolean scalar tensor or a boolean but got 1"
+    );
+    let e = while_loop(
+        graph_fn(|_| Ok(vec![])),
+        graph_fn(|a| Ok(a.to_vec())),
+        &[IValue::double(1.0)],
+    )
+    .unwrap_err();
     assert!(e.message().starts_with(
         "Expect carried_inputs to be a tuple of possibly nested dict/list/tuple that onlyconsists of tensor or int leaves"
     ));
 
     let xs = t(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[3, 2]);
     let add_y = graph_fn(|args| {
-        Ok(vec![iv(&ops::add_tensor(&tensor_arg(&args[0]), &tensor_arg(&args[1]))?), IValue::None])
+        Ok(vec![
+            iv(&ops::add_tensor(
+                &tensor_arg(&args[0]),
+                &tensor_arg(&args[1]),
+            )?),
+            IValue::None,
+        ])
     });
     let y = t(&[100.0, 200.0], &[2]);
     let out = map(add_y.clone(), &[iv(&xs)], &[iv(&y)]).unwrap();
     assert_eq!(tensor_arg(&out[0]).sizes().to_vec(), vec![3, 2]);
-    assert_eq!(vals(&out[0]), vec![101.0, 202.0, 103.0, 204.0, 105.0, 206.0]);
+    assert_eq!(
+        vals(&out[0]),
+        vec![101.0, 202.0, 103.0, 204.0, 105.0, 206.0]
+    );
     assert_eq!(out[1], IValue::None);
     let e = map(add_y.clone(), &[iv(&xs), iv(&y)], &[]).unwrap_err();
     assert_eq!(
@@ -433,7 +548,10 @@ fn while_loop_carries_state_and_map_stacks() {
         "Leading dimensions of mapped xs must be consistent. Got shapes [torch.Size([3, 2]), torch.Size([2])]."
     );
     let e = map(add_y, &[IValue::Int(1)], &[]).unwrap_err();
-    assert_eq!(e.message(), "Mapped xs can only consist of tensors. Got xs [1].");
+    assert_eq!(
+        e.message(),
+        "Mapped xs can only consist of tensors. Got xs [1]."
+    );
 }
 
 #[test]
@@ -451,24 +569,37 @@ fn higher_order_operators_dispatch_by_key() {
     hop.register();
     assert!(Arc::ptr_eq(&hop, &ho.op("opslayer_probe").unwrap()));
     assert!(!hop.non_fallthrough_keys().has(DispatchKey::ADInplaceOrView));
-    hop.py_impl(DispatchKey::Meta, |_, _, _| Ok(vec![IValue::Int(0)])).unwrap();
+    hop.py_impl(DispatchKey::Meta, |_, _, _| Ok(vec![IValue::Int(0)]))
+        .unwrap();
     hop.py_impl(DispatchKey::CompositeExplicitAutograd, |op, keys, args| {
         assert_eq!(op.name(), "opslayer_probe");
         let key = keys.highest_priority_type_id().to_string();
-        Ok(vec![IValue::String(Arc::new(key)), args[0].value("x")?.clone()])
+        Ok(vec![
+            IValue::String(Arc::new(key)),
+            args[0].value("x")?.clone(),
+        ])
     })
     .unwrap();
     let x = t(&[1.0], &[1]);
     // AutogradCPU is the highest key; nothing serves it.
     let e = hop.call(&[HopArg::Value(iv(&x))]).unwrap_err();
-    assert!(e.message().starts_with("could not find kernel for"), "{}", e.message());
+    assert!(
+        e.message().starts_with("could not find kernel for"),
+        "{}",
+        e.message()
+    );
     hop.py_impl(DispatchKey::Autograd, |op, keys, args| {
-        op.redispatch(keys & DispatchKeySet::full_after(DispatchKey::AutogradOther), args)
+        op.redispatch(
+            keys & DispatchKeySet::full_after(DispatchKey::AutogradOther),
+            args,
+        )
     })
     .unwrap();
     let out = hop.call(&[HopArg::Value(iv(&x))]).unwrap();
     assert_eq!(out[0], IValue::String(Arc::new("CPU".into())));
-    let e = hop.py_impl(DispatchKey::Meta, |_, _, _| Ok(vec![])).unwrap_err();
+    let e = hop
+        .py_impl(DispatchKey::Meta, |_, _, _| Ok(vec![]))
+        .unwrap_err();
     assert_eq!(
         e.message(),
         "Trying to override a python impl for DispatchKey.Meta on operator opslayer_probe"
@@ -492,18 +623,25 @@ fn custom_classes_travel_in_ivalues_and_dispatch() {
             })
         })
         .def("increment", |this, _| {
-            Ok(IValue::Int(this.count.fetch_add(1, Ordering::SeqCst) as i64 + 1))
+            Ok(IValue::Int(
+                this.count.fetch_add(1, Ordering::SeqCst) as i64 + 1,
+            ))
         })
         .register()
         .unwrap();
-    let e = class_::<Counter>("opslayer", "Counter").register().unwrap_err();
+    let e = class_::<Counter>("opslayer", "Counter")
+        .register()
+        .unwrap_err();
     assert_eq!(
         e.message(),
         "Custom class with name __torch__.torch.classes.opslayer.Counter is already registered. Ensure that registration with torch::class_ is only called once."
     );
     let class = classes().get("opslayer", "Counter").unwrap();
     let counter = class.instantiate(&[IValue::Int(10)]).unwrap();
-    assert_eq!(class.call_method(&counter, "increment", &[]).unwrap(), IValue::Int(11));
+    assert_eq!(
+        class.call_method(&counter, "increment", &[]).unwrap(),
+        IValue::Int(11)
+    );
     let e = classes().call_method(&counter, "nope", &[]).unwrap_err();
     assert_eq!(e.message(), "Method 'nope' is not defined.");
     let e = classes().get("opslayer", "Missing").unwrap_err();
@@ -514,7 +652,11 @@ fn custom_classes_travel_in_ivalues_and_dispatch() {
 
     let mut lib = Library::new("opslayer", "FRAGMENT", "").unwrap();
     let e = lib
-        .define("bad(__torch__.torch.classes.opslayer.Missing c) -> int", "", &[])
+        .define(
+            "bad(__torch__.torch.classes.opslayer.Missing c) -> int",
+            "",
+            &[],
+        )
         .unwrap_err();
     assert_eq!(
         e.message(),
@@ -543,7 +685,10 @@ fn custom_classes_travel_in_ivalues_and_dispatch() {
     .unwrap();
     let bump = root().namespace("opslayer").op("bump").unwrap();
     assert!(bump.has_torchbind_op_overload());
-    assert_eq!(bump.overload("default").unwrap().kind(), OverloadKind::TorchBind);
+    assert_eq!(
+        bump.overload("default").unwrap().kind(),
+        OverloadKind::TorchBind
+    );
     let x = t(&[1.0], &[1]);
     let out = bump.call(&[counter.clone(), iv(&x)], &[]).unwrap();
     assert_eq!(vals(&out[0]), vec![12.0]);
@@ -564,20 +709,29 @@ fn isolated_roots_own_their_dispatcher() {
         skips.push(lib);
     }
     let e = Ops::new(&d).unwrap_err();
-    assert!(e.message().starts_with("Tried to register multiple backend fallbacks for the same dispatch key PythonDispatcher"));
+    assert!(e.message().starts_with(
+        "Tried to register multiple backend fallbacks for the same dispatch key PythonDispatcher"
+    ));
     let mut lib = Library::with_root(&root, "iso", "DEF", "").unwrap();
     lib.define("f(int x) -> int", "", &[]).unwrap();
     lib.impl_(
         "f",
         CppFunction::from_boxed(|_, _, stack| {
-            let IValue::Int(x) = stack.pop().expect("x") else { unreachable!() };
+            let IValue::Int(x) = stack.pop().expect("x") else {
+                unreachable!()
+            };
             stack.push(IValue::Int(x * 10));
             Ok(())
         }),
         "",
     )
     .unwrap();
-    let out = root.namespace("iso").op("f").unwrap().call(&[IValue::Int(4)], &[]).unwrap();
+    let out = root
+        .namespace("iso")
+        .op("f")
+        .unwrap()
+        .call(&[IValue::Int(4)], &[])
+        .unwrap();
     assert_eq!(out, vec![IValue::Int(40)]);
     assert!(super_root_lacks("iso"));
 }

@@ -104,7 +104,10 @@ fn cond_dense(_: &HigherOrderOperator, _: DispatchKeySet, args: &[HopArg]) -> Re
 pub(super) fn make() -> Arc<HigherOrderOperator> {
     let op = HigherOrderOperator::new("cond");
     op.set_kernels(
-        &[DispatchKey::CompositeExplicitAutograd, DispatchKey::Autograd],
+        &[
+            DispatchKey::CompositeExplicitAutograd,
+            DispatchKey::Autograd,
+        ],
         Arc::new(cond_dense),
     );
     op

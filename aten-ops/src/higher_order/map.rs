@@ -25,7 +25,9 @@ pub fn map(f: GraphFn, xs: &[IValue], args: &[IValue]) -> Result<Vec<IValue>> {
         return Err(Error::index_error("tuple index out of range"));
     };
     if leading == 0 {
-        return Err(Error::runtime("Leading dimensions of mapped xs cannot be 0."));
+        return Err(Error::runtime(
+            "Leading dimensions of mapped xs cannot be 0.",
+        ));
     }
     if shapes.iter().any(|s| s.first() != Some(&leading)) {
         let shown: Vec<String> = shapes
@@ -60,7 +62,10 @@ fn map_dense(_: &HigherOrderOperator, _: DispatchKeySet, args: &[HopArg]) -> Res
     let pos_args = items_of(pos_args.value("pos_args")?)?;
     let tensors: Vec<Tensor> = xs.iter().filter_map(tensor_of).collect();
     if tensors.len() != xs.len() {
-        return Err(Error::runtime(format!("Leaves of xs must be Tensor {}", show(&xs))));
+        return Err(Error::runtime(format!(
+            "Leaves of xs must be Tensor {}",
+            show(&xs)
+        )));
     }
     let lengths: Vec<Option<i64>> = tensors.iter().map(|t| t.sizes().first().copied()).collect();
     let n = match lengths.first() {
@@ -105,7 +110,10 @@ fn map_dense(_: &HigherOrderOperator, _: DispatchKeySet, args: &[HopArg]) -> Res
 pub(super) fn make() -> Arc<HigherOrderOperator> {
     let op = HigherOrderOperator::new("map_impl");
     op.set_kernels(
-        &[DispatchKey::CompositeExplicitAutograd, DispatchKey::Autograd],
+        &[
+            DispatchKey::CompositeExplicitAutograd,
+            DispatchKey::Autograd,
+        ],
         Arc::new(map_dense),
     );
     op

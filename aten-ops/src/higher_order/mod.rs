@@ -76,8 +76,9 @@ impl std::fmt::Debug for HopArg {
 
 /// A kernel of a higher-order operator: the operator, the key set it was
 /// dispatched with, the arguments; the returns.
-pub type HopKernel =
-    Arc<dyn Fn(&HigherOrderOperator, DispatchKeySet, &[HopArg]) -> Result<Vec<IValue>> + Send + Sync>;
+pub type HopKernel = Arc<
+    dyn Fn(&HigherOrderOperator, DispatchKeySet, &[HopArg]) -> Result<Vec<IValue>> + Send + Sync,
+>;
 
 /// Keys a higher-order operator skips unless a kernel is registered there
 /// (`_HIGHER_ORDER_OP_DEFAULT_FALLTHROUGH_DISPATCH_KEYS`).
@@ -136,12 +137,18 @@ impl HigherOrderOperator {
 
     /// The keys that are not skipped.
     pub fn non_fallthrough_keys(&self) -> DispatchKeySet {
-        *self.non_fallthrough_keys.read().unwrap_or_else(|p| p.into_inner())
+        *self
+            .non_fallthrough_keys
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
     }
 
     /// `fallthrough(k)`: calls skip `k`.
     pub fn fallthrough(&self, k: DispatchKey) {
-        let mut keys = self.non_fallthrough_keys.write().unwrap_or_else(|p| p.into_inner());
+        let mut keys = self
+            .non_fallthrough_keys
+            .write()
+            .unwrap_or_else(|p| p.into_inner());
         *keys = keys.remove(k);
     }
 
@@ -175,7 +182,10 @@ impl HigherOrderOperator {
     /// `py_impl` after its checks).
     fn set_kernels(&self, keys: &[DispatchKey], kernel: HopKernel) {
         let mut kernels = self.kernels.write().unwrap_or_else(|p| p.into_inner());
-        let mut live = self.non_fallthrough_keys.write().unwrap_or_else(|p| p.into_inner());
+        let mut live = self
+            .non_fallthrough_keys
+            .write()
+            .unwrap_or_else(|p| p.into_inner());
         for &k in keys {
             if !k.is_alias() {
                 *live = live.add(k);
@@ -183,7 +193,10 @@ impl HigherOrderOperator {
             kernels.insert(k, Arc::clone(&kernel));
         }
         drop((kernels, live));
-        self.dispatch_cache.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        self.dispatch_cache
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
     }
 
     /// The key set a call with `args` dispatches on (`_compute_keyset`).
@@ -192,7 +205,7 @@ impl HigherOrderOperator {
         let mut keys = tls.included;
         for arg in args {
             if let HopArg::Value(v) = arg {
-                keys = keys | value_keys(v);
+                keys |= value_keys(v);
             }
         }
         (keys - tls.excluded) & self.non_fallthrough_keys()
@@ -294,7 +307,9 @@ impl std::fmt::Debug for HigherOrderOperator {
 fn value_keys(value: &IValue) -> DispatchKeySet {
     match value {
         IValue::Tensor(t) => t.key_set(),
-        IValue::TensorList(ts) => ts.iter().fold(DispatchKeySet::EMPTY, |k, t| k | t.key_set()),
+        IValue::TensorList(ts) => ts
+            .iter()
+            .fold(DispatchKeySet::EMPTY, |k, t| k | t.key_set()),
         IValue::OptionalTensorList(ts) => ts
             .iter()
             .flatten()
@@ -307,8 +322,7 @@ fn value_keys(value: &IValue) -> DispatchKeySet {
 }
 
 fn registry() -> &'static RwLock<HashMap<String, Arc<HigherOrderOperator>>> {
-    static REGISTRY: OnceLock<RwLock<HashMap<String, Arc<HigherOrderOperator>>>> =
-        OnceLock::new();
+    static REGISTRY: OnceLock<RwLock<HashMap<String, Arc<HigherOrderOperator>>>> = OnceLock::new();
     REGISTRY.get_or_init(|| {
         let shipped = [cond::make(), while_loop::make(), map::make()];
         RwLock::new(

@@ -105,7 +105,10 @@ fn while_loop_dense(
 pub(super) fn make() -> Arc<HigherOrderOperator> {
     let op = HigherOrderOperator::new("while_loop");
     op.set_kernels(
-        &[DispatchKey::CompositeExplicitAutograd, DispatchKey::Autograd],
+        &[
+            DispatchKey::CompositeExplicitAutograd,
+            DispatchKey::Autograd,
+        ],
         Arc::new(while_loop_dense),
     );
     op

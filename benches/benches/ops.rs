@@ -1,0 +1,89 @@
+//! The `torch.ops` layer:
+//!
+//! - `ops/overload_call_noop`: `OpOverload::call_boxed` of a two-tensor
+//!   no-op (overload already resolved, a reused stack, tensors without
+//!   autograd keys): compare with libtorch's `dispatch.boxed.inference_mode`;
+//! - `ops/overload_call_noop_args`: `OpOverload::call` with positional
+//!   arguments (binding to the schema, a fresh stack);
+//! - `ops/overload_call_add` and `ops/packet_call_add`: `aten.add.Tensor`
+//!   called directly, and `aten.add` choosing the overload from the
+//!   arguments (one-element float tensors).
+
+// criterion_group! generates undocumented items.
+#![allow(missing_docs)]
+
+use aten::boxing::{IValue, Stack};
+use aten::c10::{Device, ScalarType, TensorBase, TensorImpl};
+use aten::dispatch::{CppFunction, Dispatcher, Library, LibraryKind};
+use aten::torch_ops::Ops;
+use aten::{DispatchKey, DispatchKeySet, Result, Tensor};
+use criterion::{black_box, criterion_group, criterion_main, Criterion};
+
+fn noop(a: &TensorBase, _b: &TensorBase) -> Result<TensorBase> {
+    Ok(a.clone())
+}
+
+fn block(d: &Dispatcher, ns: &str, key: Option<DispatchKey>) -> Library {
+    let kind = if key.is_some() {
+        LibraryKind::Impl
+    } else {
+        LibraryKind::Fragment
+    };
+    Library::with_dispatcher(d, kind, ns, key, "ops.rs", 1).unwrap()
+}
+
+fn calls(c: &mut Criterion) {
+    let d = Dispatcher::new();
+    let root = Ops::new(&d).unwrap();
+    let mut def = block(&d, "bench", None);
+    def.def("noop(Tensor a, Tensor b) -> Tensor").unwrap();
+    let mut cpu = block(&d, "bench", Some(DispatchKey::CPU));
+    cpu.impl_("noop", CppFunction::from_unboxed(noop)).unwrap();
+    let mut fallbacks = Vec::new();
+    for key in [DispatchKey::BackendSelect, DispatchKey::ADInplaceOrView] {
+        let mut f = block(&d, "_", Some(key));
+        f.fallback(CppFunction::fallthrough()).unwrap();
+        fallbacks.push(f);
+    }
+    let overload = root.overload("bench::noop").unwrap();
+    let plain = TensorBase::from_impl(
+        TensorImpl::new(
+            DispatchKeySet::from_key(DispatchKey::CPU),
+            ScalarType::Float,
+            Device::CPU,
+            vec![1],
+        )
+        .expect("valid sizes"),
+    );
+    let mut stack: Stack = Vec::with_capacity(2);
+    c.bench_function("ops/overload_call_noop", |b| {
+        b.iter(|| {
+            stack.push(IValue::Tensor(plain.clone()));
+            stack.push(IValue::Tensor(plain.clone()));
+            overload.call_boxed(&mut stack).unwrap();
+            stack.pop()
+        })
+    });
+    let args = [IValue::Tensor(plain.clone()), IValue::Tensor(plain.clone())];
+    c.bench_function("ops/overload_call_noop_args", |b| {
+        b.iter(|| overload.call(black_box(&args), &[]).unwrap())
+    });
+
+    let ops = aten::ops_root();
+    let a = Tensor::from_slice(&[1.0f32], &[1]).unwrap();
+    let args = [
+        IValue::Tensor(a.base().clone()),
+        IValue::Tensor(a.base().clone()),
+    ];
+    let add = ops.aten().op("add").unwrap();
+    let add_tensor = add.overload("Tensor").unwrap();
+    c.bench_function("ops/overload_call_add", |b| {
+        b.iter(|| add_tensor.call(black_box(&args), &[]).unwrap())
+    });
+    c.bench_function("ops/packet_call_add", |b| {
+        b.iter(|| add.call(black_box(&args), &[]).unwrap())
+    });
+}
+
+criterion_group!(benches, calls);
+criterion_main!(benches);
