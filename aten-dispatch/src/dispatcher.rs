@@ -327,6 +327,9 @@ impl Dispatcher {
     #[doc(alias = "findOp")]
     pub fn find_op(&self, name: &OperatorName) -> Option<OperatorHandle> {
         let entry = self.inner.lock().operators.get(name).cloned()?;
+        if OperatorEntry::is_empty(&entry.lock()) {
+            return None;
+        }
         Some(self.handle(entry))
     }
 
@@ -373,27 +376,49 @@ impl Dispatcher {
 
     /// The operators named `ns::name` that have a def, whatever their
     /// overload name, in the order their defs were registered (the order
-    /// `torch.ops` tries overloads in).
-    pub fn find_overloads(&self, qualified_name: &str) -> Vec<OperatorHandle> {
-        let mut found: Vec<(u64, Arc<OperatorEntry>)> = self
-            .inner
-            .lock()
+    /// `torch.ops` tries overloads in), with their schemas.
+    pub fn find_overloads(
+        &self,
+        qualified_name: &str,
+    ) -> Vec<(OperatorHandle, Arc<FunctionSchema>)> {
+        self.overloads_of(qualified_name, false)
+    }
+
+    /// [`find_overloads`](Self::find_overloads), for a caller that keeps
+    /// the handles for good (the `torch.ops` layer): their entries stay
+    /// registered even when every registration is gone, so a handle sees a
+    /// later re-registration.
+    pub fn find_overloads_kept(
+        &self,
+        qualified_name: &str,
+    ) -> Vec<(OperatorHandle, Arc<FunctionSchema>)> {
+        self.overloads_of(qualified_name, true)
+    }
+
+    fn overloads_of(
+        &self,
+        qualified_name: &str,
+        keep: bool,
+    ) -> Vec<(OperatorHandle, Arc<FunctionSchema>)> {
+        let state = self.inner.lock();
+        let mut found: Vec<(u64, Arc<FunctionSchema>, Arc<OperatorEntry>)> = state
             .operators
             .values()
             .filter(|e| e.operator_name().name() == qualified_name)
-            .filter_map(|e| Some((e.lock().schema.as_ref()?.id, Arc::clone(e))))
+            .filter_map(|e| {
+                let mut es = e.lock();
+                let def = es.schema.as_ref()?;
+                let found = (def.id, Arc::clone(&def.schema), Arc::clone(e));
+                es.kept |= keep;
+                Some(found)
+            })
             .collect();
-        found.sort_by_key(|(id, _)| *id);
-        found.into_iter().map(|(_, e)| self.handle(e)).collect()
-    }
-
-    /// `findOp`, for a caller that keeps the handle for good (the `torch.ops`
-    /// layer): the operator's entry stays registered even when every
-    /// registration is gone, so the handle sees a later re-registration.
-    pub fn find_op_kept(&self, name: &OperatorName) -> Option<OperatorHandle> {
-        let entry = self.inner.lock().operators.get(name).cloned()?;
-        entry.lock().kept = true;
-        Some(self.handle(entry))
+        drop(state);
+        found.sort_by_key(|(id, _, _)| *id);
+        found
+            .into_iter()
+            .map(|(_, schema, e)| (self.handle(e), schema))
+            .collect()
     }
 
     /// `findDanglingImpls`: operators with kernels but no def.
@@ -403,7 +428,10 @@ impl Dispatcher {
             self.inner.lock().operators.values().cloned().collect();
         entries
             .into_iter()
-            .filter(|e| !e.has_schema())
+            .filter(|e| {
+                let es = e.lock();
+                es.schema.is_none() && !es.kernels.is_empty()
+            })
             .map(|e| self.handle(e))
             .collect()
     }

@@ -192,12 +192,7 @@ impl OperatorHandle {
     /// call at a key.
     #[doc(alias = "callBoxedForDispatchKey")]
     pub fn call_boxed_for_dispatch_key(&self, k: DispatchKey, stack: &mut Stack) -> Result<()> {
-        let published = self.entry.published();
-        let keys = published.extractor.get_dispatch_key_set_boxed(
-            stack,
-            self.operator_name(),
-            &published.table,
-        )?;
+        let keys = self.dispatch_key_set_boxed(stack)?;
         let registered = self.entry.lock().kernels.front(k).cloned();
         let kernel = match registered {
             Some(kernel) => kernel,

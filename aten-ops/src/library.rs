@@ -128,18 +128,27 @@ impl Library {
         };
         let short = op_name.rsplit("::").next().unwrap_or(op_name);
         let impl_key = format!("{}/{short}/{key_name}", self.ns);
-        let mut impls = self
-            .root
-            .inner
-            .library_impls
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        if impls.contains(&impl_key) {
+        // Reserve the key (released again if the registration fails), so
+        // the set's lock is not held while the dispatcher runs.
+        if !self.root.inner.library_impls().insert(impl_key.clone()) {
             return Err(Error::runtime(format!(
                 "This is not allowed since there's already a kernel registered from python overriding {short}'s behavior for {key_name} dispatch key and {} namespace.",
                 self.ns
             )));
         }
+        match self.register_impl(op_name, f, &key_name) {
+            Ok(()) => {
+                self.op_impls.insert(impl_key);
+                Ok(())
+            }
+            Err(e) => {
+                self.root.inner.library_impls().remove(&impl_key);
+                Err(e)
+            }
+        }
+    }
+
+    fn register_impl(&mut self, op_name: &str, f: CppFunction, key_name: &str) -> Result<()> {
         if key_name == "Meta" {
             let qualified = if op_name.contains("::") {
                 op_name.to_string()
@@ -156,13 +165,8 @@ impl Library {
                 )));
             }
         }
-        let key = match parse_key(&key_name)? {
-            Some(k) => k,
-            None => DispatchKey::CompositeImplicitAutograd,
-        };
+        let key = parse_key(key_name)?.unwrap_or(DispatchKey::CompositeImplicitAutograd);
         self.m.impl_(op_name, f.dispatch(key))?;
-        impls.insert(impl_key.clone());
-        self.op_impls.insert(impl_key);
         Ok(())
     }
 
@@ -205,12 +209,7 @@ impl Library {
 
 impl Drop for Library {
     fn drop(&mut self) {
-        let mut impls = self
-            .root
-            .inner
-            .library_impls
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
+        let mut impls = self.root.inner.library_impls();
         for key in self.op_impls.drain() {
             impls.remove(&key);
         }

@@ -9,6 +9,7 @@
 //! nothing else.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock, Weak};
 
 use aten_boxing::schema::{FunctionSchema, OperatorName, Type};
@@ -58,8 +59,11 @@ pub struct OpOverload {
     packet: Weak<OpOverloadPacket>,
     handle: OperatorHandle,
     shared: Arc<Shared>,
-    /// The def as of a count of def changes.
-    schema: PublishedCell<(u64, Option<Arc<FunctionSchema>>)>,
+    /// The def, checked against the dispatcher at count of def changes
+    /// `schema_checked` (republished only when it changed: a cell keeps
+    /// every value it held).
+    schema: PublishedCell<Option<Arc<FunctionSchema>>>,
+    schema_checked: AtomicU64,
     schema_refresh: Mutex<()>,
     host_kernels: RwLock<HashMap<DispatchKey, HostKernel>>,
     dispatch_cache: Mutex<DispatchCache>,
@@ -75,7 +79,8 @@ impl OpOverload {
             packet,
             handle,
             shared,
-            schema: PublishedCell::new((u64::MAX, None)),
+            schema: PublishedCell::new(None),
+            schema_checked: AtomicU64::new(u64::MAX),
             schema_refresh: Mutex::new(()),
             host_kernels: RwLock::new(HashMap::new()),
             dispatch_cache: Mutex::new(DispatchCache {
@@ -125,26 +130,38 @@ impl OpOverload {
 
     /// The def's schema; an error once the def is gone.
     pub fn schema(&self) -> Result<Arc<FunctionSchema>> {
-        self.current_schema().cloned().ok_or_else(|| {
-            Error::runtime(format!(
-                "Tried to access the schema for {} which doesn't have a schema registered yet",
-                self.operator_name()
-            ))
-        })
+        self.current_schema()
+            .cloned()
+            .ok_or_else(|| self.no_schema())
+    }
+
+    fn no_schema(&self) -> Error {
+        Error::runtime(format!(
+            "Tried to access the schema for {} which doesn't have a schema registered yet",
+            self.operator_name()
+        ))
     }
 
     fn current_schema(&self) -> Option<&Arc<FunctionSchema>> {
         let generation = self.shared.generation();
-        let (seen, schema) = self.schema.load();
-        if *seen == generation {
-            return schema.as_ref();
+        if self.schema_checked.load(Ordering::Acquire) == generation {
+            return self.schema.load().as_ref();
         }
         let _refresh = self
             .schema_refresh
             .lock()
             .unwrap_or_else(|p| p.into_inner());
-        self.schema.store((generation, self.handle.schema()));
-        self.schema.load().1.as_ref()
+        let fresh = self.handle.schema();
+        let same = match (self.schema.load(), &fresh) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        };
+        if !same {
+            self.schema.store(fresh);
+        }
+        self.schema_checked.store(generation, Ordering::Release);
+        self.schema.load().as_ref()
     }
 
     /// The def's tags.
@@ -319,27 +336,35 @@ impl OpOverload {
     /// (`resolve_key`, then the host kernel at the resolved key if any).
     /// A change of the operator's table empties the cache first.
     pub(crate) fn get_dispatch(&self, k: DispatchKey) -> Result<Handler> {
+        // Resolved under the cache's lock (order: cache, host kernels, the
+        // dispatcher), so a `py_impl` that clears the cache cannot be
+        // overtaken by a handler resolved before it.
         let version = self.handle.table_version();
-        {
-            let mut cache = self.lock_cache();
-            if cache.table_version != version {
-                cache.handlers.clear();
-                cache.table_version = version;
-            }
-            if let Some(handler) = cache.handlers.get(&k) {
-                return Ok(handler.clone());
-            }
+        let mut cache = self.lock_cache();
+        if cache.table_version != version {
+            cache.handlers.clear();
+            cache.table_version = version;
+        }
+        if let Some(handler) = cache.handlers.get(&k) {
+            return Ok(handler.clone());
         }
         let resolved = resolve_key(self, k)?;
         let handler = match self.host_kernel(resolved) {
             Some(f) => Handler::Host(f),
             None => Handler::Key(resolved),
         };
-        let mut cache = self.lock_cache();
-        if cache.table_version == version {
-            cache.handlers.insert(k, handler.clone());
-        }
+        cache.handlers.insert(k, handler.clone());
         Ok(handler)
+    }
+
+    /// Forgets the host kernels (the operator's def went away: a new def
+    /// starts without them, as a fresh `OpOverload` does in PyTorch).
+    pub(crate) fn forget_host_kernels(&self) {
+        self.host_kernels
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
+        self.clear_dispatch_cache();
     }
 }
 

@@ -6,6 +6,7 @@
 //! order) when a library has defined or removed a def since.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 use aten_boxing::schema::FunctionSchema;
@@ -17,10 +18,20 @@ use crate::arguments::{bind_arguments, Kwargs};
 use crate::overload::{OpOverload, OverloadKind};
 use crate::root::{OpsInner, Shared};
 
-/// The overloads as of one count of def changes.
+/// The overloads, in def order, with their schemas.
 struct Resolved {
-    generation: u64,
     overloads: Vec<(Arc<OpOverload>, Arc<FunctionSchema>)>,
+}
+
+impl Resolved {
+    fn same_as(&self, other: &[(Arc<OpOverload>, Arc<FunctionSchema>)]) -> bool {
+        self.overloads.len() == other.len()
+            && self
+                .overloads
+                .iter()
+                .zip(other)
+                .all(|((a, s), (b, t))| Arc::ptr_eq(a, b) && Arc::ptr_eq(s, t))
+    }
 }
 
 /// All overloads of `ns::name` (PyTorch's `OpOverloadPacket`).
@@ -31,7 +42,10 @@ pub struct OpOverloadPacket {
     me: Weak<OpOverloadPacket>,
     root: Weak<OpsInner>,
     shared: Arc<Shared>,
+    /// Republished only when the list changed (a cell keeps every value it
+    /// held); `checked` is the count of def changes it was last checked at.
     current: PublishedCell<Resolved>,
+    checked: AtomicU64,
     /// Every overload object made, by overload name (`""` for the default):
     /// the same object comes back after a refresh.
     made: Mutex<HashMap<String, Arc<OpOverload>>>,
@@ -56,9 +70,9 @@ impl OpOverloadPacket {
             root,
             shared,
             current: PublishedCell::new(Resolved {
-                generation: u64::MAX,
                 overloads: Vec::new(),
             }),
+            checked: AtomicU64::new(u64::MAX),
             made: Mutex::new(HashMap::new()),
             dir: Mutex::new(Vec::new()),
         }
@@ -74,48 +88,36 @@ impl OpOverloadPacket {
     /// The overloads as of now.
     fn resolved(&self) -> &Resolved {
         let generation = self.shared.generation();
-        let current = self.current.load();
-        if current.generation == generation {
-            return current;
+        if self.checked.load(Ordering::Acquire) == generation {
+            return self.current.load();
         }
         let mut made = self.made.lock().unwrap_or_else(|p| p.into_inner());
-        let current = self.current.load();
-        if current.generation == generation {
-            return current;
+        if self.checked.load(Ordering::Acquire) == generation {
+            return self.current.load();
         }
         let root = self.root.upgrade();
         let mut overloads = Vec::new();
-        for handle in self.shared.dispatcher.find_overloads(&self.qualified) {
-            let Some(schema) = handle.schema() else {
-                continue;
-            };
-            let overload_name = schema.overload_name().to_string();
-            let overload = match made.get(&overload_name) {
-                Some(o) => Arc::clone(o),
-                None => {
-                    let Some(kept) = self.shared.dispatcher.find_op_kept(handle.operator_name())
-                    else {
-                        continue;
-                    };
-                    let fresh = Arc::new(OpOverload::new(
-                        self.me.clone(),
-                        kept,
-                        Arc::clone(&self.shared),
-                    ));
-                    let o = match &root {
-                        Some(root) => root.remember_overload(fresh),
-                        None => fresh,
-                    };
-                    made.insert(overload_name, Arc::clone(&o));
-                    o
-                }
-            };
+        for (handle, schema) in self.shared.dispatcher.find_overloads_kept(&self.qualified) {
+            let overload = Arc::clone(
+                made.entry(schema.overload_name().to_string())
+                    .or_insert_with(|| {
+                        let fresh = Arc::new(OpOverload::new(
+                            self.me.clone(),
+                            handle,
+                            Arc::clone(&self.shared),
+                        ));
+                        match &root {
+                            Some(root) => root.remember_overload(fresh),
+                            None => fresh,
+                        }
+                    }),
+            );
             overloads.push((overload, schema));
         }
-        self.current.store(Resolved {
-            generation,
-            overloads,
-        });
+        if !self.current.load().same_as(&overloads) {
+            self.current.store(Resolved { overloads });
+        }
+        self.checked.store(generation, Ordering::Release);
         self.current.load()
     }
 
@@ -213,6 +215,12 @@ impl OpOverloadPacket {
             bind_arguments(schema, args, kwargs, &mut stack)?;
             overload.call_boxed(&mut stack)?;
             return Ok(stack);
+        }
+        if resolved.overloads.is_empty() {
+            return Err(Error::attribute_error(format!(
+                "'_OpNamespace' '{}' object has no attribute '{}'",
+                self.ns, self.name
+            )));
         }
         let mut errors = Vec::new();
         for (overload, schema) in &resolved.overloads {

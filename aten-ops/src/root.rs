@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use aten_boxing::schema::OperatorName;
 use aten_boxing::KernelFunction;
-use aten_dispatch::{Dispatcher, RegistrationHandle};
+use aten_dispatch::{Dispatcher, RegistrationEvent, RegistrationHandle};
 use c10_core::{DispatchKey, Error, Result};
 
 use crate::higher_order::HigherOrderNamespace;
@@ -43,7 +43,7 @@ pub(crate) struct OpsInner {
     overloads: RwLock<HashMap<OperatorName, Arc<OpOverload>>>,
     /// `ns/name/key` for every kernel a runtime library registered
     /// (`torch.library._impls`).
-    pub(crate) library_impls: Mutex<HashSet<String>>,
+    library_impls: Mutex<HashSet<String>>,
     registrations: Mutex<Vec<RegistrationHandle>>,
 }
 
@@ -57,11 +57,14 @@ impl OpsInner {
         )
     }
 
-    /// The overload object of `name`, made (with its packet) on first use.
+    /// The `ns/name/key` set of runtime libraries' kernels.
+    pub(crate) fn library_impls(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
+        self.library_impls.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The overload object of `name`, through its namespace and packet (so
+    /// an operator without a def is the namespace's error).
     pub(crate) fn overload_for(self: &Arc<Self>, name: &OperatorName) -> Result<Arc<OpOverload>> {
-        if let Some(found) = self.read_overloads().get(name) {
-            return Ok(Arc::clone(found));
-        }
         let (ns, base) = split_qualified(name.name())?;
         let overload = if name.overload_name().is_empty() {
             "default"
@@ -127,8 +130,16 @@ impl Ops {
             library_impls: Mutex::new(HashSet::new()),
             registrations: Mutex::new(Vec::new()),
         });
-        let listener = dispatcher.add_registration_listener(move |_| {
+        let weak = Arc::downgrade(&inner);
+        let listener = dispatcher.add_registration_listener(move |event| {
             generation.fetch_add(1, Ordering::AcqRel);
+            // A def that goes away takes its host kernels along: a later
+            // def of the name starts clean, as a fresh `OpOverload` would.
+            if let RegistrationEvent::OperatorDeregistered(name) = event {
+                if let Some(overload) = weak.upgrade().and_then(|r| r.known_overload(name)) {
+                    overload.forget_host_kernels();
+                }
+            }
         });
         let fallback = dispatcher.register_fallback(
             DispatchKey::PythonDispatcher,

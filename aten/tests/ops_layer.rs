@@ -234,6 +234,9 @@ fn runtime_libraries_define_custom_operators_and_take_them_away() {
     );
     assert!(dump.contains("ops_layer.rs"), "{dump}");
 
+    overload
+        .py_impl(DispatchKey::CPU, |_, _, _| Ok(()))
+        .unwrap();
     drop(lib);
     let e = root().namespace("opslayer").op("twice").unwrap_err();
     assert_eq!(
@@ -255,6 +258,10 @@ fn runtime_libraries_define_custom_operators_and_take_them_away() {
         vals(&overload.call(&[iv(&x)], &[]).unwrap()[0]),
         vec![2.0, 4.0, 6.0]
     );
+    // The old def's host kernels went with it.
+    overload
+        .py_impl(DispatchKey::CPU, |_, _, _| Ok(()))
+        .unwrap();
 }
 
 #[test]
@@ -463,10 +470,12 @@ fn cond_runs_one_branch() {
     .unwrap();
     assert_eq!(vals(&out[0]), vec![-1.0, -2.0]);
 
-    let e = cond(&IValue::Int(1), double.clone(), negate.clone(), &[iv(&x)]).unwrap_err();
+    let out = cond(&IValue::Int(0), double.clone(), negate.clone(), &[iv(&x)]).unwrap();
+    assert_eq!(vals(&out[0]), vec![-1.0, -2.0]);
+    let e = cond(&IValue::None, double.clone(), negate.clone(), &[iv(&x)]).unwrap_err();
     assert_eq!(
         e.message(),
-        "Expected pred to be bool or tensor, but got 1."
+        "Expected pred to be bool or tensor, but got None."
     );
     let e = cond(&iv(&x), double.clone(), negate.clone(), &[iv(&x)]).unwrap_err();
     assert!(e

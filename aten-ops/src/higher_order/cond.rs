@@ -18,8 +18,15 @@ pub fn cond(
     false_fn: GraphFn,
     operands: &[IValue],
 ) -> Result<Vec<IValue>> {
-    if let IValue::Bool(b) = pred {
-        return if b.get() {
+    // A Python constant (bool, int, float): the eager case runs the branch.
+    let constant = match pred {
+        IValue::Bool(b) => Some(b.get()),
+        IValue::Int(i) => Some(*i != 0),
+        IValue::Double(d) => Some(d.get() != 0.0),
+        _ => None,
+    };
+    if let Some(flag) = constant {
+        return if flag {
             true_fn(operands)
         } else {
             false_fn(operands)

@@ -166,22 +166,46 @@ impl HigherOrderOperator {
                 "Please register a mode for the DispatchKey.Python key instead.",
             ));
         }
-        let kernels = self.kernels.write().unwrap_or_else(|p| p.into_inner());
+        let mut kernels = self.kernels.write().unwrap_or_else(|p| p.into_inner());
         if kernels.contains_key(&k) {
             return Err(Error::runtime(format!(
                 "Trying to override a python impl for DispatchKey.{k} on operator {}",
                 self.name
             )));
         }
+        self.install(&mut kernels, &[k], Arc::new(f));
         drop(kernels);
-        self.set_kernels(&[k], Arc::new(f));
+        self.clear_dispatch_cache();
         Ok(())
     }
 
-    /// Installs `kernel` at `keys` (no checks: for the shipped operators and
-    /// `py_impl` after its checks).
+    /// Installs `kernel` at `keys` (no checks: for the shipped operators).
     fn set_kernels(&self, keys: &[DispatchKey], kernel: HopKernel) {
         let mut kernels = self.kernels.write().unwrap_or_else(|p| p.into_inner());
+        self.install(&mut kernels, keys, kernel);
+        drop(kernels);
+        self.clear_dispatch_cache();
+    }
+
+    /// Empties the dispatch cache. Called after the kernels' lock is
+    /// released: a dispatch resolves under the cache's lock and then reads
+    /// the kernels, so the two are never taken in the other order.
+    fn clear_dispatch_cache(&self) {
+        self.dispatch_cache
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
+    }
+
+    /// Adds `kernel` at `keys` under the kernels' write lock and marks the
+    /// keys live; the caller empties the dispatch cache after releasing the
+    /// lock.
+    fn install(
+        &self,
+        kernels: &mut HashMap<DispatchKey, HopKernel>,
+        keys: &[DispatchKey],
+        kernel: HopKernel,
+    ) {
         let mut live = self
             .non_fallthrough_keys
             .write()
@@ -192,11 +216,6 @@ impl HigherOrderOperator {
             }
             kernels.insert(k, Arc::clone(&kernel));
         }
-        drop((kernels, live));
-        self.dispatch_cache
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clear();
     }
 
     /// The key set a call with `args` dispatches on (`_compute_keyset`).
@@ -235,27 +254,26 @@ impl HigherOrderOperator {
         keys: DispatchKeySet,
         args: &[HopArg],
     ) -> Result<Vec<IValue>> {
-        let cached = self
-            .dispatch_cache
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&k)
-            .cloned();
-        let kernel = match cached {
-            Some(kernel) => kernel,
-            None => {
-                let resolved = resolve_key(self, k)?;
-                let Some(kernel) = self.kernel(resolved) else {
-                    return Err(Error::not_implemented(format!(
-                        "could not find kernel for HigherOrderOperator {} at dispatch key DispatchKey.{resolved} (resolved from DispatchKey.{k})",
-                        self.name
-                    )));
-                };
-                self.dispatch_cache
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .insert(k, Arc::clone(&kernel));
-                kernel
+        let kernel = {
+            // Resolved under the cache's lock, so a concurrent `py_impl`
+            // (which empties the cache after installing) is never undone.
+            let mut cache = self
+                .dispatch_cache
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            match cache.get(&k) {
+                Some(kernel) => Arc::clone(kernel),
+                None => {
+                    let resolved = resolve_key(self, k)?;
+                    let Some(kernel) = self.kernel(resolved) else {
+                        return Err(Error::not_implemented(format!(
+                            "could not find kernel for HigherOrderOperator {} at dispatch key DispatchKey.{resolved} (resolved from DispatchKey.{k})",
+                            self.name
+                        )));
+                    };
+                    cache.insert(k, Arc::clone(&kernel));
+                    kernel
+                }
             }
         };
         kernel(self, keys, args)
