@@ -108,6 +108,7 @@ fn overloads_describe_and_call_their_operator() {
     );
     assert_eq!(add.kind(), OverloadKind::OpOverload);
     assert!(!add.is_view());
+    assert_eq!(add.tags(), vec!["core".to_string(), "pointwise".to_string()]);
     assert!(root().overload("aten::view").unwrap().is_view());
     assert!(add.has_kernel_for_dispatch_key(DispatchKey::CPU));
     assert!(!add.has_kernel_for_dispatch_key(DispatchKey::CUDA) || cfg!(feature = "cuda"));
@@ -434,7 +435,8 @@ fn boxed_fallbacks_see_the_operator() {
     assert_eq!(sum.to_vec::<f32>().unwrap(), vec![4.0, 8.0]);
     assert_eq!(vals(&doubled[0]), vec![2.0, 4.0]);
     let seen = seen.lock().unwrap();
-    assert_eq!(seen[0], ("aten::add.Tensor".to_string(), 3, vec![]));
+    let tags = vec!["core".to_string(), "pointwise".to_string()];
+    assert_eq!(seen[0], ("aten::add.Tensor".to_string(), 3, tags));
     assert_eq!(
         seen[1],
         (

@@ -24,27 +24,27 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with(
         "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["pointwise".to_string()],
     )?;
     m.def_with(
         "add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["pointwise".to_string()],
     )?;
     m.def_with(
         "add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
@@ -59,12 +59,12 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with(
         "sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "mul.Tensor(Tensor self, Tensor other) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
@@ -74,17 +74,17 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with(
         "mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["pointwise".to_string()],
     )?;
     m.def_with(
         "mul.Scalar(Tensor self, Scalar other) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "div.Tensor(Tensor self, Tensor other) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
@@ -99,12 +99,12 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with(
         "div.Scalar(Tensor self, Scalar other) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)",
@@ -115,7 +115,7 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with(
         "atan2(Tensor self, Tensor other) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
@@ -130,7 +130,7 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with(
         "bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "bitwise_and_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
@@ -145,7 +145,7 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with(
         "bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "bitwise_or_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
@@ -160,7 +160,7 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with(
         "bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "bitwise_xor_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
@@ -175,7 +175,7 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with(
         "eq.Tensor(Tensor self, Tensor other) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
@@ -190,7 +190,7 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with(
         "eq.Scalar(Tensor self, Scalar other) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
@@ -205,7 +205,7 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with(
         "ne.Tensor(Tensor self, Tensor other) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
@@ -220,7 +220,7 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with(
         "ne.Scalar(Tensor self, Scalar other) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "ne_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
@@ -235,7 +235,7 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with(
         "lt.Tensor(Tensor self, Tensor other) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
@@ -250,7 +250,7 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with(
         "lt.Scalar(Tensor self, Scalar other) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
@@ -265,7 +265,7 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with(
         "le.Tensor(Tensor self, Tensor other) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
@@ -280,7 +280,7 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with(
         "le.Scalar(Tensor self, Scalar other) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
@@ -295,7 +295,7 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with(
         "gt.Tensor(Tensor self, Tensor other) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
@@ -310,7 +310,7 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with(
         "gt.Scalar(Tensor self, Scalar other) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
@@ -325,7 +325,7 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with(
         "ge.Tensor(Tensor self, Tensor other) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
@@ -340,7 +340,7 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with(
         "ge.Scalar(Tensor self, Scalar other) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
@@ -355,7 +355,7 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with(
         "fmod.Tensor(Tensor self, Tensor other) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
@@ -370,7 +370,7 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with(
         "remainder.Tensor(Tensor self, Tensor other) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
@@ -385,12 +385,12 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with(
         "remainder.Scalar(Tensor self, Scalar other) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "maximum(Tensor self, Tensor other) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
@@ -400,7 +400,7 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with(
         "minimum(Tensor self, Tensor other) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "minimum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
@@ -410,7 +410,7 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with(
         "pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)",
@@ -425,7 +425,7 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with(
         "pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)",
@@ -440,52 +440,52 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with(
         "logical_and(Tensor self, Tensor other) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "logical_and_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["pointwise".to_string()],
     )?;
     m.def_with(
         "logical_and.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["pointwise".to_string()],
     )?;
     m.def_with(
         "logical_or(Tensor self, Tensor other) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "logical_or_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["pointwise".to_string()],
     )?;
     m.def_with(
         "logical_or.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["pointwise".to_string()],
     )?;
     m.def_with(
         "logical_xor(Tensor self, Tensor other) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "logical_xor_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["pointwise".to_string()],
     )?;
     m.def_with(
         "logical_xor.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["pointwise".to_string()],
     )?;
     m.def_with(
         "lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["pointwise".to_string()],
     )?;
     m.def_with(
         "lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)",
@@ -500,12 +500,12 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with(
         "where.self(Tensor condition, Tensor self, Tensor other) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["pointwise".to_string()],
     )?;
     m.def_with(
         "masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)",
@@ -516,7 +516,7 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with(
         "clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)",
@@ -527,7 +527,7 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with(
         "abs(Tensor self) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "abs_(Tensor(a!) self) -> Tensor(a!)",
@@ -537,12 +537,12 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with(
         "abs.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["pointwise".to_string()],
     )?;
     m.def_with(
         "neg(Tensor self) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "neg_(Tensor(a!) self) -> Tensor(a!)",
@@ -557,7 +557,7 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with(
         "sign(Tensor self) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "sign_(Tensor(a!) self) -> Tensor(a!)",
@@ -572,7 +572,7 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with(
         "ceil(Tensor self) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "ceil_(Tensor(a!) self) -> Tensor(a!)",
@@ -587,7 +587,7 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with(
         "floor(Tensor self) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "floor_(Tensor(a!) self) -> Tensor(a!)",
@@ -602,7 +602,7 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with(
         "round(Tensor self) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "round_(Tensor(a!) self) -> Tensor(a!)",
@@ -617,7 +617,7 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with(
         "trunc(Tensor self) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "trunc_(Tensor(a!) self) -> Tensor(a!)",
@@ -632,7 +632,7 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with(
         "cos(Tensor self) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "cos_(Tensor(a!) self) -> Tensor(a!)",
@@ -647,7 +647,7 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with(
         "sin(Tensor self) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "sin_(Tensor(a!) self) -> Tensor(a!)",
@@ -662,7 +662,7 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with(
         "tanh(Tensor self) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "tanh_(Tensor(a!) self) -> Tensor(a!)",
@@ -677,7 +677,7 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with(
         "exp(Tensor self) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "exp_(Tensor(a!) self) -> Tensor(a!)",
@@ -692,7 +692,7 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with(
         "expm1(Tensor self) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "expm1_(Tensor(a!) self) -> Tensor(a!)",
@@ -707,7 +707,7 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with(
         "log(Tensor self) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "log_(Tensor(a!) self) -> Tensor(a!)",
@@ -722,7 +722,7 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with(
         "log1p(Tensor self) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "log1p_(Tensor(a!) self) -> Tensor(a!)",
@@ -737,7 +737,7 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with(
         "sqrt(Tensor self) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "sqrt_(Tensor(a!) self) -> Tensor(a!)",
@@ -752,7 +752,7 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with(
         "rsqrt(Tensor self) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "rsqrt_(Tensor(a!) self) -> Tensor(a!)",
@@ -767,7 +767,7 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with(
         "reciprocal(Tensor self) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "reciprocal_(Tensor(a!) self) -> Tensor(a!)",
@@ -782,7 +782,7 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with(
         "sigmoid(Tensor self) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "sigmoid_(Tensor(a!) self) -> Tensor(a!)",
@@ -797,7 +797,7 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with(
         "erf(Tensor self) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "erf_(Tensor(a!) self) -> Tensor(a!)",
@@ -812,22 +812,22 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with(
         "relu(Tensor self) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "relu_(Tensor(a!) self) -> Tensor(a!)",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["pointwise".to_string()],
     )?;
     m.def_with(
         "relu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["pointwise".to_string()],
     )?;
     m.def_with(
         "gelu(Tensor self, *, str approximate=\"none\") -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "gelu_(Tensor(a!) self, *, str approximate=\"none\") -> Tensor(a!)",
@@ -842,7 +842,7 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with(
         "silu(Tensor self) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["pointwise".to_string()],
     )?;
     m.def_with(
         "silu_(Tensor(a!) self) -> Tensor(a!)",
@@ -857,12 +857,12 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with(
         "square(Tensor self) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["pointwise".to_string()],
     )?;
     m.def_with(
         "bitwise_not(Tensor self) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "bitwise_not_(Tensor(a!) self) -> Tensor(a!)",
@@ -877,51 +877,51 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with(
         "logical_not(Tensor self) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "logical_not_(Tensor(a!) self) -> Tensor(a!)",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["pointwise".to_string()],
     )?;
     m.def_with(
         "logical_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["pointwise".to_string()],
     )?;
     m.def_with(
         "sum(Tensor self, *, ScalarType? dtype=None) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["reduction".to_string()],
     )?;
     m.def_with(
         "sum.out(Tensor self, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["reduction".to_string()],
     )?;
-    m.def_with("sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
+    m.def_with("sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string(), "reduction".to_string()])?;
     m.def_with("sum.IntList_out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec!["reduction".to_string()])?;
     m.def_with(
         "mean(Tensor self, *, ScalarType? dtype=None) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "reduction".to_string()],
     )?;
-    m.def_with("mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
+    m.def_with("mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string(), "reduction".to_string()])?;
     m.def_with("mean.out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec!["reduction".to_string()])?;
     m.def_with(
         "prod(Tensor self, *, ScalarType? dtype=None) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "reduction".to_string()],
     )?;
     m.def_with(
         "prod.out(Tensor self, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "reduction".to_string()],
     )?;
     m.def_with(
         "amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "reduction".to_string()],
     )?;
     m.def_with(
         "amax.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
@@ -931,7 +931,7 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with(
         "amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "reduction".to_string()],
     )?;
     m.def_with(
         "amin.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
@@ -941,19 +941,19 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with(
         "argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "reduction".to_string()],
     )?;
     m.def_with("argmax.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec!["reduction".to_string()])?;
     m.def_with(
         "max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "reduction".to_string()],
     )?;
     m.def_with("max.dim_max(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) max, Tensor(b!) max_values) -> (Tensor(a!) values, Tensor(b!) indices)", Some(AliasAnalysisKind::FromSchema), vec!["reduction".to_string()])?;
     m.def_with(
         "all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["reduction".to_string()],
     )?;
     m.def_with(
         "all.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
@@ -963,7 +963,7 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with(
         "any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "reduction".to_string()],
     )?;
     m.def_with(
         "any.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
@@ -973,7 +973,7 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with(
         "cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string()],
     )?;
     m.def_with(
         "cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)",
@@ -1014,21 +1014,21 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with(
         "logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["reduction".to_string()],
     )?;
-    m.def_with("logsumexp.out(Tensor self, int[1] dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec![])?;
-    m.def_with("var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
-    m.def_with("_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
-    m.def_with("_to_copy.out(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec![])?;
+    m.def_with("logsumexp.out(Tensor self, int[1] dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec!["reduction".to_string()])?;
+    m.def_with("var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string(), "reduction".to_string()])?;
+    m.def_with("_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
+    m.def_with("_to_copy.out(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
     m.def_with(
         "clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "clone.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "contiguous(Tensor(a) self, *, MemoryFormat memory_format=0) -> Tensor(a)",
