@@ -70,19 +70,54 @@ pub fn bind_arguments(
     result
 }
 
+/// Whether [`bind_arguments`] would succeed, without building its error
+/// (overload resolution asks this of each overload in turn).
+pub fn accepts(schema: &FunctionSchema, args: &[IValue], kwargs: Kwargs<'_>) -> bool {
+    let arguments = schema.arguments();
+    if args.len() + kwargs.len() > arguments.len() {
+        return false;
+    }
+    let fits = |pos: usize, value: &IValue| {
+        let argument = &arguments[pos];
+        value_matches_type(value, argument.ty())
+            || (matches!(value, IValue::Int(_)) && wants_float(argument.ty()))
+    };
+    if !args
+        .iter()
+        .enumerate()
+        .all(|(pos, v)| !arguments[pos].kwarg_only() && fits(pos, v))
+    {
+        return false;
+    }
+    let mut consumed = 0;
+    for (pos, argument) in arguments.iter().enumerate().skip(args.len()) {
+        match kwargs.iter().find(|(k, _)| *k == argument.name()) {
+            Some((_, value)) if fits(pos, value) => consumed += 1,
+            Some(_) => return false,
+            None if argument.default_value().is_some() => {}
+            None => return false,
+        }
+    }
+    consumed == kwargs.len()
+}
+
+/// Whether a Python `int` converts to this argument's type.
+fn wants_float(ty: &Type) -> bool {
+    match ty {
+        Type::Float => true,
+        Type::Optional(inner) => **inner == Type::Float,
+        _ => false,
+    }
+}
+
 /// The value for argument `pos`, converted where the binding converts.
 fn coerce(schema: &FunctionSchema, pos: usize, value: &IValue) -> Result<IValue> {
     let argument = &schema.arguments()[pos];
     if value_matches_type(value, argument.ty()) {
         return Ok(value.clone());
     }
-    let wants_float = match argument.ty() {
-        Type::Float => true,
-        Type::Optional(inner) => **inner == Type::Float,
-        _ => false,
-    };
     match value {
-        IValue::Int(i) if wants_float => Ok(IValue::double(*i as f64)),
+        IValue::Int(i) if wants_float(argument.ty()) => Ok(IValue::double(*i as f64)),
         _ => Err(type_mismatch(schema, argument, value, Some(pos))),
     }
 }
@@ -163,5 +198,32 @@ mod tests {
             "ns::f() Expected a value of type 'int' for argument 'a' but instead found type 'bool'.\nPosition: 0\n"
         ));
         assert_eq!(stack, vec![IValue::Int(7)]);
+    }
+
+    #[test]
+    fn accepts_agrees_with_binding() {
+        let s = schema();
+        type Case = (Vec<IValue>, Vec<(&'static str, IValue)>);
+        let cases: Vec<Case> = vec![
+            (vec![IValue::Int(1)], vec![]),
+            (
+                vec![IValue::Int(1), IValue::Int(2)],
+                vec![("flag", IValue::bool(true))],
+            ),
+            (vec![IValue::Int(1); 4], vec![]),
+            (
+                vec![IValue::Int(1), IValue::double(1.0), IValue::bool(true)],
+                vec![],
+            ),
+            (vec![], vec![]),
+            (vec![IValue::Int(1)], vec![("g", IValue::None)]),
+            (vec![IValue::Int(1)], vec![("a", IValue::Int(2))]),
+            (vec![IValue::bool(true)], vec![]),
+            (vec![], vec![("a", IValue::Int(2)), ("b", IValue::Int(3))]),
+        ];
+        for (args, kwargs) in cases {
+            let bound = bind_arguments(&s, &args, &kwargs, &mut Stack::new()).is_ok();
+            assert_eq!(accepts(&s, &args, &kwargs), bound, "{args:?} {kwargs:?}");
+        }
     }
 }

@@ -14,7 +14,7 @@ use aten_boxing::{IValue, Stack};
 use c10_core::published_cell::PublishedCell;
 use c10_core::{Error, Result};
 
-use crate::arguments::{bind_arguments, Kwargs};
+use crate::arguments::{accepts, bind_arguments, Kwargs};
 use crate::overload::{OpOverload, OverloadKind};
 use crate::root::{OpsInner, Shared};
 
@@ -222,16 +222,21 @@ impl OpOverloadPacket {
                 self.ns, self.name
             )));
         }
-        let mut errors = Vec::new();
-        for (overload, schema) in &resolved.overloads {
-            match bind_arguments(schema, args, kwargs, &mut stack) {
-                Ok(()) => {
-                    overload.call_boxed(&mut stack)?;
-                    return Ok(stack);
-                }
-                Err(e) => errors.push(e),
-            }
+        // The first overload that accepts the arguments; errors are built
+        // only when none does.
+        if let Some((overload, schema)) = resolved
+            .overloads
+            .iter()
+            .find(|(_, schema)| accepts(schema, args, kwargs))
+        {
+            bind_arguments(schema, args, kwargs, &mut stack)?;
+            overload.call_boxed(&mut stack)?;
+            return Ok(stack);
         }
+        let errors = resolved
+            .overloads
+            .iter()
+            .filter_map(|(_, schema)| bind_arguments(schema, args, kwargs, &mut stack).err());
         let mut message = String::from(
             "Overloaded torch operator invoked from Python failed to match any schema:\n",
         );

@@ -108,7 +108,10 @@ fn overloads_describe_and_call_their_operator() {
     );
     assert_eq!(add.kind(), OverloadKind::OpOverload);
     assert!(!add.is_view());
-    assert_eq!(add.tags(), vec!["core".to_string(), "pointwise".to_string()]);
+    assert_eq!(
+        add.tags(),
+        vec!["core".to_string(), "pointwise".to_string()]
+    );
     assert!(root().overload("aten::view").unwrap().is_view());
     assert!(add.has_kernel_for_dispatch_key(DispatchKey::CPU));
     assert!(!add.has_kernel_for_dispatch_key(DispatchKey::CUDA) || cfg!(feature = "cuda"));

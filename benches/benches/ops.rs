@@ -7,7 +7,10 @@
 //!   arguments (binding to the schema, a fresh stack);
 //! - `ops/overload_call_add` and `ops/packet_call_add`: `aten.add.Tensor`
 //!   called directly, and `aten.add` choosing the overload from the
-//!   arguments (one-element float tensors).
+//!   arguments (one-element float tensors);
+//! - `ops/overload_call_add_scalar` and `ops/packet_call_add_scalar`: the
+//!   same with a Python number for `other`, which the packet resolves to
+//!   `add.Scalar` after trying the overloads defined before it.
 
 // criterion_group! generates undocumented items.
 #![allow(missing_docs)]
@@ -82,6 +85,14 @@ fn calls(c: &mut Criterion) {
     });
     c.bench_function("ops/packet_call_add", |b| {
         b.iter(|| add.call(black_box(&args), &[]).unwrap())
+    });
+    let scalar_args = [IValue::Tensor(a.base().clone()), IValue::Int(2)];
+    let add_scalar = add.overload("Scalar").unwrap();
+    c.bench_function("ops/overload_call_add_scalar", |b| {
+        b.iter(|| add_scalar.call(black_box(&scalar_args), &[]).unwrap())
+    });
+    c.bench_function("ops/packet_call_add_scalar", |b| {
+        b.iter(|| add.call(black_box(&scalar_args), &[]).unwrap())
     });
 }
 
