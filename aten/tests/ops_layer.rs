@@ -753,3 +753,50 @@ fn isolated_roots_own_their_dispatcher() {
 fn super_root_lacks(ns: &str) -> bool {
     root().namespace(ns).op("f").is_err()
 }
+
+#[test]
+fn lookups_calls_and_libraries_from_several_threads() {
+    let x = t(&[1.0, 2.0], &[2]);
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let churn = {
+        let stop = Arc::clone(&stop);
+        std::thread::spawn(move || {
+            let mut rounds = 0;
+            while !stop.load(Ordering::SeqCst) || rounds < 20 {
+                let lib = doubling_library("churn");
+                let op = root().overload("opslayer::churn").unwrap();
+                let _ = op.py_impl(DispatchKey::CPU, |op, _, stack| {
+                    op.call_with_dispatch_key(DispatchKey::CPU, stack)
+                });
+                drop(lib);
+                rounds += 1;
+            }
+            rounds
+        })
+    };
+    let callers: Vec<_> = (0..3)
+        .map(|_| {
+            let x = x.clone();
+            std::thread::spawn(move || {
+                let _on = enable_python_dispatcher();
+                for _ in 0..200 {
+                    let add = root().aten().op("add").unwrap();
+                    let out = add.call(&[iv(&x), iv(&x)], &[]).unwrap();
+                    assert_eq!(vals(&out[0]), vec![2.0, 4.0]);
+                    // The churning operator may or may not exist right now;
+                    // when it answers, it answers right.
+                    if let Ok(packet) = root().namespace("opslayer").op("churn") {
+                        if let Ok(out) = packet.call(&[iv(&x)], &[]) {
+                            assert_eq!(vals(&out[0]), vec![2.0, 4.0]);
+                        }
+                    }
+                }
+            })
+        })
+        .collect();
+    for c in callers {
+        c.join().unwrap();
+    }
+    stop.store(true, Ordering::SeqCst);
+    assert!(churn.join().unwrap() >= 20);
+}

@@ -3,6 +3,9 @@
 //! - `ops/overload_call_noop`: `OpOverload::call_boxed` of a two-tensor
 //!   no-op (overload already resolved, a reused stack, tensors without
 //!   autograd keys): compare with libtorch's `dispatch.boxed.inference_mode`;
+//! - `ops/refcount_floor`: what any boxed call with that contract does
+//!   besides dispatching: two tensor copies pushed, one copy returned, all
+//!   three dropped (six reference-count updates), no dispatch at all;
 //! - `ops/overload_call_noop_args`: `OpOverload::call` with positional
 //!   arguments (binding to the schema, a fresh stack);
 //! - `ops/overload_call_add` and `ops/packet_call_add`: `aten.add.Tensor`
@@ -65,6 +68,15 @@ fn calls(c: &mut Criterion) {
             stack.push(IValue::Tensor(plain.clone()));
             overload.call_boxed(&mut stack).unwrap();
             stack.pop()
+        })
+    });
+    c.bench_function("ops/refcount_floor", |b| {
+        b.iter(|| {
+            stack.push(IValue::Tensor(plain.clone()));
+            stack.push(IValue::Tensor(plain.clone()));
+            let result = black_box(&plain).clone();
+            stack.clear();
+            result
         })
     });
     let args = [IValue::Tensor(plain.clone()), IValue::Tensor(plain.clone())];
