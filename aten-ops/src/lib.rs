@@ -18,7 +18,10 @@
 //! - [`library`]: runtime libraries (`torch.library.Library`);
 //! - [`higher_order`]: higher-order operators and the shipped `cond`,
 //!   `while_loop` and `map_impl`;
-//! - [`custom_class`]: custom classes (TorchBind).
+//! - [`custom_class`]: custom classes (TorchBind);
+//! - [`modes`]: dispatch modes and their thread-local stack;
+//! - [`python_key`]: the `Python` key's fallback that hands calls to the
+//!   innermost mode.
 //!
 //! Every object here is unique per operator and root: looking `aten.add`
 //! up twice gives the same `Arc`.
@@ -27,16 +30,19 @@ pub mod arguments;
 pub mod custom_class;
 pub mod higher_order;
 pub mod library;
+pub mod modes;
 pub mod namespace;
 pub mod overload;
 pub mod packet;
 pub mod python_dispatcher;
+pub mod python_key;
 pub mod resolve_key;
 pub mod root;
 
 pub use custom_class::{class_, classes, ClassType, CustomClassBuilder};
 pub use higher_order::{GraphFn, HigherOrderOperator, HopArg};
 pub use library::Library;
+pub use modes::{push_mode, ModeGuard, TorchDispatchMode};
 pub use namespace::OpNamespace;
 pub use overload::{HostKernel, OpOverload, OverloadKind};
 pub use packet::OpOverloadPacket;

@@ -5,9 +5,10 @@
 //! is), the registry of every [`OpOverload`] made (so the Python dispatcher
 //! finds the host kernels of the operator a call is for), the set of
 //! operator/key pairs runtime libraries implemented (`torch.library`'s
-//! `_impls`), and two registrations on its dispatcher: the
-//! `PythonDispatcher` backend fallback and a listener that counts changes
-//! of defs, which tells packets when to refresh their overload lists.
+//! `_impls`), and its registrations on the dispatcher: the backend
+//! fallbacks of `PythonDispatcher` (host kernels), `Python` (dispatch modes)
+//! and `PythonTLSSnapshot`, and a listener that counts changes of defs,
+//! which tells packets when to refresh their overload lists.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -21,7 +22,7 @@ use c10_core::{DispatchKey, Error, Result};
 use crate::higher_order::HigherOrderNamespace;
 use crate::namespace::OpNamespace;
 use crate::overload::OpOverload;
-use crate::python_dispatcher;
+use crate::{python_dispatcher, python_key};
 
 /// What every object of a root shares: the dispatcher and the count of def
 /// changes seen so far.
@@ -108,9 +109,11 @@ pub struct Ops {
 }
 
 impl Ops {
-    /// A root for `dispatcher`. It registers the `PythonDispatcher` backend
-    /// fallback there, so a dispatcher has at most one root: a second fails
-    /// with the dispatcher's duplicate-fallback error.
+    /// A root for `dispatcher`. It registers the backend fallbacks of
+    /// `PythonDispatcher` (host kernels), `Python` (dispatch modes) and
+    /// `PythonTLSSnapshot` (a fallthrough) there, so a dispatcher has at
+    /// most one root: a second fails with the dispatcher's duplicate-fallback
+    /// error.
     pub fn new(dispatcher: &Dispatcher) -> Result<Ops> {
         let (ops, fallback) = Ops::build(dispatcher);
         fallback.map(|()| ops)
@@ -148,12 +151,32 @@ impl Ops {
             )),
             "registered by aten_ops::Ops (the Python dispatcher)",
         );
+        let mode_fallbacks = dispatcher
+            .register_fallback(
+                DispatchKey::Python,
+                KernelFunction::make_from_boxed_function(python_key::fallback_kernel(
+                    Arc::downgrade(&inner),
+                )),
+                "registered by aten_ops::Ops (dispatch modes)",
+            )
+            .and_then(|python| {
+                let snapshot = dispatcher.register_fallback(
+                    DispatchKey::PythonTLSSnapshot,
+                    KernelFunction::make_fallthrough(),
+                    "registered by aten_ops::Ops (dispatch modes)",
+                )?;
+                Ok([python, snapshot])
+            });
         let mut registrations = inner
             .registrations
             .lock()
             .unwrap_or_else(|p| p.into_inner());
         registrations.push(listener);
-        let fallback = fallback.map(|handle| registrations.push(handle));
+        let fallback = fallback.and_then(|handle| {
+            registrations.push(handle);
+            registrations.extend(mode_fallbacks?);
+            Ok(())
+        });
         drop(registrations);
         (Ops { inner }, fallback)
     }

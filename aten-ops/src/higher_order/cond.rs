@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use aten_boxing::IValue;
 use aten_core::ops;
-use c10_core::{DispatchKey, DispatchKeySet, Error, Result, ScalarType};
+use c10_core::{DispatchKeySet, Error, Result, ScalarType};
 
 use super::{items_of, shipped, show, tensor_of, GraphFn, HigherOrderOperator, HopArg};
 
@@ -110,12 +110,6 @@ fn cond_dense(_: &HigherOrderOperator, _: DispatchKeySet, args: &[HopArg]) -> Re
 
 pub(super) fn make() -> Arc<HigherOrderOperator> {
     let op = HigherOrderOperator::new("cond");
-    op.set_kernels(
-        &[
-            DispatchKey::CompositeExplicitAutograd,
-            DispatchKey::Autograd,
-        ],
-        Arc::new(cond_dense),
-    );
+    super::ship(&op, Arc::new(cond_dense));
     op
 }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use aten_boxing::IValue;
 use aten_core::{ops, Tensor};
-use c10_core::{DispatchKey, DispatchKeySet, Error, Result};
+use c10_core::{DispatchKeySet, Error, Result};
 
 use super::{items_of, shipped, show, tensor_of, GraphFn, HigherOrderOperator, HopArg};
 
@@ -109,12 +109,6 @@ fn map_dense(_: &HigherOrderOperator, _: DispatchKeySet, args: &[HopArg]) -> Res
 
 pub(super) fn make() -> Arc<HigherOrderOperator> {
     let op = HigherOrderOperator::new("map_impl");
-    op.set_kernels(
-        &[
-            DispatchKey::CompositeExplicitAutograd,
-            DispatchKey::Autograd,
-        ],
-        Arc::new(map_dense),
-    );
+    super::ship(&op, Arc::new(map_dense));
     op
 }

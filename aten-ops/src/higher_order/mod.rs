@@ -14,6 +14,7 @@ mod cond;
 mod map;
 mod while_loop;
 
+use std::any::TypeId;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
@@ -22,6 +23,7 @@ use aten_dispatch::Dispatcher;
 use c10_core::local_dispatch_key_set::tls_local_dispatch_key_set;
 use c10_core::{DispatchKey, DispatchKeySet, Error, Result};
 
+use crate::modes::{self, TorchDispatchMode};
 use crate::resolve_key::{resolve_key, KernelTable};
 
 pub use cond::cond;
@@ -98,7 +100,16 @@ pub struct HigherOrderOperator {
     non_fallthrough_keys: RwLock<DispatchKeySet>,
     kernels: RwLock<HashMap<DispatchKey, HopKernel>>,
     dispatch_cache: Mutex<HashMap<DispatchKey, HopKernel>>,
+    /// Rules for dispatch modes, by the mode's type (`python_key_table`).
+    mode_rules: RwLock<HashMap<TypeId, ModeRule>>,
 }
+
+/// A higher-order operator's rule for one type of dispatch mode.
+type ModeRule = Arc<
+    dyn Fn(&dyn TorchDispatchMode, &HigherOrderOperator, &[HopArg]) -> Result<Vec<IValue>>
+        + Send
+        + Sync,
+>;
 
 impl HigherOrderOperator {
     /// A new operator named `name`, with every key but the default
@@ -113,6 +124,7 @@ impl HigherOrderOperator {
             non_fallthrough_keys: RwLock::new(keys),
             kernels: RwLock::new(HashMap::new()),
             dispatch_cache: Mutex::new(HashMap::new()),
+            mode_rules: RwLock::new(HashMap::new()),
         })
     }
 
@@ -218,6 +230,62 @@ impl HigherOrderOperator {
         }
     }
 
+    /// `py_impl(ModeType)(rule)`: what the operator does under a dispatch
+    /// mode of type `M` (the mode is popped while the rule runs).
+    pub fn py_impl_mode<M: TorchDispatchMode>(
+        &self,
+        rule: impl Fn(&M, &HigherOrderOperator, &[HopArg]) -> Result<Vec<IValue>>
+            + Send
+            + Sync
+            + 'static,
+    ) -> Result<()> {
+        let mut rules = self.mode_rules.write().unwrap_or_else(|p| p.into_inner());
+        let id = TypeId::of::<M>();
+        if rules.contains_key(&id) {
+            return Err(Error::runtime(format!(
+                "Trying to override a python impl for {} on operator {}",
+                std::any::type_name::<M>(),
+                self.name
+            )));
+        }
+        rules.insert(
+            id,
+            Arc::new(
+                move |mode, op, args| match mode.as_any().downcast_ref::<M>() {
+                    Some(mode) => rule(mode, op, args),
+                    None => Err(Error::internal("a mode rule was called with another mode")),
+                },
+            ),
+        );
+        Ok(())
+    }
+
+    /// The `Python` key: the innermost mode's rule, run with the mode
+    /// popped; PyTorch's error when the operator has no rule for it.
+    fn dispatch_python(&self, args: &[HopArg]) -> Result<Vec<IValue>> {
+        let Some(mode) = modes::current_mode() else {
+            return Err(Error::type_error(format!(
+                "Multiple dispatch failed for {}. There was no registered that did not return NotImplemented.",
+                self.name
+            )));
+        };
+        let rule = self
+            .mode_rules
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&mode.as_any().type_id())
+            .cloned();
+        let Some(rule) = rule else {
+            let m = mode.name();
+            return Err(Error::not_implemented(format!(
+                "There was no rule registered for HigherOrderOperator {0} and mode {m}.Hint: set {m}'s supports_higher_order_operators to True. This causes all higher order operators to pass through {{curr_mode}}'s __torch_dispatch__, so handle them accordingly by adding support for HigerOrderOperators (in this case, {0}) in {m}.__torch_dispatch__ or returning NotImplemented when not supported.",
+                self.name
+            )));
+        };
+        let popped = modes::pop_mode_temporarily()?;
+        rule(popped.mode().as_ref(), self, args)
+    }
+
     /// The key set a call with `args` dispatches on (`_compute_keyset`).
     pub fn compute_keyset(&self, args: &[HopArg]) -> DispatchKeySet {
         let tls = tls_local_dispatch_key_set();
@@ -254,6 +322,9 @@ impl HigherOrderOperator {
         keys: DispatchKeySet,
         args: &[HopArg],
     ) -> Result<Vec<IValue>> {
+        if k == DispatchKey::Python {
+            return self.dispatch_python(args);
+        }
         let kernel = {
             // Resolved under the cache's lock, so a concurrent `py_impl`
             // (which empties the cache after installing) is never undone.
@@ -387,6 +458,43 @@ impl HigherOrderNamespace {
 /// The shipped operator `name` (always registered).
 fn shipped(name: &str) -> Result<Arc<HigherOrderOperator>> {
     HigherOrderNamespace.op(name)
+}
+
+/// The kernel shipped operators register at `Autograd`: when no tensor
+/// argument requires grad, continue below autograd (where modes and the
+/// backends are); otherwise run `dense`, whose functions' own operators
+/// record the graph.
+fn autograd_kernel(dense: HopKernel) -> HopKernel {
+    Arc::new(move |op, keys, args| {
+        let requires_grad = args.iter().any(|a| match a {
+            HopArg::Value(v) => value_requires_grad(v),
+            HopArg::Fn(_) => false,
+        });
+        if requires_grad {
+            return dense(op, keys, args);
+        }
+        let _below = c10_core::AutoDispatchBelowAutograd::new();
+        op.call(args)
+    })
+}
+
+fn value_requires_grad(value: &IValue) -> bool {
+    match value {
+        IValue::Tensor(t) => t.requires_grad(),
+        IValue::TensorList(ts) => ts.iter().any(|t| t.requires_grad()),
+        IValue::GenericList(items) | IValue::Tuple(items) => items.iter().any(value_requires_grad),
+        _ => false,
+    }
+}
+
+/// Registers a shipped operator's dense kernel at CompositeExplicitAutograd
+/// and its autograd kernel at Autograd.
+fn ship(op: &HigherOrderOperator, dense: HopKernel) {
+    op.set_kernels(
+        &[DispatchKey::CompositeExplicitAutograd],
+        Arc::clone(&dense),
+    );
+    op.set_kernels(&[DispatchKey::Autograd], autograd_kernel(dense));
 }
 
 /// The tensor in `value`, if it is one.

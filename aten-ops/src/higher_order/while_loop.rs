@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use aten_boxing::IValue;
 use aten_core::ops;
-use c10_core::{DispatchKey, DispatchKeySet, Error, Result, ScalarType};
+use c10_core::{DispatchKeySet, Error, Result, ScalarType};
 
 use super::{items_of, shipped, show, tensor_of, GraphFn, HigherOrderOperator, HopArg};
 
@@ -104,12 +104,6 @@ fn while_loop_dense(
 
 pub(super) fn make() -> Arc<HigherOrderOperator> {
     let op = HigherOrderOperator::new("while_loop");
-    op.set_kernels(
-        &[
-            DispatchKey::CompositeExplicitAutograd,
-            DispatchKey::Autograd,
-        ],
-        Arc::new(while_loop_dense),
-    );
+    super::ship(&op, Arc::new(while_loop_dense));
     op
 }

@@ -1,0 +1,212 @@
+//! Dispatch modes: the thread-local stack, delivery of each operator call
+//! below autograd to the innermost mode with that mode popped while it
+//! runs, nesting, PyTorch's split of arguments, and higher-order operators'
+//! rules per mode type.
+
+use std::sync::{Arc, Mutex};
+
+use aten::boxing::IValue;
+use aten::c10::local_dispatch_key_set::tls_is_dispatch_key_included;
+use aten::torch_ops::higher_order::cond;
+use aten::torch_ops::modes::{current_mode, stack_len};
+use aten::torch_ops::{push_mode, GraphFn, OpOverload, TorchDispatchMode};
+use aten::{ops, DispatchKey, Result, Tensor};
+
+fn t(v: &[f32]) -> Tensor {
+    aten::ops_root();
+    Tensor::from_slice(v, &[v.len() as i64]).unwrap()
+}
+
+fn tensor_of(v: &IValue) -> Tensor {
+    match v {
+        IValue::Tensor(t) => Tensor::from_base(t.clone()),
+        other => panic!("not a tensor: {other:?}"),
+    }
+}
+
+/// Records each call (with the stack depth it saw) and forwards it.
+struct Recording {
+    tag: &'static str,
+    log: Arc<Mutex<Vec<String>>>,
+}
+
+impl TorchDispatchMode for Recording {
+    fn torch_dispatch(
+        &self,
+        op: &OpOverload,
+        args: &[IValue],
+        kwargs: &[(&str, IValue)],
+    ) -> Result<Vec<IValue>> {
+        let keys: Vec<&str> = kwargs.iter().map(|(k, _)| *k).collect();
+        self.log.lock().unwrap().push(format!(
+            "{} {op} args={} kwargs={keys:?} depth={}",
+            self.tag,
+            args.len(),
+            stack_len()
+        ));
+        op.call(args, kwargs)
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+fn recording(tag: &'static str) -> (Arc<Recording>, Arc<Mutex<Vec<String>>>) {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    (
+        Arc::new(Recording {
+            tag,
+            log: Arc::clone(&log),
+        }),
+        log,
+    )
+}
+
+#[test]
+fn a_mode_sees_each_call_with_pytorchs_argument_split() {
+    let a = t(&[1.0, 2.0]);
+    let (mode, log) = recording("m");
+    let sum = {
+        let _guard = push_mode(mode);
+        assert_eq!(stack_len(), 1);
+        assert!(tls_is_dispatch_key_included(DispatchKey::Python));
+        let b = ops::add_tensor(&a, &a).unwrap();
+        let c = ops::add_tensor_with(&b, &a, ops::AddTensorOptions { alpha: 2.into() }).unwrap();
+        ops::sum(&c).unwrap()
+    };
+    assert_eq!(stack_len(), 0);
+    assert!(!tls_is_dispatch_key_included(DispatchKey::Python));
+    assert_eq!(sum.to_vec::<f32>().unwrap(), vec![12.0]);
+    assert_eq!(
+        *log.lock().unwrap(),
+        vec![
+            "m aten.add.Tensor args=2 kwargs=[] depth=0",
+            "m aten.add.Tensor args=2 kwargs=[\"alpha\"] depth=0",
+            "m aten.sum.default args=1 kwargs=[] depth=0",
+        ]
+    );
+    // Without the mode nothing is recorded.
+    ops::neg(&a).unwrap();
+    assert_eq!(log.lock().unwrap().len(), 3);
+}
+
+#[test]
+fn modes_nest_and_the_inner_one_runs_first() {
+    let a = t(&[1.0]);
+    let (outer, log) = recording("outer");
+    let inner = Arc::new(Recording {
+        tag: "inner",
+        log: Arc::clone(&log),
+    });
+    {
+        let _o = push_mode(outer);
+        let _i = push_mode(inner.clone());
+        assert!(Arc::ptr_eq(
+            &current_mode().unwrap(),
+            &(inner as Arc<dyn TorchDispatchMode>)
+        ));
+        ops::neg(&a).unwrap();
+    }
+    assert_eq!(
+        *log.lock().unwrap(),
+        vec![
+            "inner aten.neg.default args=1 kwargs=[] depth=1",
+            "outer aten.neg.default args=1 kwargs=[] depth=0",
+        ]
+    );
+}
+
+/// Replaces every result by zeros, and reports a wrong arity once.
+struct Zeroing;
+
+impl TorchDispatchMode for Zeroing {
+    fn torch_dispatch(
+        &self,
+        op: &OpOverload,
+        args: &[IValue],
+        kwargs: &[(&str, IValue)],
+    ) -> Result<Vec<IValue>> {
+        if op.op_name() == "mul" {
+            return Ok(vec![]);
+        }
+        let out = op.call(args, kwargs)?;
+        let zeros = ops::zeros_like(&tensor_of(&out[0]))?;
+        Ok(vec![IValue::Tensor(zeros.base().clone())])
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+#[test]
+fn a_mode_decides_the_result() {
+    let a = t(&[3.0, 4.0]);
+    let _guard = push_mode(Arc::new(Zeroing));
+    let r = ops::neg(&a).unwrap();
+    assert_eq!(
+        {
+            let _off = aten::torch_ops::modes::pop_mode_temporarily().unwrap();
+            r.to_vec::<f32>().unwrap()
+        },
+        vec![0.0, 0.0]
+    );
+    let e = ops::mul_tensor(&a, &a).unwrap_err();
+    assert_eq!(
+        e.message(),
+        "aten::mul.Tensor: the dispatch mode returned 0 values but the operator returns 1"
+    );
+}
+
+struct WithRule;
+
+impl TorchDispatchMode for WithRule {
+    fn torch_dispatch(
+        &self,
+        op: &OpOverload,
+        args: &[IValue],
+        kwargs: &[(&str, IValue)],
+    ) -> Result<Vec<IValue>> {
+        op.call(args, kwargs)
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+#[test]
+fn higher_order_operators_use_the_rule_for_the_mode() {
+    let x = t(&[1.0, 2.0]);
+    let pred = IValue::Tensor(Tensor::from_slice(&[true], &[]).unwrap().base().clone());
+    let id: GraphFn = Arc::new(|args: &[IValue]| Ok(args.to_vec()));
+    let (mode, _log) = recording("m");
+    {
+        let _guard = push_mode(mode);
+        let e = cond(
+            &pred,
+            id.clone(),
+            id.clone(),
+            &[IValue::Tensor(x.base().clone())],
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.message(),
+            "There was no rule registered for HigherOrderOperator cond and mode Recording.Hint: set Recording's supports_higher_order_operators to True. This causes all higher order operators to pass through {curr_mode}'s __torch_dispatch__, so handle them accordingly by adding support for HigerOrderOperators (in this case, cond) in Recording.__torch_dispatch__ or returning NotImplemented when not supported."
+        );
+    }
+    let hop = aten::ops_root().higher_order().op("cond").unwrap();
+    let seen = Arc::new(Mutex::new(0usize));
+    let count = Arc::clone(&seen);
+    hop.py_impl_mode::<WithRule>(move |_mode, op, args| {
+        *count.lock().unwrap() += 1;
+        assert_eq!(stack_len(), 0, "the mode is popped while its rule runs");
+        op.call(args)
+    })
+    .unwrap();
+    let _guard = push_mode(Arc::new(WithRule));
+    let out = cond(&pred, id.clone(), id, &[IValue::Tensor(x.base().clone())]).unwrap();
+    assert_eq!(tensor_of(&out[0]).to_vec::<f32>().unwrap(), vec![1.0, 2.0]);
+    assert_eq!(*seen.lock().unwrap(), 1);
+}
