@@ -40,6 +40,13 @@ impl OperatorHandle {
         self.entry.operator_name()
     }
 
+    /// A number identifying the operator's registry entry: handles with
+    /// equal ids reach the same operator. Stable while any handle of the
+    /// entry lives.
+    pub fn entry_id(&self) -> usize {
+        Arc::as_ptr(&self.entry) as usize
+    }
+
     /// `schema()`: the def, if any.
     pub fn schema(&self) -> Option<Arc<FunctionSchema>> {
         self.entry.schema()

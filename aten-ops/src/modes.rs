@@ -14,8 +14,8 @@ use std::cell::RefCell;
 use std::sync::Arc;
 
 use aten_boxing::IValue;
-use c10_core::local_dispatch_key_set::tls_set_dispatch_key_included;
-use c10_core::{DispatchKey, Error, Result};
+use c10_core::local_dispatch_key_set::tls_set_dispatch_keyset_included;
+use c10_core::{DispatchKey, DispatchKeySet, Error, Result};
 
 use crate::overload::OpOverload;
 
@@ -46,10 +46,13 @@ thread_local! {
     static STACK: RefCell<Vec<Arc<dyn TorchDispatchMode>>> = const { RefCell::new(Vec::new()) };
 }
 
+/// The keys a non-empty stack includes.
+const MODE_KEYS: DispatchKeySet =
+    DispatchKeySet::from_keys(&[DispatchKey::Python, DispatchKey::PythonTLSSnapshot]);
+
 /// Sets the keys a non-empty stack includes.
 fn set_keys(on: bool) {
-    tls_set_dispatch_key_included(DispatchKey::Python, on);
-    tls_set_dispatch_key_included(DispatchKey::PythonTLSSnapshot, on);
+    tls_set_dispatch_keyset_included(MODE_KEYS, on);
 }
 
 fn push(mode: Arc<dyn TorchDispatchMode>) {
@@ -126,20 +129,23 @@ impl Drop for ModeGuard {
 /// The innermost mode, popped until the guard drops
 /// (`_pop_mode_temporarily`).
 pub struct PoppedMode {
-    mode: Arc<dyn TorchDispatchMode>,
+    /// Always `Some` until the guard drops, which moves it back.
+    mode: Option<Arc<dyn TorchDispatchMode>>,
     _not_send: std::marker::PhantomData<*const ()>,
 }
 
 impl PoppedMode {
     /// The popped mode.
     pub fn mode(&self) -> &Arc<dyn TorchDispatchMode> {
-        &self.mode
+        self.mode.as_ref().expect("present until drop")
     }
 }
 
 impl Drop for PoppedMode {
     fn drop(&mut self) {
-        push(Arc::clone(&self.mode));
+        if let Some(mode) = self.mode.take() {
+            push(mode);
+        }
     }
 }
 
@@ -148,7 +154,7 @@ impl Drop for PoppedMode {
 pub fn pop_mode_temporarily() -> Result<PoppedMode> {
     let mode = pop().ok_or_else(|| Error::runtime("Trying to pop from an empty mode stack"))?;
     Ok(PoppedMode {
-        mode,
+        mode: Some(mode),
         _not_send: std::marker::PhantomData,
     })
 }

@@ -90,6 +90,11 @@ impl OpOverload {
         }
     }
 
+    /// The address of the root's shared state (identifies the root).
+    pub(crate) fn shared_addr(&self) -> usize {
+        Arc::as_ptr(&self.shared) as usize
+    }
+
     /// The dispatcher's handle of this operator.
     pub fn handle(&self) -> &OperatorHandle {
         &self.handle
@@ -135,14 +140,14 @@ impl OpOverload {
             .ok_or_else(|| self.no_schema())
     }
 
-    fn no_schema(&self) -> Error {
+    pub(crate) fn no_schema(&self) -> Error {
         Error::runtime(format!(
             "Tried to access the schema for {} which doesn't have a schema registered yet",
             self.operator_name()
         ))
     }
 
-    fn current_schema(&self) -> Option<&Arc<FunctionSchema>> {
+    pub(crate) fn current_schema(&self) -> Option<&Arc<FunctionSchema>> {
         let generation = self.shared.generation();
         if self.schema_checked.load(Ordering::Acquire) == generation {
             return self.schema.load().as_ref();

@@ -10,15 +10,13 @@
 //! key (`callBoxedForDispatchKey`, not a redispatch, so the Python
 //! dispatcher stays on below it).
 
-use std::sync::Weak;
-
 use aten_boxing::{BoxedOperator, Stack};
 use aten_dispatch::OperatorHandle;
 use c10_core::local_dispatch_key_set::IncludeDispatchKeyGuard;
 use c10_core::{DispatchKey, DispatchKeySet, Error, Result};
 
 use crate::overload::Handler;
-use crate::root::OpsInner;
+use crate::root::CallLookup;
 
 /// Keeps the Python dispatcher on for this thread while it lives.
 #[must_use = "the Python dispatcher is on only while the guard lives"]
@@ -36,7 +34,7 @@ pub fn enable_python_dispatcher() -> EnablePythonDispatcher {
 
 /// The boxed fallback a root registers at `PythonDispatcher`.
 pub(crate) fn fallback_kernel(
-    root: Weak<OpsInner>,
+    lookup: CallLookup,
 ) -> impl Fn(&dyn BoxedOperator, DispatchKeySet, &mut Stack) -> Result<()> + Send + Sync + 'static {
     move |op, keys, stack| {
         let Some(handle) = op.as_any().downcast_ref::<OperatorHandle>() else {
@@ -45,22 +43,11 @@ pub(crate) fn fallback_kernel(
                 op.operator_name()
             )));
         };
-        let Some(root) = root.upgrade() else {
-            return Err(Error::internal(
-                "Hit PythonDispatcher dispatch key but its torch.ops root is gone",
-            ));
-        };
         let keys = keys.remove(DispatchKey::PythonDispatcher);
         let k = keys.highest_priority_type_id();
-        // Hold the overload, not the root, while the kernel runs.
-        let overload = match root.known_overload(handle.operator_name()) {
-            Some(o) => o,
-            None => root.overload_for(handle.operator_name())?,
-        };
-        drop(root);
-        match overload.get_dispatch(k)? {
-            Handler::Host(f) => f(&overload, keys, stack),
+        lookup.with_overload(handle, |overload| match overload.get_dispatch(k)? {
+            Handler::Host(f) => f(overload, keys, stack),
             Handler::Key(key) => handle.call_boxed_for_dispatch_key(key, stack),
-        }
+        })
     }
 }

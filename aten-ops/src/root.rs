@@ -10,13 +10,15 @@
 //! and `PythonTLSSnapshot`, and a listener that counts changes of defs,
 //! which tells packets when to refresh their overload lists.
 
+use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
+use std::hash::BuildHasherDefault;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
 
 use aten_boxing::schema::OperatorName;
 use aten_boxing::KernelFunction;
-use aten_dispatch::{Dispatcher, RegistrationEvent, RegistrationHandle};
+use aten_dispatch::{Dispatcher, OperatorHandle, RegistrationEvent, RegistrationHandle};
 use c10_core::{DispatchKey, Error, Result};
 
 use crate::higher_order::HigherOrderNamespace;
@@ -41,7 +43,9 @@ impl Shared {
 pub(crate) struct OpsInner {
     pub(crate) shared: Arc<Shared>,
     namespaces: Mutex<HashMap<String, Arc<OpNamespace>>>,
-    overloads: RwLock<HashMap<OperatorName, Arc<OpOverload>>>,
+    /// Every overload made, by its handle's entry id (the fallbacks look
+    /// calls up here).
+    overloads: RwLock<HashMap<usize, Arc<OpOverload>, BuildHasherDefault<EntryIdHasher>>>,
     /// `ns/name/key` for every kernel a runtime library registered
     /// (`torch.library._impls`).
     library_impls: Mutex<HashSet<String>>,
@@ -79,20 +83,123 @@ impl OpsInner {
     /// first (two threads may make one at once).
     pub(crate) fn remember_overload(&self, overload: Arc<OpOverload>) -> Arc<OpOverload> {
         let mut map = self.overloads.write().unwrap_or_else(|p| p.into_inner());
-        Arc::clone(
-            map.entry(overload.operator_name().clone())
-                .or_insert(overload),
-        )
+        Arc::clone(map.entry(overload.handle().entry_id()).or_insert(overload))
     }
 
-    pub(crate) fn known_overload(&self, name: &OperatorName) -> Option<Arc<OpOverload>> {
-        self.read_overloads().get(name).cloned()
+    /// The overload object of the operator `handle` reaches, if made.
+    pub(crate) fn known_overload(&self, handle: &OperatorHandle) -> Option<Arc<OpOverload>> {
+        self.overloads
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&handle.entry_id())
+            .cloned()
     }
 
-    fn read_overloads(
+    /// The overload object of the operator named `name`, if made (a scan:
+    /// for deregistrations, which are rare).
+    pub(crate) fn known_overload_named(&self, name: &OperatorName) -> Option<Arc<OpOverload>> {
+        self.overloads
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .find(|o| o.operator_name() == name)
+            .cloned()
+    }
+}
+
+/// How a fallback finds the overload object of the call it serves: a
+/// small per-thread cache in front of the root's registry (no lock and no
+/// upgrade of the root when it hits).
+pub(crate) struct CallLookup {
+    root: Weak<OpsInner>,
+    /// The address of the root's [`Shared`]: a cached overload holds its
+    /// root's `Shared` alive, so equal addresses mean the same root.
+    shared_addr: usize,
+}
+
+const CALL_CACHE_SLOTS: usize = 16;
+
+thread_local! {
+    static CALL_CACHE: RefCell<[Option<Arc<OpOverload>>; CALL_CACHE_SLOTS]> =
+        const { RefCell::new([const { None }; CALL_CACHE_SLOTS]) };
+}
+
+impl CallLookup {
+    pub(crate) fn new(root: &Arc<OpsInner>) -> CallLookup {
+        CallLookup {
+            root: Arc::downgrade(root),
+            shared_addr: Arc::as_ptr(&root.shared) as usize,
+        }
+    }
+
+    /// Runs `f` on the overload object of the operator `handle` reaches.
+    /// On a cache hit the object is lent from the cache (no reference
+    /// count is taken); the cache stays readable by nested calls, and a
+    /// nested miss simply does not cache.
+    pub(crate) fn with_overload<R>(
         &self,
-    ) -> std::sync::RwLockReadGuard<'_, HashMap<OperatorName, Arc<OpOverload>>> {
-        self.overloads.read().unwrap_or_else(|p| p.into_inner())
+        handle: &OperatorHandle,
+        f: impl FnOnce(&OpOverload) -> Result<R>,
+    ) -> Result<R> {
+        let id = handle.entry_id();
+        let slot = (id >> 4) % CALL_CACHE_SLOTS;
+        let mut f = Some(f);
+        let hit = CALL_CACHE.try_with(|c| {
+            let cache = c.borrow();
+            match cache[slot].as_deref() {
+                Some(o) if o.handle().entry_id() == id && o.shared_addr() == self.shared_addr => {
+                    f.take().map(|f| f(o))
+                }
+                _ => None,
+            }
+        });
+        if let Ok(Some(result)) = hit {
+            return result;
+        }
+        let overload = self.lookup(handle)?;
+        let _ = CALL_CACHE.try_with(|c| {
+            if let Ok(mut cache) = c.try_borrow_mut() {
+                cache[slot] = Some(Arc::clone(&overload));
+            }
+        });
+        match f.take() {
+            Some(f) => f(&overload),
+            None => Err(Error::internal("a call's overload was looked up twice")),
+        }
+    }
+
+    fn lookup(&self, handle: &OperatorHandle) -> Result<Arc<OpOverload>> {
+        let Some(root) = self.root.upgrade() else {
+            return Err(Error::internal(format!(
+                "{}: the torch.ops root of this dispatcher is gone",
+                handle.operator_name()
+            )));
+        };
+        match root.known_overload(handle) {
+            Some(o) => Ok(o),
+            None => root.overload_for(handle.operator_name()),
+        }
+    }
+}
+
+/// Hashes an entry id (an address): its bits are already spread, so one
+/// multiplication mixes them.
+#[derive(Default)]
+pub(crate) struct EntryIdHasher(u64);
+
+impl std::hash::Hasher for EntryIdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_usize(&mut self, id: usize) {
+        self.0 = (id as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     }
 }
 
@@ -129,7 +236,7 @@ impl Ops {
                 generation: Arc::clone(&generation),
             }),
             namespaces: Mutex::new(HashMap::new()),
-            overloads: RwLock::new(HashMap::new()),
+            overloads: RwLock::new(HashMap::default()),
             library_impls: Mutex::new(HashSet::new()),
             registrations: Mutex::new(Vec::new()),
         });
@@ -139,7 +246,7 @@ impl Ops {
             // A def that goes away takes its host kernels along: a later
             // def of the name starts clean, as a fresh `OpOverload` would.
             if let RegistrationEvent::OperatorDeregistered(name) = event {
-                if let Some(overload) = weak.upgrade().and_then(|r| r.known_overload(name)) {
+                if let Some(overload) = weak.upgrade().and_then(|r| r.known_overload_named(name)) {
                     overload.forget_host_kernels();
                 }
             }
@@ -147,7 +254,7 @@ impl Ops {
         let fallback = dispatcher.register_fallback(
             DispatchKey::PythonDispatcher,
             KernelFunction::make_from_boxed_function(python_dispatcher::fallback_kernel(
-                Arc::downgrade(&inner),
+                CallLookup::new(&inner),
             )),
             "registered by aten_ops::Ops (the Python dispatcher)",
         );
@@ -155,7 +262,7 @@ impl Ops {
             .register_fallback(
                 DispatchKey::Python,
                 KernelFunction::make_from_boxed_function(python_key::fallback_kernel(
-                    Arc::downgrade(&inner),
+                    CallLookup::new(&inner),
                 )),
                 "registered by aten_ops::Ops (dispatch modes)",
             )

@@ -88,6 +88,16 @@ pub fn tls_set_dispatch_key_included(k: DispatchKey, desired: bool) {
     set_key(&INCLUDED, k, desired);
 }
 
+/// `tls_set_dispatch_keyset_included(ks, desired)`: adds or removes every
+/// key of `ks` at once.
+pub fn tls_set_dispatch_keyset_included(ks: DispatchKeySet, desired: bool) {
+    INCLUDED.with(|c| {
+        let set = DispatchKeySet::from_raw_repr(c.get());
+        let new = if desired { set | ks } else { set - ks };
+        c.set(new.raw_repr());
+    });
+}
+
 fn set_key(cell: &'static std::thread::LocalKey<Cell<u64>>, k: DispatchKey, desired: bool) {
     cell.with(|c| {
         let set = DispatchKeySet::from_raw_repr(c.get());
