@@ -21,7 +21,9 @@
 //! - [`custom_class`]: custom classes (TorchBind);
 //! - [`modes`]: dispatch modes and their thread-local stack;
 //! - [`python_key`]: the `Python` key's fallback that hands calls to the
-//!   innermost mode.
+//!   innermost mode or to tensor subclasses;
+//! - [`subclass`]: wrapper tensor subclasses (`__torch_dispatch__`) and the
+//!   shipped `LoggingTensor`.
 //!
 //! Every object here is unique per operator and root: looking `aten.add`
 //! up twice gives the same `Arc`.
@@ -38,6 +40,7 @@ pub mod python_dispatcher;
 pub mod python_key;
 pub mod resolve_key;
 pub mod root;
+pub mod subclass;
 
 pub use custom_class::{class_, classes, ClassType, CustomClassBuilder};
 pub use higher_order::{GraphFn, HigherOrderOperator, HopArg};

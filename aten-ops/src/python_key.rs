@@ -1,6 +1,7 @@
 //! The `Python` key's fallback: delivers an operator call to the innermost
-//! dispatch mode (PyTorch's `pythonFallback` and
-//! `handle_torch_function_no_python_arg_parser` for modes), and the
+//! dispatch mode, or with no mode to the tensor subclasses among its
+//! arguments (PyTorch's `pythonFallback` and
+//! `handle_torch_function_no_python_arg_parser`), and the
 //! split of a boxed call into positional and keyword arguments that modes
 //! see (`parseIValuesToPyArgsKwargs`).
 
@@ -10,8 +11,9 @@ use aten_boxing::{BoxedOperator, IValue, Stack};
 use aten_dispatch::OperatorHandle;
 use c10_core::{DispatchKeySet, Error, Result};
 
-use crate::modes::pop_mode_temporarily;
+use crate::modes::{self, pop_mode_temporarily};
 use crate::root::CallLookup;
+use crate::subclass::dispatch_to_subclasses;
 
 /// `parseIValuesToPyArgsKwargs`: how many of `values` are passed
 /// positionally (up to the first keyword-only argument, without the trailing
@@ -67,18 +69,15 @@ pub(crate) fn fallback_kernel(
                     stack.len()
                 )));
             };
-            let popped = pop_mode_temporarily().map_err(|_| {
-                Error::internal(
-                    "Hit Python dispatch key but no arguments had PyInterpreter (no tensor args?)",
-                )
-            })?;
             // The positional arguments are lent from the stack as they are.
             let (positional, kwargs) = split_args_kwargs(schema, &stack[base..]);
-            let results =
-                popped
-                    .mode()
-                    .torch_dispatch(overload, &stack[base..base + positional], &kwargs)?;
-            drop(popped);
+            let args = &stack[base..base + positional];
+            let results = if modes::stack_len() > 0 {
+                let popped = pop_mode_temporarily()?;
+                popped.mode().torch_dispatch(overload, args, &kwargs)?
+            } else {
+                dispatch_to_subclasses(overload, &stack[base..], args, &kwargs)?
+            };
             let expected = schema.returns().len();
             if results.len() != expected && !schema.is_varret() {
                 return Err(Error::runtime(format!(

@@ -1,7 +1,8 @@
-//! Dispatch modes: the thread-local stack, delivery of each operator call
-//! below autograd to the innermost mode with that mode popped while it
-//! runs, nesting, PyTorch's split of arguments, and higher-order operators'
-//! rules per mode type.
+//! Dispatch modes and tensor subclasses: the thread-local mode stack,
+//! delivery of each operator call below autograd to the innermost mode with
+//! that mode popped while it runs, nesting, PyTorch's split of arguments,
+//! higher-order operators' rules per mode type, and wrapper tensors whose
+//! subclass handles the calls they take part in (the logging tensor).
 
 use std::sync::{Arc, Mutex};
 
@@ -209,4 +210,86 @@ fn higher_order_operators_use_the_rule_for_the_mode() {
     let out = cond(&pred, id.clone(), id, &[IValue::Tensor(x.base().clone())]).unwrap();
     assert_eq!(tensor_of(&out[0]).to_vec::<f32>().unwrap(), vec![1.0, 2.0]);
     assert_eq!(*seen.lock().unwrap(), 1);
+}
+
+mod subclasses {
+    use super::*;
+    use aten::torch_ops::subclass::{
+        make_wrapper_subclass, subclass_object, LoggingTensor, TorchDispatchSubclass,
+    };
+
+    fn unwrap_f32(log: &LoggingTensor, t: &Tensor) -> Vec<f32> {
+        Tensor::from_base(log.unwrap(t.base()))
+            .to_vec::<f32>()
+            .unwrap()
+    }
+
+    #[test]
+    fn a_logging_tensor_records_every_operator_it_flows_through() {
+        let a = t(&[1.0, 2.0]);
+        let logging = LoggingTensor::new();
+        let wa = Tensor::from_base(logging.wrap(a.base()).unwrap());
+        assert!(wa.key_set().has(DispatchKey::Python));
+        assert!(wa.to_vec::<f32>().is_err(), "a wrapper holds no data");
+        let b = ops::mul_tensor(&ops::add_tensor(&wa, &wa).unwrap(), &a).unwrap();
+        let s = ops::sum(&b).unwrap();
+        assert!(subclass_object(s.base()).is_some(), "results are wrapped");
+        assert_eq!(unwrap_f32(&logging, &s), vec![10.0]);
+        assert_eq!(
+            logging.log(),
+            vec!["aten.add.Tensor", "aten.mul.Tensor", "aten.sum.default"]
+        );
+        // A mode sees the call first, then the subclass.
+        let (mode, log) = recording("m");
+        {
+            let _guard = push_mode(mode);
+            ops::neg(&wa).unwrap();
+        }
+        assert_eq!(
+            *log.lock().unwrap(),
+            vec!["m aten.neg.default args=1 kwargs=[] depth=0"]
+        );
+        assert_eq!(logging.log().last().unwrap(), "aten.neg.default");
+    }
+
+    /// Declines everything.
+    struct Declining;
+
+    impl TorchDispatchSubclass for Declining {
+        fn torch_dispatch(
+            &self,
+            _cls: &Arc<dyn TorchDispatchSubclass>,
+            _op: &OpOverload,
+            _args: &[IValue],
+            _kwargs: &[(&str, IValue)],
+        ) -> Result<Option<Vec<IValue>>> {
+            Ok(None)
+        }
+
+        fn name(&self) -> String {
+            "Declining".into()
+        }
+    }
+
+    #[test]
+    fn subclasses_are_asked_in_order_until_one_handles_the_call() {
+        let a = t(&[1.0, 2.0]);
+        let declining: Arc<dyn TorchDispatchSubclass> = Arc::new(Declining);
+        let d = Tensor::from_base(make_wrapper_subclass(a.base(), declining, ()).unwrap());
+        let e = ops::neg(&d).unwrap_err();
+        assert_eq!(
+            e.message(),
+            "Multiple dispatch failed for 'aten.neg.default'; all __torch_dispatch__ handlers returned NotImplemented:\n\n  - tensor subclass <class 'Declining'>\n\nFor more information, try re-running with TORCH_LOGS=not_implemented"
+        );
+        let logging = LoggingTensor::new();
+        let l = Tensor::from_base(logging.wrap(a.base()).unwrap());
+        // Declining comes first and declines; the logging tensor handles the
+        // call (its unwrap leaves the other wrapper as it is, so the inner
+        // call reaches Declining alone and fails).
+        let e = ops::add_tensor(&d, &l).unwrap_err();
+        assert!(e
+            .message()
+            .starts_with("Multiple dispatch failed for 'aten.add.Tensor'"));
+        assert_eq!(logging.log(), vec!["aten.add.Tensor"]);
+    }
 }

@@ -40,6 +40,9 @@ pub struct TensorImpl {
     wrapped_number: bool,
     /// Autograd's state, set once by the autograd layer.
     autograd_meta: OnceLock<Arc<dyn AutogradMetaInterface>>,
+    /// What a tensor subclass attached (PyTorch's `pyobj_slot`): set when
+    /// the tensor is made, never changed.
+    pyobj_slot: Option<Arc<dyn std::any::Any + Send + Sync>>,
 }
 
 /// The autograd state a tensor carries (`c10::AutogradMetaInterface`). The
@@ -98,6 +101,29 @@ impl TensorImpl {
         ))
     }
 
+    /// A contiguous tensor of `sizes` whose storage has no data (what a
+    /// wrapper tensor subclass or a fake tensor is made of).
+    pub fn new_dataless(
+        key_set: DispatchKeySet,
+        dtype: ScalarType,
+        device: Device,
+        sizes: Vec<i64>,
+    ) -> Result<Self> {
+        let (numel, nbytes) = contiguous_extent(&sizes, dtype.element_size())?;
+        Ok(TensorImpl::with_layout(
+            TensorLayout::contiguous_over_fresh(
+                Storage::new_dataless(nbytes, device),
+                &sizes,
+                numel,
+                dtype.element_size(),
+            ),
+            dtype,
+            device,
+            key_set,
+            OnceLock::new(),
+        ))
+    }
+
     /// A snapshot of the current layout (see [`LayoutRef`]).
     #[inline]
     pub fn layout(&self) -> LayoutRef<'_> {
@@ -129,7 +155,15 @@ impl TensorImpl {
             version,
             wrapped_number: false,
             autograd_meta: OnceLock::new(),
+            pyobj_slot: None,
         }
+    }
+
+    /// Attaches a tensor subclass's object (`pyobj_slot`); the tensor is
+    /// still being built, so nothing has seen it without.
+    pub fn with_pyobj_slot(mut self, object: Arc<dyn std::any::Any + Send + Sync>) -> TensorImpl {
+        self.pyobj_slot = Some(object);
+        self
     }
 
     /// The version counter, made on first use.
@@ -237,6 +271,7 @@ impl TensorBase {
             version: OnceLock::new(),
             wrapped_number: true,
             autograd_meta: OnceLock::new(),
+            pyobj_slot: None,
         }))
     }
 
@@ -510,6 +545,11 @@ impl TensorBase {
         }
     }
 
+    /// The object a tensor subclass attached (`pyobj_slot`), if any.
+    pub fn pyobj_slot(&self) -> Option<&Arc<dyn std::any::Any + Send + Sync>> {
+        self.inner.as_ref()?.pyobj_slot.as_ref()
+    }
+
     /// The autograd state, if the autograd layer made one.
     #[inline]
     pub fn autograd_meta(&self) -> Option<&dyn AutogradMetaInterface> {
@@ -551,6 +591,7 @@ impl TensorBase {
             version,
             wrapped_number: t.wrapped_number,
             autograd_meta: OnceLock::new(),
+            pyobj_slot: t.pyobj_slot.clone(),
         }))
     }
 
