@@ -23,13 +23,16 @@
 //! - [`python_key`]: the `Python` key's fallback that hands calls to the
 //!   innermost mode or to tensor subclasses;
 //! - [`subclass`]: wrapper tensor subclasses (`__torch_dispatch__`) and the
-//!   shipped `LoggingTensor`.
+//!   shipped `LoggingTensor`;
+//! - [`fake`]: FakeTensor mode (shapes, strides, dtypes and devices without
+//!   data, through the Meta kernels).
 //!
 //! Every object here is unique per operator and root: looking `aten.add`
 //! up twice gives the same `Arc`.
 
 pub mod arguments;
 pub mod custom_class;
+pub mod fake;
 pub mod higher_order;
 pub mod library;
 pub mod modes;

@@ -18,7 +18,7 @@ use std::any::Any;
 use std::sync::{Arc, Mutex};
 
 use aten_boxing::IValue;
-use c10_core::{DispatchKey, Error, Result, TensorBase, TensorImpl};
+use c10_core::{Device, DispatchKey, Error, Result, TensorBase, TensorImpl};
 
 use crate::overload::OpOverload;
 
@@ -58,14 +58,28 @@ impl SubclassObject {
     }
 }
 
-/// `_make_wrapper_subclass`: a data-less tensor with `like`'s sizes, dtype
-/// and device, of subclass `class`, carrying `data`.
+/// `_make_wrapper_subclass`: a data-less tensor with `like`'s sizes,
+/// strides, dtype and device, of subclass `class`, carrying `data`.
 pub fn make_wrapper_subclass(
     like: &TensorBase,
     class: Arc<dyn TorchDispatchSubclass>,
     data: impl Any + Send + Sync,
 ) -> Result<TensorBase> {
-    let (Some(dtype), Some(device)) = (like.dtype(), like.device()) else {
+    let Some(device) = like.device() else {
+        return Err(Error::runtime("cannot wrap an undefined tensor"));
+    };
+    make_wrapper_subclass_on(like, device, class, data)
+}
+
+/// [`make_wrapper_subclass`] with another device than `like`'s (a fake
+/// tensor's device).
+pub fn make_wrapper_subclass_on(
+    like: &TensorBase,
+    device: Device,
+    class: Arc<dyn TorchDispatchSubclass>,
+    data: impl Any + Send + Sync,
+) -> Result<TensorBase> {
+    let (Some(dtype), Some(layout)) = (like.dtype(), like.layout()) else {
         return Err(Error::runtime("cannot wrap an undefined tensor"));
     };
     let keys = TensorImpl::default_key_set(device)
@@ -75,7 +89,7 @@ pub fn make_wrapper_subclass(
         class,
         data: Box::new(data),
     });
-    let tensor = TensorImpl::new_dataless(keys, dtype, device, like.sizes().to_vec())?
+    let tensor = TensorImpl::new_dataless(keys, dtype, device, layout.sizes(), layout.strides())?
         .with_pyobj_slot(object);
     Ok(TensorBase::from_impl(tensor))
 }

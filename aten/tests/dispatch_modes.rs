@@ -293,3 +293,74 @@ mod subclasses {
         assert_eq!(logging.log(), vec!["aten.add.Tensor"]);
     }
 }
+
+mod fake_tensors {
+    use super::*;
+    use aten::c10::device::DeviceType;
+    use aten::torch_ops::fake::{is_fake, meta_of, FakeTensorMode};
+    use aten::{Device, ScalarType};
+
+    #[test]
+    fn an_mlp_on_cuda_computes_its_shapes_without_running() {
+        aten::ops_root();
+        let cuda = Device::new(DeviceType::CUDA, 0);
+        let mode = FakeTensorMode::new();
+        let fake = |sizes: &[i64]| {
+            Tensor::from_base(mode.fake_tensor(sizes, ScalarType::Float, cuda).unwrap())
+        };
+        let (x, w1, b1, w2) = (fake(&[64, 2]), fake(&[2, 32]), fake(&[32]), fake(&[32, 3]));
+        let _guard = push_mode(mode.clone());
+        let h = ops::relu(&ops::add_tensor(&ops::mm(&x, &w1).unwrap(), &b1).unwrap()).unwrap();
+        let out = ops::mm(&h, &w2).unwrap();
+        assert!(is_fake(out.base()));
+        assert_eq!(out.sizes().to_vec(), vec![64, 3]);
+        assert_eq!(out.device(), Some(cuda));
+        assert_eq!(out.dtype(), Some(ScalarType::Float));
+        assert_eq!(meta_of(out.base()).unwrap().device(), Some(Device::META));
+        // Strides follow the Meta kernels: a transpose is a view.
+        let tt = ops::t(&out).unwrap();
+        assert_eq!(tt.layout().unwrap().strides().to_vec(), vec![1, 3]);
+        // Factories take the device they were asked for.
+        let z = ops::zeros_with(
+            &[4, 5],
+            ops::ZerosOptions {
+                device: Some(cuda),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert!(is_fake(z.base()) && z.device() == Some(cuda));
+        let cpu = ops::zeros(&[2]).unwrap();
+        assert_eq!(cpu.device(), Some(Device::CPU));
+        // Real tensors taking part in a call are faked under the mode.
+        let real = Tensor::from_slice(&[1.0f32, 2.0], &[2]).unwrap();
+        let r = ops::add_tensor(&real, &real).unwrap();
+        assert!(!is_fake(real.base()) && is_fake(r.base()));
+        assert_eq!(r.device(), Some(Device::CPU));
+    }
+
+    #[test]
+    fn fake_tensors_without_the_mode_refuse_real_ones_and_mixed_devices() {
+        aten::ops_root();
+        let mode = FakeTensorMode::new();
+        let cuda = Device::new(DeviceType::CUDA, 0);
+        let a = Tensor::from_base(mode.fake_tensor(&[2], ScalarType::Float, cuda).unwrap());
+        let b = Tensor::from_base(
+            mode.fake_tensor(&[2], ScalarType::Float, Device::CPU)
+                .unwrap(),
+        );
+        // Without the mode, fake tensors still compute through Meta.
+        let s = ops::add_tensor(&a, &a).unwrap();
+        assert!(is_fake(s.base()) && s.device() == Some(cuda));
+        let e = ops::add_tensor(&a, &b).unwrap_err();
+        assert_eq!(
+            e.message(),
+            "Unhandled FakeTensor Device Propagation for aten.add.Tensor, found two different devices cuda:0, cpu"
+        );
+        let real = Tensor::from_slice(&[1.0f32, 2.0], &[2]).unwrap();
+        let e = ops::mul_tensor(&b, &real).unwrap_err();
+        assert!(e.message().starts_with(
+            "Please convert all Tensors to FakeTensors first or instantiate FakeTensorMode with 'allow_non_fake_inputs'."
+        ));
+    }
+}

@@ -101,22 +101,28 @@ impl TensorImpl {
         ))
     }
 
-    /// A contiguous tensor of `sizes` whose storage has no data (what a
-    /// wrapper tensor subclass or a fake tensor is made of).
+    /// A tensor of `sizes` and `strides` whose storage has no data (what a
+    /// wrapper tensor subclass or a fake tensor is made of); the storage
+    /// spans exactly what the geometry reaches (checked arithmetic).
     pub fn new_dataless(
         key_set: DispatchKeySet,
         dtype: ScalarType,
         device: Device,
-        sizes: Vec<i64>,
+        sizes: &[i64],
+        strides: &[i64],
     ) -> Result<Self> {
-        let (numel, nbytes) = contiguous_extent(&sizes, dtype.element_size())?;
+        check_rank(sizes, strides)?;
+        let itemsize = dtype.element_size();
+        let nbytes = storage_nbytes(sizes, strides, 0, itemsize)?;
+        let layout = TensorLayout::new(
+            Storage::new_dataless(nbytes, device),
+            0,
+            sizes,
+            strides,
+            itemsize,
+        )?;
         Ok(TensorImpl::with_layout(
-            TensorLayout::contiguous_over_fresh(
-                Storage::new_dataless(nbytes, device),
-                &sizes,
-                numel,
-                dtype.element_size(),
-            ),
+            layout,
             dtype,
             device,
             key_set,
