@@ -503,5 +503,76 @@ fn torch_ops() -> Result<()> {
         total.call(std::slice::from_ref(&acc), &[])?[0],
         total.overload("default")?.kind()
     );
+    modes()
+}
+
+/// Section 9: dispatch modes, a logging tensor subclass, FakeTensor.
+fn modes() -> Result<()> {
+    use std::sync::{Arc, Mutex};
+
+    use aten::torch_ops::fake::FakeTensorMode;
+    use aten::torch_ops::subclass::LoggingTensor;
+    use aten::torch_ops::{push_mode, OpOverload, TorchDispatchMode};
+    use aten::{ops, Tensor};
+
+    section("9. Dispatch modes, tensor subclasses, FakeTensor");
+    /// Counts the operators called below autograd, and forwards them.
+    struct Counting(Mutex<Vec<String>>);
+    impl TorchDispatchMode for Counting {
+        fn torch_dispatch(
+            &self,
+            op: &OpOverload,
+            args: &[IValue],
+            kwargs: &[(&str, IValue)],
+        ) -> Result<Vec<IValue>> {
+            if let Ok(mut seen) = self.0.lock() {
+                seen.push(op.to_string());
+            }
+            op.call(args, kwargs)
+        }
+        fn as_any(&self) -> &dyn std::any::Any {
+            self
+        }
+    }
+    let x = Tensor::from_slice(&[1.0f32, -2.0, 3.0], &[3])?;
+    let counting = Arc::new(Counting(Mutex::new(Vec::new())));
+    let y = {
+        let _mode = push_mode(counting.clone());
+        ops::sum(&ops::relu(&ops::mul_tensor(&x, &x)?)?)?
+    };
+    println!(
+        "a counting mode saw {:?}; the result is still {:?}",
+        counting.0.lock().map(|s| s.clone()).unwrap_or_default(),
+        y.to_vec::<f32>()?
+    );
+
+    let logging = LoggingTensor::new();
+    let lx = Tensor::from_base(logging.wrap(x.base())?);
+    let ly = ops::neg(&ops::add_tensor(&lx, &x)?)?;
+    println!(
+        "a LoggingTensor recorded {:?}; unwrapped: {:?}",
+        logging.log(),
+        Tensor::from_base(logging.unwrap(ly.base())).to_vec::<f32>()?
+    );
+
+    let cuda = Device::new(aten::c10::device::DeviceType::CUDA, 0);
+    let fake = FakeTensorMode::new();
+    let f = |sizes: &[i64]| -> Result<Tensor> {
+        Ok(Tensor::from_base(fake.fake_tensor(
+            sizes,
+            ScalarType::Float,
+            cuda,
+        )?))
+    };
+    let (input, w1, b1, w2) = (f(&[4096, 2])?, f(&[2, 256])?, f(&[256])?, f(&[256, 3])?);
+    let _fake = push_mode(fake.clone());
+    let hidden = ops::relu(&ops::add_tensor(&ops::mm(&input, &w1)?, &b1)?)?;
+    let logits = ops::log_softmax_int(&ops::mm(&hidden, &w2)?, 1)?;
+    println!(
+        "under FakeTensor, the MLP's logits on {cuda}: sizes {:?}, strides {:?}, dtype {:?}, no CUDA needed",
+        logits.sizes().to_vec(),
+        logits.layout().map(|l| l.strides().to_vec()).unwrap_or_default(),
+        logits.dtype().unwrap_or(ScalarType::Float)
+    );
     Ok(())
 }
