@@ -13,12 +13,16 @@
 //!   `grad`, grad modes), through [`TensorAutograd`] on tensors;
 //! - [`torch_ops`]: the `torch.ops` layer (namespaces, overload packets,
 //!   overloads, host kernels, runtime libraries, higher-order operators,
-//!   custom classes), rooted at [`ops_root`].
+//!   custom classes, dispatch modes, tensor subclasses, FakeTensor), rooted
+//!   at [`ops_root`];
+//! - [`fx`]: graphs of operator calls captured with `make_fx`, printed in
+//!   FX's format and replayed.
 
 pub use aten_autograd as autograd;
 pub use aten_boxing as boxing;
 pub use aten_core as core;
 pub use aten_dispatch as dispatch;
+pub use aten_fx as fx;
 pub use aten_ops as torch_ops;
 pub use c10_core as c10;
 

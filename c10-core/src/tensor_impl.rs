@@ -619,6 +619,13 @@ impl TensorBase {
         self.layout().is_none_or(|l| l.is_contiguous())
     }
 
+    /// A number identifying the tensor (its `TensorImpl`'s address; 0 for
+    /// an undefined handle): equal while both handles live exactly when
+    /// [`is_same`](Self::is_same).
+    pub fn impl_id(&self) -> usize {
+        self.inner.as_ref().map_or(0, |a| Arc::as_ptr(a) as usize)
+    }
+
     /// Whether both handles refer to the same tensor (`is_same`); two
     /// undefined handles are the same.
     pub fn is_same(&self, other: &TensorBase) -> bool {

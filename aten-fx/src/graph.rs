@@ -1,0 +1,305 @@
+//! [`Graph`]: placeholders, one node per operator call (its `OpOverload`
+//! and arguments, graph values or constants), constants the program made,
+//! and the output. Printed as FX prints `graph_module.code`, replayed on new
+//! inputs.
+
+use std::fmt::Write;
+use std::sync::Arc;
+
+use aten_boxing::IValue;
+use aten_ops::OpOverload;
+use c10_core::{Error, Result};
+
+/// An argument of a node.
+#[derive(Clone, Debug)]
+pub enum Arg {
+    /// The value of node `i`.
+    Node(usize),
+    /// A constant.
+    Const(IValue),
+    /// A list whose items are arguments (a `Tensor[]` of graph values).
+    List(Vec<Arg>),
+}
+
+/// What a node is.
+#[derive(Clone)]
+pub enum NodeKind {
+    /// An input of the graph.
+    Placeholder,
+    /// A tensor the program made without an operator the graph saw (FX's
+    /// `get_attr` of `_tensor_constantN`).
+    Constant(IValue),
+    /// An operator call (a single result, or the tuple of several).
+    CallFunction {
+        /// The operator.
+        op: Arc<OpOverload>,
+        /// Positional arguments.
+        args: Vec<Arg>,
+        /// Keyword arguments.
+        kwargs: Vec<(String, Arg)>,
+    },
+    /// Element `index` of a multi-result node (`operator.getitem`).
+    GetItem {
+        /// The node with several results.
+        of: usize,
+        /// Which result.
+        index: usize,
+    },
+    /// The graph's results.
+    Output(Vec<Arg>),
+}
+
+/// One node: its name and what it is.
+#[derive(Clone)]
+pub struct Node {
+    /// The node's unique name (FX's naming).
+    pub name: String,
+    /// What it is.
+    pub kind: NodeKind,
+}
+
+/// A graph of operator calls (an FX `Graph` in `make_fx`'s shape).
+#[derive(Clone, Default)]
+pub struct Graph {
+    /// The nodes, placeholders first, output last.
+    pub nodes: Vec<Node>,
+}
+
+impl Graph {
+    /// The operator-call nodes' operators, in order (`str` of each, e.g.
+    /// `aten.add.Tensor`).
+    pub fn called_operators(&self) -> Vec<String> {
+        self.nodes
+            .iter()
+            .filter_map(|n| match &n.kind {
+                NodeKind::CallFunction { op, .. } => Some(op.to_string()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The number of placeholders.
+    pub fn num_inputs(&self) -> usize {
+        self.nodes
+            .iter()
+            .filter(|n| matches!(n.kind, NodeKind::Placeholder))
+            .count()
+    }
+
+    /// Runs the graph on `inputs` (one per placeholder); the outputs.
+    pub fn run(&self, inputs: &[IValue]) -> Result<Vec<IValue>> {
+        if inputs.len() != self.num_inputs() {
+            return Err(Error::runtime(format!(
+                "the graph takes {} inputs but {} were given",
+                self.num_inputs(),
+                inputs.len()
+            )));
+        }
+        let mut values: Vec<Option<Vec<IValue>>> = vec![None; self.nodes.len()];
+        let mut next_input = inputs.iter();
+        for (i, node) in self.nodes.iter().enumerate() {
+            let value = match &node.kind {
+                NodeKind::Placeholder => vec![next_input.next().cloned().unwrap_or_default()],
+                NodeKind::Constant(v) => vec![v.clone()],
+                NodeKind::CallFunction { op, args, kwargs } => {
+                    let args: Vec<IValue> = args
+                        .iter()
+                        .map(|a| resolve(a, &values))
+                        .collect::<Result<_>>()?;
+                    let kwargs: Vec<(&str, IValue)> = kwargs
+                        .iter()
+                        .map(|(k, a)| Ok((k.as_str(), resolve(a, &values)?)))
+                        .collect::<Result<_>>()?;
+                    op.call(&args, &kwargs)?
+                }
+                NodeKind::GetItem { of, index } => {
+                    let all = values
+                        .get(*of)
+                        .and_then(|v| v.as_ref())
+                        .ok_or_else(|| Error::internal("getitem of a value not computed"))?;
+                    vec![all
+                        .get(*index)
+                        .cloned()
+                        .ok_or_else(|| Error::internal("getitem past the results"))?]
+                }
+                NodeKind::Output(outs) => {
+                    return outs.iter().map(|a| resolve(a, &values)).collect();
+                }
+            };
+            values[i] = Some(value);
+        }
+        Err(Error::internal("the graph has no output node"))
+    }
+
+    /// The Python source FX prints for the graph module
+    /// (`graph_module.code`).
+    pub fn code(&self) -> String {
+        let last_use = self.last_uses();
+        let inputs: Vec<&str> = self
+            .nodes
+            .iter()
+            .filter(|n| matches!(n.kind, NodeKind::Placeholder))
+            .map(|n| n.name.as_str())
+            .collect();
+        let mut out = String::new();
+        let _ = writeln!(out, "\n\n\ndef forward(self, {}):", inputs.join(", "));
+        for (i, node) in self.nodes.iter().enumerate() {
+            let line = match &node.kind {
+                NodeKind::Placeholder => continue,
+                NodeKind::Constant(_) => format!("{} = self.{}", node.name, node.name),
+                NodeKind::CallFunction { op, args, kwargs } => {
+                    let mut parts: Vec<String> = args.iter().map(|a| self.show(a)).collect();
+                    parts.extend(
+                        kwargs
+                            .iter()
+                            .map(|(k, a)| format!("{k} = {}", self.show(a))),
+                    );
+                    format!("{} = torch.ops.{op}({})", node.name, parts.join(", "))
+                }
+                NodeKind::GetItem { of, index } => {
+                    format!("{} = {}[{index}]", node.name, self.nodes[*of].name)
+                }
+                NodeKind::Output(outs) => {
+                    let shown: Vec<String> = outs.iter().map(|a| self.show(a)).collect();
+                    let value = if shown.len() == 1 {
+                        shown[0].clone()
+                    } else {
+                        format!("({})", shown.join(", "))
+                    };
+                    let _ = writeln!(out, "    return {value}");
+                    continue;
+                }
+            };
+            let dead: Vec<&str> = last_use[i]
+                .iter()
+                .map(|&j| self.nodes[j].name.as_str())
+                .collect();
+            if dead.is_empty() {
+                let _ = writeln!(out, "    {line}");
+            } else {
+                let _ = writeln!(out, "    {line};  {} = None", dead.join(" = "));
+            }
+        }
+        out
+    }
+
+    /// For each node, the values whose last use it is, in FX's order
+    /// (`register_last_uses`: nodes walked from the end, each one's inputs
+    /// in argument order). Values the output uses are never freed.
+    fn last_uses(&self) -> Vec<Vec<usize>> {
+        fn inputs(a: &Arg, out: &mut Vec<usize>) {
+            match a {
+                Arg::Node(j) => out.push(*j),
+                Arg::List(items) => items.iter().for_each(|i| inputs(i, out)),
+                Arg::Const(_) => {}
+            }
+        }
+        let mut seen = vec![false; self.nodes.len()];
+        let mut dead = vec![Vec::new(); self.nodes.len()];
+        for (i, node) in self.nodes.iter().enumerate().rev() {
+            let mut used = Vec::new();
+            match &node.kind {
+                NodeKind::CallFunction { args, kwargs, .. } => {
+                    args.iter().for_each(|a| inputs(a, &mut used));
+                    kwargs.iter().for_each(|(_, a)| inputs(a, &mut used));
+                }
+                NodeKind::GetItem { of, .. } => used.push(*of),
+                NodeKind::Output(outs) => {
+                    outs.iter().for_each(|a| inputs(a, &mut used));
+                    used.iter().for_each(|&j| seen[j] = true);
+                    continue;
+                }
+                _ => {}
+            }
+            for j in used {
+                if !seen[j] {
+                    seen[j] = true;
+                    dead[i].push(j);
+                }
+            }
+        }
+        dead
+    }
+
+    fn show(&self, a: &Arg) -> String {
+        match a {
+            Arg::Node(j) => self.nodes[*j].name.clone(),
+            Arg::List(items) => {
+                let shown: Vec<String> = items.iter().map(|i| self.show(i)).collect();
+                format!("[{}]", shown.join(", "))
+            }
+            Arg::Const(v) => python_repr(v),
+        }
+    }
+}
+
+impl std::fmt::Display for Graph {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.code())
+    }
+}
+
+fn resolve(a: &Arg, values: &[Option<Vec<IValue>>]) -> Result<IValue> {
+    match a {
+        Arg::Node(j) => values
+            .get(*j)
+            .and_then(|v| v.as_ref())
+            .and_then(|v| v.first())
+            .cloned()
+            .ok_or_else(|| Error::internal("an argument refers to a value not computed")),
+        Arg::Const(v) => Ok(v.clone()),
+        Arg::List(items) => {
+            let items: Vec<IValue> = items
+                .iter()
+                .map(|i| resolve(i, values))
+                .collect::<Result<_>>()?;
+            if items.iter().all(|i| matches!(i, IValue::Tensor(_))) {
+                Ok(IValue::TensorList(Arc::new(
+                    items
+                        .into_iter()
+                        .filter_map(|i| match i {
+                            IValue::Tensor(t) => Some(t),
+                            _ => None,
+                        })
+                        .collect(),
+                )))
+            } else {
+                Ok(IValue::GenericList(Arc::new(items)))
+            }
+        }
+    }
+}
+
+/// A constant as Python prints it in FX code.
+fn python_repr(v: &IValue) -> String {
+    match v {
+        IValue::None => "None".into(),
+        IValue::Bool(b) => if b.get() { "True" } else { "False" }.into(),
+        IValue::Int(i) => i.to_string(),
+        IValue::Double(d) => {
+            let d = d.get();
+            if d.is_finite() && d == d.trunc() && d.abs() < 1e16 {
+                format!("{d:.1}")
+            } else if d.is_nan() {
+                "nan".into()
+            } else if d.is_infinite() {
+                if d > 0.0 { "inf" } else { "-inf" }.into()
+            } else {
+                format!("{d}")
+            }
+        }
+        IValue::IntList(xs) => {
+            let shown: Vec<String> = xs.iter().map(i64::to_string).collect();
+            format!("[{}]", shown.join(", "))
+        }
+        IValue::String(s) => format!("'{s}'"),
+        IValue::Device(d) => {
+            let d = d.get();
+            match d.index() {
+                i if i >= 0 => format!("device(type='{}', index={i})", d.device_type().name()),
+                _ => format!("device(type='{}')", d.device_type().name()),
+            }
+        }
+        other => other.to_string(),
+    }
+}

@@ -1,0 +1,14 @@
+//! `aten-fx`: graphs of operator calls (PyTorch's `torch.fx` as `make_fx`
+//! produces them).
+//!
+//! - [`graph`]: [`Graph`], its nodes and arguments, replay, and printing in
+//!   the format of FX's `graph_module.code`;
+//! - [`make_fx`]: capture of a closure's operator calls under a dispatch
+//!   mode.
+
+pub mod graph;
+pub mod make_fx;
+mod names;
+
+pub use graph::{Arg, Graph, Node, NodeKind};
+pub use make_fx::make_fx;
