@@ -3,7 +3,7 @@
 //!
 //! - [`graph`]: [`Graph`], its nodes and arguments, replay, and printing in
 //!   the format of FX's `graph_module.code`;
-//! - [`make_fx`]: capture of a closure's operator calls under a dispatch
+//! - [`make_fx`](mod@make_fx): capture of a closure's operator calls under a dispatch
 //!   mode.
 
 pub mod graph;

@@ -109,7 +109,8 @@ impl OpsInner {
 
 /// How a fallback finds the overload object of the call it serves: a
 /// small per-thread cache in front of the root's registry (no lock and no
-/// upgrade of the root when it hits).
+/// upgrade of the root when it hits). A cached overload keeps its root's
+/// shared state alive until the slot is reused or the thread ends.
 pub(crate) struct CallLookup {
     root: Weak<OpsInner>,
     /// The address of the root's [`Shared`]: a cached overload holds its
