@@ -6,9 +6,10 @@
 use std::fmt::Write;
 use std::sync::Arc;
 
+use aten_boxing::schema::Type;
 use aten_boxing::IValue;
 use aten_ops::OpOverload;
-use c10_core::{Error, Result};
+use c10_core::{Error, Result, ScalarType};
 
 /// An argument of a node.
 #[derive(Clone, Debug)]
@@ -148,12 +149,20 @@ impl Graph {
                 NodeKind::Placeholder => continue,
                 NodeKind::Constant(_) => format!("{} = self.{}", node.name, node.name),
                 NodeKind::CallFunction { op, args, kwargs } => {
-                    let mut parts: Vec<String> = args.iter().map(|a| self.show(a)).collect();
-                    parts.extend(
-                        kwargs
-                            .iter()
-                            .map(|(k, a)| format!("{k} = {}", self.show(a))),
-                    );
+                    let schema = op.schema().ok();
+                    let ty = |pos: Option<usize>, name: Option<&str>| {
+                        let schema = schema.as_ref()?;
+                        let at = pos.or_else(|| schema.argument_index_with_name(name?))?;
+                        schema.arguments().get(at).map(|a| a.real_type().clone())
+                    };
+                    let mut parts: Vec<String> = args
+                        .iter()
+                        .enumerate()
+                        .map(|(i, a)| self.show_typed(a, ty(Some(i), None).as_ref()))
+                        .collect();
+                    parts.extend(kwargs.iter().map(|(k, a)| {
+                        format!("{k} = {}", self.show_typed(a, ty(None, Some(k)).as_ref()))
+                    }));
                     format!("{} = torch.ops.{op}({})", node.name, parts.join(", "))
                 }
                 NodeKind::GetItem { of, index } => {
@@ -219,6 +228,23 @@ impl Graph {
             }
         }
         dead
+    }
+
+    /// An argument as printed for a parameter of schema type `ty`: an int
+    /// passed as a `ScalarType` prints as its dtype (`torch.float32`).
+    fn show_typed(&self, a: &Arg, ty: Option<&Type>) -> String {
+        let is_dtype = match ty {
+            Some(Type::ScalarType) => true,
+            Some(Type::Optional(inner)) => **inner == Type::ScalarType,
+            _ => false,
+        };
+        match a {
+            Arg::Const(IValue::Int(code)) if is_dtype => match ScalarType::from_i64(*code) {
+                Ok(dtype) => format!("torch.{}", dtype.python_name()),
+                Err(_) => code.to_string(),
+            },
+            _ => self.show(a),
+        }
     }
 
     fn show(&self, a: &Arg) -> String {

@@ -63,6 +63,30 @@ fn a_captured_graph_prints_like_fx_and_replays() {
 }
 
 #[test]
+fn dtype_arguments_print_as_dtypes() {
+    aten::ops_root();
+    let x = Tensor::from_slice(&[1.0f32, 2.0], &[2]).unwrap();
+    let g = make_fx(
+        |inputs| {
+            let s = ops::sum_with(
+                &tensor_of(&inputs[0]),
+                ops::SumOptions {
+                    dtype: Some(ScalarType::Double),
+                },
+            )?;
+            Ok(vec![iv(&s)])
+        },
+        &["x"],
+        &[iv(&x)],
+    )
+    .unwrap();
+    assert_eq!(
+        g.code(),
+        "\n\n\ndef forward(self, x_1):\n    sum_1 = torch.ops.aten.sum.default(x_1, dtype = torch.float64);  x_1 = None\n    return sum_1\n"
+    );
+}
+
+#[test]
 fn capture_under_fake_tensors_needs_no_data() {
     aten::ops_root();
     let fake = FakeTensorMode::new();
