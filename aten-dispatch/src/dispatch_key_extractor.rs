@@ -106,9 +106,10 @@ impl DispatchKeyExtractor {
     }
 }
 
-/// The keys carried by a tensor-like value.
+/// The keys carried by the tensors in a value: a tensor, a list of
+/// tensors, or a generic list or tuple of such values.
 #[inline]
-pub(crate) fn ivalue_key_set(value: &IValue) -> DispatchKeySet {
+pub fn ivalue_key_set(value: &IValue) -> DispatchKeySet {
     match value {
         IValue::Tensor(t) => t.key_set(),
         _ => list_key_set(value),
@@ -126,7 +127,7 @@ fn list_key_set(value: &IValue) -> DispatchKeySet {
             .iter()
             .flatten()
             .fold(DispatchKeySet::EMPTY, |ks, t| ks | t.key_set()),
-        IValue::GenericList(items) => items
+        IValue::GenericList(items) | IValue::Tuple(items) => items
             .iter()
             .fold(DispatchKeySet::EMPTY, |ks, v| ks | ivalue_key_set(v)),
         _ => DispatchKeySet::EMPTY,

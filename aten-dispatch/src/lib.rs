@@ -29,6 +29,7 @@ pub mod registration_handle;
 mod schema_check;
 pub mod trace;
 
+pub use dispatch_key_extractor::ivalue_key_set;
 pub use dispatch_table::Provenance;
 pub use dispatcher::{Dispatcher, RegistrationEvent};
 pub use library::{CppFunction, Library, LibraryKind, StaticRegistrationError};

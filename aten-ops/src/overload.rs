@@ -278,18 +278,8 @@ impl OpOverload {
         k: DispatchKey,
         f: impl Fn(&OpOverload, DispatchKeySet, &mut Stack) -> Result<()> + Send + Sync + 'static,
     ) -> Result<()> {
-        if k == DispatchKey::Python {
-            return Err(Error::runtime(
-                "Please register a mode for the DispatchKey.Python key instead.",
-            ));
-        }
         let mut kernels = self.host_kernels.write().unwrap_or_else(|p| p.into_inner());
-        if kernels.contains_key(&k) {
-            return Err(Error::runtime(format!(
-                "Trying to override a python impl for DispatchKey.{k} on operator {}",
-                self.name()
-            )));
-        }
+        check_new_py_impl(k, kernels.contains_key(&k), &self.name())?;
         kernels.insert(k, Arc::new(f));
         drop(kernels);
         self.clear_dispatch_cache();
@@ -371,6 +361,23 @@ impl OpOverload {
             .clear();
         self.clear_dispatch_cache();
     }
+}
+
+/// `OperatorBase.py_impl`'s checks, shared by overloads and higher-order
+/// operators: no kernel at `Python` (a mode's job), and no second kernel at
+/// one key (`taken`).
+pub(crate) fn check_new_py_impl(k: DispatchKey, taken: bool, op_name: &str) -> Result<()> {
+    if k == DispatchKey::Python {
+        return Err(Error::runtime(
+            "Please register a mode for the DispatchKey.Python key instead.",
+        ));
+    }
+    if taken {
+        return Err(Error::runtime(format!(
+            "Trying to override a python impl for DispatchKey.{k} on operator {op_name}"
+        )));
+    }
+    Ok(())
 }
 
 impl KernelTable for OpOverload {

@@ -11,9 +11,8 @@
 //! dispatcher stays on below it).
 
 use aten_boxing::{BoxedOperator, Stack};
-use aten_dispatch::OperatorHandle;
 use c10_core::local_dispatch_key_set::IncludeDispatchKeyGuard;
-use c10_core::{DispatchKey, DispatchKeySet, Error, Result};
+use c10_core::{DispatchKey, DispatchKeySet, Result};
 
 use crate::overload::Handler;
 use crate::root::CallLookup;
@@ -37,15 +36,9 @@ pub(crate) fn fallback_kernel(
     lookup: CallLookup,
 ) -> impl Fn(&dyn BoxedOperator, DispatchKeySet, &mut Stack) -> Result<()> + Send + Sync + 'static {
     move |op, keys, stack| {
-        let Some(handle) = op.as_any().downcast_ref::<OperatorHandle>() else {
-            return Err(Error::internal(format!(
-                "the Python dispatcher was called for {} without its operator handle",
-                op.operator_name()
-            )));
-        };
         let keys = keys.remove(DispatchKey::PythonDispatcher);
         let k = keys.highest_priority_type_id();
-        lookup.with_overload(handle, |overload| match overload.get_dispatch(k)? {
+        lookup.with_overload(op, |handle, overload| match overload.get_dispatch(k)? {
             Handler::Host(f) => f(overload, keys, stack),
             Handler::Key(key) => handle.call_boxed_for_dispatch_key(key, stack),
         })

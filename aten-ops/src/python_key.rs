@@ -8,7 +8,6 @@
 use aten_boxing::normalize::default_to_ivalue;
 use aten_boxing::schema::FunctionSchema;
 use aten_boxing::{BoxedOperator, IValue, Stack};
-use aten_dispatch::OperatorHandle;
 use c10_core::{DispatchKeySet, Error, Result};
 
 use crate::modes::{self, pop_mode_temporarily};
@@ -51,13 +50,7 @@ pub(crate) fn fallback_kernel(
     lookup: CallLookup,
 ) -> impl Fn(&dyn BoxedOperator, DispatchKeySet, &mut Stack) -> Result<()> + Send + Sync + 'static {
     move |op, _keys, stack| {
-        let Some(handle) = op.as_any().downcast_ref::<OperatorHandle>() else {
-            return Err(Error::internal(format!(
-                "the Python key was reached for {} without its operator handle",
-                op.operator_name()
-            )));
-        };
-        lookup.with_overload(handle, |overload| {
+        lookup.with_overload(op, |_, overload| {
             let Some(schema) = overload.current_schema() else {
                 return Err(overload.no_schema());
             };

@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
 
 use aten_boxing::schema::OperatorName;
-use aten_boxing::KernelFunction;
+use aten_boxing::{BoxedOperator, KernelFunction};
 use aten_dispatch::{Dispatcher, OperatorHandle, RegistrationEvent, RegistrationHandle};
 use c10_core::{DispatchKey, Error, Result};
 
@@ -133,15 +133,22 @@ impl CallLookup {
         }
     }
 
-    /// Runs `f` on the overload object of the operator `handle` reaches.
+    /// Runs `f` on the dispatcher's handle of the operator a fallback runs
+    /// for, and its overload object.
     /// On a cache hit the object is lent from the cache (no reference
     /// count is taken); the cache stays readable by nested calls, and a
     /// nested miss simply does not cache.
     pub(crate) fn with_overload<R>(
         &self,
-        handle: &OperatorHandle,
-        f: impl FnOnce(&OpOverload) -> Result<R>,
+        op: &dyn BoxedOperator,
+        f: impl FnOnce(&OperatorHandle, &OpOverload) -> Result<R>,
     ) -> Result<R> {
+        let Some(handle) = op.as_any().downcast_ref::<OperatorHandle>() else {
+            return Err(Error::internal(format!(
+                "a torch.ops fallback was called for {} without its operator handle",
+                op.operator_name()
+            )));
+        };
         let id = handle.entry_id();
         let slot = (id >> 4) % CALL_CACHE_SLOTS;
         let mut f = Some(f);
@@ -149,7 +156,7 @@ impl CallLookup {
             let cache = c.borrow();
             match cache[slot].as_deref() {
                 Some(o) if o.handle().entry_id() == id && o.shared_addr() == self.shared_addr => {
-                    f.take().map(|f| f(o))
+                    f.take().map(|f| f(handle, o))
                 }
                 _ => None,
             }
@@ -164,7 +171,7 @@ impl CallLookup {
             }
         });
         match f.take() {
-            Some(f) => f(&overload),
+            Some(f) => f(handle, &overload),
             None => Err(Error::internal("a call's overload was looked up twice")),
         }
     }

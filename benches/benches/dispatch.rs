@@ -14,54 +14,25 @@
 // criterion_group! generates undocumented items.
 #![allow(missing_docs)]
 
+mod support;
+
 use aten::boxing::{IValue, Stack};
-use aten::c10::{Device, ScalarType, TensorBase, TensorImpl};
-use aten::dispatch::{CppFunction, Dispatcher, Library, LibraryKind};
+use aten::c10::TensorBase;
+use aten::dispatch::{CppFunction, Dispatcher, Library};
 use aten::{DispatchKey, DispatchKeySet, Result};
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
-
-fn noop(a: &TensorBase, _b: &TensorBase) -> Result<TensorBase> {
-    Ok(a.clone())
-}
-
-fn tensor(keys: &[DispatchKey]) -> TensorBase {
-    TensorBase::from_impl(
-        TensorImpl::new(
-            DispatchKeySet::from_keys(keys),
-            ScalarType::Float,
-            Device::CPU,
-            vec![1],
-        )
-        .expect("valid sizes"),
-    )
-}
-
-fn block(d: &Dispatcher, ns: &str, key: Option<DispatchKey>) -> Library {
-    let kind = if key.is_some() {
-        LibraryKind::Impl
-    } else {
-        LibraryKind::Fragment
-    };
-    Library::with_dispatcher(d, kind, ns, key, "bench.rs", 1).unwrap()
-}
+use support::{block, define_noop, noop, tensor};
 
 fn calls(c: &mut Criterion) {
     let d = Dispatcher::new();
+    let _noop = define_noop(&d);
     let mut def = block(&d, "bench", None);
-    def.def("noop(Tensor a, Tensor b) -> Tensor").unwrap();
     def.def("noop_ft(Tensor a, Tensor b) -> Tensor").unwrap();
     let mut cpu = block(&d, "bench", Some(DispatchKey::CPU));
-    cpu.impl_("noop", CppFunction::from_unboxed(noop)).unwrap();
     cpu.impl_("noop_ft", CppFunction::from_unboxed(noop))
         .unwrap();
     let mut ag = block(&d, "bench", Some(DispatchKey::AutogradCPU));
     ag.impl_("noop_ft", CppFunction::fallthrough()).unwrap();
-    let mut fallbacks = Vec::new();
-    for key in [DispatchKey::BackendSelect, DispatchKey::ADInplaceOrView] {
-        let mut f = block(&d, "_", Some(key));
-        f.fallback(CppFunction::fallthrough()).unwrap();
-        fallbacks.push(f);
-    }
 
     let op = d.find_schema_or_throw("bench::noop", "").unwrap();
     let typed = op

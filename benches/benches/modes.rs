@@ -10,16 +10,14 @@
 
 use std::sync::Arc;
 
-use aten::boxing::{IValue, Stack};
-use aten::c10::{Device, ScalarType, TensorBase, TensorImpl};
-use aten::dispatch::{CppFunction, Dispatcher, Library, LibraryKind};
-use aten::torch_ops::{push_mode, OpOverload, Ops, TorchDispatchMode};
-use aten::{DispatchKey, DispatchKeySet, Result};
-use criterion::{criterion_group, criterion_main, Criterion};
+mod support;
 
-fn noop(a: &TensorBase, _b: &TensorBase) -> Result<TensorBase> {
-    Ok(a.clone())
-}
+use aten::boxing::{IValue, Stack};
+use aten::dispatch::Dispatcher;
+use aten::torch_ops::{push_mode, OpOverload, Ops, TorchDispatchMode};
+use aten::{DispatchKey, Result};
+use criterion::{criterion_group, criterion_main, Criterion};
+use support::{define_noop, tensor};
 
 struct Forwarding;
 
@@ -38,40 +36,14 @@ impl TorchDispatchMode for Forwarding {
     }
 }
 
-fn block(d: &Dispatcher, ns: &str, key: Option<DispatchKey>) -> Library {
-    let kind = if key.is_some() {
-        LibraryKind::Impl
-    } else {
-        LibraryKind::Fragment
-    };
-    Library::with_dispatcher(d, kind, ns, key, "modes.rs", 1).unwrap()
-}
-
 fn calls(c: &mut Criterion) {
     let d = Dispatcher::new();
     let root = Ops::new(&d).unwrap();
-    let mut def = block(&d, "bench", None);
-    def.def("noop(Tensor a, Tensor b) -> Tensor").unwrap();
-    let mut cpu = block(&d, "bench", Some(DispatchKey::CPU));
-    cpu.impl_("noop", CppFunction::from_unboxed(noop)).unwrap();
-    let mut fallbacks = Vec::new();
-    for key in [DispatchKey::BackendSelect, DispatchKey::ADInplaceOrView] {
-        let mut f = block(&d, "_", Some(key));
-        f.fallback(CppFunction::fallthrough()).unwrap();
-        fallbacks.push(f);
-    }
+    let _noop = define_noop(&d);
     let op = d.find_schema_or_throw("bench::noop", "").unwrap();
     // Resolve the overload once, as a program that uses it would have.
     root.overload("bench::noop").unwrap();
-    let plain = TensorBase::from_impl(
-        TensorImpl::new(
-            DispatchKeySet::from_key(DispatchKey::CPU),
-            ScalarType::Float,
-            Device::CPU,
-            vec![1],
-        )
-        .expect("valid sizes"),
-    );
+    let plain = tensor(&[DispatchKey::CPU]);
     let mut stack: Stack = Vec::with_capacity(2);
     let run = |stack: &mut Stack| {
         stack.push(IValue::Tensor(plain.clone()));

@@ -18,49 +18,21 @@
 // criterion_group! generates undocumented items.
 #![allow(missing_docs)]
 
+mod support;
+
 use aten::boxing::{IValue, Stack};
-use aten::c10::{Device, ScalarType, TensorBase, TensorImpl};
-use aten::dispatch::{CppFunction, Dispatcher, Library, LibraryKind};
+use aten::dispatch::Dispatcher;
 use aten::torch_ops::Ops;
-use aten::{DispatchKey, DispatchKeySet, Result, Tensor};
+use aten::{DispatchKey, Tensor};
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
-
-fn noop(a: &TensorBase, _b: &TensorBase) -> Result<TensorBase> {
-    Ok(a.clone())
-}
-
-fn block(d: &Dispatcher, ns: &str, key: Option<DispatchKey>) -> Library {
-    let kind = if key.is_some() {
-        LibraryKind::Impl
-    } else {
-        LibraryKind::Fragment
-    };
-    Library::with_dispatcher(d, kind, ns, key, "ops.rs", 1).unwrap()
-}
+use support::{define_noop, tensor};
 
 fn calls(c: &mut Criterion) {
     let d = Dispatcher::new();
     let root = Ops::new(&d).unwrap();
-    let mut def = block(&d, "bench", None);
-    def.def("noop(Tensor a, Tensor b) -> Tensor").unwrap();
-    let mut cpu = block(&d, "bench", Some(DispatchKey::CPU));
-    cpu.impl_("noop", CppFunction::from_unboxed(noop)).unwrap();
-    let mut fallbacks = Vec::new();
-    for key in [DispatchKey::BackendSelect, DispatchKey::ADInplaceOrView] {
-        let mut f = block(&d, "_", Some(key));
-        f.fallback(CppFunction::fallthrough()).unwrap();
-        fallbacks.push(f);
-    }
+    let _noop = define_noop(&d);
     let overload = root.overload("bench::noop").unwrap();
-    let plain = TensorBase::from_impl(
-        TensorImpl::new(
-            DispatchKeySet::from_key(DispatchKey::CPU),
-            ScalarType::Float,
-            Device::CPU,
-            vec![1],
-        )
-        .expect("valid sizes"),
-    );
+    let plain = tensor(&[DispatchKey::CPU]);
     let mut stack: Stack = Vec::with_capacity(2);
     c.bench_function("ops/overload_call_noop", |b| {
         b.iter(|| {

@@ -860,6 +860,30 @@ mod tests {
     use super::*;
 
     #[test]
+    fn dataless_tensors_refuse_hostile_geometry() {
+        let keys = TensorImpl::default_key_set(Device::CPU);
+        let make = |sizes: &[i64], strides: &[i64]| {
+            TensorImpl::new_dataless(keys, ScalarType::Float, Device::CPU, sizes, strides)
+        };
+        assert!(make(&[2, 3], &[3]).is_err(), "rank mismatch");
+        assert!(make(&[-1], &[1]).is_err(), "negative size");
+        assert!(make(&[2], &[-1]).is_err(), "negative stride");
+        assert!(
+            make(&[i64::MAX, 2], &[1, i64::MAX]).is_err(),
+            "extent overflows"
+        );
+        let t = TensorBase::from_impl(make(&[2, 3], &[1, 2]).unwrap());
+        assert_eq!(t.layout().unwrap().strides(), &[1, 2]);
+        assert!(t.to_vec::<f32>().is_err(), "no data to read");
+        // The slot a subclass attaches survives a shallow copy.
+        let object: Arc<dyn std::any::Any + Send + Sync> = Arc::new(7u8);
+        let t = TensorBase::from_impl(make(&[0], &[1]).unwrap().with_pyobj_slot(object));
+        let copy = t.shallow_copy_and_detach().unwrap();
+        assert_eq!(copy.pyobj_slot().unwrap().downcast_ref::<u8>(), Some(&7));
+        assert_eq!(t.impl_id() != copy.impl_id(), !t.is_same(&copy));
+    }
+
+    #[test]
     fn exclusive_ownership_needs_one_handle_and_an_unshared_storage() {
         let mut t = TensorBase::empty(&[4], ScalarType::Float, Device::CPU).unwrap();
         assert!(t.is_exclusively_owned());

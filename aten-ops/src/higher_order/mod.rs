@@ -19,11 +19,12 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use aten_boxing::IValue;
-use aten_dispatch::Dispatcher;
+use aten_dispatch::{ivalue_key_set, Dispatcher};
 use c10_core::local_dispatch_key_set::tls_local_dispatch_key_set;
 use c10_core::{DispatchKey, DispatchKeySet, Error, Result};
 
 use crate::modes::{self, TorchDispatchMode};
+use crate::overload::check_new_py_impl;
 use crate::resolve_key::{resolve_key, KernelTable};
 
 pub use cond::cond;
@@ -173,18 +174,8 @@ impl HigherOrderOperator {
             + Sync
             + 'static,
     ) -> Result<()> {
-        if k == DispatchKey::Python {
-            return Err(Error::runtime(
-                "Please register a mode for the DispatchKey.Python key instead.",
-            ));
-        }
         let mut kernels = self.kernels.write().unwrap_or_else(|p| p.into_inner());
-        if kernels.contains_key(&k) {
-            return Err(Error::runtime(format!(
-                "Trying to override a python impl for DispatchKey.{k} on operator {}",
-                self.name
-            )));
-        }
+        check_new_py_impl(k, kernels.contains_key(&k), &self.name)?;
         self.install(&mut kernels, &[k], Arc::new(f));
         drop(kernels);
         self.clear_dispatch_cache();
@@ -292,7 +283,7 @@ impl HigherOrderOperator {
         let mut keys = tls.included;
         for arg in args {
             if let HopArg::Value(v) = arg {
-                keys |= value_keys(v);
+                keys |= ivalue_key_set(v);
             }
         }
         (keys - tls.excluded) & self.non_fallthrough_keys()
@@ -389,24 +380,6 @@ impl std::fmt::Display for HigherOrderOperator {
 impl std::fmt::Debug for HigherOrderOperator {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "HigherOrderOperator({})", self.name)
-    }
-}
-
-/// The keys of the tensors in `value`, also inside lists and tuples.
-fn value_keys(value: &IValue) -> DispatchKeySet {
-    match value {
-        IValue::Tensor(t) => t.key_set(),
-        IValue::TensorList(ts) => ts
-            .iter()
-            .fold(DispatchKeySet::EMPTY, |k, t| k | t.key_set()),
-        IValue::OptionalTensorList(ts) => ts
-            .iter()
-            .flatten()
-            .fold(DispatchKeySet::EMPTY, |k, t| k | t.key_set()),
-        IValue::GenericList(items) | IValue::Tuple(items) => items
-            .iter()
-            .fold(DispatchKeySet::EMPTY, |k, v| k | value_keys(v)),
-        _ => DispatchKeySet::EMPTY,
     }
 }
 
