@@ -28,10 +28,12 @@ const PYTHON_RESERVED_KEYWORDS: [&str; 35] = [
 ];
 
 /// Functions PyTorch lets keep a keyword as an argument name.
-const KEYWORD_EXCLUSIONS: [(&str, &str); 3] = [
+const KEYWORD_EXCLUSIONS: [(&str, &str); 4] = [
     ("_has_compatible_shallow_copy_type", "from"),
     ("random_.from", "from"),
     ("uniform_", "from"),
+    // PyTorch generates `uniform` (autogen); this project writes it out.
+    ("uniform", "from"),
 ];
 
 /// Appends every cross-function problem of `functions` to `errors`: per

@@ -296,6 +296,26 @@ fn resolve(a: &Arg, values: &[Option<Vec<IValue>>]) -> Result<IValue> {
     }
 }
 
+/// A Python number held in a wrapped-number tensor, as Python prints it.
+fn wrapped_number_repr(t: &c10_core::TensorBase) -> String {
+    let value = match t.dtype() {
+        Some(ScalarType::Bool) => t
+            .to_vec::<bool>()
+            .ok()
+            .and_then(|v| v.first().map(|b| IValue::bool(*b))),
+        Some(ScalarType::Long) => t
+            .to_vec::<i64>()
+            .ok()
+            .and_then(|v| v.first().map(|i| IValue::Int(*i))),
+        Some(ScalarType::Double) => t
+            .to_vec::<f64>()
+            .ok()
+            .and_then(|v| v.first().map(|d| IValue::double(*d))),
+        _ => None,
+    };
+    value.map_or_else(|| "<wrapped number>".into(), |v| python_repr(&v))
+}
+
 /// A constant as Python prints it in FX code.
 fn python_repr(v: &IValue) -> String {
     match v {
@@ -319,6 +339,7 @@ fn python_repr(v: &IValue) -> String {
             format!("[{}]", shown.join(", "))
         }
         IValue::String(s) => format!("'{s}'"),
+        IValue::Tensor(t) if t.is_wrapped_number() => wrapped_number_repr(t),
         IValue::Device(d) => {
             let d = d.get();
             match d.index() {

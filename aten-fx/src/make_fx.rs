@@ -39,6 +39,8 @@ impl Builder {
 
     fn arg(&mut self, v: &IValue) -> Arg {
         match v {
+            // A Python number stays a constant (printed as the number).
+            IValue::Tensor(t) if t.is_wrapped_number() => Arg::Const(v.clone()),
             IValue::Tensor(t) if t.defined() => Arg::Node(self.tensor_node(t)),
             IValue::TensorList(ts) => {
                 Arg::List(ts.iter().map(|t| Arg::Node(self.tensor_node(t))).collect())

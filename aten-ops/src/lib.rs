@@ -25,7 +25,9 @@
 //! - [`subclass`]: wrapper tensor subclasses (`__torch_dispatch__`) and the
 //!   shipped `LoggingTensor`;
 //! - [`fake`]: FakeTensor mode (shapes, strides, dtypes and devices without
-//!   data, through the Meta kernels).
+//!   data, through the Meta kernels);
+//! - [`functionalize`](mod@functionalize): the `Functionalize` key, functional
+//!   tensor wrappers and `functionalize`.
 //!
 //! Every object here is unique per operator and root: looking `aten.add`
 //! up twice gives the same `Arc`.
@@ -33,6 +35,7 @@
 pub mod arguments;
 pub mod custom_class;
 pub mod fake;
+pub mod functionalize;
 pub mod higher_order;
 pub mod library;
 pub mod modes;
@@ -46,6 +49,7 @@ pub mod root;
 pub mod subclass;
 
 pub use custom_class::{class_, classes, ClassType, CustomClassBuilder};
+pub use functionalize::{functionalize, Remove};
 pub use higher_order::{GraphFn, HigherOrderOperator, HopArg};
 pub use library::Library;
 pub use modes::{push_mode, ModeGuard, TorchDispatchMode};

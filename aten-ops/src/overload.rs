@@ -105,6 +105,11 @@ impl OpOverload {
         self.packet.upgrade()
     }
 
+    /// The root this overload was looked up in (`None` once it is gone).
+    pub fn root(&self) -> Option<crate::Ops> {
+        self.packet.upgrade()?.root()
+    }
+
     /// `ns::name.overload`.
     pub fn operator_name(&self) -> &OperatorName {
         self.handle.operator_name()

@@ -78,6 +78,11 @@ impl OpOverloadPacket {
         }
     }
 
+    /// The root this packet was looked up in (`None` once it is gone).
+    pub(crate) fn root(&self) -> Option<crate::Ops> {
+        self.root.upgrade().map(|inner| crate::Ops { inner })
+    }
+
     pub(crate) fn into_arc(self) -> Arc<OpOverloadPacket> {
         Arc::new_cyclic(|me| OpOverloadPacket {
             me: me.clone(),

@@ -24,7 +24,7 @@ use c10_core::{DispatchKey, Error, Result};
 use crate::higher_order::HigherOrderNamespace;
 use crate::namespace::OpNamespace;
 use crate::overload::OpOverload;
-use crate::{python_dispatcher, python_key};
+use crate::{functionalize, python_dispatcher, python_key};
 
 /// What every object of a root shares: the dispatcher and the count of def
 /// changes seen so far.
@@ -280,7 +280,14 @@ impl Ops {
                     KernelFunction::make_fallthrough(),
                     "registered by aten_ops::Ops (dispatch modes)",
                 )?;
-                Ok([python, snapshot])
+                let functionalize = dispatcher.register_fallback(
+                    DispatchKey::Functionalize,
+                    KernelFunction::make_from_boxed_function(
+                        functionalize::kernel::fallback_kernel(CallLookup::new(&inner)),
+                    ),
+                    "registered by aten_ops::Ops (functionalization)",
+                )?;
+                Ok([python, snapshot, functionalize])
             });
         let mut registrations = inner
             .registrations

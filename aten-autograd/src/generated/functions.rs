@@ -3607,6 +3607,29 @@ impl BackwardFunction for FillBackward0Inplace {
     fn release_variables(&mut self) {}
 }
 
+/// The backward of `aten::fill.Scalar(Tensor self, Scalar value) -> Tensor` (`FillBackward0`).
+pub struct FillBackward0 {}
+
+impl BackwardFunction for FillBackward0 {
+    #[allow(unused_variables, unused_mut, clippy::all)]
+    fn apply(&mut self, ctx: &ApplyContext<'_>, grads: Vec<Tensor>) -> Result<Vec<Tensor>> {
+        let n = ctx.needed.len();
+        if grads.iter().all(|g| !g.defined()) {
+            return Ok(record::undefined_grads(n));
+        }
+        let grads = &grads[..];
+        let grad = &grads[0];
+        let mut out = record::undefined_grads(n);
+        if ctx.should_compute_output(0) {
+            let g: Tensor = { zeros_like(grad) }?;
+            out[0] = g;
+        }
+        Ok(out)
+    }
+
+    fn release_variables(&mut self) {}
+}
+
 /// The backward of `aten::zero_(Tensor(a!) self) -> Tensor(a!)` (`ZeroBackward0`).
 pub struct ZeroBackward0Inplace {}
 

@@ -7277,6 +7277,61 @@ pub fn copy_out_autograd(
     })
 }
 
+/// Autograd kernel of `aten::copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor`.
+#[inline]
+pub fn copy_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    src: &Tensor,
+    non_blocking: bool,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || src.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::copy_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, src, non_blocking),
+            )?
+        });
+    }
+    copy_autograd_record(ks, self_, src, non_blocking)
+}
+
+/// The recording part of [`copy_autograd`]: some input requires grad.
+#[inline(never)]
+fn copy_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    src: &Tensor,
+    non_blocking: bool,
+) -> Result<Tensor> {
+    let edges = record::collect_next_edges(
+        std::iter::empty::<Option<&Tensor>>()
+            .chain([Some(self_)])
+            .chain([Some(src)]),
+    )?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::copy_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, src, non_blocking),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "copy" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
 /// Autograd kernel of `aten::view(Tensor(a) self, SymInt[] size) -> Tensor(a)`.
 #[inline]
 pub fn view_autograd(ks: DispatchKeySet, self_: &Tensor, size: &[i64]) -> Result<Tensor> {
@@ -7798,6 +7853,829 @@ fn split_tensor_autograd_record(
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(result)
+}
+
+/// Autograd kernel of `aten::view_copy(Tensor self, SymInt[] size) -> Tensor`.
+#[inline]
+pub fn view_copy_autograd(ks: DispatchKeySet, self_: &Tensor, size: &[i64]) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::view_copy_op()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, size))?
+        });
+    }
+    view_copy_autograd_record(ks, self_, size)
+}
+
+/// The recording part of [`view_copy_autograd`]: some input requires grad.
+#[inline(never)]
+fn view_copy_autograd_record(ks: DispatchKeySet, self_: &Tensor, size: &[i64]) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::view_copy_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, size))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "view_copy" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::alias_copy(Tensor self) -> Tensor`.
+#[inline]
+pub fn alias_copy_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::alias_copy_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    alias_copy_autograd_record(ks, self_)
+}
+
+/// The recording part of [`alias_copy_autograd`]: some input requires grad.
+#[inline(never)]
+fn alias_copy_autograd_record(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::alias_copy_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "alias_copy" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::t_copy(Tensor self) -> Tensor`.
+#[inline]
+pub fn t_copy_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::t_copy_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    t_copy_autograd_record(ks, self_)
+}
+
+/// The recording part of [`t_copy_autograd`]: some input requires grad.
+#[inline(never)]
+fn t_copy_autograd_record(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::t_copy_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "t_copy" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::transpose_copy.int(Tensor self, int dim0, int dim1) -> Tensor`.
+#[inline]
+pub fn transpose_copy_int_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim0: i64,
+    dim1: i64,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::transpose_copy_int_op()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, dim0, dim1))?
+        });
+    }
+    transpose_copy_int_autograd_record(ks, self_, dim0, dim1)
+}
+
+/// The recording part of [`transpose_copy_int_autograd`]: some input requires grad.
+#[inline(never)]
+fn transpose_copy_int_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim0: i64,
+    dim1: i64,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::transpose_copy_int_op()?
+            .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, dim0, dim1))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "transpose_copy",
+            },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::permute_copy(Tensor self, int[] dims) -> Tensor`.
+#[inline]
+pub fn permute_copy_autograd(ks: DispatchKeySet, self_: &Tensor, dims: &[i64]) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::permute_copy_op()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, dims))?
+        });
+    }
+    permute_copy_autograd_record(ks, self_, dims)
+}
+
+/// The recording part of [`permute_copy_autograd`]: some input requires grad.
+#[inline(never)]
+fn permute_copy_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dims: &[i64],
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::permute_copy_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, dims))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "permute_copy",
+            },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::unsqueeze_copy(Tensor self, int dim) -> Tensor`.
+#[inline]
+pub fn unsqueeze_copy_autograd(ks: DispatchKeySet, self_: &Tensor, dim: i64) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::unsqueeze_copy_op()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, dim))?
+        });
+    }
+    unsqueeze_copy_autograd_record(ks, self_, dim)
+}
+
+/// The recording part of [`unsqueeze_copy_autograd`]: some input requires grad.
+#[inline(never)]
+fn unsqueeze_copy_autograd_record(ks: DispatchKeySet, self_: &Tensor, dim: i64) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::unsqueeze_copy_op()?
+            .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, dim))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "unsqueeze_copy",
+            },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::squeeze_copy(Tensor self) -> Tensor`.
+#[inline]
+pub fn squeeze_copy_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::squeeze_copy_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    squeeze_copy_autograd_record(ks, self_)
+}
+
+/// The recording part of [`squeeze_copy_autograd`]: some input requires grad.
+#[inline(never)]
+fn squeeze_copy_autograd_record(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::squeeze_copy_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "squeeze_copy",
+            },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::squeeze_copy.dim(Tensor self, int dim) -> Tensor`.
+#[inline]
+pub fn squeeze_copy_dim_autograd(ks: DispatchKeySet, self_: &Tensor, dim: i64) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::squeeze_copy_dim_op()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, dim))?
+        });
+    }
+    squeeze_copy_dim_autograd_record(ks, self_, dim)
+}
+
+/// The recording part of [`squeeze_copy_dim_autograd`]: some input requires grad.
+#[inline(never)]
+fn squeeze_copy_dim_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::squeeze_copy_dim_op()?
+            .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, dim))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "squeeze_copy",
+            },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::squeeze_copy.dims(Tensor self, int[] dim) -> Tensor`.
+#[inline]
+pub fn squeeze_copy_dims_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: &[i64],
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::squeeze_copy_dims_op()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, dim))?
+        });
+    }
+    squeeze_copy_dims_autograd_record(ks, self_, dim)
+}
+
+/// The recording part of [`squeeze_copy_dims_autograd`]: some input requires grad.
+#[inline(never)]
+fn squeeze_copy_dims_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: &[i64],
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::squeeze_copy_dims_op()?
+            .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, dim))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "squeeze_copy",
+            },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::select_copy.int(Tensor self, int dim, SymInt index) -> Tensor`.
+#[inline]
+pub fn select_copy_int_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    index: i64,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::select_copy_int_op()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, dim, index))?
+        });
+    }
+    select_copy_int_autograd_record(ks, self_, dim, index)
+}
+
+/// The recording part of [`select_copy_int_autograd`]: some input requires grad.
+#[inline(never)]
+fn select_copy_int_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    index: i64,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::select_copy_int_op()?
+            .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, dim, index))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "select_copy",
+            },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::slice_copy.Tensor(Tensor self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor`.
+#[inline]
+pub fn slice_copy_tensor_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    start: Option<i64>,
+    end: Option<i64>,
+    step: i64,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::slice_copy_tensor_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, dim, start, end, step),
+            )?
+        });
+    }
+    slice_copy_tensor_autograd_record(ks, self_, dim, start, end, step)
+}
+
+/// The recording part of [`slice_copy_tensor_autograd`]: some input requires grad.
+#[inline(never)]
+fn slice_copy_tensor_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    start: Option<i64>,
+    end: Option<i64>,
+    step: i64,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::slice_copy_tensor_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, dim, start, end, step),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "slice_copy" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::expand_copy(Tensor self, SymInt[] size, *, bool implicit=False) -> Tensor`.
+#[inline]
+pub fn expand_copy_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    size: &[i64],
+    implicit: bool,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::expand_copy_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, size, implicit),
+            )?
+        });
+    }
+    expand_copy_autograd_record(ks, self_, size, implicit)
+}
+
+/// The recording part of [`expand_copy_autograd`]: some input requires grad.
+#[inline(never)]
+fn expand_copy_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    size: &[i64],
+    implicit: bool,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::expand_copy_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, size, implicit),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "expand_copy",
+            },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::as_strided_copy(Tensor self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor`.
+#[inline]
+pub fn as_strided_copy_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    size: &[i64],
+    stride: &[i64],
+    storage_offset: Option<i64>,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::as_strided_copy_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, size, stride, storage_offset),
+            )?
+        });
+    }
+    as_strided_copy_autograd_record(ks, self_, size, stride, storage_offset)
+}
+
+/// The recording part of [`as_strided_copy_autograd`]: some input requires grad.
+#[inline(never)]
+fn as_strided_copy_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    size: &[i64],
+    stride: &[i64],
+    storage_offset: Option<i64>,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::as_strided_copy_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, size, stride, storage_offset),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "as_strided_copy",
+            },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::split_copy.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]`.
+#[inline]
+pub fn split_copy_tensor_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    split_size: i64,
+    dim: i64,
+) -> Result<Vec<Tensor>> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::split_copy_tensor_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, split_size, dim),
+            )?
+        });
+    }
+    split_copy_tensor_autograd_record(ks, self_, split_size, dim)
+}
+
+/// The recording part of [`split_copy_tensor_autograd`]: some input requires grad.
+#[inline(never)]
+fn split_copy_tensor_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    split_size: i64,
+    dim: i64,
+) -> Result<Vec<Tensor>> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::split_copy_tensor_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, split_size, dim),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "split_copy" },
+            edges,
+            &result.iter().collect::<Vec<&Tensor>>(),
+            seq,
+        );
+        record::set_history(&result.iter().collect::<Vec<&Tensor>>(), &node, &[])?;
+    }
+    Ok(result)
+}
+
+/// Autograd kernel of `aten::slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor`.
+#[inline]
+pub fn slice_scatter_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    src: &Tensor,
+    dim: i64,
+    start: Option<i64>,
+    end: Option<i64>,
+    step: i64,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || src.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::slice_scatter_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, src, dim, start, end, step),
+            )?
+        });
+    }
+    slice_scatter_autograd_record(ks, self_, src, dim, start, end, step)
+}
+
+/// The recording part of [`slice_scatter_autograd`]: some input requires grad.
+#[inline(never)]
+fn slice_scatter_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    src: &Tensor,
+    dim: i64,
+    start: Option<i64>,
+    end: Option<i64>,
+    step: i64,
+) -> Result<Tensor> {
+    let edges = record::collect_next_edges(
+        std::iter::empty::<Option<&Tensor>>()
+            .chain([Some(self_)])
+            .chain([Some(src)]),
+    )?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::slice_scatter_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, src, dim, start, end, step),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "slice_scatter",
+            },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor`.
+#[inline]
+pub fn select_scatter_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    src: &Tensor,
+    dim: i64,
+    index: i64,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || src.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::select_scatter_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, src, dim, index),
+            )?
+        });
+    }
+    select_scatter_autograd_record(ks, self_, src, dim, index)
+}
+
+/// The recording part of [`select_scatter_autograd`]: some input requires grad.
+#[inline(never)]
+fn select_scatter_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    src: &Tensor,
+    dim: i64,
+    index: i64,
+) -> Result<Tensor> {
+    let edges = record::collect_next_edges(
+        std::iter::empty::<Option<&Tensor>>()
+            .chain([Some(self_)])
+            .chain([Some(src)]),
+    )?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::select_scatter_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, src, dim, index),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "select_scatter",
+            },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor`.
+#[inline]
+pub fn as_strided_scatter_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    src: &Tensor,
+    size: &[i64],
+    stride: &[i64],
+    storage_offset: Option<i64>,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || src.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::as_strided_scatter_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, src, size, stride, storage_offset),
+            )?
+        });
+    }
+    as_strided_scatter_autograd_record(ks, self_, src, size, stride, storage_offset)
+}
+
+/// The recording part of [`as_strided_scatter_autograd`]: some input requires grad.
+#[inline(never)]
+fn as_strided_scatter_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    src: &Tensor,
+    size: &[i64],
+    stride: &[i64],
+    storage_offset: Option<i64>,
+) -> Result<Tensor> {
+    let edges = record::collect_next_edges(
+        std::iter::empty::<Option<&Tensor>>()
+            .chain([Some(self_)])
+            .chain([Some(src)]),
+    )?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::as_strided_scatter_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, src, size, stride, storage_offset),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "as_strided_scatter",
+            },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
 }
 
 /// Autograd kernel of `aten::ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`.
@@ -8878,6 +9756,48 @@ pub fn fill_scalar_out_autograd(
     })
 }
 
+/// Autograd kernel of `aten::fill.Scalar(Tensor self, Scalar value) -> Tensor`.
+#[inline]
+pub fn fill_scalar_autograd(ks: DispatchKeySet, self_: &Tensor, value: Scalar) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::fill_scalar_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, value.clone()),
+            )?
+        });
+    }
+    fill_scalar_autograd_record(ks, self_, value.clone())
+}
+
+/// The recording part of [`fill_scalar_autograd`]: some input requires grad.
+#[inline(never)]
+fn fill_scalar_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    value: Scalar,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::FillBackward0 {};
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::fill_scalar_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, value.clone()),
+        )?
+    };
+    {
+        let outputs = [&out0];
+        let node = record::make_node("FillBackward0", grad_fn, edges, &outputs, seq);
+        record::set_history(&outputs, &node, &[true])?;
+    }
+    Ok(out0)
+}
+
 /// Autograd kernel of `aten::zero_(Tensor(a!) self) -> Tensor(a!)`.
 #[inline]
 pub fn zero_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
@@ -8911,6 +9831,17 @@ fn zero_autograd_record_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
     Ok(out0)
 }
 
+/// Autograd kernel of `aten::zero.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn zero_out_autograd(ks: DispatchKeySet, self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
+        return Err(record::out_requires_grad_error("zero"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::zero_out_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, out))?
+    })
+}
+
 /// Autograd kernel of `aten::zero(Tensor self) -> Tensor`.
 #[inline]
 pub fn zero_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
@@ -8941,17 +9872,6 @@ fn zero_autograd_record(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
-}
-
-/// Autograd kernel of `aten::zero.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
-pub fn zero_out_autograd(ks: DispatchKeySet, self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
-        return Err(record::out_requires_grad_error("zero"));
-    }
-    Ok({
-        let _guard = AutoDispatchBelowADInplaceOrView::new();
-        ops::zero_out_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, out))?
-    })
 }
 
 /// Autograd kernel of `aten::uniform_(Tensor(a!) self, float from=0., float to=1., *, Generator? generator=None) -> Tensor(a!)`.
@@ -9005,6 +9925,27 @@ fn uniform_autograd_record_(
     Ok(out0)
 }
 
+/// Autograd kernel of `aten::uniform.out(Tensor self, float from=0., float to=1., *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)`.
+pub fn uniform_out_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    from: f64,
+    to: f64,
+    generator: Option<Generator>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
+        return Err(record::out_requires_grad_error("uniform"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::uniform_out_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, from, to, generator.clone(), out),
+        )?
+    })
+}
+
 /// Autograd kernel of `aten::uniform(Tensor self, float from=0., float to=1., *, Generator? generator=None) -> Tensor`.
 #[inline]
 pub fn uniform_autograd(
@@ -9053,27 +9994,6 @@ fn uniform_autograd_record(
         record::set_history(&outputs, &node, &[true])?;
     }
     Ok(out0)
-}
-
-/// Autograd kernel of `aten::uniform.out(Tensor self, float from=0., float to=1., *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)`.
-pub fn uniform_out_autograd(
-    ks: DispatchKeySet,
-    self_: &Tensor,
-    from: f64,
-    to: f64,
-    generator: Option<Generator>,
-    out: &Tensor,
-) -> Result<Tensor> {
-    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
-        return Err(record::out_requires_grad_error("uniform"));
-    }
-    Ok({
-        let _guard = AutoDispatchBelowADInplaceOrView::new();
-        ops::uniform_out_op()?.redispatch(
-            ks.intersection(AFTER_AUTOGRAD_KEYSET),
-            (self_, from, to, generator.clone(), out),
-        )?
-    })
 }
 
 /// Autograd kernel of `aten::normal_(Tensor(a!) self, float mean=0., float std=1., *, Generator? generator=None) -> Tensor(a!)`.
@@ -9146,6 +10066,62 @@ pub fn normal_out_autograd(
             (self_, mean, std, generator.clone(), out),
         )?
     })
+}
+
+/// Autograd kernel of `aten::normal_functional(Tensor self, float mean=0., float std=1., *, Generator? generator=None) -> Tensor`.
+#[inline]
+pub fn normal_functional_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    mean: f64,
+    std: f64,
+    generator: Option<Generator>,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::normal_functional_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, mean, std, generator.clone()),
+            )?
+        });
+    }
+    normal_functional_autograd_record(ks, self_, mean, std, generator.clone())
+}
+
+/// The recording part of [`normal_functional_autograd`]: some input requires grad.
+#[inline(never)]
+fn normal_functional_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    mean: f64,
+    std: f64,
+    generator: Option<Generator>,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::normal_functional_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, mean, std, generator.clone()),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "normal_functional",
+            },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
 }
 
 /// Autograd kernel of `aten::mm(Tensor self, Tensor mat2) -> Tensor`.
@@ -12291,6 +13267,7 @@ aten_dispatch::torch_library_impl!(aten, Autograd, |m| {
     m.impl_("clone.out", CppFunction::from_unboxed(clone_out_autograd))?;
     m.impl_("copy_", CppFunction::from_unboxed(copy_autograd_))?;
     m.impl_("copy.out", CppFunction::from_unboxed(copy_out_autograd))?;
+    m.impl_("copy", CppFunction::from_unboxed(copy_autograd))?;
     m.impl_("view", CppFunction::from_unboxed(view_autograd))?;
     m.impl_("alias", CppFunction::from_unboxed(alias_autograd))?;
     m.impl_("t", CppFunction::from_unboxed(t_autograd))?;
@@ -12318,6 +13295,65 @@ aten_dispatch::torch_library_impl!(aten, Autograd, |m| {
     m.impl_(
         "split.Tensor",
         CppFunction::from_unboxed(split_tensor_autograd),
+    )?;
+    m.impl_("view_copy", CppFunction::from_unboxed(view_copy_autograd))?;
+    m.impl_("alias_copy", CppFunction::from_unboxed(alias_copy_autograd))?;
+    m.impl_("t_copy", CppFunction::from_unboxed(t_copy_autograd))?;
+    m.impl_(
+        "transpose_copy.int",
+        CppFunction::from_unboxed(transpose_copy_int_autograd),
+    )?;
+    m.impl_(
+        "permute_copy",
+        CppFunction::from_unboxed(permute_copy_autograd),
+    )?;
+    m.impl_(
+        "unsqueeze_copy",
+        CppFunction::from_unboxed(unsqueeze_copy_autograd),
+    )?;
+    m.impl_(
+        "squeeze_copy",
+        CppFunction::from_unboxed(squeeze_copy_autograd),
+    )?;
+    m.impl_(
+        "squeeze_copy.dim",
+        CppFunction::from_unboxed(squeeze_copy_dim_autograd),
+    )?;
+    m.impl_(
+        "squeeze_copy.dims",
+        CppFunction::from_unboxed(squeeze_copy_dims_autograd),
+    )?;
+    m.impl_(
+        "select_copy.int",
+        CppFunction::from_unboxed(select_copy_int_autograd),
+    )?;
+    m.impl_(
+        "slice_copy.Tensor",
+        CppFunction::from_unboxed(slice_copy_tensor_autograd),
+    )?;
+    m.impl_(
+        "expand_copy",
+        CppFunction::from_unboxed(expand_copy_autograd),
+    )?;
+    m.impl_(
+        "as_strided_copy",
+        CppFunction::from_unboxed(as_strided_copy_autograd),
+    )?;
+    m.impl_(
+        "split_copy.Tensor",
+        CppFunction::from_unboxed(split_copy_tensor_autograd),
+    )?;
+    m.impl_(
+        "slice_scatter",
+        CppFunction::from_unboxed(slice_scatter_autograd),
+    )?;
+    m.impl_(
+        "select_scatter",
+        CppFunction::from_unboxed(select_scatter_autograd),
+    )?;
+    m.impl_(
+        "as_strided_scatter",
+        CppFunction::from_unboxed(as_strided_scatter_autograd),
     )?;
     m.impl_("ones", CppFunction::from_unboxed(ones_autograd))?;
     m.impl_("full", CppFunction::from_unboxed(full_autograd))?;
@@ -12380,17 +13416,25 @@ aten_dispatch::torch_library_impl!(aten, Autograd, |m| {
         "fill.Scalar_out",
         CppFunction::from_unboxed(fill_scalar_out_autograd),
     )?;
+    m.impl_(
+        "fill.Scalar",
+        CppFunction::from_unboxed(fill_scalar_autograd),
+    )?;
     m.impl_("zero_", CppFunction::from_unboxed(zero_autograd_))?;
-    m.impl_("zero", CppFunction::from_unboxed(zero_autograd))?;
     m.impl_("zero.out", CppFunction::from_unboxed(zero_out_autograd))?;
+    m.impl_("zero", CppFunction::from_unboxed(zero_autograd))?;
     m.impl_("uniform_", CppFunction::from_unboxed(uniform_autograd_))?;
-    m.impl_("uniform", CppFunction::from_unboxed(uniform_autograd))?;
     m.impl_(
         "uniform.out",
         CppFunction::from_unboxed(uniform_out_autograd),
     )?;
+    m.impl_("uniform", CppFunction::from_unboxed(uniform_autograd))?;
     m.impl_("normal_", CppFunction::from_unboxed(normal_autograd_))?;
     m.impl_("normal.out", CppFunction::from_unboxed(normal_out_autograd))?;
+    m.impl_(
+        "normal_functional",
+        CppFunction::from_unboxed(normal_functional_autograd),
+    )?;
     m.impl_("mm", CppFunction::from_unboxed(mm_autograd))?;
     m.impl_("mm.out", CppFunction::from_unboxed(mm_out_autograd))?;
     m.impl_("bmm", CppFunction::from_unboxed(bmm_autograd))?;

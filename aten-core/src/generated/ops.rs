@@ -4820,6 +4820,43 @@ pub fn copy_out(self_: &Tensor, src: &Tensor, non_blocking: bool, out: &Tensor) 
     copy_out_op()?.call((self_, src, non_blocking, out))
 }
 
+/// The typed dispatcher handle of `aten::copy.`, looked up once.
+#[inline]
+pub fn copy_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, bool), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor, bool), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::copy", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`copy_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct CopyOptions {
+    /// `non_blocking`.
+    pub non_blocking: bool,
+}
+
+impl Default for CopyOptions {
+    fn default() -> Self {
+        CopyOptions {
+            non_blocking: false,
+        }
+    }
+}
+
+/// `aten::copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor`
+pub fn copy(self_: &Tensor, src: &Tensor) -> Result<Tensor> {
+    copy_with(self_, src, CopyOptions::default())
+}
+
+/// `aten::copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor`
+pub fn copy_with(self_: &Tensor, src: &Tensor, options: CopyOptions) -> Result<Tensor> {
+    copy_op()?.call((self_, src, options.non_blocking))
+}
+
 /// The typed dispatcher handle of `aten::view.`, looked up once.
 #[inline]
 pub fn view_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static [i64]), Tensor>>
@@ -5161,6 +5198,500 @@ pub fn split_tensor_with(
     options: SplitTensorOptions,
 ) -> Result<Vec<Tensor>> {
     split_tensor_op()?.call((self_, split_size, options.dim))
+}
+
+/// The typed dispatcher handle of `aten::view_copy.`, looked up once.
+#[inline]
+pub fn view_copy_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static [i64]), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static [i64]), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::view_copy", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::view_copy(Tensor self, SymInt[] size) -> Tensor`
+pub fn view_copy(self_: &Tensor, size: &[i64]) -> Result<Tensor> {
+    view_copy_op()?.call((self_, size))
+}
+
+/// The typed dispatcher handle of `aten::alias_copy.`, looked up once.
+#[inline]
+pub fn alias_copy_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::alias_copy", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::alias_copy(Tensor self) -> Tensor`
+pub fn alias_copy(self_: &Tensor) -> Result<Tensor> {
+    alias_copy_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::t_copy.`, looked up once.
+#[inline]
+pub fn t_copy_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::t_copy", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::t_copy(Tensor self) -> Tensor`
+pub fn t_copy(self_: &Tensor) -> Result<Tensor> {
+    t_copy_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::transpose_copy.int`, looked up once.
+#[inline]
+pub fn transpose_copy_int_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, i64), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, i64, i64), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::transpose_copy", "int"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::transpose_copy.int(Tensor self, int dim0, int dim1) -> Tensor`
+pub fn transpose_copy_int(self_: &Tensor, dim0: i64, dim1: i64) -> Result<Tensor> {
+    transpose_copy_int_op()?.call((self_, dim0, dim1))
+}
+
+/// The typed dispatcher handle of `aten::permute_copy.`, looked up once.
+#[inline]
+pub fn permute_copy_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static [i64]), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static [i64]), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::permute_copy", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::permute_copy(Tensor self, int[] dims) -> Tensor`
+pub fn permute_copy(self_: &Tensor, dims: &[i64]) -> Result<Tensor> {
+    permute_copy_op()?.call((self_, dims))
+}
+
+/// The typed dispatcher handle of `aten::unsqueeze_copy.`, looked up once.
+#[inline]
+pub fn unsqueeze_copy_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, i64), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::unsqueeze_copy", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::unsqueeze_copy(Tensor self, int dim) -> Tensor`
+pub fn unsqueeze_copy(self_: &Tensor, dim: i64) -> Result<Tensor> {
+    unsqueeze_copy_op()?.call((self_, dim))
+}
+
+/// The typed dispatcher handle of `aten::squeeze_copy.`, looked up once.
+#[inline]
+pub fn squeeze_copy_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::squeeze_copy", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::squeeze_copy(Tensor self) -> Tensor`
+pub fn squeeze_copy(self_: &Tensor) -> Result<Tensor> {
+    squeeze_copy_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::squeeze_copy.dim`, looked up once.
+#[inline]
+pub fn squeeze_copy_dim_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64), Tensor>>
+{
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, i64), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::squeeze_copy", "dim"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::squeeze_copy.dim(Tensor self, int dim) -> Tensor`
+pub fn squeeze_copy_dim(self_: &Tensor, dim: i64) -> Result<Tensor> {
+    squeeze_copy_dim_op()?.call((self_, dim))
+}
+
+/// The typed dispatcher handle of `aten::squeeze_copy.dims`, looked up once.
+#[inline]
+pub fn squeeze_copy_dims_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static [i64]), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static [i64]), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::squeeze_copy", "dims"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::squeeze_copy.dims(Tensor self, int[] dim) -> Tensor`
+pub fn squeeze_copy_dims(self_: &Tensor, dim: &[i64]) -> Result<Tensor> {
+    squeeze_copy_dims_op()?.call((self_, dim))
+}
+
+/// The typed dispatcher handle of `aten::select_copy.int`, looked up once.
+#[inline]
+pub fn select_copy_int_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, i64), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, i64, i64), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::select_copy", "int"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::select_copy.int(Tensor self, int dim, SymInt index) -> Tensor`
+pub fn select_copy_int(self_: &Tensor, dim: i64, index: i64) -> Result<Tensor> {
+    select_copy_int_op()?.call((self_, dim, index))
+}
+
+/// The typed dispatcher handle of `aten::slice_copy.Tensor`, looked up once.
+#[inline]
+pub fn slice_copy_tensor_op() -> Result<
+    &'static TypedOperatorHandle<(&'static Tensor, i64, Option<i64>, Option<i64>, i64), Tensor>,
+> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, i64, Option<i64>, Option<i64>, i64), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::slice_copy", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`slice_copy_tensor_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct SliceCopyTensorOptions {
+    /// `dim`.
+    pub dim: i64,
+    /// `start`.
+    pub start: Option<i64>,
+    /// `end`.
+    pub end: Option<i64>,
+    /// `step`.
+    pub step: i64,
+}
+
+impl Default for SliceCopyTensorOptions {
+    fn default() -> Self {
+        SliceCopyTensorOptions {
+            dim: 0,
+            start: None,
+            end: None,
+            step: 1,
+        }
+    }
+}
+
+/// `aten::slice_copy.Tensor(Tensor self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor`
+pub fn slice_copy_tensor(self_: &Tensor) -> Result<Tensor> {
+    slice_copy_tensor_with(self_, SliceCopyTensorOptions::default())
+}
+
+/// `aten::slice_copy.Tensor(Tensor self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor`
+pub fn slice_copy_tensor_with(self_: &Tensor, options: SliceCopyTensorOptions) -> Result<Tensor> {
+    slice_copy_tensor_op()?.call((self_, options.dim, options.start, options.end, options.step))
+}
+
+/// The typed dispatcher handle of `aten::expand_copy.`, looked up once.
+#[inline]
+pub fn expand_copy_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static [i64], bool), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static [i64], bool), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::expand_copy", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`expand_copy_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct ExpandCopyOptions {
+    /// `implicit`.
+    pub implicit: bool,
+}
+
+impl Default for ExpandCopyOptions {
+    fn default() -> Self {
+        ExpandCopyOptions { implicit: false }
+    }
+}
+
+/// `aten::expand_copy(Tensor self, SymInt[] size, *, bool implicit=False) -> Tensor`
+pub fn expand_copy(self_: &Tensor, size: &[i64]) -> Result<Tensor> {
+    expand_copy_with(self_, size, ExpandCopyOptions::default())
+}
+
+/// `aten::expand_copy(Tensor self, SymInt[] size, *, bool implicit=False) -> Tensor`
+pub fn expand_copy_with(
+    self_: &Tensor,
+    size: &[i64],
+    options: ExpandCopyOptions,
+) -> Result<Tensor> {
+    expand_copy_op()?.call((self_, size, options.implicit))
+}
+
+/// The typed dispatcher handle of `aten::as_strided_copy.`, looked up once.
+#[inline]
+pub fn as_strided_copy_op() -> Result<
+    &'static TypedOperatorHandle<
+        (&'static Tensor, &'static [i64], &'static [i64], Option<i64>),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (&'static Tensor, &'static [i64], &'static [i64], Option<i64>),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::as_strided_copy", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`as_strided_copy_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct AsStridedCopyOptions {
+    /// `storage_offset`.
+    pub storage_offset: Option<i64>,
+}
+
+impl Default for AsStridedCopyOptions {
+    fn default() -> Self {
+        AsStridedCopyOptions {
+            storage_offset: None,
+        }
+    }
+}
+
+/// `aten::as_strided_copy(Tensor self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor`
+pub fn as_strided_copy(self_: &Tensor, size: &[i64], stride: &[i64]) -> Result<Tensor> {
+    as_strided_copy_with(self_, size, stride, AsStridedCopyOptions::default())
+}
+
+/// `aten::as_strided_copy(Tensor self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor`
+pub fn as_strided_copy_with(
+    self_: &Tensor,
+    size: &[i64],
+    stride: &[i64],
+    options: AsStridedCopyOptions,
+) -> Result<Tensor> {
+    as_strided_copy_op()?.call((self_, size, stride, options.storage_offset))
+}
+
+/// The typed dispatcher handle of `aten::split_copy.Tensor`, looked up once.
+#[inline]
+pub fn split_copy_tensor_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, i64), Vec<Tensor>>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, i64, i64), Vec<Tensor>>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::split_copy", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`split_copy_tensor_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct SplitCopyTensorOptions {
+    /// `dim`.
+    pub dim: i64,
+}
+
+impl Default for SplitCopyTensorOptions {
+    fn default() -> Self {
+        SplitCopyTensorOptions { dim: 0 }
+    }
+}
+
+/// `aten::split_copy.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]`
+pub fn split_copy_tensor(self_: &Tensor, split_size: i64) -> Result<Vec<Tensor>> {
+    split_copy_tensor_with(self_, split_size, SplitCopyTensorOptions::default())
+}
+
+/// `aten::split_copy.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]`
+pub fn split_copy_tensor_with(
+    self_: &Tensor,
+    split_size: i64,
+    options: SplitCopyTensorOptions,
+) -> Result<Vec<Tensor>> {
+    split_copy_tensor_op()?.call((self_, split_size, options.dim))
+}
+
+/// The typed dispatcher handle of `aten::slice_scatter.`, looked up once.
+#[inline]
+pub fn slice_scatter_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static Tensor,
+            i64,
+            Option<i64>,
+            Option<i64>,
+            i64,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static Tensor,
+                    i64,
+                    Option<i64>,
+                    Option<i64>,
+                    i64,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::slice_scatter", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`slice_scatter_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct SliceScatterOptions {
+    /// `dim`.
+    pub dim: i64,
+    /// `start`.
+    pub start: Option<i64>,
+    /// `end`.
+    pub end: Option<i64>,
+    /// `step`.
+    pub step: i64,
+}
+
+impl Default for SliceScatterOptions {
+    fn default() -> Self {
+        SliceScatterOptions {
+            dim: 0,
+            start: None,
+            end: None,
+            step: 1,
+        }
+    }
+}
+
+/// `aten::slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor`
+pub fn slice_scatter(self_: &Tensor, src: &Tensor) -> Result<Tensor> {
+    slice_scatter_with(self_, src, SliceScatterOptions::default())
+}
+
+/// `aten::slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor`
+pub fn slice_scatter_with(
+    self_: &Tensor,
+    src: &Tensor,
+    options: SliceScatterOptions,
+) -> Result<Tensor> {
+    slice_scatter_op()?.call((
+        self_,
+        src,
+        options.dim,
+        options.start,
+        options.end,
+        options.step,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::select_scatter.`, looked up once.
+#[inline]
+pub fn select_scatter_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, i64, i64), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor, i64, i64), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::select_scatter", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor`
+pub fn select_scatter(self_: &Tensor, src: &Tensor, dim: i64, index: i64) -> Result<Tensor> {
+    select_scatter_op()?.call((self_, src, dim, index))
+}
+
+/// The typed dispatcher handle of `aten::as_strided_scatter.`, looked up once.
+#[inline]
+pub fn as_strided_scatter_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static Tensor,
+            &'static [i64],
+            &'static [i64],
+            Option<i64>,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static Tensor,
+                    &'static [i64],
+                    &'static [i64],
+                    Option<i64>,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::as_strided_scatter", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`as_strided_scatter_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct AsStridedScatterOptions {
+    /// `storage_offset`.
+    pub storage_offset: Option<i64>,
+}
+
+impl Default for AsStridedScatterOptions {
+    fn default() -> Self {
+        AsStridedScatterOptions {
+            storage_offset: None,
+        }
+    }
+}
+
+/// `aten::as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor`
+pub fn as_strided_scatter(
+    self_: &Tensor,
+    src: &Tensor,
+    size: &[i64],
+    stride: &[i64],
+) -> Result<Tensor> {
+    as_strided_scatter_with(self_, src, size, stride, AsStridedScatterOptions::default())
+}
+
+/// `aten::as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor`
+pub fn as_strided_scatter_with(
+    self_: &Tensor,
+    src: &Tensor,
+    size: &[i64],
+    stride: &[i64],
+    options: AsStridedScatterOptions,
+) -> Result<Tensor> {
+    as_strided_scatter_op()?.call((self_, src, size, stride, options.storage_offset))
 }
 
 /// The typed dispatcher handle of `aten::ones.`, looked up once.
@@ -6707,6 +7238,21 @@ pub fn fill_scalar_out(self_: &Tensor, value: Scalar, out: &Tensor) -> Result<Te
     fill_scalar_out_op()?.call((self_, value, out))
 }
 
+/// The typed dispatcher handle of `aten::fill.Scalar`, looked up once.
+#[inline]
+pub fn fill_scalar_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::fill", "Scalar"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::fill.Scalar(Tensor self, Scalar value) -> Tensor`
+pub fn fill_scalar(self_: &Tensor, value: Scalar) -> Result<Tensor> {
+    fill_scalar_op()?.call((self_, value))
+}
+
 /// The typed dispatcher handle of `aten::zero_.`, looked up once.
 #[inline]
 pub fn zero_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
@@ -6719,20 +7265,6 @@ pub fn zero_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Ten
 /// `aten::zero_(Tensor(a!) self) -> Tensor(a!)`
 pub fn zero_(self_: &Tensor) -> Result<Tensor> {
     zero_op_()?.call((self_,))
-}
-
-/// The typed dispatcher handle of `aten::zero.`, looked up once.
-#[inline]
-pub fn zero_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
-    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
-    OP.get_or_init(|| typed_handle("aten::zero", ""))
-        .as_ref()
-        .map_err(Clone::clone)
-}
-
-/// `aten::zero(Tensor self) -> Tensor`
-pub fn zero(self_: &Tensor) -> Result<Tensor> {
-    zero_op()?.call((self_,))
 }
 
 /// The typed dispatcher handle of `aten::zero.out`, looked up once.
@@ -6749,6 +7281,20 @@ pub fn zero_out_op(
 /// `aten::zero.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
 pub fn zero_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
     zero_out_op()?.call((self_, out))
+}
+
+/// The typed dispatcher handle of `aten::zero.`, looked up once.
+#[inline]
+pub fn zero_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::zero", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::zero(Tensor self) -> Tensor`
+pub fn zero(self_: &Tensor) -> Result<Tensor> {
+    zero_op()?.call((self_,))
 }
 
 /// The typed dispatcher handle of `aten::uniform_.`, looked up once.
@@ -6794,49 +7340,6 @@ pub fn uniform_with_(self_: &Tensor, options: UniformInplaceOptions) -> Result<T
     uniform_op_()?.call((self_, options.from, options.to, options.generator))
 }
 
-/// The typed dispatcher handle of `aten::uniform.`, looked up once.
-#[inline]
-pub fn uniform_op(
-) -> Result<&'static TypedOperatorHandle<(&'static Tensor, f64, f64, Option<Generator>), Tensor>> {
-    static OP: OnceLock<
-        Result<TypedOperatorHandle<(&'static Tensor, f64, f64, Option<Generator>), Tensor>>,
-    > = OnceLock::new();
-    OP.get_or_init(|| typed_handle("aten::uniform", ""))
-        .as_ref()
-        .map_err(Clone::clone)
-}
-
-/// The arguments of [`uniform_with`] that have defaults.
-#[derive(Clone, Debug)]
-pub struct UniformOptions {
-    /// `from`.
-    pub from: f64,
-    /// `to`.
-    pub to: f64,
-    /// `generator`.
-    pub generator: Option<Generator>,
-}
-
-impl Default for UniformOptions {
-    fn default() -> Self {
-        UniformOptions {
-            from: 0.0,
-            to: 1.0,
-            generator: None,
-        }
-    }
-}
-
-/// `aten::uniform(Tensor self, float from=0., float to=1., *, Generator? generator=None) -> Tensor`
-pub fn uniform(self_: &Tensor) -> Result<Tensor> {
-    uniform_with(self_, UniformOptions::default())
-}
-
-/// `aten::uniform(Tensor self, float from=0., float to=1., *, Generator? generator=None) -> Tensor`
-pub fn uniform_with(self_: &Tensor, options: UniformOptions) -> Result<Tensor> {
-    uniform_op()?.call((self_, options.from, options.to, options.generator))
-}
-
 /// The typed dispatcher handle of `aten::uniform.out`, looked up once.
 #[inline]
 pub fn uniform_out_op() -> Result<
@@ -6879,6 +7382,49 @@ pub fn uniform_out(
     out: &Tensor,
 ) -> Result<Tensor> {
     uniform_out_op()?.call((self_, from, to, generator, out))
+}
+
+/// The typed dispatcher handle of `aten::uniform.`, looked up once.
+#[inline]
+pub fn uniform_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, f64, f64, Option<Generator>), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, f64, f64, Option<Generator>), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::uniform", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`uniform_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct UniformOptions {
+    /// `from`.
+    pub from: f64,
+    /// `to`.
+    pub to: f64,
+    /// `generator`.
+    pub generator: Option<Generator>,
+}
+
+impl Default for UniformOptions {
+    fn default() -> Self {
+        UniformOptions {
+            from: 0.0,
+            to: 1.0,
+            generator: None,
+        }
+    }
+}
+
+/// `aten::uniform(Tensor self, float from=0., float to=1., *, Generator? generator=None) -> Tensor`
+pub fn uniform(self_: &Tensor) -> Result<Tensor> {
+    uniform_with(self_, UniformOptions::default())
+}
+
+/// `aten::uniform(Tensor self, float from=0., float to=1., *, Generator? generator=None) -> Tensor`
+pub fn uniform_with(self_: &Tensor, options: UniformOptions) -> Result<Tensor> {
+    uniform_op()?.call((self_, options.from, options.to, options.generator))
 }
 
 /// The typed dispatcher handle of `aten::normal_.`, looked up once.
@@ -6966,6 +7512,49 @@ pub fn normal_out(
     out: &Tensor,
 ) -> Result<Tensor> {
     normal_out_op()?.call((self_, mean, std, generator, out))
+}
+
+/// The typed dispatcher handle of `aten::normal_functional.`, looked up once.
+#[inline]
+pub fn normal_functional_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, f64, f64, Option<Generator>), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, f64, f64, Option<Generator>), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::normal_functional", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`normal_functional_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct NormalFunctionalOptions {
+    /// `mean`.
+    pub mean: f64,
+    /// `std`.
+    pub std: f64,
+    /// `generator`.
+    pub generator: Option<Generator>,
+}
+
+impl Default for NormalFunctionalOptions {
+    fn default() -> Self {
+        NormalFunctionalOptions {
+            mean: 0.0,
+            std: 1.0,
+            generator: None,
+        }
+    }
+}
+
+/// `aten::normal_functional(Tensor self, float mean=0., float std=1., *, Generator? generator=None) -> Tensor`
+pub fn normal_functional(self_: &Tensor) -> Result<Tensor> {
+    normal_functional_with(self_, NormalFunctionalOptions::default())
+}
+
+/// `aten::normal_functional(Tensor self, float mean=0., float std=1., *, Generator? generator=None) -> Tensor`
+pub fn normal_functional_with(self_: &Tensor, options: NormalFunctionalOptions) -> Result<Tensor> {
+    normal_functional_op()?.call((self_, options.mean, options.std, options.generator))
 }
 
 /// The typed dispatcher handle of `aten::mm.`, looked up once.

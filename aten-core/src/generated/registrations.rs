@@ -1042,6 +1042,11 @@ aten_dispatch::torch_library!(aten, |m| {
     )?;
     m.def_with("copy.out(Tensor self, Tensor src, bool non_blocking=False, *, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec![])?;
     m.def_with(
+        "copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string()],
+    )?;
+    m.def_with(
         "view(Tensor(a) self, SymInt[] size) -> Tensor(a)",
         Some(AliasAnalysisKind::FromSchema),
         vec!["core".to_string()],
@@ -1117,6 +1122,75 @@ aten_dispatch::torch_library!(aten, |m| {
         Some(AliasAnalysisKind::FromSchema),
         vec![],
     )?;
+    m.def_with(
+        "view_copy(Tensor self, SymInt[] size) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["view_copy".to_string()],
+    )?;
+    m.def_with(
+        "alias_copy(Tensor self) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["view_copy".to_string()],
+    )?;
+    m.def_with(
+        "t_copy(Tensor self) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["view_copy".to_string()],
+    )?;
+    m.def_with(
+        "transpose_copy.int(Tensor self, int dim0, int dim1) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["view_copy".to_string()],
+    )?;
+    m.def_with(
+        "permute_copy(Tensor self, int[] dims) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["view_copy".to_string()],
+    )?;
+    m.def_with(
+        "unsqueeze_copy(Tensor self, int dim) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["view_copy".to_string()],
+    )?;
+    m.def_with(
+        "squeeze_copy(Tensor self) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["view_copy".to_string()],
+    )?;
+    m.def_with(
+        "squeeze_copy.dim(Tensor self, int dim) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["view_copy".to_string()],
+    )?;
+    m.def_with(
+        "squeeze_copy.dims(Tensor self, int[] dim) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["view_copy".to_string()],
+    )?;
+    m.def_with(
+        "select_copy.int(Tensor self, int dim, SymInt index) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["view_copy".to_string()],
+    )?;
+    m.def_with("slice_copy.Tensor(Tensor self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec!["view_copy".to_string()])?;
+    m.def_with(
+        "expand_copy(Tensor self, SymInt[] size, *, bool implicit=False) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["view_copy".to_string()],
+    )?;
+    m.def_with("as_strided_copy(Tensor self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec!["view_copy".to_string()])?;
+    m.def_with(
+        "split_copy.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["view_copy".to_string()],
+    )?;
+    m.def_with("slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string(), "view_copy".to_string()])?;
+    m.def_with(
+        "select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string()],
+    )?;
+    m.def_with("as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
     m.def_with("ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
     m.def_with("full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
     m.def_with("empty_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
@@ -1159,12 +1233,12 @@ aten_dispatch::torch_library!(aten, |m| {
         vec![],
     )?;
     m.def_with(
-        "zero_(Tensor(a!) self) -> Tensor(a!)",
+        "fill.Scalar(Tensor self, Scalar value) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
-        vec![],
+        vec!["core".to_string()],
     )?;
     m.def_with(
-        "zero(Tensor self) -> Tensor",
+        "zero_(Tensor(a!) self) -> Tensor(a!)",
         Some(AliasAnalysisKind::FromSchema),
         vec![],
     )?;
@@ -1173,15 +1247,21 @@ aten_dispatch::torch_library!(aten, |m| {
         Some(AliasAnalysisKind::FromSchema),
         vec![],
     )?;
+    m.def_with(
+        "zero(Tensor self) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
     m.def_with("uniform_(Tensor(a!) self, float from=0., float to=1., *, Generator? generator=None) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec!["nondeterministic_seeded".to_string()])?;
+    m.def_with("uniform.out(Tensor self, float from=0., float to=1., *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec!["nondeterministic_seeded".to_string()])?;
     m.def_with(
         "uniform(Tensor self, float from=0., float to=1., *, Generator? generator=None) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
         vec!["nondeterministic_seeded".to_string()],
     )?;
-    m.def_with("uniform.out(Tensor self, float from=0., float to=1., *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec!["nondeterministic_seeded".to_string()])?;
     m.def_with("normal_(Tensor(a!) self, float mean=0., float std=1., *, Generator? generator=None) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec!["nondeterministic_seeded".to_string()])?;
     m.def_with("normal.out(Tensor self, float mean=0., float std=1., *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec!["nondeterministic_seeded".to_string()])?;
+    m.def_with("normal_functional(Tensor self, float mean=0., float std=1., *, Generator? generator=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec!["nondeterministic_seeded".to_string()])?;
     m.def_with(
         "mm(Tensor self, Tensor mat2) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
@@ -4151,29 +4231,12 @@ pub fn fill_scalar_out_autogen(self_: &Tensor, value: Scalar, out: &Tensor) -> R
     crate::structured::copy_to_out(&result, out)?;
     Ok(out.clone())
 }
-/// `autogen` variant `aten::zero(Tensor self) -> Tensor` of `aten::zero_(Tensor(a!) self) -> Tensor(a!)`.
-pub fn zero_autogen(self_: &Tensor) -> Result<Tensor> {
-    let result = ops::clone(self_)?;
-    ops::zero_op_()?.call((&result,))?;
-    Ok(result)
-}
 /// `autogen` variant `aten::zero.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)` of `aten::zero_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn zero_out_autogen(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
     let result = ops::clone(self_)?;
     ops::zero_op_()?.call((&result,))?;
     crate::structured::copy_to_out(&result, out)?;
     Ok(out.clone())
-}
-/// `autogen` variant `aten::uniform(Tensor self, float from=0., float to=1., *, Generator? generator=None) -> Tensor` of `aten::uniform_(Tensor(a!) self, float from=0., float to=1., *, Generator? generator=None) -> Tensor(a!)`.
-pub fn uniform_autogen(
-    self_: &Tensor,
-    from: f64,
-    to: f64,
-    generator: Option<Generator>,
-) -> Result<Tensor> {
-    let result = ops::clone(self_)?;
-    ops::uniform_op_()?.call((&result, from, to, generator))?;
-    Ok(result)
 }
 /// `autogen` variant `aten::uniform.out(Tensor self, float from=0., float to=1., *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)` of `aten::uniform_(Tensor(a!) self, float from=0., float to=1., *, Generator? generator=None) -> Tensor(a!)`.
 pub fn uniform_out_autogen(
@@ -5958,14 +6021,22 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutograd, |m| {
         "fill.Scalar_out",
         CppFunction::from_unboxed(fill_scalar_out_autogen),
     )?;
-    m.impl_("zero", CppFunction::from_unboxed(zero_autogen))?;
+    m.impl_(
+        "fill.Scalar",
+        CppFunction::from_unboxed(crate::native::fill_scalar),
+    )?;
     m.impl_("zero.out", CppFunction::from_unboxed(zero_out_autogen))?;
-    m.impl_("uniform", CppFunction::from_unboxed(uniform_autogen))?;
+    m.impl_("zero", CppFunction::from_unboxed(crate::native::zero))?;
     m.impl_(
         "uniform.out",
         CppFunction::from_unboxed(uniform_out_autogen),
     )?;
+    m.impl_("uniform", CppFunction::from_unboxed(crate::native::uniform))?;
     m.impl_("normal.out", CppFunction::from_unboxed(normal_out_autogen))?;
+    m.impl_(
+        "normal_functional",
+        CppFunction::from_unboxed(crate::native::normal_functional),
+    )?;
     m.impl_("mv", CppFunction::from_unboxed(crate::native::mv))?;
     m.impl_("flip.out", CppFunction::from_unboxed(flip_out_autogen))?;
     m.impl_("stack", CppFunction::from_unboxed(crate::native::stack))?;
@@ -6458,6 +6529,72 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutogradNonFunctional,
     m.impl_(
         "logsumexp.out",
         CppFunction::from_unboxed(crate::native::logsumexp_out),
+    )?;
+    m.impl_("copy", CppFunction::from_unboxed(crate::native::copy))?;
+    m.impl_(
+        "view_copy",
+        CppFunction::from_unboxed(crate::native::view_copy),
+    )?;
+    m.impl_(
+        "alias_copy",
+        CppFunction::from_unboxed(crate::native::alias_copy),
+    )?;
+    m.impl_("t_copy", CppFunction::from_unboxed(crate::native::t_copy))?;
+    m.impl_(
+        "transpose_copy.int",
+        CppFunction::from_unboxed(crate::native::transpose_copy_int),
+    )?;
+    m.impl_(
+        "permute_copy",
+        CppFunction::from_unboxed(crate::native::permute_copy),
+    )?;
+    m.impl_(
+        "unsqueeze_copy",
+        CppFunction::from_unboxed(crate::native::unsqueeze_copy),
+    )?;
+    m.impl_(
+        "squeeze_copy",
+        CppFunction::from_unboxed(crate::native::squeeze_copy),
+    )?;
+    m.impl_(
+        "squeeze_copy.dim",
+        CppFunction::from_unboxed(crate::native::squeeze_copy_dim),
+    )?;
+    m.impl_(
+        "squeeze_copy.dims",
+        CppFunction::from_unboxed(crate::native::squeeze_copy_dims),
+    )?;
+    m.impl_(
+        "select_copy.int",
+        CppFunction::from_unboxed(crate::native::select_copy_int),
+    )?;
+    m.impl_(
+        "slice_copy.Tensor",
+        CppFunction::from_unboxed(crate::native::slice_copy_tensor),
+    )?;
+    m.impl_(
+        "expand_copy",
+        CppFunction::from_unboxed(crate::native::expand_copy),
+    )?;
+    m.impl_(
+        "as_strided_copy",
+        CppFunction::from_unboxed(crate::native::as_strided_copy),
+    )?;
+    m.impl_(
+        "split_copy.Tensor",
+        CppFunction::from_unboxed(crate::native::split_copy_tensor),
+    )?;
+    m.impl_(
+        "slice_scatter",
+        CppFunction::from_unboxed(crate::native::slice_scatter),
+    )?;
+    m.impl_(
+        "select_scatter",
+        CppFunction::from_unboxed(crate::native::select_scatter),
+    )?;
+    m.impl_(
+        "as_strided_scatter",
+        CppFunction::from_unboxed(crate::native::as_strided_scatter),
     )?;
     m.impl_(
         "mm",

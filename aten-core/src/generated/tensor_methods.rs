@@ -963,6 +963,41 @@ impl Tensor {
         ops::split_tensor_with(self, split_size, options)
     }
 
+    /// `aten::slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor`
+    pub fn slice_scatter(&self, src: &Tensor) -> Result<Tensor> {
+        ops::slice_scatter(self, src)
+    }
+
+    /// `aten::slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor`
+    pub fn slice_scatter_with(
+        &self,
+        src: &Tensor,
+        options: ops::SliceScatterOptions,
+    ) -> Result<Tensor> {
+        ops::slice_scatter_with(self, src, options)
+    }
+
+    /// `aten::select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor`
+    pub fn select_scatter(&self, src: &Tensor, dim: i64, index: i64) -> Result<Tensor> {
+        ops::select_scatter(self, src, dim, index)
+    }
+
+    /// `aten::as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor`
+    pub fn as_strided_scatter(&self, src: &Tensor, size: &[i64], stride: &[i64]) -> Result<Tensor> {
+        ops::as_strided_scatter(self, src, size, stride)
+    }
+
+    /// `aten::as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor`
+    pub fn as_strided_scatter_with(
+        &self,
+        src: &Tensor,
+        size: &[i64],
+        stride: &[i64],
+        options: ops::AsStridedScatterOptions,
+    ) -> Result<Tensor> {
+        ops::as_strided_scatter_with(self, src, size, stride, options)
+    }
+
     /// `aten::fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)`
     pub fn fill_scalar_(&self, value: Scalar) -> Result<Tensor> {
         ops::fill_scalar_(self, value)
@@ -981,6 +1016,16 @@ impl Tensor {
     /// `aten::uniform_(Tensor(a!) self, float from=0., float to=1., *, Generator? generator=None) -> Tensor(a!)`
     pub fn uniform_with_(&self, options: ops::UniformInplaceOptions) -> Result<Tensor> {
         ops::uniform_with_(self, options)
+    }
+
+    /// `aten::uniform(Tensor self, float from=0., float to=1., *, Generator? generator=None) -> Tensor`
+    pub fn uniform(&self) -> Result<Tensor> {
+        ops::uniform(self)
+    }
+
+    /// `aten::uniform(Tensor self, float from=0., float to=1., *, Generator? generator=None) -> Tensor`
+    pub fn uniform_with(&self, options: ops::UniformOptions) -> Result<Tensor> {
+        ops::uniform_with(self, options)
     }
 
     /// `aten::normal_(Tensor(a!) self, float mean=0., float std=1., *, Generator? generator=None) -> Tensor(a!)`

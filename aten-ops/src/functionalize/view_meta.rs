@@ -1,0 +1,311 @@
+//! One step of a chain of views ([`ViewMeta`]): the view operator and its
+//! arguments, with the two functions functionalization needs, the view
+//! replayed on a new base value ([`ViewMeta::forward`], with the view
+//! operator or its `*_copy` form) and a new value of the view written into
+//! its base ([`ViewMeta::inverse`], PyTorch's `FunctionalInverses`).
+
+use std::sync::Arc;
+
+use aten_boxing::{IValue, Stack};
+use c10_core::local_dispatch_key_set::ExcludeDispatchKeyGuard;
+use c10_core::{DispatchKey, Error, Result, TensorBase};
+
+use crate::overload::OpOverload;
+use crate::root::Ops;
+
+/// One view of a chain.
+#[derive(Clone)]
+pub(crate) struct ViewMeta {
+    root: Ops,
+    /// The view operator (`aten.view.default`).
+    op: Arc<OpOverload>,
+    /// Its `*_copy` form, where one exists.
+    copy_op: Option<Arc<OpOverload>>,
+    /// The arguments after `self`, as the call passed them.
+    args: Vec<IValue>,
+    /// Which result, for operators returning several views (`split`).
+    out_index: usize,
+    /// Whether replays use the view operator (`reapply_views`), else its
+    /// `*_copy` form.
+    reapply_views: bool,
+}
+
+/// Runs `op` on a full argument stack below `Functionalize`; its returns.
+pub(crate) fn call_below(op: &OpOverload, mut stack: Stack) -> Result<Stack> {
+    let _below = ExcludeDispatchKeyGuard::new(DispatchKey::Functionalize);
+    op.call_boxed(&mut stack)?;
+    Ok(stack)
+}
+
+/// The one tensor of a call's returns.
+fn single(op: &OpOverload, returns: Stack) -> Result<TensorBase> {
+    match <[IValue; 1]>::try_from(returns) {
+        Ok([IValue::Tensor(t)]) => Ok(t),
+        _ => Err(Error::internal(format!(
+            "functionalization: {op} did not return one tensor"
+        ))),
+    }
+}
+
+impl ViewMeta {
+    /// The view `op` takes with `args` (after `self`), result `out_index`.
+    pub(crate) fn new(
+        root: Ops,
+        op: Arc<OpOverload>,
+        args: Vec<IValue>,
+        out_index: usize,
+        reapply_views: bool,
+    ) -> ViewMeta {
+        let copy_name = match op.operator_name().overload_name() {
+            "" => format!("{}::{}_copy", op.namespace(), op.op_name()),
+            overload => format!("{}::{}_copy.{overload}", op.namespace(), op.op_name()),
+        };
+        let copy_op = root.overload(&copy_name).ok();
+        ViewMeta {
+            root,
+            op,
+            copy_op,
+            args,
+            out_index,
+            reapply_views,
+        }
+    }
+
+    /// The operator replays use.
+    pub(crate) fn replay_op(&self) -> &Arc<OpOverload> {
+        match (&self.copy_op, self.reapply_views) {
+            (Some(copy), false) => copy,
+            _ => &self.op,
+        }
+    }
+
+    /// The view of `base` (replayed with [`ViewMeta::replay_op`]).
+    pub(crate) fn forward(&self, base: &TensorBase) -> Result<TensorBase> {
+        let op = self.replay_op();
+        let mut stack = Stack::with_capacity(self.args.len() + 1);
+        stack.push(IValue::Tensor(base.clone()));
+        stack.extend(self.args.iter().cloned());
+        let returns = call_below(op, stack)?;
+        match <[IValue; 1]>::try_from(returns) {
+            Ok([IValue::Tensor(t)]) => Ok(t),
+            Ok([IValue::TensorList(views)]) => {
+                views.get(self.out_index).cloned().ok_or_else(|| {
+                    Error::internal(format!(
+                        "functionalization: {op} returned {} views, not view {}",
+                        views.len(),
+                        self.out_index
+                    ))
+                })
+            }
+            _ => Err(Error::internal(format!(
+                "functionalization: {op} did not return a view"
+            ))),
+        }
+    }
+
+    fn aten(&self, name: &str) -> Result<Arc<OpOverload>> {
+        self.root.overload(name)
+    }
+
+    /// `name(args...)`, or `name_copy(args...)` when views are not
+    /// reapplied.
+    fn view_or_copy(&self, name: &str, args: Vec<IValue>) -> Result<TensorBase> {
+        let op = if self.reapply_views {
+            self.aten(name)?
+        } else {
+            let (base, overload) = name.split_once('.').unwrap_or((name, ""));
+            let copy = if overload.is_empty() {
+                format!("{base}_copy")
+            } else {
+                format!("{base}_copy.{overload}")
+            };
+            self.aten(&copy)?
+        };
+        single(&op, call_below(&op, args)?)
+    }
+
+    fn arg(&self, i: usize) -> Result<IValue> {
+        self.args
+            .get(i)
+            .cloned()
+            .ok_or_else(|| Error::internal(format!("{}: missing argument {i}", self.op)))
+    }
+
+    fn arg_int(&self, i: usize) -> Result<i64> {
+        self.arg(i)?.to_int()
+    }
+
+    fn arg_ints(&self, i: usize) -> Result<Vec<i64>> {
+        match self.args.get(i) {
+            Some(IValue::IntList(v)) => Ok(v.to_vec()),
+            Some(other) => other.to_list()?.iter().map(IValue::to_int).collect(),
+            None => Err(Error::internal(format!(
+                "{}: missing argument {i}",
+                self.op
+            ))),
+        }
+    }
+
+    /// `base` with `mutated` (a new value of this view of it) written in.
+    pub(crate) fn inverse(&self, base: &TensorBase, mutated: &TensorBase) -> Result<TensorBase> {
+        let t = |x: &TensorBase| IValue::Tensor(x.clone());
+        let ints = |v: &[i64]| IValue::IntList(Arc::new(v.to_vec()));
+        let scatter = |name: &str, rest: &[IValue]| -> Result<TensorBase> {
+            let op = self.aten(name)?;
+            let mut stack = vec![t(base), t(mutated)];
+            stack.extend(rest.iter().cloned());
+            single(&op, call_below(&op, stack)?)
+        };
+        let base_sizes = base.sizes();
+        let name = format!("{}::{}", self.op.namespace(), self.op.op_name());
+        match (name.as_str(), self.op.operator_name().overload_name()) {
+            ("aten::view" | "aten::_unsafe_view" | "aten::_reshape_alias", _) => {
+                self.view_or_copy("aten::view", vec![t(mutated), ints(&base_sizes)])
+            }
+            ("aten::alias", _) => self.view_or_copy("aten::alias", vec![t(mutated)]),
+            ("aten::t", _) => self.view_or_copy("aten::t", vec![t(mutated)]),
+            ("aten::transpose", "int") => self.view_or_copy(
+                "aten::transpose.int",
+                vec![t(mutated), self.arg(0)?, self.arg(1)?],
+            ),
+            ("aten::permute", _) => {
+                let dims = self.arg_ints(0)?;
+                let n = dims.len() as i64;
+                let mut inverse = vec![0i64; dims.len()];
+                for (i, &d) in dims.iter().enumerate() {
+                    let d = if d < 0 { d + n } else { d };
+                    let slot = usize::try_from(d)
+                        .ok()
+                        .and_then(|d| inverse.get_mut(d))
+                        .ok_or_else(|| {
+                            Error::index_error(format!("permute: dimension {d} out of range"))
+                        })?;
+                    *slot = i as i64;
+                }
+                self.view_or_copy("aten::permute", vec![t(mutated), ints(&inverse)])
+            }
+            ("aten::unsqueeze", _) => self.view_or_copy(
+                "aten::squeeze.dim",
+                vec![t(mutated), IValue::Int(self.arg_int(0)?)],
+            ),
+            ("aten::squeeze", overload) => {
+                let dims: Vec<usize> = match overload {
+                    "" => (0..base_sizes.len()).collect(),
+                    "dim" => vec![wrap(self.arg_int(0)?, base_sizes.len())?],
+                    _ => {
+                        let mut d = self
+                            .arg_ints(0)?
+                            .into_iter()
+                            .map(|d| wrap(d, base_sizes.len()))
+                            .collect::<Result<Vec<_>>>()?;
+                        d.sort_unstable();
+                        d.dedup();
+                        d
+                    }
+                };
+                // Every squeezed dimension of size one comes back, in order.
+                let mut value = mutated.clone();
+                for d in dims {
+                    if base_sizes.get(d) == Some(&1) && value.dim() < base_sizes.len() {
+                        value = self.view_or_copy(
+                            "aten::unsqueeze",
+                            vec![t(&value), IValue::Int(d as i64)],
+                        )?;
+                    }
+                }
+                Ok(value)
+            }
+            ("aten::select", "int") => scatter("aten::select_scatter", &self.args),
+            ("aten::slice", "Tensor") => scatter("aten::slice_scatter", &self.args),
+            ("aten::as_strided", _) => scatter("aten::as_strided_scatter", &self.args),
+            ("aten::split", "Tensor") => {
+                let split_size = self.arg_int(0)?;
+                let dim = self.args.get(1).map_or(Ok(0), IValue::to_int)?;
+                let d = wrap(dim, mutated.dim())?;
+                let start = split_size
+                    .checked_mul(self.out_index as i64)
+                    .ok_or_else(|| Error::runtime("split: start overflows"))?;
+                let end = start + mutated.sizes()[d];
+                scatter(
+                    "aten::slice_scatter",
+                    &[
+                        IValue::Int(dim),
+                        IValue::Int(start),
+                        IValue::Int(end),
+                        IValue::Int(1),
+                    ],
+                )
+            }
+            ("aten::expand", _) => {
+                // `base + sum_to(mutated - base)`: only what the view's
+                // elements changed by is summed into the base.
+                let sub = self.aten("aten::sub.Tensor")?;
+                let delta = single(
+                    &sub,
+                    call_below(&sub, vec![t(mutated), t(base), IValue::Int(1)])?,
+                )?;
+                let summed = self.sum_to(&delta, &base_sizes)?;
+                let add = self.aten("aten::add.Tensor")?;
+                single(
+                    &add,
+                    call_below(&add, vec![t(base), t(&summed), IValue::Int(1)])?,
+                )
+            }
+            _ => Err(Error::not_implemented(format!(
+                "functionalization: writing through the view operator {} is not supported",
+                self.op
+            ))),
+        }
+    }
+
+    /// `at::sum_to`: `mutated` summed over the dimensions `expand`
+    /// broadcast, back to `sizes`.
+    fn sum_to(&self, mutated: &TensorBase, sizes: &[i64]) -> Result<TensorBase> {
+        let have = mutated.sizes();
+        let leading = have
+            .len()
+            .checked_sub(sizes.len())
+            .ok_or_else(|| Error::runtime("expand: the view has fewer dimensions than its base"))?;
+        let mut dims: Vec<i64> = (0..leading as i64).collect();
+        for (i, &s) in sizes.iter().enumerate() {
+            if s == 1 && have[leading + i] != 1 {
+                dims.push((leading + i) as i64);
+            }
+        }
+        let mut value = mutated.clone();
+        if !dims.is_empty() {
+            let sum = self.aten("aten::sum.dim_IntList")?;
+            let stack = vec![
+                IValue::Tensor(value),
+                IValue::IntList(Arc::new(dims)),
+                IValue::bool(true),
+                IValue::None,
+            ];
+            value = single(&sum, call_below(&sum, stack)?)?;
+        }
+        if leading > 0 {
+            value = self.view_or_copy(
+                "aten::view",
+                vec![
+                    IValue::Tensor(value),
+                    IValue::IntList(Arc::new(sizes.to_vec())),
+                ],
+            )?;
+        }
+        Ok(value)
+    }
+}
+
+fn wrap(dim: i64, rank: usize) -> Result<usize> {
+    let r = rank as i64;
+    let d = if dim < 0 { dim + r } else { dim };
+    if (0..r.max(1)).contains(&d) {
+        Ok(d as usize)
+    } else {
+        Err(Error::index_error(format!(
+            "Dimension out of range (expected to be in range of [{}, {}], but got {dim})",
+            -r.max(1),
+            r.max(1) - 1
+        )))
+    }
+}

@@ -1,0 +1,460 @@
+//! Functionalization: ports of PyTorch's `test/test_functionalization.py`
+//! (the functionalized graph printed by `make_fx`, operator for operator,
+//! and the results and input mutations equal to the eager run), and the
+//! view inverses checked against eager mutation through every view kind.
+
+use aten::boxing::IValue;
+use aten::fx::make_fx;
+use aten::torch_ops::functionalize::{
+    enable_functionalization, from_functional_tensor, is_functional_tensor, sync,
+    to_functional_tensor,
+};
+use aten::torch_ops::{functionalize, Remove};
+use aten::{ops, Device, Result, Scalar, Tensor};
+
+fn iv(t: &Tensor) -> IValue {
+    IValue::Tensor(t.base().clone())
+}
+
+fn tensor_of(v: &IValue) -> Tensor {
+    match v {
+        IValue::Tensor(t) => Tensor::from_base(t.clone()),
+        other => panic!("not a tensor: {other:?}"),
+    }
+}
+
+fn values(t: &Tensor) -> Vec<f32> {
+    t.to_vec::<f32>().unwrap()
+}
+
+/// `torch.<factory>(sizes)` as Python calls it (device and pin_memory
+/// passed explicitly).
+fn factory(name: &str, sizes: &[i64]) -> Result<Tensor> {
+    let out = aten::ops_root().overload(name)?.call(
+        &[IValue::IntList(std::sync::Arc::new(sizes.to_vec()))],
+        &[
+            ("device", IValue::device(Device::CPU)),
+            ("pin_memory", IValue::bool(false)),
+        ],
+    )?;
+    Ok(tensor_of(&out[0]))
+}
+
+fn arange(n: usize, sizes: &[i64]) -> Tensor {
+    let data: Vec<f32> = (0..n).map(|i| i as f32 + 1.0).collect();
+    Tensor::from_slice(&data, sizes).unwrap()
+}
+
+type Program = fn(&[IValue]) -> Result<Vec<IValue>>;
+
+/// `assert_functionalization`: the functionalized run gives the eager
+/// run's outputs and leaves the inputs as the eager run does.
+fn assert_functionalization(f: Program, input: &Tensor) {
+    for remove in [Remove::Mutations, Remove::MutationsAndViews] {
+        let eager_in = ops::clone(input).unwrap();
+        let eager = f(&[iv(&eager_in)]).unwrap();
+        let func_in = ops::clone(input).unwrap();
+        let functional = functionalize(f, &[iv(&func_in)], remove).unwrap();
+        assert_eq!(
+            values(&eager_in),
+            values(&func_in),
+            "input after {remove:?}"
+        );
+        for (e, r) in eager.iter().zip(&functional) {
+            let r = tensor_of(r);
+            assert!(!is_functional_tensor(r.base()));
+            assert_eq!(values(&tensor_of(e)), values(&r), "output after {remove:?}");
+        }
+    }
+}
+
+/// `get_logs`: the code of `make_fx(functionalize(f))`.
+fn get_logs(f: Program, input: &Tensor, remove: Remove) -> String {
+    aten::ops_root();
+    let x = ops::clone(input).unwrap();
+    make_fx(|xs| functionalize(f, xs, remove), &["arg0"], &[iv(&x)])
+        .unwrap()
+        .code()
+}
+
+fn simple(xs: &[IValue]) -> Result<Vec<IValue>> {
+    let x = tensor_of(&xs[0]);
+    let tmp = factory("aten::ones", &[4, 2])?;
+    let y = ops::view(&x, &[4, 2])?;
+    ops::add_tensor_(&y, &tmp)?;
+    let _z = ops::mul_tensor(&x, &x)?;
+    Ok(vec![iv(&y)])
+}
+
+#[test]
+fn test_simple() {
+    let x = factory("aten::ones", &[4, 2]).unwrap();
+    assert_functionalization(simple, &x);
+    assert_eq!(
+        get_logs(simple, &x, Remove::MutationsAndViews),
+        "
+
+
+def forward(self, arg0_1):
+    ones = torch.ops.aten.ones.default([4, 2], device = device(type='cpu'), pin_memory = False)
+    view_copy = torch.ops.aten.view_copy.default(arg0_1, [4, 2])
+    add = torch.ops.aten.add.Tensor(view_copy, ones);  view_copy = ones = None
+    view_copy_1 = torch.ops.aten.view_copy.default(add, [4, 2]);  add = None
+    view_copy_2 = torch.ops.aten.view_copy.default(view_copy_1, [4, 2])
+    mul = torch.ops.aten.mul.Tensor(view_copy_1, view_copy_1)
+    copy_ = torch.ops.aten.copy_.default(arg0_1, view_copy_1);  arg0_1 = view_copy_1 = None
+    return view_copy_2
+"
+    );
+}
+
+#[test]
+fn test_reapply_views_simple() {
+    let x = factory("aten::ones", &[4, 2]).unwrap();
+    assert_eq!(
+        get_logs(simple, &x, Remove::Mutations),
+        "
+
+
+def forward(self, arg0_1):
+    ones = torch.ops.aten.ones.default([4, 2], device = device(type='cpu'), pin_memory = False)
+    view = torch.ops.aten.view.default(arg0_1, [4, 2])
+    add = torch.ops.aten.add.Tensor(view, ones);  view = ones = None
+    view_1 = torch.ops.aten.view.default(add, [4, 2]);  add = None
+    view_2 = torch.ops.aten.view.default(view_1, [4, 2])
+    mul = torch.ops.aten.mul.Tensor(view_1, view_1)
+    copy_ = torch.ops.aten.copy_.default(arg0_1, view_1);  arg0_1 = view_1 = None
+    return view_2
+"
+    );
+}
+
+fn simple_out(xs: &[IValue]) -> Result<Vec<IValue>> {
+    let x = tensor_of(&xs[0]);
+    let tmp = factory("aten::ones", &[4, 2])?;
+    let y = ops::view(&x, &[4, 2])?;
+    // The out= tensor is resized: it starts with no dimensions.
+    let z = factory("aten::empty.memory_format", &[])?;
+    ops::add_out(&y, &tmp, Scalar::Int(1), &z)?;
+    let w = ops::mul_tensor(&z, &z)?;
+    Ok(vec![iv(&w)])
+}
+
+#[test]
+fn test_simple_out() {
+    let x = factory("aten::ones", &[4, 2]).unwrap();
+    assert_functionalization(simple_out, &x);
+    assert_eq!(
+        get_logs(simple_out, &x, Remove::MutationsAndViews),
+        "
+
+
+def forward(self, arg0_1):
+    ones = torch.ops.aten.ones.default([4, 2], device = device(type='cpu'), pin_memory = False)
+    view_copy = torch.ops.aten.view_copy.default(arg0_1, [4, 2]);  arg0_1 = None
+    empty = torch.ops.aten.empty.memory_format([], device = device(type='cpu'), pin_memory = False)
+    add = torch.ops.aten.add.Tensor(view_copy, ones);  view_copy = ones = None
+    mul = torch.ops.aten.mul.Tensor(add, add);  add = None
+    return mul
+"
+    );
+}
+
+fn inplace_on_non_view(xs: &[IValue]) -> Result<Vec<IValue>> {
+    let x = tensor_of(&xs[0]);
+    let tmp = factory("aten::ones", &[4, 2])?;
+    let y = ops::view(&x, &[4, 2])?;
+    ops::add_tensor_(&x, &tmp)?;
+    Ok(vec![iv(&y)])
+}
+
+#[test]
+fn test_inplace_on_non_view() {
+    let x = factory("aten::ones", &[4, 2]).unwrap();
+    assert_functionalization(inplace_on_non_view, &x);
+    assert_eq!(
+        get_logs(inplace_on_non_view, &x, Remove::MutationsAndViews),
+        "
+
+
+def forward(self, arg0_1):
+    ones = torch.ops.aten.ones.default([4, 2], device = device(type='cpu'), pin_memory = False)
+    view_copy = torch.ops.aten.view_copy.default(arg0_1, [4, 2])
+    add = torch.ops.aten.add.Tensor(arg0_1, ones);  ones = None
+    copy_ = torch.ops.aten.copy_.default(arg0_1, add);  arg0_1 = None
+    view_copy_1 = torch.ops.aten.view_copy.default(add, [4, 2]);  add = None
+    return view_copy_1
+"
+    );
+}
+
+fn as_strided(xs: &[IValue]) -> Result<Vec<IValue>> {
+    let x = tensor_of(&xs[0]);
+    let y = ops::as_strided_with(
+        &x,
+        &[2],
+        &[2],
+        ops::AsStridedOptions {
+            storage_offset: Some(1),
+        },
+    )?;
+    ops::add_tensor_(
+        &y,
+        &Tensor::from(aten::c10::TensorBase::wrapped_number(1i64)?),
+    )?;
+    Ok(vec![iv(&x)])
+}
+
+#[test]
+fn test_as_strided() {
+    let x = factory("aten::ones", &[9]).unwrap();
+    assert_functionalization(as_strided, &x);
+    assert_eq!(
+        get_logs(as_strided, &x, Remove::MutationsAndViews),
+        "
+
+
+def forward(self, arg0_1):
+    as_strided_copy = torch.ops.aten.as_strided_copy.default(arg0_1, [2], [2], 1)
+    add = torch.ops.aten.add.Tensor(as_strided_copy, 1);  as_strided_copy = None
+    as_strided_scatter = torch.ops.aten.as_strided_scatter.default(arg0_1, add, [2], [2], 1);  add = None
+    as_strided_copy_1 = torch.ops.aten.as_strided_copy.default(as_strided_scatter, [2], [2], 1)
+    copy_ = torch.ops.aten.copy_.default(arg0_1, as_strided_scatter);  arg0_1 = None
+    return as_strided_scatter
+"
+    );
+}
+
+fn only_one_view(xs: &[IValue]) -> Result<Vec<IValue>> {
+    Ok(vec![iv(&ops::view(&tensor_of(&xs[0]), &[4, 2])?)])
+}
+
+fn expand(xs: &[IValue]) -> Result<Vec<IValue>> {
+    Ok(vec![iv(&ops::expand(&tensor_of(&xs[0]), &[2, 2])?)])
+}
+
+#[test]
+fn test_only_one_view_and_test_expand_symint() {
+    let x = factory("aten::ones", &[4, 2]).unwrap();
+    assert_functionalization(only_one_view, &x);
+    assert_eq!(
+        get_logs(only_one_view, &x, Remove::MutationsAndViews),
+        "\n\n\ndef forward(self, arg0_1):\n    view_copy = torch.ops.aten.view_copy.default(arg0_1, [4, 2]);  arg0_1 = None\n    return view_copy\n"
+    );
+    let x = factory("aten::ones", &[2, 2]).unwrap();
+    assert_functionalization(expand, &x);
+    assert_eq!(
+        get_logs(expand, &x, Remove::MutationsAndViews),
+        "\n\n\ndef forward(self, arg0_1):\n    expand_copy = torch.ops.aten.expand_copy.default(arg0_1, [2, 2]);  arg0_1 = None\n    return expand_copy\n"
+    );
+}
+
+fn index_mutation_on_non_input(_xs: &[IValue]) -> Result<Vec<IValue>> {
+    let tmp = factory("aten::zeros", &[10])?;
+    ops::fill_scalar_(&ops::select_int(&tmp, 0, 5)?, Scalar::Int(1))?;
+    Ok(vec![iv(&tmp)])
+}
+
+#[test]
+fn test_index_mutation_on_non_input() {
+    let x = factory("aten::ones", &[2]).unwrap();
+    assert_functionalization(index_mutation_on_non_input, &x);
+    assert_eq!(
+        get_logs(index_mutation_on_non_input, &x, Remove::MutationsAndViews),
+        "
+
+
+def forward(self, arg0_1):
+    zeros = torch.ops.aten.zeros.default([10], device = device(type='cpu'), pin_memory = False)
+    select_copy = torch.ops.aten.select_copy.int(zeros, 0, 5)
+    fill = torch.ops.aten.fill.Scalar(select_copy, 1);  select_copy = None
+    select_scatter = torch.ops.aten.select_scatter.default(zeros, fill, 0, 5);  zeros = fill = None
+    select_copy_1 = torch.ops.aten.select_copy.int(select_scatter, 0, 5)
+    return select_scatter
+"
+    );
+}
+
+fn multiple_views_of_same_base(xs: &[IValue]) -> Result<Vec<IValue>> {
+    let x = tensor_of(&xs[0]);
+    let y = ops::view(&x, &[-1])?;
+    let z = ops::view(&x, &[-1])?;
+    ops::add_tensor_(&x, &factory("aten::ones", &[4])?)?;
+    // y and z see the write made through x.
+    let y2 = ops::add_tensor(&y, &factory("aten::ones", &[4])?)?;
+    let z2 = ops::add_tensor(&z, &y2)?;
+    Ok(vec![iv(&y2), iv(&z2)])
+}
+
+fn nested_functions_propagate_updates(xs: &[IValue]) -> Result<Vec<IValue>> {
+    let x = tensor_of(&xs[0]);
+    let g = |x: &Tensor| -> Result<()> {
+        let row = ops::select_int(x, 0, 0)?;
+        ops::add_tensor_(&row, &factory("aten::ones", &[2])?)?;
+        Ok(())
+    };
+    g(&x)?;
+    Ok(vec![iv(&ops::add_tensor(&x, &x)?)])
+}
+
+#[test]
+fn test_multiple_views_of_same_base_and_nested_updates() {
+    assert_functionalization(multiple_views_of_same_base, &arange(4, &[4]));
+    assert_functionalization(nested_functions_propagate_updates, &arange(4, &[2, 2]));
+}
+
+/// A write through a chain of two views of every kind, then a read of the
+/// base and of another view: functionalized, the results and the input are
+/// the eager ones.
+#[test]
+fn writes_through_every_view_kind_reach_the_base_and_other_views() {
+    type View = fn(&Tensor) -> Result<Tensor>;
+    let views: Vec<(&str, View)> = vec![
+        ("t", |x| ops::t(x)),
+        ("transpose", |x| ops::transpose_int(x, 0, 1)),
+        ("permute", |x| ops::permute(x, &[1, 0])),
+        ("unsqueeze", |x| ops::unsqueeze(x, 1)),
+        ("select", |x| ops::select_int(x, 1, 2)),
+        ("slice", |x| {
+            ops::slice_tensor_op()?.call((x, 1, Some(1), Some(3), 1))
+        }),
+        ("view", |x| ops::view(x, &[-1])),
+        ("alias", |x| ops::alias(x)),
+        ("as_strided", |x| {
+            ops::as_strided_with(
+                x,
+                &[2, 2],
+                &[1, 4],
+                ops::AsStridedOptions {
+                    storage_offset: Some(1),
+                },
+            )
+        }),
+        ("split", |x| Ok(ops::split_tensor(x, 2)?.remove(1))),
+        ("squeeze", |x| ops::squeeze(&ops::unsqueeze(x, 0)?)),
+    ];
+    for (name, view) in &views {
+        for second in [false, true] {
+            let program = |xs: &[IValue]| -> Result<Vec<IValue>> {
+                let x = tensor_of(&xs[0]);
+                let other = ops::t(&x)?;
+                let mut v = view(&x)?;
+                if second {
+                    v = ops::alias(&v)?;
+                }
+                ops::mul_tensor_(&v, &Tensor::from_slice(&[3.0f32], &[1])?)?;
+                let sum = ops::add_tensor(&x, &x)?;
+                Ok(vec![iv(&sum), iv(&other), iv(&v)])
+            };
+            let input = arange(12, &[3, 4]);
+            let eager_in = ops::clone(&input).unwrap();
+            let eager = program(&[iv(&eager_in)]).unwrap();
+            for remove in [Remove::Mutations, Remove::MutationsAndViews] {
+                let func_in = ops::clone(&input).unwrap();
+                let functional = functionalize(program, &[iv(&func_in)], remove)
+                    .unwrap_or_else(|e| panic!("{name}: {e}"));
+                assert_eq!(values(&eager_in), values(&func_in), "{name} input");
+                for (e, r) in eager.iter().zip(&functional) {
+                    assert_eq!(
+                        values(&ops::contiguous(&tensor_of(e)).unwrap()),
+                        values(&ops::contiguous(&tensor_of(r)).unwrap()),
+                        "{name} (chain of two: {second}, {remove:?})"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_functionalized_graph_has_no_mutations_and_replays() {
+    aten::ops_root();
+    let program = |xs: &[IValue]| -> Result<Vec<IValue>> {
+        let x = tensor_of(&xs[0]);
+        let row = ops::select_int(&x, 0, 1)?;
+        ops::mul_tensor_(&row, &Tensor::from_slice(&[2.0f32], &[1])?)?;
+        let y = ops::relu(&x)?;
+        ops::add_tensor_(&x, &y)?;
+        Ok(vec![iv(&ops::sum(&x)?)])
+    };
+    let input = arange(6, &[2, 3]);
+    let g = make_fx(
+        |xs| functionalize(program, xs, Remove::MutationsAndViews),
+        &["x"],
+        &[iv(&ops::clone(&input).unwrap())],
+    )
+    .unwrap();
+    let mutating: Vec<String> = g
+        .called_operators()
+        .into_iter()
+        .filter(|op| {
+            op.trim_start_matches("aten.")
+                .split('.')
+                .next()
+                .unwrap()
+                .ends_with('_')
+        })
+        .collect();
+    // Only the write-back of the mutated input remains.
+    assert_eq!(mutating, vec!["aten.copy_.default"]);
+    let a = ops::clone(&input).unwrap();
+    let b = ops::clone(&input).unwrap();
+    let replayed = g.run(&[iv(&a)]).unwrap();
+    let eager = program(&[iv(&b)]).unwrap();
+    assert_eq!(
+        values(&tensor_of(&replayed[0])),
+        values(&tensor_of(&eager[0]))
+    );
+    assert_eq!(values(&a), values(&b));
+}
+
+#[test]
+fn errors_are_pytorchs() {
+    aten::ops_root();
+    // A broadcast into `self` fails as it does eagerly, though `add` would
+    // accept it.
+    let small = factory("aten::ones", &[2]).unwrap();
+    let big = factory("aten::ones", &[3, 2]).unwrap();
+    let eager = ops::add_tensor_(&small, &big).unwrap_err();
+    let functional = functionalize(
+        |xs| {
+            ops::add_tensor_(&tensor_of(&xs[0]), &tensor_of(&xs[1]))?;
+            Ok(vec![])
+        },
+        &[iv(&small), iv(&big)],
+        Remove::Mutations,
+    )
+    .unwrap_err();
+    assert_eq!(eager.message(), functional.message());
+    // A plain tensor written with a functional one.
+    let plain = factory("aten::ones", &[2]).unwrap();
+    let err = functionalize(
+        |xs| {
+            ops::add_tensor_(&plain, &tensor_of(&xs[0]))?;
+            Ok(vec![])
+        },
+        &[iv(&small)],
+        Remove::Mutations,
+    )
+    .unwrap_err();
+    assert_eq!(
+        err.message(),
+        "mutating a non-functional tensor with a functional tensor is not allowed. Please ensure that all of your inputs are wrapped inside of a functionalize() call."
+    );
+    // A wrapper's value is reachable only through the conversions.
+    let w = to_functional_tensor(small.base()).unwrap();
+    assert!(is_functional_tensor(&w));
+    assert!(to_functional_tensor(&w).is_err());
+    assert!(from_functional_tensor(small.base()).is_err());
+    {
+        let _on = enable_functionalization(false);
+        ops::add_tensor_(&Tensor::from_base(w.clone()), &small).unwrap();
+    }
+    sync(&w).unwrap();
+    assert_eq!(
+        values(&Tensor::from_base(from_functional_tensor(&w).unwrap())),
+        vec![2.0, 2.0]
+    );
+    // The input itself was not written.
+    assert_eq!(values(&small), vec![1.0, 1.0]);
+}
