@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use aten_boxing::schema::Type;
 use aten_boxing::IValue;
-use aten_ops::OpOverload;
+use aten_ops::{GraphFn, HigherOrderOperator, HopArg, OpOverload};
 use c10_core::{Error, Result, ScalarType};
 
 /// An argument of a node.
@@ -20,6 +20,9 @@ pub enum Arg {
     Const(IValue),
     /// A list whose items are arguments (a `Tensor[]` of graph values).
     List(Vec<Arg>),
+    /// A tuple whose items are arguments (a higher-order operator's
+    /// operands).
+    Tuple(Vec<Arg>),
 }
 
 /// What a node is.
@@ -38,6 +41,17 @@ pub enum NodeKind {
         args: Vec<Arg>,
         /// Keyword arguments.
         kwargs: Vec<(String, Arg)>,
+    },
+    /// A graph a higher-order operator takes (FX's `get_attr` of a
+    /// submodule, `true_graph_0`).
+    Subgraph(Arc<Graph>),
+    /// A higher-order operator call; arguments naming a
+    /// [`NodeKind::Subgraph`] pass that graph as a function.
+    CallHigherOrder {
+        /// The operator.
+        op: Arc<HigherOrderOperator>,
+        /// Its arguments.
+        args: Vec<Arg>,
     },
     /// Element `index` of a multi-result node (`operator.getitem`).
     GetItem {
@@ -64,6 +78,9 @@ pub struct Node {
 pub struct Graph {
     /// The nodes, placeholders first, output last.
     pub nodes: Vec<Node>,
+    /// Whether a single output prints as a one-element tuple (a subgraph's
+    /// `return (mul,)`).
+    pub tuple_output: bool,
 }
 
 impl Graph {
@@ -77,6 +94,14 @@ impl Graph {
                 _ => None,
             })
             .collect()
+    }
+
+    /// The subgraph held by the node named `name` (`gm.true_graph_0`).
+    pub fn subgraph(&self, name: &str) -> Option<&Graph> {
+        self.nodes.iter().find_map(|n| match &n.kind {
+            NodeKind::Subgraph(g) if n.name == name => Some(&**g),
+            _ => None,
+        })
     }
 
     /// The number of placeholders.
@@ -102,6 +127,24 @@ impl Graph {
             let value = match &node.kind {
                 NodeKind::Placeholder => vec![next_input.next().cloned().unwrap_or_default()],
                 NodeKind::Constant(v) => vec![v.clone()],
+                NodeKind::Subgraph(_) => Vec::new(),
+                NodeKind::CallHigherOrder { op, args } => {
+                    let args: Vec<HopArg> = args
+                        .iter()
+                        .map(|a| match a {
+                            Arg::Node(j) => match &self.nodes[*j].kind {
+                                NodeKind::Subgraph(g) => {
+                                    let g = Arc::clone(g);
+                                    let f: GraphFn = Arc::new(move |xs: &[IValue]| g.run(xs));
+                                    Ok(HopArg::Fn(f))
+                                }
+                                _ => resolve(a, &values).map(HopArg::Value),
+                            },
+                            _ => resolve(a, &values).map(HopArg::Value),
+                        })
+                        .collect::<Result<_>>()?;
+                    op.call(&args)?
+                }
                 NodeKind::CallFunction { op, args, kwargs } => {
                     let args: Vec<IValue> = args
                         .iter()
@@ -147,7 +190,18 @@ impl Graph {
         for (i, node) in self.nodes.iter().enumerate() {
             let line = match &node.kind {
                 NodeKind::Placeholder => continue,
-                NodeKind::Constant(_) => format!("{} = self.{}", node.name, node.name),
+                NodeKind::Constant(_) | NodeKind::Subgraph(_) => {
+                    format!("{} = self.{}", node.name, node.name)
+                }
+                NodeKind::CallHigherOrder { op, args } => {
+                    let parts: Vec<String> = args.iter().map(|a| self.show(a)).collect();
+                    format!(
+                        "{} = torch.ops.higher_order.{}({})",
+                        node.name,
+                        op.name(),
+                        parts.join(", ")
+                    )
+                }
                 NodeKind::CallFunction { op, args, kwargs } => {
                     let schema = op.schema().ok();
                     let ty = |pos: Option<usize>, name: Option<&str>| {
@@ -170,10 +224,10 @@ impl Graph {
                 }
                 NodeKind::Output(outs) => {
                     let shown: Vec<String> = outs.iter().map(|a| self.show(a)).collect();
-                    let value = if shown.len() == 1 {
+                    let value = if shown.len() == 1 && !self.tuple_output {
                         shown[0].clone()
                     } else {
-                        format!("({})", shown.join(", "))
+                        format!("({})", tuple_items(&shown))
                     };
                     let _ = writeln!(out, "    return {value}");
                     continue;
@@ -199,7 +253,7 @@ impl Graph {
         fn inputs(a: &Arg, out: &mut Vec<usize>) {
             match a {
                 Arg::Node(j) => out.push(*j),
-                Arg::List(items) => items.iter().for_each(|i| inputs(i, out)),
+                Arg::List(items) | Arg::Tuple(items) => items.iter().for_each(|i| inputs(i, out)),
                 Arg::Const(_) => {}
             }
         }
@@ -211,6 +265,9 @@ impl Graph {
                 NodeKind::CallFunction { args, kwargs, .. } => {
                     args.iter().for_each(|a| inputs(a, &mut used));
                     kwargs.iter().for_each(|(_, a)| inputs(a, &mut used));
+                }
+                NodeKind::CallHigherOrder { args, .. } => {
+                    args.iter().for_each(|a| inputs(a, &mut used));
                 }
                 NodeKind::GetItem { of, .. } => used.push(*of),
                 NodeKind::Output(outs) => {
@@ -254,6 +311,10 @@ impl Graph {
                 let shown: Vec<String> = items.iter().map(|i| self.show(i)).collect();
                 format!("[{}]", shown.join(", "))
             }
+            Arg::Tuple(items) => {
+                let shown: Vec<String> = items.iter().map(|i| self.show(i)).collect();
+                format!("({})", tuple_items(&shown))
+            }
             Arg::Const(v) => python_repr(v),
         }
     }
@@ -262,6 +323,14 @@ impl Graph {
 impl std::fmt::Display for Graph {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.code())
+    }
+}
+
+/// Items of a Python tuple: a single one keeps its comma.
+fn tuple_items(shown: &[String]) -> String {
+    match shown {
+        [one] => format!("{one},"),
+        _ => shown.join(", "),
     }
 }
 
@@ -274,6 +343,12 @@ fn resolve(a: &Arg, values: &[Option<Vec<IValue>>]) -> Result<IValue> {
             .cloned()
             .ok_or_else(|| Error::internal("an argument refers to a value not computed")),
         Arg::Const(v) => Ok(v.clone()),
+        Arg::Tuple(items) => Ok(IValue::Tuple(Arc::new(
+            items
+                .iter()
+                .map(|i| resolve(i, values))
+                .collect::<Result<_>>()?,
+        ))),
         Arg::List(items) => {
             let items: Vec<IValue> = items
                 .iter()

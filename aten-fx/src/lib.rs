@@ -11,4 +11,4 @@ pub mod make_fx;
 mod names;
 
 pub use graph::{Arg, Graph, Node, NodeKind};
-pub use make_fx::make_fx;
+pub use make_fx::{make_fx, make_fx_with, MakeFxOptions};

@@ -4,13 +4,19 @@
 //! becomes a node whose tensor arguments refer to the nodes that produced
 //! them; a tensor the graph did not see made becomes a constant; the
 //! closure's results become the output. Capture composes with other modes:
-//! pushed inside a FakeTensor mode, it records with fake tensors.
+//! pushed inside a FakeTensor mode, it records with fake tensors; around
+//! [`functionalize`](aten_ops::functionalize()), it records the functional
+//! program. A higher-order operator (`cond`, `while_loop`, `map_impl`)
+//! becomes one node taking its functions as subgraphs.
+//! With [`MakeFxOptions::pre_dispatch`] the capture runs above autograd.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use aten_boxing::IValue;
-use aten_ops::{push_mode, OpOverload, TorchDispatchMode};
+use aten_ops::{
+    push_mode, push_pre_dispatch_mode, HigherOrderOperator, HopArg, OpOverload, TorchDispatchMode,
+};
 use c10_core::{Error, Result, TensorBase};
 
 use crate::graph::{Arg, Graph, Node, NodeKind};
@@ -45,6 +51,8 @@ impl Builder {
             IValue::TensorList(ts) => {
                 Arg::List(ts.iter().map(|t| Arg::Node(self.tensor_node(t))).collect())
             }
+            IValue::Tuple(items) => Arg::Tuple(items.iter().map(|i| self.arg(i)).collect()),
+            IValue::GenericList(items) => Arg::List(items.iter().map(|i| self.arg(i)).collect()),
             IValue::OptionalTensorList(ts) => Arg::List(
                 ts.iter()
                     .map(|t| match t {
@@ -54,6 +62,16 @@ impl Builder {
                     .collect(),
             ),
             other => Arg::Const(other.clone()),
+        }
+    }
+
+    /// One `getitem` node per tensor result of a multi-result node.
+    fn bind_items(&mut self, node: usize, results: &[IValue]) {
+        for (index, r) in results.iter().enumerate() {
+            if let IValue::Tensor(t) = r {
+                let item = self.push("getitem", NodeKind::GetItem { of: node, index });
+                self.bind(t, item);
+            }
         }
     }
 
@@ -111,12 +129,7 @@ impl TorchDispatchMode for Capture {
         if let [IValue::Tensor(t)] = results.as_slice() {
             b.bind(t, node);
         } else {
-            for (index, r) in results.iter().enumerate() {
-                if let IValue::Tensor(t) = r {
-                    let item = b.push("getitem", NodeKind::GetItem { of: node, index });
-                    b.bind(t, item);
-                }
-            }
+            b.bind_items(node, &results);
         }
         Ok(results)
     }
@@ -130,12 +143,31 @@ impl TorchDispatchMode for Capture {
     }
 }
 
+/// How [`make_fx_with`] traces.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MakeFxOptions {
+    /// Record at the `PreDispatch` key, above autograd: operators as the
+    /// program called them, before `CompositeImplicitAutograd` kernels
+    /// decompose them (`make_fx(..., pre_dispatch=True)`).
+    pub pre_dispatch: bool,
+}
+
 /// `make_fx(f)(*inputs)`: the graph of `f`'s operator calls on `inputs`
-/// (named `names`, one per input).
+/// (named `names`, one per input), recorded below autograd.
 pub fn make_fx(
     f: impl FnOnce(&[IValue]) -> Result<Vec<IValue>>,
     names: &[&str],
     inputs: &[IValue],
+) -> Result<Graph> {
+    make_fx_with(f, names, inputs, MakeFxOptions::default())
+}
+
+/// [`make_fx`] with options.
+pub fn make_fx_with(
+    f: impl FnOnce(&[IValue]) -> Result<Vec<IValue>>,
+    names: &[&str],
+    inputs: &[IValue],
+    options: MakeFxOptions,
 ) -> Result<Graph> {
     if names.len() != inputs.len() {
         return Err(Error::runtime(format!(
@@ -144,6 +176,7 @@ pub fn make_fx(
             inputs.len()
         )));
     }
+    register_higher_order_rules()?;
     let capture = Arc::new(Capture {
         builder: Mutex::new(Builder {
             graph: Graph::default(),
@@ -162,11 +195,157 @@ pub fn make_fx(
         }
     }
     let outputs = {
-        let _mode = push_mode(capture.clone());
+        let _mode = if options.pre_dispatch {
+            push_pre_dispatch_mode(capture.clone())
+        } else {
+            push_mode(capture.clone())
+        };
         f(inputs)?
     };
     let mut b = capture.lock();
     let outs: Vec<Arg> = outputs.iter().map(|v| b.arg(v)).collect();
     b.push("output", NodeKind::Output(outs));
     Ok(std::mem::take(&mut b.graph))
+}
+
+/// Registers, once per process, what the capturing mode does with the
+/// shipped higher-order operators (PyTorch's `trace_cond`, `trace_map`,
+/// `trace_while_loop`).
+fn register_higher_order_rules() -> Result<()> {
+    static DONE: OnceLock<std::result::Result<(), String>> = OnceLock::new();
+    DONE.get_or_init(|| {
+        let hops = aten_ops::ops().higher_order();
+        let register = |name: &str,
+                        rule: fn(
+            &Capture,
+            &HigherOrderOperator,
+            &[HopArg],
+        ) -> Result<Vec<IValue>>| {
+            hops.op(name)?.py_impl_mode::<Capture>(rule)
+        };
+        register("cond", |c, op, args| {
+            let operands = items(
+                args.get(3)
+                    .ok_or_else(|| arity(op, 4, args))?
+                    .value("operands")?,
+            );
+            trace_higher_order(
+                c,
+                op,
+                args,
+                &[(1, "true_graph"), (2, "false_graph")],
+                operands,
+            )
+        })
+        .and_then(|()| {
+            register("while_loop", |c, op, args| {
+                let [_, _, carried, additional] = args else {
+                    return Err(arity(op, 4, args));
+                };
+                let mut inputs = items(carried.value("carried_inputs")?);
+                inputs.extend(items(additional.value("additional_inputs")?));
+                trace_higher_order(c, op, args, &[(0, "cond_graph"), (1, "body_graph")], inputs)
+            })
+        })
+        .and_then(|()| {
+            register("map_impl", |c, op, args| {
+                let [_, xs, pos_args] = args else {
+                    return Err(arity(op, 3, args));
+                };
+                let select = aten_ops::ops().overload("aten::select.int")?;
+                let mut inputs = items(xs.value("xs")?)
+                    .into_iter()
+                    .map(|x| {
+                        let mut r = select.call(&[x, IValue::Int(0), IValue::Int(0)], &[])?;
+                        r.pop()
+                            .ok_or_else(|| Error::internal("select returned nothing"))
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                inputs.extend(items(pos_args.value("pos_args")?));
+                trace_higher_order(c, op, args, &[(0, "body_graph")], inputs)
+            })
+        })
+        .map_err(|e| e.to_string())
+    })
+    .clone()
+    .map_err(Error::runtime)
+}
+
+fn arity(op: &HigherOrderOperator, n: usize, args: &[HopArg]) -> Error {
+    Error::runtime(format!(
+        "{} expects {n} arguments but got {}",
+        op.name(),
+        args.len()
+    ))
+}
+
+/// The items of an operand container.
+fn items(v: &IValue) -> Vec<IValue> {
+    match v {
+        IValue::Tuple(items) | IValue::GenericList(items) => items.to_vec(),
+        IValue::TensorList(ts) => ts.iter().cloned().map(IValue::Tensor).collect(),
+        other => vec![other.clone()],
+    }
+}
+
+/// A higher-order operator call as one node: each function argument (at
+/// the positions `functions` names, with the attribute prefix) traced on
+/// `inputs` as a subgraph (`true_graph_0 = self.true_graph_0`, printed
+/// before the node), the operator's other arguments as graph values, and
+/// the results of the real call bound to the node's `getitem`s.
+fn trace_higher_order(
+    capture: &Capture,
+    op: &HigherOrderOperator,
+    args: &[HopArg],
+    functions: &[(usize, &'static str)],
+    inputs: Vec<IValue>,
+) -> Result<Vec<IValue>> {
+    let names: Vec<String> = (0..inputs.len()).map(|i| format!("arg{i}")).collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let mut subgraphs = Vec::with_capacity(functions.len());
+    for &(at, prefix) in functions {
+        let f = Arc::clone(
+            args.get(at)
+                .ok_or_else(|| arity(op, at + 1, args))?
+                .function(prefix)?,
+        );
+        let mut g = make_fx(move |xs| f(xs), &names, &inputs)?;
+        g.tuple_output = true;
+        subgraphs.push((at, prefix, g));
+    }
+    let results = op.call(args)?;
+    let mut b = capture.lock();
+    // PyTorch's `unique_graph_id`: the first index whose first attribute
+    // name is free.
+    let first = functions.first().map_or("graph", |f| f.1);
+    let taken = |b: &Builder, i: usize| {
+        let name = format!("{first}_{i}");
+        b.graph.nodes.iter().any(|n| n.name == name)
+    };
+    let index = (0..).find(|&i| !taken(&b, i)).unwrap_or(0);
+    let mut node_args: Vec<Option<Arg>> = vec![None; args.len()];
+    for (at, prefix, g) in subgraphs {
+        node_args[at] = Some(Arg::Node(b.push(
+            &format!("{prefix}_{index}"),
+            NodeKind::Subgraph(Arc::new(g)),
+        )));
+    }
+    let node_args = node_args
+        .into_iter()
+        .zip(args)
+        .map(|(traced, arg)| match (traced, arg) {
+            (Some(a), _) => Ok(a),
+            (None, HopArg::Value(v)) => Ok(b.arg(v)),
+            (None, HopArg::Fn(_)) => Err(Error::internal("a function argument was not traced")),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let node = b.push(
+        op.name(),
+        NodeKind::CallHigherOrder {
+            op: aten_ops::ops().higher_order().op(op.name())?,
+            args: node_args,
+        },
+    );
+    b.bind_items(node, &results);
+    Ok(results)
 }

@@ -20,6 +20,8 @@
 //!   `while_loop` and `map_impl`;
 //! - [`custom_class`]: custom classes (TorchBind);
 //! - [`modes`]: dispatch modes and their thread-local stack;
+//! - [`pre_dispatch`]: the `PreDispatch` key's fallback that hands calls to
+//!   the innermost pre-dispatch mode, above autograd;
 //! - [`python_key`]: the `Python` key's fallback that hands calls to the
 //!   innermost mode or to tensor subclasses;
 //! - [`subclass`]: wrapper tensor subclasses (`__torch_dispatch__`) and the
@@ -42,6 +44,7 @@ pub mod modes;
 pub mod namespace;
 pub mod overload;
 pub mod packet;
+pub mod pre_dispatch;
 pub mod python_dispatcher;
 pub mod python_key;
 pub mod resolve_key;
@@ -52,7 +55,7 @@ pub use custom_class::{class_, classes, ClassType, CustomClassBuilder};
 pub use functionalize::{functionalize, Remove};
 pub use higher_order::{GraphFn, HigherOrderOperator, HopArg};
 pub use library::Library;
-pub use modes::{push_mode, ModeGuard, TorchDispatchMode};
+pub use modes::{push_mode, push_pre_dispatch_mode, ModeGuard, TorchDispatchMode};
 pub use namespace::OpNamespace;
 pub use overload::{HostKernel, OpOverload, OverloadKind};
 pub use packet::OpOverloadPacket;

@@ -11,6 +11,7 @@ use aten_boxing::{BoxedOperator, IValue, Stack};
 use c10_core::{DispatchKeySet, Error, Result};
 
 use crate::modes::{self, pop_mode_temporarily};
+use crate::overload::OpOverload;
 use crate::root::CallLookup;
 use crate::subclass::dispatch_to_subclasses;
 
@@ -51,37 +52,49 @@ pub(crate) fn fallback_kernel(
 ) -> impl Fn(&dyn BoxedOperator, DispatchKeySet, &mut Stack) -> Result<()> + Send + Sync + 'static {
     move |op, _keys, stack| {
         lookup.with_overload(op, |_, overload| {
-            let Some(schema) = overload.current_schema() else {
-                return Err(overload.no_schema());
-            };
-            let n = schema.arguments().len();
-            let Some(base) = stack.len().checked_sub(n) else {
-                return Err(Error::internal(format!(
-                    "{}: a boxed call needs {n} arguments on the stack but found {}",
-                    overload.name(),
-                    stack.len()
-                )));
-            };
-            // The positional arguments are lent from the stack as they are.
-            let (positional, kwargs) = split_args_kwargs(schema, &stack[base..]);
-            let args = &stack[base..base + positional];
-            let results = if modes::stack_len() > 0 {
-                let popped = pop_mode_temporarily()?;
-                popped.mode().torch_dispatch(overload, args, &kwargs)?
-            } else {
-                dispatch_to_subclasses(overload, &stack[base..], args, &kwargs)?
-            };
-            let expected = schema.returns().len();
-            if results.len() != expected && !schema.is_varret() {
-                return Err(Error::runtime(format!(
-                    "{}: the dispatch mode returned {} values but the operator returns {expected}",
-                    overload.name(),
-                    results.len()
-                )));
-            }
-            stack.truncate(base);
-            stack.extend(results);
-            Ok(())
+            call_with_args_kwargs(overload, stack, |all, args, kwargs| {
+                if modes::stack_len() > 0 {
+                    let popped = pop_mode_temporarily()?;
+                    popped.mode().torch_dispatch(overload, args, kwargs)
+                } else {
+                    dispatch_to_subclasses(overload, all, args, kwargs)
+                }
+            })
         })
     }
+}
+
+/// Hands the boxed call on `stack` to `handler` as a mode sees it: the
+/// whole argument list, the positional arguments (lent from the stack) and
+/// the keyword ones; its results replace the arguments, checked against
+/// the schema's returns.
+pub(crate) fn call_with_args_kwargs(
+    overload: &OpOverload,
+    stack: &mut Stack,
+    handler: impl FnOnce(&[IValue], &[IValue], &[(&str, IValue)]) -> Result<Vec<IValue>>,
+) -> Result<()> {
+    let Some(schema) = overload.current_schema() else {
+        return Err(overload.no_schema());
+    };
+    let n = schema.arguments().len();
+    let Some(base) = stack.len().checked_sub(n) else {
+        return Err(Error::internal(format!(
+            "{}: a boxed call needs {n} arguments on the stack but found {}",
+            overload.name(),
+            stack.len()
+        )));
+    };
+    let (positional, kwargs) = split_args_kwargs(schema, &stack[base..]);
+    let results = handler(&stack[base..], &stack[base..base + positional], &kwargs)?;
+    let expected = schema.returns().len();
+    if results.len() != expected && !schema.is_varret() {
+        return Err(Error::runtime(format!(
+            "{}: the dispatch mode returned {} values but the operator returns {expected}",
+            overload.name(),
+            results.len()
+        )));
+    }
+    stack.truncate(base);
+    stack.extend(results);
+    Ok(())
 }

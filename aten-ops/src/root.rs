@@ -6,8 +6,8 @@
 //! finds the host kernels of the operator a call is for), the set of
 //! operator/key pairs runtime libraries implemented (`torch.library`'s
 //! `_impls`), and its registrations on the dispatcher: the backend
-//! fallbacks of `PythonDispatcher` (host kernels), `Python` (dispatch modes)
-//! and `PythonTLSSnapshot`, and a listener that counts changes of defs,
+//! fallbacks of `PythonDispatcher` (host kernels), `Python` (dispatch modes),
+//! `PythonTLSSnapshot`, `Functionalize` and `PreDispatch`, and a listener that counts changes of defs,
 //! which tells packets when to refresh their overload lists.
 
 use std::cell::RefCell;
@@ -24,7 +24,7 @@ use c10_core::{DispatchKey, Error, Result};
 use crate::higher_order::HigherOrderNamespace;
 use crate::namespace::OpNamespace;
 use crate::overload::OpOverload;
-use crate::{functionalize, python_dispatcher, python_key};
+use crate::{functionalize, pre_dispatch, python_dispatcher, python_key};
 
 /// What every object of a root shares: the dispatcher and the count of def
 /// changes seen so far.
@@ -225,8 +225,9 @@ pub struct Ops {
 
 impl Ops {
     /// A root for `dispatcher`. It registers the backend fallbacks of
-    /// `PythonDispatcher` (host kernels), `Python` (dispatch modes) and
-    /// `PythonTLSSnapshot` (a fallthrough) there, so a dispatcher has at
+    /// `PythonDispatcher` (host kernels), `Python` (dispatch modes),
+    /// `PythonTLSSnapshot` (a fallthrough), `Functionalize` and
+    /// `PreDispatch` (pre-dispatch modes) there, so a dispatcher has at
     /// most one root: a second fails with the dispatcher's duplicate-fallback
     /// error.
     pub fn new(dispatcher: &Dispatcher) -> Result<Ops> {
@@ -287,7 +288,14 @@ impl Ops {
                     ),
                     "registered by aten_ops::Ops (functionalization)",
                 )?;
-                Ok([python, snapshot, functionalize])
+                let pre_dispatch = dispatcher.register_fallback(
+                    DispatchKey::PreDispatch,
+                    KernelFunction::make_from_boxed_function(pre_dispatch::fallback_kernel(
+                        CallLookup::new(&inner),
+                    )),
+                    "registered by aten_ops::Ops (pre-dispatch modes)",
+                )?;
+                Ok([python, snapshot, functionalize, pre_dispatch])
             });
         let mut registrations = inner
             .registrations
