@@ -565,14 +565,55 @@ fn modes() -> Result<()> {
         )?))
     };
     let (input, w1, b1, w2) = (f(&[4096, 2])?, f(&[2, 256])?, f(&[256])?, f(&[256, 3])?);
-    let _fake = push_mode(fake.clone());
-    let hidden = ops::relu(&ops::add_tensor(&ops::mm(&input, &w1)?, &b1)?)?;
-    let logits = ops::log_softmax_int(&ops::mm(&hidden, &w2)?, 1)?;
+    {
+        let _fake = push_mode(fake.clone());
+        let hidden = ops::relu(&ops::add_tensor(&ops::mm(&input, &w1)?, &b1)?)?;
+        let logits = ops::log_softmax_int(&ops::mm(&hidden, &w2)?, 1)?;
+        println!(
+            "under FakeTensor, the MLP's logits on {cuda}: sizes {:?}, strides {:?}, dtype {:?}, no CUDA needed",
+            logits.sizes().to_vec(),
+            logits.layout().map(|l| l.strides().to_vec()).unwrap_or_default(),
+            logits.dtype().unwrap_or(ScalarType::Float)
+        );
+    }
+    capture()
+}
+
+/// Section 9, continued: a program with an in-place update through a view,
+/// captured as it runs and captured functionalized.
+fn capture() -> Result<()> {
+    use aten::c10::TensorBase;
+    use aten::fx::make_fx;
+    use aten::torch_ops::{functionalize, Remove};
+    use aten::{ops, Tensor};
+
+    let program = |xs: &[IValue]| -> Result<Vec<IValue>> {
+        let IValue::Tensor(x) = &xs[0] else {
+            return Err(aten::c10::Error::runtime("expected a tensor"));
+        };
+        let x = Tensor::from_base(x.clone());
+        let row = ops::select_int(&x, 0, 1)?;
+        ops::add_tensor_(&row, &Tensor::from(TensorBase::wrapped_number(1.0f64)?))?;
+        let y = ops::relu(&ops::t(&x)?)?;
+        Ok(vec![IValue::Tensor(y.base().clone())])
+    };
+    let x = || -> Result<IValue> {
+        let t = Tensor::from_slice(&[-1.0f32, 2.0, -3.0, 4.0, -5.0, 6.0], &[2, 3])?;
+        Ok(IValue::Tensor(t.base().clone()))
+    };
+    let graph = make_fx(program, &["x"], &[x()?])?;
     println!(
-        "under FakeTensor, the MLP's logits on {cuda}: sizes {:?}, strides {:?}, dtype {:?}, no CUDA needed",
-        logits.sizes().to_vec(),
-        logits.layout().map(|l| l.strides().to_vec()).unwrap_or_default(),
-        logits.dtype().unwrap_or(ScalarType::Float)
+        "make_fx of a program writing into a row of x:{}",
+        graph.code()
+    );
+    let functional = make_fx(
+        |xs| functionalize(program, xs, Remove::MutationsAndViews),
+        &["x"],
+        &[x()?],
+    )?;
+    println!(
+        "the same, functionalized (no mutation left but writing x back):{}",
+        functional.code()
     );
     Ok(())
 }
