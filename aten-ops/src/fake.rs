@@ -161,17 +161,24 @@ fn fake_call(
             other => other.clone(),
         })
     };
-    let args: Vec<IValue> = args.iter().map(&mut convert).collect::<Result<_>>()?;
+    let mut args: Vec<IValue> = args.iter().map(&mut convert).collect::<Result<_>>()?;
     let mut kwargs: Vec<(&str, IValue)> = kwargs
         .iter()
         .map(|(k, v)| Ok((*k, convert(v)?)))
         .collect::<Result<_>>()?;
-    // A factory's device: recorded for the results, replaced by Meta.
+    // A device argument (positional or keyword): recorded for the results,
+    // replaced by Meta.
     let schema = op.schema()?;
-    if schema.argument_index_with_name("device").is_some() {
-        let given = kwargs.iter_mut().find(|(k, _)| *k == "device");
-        let device = match given {
-            Some((_, v)) => {
+    if let Some(at) = schema.argument_index_with_name("device") {
+        let slot = match args.get_mut(at) {
+            Some(v) => Some(v),
+            None => kwargs
+                .iter_mut()
+                .find(|(k, _)| *k == "device")
+                .map(|(_, v)| v),
+        };
+        let device = match slot {
+            Some(v) => {
                 let d = match v {
                     IValue::Device(d) => Some(d.get()),
                     _ => None,
@@ -184,8 +191,10 @@ fn fake_call(
                 None
             }
         };
-        if common.is_none() {
-            common = Some(device.unwrap_or(Device::CPU));
+        // A device given explicitly wins (`_to_copy(x, device=...)`,
+        // `empty_like(x, device=...)`); else the inputs' device.
+        if let Some(d) = device {
+            common = Some(d);
         }
     }
     let out_device = common.unwrap_or(Device::CPU);

@@ -337,6 +337,19 @@ mod fake_tensors {
         let r = ops::add_tensor(&real, &real).unwrap();
         assert!(!is_fake(real.base()) && is_fake(r.base()));
         assert_eq!(r.device(), Some(Device::CPU));
+        // A device given to a copy wins over the input's.
+        let moved = ops::_to_copy_with(
+            &out,
+            ops::ToCopyOptions {
+                device: Some(Device::CPU),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert!(is_fake(moved.base()) && moved.device() == Some(Device::CPU));
+        assert_eq!(moved.sizes().to_vec(), vec![64, 3]);
+        let like = ops::_to_copy(&out).unwrap();
+        assert_eq!(like.device(), Some(cuda));
     }
 
     #[test]
@@ -363,4 +376,49 @@ mod fake_tensors {
             "Please convert all Tensors to FakeTensors first or instantiate FakeTensorMode with 'allow_non_fake_inputs'."
         ));
     }
+}
+
+#[test]
+fn pre_dispatch_modes_see_calls_above_autograd_then_modes_below() {
+    use aten::torch_ops::modes::{pop_pre_dispatch_mode_temporarily, pre_dispatch_stack_len};
+    use aten::torch_ops::push_pre_dispatch_mode;
+    let a = Tensor::from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[2, 2]).unwrap();
+    aten::ops_root();
+    let (outer, log) = recording("pre");
+    let (below, below_log) = recording("below");
+    let (inner, _) = recording("pre-inner");
+    {
+        let _below = push_mode(below);
+        let _pre = push_pre_dispatch_mode(outer);
+        assert!(tls_is_dispatch_key_included(DispatchKey::PreDispatch));
+        assert_eq!((pre_dispatch_stack_len(), stack_len()), (1, 1));
+        ops::matmul(&a, &a).unwrap();
+        {
+            // Nested pre-dispatch modes: the inner one runs first and
+            // forwards to the outer.
+            let _inner = push_pre_dispatch_mode(inner);
+            ops::matmul(&a, &a).unwrap();
+            let popped = pop_pre_dispatch_mode_temporarily().unwrap();
+            assert_eq!(pre_dispatch_stack_len(), 1);
+            drop(popped);
+            assert_eq!(pre_dispatch_stack_len(), 2);
+        }
+    }
+    assert!(!tls_is_dispatch_key_included(DispatchKey::PreDispatch));
+    assert!(pop_pre_dispatch_mode_temporarily().is_err());
+    // Above autograd the composite is whole; below it, decomposed.
+    assert_eq!(
+        log.lock().unwrap().as_slice(),
+        [
+            "pre aten.matmul.default args=2 kwargs=[] depth=1",
+            "pre aten.matmul.default args=2 kwargs=[] depth=1"
+        ]
+    );
+    assert_eq!(
+        below_log.lock().unwrap().as_slice(),
+        [
+            "below aten.mm.default args=2 kwargs=[] depth=0",
+            "below aten.mm.default args=2 kwargs=[] depth=0"
+        ]
+    );
 }

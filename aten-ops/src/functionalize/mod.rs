@@ -3,10 +3,10 @@
 //! with in-place and `out=` operators and views runs as a program of
 //! functional operators, which is what graph capture under it records.
 //!
-//! - [`wrapper`]: the functional tensor wrapper and the storage its
+//! - `wrapper`: the functional tensor wrapper and the storage its
 //!   aliases share, with the update and replay rules;
-//! - [`view_meta`]: one view of a chain, replayed forward and inverted;
-//! - [`kernel`]: the `Functionalize` key's fallback;
+//! - `view_meta`: one view of a chain, replayed forward and inverted;
+//! - `kernel`: the `Functionalize` key's fallback;
 //! - here: [`functionalize`], the guard that turns functionalization on for
 //!   a thread ([`enable_functionalization`]), and the conversions
 //!   (`_to_functional_tensor`, `_from_functional_tensor`, `_sync`).
