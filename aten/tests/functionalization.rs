@@ -458,3 +458,142 @@ fn errors_are_pytorchs() {
     // The input itself was not written.
     assert_eq!(values(&small), vec![1.0, 1.0]);
 }
+
+#[test]
+fn written_values_take_the_written_tensors_dtype_and_out_casts_are_checked() {
+    aten::ops_root();
+    let program = |xs: &[IValue]| -> Result<Vec<IValue>> {
+        let (x, y) = (tensor_of(&xs[0]), tensor_of(&xs[1]));
+        ops::add_tensor_(&x, &y)?;
+        Ok(vec![iv(&ops::mul_tensor(&x, &x)?)])
+    };
+    let x = Tensor::from_slice(&[1.5f32, -2.0], &[2]).unwrap();
+    let y = Tensor::from_slice(&[0.25f64, 4.0], &[2]).unwrap();
+    let (ex, fx) = (ops::clone(&x).unwrap(), ops::clone(&x).unwrap());
+    let eager = program(&[iv(&ex), iv(&y)]).unwrap();
+    let functional = functionalize(program, &[iv(&fx), iv(&y)], Remove::Mutations).unwrap();
+    assert_eq!(values(&ex), values(&fx));
+    assert_eq!(
+        values(&tensor_of(&eager[0])),
+        values(&tensor_of(&functional[0]))
+    );
+    assert_eq!(
+        tensor_of(&functional[0]).dtype(),
+        Some(aten::ScalarType::Float)
+    );
+    // An out= tensor that cannot hold the result fails as it does eagerly.
+    let long = Tensor::from_slice(&[0i64, 0], &[2]).unwrap();
+    let eager = ops::add_out(&x, &x, Scalar::Int(1), &long).unwrap_err();
+    let functional = functionalize(
+        |xs| {
+            ops::add_out(
+                &tensor_of(&xs[0]),
+                &tensor_of(&xs[0]),
+                Scalar::Int(1),
+                &tensor_of(&xs[1]),
+            )?;
+            Ok(vec![])
+        },
+        &[iv(&x), iv(&long)],
+        Remove::Mutations,
+    )
+    .unwrap_err();
+    assert_eq!(eager.message(), functional.message());
+    // Nested functionalize is refused clearly.
+    let w = to_functional_tensor(x.base()).unwrap();
+    let err = functionalize(|_| Ok(vec![]), &[IValue::Tensor(w)], Remove::Mutations).unwrap_err();
+    assert!(
+        err.message().contains("already a functional tensor"),
+        "{}",
+        err.message()
+    );
+}
+
+#[test]
+fn a_write_through_a_view_without_inverse_fails_before_anything_is_recorded() {
+    use aten::dispatch::CppFunction;
+    use aten::torch_ops::Library;
+    aten::ops_root();
+    let mut lib = Library::new("functest", "FRAGMENT", "").unwrap();
+    lib.define("myview(Tensor(a) self) -> Tensor(a)", "", &[])
+        .unwrap();
+    lib.impl_(
+        "myview",
+        CppFunction::from_unboxed(|x: &Tensor| ops::alias(x)),
+        "CompositeExplicitAutograd",
+    )
+    .unwrap();
+    let myview = aten::ops_root().overload("functest::myview").unwrap();
+    let x = arange(4, &[4]);
+    let out = functionalize(
+        |xs| {
+            let v = tensor_of(&myview.call(&xs[..1], &[])?[0]);
+            let err = ops::mul_tensor_(&v, &Tensor::from_slice(&[2.0f32], &[1])?).unwrap_err();
+            assert_eq!(
+                err.message(),
+                "functionalization: writing through the view operator functest.myview.default is not supported"
+            );
+            // The base is still usable, and was not written.
+            ops::add_tensor_(&tensor_of(&xs[0]), &Tensor::from_slice(&[1.0f32], &[1])?)?;
+            Ok(vec![xs[0].clone()])
+        },
+        &[iv(&x)],
+        Remove::Mutations,
+    )
+    .unwrap();
+    assert_eq!(values(&tensor_of(&out[0])), vec![2.0, 3.0, 4.0, 5.0]);
+    assert_eq!(values(&x), vec![2.0, 3.0, 4.0, 5.0]);
+}
+
+#[test]
+fn composites_below_autograd_decompose_into_tracked_views() {
+    use aten::c10::local_dispatch_key_set::AutoDispatchBelowADInplaceOrView;
+    aten::ops_root();
+    let program = |xs: &[IValue]| -> Result<Vec<IValue>> {
+        let x = tensor_of(&xs[0]);
+        let _below = AutoDispatchBelowADInplaceOrView::new();
+        let flat = ops::reshape(&x, &[-1])?;
+        ops::mul_tensor_(
+            &ops::narrow(&flat, 0, 1, 2)?,
+            &Tensor::from_slice(&[10.0f32], &[1])?,
+        )?;
+        Ok(vec![xs[0].clone()])
+    };
+    let x = arange(6, &[2, 3]);
+    let (ex, fx) = (ops::clone(&x).unwrap(), ops::clone(&x).unwrap());
+    program(&[iv(&ex)]).unwrap();
+    let out = functionalize(program, &[iv(&fx)], Remove::MutationsAndViews).unwrap();
+    assert_eq!(values(&ex), vec![1.0, 20.0, 30.0, 4.0, 5.0, 6.0]);
+    assert_eq!(values(&fx), values(&ex));
+    assert_eq!(values(&tensor_of(&out[0])), values(&ex));
+}
+
+#[test]
+fn writes_from_several_threads_through_aliases_of_one_base_are_all_kept() {
+    aten::ops_root();
+    let x = Tensor::from_slice(&[0.0f32; 64], &[8, 8]).unwrap();
+    let base = Tensor::from_base(to_functional_tensor(x.base()).unwrap());
+    let rows: Vec<Tensor> = {
+        let _on = enable_functionalization(false);
+        (0..8)
+            .map(|r| ops::select_int(&base, 0, r).unwrap())
+            .collect()
+    };
+    std::thread::scope(|s| {
+        for (r, row) in rows.iter().enumerate() {
+            s.spawn(move || {
+                let _on = enable_functionalization(false);
+                for _ in 0..5 {
+                    ops::add_tensor_(row, &Tensor::from_slice(&[r as f32 + 1.0], &[1]).unwrap())
+                        .unwrap();
+                }
+            });
+        }
+    });
+    sync(base.base()).unwrap();
+    let got = values(&Tensor::from_base(
+        from_functional_tensor(base.base()).unwrap(),
+    ));
+    let want: Vec<f32> = (0..64).map(|i| 5.0 * ((i / 8) as f32 + 1.0)).collect();
+    assert_eq!(got, want);
+}

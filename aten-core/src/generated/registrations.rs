@@ -5646,6 +5646,7 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
         "var.correction",
         CppFunction::from_unboxed(crate::native::var_correction_meta),
     )?;
+    m.impl_("copy", CppFunction::from_unboxed(crate::native::copy))?;
     m.impl_("ones", CppFunction::from_unboxed(crate::native::ones))?;
     m.impl_("arange", CppFunction::from_unboxed(crate::native::arange))?;
     m.impl_(

@@ -4,13 +4,17 @@
 //!
 //! - an operator that writes to arguments (in place or `out=`) runs its
 //!   functional variant on the wrappers' values, and each written wrapper
-//!   takes its new value ([`FunctionalTensor::write`]) and is brought up to
-//!   date; an in-place operator's checks are run first on Meta tensors, so
-//!   `x.add_(y)` still refuses what only `add(x, y)` would accept;
+//!   takes its new value (all checked before any is recorded:
+//!   [`FunctionalTensor::check_write`], then
+//!   [`FunctionalTensor::commit_write`]) and is brought up to date; the operator's own checks are run first on Meta tensors, so
+//!   `x.add_(y)` still refuses what only `add(x, y)` would accept; a value
+//!   of another dtype is cast to the written tensor's;
+//! - a `CompositeImplicitAutograd` operator decomposes;
 //! - a view operator runs on the value (or its `*_copy` form), and the
 //!   result is a wrapper sharing the input's storage, with the view added to
 //!   its chain;
-//! - any other operator runs on the values and its tensors are wrapped.
+//! - any other operator runs on the values, and its tensors are wrapped
+//!   when an input was a wrapper or no tensor came in (a factory).
 //!
 //! Inputs are brought up to date before they are read (a view's input
 //! excepted: its view is as up to date as it is). Calls below are made
@@ -50,19 +54,40 @@ fn functionalize_call(op: &OpOverload, stack: &mut Stack) -> Result<()> {
             stack.len()
         )));
     };
+    // A composite decomposes here, so its views and writes are seen one by
+    // one (PyTorch registers the CompositeImplicitAutograd kernel at
+    // `Functionalize`).
+    if op.has_kernel_for_dispatch_key(DispatchKey::CompositeImplicitAutograd) {
+        return op.call_with_dispatch_key(DispatchKey::CompositeImplicitAutograd, stack);
+    }
     let args: Vec<IValue> = stack.drain(base..).collect();
     let returns = if schema.arguments().iter().any(|a| a.is_write()) {
         mutation(op, &schema, args)?
     } else if schema.returns().iter().any(|r| r.alias_info().is_some()) {
         view(op, args)?
     } else {
-        call_below(op, unwrap_all(&args)?)?
-            .into_iter()
-            .map(|v| wrap_value(&v))
-            .collect::<Result<_>>()?
+        // Results are wrapped when an input was, or when no tensor came in
+        // (a factory under functionalization).
+        let wrap = args.iter().any(holds_functional) || !args.iter().any(holds_tensor);
+        let returns = call_below(op, unwrap_all(&args)?)?;
+        if wrap {
+            returns.iter().map(wrap_value).collect::<Result<_>>()?
+        } else {
+            returns
+        }
     };
     stack.extend(returns);
     Ok(())
+}
+
+/// Whether `v` holds a defined tensor.
+fn holds_tensor(v: &IValue) -> bool {
+    match v {
+        IValue::Tensor(t) => t.defined(),
+        IValue::TensorList(ts) => !ts.is_empty(),
+        IValue::OptionalTensorList(ts) => ts.iter().any(Option::is_some),
+        _ => false,
+    }
 }
 
 /// Whether `v` holds a functional wrapper.
@@ -143,34 +168,32 @@ fn view(op: &OpOverload, args: Vec<IValue>) -> Result<Stack> {
     // when it is used.
     let (root, this) = own_overload(op)?;
     let rest = unwrap_all(&args[1..])?;
-    let meta = |out_index| {
-        ViewMeta::new(
-            root.clone(),
-            Arc::clone(&this),
-            rest.clone(),
-            out_index,
-            reapply_views(),
-        )
-    };
-    let first = meta(0);
-    let mut stack = Stack::with_capacity(args.len());
-    stack.push(IValue::Tensor(functional.value()));
-    stack.extend(rest.iter().cloned());
-    let returns = call_below(first.replay_op(), stack)?;
-    match <[IValue; 1]>::try_from(returns) {
-        Ok([IValue::Tensor(v)]) => Ok(vec![IValue::Tensor(wrap_view(functional, &v, first)?)]),
-        Ok([IValue::TensorList(vs)]) => {
-            let views = vs
-                .iter()
-                .enumerate()
-                .map(|(i, v)| wrap_view(functional, v, meta(i)))
-                .collect::<Result<Vec<_>>>()?;
-            Ok(vec![IValue::TensorList(Arc::new(views))])
+    let meta = ViewMeta::new(root, this, rest.clone(), 0, reapply_views());
+    let mut is_list = false;
+    let views = wrap_view(functional, meta, |meta, value| {
+        let mut stack = Stack::with_capacity(rest.len() + 1);
+        stack.push(IValue::Tensor(value));
+        stack.extend(rest.iter().cloned());
+        match <[IValue; 1]>::try_from(call_below(meta.replay_op(), stack)?) {
+            Ok([IValue::Tensor(v)]) => Ok(vec![v]),
+            Ok([IValue::TensorList(vs)]) => {
+                is_list = true;
+                Ok(vs.to_vec())
+            }
+            _ => Err(Error::not_implemented(format!(
+                "functionalization: the view operator {op} does not return one tensor or a list"
+            ))),
         }
-        _ => Err(Error::not_implemented(format!(
-            "functionalization: the view operator {op} does not return one tensor or a list"
-        ))),
-    }
+    })?;
+    Ok(vec![if is_list {
+        IValue::TensorList(Arc::new(views))
+    } else {
+        views
+            .into_iter()
+            .next()
+            .map(IValue::Tensor)
+            .unwrap_or_default()
+    }])
 }
 
 /// The root and the shared object of `op`.
@@ -192,9 +215,18 @@ fn mutation(op: &OpOverload, schema: &FunctionSchema, args: Vec<IValue>) -> Resu
             "functionalization: the in-place view operator {op} is not supported"
         )));
     }
-    let written: Vec<usize> = (0..args.len())
-        .filter(|&i| schema.arguments()[i].is_write())
+    let arguments = schema.arguments();
+    let written: Vec<usize> = (0..args.len().min(arguments.len()))
+        .filter(|&i| arguments[i].is_write())
         .collect();
+    if written
+        .iter()
+        .any(|&i| !matches!(&args[i], IValue::Tensor(t) if t.defined()))
+    {
+        return Err(Error::not_implemented(format!(
+            "functionalization: {op} writes to a list or an absent tensor, which is not supported"
+        )));
+    }
     let all_written_functional = written
         .iter()
         .all(|&i| matches!(&args[i], IValue::Tensor(t) if FunctionalTensor::of(t).is_some()));
@@ -206,11 +238,9 @@ fn mutation(op: &OpOverload, schema: &FunctionSchema, args: Vec<IValue>) -> Resu
         }
         return call_below(op, args);
     }
-    let unwrapped = unwrap_all(&args)?;
-    if !written.iter().any(|&i| schema.arguments()[i].is_out()) {
-        check_on_meta(op, &unwrapped)?;
-    }
     let variant = functional_variant(op, schema)?;
+    let unwrapped = unwrap_all(&args)?;
+    check_on_meta(op, &unwrapped)?;
     let variant_schema = variant.schema()?;
     let stack = variant_schema
         .arguments()
@@ -218,7 +248,7 @@ fn mutation(op: &OpOverload, schema: &FunctionSchema, args: Vec<IValue>) -> Resu
         .map(|a| {
             schema
                 .argument_index_with_name(a.name())
-                .map(|i| unwrapped[i].clone())
+                .and_then(|i| unwrapped.get(i).cloned())
                 .ok_or_else(|| Error::internal(format!("{variant}: no argument {}", a.name())))
         })
         .collect::<Result<Stack>>()?;
@@ -228,6 +258,12 @@ fn mutation(op: &OpOverload, schema: &FunctionSchema, args: Vec<IValue>) -> Resu
             "functionalization: {variant} returns fewer values than {op} writes"
         )));
     };
+    // Every write is checked (and cast to the written tensor's dtype, as
+    // `replace_` does) before any is recorded.
+    let root = op
+        .root()
+        .ok_or_else(|| Error::internal(format!("{op}: its torch.ops root is gone")))?;
+    let mut writes = Vec::with_capacity(written.len());
     for (&i, new_value) in written.iter().zip(&outs[extra..]) {
         let (IValue::Tensor(wrapper), IValue::Tensor(value)) = (&args[i], new_value) else {
             return Err(Error::internal(format!(
@@ -237,7 +273,12 @@ fn mutation(op: &OpOverload, schema: &FunctionSchema, args: Vec<IValue>) -> Resu
         let Some(functional) = FunctionalTensor::of(wrapper) else {
             return Err(Error::internal("a written argument is not functional"));
         };
-        functional.write(wrapper, value.clone())?;
+        let value = cast_to(&root, value, wrapper)?;
+        functional.check_write(wrapper, &value)?;
+        writes.push((wrapper, functional, value));
+    }
+    for (wrapper, functional, value) in writes {
+        functional.commit_write(wrapper, value)?;
         functional.sync()?;
     }
     // Returns aliasing a written argument are that argument; the others
@@ -247,31 +288,57 @@ fn mutation(op: &OpOverload, schema: &FunctionSchema, args: Vec<IValue>) -> Resu
         .returns()
         .iter()
         .map(|r| match r.alias_info() {
-            Some(info) if info.is_write() => schema
-                .arguments()
+            Some(info) if info.is_write() => arguments
                 .iter()
-                .position(|a| {
+                .zip(&args)
+                .find(|(a, _)| {
                     a.alias_info()
                         .is_some_and(|ai| ai.before_sets() == info.before_sets())
                 })
-                .map(|j| args[j].clone())
+                .map(|(_, v)| v.clone())
                 .ok_or_else(|| Error::internal(format!("{op}: a return aliases no argument"))),
             _ => wrap_value(plain.next().unwrap_or(&IValue::None)),
         })
         .collect()
 }
 
-/// Runs the mutating operator on Meta tensors of the arguments' geometry,
-/// for the errors its functional variant would not raise (a broadcast into
-/// `self`, a dtype it cannot hold). Operators without a Meta kernel skip
-/// the check.
+/// `value` in `like`'s dtype (`replace_` casts a written value).
+fn cast_to(root: &crate::Ops, value: &TensorBase, like: &TensorBase) -> Result<TensorBase> {
+    if value.dtype() == like.dtype() {
+        return Ok(value.clone());
+    }
+    let Some(dtype) = like.dtype() else {
+        return Err(Error::runtime(
+            "functionalization: an undefined tensor was written",
+        ));
+    };
+    let to_copy = root.overload("aten::_to_copy")?;
+    let returns = call_below(
+        &to_copy,
+        vec![
+            IValue::Tensor(value.clone()),
+            IValue::Int(dtype as i64),
+            IValue::None,
+            IValue::None,
+            IValue::None,
+            IValue::bool(false),
+            IValue::None,
+        ],
+    )?;
+    match <[IValue; 1]>::try_from(returns) {
+        Ok([IValue::Tensor(t)]) => Ok(t),
+        _ => Err(Error::internal("_to_copy did not return a tensor")),
+    }
+}
+
+/// Runs the mutating operator on fresh Meta tensors of the arguments'
+/// geometry, for the errors its functional variant would not raise (a
+/// broadcast into `self`, a result dtype an `out=` tensor cannot hold).
+/// Operators without a Meta kernel skip the check.
 fn check_on_meta(op: &OpOverload, unwrapped: &[IValue]) -> Result<()> {
     let meta = |t: &TensorBase| -> Result<TensorBase> {
         if !t.defined() {
             return Ok(t.clone());
-        }
-        if let Some(m) = crate::fake::meta_of(t) {
-            return Ok(m.clone());
         }
         let dtype = t
             .dtype()

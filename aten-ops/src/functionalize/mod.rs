@@ -155,7 +155,7 @@ pub fn functionalize(
 ) -> Result<Vec<IValue>> {
     let wrapped: Vec<IValue> = inputs
         .iter()
-        .map(|v| map_tensors(v, &mut |t| wrapper::wrap_new(t)))
+        .map(|v| map_tensors(v, &mut to_functional_tensor))
         .collect::<Result<_>>()?;
     let outputs = {
         let _on = enable_functionalization(remove == Remove::Mutations);

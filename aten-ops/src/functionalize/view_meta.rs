@@ -13,6 +13,27 @@ use c10_core::{DispatchKey, Error, Result, TensorBase};
 use crate::overload::OpOverload;
 use crate::root::Ops;
 
+/// The view operators [`ViewMeta::inverse`] inverts (`ns::name`,
+/// overload).
+const INVERTIBLE: &[(&str, &str)] = &[
+    ("aten::view", ""),
+    ("aten::_unsafe_view", ""),
+    ("aten::_reshape_alias", ""),
+    ("aten::alias", ""),
+    ("aten::t", ""),
+    ("aten::transpose", "int"),
+    ("aten::permute", ""),
+    ("aten::unsqueeze", ""),
+    ("aten::squeeze", ""),
+    ("aten::squeeze", "dim"),
+    ("aten::squeeze", "dims"),
+    ("aten::select", "int"),
+    ("aten::slice", "Tensor"),
+    ("aten::as_strided", ""),
+    ("aten::split", "Tensor"),
+    ("aten::expand", ""),
+];
+
 /// One view of a chain.
 #[derive(Clone)]
 pub(crate) struct ViewMeta {
@@ -68,6 +89,36 @@ impl ViewMeta {
             args,
             out_index,
             reapply_views,
+        }
+    }
+
+    /// This view for result `out_index` of its operator.
+    pub(crate) fn with_out_index(&self, out_index: usize) -> ViewMeta {
+        ViewMeta {
+            out_index,
+            ..self.clone()
+        }
+    }
+
+    /// The view operator as `ns::name` and its overload name.
+    fn op_key(&self) -> (String, &str) {
+        (
+            format!("{}::{}", self.op.namespace(), self.op.op_name()),
+            self.op.operator_name().overload_name(),
+        )
+    }
+
+    /// Whether a write through this view can be written into its base
+    /// ([`ViewMeta::inverse`] knows the operator).
+    pub(crate) fn check_invertible(&self) -> Result<()> {
+        let (name, overload) = self.op_key();
+        if INVERTIBLE.contains(&(name.as_str(), overload)) {
+            Ok(())
+        } else {
+            Err(Error::not_implemented(format!(
+                "functionalization: writing through the view operator {} is not supported",
+                self.op
+            )))
         }
     }
 
@@ -156,9 +207,10 @@ impl ViewMeta {
             stack.extend(rest.iter().cloned());
             single(&op, call_below(&op, stack)?)
         };
+        self.check_invertible()?;
         let base_sizes = base.sizes();
-        let name = format!("{}::{}", self.op.namespace(), self.op.op_name());
-        match (name.as_str(), self.op.operator_name().overload_name()) {
+        let (name, overload) = self.op_key();
+        match (name.as_str(), overload) {
             ("aten::view" | "aten::_unsafe_view" | "aten::_reshape_alias", _) => {
                 self.view_or_copy("aten::view", vec![t(mutated), ints(&base_sizes)])
             }
@@ -225,7 +277,10 @@ impl ViewMeta {
                 let start = split_size
                     .checked_mul(self.out_index as i64)
                     .ok_or_else(|| Error::runtime("split: start overflows"))?;
-                let end = start + mutated.sizes()[d];
+                let length = mutated.sizes().get(d).copied().unwrap_or(0);
+                let end = start
+                    .checked_add(length)
+                    .ok_or_else(|| Error::runtime("split: end overflows"))?;
                 scatter(
                     "aten::slice_scatter",
                     &[
@@ -251,8 +306,8 @@ impl ViewMeta {
                     call_below(&add, vec![t(base), t(&summed), IValue::Int(1)])?,
                 )
             }
-            _ => Err(Error::not_implemented(format!(
-                "functionalization: writing through the view operator {} is not supported",
+            _ => Err(Error::internal(format!(
+                "functionalization: {} is listed as invertible without an inverse",
                 self.op
             ))),
         }

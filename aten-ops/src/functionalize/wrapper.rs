@@ -4,19 +4,21 @@
 //! A wrapper is a data-less tensor with the `Functionalize` key whose
 //! object holds its current *value*, an ordinary tensor that is never
 //! mutated. Every wrapper made from one input or factory result, and every
-//! view of those, shares one [`FunctionalStorage`]: the value of the base
-//! and the updates written through aliases since it was last brought up to
-//! date. A view wrapper keeps the chain of [`ViewMeta`]s that leads from
-//! the base to it. A mutation replaces the wrapper's value and records an
-//! update (value and chain) on the storage, whose generation goes up; an
-//! alias whose generation is behind is brought up to date before it is
-//! used ([`FunctionalTensor::sync`]): the pending updates are written into
-//! the base through the inverses of their chains, and the alias's value is
+//! view of those, shares one [`FunctionalStorage`]: the value of the base,
+//! the generation that value reflects, and the updates written through
+//! aliases since. A view wrapper keeps the chain of [`ViewMeta`]s that
+//! leads from the base to it. A mutation replaces the wrapper's value and
+//! records an update (value, chain, the new generation) on the storage; an
+//! alias whose generation is behind is brought up to date before it is used
+//! ([`FunctionalTensor::sync`]): the pending updates are written into the
+//! base through the inverses of their chains, and the alias's value is
 //! replayed from the new base through its own chain.
 //!
-//! Locks are never held while an operator runs: an operator may run user
-//! code (a dispatch mode). Updates of one storage are applied by one thread
-//! at a time, so none is lost when several threads use aliases of one base.
+//! No lock is held while an operator runs (an operator may run a user's
+//! dispatch mode, which may use these tensors again). Updates are applied
+//! optimistically: a thread computes the new base from a snapshot and
+//! stores it only if no other thread stored one since, else starts again,
+//! so no update is lost when several threads use aliases of one base.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -24,14 +26,20 @@ use c10_core::{DispatchKey, Error, Result, TensorBase, TensorImpl};
 
 use super::view_meta::ViewMeta;
 
-/// One write through an alias: its new value and the chain from the base.
+/// One write through an alias: its new value, the chain from the base, and
+/// the storage generation it made.
+#[derive(Clone)]
 struct Update {
     value: TensorBase,
     view_metas: Arc<[ViewMeta]>,
+    generation: u64,
 }
 
 struct StorageState {
     base: TensorBase,
+    /// The generation `base` reflects: every update up to it is in it.
+    base_generation: u64,
+    /// Updates newer than `base_generation`, in order.
     updates: Vec<Update>,
     generation: u64,
 }
@@ -39,8 +47,6 @@ struct StorageState {
 /// What every alias of one base shares (`FunctionalStorageImpl`).
 pub(crate) struct FunctionalStorage {
     state: Mutex<StorageState>,
-    /// Held while pending updates are applied.
-    applying: Mutex<()>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -52,28 +58,29 @@ impl FunctionalStorage {
         lock(&self.state).generation
     }
 
-    /// Writes the pending updates into the base (`apply_updates`).
+    /// Writes the pending updates into the base (`apply_updates`). On an
+    /// error the storage is unchanged.
     fn apply_updates(&self) -> Result<()> {
-        let _one_at_a_time = lock(&self.applying);
-        let (mut base, updates) = {
-            let mut s = lock(&self.state);
-            (s.base.clone(), std::mem::take(&mut s.updates))
-        };
-        for (i, update) in updates.iter().enumerate() {
-            match apply_update(&base, update) {
-                Ok(new_base) => base = new_base,
-                Err(e) => {
-                    // The updates not applied stay pending, in order.
-                    let mut s = lock(&self.state);
-                    let later = std::mem::take(&mut s.updates);
-                    s.updates = updates.into_iter().skip(i).chain(later).collect();
-                    s.base = base;
-                    return Err(e);
-                }
+        loop {
+            let (mut base, from, pending) = {
+                let s = lock(&self.state);
+                (s.base.clone(), s.base_generation, s.updates.clone())
+            };
+            let Some(last) = pending.last().map(|u| u.generation) else {
+                return Ok(());
+            };
+            for update in &pending {
+                base = apply_update(&base, update)?;
             }
+            let mut s = lock(&self.state);
+            if s.base_generation == from {
+                s.base = base;
+                s.base_generation = last;
+                s.updates.retain(|u| u.generation > last);
+                return Ok(());
+            }
+            // Another thread stored a newer base meanwhile: start from it.
         }
-        lock(&self.state).base = base;
-        Ok(())
     }
 }
 
@@ -121,6 +128,20 @@ impl FunctionalTensor {
         lock(&self.state).value.clone()
     }
 
+    /// The current value and the generation it reflects, read together.
+    fn snapshot(&self) -> (TensorBase, u64) {
+        let s = lock(&self.state);
+        (s.value.clone(), s.generation)
+    }
+
+    /// Whether a write through this wrapper can be written into its base:
+    /// every view of its chain has an inverse.
+    pub(crate) fn check_writable(&self) -> Result<()> {
+        self.view_metas
+            .iter()
+            .try_for_each(ViewMeta::check_invertible)
+    }
+
     /// Brings the value up to date with every write through an alias
     /// (`sync_`).
     pub(crate) fn sync(&self) -> Result<()> {
@@ -136,48 +157,51 @@ impl FunctionalTensor {
     fn regenerate_from_base(&self) -> Result<()> {
         let (mut value, generation) = {
             let s = lock(&self.storage.state);
-            (s.base.clone(), s.generation)
+            (s.base.clone(), s.base_generation)
         };
         for meta in self.view_metas.iter() {
             value = meta.forward(&value)?;
         }
         let mut state = lock(&self.state);
-        state.value = value;
-        state.generation = generation;
+        // A thread that regenerated from a newer base keeps its value.
+        if state.generation <= generation {
+            state.value = value;
+            state.generation = generation;
+        }
         Ok(())
     }
 
-    /// The value written by a mutation (`replace_` then `commit_update`):
-    /// `wrapper` (this object's tensor) takes `value`'s sizes and strides
-    /// when an `out=` operator resized it, and the write is recorded for
-    /// the other aliases.
-    pub(crate) fn write(&self, wrapper: &TensorBase, value: TensorBase) -> Result<()> {
-        if value.dtype() != wrapper.dtype() {
-            return Err(Error::runtime(format!(
-                "functionalization: a mutation would change a tensor's dtype from {:?} to {:?}",
-                wrapper.dtype(),
-                value.dtype()
-            )));
+    /// Checks a write of `value` (already of `wrapper`'s dtype) before
+    /// anything is recorded: a view keeps its sizes, and its chain must be
+    /// invertible.
+    pub(crate) fn check_write(&self, wrapper: &TensorBase, value: &TensorBase) -> Result<()> {
+        if !self.view_metas.is_empty() && wrapper.sizes() != value.sizes() {
+            return Err(Error::runtime(
+                "functionalization: a mutation cannot resize a view of another tensor",
+            ));
         }
-        // An `out=` operator may resize its output (a base: views of it
-        // keep their own shapes); a view's value keeps its sizes, and its
-        // strides are the functional value's business.
-        let sizes = value.sizes();
-        if wrapper.sizes() != sizes {
-            if !self.view_metas.is_empty() {
-                return Err(Error::runtime(
-                    "functionalization: a mutation cannot resize a view of another tensor",
-                ));
-            }
-            wrapper.resize_strided_(&sizes, &value.strides())?;
+        self.check_writable()
+    }
+
+    /// Records a checked write (`replace_` then `commit_update`): the value
+    /// is replaced, `wrapper` (this object's tensor) takes the value's sizes
+    /// and strides when it is a base (an `out=` operator may resize it), and
+    /// the write is recorded for the other aliases.
+    pub(crate) fn commit_write(&self, wrapper: &TensorBase, value: TensorBase) -> Result<()> {
+        if self.view_metas.is_empty()
+            && (wrapper.sizes() != value.sizes() || wrapper.strides() != value.strides())
+        {
+            wrapper.resize_strided_(&value.sizes(), &value.strides())?;
         }
         lock(&self.state).value = value.clone();
         let mut s = lock(&self.storage.state);
+        s.generation += 1;
+        let generation = s.generation;
         s.updates.push(Update {
             value,
             view_metas: Arc::clone(&self.view_metas),
+            generation,
         });
-        s.generation += 1;
         Ok(())
     }
 }
@@ -205,10 +229,10 @@ pub(crate) fn wrap_new(value: &TensorBase) -> Result<TensorBase> {
     let storage = Arc::new(FunctionalStorage {
         state: Mutex::new(StorageState {
             base: value.clone(),
+            base_generation: 0,
             updates: Vec::new(),
             generation: 0,
         }),
-        applying: Mutex::new(()),
     });
     wrapper_impl(
         value,
@@ -223,24 +247,33 @@ pub(crate) fn wrap_new(value: &TensorBase) -> Result<TensorBase> {
     )
 }
 
-/// A wrapper of `value`, the view `meta` takes of `of` (which is up to
-/// date): it shares `of`'s storage, and its chain is `of`'s and `meta`.
+/// The view `make(value)` takes of `of`'s current value (up to date or
+/// not: the view is as far behind), wrapped as an alias of `of` whose chain
+/// is `of`'s and `meta`.
 pub(crate) fn wrap_view(
     of: &FunctionalTensor,
-    value: &TensorBase,
     meta: ViewMeta,
-) -> Result<TensorBase> {
-    let generation = lock(&of.state).generation;
-    let view_metas: Arc<[ViewMeta]> = of.view_metas.iter().cloned().chain([meta]).collect();
-    wrapper_impl(
-        value,
-        FunctionalTensor {
-            storage: Arc::clone(&of.storage),
-            view_metas,
-            state: Mutex::new(WrapperState {
-                value: value.clone(),
-                generation,
-            }),
-        },
-    )
+    make: impl FnOnce(&ViewMeta, TensorBase) -> Result<Vec<TensorBase>>,
+) -> Result<Vec<TensorBase>> {
+    let (value, generation) = of.snapshot();
+    let views = make(&meta, value)?;
+    views
+        .iter()
+        .enumerate()
+        .map(|(out_index, view)| {
+            let meta = meta.with_out_index(out_index);
+            let view_metas: Arc<[ViewMeta]> = of.view_metas.iter().cloned().chain([meta]).collect();
+            wrapper_impl(
+                view,
+                FunctionalTensor {
+                    storage: Arc::clone(&of.storage),
+                    view_metas,
+                    state: Mutex::new(WrapperState {
+                        value: view.clone(),
+                        generation,
+                    }),
+                },
+            )
+        })
+        .collect()
 }
