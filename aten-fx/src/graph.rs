@@ -132,8 +132,8 @@ impl Graph {
                     let args: Vec<HopArg> = args
                         .iter()
                         .map(|a| match a {
-                            Arg::Node(j) => match &self.nodes[*j].kind {
-                                NodeKind::Subgraph(g) => {
+                            Arg::Node(j) => match self.nodes.get(*j).map(|n| &n.kind) {
+                                Some(NodeKind::Subgraph(g)) => {
                                     let g = Arc::clone(g);
                                     let f: GraphFn = Arc::new(move |xs: &[IValue]| g.run(xs));
                                     Ok(HopArg::Fn(f))
@@ -161,10 +161,12 @@ impl Graph {
                         .get(*of)
                         .and_then(|v| v.as_ref())
                         .ok_or_else(|| Error::internal("getitem of a value not computed"))?;
-                    vec![all
-                        .get(*index)
-                        .cloned()
-                        .ok_or_else(|| Error::internal("getitem past the results"))?]
+                    let item = match all.as_slice() {
+                        // An operator returning one list (`split`).
+                        [IValue::TensorList(ts)] => ts.get(*index).cloned().map(IValue::Tensor),
+                        _ => all.get(*index).cloned(),
+                    };
+                    vec![item.ok_or_else(|| Error::internal("getitem past the results"))?]
                 }
                 NodeKind::Output(outs) => {
                     return outs.iter().map(|a| resolve(a, &values)).collect();
@@ -220,7 +222,7 @@ impl Graph {
                     format!("{} = torch.ops.{op}({})", node.name, parts.join(", "))
                 }
                 NodeKind::GetItem { of, index } => {
-                    format!("{} = {}[{index}]", node.name, self.nodes[*of].name)
+                    format!("{} = {}[{index}]", node.name, self.name_of(*of))
                 }
                 NodeKind::Output(outs) => {
                     let shown: Vec<String> = outs.iter().map(|a| self.show(a)).collect();
@@ -233,10 +235,7 @@ impl Graph {
                     continue;
                 }
             };
-            let dead: Vec<&str> = last_use[i]
-                .iter()
-                .map(|&j| self.nodes[j].name.as_str())
-                .collect();
+            let dead: Vec<&str> = last_use[i].iter().map(|&j| self.name_of(j)).collect();
             if dead.is_empty() {
                 let _ = writeln!(out, "    {line}");
             } else {
@@ -272,14 +271,18 @@ impl Graph {
                 NodeKind::GetItem { of, .. } => used.push(*of),
                 NodeKind::Output(outs) => {
                     outs.iter().for_each(|a| inputs(a, &mut used));
-                    used.iter().for_each(|&j| seen[j] = true);
+                    for &j in &used {
+                        if let Some(s) = seen.get_mut(j) {
+                            *s = true;
+                        }
+                    }
                     continue;
                 }
                 _ => {}
             }
             for j in used {
-                if !seen[j] {
-                    seen[j] = true;
+                if let Some(s @ false) = seen.get_mut(j) {
+                    *s = true;
                     dead[i].push(j);
                 }
             }
@@ -304,9 +307,17 @@ impl Graph {
         }
     }
 
+    /// Node `j`'s name (a placeholder for an index outside the graph, which
+    /// replay refuses).
+    fn name_of(&self, j: usize) -> &str {
+        self.nodes
+            .get(j)
+            .map_or("<missing node>", |n| n.name.as_str())
+    }
+
     fn show(&self, a: &Arg) -> String {
         match a {
-            Arg::Node(j) => self.nodes[*j].name.clone(),
+            Arg::Node(j) => self.name_of(*j).to_string(),
             Arg::List(items) => {
                 let shown: Vec<String> = items.iter().map(|i| self.show(i)).collect();
                 format!("[{}]", shown.join(", "))

@@ -65,10 +65,21 @@ impl Builder {
         }
     }
 
-    /// One `getitem` node per tensor result of a multi-result node.
+    /// One `getitem` node per tensor result of a multi-result node, or per
+    /// element of a node's one list result (`split`).
     fn bind_items(&mut self, node: usize, results: &[IValue]) {
-        for (index, r) in results.iter().enumerate() {
-            if let IValue::Tensor(t) = r {
+        let tensors: Vec<Option<TensorBase>> = match results {
+            [IValue::TensorList(ts)] => ts.iter().cloned().map(Some).collect(),
+            _ => results
+                .iter()
+                .map(|r| match r {
+                    IValue::Tensor(t) => Some(t.clone()),
+                    _ => None,
+                })
+                .collect(),
+        };
+        for (index, t) in tensors.iter().enumerate() {
+            if let Some(t) = t {
                 let item = self.push("getitem", NodeKind::GetItem { of: node, index });
                 self.bind(t, item);
             }
@@ -91,6 +102,8 @@ impl Builder {
 /// The capturing mode (PyTorch's `ProxyTorchDispatchMode`).
 struct Capture {
     builder: Mutex<Builder>,
+    /// How subgraphs are traced: as the graph is.
+    options: MakeFxOptions,
 }
 
 impl Capture {
@@ -178,6 +191,7 @@ pub fn make_fx_with(
     }
     register_higher_order_rules()?;
     let capture = Arc::new(Capture {
+        options,
         builder: Mutex::new(Builder {
             graph: Graph::default(),
             namer: Namer::default(),
@@ -244,7 +258,13 @@ fn register_higher_order_rules() -> Result<()> {
                 };
                 let mut inputs = items(carried.value("carried_inputs")?);
                 inputs.extend(items(additional.value("additional_inputs")?));
-                trace_higher_order(c, op, args, &[(0, "cond_graph"), (1, "body_graph")], inputs)
+                trace_higher_order(
+                    c,
+                    op,
+                    args,
+                    &[(0, "while_loop_cond_graph"), (1, "while_loop_body_graph")],
+                    inputs,
+                )
             })
         })
         .and_then(|()| {
@@ -309,11 +329,19 @@ fn trace_higher_order(
                 .ok_or_else(|| arity(op, at + 1, args))?
                 .function(prefix)?,
         );
-        let mut g = make_fx(move |xs| f(xs), &names, &inputs)?;
+        let mut g = make_fx_with(move |xs| f(xs), &names, &inputs, capture.options)?;
         g.tuple_output = true;
-        subgraphs.push((at, prefix, g));
+        subgraphs.push((at, prefix, Arc::new(g)));
     }
-    let results = op.call(args)?;
+    // The operator runs the traced graphs, as PyTorch's does: the closures
+    // ran once, while traced.
+    let mut traced_args = args.to_vec();
+    for (at, _, g) in &subgraphs {
+        let g = Arc::clone(g);
+        let f: aten_ops::GraphFn = Arc::new(move |xs: &[IValue]| g.run(xs));
+        traced_args[*at] = HopArg::Fn(f);
+    }
+    let results = op.call(&traced_args)?;
     let mut b = capture.lock();
     // PyTorch's `unique_graph_id`: the first index whose first attribute
     // name is free.
@@ -325,10 +353,9 @@ fn trace_higher_order(
     let index = (0..).find(|&i| !taken(&b, i)).unwrap_or(0);
     let mut node_args: Vec<Option<Arg>> = vec![None; args.len()];
     for (at, prefix, g) in subgraphs {
-        node_args[at] = Some(Arg::Node(b.push(
-            &format!("{prefix}_{index}"),
-            NodeKind::Subgraph(Arc::new(g)),
-        )));
+        node_args[at] = Some(Arg::Node(
+            b.push(&format!("{prefix}_{index}"), NodeKind::Subgraph(g)),
+        ));
     }
     let node_args = node_args
         .into_iter()

@@ -597,3 +597,42 @@ fn writes_from_several_threads_through_aliases_of_one_base_are_all_kept() {
     let want: Vec<f32> = (0..64).map(|i| 5.0 * ((i / 8) as f32 + 1.0)).collect();
     assert_eq!(got, want);
 }
+
+#[test]
+fn as_strided_writes_into_an_input_with_a_storage_offset() {
+    aten::ops_root();
+    let program = |xs: &[IValue]| -> Result<Vec<IValue>> {
+        let x = tensor_of(&xs[0]);
+        let v = ops::as_strided_with(
+            &x,
+            &[2],
+            &[1],
+            ops::AsStridedOptions {
+                storage_offset: Some(3),
+            },
+        )?;
+        ops::mul_tensor_(&v, &Tensor::from_slice(&[-1.0f32], &[1])?)?;
+        Ok(vec![iv(&ops::add_tensor(&x, &x)?)])
+    };
+    let whole = arange(12, &[12]);
+    for remove in [Remove::Mutations, Remove::MutationsAndViews] {
+        let eager_whole = ops::clone(&whole).unwrap();
+        let eager_in = ops::slice_tensor_op()
+            .unwrap()
+            .call((&eager_whole, 0, Some(2), None::<i64>, 1))
+            .unwrap();
+        let eager = program(&[iv(&eager_in)]).unwrap();
+        let func_whole = ops::clone(&whole).unwrap();
+        let func_in = ops::slice_tensor_op()
+            .unwrap()
+            .call((&func_whole, 0, Some(2), None::<i64>, 1))
+            .unwrap();
+        let functional = functionalize(program, &[iv(&func_in)], remove).unwrap();
+        assert_eq!(values(&eager_whole), values(&func_whole), "{remove:?}");
+        assert_eq!(
+            values(&tensor_of(&eager[0])),
+            values(&tensor_of(&functional[0])),
+            "{remove:?}"
+        );
+    }
+}

@@ -299,11 +299,11 @@ fn while_loop_and_map_are_nodes_with_subgraphs_and_replay() {
     let y = Tensor::from_slice(&[10.0f32, 100.0], &[2]).unwrap();
     let g = make_fx(program, &["x", "limit", "y"], &[iv(&x), iv(&limit), iv(&y)]).unwrap();
     let code = g.code();
-    assert!(code.contains("    cond_graph_0 = self.cond_graph_0\n    body_graph_0 = self.body_graph_0\n    while_loop = torch.ops.higher_order.while_loop(cond_graph_0, body_graph_0, (x_1, limit_1), ());"), "{code}");
+    assert!(code.contains("    while_loop_cond_graph_0 = self.while_loop_cond_graph_0\n    while_loop_body_graph_0 = self.while_loop_body_graph_0\n    while_loop = torch.ops.higher_order.while_loop(while_loop_cond_graph_0, while_loop_body_graph_0, (x_1, limit_1), ());"), "{code}");
     assert!(code.contains("    getitem = while_loop[0]"), "{code}");
-    assert!(code.contains("    body_graph_1 = self.body_graph_1\n    map_impl = torch.ops.higher_order.map_impl(body_graph_1, [getitem], [y_1]);"), "{code}");
+    assert!(code.contains("    body_graph_0 = self.body_graph_0\n    map_impl = torch.ops.higher_order.map_impl(body_graph_0, [getitem], [y_1]);"), "{code}");
     assert_eq!(
-        g.subgraph("body_graph_1").unwrap().code(),
+        g.subgraph("body_graph_0").unwrap().code(),
         "\n\n\ndef forward(self, arg0_1, arg1_1):\n    mul = torch.ops.aten.mul.Tensor(arg0_1, arg1_1);  arg0_1 = arg1_1 = None\n    return (mul,)\n"
     );
     for (x, limit) in [
@@ -320,4 +320,118 @@ fn while_loop_and_map_are_nodes_with_subgraphs_and_replay() {
             tensor_of(&eager[0]).to_vec::<f32>().unwrap()
         );
     }
+}
+
+#[test]
+fn list_results_are_bound_by_getitem_and_replay() {
+    aten::ops_root();
+    let program = |inputs: &[IValue]| -> Result<Vec<IValue>> {
+        let parts = ops::split_tensor(&tensor_of(&inputs[0]), 2)?;
+        Ok(vec![iv(&ops::mul_tensor(&parts[0], &parts[1])?)])
+    };
+    let x = Tensor::from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[4]).unwrap();
+    let g = make_fx(program, &["x"], &[iv(&x)]).unwrap();
+    assert_eq!(
+        g.code(),
+        "\n\n\ndef forward(self, x_1):\n    split = torch.ops.aten.split.Tensor(x_1, 2);  x_1 = None\n    getitem = split[0]\n    getitem_1 = split[1];  split = None\n    mul = torch.ops.aten.mul.Tensor(getitem, getitem_1);  getitem = getitem_1 = None\n    return mul\n"
+    );
+    let y = Tensor::from_slice(&[5.0f32, 6.0, 7.0, 8.0], &[4]).unwrap();
+    assert_eq!(
+        tensor_of(&g.run(&[iv(&y)]).unwrap()[0])
+            .to_vec::<f32>()
+            .unwrap(),
+        vec![35.0, 48.0]
+    );
+}
+
+#[test]
+fn cond_is_captured_functionalized_and_at_pre_dispatch() {
+    use aten::torch_ops::higher_order::cond;
+    use aten::torch_ops::{functionalize, GraphFn, Remove};
+    aten::ops_root();
+    // The true branch writes into a tensor it made.
+    let program = |inputs: &[IValue]| -> Result<Vec<IValue>> {
+        let t: GraphFn = Arc::new(|xs: &[IValue]| {
+            let y = ops::clone(&tensor_of(&xs[0]))?;
+            ops::mul_tensor_(
+                &ops::select_int(&y, 0, 0)?,
+                &Tensor::from_slice(&[5.0f32], &[1])?,
+            )?;
+            Ok(vec![iv(&y)])
+        });
+        let f: GraphFn = Arc::new(|xs: &[IValue]| {
+            Ok(vec![iv(&ops::matmul(
+                &tensor_of(&xs[0]),
+                &tensor_of(&xs[0]),
+            )?)])
+        });
+        cond(&inputs[1], t, f, &inputs[..1])
+    };
+    let x = Tensor::from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[2, 2]).unwrap();
+    let p = Tensor::from_slice(&[true], &[]).unwrap();
+    let g = make_fx(
+        |xs| functionalize(program, xs, Remove::MutationsAndViews),
+        &["x", "p"],
+        &[iv(&x), iv(&p)],
+    )
+    .unwrap();
+    assert!(
+        g.code().contains(
+            "cond = torch.ops.higher_order.cond(p_1, true_graph_0, false_graph_0, (x_1,))"
+        ),
+        "{}",
+        g.code()
+    );
+    let true_graph = g.subgraph("true_graph_0").unwrap().called_operators();
+    assert!(
+        true_graph.contains(&"aten.select_scatter.default".to_string()),
+        "{true_graph:?}"
+    );
+    assert!(
+        !true_graph.iter().any(|op| op.contains("mul_")),
+        "{true_graph:?}"
+    );
+    // At pre-dispatch, the branches keep matmul.
+    let pre = make_fx_with(
+        program,
+        &["x", "p"],
+        &[iv(&x), iv(&p)],
+        MakeFxOptions { pre_dispatch: true },
+    )
+    .unwrap();
+    let false_graph = pre.subgraph("false_graph_0").unwrap().called_operators();
+    assert_eq!(false_graph, vec!["aten.matmul.default"]);
+    for pred in [true, false] {
+        let p = Tensor::from_slice(&[pred], &[]).unwrap();
+        let eager = tensor_of(&program(&[iv(&x), iv(&p)]).unwrap()[0])
+            .to_vec::<f32>()
+            .unwrap();
+        for graph in [&g, &pre] {
+            let replayed = graph.run(&[iv(&x), iv(&p)]).unwrap();
+            assert_eq!(tensor_of(&replayed[0]).to_vec::<f32>().unwrap(), eager);
+        }
+    }
+    // A branch writing to its input is refused under functionalization.
+    let writes_input: GraphFn = Arc::new(|xs: &[IValue]| {
+        ops::add_tensor_(&tensor_of(&xs[0]), &tensor_of(&xs[0]))?;
+        Ok(vec![xs[0].clone()])
+    });
+    let err = functionalize(
+        |xs| {
+            cond(
+                &xs[1],
+                Arc::clone(&writes_input),
+                Arc::clone(&writes_input),
+                &xs[..1],
+            )
+        },
+        &[iv(&ops::clone(&x).unwrap()), iv(&p)],
+        Remove::Mutations,
+    )
+    .unwrap_err();
+    assert!(
+        err.message().contains("might be modifying the input"),
+        "{}",
+        err.message()
+    );
 }

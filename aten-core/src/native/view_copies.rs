@@ -1,13 +1,15 @@
 //! The functional forms of views (CompositeExplicitAutogradNonFunctional,
 //! as PyTorch generates them): each `*_copy` is its view materialised in a
 //! fresh contiguous tensor, and each `*_scatter` writes a new value of a
-//! view into a copy of the view's base. Functionalization replays views and
+//! view into a copy of the view's base (`as_strided_scatter` into one that
+//! keeps the base's layout, `clone_preserve_strides`). Functionalization replays views and
 //! their inverses with them.
 
 use c10_core::{Error, MemoryFormat, Result};
 
 use super::dims::fmt_list;
 use crate::generated::ops;
+use crate::memory_overlap::{has_internal_overlap, MemOverlap};
 use crate::Tensor;
 
 /// A view materialised: `clone(memory_format=contiguous)`.
@@ -104,14 +106,43 @@ pub fn split_copy_tensor(self_: &Tensor, split_size: i64, dim: i64) -> Result<Ve
         .collect()
 }
 
+/// `clone_preserve_strides`: a copy of `self_`'s whole storage, viewed with
+/// `self_`'s sizes, strides and offset, so that offsets and strides given
+/// for `self_` mean the same elements in the copy (a plain clone when
+/// `self_` overlaps itself).
+pub fn clone_preserve_strides(self_: &Tensor) -> Result<Tensor> {
+    let l = self_
+        .layout()
+        .ok_or_else(|| Error::runtime("Tensor is undefined"))?;
+    if has_internal_overlap(&l) == MemOverlap::Yes {
+        drop(l);
+        return ops::clone(self_);
+    }
+    let numel = i64::try_from(l.storage().nbytes() / l.itemsize().max(1))
+        .map_err(|_| Error::runtime("clone_preserve_strides: storage too large"))?;
+    let (sizes, strides, offset) = (l.sizes().to_vec(), l.strides().to_vec(), l.storage_offset());
+    drop(l);
+    let whole = ops::as_strided_op()?.call((self_, &[numel][..], &[1][..], Some(0)))?;
+    let copy = ops::clone(&whole)?;
+    ops::as_strided_op()?.call((&copy, &sizes[..], &strides[..], Some(offset)))
+}
+
 /// A copy of `self_` with `src` written into the view `view_of` takes of
-/// it (PyTorch's `*_scatter` kernels: `clone`, view, size check, `copy_`).
+/// it (PyTorch's `*_scatter` kernels: a clone, the view, a size check,
+/// `copy_`).
 fn scatter(
     self_: &Tensor,
     src: &Tensor,
     view_of: impl FnOnce(&Tensor) -> Result<Tensor>,
 ) -> Result<Tensor> {
-    let output = ops::clone(self_)?;
+    scatter_into(ops::clone(self_)?, src, view_of)
+}
+
+fn scatter_into(
+    output: Tensor,
+    src: &Tensor,
+    view_of: impl FnOnce(&Tensor) -> Result<Tensor>,
+) -> Result<Tensor> {
     let slice = view_of(&output)?;
     let (slice_sizes, src_sizes) = (slice.sizes(), src.sizes());
     if slice_sizes != src_sizes {
@@ -152,7 +183,8 @@ pub fn as_strided_scatter(
     stride: &[i64],
     storage_offset: Option<i64>,
 ) -> Result<Tensor> {
-    scatter(self_, src, |o| {
+    // Offsets and strides are absolute: the copy keeps self's layout.
+    scatter_into(clone_preserve_strides(self_)?, src, |o| {
         ops::as_strided_op()?.call((o, size, stride, storage_offset))
     })
 }

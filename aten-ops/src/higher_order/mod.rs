@@ -254,7 +254,25 @@ impl HigherOrderOperator {
     /// The `Python` key: the innermost mode's rule, run with the mode
     /// popped; PyTorch's error when the operator has no rule for it.
     fn dispatch_python(&self, args: &[HopArg]) -> Result<Vec<IValue>> {
-        let Some(mode) = modes::current_mode() else {
+        self.dispatch_to_mode(modes::current_mode(), modes::pop_mode_temporarily, args)
+    }
+
+    /// The `PreDispatch` key: the innermost pre-dispatch mode's rule, run
+    /// with that mode popped; with none, the call goes on below the key.
+    fn dispatch_pre_dispatch(&self, keys: DispatchKeySet, args: &[HopArg]) -> Result<Vec<IValue>> {
+        match modes::current_pre_dispatch_mode() {
+            None => self.redispatch(keys.remove(DispatchKey::PreDispatch), args),
+            mode => self.dispatch_to_mode(mode, modes::pop_pre_dispatch_mode_temporarily, args),
+        }
+    }
+
+    fn dispatch_to_mode(
+        &self,
+        mode: Option<Arc<dyn TorchDispatchMode>>,
+        pop: fn() -> Result<modes::PoppedMode>,
+        args: &[HopArg],
+    ) -> Result<Vec<IValue>> {
+        let Some(mode) = mode else {
             return Err(Error::type_error(format!(
                 "Multiple dispatch failed for {}. There was no registered that did not return NotImplemented.",
                 self.name
@@ -273,7 +291,7 @@ impl HigherOrderOperator {
                 self.name
             )));
         };
-        let popped = modes::pop_mode_temporarily()?;
+        let popped = pop()?;
         rule(popped.mode().as_ref(), self, args)
     }
 
@@ -315,6 +333,9 @@ impl HigherOrderOperator {
     ) -> Result<Vec<IValue>> {
         if k == DispatchKey::Python {
             return self.dispatch_python(args);
+        }
+        if k == DispatchKey::PreDispatch {
+            return self.dispatch_pre_dispatch(keys, args);
         }
         let kernel = {
             // Resolved under the cache's lock, so a concurrent `py_impl`
@@ -468,6 +489,10 @@ fn ship(op: &HigherOrderOperator, dense: HopKernel) {
         Arc::clone(&dense),
     );
     op.set_kernels(&[DispatchKey::Autograd], autograd_kernel(dense));
+    op.set_kernels(
+        &[DispatchKey::Functionalize],
+        Arc::new(crate::functionalize::higher_order_kernel),
+    );
 }
 
 /// The tensor in `value`, if it is one.
