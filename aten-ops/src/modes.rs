@@ -206,9 +206,12 @@ impl Drop for PoppedMode {
 }
 
 fn pop_temporarily(which: Which) -> Result<PoppedMode> {
-    let mode = which
-        .pop()
-        .ok_or_else(|| Error::runtime("Trying to pop from an empty mode stack"))?;
+    let mode = which.pop().ok_or_else(|| {
+        Error::runtime(match which {
+            Which::Python => "trying to pop from empty mode stack",
+            Which::PreDispatch => "Trying to pop empty mode stack",
+        })
+    })?;
     Ok(PoppedMode {
         mode: Some(mode),
         which,

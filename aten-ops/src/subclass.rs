@@ -144,7 +144,7 @@ pub(crate) fn dispatch_to_subclasses(
         }
     }
     let mut message = format!(
-        "Multiple dispatch failed for '{op}'; all __torch_dispatch__ handlers returned NotImplemented:\n\n"
+        "Multiple dispatch failed for 'torch._ops.{op}'; all __torch_dispatch__ handlers returned NotImplemented:\n\n"
     );
     for class in &classes {
         message.push_str(&format!("  - tensor subclass <class '{}'>\n", class.name()));

@@ -279,7 +279,7 @@ mod subclasses {
         let e = ops::neg(&d).unwrap_err();
         assert_eq!(
             e.message(),
-            "Multiple dispatch failed for 'aten.neg.default'; all __torch_dispatch__ handlers returned NotImplemented:\n\n  - tensor subclass <class 'Declining'>\n\nFor more information, try re-running with TORCH_LOGS=not_implemented"
+            "Multiple dispatch failed for 'torch._ops.aten.neg.default'; all __torch_dispatch__ handlers returned NotImplemented:\n\n  - tensor subclass <class 'Declining'>\n\nFor more information, try re-running with TORCH_LOGS=not_implemented"
         );
         let logging = LoggingTensor::new();
         let l = Tensor::from_base(logging.wrap(a.base()).unwrap());
@@ -289,7 +289,7 @@ mod subclasses {
         let e = ops::add_tensor(&d, &l).unwrap_err();
         assert!(e
             .message()
-            .starts_with("Multiple dispatch failed for 'aten.add.Tensor'"));
+            .starts_with("Multiple dispatch failed for 'torch._ops.aten.add.Tensor'"));
         assert_eq!(logging.log(), vec!["aten.add.Tensor"]);
     }
 }
@@ -421,4 +421,276 @@ fn pre_dispatch_modes_see_calls_above_autograd_then_modes_below() {
             "below aten.mm.default args=2 kwargs=[] depth=0"
         ]
     );
+}
+
+/// More ports of `test/test_python_dispatch.py`: priority between modes and
+/// subclasses, re-entry, the stack after errors, the same mode pushed
+/// twice.
+mod python_dispatch_ports {
+    use super::*;
+    use aten::torch_ops::modes::pop_mode_temporarily;
+    use aten::torch_ops::subclass::{
+        make_wrapper_subclass, subclass_object, TorchDispatchSubclass,
+    };
+    use aten::Error;
+
+    /// A mode that fails with its name (`AMode`, `BMode`).
+    struct Failing(&'static str);
+
+    impl TorchDispatchMode for Failing {
+        fn torch_dispatch(
+            &self,
+            _: &OpOverload,
+            _: &[IValue],
+            _: &[(&str, IValue)],
+        ) -> Result<Vec<IValue>> {
+            Err(Error::runtime(self.0))
+        }
+        fn as_any(&self) -> &dyn std::any::Any {
+            self
+        }
+    }
+
+    /// `A`: pushes `AMode` and fails; `B`: pushes `BMode` and calls again.
+    struct Pushing {
+        name: &'static str,
+        reenters: bool,
+    }
+
+    impl TorchDispatchSubclass for Pushing {
+        fn torch_dispatch(
+            &self,
+            _: &Arc<dyn TorchDispatchSubclass>,
+            op: &OpOverload,
+            args: &[IValue],
+            kwargs: &[(&str, IValue)],
+        ) -> Result<Option<Vec<IValue>>> {
+            let mode = if self.reenters { "ErrorB" } else { "ErrorA" };
+            let _mode = push_mode(Arc::new(Failing(mode)));
+            if self.reenters {
+                op.call(args, kwargs).map(Some)
+            } else {
+                Err(Error::runtime("ErrorA"))
+            }
+        }
+        fn name(&self) -> String {
+            self.name.into()
+        }
+    }
+
+    fn wrapped(class: Arc<dyn TorchDispatchSubclass>) -> Tensor {
+        Tensor::from_base(make_wrapper_subclass(t(&[0.0]).base(), class, ()).unwrap())
+    }
+
+    #[test]
+    fn test_torch_dispatch_mode_subclass_priority() {
+        let a = wrapped(Arc::new(Pushing {
+            name: "A",
+            reenters: false,
+        }));
+        let b = wrapped(Arc::new(Pushing {
+            name: "B",
+            reenters: true,
+        }));
+        let err = |r: Result<Tensor>| r.unwrap_err().message().to_string();
+        assert_eq!(err(ops::add_tensor(&a, &a)), "ErrorA");
+        assert_eq!(
+            err(ops::add_tensor(&b, &b)),
+            "ErrorB",
+            "B's handler re-dispatches into BMode"
+        );
+        // Modes take precedence over arguments.
+        {
+            let _m = push_mode(Arc::new(Failing("ErrorA")));
+            assert_eq!(err(ops::add_tensor(&b, &b)), "ErrorA");
+        }
+        {
+            let _m = push_mode(Arc::new(Failing("ErrorB")));
+            assert_eq!(err(ops::add_tensor(&a, &a)), "ErrorB");
+            assert_eq!(err(ops::add_tensor(&a, &b)), "ErrorB");
+        }
+        // Every guard unwound through the errors.
+        assert_eq!(stack_len(), 0);
+        assert!(!tls_is_dispatch_key_included(DispatchKey::Python));
+    }
+
+    /// Fails on `neg`, counts and forwards everything else.
+    struct FailsOnNeg(Mutex<usize>);
+
+    impl TorchDispatchMode for FailsOnNeg {
+        fn torch_dispatch(
+            &self,
+            op: &OpOverload,
+            args: &[IValue],
+            kwargs: &[(&str, IValue)],
+        ) -> Result<Vec<IValue>> {
+            if op.to_string() == "aten.neg.default" {
+                return Err(Error::runtime("neg refused"));
+            }
+            *self.0.lock().unwrap() += 1;
+            op.call(args, kwargs)
+        }
+        fn as_any(&self) -> &dyn std::any::Any {
+            self
+        }
+    }
+
+    #[test]
+    fn test_exception_handling() {
+        let a = t(&[1.0, -2.0]);
+        let mode = Arc::new(FailsOnNeg(Mutex::new(0)));
+        let _m = push_mode(mode.clone());
+        assert!(ops::neg(&a).is_err());
+        // The mode popped while it ran is back, and still intercepts.
+        assert_eq!(stack_len(), 1);
+        assert!(Arc::ptr_eq(
+            &(current_mode().unwrap() as Arc<dyn TorchDispatchMode>),
+            &(mode.clone() as _)
+        ));
+        ops::abs(&a).unwrap();
+        assert_eq!(*mode.0.lock().unwrap(), 1);
+    }
+
+    #[test]
+    fn test_nesting_same_mode() {
+        let a = t(&[1.0]);
+        let (mode, log) = recording("same");
+        let _outer = push_mode(mode.clone());
+        let _inner = push_mode(mode);
+        assert_eq!(stack_len(), 2);
+        ops::abs(&a).unwrap();
+        // The inner push handles the call popped, then the outer push of the
+        // same instance handles the call it makes.
+        assert_eq!(
+            log.lock().unwrap().as_slice(),
+            [
+                "same aten.abs.default args=1 kwargs=[] depth=1",
+                "same aten.abs.default args=1 kwargs=[] depth=0"
+            ]
+        );
+    }
+
+    #[test]
+    fn test_get_cur_mode_and_test_get_mode_stack() {
+        assert!(current_mode().is_none());
+        assert_eq!(stack_len(), 0);
+        assert_eq!(
+            pop_mode_temporarily().err().unwrap().message(),
+            "trying to pop from empty mode stack"
+        );
+        let (mode1, _) = recording("1");
+        let (mode2, _) = recording("2");
+        let mode1: Arc<dyn TorchDispatchMode> = mode1;
+        let mode2: Arc<dyn TorchDispatchMode> = mode2;
+        {
+            let _g = push_mode(mode1.clone());
+            assert!(Arc::ptr_eq(&current_mode().unwrap(), &mode1));
+            assert_eq!(stack_len(), 1);
+        }
+        assert_eq!(stack_len(), 0);
+        let _g1 = push_mode(mode1.clone());
+        let _g2 = push_mode(mode2.clone());
+        assert!(Arc::ptr_eq(&current_mode().unwrap(), &mode2));
+        assert_eq!(stack_len(), 2);
+        {
+            let popped = pop_mode_temporarily().unwrap();
+            assert!(Arc::ptr_eq(popped.mode(), &mode2));
+            assert!(Arc::ptr_eq(&current_mode().unwrap(), &mode1));
+        }
+        assert!(Arc::ptr_eq(&current_mode().unwrap(), &mode2));
+    }
+
+    /// `ModeTensor`: its own handler must never run.
+    struct ModeTensor;
+
+    impl TorchDispatchSubclass for ModeTensor {
+        fn torch_dispatch(
+            &self,
+            _: &Arc<dyn TorchDispatchSubclass>,
+            _: &OpOverload,
+            _: &[IValue],
+            _: &[(&str, IValue)],
+        ) -> Result<Option<Vec<IValue>>> {
+            Err(Error::not_implemented("Shouldn't be here"))
+        }
+        fn name(&self) -> String {
+            "ModeTensor".into()
+        }
+    }
+
+    /// Unwraps `ModeTensor`s, calls, wraps the results in `ModeTensor`s.
+    struct WrappingMode(Arc<dyn TorchDispatchSubclass>);
+
+    impl TorchDispatchMode for WrappingMode {
+        fn torch_dispatch(
+            &self,
+            op: &OpOverload,
+            args: &[IValue],
+            kwargs: &[(&str, IValue)],
+        ) -> Result<Vec<IValue>> {
+            let unwrap = |v: &IValue| match v {
+                IValue::Tensor(t) => match subclass_object(t).and_then(|o| o.data::<Tensor>()) {
+                    Some(elem) => IValue::Tensor(elem.base().clone()),
+                    None => v.clone(),
+                },
+                other => other.clone(),
+            };
+            let args: Vec<IValue> = args.iter().map(unwrap).collect();
+            op.call(&args, kwargs)?
+                .into_iter()
+                .map(|r| match r {
+                    IValue::Tensor(t) => {
+                        let elem = Tensor::from_base(t.clone());
+                        make_wrapper_subclass(&t, Arc::clone(&self.0), elem).map(IValue::Tensor)
+                    }
+                    other => Ok(other),
+                })
+                .collect()
+        }
+        fn as_any(&self) -> &dyn std::any::Any {
+            self
+        }
+    }
+
+    /// Forwards every call.
+    struct BasicMode;
+
+    impl TorchDispatchMode for BasicMode {
+        fn torch_dispatch(
+            &self,
+            op: &OpOverload,
+            args: &[IValue],
+            kwargs: &[(&str, IValue)],
+        ) -> Result<Vec<IValue>> {
+            op.call(args, kwargs)
+        }
+        fn as_any(&self) -> &dyn std::any::Any {
+            self
+        }
+    }
+
+    #[test]
+    fn test_make_subclass_with_modes() {
+        let x = t(&[4.0]);
+        let class: Arc<dyn TorchDispatchSubclass> = Arc::new(ModeTensor);
+        let is_mode_tensor = |t: &Tensor| {
+            subclass_object(t.base())
+                .and_then(|o| o.data::<Tensor>())
+                .cloned()
+        };
+        for with_basic in [false, true] {
+            let _outer = push_mode(Arc::new(WrappingMode(class.clone())));
+            let _inner = with_basic.then(|| push_mode(Arc::new(BasicMode)));
+            let y = ops::add_tensor(&x, &x).unwrap();
+            let z = ops::add_tensor(&y, &y).unwrap();
+            assert!(is_mode_tensor(&y).is_some() && is_mode_tensor(&z).is_some());
+            assert_eq!(
+                is_mode_tensor(&z).unwrap().to_vec::<f32>().unwrap(),
+                vec![16.0]
+            );
+        }
+        // Without the mode, the subclass's own handler runs.
+        let w = Tensor::from_base(make_wrapper_subclass(x.base(), class, x.clone()).unwrap());
+        assert_eq!(ops::neg(&w).unwrap_err().message(), "Shouldn't be here");
+    }
 }
