@@ -67,6 +67,9 @@ pub struct OpOverload {
     schema_refresh: Mutex<()>,
     host_kernels: RwLock<HashMap<DispatchKey, HostKernel>>,
     dispatch_cache: Mutex<DispatchCache>,
+    /// The functional variant functionalization found for this operator,
+    /// with the count of def changes it was found at.
+    functional_variant: Mutex<Option<(u64, Arc<OpOverload>)>>,
 }
 
 impl OpOverload {
@@ -87,7 +90,34 @@ impl OpOverload {
                 table_version: u64::MAX,
                 handlers: HashMap::new(),
             }),
+            functional_variant: Mutex::new(None),
         }
+    }
+
+    /// The functional variant of this operator, found by `find` once per
+    /// count of def changes (a def change may add or remove one).
+    pub(crate) fn functional_variant_with(
+        &self,
+        find: impl FnOnce() -> Result<Arc<OpOverload>>,
+    ) -> Result<Arc<OpOverload>> {
+        let generation = self.shared.generation();
+        let cached = self
+            .functional_variant
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .filter(|(g, _)| *g == generation)
+            .map(|(_, v)| Arc::clone(v));
+        if let Some(v) = cached {
+            return Ok(v);
+        }
+        // Found without the lock held: finding looks overloads up.
+        let found = find()?;
+        *self
+            .functional_variant
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = Some((generation, Arc::clone(&found)));
+        Ok(found)
     }
 
     /// The address of the root's shared state (identifies the root).

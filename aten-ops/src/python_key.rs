@@ -10,7 +10,7 @@ use aten_boxing::schema::FunctionSchema;
 use aten_boxing::{BoxedOperator, IValue, Stack};
 use c10_core::{DispatchKeySet, Error, Result};
 
-use crate::modes::{self, pop_mode_temporarily};
+use crate::modes;
 use crate::overload::OpOverload;
 use crate::root::CallLookup;
 use crate::subclass::dispatch_to_subclasses;
@@ -53,11 +53,9 @@ pub(crate) fn fallback_kernel(
     move |op, _keys, stack| {
         lookup.with_overload(op, |_, overload| {
             call_with_args_kwargs(overload, stack, |all, args, kwargs| {
-                if modes::stack_len() > 0 {
-                    let popped = pop_mode_temporarily()?;
-                    popped.mode().torch_dispatch(overload, args, kwargs)
-                } else {
-                    dispatch_to_subclasses(overload, all, args, kwargs)
+                match modes::try_pop_mode_temporarily() {
+                    Some(popped) => popped.mode().torch_dispatch(overload, args, kwargs),
+                    None => dispatch_to_subclasses(overload, all, args, kwargs),
                 }
             })
         })
@@ -68,6 +66,7 @@ pub(crate) fn fallback_kernel(
 /// whole argument list, the positional arguments (lent from the stack) and
 /// the keyword ones; its results replace the arguments, checked against
 /// the schema's returns.
+#[inline]
 pub(crate) fn call_with_args_kwargs(
     overload: &OpOverload,
     stack: &mut Stack,

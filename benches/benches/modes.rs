@@ -3,7 +3,11 @@
 //! - `modes/boxed_noop`: `call_boxed` of a two-tensor no-op with a reused
 //!   stack, no mode (the project's `dispatch/boxed_noop`);
 //! - `modes/forwarding_mode_noop`: the same call with a pushed mode that
-//!   forwards every operator back to it (`op.call(args, kwargs)`).
+//!   forwards every operator back to it (`op.call(args, kwargs)`);
+//! - `modes/eager_add_` and `modes/functionalized_add_`: `add_` of 16
+//!   floats on a plain tensor, and on a functional wrapper with
+//!   functionalization on (the in-place Meta check, the functional `add`,
+//!   the write and the sync), for the cost of the layer.
 
 // criterion_group! generates undocumented items.
 #![allow(missing_docs)]
@@ -56,5 +60,21 @@ fn calls(c: &mut Criterion) {
     c.bench_function("modes/forwarding_mode_noop", |b| b.iter(|| run(&mut stack)));
 }
 
-criterion_group!(benches, calls);
+fn functionalization(c: &mut Criterion) {
+    use aten::torch_ops::functionalize::{enable_functionalization, to_functional_tensor};
+    use aten::{ops, Tensor};
+    aten::ops_root();
+    let x = Tensor::from_slice(&[1.0f32; 16], &[16]).unwrap();
+    let one = Tensor::from_slice(&[1.0f32], &[1]).unwrap();
+    c.bench_function("modes/eager_add_", |b| {
+        b.iter(|| ops::add_tensor_(&x, &one).unwrap())
+    });
+    let w = Tensor::from_base(to_functional_tensor(x.base()).unwrap());
+    let _on = enable_functionalization(false);
+    c.bench_function("modes/functionalized_add_", |b| {
+        b.iter(|| ops::add_tensor_(&w, &one).unwrap())
+    });
+}
+
+criterion_group!(benches, calls, functionalization);
 criterion_main!(benches);

@@ -390,6 +390,10 @@ pub(crate) fn functional_variant(
     op: &OpOverload,
     schema: &FunctionSchema,
 ) -> Result<Arc<OpOverload>> {
+    op.functional_variant_with(|| find_functional_variant(op, schema))
+}
+
+fn find_functional_variant(op: &OpOverload, schema: &FunctionSchema) -> Result<Arc<OpOverload>> {
     let missing = || {
         Error::not_implemented(format!(
             "functionalization: {op} writes to its arguments and has no functional variant"
