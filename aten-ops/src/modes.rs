@@ -62,7 +62,7 @@ enum Which {
 }
 
 impl Which {
-    #[inline]
+    #[inline(always)]
     fn with<R>(self, f: impl FnOnce(&mut Vec<Arc<dyn TorchDispatchMode>>) -> R) -> R {
         // Each arm names its key, so the thread-local access is inlined
         // (a `&LocalKey` chosen at run time would be an indirect call).
@@ -73,7 +73,7 @@ impl Which {
     }
 
     /// Sets the keys a non-empty stack includes.
-    #[inline]
+    #[inline(always)]
     fn set_keys(self, on: bool) {
         match self {
             Which::Python => tls_set_dispatch_keyset_included(MODE_KEYS, on),
@@ -84,7 +84,7 @@ impl Which {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn push(self, mode: Arc<dyn TorchDispatchMode>) {
         self.with(|s| {
             s.push(mode);
@@ -94,7 +94,7 @@ impl Which {
         });
     }
 
-    #[inline]
+    #[inline(always)]
     fn pop(self) -> Option<Arc<dyn TorchDispatchMode>> {
         self.with(|s| {
             let mode = s.pop();
@@ -208,24 +208,6 @@ impl Drop for PoppedMode {
             self.which.push(mode);
         }
     }
-}
-
-/// The innermost mode of `which`'s stack, popped until the guard drops;
-/// `None` when the stack is empty (one thread-local access).
-#[inline]
-fn try_pop_temporarily(which: Which) -> Option<PoppedMode> {
-    which.pop().map(|mode| PoppedMode {
-        mode: Some(mode),
-        which,
-        _not_send: std::marker::PhantomData,
-    })
-}
-
-/// The innermost dispatch mode popped until the guard drops, if a mode is
-/// pushed (what the `Python` key's fallback asks first).
-#[inline]
-pub(crate) fn try_pop_mode_temporarily() -> Option<PoppedMode> {
-    try_pop_temporarily(Which::Python)
 }
 
 fn pop_temporarily(which: Which) -> Result<PoppedMode> {

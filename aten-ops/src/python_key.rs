@@ -52,21 +52,52 @@ pub(crate) fn fallback_kernel(
 ) -> impl Fn(&dyn BoxedOperator, DispatchKeySet, &mut Stack) -> Result<()> + Send + Sync + 'static {
     move |op, _keys, stack| {
         lookup.with_overload(op, |_, overload| {
-            call_with_args_kwargs(overload, stack, |all, args, kwargs| {
-                match modes::try_pop_mode_temporarily() {
-                    Some(popped) => popped.mode().torch_dispatch(overload, args, kwargs),
-                    None => dispatch_to_subclasses(overload, all, args, kwargs),
-                }
-            })
+            let Some(schema) = overload.current_schema() else {
+                return Err(overload.no_schema());
+            };
+            let n = schema.arguments().len();
+            let Some(base) = stack.len().checked_sub(n) else {
+                return Err(Error::internal(format!(
+                    "{}: a boxed call needs {n} arguments on the stack but found {}",
+                    overload.name(),
+                    stack.len()
+                )));
+            };
+            // The positional arguments are lent from the stack as they are.
+            let (positional, kwargs) = split_args_kwargs(schema, &stack[base..]);
+            let args = &stack[base..base + positional];
+            let results = if modes::stack_len() > 0 {
+                let popped = modes::pop_mode_temporarily()?;
+                popped.mode().torch_dispatch(overload, args, &kwargs)?
+            } else {
+                dispatch_to_subclasses(overload, &stack[base..], args, &kwargs)?
+            };
+            check_returns(overload, schema, &results)?;
+            stack.truncate(base);
+            stack.extend(results);
+            Ok(())
         })
     }
+}
+
+/// PyTorch's check that a handler returned as many values as the schema.
+#[inline]
+fn check_returns(overload: &OpOverload, schema: &FunctionSchema, results: &[IValue]) -> Result<()> {
+    let expected = schema.returns().len();
+    if results.len() != expected && !schema.is_varret() {
+        return Err(Error::runtime(format!(
+            "{}: the dispatch mode returned {} values but the operator returns {expected}",
+            overload.name(),
+            results.len()
+        )));
+    }
+    Ok(())
 }
 
 /// Hands the boxed call on `stack` to `handler` as a mode sees it: the
 /// whole argument list, the positional arguments (lent from the stack) and
 /// the keyword ones; its results replace the arguments, checked against
 /// the schema's returns.
-#[inline]
 pub(crate) fn call_with_args_kwargs(
     overload: &OpOverload,
     stack: &mut Stack,
@@ -85,14 +116,7 @@ pub(crate) fn call_with_args_kwargs(
     };
     let (positional, kwargs) = split_args_kwargs(schema, &stack[base..]);
     let results = handler(&stack[base..], &stack[base..base + positional], &kwargs)?;
-    let expected = schema.returns().len();
-    if results.len() != expected && !schema.is_varret() {
-        return Err(Error::runtime(format!(
-            "{}: the dispatch mode returned {} values but the operator returns {expected}",
-            overload.name(),
-            results.len()
-        )));
-    }
+    check_returns(overload, schema, &results)?;
     stack.truncate(base);
     stack.extend(results);
     Ok(())

@@ -8,7 +8,8 @@
 //! `Python` and `PythonTLSSnapshot` to a dense tensor's, so calls reach the
 //! `Python` key's fallback below autograd; with no mode pushed, the
 //! fallback offers the call to the subclasses among the arguments, in the
-//! order they appear, until one handles it. A handler unwraps, calls the
+//! order they appear (a derived class before its parents), until one
+//! handles it. A handler unwraps, calls the
 //! operator on what it wrapped, and wraps the results.
 //!
 //! [`LoggingTensor`] is the shipped example: it records every operator it
@@ -38,6 +39,30 @@ pub trait TorchDispatchSubclass: Send + Sync + 'static {
 
     /// The class's name in messages.
     fn name(&self) -> String;
+
+    /// The class this one derives from (`class B(A)`), if any: a subclass
+    /// is asked before the classes it derives from, wherever its tensors
+    /// appear among the arguments.
+    fn parent(&self) -> Option<Arc<dyn TorchDispatchSubclass>> {
+        None
+    }
+}
+
+/// Whether `class` is `ancestor` or derives from it.
+fn derives_from(
+    class: &Arc<dyn TorchDispatchSubclass>,
+    ancestor: &Arc<dyn TorchDispatchSubclass>,
+) -> bool {
+    let mut current = Some(Arc::clone(class));
+    // A parent chain longer than this is a cycle a user built.
+    for _ in 0..64 {
+        match current {
+            Some(c) if Arc::ptr_eq(&c, ancestor) => return true,
+            Some(c) => current = c.parent(),
+            None => return false,
+        }
+    }
+    false
 }
 
 /// What a wrapper tensor's `pyobj_slot` holds.
@@ -100,13 +125,21 @@ pub fn subclass_object(t: &TensorBase) -> Option<&SubclassObject> {
 }
 
 /// The subclasses of the wrapper tensors among `values` (also inside
-/// lists), each once, in order of appearance (PyTorch's overloaded args).
+/// lists), each once, in order of appearance except that a subclass comes
+/// before the classes it derives from (PyTorch's overloaded args).
 pub(crate) fn overloaded_classes(values: &[IValue]) -> Vec<Arc<dyn TorchDispatchSubclass>> {
     fn visit(v: &IValue, out: &mut Vec<Arc<dyn TorchDispatchSubclass>>) {
+        // `append_overloaded_arg`: each class once; a class goes before
+        // the first listed class it derives from, else at the end.
         let mut add = |t: &TensorBase| {
             if let Some(o) = subclass_object(t) {
-                if !out.iter().any(|c| Arc::ptr_eq(c, o.class())) {
-                    out.push(Arc::clone(o.class()));
+                let class = o.class();
+                if out.iter().any(|c| Arc::ptr_eq(c, class)) {
+                    return;
+                }
+                match out.iter().position(|listed| derives_from(class, listed)) {
+                    Some(at) => out.insert(at, Arc::clone(class)),
+                    None => out.push(Arc::clone(class)),
                 }
             }
         };
@@ -125,7 +158,8 @@ pub(crate) fn overloaded_classes(values: &[IValue]) -> Vec<Arc<dyn TorchDispatch
     out
 }
 
-/// Offers a call to each subclass in turn; PyTorch's error when all decline.
+/// Offers a call to each subclass in turn; PyTorch's error when all
+/// decline.
 pub(crate) fn dispatch_to_subclasses(
     op: &OpOverload,
     all_args: &[IValue],

@@ -451,10 +451,12 @@ mod python_dispatch_ports {
         }
     }
 
-    /// `A`: pushes `AMode` and fails; `B`: pushes `BMode` and calls again.
+    /// `A`: pushes `AMode` and fails; `B(A)`: pushes `BMode` and calls
+    /// again.
     struct Pushing {
         name: &'static str,
         reenters: bool,
+        parent: Option<Arc<dyn TorchDispatchSubclass>>,
     }
 
     impl TorchDispatchSubclass for Pushing {
@@ -476,6 +478,9 @@ mod python_dispatch_ports {
         fn name(&self) -> String {
             self.name.into()
         }
+        fn parent(&self) -> Option<Arc<dyn TorchDispatchSubclass>> {
+            self.parent.clone()
+        }
     }
 
     fn wrapped(class: Arc<dyn TorchDispatchSubclass>) -> Tensor {
@@ -484,21 +489,25 @@ mod python_dispatch_ports {
 
     #[test]
     fn test_torch_dispatch_mode_subclass_priority() {
-        let a = wrapped(Arc::new(Pushing {
+        let class_a: Arc<dyn TorchDispatchSubclass> = Arc::new(Pushing {
             name: "A",
             reenters: false,
-        }));
-        let b = wrapped(Arc::new(Pushing {
+            parent: None,
+        });
+        let class_b: Arc<dyn TorchDispatchSubclass> = Arc::new(Pushing {
             name: "B",
             reenters: true,
-        }));
+            parent: Some(class_a.clone()),
+        });
+        let a = wrapped(class_a);
+        let b = wrapped(class_b);
         let err = |r: Result<Tensor>| r.unwrap_err().message().to_string();
         assert_eq!(err(ops::add_tensor(&a, &a)), "ErrorA");
-        assert_eq!(
-            err(ops::add_tensor(&b, &b)),
-            "ErrorB",
-            "B's handler re-dispatches into BMode"
-        );
+        // B derives from A, so it is asked first in either order; its
+        // handler re-dispatches into BMode.
+        assert_eq!(err(ops::add_tensor(&a, &b)), "ErrorB");
+        assert_eq!(err(ops::add_tensor(&b, &a)), "ErrorB");
+        assert_eq!(err(ops::add_tensor(&b, &b)), "ErrorB");
         // Modes take precedence over arguments.
         {
             let _m = push_mode(Arc::new(Failing("ErrorA")));
