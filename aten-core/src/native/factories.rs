@@ -200,9 +200,18 @@ pub fn empty_like(
         .layout()
         .ok_or_else(|| Error::runtime("undefined tensor"))?;
     match memory_format {
+        // PyTorch keeps a non-overlapping and dense layout's strides exactly
+        // (those of size-one dimensions included).
         None | Some(MemoryFormat::Preserve) => ops::empty_strided_with(
             snapshot.sizes(),
-            &crate::tensor_iterator::convert::preserved_strides(&snapshot),
+            &if crate::memory_overlap::is_non_overlapping_and_dense(
+                snapshot.sizes(),
+                snapshot.strides(),
+            ) {
+                snapshot.strides().to_vec()
+            } else {
+                crate::tensor_iterator::convert::preserved_strides(&snapshot)
+            },
             ops::EmptyStridedOptions {
                 dtype,
                 layout,
