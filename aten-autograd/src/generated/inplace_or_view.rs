@@ -1449,6 +1449,303 @@ pub fn sin_out_ad_inplace_or_view(
     Ok(result)
 }
 
+/// ADInplaceOrView kernel of `aten::acos_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn acos_ad_inplace_or_view_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::acos_op_()?.redispatch(ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET), (self_,))?
+    };
+    record::increment_version(self_)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::acos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn acos_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::acos_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::asin_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn asin_ad_inplace_or_view_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::asin_op_()?.redispatch(ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET), (self_,))?
+    };
+    record::increment_version(self_)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::asin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn asin_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::asin_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::atan_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn atan_ad_inplace_or_view_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::atan_op_()?.redispatch(ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET), (self_,))?
+    };
+    record::increment_version(self_)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::atan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn atan_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::atan_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::acosh_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn acosh_ad_inplace_or_view_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::acosh_op_()?.redispatch(ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET), (self_,))?
+    };
+    record::increment_version(self_)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::acosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn acosh_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::acosh_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::asinh_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn asinh_ad_inplace_or_view_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::asinh_op_()?.redispatch(ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET), (self_,))?
+    };
+    record::increment_version(self_)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::asinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn asinh_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::asinh_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::atanh_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn atanh_ad_inplace_or_view_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::atanh_op_()?.redispatch(ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET), (self_,))?
+    };
+    record::increment_version(self_)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::atanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn atanh_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::atanh_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::cosh_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn cosh_ad_inplace_or_view_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::cosh_op_()?.redispatch(ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET), (self_,))?
+    };
+    record::increment_version(self_)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::cosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn cosh_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::cosh_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::sinh_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn sinh_ad_inplace_or_view_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::sinh_op_()?.redispatch(ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET), (self_,))?
+    };
+    record::increment_version(self_)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::sinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn sinh_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::sinh_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::tan_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn tan_ad_inplace_or_view_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::tan_op_()?.redispatch(ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET), (self_,))?
+    };
+    record::increment_version(self_)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::tan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn tan_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::tan_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::log2_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn log2_ad_inplace_or_view_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::log2_op_()?.redispatch(ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET), (self_,))?
+    };
+    record::increment_version(self_)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::log2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn log2_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::log2_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::log10_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn log10_ad_inplace_or_view_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::log10_op_()?.redispatch(ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET), (self_,))?
+    };
+    record::increment_version(self_)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::log10.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn log10_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::log10_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
 /// ADInplaceOrView kernel of `aten::tanh_(Tensor(a!) self) -> Tensor(a!)`.
 pub fn tanh_ad_inplace_or_view_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
     let result = {
@@ -3602,6 +3899,73 @@ aten_dispatch::torch_library_impl!(aten, ADInplaceOrView, |m| {
     m.impl_(
         "sin.out",
         CppFunction::from_unboxed(sin_out_ad_inplace_or_view),
+    )?;
+    m.impl_("acos_", CppFunction::from_unboxed(acos_ad_inplace_or_view_))?;
+    m.impl_(
+        "acos.out",
+        CppFunction::from_unboxed(acos_out_ad_inplace_or_view),
+    )?;
+    m.impl_("asin_", CppFunction::from_unboxed(asin_ad_inplace_or_view_))?;
+    m.impl_(
+        "asin.out",
+        CppFunction::from_unboxed(asin_out_ad_inplace_or_view),
+    )?;
+    m.impl_("atan_", CppFunction::from_unboxed(atan_ad_inplace_or_view_))?;
+    m.impl_(
+        "atan.out",
+        CppFunction::from_unboxed(atan_out_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "acosh_",
+        CppFunction::from_unboxed(acosh_ad_inplace_or_view_),
+    )?;
+    m.impl_(
+        "acosh.out",
+        CppFunction::from_unboxed(acosh_out_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "asinh_",
+        CppFunction::from_unboxed(asinh_ad_inplace_or_view_),
+    )?;
+    m.impl_(
+        "asinh.out",
+        CppFunction::from_unboxed(asinh_out_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "atanh_",
+        CppFunction::from_unboxed(atanh_ad_inplace_or_view_),
+    )?;
+    m.impl_(
+        "atanh.out",
+        CppFunction::from_unboxed(atanh_out_ad_inplace_or_view),
+    )?;
+    m.impl_("cosh_", CppFunction::from_unboxed(cosh_ad_inplace_or_view_))?;
+    m.impl_(
+        "cosh.out",
+        CppFunction::from_unboxed(cosh_out_ad_inplace_or_view),
+    )?;
+    m.impl_("sinh_", CppFunction::from_unboxed(sinh_ad_inplace_or_view_))?;
+    m.impl_(
+        "sinh.out",
+        CppFunction::from_unboxed(sinh_out_ad_inplace_or_view),
+    )?;
+    m.impl_("tan_", CppFunction::from_unboxed(tan_ad_inplace_or_view_))?;
+    m.impl_(
+        "tan.out",
+        CppFunction::from_unboxed(tan_out_ad_inplace_or_view),
+    )?;
+    m.impl_("log2_", CppFunction::from_unboxed(log2_ad_inplace_or_view_))?;
+    m.impl_(
+        "log2.out",
+        CppFunction::from_unboxed(log2_out_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "log10_",
+        CppFunction::from_unboxed(log10_ad_inplace_or_view_),
+    )?;
+    m.impl_(
+        "log10.out",
+        CppFunction::from_unboxed(log10_out_ad_inplace_or_view),
     )?;
     m.impl_("tanh_", CppFunction::from_unboxed(tanh_ad_inplace_or_view_))?;
     m.impl_(

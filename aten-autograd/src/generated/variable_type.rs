@@ -4702,6 +4702,930 @@ pub fn sin_out_autograd(ks: DispatchKeySet, self_: &Tensor, out: &Tensor) -> Res
     })
 }
 
+/// Autograd kernel of `aten::acos(Tensor self) -> Tensor`.
+#[inline]
+pub fn acos_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::acos_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    acos_autograd_record(ks, self_)
+}
+
+/// The recording part of [`acos_autograd`]: some input requires grad.
+#[inline(never)]
+fn acos_autograd_record(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::acos_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "acos" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::acos_(Tensor(a!) self) -> Tensor(a!)`.
+#[inline]
+pub fn acos_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::acos_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    acos_autograd_record_(ks, self_)
+}
+
+/// The recording part of [`acos_autograd_`]: some input requires grad.
+#[inline(never)]
+fn acos_autograd_record_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::acos_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "acos" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        crate::view::rebase_history(self_, node)?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::acos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn acos_out_autograd(ks: DispatchKeySet, self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
+        return Err(record::out_requires_grad_error("acos"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::acos_out_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, out))?
+    })
+}
+
+/// Autograd kernel of `aten::asin(Tensor self) -> Tensor`.
+#[inline]
+pub fn asin_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::asin_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    asin_autograd_record(ks, self_)
+}
+
+/// The recording part of [`asin_autograd`]: some input requires grad.
+#[inline(never)]
+fn asin_autograd_record(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::asin_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "asin" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::asin_(Tensor(a!) self) -> Tensor(a!)`.
+#[inline]
+pub fn asin_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::asin_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    asin_autograd_record_(ks, self_)
+}
+
+/// The recording part of [`asin_autograd_`]: some input requires grad.
+#[inline(never)]
+fn asin_autograd_record_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::asin_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "asin" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        crate::view::rebase_history(self_, node)?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::asin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn asin_out_autograd(ks: DispatchKeySet, self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
+        return Err(record::out_requires_grad_error("asin"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::asin_out_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, out))?
+    })
+}
+
+/// Autograd kernel of `aten::atan(Tensor self) -> Tensor`.
+#[inline]
+pub fn atan_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::atan_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    atan_autograd_record(ks, self_)
+}
+
+/// The recording part of [`atan_autograd`]: some input requires grad.
+#[inline(never)]
+fn atan_autograd_record(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::atan_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "atan" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::atan_(Tensor(a!) self) -> Tensor(a!)`.
+#[inline]
+pub fn atan_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::atan_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    atan_autograd_record_(ks, self_)
+}
+
+/// The recording part of [`atan_autograd_`]: some input requires grad.
+#[inline(never)]
+fn atan_autograd_record_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::atan_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "atan" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        crate::view::rebase_history(self_, node)?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::atan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn atan_out_autograd(ks: DispatchKeySet, self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
+        return Err(record::out_requires_grad_error("atan"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::atan_out_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, out))?
+    })
+}
+
+/// Autograd kernel of `aten::acosh(Tensor self) -> Tensor`.
+#[inline]
+pub fn acosh_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::acosh_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    acosh_autograd_record(ks, self_)
+}
+
+/// The recording part of [`acosh_autograd`]: some input requires grad.
+#[inline(never)]
+fn acosh_autograd_record(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::acosh_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "acosh" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::acosh_(Tensor(a!) self) -> Tensor(a!)`.
+#[inline]
+pub fn acosh_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::acosh_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    acosh_autograd_record_(ks, self_)
+}
+
+/// The recording part of [`acosh_autograd_`]: some input requires grad.
+#[inline(never)]
+fn acosh_autograd_record_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::acosh_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "acosh" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        crate::view::rebase_history(self_, node)?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::acosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn acosh_out_autograd(ks: DispatchKeySet, self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
+        return Err(record::out_requires_grad_error("acosh"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::acosh_out_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, out))?
+    })
+}
+
+/// Autograd kernel of `aten::asinh(Tensor self) -> Tensor`.
+#[inline]
+pub fn asinh_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::asinh_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    asinh_autograd_record(ks, self_)
+}
+
+/// The recording part of [`asinh_autograd`]: some input requires grad.
+#[inline(never)]
+fn asinh_autograd_record(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::asinh_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "asinh" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::asinh_(Tensor(a!) self) -> Tensor(a!)`.
+#[inline]
+pub fn asinh_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::asinh_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    asinh_autograd_record_(ks, self_)
+}
+
+/// The recording part of [`asinh_autograd_`]: some input requires grad.
+#[inline(never)]
+fn asinh_autograd_record_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::asinh_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "asinh" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        crate::view::rebase_history(self_, node)?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::asinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn asinh_out_autograd(ks: DispatchKeySet, self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
+        return Err(record::out_requires_grad_error("asinh"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::asinh_out_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, out))?
+    })
+}
+
+/// Autograd kernel of `aten::atanh(Tensor self) -> Tensor`.
+#[inline]
+pub fn atanh_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::atanh_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    atanh_autograd_record(ks, self_)
+}
+
+/// The recording part of [`atanh_autograd`]: some input requires grad.
+#[inline(never)]
+fn atanh_autograd_record(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::atanh_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "atanh" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::atanh_(Tensor(a!) self) -> Tensor(a!)`.
+#[inline]
+pub fn atanh_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::atanh_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    atanh_autograd_record_(ks, self_)
+}
+
+/// The recording part of [`atanh_autograd_`]: some input requires grad.
+#[inline(never)]
+fn atanh_autograd_record_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::atanh_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "atanh" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        crate::view::rebase_history(self_, node)?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::atanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn atanh_out_autograd(ks: DispatchKeySet, self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
+        return Err(record::out_requires_grad_error("atanh"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::atanh_out_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, out))?
+    })
+}
+
+/// Autograd kernel of `aten::cosh(Tensor self) -> Tensor`.
+#[inline]
+pub fn cosh_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::cosh_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    cosh_autograd_record(ks, self_)
+}
+
+/// The recording part of [`cosh_autograd`]: some input requires grad.
+#[inline(never)]
+fn cosh_autograd_record(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::cosh_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "cosh" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::cosh_(Tensor(a!) self) -> Tensor(a!)`.
+#[inline]
+pub fn cosh_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::cosh_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    cosh_autograd_record_(ks, self_)
+}
+
+/// The recording part of [`cosh_autograd_`]: some input requires grad.
+#[inline(never)]
+fn cosh_autograd_record_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::cosh_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "cosh" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        crate::view::rebase_history(self_, node)?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::cosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn cosh_out_autograd(ks: DispatchKeySet, self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
+        return Err(record::out_requires_grad_error("cosh"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::cosh_out_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, out))?
+    })
+}
+
+/// Autograd kernel of `aten::sinh(Tensor self) -> Tensor`.
+#[inline]
+pub fn sinh_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::sinh_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    sinh_autograd_record(ks, self_)
+}
+
+/// The recording part of [`sinh_autograd`]: some input requires grad.
+#[inline(never)]
+fn sinh_autograd_record(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::sinh_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "sinh" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::sinh_(Tensor(a!) self) -> Tensor(a!)`.
+#[inline]
+pub fn sinh_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::sinh_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    sinh_autograd_record_(ks, self_)
+}
+
+/// The recording part of [`sinh_autograd_`]: some input requires grad.
+#[inline(never)]
+fn sinh_autograd_record_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::sinh_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "sinh" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        crate::view::rebase_history(self_, node)?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::sinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn sinh_out_autograd(ks: DispatchKeySet, self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
+        return Err(record::out_requires_grad_error("sinh"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::sinh_out_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, out))?
+    })
+}
+
+/// Autograd kernel of `aten::tan(Tensor self) -> Tensor`.
+#[inline]
+pub fn tan_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::tan_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    tan_autograd_record(ks, self_)
+}
+
+/// The recording part of [`tan_autograd`]: some input requires grad.
+#[inline(never)]
+fn tan_autograd_record(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::tan_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "tan" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::tan_(Tensor(a!) self) -> Tensor(a!)`.
+#[inline]
+pub fn tan_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::tan_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    tan_autograd_record_(ks, self_)
+}
+
+/// The recording part of [`tan_autograd_`]: some input requires grad.
+#[inline(never)]
+fn tan_autograd_record_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::tan_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "tan" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        crate::view::rebase_history(self_, node)?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::tan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn tan_out_autograd(ks: DispatchKeySet, self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
+        return Err(record::out_requires_grad_error("tan"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::tan_out_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, out))?
+    })
+}
+
+/// Autograd kernel of `aten::log2(Tensor self) -> Tensor`.
+#[inline]
+pub fn log2_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::log2_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    log2_autograd_record(ks, self_)
+}
+
+/// The recording part of [`log2_autograd`]: some input requires grad.
+#[inline(never)]
+fn log2_autograd_record(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::log2_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "log2" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::log2_(Tensor(a!) self) -> Tensor(a!)`.
+#[inline]
+pub fn log2_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::log2_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    log2_autograd_record_(ks, self_)
+}
+
+/// The recording part of [`log2_autograd_`]: some input requires grad.
+#[inline(never)]
+fn log2_autograd_record_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::log2_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "log2" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        crate::view::rebase_history(self_, node)?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::log2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn log2_out_autograd(ks: DispatchKeySet, self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
+        return Err(record::out_requires_grad_error("log2"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::log2_out_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, out))?
+    })
+}
+
+/// Autograd kernel of `aten::log10(Tensor self) -> Tensor`.
+#[inline]
+pub fn log10_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::log10_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    log10_autograd_record(ks, self_)
+}
+
+/// The recording part of [`log10_autograd`]: some input requires grad.
+#[inline(never)]
+fn log10_autograd_record(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::log10_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "log10" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::log10_(Tensor(a!) self) -> Tensor(a!)`.
+#[inline]
+pub fn log10_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::log10_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    log10_autograd_record_(ks, self_)
+}
+
+/// The recording part of [`log10_autograd_`]: some input requires grad.
+#[inline(never)]
+fn log10_autograd_record_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::log10_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "log10" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        crate::view::rebase_history(self_, node)?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::log10.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn log10_out_autograd(ks: DispatchKeySet, self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
+        return Err(record::out_requires_grad_error("log10"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::log10_out_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, out))?
+    })
+}
+
 /// Autograd kernel of `aten::tanh(Tensor self) -> Tensor`.
 #[inline]
 pub fn tanh_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
@@ -13131,6 +14055,39 @@ aten_dispatch::torch_library_impl!(aten, Autograd, |m| {
     m.impl_("sin", CppFunction::from_unboxed(sin_autograd))?;
     m.impl_("sin_", CppFunction::from_unboxed(sin_autograd_))?;
     m.impl_("sin.out", CppFunction::from_unboxed(sin_out_autograd))?;
+    m.impl_("acos", CppFunction::from_unboxed(acos_autograd))?;
+    m.impl_("acos_", CppFunction::from_unboxed(acos_autograd_))?;
+    m.impl_("acos.out", CppFunction::from_unboxed(acos_out_autograd))?;
+    m.impl_("asin", CppFunction::from_unboxed(asin_autograd))?;
+    m.impl_("asin_", CppFunction::from_unboxed(asin_autograd_))?;
+    m.impl_("asin.out", CppFunction::from_unboxed(asin_out_autograd))?;
+    m.impl_("atan", CppFunction::from_unboxed(atan_autograd))?;
+    m.impl_("atan_", CppFunction::from_unboxed(atan_autograd_))?;
+    m.impl_("atan.out", CppFunction::from_unboxed(atan_out_autograd))?;
+    m.impl_("acosh", CppFunction::from_unboxed(acosh_autograd))?;
+    m.impl_("acosh_", CppFunction::from_unboxed(acosh_autograd_))?;
+    m.impl_("acosh.out", CppFunction::from_unboxed(acosh_out_autograd))?;
+    m.impl_("asinh", CppFunction::from_unboxed(asinh_autograd))?;
+    m.impl_("asinh_", CppFunction::from_unboxed(asinh_autograd_))?;
+    m.impl_("asinh.out", CppFunction::from_unboxed(asinh_out_autograd))?;
+    m.impl_("atanh", CppFunction::from_unboxed(atanh_autograd))?;
+    m.impl_("atanh_", CppFunction::from_unboxed(atanh_autograd_))?;
+    m.impl_("atanh.out", CppFunction::from_unboxed(atanh_out_autograd))?;
+    m.impl_("cosh", CppFunction::from_unboxed(cosh_autograd))?;
+    m.impl_("cosh_", CppFunction::from_unboxed(cosh_autograd_))?;
+    m.impl_("cosh.out", CppFunction::from_unboxed(cosh_out_autograd))?;
+    m.impl_("sinh", CppFunction::from_unboxed(sinh_autograd))?;
+    m.impl_("sinh_", CppFunction::from_unboxed(sinh_autograd_))?;
+    m.impl_("sinh.out", CppFunction::from_unboxed(sinh_out_autograd))?;
+    m.impl_("tan", CppFunction::from_unboxed(tan_autograd))?;
+    m.impl_("tan_", CppFunction::from_unboxed(tan_autograd_))?;
+    m.impl_("tan.out", CppFunction::from_unboxed(tan_out_autograd))?;
+    m.impl_("log2", CppFunction::from_unboxed(log2_autograd))?;
+    m.impl_("log2_", CppFunction::from_unboxed(log2_autograd_))?;
+    m.impl_("log2.out", CppFunction::from_unboxed(log2_out_autograd))?;
+    m.impl_("log10", CppFunction::from_unboxed(log10_autograd))?;
+    m.impl_("log10_", CppFunction::from_unboxed(log10_autograd_))?;
+    m.impl_("log10.out", CppFunction::from_unboxed(log10_out_autograd))?;
     m.impl_("tanh", CppFunction::from_unboxed(tanh_autograd))?;
     m.impl_("tanh_", CppFunction::from_unboxed(tanh_autograd_))?;
     m.impl_("tanh.out", CppFunction::from_unboxed(tanh_out_autograd))?;

@@ -2740,6 +2740,490 @@ pub fn sin_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
     sin_out_op()?.call((self_, out))
 }
 
+/// The typed dispatcher handle of `aten::acos.`, looked up once.
+#[inline]
+pub fn acos_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::acos", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::acos(Tensor self) -> Tensor`
+pub fn acos(self_: &Tensor) -> Result<Tensor> {
+    acos_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::acos_.`, looked up once.
+#[inline]
+pub fn acos_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::acos_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::acos_(Tensor(a!) self) -> Tensor(a!)`
+pub fn acos_(self_: &Tensor) -> Result<Tensor> {
+    acos_op_()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::acos.out`, looked up once.
+#[inline]
+pub fn acos_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::acos", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::acos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn acos_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    acos_out_op()?.call((self_, out))
+}
+
+/// The typed dispatcher handle of `aten::asin.`, looked up once.
+#[inline]
+pub fn asin_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::asin", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::asin(Tensor self) -> Tensor`
+pub fn asin(self_: &Tensor) -> Result<Tensor> {
+    asin_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::asin_.`, looked up once.
+#[inline]
+pub fn asin_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::asin_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::asin_(Tensor(a!) self) -> Tensor(a!)`
+pub fn asin_(self_: &Tensor) -> Result<Tensor> {
+    asin_op_()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::asin.out`, looked up once.
+#[inline]
+pub fn asin_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::asin", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::asin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn asin_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    asin_out_op()?.call((self_, out))
+}
+
+/// The typed dispatcher handle of `aten::atan.`, looked up once.
+#[inline]
+pub fn atan_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::atan", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::atan(Tensor self) -> Tensor`
+pub fn atan(self_: &Tensor) -> Result<Tensor> {
+    atan_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::atan_.`, looked up once.
+#[inline]
+pub fn atan_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::atan_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::atan_(Tensor(a!) self) -> Tensor(a!)`
+pub fn atan_(self_: &Tensor) -> Result<Tensor> {
+    atan_op_()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::atan.out`, looked up once.
+#[inline]
+pub fn atan_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::atan", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::atan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn atan_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    atan_out_op()?.call((self_, out))
+}
+
+/// The typed dispatcher handle of `aten::acosh.`, looked up once.
+#[inline]
+pub fn acosh_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::acosh", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::acosh(Tensor self) -> Tensor`
+pub fn acosh(self_: &Tensor) -> Result<Tensor> {
+    acosh_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::acosh_.`, looked up once.
+#[inline]
+pub fn acosh_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::acosh_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::acosh_(Tensor(a!) self) -> Tensor(a!)`
+pub fn acosh_(self_: &Tensor) -> Result<Tensor> {
+    acosh_op_()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::acosh.out`, looked up once.
+#[inline]
+pub fn acosh_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::acosh", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::acosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn acosh_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    acosh_out_op()?.call((self_, out))
+}
+
+/// The typed dispatcher handle of `aten::asinh.`, looked up once.
+#[inline]
+pub fn asinh_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::asinh", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::asinh(Tensor self) -> Tensor`
+pub fn asinh(self_: &Tensor) -> Result<Tensor> {
+    asinh_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::asinh_.`, looked up once.
+#[inline]
+pub fn asinh_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::asinh_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::asinh_(Tensor(a!) self) -> Tensor(a!)`
+pub fn asinh_(self_: &Tensor) -> Result<Tensor> {
+    asinh_op_()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::asinh.out`, looked up once.
+#[inline]
+pub fn asinh_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::asinh", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::asinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn asinh_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    asinh_out_op()?.call((self_, out))
+}
+
+/// The typed dispatcher handle of `aten::atanh.`, looked up once.
+#[inline]
+pub fn atanh_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::atanh", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::atanh(Tensor self) -> Tensor`
+pub fn atanh(self_: &Tensor) -> Result<Tensor> {
+    atanh_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::atanh_.`, looked up once.
+#[inline]
+pub fn atanh_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::atanh_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::atanh_(Tensor(a!) self) -> Tensor(a!)`
+pub fn atanh_(self_: &Tensor) -> Result<Tensor> {
+    atanh_op_()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::atanh.out`, looked up once.
+#[inline]
+pub fn atanh_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::atanh", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::atanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn atanh_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    atanh_out_op()?.call((self_, out))
+}
+
+/// The typed dispatcher handle of `aten::cosh.`, looked up once.
+#[inline]
+pub fn cosh_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::cosh", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::cosh(Tensor self) -> Tensor`
+pub fn cosh(self_: &Tensor) -> Result<Tensor> {
+    cosh_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::cosh_.`, looked up once.
+#[inline]
+pub fn cosh_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::cosh_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::cosh_(Tensor(a!) self) -> Tensor(a!)`
+pub fn cosh_(self_: &Tensor) -> Result<Tensor> {
+    cosh_op_()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::cosh.out`, looked up once.
+#[inline]
+pub fn cosh_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::cosh", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::cosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn cosh_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    cosh_out_op()?.call((self_, out))
+}
+
+/// The typed dispatcher handle of `aten::sinh.`, looked up once.
+#[inline]
+pub fn sinh_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::sinh", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::sinh(Tensor self) -> Tensor`
+pub fn sinh(self_: &Tensor) -> Result<Tensor> {
+    sinh_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::sinh_.`, looked up once.
+#[inline]
+pub fn sinh_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::sinh_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::sinh_(Tensor(a!) self) -> Tensor(a!)`
+pub fn sinh_(self_: &Tensor) -> Result<Tensor> {
+    sinh_op_()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::sinh.out`, looked up once.
+#[inline]
+pub fn sinh_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::sinh", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::sinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn sinh_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    sinh_out_op()?.call((self_, out))
+}
+
+/// The typed dispatcher handle of `aten::tan.`, looked up once.
+#[inline]
+pub fn tan_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::tan", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::tan(Tensor self) -> Tensor`
+pub fn tan(self_: &Tensor) -> Result<Tensor> {
+    tan_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::tan_.`, looked up once.
+#[inline]
+pub fn tan_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::tan_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::tan_(Tensor(a!) self) -> Tensor(a!)`
+pub fn tan_(self_: &Tensor) -> Result<Tensor> {
+    tan_op_()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::tan.out`, looked up once.
+#[inline]
+pub fn tan_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::tan", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::tan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn tan_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    tan_out_op()?.call((self_, out))
+}
+
+/// The typed dispatcher handle of `aten::log2.`, looked up once.
+#[inline]
+pub fn log2_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::log2", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::log2(Tensor self) -> Tensor`
+pub fn log2(self_: &Tensor) -> Result<Tensor> {
+    log2_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::log2_.`, looked up once.
+#[inline]
+pub fn log2_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::log2_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::log2_(Tensor(a!) self) -> Tensor(a!)`
+pub fn log2_(self_: &Tensor) -> Result<Tensor> {
+    log2_op_()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::log2.out`, looked up once.
+#[inline]
+pub fn log2_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::log2", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::log2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn log2_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    log2_out_op()?.call((self_, out))
+}
+
+/// The typed dispatcher handle of `aten::log10.`, looked up once.
+#[inline]
+pub fn log10_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::log10", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::log10(Tensor self) -> Tensor`
+pub fn log10(self_: &Tensor) -> Result<Tensor> {
+    log10_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::log10_.`, looked up once.
+#[inline]
+pub fn log10_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::log10_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::log10_(Tensor(a!) self) -> Tensor(a!)`
+pub fn log10_(self_: &Tensor) -> Result<Tensor> {
+    log10_op_()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::log10.out`, looked up once.
+#[inline]
+pub fn log10_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::log10", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::log10.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn log10_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    log10_out_op()?.call((self_, out))
+}
+
 /// The typed dispatcher handle of `aten::tanh.`, looked up once.
 #[inline]
 pub fn tanh_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {

@@ -660,6 +660,171 @@ aten_dispatch::torch_library!(aten, |m| {
         vec!["pointwise".to_string()],
     )?;
     m.def_with(
+        "acos(Tensor self) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string(), "pointwise".to_string()],
+    )?;
+    m.def_with(
+        "acos_(Tensor(a!) self) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
+        "acos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
+        "asin(Tensor self) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string(), "pointwise".to_string()],
+    )?;
+    m.def_with(
+        "asin_(Tensor(a!) self) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
+        "asin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
+        "atan(Tensor self) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string(), "pointwise".to_string()],
+    )?;
+    m.def_with(
+        "atan_(Tensor(a!) self) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
+        "atan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
+        "acosh(Tensor self) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string(), "pointwise".to_string()],
+    )?;
+    m.def_with(
+        "acosh_(Tensor(a!) self) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
+        "acosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
+        "asinh(Tensor self) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string(), "pointwise".to_string()],
+    )?;
+    m.def_with(
+        "asinh_(Tensor(a!) self) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
+        "asinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
+        "atanh(Tensor self) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string(), "pointwise".to_string()],
+    )?;
+    m.def_with(
+        "atanh_(Tensor(a!) self) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
+        "atanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
+        "cosh(Tensor self) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string(), "pointwise".to_string()],
+    )?;
+    m.def_with(
+        "cosh_(Tensor(a!) self) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
+        "cosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
+        "sinh(Tensor self) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string(), "pointwise".to_string()],
+    )?;
+    m.def_with(
+        "sinh_(Tensor(a!) self) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
+        "sinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
+        "tan(Tensor self) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string(), "pointwise".to_string()],
+    )?;
+    m.def_with(
+        "tan_(Tensor(a!) self) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
+        "tan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
+        "log2(Tensor self) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string(), "pointwise".to_string()],
+    )?;
+    m.def_with(
+        "log2_(Tensor(a!) self) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
+        "log2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
+        "log10(Tensor self) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string(), "pointwise".to_string()],
+    )?;
+    m.def_with(
+        "log10_(Tensor(a!) self) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
+        "log10.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
         "tanh(Tensor self) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
         vec!["core".to_string(), "pointwise".to_string()],
@@ -3028,6 +3193,402 @@ pub fn sin_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::sin(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, meta) of `aten::acos(Tensor self) -> Tensor`.
+pub fn acos_structured_meta(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::acos(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, default_backend) of `aten::acos(Tensor self) -> Tensor`.
+pub fn acos_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::acos(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::acos_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::acos_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn acos_structured_meta_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::acos(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::acos_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn acos_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::acos(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::acos_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Out, meta) of `aten::acos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn acos_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::acos(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, meta) of `aten::asin(Tensor self) -> Tensor`.
+pub fn asin_structured_meta(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::asin(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, default_backend) of `aten::asin(Tensor self) -> Tensor`.
+pub fn asin_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::asin(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::asin_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::asin_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn asin_structured_meta_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::asin(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::asin_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn asin_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::asin(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::asin_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Out, meta) of `aten::asin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn asin_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::asin(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, meta) of `aten::atan(Tensor self) -> Tensor`.
+pub fn atan_structured_meta(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::atan(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, default_backend) of `aten::atan(Tensor self) -> Tensor`.
+pub fn atan_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::atan(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::atan_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::atan_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn atan_structured_meta_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::atan(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::atan_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn atan_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::atan(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::atan_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Out, meta) of `aten::atan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn atan_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::atan(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, meta) of `aten::acosh(Tensor self) -> Tensor`.
+pub fn acosh_structured_meta(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::acosh(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, default_backend) of `aten::acosh(Tensor self) -> Tensor`.
+pub fn acosh_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::acosh(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::acosh_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::acosh_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn acosh_structured_meta_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::acosh(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::acosh_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn acosh_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::acosh(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::acosh_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Out, meta) of `aten::acosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn acosh_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::acosh(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, meta) of `aten::asinh(Tensor self) -> Tensor`.
+pub fn asinh_structured_meta(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::asinh(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, default_backend) of `aten::asinh(Tensor self) -> Tensor`.
+pub fn asinh_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::asinh(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::asinh_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::asinh_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn asinh_structured_meta_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::asinh(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::asinh_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn asinh_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::asinh(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::asinh_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Out, meta) of `aten::asinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn asinh_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::asinh(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, meta) of `aten::atanh(Tensor self) -> Tensor`.
+pub fn atanh_structured_meta(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::atanh(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, default_backend) of `aten::atanh(Tensor self) -> Tensor`.
+pub fn atanh_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::atanh(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::atanh_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::atanh_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn atanh_structured_meta_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::atanh(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::atanh_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn atanh_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::atanh(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::atanh_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Out, meta) of `aten::atanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn atanh_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::atanh(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, meta) of `aten::cosh(Tensor self) -> Tensor`.
+pub fn cosh_structured_meta(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::cosh(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, default_backend) of `aten::cosh(Tensor self) -> Tensor`.
+pub fn cosh_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::cosh(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::cosh_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::cosh_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn cosh_structured_meta_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::cosh(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::cosh_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn cosh_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::cosh(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::cosh_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Out, meta) of `aten::cosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn cosh_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::cosh(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, meta) of `aten::sinh(Tensor self) -> Tensor`.
+pub fn sinh_structured_meta(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::sinh(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, default_backend) of `aten::sinh(Tensor self) -> Tensor`.
+pub fn sinh_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::sinh(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::sinh_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::sinh_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn sinh_structured_meta_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::sinh(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::sinh_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn sinh_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::sinh(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::sinh_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Out, meta) of `aten::sinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn sinh_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::sinh(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, meta) of `aten::tan(Tensor self) -> Tensor`.
+pub fn tan_structured_meta(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::tan(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, default_backend) of `aten::tan(Tensor self) -> Tensor`.
+pub fn tan_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::tan(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::tan_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::tan_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn tan_structured_meta_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::tan(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::tan_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn tan_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::tan(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::tan_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Out, meta) of `aten::tan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn tan_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::tan(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, meta) of `aten::log2(Tensor self) -> Tensor`.
+pub fn log2_structured_meta(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::log2(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, default_backend) of `aten::log2(Tensor self) -> Tensor`.
+pub fn log2_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::log2(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::log2_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::log2_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn log2_structured_meta_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::log2(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::log2_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn log2_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::log2(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::log2_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Out, meta) of `aten::log2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn log2_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::log2(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, meta) of `aten::log10(Tensor self) -> Tensor`.
+pub fn log10_structured_meta(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::log10(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, default_backend) of `aten::log10(Tensor self) -> Tensor`.
+pub fn log10_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::log10(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::log10_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::log10_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn log10_structured_meta_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::log10(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::log10_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn log10_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::log10(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::log10_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Out, meta) of `aten::log10.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn log10_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::log10(set_output, self_)?;
     let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
@@ -5465,6 +6026,72 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
         "sin.out",
         CppFunction::from_unboxed(sin_out_structured_meta),
     )?;
+    m.impl_("acos", CppFunction::from_unboxed(acos_structured_meta))?;
+    m.impl_("acos_", CppFunction::from_unboxed(acos_structured_meta_))?;
+    m.impl_(
+        "acos.out",
+        CppFunction::from_unboxed(acos_out_structured_meta),
+    )?;
+    m.impl_("asin", CppFunction::from_unboxed(asin_structured_meta))?;
+    m.impl_("asin_", CppFunction::from_unboxed(asin_structured_meta_))?;
+    m.impl_(
+        "asin.out",
+        CppFunction::from_unboxed(asin_out_structured_meta),
+    )?;
+    m.impl_("atan", CppFunction::from_unboxed(atan_structured_meta))?;
+    m.impl_("atan_", CppFunction::from_unboxed(atan_structured_meta_))?;
+    m.impl_(
+        "atan.out",
+        CppFunction::from_unboxed(atan_out_structured_meta),
+    )?;
+    m.impl_("acosh", CppFunction::from_unboxed(acosh_structured_meta))?;
+    m.impl_("acosh_", CppFunction::from_unboxed(acosh_structured_meta_))?;
+    m.impl_(
+        "acosh.out",
+        CppFunction::from_unboxed(acosh_out_structured_meta),
+    )?;
+    m.impl_("asinh", CppFunction::from_unboxed(asinh_structured_meta))?;
+    m.impl_("asinh_", CppFunction::from_unboxed(asinh_structured_meta_))?;
+    m.impl_(
+        "asinh.out",
+        CppFunction::from_unboxed(asinh_out_structured_meta),
+    )?;
+    m.impl_("atanh", CppFunction::from_unboxed(atanh_structured_meta))?;
+    m.impl_("atanh_", CppFunction::from_unboxed(atanh_structured_meta_))?;
+    m.impl_(
+        "atanh.out",
+        CppFunction::from_unboxed(atanh_out_structured_meta),
+    )?;
+    m.impl_("cosh", CppFunction::from_unboxed(cosh_structured_meta))?;
+    m.impl_("cosh_", CppFunction::from_unboxed(cosh_structured_meta_))?;
+    m.impl_(
+        "cosh.out",
+        CppFunction::from_unboxed(cosh_out_structured_meta),
+    )?;
+    m.impl_("sinh", CppFunction::from_unboxed(sinh_structured_meta))?;
+    m.impl_("sinh_", CppFunction::from_unboxed(sinh_structured_meta_))?;
+    m.impl_(
+        "sinh.out",
+        CppFunction::from_unboxed(sinh_out_structured_meta),
+    )?;
+    m.impl_("tan", CppFunction::from_unboxed(tan_structured_meta))?;
+    m.impl_("tan_", CppFunction::from_unboxed(tan_structured_meta_))?;
+    m.impl_(
+        "tan.out",
+        CppFunction::from_unboxed(tan_out_structured_meta),
+    )?;
+    m.impl_("log2", CppFunction::from_unboxed(log2_structured_meta))?;
+    m.impl_("log2_", CppFunction::from_unboxed(log2_structured_meta_))?;
+    m.impl_(
+        "log2.out",
+        CppFunction::from_unboxed(log2_out_structured_meta),
+    )?;
+    m.impl_("log10", CppFunction::from_unboxed(log10_structured_meta))?;
+    m.impl_("log10_", CppFunction::from_unboxed(log10_structured_meta_))?;
+    m.impl_(
+        "log10.out",
+        CppFunction::from_unboxed(log10_out_structured_meta),
+    )?;
     m.impl_("tanh", CppFunction::from_unboxed(tanh_structured_meta))?;
     m.impl_("tanh_", CppFunction::from_unboxed(tanh_structured_meta_))?;
     m.impl_(
@@ -6374,6 +7001,94 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutogradNonFunctional,
     m.impl_(
         "sin_",
         CppFunction::from_unboxed(sin_structured_default_backend_),
+    )?;
+    m.impl_(
+        "acos",
+        CppFunction::from_unboxed(acos_structured_default_backend),
+    )?;
+    m.impl_(
+        "acos_",
+        CppFunction::from_unboxed(acos_structured_default_backend_),
+    )?;
+    m.impl_(
+        "asin",
+        CppFunction::from_unboxed(asin_structured_default_backend),
+    )?;
+    m.impl_(
+        "asin_",
+        CppFunction::from_unboxed(asin_structured_default_backend_),
+    )?;
+    m.impl_(
+        "atan",
+        CppFunction::from_unboxed(atan_structured_default_backend),
+    )?;
+    m.impl_(
+        "atan_",
+        CppFunction::from_unboxed(atan_structured_default_backend_),
+    )?;
+    m.impl_(
+        "acosh",
+        CppFunction::from_unboxed(acosh_structured_default_backend),
+    )?;
+    m.impl_(
+        "acosh_",
+        CppFunction::from_unboxed(acosh_structured_default_backend_),
+    )?;
+    m.impl_(
+        "asinh",
+        CppFunction::from_unboxed(asinh_structured_default_backend),
+    )?;
+    m.impl_(
+        "asinh_",
+        CppFunction::from_unboxed(asinh_structured_default_backend_),
+    )?;
+    m.impl_(
+        "atanh",
+        CppFunction::from_unboxed(atanh_structured_default_backend),
+    )?;
+    m.impl_(
+        "atanh_",
+        CppFunction::from_unboxed(atanh_structured_default_backend_),
+    )?;
+    m.impl_(
+        "cosh",
+        CppFunction::from_unboxed(cosh_structured_default_backend),
+    )?;
+    m.impl_(
+        "cosh_",
+        CppFunction::from_unboxed(cosh_structured_default_backend_),
+    )?;
+    m.impl_(
+        "sinh",
+        CppFunction::from_unboxed(sinh_structured_default_backend),
+    )?;
+    m.impl_(
+        "sinh_",
+        CppFunction::from_unboxed(sinh_structured_default_backend_),
+    )?;
+    m.impl_(
+        "tan",
+        CppFunction::from_unboxed(tan_structured_default_backend),
+    )?;
+    m.impl_(
+        "tan_",
+        CppFunction::from_unboxed(tan_structured_default_backend_),
+    )?;
+    m.impl_(
+        "log2",
+        CppFunction::from_unboxed(log2_structured_default_backend),
+    )?;
+    m.impl_(
+        "log2_",
+        CppFunction::from_unboxed(log2_structured_default_backend_),
+    )?;
+    m.impl_(
+        "log10",
+        CppFunction::from_unboxed(log10_structured_default_backend),
+    )?;
+    m.impl_(
+        "log10_",
+        CppFunction::from_unboxed(log10_structured_default_backend_),
     )?;
     m.impl_(
         "tanh",

@@ -522,6 +522,116 @@ impl Tensor {
         ops::sin_(self)
     }
 
+    /// `aten::acos(Tensor self) -> Tensor`
+    pub fn acos(&self) -> Result<Tensor> {
+        ops::acos(self)
+    }
+
+    /// `aten::acos_(Tensor(a!) self) -> Tensor(a!)`
+    pub fn acos_(&self) -> Result<Tensor> {
+        ops::acos_(self)
+    }
+
+    /// `aten::asin(Tensor self) -> Tensor`
+    pub fn asin(&self) -> Result<Tensor> {
+        ops::asin(self)
+    }
+
+    /// `aten::asin_(Tensor(a!) self) -> Tensor(a!)`
+    pub fn asin_(&self) -> Result<Tensor> {
+        ops::asin_(self)
+    }
+
+    /// `aten::atan(Tensor self) -> Tensor`
+    pub fn atan(&self) -> Result<Tensor> {
+        ops::atan(self)
+    }
+
+    /// `aten::atan_(Tensor(a!) self) -> Tensor(a!)`
+    pub fn atan_(&self) -> Result<Tensor> {
+        ops::atan_(self)
+    }
+
+    /// `aten::acosh(Tensor self) -> Tensor`
+    pub fn acosh(&self) -> Result<Tensor> {
+        ops::acosh(self)
+    }
+
+    /// `aten::acosh_(Tensor(a!) self) -> Tensor(a!)`
+    pub fn acosh_(&self) -> Result<Tensor> {
+        ops::acosh_(self)
+    }
+
+    /// `aten::asinh(Tensor self) -> Tensor`
+    pub fn asinh(&self) -> Result<Tensor> {
+        ops::asinh(self)
+    }
+
+    /// `aten::asinh_(Tensor(a!) self) -> Tensor(a!)`
+    pub fn asinh_(&self) -> Result<Tensor> {
+        ops::asinh_(self)
+    }
+
+    /// `aten::atanh(Tensor self) -> Tensor`
+    pub fn atanh(&self) -> Result<Tensor> {
+        ops::atanh(self)
+    }
+
+    /// `aten::atanh_(Tensor(a!) self) -> Tensor(a!)`
+    pub fn atanh_(&self) -> Result<Tensor> {
+        ops::atanh_(self)
+    }
+
+    /// `aten::cosh(Tensor self) -> Tensor`
+    pub fn cosh(&self) -> Result<Tensor> {
+        ops::cosh(self)
+    }
+
+    /// `aten::cosh_(Tensor(a!) self) -> Tensor(a!)`
+    pub fn cosh_(&self) -> Result<Tensor> {
+        ops::cosh_(self)
+    }
+
+    /// `aten::sinh(Tensor self) -> Tensor`
+    pub fn sinh(&self) -> Result<Tensor> {
+        ops::sinh(self)
+    }
+
+    /// `aten::sinh_(Tensor(a!) self) -> Tensor(a!)`
+    pub fn sinh_(&self) -> Result<Tensor> {
+        ops::sinh_(self)
+    }
+
+    /// `aten::tan(Tensor self) -> Tensor`
+    pub fn tan(&self) -> Result<Tensor> {
+        ops::tan(self)
+    }
+
+    /// `aten::tan_(Tensor(a!) self) -> Tensor(a!)`
+    pub fn tan_(&self) -> Result<Tensor> {
+        ops::tan_(self)
+    }
+
+    /// `aten::log2(Tensor self) -> Tensor`
+    pub fn log2(&self) -> Result<Tensor> {
+        ops::log2(self)
+    }
+
+    /// `aten::log2_(Tensor(a!) self) -> Tensor(a!)`
+    pub fn log2_(&self) -> Result<Tensor> {
+        ops::log2_(self)
+    }
+
+    /// `aten::log10(Tensor self) -> Tensor`
+    pub fn log10(&self) -> Result<Tensor> {
+        ops::log10(self)
+    }
+
+    /// `aten::log10_(Tensor(a!) self) -> Tensor(a!)`
+    pub fn log10_(&self) -> Result<Tensor> {
+        ops::log10_(self)
+    }
+
     /// `aten::tanh(Tensor self) -> Tensor`
     pub fn tanh(&self) -> Result<Tensor> {
         ops::tanh(self)

@@ -268,6 +268,28 @@ macro_rules! unary_metas {
 }
 
 unary_metas!(unary_float_op:
+    /// `acos`.
+    acos,
+    /// `asin`.
+    asin,
+    /// `atan`.
+    atan,
+    /// `acosh`.
+    acosh,
+    /// `asinh`.
+    asinh,
+    /// `atanh`.
+    atanh,
+    /// `cosh`.
+    cosh,
+    /// `sinh`.
+    sinh,
+    /// `tan`.
+    tan,
+    /// `log2`.
+    log2,
+    /// `log10`.
+    log10,
     /// `cos`.
     cos,
     /// `sin`.

@@ -1015,6 +1015,281 @@ pub fn sin_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
     let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
+/// Structured kernel (Functional, cpu) of `aten::acos(Tensor self) -> Tensor`.
+pub fn acos_structured_cpu(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::acos(set_output, self_)?;
+    crate::kernels::acos_out(&mut meta, self_)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Inplace, cpu) of `aten::acos_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn acos_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::acos(set_output, self_)?;
+    crate::kernels::acos_out(&mut meta, self_)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Out, cpu) of `aten::acos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn acos_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta = aten_core::meta::acos(set_output, self_)?;
+    crate::kernels::acos_out(&mut meta, self_)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, cpu) of `aten::asin(Tensor self) -> Tensor`.
+pub fn asin_structured_cpu(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::asin(set_output, self_)?;
+    crate::kernels::asin_out(&mut meta, self_)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Inplace, cpu) of `aten::asin_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn asin_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::asin(set_output, self_)?;
+    crate::kernels::asin_out(&mut meta, self_)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Out, cpu) of `aten::asin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn asin_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta = aten_core::meta::asin(set_output, self_)?;
+    crate::kernels::asin_out(&mut meta, self_)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, cpu) of `aten::atan(Tensor self) -> Tensor`.
+pub fn atan_structured_cpu(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::atan(set_output, self_)?;
+    crate::kernels::atan_out(&mut meta, self_)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Inplace, cpu) of `aten::atan_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn atan_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::atan(set_output, self_)?;
+    crate::kernels::atan_out(&mut meta, self_)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Out, cpu) of `aten::atan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn atan_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta = aten_core::meta::atan(set_output, self_)?;
+    crate::kernels::atan_out(&mut meta, self_)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, cpu) of `aten::acosh(Tensor self) -> Tensor`.
+pub fn acosh_structured_cpu(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::acosh(set_output, self_)?;
+    crate::kernels::acosh_out(&mut meta, self_)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Inplace, cpu) of `aten::acosh_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn acosh_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::acosh(set_output, self_)?;
+    crate::kernels::acosh_out(&mut meta, self_)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Out, cpu) of `aten::acosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn acosh_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta = aten_core::meta::acosh(set_output, self_)?;
+    crate::kernels::acosh_out(&mut meta, self_)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, cpu) of `aten::asinh(Tensor self) -> Tensor`.
+pub fn asinh_structured_cpu(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::asinh(set_output, self_)?;
+    crate::kernels::asinh_out(&mut meta, self_)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Inplace, cpu) of `aten::asinh_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn asinh_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::asinh(set_output, self_)?;
+    crate::kernels::asinh_out(&mut meta, self_)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Out, cpu) of `aten::asinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn asinh_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta = aten_core::meta::asinh(set_output, self_)?;
+    crate::kernels::asinh_out(&mut meta, self_)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, cpu) of `aten::atanh(Tensor self) -> Tensor`.
+pub fn atanh_structured_cpu(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::atanh(set_output, self_)?;
+    crate::kernels::atanh_out(&mut meta, self_)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Inplace, cpu) of `aten::atanh_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn atanh_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::atanh(set_output, self_)?;
+    crate::kernels::atanh_out(&mut meta, self_)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Out, cpu) of `aten::atanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn atanh_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta = aten_core::meta::atanh(set_output, self_)?;
+    crate::kernels::atanh_out(&mut meta, self_)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, cpu) of `aten::cosh(Tensor self) -> Tensor`.
+pub fn cosh_structured_cpu(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::cosh(set_output, self_)?;
+    crate::kernels::cosh_out(&mut meta, self_)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Inplace, cpu) of `aten::cosh_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn cosh_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::cosh(set_output, self_)?;
+    crate::kernels::cosh_out(&mut meta, self_)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Out, cpu) of `aten::cosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn cosh_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta = aten_core::meta::cosh(set_output, self_)?;
+    crate::kernels::cosh_out(&mut meta, self_)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, cpu) of `aten::sinh(Tensor self) -> Tensor`.
+pub fn sinh_structured_cpu(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::sinh(set_output, self_)?;
+    crate::kernels::sinh_out(&mut meta, self_)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Inplace, cpu) of `aten::sinh_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn sinh_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::sinh(set_output, self_)?;
+    crate::kernels::sinh_out(&mut meta, self_)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Out, cpu) of `aten::sinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn sinh_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta = aten_core::meta::sinh(set_output, self_)?;
+    crate::kernels::sinh_out(&mut meta, self_)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, cpu) of `aten::tan(Tensor self) -> Tensor`.
+pub fn tan_structured_cpu(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::tan(set_output, self_)?;
+    crate::kernels::tan_out(&mut meta, self_)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Inplace, cpu) of `aten::tan_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn tan_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::tan(set_output, self_)?;
+    crate::kernels::tan_out(&mut meta, self_)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Out, cpu) of `aten::tan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn tan_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta = aten_core::meta::tan(set_output, self_)?;
+    crate::kernels::tan_out(&mut meta, self_)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, cpu) of `aten::log2(Tensor self) -> Tensor`.
+pub fn log2_structured_cpu(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::log2(set_output, self_)?;
+    crate::kernels::log2_out(&mut meta, self_)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Inplace, cpu) of `aten::log2_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn log2_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::log2(set_output, self_)?;
+    crate::kernels::log2_out(&mut meta, self_)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Out, cpu) of `aten::log2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn log2_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta = aten_core::meta::log2(set_output, self_)?;
+    crate::kernels::log2_out(&mut meta, self_)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, cpu) of `aten::log10(Tensor self) -> Tensor`.
+pub fn log10_structured_cpu(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::log10(set_output, self_)?;
+    crate::kernels::log10_out(&mut meta, self_)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Inplace, cpu) of `aten::log10_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn log10_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::log10(set_output, self_)?;
+    crate::kernels::log10_out(&mut meta, self_)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Out, cpu) of `aten::log10.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn log10_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta = aten_core::meta::log10(set_output, self_)?;
+    crate::kernels::log10_out(&mut meta, self_)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
 /// Structured kernel (Functional, cpu) of `aten::tanh(Tensor self) -> Tensor`.
 pub fn tanh_structured_cpu(self_: &Tensor) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
@@ -2543,6 +2818,69 @@ aten_dispatch::torch_library_impl!(aten, CPU, |m| {
     m.impl_("sin", CppFunction::from_unboxed(sin_structured_cpu))?;
     m.impl_("sin_", CppFunction::from_unboxed(sin_structured_cpu_))?;
     m.impl_("sin.out", CppFunction::from_unboxed(sin_out_structured_cpu))?;
+    m.impl_("acos", CppFunction::from_unboxed(acos_structured_cpu))?;
+    m.impl_("acos_", CppFunction::from_unboxed(acos_structured_cpu_))?;
+    m.impl_(
+        "acos.out",
+        CppFunction::from_unboxed(acos_out_structured_cpu),
+    )?;
+    m.impl_("asin", CppFunction::from_unboxed(asin_structured_cpu))?;
+    m.impl_("asin_", CppFunction::from_unboxed(asin_structured_cpu_))?;
+    m.impl_(
+        "asin.out",
+        CppFunction::from_unboxed(asin_out_structured_cpu),
+    )?;
+    m.impl_("atan", CppFunction::from_unboxed(atan_structured_cpu))?;
+    m.impl_("atan_", CppFunction::from_unboxed(atan_structured_cpu_))?;
+    m.impl_(
+        "atan.out",
+        CppFunction::from_unboxed(atan_out_structured_cpu),
+    )?;
+    m.impl_("acosh", CppFunction::from_unboxed(acosh_structured_cpu))?;
+    m.impl_("acosh_", CppFunction::from_unboxed(acosh_structured_cpu_))?;
+    m.impl_(
+        "acosh.out",
+        CppFunction::from_unboxed(acosh_out_structured_cpu),
+    )?;
+    m.impl_("asinh", CppFunction::from_unboxed(asinh_structured_cpu))?;
+    m.impl_("asinh_", CppFunction::from_unboxed(asinh_structured_cpu_))?;
+    m.impl_(
+        "asinh.out",
+        CppFunction::from_unboxed(asinh_out_structured_cpu),
+    )?;
+    m.impl_("atanh", CppFunction::from_unboxed(atanh_structured_cpu))?;
+    m.impl_("atanh_", CppFunction::from_unboxed(atanh_structured_cpu_))?;
+    m.impl_(
+        "atanh.out",
+        CppFunction::from_unboxed(atanh_out_structured_cpu),
+    )?;
+    m.impl_("cosh", CppFunction::from_unboxed(cosh_structured_cpu))?;
+    m.impl_("cosh_", CppFunction::from_unboxed(cosh_structured_cpu_))?;
+    m.impl_(
+        "cosh.out",
+        CppFunction::from_unboxed(cosh_out_structured_cpu),
+    )?;
+    m.impl_("sinh", CppFunction::from_unboxed(sinh_structured_cpu))?;
+    m.impl_("sinh_", CppFunction::from_unboxed(sinh_structured_cpu_))?;
+    m.impl_(
+        "sinh.out",
+        CppFunction::from_unboxed(sinh_out_structured_cpu),
+    )?;
+    m.impl_("tan", CppFunction::from_unboxed(tan_structured_cpu))?;
+    m.impl_("tan_", CppFunction::from_unboxed(tan_structured_cpu_))?;
+    m.impl_("tan.out", CppFunction::from_unboxed(tan_out_structured_cpu))?;
+    m.impl_("log2", CppFunction::from_unboxed(log2_structured_cpu))?;
+    m.impl_("log2_", CppFunction::from_unboxed(log2_structured_cpu_))?;
+    m.impl_(
+        "log2.out",
+        CppFunction::from_unboxed(log2_out_structured_cpu),
+    )?;
+    m.impl_("log10", CppFunction::from_unboxed(log10_structured_cpu))?;
+    m.impl_("log10_", CppFunction::from_unboxed(log10_structured_cpu_))?;
+    m.impl_(
+        "log10.out",
+        CppFunction::from_unboxed(log10_out_structured_cpu),
+    )?;
     m.impl_("tanh", CppFunction::from_unboxed(tanh_structured_cpu))?;
     m.impl_("tanh_", CppFunction::from_unboxed(tanh_structured_cpu_))?;
     m.impl_(

@@ -69,9 +69,10 @@ pub use reduce::{
 pub use ternary::{clamp_out, lerp_scalar_out};
 pub use triangular::{tril_out, triu_out};
 pub use unary::{
-    bitwise_not_out, ceil_out, cos_out, erf_out, exp_out, expm1_out, floor_out, gelu_out,
-    log1p_out, log_out, neg_out, reciprocal_out, round_out, rsqrt_out, sigmoid_out, sign_out,
-    silu_out, sin_out, sqrt_out, tanh_out, trunc_out,
+    acos_out, acosh_out, asin_out, asinh_out, atan_out, atanh_out, bitwise_not_out, ceil_out,
+    cos_out, cosh_out, erf_out, exp_out, expm1_out, floor_out, gelu_out, log10_out, log1p_out,
+    log2_out, log_out, neg_out, reciprocal_out, round_out, rsqrt_out, sigmoid_out, sign_out,
+    silu_out, sin_out, sinh_out, sqrt_out, tan_out, tanh_out, trunc_out,
 };
 
 /// Views are backend-neutral: the CPU registers the shared kernels.

@@ -35,6 +35,17 @@ pub enum FloatFn {
     /// `gelu(approximate='tanh')`.
     GeluTanh,
     Silu,
+    Acos,
+    Asin,
+    Atan,
+    Acosh,
+    Asinh,
+    Atanh,
+    Cosh,
+    Sinh,
+    Tan,
+    Log2,
+    Log10,
 }
 
 impl FloatFn {
@@ -54,6 +65,17 @@ impl FloatFn {
             FloatFn::Erf => "erf_vml_cpu",
             FloatFn::Gelu | FloatFn::GeluTanh => "GeluKernelImpl",
             FloatFn::Silu => "silu_cpu",
+            FloatFn::Acos => "acos_vml_cpu",
+            FloatFn::Asin => "asin_vml_cpu",
+            FloatFn::Atan => "atan_vml_cpu",
+            FloatFn::Acosh => "acosh_cpu",
+            FloatFn::Asinh => "asinh_cpu",
+            FloatFn::Atanh => "atanh_cpu",
+            FloatFn::Cosh => "cosh_cpu",
+            FloatFn::Sinh => "sinh_cpu",
+            FloatFn::Tan => "tan_vml_cpu",
+            FloatFn::Log2 => "log2_vml_cpu",
+            FloatFn::Log10 => "log10_vml_cpu",
         }
     }
 
@@ -77,6 +99,17 @@ impl FloatFn {
                 0.5 * x * (1.0 + (k * (x + 0.044715 * x * x * x)).tanh())
             }
             FloatFn::Silu => x / (1.0 + (-x).exp()),
+            FloatFn::Acos => x.acos(),
+            FloatFn::Asin => x.asin(),
+            FloatFn::Atan => x.atan(),
+            FloatFn::Acosh => x.acosh(),
+            FloatFn::Asinh => x.asinh(),
+            FloatFn::Atanh => x.atanh(),
+            FloatFn::Cosh => x.cosh(),
+            FloatFn::Sinh => x.sinh(),
+            FloatFn::Tan => x.tan(),
+            FloatFn::Log2 => x.log2(),
+            FloatFn::Log10 => x.log10(),
         }
     }
 
@@ -97,6 +130,17 @@ impl FloatFn {
             FloatFn::Gelu => 0.5 * x * (1.0 + libm::erff(x * std::f32::consts::FRAC_1_SQRT_2)),
             FloatFn::GeluTanh => self.f64(f64::from(x)) as f32,
             FloatFn::Silu => x / (1.0 + (-x).exp()),
+            FloatFn::Acos => x.acos(),
+            FloatFn::Asin => x.asin(),
+            FloatFn::Atan => x.atan(),
+            FloatFn::Acosh => x.acosh(),
+            FloatFn::Asinh => x.asinh(),
+            FloatFn::Atanh => x.atanh(),
+            FloatFn::Cosh => x.cosh(),
+            FloatFn::Sinh => x.sinh(),
+            FloatFn::Tan => x.tan(),
+            FloatFn::Log2 => x.log2(),
+            FloatFn::Log10 => x.log10(),
         }
     }
 }
@@ -130,6 +174,17 @@ float_impls!(
     cos_out => Cos, sin_out => Sin, tanh_out => Tanh, exp_out => Exp, expm1_out => Expm1,
     log_out => Log, log1p_out => Log1p, sqrt_out => Sqrt, rsqrt_out => Rsqrt,
     reciprocal_out => Reciprocal, sigmoid_out => Sigmoid, erf_out => Erf, silu_out => Silu,
+    acos_out => Acos,
+    asin_out => Asin,
+    atan_out => Atan,
+    acosh_out => Acosh,
+    asinh_out => Asinh,
+    atanh_out => Atanh,
+    cosh_out => Cosh,
+    sinh_out => Sinh,
+    tan_out => Tan,
+    log2_out => Log2,
+    log10_out => Log10,
 );
 
 /// `gelu.out`.
