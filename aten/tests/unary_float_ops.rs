@@ -26,7 +26,10 @@ fn iv(t: &Tensor) -> IValue {
     IValue::Tensor(t.base().clone())
 }
 
-const OPS: &[(&str, fn(f64) -> f64)] = &[
+/// An operator's name and its reference in float64.
+type Reference = (&'static str, fn(f64) -> f64);
+
+const OPS: &[Reference] = &[
     ("acos", f64::acos),
     ("asin", f64::asin),
     ("atan", f64::atan),
