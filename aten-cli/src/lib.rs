@@ -1,8 +1,9 @@
-//! The library behind the `aten` binary: inspection commands and
-//! conformance runners, kept as plain functions so tests can call them.
+//! The library behind the `aten` binary: inspection commands, conformance
+//! runners and the runner of exported programs, kept as plain functions so tests can call them.
 
 pub mod conform;
 pub mod json;
 pub mod keyset;
 pub mod registry;
+pub mod run;
 pub mod yaml_check;

@@ -49,6 +49,19 @@ enum Command {
         #[command(subcommand)]
         what: Conform,
     },
+    /// Run a program exported by `torch.export` (a `.pt2` archive) on the
+    /// tensors of a safetensors file; print one line per output and the
+    /// time taken.
+    Run {
+        /// The `.pt2` archive.
+        model: PathBuf,
+        /// The inputs: `input_0`, `input_1`, ... (or the graph's input names).
+        #[arg(long)]
+        inputs: PathBuf,
+        /// Where to write the outputs (`output_0`, ...) as safetensors.
+        #[arg(long)]
+        output: Option<PathBuf>,
+    },
     /// Read native_functions.yaml files.
     Yaml {
         #[command(subcommand)]
@@ -106,6 +119,13 @@ enum Conform {
         /// The JSON-lines file.
         file: PathBuf,
     },
+    /// Every NAME.pt2 of a directory on NAME.inputs.safetensors against
+    /// NAME.expected.safetensors: one line per model, then `N passed, M
+    /// failed`.
+    Models {
+        /// The directory.
+        dir: PathBuf,
+    },
 }
 
 fn main() -> ExitCode {
@@ -153,6 +173,20 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
+        Command::Run {
+            model,
+            inputs,
+            output,
+        } => match aten_cli::run::run(&model, &inputs, output.as_deref()) {
+            Ok(text) => {
+                print!("{text}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::FAILURE
+            }
+        },
         Command::Conform { what } => match what {
             Conform::Keys { file } => with_file(&file, |text| {
                 let report = conform::keys::run(text)?;
@@ -163,6 +197,7 @@ fn main() -> ExitCode {
             Conform::Schemas { file } => with_file(&file, |text| Ok(conform::schemas::run(text))),
             Conform::Ops { file } => with_file(&file, |text| Ok(conform::ops::run(text))),
             Conform::Grads { file } => with_file(&file, |text| Ok(conform::grads::run(text))),
+            Conform::Models { dir } => report(conform::models::run(&dir)),
         },
     }
 }
@@ -193,10 +228,19 @@ fn with_file(
             return ExitCode::FAILURE;
         }
     };
-    let (lines, report) = match f(&text) {
+    match f(&text) {
+        Ok(r) => report(Ok(r)),
+        Err(e) => report(Err(format!("{}: {e}", file.display()))),
+    }
+}
+
+/// Writes a runner's output lines to stdout, failures and the tally to
+/// stderr (the tally to stdout when there are no lines).
+fn report(result: Result<(Vec<String>, Report), String>) -> ExitCode {
+    let (lines, report) = match result {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("error: {}: {e}", file.display());
+            eprintln!("error: {e}");
             return ExitCode::FAILURE;
         }
     };

@@ -4,11 +4,15 @@
 //! - [`graph`]: [`Graph`], its nodes and arguments, replay, and printing in
 //!   the format of FX's `graph_module.code`;
 //! - [`make_fx`](mod@make_fx): capture of a closure's operator calls under a dispatch
-//!   mode.
+//!   mode;
+//! - [`export`]: programs saved by `torch.export.save` (`.pt2`), loaded and
+//!   run.
 
+pub mod export;
 pub mod graph;
 pub mod make_fx;
 mod names;
 
+pub use export::ExportedProgram;
 pub use graph::{Arg, Graph, Node, NodeKind};
 pub use make_fx::{make_fx, make_fx_with, MakeFxOptions};

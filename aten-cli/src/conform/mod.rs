@@ -9,6 +9,7 @@
 pub mod grads;
 pub mod keys;
 pub mod keysets;
+pub mod models;
 pub mod ops;
 pub mod schemas;
 pub mod tables;

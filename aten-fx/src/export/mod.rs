@@ -1,0 +1,25 @@
+//! Programs exported by `torch.export` (`torch/export`): the `.pt2`
+//! archive that `torch.export.save` writes, loaded into an
+//! [`ExportedProgram`] and run through `torch.ops`, with its inputs and
+//! outputs carried as safetensors files.
+//!
+//! - [`program`]: [`ExportedProgram::load`] and [`ExportedProgram::run`];
+//! - `archive`: the zip archive and its format checks;
+//! - `json`: walking `model.json` with errors naming file and path;
+//! - `plan`: the graph compiled (operators resolved, arguments bound once);
+//! - `codes`: the serializer's dtype, layout and memory-format codes;
+//! - `raw`: tensors from and to little-endian bytes;
+//! - [`safetensors_file`]: named tensors in safetensors files.
+
+mod archive;
+mod codes;
+mod json;
+mod plan;
+pub mod program;
+mod raw;
+pub mod safetensors_file;
+
+pub use program::{ExportedProgram, TensorSpec};
+pub use safetensors_file::{
+    load_safetensors, parse_safetensors, save_safetensors, serialize_safetensors,
+};
