@@ -615,5 +615,64 @@ fn capture() -> Result<()> {
         "the same, functionalized (no mutation left but writing x back):{}",
         functional.code()
     );
+    exported()
+}
+
+/// Section 10: a program exported by `torch.export` and saved with
+/// `torch.export.save`, loaded from its `.pt2` archive and run.
+fn exported() -> Result<()> {
+    use aten::fx::export::{load_safetensors, ExportedProgram};
+    use std::collections::BTreeMap;
+
+    section("10. Running a program exported by torch.export (.pt2)");
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/data/models");
+    let program = ExportedProgram::load(dir.join("cnn.pt2"))?;
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    for target in program.targets() {
+        *counts.entry(target).or_default() += 1;
+    }
+    println!(
+        "cnn.pt2 (a small ResNet: conv-BN-ReLU stem, two residual blocks, pooling, a linear head): {} nodes",
+        program.num_nodes()
+    );
+    for (target, n) in &counts {
+        println!("  {n:>2} x {target}");
+    }
+    for spec in program.inputs() {
+        println!(
+            "input `{}`: {} {:?}",
+            spec.name,
+            spec.dtype.python_name(),
+            spec.sizes
+        );
+    }
+    let inputs: Vec<TensorBase> = load_safetensors(dir.join("cnn.inputs.safetensors"))?
+        .into_iter()
+        .map(|(_, t)| t)
+        .collect();
+    let start = std::time::Instant::now();
+    let outputs = program.run(&inputs)?;
+    let elapsed = start.elapsed();
+    let expected = load_safetensors(dir.join("cnn.expected.safetensors"))?;
+    let logits = outputs[0].to_vec::<f32>()?;
+    let reference = expected[0].1.to_vec::<f32>()?;
+    let worst = logits
+        .iter()
+        .zip(&reference)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0f32, f32::max);
+    let classes: Vec<usize> = logits
+        .chunks(10)
+        .map(|row| {
+            (0..row.len())
+                .max_by(|&i, &j| row[i].total_cmp(&row[j]))
+                .unwrap_or(0)
+        })
+        .collect();
+    println!(
+        "ran in {:.3} ms: logits {:?}, predicted classes {classes:?}; largest difference from PyTorch's outputs {worst:.1e}",
+        elapsed.as_secs_f64() * 1e3,
+        &outputs[0].sizes()[..]
+    );
     Ok(())
 }
