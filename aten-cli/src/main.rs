@@ -111,6 +111,10 @@ enum Conform {
     Ops {
         /// The JSON-lines file.
         file: PathBuf,
+        /// Run every record with its tensors on the Meta device instead,
+        /// comparing result structure, dtypes and shapes.
+        #[arg(long)]
+        meta: bool,
     },
     /// Operator calls differentiated by autograd, in the format of
     /// grad_golden.jsonl: prints one JSON line per record (the gradients or
@@ -195,7 +199,12 @@ fn main() -> ExitCode {
             Conform::Tables { file } => with_file(&file, |text| Ok(conform::tables::run(text))),
             Conform::Keysets { file } => with_file(&file, |text| Ok(conform::keysets::run(text))),
             Conform::Schemas { file } => with_file(&file, |text| Ok(conform::schemas::run(text))),
-            Conform::Ops { file } => with_file(&file, |text| Ok(conform::ops::run(text))),
+            Conform::Ops { file, meta: false } => {
+                with_file(&file, |text| Ok(conform::ops::run(text)))
+            }
+            Conform::Ops { file, meta: true } => {
+                with_file(&file, |text| Ok(conform::ops::run_meta(text)))
+            }
             Conform::Grads { file } => with_file(&file, |text| Ok(conform::grads::run(text))),
             Conform::Models { dir } => report(conform::models::run(&dir)),
         },

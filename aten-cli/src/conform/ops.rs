@@ -26,6 +26,7 @@
 pub mod compare;
 pub mod decode;
 pub mod encode;
+pub mod meta;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -195,6 +196,34 @@ pub fn implemented_on_cpu(op: &str) -> bool {
 
 fn first_line(message: &str) -> &str {
     message.lines().next().unwrap_or("")
+}
+
+/// `aten conform ops --meta FILE`: every record again with its tensors on
+/// the Meta device ([`meta`]); a failure line per record whose result
+/// structure, dtype or shape differs from PyTorch's, notes with the
+/// stride and error-record counts.
+pub fn run_meta(input: &str) -> (Vec<String>, Report) {
+    let run = meta::run_records(input);
+    let mut report = Report::default();
+    for (line, op, verdict) in &run.checked {
+        report.check(*verdict == Verdict::Passed, || match verdict {
+            Verdict::Failed(why) => format!("line {line} ({op}): {why}"),
+            _ => format!("line {line} ({op})"),
+        });
+    }
+    report.tally.get_or_insert_with(Tally::default);
+    report.notes.push(format!(
+        "on Meta: strides differ: {} of {} result tensors compared; expected errors raised on Meta too: {} of {}; records skipped (no schema, data-dependent or unchecked): {}",
+        run.strides.strides_differ.len(),
+        run.strides.strides_compared,
+        run.error_records.1,
+        run.error_records.0,
+        run.skipped
+    ));
+    report
+        .notes
+        .extend(run.strides.strides_differ.iter().cloned());
+    (Vec::new(), report)
 }
 
 /// Runs one line (`line` is its 1-based number).
