@@ -13013,6 +13013,279 @@ fn native_layer_norm_backward_autograd_record(
     Ok((out0, out1, out2))
 }
 
+/// Autograd kernel of `aten::_native_batch_norm_legit(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)`.
+#[inline]
+pub fn _native_batch_norm_legit_autograd(
+    ks: DispatchKeySet,
+    input: &Tensor,
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    running_mean: &Tensor,
+    running_var: &Tensor,
+    training: bool,
+    momentum: f64,
+    eps: f64,
+) -> Result<(Tensor, Tensor, Tensor)> {
+    let requires_grad = record::grad_mode_and(
+        input.requires_grad()
+            || weight.is_some_and(|t| t.requires_grad())
+            || bias.is_some_and(|t| t.requires_grad())
+            || running_mean.requires_grad()
+            || running_var.requires_grad(),
+    );
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::_native_batch_norm_legit_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (
+                    input,
+                    weight,
+                    bias,
+                    running_mean,
+                    running_var,
+                    training,
+                    momentum,
+                    eps,
+                ),
+            )?
+        });
+    }
+    _native_batch_norm_legit_autograd_record(
+        ks,
+        input,
+        weight,
+        bias,
+        running_mean,
+        running_var,
+        training,
+        momentum,
+        eps,
+    )
+}
+
+/// The recording part of [`_native_batch_norm_legit_autograd`]: some input requires grad.
+#[inline(never)]
+fn _native_batch_norm_legit_autograd_record(
+    ks: DispatchKeySet,
+    input: &Tensor,
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    running_mean: &Tensor,
+    running_var: &Tensor,
+    training: bool,
+    momentum: f64,
+    eps: f64,
+) -> Result<(Tensor, Tensor, Tensor)> {
+    let edges = record::collect_next_edges(
+        std::iter::empty::<Option<&Tensor>>()
+            .chain([Some(input)])
+            .chain([weight])
+            .chain([bias])
+            .chain([Some(running_mean)])
+            .chain([Some(running_var)]),
+    )?;
+    let seq = record::sequence_nr();
+    let (out0, out1, out2) = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::_native_batch_norm_legit_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (
+                input,
+                weight,
+                bias,
+                running_mean,
+                running_var,
+                training,
+                momentum,
+                eps,
+            ),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "_native_batch_norm_legit",
+            },
+            edges,
+            &[&out0, &out1, &out2],
+            seq,
+        );
+        record::set_history(&[&out0, &out1, &out2], &node, &[])?;
+    }
+    Ok((out0, out1, out2))
+}
+
+/// Autograd kernel of `aten::_native_batch_norm_legit_no_training(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)`.
+#[inline]
+pub fn _native_batch_norm_legit_no_training_autograd(
+    ks: DispatchKeySet,
+    input: &Tensor,
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    running_mean: &Tensor,
+    running_var: &Tensor,
+    momentum: f64,
+    eps: f64,
+) -> Result<(Tensor, Tensor, Tensor)> {
+    let requires_grad = record::grad_mode_and(
+        input.requires_grad()
+            || weight.is_some_and(|t| t.requires_grad())
+            || bias.is_some_and(|t| t.requires_grad())
+            || running_mean.requires_grad()
+            || running_var.requires_grad(),
+    );
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::_native_batch_norm_legit_no_training_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (
+                    input,
+                    weight,
+                    bias,
+                    running_mean,
+                    running_var,
+                    momentum,
+                    eps,
+                ),
+            )?
+        });
+    }
+    _native_batch_norm_legit_no_training_autograd_record(
+        ks,
+        input,
+        weight,
+        bias,
+        running_mean,
+        running_var,
+        momentum,
+        eps,
+    )
+}
+
+/// The recording part of [`_native_batch_norm_legit_no_training_autograd`]: some input requires grad.
+#[inline(never)]
+fn _native_batch_norm_legit_no_training_autograd_record(
+    ks: DispatchKeySet,
+    input: &Tensor,
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    running_mean: &Tensor,
+    running_var: &Tensor,
+    momentum: f64,
+    eps: f64,
+) -> Result<(Tensor, Tensor, Tensor)> {
+    let edges = record::collect_next_edges(
+        std::iter::empty::<Option<&Tensor>>()
+            .chain([Some(input)])
+            .chain([weight])
+            .chain([bias])
+            .chain([Some(running_mean)])
+            .chain([Some(running_var)]),
+    )?;
+    let seq = record::sequence_nr();
+    let (out0, out1, out2) = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::_native_batch_norm_legit_no_training_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (
+                input,
+                weight,
+                bias,
+                running_mean,
+                running_var,
+                momentum,
+                eps,
+            ),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "_native_batch_norm_legit_no_training",
+            },
+            edges,
+            &[&out0, &out1, &out2],
+            seq,
+        );
+        record::set_history(&[&out0, &out1, &out2], &node, &[])?;
+    }
+    Ok((out0, out1, out2))
+}
+
+/// Autograd kernel of `aten::_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)`.
+#[inline]
+pub fn _native_batch_norm_legit_no_stats_autograd(
+    ks: DispatchKeySet,
+    input: &Tensor,
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    training: bool,
+    momentum: f64,
+    eps: f64,
+) -> Result<(Tensor, Tensor, Tensor)> {
+    let requires_grad = record::grad_mode_and(
+        input.requires_grad()
+            || weight.is_some_and(|t| t.requires_grad())
+            || bias.is_some_and(|t| t.requires_grad()),
+    );
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::_native_batch_norm_legit_no_stats_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (input, weight, bias, training, momentum, eps),
+            )?
+        });
+    }
+    _native_batch_norm_legit_no_stats_autograd_record(
+        ks, input, weight, bias, training, momentum, eps,
+    )
+}
+
+/// The recording part of [`_native_batch_norm_legit_no_stats_autograd`]: some input requires grad.
+#[inline(never)]
+fn _native_batch_norm_legit_no_stats_autograd_record(
+    ks: DispatchKeySet,
+    input: &Tensor,
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    training: bool,
+    momentum: f64,
+    eps: f64,
+) -> Result<(Tensor, Tensor, Tensor)> {
+    let edges = record::collect_next_edges(
+        std::iter::empty::<Option<&Tensor>>()
+            .chain([Some(input)])
+            .chain([weight])
+            .chain([bias]),
+    )?;
+    let seq = record::sequence_nr();
+    let (out0, out1, out2) = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::_native_batch_norm_legit_no_stats_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (input, weight, bias, training, momentum, eps),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "_native_batch_norm_legit",
+            },
+            edges,
+            &[&out0, &out1, &out2],
+            seq,
+        );
+        record::set_history(&[&out0, &out1, &out2], &node, &[])?;
+    }
+    Ok((out0, out1, out2))
+}
+
 /// Autograd kernel of `aten::native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)`.
 #[inline]
 pub fn native_group_norm_autograd(
@@ -14488,6 +14761,18 @@ aten_dispatch::torch_library_impl!(aten, Autograd, |m| {
     m.impl_(
         "native_layer_norm_backward",
         CppFunction::from_unboxed(native_layer_norm_backward_autograd),
+    )?;
+    m.impl_(
+        "_native_batch_norm_legit",
+        CppFunction::from_unboxed(_native_batch_norm_legit_autograd),
+    )?;
+    m.impl_(
+        "_native_batch_norm_legit_no_training",
+        CppFunction::from_unboxed(_native_batch_norm_legit_no_training_autograd),
+    )?;
+    m.impl_(
+        "_native_batch_norm_legit.no_stats",
+        CppFunction::from_unboxed(_native_batch_norm_legit_no_stats_autograd),
     )?;
     m.impl_(
         "native_group_norm",

@@ -556,8 +556,10 @@ fn render_op(
         Some(outputs(schema)?)
     };
 
-    // The ADInplaceOrView kernel of in-place, out= and view operators.
-    let view_kernel = if schema.is_mutable() || is_view {
+    // The ADInplaceOrView kernel of in-place, out= and view operators
+    // (torchgen's; a functional operator that writes some of its
+    // arguments, such as `_native_batch_norm_legit`, gets none).
+    let view_kernel = if (inplace && schema.is_mutable()) || is_out || is_view {
         let name = with_suffix(&fname, "ad_inplace_or_view");
         let mut after = String::new();
         for a in args.iter().filter(|a| a.is_write) {

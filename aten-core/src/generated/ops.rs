@@ -10097,6 +10097,173 @@ pub fn native_layer_norm_backward(
     ))
 }
 
+/// The typed dispatcher handle of `aten::_native_batch_norm_legit.`, looked up once.
+#[inline]
+pub fn _native_batch_norm_legit_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            Option<&'static Tensor>,
+            Option<&'static Tensor>,
+            &'static Tensor,
+            &'static Tensor,
+            bool,
+            f64,
+            f64,
+        ),
+        (Tensor, Tensor, Tensor),
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    Option<&'static Tensor>,
+                    Option<&'static Tensor>,
+                    &'static Tensor,
+                    &'static Tensor,
+                    bool,
+                    f64,
+                    f64,
+                ),
+                (Tensor, Tensor, Tensor),
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::_native_batch_norm_legit", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::_native_batch_norm_legit(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)`
+pub fn _native_batch_norm_legit(
+    input: &Tensor,
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    running_mean: &Tensor,
+    running_var: &Tensor,
+    training: bool,
+    momentum: f64,
+    eps: f64,
+) -> Result<(Tensor, Tensor, Tensor)> {
+    _native_batch_norm_legit_op()?.call((
+        input,
+        weight,
+        bias,
+        running_mean,
+        running_var,
+        training,
+        momentum,
+        eps,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::_native_batch_norm_legit_no_training.`, looked up once.
+#[inline]
+pub fn _native_batch_norm_legit_no_training_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            Option<&'static Tensor>,
+            Option<&'static Tensor>,
+            &'static Tensor,
+            &'static Tensor,
+            f64,
+            f64,
+        ),
+        (Tensor, Tensor, Tensor),
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    Option<&'static Tensor>,
+                    Option<&'static Tensor>,
+                    &'static Tensor,
+                    &'static Tensor,
+                    f64,
+                    f64,
+                ),
+                (Tensor, Tensor, Tensor),
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::_native_batch_norm_legit_no_training", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::_native_batch_norm_legit_no_training(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)`
+pub fn _native_batch_norm_legit_no_training(
+    input: &Tensor,
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    running_mean: &Tensor,
+    running_var: &Tensor,
+    momentum: f64,
+    eps: f64,
+) -> Result<(Tensor, Tensor, Tensor)> {
+    _native_batch_norm_legit_no_training_op()?.call((
+        input,
+        weight,
+        bias,
+        running_mean,
+        running_var,
+        momentum,
+        eps,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::_native_batch_norm_legit.no_stats`, looked up once.
+#[inline]
+pub fn _native_batch_norm_legit_no_stats_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            Option<&'static Tensor>,
+            Option<&'static Tensor>,
+            bool,
+            f64,
+            f64,
+        ),
+        (Tensor, Tensor, Tensor),
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    Option<&'static Tensor>,
+                    Option<&'static Tensor>,
+                    bool,
+                    f64,
+                    f64,
+                ),
+                (Tensor, Tensor, Tensor),
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::_native_batch_norm_legit", "no_stats"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)`
+pub fn _native_batch_norm_legit_no_stats(
+    input: &Tensor,
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    training: bool,
+    momentum: f64,
+    eps: f64,
+) -> Result<(Tensor, Tensor, Tensor)> {
+    _native_batch_norm_legit_no_stats_op()?.call((input, weight, bias, training, momentum, eps))
+}
+
 /// The typed dispatcher handle of `aten::native_group_norm.`, looked up once.
 #[inline]
 pub fn native_group_norm_op() -> Result<

@@ -1579,6 +1579,9 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with("native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
     m.def_with("native_layer_norm.out(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps, *, Tensor(a!) out0, Tensor(b!) out1, Tensor(c!) out2) -> (Tensor(a!), Tensor(b!), Tensor(c!))", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
     m.def_with("native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
+    m.def_with("_native_batch_norm_legit(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
+    m.def_with("_native_batch_norm_legit_no_training(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
+    m.def_with("_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
     m.def_with("native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
     m.def_with("native_group_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, Tensor? weight, SymInt N, SymInt C, SymInt HxW, int group, bool[3] output_mask) -> (Tensor, Tensor, Tensor)", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
     m.def_with("convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
@@ -6395,6 +6398,14 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
         CppFunction::from_unboxed(avg_pool2d_backward_structured_meta),
     )?;
     m.impl_(
+        "_native_batch_norm_legit",
+        CppFunction::from_unboxed(crate::native::batch_norm_legit_meta),
+    )?;
+    m.impl_(
+        "_native_batch_norm_legit.no_stats",
+        CppFunction::from_unboxed(crate::native::batch_norm_legit_no_stats_meta),
+    )?;
+    m.impl_(
         "mse_loss",
         CppFunction::from_unboxed(mse_loss_structured_meta),
     )?;
@@ -6689,6 +6700,10 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutograd, |m| {
     m.impl_(
         "native_layer_norm.out",
         CppFunction::from_unboxed(native_layer_norm_out_autogen),
+    )?;
+    m.impl_(
+        "_native_batch_norm_legit_no_training",
+        CppFunction::from_unboxed(crate::native::batch_norm_legit_no_training),
     )?;
     m.impl_(
         "native_group_norm",

@@ -2,6 +2,7 @@
 //! composite kernels, and the backend-neutral helpers backends share.
 
 pub mod backward;
+mod batch_norm;
 pub mod conv_shape;
 mod copy;
 mod dims;
@@ -18,6 +19,7 @@ mod view_copies;
 mod views;
 
 pub use backward::{convolution_backward, math_group_norm};
+pub use batch_norm::*;
 pub use copy::*;
 pub use dims::{compute_stride, fmt_list, infer_size, make_dim_mask, wrap_dim};
 pub use factories::*;

@@ -3156,6 +3156,14 @@ aten_dispatch::torch_library_impl!(aten, CPU, |m| {
         CppFunction::from_unboxed(crate::kernels::layer_norm_backward_cpu),
     )?;
     m.impl_(
+        "_native_batch_norm_legit",
+        CppFunction::from_unboxed(crate::kernels::batch_norm_legit_cpu),
+    )?;
+    m.impl_(
+        "_native_batch_norm_legit.no_stats",
+        CppFunction::from_unboxed(crate::kernels::batch_norm_legit_no_stats_cpu),
+    )?;
+    m.impl_(
         "native_group_norm",
         CppFunction::from_unboxed(crate::kernels::native_group_norm),
     )?;

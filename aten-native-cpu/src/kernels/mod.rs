@@ -11,6 +11,7 @@
 //!   `cat`);
 //! - [`linear_algebra`]: `mm`, `bmm`, `addmm`, `dot` (on [`crate::gemm`]);
 //! - [`nn`]: convolution, max pooling, layer norm, losses, dropout;
+//!   [`batch_norm`](mod@batch_norm): batch normalization;
 //! - [`reduce`]: reductions, scans and softmax.
 
 // Kernels are generic over element types, bool included, where an order
@@ -19,6 +20,7 @@
 
 pub mod arith;
 pub mod backward;
+pub mod batch_norm;
 pub mod binary;
 pub mod cat;
 pub mod compare;
@@ -42,6 +44,7 @@ pub use backward::{
     avg_pool2d_out_cpu, embedding_dense_backward_cpu, layer_norm_backward_cpu,
     max_pool2d_with_indices_backward_out_cpu, native_group_norm, native_group_norm_backward,
 };
+pub use batch_norm::{batch_norm_legit_cpu, batch_norm_legit_no_stats_cpu};
 pub use binary::{
     add_out, atan2_out, div_out, div_out_mode, fmod_tensor_out, maximum_out, minimum_out, mul_out,
     pow_tensor_scalar_out, pow_tensor_tensor_out, remainder_tensor_out, sub_out,
