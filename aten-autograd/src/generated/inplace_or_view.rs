@@ -990,6 +990,24 @@ pub fn pow_tensor_scalar_out_ad_inplace_or_view(
     Ok(result)
 }
 
+/// ADInplaceOrView kernel of `aten::pow.Scalar_out(Scalar self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn pow_scalar_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: Scalar,
+    exponent: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::pow_scalar_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_.clone(), exponent, out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
 /// ADInplaceOrView kernel of `aten::logical_and_(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
 pub fn logical_and_ad_inplace_or_view_(
     ks: DispatchKeySet,
@@ -1200,6 +1218,87 @@ pub fn clamp_out_ad_inplace_or_view(
         ops::clamp_out_op()?.redispatch(
             ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
             (self_, min.clone(), max.clone(), out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)`.
+pub fn clamp_tensor_ad_inplace_or_view_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    min: Option<&Tensor>,
+    max: Option<&Tensor>,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::clamp_tensor_op_()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, min, max),
+        )?
+    };
+    record::increment_version(self_)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::clamp.Tensor_out(Tensor self, Tensor? min=None, Tensor? max=None, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn clamp_tensor_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    min: Option<&Tensor>,
+    max: Option<&Tensor>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::clamp_tensor_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, min, max, out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::elu.out(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn elu_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    alpha: Scalar,
+    scale: Scalar,
+    input_scale: Scalar,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::elu_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (
+                self_,
+                alpha.clone(),
+                scale.clone(),
+                input_scale.clone(),
+                out,
+            ),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::leaky_relu.out(Tensor self, Scalar negative_slope=0.01, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn leaky_relu_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    negative_slope: Scalar,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::leaky_relu_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, negative_slope.clone(), out),
         )?
     };
     record::increment_version(out)?;
@@ -3799,6 +3898,10 @@ aten_dispatch::torch_library_impl!(aten, ADInplaceOrView, |m| {
         CppFunction::from_unboxed(pow_tensor_scalar_out_ad_inplace_or_view),
     )?;
     m.impl_(
+        "pow.Scalar_out",
+        CppFunction::from_unboxed(pow_scalar_out_ad_inplace_or_view),
+    )?;
+    m.impl_(
         "logical_and_",
         CppFunction::from_unboxed(logical_and_ad_inplace_or_view_),
     )?;
@@ -3845,6 +3948,22 @@ aten_dispatch::torch_library_impl!(aten, ADInplaceOrView, |m| {
     m.impl_(
         "clamp.out",
         CppFunction::from_unboxed(clamp_out_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "clamp_.Tensor",
+        CppFunction::from_unboxed(clamp_tensor_ad_inplace_or_view_),
+    )?;
+    m.impl_(
+        "clamp.Tensor_out",
+        CppFunction::from_unboxed(clamp_tensor_out_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "elu.out",
+        CppFunction::from_unboxed(elu_out_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "leaky_relu.out",
+        CppFunction::from_unboxed(leaky_relu_out_ad_inplace_or_view),
     )?;
     m.impl_("abs_", CppFunction::from_unboxed(abs_ad_inplace_or_view_))?;
     m.impl_(

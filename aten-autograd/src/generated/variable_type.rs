@@ -937,6 +937,58 @@ fn div_scalar_autograd_record(ks: DispatchKeySet, self_: &Tensor, other: Scalar)
     Ok(out0)
 }
 
+/// Autograd kernel of `aten::div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor`.
+#[inline]
+pub fn div_scalar_mode_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    other: Scalar,
+    rounding_mode: Option<&str>,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::div_scalar_mode_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, other.clone(), rounding_mode),
+            )?
+        });
+    }
+    div_scalar_mode_autograd_record(ks, self_, other.clone(), rounding_mode)
+}
+
+/// The recording part of [`div_scalar_mode_autograd`]: some input requires grad.
+#[inline(never)]
+fn div_scalar_mode_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    other: Scalar,
+    rounding_mode: Option<&str>,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::div_scalar_mode_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, other.clone(), rounding_mode),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "div" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
 /// Autograd kernel of `aten::div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor`.
 #[inline]
 pub fn div_tensor_mode_autograd(
@@ -1297,6 +1349,58 @@ pub fn bitwise_and_tensor_out_autograd(
     })
 }
 
+/// Autograd kernel of `aten::bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor`.
+#[inline]
+pub fn bitwise_and_scalar_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    other: Scalar,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::bitwise_and_scalar_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, other.clone()),
+            )?
+        });
+    }
+    bitwise_and_scalar_autograd_record(ks, self_, other.clone())
+}
+
+/// The recording part of [`bitwise_and_scalar_autograd`]: some input requires grad.
+#[inline(never)]
+fn bitwise_and_scalar_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    other: Scalar,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::bitwise_and_scalar_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, other.clone()),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "bitwise_and",
+            },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
 /// Autograd kernel of `aten::bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor`.
 #[inline]
 pub fn bitwise_or_tensor_autograd(
@@ -1412,6 +1516,56 @@ pub fn bitwise_or_tensor_out_autograd(
         ops::bitwise_or_tensor_out_op()?
             .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other, out))?
     })
+}
+
+/// Autograd kernel of `aten::bitwise_or.Scalar(Tensor self, Scalar other) -> Tensor`.
+#[inline]
+pub fn bitwise_or_scalar_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    other: Scalar,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::bitwise_or_scalar_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, other.clone()),
+            )?
+        });
+    }
+    bitwise_or_scalar_autograd_record(ks, self_, other.clone())
+}
+
+/// The recording part of [`bitwise_or_scalar_autograd`]: some input requires grad.
+#[inline(never)]
+fn bitwise_or_scalar_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    other: Scalar,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::bitwise_or_scalar_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, other.clone()),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "bitwise_or" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
 }
 
 /// Autograd kernel of `aten::bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor`.
@@ -1533,6 +1687,58 @@ pub fn bitwise_xor_tensor_out_autograd(
         ops::bitwise_xor_tensor_out_op()?
             .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other, out))?
     })
+}
+
+/// Autograd kernel of `aten::bitwise_xor.Scalar(Tensor self, Scalar other) -> Tensor`.
+#[inline]
+pub fn bitwise_xor_scalar_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    other: Scalar,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::bitwise_xor_scalar_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, other.clone()),
+            )?
+        });
+    }
+    bitwise_xor_scalar_autograd_record(ks, self_, other.clone())
+}
+
+/// The recording part of [`bitwise_xor_scalar_autograd`]: some input requires grad.
+#[inline(never)]
+fn bitwise_xor_scalar_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    other: Scalar,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::bitwise_xor_scalar_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, other.clone()),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "bitwise_xor",
+            },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
 }
 
 /// Autograd kernel of `aten::eq.Tensor(Tensor self, Tensor other) -> Tensor`.
@@ -2853,6 +3059,52 @@ pub fn fmod_tensor_out_autograd(
     })
 }
 
+/// Autograd kernel of `aten::fmod.Scalar(Tensor self, Scalar other) -> Tensor`.
+#[inline]
+pub fn fmod_scalar_autograd(ks: DispatchKeySet, self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::fmod_scalar_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, other.clone()),
+            )?
+        });
+    }
+    fmod_scalar_autograd_record(ks, self_, other.clone())
+}
+
+/// The recording part of [`fmod_scalar_autograd`]: some input requires grad.
+#[inline(never)]
+fn fmod_scalar_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    other: Scalar,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::fmod_scalar_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, other.clone()),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "fmod" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
 /// Autograd kernel of `aten::remainder.Tensor(Tensor self, Tensor other) -> Tensor`.
 #[inline]
 pub fn remainder_tensor_autograd(
@@ -3382,6 +3634,71 @@ pub fn pow_tensor_scalar_out_autograd(
             (self_, exponent.clone(), out),
         )?
     })
+}
+
+/// Autograd kernel of `aten::pow.Scalar_out(Scalar self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn pow_scalar_out_autograd(
+    ks: DispatchKeySet,
+    self_: Scalar,
+    exponent: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    if record::grad_mode_and(exponent.requires_grad() || out.requires_grad()) {
+        return Err(record::out_requires_grad_error("pow"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::pow_scalar_out_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_.clone(), exponent, out),
+        )?
+    })
+}
+
+/// Autograd kernel of `aten::pow.Scalar(Scalar self, Tensor exponent) -> Tensor`.
+#[inline]
+pub fn pow_scalar_autograd(ks: DispatchKeySet, self_: Scalar, exponent: &Tensor) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(exponent.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::pow_scalar_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_.clone(), exponent),
+            )?
+        });
+    }
+    pow_scalar_autograd_record(ks, self_.clone(), exponent)
+}
+
+/// The recording part of [`pow_scalar_autograd`]: some input requires grad.
+#[inline(never)]
+fn pow_scalar_autograd_record(
+    ks: DispatchKeySet,
+    self_: Scalar,
+    exponent: &Tensor,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(exponent)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::pow_scalar_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_.clone(), exponent),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "pow" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
 }
 
 /// Autograd kernel of `aten::logical_and(Tensor self, Tensor other) -> Tensor`.
@@ -3986,6 +4303,364 @@ pub fn clamp_out_autograd(
             (self_, min.clone(), max.clone(), out),
         )?
     })
+}
+
+/// Autograd kernel of `aten::clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor`.
+#[inline]
+pub fn clamp_tensor_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    min: Option<&Tensor>,
+    max: Option<&Tensor>,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(
+        self_.requires_grad()
+            || min.is_some_and(|t| t.requires_grad())
+            || max.is_some_and(|t| t.requires_grad()),
+    );
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::clamp_tensor_op()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, min, max))?
+        });
+    }
+    clamp_tensor_autograd_record(ks, self_, min, max)
+}
+
+/// The recording part of [`clamp_tensor_autograd`]: some input requires grad.
+#[inline(never)]
+fn clamp_tensor_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    min: Option<&Tensor>,
+    max: Option<&Tensor>,
+) -> Result<Tensor> {
+    let edges = record::collect_next_edges(
+        std::iter::empty::<Option<&Tensor>>()
+            .chain([Some(self_)])
+            .chain([min])
+            .chain([max]),
+    )?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::clamp_tensor_op()?
+            .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, min, max))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "clamp" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)`.
+#[inline]
+pub fn clamp_tensor_autograd_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    min: Option<&Tensor>,
+    max: Option<&Tensor>,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(
+        self_.requires_grad()
+            || min.is_some_and(|t| t.requires_grad())
+            || max.is_some_and(|t| t.requires_grad()),
+    );
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::clamp_tensor_op_()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, min, max))?
+        });
+    }
+    clamp_tensor_autograd_record_(ks, self_, min, max)
+}
+
+/// The recording part of [`clamp_tensor_autograd_`]: some input requires grad.
+#[inline(never)]
+fn clamp_tensor_autograd_record_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    min: Option<&Tensor>,
+    max: Option<&Tensor>,
+) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges = record::collect_next_edges(
+        std::iter::empty::<Option<&Tensor>>()
+            .chain([Some(self_)])
+            .chain([min])
+            .chain([max]),
+    )?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::clamp_tensor_op_()?
+            .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, min, max))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "clamp" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        crate::view::rebase_history(self_, node)?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::clamp.Tensor_out(Tensor self, Tensor? min=None, Tensor? max=None, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn clamp_tensor_out_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    min: Option<&Tensor>,
+    max: Option<&Tensor>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    if record::grad_mode_and(
+        self_.requires_grad()
+            || min.is_some_and(|t| t.requires_grad())
+            || max.is_some_and(|t| t.requires_grad())
+            || out.requires_grad(),
+    ) {
+        return Err(record::out_requires_grad_error("clamp"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::clamp_tensor_out_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, min, max, out),
+        )?
+    })
+}
+
+/// Autograd kernel of `aten::isnan(Tensor self) -> Tensor`.
+#[inline]
+pub fn isnan_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::isnan_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+    })
+}
+
+/// Autograd kernel of `aten::isinf(Tensor self) -> Tensor`.
+#[inline]
+pub fn isinf_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::isinf_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+    })
+}
+
+/// Autograd kernel of `aten::hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor`.
+#[inline]
+pub fn hardtanh_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    min_val: Scalar,
+    max_val: Scalar,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::hardtanh_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, min_val.clone(), max_val.clone()),
+            )?
+        });
+    }
+    hardtanh_autograd_record(ks, self_, min_val.clone(), max_val.clone())
+}
+
+/// The recording part of [`hardtanh_autograd`]: some input requires grad.
+#[inline(never)]
+fn hardtanh_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    min_val: Scalar,
+    max_val: Scalar,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::hardtanh_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, min_val.clone(), max_val.clone()),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "hardtanh" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::elu.out(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn elu_out_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    alpha: Scalar,
+    scale: Scalar,
+    input_scale: Scalar,
+    out: &Tensor,
+) -> Result<Tensor> {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
+        return Err(record::out_requires_grad_error("elu"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::elu_out_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (
+                self_,
+                alpha.clone(),
+                scale.clone(),
+                input_scale.clone(),
+                out,
+            ),
+        )?
+    })
+}
+
+/// Autograd kernel of `aten::elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor`.
+#[inline]
+pub fn elu_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    alpha: Scalar,
+    scale: Scalar,
+    input_scale: Scalar,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::elu_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, alpha.clone(), scale.clone(), input_scale.clone()),
+            )?
+        });
+    }
+    elu_autograd_record(ks, self_, alpha.clone(), scale.clone(), input_scale.clone())
+}
+
+/// The recording part of [`elu_autograd`]: some input requires grad.
+#[inline(never)]
+fn elu_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    alpha: Scalar,
+    scale: Scalar,
+    input_scale: Scalar,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::elu_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, alpha.clone(), scale.clone(), input_scale.clone()),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "elu" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::leaky_relu.out(Tensor self, Scalar negative_slope=0.01, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn leaky_relu_out_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    negative_slope: Scalar,
+    out: &Tensor,
+) -> Result<Tensor> {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
+        return Err(record::out_requires_grad_error("leaky_relu"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::leaky_relu_out_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, negative_slope.clone(), out),
+        )?
+    })
+}
+
+/// Autograd kernel of `aten::leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor`.
+#[inline]
+pub fn leaky_relu_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    negative_slope: Scalar,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::leaky_relu_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, negative_slope.clone()),
+            )?
+        });
+    }
+    leaky_relu_autograd_record(ks, self_, negative_slope.clone())
+}
+
+/// The recording part of [`leaky_relu_autograd`]: some input requires grad.
+#[inline(never)]
+fn leaky_relu_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    negative_slope: Scalar,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::leaky_relu_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, negative_slope.clone()),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "leaky_relu" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
 }
 
 /// Autograd kernel of `aten::abs(Tensor self) -> Tensor`.
@@ -14056,6 +14731,10 @@ aten_dispatch::torch_library_impl!(aten, Autograd, |m| {
     m.impl_("div.out", CppFunction::from_unboxed(div_out_autograd))?;
     m.impl_("div.Scalar", CppFunction::from_unboxed(div_scalar_autograd))?;
     m.impl_(
+        "div.Scalar_mode",
+        CppFunction::from_unboxed(div_scalar_mode_autograd),
+    )?;
+    m.impl_(
         "div.Tensor_mode",
         CppFunction::from_unboxed(div_tensor_mode_autograd),
     )?;
@@ -14083,6 +14762,10 @@ aten_dispatch::torch_library_impl!(aten, Autograd, |m| {
         CppFunction::from_unboxed(bitwise_and_tensor_out_autograd),
     )?;
     m.impl_(
+        "bitwise_and.Scalar",
+        CppFunction::from_unboxed(bitwise_and_scalar_autograd),
+    )?;
+    m.impl_(
         "bitwise_or.Tensor",
         CppFunction::from_unboxed(bitwise_or_tensor_autograd),
     )?;
@@ -14095,6 +14778,10 @@ aten_dispatch::torch_library_impl!(aten, Autograd, |m| {
         CppFunction::from_unboxed(bitwise_or_tensor_out_autograd),
     )?;
     m.impl_(
+        "bitwise_or.Scalar",
+        CppFunction::from_unboxed(bitwise_or_scalar_autograd),
+    )?;
+    m.impl_(
         "bitwise_xor.Tensor",
         CppFunction::from_unboxed(bitwise_xor_tensor_autograd),
     )?;
@@ -14105,6 +14792,10 @@ aten_dispatch::torch_library_impl!(aten, Autograd, |m| {
     m.impl_(
         "bitwise_xor.Tensor_out",
         CppFunction::from_unboxed(bitwise_xor_tensor_out_autograd),
+    )?;
+    m.impl_(
+        "bitwise_xor.Scalar",
+        CppFunction::from_unboxed(bitwise_xor_scalar_autograd),
     )?;
     m.impl_("eq.Tensor", CppFunction::from_unboxed(eq_tensor_autograd))?;
     m.impl_("eq_.Tensor", CppFunction::from_unboxed(eq_tensor_autograd_))?;
@@ -14191,6 +14882,10 @@ aten_dispatch::torch_library_impl!(aten, Autograd, |m| {
         CppFunction::from_unboxed(fmod_tensor_out_autograd),
     )?;
     m.impl_(
+        "fmod.Scalar",
+        CppFunction::from_unboxed(fmod_scalar_autograd),
+    )?;
+    m.impl_(
         "remainder.Tensor",
         CppFunction::from_unboxed(remainder_tensor_autograd),
     )?;
@@ -14240,6 +14935,11 @@ aten_dispatch::torch_library_impl!(aten, Autograd, |m| {
         "pow.Tensor_Scalar_out",
         CppFunction::from_unboxed(pow_tensor_scalar_out_autograd),
     )?;
+    m.impl_(
+        "pow.Scalar_out",
+        CppFunction::from_unboxed(pow_scalar_out_autograd),
+    )?;
+    m.impl_("pow.Scalar", CppFunction::from_unboxed(pow_scalar_autograd))?;
     m.impl_(
         "logical_and",
         CppFunction::from_unboxed(logical_and_autograd),
@@ -14301,6 +15001,28 @@ aten_dispatch::torch_library_impl!(aten, Autograd, |m| {
     m.impl_("clamp", CppFunction::from_unboxed(clamp_autograd))?;
     m.impl_("clamp_", CppFunction::from_unboxed(clamp_autograd_))?;
     m.impl_("clamp.out", CppFunction::from_unboxed(clamp_out_autograd))?;
+    m.impl_(
+        "clamp.Tensor",
+        CppFunction::from_unboxed(clamp_tensor_autograd),
+    )?;
+    m.impl_(
+        "clamp_.Tensor",
+        CppFunction::from_unboxed(clamp_tensor_autograd_),
+    )?;
+    m.impl_(
+        "clamp.Tensor_out",
+        CppFunction::from_unboxed(clamp_tensor_out_autograd),
+    )?;
+    m.impl_("isnan", CppFunction::from_unboxed(isnan_autograd))?;
+    m.impl_("isinf", CppFunction::from_unboxed(isinf_autograd))?;
+    m.impl_("hardtanh", CppFunction::from_unboxed(hardtanh_autograd))?;
+    m.impl_("elu.out", CppFunction::from_unboxed(elu_out_autograd))?;
+    m.impl_("elu", CppFunction::from_unboxed(elu_autograd))?;
+    m.impl_(
+        "leaky_relu.out",
+        CppFunction::from_unboxed(leaky_relu_out_autograd),
+    )?;
+    m.impl_("leaky_relu", CppFunction::from_unboxed(leaky_relu_autograd))?;
     m.impl_("abs", CppFunction::from_unboxed(abs_autograd))?;
     m.impl_("abs_", CppFunction::from_unboxed(abs_autograd_))?;
     m.impl_("abs.out", CppFunction::from_unboxed(abs_out_autograd))?;

@@ -770,6 +770,27 @@ pub fn div_scalar(self_: &Tensor, other: Scalar) -> Result<Tensor> {
     div_scalar_op()?.call((self_, other))
 }
 
+/// The typed dispatcher handle of `aten::div.Scalar_mode`, looked up once.
+#[inline]
+pub fn div_scalar_mode_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar, Option<&'static str>), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, Scalar, Option<&'static str>), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::div", "Scalar_mode"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor`
+pub fn div_scalar_mode(
+    self_: &Tensor,
+    other: Scalar,
+    rounding_mode: Option<&str>,
+) -> Result<Tensor> {
+    div_scalar_mode_op()?.call((self_, other, rounding_mode))
+}
+
 /// The typed dispatcher handle of `aten::div.Tensor_mode`, looked up once.
 #[inline]
 pub fn div_tensor_mode_op() -> Result<
@@ -959,6 +980,22 @@ pub fn bitwise_and_tensor_out(self_: &Tensor, other: &Tensor, out: &Tensor) -> R
     bitwise_and_tensor_out_op()?.call((self_, other, out))
 }
 
+/// The typed dispatcher handle of `aten::bitwise_and.Scalar`, looked up once.
+#[inline]
+pub fn bitwise_and_scalar_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::bitwise_and", "Scalar"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor`
+pub fn bitwise_and_scalar(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    bitwise_and_scalar_op()?.call((self_, other))
+}
+
 /// The typed dispatcher handle of `aten::bitwise_or.Tensor`, looked up once.
 #[inline]
 pub fn bitwise_or_tensor_op(
@@ -1009,6 +1046,22 @@ pub fn bitwise_or_tensor_out(self_: &Tensor, other: &Tensor, out: &Tensor) -> Re
     bitwise_or_tensor_out_op()?.call((self_, other, out))
 }
 
+/// The typed dispatcher handle of `aten::bitwise_or.Scalar`, looked up once.
+#[inline]
+pub fn bitwise_or_scalar_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::bitwise_or", "Scalar"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::bitwise_or.Scalar(Tensor self, Scalar other) -> Tensor`
+pub fn bitwise_or_scalar(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    bitwise_or_scalar_op()?.call((self_, other))
+}
+
 /// The typed dispatcher handle of `aten::bitwise_xor.Tensor`, looked up once.
 #[inline]
 pub fn bitwise_xor_tensor_op(
@@ -1057,6 +1110,22 @@ pub fn bitwise_xor_tensor_out_op(
 /// `aten::bitwise_xor.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
 pub fn bitwise_xor_tensor_out(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tensor> {
     bitwise_xor_tensor_out_op()?.call((self_, other, out))
+}
+
+/// The typed dispatcher handle of `aten::bitwise_xor.Scalar`, looked up once.
+#[inline]
+pub fn bitwise_xor_scalar_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::bitwise_xor", "Scalar"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::bitwise_xor.Scalar(Tensor self, Scalar other) -> Tensor`
+pub fn bitwise_xor_scalar(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    bitwise_xor_scalar_op()?.call((self_, other))
 }
 
 /// The typed dispatcher handle of `aten::eq.Tensor`, looked up once.
@@ -1691,6 +1760,21 @@ pub fn fmod_tensor_out(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<T
     fmod_tensor_out_op()?.call((self_, other, out))
 }
 
+/// The typed dispatcher handle of `aten::fmod.Scalar`, looked up once.
+#[inline]
+pub fn fmod_scalar_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::fmod", "Scalar"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::fmod.Scalar(Tensor self, Scalar other) -> Tensor`
+pub fn fmod_scalar(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    fmod_scalar_op()?.call((self_, other))
+}
+
 /// The typed dispatcher handle of `aten::remainder.Tensor`, looked up once.
 #[inline]
 pub fn remainder_tensor_op(
@@ -1921,6 +2005,38 @@ pub fn pow_tensor_scalar_out_op(
 /// `aten::pow.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out) -> Tensor(a!)`
 pub fn pow_tensor_scalar_out(self_: &Tensor, exponent: Scalar, out: &Tensor) -> Result<Tensor> {
     pow_tensor_scalar_out_op()?.call((self_, exponent, out))
+}
+
+/// The typed dispatcher handle of `aten::pow.Scalar_out`, looked up once.
+#[inline]
+pub fn pow_scalar_out_op(
+) -> Result<&'static TypedOperatorHandle<(Scalar, &'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(Scalar, &'static Tensor, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::pow", "Scalar_out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::pow.Scalar_out(Scalar self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn pow_scalar_out(self_: Scalar, exponent: &Tensor, out: &Tensor) -> Result<Tensor> {
+    pow_scalar_out_op()?.call((self_, exponent, out))
+}
+
+/// The typed dispatcher handle of `aten::pow.Scalar`, looked up once.
+#[inline]
+pub fn pow_scalar_op() -> Result<&'static TypedOperatorHandle<(Scalar, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(Scalar, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::pow", "Scalar"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::pow.Scalar(Scalar self, Tensor exponent) -> Tensor`
+pub fn pow_scalar(self_: Scalar, exponent: &Tensor) -> Result<Tensor> {
+    pow_scalar_op()?.call((self_, exponent))
 }
 
 /// The typed dispatcher handle of `aten::logical_and.`, looked up once.
@@ -2342,6 +2458,355 @@ pub fn clamp_out(
     out: &Tensor,
 ) -> Result<Tensor> {
     clamp_out_op()?.call((self_, min, max, out))
+}
+
+/// The typed dispatcher handle of `aten::clamp.Tensor`, looked up once.
+#[inline]
+pub fn clamp_tensor_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            Option<&'static Tensor>,
+            Option<&'static Tensor>,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    Option<&'static Tensor>,
+                    Option<&'static Tensor>,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::clamp", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`clamp_tensor_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct ClampTensorOptions<'a> {
+    /// `min`.
+    pub min: Option<&'a Tensor>,
+    /// `max`.
+    pub max: Option<&'a Tensor>,
+}
+
+impl Default for ClampTensorOptions<'_> {
+    fn default() -> Self {
+        ClampTensorOptions {
+            min: None,
+            max: None,
+        }
+    }
+}
+
+/// `aten::clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor`
+pub fn clamp_tensor(self_: &Tensor) -> Result<Tensor> {
+    clamp_tensor_with(self_, ClampTensorOptions::default())
+}
+
+/// `aten::clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor`
+pub fn clamp_tensor_with(self_: &Tensor, options: ClampTensorOptions<'_>) -> Result<Tensor> {
+    clamp_tensor_op()?.call((self_, options.min, options.max))
+}
+
+/// The typed dispatcher handle of `aten::clamp_.Tensor`, looked up once.
+#[inline]
+pub fn clamp_tensor_op_() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            Option<&'static Tensor>,
+            Option<&'static Tensor>,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    Option<&'static Tensor>,
+                    Option<&'static Tensor>,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::clamp_", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`clamp_tensor_with_`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct ClampTensorInplaceOptions<'a> {
+    /// `min`.
+    pub min: Option<&'a Tensor>,
+    /// `max`.
+    pub max: Option<&'a Tensor>,
+}
+
+impl Default for ClampTensorInplaceOptions<'_> {
+    fn default() -> Self {
+        ClampTensorInplaceOptions {
+            min: None,
+            max: None,
+        }
+    }
+}
+
+/// `aten::clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)`
+pub fn clamp_tensor_(self_: &Tensor) -> Result<Tensor> {
+    clamp_tensor_with_(self_, ClampTensorInplaceOptions::default())
+}
+
+/// `aten::clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)`
+pub fn clamp_tensor_with_(
+    self_: &Tensor,
+    options: ClampTensorInplaceOptions<'_>,
+) -> Result<Tensor> {
+    clamp_tensor_op_()?.call((self_, options.min, options.max))
+}
+
+/// The typed dispatcher handle of `aten::clamp.Tensor_out`, looked up once.
+#[inline]
+pub fn clamp_tensor_out_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            Option<&'static Tensor>,
+            Option<&'static Tensor>,
+            &'static Tensor,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    Option<&'static Tensor>,
+                    Option<&'static Tensor>,
+                    &'static Tensor,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::clamp", "Tensor_out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::clamp.Tensor_out(Tensor self, Tensor? min=None, Tensor? max=None, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn clamp_tensor_out(
+    self_: &Tensor,
+    min: Option<&Tensor>,
+    max: Option<&Tensor>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    clamp_tensor_out_op()?.call((self_, min, max, out))
+}
+
+/// The typed dispatcher handle of `aten::isnan.`, looked up once.
+#[inline]
+pub fn isnan_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::isnan", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::isnan(Tensor self) -> Tensor`
+pub fn isnan(self_: &Tensor) -> Result<Tensor> {
+    isnan_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::isinf.`, looked up once.
+#[inline]
+pub fn isinf_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::isinf", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::isinf(Tensor self) -> Tensor`
+pub fn isinf(self_: &Tensor) -> Result<Tensor> {
+    isinf_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::hardtanh.`, looked up once.
+#[inline]
+pub fn hardtanh_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar, Scalar), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar, Scalar), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::hardtanh", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`hardtanh_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct HardtanhOptions {
+    /// `min_val`.
+    pub min_val: Scalar,
+    /// `max_val`.
+    pub max_val: Scalar,
+}
+
+impl Default for HardtanhOptions {
+    fn default() -> Self {
+        HardtanhOptions {
+            min_val: Scalar::Int(-1),
+            max_val: Scalar::Int(1),
+        }
+    }
+}
+
+/// `aten::hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor`
+pub fn hardtanh(self_: &Tensor) -> Result<Tensor> {
+    hardtanh_with(self_, HardtanhOptions::default())
+}
+
+/// `aten::hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor`
+pub fn hardtanh_with(self_: &Tensor, options: HardtanhOptions) -> Result<Tensor> {
+    hardtanh_op()?.call((self_, options.min_val, options.max_val))
+}
+
+/// The typed dispatcher handle of `aten::elu.out`, looked up once.
+#[inline]
+pub fn elu_out_op() -> Result<
+    &'static TypedOperatorHandle<
+        (&'static Tensor, Scalar, Scalar, Scalar, &'static Tensor),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<(&'static Tensor, Scalar, Scalar, Scalar, &'static Tensor), Tensor>,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::elu", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::elu.out(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn elu_out(
+    self_: &Tensor,
+    alpha: Scalar,
+    scale: Scalar,
+    input_scale: Scalar,
+    out: &Tensor,
+) -> Result<Tensor> {
+    elu_out_op()?.call((self_, alpha, scale, input_scale, out))
+}
+
+/// The typed dispatcher handle of `aten::elu.`, looked up once.
+#[inline]
+pub fn elu_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar, Scalar, Scalar), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, Scalar, Scalar, Scalar), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::elu", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`elu_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct EluOptions {
+    /// `alpha`.
+    pub alpha: Scalar,
+    /// `scale`.
+    pub scale: Scalar,
+    /// `input_scale`.
+    pub input_scale: Scalar,
+}
+
+impl Default for EluOptions {
+    fn default() -> Self {
+        EluOptions {
+            alpha: Scalar::Int(1),
+            scale: Scalar::Int(1),
+            input_scale: Scalar::Int(1),
+        }
+    }
+}
+
+/// `aten::elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor`
+pub fn elu(self_: &Tensor) -> Result<Tensor> {
+    elu_with(self_, EluOptions::default())
+}
+
+/// `aten::elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor`
+pub fn elu_with(self_: &Tensor, options: EluOptions) -> Result<Tensor> {
+    elu_op()?.call((self_, options.alpha, options.scale, options.input_scale))
+}
+
+/// The typed dispatcher handle of `aten::leaky_relu.out`, looked up once.
+#[inline]
+pub fn leaky_relu_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar, &'static Tensor), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, Scalar, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::leaky_relu", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::leaky_relu.out(Tensor self, Scalar negative_slope=0.01, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn leaky_relu_out(self_: &Tensor, negative_slope: Scalar, out: &Tensor) -> Result<Tensor> {
+    leaky_relu_out_op()?.call((self_, negative_slope, out))
+}
+
+/// The typed dispatcher handle of `aten::leaky_relu.`, looked up once.
+#[inline]
+pub fn leaky_relu_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::leaky_relu", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`leaky_relu_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct LeakyReluOptions {
+    /// `negative_slope`.
+    pub negative_slope: Scalar,
+}
+
+impl Default for LeakyReluOptions {
+    fn default() -> Self {
+        LeakyReluOptions {
+            negative_slope: Scalar::Double(0.01),
+        }
+    }
+}
+
+/// `aten::leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor`
+pub fn leaky_relu(self_: &Tensor) -> Result<Tensor> {
+    leaky_relu_with(self_, LeakyReluOptions::default())
+}
+
+/// `aten::leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor`
+pub fn leaky_relu_with(self_: &Tensor, options: LeakyReluOptions) -> Result<Tensor> {
+    leaky_relu_op()?.call((self_, options.negative_slope))
 }
 
 /// The typed dispatcher handle of `aten::abs.`, looked up once.

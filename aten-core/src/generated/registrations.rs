@@ -102,6 +102,11 @@ aten_dispatch::torch_library!(aten, |m| {
         vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
+        "div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string(), "pointwise".to_string()],
+    )?;
+    m.def_with(
         "div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
         vec!["core".to_string(), "pointwise".to_string()],
@@ -143,6 +148,11 @@ aten_dispatch::torch_library!(aten, |m| {
         vec!["pointwise".to_string()],
     )?;
     m.def_with(
+        "bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string(), "pointwise".to_string()],
+    )?;
+    m.def_with(
         "bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
         vec!["core".to_string(), "pointwise".to_string()],
@@ -158,6 +168,11 @@ aten_dispatch::torch_library!(aten, |m| {
         vec!["pointwise".to_string()],
     )?;
     m.def_with(
+        "bitwise_or.Scalar(Tensor self, Scalar other) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string(), "pointwise".to_string()],
+    )?;
+    m.def_with(
         "bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
         vec!["core".to_string(), "pointwise".to_string()],
@@ -171,6 +186,11 @@ aten_dispatch::torch_library!(aten, |m| {
         "bitwise_xor.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
         Some(AliasAnalysisKind::FromSchema),
         vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
+        "bitwise_xor.Scalar(Tensor self, Scalar other) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "eq.Tensor(Tensor self, Tensor other) -> Tensor",
@@ -368,6 +388,11 @@ aten_dispatch::torch_library!(aten, |m| {
         vec!["pointwise".to_string()],
     )?;
     m.def_with(
+        "fmod.Scalar(Tensor self, Scalar other) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string(), "pointwise".to_string()],
+    )?;
+    m.def_with(
         "remainder.Tensor(Tensor self, Tensor other) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
         vec!["core".to_string(), "pointwise".to_string()],
@@ -436,6 +461,16 @@ aten_dispatch::torch_library!(aten, |m| {
         "pow.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out) -> Tensor(a!)",
         Some(AliasAnalysisKind::FromSchema),
         vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
+        "pow.Scalar_out(Scalar self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with(
+        "pow.Scalar(Scalar self, Tensor exponent) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string(), "pointwise".to_string()],
     )?;
     m.def_with(
         "logical_and(Tensor self, Tensor other) -> Tensor",
@@ -524,6 +559,48 @@ aten_dispatch::torch_library!(aten, |m| {
         vec!["pointwise".to_string()],
     )?;
     m.def_with("clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec!["pointwise".to_string()])?;
+    m.def_with(
+        "clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string(), "pointwise".to_string()],
+    )?;
+    m.def_with(
+        "clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string()],
+    )?;
+    m.def_with("clamp.Tensor_out(Tensor self, Tensor? min=None, Tensor? max=None, *, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec!["pointwise".to_string()])?;
+    m.def_with(
+        "isnan(Tensor self) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string(), "pointwise".to_string()],
+    )?;
+    m.def_with(
+        "isinf(Tensor self) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string(), "pointwise".to_string()],
+    )?;
+    m.def_with(
+        "hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["pointwise".to_string(), "core".to_string()],
+    )?;
+    m.def_with("elu.out(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1, *, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec![])?;
+    m.def_with(
+        "elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string(), "pointwise".to_string()],
+    )?;
+    m.def_with(
+        "leaky_relu.out(Tensor self, Scalar negative_slope=0.01, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string(), "pointwise".to_string()],
+    )?;
     m.def_with(
         "abs(Tensor self) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
@@ -2789,6 +2866,32 @@ pub fn pow_tensor_scalar_out_structured_meta(
     let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
+/// Structured kernel (Out, meta) of `aten::pow.Scalar_out(Scalar self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn pow_scalar_out_structured_meta(
+    self_: Scalar,
+    exponent: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::pow_scalar(set_output, self_, exponent)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, meta) of `aten::pow.Scalar(Scalar self, Tensor exponent) -> Tensor`.
+pub fn pow_scalar_structured_meta(self_: Scalar, exponent: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::pow_scalar(set_output, self_, exponent)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, default_backend) of `aten::pow.Scalar(Scalar self, Tensor exponent) -> Tensor`.
+pub fn pow_scalar_structured_default_backend(self_: Scalar, exponent: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::pow_scalar(set_output, self_, exponent)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::pow_scalar_out_op()?.call((self_, exponent, &output))
+}
 /// Structured kernel (Functional, meta) of `aten::lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor`.
 pub fn lerp_scalar_structured_meta(self_: &Tensor, end: &Tensor, weight: Scalar) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
@@ -2910,6 +3013,130 @@ pub fn clamp_out_structured_meta(
     let meta = crate::meta::clamp(set_output, self_, min, max)?;
     let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, meta) of `aten::clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor`.
+pub fn clamp_tensor_structured_meta(
+    self_: &Tensor,
+    min: Option<&Tensor>,
+    max: Option<&Tensor>,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::clamp_tensor(set_output, self_, min, max)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, default_backend) of `aten::clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor`.
+pub fn clamp_tensor_structured_default_backend(
+    self_: &Tensor,
+    min: Option<&Tensor>,
+    max: Option<&Tensor>,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::clamp_tensor(set_output, self_, min, max)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::clamp_tensor_out_op()?.call((self_, min, max, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)`.
+pub fn clamp_tensor_structured_meta_(
+    self_: &Tensor,
+    min: Option<&Tensor>,
+    max: Option<&Tensor>,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::clamp_tensor(set_output, self_, min, max)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)`.
+pub fn clamp_tensor_structured_default_backend_(
+    self_: &Tensor,
+    min: Option<&Tensor>,
+    max: Option<&Tensor>,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::clamp_tensor(set_output, self_, min, max)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::clamp_tensor_out_op()?.call((self_, min, max, &output))
+}
+/// Structured kernel (Out, meta) of `aten::clamp.Tensor_out(Tensor self, Tensor? min=None, Tensor? max=None, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn clamp_tensor_out_structured_meta(
+    self_: &Tensor,
+    min: Option<&Tensor>,
+    max: Option<&Tensor>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::clamp_tensor(set_output, self_, min, max)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Out, meta) of `aten::elu.out(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn elu_out_structured_meta(
+    self_: &Tensor,
+    alpha: Scalar,
+    scale: Scalar,
+    input_scale: Scalar,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::elu(set_output, self_, alpha, scale, input_scale)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, meta) of `aten::elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor`.
+pub fn elu_structured_meta(
+    self_: &Tensor,
+    alpha: Scalar,
+    scale: Scalar,
+    input_scale: Scalar,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::elu(set_output, self_, alpha, scale, input_scale)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, default_backend) of `aten::elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor`.
+pub fn elu_structured_default_backend(
+    self_: &Tensor,
+    alpha: Scalar,
+    scale: Scalar,
+    input_scale: Scalar,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::elu(set_output, self_, alpha, scale, input_scale)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::elu_out_op()?.call((self_, alpha, scale, input_scale, &output))
+}
+/// Structured kernel (Out, meta) of `aten::leaky_relu.out(Tensor self, Scalar negative_slope=0.01, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn leaky_relu_out_structured_meta(
+    self_: &Tensor,
+    negative_slope: Scalar,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::leaky_relu(set_output, self_, negative_slope)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, meta) of `aten::leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor`.
+pub fn leaky_relu_structured_meta(self_: &Tensor, negative_slope: Scalar) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::leaky_relu(set_output, self_, negative_slope)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, default_backend) of `aten::leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor`.
+pub fn leaky_relu_structured_default_backend(
+    self_: &Tensor,
+    negative_slope: Scalar,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::leaky_relu(set_output, self_, negative_slope)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::leaky_relu_out_op()?.call((self_, negative_slope, &output))
 }
 /// Structured kernel (Functional, meta) of `aten::neg(Tensor self) -> Tensor`.
 pub fn neg_structured_meta(self_: &Tensor) -> Result<Tensor> {
@@ -5964,6 +6191,14 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
         CppFunction::from_unboxed(pow_tensor_scalar_out_structured_meta),
     )?;
     m.impl_(
+        "pow.Scalar_out",
+        CppFunction::from_unboxed(pow_scalar_out_structured_meta),
+    )?;
+    m.impl_(
+        "pow.Scalar",
+        CppFunction::from_unboxed(pow_scalar_structured_meta),
+    )?;
+    m.impl_(
         "lerp.Scalar",
         CppFunction::from_unboxed(lerp_scalar_structured_meta),
     )?;
@@ -5980,6 +6215,31 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
     m.impl_(
         "clamp.out",
         CppFunction::from_unboxed(clamp_out_structured_meta),
+    )?;
+    m.impl_(
+        "clamp.Tensor",
+        CppFunction::from_unboxed(clamp_tensor_structured_meta),
+    )?;
+    m.impl_(
+        "clamp_.Tensor",
+        CppFunction::from_unboxed(clamp_tensor_structured_meta_),
+    )?;
+    m.impl_(
+        "clamp.Tensor_out",
+        CppFunction::from_unboxed(clamp_tensor_out_structured_meta),
+    )?;
+    m.impl_(
+        "elu.out",
+        CppFunction::from_unboxed(elu_out_structured_meta),
+    )?;
+    m.impl_("elu", CppFunction::from_unboxed(elu_structured_meta))?;
+    m.impl_(
+        "leaky_relu.out",
+        CppFunction::from_unboxed(leaky_relu_out_structured_meta),
+    )?;
+    m.impl_(
+        "leaky_relu",
+        CppFunction::from_unboxed(leaky_relu_structured_meta),
     )?;
     m.impl_("neg", CppFunction::from_unboxed(neg_structured_meta))?;
     m.impl_("neg_", CppFunction::from_unboxed(neg_structured_meta_))?;
@@ -6498,6 +6758,26 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutograd, |m| {
         CppFunction::from_unboxed(crate::native::div_scalar),
     )?;
     m.impl_(
+        "div.Scalar_mode",
+        CppFunction::from_unboxed(crate::native::div_scalar_mode),
+    )?;
+    m.impl_(
+        "bitwise_and.Scalar",
+        CppFunction::from_unboxed(crate::native::bitwise_and_scalar),
+    )?;
+    m.impl_(
+        "bitwise_or.Scalar",
+        CppFunction::from_unboxed(crate::native::bitwise_or_scalar),
+    )?;
+    m.impl_(
+        "bitwise_xor.Scalar",
+        CppFunction::from_unboxed(crate::native::bitwise_xor_scalar),
+    )?;
+    m.impl_(
+        "fmod.Scalar",
+        CppFunction::from_unboxed(crate::native::fmod_scalar),
+    )?;
+    m.impl_(
         "remainder.Scalar",
         CppFunction::from_unboxed(crate::native::remainder_scalar),
     )?;
@@ -6533,6 +6813,7 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutograd, |m| {
         "masked_fill.Scalar_out",
         CppFunction::from_unboxed(masked_fill_scalar_out_autogen),
     )?;
+    m.impl_("isinf", CppFunction::from_unboxed(crate::native::isinf))?;
     m.impl_("abs", CppFunction::from_unboxed(crate::native::abs))?;
     m.impl_("abs_", CppFunction::from_unboxed(crate::native::abs_))?;
     m.impl_("relu.out", CppFunction::from_unboxed(relu_out_autogen))?;
@@ -6938,6 +7219,10 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutogradNonFunctional,
         CppFunction::from_unboxed(pow_scalar_structured_default_backend_),
     )?;
     m.impl_(
+        "pow.Scalar",
+        CppFunction::from_unboxed(pow_scalar_structured_default_backend),
+    )?;
+    m.impl_(
         "lerp.Scalar",
         CppFunction::from_unboxed(lerp_scalar_structured_default_backend),
     )?;
@@ -6952,6 +7237,22 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutogradNonFunctional,
     m.impl_(
         "clamp_",
         CppFunction::from_unboxed(clamp_structured_default_backend_),
+    )?;
+    m.impl_(
+        "clamp.Tensor",
+        CppFunction::from_unboxed(clamp_tensor_structured_default_backend),
+    )?;
+    m.impl_(
+        "clamp_.Tensor",
+        CppFunction::from_unboxed(clamp_tensor_structured_default_backend_),
+    )?;
+    m.impl_(
+        "elu",
+        CppFunction::from_unboxed(elu_structured_default_backend),
+    )?;
+    m.impl_(
+        "leaky_relu",
+        CppFunction::from_unboxed(leaky_relu_structured_default_backend),
     )?;
     m.impl_(
         "neg",

@@ -132,6 +132,11 @@ impl Tensor {
         ops::div_scalar(self, other)
     }
 
+    /// `aten::div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor`
+    pub fn div_scalar_mode(&self, other: Scalar, rounding_mode: Option<&str>) -> Result<Tensor> {
+        ops::div_scalar_mode(self, other, rounding_mode)
+    }
+
     /// `aten::div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor`
     pub fn div_tensor_mode(&self, other: &Tensor, rounding_mode: Option<&str>) -> Result<Tensor> {
         ops::div_tensor_mode(self, other, rounding_mode)
@@ -162,6 +167,11 @@ impl Tensor {
         ops::bitwise_and_tensor_(self, other)
     }
 
+    /// `aten::bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor`
+    pub fn bitwise_and_scalar(&self, other: Scalar) -> Result<Tensor> {
+        ops::bitwise_and_scalar(self, other)
+    }
+
     /// `aten::bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor`
     pub fn bitwise_or_tensor(&self, other: &Tensor) -> Result<Tensor> {
         ops::bitwise_or_tensor(self, other)
@@ -172,6 +182,11 @@ impl Tensor {
         ops::bitwise_or_tensor_(self, other)
     }
 
+    /// `aten::bitwise_or.Scalar(Tensor self, Scalar other) -> Tensor`
+    pub fn bitwise_or_scalar(&self, other: Scalar) -> Result<Tensor> {
+        ops::bitwise_or_scalar(self, other)
+    }
+
     /// `aten::bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor`
     pub fn bitwise_xor_tensor(&self, other: &Tensor) -> Result<Tensor> {
         ops::bitwise_xor_tensor(self, other)
@@ -180,6 +195,11 @@ impl Tensor {
     /// `aten::bitwise_xor_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
     pub fn bitwise_xor_tensor_(&self, other: &Tensor) -> Result<Tensor> {
         ops::bitwise_xor_tensor_(self, other)
+    }
+
+    /// `aten::bitwise_xor.Scalar(Tensor self, Scalar other) -> Tensor`
+    pub fn bitwise_xor_scalar(&self, other: Scalar) -> Result<Tensor> {
+        ops::bitwise_xor_scalar(self, other)
     }
 
     /// `aten::eq.Tensor(Tensor self, Tensor other) -> Tensor`
@@ -312,6 +332,11 @@ impl Tensor {
         ops::fmod_tensor_(self, other)
     }
 
+    /// `aten::fmod.Scalar(Tensor self, Scalar other) -> Tensor`
+    pub fn fmod_scalar(&self, other: Scalar) -> Result<Tensor> {
+        ops::fmod_scalar(self, other)
+    }
+
     /// `aten::remainder.Tensor(Tensor self, Tensor other) -> Tensor`
     pub fn remainder_tensor(&self, other: &Tensor) -> Result<Tensor> {
         ops::remainder_tensor(self, other)
@@ -430,6 +455,39 @@ impl Tensor {
     /// `aten::clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)`
     pub fn clamp_with_(&self, options: ops::ClampInplaceOptions) -> Result<Tensor> {
         ops::clamp_with_(self, options)
+    }
+
+    /// `aten::clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor`
+    pub fn clamp_tensor(&self) -> Result<Tensor> {
+        ops::clamp_tensor(self)
+    }
+
+    /// `aten::clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor`
+    pub fn clamp_tensor_with(&self, options: ops::ClampTensorOptions<'_>) -> Result<Tensor> {
+        ops::clamp_tensor_with(self, options)
+    }
+
+    /// `aten::clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)`
+    pub fn clamp_tensor_(&self) -> Result<Tensor> {
+        ops::clamp_tensor_(self)
+    }
+
+    /// `aten::clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)`
+    pub fn clamp_tensor_with_(
+        &self,
+        options: ops::ClampTensorInplaceOptions<'_>,
+    ) -> Result<Tensor> {
+        ops::clamp_tensor_with_(self, options)
+    }
+
+    /// `aten::isnan(Tensor self) -> Tensor`
+    pub fn isnan(&self) -> Result<Tensor> {
+        ops::isnan(self)
+    }
+
+    /// `aten::isinf(Tensor self) -> Tensor`
+    pub fn isinf(&self) -> Result<Tensor> {
+        ops::isinf(self)
     }
 
     /// `aten::abs(Tensor self) -> Tensor`

@@ -8,7 +8,7 @@ use c10_core::type_promotion::{ResultTypeState, WrappedNumber};
 use c10_core::{Error, Result, Scalar, ScalarType};
 
 use crate::native::wrapped_scalar_tensor;
-use crate::structured::SetOutput;
+use crate::structured::{MetaOutput, SetOutput};
 use crate::tensor_iterator::convert::to_dtype;
 use crate::tensor_iterator::{IntoInput, TensorIterator, TensorIteratorConfig};
 use crate::Tensor;
@@ -400,6 +400,69 @@ pub fn pow_tensor_scalar<'a>(
         }
     }
     binary_op(out, self_, wrapped_scalar_tensor(exponent)?)
+}
+
+/// `clamp.Tensor`: the bounds are tensors that take part in type promotion
+/// and broadcasting; the result is cast to the output if that is safe.
+pub fn clamp_tensor<'a>(
+    out: SetOutput<'a>,
+    self_: &'a Tensor,
+    min: Option<&'a Tensor>,
+    max: Option<&'a Tensor>,
+) -> Result<TensorIterator<'a>> {
+    if min.is_none() && max.is_none() {
+        return Err(Error::runtime(
+            "torch.clamp: At least one of 'min' or 'max' must not be None",
+        ));
+    }
+    let mut config = TensorIteratorConfig::default()
+        .add_output(out.maybe_get_output())
+        .add_input(self_)
+        .promote_inputs_to_common_dtype(true)
+        .cast_common_dtype_to_outputs(true)
+        .enforce_safe_casting_to_output(true);
+    for bound in [min, max].into_iter().flatten() {
+        config = config.add_input(bound);
+    }
+    out.build(config)
+}
+
+/// `elu(self, alpha, scale, input_scale)`: a unary operation that keeps
+/// the dtype.
+pub fn elu<'a>(
+    out: SetOutput<'a>,
+    self_: &'a Tensor,
+    _alpha: Scalar,
+    _scale: Scalar,
+    _input_scale: Scalar,
+) -> Result<TensorIterator<'a>> {
+    unary_op(out, self_)
+}
+
+/// `leaky_relu(self, negative_slope)`.
+pub fn leaky_relu<'a>(
+    out: SetOutput<'a>,
+    self_: &'a Tensor,
+    _negative_slope: Scalar,
+) -> Result<TensorIterator<'a>> {
+    unary_op(out, self_)
+}
+
+/// `pow.Scalar(self, exponent)`: a Python number to tensor powers, shaped
+/// like `exponent` (contiguous), in the dtype the two promote to (or the
+/// given output's).
+pub fn pow_scalar(out: SetOutput<'_>, self_: Scalar, exponent: &Tensor) -> Result<MetaOutput> {
+    let (exponent_dtype, device) = super::dtype_and_device(exponent)?;
+    let dtype = match out.maybe_get_output().and_then(|o| o.dtype()) {
+        Some(given) => given,
+        None => {
+            let mut state = ResultTypeState::default();
+            state.add_tensor(exponent_dtype, exponent.dim())?;
+            state.add_number(WrappedNumber::of_scalar(self_))?;
+            state.result()?.unwrap_or(ScalarType::Float)
+        }
+    };
+    out.set_output(&exponent.sizes(), dtype, device)
 }
 
 /// `clamp`: the bounds take part in type promotion (an in-place clamp

@@ -729,6 +729,32 @@ pub fn math_group_norm(
             input.numel()
         )));
     }
+    // Half-precision inputs are normalized in float32 and rounded once, as
+    // PyTorch's kernel does; the statistics keep the parameters' dtype
+    // (float32 for float32 parameters, else the input's).
+    let dtype = input
+        .dtype()
+        .ok_or_else(|| Error::runtime("undefined tensor"))?;
+    if matches!(dtype, ScalarType::Half | ScalarType::BFloat16) {
+        let float = |t: &Tensor| to_dtype(t, ScalarType::Float);
+        let param_dtype = weight.or(bias).and_then(|t| t.dtype()).unwrap_or(dtype);
+        let (w, b) = (weight.map(float).transpose()?, bias.map(float).transpose()?);
+        let (y, mean, rstd) = math_group_norm(
+            &float(input)?,
+            w.as_ref(),
+            b.as_ref(),
+            n,
+            c,
+            hxw,
+            group,
+            eps,
+        )?;
+        return Ok((
+            to_dtype(&y, dtype)?,
+            to_dtype(&mean, param_dtype)?,
+            to_dtype(&rstd, param_dtype)?,
+        ));
+    }
     let x = ops::reshape(input, &[n, group, -1])?;
     let keep = || ops::MeanDimOptions {
         keepdim: true,

@@ -113,12 +113,17 @@ pub fn index_select_meta(self_: &Tensor, dim: i64, index: &Tensor) -> Result<Ten
 }
 
 /// `native_dropout(input, p, train)`: the output (`input`'s shape and
-/// dtype) and the bool keep mask.
+/// dtype) and the bool keep mask; for an empty input, two tensors laid out
+/// like it, both of its dtype (PyTorch returns before drawing).
 pub fn native_dropout_meta(
     input: &Tensor,
     p: f64,
     _train: Option<bool>,
 ) -> Result<(Tensor, Tensor)> {
+    if input.numel() == 0 {
+        let like = || crate::native::empty_like(input, None, None, None, None, None);
+        return Ok((like()?, like()?));
+    }
     if !(0.0..=1.0).contains(&p) {
         return Err(Error::runtime(format!(
             "dropout probability has to be between 0 and 1, but got {p}"
@@ -150,7 +155,8 @@ pub fn check_uniform_args(self_: &Tensor, from: f64, to: f64) -> Result<()> {
         )));
     }
     let dtype = dtype_and_device(self_)?.0;
-    if !dtype.is_floating_point() {
+    // An empty tensor returns before the dtype is looked at.
+    if !dtype.is_floating_point() && self_.numel() != 0 {
         return Err(Error::not_implemented_for("check_uniform_bounds", dtype));
     }
     Ok(())
@@ -164,7 +170,8 @@ pub fn check_normal_args(self_: &Tensor, std: f64) -> Result<()> {
         )));
     }
     let dtype = dtype_and_device(self_)?.0;
-    if !dtype.is_floating_point() {
+    // An empty tensor returns before the dtype is looked at.
+    if !dtype.is_floating_point() && self_.numel() != 0 {
         return Err(Error::not_implemented_for("normal_kernel_cpu", dtype));
     }
     Ok(())

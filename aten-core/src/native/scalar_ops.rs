@@ -1,5 +1,6 @@
 //! Composite operators PyTorch defines through other overloads: the
-//! `Scalar` overloads of binary operators (the scalar wrapped as a 0-dim
+//! `Scalar` overloads of binary operators (`add`, `sub`, `mul`, `div`,
+//! `fmod`, `remainder`, the bitwise ones; the scalar wrapped as a 0-dim
 //! "wrapped number" tensor, which does not take part in type promotion)
 //! `square` (as `pow(self, 2)`), `masked_fill` (over `masked_fill_`), the full reductions `sum` and `mean`, and `softmax` / `log_softmax`
 //! over `_softmax` / `_log_softmax` after an optional dtype conversion.
@@ -50,6 +51,36 @@ pub fn mul_scalar(self_: &Tensor, other: Scalar) -> Result<Tensor> {
 /// `div.Scalar(self, other)` (CompositeExplicitAutograd).
 pub fn div_scalar(self_: &Tensor, other: Scalar) -> Result<Tensor> {
     ops::div_tensor(self_, &wrapped_scalar_tensor(other)?)
+}
+
+/// `div.Scalar_mode(self, other, rounding_mode)`
+/// (CompositeExplicitAutograd).
+pub fn div_scalar_mode(
+    self_: &Tensor,
+    other: Scalar,
+    rounding_mode: Option<&str>,
+) -> Result<Tensor> {
+    ops::div_tensor_mode(self_, &wrapped_scalar_tensor(other)?, rounding_mode)
+}
+
+/// `fmod.Scalar(self, other)` (CompositeExplicitAutograd).
+pub fn fmod_scalar(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    ops::fmod_tensor(self_, &wrapped_scalar_tensor(other)?)
+}
+
+/// `bitwise_and.Scalar(self, other)` (CompositeExplicitAutograd).
+pub fn bitwise_and_scalar(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    ops::bitwise_and_tensor(self_, &wrapped_scalar_tensor(other)?)
+}
+
+/// `bitwise_or.Scalar(self, other)` (CompositeExplicitAutograd).
+pub fn bitwise_or_scalar(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    ops::bitwise_or_tensor(self_, &wrapped_scalar_tensor(other)?)
+}
+
+/// `bitwise_xor.Scalar(self, other)` (CompositeExplicitAutograd).
+pub fn bitwise_xor_scalar(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    ops::bitwise_xor_tensor(self_, &wrapped_scalar_tensor(other)?)
 }
 
 /// `remainder.Scalar(self, other)` (CompositeExplicitAutograd).

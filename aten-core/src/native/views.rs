@@ -390,7 +390,9 @@ pub fn expand(self_: &Tensor, size: &[i64], _implicit: bool) -> Result<Tensor> {
         } else if i + 1 < ndim {
             (1, sizes[i + 1] * strides[i + 1])
         } else {
-            (1, 1)
+            // Only a 0-dim tensor lacks its last dimension: PyTorch gives
+            // every expanded dimension of a scalar stride 0.
+            (1, 0)
         };
         let mut target = size[i];
         if target == -1 {

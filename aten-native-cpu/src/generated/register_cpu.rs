@@ -747,6 +747,27 @@ pub fn pow_tensor_scalar_out_structured_cpu(
     let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
+/// Structured kernel (Out, cpu) of `aten::pow.Scalar_out(Scalar self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn pow_scalar_out_structured_cpu(
+    self_: Scalar,
+    exponent: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta = aten_core::meta::pow_scalar(set_output, self_, exponent)?;
+    crate::kernels::pow_scalar_out(&mut meta, self_, exponent)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, cpu) of `aten::pow.Scalar(Scalar self, Tensor exponent) -> Tensor`.
+pub fn pow_scalar_structured_cpu(self_: Scalar, exponent: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::pow_scalar(set_output, self_, exponent)?;
+    crate::kernels::pow_scalar_out(&mut meta, self_, exponent)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
 /// Structured kernel (Functional, cpu) of `aten::lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor`.
 pub fn lerp_scalar_structured_cpu(self_: &Tensor, end: &Tensor, weight: Scalar) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
@@ -812,6 +833,93 @@ pub fn clamp_out_structured_cpu(
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::clamp(set_output, self_, min, max)?;
     crate::kernels::clamp_out(&mut meta, self_, min, max)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, cpu) of `aten::clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor`.
+pub fn clamp_tensor_structured_cpu(
+    self_: &Tensor,
+    min: Option<&Tensor>,
+    max: Option<&Tensor>,
+) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::clamp_tensor(set_output, self_, min, max)?;
+    crate::kernels::clamp_tensor_out(&mut meta, self_, min, max)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Inplace, cpu) of `aten::clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)`.
+pub fn clamp_tensor_structured_cpu_(
+    self_: &Tensor,
+    min: Option<&Tensor>,
+    max: Option<&Tensor>,
+) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::clamp_tensor(set_output, self_, min, max)?;
+    crate::kernels::clamp_tensor_out(&mut meta, self_, min, max)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Out, cpu) of `aten::clamp.Tensor_out(Tensor self, Tensor? min=None, Tensor? max=None, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn clamp_tensor_out_structured_cpu(
+    self_: &Tensor,
+    min: Option<&Tensor>,
+    max: Option<&Tensor>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta = aten_core::meta::clamp_tensor(set_output, self_, min, max)?;
+    crate::kernels::clamp_tensor_out(&mut meta, self_, min, max)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Out, cpu) of `aten::elu.out(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn elu_out_structured_cpu(
+    self_: &Tensor,
+    alpha: Scalar,
+    scale: Scalar,
+    input_scale: Scalar,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta = aten_core::meta::elu(set_output, self_, alpha, scale, input_scale)?;
+    crate::kernels::elu_out(&mut meta, self_, alpha, scale, input_scale)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, cpu) of `aten::elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor`.
+pub fn elu_structured_cpu(
+    self_: &Tensor,
+    alpha: Scalar,
+    scale: Scalar,
+    input_scale: Scalar,
+) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::elu(set_output, self_, alpha, scale, input_scale)?;
+    crate::kernels::elu_out(&mut meta, self_, alpha, scale, input_scale)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Out, cpu) of `aten::leaky_relu.out(Tensor self, Scalar negative_slope=0.01, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn leaky_relu_out_structured_cpu(
+    self_: &Tensor,
+    negative_slope: Scalar,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta = aten_core::meta::leaky_relu(set_output, self_, negative_slope)?;
+    crate::kernels::leaky_relu_out(&mut meta, self_, negative_slope)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, cpu) of `aten::leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor`.
+pub fn leaky_relu_structured_cpu(self_: &Tensor, negative_slope: Scalar) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::leaky_relu(set_output, self_, negative_slope)?;
+    crate::kernels::leaky_relu_out(&mut meta, self_, negative_slope)?;
     let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
@@ -2738,6 +2846,14 @@ aten_dispatch::torch_library_impl!(aten, CPU, |m| {
         CppFunction::from_unboxed(pow_tensor_scalar_out_structured_cpu),
     )?;
     m.impl_(
+        "pow.Scalar_out",
+        CppFunction::from_unboxed(pow_scalar_out_structured_cpu),
+    )?;
+    m.impl_(
+        "pow.Scalar",
+        CppFunction::from_unboxed(pow_scalar_structured_cpu),
+    )?;
+    m.impl_(
         "logical_and.out",
         CppFunction::from_unboxed(crate::kernels::logical_and_out),
     )?;
@@ -2774,6 +2890,33 @@ aten_dispatch::torch_library_impl!(aten, CPU, |m| {
     m.impl_(
         "clamp.out",
         CppFunction::from_unboxed(clamp_out_structured_cpu),
+    )?;
+    m.impl_(
+        "clamp.Tensor",
+        CppFunction::from_unboxed(clamp_tensor_structured_cpu),
+    )?;
+    m.impl_(
+        "clamp_.Tensor",
+        CppFunction::from_unboxed(clamp_tensor_structured_cpu_),
+    )?;
+    m.impl_(
+        "clamp.Tensor_out",
+        CppFunction::from_unboxed(clamp_tensor_out_structured_cpu),
+    )?;
+    m.impl_("isnan", CppFunction::from_unboxed(crate::kernels::isnan))?;
+    m.impl_(
+        "hardtanh",
+        CppFunction::from_unboxed(crate::kernels::hardtanh),
+    )?;
+    m.impl_("elu.out", CppFunction::from_unboxed(elu_out_structured_cpu))?;
+    m.impl_("elu", CppFunction::from_unboxed(elu_structured_cpu))?;
+    m.impl_(
+        "leaky_relu.out",
+        CppFunction::from_unboxed(leaky_relu_out_structured_cpu),
+    )?;
+    m.impl_(
+        "leaky_relu",
+        CppFunction::from_unboxed(leaky_relu_structured_cpu),
     )?;
     m.impl_(
         "abs.out",
@@ -3222,6 +3365,11 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
     m.impl_(
         "masked_fill_.Scalar",
         CppFunction::from_unboxed(crate::kernels::masked_fill_scalar_),
+    )?;
+    m.impl_("isnan", CppFunction::from_unboxed(crate::kernels::isnan))?;
+    m.impl_(
+        "hardtanh",
+        CppFunction::from_unboxed(crate::kernels::hardtanh),
     )?;
     m.impl_(
         "abs.out",

@@ -13,10 +13,30 @@ use super::arith::{Arith, Float};
 use crate::loops::binary;
 use crate::{dispatch_all, dispatch_floating};
 
+/// `a + alpha * b` for float16 and bfloat16 as PyTorch computes it: in
+/// float32 (`alpha` too), fused, rounded once to the narrow type. The sum
+/// is formed in `f64`, where the product of a narrow value and a float32
+/// is exact, then rounded to float32 as the fused multiply-add does.
+fn add_alpha_reduced(iter: &mut TensorIterator<'_>, alpha: f64) -> Result<()> {
+    let alpha = f64::from(alpha as f32);
+    dispatch_floating!(iter.common_dtype(), "add_cpu/sub_cpu", T => {
+        binary::<T, T, T>(iter, move |x, y| {
+            T::from_f64(f64::from((x.to_f64() + alpha * y.to_f64()) as f32))
+        })
+    })
+}
+
+fn is_reduced_float(dtype: ScalarType) -> bool {
+    matches!(dtype, ScalarType::Half | ScalarType::BFloat16)
+}
+
 /// `add.out`: `a + alpha * b` over the meta function's iteration.
 pub fn add_out(iter: &mut TensorIterator<'_>, _: &Tensor, _: &Tensor, alpha: Scalar) -> Result<()> {
     if !iter.has_data() {
         return Ok(());
+    }
+    if is_reduced_float(iter.common_dtype()) {
+        return add_alpha_reduced(iter, alpha.to_f64());
     }
     dispatch_all!(iter.common_dtype(), "add_cpu", T => {
         let al = T::from_scalar(alpha)?;
@@ -32,6 +52,9 @@ pub fn add_out(iter: &mut TensorIterator<'_>, _: &Tensor, _: &Tensor, alpha: Sca
 pub fn sub_out(iter: &mut TensorIterator<'_>, _: &Tensor, _: &Tensor, alpha: Scalar) -> Result<()> {
     if !iter.has_data() {
         return Ok(());
+    }
+    if is_reduced_float(iter.common_dtype()) {
+        return add_alpha_reduced(iter, -alpha.to_f64());
     }
     dispatch_all!(iter.common_dtype(), "sub_cpu", T => {
         let al = T::from_scalar(alpha)?;
@@ -317,4 +340,21 @@ mod tests {
         assert_eq!(powi(-1, -3), -1);
         assert_eq!(powi(3, -1), 0);
     }
+}
+
+/// `pow.Scalar_out`: `1` everywhere for a base of one, else
+/// `pow.Tensor_Tensor_out` with the base as a wrapped number.
+pub fn pow_scalar_out(
+    meta: &mut aten_core::structured::MetaOutput,
+    self_: Scalar,
+    exponent: &Tensor,
+) -> Result<()> {
+    let out = meta.output();
+    if self_.to_f64() == 1.0 && !matches!(self_, Scalar::ComplexDouble(c) if c.im != 0.0) {
+        aten_core::ops::fill_scalar_(out, Scalar::Int(1))?;
+    } else {
+        let base = aten_core::native::wrapped_scalar_tensor(self_)?;
+        aten_core::ops::pow_tensor_tensor_out(&base, exponent, out)?;
+    }
+    Ok(())
 }

@@ -3,6 +3,7 @@
 //! - [`binary`], [`unary`], [`compare`]: pointwise loops and the impls of
 //!   the structured pointwise families; [`pointwise_ops`]: the other
 //!   registered pointwise kernels (on those loops and [`ternary`]);
+//! - [`activation`]: `elu`, `leaky_relu`;
 //! - [`arith`]: element arithmetic per dtype; [`util`]: shared helpers;
 //! - [`copy`](mod@copy): the copy kernel behind `copy_` and dtype conversions;
 //! - factories; [`fill`]: `fill_`, `zero_`, range and random fills;
@@ -18,6 +19,7 @@
 // comparison is meant as written.
 #![allow(clippy::bool_comparison)]
 
+pub mod activation;
 pub mod arith;
 pub mod backward;
 pub mod batch_norm;
@@ -39,6 +41,7 @@ pub mod triangular;
 pub mod unary;
 pub mod util;
 
+pub use activation::{elu_out, leaky_relu_out};
 pub use backward::{
     adaptive_avg_pool2d_backward_cpu, adaptive_avg_pool2d_cpu, avg_pool2d_backward_out_cpu,
     avg_pool2d_out_cpu, embedding_dense_backward_cpu, layer_norm_backward_cpu,
@@ -47,7 +50,7 @@ pub use backward::{
 pub use batch_norm::{batch_norm_legit_cpu, batch_norm_legit_no_stats_cpu};
 pub use binary::{
     add_out, atan2_out, div_out, div_out_mode, fmod_tensor_out, maximum_out, minimum_out, mul_out,
-    pow_tensor_scalar_out, pow_tensor_tensor_out, remainder_tensor_out, sub_out,
+    pow_scalar_out, pow_tensor_scalar_out, pow_tensor_tensor_out, remainder_tensor_out, sub_out,
 };
 pub use cat::cat_out_cpu;
 pub use compare::{
@@ -69,7 +72,7 @@ pub use reduce::{
     _log_softmax_out, _softmax_out, all_out, amax_out, amin_out, any_out, argmax_out, cumsum_out,
     max_dim_max, mean_out, prod, sum_intlist_out, var_correction,
 };
-pub use ternary::{clamp_out, lerp_scalar_out};
+pub use ternary::{clamp_out, clamp_tensor_out, lerp_scalar_out};
 pub use triangular::{tril_out, triu_out};
 pub use unary::{
     acos_out, acosh_out, asin_out, asinh_out, atan_out, atanh_out, bitwise_not_out, ceil_out,
@@ -80,3 +83,5 @@ pub use unary::{
 
 /// Views are backend-neutral: the CPU registers the shared kernels.
 pub use aten_core::native::{as_strided_tensorimpl, view};
+/// Written over other operators: every backend registers the same code.
+pub use aten_core::native::{hardtanh, isnan};

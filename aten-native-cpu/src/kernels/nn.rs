@@ -547,7 +547,10 @@ pub fn mse_loss_out(
 /// with probability `p` and scales the rest by `1 / (1 - p)`; returns the
 /// output and the keep mask.
 pub fn native_dropout(input: &Tensor, p: f64, train: Option<bool>) -> Result<(Tensor, Tensor)> {
-    let (_, mask) = native_dropout_meta(input, p, train)?;
+    let (output, mask) = native_dropout_meta(input, p, train)?;
+    if input.numel() == 0 {
+        return Ok((output, mask));
+    }
     if train == Some(false) {
         ops::fill_scalar_(&mask, Scalar::Bool(true))?;
         return Ok((ops::clone(input)?, mask));

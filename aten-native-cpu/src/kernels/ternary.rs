@@ -118,6 +118,43 @@ pub fn clamp_out(
     })
 }
 
+/// `clamp.Tensor_out`: between tensor bounds (NaN bounds give NaN), or
+/// `maximum` with the lower bound / `minimum` with the upper one when
+/// only one is given, over the meta function's promoted iteration.
+pub fn clamp_tensor_out(
+    iter: &mut TensorIterator<'_>,
+    self_: &Tensor,
+    min: Option<&Tensor>,
+    max: Option<&Tensor>,
+) -> Result<()> {
+    match (min, max) {
+        (Some(_), Some(_)) => {}
+        (Some(lo), None) => return super::binary::maximum_out(iter, self_, lo),
+        (None, Some(hi)) => return super::binary::minimum_out(iter, self_, hi),
+        (None, None) => {
+            return Err(Error::runtime(
+                "torch.clamp: At least one of 'min' or 'max' must not be None",
+            ))
+        }
+    }
+    let dtype = iter.common_dtype();
+    if dtype == ScalarType::Bool {
+        return Err(super::util::not_implemented("clamp_cpu", dtype));
+    }
+    if !iter.has_data() {
+        return Ok(());
+    }
+    dispatch_all!(dtype, "clamp_cpu", T => ternary::<T, T, T, T>(iter, |x, lo, hi| {
+        if T::IS_FLOAT && (lo.to_f64().is_nan() || hi.to_f64().is_nan()) {
+            return T::from_f64(f64::NAN);
+        }
+        // `min(max(x, lo), hi)` as C++'s std::max / std::min: a NaN `x`
+        // stays.
+        let y = if x < lo { lo } else { x };
+        if hi < y { hi } else { y }
+    }))
+}
+
 /// `lerp.Scalar_out`: `self + weight * (end - self)`, in the form that
 /// stays exact at both ends.
 pub fn lerp_scalar_out(
