@@ -2239,6 +2239,26 @@ pub fn prod_out_ad_inplace_or_view(
     Ok(result)
 }
 
+/// ADInplaceOrView kernel of `aten::prod.int_out(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)`.
+pub fn prod_int_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    keepdim: bool,
+    dtype: Option<ScalarType>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::prod_int_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, dim, keepdim, dtype, out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
 /// ADInplaceOrView kernel of `aten::amax.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn amax_out_ad_inplace_or_view(
     ks: DispatchKeySet,
@@ -2296,6 +2316,25 @@ pub fn argmax_out_ad_inplace_or_view(
     Ok(result)
 }
 
+/// ADInplaceOrView kernel of `aten::argmin.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn argmin_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: Option<i64>,
+    keepdim: bool,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::argmin_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, dim, keepdim, out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
 /// ADInplaceOrView kernel of `aten::max.dim_max(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) max, Tensor(b!) max_values) -> (Tensor(a!) values, Tensor(b!) indices)`.
 pub fn max_dim_max_ad_inplace_or_view(
     ks: DispatchKeySet,
@@ -2314,6 +2353,27 @@ pub fn max_dim_max_ad_inplace_or_view(
     };
     record::increment_version(max)?;
     record::increment_version(max_values)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::min.dim_min(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) min, Tensor(b!) min_indices) -> (Tensor(a!) values, Tensor(b!) indices)`.
+pub fn min_dim_min_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    keepdim: bool,
+    min: &Tensor,
+    min_indices: &Tensor,
+) -> Result<(Tensor, Tensor)> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::min_dim_min_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, dim, keepdim, min, min_indices),
+        )?
+    };
+    record::increment_version(min)?;
+    record::increment_version(min_indices)?;
     Ok(result)
 }
 
@@ -2349,6 +2409,42 @@ pub fn any_out_ad_inplace_or_view(
         ops::any_out_op()?.redispatch(
             ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
             (self_, dim, keepdim, out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::any.dims_out(Tensor self, int[]? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn any_dims_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: Option<&[i64]>,
+    keepdim: bool,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::any_dims_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, dim, keepdim, out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::any.all_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn any_all_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::any_all_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, out),
         )?
     };
     record::increment_version(out)?;
@@ -4080,6 +4176,10 @@ aten_dispatch::torch_library_impl!(aten, ADInplaceOrView, |m| {
         CppFunction::from_unboxed(prod_out_ad_inplace_or_view),
     )?;
     m.impl_(
+        "prod.int_out",
+        CppFunction::from_unboxed(prod_int_out_ad_inplace_or_view),
+    )?;
+    m.impl_(
         "amax.out",
         CppFunction::from_unboxed(amax_out_ad_inplace_or_view),
     )?;
@@ -4092,8 +4192,16 @@ aten_dispatch::torch_library_impl!(aten, ADInplaceOrView, |m| {
         CppFunction::from_unboxed(argmax_out_ad_inplace_or_view),
     )?;
     m.impl_(
+        "argmin.out",
+        CppFunction::from_unboxed(argmin_out_ad_inplace_or_view),
+    )?;
+    m.impl_(
         "max.dim_max",
         CppFunction::from_unboxed(max_dim_max_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "min.dim_min",
+        CppFunction::from_unboxed(min_dim_min_ad_inplace_or_view),
     )?;
     m.impl_(
         "all.out",
@@ -4102,6 +4210,14 @@ aten_dispatch::torch_library_impl!(aten, ADInplaceOrView, |m| {
     m.impl_(
         "any.out",
         CppFunction::from_unboxed(any_out_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "any.dims_out",
+        CppFunction::from_unboxed(any_dims_out_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "any.all_out",
+        CppFunction::from_unboxed(any_all_out_ad_inplace_or_view),
     )?;
     m.impl_(
         "cumsum_",

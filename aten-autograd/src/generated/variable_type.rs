@@ -7179,6 +7179,81 @@ pub fn prod_out_autograd(
     })
 }
 
+/// Autograd kernel of `aten::prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`.
+#[inline]
+pub fn prod_dim_int_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    keepdim: bool,
+    dtype: Option<ScalarType>,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::prod_dim_int_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, dim, keepdim, dtype),
+            )?
+        });
+    }
+    prod_dim_int_autograd_record(ks, self_, dim, keepdim, dtype)
+}
+
+/// The recording part of [`prod_dim_int_autograd`]: some input requires grad.
+#[inline(never)]
+fn prod_dim_int_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    keepdim: bool,
+    dtype: Option<ScalarType>,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::prod_dim_int_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, dim, keepdim, dtype),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "prod" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::prod.int_out(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)`.
+pub fn prod_int_out_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    keepdim: bool,
+    dtype: Option<ScalarType>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
+        return Err(record::out_requires_grad_error("prod"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::prod_int_out_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, dim, keepdim, dtype, out),
+        )?
+    })
+}
+
 /// Autograd kernel of `aten::amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`.
 #[inline]
 pub fn amax_autograd(
@@ -7364,6 +7439,43 @@ pub fn argmax_out_autograd(
     })
 }
 
+/// Autograd kernel of `aten::argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor`.
+#[inline]
+pub fn argmin_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: Option<i64>,
+    keepdim: bool,
+) -> Result<Tensor> {
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::argmin_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, dim, keepdim),
+        )?
+    })
+}
+
+/// Autograd kernel of `aten::argmin.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn argmin_out_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: Option<i64>,
+    keepdim: bool,
+    out: &Tensor,
+) -> Result<Tensor> {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
+        return Err(record::out_requires_grad_error("argmin"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::argmin_out_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, dim, keepdim, out),
+        )?
+    })
+}
+
 /// Autograd kernel of `aten::max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`.
 #[inline]
 pub fn max_dim_autograd(
@@ -7437,6 +7549,81 @@ pub fn max_dim_max_autograd(
         ops::max_dim_max_op()?.redispatch(
             ks.intersection(AFTER_AUTOGRAD_KEYSET),
             (self_, dim, keepdim, max, max_values),
+        )?
+    })
+}
+
+/// Autograd kernel of `aten::min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`.
+#[inline]
+pub fn min_dim_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    keepdim: bool,
+) -> Result<(Tensor, Tensor)> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::min_dim_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, dim, keepdim),
+            )?
+        });
+    }
+    min_dim_autograd_record(ks, self_, dim, keepdim)
+}
+
+/// The recording part of [`min_dim_autograd`]: some input requires grad.
+#[inline(never)]
+fn min_dim_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    keepdim: bool,
+) -> Result<(Tensor, Tensor)> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let (out0, out1) = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::min_dim_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, dim, keepdim),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "min" },
+            edges,
+            &[&out0, &out1],
+            seq,
+        );
+        record::set_history(&[&out0, &out1], &node, &[])?;
+    }
+    Ok((out0, out1))
+}
+
+/// Autograd kernel of `aten::min.dim_min(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) min, Tensor(b!) min_indices) -> (Tensor(a!) values, Tensor(b!) indices)`.
+pub fn min_dim_min_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    keepdim: bool,
+    min: &Tensor,
+    min_indices: &Tensor,
+) -> Result<(Tensor, Tensor)> {
+    if record::grad_mode_and(
+        self_.requires_grad() || min.requires_grad() || min_indices.requires_grad(),
+    ) {
+        return Err(record::out_requires_grad_error("min"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::min_dim_min_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, dim, keepdim, min, min_indices),
         )?
     })
 }
@@ -7554,6 +7741,125 @@ pub fn any_out_autograd(
             ks.intersection(AFTER_AUTOGRAD_KEYSET),
             (self_, dim, keepdim, out),
         )?
+    })
+}
+
+/// Autograd kernel of `aten::any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor`.
+#[inline]
+pub fn any_dims_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: Option<&[i64]>,
+    keepdim: bool,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::any_dims_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, dim, keepdim),
+            )?
+        });
+    }
+    any_dims_autograd_record(ks, self_, dim, keepdim)
+}
+
+/// The recording part of [`any_dims_autograd`]: some input requires grad.
+#[inline(never)]
+fn any_dims_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: Option<&[i64]>,
+    keepdim: bool,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::any_dims_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, dim, keepdim),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "any" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::any.dims_out(Tensor self, int[]? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn any_dims_out_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: Option<&[i64]>,
+    keepdim: bool,
+    out: &Tensor,
+) -> Result<Tensor> {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
+        return Err(record::out_requires_grad_error("any"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::any_dims_out_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, dim, keepdim, out),
+        )?
+    })
+}
+
+/// Autograd kernel of `aten::any(Tensor self) -> Tensor`.
+#[inline]
+pub fn any_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::any_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    any_autograd_record(ks, self_)
+}
+
+/// The recording part of [`any_autograd`]: some input requires grad.
+#[inline(never)]
+fn any_autograd_record(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::any_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "any" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::any.all_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn any_all_out_autograd(ks: DispatchKeySet, self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
+        return Err(record::out_requires_grad_error("any"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::any_all_out_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, out))?
     })
 }
 
@@ -14175,21 +14481,46 @@ aten_dispatch::torch_library_impl!(aten, Autograd, |m| {
     m.impl_("mean.out", CppFunction::from_unboxed(mean_out_autograd))?;
     m.impl_("prod", CppFunction::from_unboxed(prod_autograd))?;
     m.impl_("prod.out", CppFunction::from_unboxed(prod_out_autograd))?;
+    m.impl_(
+        "prod.dim_int",
+        CppFunction::from_unboxed(prod_dim_int_autograd),
+    )?;
+    m.impl_(
+        "prod.int_out",
+        CppFunction::from_unboxed(prod_int_out_autograd),
+    )?;
     m.impl_("amax", CppFunction::from_unboxed(amax_autograd))?;
     m.impl_("amax.out", CppFunction::from_unboxed(amax_out_autograd))?;
     m.impl_("amin", CppFunction::from_unboxed(amin_autograd))?;
     m.impl_("amin.out", CppFunction::from_unboxed(amin_out_autograd))?;
     m.impl_("argmax", CppFunction::from_unboxed(argmax_autograd))?;
     m.impl_("argmax.out", CppFunction::from_unboxed(argmax_out_autograd))?;
+    m.impl_("argmin", CppFunction::from_unboxed(argmin_autograd))?;
+    m.impl_("argmin.out", CppFunction::from_unboxed(argmin_out_autograd))?;
     m.impl_("max.dim", CppFunction::from_unboxed(max_dim_autograd))?;
     m.impl_(
         "max.dim_max",
         CppFunction::from_unboxed(max_dim_max_autograd),
     )?;
+    m.impl_("min.dim", CppFunction::from_unboxed(min_dim_autograd))?;
+    m.impl_(
+        "min.dim_min",
+        CppFunction::from_unboxed(min_dim_min_autograd),
+    )?;
     m.impl_("all.dim", CppFunction::from_unboxed(all_dim_autograd))?;
     m.impl_("all.out", CppFunction::from_unboxed(all_out_autograd))?;
     m.impl_("any.dim", CppFunction::from_unboxed(any_dim_autograd))?;
     m.impl_("any.out", CppFunction::from_unboxed(any_out_autograd))?;
+    m.impl_("any.dims", CppFunction::from_unboxed(any_dims_autograd))?;
+    m.impl_(
+        "any.dims_out",
+        CppFunction::from_unboxed(any_dims_out_autograd),
+    )?;
+    m.impl_("any", CppFunction::from_unboxed(any_autograd))?;
+    m.impl_(
+        "any.all_out",
+        CppFunction::from_unboxed(any_all_out_autograd),
+    )?;
     m.impl_("cumsum", CppFunction::from_unboxed(cumsum_autograd))?;
     m.impl_("cumsum_", CppFunction::from_unboxed(cumsum_autograd_))?;
     m.impl_("cumsum.out", CppFunction::from_unboxed(cumsum_out_autograd))?;

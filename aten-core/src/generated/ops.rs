@@ -4297,6 +4297,91 @@ pub fn prod_out(self_: &Tensor, dtype: Option<ScalarType>, out: &Tensor) -> Resu
     prod_out_op()?.call((self_, dtype, out))
 }
 
+/// The typed dispatcher handle of `aten::prod.dim_int`, looked up once.
+#[inline]
+pub fn prod_dim_int_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, bool, Option<ScalarType>), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, i64, bool, Option<ScalarType>), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::prod", "dim_int"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`prod_dim_int_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct ProdDimIntOptions {
+    /// `keepdim`.
+    pub keepdim: bool,
+    /// `dtype`.
+    pub dtype: Option<ScalarType>,
+}
+
+impl Default for ProdDimIntOptions {
+    fn default() -> Self {
+        ProdDimIntOptions {
+            keepdim: false,
+            dtype: None,
+        }
+    }
+}
+
+/// `aten::prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
+pub fn prod_dim_int(self_: &Tensor, dim: i64) -> Result<Tensor> {
+    prod_dim_int_with(self_, dim, ProdDimIntOptions::default())
+}
+
+/// `aten::prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
+pub fn prod_dim_int_with(self_: &Tensor, dim: i64, options: ProdDimIntOptions) -> Result<Tensor> {
+    prod_dim_int_op()?.call((self_, dim, options.keepdim, options.dtype))
+}
+
+/// The typed dispatcher handle of `aten::prod.int_out`, looked up once.
+#[inline]
+pub fn prod_int_out_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            i64,
+            bool,
+            Option<ScalarType>,
+            &'static Tensor,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    i64,
+                    bool,
+                    Option<ScalarType>,
+                    &'static Tensor,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::prod", "int_out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::prod.int_out(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)`
+pub fn prod_int_out(
+    self_: &Tensor,
+    dim: i64,
+    keepdim: bool,
+    dtype: Option<ScalarType>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    prod_int_out_op()?.call((self_, dim, keepdim, dtype, out))
+}
+
 /// The typed dispatcher handle of `aten::amax.`, looked up once.
 #[inline]
 pub fn amax_op(
@@ -4474,6 +4559,63 @@ pub fn argmax_out(self_: &Tensor, dim: Option<i64>, keepdim: bool, out: &Tensor)
     argmax_out_op()?.call((self_, dim, keepdim, out))
 }
 
+/// The typed dispatcher handle of `aten::argmin.`, looked up once.
+#[inline]
+pub fn argmin_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Option<i64>, bool), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Option<i64>, bool), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::argmin", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`argmin_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct ArgminOptions {
+    /// `dim`.
+    pub dim: Option<i64>,
+    /// `keepdim`.
+    pub keepdim: bool,
+}
+
+impl Default for ArgminOptions {
+    fn default() -> Self {
+        ArgminOptions {
+            dim: None,
+            keepdim: false,
+        }
+    }
+}
+
+/// `aten::argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor`
+pub fn argmin(self_: &Tensor) -> Result<Tensor> {
+    argmin_with(self_, ArgminOptions::default())
+}
+
+/// `aten::argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor`
+pub fn argmin_with(self_: &Tensor, options: ArgminOptions) -> Result<Tensor> {
+    argmin_op()?.call((self_, options.dim, options.keepdim))
+}
+
+/// The typed dispatcher handle of `aten::argmin.out`, looked up once.
+#[inline]
+pub fn argmin_out_op() -> Result<
+    &'static TypedOperatorHandle<(&'static Tensor, Option<i64>, bool, &'static Tensor), Tensor>,
+> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, Option<i64>, bool, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::argmin", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::argmin.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn argmin_out(self_: &Tensor, dim: Option<i64>, keepdim: bool, out: &Tensor) -> Result<Tensor> {
+    argmin_out_op()?.call((self_, dim, keepdim, out))
+}
+
 /// The typed dispatcher handle of `aten::max.dim`, looked up once.
 #[inline]
 pub fn max_dim_op(
@@ -4539,6 +4681,73 @@ pub fn max_dim_max(
     max_values: &Tensor,
 ) -> Result<(Tensor, Tensor)> {
     max_dim_max_op()?.call((self_, dim, keepdim, max, max_values))
+}
+
+/// The typed dispatcher handle of `aten::min.dim`, looked up once.
+#[inline]
+pub fn min_dim_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, bool), (Tensor, Tensor)>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, i64, bool), (Tensor, Tensor)>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::min", "dim"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`min_dim_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct MinDimOptions {
+    /// `keepdim`.
+    pub keepdim: bool,
+}
+
+impl Default for MinDimOptions {
+    fn default() -> Self {
+        MinDimOptions { keepdim: false }
+    }
+}
+
+/// `aten::min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`
+pub fn min_dim(self_: &Tensor, dim: i64) -> Result<(Tensor, Tensor)> {
+    min_dim_with(self_, dim, MinDimOptions::default())
+}
+
+/// `aten::min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`
+pub fn min_dim_with(self_: &Tensor, dim: i64, options: MinDimOptions) -> Result<(Tensor, Tensor)> {
+    min_dim_op()?.call((self_, dim, options.keepdim))
+}
+
+/// The typed dispatcher handle of `aten::min.dim_min`, looked up once.
+#[inline]
+pub fn min_dim_min_op() -> Result<
+    &'static TypedOperatorHandle<
+        (&'static Tensor, i64, bool, &'static Tensor, &'static Tensor),
+        (Tensor, Tensor),
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (&'static Tensor, i64, bool, &'static Tensor, &'static Tensor),
+                (Tensor, Tensor),
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::min", "dim_min"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::min.dim_min(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) min, Tensor(b!) min_indices) -> (Tensor(a!) values, Tensor(b!) indices)`
+pub fn min_dim_min(
+    self_: &Tensor,
+    dim: i64,
+    keepdim: bool,
+    min: &Tensor,
+    min_indices: &Tensor,
+) -> Result<(Tensor, Tensor)> {
+    min_dim_min_op()?.call((self_, dim, keepdim, min, min_indices))
 }
 
 /// The typed dispatcher handle of `aten::all.dim`, looked up once.
@@ -4639,6 +4848,117 @@ pub fn any_out_op(
 /// `aten::any.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`
 pub fn any_out(self_: &Tensor, dim: i64, keepdim: bool, out: &Tensor) -> Result<Tensor> {
     any_out_op()?.call((self_, dim, keepdim, out))
+}
+
+/// The typed dispatcher handle of `aten::any.dims`, looked up once.
+#[inline]
+pub fn any_dims_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Option<&'static [i64]>, bool), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, Option<&'static [i64]>, bool), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::any", "dims"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`any_dims_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct AnyDimsOptions<'a> {
+    /// `dim`.
+    pub dim: Option<&'a [i64]>,
+    /// `keepdim`.
+    pub keepdim: bool,
+}
+
+impl Default for AnyDimsOptions<'_> {
+    fn default() -> Self {
+        AnyDimsOptions {
+            dim: None,
+            keepdim: false,
+        }
+    }
+}
+
+/// `aten::any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor`
+pub fn any_dims(self_: &Tensor) -> Result<Tensor> {
+    any_dims_with(self_, AnyDimsOptions::default())
+}
+
+/// `aten::any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor`
+pub fn any_dims_with(self_: &Tensor, options: AnyDimsOptions<'_>) -> Result<Tensor> {
+    any_dims_op()?.call((self_, options.dim, options.keepdim))
+}
+
+/// The typed dispatcher handle of `aten::any.dims_out`, looked up once.
+#[inline]
+pub fn any_dims_out_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            Option<&'static [i64]>,
+            bool,
+            &'static Tensor,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    Option<&'static [i64]>,
+                    bool,
+                    &'static Tensor,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::any", "dims_out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::any.dims_out(Tensor self, int[]? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn any_dims_out(
+    self_: &Tensor,
+    dim: Option<&[i64]>,
+    keepdim: bool,
+    out: &Tensor,
+) -> Result<Tensor> {
+    any_dims_out_op()?.call((self_, dim, keepdim, out))
+}
+
+/// The typed dispatcher handle of `aten::any.`, looked up once.
+#[inline]
+pub fn any_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::any", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::any(Tensor self) -> Tensor`
+pub fn any(self_: &Tensor) -> Result<Tensor> {
+    any_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::any.all_out`, looked up once.
+#[inline]
+pub fn any_all_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::any", "all_out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::any.all_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn any_all_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    any_all_out_op()?.call((self_, out))
 }
 
 /// The typed dispatcher handle of `aten::cumsum.`, looked up once.
@@ -5001,6 +5321,47 @@ pub fn var_correction(self_: &Tensor) -> Result<Tensor> {
 /// `aten::var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`
 pub fn var_correction_with(self_: &Tensor, options: VarCorrectionOptions<'_>) -> Result<Tensor> {
     var_correction_op()?.call((self_, options.dim, options.correction, options.keepdim))
+}
+
+/// The typed dispatcher handle of `aten::var.dim`, looked up once.
+#[inline]
+pub fn var_dim_op() -> Result<
+    &'static TypedOperatorHandle<(&'static Tensor, Option<&'static [i64]>, bool, bool), Tensor>,
+> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, Option<&'static [i64]>, bool, bool), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::var", "dim"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`var_dim_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct VarDimOptions {
+    /// `unbiased`.
+    pub unbiased: bool,
+    /// `keepdim`.
+    pub keepdim: bool,
+}
+
+impl Default for VarDimOptions {
+    fn default() -> Self {
+        VarDimOptions {
+            unbiased: true,
+            keepdim: false,
+        }
+    }
+}
+
+/// `aten::var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor`
+pub fn var_dim(self_: &Tensor, dim: Option<&[i64]>) -> Result<Tensor> {
+    var_dim_with(self_, dim, VarDimOptions::default())
+}
+
+/// `aten::var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor`
+pub fn var_dim_with(self_: &Tensor, dim: Option<&[i64]>, options: VarDimOptions) -> Result<Tensor> {
+    var_dim_op()?.call((self_, dim, options.unbiased, options.keepdim))
 }
 
 /// The typed dispatcher handle of `aten::_to_copy.`, looked up once.

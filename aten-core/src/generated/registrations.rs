@@ -1083,6 +1083,8 @@ aten_dispatch::torch_library!(aten, |m| {
         Some(AliasAnalysisKind::FromSchema),
         vec!["core".to_string(), "reduction".to_string()],
     )?;
+    m.def_with("prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string(), "reduction".to_string()])?;
+    m.def_with("prod.int_out(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec!["reduction".to_string()])?;
     m.def_with(
         "amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
@@ -1110,11 +1112,23 @@ aten_dispatch::torch_library!(aten, |m| {
     )?;
     m.def_with("argmax.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec!["reduction".to_string()])?;
     m.def_with(
+        "argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string(), "reduction".to_string()],
+    )?;
+    m.def_with("argmin.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec!["reduction".to_string()])?;
+    m.def_with(
         "max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
         Some(AliasAnalysisKind::FromSchema),
         vec!["core".to_string(), "reduction".to_string()],
     )?;
     m.def_with("max.dim_max(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) max, Tensor(b!) max_values) -> (Tensor(a!) values, Tensor(b!) indices)", Some(AliasAnalysisKind::FromSchema), vec!["reduction".to_string()])?;
+    m.def_with(
+        "min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string(), "reduction".to_string()],
+    )?;
+    m.def_with("min.dim_min(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) min, Tensor(b!) min_indices) -> (Tensor(a!) values, Tensor(b!) indices)", Some(AliasAnalysisKind::FromSchema), vec!["reduction".to_string()])?;
     m.def_with(
         "all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
@@ -1132,6 +1146,22 @@ aten_dispatch::torch_library!(aten, |m| {
     )?;
     m.def_with(
         "any.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["reduction".to_string()],
+    )?;
+    m.def_with(
+        "any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string(), "reduction".to_string()],
+    )?;
+    m.def_with("any.dims_out(Tensor self, int[]? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec!["reduction".to_string()])?;
+    m.def_with(
+        "any(Tensor self) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string(), "reduction".to_string()],
+    )?;
+    m.def_with(
+        "any.all_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
         Some(AliasAnalysisKind::FromSchema),
         vec!["reduction".to_string()],
     )?;
@@ -1183,6 +1213,11 @@ aten_dispatch::torch_library!(aten, |m| {
     )?;
     m.def_with("logsumexp.out(Tensor self, int[1] dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec!["reduction".to_string()])?;
     m.def_with("var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string(), "reduction".to_string()])?;
+    m.def_with(
+        "var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string(), "reduction".to_string()],
+    )?;
     m.def_with("_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
     m.def_with("_to_copy.out(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
     m.def_with(
@@ -4155,6 +4190,44 @@ pub fn prod_out_autogen(self_: &Tensor, dtype: Option<ScalarType>, out: &Tensor)
     crate::structured::copy_to_out(&result, out)?;
     Ok(out.clone())
 }
+/// Structured kernel (Functional, meta) of `aten::prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`.
+pub fn prod_dim_int_structured_meta(
+    self_: &Tensor,
+    dim: i64,
+    keepdim: bool,
+    dtype: Option<ScalarType>,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::prod_dim_int(set_output, self_, dim, keepdim, dtype)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, default_backend) of `aten::prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`.
+pub fn prod_dim_int_structured_default_backend(
+    self_: &Tensor,
+    dim: i64,
+    keepdim: bool,
+    dtype: Option<ScalarType>,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::prod_dim_int(set_output, self_, dim, keepdim, dtype)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::prod_int_out_op()?.call((self_, dim, keepdim, dtype, &output))
+}
+/// Structured kernel (Out, meta) of `aten::prod.int_out(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)`.
+pub fn prod_int_out_structured_meta(
+    self_: &Tensor,
+    dim: i64,
+    keepdim: bool,
+    dtype: Option<ScalarType>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::prod_dim_int(set_output, self_, dim, keepdim, dtype)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
 /// Structured kernel (Functional, meta) of `aten::amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`.
 pub fn amax_structured_meta(self_: &Tensor, dim: &[i64], keepdim: bool) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
@@ -4248,6 +4321,37 @@ pub fn argmax_out_structured_meta(
     let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
+/// Structured kernel (Functional, meta) of `aten::argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor`.
+pub fn argmin_structured_meta(self_: &Tensor, dim: Option<i64>, keepdim: bool) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::argmin(set_output, self_, dim, keepdim)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, default_backend) of `aten::argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor`.
+pub fn argmin_structured_default_backend(
+    self_: &Tensor,
+    dim: Option<i64>,
+    keepdim: bool,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::argmin(set_output, self_, dim, keepdim)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::argmin_out_op()?.call((self_, dim, keepdim, &output))
+}
+/// Structured kernel (Out, meta) of `aten::argmin.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn argmin_out_structured_meta(
+    self_: &Tensor,
+    dim: Option<i64>,
+    keepdim: bool,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::argmin(set_output, self_, dim, keepdim)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
 /// Structured kernel (Functional, meta) of `aten::max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`.
 pub fn max_dim_structured_meta(
     self_: &Tensor,
@@ -4281,6 +4385,42 @@ pub fn max_dim_max_structured_meta(
     let outs = [max, max_values];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::max_dim(set_output, self_, dim, keepdim)?;
+    let [output0, output1] = meta.into_outputs();
+    Ok((set_output.finish(output0), set_output.finish(output1)))
+}
+/// Structured kernel (Functional, meta) of `aten::min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`.
+pub fn min_dim_structured_meta(
+    self_: &Tensor,
+    dim: i64,
+    keepdim: bool,
+) -> Result<(Tensor, Tensor)> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::min_dim(set_output, self_, dim, keepdim)?;
+    let [output0, output1] = meta.into_outputs();
+    Ok((set_output.finish(output0), set_output.finish(output1)))
+}
+/// Structured kernel (Functional, default_backend) of `aten::min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`.
+pub fn min_dim_structured_default_backend(
+    self_: &Tensor,
+    dim: i64,
+    keepdim: bool,
+) -> Result<(Tensor, Tensor)> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::min_dim(set_output, self_, dim, keepdim)?;
+    let [output0, output1] = meta.into_outputs();
+    ops::min_dim_min_op()?.call((self_, dim, keepdim, &output0, &output1))
+}
+/// Structured kernel (Out, meta) of `aten::min.dim_min(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) min, Tensor(b!) min_indices) -> (Tensor(a!) values, Tensor(b!) indices)`.
+pub fn min_dim_min_structured_meta(
+    self_: &Tensor,
+    dim: i64,
+    keepdim: bool,
+    min: &Tensor,
+    min_indices: &Tensor,
+) -> Result<(Tensor, Tensor)> {
+    let outs = [min, min_indices];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::min_dim(set_output, self_, dim, keepdim)?;
     let [output0, output1] = meta.into_outputs();
     Ok((set_output.finish(output0), set_output.finish(output1)))
 }
@@ -4343,6 +4483,63 @@ pub fn any_out_structured_meta(
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::any_dim(set_output, self_, dim, keepdim)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, meta) of `aten::any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor`.
+pub fn any_dims_structured_meta(
+    self_: &Tensor,
+    dim: Option<&[i64]>,
+    keepdim: bool,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::any_dims(set_output, self_, dim, keepdim)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, default_backend) of `aten::any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor`.
+pub fn any_dims_structured_default_backend(
+    self_: &Tensor,
+    dim: Option<&[i64]>,
+    keepdim: bool,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::any_dims(set_output, self_, dim, keepdim)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::any_dims_out_op()?.call((self_, dim, keepdim, &output))
+}
+/// Structured kernel (Out, meta) of `aten::any.dims_out(Tensor self, int[]? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn any_dims_out_structured_meta(
+    self_: &Tensor,
+    dim: Option<&[i64]>,
+    keepdim: bool,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::any_dims(set_output, self_, dim, keepdim)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, meta) of `aten::any(Tensor self) -> Tensor`.
+pub fn any_structured_meta(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::any(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, default_backend) of `aten::any(Tensor self) -> Tensor`.
+pub fn any_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::any(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::any_all_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Out, meta) of `aten::any.all_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn any_all_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::any(set_output, self_)?;
     let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
@@ -6205,6 +6402,14 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
         CppFunction::from_unboxed(mean_out_structured_meta),
     )?;
     m.impl_("prod", CppFunction::from_unboxed(crate::native::prod_meta))?;
+    m.impl_(
+        "prod.dim_int",
+        CppFunction::from_unboxed(prod_dim_int_structured_meta),
+    )?;
+    m.impl_(
+        "prod.int_out",
+        CppFunction::from_unboxed(prod_int_out_structured_meta),
+    )?;
     m.impl_("amax", CppFunction::from_unboxed(amax_structured_meta))?;
     m.impl_(
         "amax.out",
@@ -6220,6 +6425,11 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
         "argmax.out",
         CppFunction::from_unboxed(argmax_out_structured_meta),
     )?;
+    m.impl_("argmin", CppFunction::from_unboxed(argmin_structured_meta))?;
+    m.impl_(
+        "argmin.out",
+        CppFunction::from_unboxed(argmin_out_structured_meta),
+    )?;
     m.impl_(
         "max.dim",
         CppFunction::from_unboxed(max_dim_structured_meta),
@@ -6227,6 +6437,14 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
     m.impl_(
         "max.dim_max",
         CppFunction::from_unboxed(max_dim_max_structured_meta),
+    )?;
+    m.impl_(
+        "min.dim",
+        CppFunction::from_unboxed(min_dim_structured_meta),
+    )?;
+    m.impl_(
+        "min.dim_min",
+        CppFunction::from_unboxed(min_dim_min_structured_meta),
     )?;
     m.impl_(
         "all.dim",
@@ -6243,6 +6461,19 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
     m.impl_(
         "any.out",
         CppFunction::from_unboxed(any_out_structured_meta),
+    )?;
+    m.impl_(
+        "any.dims",
+        CppFunction::from_unboxed(any_dims_structured_meta),
+    )?;
+    m.impl_(
+        "any.dims_out",
+        CppFunction::from_unboxed(any_dims_out_structured_meta),
+    )?;
+    m.impl_("any", CppFunction::from_unboxed(any_structured_meta))?;
+    m.impl_(
+        "any.all_out",
+        CppFunction::from_unboxed(any_all_out_structured_meta),
     )?;
     m.impl_("cumsum", CppFunction::from_unboxed(cumsum_structured_meta))?;
     m.impl_(
@@ -6427,6 +6658,7 @@ aten_dispatch::torch_library_impl!(aten, CompositeImplicitAutograd, |m| {
         "log_softmax.int",
         CppFunction::from_unboxed(crate::native::log_softmax_int),
     )?;
+    m.impl_("var.dim", CppFunction::from_unboxed(crate::native::var_dim))?;
     m.impl_(
         "contiguous",
         CppFunction::from_unboxed(crate::native::contiguous),
@@ -6537,6 +6769,14 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutograd, |m| {
     m.impl_("sum.out", CppFunction::from_unboxed(sum_out_autogen))?;
     m.impl_("mean", CppFunction::from_unboxed(crate::native::mean))?;
     m.impl_("prod.out", CppFunction::from_unboxed(prod_out_autogen))?;
+    m.impl_(
+        "any.dims",
+        CppFunction::from_unboxed(crate::native::any_dims_default),
+    )?;
+    m.impl_(
+        "any.dims_out",
+        CppFunction::from_unboxed(crate::native::any_dims_out_default),
+    )?;
     m.impl_(
         "logsumexp",
         CppFunction::from_unboxed(crate::native::logsumexp),
@@ -7203,6 +7443,10 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutogradNonFunctional,
         CppFunction::from_unboxed(mean_dim_structured_default_backend),
     )?;
     m.impl_(
+        "prod.dim_int",
+        CppFunction::from_unboxed(prod_dim_int_structured_default_backend),
+    )?;
+    m.impl_(
         "amax",
         CppFunction::from_unboxed(amax_structured_default_backend),
     )?;
@@ -7215,8 +7459,16 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutogradNonFunctional,
         CppFunction::from_unboxed(argmax_structured_default_backend),
     )?;
     m.impl_(
+        "argmin",
+        CppFunction::from_unboxed(argmin_structured_default_backend),
+    )?;
+    m.impl_(
         "max.dim",
         CppFunction::from_unboxed(max_dim_structured_default_backend),
+    )?;
+    m.impl_(
+        "min.dim",
+        CppFunction::from_unboxed(min_dim_structured_default_backend),
     )?;
     m.impl_(
         "all.dim",
@@ -7225,6 +7477,14 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutogradNonFunctional,
     m.impl_(
         "any.dim",
         CppFunction::from_unboxed(any_dim_structured_default_backend),
+    )?;
+    m.impl_(
+        "any.dims",
+        CppFunction::from_unboxed(any_dims_structured_default_backend),
+    )?;
+    m.impl_(
+        "any",
+        CppFunction::from_unboxed(any_structured_default_backend),
     )?;
     m.impl_(
         "cumsum",

@@ -12,6 +12,7 @@ mod logsumexp;
 pub mod meta_kernels;
 mod nn;
 mod out_forms;
+mod reductions;
 mod scalar_ops;
 mod shape_ops;
 mod view_copies;
@@ -19,7 +20,9 @@ mod views;
 
 pub use backward::{convolution_backward, math_group_norm};
 pub use copy::*;
-pub use dims::{compute_stride, fmt_list, infer_size, make_dim_mask, wrap_dim};
+pub use dims::{
+    compute_stride, fmt_list, infer_size, make_dim_mask, make_dim_mask_with, wrap_dim,
+};
 pub use factories::*;
 pub use functional_variants::*;
 pub use linear_algebra::*;
@@ -27,6 +30,7 @@ pub use logsumexp::{logsumexp, logsumexp_out};
 pub use meta_kernels::*;
 pub use nn::*;
 pub use out_forms::*;
+pub use reductions::*;
 pub use scalar_ops::*;
 pub use shape_ops::*;
 pub use view_copies::*;

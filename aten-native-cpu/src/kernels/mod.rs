@@ -63,8 +63,9 @@ pub use nn::{
 };
 pub use pointwise_ops::*;
 pub use reduce::{
-    _log_softmax_out, _softmax_out, all_out, amax_out, amin_out, any_out, argmax_out, cumsum_out,
-    max_dim_max, mean_out, prod, sum_intlist_out, var_correction,
+    _log_softmax_out, _softmax_out, all_out, amax_out, amin_out, any_all_out, any_dims_out,
+    any_out, argmax_out, argmin_out, cumsum_out, max_dim_max, mean_out, min_dim_min, prod,
+    prod_out, sum_intlist_out, var_correction,
 };
 pub use ternary::{clamp_out, lerp_scalar_out};
 pub use triangular::{tril_out, triu_out};
