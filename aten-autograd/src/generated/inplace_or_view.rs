@@ -2837,6 +2837,103 @@ pub fn split_tensor_ad_inplace_or_view(
     Ok(result)
 }
 
+/// ADInplaceOrView kernel of `aten::split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]`.
+pub fn split_with_sizes_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    split_sizes: &[i64],
+    dim: i64,
+) -> Result<Vec<Tensor>> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::split_with_sizes_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, split_sizes, dim),
+        )?
+    };
+    for v in &result {
+        crate::view::as_view(self_, v)?;
+    }
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)`.
+pub fn diagonal_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    offset: i64,
+    dim1: i64,
+    dim2: i64,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::diagonal_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, offset, dim1, dim2),
+        )?
+    };
+    crate::view::as_view(self_, &result)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::resize_(Tensor(a!) self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor(a!)`.
+pub fn resize_ad_inplace_or_view_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    size: &[i64],
+    memory_format: Option<MemoryFormat>,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::resize_op_()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, size, memory_format),
+        )?
+    };
+    record::increment_version(self_)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::resize.out(Tensor self, SymInt[] size, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)`.
+pub fn resize_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    size: &[i64],
+    memory_format: Option<MemoryFormat>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::resize_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, size, memory_format, out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::scalar_tensor.out(Scalar s, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, Tensor(a!) out) -> Tensor(a!)`.
+pub fn scalar_tensor_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    s: Scalar,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::scalar_tensor_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (s.clone(), dtype, layout, device, pin_memory, out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
 /// ADInplaceOrView kernel of `aten::empty_like.out(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)`.
 pub fn empty_like_out_ad_inplace_or_view(
     ks: DispatchKeySet,
@@ -3276,6 +3373,25 @@ pub fn repeat_out_ad_inplace_or_view(
         ops::repeat_out_op()?.redispatch(
             ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
             (self_, repeats, out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::constant_pad_nd.out(Tensor self, SymInt[] pad, Scalar value=0, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn constant_pad_nd_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    pad: &[i64],
+    value: Scalar,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::constant_pad_nd_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, pad, value.clone(), out),
         )?
     };
     record::increment_version(out)?;
@@ -4296,6 +4412,26 @@ aten_dispatch::torch_library_impl!(aten, ADInplaceOrView, |m| {
         CppFunction::from_unboxed(split_tensor_ad_inplace_or_view),
     )?;
     m.impl_(
+        "split_with_sizes",
+        CppFunction::from_unboxed(split_with_sizes_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "diagonal",
+        CppFunction::from_unboxed(diagonal_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "resize_",
+        CppFunction::from_unboxed(resize_ad_inplace_or_view_),
+    )?;
+    m.impl_(
+        "resize.out",
+        CppFunction::from_unboxed(resize_out_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "scalar_tensor.out",
+        CppFunction::from_unboxed(scalar_tensor_out_ad_inplace_or_view),
+    )?;
+    m.impl_(
         "empty_like.out",
         CppFunction::from_unboxed(empty_like_out_ad_inplace_or_view),
     )?;
@@ -4383,6 +4519,10 @@ aten_dispatch::torch_library_impl!(aten, ADInplaceOrView, |m| {
     m.impl_(
         "repeat.out",
         CppFunction::from_unboxed(repeat_out_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "constant_pad_nd.out",
+        CppFunction::from_unboxed(constant_pad_nd_out_ad_inplace_or_view),
     )?;
     m.impl_("tril_", CppFunction::from_unboxed(tril_ad_inplace_or_view_))?;
     m.impl_(

@@ -9085,6 +9085,239 @@ fn split_tensor_autograd_record(
     Ok(result)
 }
 
+/// Autograd kernel of `aten::split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]`.
+#[inline]
+pub fn split_with_sizes_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    split_sizes: &[i64],
+    dim: i64,
+) -> Result<Vec<Tensor>> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::split_with_sizes_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, split_sizes, dim),
+            )?
+        });
+    }
+    split_with_sizes_autograd_record(ks, self_, split_sizes, dim)
+}
+
+/// The recording part of [`split_with_sizes_autograd`]: some input requires grad.
+#[inline(never)]
+fn split_with_sizes_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    split_sizes: &[i64],
+    dim: i64,
+) -> Result<Vec<Tensor>> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::split_with_sizes_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, split_sizes, dim),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "split_with_sizes",
+            },
+            edges,
+            &result.iter().collect::<Vec<&Tensor>>(),
+            seq,
+        );
+        record::set_history(&result.iter().collect::<Vec<&Tensor>>(), &node, &[])?;
+    }
+    Ok(result)
+}
+
+/// Autograd kernel of `aten::diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)`.
+#[inline]
+pub fn diagonal_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    offset: i64,
+    dim1: i64,
+    dim2: i64,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::diagonal_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, offset, dim1, dim2),
+            )?
+        });
+    }
+    diagonal_autograd_record(ks, self_, offset, dim1, dim2)
+}
+
+/// The recording part of [`diagonal_autograd`]: some input requires grad.
+#[inline(never)]
+fn diagonal_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    offset: i64,
+    dim1: i64,
+    dim2: i64,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::diagonal_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, offset, dim1, dim2),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "diagonal" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::resize_(Tensor(a!) self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor(a!)`.
+#[inline]
+pub fn resize_autograd_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    size: &[i64],
+    memory_format: Option<MemoryFormat>,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::resize_op_()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, size, memory_format),
+            )?
+        });
+    }
+    resize_autograd_record_(ks, self_, size, memory_format)
+}
+
+/// The recording part of [`resize_autograd_`]: some input requires grad.
+#[inline(never)]
+fn resize_autograd_record_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    size: &[i64],
+    memory_format: Option<MemoryFormat>,
+) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::resize_op_()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, size, memory_format),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "resize" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        crate::view::rebase_history(self_, node)?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::resize(Tensor self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor`.
+#[inline]
+pub fn resize_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    size: &[i64],
+    memory_format: Option<MemoryFormat>,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::resize_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, size, memory_format),
+            )?
+        });
+    }
+    resize_autograd_record(ks, self_, size, memory_format)
+}
+
+/// The recording part of [`resize_autograd`]: some input requires grad.
+#[inline(never)]
+fn resize_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    size: &[i64],
+    memory_format: Option<MemoryFormat>,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::resize_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, size, memory_format),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "resize" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::resize.out(Tensor self, SymInt[] size, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)`.
+pub fn resize_out_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    size: &[i64],
+    memory_format: Option<MemoryFormat>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
+        return Err(record::out_requires_grad_error("resize"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::resize_out_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, size, memory_format, out),
+        )?
+    })
+}
+
 /// Autograd kernel of `aten::view_copy(Tensor self, SymInt[] size) -> Tensor`.
 #[inline]
 pub fn view_copy_autograd(ks: DispatchKeySet, self_: &Tensor, size: &[i64]) -> Result<Tensor> {
@@ -10026,6 +10259,94 @@ fn full_autograd_record(
         record::set_history(&[&out0], &node, &[])?;
     }
     Ok(out0)
+}
+
+/// Autograd kernel of `aten::scalar_tensor(Scalar s, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`.
+#[inline]
+pub fn scalar_tensor_autograd(
+    ks: DispatchKeySet,
+    s: Scalar,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(false);
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::scalar_tensor_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (s.clone(), dtype, layout, device, pin_memory),
+            )?
+        });
+    }
+    scalar_tensor_autograd_record(ks, s.clone(), dtype, layout, device, pin_memory)
+}
+
+/// The recording part of [`scalar_tensor_autograd`]: some input requires grad.
+#[inline(never)]
+fn scalar_tensor_autograd_record(
+    ks: DispatchKeySet,
+    s: Scalar,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    let edges = record::collect_next_edges(std::iter::empty::<Option<&Tensor>>())?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::scalar_tensor_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (s.clone(), dtype, layout, device, pin_memory),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "scalar_tensor",
+            },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::scalar_tensor.out(Scalar s, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, Tensor(a!) out) -> Tensor(a!)`.
+pub fn scalar_tensor_out_autograd(
+    ks: DispatchKeySet,
+    s: Scalar,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    if record::grad_mode_and(out.requires_grad()) {
+        return Err(record::out_requires_grad_error("scalar_tensor"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::scalar_tensor_out_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (s.clone(), dtype, layout, device, pin_memory, out),
+        )?
+    })
+}
+
+/// Autograd kernel of `aten::_local_scalar_dense(Tensor self) -> Scalar`.
+pub fn _local_scalar_dense_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Scalar> {
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::_local_scalar_dense_op()?
+            .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+    })
 }
 
 /// Autograd kernel of `aten::empty_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor`.
@@ -12011,6 +12332,80 @@ pub fn repeat_out_autograd(
         ops::repeat_out_op()?.redispatch(
             ks.intersection(AFTER_AUTOGRAD_KEYSET),
             (self_, repeats, out),
+        )?
+    })
+}
+
+/// Autograd kernel of `aten::constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor`.
+#[inline]
+pub fn constant_pad_nd_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    pad: &[i64],
+    value: Scalar,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::constant_pad_nd_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, pad, value.clone()),
+            )?
+        });
+    }
+    constant_pad_nd_autograd_record(ks, self_, pad, value.clone())
+}
+
+/// The recording part of [`constant_pad_nd_autograd`]: some input requires grad.
+#[inline(never)]
+fn constant_pad_nd_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    pad: &[i64],
+    value: Scalar,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::constant_pad_nd_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, pad, value.clone()),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "constant_pad_nd",
+            },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::constant_pad_nd.out(Tensor self, SymInt[] pad, Scalar value=0, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn constant_pad_nd_out_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    pad: &[i64],
+    value: Scalar,
+    out: &Tensor,
+) -> Result<Tensor> {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
+        return Err(record::out_requires_grad_error("constant_pad_nd"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::constant_pad_nd_out_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, pad, value.clone(), out),
         )?
     })
 }
@@ -14584,6 +14979,14 @@ aten_dispatch::torch_library_impl!(aten, Autograd, |m| {
         "split.Tensor",
         CppFunction::from_unboxed(split_tensor_autograd),
     )?;
+    m.impl_(
+        "split_with_sizes",
+        CppFunction::from_unboxed(split_with_sizes_autograd),
+    )?;
+    m.impl_("diagonal", CppFunction::from_unboxed(diagonal_autograd))?;
+    m.impl_("resize_", CppFunction::from_unboxed(resize_autograd_))?;
+    m.impl_("resize", CppFunction::from_unboxed(resize_autograd))?;
+    m.impl_("resize.out", CppFunction::from_unboxed(resize_out_autograd))?;
     m.impl_("view_copy", CppFunction::from_unboxed(view_copy_autograd))?;
     m.impl_("alias_copy", CppFunction::from_unboxed(alias_copy_autograd))?;
     m.impl_("t_copy", CppFunction::from_unboxed(t_copy_autograd))?;
@@ -14645,6 +15048,18 @@ aten_dispatch::torch_library_impl!(aten, Autograd, |m| {
     )?;
     m.impl_("ones", CppFunction::from_unboxed(ones_autograd))?;
     m.impl_("full", CppFunction::from_unboxed(full_autograd))?;
+    m.impl_(
+        "scalar_tensor",
+        CppFunction::from_unboxed(scalar_tensor_autograd),
+    )?;
+    m.impl_(
+        "scalar_tensor.out",
+        CppFunction::from_unboxed(scalar_tensor_out_autograd),
+    )?;
+    m.impl_(
+        "_local_scalar_dense",
+        CppFunction::from_unboxed(_local_scalar_dense_autograd),
+    )?;
     m.impl_("empty_like", CppFunction::from_unboxed(empty_like_autograd))?;
     m.impl_(
         "empty_like.out",
@@ -14745,6 +15160,14 @@ aten_dispatch::torch_library_impl!(aten, Autograd, |m| {
     m.impl_("stack", CppFunction::from_unboxed(stack_autograd))?;
     m.impl_("repeat", CppFunction::from_unboxed(repeat_autograd))?;
     m.impl_("repeat.out", CppFunction::from_unboxed(repeat_out_autograd))?;
+    m.impl_(
+        "constant_pad_nd",
+        CppFunction::from_unboxed(constant_pad_nd_autograd),
+    )?;
+    m.impl_(
+        "constant_pad_nd.out",
+        CppFunction::from_unboxed(constant_pad_nd_out_autograd),
+    )?;
     m.impl_("tril", CppFunction::from_unboxed(tril_autograd))?;
     m.impl_("tril_", CppFunction::from_unboxed(tril_autograd_))?;
     m.impl_("tril.out", CppFunction::from_unboxed(tril_out_autograd))?;

@@ -1323,6 +1323,48 @@ aten_dispatch::torch_library!(aten, |m| {
         vec![],
     )?;
     m.def_with(
+        "split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string()],
+    )?;
+    m.def_with(
+        "diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string()],
+    )?;
+    m.def_with(
+        "sym_size.int(Tensor self, int dim) -> SymInt",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string()],
+    )?;
+    m.def_with(
+        "sym_stride.int(Tensor self, int dim) -> SymInt",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string()],
+    )?;
+    m.def_with(
+        "sym_numel(Tensor self) -> SymInt",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string()],
+    )?;
+    m.def_with(
+        "sym_storage_offset(Tensor self) -> SymInt",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string()],
+    )?;
+    m.def_with(
+        "sym_is_contiguous(Tensor self, MemoryFormat memory_format=0) -> SymBool",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string()],
+    )?;
+    m.def_with("resize_(Tensor(a!) self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string(), "inplace_view".to_string()])?;
+    m.def_with(
+        "resize(Tensor self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string(), "inplace_view".to_string()],
+    )?;
+    m.def_with("resize.out(Tensor self, SymInt[] size, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string(), "inplace_view".to_string()])?;
+    m.def_with(
         "view_copy(Tensor self, SymInt[] size) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
         vec!["view_copy".to_string()],
@@ -1393,6 +1435,13 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with("as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
     m.def_with("ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
     m.def_with("full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
+    m.def_with("scalar_tensor(Scalar s, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
+    m.def_with("scalar_tensor.out(Scalar s, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
+    m.def_with(
+        "_local_scalar_dense(Tensor self) -> Scalar",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string(), "data_dependent_output".to_string()],
+    )?;
     m.def_with("empty_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
     m.def_with("empty_like.out(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec![])?;
     m.def_with("full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
@@ -1555,6 +1604,12 @@ aten_dispatch::torch_library!(aten, |m| {
         Some(AliasAnalysisKind::FromSchema),
         vec!["core".to_string()],
     )?;
+    m.def_with(
+        "constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string()],
+    )?;
+    m.def_with("constant_pad_nd.out(Tensor self, SymInt[] pad, Scalar value=0, *, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
     m.def_with(
         "tril(Tensor self, SymInt diagonal=0) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
@@ -4711,6 +4766,28 @@ pub fn copy_out_autogen(
     crate::structured::copy_to_out(&result, out)?;
     Ok(out.clone())
 }
+/// `autogen` variant `aten::resize(Tensor self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor` of `aten::resize_(Tensor(a!) self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor(a!)`.
+pub fn resize_autogen(
+    self_: &Tensor,
+    size: &[i64],
+    memory_format: Option<MemoryFormat>,
+) -> Result<Tensor> {
+    let result = ops::clone(self_)?;
+    ops::resize_op_()?.call((&result, size, memory_format))?;
+    Ok(result)
+}
+/// `autogen` variant `aten::resize.out(Tensor self, SymInt[] size, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)` of `aten::resize_(Tensor(a!) self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor(a!)`.
+pub fn resize_out_autogen(
+    self_: &Tensor,
+    size: &[i64],
+    memory_format: Option<MemoryFormat>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = ops::clone(self_)?;
+    ops::resize_op_()?.call((&result, size, memory_format))?;
+    crate::structured::copy_to_out(&result, out)?;
+    Ok(out.clone())
+}
 /// BackendSelect kernel of `aten::ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`.
 pub fn ones_backend_select(
     _keys: DispatchKeySet,
@@ -4743,6 +4820,35 @@ pub fn full_backend_select(
         .backend_component();
     let keys = DispatchKeySet::from_key(backend.dense_key());
     ops::full_op()?.redispatch(keys, (size, fill_value, dtype, layout, device, pin_memory))
+}
+/// BackendSelect kernel of `aten::scalar_tensor(Scalar s, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`.
+pub fn scalar_tensor_backend_select(
+    _keys: DispatchKeySet,
+    s: Scalar,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    let backend = device
+        .unwrap_or(Device::CPU)
+        .device_type()
+        .backend_component();
+    let keys = DispatchKeySet::from_key(backend.dense_key());
+    ops::scalar_tensor_op()?.redispatch(keys, (s, dtype, layout, device, pin_memory))
+}
+/// `autogen` variant `aten::scalar_tensor.out(Scalar s, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, Tensor(a!) out) -> Tensor(a!)` of `aten::scalar_tensor(Scalar s, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`.
+pub fn scalar_tensor_out_autogen(
+    s: Scalar,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = ops::scalar_tensor_op()?.call((s, dtype, layout, device, pin_memory))?;
+    crate::structured::copy_to_out(&result, out)?;
+    Ok(out.clone())
 }
 /// `autogen` variant `aten::empty_like.out(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)` of `aten::empty_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor`.
 pub fn empty_like_out_autogen(
@@ -5202,6 +5308,17 @@ pub fn cat_out_structured_meta(tensors: &[Tensor], dim: i64, out: &Tensor) -> Re
 /// `autogen` variant `aten::repeat.out(Tensor self, SymInt[] repeats, *, Tensor(a!) out) -> Tensor(a!)` of `aten::repeat(Tensor self, SymInt[] repeats) -> Tensor`.
 pub fn repeat_out_autogen(self_: &Tensor, repeats: &[i64], out: &Tensor) -> Result<Tensor> {
     let result = ops::repeat_op()?.call((self_, repeats))?;
+    crate::structured::copy_to_out(&result, out)?;
+    Ok(out.clone())
+}
+/// `autogen` variant `aten::constant_pad_nd.out(Tensor self, SymInt[] pad, Scalar value=0, *, Tensor(a!) out) -> Tensor(a!)` of `aten::constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor`.
+pub fn constant_pad_nd_out_autogen(
+    self_: &Tensor,
+    pad: &[i64],
+    value: Scalar,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = ops::constant_pad_nd_op()?.call((self_, pad, value))?;
     crate::structured::copy_to_out(&result, out)?;
     Ok(out.clone())
 }
@@ -5810,6 +5927,10 @@ aten_dispatch::torch_library_impl!(aten, BackendSelect, |m| {
     m.impl_("zeros", CppFunction::from_unboxed(zeros_backend_select))?;
     m.impl_("ones", CppFunction::from_unboxed(ones_backend_select))?;
     m.impl_("full", CppFunction::from_unboxed(full_backend_select))?;
+    m.impl_(
+        "scalar_tensor",
+        CppFunction::from_unboxed(scalar_tensor_backend_select),
+    )?;
     m.impl_("arange", CppFunction::from_unboxed(arange_backend_select))?;
     m.impl_(
         "arange.start",
@@ -6669,6 +6790,26 @@ aten_dispatch::torch_library_impl!(aten, CompositeImplicitAutograd, |m| {
         CppFunction::from_unboxed(crate::native::flatten_using_ints),
     )?;
     m.impl_("narrow", CppFunction::from_unboxed(crate::native::narrow))?;
+    m.impl_(
+        "sym_size.int",
+        CppFunction::from_unboxed(crate::native::sym_size_int),
+    )?;
+    m.impl_(
+        "sym_stride.int",
+        CppFunction::from_unboxed(crate::native::sym_stride_int),
+    )?;
+    m.impl_(
+        "sym_numel",
+        CppFunction::from_unboxed(crate::native::sym_numel),
+    )?;
+    m.impl_(
+        "sym_storage_offset",
+        CppFunction::from_unboxed(crate::native::sym_storage_offset),
+    )?;
+    m.impl_(
+        "sym_is_contiguous",
+        CppFunction::from_unboxed(crate::native::sym_is_contiguous),
+    )?;
     m.impl_("matmul", CppFunction::from_unboxed(crate::native::matmul))?;
     m.impl_("linear", CppFunction::from_unboxed(crate::native::linear))?;
     m.impl_("conv2d", CppFunction::from_unboxed(crate::native::conv2d))?;
@@ -6826,8 +6967,26 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutograd, |m| {
         "split.Tensor",
         CppFunction::from_unboxed(crate::native::split_tensor),
     )?;
+    m.impl_(
+        "split_with_sizes",
+        CppFunction::from_unboxed(crate::native::split_with_sizes),
+    )?;
+    m.impl_(
+        "diagonal",
+        CppFunction::from_unboxed(crate::native::diagonal),
+    )?;
+    m.impl_("resize", CppFunction::from_unboxed(resize_autogen))?;
+    m.impl_("resize.out", CppFunction::from_unboxed(resize_out_autogen))?;
     m.impl_("ones", CppFunction::from_unboxed(crate::native::ones))?;
     m.impl_("full", CppFunction::from_unboxed(crate::native::full))?;
+    m.impl_(
+        "scalar_tensor",
+        CppFunction::from_unboxed(crate::native::scalar_tensor),
+    )?;
+    m.impl_(
+        "scalar_tensor.out",
+        CppFunction::from_unboxed(scalar_tensor_out_autogen),
+    )?;
     m.impl_(
         "empty_like",
         CppFunction::from_unboxed(crate::native::empty_like),
@@ -6910,6 +7069,14 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutograd, |m| {
     m.impl_("stack", CppFunction::from_unboxed(crate::native::stack))?;
     m.impl_("repeat", CppFunction::from_unboxed(crate::native::repeat))?;
     m.impl_("repeat.out", CppFunction::from_unboxed(repeat_out_autogen))?;
+    m.impl_(
+        "constant_pad_nd",
+        CppFunction::from_unboxed(crate::native::constant_pad_nd),
+    )?;
+    m.impl_(
+        "constant_pad_nd.out",
+        CppFunction::from_unboxed(constant_pad_nd_out_autogen),
+    )?;
     m.impl_(
         "convolution",
         CppFunction::from_unboxed(crate::native::convolution),

@@ -1128,6 +1128,40 @@ impl Tensor {
         ops::split_tensor_with(self, split_size, options)
     }
 
+    /// `aten::split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]`
+    pub fn split_with_sizes(&self, split_sizes: &[i64]) -> Result<Vec<Tensor>> {
+        ops::split_with_sizes(self, split_sizes)
+    }
+
+    /// `aten::split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]`
+    pub fn split_with_sizes_with(
+        &self,
+        split_sizes: &[i64],
+        options: ops::SplitWithSizesOptions,
+    ) -> Result<Vec<Tensor>> {
+        ops::split_with_sizes_with(self, split_sizes, options)
+    }
+
+    /// `aten::diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)`
+    pub fn diagonal(&self) -> Result<Tensor> {
+        ops::diagonal(self)
+    }
+
+    /// `aten::diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)`
+    pub fn diagonal_with(&self, options: ops::DiagonalOptions) -> Result<Tensor> {
+        ops::diagonal_with(self, options)
+    }
+
+    /// `aten::resize_(Tensor(a!) self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor(a!)`
+    pub fn resize_(&self, size: &[i64]) -> Result<Tensor> {
+        ops::resize_(self, size)
+    }
+
+    /// `aten::resize_(Tensor(a!) self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor(a!)`
+    pub fn resize_with_(&self, size: &[i64], options: ops::ResizeInplaceOptions) -> Result<Tensor> {
+        ops::resize_with_(self, size, options)
+    }
+
     /// `aten::slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor`
     pub fn slice_scatter(&self, src: &Tensor) -> Result<Tensor> {
         ops::slice_scatter(self, src)

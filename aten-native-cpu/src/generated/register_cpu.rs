@@ -3187,6 +3187,14 @@ aten_dispatch::torch_library_impl!(aten, CPU, |m| {
     )?;
     m.impl_("view", CppFunction::from_unboxed(crate::kernels::view))?;
     m.impl_(
+        "resize_",
+        CppFunction::from_unboxed(crate::kernels::resize_),
+    )?;
+    m.impl_(
+        "_local_scalar_dense",
+        CppFunction::from_unboxed(crate::kernels::_local_scalar_dense_cpu),
+    )?;
+    m.impl_(
         "arange.start_out",
         CppFunction::from_unboxed(crate::kernels::arange_out),
     )?;
@@ -3373,5 +3381,9 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
         CppFunction::from_unboxed(crate::kernels::logical_not_out),
     )?;
     m.impl_("view", CppFunction::from_unboxed(crate::kernels::view))?;
+    m.impl_(
+        "resize_",
+        CppFunction::from_unboxed(crate::kernels::resize_),
+    )?;
     Ok(())
 });

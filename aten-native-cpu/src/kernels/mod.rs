@@ -10,6 +10,7 @@
 //!   [`triangular`]: `tril`, `triu` (all through [`gather_offsets`] but
 //!   `cat`);
 //! - [`linear_algebra`]: `mm`, `bmm`, `addmm`, `dot` (on [`crate::gemm`]);
+//! - [`local_scalar`]: `_local_scalar_dense` (`item()`);
 //! - [`nn`]: convolution, max pooling, layer norm, losses, dropout;
 //! - [`reduce`]: reductions, scans and softmax.
 
@@ -29,6 +30,7 @@ pub mod flip;
 pub mod gather_offsets;
 pub mod indexing;
 pub mod linear_algebra;
+pub mod local_scalar;
 pub mod nn;
 pub mod pointwise_ops;
 pub mod reduce;
@@ -57,6 +59,7 @@ pub use fill::{arange_out, eye_out, fill_, linspace_out, normal_, uniform_, zero
 pub use flip::flip;
 pub use indexing::{gather_out, index_select};
 pub use linear_algebra::{addmm_out, bmm_out, dot, mm_out};
+pub use local_scalar::_local_scalar_dense_cpu;
 pub use nn::{
     layer_norm_cpu, max_pool2d_with_indices_out_cpu, mse_loss_out, native_dropout,
     nll_loss_forward_out_cpu, slow_conv2d_forward, slow_conv_dilated2d,
@@ -77,4 +80,4 @@ pub use unary::{
 };
 
 /// Views are backend-neutral: the CPU registers the shared kernels.
-pub use aten_core::native::{as_strided_tensorimpl, view};
+pub use aten_core::native::{as_strided_tensorimpl, resize_, view};
