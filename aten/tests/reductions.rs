@@ -259,7 +259,8 @@ fn min_dim_values_and_indices(dev: DeviceTest) {
     let (values, indices) = ops::min_dim(&a, 1).unwrap();
     dev.assert_values(&values, &[2], &[1u8, 0]);
     dev.assert_values(&indices, &[2], &[2i64, 2]);
-    let (values, indices) = ops::min_dim_with(&a, -2, ops::MinDimOptions { keepdim: true }).unwrap();
+    let (values, indices) =
+        ops::min_dim_with(&a, -2, ops::MinDimOptions { keepdim: true }).unwrap();
     dev.assert_values(&values, &[1, 3], &[3u8, 2, 0]);
     dev.assert_values(&indices, &[1, 3], &[0i64, 1, 1]);
     // Bool inputs are ordered too.
@@ -274,7 +275,10 @@ fn min_dim_values_and_indices(dev: DeviceTest) {
     dev.assert_values(&at, &[3], &[0i64, 1, 1]);
     let empty = dev.tensor::<f32>(&[], &[2, 0]);
     let err = dev.assert_error(ops::min_dim(&empty, 1));
-    assert_eq!(err, "min(): Expected reduction dim 1 to have non-zero size.");
+    assert_eq!(
+        err,
+        "min(): Expected reduction dim 1 to have non-zero size."
+    );
     let err = dev.assert_error(ops::min_dim(&a, 2));
     assert_eq!(
         err,

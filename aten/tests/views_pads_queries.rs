@@ -24,12 +24,8 @@ fn strides(t: &Tensor) -> Vec<i64> {
 
 fn split_with_sizes_views(dev: DeviceTest) {
     let a = dev.tensor(&[0i32, 1, 2, 3, 4, 5, 6, 7], &[2, 4]);
-    let parts = ops::split_with_sizes_with(
-        &a,
-        &[1, 0, 3],
-        ops::SplitWithSizesOptions { dim: -1 },
-    )
-    .unwrap();
+    let parts =
+        ops::split_with_sizes_with(&a, &[1, 0, 3], ops::SplitWithSizesOptions { dim: -1 }).unwrap();
     assert_eq!(parts.len(), 3);
     dev.assert_values(&parts[0], &[2, 1], &[0i32, 4]);
     dev.assert_values::<i32>(&parts[1], &[2, 0], &[]);
@@ -241,8 +237,16 @@ fn scalar_tensor_factory(dev: DeviceTest) {
     // The default dtype whatever the scalar's kind.
     dev.assert_values(&on(Scalar::Int(3), None), &[], &[3.0f32]);
     dev.assert_values(&on(Scalar::Bool(true), None), &[], &[1.0f32]);
-    dev.assert_values(&on(Scalar::Double(3.75), Some(ScalarType::Char)), &[], &[3i8]);
-    dev.assert_values(&on(Scalar::Double(2.5), Some(ScalarType::Double)), &[], &[2.5f64]);
+    dev.assert_values(
+        &on(Scalar::Double(3.75), Some(ScalarType::Char)),
+        &[],
+        &[3i8],
+    );
+    dev.assert_values(
+        &on(Scalar::Double(2.5), Some(ScalarType::Double)),
+        &[],
+        &[2.5f64],
+    );
     dev.assert_values(&on(Scalar::Int(0), Some(ScalarType::Bool)), &[], &[false]);
     let err = dev.assert_data_error(ops::scalar_tensor_with(
         Scalar::Int(300),
@@ -253,7 +257,10 @@ fn scalar_tensor_factory(dev: DeviceTest) {
         },
     ));
     if let Some(err) = err {
-        assert!(err.contains("out of range") || err.contains("overflow"), "{err}");
+        assert!(
+            err.contains("out of range") || err.contains("overflow"),
+            "{err}"
+        );
     }
 }
 

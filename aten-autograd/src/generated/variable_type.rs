@@ -12580,6 +12580,114 @@ pub fn triu_out_autograd(
     })
 }
 
+/// Autograd kernel of `aten::_fft_r2c(Tensor self, int[] dim, int normalization, bool onesided) -> Tensor`.
+#[inline]
+pub fn _fft_r2c_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: &[i64],
+    normalization: i64,
+    onesided: bool,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::_fft_r2c_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, dim, normalization, onesided),
+            )?
+        });
+    }
+    _fft_r2c_autograd_record(ks, self_, dim, normalization, onesided)
+}
+
+/// The recording part of [`_fft_r2c_autograd`]: some input requires grad.
+#[inline(never)]
+fn _fft_r2c_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: &[i64],
+    normalization: i64,
+    onesided: bool,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::_fft_r2c_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, dim, normalization, onesided),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "_fft_r2c" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::_fft_c2r(Tensor self, int[] dim, int normalization, SymInt last_dim_size) -> Tensor`.
+#[inline]
+pub fn _fft_c2r_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: &[i64],
+    normalization: i64,
+    last_dim_size: i64,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::_fft_c2r_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, dim, normalization, last_dim_size),
+            )?
+        });
+    }
+    _fft_c2r_autograd_record(ks, self_, dim, normalization, last_dim_size)
+}
+
+/// The recording part of [`_fft_c2r_autograd`]: some input requires grad.
+#[inline(never)]
+fn _fft_c2r_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: &[i64],
+    normalization: i64,
+    last_dim_size: i64,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::_fft_c2r_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, dim, normalization, last_dim_size),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "_fft_c2r" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
 /// Autograd kernel of `aten::convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor`.
 #[inline]
 pub fn convolution_autograd(
@@ -15174,6 +15282,8 @@ aten_dispatch::torch_library_impl!(aten, Autograd, |m| {
     m.impl_("triu", CppFunction::from_unboxed(triu_autograd))?;
     m.impl_("triu_", CppFunction::from_unboxed(triu_autograd_))?;
     m.impl_("triu.out", CppFunction::from_unboxed(triu_out_autograd))?;
+    m.impl_("_fft_r2c", CppFunction::from_unboxed(_fft_r2c_autograd))?;
+    m.impl_("_fft_c2r", CppFunction::from_unboxed(_fft_c2r_autograd))?;
     m.impl_(
         "convolution",
         CppFunction::from_unboxed(convolution_autograd),

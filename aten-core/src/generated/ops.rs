@@ -9643,6 +9643,45 @@ pub fn triu_out(self_: &Tensor, diagonal: i64, out: &Tensor) -> Result<Tensor> {
     triu_out_op()?.call((self_, diagonal, out))
 }
 
+/// The typed dispatcher handle of `aten::_fft_r2c.`, looked up once.
+#[inline]
+pub fn _fft_r2c_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static [i64], i64, bool), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static [i64], i64, bool), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::_fft_r2c", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::_fft_r2c(Tensor self, int[] dim, int normalization, bool onesided) -> Tensor`
+pub fn _fft_r2c(self_: &Tensor, dim: &[i64], normalization: i64, onesided: bool) -> Result<Tensor> {
+    _fft_r2c_op()?.call((self_, dim, normalization, onesided))
+}
+
+/// The typed dispatcher handle of `aten::_fft_c2r.`, looked up once.
+#[inline]
+pub fn _fft_c2r_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static [i64], i64, i64), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static [i64], i64, i64), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::_fft_c2r", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::_fft_c2r(Tensor self, int[] dim, int normalization, SymInt last_dim_size) -> Tensor`
+pub fn _fft_c2r(
+    self_: &Tensor,
+    dim: &[i64],
+    normalization: i64,
+    last_dim_size: i64,
+) -> Result<Tensor> {
+    _fft_c2r_op()?.call((self_, dim, normalization, last_dim_size))
+}
+
 /// The typed dispatcher handle of `aten::conv2d.`, looked up once.
 #[inline]
 pub fn conv2d_op() -> Result<

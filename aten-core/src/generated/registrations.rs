@@ -1640,6 +1640,16 @@ aten_dispatch::torch_library!(aten, |m| {
         Some(AliasAnalysisKind::FromSchema),
         vec![],
     )?;
+    m.def_with(
+        "_fft_r2c(Tensor self, int[] dim, int normalization, bool onesided) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string()],
+    )?;
+    m.def_with(
+        "_fft_c2r(Tensor self, int[] dim, int normalization, SymInt last_dim_size) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string()],
+    )?;
     m.def_with("conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=[1, 1], SymInt[2] padding=[0, 0], SymInt[2] dilation=[1, 1], SymInt groups=1) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
     m.def_with("convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
     m.def_with("convolution.out(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, *, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
@@ -6705,6 +6715,14 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
     m.impl_(
         "triu.out",
         CppFunction::from_unboxed(triu_out_structured_meta),
+    )?;
+    m.impl_(
+        "_fft_r2c",
+        CppFunction::from_unboxed(crate::native::_fft_r2c_meta),
+    )?;
+    m.impl_(
+        "_fft_c2r",
+        CppFunction::from_unboxed(crate::native::_fft_c2r_meta),
     )?;
     m.impl_(
         "_slow_conv2d_forward",

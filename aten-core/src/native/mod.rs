@@ -6,6 +6,7 @@ pub mod conv_shape;
 mod copy;
 mod dims;
 mod factories;
+mod fft;
 mod functional_variants;
 mod linear_algebra;
 mod logsumexp;
@@ -22,10 +23,11 @@ mod views;
 
 pub use backward::{convolution_backward, math_group_norm};
 pub use copy::*;
-pub use dims::{
-    compute_stride, fmt_list, infer_size, make_dim_mask, make_dim_mask_with, wrap_dim,
-};
+pub use dims::{compute_stride, fmt_list, infer_size, make_dim_mask, make_dim_mask_with, wrap_dim};
 pub use factories::*;
+pub use fft::{
+    _fft_c2r_meta, _fft_r2c_meta, fft_c2r_geometry, fft_r2c_geometry, FftGeometry, FftNorm,
+};
 pub use functional_variants::*;
 pub use linear_algebra::*;
 pub use logsumexp::{logsumexp, logsumexp_out};

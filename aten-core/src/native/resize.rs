@@ -21,9 +21,7 @@ pub fn resize_(
     t.resize_(size)?;
     if let Some(format) = memory_format {
         if format == MemoryFormat::Preserve {
-            return Err(Error::runtime(format!(
-                "Unsupported memory format{format}"
-            )));
+            return Err(Error::runtime(format!("Unsupported memory format{format}")));
         }
         t.resize_strided_(size, &strides_for(size, format)?)?;
     }

@@ -115,7 +115,12 @@ pub fn constant_pad_nd(self_: &Tensor, pad: &[i64], value: Scalar) -> Result<Ten
         let (before, after) = pads_of(i);
         if before < 0 {
             let size = cropped.size(i as i64)?;
-            cropped = ops::narrow(&cropped, i as i64, before.saturating_neg(), size.saturating_add(before))?;
+            cropped = ops::narrow(
+                &cropped,
+                i as i64,
+                before.saturating_neg(),
+                size.saturating_add(before),
+            )?;
         } else if before != 0 {
             all_pads_non_positive = false;
         }

@@ -3255,6 +3255,14 @@ aten_dispatch::torch_library_impl!(aten, CPU, |m| {
         CppFunction::from_unboxed(triu_out_structured_cpu),
     )?;
     m.impl_(
+        "_fft_r2c",
+        CppFunction::from_unboxed(crate::kernels::_fft_r2c_cpu),
+    )?;
+    m.impl_(
+        "_fft_c2r",
+        CppFunction::from_unboxed(crate::kernels::_fft_c2r_cpu),
+    )?;
+    m.impl_(
         "_slow_conv2d_forward",
         CppFunction::from_unboxed(crate::kernels::slow_conv2d_forward),
     )?;

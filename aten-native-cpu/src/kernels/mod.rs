@@ -12,7 +12,8 @@
 //! - [`linear_algebra`]: `mm`, `bmm`, `addmm`, `dot` (on [`crate::gemm`]);
 //! - [`local_scalar`]: `_local_scalar_dense` (`item()`);
 //! - [`nn`]: convolution, max pooling, layer norm, losses, dropout;
-//! - [`reduce`]: reductions, scans and softmax.
+//! - [`reduce`]: reductions, scans and softmax;
+//! - [`fft`](mod@fft): `_fft_r2c`, `_fft_c2r` (on `rustfft`).
 
 // Kernels are generic over element types, bool included, where an order
 // comparison is meant as written.
@@ -25,6 +26,7 @@ pub mod cat;
 pub mod compare;
 pub mod copy;
 mod factories;
+pub mod fft;
 pub mod fill;
 pub mod flip;
 pub mod gather_offsets;
@@ -55,6 +57,7 @@ pub use compare::{
     le_tensor_out, lt_scalar_out, lt_tensor_out, ne_scalar_out, ne_tensor_out,
 };
 pub use factories::{empty_cpu, empty_strided_cpu};
+pub use fft::{_fft_c2r_cpu, _fft_r2c_cpu};
 pub use fill::{arange_out, eye_out, fill_, linspace_out, normal_, uniform_, zero_};
 pub use flip::flip;
 pub use indexing::{gather_out, index_select};
