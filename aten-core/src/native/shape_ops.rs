@@ -135,16 +135,15 @@ pub fn constant_pad_nd(self_: &Tensor, pad: &[i64], value: Scalar) -> Result<Ten
         return ops::clone(&cropped);
     }
     let mut new_shape = sizes[..l_diff].to_vec();
-    for i in l_diff..l_inp {
+    for (i, &size) in sizes.iter().enumerate().skip(l_diff) {
         let (before, after) = pads_of(i);
-        let new_dim = sizes[i]
+        let new_dim = size
             .checked_add(before)
             .and_then(|n| n.checked_add(after))
             .ok_or_else(|| Error::runtime("constant_pad_nd: the padded size overflows"))?;
         if new_dim < 0 {
             return Err(Error::runtime(format!(
-                "The input size {}, plus negative padding {before} and {after} resulted in a negative output size, which is invalid. Check dimension {i} of your input.",
-                sizes[i]
+                "The input size {size}, plus negative padding {before} and {after} resulted in a negative output size, which is invalid. Check dimension {i} of your input."
             )));
         }
         new_shape.push(new_dim);
