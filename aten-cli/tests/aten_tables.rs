@@ -34,6 +34,8 @@ const KEYS: &[&str] = &[
 /// tensors): `aten-core`'s Meta kernels of unstructured operators, and the
 /// `CPU, Meta` pointwise kernels whose `TensorIterator` serves both.
 const EXTRA_META_KERNELS: &[&str] = &[
+    "aten::_fft_c2r",
+    "aten::_fft_r2c",
     "aten::_native_batch_norm_legit",
     "aten::_native_batch_norm_legit.no_stats",
     "aten::_slow_conv2d_forward",

@@ -178,7 +178,7 @@ pub fn resize_output(out: &Tensor, shape: &[i64], strides: Option<&[i64]>) -> Re
     }
     match strides {
         Some(s) => out.resize_strided_(shape, s)?,
-        None => out.resize_(shape)?,
+        None => out.base().resize_(shape)?,
     }
     Ok(true)
 }

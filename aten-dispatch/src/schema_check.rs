@@ -26,10 +26,12 @@ pub(crate) fn is_tensor_like_argument(arg: &Argument) -> bool {
 }
 
 /// Writes the type a Rust kernel without SymInt support sees: `SymInt` as
-/// `int` (PyTorch's `cloneWithRealTypes(false)`).
+/// `int` (PyTorch's `cloneWithRealTypes(false)`), and `SymBool` as `bool`
+/// (Rust kernels return plain values for both).
 fn write_without_symint(t: &Type, out: &mut impl fmt::Write) -> fmt::Result {
     match t {
         Type::SymInt => out.write_str("int"),
+        Type::SymBool => out.write_str("bool"),
         Type::List(inner) => {
             write_without_symint(inner, out)?;
             out.write_str("[]")

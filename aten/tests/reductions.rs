@@ -1,7 +1,8 @@
-//! Structured reductions (`sum`, `mean`, `amax`, `amin`, `argmax`,
-//! `max.dim`, `all`, `any`) and operations along one dimension (`cumsum`,
-//! `_softmax`, `_log_softmax`) on every device the build has: one meta
-//! function gives each member its output, dtype and errors.
+//! Structured reductions (`sum`, `mean`, `prod.dim_int`, `amax`, `amin`,
+//! `argmax`, `argmin`, `max.dim`, `min.dim`, `all`, `any`, `any.dims`),
+//! `var.dim`, and operations along one dimension (`cumsum`, `_softmax`,
+//! `_log_softmax`) on every device the build has: one meta function gives
+//! each member its output, dtype and errors.
 
 use aten::c10::ScalarType;
 use aten::core::testing::DeviceTest;
@@ -14,6 +15,11 @@ aten::core::instantiate_device_type_tests!(
     all_and_any,
     cumsum_members,
     softmax_members,
+    argmin_takes_the_first_minimum,
+    min_dim_values_and_indices,
+    prod_over_one_dimension,
+    any_over_all_and_several_dimensions,
+    var_dim_is_var_with_a_correction,
 );
 
 fn sums_and_means(dev: DeviceTest) {
@@ -194,4 +200,181 @@ fn unstructured_reductions_on_meta() {
     )
     .unwrap();
     dev.assert_values::<f32>(&v, &[2, 1], &[]);
+}
+
+fn argmin_takes_the_first_minimum(dev: DeviceTest) {
+    // Ties: the first index in logical order, also through a transposed
+    // layout.
+    let a = dev.tensor(&[3i16, -1, 7, -1, 9, -1], &[2, 3]);
+    dev.assert_values(&ops::argmin(&a).unwrap(), &[], &[1i64]);
+    let t = a.t().unwrap();
+    let by_col = ops::argmin_with(
+        &t,
+        ops::ArgminOptions {
+            dim: Some(-1),
+            keepdim: true,
+        },
+    )
+    .unwrap();
+    dev.assert_values(&by_col, &[3, 1], &[1i64, 0, 1]);
+    // NaN is the minimum.
+    let f = dev.tensor(&[1.0f64, f64::NAN, -5.0], &[3]);
+    dev.assert_values(&ops::argmin(&f).unwrap(), &[], &[1i64]);
+    // A 0-dim input and dim 0 / -1.
+    let s = dev.tensor(&[4.0f32], &[]);
+    let at = ops::argmin_with(
+        &s,
+        ops::ArgminOptions {
+            dim: Some(-1),
+            keepdim: true,
+        },
+    )
+    .unwrap();
+    dev.assert_values(&at, &[], &[0i64]);
+    let empty = dev.tensor::<f32>(&[], &[0, 3]);
+    let err = dev.assert_error(ops::argmin(&empty));
+    assert_eq!(
+        err,
+        "argmin(): Expected reduction dim to be specified for input.numel() == 0."
+    );
+    let err = dev.assert_error(ops::argmin_with(
+        &empty,
+        ops::ArgminOptions {
+            dim: Some(0),
+            keepdim: false,
+        },
+    ));
+    assert_eq!(
+        err,
+        "argmin(): Expected reduction dim 0 to have non-zero size."
+    );
+    let b = dev.tensor(&[true, false], &[2]);
+    if let Some(err) = dev.assert_data_error(ops::argmin(&b)) {
+        assert_eq!(err, "\"argmin_cpu\" not implemented for 'Bool'");
+    }
+}
+
+fn min_dim_values_and_indices(dev: DeviceTest) {
+    let a = dev.tensor(&[3u8, 8, 1, 9, 2, 0], &[2, 3]);
+    let (values, indices) = ops::min_dim(&a, 1).unwrap();
+    dev.assert_values(&values, &[2], &[1u8, 0]);
+    dev.assert_values(&indices, &[2], &[2i64, 2]);
+    let (values, indices) =
+        ops::min_dim_with(&a, -2, ops::MinDimOptions { keepdim: true }).unwrap();
+    dev.assert_values(&values, &[1, 3], &[3u8, 2, 0]);
+    dev.assert_values(&indices, &[1, 3], &[0i64, 1, 1]);
+    // Bool inputs are ordered too.
+    let b = dev.tensor(&[true, false, true], &[3]);
+    let (values, indices) = ops::min_dim(&b, 0).unwrap();
+    dev.assert_values(&values, &[], &[false]);
+    dev.assert_values(&indices, &[], &[1i64]);
+    // Out= members are resized and written.
+    let (min, at) = (dev.tensor::<u8>(&[], &[0]), dev.tensor::<i64>(&[], &[0]));
+    ops::min_dim_min(&a, 0, false, &min, &at).unwrap();
+    dev.assert_values(&min, &[3], &[3u8, 2, 0]);
+    dev.assert_values(&at, &[3], &[0i64, 1, 1]);
+    let empty = dev.tensor::<f32>(&[], &[2, 0]);
+    let err = dev.assert_error(ops::min_dim(&empty, 1));
+    assert_eq!(
+        err,
+        "min(): Expected reduction dim 1 to have non-zero size."
+    );
+    let err = dev.assert_error(ops::min_dim(&a, 2));
+    assert_eq!(
+        err,
+        "Dimension out of range (expected to be in range of [-2, 1], but got 2)"
+    );
+}
+
+fn prod_over_one_dimension(dev: DeviceTest) {
+    let a = dev.tensor(&[1i32, 2, 3, 4, 5, 6], &[2, 3]);
+    // Integers multiply in int64.
+    dev.assert_values(&ops::prod_dim_int(&a, 1).unwrap(), &[2], &[6i64, 120]);
+    let kept = ops::prod_dim_int_with(
+        &a,
+        0,
+        ops::ProdDimIntOptions {
+            keepdim: true,
+            dtype: Some(ScalarType::Double),
+        },
+    )
+    .unwrap();
+    dev.assert_values(&kept, &[1, 3], &[4.0f64, 10.0, 18.0]);
+    // An empty dimension gives the identity; a 0-dim input itself.
+    let empty = dev.tensor::<f32>(&[], &[2, 0]);
+    dev.assert_values(&ops::prod_dim_int(&empty, 1).unwrap(), &[2], &[1.0f32, 1.0]);
+    let s = dev.tensor(&[-3i16], &[]);
+    dev.assert_values(&ops::prod_dim_int(&s, -1).unwrap(), &[], &[-3i64]);
+    // An out= of another dtype sets the dtype computed in.
+    let out = dev.tensor(&[0.0f32; 2], &[2]);
+    ops::prod_int_out(&a, 1, false, None, &out).unwrap();
+    dev.assert_values(&out, &[2], &[6.0f32, 120.0]);
+}
+
+fn any_over_all_and_several_dimensions(dev: DeviceTest) {
+    let a = dev.tensor(&[0.0f32, 0.0, 0.5, 0.0, 0.0, 0.0], &[2, 3]);
+    dev.assert_values(&ops::any(&a).unwrap(), &[], &[true]);
+    let zeros = dev.tensor(&[0i64; 4], &[2, 2]);
+    dev.assert_values(&ops::any(&zeros).unwrap(), &[], &[false]);
+    // uint8 inputs give uint8 results.
+    let bytes = dev.tensor(&[0u8, 7, 0, 0], &[2, 2]);
+    dev.assert_values(&ops::any(&bytes).unwrap(), &[], &[1u8]);
+    let over = |t, dim: Option<&[i64]>, keepdim| {
+        ops::any_dims_with(t, ops::AnyDimsOptions { dim, keepdim }).unwrap()
+    };
+    dev.assert_values(&over(&a, Some(&[0, 1]), true), &[1, 1], &[true]);
+    dev.assert_values(&over(&a, Some(&[-1]), false), &[2], &[true, false]);
+    dev.assert_values(&over(&a, None, false), &[], &[true]);
+    // An empty list reduces nothing: each element as bool (uint8 0/1).
+    dev.assert_values(
+        &over(&a, Some(&[]), false),
+        &[2, 3],
+        &[false, false, true, false, false, false],
+    );
+    dev.assert_values(&over(&bytes, Some(&[]), false), &[2, 2], &[0u8, 1, 0, 0]);
+    // Empty inputs: false everywhere.
+    let empty = dev.tensor::<f32>(&[], &[0, 2]);
+    dev.assert_values(&over(&empty, Some(&[0]), false), &[2], &[false, false]);
+    dev.assert_values(&ops::any(&empty).unwrap(), &[], &[false]);
+    let err = dev.assert_error(ops::any_dims_with(
+        &a,
+        ops::AnyDimsOptions {
+            dim: Some(&[1, -1]),
+            keepdim: false,
+        },
+    ));
+    assert_eq!(err, "dim 1 appears multiple times in the list of dims");
+    // The out= members: bool or uint8 outputs only.
+    let out = dev.tensor::<bool>(&[], &[0]);
+    ops::any_all_out(&a, &out).unwrap();
+    dev.assert_values(&out, &[], &[true]);
+    let wrong = dev.tensor::<f32>(&[], &[0]);
+    let err = dev.assert_error(ops::any_all_out(&a, &wrong));
+    assert_eq!(err, "any only supports bool tensor for result, got: Float");
+    let out = dev.tensor::<bool>(&[], &[0]);
+    ops::any_dims_out(&a, Some(&[1]), true, &out).unwrap();
+    dev.assert_values(&out, &[2, 1], &[true, false]);
+}
+
+fn var_dim_is_var_with_a_correction(dev: DeviceTest) {
+    let a = dev.tensor(&[1.0f64, 2.0, 3.0, 4.0, 6.0, 8.0], &[2, 3]);
+    dev.assert_values(&ops::var_dim(&a, Some(&[1])).unwrap(), &[2], &[1.0f64, 4.0]);
+    let biased = ops::var_dim_with(
+        &a,
+        Some(&[1]),
+        ops::VarDimOptions {
+            unbiased: false,
+            keepdim: true,
+        },
+    )
+    .unwrap();
+    dev.assert_values(&biased, &[2, 1], &[2.0 / 3.0, 8.0 / 3.0]);
+    // `None` and `[]` reduce every dimension.
+    let all = ops::var_dim(&a, Some(&[])).unwrap();
+    assert_eq!(all.sizes(), &[] as &[i64]);
+    let err = dev.assert_error(ops::var_dim(&dev.tensor(&[1i32, 2], &[2]), None));
+    assert_eq!(
+        err,
+        "std and var only support floating point and complex dtypes, got: Int"
+    );
 }

@@ -1,9 +1,11 @@
 //! `Element`: the Rust types that tensor elements can be, one per supported
 //! dtype (bool, uint8, int8, int16, int32, int64, float16, bfloat16,
-//! float32, float64).
+//! float32, float64, and complex64 and complex128, which only the FFT
+//! operators compute with).
 
 use half::{bf16, f16};
 
+use crate::complex::Complex;
 use crate::scalar_type::ScalarType;
 
 /// A Rust type that is the element type of a dtype.
@@ -29,6 +31,17 @@ macro_rules! elements {
             const DTYPE: ScalarType = ScalarType::$dtype;
         }
     )*};
+}
+
+// SAFETY: `repr(C)` pairs of `f32` (`f64`): 8 (16) bytes, the complex
+// dtypes' sizes, aligned to 4 (8); every bit pattern is a valid value.
+unsafe impl Element for Complex<f32> {
+    const DTYPE: ScalarType = ScalarType::ComplexFloat;
+}
+
+// SAFETY: as for `Complex<f32>`.
+unsafe impl Element for Complex<f64> {
+    const DTYPE: ScalarType = ScalarType::ComplexDouble;
 }
 
 elements!(

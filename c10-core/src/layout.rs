@@ -95,6 +95,35 @@ impl MemoryFormat {
     }
 }
 
+impl MemoryFormat {
+    /// Whether `strides` lay `sizes` out densely in this channels-last
+    /// format (`compute_channels_last_contiguous_2d` and its 3-d form):
+    /// a 4-d (`ChannelsLast`) or 5-d (`ChannelsLast3d`) tensor whose
+    /// strides, channels first, then the spatial dimensions innermost
+    /// first, then the batch, are the running products of the sizes, size-1
+    /// dimensions taking any stride. False for the other formats and ranks.
+    pub fn is_channels_last_contiguous(self, sizes: &[i64], strides: &[i64]) -> bool {
+        let order: &[usize] = match (self, sizes.len()) {
+            (MemoryFormat::ChannelsLast, 4) => &[1, 3, 2, 0],
+            (MemoryFormat::ChannelsLast3d, 5) => &[1, 4, 3, 2, 0],
+            _ => return false,
+        };
+        if strides.len() != sizes.len() {
+            return false;
+        }
+        let mut expected = 1i64;
+        for &d in order {
+            if sizes[d] != 1 {
+                if strides[d] != expected {
+                    return false;
+                }
+                expected = expected.saturating_mul(sizes[d]);
+            }
+        }
+        true
+    }
+}
+
 /// Whether the strides grow along `order` (innermost first) as a
 /// channels-last layout's do (`is_channels_last_strides_2d_s4` and its
 /// 3-d form).
@@ -168,5 +197,20 @@ mod tests {
             MemoryFormat::ChannelsLast3d
         );
         assert_eq!(suggest(&[3, 4], &[1, 3]), MemoryFormat::Contiguous);
+    }
+
+    #[test]
+    fn channels_last_contiguity_follows_pytorchs_rules() {
+        let cl = MemoryFormat::ChannelsLast;
+        assert!(cl.is_channels_last_contiguous(&[2, 3, 4, 5], &[60, 1, 15, 3]));
+        assert!(!cl.is_channels_last_contiguous(&[2, 3, 4, 5], &[60, 20, 5, 1]));
+        // Size-1 dimensions take any stride.
+        assert!(cl.is_channels_last_contiguous(&[1, 3, 1, 1], &[7, 1, 9, 9]));
+        // Other ranks and formats are never channels-last contiguous.
+        assert!(!cl.is_channels_last_contiguous(&[3, 4], &[1, 3]));
+        let cl3 = MemoryFormat::ChannelsLast3d;
+        assert!(cl3.is_channels_last_contiguous(&[2, 3, 2, 2, 2], &[24, 1, 12, 6, 3]));
+        assert!(!cl3.is_channels_last_contiguous(&[2, 3, 4, 5], &[60, 1, 15, 3]));
+        assert!(!MemoryFormat::Contiguous.is_channels_last_contiguous(&[2], &[1]));
     }
 }

@@ -17,6 +17,7 @@
 //!   and the [`TensorBase`] handle (strided views of a storage), and the
 //!   [`Element`] types of the dtypes.
 
+pub mod complex;
 pub mod device;
 pub mod dispatch_key;
 pub mod dispatch_key_set;
@@ -38,6 +39,7 @@ pub mod thread_shared;
 pub mod type_promotion;
 pub mod warning;
 
+pub use complex::Complex;
 pub use device::{Device, DeviceType};
 pub use element::{Element, Numeric};
 pub use generator::Generator;

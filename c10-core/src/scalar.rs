@@ -4,17 +4,13 @@ use std::fmt;
 
 use half::{bf16, f16};
 
+use crate::complex::Complex;
 use crate::error::{Error, Result};
 use crate::scalar_type::ScalarType;
 
-/// A complex number of two `f64` (`c10::complex<double>`).
-#[derive(Copy, Clone, Debug, PartialEq, Default)]
-pub struct Complex64 {
-    /// Real part.
-    pub re: f64,
-    /// Imaginary part.
-    pub im: f64,
-}
+/// A complex number of two `f64` (`c10::complex<double>`), the payload of
+/// complex scalars and the element of complex128 tensors.
+pub type Complex64 = Complex<f64>;
 
 /// `c10::Scalar`: a bool, integer, float or complex number.
 #[derive(Copy, Clone, Debug, PartialEq)]

@@ -2338,6 +2338,26 @@ pub fn prod_out_ad_inplace_or_view(
     Ok(result)
 }
 
+/// ADInplaceOrView kernel of `aten::prod.int_out(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)`.
+pub fn prod_int_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    keepdim: bool,
+    dtype: Option<ScalarType>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::prod_int_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, dim, keepdim, dtype, out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
 /// ADInplaceOrView kernel of `aten::amax.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn amax_out_ad_inplace_or_view(
     ks: DispatchKeySet,
@@ -2395,6 +2415,25 @@ pub fn argmax_out_ad_inplace_or_view(
     Ok(result)
 }
 
+/// ADInplaceOrView kernel of `aten::argmin.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn argmin_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: Option<i64>,
+    keepdim: bool,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::argmin_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, dim, keepdim, out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
 /// ADInplaceOrView kernel of `aten::max.dim_max(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) max, Tensor(b!) max_values) -> (Tensor(a!) values, Tensor(b!) indices)`.
 pub fn max_dim_max_ad_inplace_or_view(
     ks: DispatchKeySet,
@@ -2413,6 +2452,27 @@ pub fn max_dim_max_ad_inplace_or_view(
     };
     record::increment_version(max)?;
     record::increment_version(max_values)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::min.dim_min(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) min, Tensor(b!) min_indices) -> (Tensor(a!) values, Tensor(b!) indices)`.
+pub fn min_dim_min_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    keepdim: bool,
+    min: &Tensor,
+    min_indices: &Tensor,
+) -> Result<(Tensor, Tensor)> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::min_dim_min_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, dim, keepdim, min, min_indices),
+        )?
+    };
+    record::increment_version(min)?;
+    record::increment_version(min_indices)?;
     Ok(result)
 }
 
@@ -2448,6 +2508,42 @@ pub fn any_out_ad_inplace_or_view(
         ops::any_out_op()?.redispatch(
             ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
             (self_, dim, keepdim, out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::any.dims_out(Tensor self, int[]? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn any_dims_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: Option<&[i64]>,
+    keepdim: bool,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::any_dims_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, dim, keepdim, out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::any.all_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn any_all_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::any_all_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, out),
         )?
     };
     record::increment_version(out)?;
@@ -2837,6 +2933,103 @@ pub fn split_tensor_ad_inplace_or_view(
     for v in &result {
         crate::view::as_view(self_, v)?;
     }
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]`.
+pub fn split_with_sizes_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    split_sizes: &[i64],
+    dim: i64,
+) -> Result<Vec<Tensor>> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::split_with_sizes_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, split_sizes, dim),
+        )?
+    };
+    for v in &result {
+        crate::view::as_view(self_, v)?;
+    }
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)`.
+pub fn diagonal_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    offset: i64,
+    dim1: i64,
+    dim2: i64,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::diagonal_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, offset, dim1, dim2),
+        )?
+    };
+    crate::view::as_view(self_, &result)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::resize_(Tensor(a!) self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor(a!)`.
+pub fn resize_ad_inplace_or_view_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    size: &[i64],
+    memory_format: Option<MemoryFormat>,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::resize_op_()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, size, memory_format),
+        )?
+    };
+    record::increment_version(self_)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::resize.out(Tensor self, SymInt[] size, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)`.
+pub fn resize_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    size: &[i64],
+    memory_format: Option<MemoryFormat>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::resize_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, size, memory_format, out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::scalar_tensor.out(Scalar s, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, Tensor(a!) out) -> Tensor(a!)`.
+pub fn scalar_tensor_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    s: Scalar,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::scalar_tensor_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (s.clone(), dtype, layout, device, pin_memory, out),
+        )?
+    };
+    record::increment_version(out)?;
     Ok(result)
 }
 
@@ -3279,6 +3472,25 @@ pub fn repeat_out_ad_inplace_or_view(
         ops::repeat_out_op()?.redispatch(
             ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
             (self_, repeats, out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::constant_pad_nd.out(Tensor self, SymInt[] pad, Scalar value=0, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn constant_pad_nd_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    pad: &[i64],
+    value: Scalar,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::constant_pad_nd_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, pad, value.clone(), out),
         )?
     };
     record::increment_version(out)?;
@@ -4199,6 +4411,10 @@ aten_dispatch::torch_library_impl!(aten, ADInplaceOrView, |m| {
         CppFunction::from_unboxed(prod_out_ad_inplace_or_view),
     )?;
     m.impl_(
+        "prod.int_out",
+        CppFunction::from_unboxed(prod_int_out_ad_inplace_or_view),
+    )?;
+    m.impl_(
         "amax.out",
         CppFunction::from_unboxed(amax_out_ad_inplace_or_view),
     )?;
@@ -4211,8 +4427,16 @@ aten_dispatch::torch_library_impl!(aten, ADInplaceOrView, |m| {
         CppFunction::from_unboxed(argmax_out_ad_inplace_or_view),
     )?;
     m.impl_(
+        "argmin.out",
+        CppFunction::from_unboxed(argmin_out_ad_inplace_or_view),
+    )?;
+    m.impl_(
         "max.dim_max",
         CppFunction::from_unboxed(max_dim_max_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "min.dim_min",
+        CppFunction::from_unboxed(min_dim_min_ad_inplace_or_view),
     )?;
     m.impl_(
         "all.out",
@@ -4221,6 +4445,14 @@ aten_dispatch::torch_library_impl!(aten, ADInplaceOrView, |m| {
     m.impl_(
         "any.out",
         CppFunction::from_unboxed(any_out_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "any.dims_out",
+        CppFunction::from_unboxed(any_dims_out_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "any.all_out",
+        CppFunction::from_unboxed(any_all_out_ad_inplace_or_view),
     )?;
     m.impl_(
         "cumsum_",
@@ -4297,6 +4529,26 @@ aten_dispatch::torch_library_impl!(aten, ADInplaceOrView, |m| {
     m.impl_(
         "split.Tensor",
         CppFunction::from_unboxed(split_tensor_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "split_with_sizes",
+        CppFunction::from_unboxed(split_with_sizes_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "diagonal",
+        CppFunction::from_unboxed(diagonal_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "resize_",
+        CppFunction::from_unboxed(resize_ad_inplace_or_view_),
+    )?;
+    m.impl_(
+        "resize.out",
+        CppFunction::from_unboxed(resize_out_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "scalar_tensor.out",
+        CppFunction::from_unboxed(scalar_tensor_out_ad_inplace_or_view),
     )?;
     m.impl_(
         "empty_like.out",
@@ -4386,6 +4638,10 @@ aten_dispatch::torch_library_impl!(aten, ADInplaceOrView, |m| {
     m.impl_(
         "repeat.out",
         CppFunction::from_unboxed(repeat_out_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "constant_pad_nd.out",
+        CppFunction::from_unboxed(constant_pad_nd_out_ad_inplace_or_view),
     )?;
     m.impl_("tril_", CppFunction::from_unboxed(tril_ad_inplace_or_view_))?;
     m.impl_(

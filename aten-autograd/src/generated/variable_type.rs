@@ -7854,6 +7854,81 @@ pub fn prod_out_autograd(
     })
 }
 
+/// Autograd kernel of `aten::prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`.
+#[inline]
+pub fn prod_dim_int_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    keepdim: bool,
+    dtype: Option<ScalarType>,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::prod_dim_int_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, dim, keepdim, dtype),
+            )?
+        });
+    }
+    prod_dim_int_autograd_record(ks, self_, dim, keepdim, dtype)
+}
+
+/// The recording part of [`prod_dim_int_autograd`]: some input requires grad.
+#[inline(never)]
+fn prod_dim_int_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    keepdim: bool,
+    dtype: Option<ScalarType>,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::prod_dim_int_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, dim, keepdim, dtype),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "prod" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::prod.int_out(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)`.
+pub fn prod_int_out_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    keepdim: bool,
+    dtype: Option<ScalarType>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
+        return Err(record::out_requires_grad_error("prod"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::prod_int_out_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, dim, keepdim, dtype, out),
+        )?
+    })
+}
+
 /// Autograd kernel of `aten::amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`.
 #[inline]
 pub fn amax_autograd(
@@ -8039,6 +8114,43 @@ pub fn argmax_out_autograd(
     })
 }
 
+/// Autograd kernel of `aten::argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor`.
+#[inline]
+pub fn argmin_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: Option<i64>,
+    keepdim: bool,
+) -> Result<Tensor> {
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::argmin_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, dim, keepdim),
+        )?
+    })
+}
+
+/// Autograd kernel of `aten::argmin.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn argmin_out_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: Option<i64>,
+    keepdim: bool,
+    out: &Tensor,
+) -> Result<Tensor> {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
+        return Err(record::out_requires_grad_error("argmin"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::argmin_out_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, dim, keepdim, out),
+        )?
+    })
+}
+
 /// Autograd kernel of `aten::max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`.
 #[inline]
 pub fn max_dim_autograd(
@@ -8112,6 +8224,81 @@ pub fn max_dim_max_autograd(
         ops::max_dim_max_op()?.redispatch(
             ks.intersection(AFTER_AUTOGRAD_KEYSET),
             (self_, dim, keepdim, max, max_values),
+        )?
+    })
+}
+
+/// Autograd kernel of `aten::min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`.
+#[inline]
+pub fn min_dim_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    keepdim: bool,
+) -> Result<(Tensor, Tensor)> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::min_dim_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, dim, keepdim),
+            )?
+        });
+    }
+    min_dim_autograd_record(ks, self_, dim, keepdim)
+}
+
+/// The recording part of [`min_dim_autograd`]: some input requires grad.
+#[inline(never)]
+fn min_dim_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    keepdim: bool,
+) -> Result<(Tensor, Tensor)> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let (out0, out1) = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::min_dim_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, dim, keepdim),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "min" },
+            edges,
+            &[&out0, &out1],
+            seq,
+        );
+        record::set_history(&[&out0, &out1], &node, &[])?;
+    }
+    Ok((out0, out1))
+}
+
+/// Autograd kernel of `aten::min.dim_min(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) min, Tensor(b!) min_indices) -> (Tensor(a!) values, Tensor(b!) indices)`.
+pub fn min_dim_min_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    keepdim: bool,
+    min: &Tensor,
+    min_indices: &Tensor,
+) -> Result<(Tensor, Tensor)> {
+    if record::grad_mode_and(
+        self_.requires_grad() || min.requires_grad() || min_indices.requires_grad(),
+    ) {
+        return Err(record::out_requires_grad_error("min"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::min_dim_min_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, dim, keepdim, min, min_indices),
         )?
     })
 }
@@ -8229,6 +8416,125 @@ pub fn any_out_autograd(
             ks.intersection(AFTER_AUTOGRAD_KEYSET),
             (self_, dim, keepdim, out),
         )?
+    })
+}
+
+/// Autograd kernel of `aten::any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor`.
+#[inline]
+pub fn any_dims_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: Option<&[i64]>,
+    keepdim: bool,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::any_dims_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, dim, keepdim),
+            )?
+        });
+    }
+    any_dims_autograd_record(ks, self_, dim, keepdim)
+}
+
+/// The recording part of [`any_dims_autograd`]: some input requires grad.
+#[inline(never)]
+fn any_dims_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: Option<&[i64]>,
+    keepdim: bool,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::any_dims_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, dim, keepdim),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "any" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::any.dims_out(Tensor self, int[]? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn any_dims_out_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: Option<&[i64]>,
+    keepdim: bool,
+    out: &Tensor,
+) -> Result<Tensor> {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
+        return Err(record::out_requires_grad_error("any"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::any_dims_out_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, dim, keepdim, out),
+        )?
+    })
+}
+
+/// Autograd kernel of `aten::any(Tensor self) -> Tensor`.
+#[inline]
+pub fn any_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::any_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    any_autograd_record(ks, self_)
+}
+
+/// The recording part of [`any_autograd`]: some input requires grad.
+#[inline(never)]
+fn any_autograd_record(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::any_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "any" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::any.all_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn any_all_out_autograd(ks: DispatchKeySet, self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
+        return Err(record::out_requires_grad_error("any"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::any_all_out_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, out))?
     })
 }
 
@@ -9454,6 +9760,239 @@ fn split_tensor_autograd_record(
     Ok(result)
 }
 
+/// Autograd kernel of `aten::split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]`.
+#[inline]
+pub fn split_with_sizes_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    split_sizes: &[i64],
+    dim: i64,
+) -> Result<Vec<Tensor>> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::split_with_sizes_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, split_sizes, dim),
+            )?
+        });
+    }
+    split_with_sizes_autograd_record(ks, self_, split_sizes, dim)
+}
+
+/// The recording part of [`split_with_sizes_autograd`]: some input requires grad.
+#[inline(never)]
+fn split_with_sizes_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    split_sizes: &[i64],
+    dim: i64,
+) -> Result<Vec<Tensor>> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::split_with_sizes_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, split_sizes, dim),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "split_with_sizes",
+            },
+            edges,
+            &result.iter().collect::<Vec<&Tensor>>(),
+            seq,
+        );
+        record::set_history(&result.iter().collect::<Vec<&Tensor>>(), &node, &[])?;
+    }
+    Ok(result)
+}
+
+/// Autograd kernel of `aten::diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)`.
+#[inline]
+pub fn diagonal_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    offset: i64,
+    dim1: i64,
+    dim2: i64,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::diagonal_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, offset, dim1, dim2),
+            )?
+        });
+    }
+    diagonal_autograd_record(ks, self_, offset, dim1, dim2)
+}
+
+/// The recording part of [`diagonal_autograd`]: some input requires grad.
+#[inline(never)]
+fn diagonal_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    offset: i64,
+    dim1: i64,
+    dim2: i64,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::diagonal_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, offset, dim1, dim2),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "diagonal" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::resize_(Tensor(a!) self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor(a!)`.
+#[inline]
+pub fn resize_autograd_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    size: &[i64],
+    memory_format: Option<MemoryFormat>,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::resize_op_()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, size, memory_format),
+            )?
+        });
+    }
+    resize_autograd_record_(ks, self_, size, memory_format)
+}
+
+/// The recording part of [`resize_autograd_`]: some input requires grad.
+#[inline(never)]
+fn resize_autograd_record_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    size: &[i64],
+    memory_format: Option<MemoryFormat>,
+) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::resize_op_()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, size, memory_format),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "resize" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        crate::view::rebase_history(self_, node)?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::resize(Tensor self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor`.
+#[inline]
+pub fn resize_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    size: &[i64],
+    memory_format: Option<MemoryFormat>,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::resize_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, size, memory_format),
+            )?
+        });
+    }
+    resize_autograd_record(ks, self_, size, memory_format)
+}
+
+/// The recording part of [`resize_autograd`]: some input requires grad.
+#[inline(never)]
+fn resize_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    size: &[i64],
+    memory_format: Option<MemoryFormat>,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::resize_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, size, memory_format),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "resize" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::resize.out(Tensor self, SymInt[] size, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)`.
+pub fn resize_out_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    size: &[i64],
+    memory_format: Option<MemoryFormat>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
+        return Err(record::out_requires_grad_error("resize"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::resize_out_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, size, memory_format, out),
+        )?
+    })
+}
+
 /// Autograd kernel of `aten::view_copy(Tensor self, SymInt[] size) -> Tensor`.
 #[inline]
 pub fn view_copy_autograd(ks: DispatchKeySet, self_: &Tensor, size: &[i64]) -> Result<Tensor> {
@@ -10395,6 +10934,94 @@ fn full_autograd_record(
         record::set_history(&[&out0], &node, &[])?;
     }
     Ok(out0)
+}
+
+/// Autograd kernel of `aten::scalar_tensor(Scalar s, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`.
+#[inline]
+pub fn scalar_tensor_autograd(
+    ks: DispatchKeySet,
+    s: Scalar,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(false);
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::scalar_tensor_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (s.clone(), dtype, layout, device, pin_memory),
+            )?
+        });
+    }
+    scalar_tensor_autograd_record(ks, s.clone(), dtype, layout, device, pin_memory)
+}
+
+/// The recording part of [`scalar_tensor_autograd`]: some input requires grad.
+#[inline(never)]
+fn scalar_tensor_autograd_record(
+    ks: DispatchKeySet,
+    s: Scalar,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    let edges = record::collect_next_edges(std::iter::empty::<Option<&Tensor>>())?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::scalar_tensor_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (s.clone(), dtype, layout, device, pin_memory),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "scalar_tensor",
+            },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::scalar_tensor.out(Scalar s, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, Tensor(a!) out) -> Tensor(a!)`.
+pub fn scalar_tensor_out_autograd(
+    ks: DispatchKeySet,
+    s: Scalar,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    if record::grad_mode_and(out.requires_grad()) {
+        return Err(record::out_requires_grad_error("scalar_tensor"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::scalar_tensor_out_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (s.clone(), dtype, layout, device, pin_memory, out),
+        )?
+    })
+}
+
+/// Autograd kernel of `aten::_local_scalar_dense(Tensor self) -> Scalar`.
+pub fn _local_scalar_dense_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Scalar> {
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::_local_scalar_dense_op()?
+            .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+    })
 }
 
 /// Autograd kernel of `aten::empty_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor`.
@@ -12384,6 +13011,80 @@ pub fn repeat_out_autograd(
     })
 }
 
+/// Autograd kernel of `aten::constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor`.
+#[inline]
+pub fn constant_pad_nd_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    pad: &[i64],
+    value: Scalar,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::constant_pad_nd_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, pad, value.clone()),
+            )?
+        });
+    }
+    constant_pad_nd_autograd_record(ks, self_, pad, value.clone())
+}
+
+/// The recording part of [`constant_pad_nd_autograd`]: some input requires grad.
+#[inline(never)]
+fn constant_pad_nd_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    pad: &[i64],
+    value: Scalar,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::constant_pad_nd_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, pad, value.clone()),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "constant_pad_nd",
+            },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::constant_pad_nd.out(Tensor self, SymInt[] pad, Scalar value=0, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn constant_pad_nd_out_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    pad: &[i64],
+    value: Scalar,
+    out: &Tensor,
+) -> Result<Tensor> {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
+        return Err(record::out_requires_grad_error("constant_pad_nd"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::constant_pad_nd_out_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, pad, value.clone(), out),
+        )?
+    })
+}
+
 /// Autograd kernel of `aten::tril(Tensor self, SymInt diagonal=0) -> Tensor`.
 #[inline]
 pub fn tril_autograd(ks: DispatchKeySet, self_: &Tensor, diagonal: i64) -> Result<Tensor> {
@@ -12552,6 +13253,114 @@ pub fn triu_out_autograd(
             (self_, diagonal, out),
         )?
     })
+}
+
+/// Autograd kernel of `aten::_fft_r2c(Tensor self, int[] dim, int normalization, bool onesided) -> Tensor`.
+#[inline]
+pub fn _fft_r2c_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: &[i64],
+    normalization: i64,
+    onesided: bool,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::_fft_r2c_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, dim, normalization, onesided),
+            )?
+        });
+    }
+    _fft_r2c_autograd_record(ks, self_, dim, normalization, onesided)
+}
+
+/// The recording part of [`_fft_r2c_autograd`]: some input requires grad.
+#[inline(never)]
+fn _fft_r2c_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: &[i64],
+    normalization: i64,
+    onesided: bool,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::_fft_r2c_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, dim, normalization, onesided),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "_fft_r2c" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::_fft_c2r(Tensor self, int[] dim, int normalization, SymInt last_dim_size) -> Tensor`.
+#[inline]
+pub fn _fft_c2r_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: &[i64],
+    normalization: i64,
+    last_dim_size: i64,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::_fft_c2r_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, dim, normalization, last_dim_size),
+            )?
+        });
+    }
+    _fft_c2r_autograd_record(ks, self_, dim, normalization, last_dim_size)
+}
+
+/// The recording part of [`_fft_c2r_autograd`]: some input requires grad.
+#[inline(never)]
+fn _fft_c2r_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: &[i64],
+    normalization: i64,
+    last_dim_size: i64,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::_fft_c2r_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, dim, normalization, last_dim_size),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "_fft_c2r" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
 }
 
 /// Autograd kernel of `aten::convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor`.
@@ -15170,21 +15979,46 @@ aten_dispatch::torch_library_impl!(aten, Autograd, |m| {
     m.impl_("mean.out", CppFunction::from_unboxed(mean_out_autograd))?;
     m.impl_("prod", CppFunction::from_unboxed(prod_autograd))?;
     m.impl_("prod.out", CppFunction::from_unboxed(prod_out_autograd))?;
+    m.impl_(
+        "prod.dim_int",
+        CppFunction::from_unboxed(prod_dim_int_autograd),
+    )?;
+    m.impl_(
+        "prod.int_out",
+        CppFunction::from_unboxed(prod_int_out_autograd),
+    )?;
     m.impl_("amax", CppFunction::from_unboxed(amax_autograd))?;
     m.impl_("amax.out", CppFunction::from_unboxed(amax_out_autograd))?;
     m.impl_("amin", CppFunction::from_unboxed(amin_autograd))?;
     m.impl_("amin.out", CppFunction::from_unboxed(amin_out_autograd))?;
     m.impl_("argmax", CppFunction::from_unboxed(argmax_autograd))?;
     m.impl_("argmax.out", CppFunction::from_unboxed(argmax_out_autograd))?;
+    m.impl_("argmin", CppFunction::from_unboxed(argmin_autograd))?;
+    m.impl_("argmin.out", CppFunction::from_unboxed(argmin_out_autograd))?;
     m.impl_("max.dim", CppFunction::from_unboxed(max_dim_autograd))?;
     m.impl_(
         "max.dim_max",
         CppFunction::from_unboxed(max_dim_max_autograd),
     )?;
+    m.impl_("min.dim", CppFunction::from_unboxed(min_dim_autograd))?;
+    m.impl_(
+        "min.dim_min",
+        CppFunction::from_unboxed(min_dim_min_autograd),
+    )?;
     m.impl_("all.dim", CppFunction::from_unboxed(all_dim_autograd))?;
     m.impl_("all.out", CppFunction::from_unboxed(all_out_autograd))?;
     m.impl_("any.dim", CppFunction::from_unboxed(any_dim_autograd))?;
     m.impl_("any.out", CppFunction::from_unboxed(any_out_autograd))?;
+    m.impl_("any.dims", CppFunction::from_unboxed(any_dims_autograd))?;
+    m.impl_(
+        "any.dims_out",
+        CppFunction::from_unboxed(any_dims_out_autograd),
+    )?;
+    m.impl_("any", CppFunction::from_unboxed(any_autograd))?;
+    m.impl_(
+        "any.all_out",
+        CppFunction::from_unboxed(any_all_out_autograd),
+    )?;
     m.impl_("cumsum", CppFunction::from_unboxed(cumsum_autograd))?;
     m.impl_("cumsum_", CppFunction::from_unboxed(cumsum_autograd_))?;
     m.impl_("cumsum.out", CppFunction::from_unboxed(cumsum_out_autograd))?;
@@ -15248,6 +16082,14 @@ aten_dispatch::torch_library_impl!(aten, Autograd, |m| {
         "split.Tensor",
         CppFunction::from_unboxed(split_tensor_autograd),
     )?;
+    m.impl_(
+        "split_with_sizes",
+        CppFunction::from_unboxed(split_with_sizes_autograd),
+    )?;
+    m.impl_("diagonal", CppFunction::from_unboxed(diagonal_autograd))?;
+    m.impl_("resize_", CppFunction::from_unboxed(resize_autograd_))?;
+    m.impl_("resize", CppFunction::from_unboxed(resize_autograd))?;
+    m.impl_("resize.out", CppFunction::from_unboxed(resize_out_autograd))?;
     m.impl_("view_copy", CppFunction::from_unboxed(view_copy_autograd))?;
     m.impl_("alias_copy", CppFunction::from_unboxed(alias_copy_autograd))?;
     m.impl_("t_copy", CppFunction::from_unboxed(t_copy_autograd))?;
@@ -15309,6 +16151,18 @@ aten_dispatch::torch_library_impl!(aten, Autograd, |m| {
     )?;
     m.impl_("ones", CppFunction::from_unboxed(ones_autograd))?;
     m.impl_("full", CppFunction::from_unboxed(full_autograd))?;
+    m.impl_(
+        "scalar_tensor",
+        CppFunction::from_unboxed(scalar_tensor_autograd),
+    )?;
+    m.impl_(
+        "scalar_tensor.out",
+        CppFunction::from_unboxed(scalar_tensor_out_autograd),
+    )?;
+    m.impl_(
+        "_local_scalar_dense",
+        CppFunction::from_unboxed(_local_scalar_dense_autograd),
+    )?;
     m.impl_("empty_like", CppFunction::from_unboxed(empty_like_autograd))?;
     m.impl_(
         "empty_like.out",
@@ -15409,12 +16263,22 @@ aten_dispatch::torch_library_impl!(aten, Autograd, |m| {
     m.impl_("stack", CppFunction::from_unboxed(stack_autograd))?;
     m.impl_("repeat", CppFunction::from_unboxed(repeat_autograd))?;
     m.impl_("repeat.out", CppFunction::from_unboxed(repeat_out_autograd))?;
+    m.impl_(
+        "constant_pad_nd",
+        CppFunction::from_unboxed(constant_pad_nd_autograd),
+    )?;
+    m.impl_(
+        "constant_pad_nd.out",
+        CppFunction::from_unboxed(constant_pad_nd_out_autograd),
+    )?;
     m.impl_("tril", CppFunction::from_unboxed(tril_autograd))?;
     m.impl_("tril_", CppFunction::from_unboxed(tril_autograd_))?;
     m.impl_("tril.out", CppFunction::from_unboxed(tril_out_autograd))?;
     m.impl_("triu", CppFunction::from_unboxed(triu_autograd))?;
     m.impl_("triu_", CppFunction::from_unboxed(triu_autograd_))?;
     m.impl_("triu.out", CppFunction::from_unboxed(triu_out_autograd))?;
+    m.impl_("_fft_r2c", CppFunction::from_unboxed(_fft_r2c_autograd))?;
+    m.impl_("_fft_c2r", CppFunction::from_unboxed(_fft_c2r_autograd))?;
     m.impl_(
         "convolution",
         CppFunction::from_unboxed(convolution_autograd),

@@ -550,7 +550,16 @@ fn render_op(
         .map(|a| format!(", {}: {}", a.name, a.rust_type))
         .collect();
     let pass: String = args.iter().map(|a| format!("{}, ", a.pass())).collect();
-    let outs = if is_out || schema.returns().is_empty() {
+    // Only values come out (`_local_scalar_dense`'s `Scalar`): there is
+    // nothing to record a gradient for.
+    let values_only = !schema.returns().is_empty()
+        && schema.returns().iter().all(|r| {
+            let t = r.real_type();
+            *t != Type::Tensor
+                && t.list_element() != Some(&Type::Tensor)
+                && t.optional_element() != Some(&Type::Tensor)
+        });
+    let outs = if is_out || values_only || schema.returns().is_empty() {
         None
     } else {
         Some(outputs(schema)?)
@@ -657,6 +666,19 @@ fn render_op(
              \x20   }}\n\
              \x20   Ok({redispatch})\n}}\n\n",
             requires_flags(&inputs.iter().chain(&outs_args).copied().collect::<Vec<_>>()),
+        );
+        return Ok(RenderedOp {
+            node_code: String::new(),
+            kernel,
+            kernel_name,
+            registered,
+            view_kernel,
+        });
+    }
+    if values_only {
+        let kernel = format!(
+            "{doc}pub fn {kernel_name}(ks: DispatchKeySet{params}) -> Result<{ret_type}> {{\n\
+             \x20   Ok({redispatch})\n}}\n\n"
         );
         return Ok(RenderedOp {
             node_code: String::new(),

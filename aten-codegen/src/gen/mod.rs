@@ -170,9 +170,12 @@ impl Rendered {
     }
 
     /// The kernels of `op` as a member of the structured family whose out
-    /// function is `out` and whose meta function is `meta_fn`: one per key
-    /// of `out`'s `dispatch:` around that key's impl, one for Meta, and for
-    /// the functional and in-place members the default-backend kernel.
+    /// function is `out` and whose meta function is `meta_fn`: one per
+    /// backend key of `out`'s `dispatch:` around that key's impl, one for
+    /// Meta, and for the functional and in-place members the
+    /// default-backend kernel. Alias-key entries of `op`'s own `dispatch:`
+    /// (`any.dims`' `CompositeExplicitAutograd: any_dims_default`) are plain
+    /// kernels of `op`'s signature, as torchgen makes them.
     fn add_structured_member(&mut self, op: &GenOp, out: &GenOp, meta_fn: &str) {
         let member = if op.structured {
             structured::Member::Out
@@ -181,9 +184,17 @@ impl Rendered {
         } else {
             structured::Member::Functional
         };
+        let plain: Vec<(DispatchKey, String)> = op
+            .dispatch
+            .iter()
+            .filter(|(key, _)| key.is_alias())
+            .cloned()
+            .collect();
+        self.add_dispatch_entries(op, &plain);
         let impls: Vec<(Home, DispatchKey, String)> = out
             .dispatch
             .iter()
+            .filter(|(key, _)| !key.is_alias())
             .map(|(key, impl_kernel)| {
                 let (home, path) = kernel_home(*key, impl_kernel, &out.dispatch);
                 (home, *key, format!("{path}::{impl_kernel}"))
@@ -242,7 +253,12 @@ impl Rendered {
 
     /// The registrations of the kernels `op`'s `dispatch:` names.
     fn add_dispatch(&mut self, op: &GenOp) {
-        for (key, kernel) in &op.dispatch {
+        self.add_dispatch_entries(op, &op.dispatch);
+    }
+
+    /// The registrations of `entries`, kernels of `op`'s signature.
+    fn add_dispatch_entries(&mut self, op: &GenOp, entries: &[(DispatchKey, String)]) {
+        for (key, kernel) in entries {
             let (home, path) = kernel_home(*key, kernel, &op.dispatch);
             self.section(home).impls.push((
                 *key,

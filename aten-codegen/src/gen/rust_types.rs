@@ -60,7 +60,7 @@ fn return_type_of(ty: &Type) -> Result<String, String> {
         Type::Tensor => "Tensor".into(),
         Type::Int | Type::SymInt => "i64".into(),
         Type::Float => "f64".into(),
-        Type::Bool => "bool".into(),
+        Type::Bool | Type::SymBool => "bool".into(),
         Type::Number => "Scalar".into(),
         Type::ScalarType => "ScalarType".into(),
         Type::List(elem) if **elem == Type::Tensor => "Vec<Tensor>".into(),

@@ -4762,6 +4762,91 @@ pub fn prod_out(self_: &Tensor, dtype: Option<ScalarType>, out: &Tensor) -> Resu
     prod_out_op()?.call((self_, dtype, out))
 }
 
+/// The typed dispatcher handle of `aten::prod.dim_int`, looked up once.
+#[inline]
+pub fn prod_dim_int_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, bool, Option<ScalarType>), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, i64, bool, Option<ScalarType>), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::prod", "dim_int"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`prod_dim_int_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct ProdDimIntOptions {
+    /// `keepdim`.
+    pub keepdim: bool,
+    /// `dtype`.
+    pub dtype: Option<ScalarType>,
+}
+
+impl Default for ProdDimIntOptions {
+    fn default() -> Self {
+        ProdDimIntOptions {
+            keepdim: false,
+            dtype: None,
+        }
+    }
+}
+
+/// `aten::prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
+pub fn prod_dim_int(self_: &Tensor, dim: i64) -> Result<Tensor> {
+    prod_dim_int_with(self_, dim, ProdDimIntOptions::default())
+}
+
+/// `aten::prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
+pub fn prod_dim_int_with(self_: &Tensor, dim: i64, options: ProdDimIntOptions) -> Result<Tensor> {
+    prod_dim_int_op()?.call((self_, dim, options.keepdim, options.dtype))
+}
+
+/// The typed dispatcher handle of `aten::prod.int_out`, looked up once.
+#[inline]
+pub fn prod_int_out_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            i64,
+            bool,
+            Option<ScalarType>,
+            &'static Tensor,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    i64,
+                    bool,
+                    Option<ScalarType>,
+                    &'static Tensor,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::prod", "int_out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::prod.int_out(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)`
+pub fn prod_int_out(
+    self_: &Tensor,
+    dim: i64,
+    keepdim: bool,
+    dtype: Option<ScalarType>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    prod_int_out_op()?.call((self_, dim, keepdim, dtype, out))
+}
+
 /// The typed dispatcher handle of `aten::amax.`, looked up once.
 #[inline]
 pub fn amax_op(
@@ -4939,6 +5024,63 @@ pub fn argmax_out(self_: &Tensor, dim: Option<i64>, keepdim: bool, out: &Tensor)
     argmax_out_op()?.call((self_, dim, keepdim, out))
 }
 
+/// The typed dispatcher handle of `aten::argmin.`, looked up once.
+#[inline]
+pub fn argmin_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Option<i64>, bool), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Option<i64>, bool), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::argmin", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`argmin_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct ArgminOptions {
+    /// `dim`.
+    pub dim: Option<i64>,
+    /// `keepdim`.
+    pub keepdim: bool,
+}
+
+impl Default for ArgminOptions {
+    fn default() -> Self {
+        ArgminOptions {
+            dim: None,
+            keepdim: false,
+        }
+    }
+}
+
+/// `aten::argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor`
+pub fn argmin(self_: &Tensor) -> Result<Tensor> {
+    argmin_with(self_, ArgminOptions::default())
+}
+
+/// `aten::argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor`
+pub fn argmin_with(self_: &Tensor, options: ArgminOptions) -> Result<Tensor> {
+    argmin_op()?.call((self_, options.dim, options.keepdim))
+}
+
+/// The typed dispatcher handle of `aten::argmin.out`, looked up once.
+#[inline]
+pub fn argmin_out_op() -> Result<
+    &'static TypedOperatorHandle<(&'static Tensor, Option<i64>, bool, &'static Tensor), Tensor>,
+> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, Option<i64>, bool, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::argmin", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::argmin.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn argmin_out(self_: &Tensor, dim: Option<i64>, keepdim: bool, out: &Tensor) -> Result<Tensor> {
+    argmin_out_op()?.call((self_, dim, keepdim, out))
+}
+
 /// The typed dispatcher handle of `aten::max.dim`, looked up once.
 #[inline]
 pub fn max_dim_op(
@@ -5004,6 +5146,73 @@ pub fn max_dim_max(
     max_values: &Tensor,
 ) -> Result<(Tensor, Tensor)> {
     max_dim_max_op()?.call((self_, dim, keepdim, max, max_values))
+}
+
+/// The typed dispatcher handle of `aten::min.dim`, looked up once.
+#[inline]
+pub fn min_dim_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, bool), (Tensor, Tensor)>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, i64, bool), (Tensor, Tensor)>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::min", "dim"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`min_dim_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct MinDimOptions {
+    /// `keepdim`.
+    pub keepdim: bool,
+}
+
+impl Default for MinDimOptions {
+    fn default() -> Self {
+        MinDimOptions { keepdim: false }
+    }
+}
+
+/// `aten::min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`
+pub fn min_dim(self_: &Tensor, dim: i64) -> Result<(Tensor, Tensor)> {
+    min_dim_with(self_, dim, MinDimOptions::default())
+}
+
+/// `aten::min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`
+pub fn min_dim_with(self_: &Tensor, dim: i64, options: MinDimOptions) -> Result<(Tensor, Tensor)> {
+    min_dim_op()?.call((self_, dim, options.keepdim))
+}
+
+/// The typed dispatcher handle of `aten::min.dim_min`, looked up once.
+#[inline]
+pub fn min_dim_min_op() -> Result<
+    &'static TypedOperatorHandle<
+        (&'static Tensor, i64, bool, &'static Tensor, &'static Tensor),
+        (Tensor, Tensor),
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (&'static Tensor, i64, bool, &'static Tensor, &'static Tensor),
+                (Tensor, Tensor),
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::min", "dim_min"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::min.dim_min(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) min, Tensor(b!) min_indices) -> (Tensor(a!) values, Tensor(b!) indices)`
+pub fn min_dim_min(
+    self_: &Tensor,
+    dim: i64,
+    keepdim: bool,
+    min: &Tensor,
+    min_indices: &Tensor,
+) -> Result<(Tensor, Tensor)> {
+    min_dim_min_op()?.call((self_, dim, keepdim, min, min_indices))
 }
 
 /// The typed dispatcher handle of `aten::all.dim`, looked up once.
@@ -5104,6 +5313,117 @@ pub fn any_out_op(
 /// `aten::any.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`
 pub fn any_out(self_: &Tensor, dim: i64, keepdim: bool, out: &Tensor) -> Result<Tensor> {
     any_out_op()?.call((self_, dim, keepdim, out))
+}
+
+/// The typed dispatcher handle of `aten::any.dims`, looked up once.
+#[inline]
+pub fn any_dims_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Option<&'static [i64]>, bool), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, Option<&'static [i64]>, bool), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::any", "dims"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`any_dims_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct AnyDimsOptions<'a> {
+    /// `dim`.
+    pub dim: Option<&'a [i64]>,
+    /// `keepdim`.
+    pub keepdim: bool,
+}
+
+impl Default for AnyDimsOptions<'_> {
+    fn default() -> Self {
+        AnyDimsOptions {
+            dim: None,
+            keepdim: false,
+        }
+    }
+}
+
+/// `aten::any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor`
+pub fn any_dims(self_: &Tensor) -> Result<Tensor> {
+    any_dims_with(self_, AnyDimsOptions::default())
+}
+
+/// `aten::any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor`
+pub fn any_dims_with(self_: &Tensor, options: AnyDimsOptions<'_>) -> Result<Tensor> {
+    any_dims_op()?.call((self_, options.dim, options.keepdim))
+}
+
+/// The typed dispatcher handle of `aten::any.dims_out`, looked up once.
+#[inline]
+pub fn any_dims_out_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            Option<&'static [i64]>,
+            bool,
+            &'static Tensor,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    Option<&'static [i64]>,
+                    bool,
+                    &'static Tensor,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::any", "dims_out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::any.dims_out(Tensor self, int[]? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn any_dims_out(
+    self_: &Tensor,
+    dim: Option<&[i64]>,
+    keepdim: bool,
+    out: &Tensor,
+) -> Result<Tensor> {
+    any_dims_out_op()?.call((self_, dim, keepdim, out))
+}
+
+/// The typed dispatcher handle of `aten::any.`, looked up once.
+#[inline]
+pub fn any_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::any", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::any(Tensor self) -> Tensor`
+pub fn any(self_: &Tensor) -> Result<Tensor> {
+    any_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::any.all_out`, looked up once.
+#[inline]
+pub fn any_all_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::any", "all_out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::any.all_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn any_all_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    any_all_out_op()?.call((self_, out))
 }
 
 /// The typed dispatcher handle of `aten::cumsum.`, looked up once.
@@ -5466,6 +5786,47 @@ pub fn var_correction(self_: &Tensor) -> Result<Tensor> {
 /// `aten::var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`
 pub fn var_correction_with(self_: &Tensor, options: VarCorrectionOptions<'_>) -> Result<Tensor> {
     var_correction_op()?.call((self_, options.dim, options.correction, options.keepdim))
+}
+
+/// The typed dispatcher handle of `aten::var.dim`, looked up once.
+#[inline]
+pub fn var_dim_op() -> Result<
+    &'static TypedOperatorHandle<(&'static Tensor, Option<&'static [i64]>, bool, bool), Tensor>,
+> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, Option<&'static [i64]>, bool, bool), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::var", "dim"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`var_dim_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct VarDimOptions {
+    /// `unbiased`.
+    pub unbiased: bool,
+    /// `keepdim`.
+    pub keepdim: bool,
+}
+
+impl Default for VarDimOptions {
+    fn default() -> Self {
+        VarDimOptions {
+            unbiased: true,
+            keepdim: false,
+        }
+    }
+}
+
+/// `aten::var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor`
+pub fn var_dim(self_: &Tensor, dim: Option<&[i64]>) -> Result<Tensor> {
+    var_dim_with(self_, dim, VarDimOptions::default())
+}
+
+/// `aten::var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor`
+pub fn var_dim_with(self_: &Tensor, dim: Option<&[i64]>, options: VarDimOptions) -> Result<Tensor> {
+    var_dim_op()?.call((self_, dim, options.unbiased, options.keepdim))
 }
 
 /// The typed dispatcher handle of `aten::_to_copy.`, looked up once.
@@ -6149,6 +6510,300 @@ pub fn split_tensor_with(
     split_tensor_op()?.call((self_, split_size, options.dim))
 }
 
+/// The typed dispatcher handle of `aten::split_with_sizes.`, looked up once.
+#[inline]
+pub fn split_with_sizes_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static [i64], i64), Vec<Tensor>>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static [i64], i64), Vec<Tensor>>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::split_with_sizes", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`split_with_sizes_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct SplitWithSizesOptions {
+    /// `dim`.
+    pub dim: i64,
+}
+
+impl Default for SplitWithSizesOptions {
+    fn default() -> Self {
+        SplitWithSizesOptions { dim: 0 }
+    }
+}
+
+/// `aten::split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]`
+pub fn split_with_sizes(self_: &Tensor, split_sizes: &[i64]) -> Result<Vec<Tensor>> {
+    split_with_sizes_with(self_, split_sizes, SplitWithSizesOptions::default())
+}
+
+/// `aten::split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]`
+pub fn split_with_sizes_with(
+    self_: &Tensor,
+    split_sizes: &[i64],
+    options: SplitWithSizesOptions,
+) -> Result<Vec<Tensor>> {
+    split_with_sizes_op()?.call((self_, split_sizes, options.dim))
+}
+
+/// The typed dispatcher handle of `aten::diagonal.`, looked up once.
+#[inline]
+pub fn diagonal_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, i64, i64), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, i64, i64, i64), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::diagonal", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`diagonal_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct DiagonalOptions {
+    /// `offset`.
+    pub offset: i64,
+    /// `dim1`.
+    pub dim1: i64,
+    /// `dim2`.
+    pub dim2: i64,
+}
+
+impl Default for DiagonalOptions {
+    fn default() -> Self {
+        DiagonalOptions {
+            offset: 0,
+            dim1: 0,
+            dim2: 1,
+        }
+    }
+}
+
+/// `aten::diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)`
+pub fn diagonal(self_: &Tensor) -> Result<Tensor> {
+    diagonal_with(self_, DiagonalOptions::default())
+}
+
+/// `aten::diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)`
+pub fn diagonal_with(self_: &Tensor, options: DiagonalOptions) -> Result<Tensor> {
+    diagonal_op()?.call((self_, options.offset, options.dim1, options.dim2))
+}
+
+/// The typed dispatcher handle of `aten::sym_size.int`, looked up once.
+#[inline]
+pub fn sym_size_int_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64), i64>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, i64), i64>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::sym_size", "int"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::sym_size.int(Tensor self, int dim) -> SymInt`
+pub fn sym_size_int(self_: &Tensor, dim: i64) -> Result<i64> {
+    sym_size_int_op()?.call((self_, dim))
+}
+
+/// The typed dispatcher handle of `aten::sym_stride.int`, looked up once.
+#[inline]
+pub fn sym_stride_int_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64), i64>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, i64), i64>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::sym_stride", "int"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::sym_stride.int(Tensor self, int dim) -> SymInt`
+pub fn sym_stride_int(self_: &Tensor, dim: i64) -> Result<i64> {
+    sym_stride_int_op()?.call((self_, dim))
+}
+
+/// The typed dispatcher handle of `aten::sym_numel.`, looked up once.
+#[inline]
+pub fn sym_numel_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), i64>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), i64>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::sym_numel", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::sym_numel(Tensor self) -> SymInt`
+pub fn sym_numel(self_: &Tensor) -> Result<i64> {
+    sym_numel_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::sym_storage_offset.`, looked up once.
+#[inline]
+pub fn sym_storage_offset_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), i64>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), i64>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::sym_storage_offset", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::sym_storage_offset(Tensor self) -> SymInt`
+pub fn sym_storage_offset(self_: &Tensor) -> Result<i64> {
+    sym_storage_offset_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::sym_is_contiguous.`, looked up once.
+#[inline]
+pub fn sym_is_contiguous_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, MemoryFormat), bool>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, MemoryFormat), bool>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::sym_is_contiguous", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`sym_is_contiguous_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct SymIsContiguousOptions {
+    /// `memory_format`.
+    pub memory_format: MemoryFormat,
+}
+
+impl Default for SymIsContiguousOptions {
+    fn default() -> Self {
+        SymIsContiguousOptions {
+            memory_format: MemoryFormat::Contiguous,
+        }
+    }
+}
+
+/// `aten::sym_is_contiguous(Tensor self, MemoryFormat memory_format=0) -> SymBool`
+pub fn sym_is_contiguous(self_: &Tensor) -> Result<bool> {
+    sym_is_contiguous_with(self_, SymIsContiguousOptions::default())
+}
+
+/// `aten::sym_is_contiguous(Tensor self, MemoryFormat memory_format=0) -> SymBool`
+pub fn sym_is_contiguous_with(self_: &Tensor, options: SymIsContiguousOptions) -> Result<bool> {
+    sym_is_contiguous_op()?.call((self_, options.memory_format))
+}
+
+/// The typed dispatcher handle of `aten::resize_.`, looked up once.
+#[inline]
+pub fn resize_op_() -> Result<
+    &'static TypedOperatorHandle<(&'static Tensor, &'static [i64], Option<MemoryFormat>), Tensor>,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<(&'static Tensor, &'static [i64], Option<MemoryFormat>), Tensor>,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::resize_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`resize_with_`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct ResizeInplaceOptions {
+    /// `memory_format`.
+    pub memory_format: Option<MemoryFormat>,
+}
+
+impl Default for ResizeInplaceOptions {
+    fn default() -> Self {
+        ResizeInplaceOptions {
+            memory_format: None,
+        }
+    }
+}
+
+/// `aten::resize_(Tensor(a!) self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor(a!)`
+pub fn resize_(self_: &Tensor, size: &[i64]) -> Result<Tensor> {
+    resize_with_(self_, size, ResizeInplaceOptions::default())
+}
+
+/// `aten::resize_(Tensor(a!) self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor(a!)`
+pub fn resize_with_(self_: &Tensor, size: &[i64], options: ResizeInplaceOptions) -> Result<Tensor> {
+    resize_op_()?.call((self_, size, options.memory_format))
+}
+
+/// The typed dispatcher handle of `aten::resize.`, looked up once.
+#[inline]
+pub fn resize_op() -> Result<
+    &'static TypedOperatorHandle<(&'static Tensor, &'static [i64], Option<MemoryFormat>), Tensor>,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<(&'static Tensor, &'static [i64], Option<MemoryFormat>), Tensor>,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::resize", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`resize_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct ResizeOptions {
+    /// `memory_format`.
+    pub memory_format: Option<MemoryFormat>,
+}
+
+impl Default for ResizeOptions {
+    fn default() -> Self {
+        ResizeOptions {
+            memory_format: None,
+        }
+    }
+}
+
+/// `aten::resize(Tensor self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor`
+pub fn resize(self_: &Tensor, size: &[i64]) -> Result<Tensor> {
+    resize_with(self_, size, ResizeOptions::default())
+}
+
+/// `aten::resize(Tensor self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor`
+pub fn resize_with(self_: &Tensor, size: &[i64], options: ResizeOptions) -> Result<Tensor> {
+    resize_op()?.call((self_, size, options.memory_format))
+}
+
+/// The typed dispatcher handle of `aten::resize.out`, looked up once.
+#[inline]
+pub fn resize_out_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static [i64],
+            Option<MemoryFormat>,
+            &'static Tensor,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static [i64],
+                    Option<MemoryFormat>,
+                    &'static Tensor,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::resize", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::resize.out(Tensor self, SymInt[] size, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)`
+pub fn resize_out(
+    self_: &Tensor,
+    size: &[i64],
+    memory_format: Option<MemoryFormat>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    resize_out_op()?.call((self_, size, memory_format, out))
+}
+
 /// The typed dispatcher handle of `aten::view_copy.`, looked up once.
 #[inline]
 pub fn view_copy_op(
@@ -6790,6 +7445,141 @@ pub fn full_with(size: &[i64], fill_value: Scalar, options: FullOptions) -> Resu
         options.device,
         options.pin_memory,
     ))
+}
+
+/// The typed dispatcher handle of `aten::scalar_tensor.`, looked up once.
+#[inline]
+pub fn scalar_tensor_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            Scalar,
+            Option<ScalarType>,
+            Option<Layout>,
+            Option<Device>,
+            Option<bool>,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    Scalar,
+                    Option<ScalarType>,
+                    Option<Layout>,
+                    Option<Device>,
+                    Option<bool>,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::scalar_tensor", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`scalar_tensor_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct ScalarTensorOptions {
+    /// `dtype`.
+    pub dtype: Option<ScalarType>,
+    /// `layout`.
+    pub layout: Option<Layout>,
+    /// `device`.
+    pub device: Option<Device>,
+    /// `pin_memory`.
+    pub pin_memory: Option<bool>,
+}
+
+impl Default for ScalarTensorOptions {
+    fn default() -> Self {
+        ScalarTensorOptions {
+            dtype: None,
+            layout: None,
+            device: None,
+            pin_memory: None,
+        }
+    }
+}
+
+/// `aten::scalar_tensor(Scalar s, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+pub fn scalar_tensor(s: Scalar) -> Result<Tensor> {
+    scalar_tensor_with(s, ScalarTensorOptions::default())
+}
+
+/// `aten::scalar_tensor(Scalar s, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+pub fn scalar_tensor_with(s: Scalar, options: ScalarTensorOptions) -> Result<Tensor> {
+    scalar_tensor_op()?.call((
+        s,
+        options.dtype,
+        options.layout,
+        options.device,
+        options.pin_memory,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::scalar_tensor.out`, looked up once.
+#[inline]
+pub fn scalar_tensor_out_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            Scalar,
+            Option<ScalarType>,
+            Option<Layout>,
+            Option<Device>,
+            Option<bool>,
+            &'static Tensor,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    Scalar,
+                    Option<ScalarType>,
+                    Option<Layout>,
+                    Option<Device>,
+                    Option<bool>,
+                    &'static Tensor,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::scalar_tensor", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::scalar_tensor.out(Scalar s, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, Tensor(a!) out) -> Tensor(a!)`
+pub fn scalar_tensor_out(
+    s: Scalar,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    scalar_tensor_out_op()?.call((s, dtype, layout, device, pin_memory, out))
+}
+
+/// The typed dispatcher handle of `aten::_local_scalar_dense.`, looked up once.
+#[inline]
+pub fn _local_scalar_dense_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Scalar>>
+{
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Scalar>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::_local_scalar_dense", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::_local_scalar_dense(Tensor self) -> Scalar`
+pub fn _local_scalar_dense(self_: &Tensor) -> Result<Scalar> {
+    _local_scalar_dense_op()?.call((self_,))
 }
 
 /// The typed dispatcher handle of `aten::empty_like.`, looked up once.
@@ -9083,6 +9873,75 @@ pub fn repeat_out(self_: &Tensor, repeats: &[i64], out: &Tensor) -> Result<Tenso
     repeat_out_op()?.call((self_, repeats, out))
 }
 
+/// The typed dispatcher handle of `aten::constant_pad_nd.`, looked up once.
+#[inline]
+pub fn constant_pad_nd_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static [i64], Scalar), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static [i64], Scalar), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::constant_pad_nd", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`constant_pad_nd_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct ConstantPadNdOptions {
+    /// `value`.
+    pub value: Scalar,
+}
+
+impl Default for ConstantPadNdOptions {
+    fn default() -> Self {
+        ConstantPadNdOptions {
+            value: Scalar::Int(0),
+        }
+    }
+}
+
+/// `aten::constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor`
+pub fn constant_pad_nd(self_: &Tensor, pad: &[i64]) -> Result<Tensor> {
+    constant_pad_nd_with(self_, pad, ConstantPadNdOptions::default())
+}
+
+/// `aten::constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor`
+pub fn constant_pad_nd_with(
+    self_: &Tensor,
+    pad: &[i64],
+    options: ConstantPadNdOptions,
+) -> Result<Tensor> {
+    constant_pad_nd_op()?.call((self_, pad, options.value))
+}
+
+/// The typed dispatcher handle of `aten::constant_pad_nd.out`, looked up once.
+#[inline]
+pub fn constant_pad_nd_out_op() -> Result<
+    &'static TypedOperatorHandle<
+        (&'static Tensor, &'static [i64], Scalar, &'static Tensor),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<(&'static Tensor, &'static [i64], Scalar, &'static Tensor), Tensor>,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::constant_pad_nd", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::constant_pad_nd.out(Tensor self, SymInt[] pad, Scalar value=0, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn constant_pad_nd_out(
+    self_: &Tensor,
+    pad: &[i64],
+    value: Scalar,
+    out: &Tensor,
+) -> Result<Tensor> {
+    constant_pad_nd_out_op()?.call((self_, pad, value, out))
+}
+
 /// The typed dispatcher handle of `aten::tril.`, looked up once.
 #[inline]
 pub fn tril_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64), Tensor>> {
@@ -9247,6 +10106,45 @@ pub fn triu_out_op(
 /// `aten::triu.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!)`
 pub fn triu_out(self_: &Tensor, diagonal: i64, out: &Tensor) -> Result<Tensor> {
     triu_out_op()?.call((self_, diagonal, out))
+}
+
+/// The typed dispatcher handle of `aten::_fft_r2c.`, looked up once.
+#[inline]
+pub fn _fft_r2c_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static [i64], i64, bool), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static [i64], i64, bool), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::_fft_r2c", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::_fft_r2c(Tensor self, int[] dim, int normalization, bool onesided) -> Tensor`
+pub fn _fft_r2c(self_: &Tensor, dim: &[i64], normalization: i64, onesided: bool) -> Result<Tensor> {
+    _fft_r2c_op()?.call((self_, dim, normalization, onesided))
+}
+
+/// The typed dispatcher handle of `aten::_fft_c2r.`, looked up once.
+#[inline]
+pub fn _fft_c2r_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static [i64], i64, i64), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static [i64], i64, i64), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::_fft_c2r", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::_fft_c2r(Tensor self, int[] dim, int normalization, SymInt last_dim_size) -> Tensor`
+pub fn _fft_c2r(
+    self_: &Tensor,
+    dim: &[i64],
+    normalization: i64,
+    last_dim_size: i64,
+) -> Result<Tensor> {
+    _fft_c2r_op()?.call((self_, dim, normalization, last_dim_size))
 }
 
 /// The typed dispatcher handle of `aten::conv2d.`, looked up once.

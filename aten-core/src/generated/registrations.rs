@@ -1160,6 +1160,8 @@ aten_dispatch::torch_library!(aten, |m| {
         Some(AliasAnalysisKind::FromSchema),
         vec!["core".to_string(), "reduction".to_string()],
     )?;
+    m.def_with("prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string(), "reduction".to_string()])?;
+    m.def_with("prod.int_out(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec!["reduction".to_string()])?;
     m.def_with(
         "amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
@@ -1187,11 +1189,23 @@ aten_dispatch::torch_library!(aten, |m| {
     )?;
     m.def_with("argmax.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec!["reduction".to_string()])?;
     m.def_with(
+        "argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string(), "reduction".to_string()],
+    )?;
+    m.def_with("argmin.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec!["reduction".to_string()])?;
+    m.def_with(
         "max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
         Some(AliasAnalysisKind::FromSchema),
         vec!["core".to_string(), "reduction".to_string()],
     )?;
     m.def_with("max.dim_max(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) max, Tensor(b!) max_values) -> (Tensor(a!) values, Tensor(b!) indices)", Some(AliasAnalysisKind::FromSchema), vec!["reduction".to_string()])?;
+    m.def_with(
+        "min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string(), "reduction".to_string()],
+    )?;
+    m.def_with("min.dim_min(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) min, Tensor(b!) min_indices) -> (Tensor(a!) values, Tensor(b!) indices)", Some(AliasAnalysisKind::FromSchema), vec!["reduction".to_string()])?;
     m.def_with(
         "all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
@@ -1209,6 +1223,22 @@ aten_dispatch::torch_library!(aten, |m| {
     )?;
     m.def_with(
         "any.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["reduction".to_string()],
+    )?;
+    m.def_with(
+        "any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string(), "reduction".to_string()],
+    )?;
+    m.def_with("any.dims_out(Tensor self, int[]? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec!["reduction".to_string()])?;
+    m.def_with(
+        "any(Tensor self) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string(), "reduction".to_string()],
+    )?;
+    m.def_with(
+        "any.all_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
         Some(AliasAnalysisKind::FromSchema),
         vec!["reduction".to_string()],
     )?;
@@ -1260,6 +1290,11 @@ aten_dispatch::torch_library!(aten, |m| {
     )?;
     m.def_with("logsumexp.out(Tensor self, int[1] dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec!["reduction".to_string()])?;
     m.def_with("var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string(), "reduction".to_string()])?;
+    m.def_with(
+        "var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string(), "reduction".to_string()],
+    )?;
     m.def_with("_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
     m.def_with("_to_copy.out(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
     m.def_with(
@@ -1365,6 +1400,48 @@ aten_dispatch::torch_library!(aten, |m| {
         vec![],
     )?;
     m.def_with(
+        "split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string()],
+    )?;
+    m.def_with(
+        "diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string()],
+    )?;
+    m.def_with(
+        "sym_size.int(Tensor self, int dim) -> SymInt",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string()],
+    )?;
+    m.def_with(
+        "sym_stride.int(Tensor self, int dim) -> SymInt",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string()],
+    )?;
+    m.def_with(
+        "sym_numel(Tensor self) -> SymInt",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string()],
+    )?;
+    m.def_with(
+        "sym_storage_offset(Tensor self) -> SymInt",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string()],
+    )?;
+    m.def_with(
+        "sym_is_contiguous(Tensor self, MemoryFormat memory_format=0) -> SymBool",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string()],
+    )?;
+    m.def_with("resize_(Tensor(a!) self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string(), "inplace_view".to_string()])?;
+    m.def_with(
+        "resize(Tensor self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string(), "inplace_view".to_string()],
+    )?;
+    m.def_with("resize.out(Tensor self, SymInt[] size, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string(), "inplace_view".to_string()])?;
+    m.def_with(
         "view_copy(Tensor self, SymInt[] size) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
         vec!["view_copy".to_string()],
@@ -1435,6 +1512,13 @@ aten_dispatch::torch_library!(aten, |m| {
     m.def_with("as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
     m.def_with("ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
     m.def_with("full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
+    m.def_with("scalar_tensor(Scalar s, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
+    m.def_with("scalar_tensor.out(Scalar s, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
+    m.def_with(
+        "_local_scalar_dense(Tensor self) -> Scalar",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string(), "data_dependent_output".to_string()],
+    )?;
     m.def_with("empty_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
     m.def_with("empty_like.out(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec![])?;
     m.def_with("full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
@@ -1598,6 +1682,12 @@ aten_dispatch::torch_library!(aten, |m| {
         vec!["core".to_string()],
     )?;
     m.def_with(
+        "constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string()],
+    )?;
+    m.def_with("constant_pad_nd.out(Tensor self, SymInt[] pad, Scalar value=0, *, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
+    m.def_with(
         "tril(Tensor self, SymInt diagonal=0) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
         vec![],
@@ -1626,6 +1716,16 @@ aten_dispatch::torch_library!(aten, |m| {
         "triu.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!)",
         Some(AliasAnalysisKind::FromSchema),
         vec![],
+    )?;
+    m.def_with(
+        "_fft_r2c(Tensor self, int[] dim, int normalization, bool onesided) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string()],
+    )?;
+    m.def_with(
+        "_fft_c2r(Tensor self, int[] dim, int normalization, SymInt last_dim_size) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string()],
     )?;
     m.def_with("conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=[1, 1], SymInt[2] padding=[0, 0], SymInt[2] dilation=[1, 1], SymInt groups=1) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
     m.def_with("convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
@@ -4385,6 +4485,44 @@ pub fn prod_out_autogen(self_: &Tensor, dtype: Option<ScalarType>, out: &Tensor)
     crate::structured::copy_to_out(&result, out)?;
     Ok(out.clone())
 }
+/// Structured kernel (Functional, meta) of `aten::prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`.
+pub fn prod_dim_int_structured_meta(
+    self_: &Tensor,
+    dim: i64,
+    keepdim: bool,
+    dtype: Option<ScalarType>,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::prod_dim_int(set_output, self_, dim, keepdim, dtype)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, default_backend) of `aten::prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`.
+pub fn prod_dim_int_structured_default_backend(
+    self_: &Tensor,
+    dim: i64,
+    keepdim: bool,
+    dtype: Option<ScalarType>,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::prod_dim_int(set_output, self_, dim, keepdim, dtype)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::prod_int_out_op()?.call((self_, dim, keepdim, dtype, &output))
+}
+/// Structured kernel (Out, meta) of `aten::prod.int_out(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)`.
+pub fn prod_int_out_structured_meta(
+    self_: &Tensor,
+    dim: i64,
+    keepdim: bool,
+    dtype: Option<ScalarType>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::prod_dim_int(set_output, self_, dim, keepdim, dtype)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
 /// Structured kernel (Functional, meta) of `aten::amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`.
 pub fn amax_structured_meta(self_: &Tensor, dim: &[i64], keepdim: bool) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
@@ -4478,6 +4616,37 @@ pub fn argmax_out_structured_meta(
     let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
+/// Structured kernel (Functional, meta) of `aten::argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor`.
+pub fn argmin_structured_meta(self_: &Tensor, dim: Option<i64>, keepdim: bool) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::argmin(set_output, self_, dim, keepdim)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, default_backend) of `aten::argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor`.
+pub fn argmin_structured_default_backend(
+    self_: &Tensor,
+    dim: Option<i64>,
+    keepdim: bool,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::argmin(set_output, self_, dim, keepdim)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::argmin_out_op()?.call((self_, dim, keepdim, &output))
+}
+/// Structured kernel (Out, meta) of `aten::argmin.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn argmin_out_structured_meta(
+    self_: &Tensor,
+    dim: Option<i64>,
+    keepdim: bool,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::argmin(set_output, self_, dim, keepdim)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
 /// Structured kernel (Functional, meta) of `aten::max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`.
 pub fn max_dim_structured_meta(
     self_: &Tensor,
@@ -4511,6 +4680,42 @@ pub fn max_dim_max_structured_meta(
     let outs = [max, max_values];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::max_dim(set_output, self_, dim, keepdim)?;
+    let [output0, output1] = meta.into_outputs();
+    Ok((set_output.finish(output0), set_output.finish(output1)))
+}
+/// Structured kernel (Functional, meta) of `aten::min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`.
+pub fn min_dim_structured_meta(
+    self_: &Tensor,
+    dim: i64,
+    keepdim: bool,
+) -> Result<(Tensor, Tensor)> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::min_dim(set_output, self_, dim, keepdim)?;
+    let [output0, output1] = meta.into_outputs();
+    Ok((set_output.finish(output0), set_output.finish(output1)))
+}
+/// Structured kernel (Functional, default_backend) of `aten::min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`.
+pub fn min_dim_structured_default_backend(
+    self_: &Tensor,
+    dim: i64,
+    keepdim: bool,
+) -> Result<(Tensor, Tensor)> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::min_dim(set_output, self_, dim, keepdim)?;
+    let [output0, output1] = meta.into_outputs();
+    ops::min_dim_min_op()?.call((self_, dim, keepdim, &output0, &output1))
+}
+/// Structured kernel (Out, meta) of `aten::min.dim_min(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) min, Tensor(b!) min_indices) -> (Tensor(a!) values, Tensor(b!) indices)`.
+pub fn min_dim_min_structured_meta(
+    self_: &Tensor,
+    dim: i64,
+    keepdim: bool,
+    min: &Tensor,
+    min_indices: &Tensor,
+) -> Result<(Tensor, Tensor)> {
+    let outs = [min, min_indices];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::min_dim(set_output, self_, dim, keepdim)?;
     let [output0, output1] = meta.into_outputs();
     Ok((set_output.finish(output0), set_output.finish(output1)))
 }
@@ -4573,6 +4778,63 @@ pub fn any_out_structured_meta(
     let outs = [out];
     let set_output = crate::structured::SetOutput::Out(&outs);
     let meta = crate::meta::any_dim(set_output, self_, dim, keepdim)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, meta) of `aten::any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor`.
+pub fn any_dims_structured_meta(
+    self_: &Tensor,
+    dim: Option<&[i64]>,
+    keepdim: bool,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::any_dims(set_output, self_, dim, keepdim)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, default_backend) of `aten::any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor`.
+pub fn any_dims_structured_default_backend(
+    self_: &Tensor,
+    dim: Option<&[i64]>,
+    keepdim: bool,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::any_dims(set_output, self_, dim, keepdim)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::any_dims_out_op()?.call((self_, dim, keepdim, &output))
+}
+/// Structured kernel (Out, meta) of `aten::any.dims_out(Tensor self, int[]? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn any_dims_out_structured_meta(
+    self_: &Tensor,
+    dim: Option<&[i64]>,
+    keepdim: bool,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::any_dims(set_output, self_, dim, keepdim)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, meta) of `aten::any(Tensor self) -> Tensor`.
+pub fn any_structured_meta(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::any(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, default_backend) of `aten::any(Tensor self) -> Tensor`.
+pub fn any_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::any(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::any_all_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Out, meta) of `aten::any.all_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn any_all_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::any(set_output, self_)?;
     let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
@@ -4744,6 +5006,28 @@ pub fn copy_out_autogen(
     crate::structured::copy_to_out(&result, out)?;
     Ok(out.clone())
 }
+/// `autogen` variant `aten::resize(Tensor self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor` of `aten::resize_(Tensor(a!) self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor(a!)`.
+pub fn resize_autogen(
+    self_: &Tensor,
+    size: &[i64],
+    memory_format: Option<MemoryFormat>,
+) -> Result<Tensor> {
+    let result = ops::clone(self_)?;
+    ops::resize_op_()?.call((&result, size, memory_format))?;
+    Ok(result)
+}
+/// `autogen` variant `aten::resize.out(Tensor self, SymInt[] size, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)` of `aten::resize_(Tensor(a!) self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor(a!)`.
+pub fn resize_out_autogen(
+    self_: &Tensor,
+    size: &[i64],
+    memory_format: Option<MemoryFormat>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = ops::clone(self_)?;
+    ops::resize_op_()?.call((&result, size, memory_format))?;
+    crate::structured::copy_to_out(&result, out)?;
+    Ok(out.clone())
+}
 /// BackendSelect kernel of `aten::ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`.
 pub fn ones_backend_select(
     _keys: DispatchKeySet,
@@ -4776,6 +5060,35 @@ pub fn full_backend_select(
         .backend_component();
     let keys = DispatchKeySet::from_key(backend.dense_key());
     ops::full_op()?.redispatch(keys, (size, fill_value, dtype, layout, device, pin_memory))
+}
+/// BackendSelect kernel of `aten::scalar_tensor(Scalar s, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`.
+pub fn scalar_tensor_backend_select(
+    _keys: DispatchKeySet,
+    s: Scalar,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    let backend = device
+        .unwrap_or(Device::CPU)
+        .device_type()
+        .backend_component();
+    let keys = DispatchKeySet::from_key(backend.dense_key());
+    ops::scalar_tensor_op()?.redispatch(keys, (s, dtype, layout, device, pin_memory))
+}
+/// `autogen` variant `aten::scalar_tensor.out(Scalar s, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, Tensor(a!) out) -> Tensor(a!)` of `aten::scalar_tensor(Scalar s, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`.
+pub fn scalar_tensor_out_autogen(
+    s: Scalar,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = ops::scalar_tensor_op()?.call((s, dtype, layout, device, pin_memory))?;
+    crate::structured::copy_to_out(&result, out)?;
+    Ok(out.clone())
 }
 /// `autogen` variant `aten::empty_like.out(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)` of `aten::empty_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor`.
 pub fn empty_like_out_autogen(
@@ -5235,6 +5548,17 @@ pub fn cat_out_structured_meta(tensors: &[Tensor], dim: i64, out: &Tensor) -> Re
 /// `autogen` variant `aten::repeat.out(Tensor self, SymInt[] repeats, *, Tensor(a!) out) -> Tensor(a!)` of `aten::repeat(Tensor self, SymInt[] repeats) -> Tensor`.
 pub fn repeat_out_autogen(self_: &Tensor, repeats: &[i64], out: &Tensor) -> Result<Tensor> {
     let result = ops::repeat_op()?.call((self_, repeats))?;
+    crate::structured::copy_to_out(&result, out)?;
+    Ok(out.clone())
+}
+/// `autogen` variant `aten::constant_pad_nd.out(Tensor self, SymInt[] pad, Scalar value=0, *, Tensor(a!) out) -> Tensor(a!)` of `aten::constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor`.
+pub fn constant_pad_nd_out_autogen(
+    self_: &Tensor,
+    pad: &[i64],
+    value: Scalar,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = ops::constant_pad_nd_op()?.call((self_, pad, value))?;
     crate::structured::copy_to_out(&result, out)?;
     Ok(out.clone())
 }
@@ -5843,6 +6167,10 @@ aten_dispatch::torch_library_impl!(aten, BackendSelect, |m| {
     m.impl_("zeros", CppFunction::from_unboxed(zeros_backend_select))?;
     m.impl_("ones", CppFunction::from_unboxed(ones_backend_select))?;
     m.impl_("full", CppFunction::from_unboxed(full_backend_select))?;
+    m.impl_(
+        "scalar_tensor",
+        CppFunction::from_unboxed(scalar_tensor_backend_select),
+    )?;
     m.impl_("arange", CppFunction::from_unboxed(arange_backend_select))?;
     m.impl_(
         "arange.start",
@@ -6468,6 +6796,14 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
         CppFunction::from_unboxed(mean_out_structured_meta),
     )?;
     m.impl_("prod", CppFunction::from_unboxed(crate::native::prod_meta))?;
+    m.impl_(
+        "prod.dim_int",
+        CppFunction::from_unboxed(prod_dim_int_structured_meta),
+    )?;
+    m.impl_(
+        "prod.int_out",
+        CppFunction::from_unboxed(prod_int_out_structured_meta),
+    )?;
     m.impl_("amax", CppFunction::from_unboxed(amax_structured_meta))?;
     m.impl_(
         "amax.out",
@@ -6483,6 +6819,11 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
         "argmax.out",
         CppFunction::from_unboxed(argmax_out_structured_meta),
     )?;
+    m.impl_("argmin", CppFunction::from_unboxed(argmin_structured_meta))?;
+    m.impl_(
+        "argmin.out",
+        CppFunction::from_unboxed(argmin_out_structured_meta),
+    )?;
     m.impl_(
         "max.dim",
         CppFunction::from_unboxed(max_dim_structured_meta),
@@ -6490,6 +6831,14 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
     m.impl_(
         "max.dim_max",
         CppFunction::from_unboxed(max_dim_max_structured_meta),
+    )?;
+    m.impl_(
+        "min.dim",
+        CppFunction::from_unboxed(min_dim_structured_meta),
+    )?;
+    m.impl_(
+        "min.dim_min",
+        CppFunction::from_unboxed(min_dim_min_structured_meta),
     )?;
     m.impl_(
         "all.dim",
@@ -6506,6 +6855,19 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
     m.impl_(
         "any.out",
         CppFunction::from_unboxed(any_out_structured_meta),
+    )?;
+    m.impl_(
+        "any.dims",
+        CppFunction::from_unboxed(any_dims_structured_meta),
+    )?;
+    m.impl_(
+        "any.dims_out",
+        CppFunction::from_unboxed(any_dims_out_structured_meta),
+    )?;
+    m.impl_("any", CppFunction::from_unboxed(any_structured_meta))?;
+    m.impl_(
+        "any.all_out",
+        CppFunction::from_unboxed(any_all_out_structured_meta),
     )?;
     m.impl_("cumsum", CppFunction::from_unboxed(cumsum_structured_meta))?;
     m.impl_(
@@ -6618,6 +6980,14 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
         CppFunction::from_unboxed(triu_out_structured_meta),
     )?;
     m.impl_(
+        "_fft_r2c",
+        CppFunction::from_unboxed(crate::native::_fft_r2c_meta),
+    )?;
+    m.impl_(
+        "_fft_c2r",
+        CppFunction::from_unboxed(crate::native::_fft_c2r_meta),
+    )?;
+    m.impl_(
         "_slow_conv2d_forward",
         CppFunction::from_unboxed(crate::native::slow_conv2d_forward_meta),
     )?;
@@ -6698,6 +7068,7 @@ aten_dispatch::torch_library_impl!(aten, CompositeImplicitAutograd, |m| {
         "log_softmax.int",
         CppFunction::from_unboxed(crate::native::log_softmax_int),
     )?;
+    m.impl_("var.dim", CppFunction::from_unboxed(crate::native::var_dim))?;
     m.impl_(
         "contiguous",
         CppFunction::from_unboxed(crate::native::contiguous),
@@ -6708,6 +7079,26 @@ aten_dispatch::torch_library_impl!(aten, CompositeImplicitAutograd, |m| {
         CppFunction::from_unboxed(crate::native::flatten_using_ints),
     )?;
     m.impl_("narrow", CppFunction::from_unboxed(crate::native::narrow))?;
+    m.impl_(
+        "sym_size.int",
+        CppFunction::from_unboxed(crate::native::sym_size_int),
+    )?;
+    m.impl_(
+        "sym_stride.int",
+        CppFunction::from_unboxed(crate::native::sym_stride_int),
+    )?;
+    m.impl_(
+        "sym_numel",
+        CppFunction::from_unboxed(crate::native::sym_numel),
+    )?;
+    m.impl_(
+        "sym_storage_offset",
+        CppFunction::from_unboxed(crate::native::sym_storage_offset),
+    )?;
+    m.impl_(
+        "sym_is_contiguous",
+        CppFunction::from_unboxed(crate::native::sym_is_contiguous),
+    )?;
     m.impl_("matmul", CppFunction::from_unboxed(crate::native::matmul))?;
     m.impl_("linear", CppFunction::from_unboxed(crate::native::linear))?;
     m.impl_("conv2d", CppFunction::from_unboxed(crate::native::conv2d))?;
@@ -6830,6 +7221,14 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutograd, |m| {
     m.impl_("mean", CppFunction::from_unboxed(crate::native::mean))?;
     m.impl_("prod.out", CppFunction::from_unboxed(prod_out_autogen))?;
     m.impl_(
+        "any.dims",
+        CppFunction::from_unboxed(crate::native::any_dims_default),
+    )?;
+    m.impl_(
+        "any.dims_out",
+        CppFunction::from_unboxed(crate::native::any_dims_out_default),
+    )?;
+    m.impl_(
         "logsumexp",
         CppFunction::from_unboxed(crate::native::logsumexp),
     )?;
@@ -6878,8 +7277,26 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutograd, |m| {
         "split.Tensor",
         CppFunction::from_unboxed(crate::native::split_tensor),
     )?;
+    m.impl_(
+        "split_with_sizes",
+        CppFunction::from_unboxed(crate::native::split_with_sizes),
+    )?;
+    m.impl_(
+        "diagonal",
+        CppFunction::from_unboxed(crate::native::diagonal),
+    )?;
+    m.impl_("resize", CppFunction::from_unboxed(resize_autogen))?;
+    m.impl_("resize.out", CppFunction::from_unboxed(resize_out_autogen))?;
     m.impl_("ones", CppFunction::from_unboxed(crate::native::ones))?;
     m.impl_("full", CppFunction::from_unboxed(crate::native::full))?;
+    m.impl_(
+        "scalar_tensor",
+        CppFunction::from_unboxed(crate::native::scalar_tensor),
+    )?;
+    m.impl_(
+        "scalar_tensor.out",
+        CppFunction::from_unboxed(scalar_tensor_out_autogen),
+    )?;
     m.impl_(
         "empty_like",
         CppFunction::from_unboxed(crate::native::empty_like),
@@ -6962,6 +7379,14 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutograd, |m| {
     m.impl_("stack", CppFunction::from_unboxed(crate::native::stack))?;
     m.impl_("repeat", CppFunction::from_unboxed(crate::native::repeat))?;
     m.impl_("repeat.out", CppFunction::from_unboxed(repeat_out_autogen))?;
+    m.impl_(
+        "constant_pad_nd",
+        CppFunction::from_unboxed(crate::native::constant_pad_nd),
+    )?;
+    m.impl_(
+        "constant_pad_nd.out",
+        CppFunction::from_unboxed(constant_pad_nd_out_autogen),
+    )?;
     m.impl_(
         "convolution",
         CppFunction::from_unboxed(crate::native::convolution),
@@ -7519,6 +7944,10 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutogradNonFunctional,
         CppFunction::from_unboxed(mean_dim_structured_default_backend),
     )?;
     m.impl_(
+        "prod.dim_int",
+        CppFunction::from_unboxed(prod_dim_int_structured_default_backend),
+    )?;
+    m.impl_(
         "amax",
         CppFunction::from_unboxed(amax_structured_default_backend),
     )?;
@@ -7531,8 +7960,16 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutogradNonFunctional,
         CppFunction::from_unboxed(argmax_structured_default_backend),
     )?;
     m.impl_(
+        "argmin",
+        CppFunction::from_unboxed(argmin_structured_default_backend),
+    )?;
+    m.impl_(
         "max.dim",
         CppFunction::from_unboxed(max_dim_structured_default_backend),
+    )?;
+    m.impl_(
+        "min.dim",
+        CppFunction::from_unboxed(min_dim_structured_default_backend),
     )?;
     m.impl_(
         "all.dim",
@@ -7541,6 +7978,14 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutogradNonFunctional,
     m.impl_(
         "any.dim",
         CppFunction::from_unboxed(any_dim_structured_default_backend),
+    )?;
+    m.impl_(
+        "any.dims",
+        CppFunction::from_unboxed(any_dims_structured_default_backend),
+    )?;
+    m.impl_(
+        "any",
+        CppFunction::from_unboxed(any_structured_default_backend),
     )?;
     m.impl_(
         "cumsum",

@@ -883,6 +883,16 @@ impl Tensor {
         ops::prod_with(self, options)
     }
 
+    /// `aten::prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
+    pub fn prod_dim_int(&self, dim: i64) -> Result<Tensor> {
+        ops::prod_dim_int(self, dim)
+    }
+
+    /// `aten::prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
+    pub fn prod_dim_int_with(&self, dim: i64, options: ops::ProdDimIntOptions) -> Result<Tensor> {
+        ops::prod_dim_int_with(self, dim, options)
+    }
+
     /// `aten::amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`
     pub fn amax(&self) -> Result<Tensor> {
         ops::amax(self)
@@ -913,6 +923,16 @@ impl Tensor {
         ops::argmax_with(self, options)
     }
 
+    /// `aten::argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor`
+    pub fn argmin(&self) -> Result<Tensor> {
+        ops::argmin(self)
+    }
+
+    /// `aten::argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor`
+    pub fn argmin_with(&self, options: ops::ArgminOptions) -> Result<Tensor> {
+        ops::argmin_with(self, options)
+    }
+
     /// `aten::max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`
     pub fn max_dim(&self, dim: i64) -> Result<(Tensor, Tensor)> {
         ops::max_dim(self, dim)
@@ -921,6 +941,16 @@ impl Tensor {
     /// `aten::max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`
     pub fn max_dim_with(&self, dim: i64, options: ops::MaxDimOptions) -> Result<(Tensor, Tensor)> {
         ops::max_dim_with(self, dim, options)
+    }
+
+    /// `aten::min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`
+    pub fn min_dim(&self, dim: i64) -> Result<(Tensor, Tensor)> {
+        ops::min_dim(self, dim)
+    }
+
+    /// `aten::min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`
+    pub fn min_dim_with(&self, dim: i64, options: ops::MinDimOptions) -> Result<(Tensor, Tensor)> {
+        ops::min_dim_with(self, dim, options)
     }
 
     /// `aten::all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor`
@@ -941,6 +971,21 @@ impl Tensor {
     /// `aten::any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor`
     pub fn any_dim_with(&self, dim: i64, options: ops::AnyDimOptions) -> Result<Tensor> {
         ops::any_dim_with(self, dim, options)
+    }
+
+    /// `aten::any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor`
+    pub fn any_dims(&self) -> Result<Tensor> {
+        ops::any_dims(self)
+    }
+
+    /// `aten::any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor`
+    pub fn any_dims_with(&self, options: ops::AnyDimsOptions<'_>) -> Result<Tensor> {
+        ops::any_dims_with(self, options)
+    }
+
+    /// `aten::any(Tensor self) -> Tensor`
+    pub fn any(&self) -> Result<Tensor> {
+        ops::any(self)
     }
 
     /// `aten::cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor`
@@ -1005,6 +1050,16 @@ impl Tensor {
     /// `aten::var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`
     pub fn var_correction_with(&self, options: ops::VarCorrectionOptions<'_>) -> Result<Tensor> {
         ops::var_correction_with(self, options)
+    }
+
+    /// `aten::var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor`
+    pub fn var_dim(&self, dim: Option<&[i64]>) -> Result<Tensor> {
+        ops::var_dim(self, dim)
+    }
+
+    /// `aten::var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor`
+    pub fn var_dim_with(&self, dim: Option<&[i64]>, options: ops::VarDimOptions) -> Result<Tensor> {
+        ops::var_dim_with(self, dim, options)
     }
 
     /// `aten::contiguous(Tensor(a) self, *, MemoryFormat memory_format=0) -> Tensor(a)`
@@ -1129,6 +1184,40 @@ impl Tensor {
         options: ops::SplitTensorOptions,
     ) -> Result<Vec<Tensor>> {
         ops::split_tensor_with(self, split_size, options)
+    }
+
+    /// `aten::split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]`
+    pub fn split_with_sizes(&self, split_sizes: &[i64]) -> Result<Vec<Tensor>> {
+        ops::split_with_sizes(self, split_sizes)
+    }
+
+    /// `aten::split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]`
+    pub fn split_with_sizes_with(
+        &self,
+        split_sizes: &[i64],
+        options: ops::SplitWithSizesOptions,
+    ) -> Result<Vec<Tensor>> {
+        ops::split_with_sizes_with(self, split_sizes, options)
+    }
+
+    /// `aten::diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)`
+    pub fn diagonal(&self) -> Result<Tensor> {
+        ops::diagonal(self)
+    }
+
+    /// `aten::diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)`
+    pub fn diagonal_with(&self, options: ops::DiagonalOptions) -> Result<Tensor> {
+        ops::diagonal_with(self, options)
+    }
+
+    /// `aten::resize_(Tensor(a!) self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor(a!)`
+    pub fn resize_(&self, size: &[i64]) -> Result<Tensor> {
+        ops::resize_(self, size)
+    }
+
+    /// `aten::resize_(Tensor(a!) self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor(a!)`
+    pub fn resize_with_(&self, size: &[i64], options: ops::ResizeInplaceOptions) -> Result<Tensor> {
+        ops::resize_with_(self, size, options)
     }
 
     /// `aten::slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor`

@@ -75,7 +75,7 @@ pub fn mse_loss<'a>(
         target,
     ))?;
     if reduction != REDUCTION_NONE {
-        iter.output(0).resize_(&[])?;
+        iter.output(0).base().resize_(&[])?;
     }
     Ok(iter)
 }

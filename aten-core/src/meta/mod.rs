@@ -39,8 +39,8 @@ pub use pooling::{
     avg_pool2d, avg_pool2d_backward, max_pool2d_with_indices, max_pool2d_with_indices_backward,
 };
 pub use reduction::{
-    _log_softmax, _softmax, all_dim, amax, amin, any_dim, argmax, cumsum, max_dim, mean_dim,
-    sum_dim_intlist,
+    _log_softmax, _softmax, all_dim, amax, amin, any, any_dim, any_dims, argmax, argmin, cumsum,
+    max_dim, mean_dim, min_dim, prod_dim_int, sum_dim_intlist,
 };
 pub use triangular::{tril, triu};
 

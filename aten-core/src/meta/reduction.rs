@@ -1,5 +1,6 @@
-//! Meta functions of the reductions (`sum`, `mean`, `amax`, `amin`,
-//! `argmax`, `max.dim`, `all`, `any`) and of the operations along one
+//! Meta functions of the reductions (`sum`, `mean`, `prod.dim_int`,
+//! `amax`, `amin`, `argmax`, `argmin`, `max.dim`, `min.dim`, `all`, `any`,
+//! `any.dims`) and of the operations along one
 //! dimension (`cumsum`, `_softmax`, `_log_softmax`): PyTorch's dtype rules
 //! and checks, and a contiguous output through `set_output` (PyTorch's
 //! `resize_reduction`).
@@ -7,7 +8,7 @@
 use c10_core::{Device, Error, Result, ScalarType};
 
 use super::dtype_and_device;
-use crate::native::{make_dim_mask, wrap_dim};
+use crate::native::{make_dim_mask_with, wrap_dim};
 use crate::structured::{DeferredOutput, MetaOutput, SetOutput};
 use crate::Tensor;
 
@@ -34,13 +35,32 @@ fn resize_reduction(
     keepdim: bool,
     dtype: ScalarType,
 ) -> Result<MetaOutput> {
-    let device = dtype_and_device(self_)?.1;
-    out.set_output(&shape_of(self_, dims, keepdim)?, dtype, device)
+    resize_reduction_with(out, self_, dims, keepdim, dtype, false)
 }
 
-fn shape_of(self_: &Tensor, dims: Option<&[i64]>, keepdim: bool) -> Result<Vec<i64>> {
+/// [`resize_reduction`] with PyTorch's `allow_empty_dims` (an empty list
+/// then reduces nothing).
+fn resize_reduction_with(
+    out: SetOutput<'_>,
+    self_: &Tensor,
+    dims: Option<&[i64]>,
+    keepdim: bool,
+    dtype: ScalarType,
+    allow_empty_dims: bool,
+) -> Result<MetaOutput> {
+    let device = dtype_and_device(self_)?.1;
+    let shape = shape_of(self_, dims, keepdim, allow_empty_dims)?;
+    out.set_output(&shape, dtype, device)
+}
+
+fn shape_of(
+    self_: &Tensor,
+    dims: Option<&[i64]>,
+    keepdim: bool,
+    allow_empty_dims: bool,
+) -> Result<Vec<i64>> {
     let sizes = self_.sizes();
-    let mask = make_dim_mask(dims, sizes.len())?;
+    let mask = make_dim_mask_with(dims, sizes.len(), allow_empty_dims)?;
     Ok(reduction_shape(&sizes, &mask, keepdim))
 }
 
@@ -108,6 +128,18 @@ pub fn sum_dim_intlist(
     resize_reduction(out, self_, dim, keepdim, dtype)
 }
 
+/// `prod.dim_int(self, dim, keepdim, *, dtype)`: the dtype rules of `sum`.
+pub fn prod_dim_int(
+    out: SetOutput<'_>,
+    self_: &Tensor,
+    dim: i64,
+    keepdim: bool,
+    dtype: Option<ScalarType>,
+) -> Result<MetaOutput> {
+    let dtype = accumulating_dtype(self_, dtype, out.maybe_get_output())?;
+    resize_reduction(out, self_, Some(&[dim]), keepdim, dtype)
+}
+
 /// `mean.dim(self, dim, keepdim, *, dtype)`: a floating or complex dtype.
 pub fn mean_dim(
     out: SetOutput<'_>,
@@ -163,23 +195,25 @@ pub fn amin(out: SetOutput<'_>, self_: &Tensor, dim: &[i64], keepdim: bool) -> R
     extreme(out, self_, dim, keepdim, "amin()")
 }
 
-/// `argmax(self, dim, keepdim)`: int64 indices; without `dim`, over the
-/// flattened input (`keepdim` then keeps every dimension with size 1).
-pub fn argmax(
+/// `argmax` and `argmin`: int64 indices; without `dim`, over the flattened
+/// input (`keepdim` then keeps every dimension with size 1);
+/// `check_argmax_argmin` with `name` starting the errors.
+fn arg_extreme(
     out: SetOutput<'_>,
     self_: &Tensor,
     dim: Option<i64>,
     keepdim: bool,
+    name: &str,
 ) -> Result<MetaOutput> {
     match dim {
         Some(d) => {
             let w = wrap_dim(d, self_.dim())? as i64;
-            zero_numel_check_dims(self_, &[w], "argmax()")?;
+            zero_numel_check_dims(self_, &[w], name)?;
         }
         None if self_.numel() == 0 => {
-            return Err(Error::index_error(
-                "argmax(): Expected reduction dim to be specified for input.numel() == 0.",
-            ))
+            return Err(Error::index_error(format!(
+                "{name}: Expected reduction dim to be specified for input.numel() == 0."
+            )))
         }
         None => {}
     }
@@ -187,33 +221,77 @@ pub fn argmax(
     resize_reduction(out, self_, dims, keepdim, ScalarType::Long)
 }
 
-/// `max.dim(self, dim, keepdim)`: the values (the input's dtype) and their
-/// int64 indices (`resize_reduction_with_indices`).
-pub fn max_dim(
+/// `argmax(self, dim, keepdim)`.
+pub fn argmax(
+    out: SetOutput<'_>,
+    self_: &Tensor,
+    dim: Option<i64>,
+    keepdim: bool,
+) -> Result<MetaOutput> {
+    arg_extreme(out, self_, dim, keepdim, "argmax()")
+}
+
+/// `argmin(self, dim, keepdim)`.
+pub fn argmin(
+    out: SetOutput<'_>,
+    self_: &Tensor,
+    dim: Option<i64>,
+    keepdim: bool,
+) -> Result<MetaOutput> {
+    arg_extreme(out, self_, dim, keepdim, "argmin()")
+}
+
+/// `max.dim` and `min.dim`: the values (the input's dtype) and their int64
+/// indices (`resize_reduction_with_indices`); `name` starts the errors.
+fn extreme_dim(
     out: SetOutput<'_>,
     self_: &Tensor,
     dim: i64,
     keepdim: bool,
+    name: &str,
 ) -> Result<MetaOutput<2>> {
     let (dtype, device) = dtype_and_device(self_)?;
     let w = wrap_dim(dim, self_.dim())? as i64;
-    zero_numel_check_dims(self_, &[w], "max()")?;
+    zero_numel_check_dims(self_, &[w], name)?;
     if dtype.is_complex() {
-        return Err(Error::type_error("max(): does not support complex input"));
+        return Err(Error::type_error(format!(
+            "{name}: does not support complex input"
+        )));
     }
-    let shape = shape_of(self_, Some(&[dim]), keepdim)?;
+    let shape = shape_of(self_, Some(&[dim]), keepdim, false)?;
     out.set_outputs(
         [(&shape, None, dtype), (&shape, None, ScalarType::Long)],
         device,
     )
 }
 
-/// `all.dim` and `any.dim`: bool, or uint8 for a uint8 input; a given
-/// output must be one of the two (`allany_meta`).
-fn all_any(
+/// `max.dim(self, dim, keepdim)`.
+pub fn max_dim(
     out: SetOutput<'_>,
     self_: &Tensor,
     dim: i64,
+    keepdim: bool,
+) -> Result<MetaOutput<2>> {
+    extreme_dim(out, self_, dim, keepdim, "max()")
+}
+
+/// `min.dim(self, dim, keepdim)`.
+pub fn min_dim(
+    out: SetOutput<'_>,
+    self_: &Tensor,
+    dim: i64,
+    keepdim: bool,
+) -> Result<MetaOutput<2>> {
+    extreme_dim(out, self_, dim, keepdim, "min()")
+}
+
+/// `all` and `any` over `dims` (every one for `None`, none for an empty
+/// list): bool, or uint8 for a uint8 input; a given output must be one of
+/// the two (`allany_meta`).
+fn all_any(
+    out: SetOutput<'_>,
+    self_: &Tensor,
+    dims: Option<&[i64]>,
     keepdim: bool,
     name: &str,
 ) -> Result<MetaOutput> {
@@ -228,16 +306,32 @@ fn all_any(
         None if own == ScalarType::Byte => ScalarType::Byte,
         None => ScalarType::Bool,
     };
-    resize_reduction(out, self_, Some(&[dim]), keepdim, dtype)
+    resize_reduction_with(out, self_, dims, keepdim, dtype, true)
 }
 
 /// `all.dim(self, dim, keepdim)`.
 pub fn all_dim(out: SetOutput<'_>, self_: &Tensor, dim: i64, keepdim: bool) -> Result<MetaOutput> {
-    all_any(out, self_, dim, keepdim, "all")
+    all_any(out, self_, Some(&[dim]), keepdim, "all")
 }
 
 /// `any.dim(self, dim, keepdim)`.
 pub fn any_dim(out: SetOutput<'_>, self_: &Tensor, dim: i64, keepdim: bool) -> Result<MetaOutput> {
+    all_any(out, self_, Some(&[dim]), keepdim, "any")
+}
+
+/// `any(self)`: over every dimension.
+pub fn any(out: SetOutput<'_>, self_: &Tensor) -> Result<MetaOutput> {
+    all_any(out, self_, None, false, "any")
+}
+
+/// `any.dims(self, dim, keepdim)`: over `dim` (every dimension for `None`,
+/// none for an empty list).
+pub fn any_dims(
+    out: SetOutput<'_>,
+    self_: &Tensor,
+    dim: Option<&[i64]>,
+    keepdim: bool,
+) -> Result<MetaOutput> {
     all_any(out, self_, dim, keepdim, "any")
 }
 

@@ -14,9 +14,21 @@ pub fn wrap_dim(dim: i64, ndim: usize) -> Result<usize> {
 /// for `None` or an empty list), each wrapped; a repeated one is an error
 /// (`make_dim_mask`).
 pub fn make_dim_mask(dims: Option<&[i64]>, ndim: usize) -> Result<Vec<bool>> {
+    make_dim_mask_with(dims, ndim, false)
+}
+
+/// [`make_dim_mask`] with PyTorch's `allow_empty_dims`: when set, an empty
+/// list reduces no dimension (`any.dims(self, [])`), and only `None`
+/// reduces every one.
+pub fn make_dim_mask_with(
+    dims: Option<&[i64]>,
+    ndim: usize,
+    allow_empty_dims: bool,
+) -> Result<Vec<bool>> {
     let mut mask = vec![false; ndim];
     match dims {
-        None | Some([]) => mask.iter_mut().for_each(|r| *r = true),
+        None => mask.iter_mut().for_each(|r| *r = true),
+        Some([]) if !allow_empty_dims => mask.iter_mut().for_each(|r| *r = true),
         Some(list) => {
             for &d in list {
                 let w = wrap_dim(d, ndim)?;

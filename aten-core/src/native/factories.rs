@@ -1,8 +1,8 @@
 //! Factory kernels: `empty`, `empty_strided` (Meta, and the shared logic
 //! the CPU kernels call) and the composite factories (`zeros`, `ones`,
-//! `full`, `*_like`, `arange`, `linspace`, `eye`, `rand`, `randn`), which
-//! allocate with `empty` and fill through the backend's in-place and out
-//! kernels.
+//! `full`, `scalar_tensor`, `*_like`, `arange`, `linspace`, `eye`, `rand`,
+//! `randn`), which allocate with `empty` and fill through the backend's
+//! in-place and out kernels.
 
 use c10_core::{
     Device, Error, Generator, Layout, MemoryFormat, Result, Scalar, ScalarType, TensorBase,
@@ -170,6 +170,20 @@ pub fn full(
     let dtype = full_dtype(fill_value, dtype)?;
     let t = empty_with(size, Some(dtype), layout, device, pin_memory)?;
     ops::fill_scalar_(&t, fill_value)
+}
+
+/// `scalar_tensor(s)` (CompositeExplicitAutograd): a 0-dim tensor holding
+/// `s`, of the default dtype (whatever `s`'s kind) unless `dtype` says
+/// otherwise.
+pub fn scalar_tensor(
+    s: Scalar,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    let t = empty_with(&[], dtype, layout, device, pin_memory)?;
+    ops::fill_scalar_(&t, s)
 }
 
 /// `ones(size)` (CompositeExplicitAutograd).

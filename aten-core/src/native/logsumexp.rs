@@ -65,7 +65,7 @@ pub fn logsumexp_out(self_: &Tensor, dim: &[i64], keepdim: bool, out: &Tensor) -
     } else {
         ops::log(&sum(&ops::exp(&input)?)?)?
     };
-    out.resize_(&result.sizes())?;
+    out.base().resize_(&result.sizes())?;
     ops::copy_(out, &result)?;
     Ok(out.clone())
 }

@@ -235,7 +235,7 @@ pub fn arange_out_meta(start: Scalar, end: Scalar, step: Scalar, out: &Tensor) -
     }
     let size = size_d as i64;
     if out.numel() != size {
-        out.resize_(&[size])?;
+        out.base().resize_(&[size])?;
     }
     Ok(out.clone())
 }
@@ -246,7 +246,7 @@ pub fn linspace_out_meta(_start: Scalar, _end: Scalar, steps: i64, out: &Tensor)
         return Err(Error::runtime("number of steps must be non-negative"));
     }
     if out.numel() != steps {
-        out.resize_(&[steps])?;
+        out.base().resize_(&[steps])?;
     }
     Ok(out.clone())
 }
@@ -263,7 +263,7 @@ pub fn eye_out_meta(n: i64, m: i64, out: &Tensor) -> Result<Tensor> {
             "m must be greater or equal to 0, got {m}"
         )));
     }
-    out.resize_(&[n, m])?;
+    out.base().resize_(&[n, m])?;
     Ok(out.clone())
 }
 

@@ -1,7 +1,9 @@
-//! Composite copying shape operators: `stack` (unsqueeze + `cat`) and
-//! `repeat` (a strided view of the result, filled by one broadcast copy).
+//! Composite copying shape operators: `stack` (unsqueeze + `cat`),
+//! `repeat` (a strided view of the result, filled by one broadcast copy)
+//! and `constant_pad_nd` (a filled result whose inner view receives the
+//! input, cropped by negative pads).
 
-use c10_core::{Error, Result};
+use c10_core::{Error, MemoryFormat, Result, Scalar};
 
 use super::dims::{fmt_list, wrap_dim};
 use crate::generated::ops;
@@ -75,4 +77,99 @@ pub fn repeat(self_: &Tensor, repeats: &[i64]) -> Result<Tensor> {
     let source = ops::expand(&x, &view_sizes)?;
     ops::copy_(&view, &source)?;
     Ok(result)
+}
+
+/// `constant_pad_nd(pad, value)` (CompositeExplicitAutograd): `pad` holds
+/// (before, after) pairs for the last dimensions, the last dimension
+/// first; positive pads add elements of `value`, negative ones crop. The
+/// result is laid out in the memory format `self` suggests.
+pub fn constant_pad_nd(self_: &Tensor, pad: &[i64], value: Scalar) -> Result<Tensor> {
+    if pad.len() % 2 != 0 {
+        return Err(Error::runtime(format!(
+            "Length of pad must be even but instead it equals {}",
+            pad.len()
+        )));
+    }
+    let layout = self_
+        .layout()
+        .ok_or_else(|| Error::runtime("Tensor is undefined"))?;
+    let (sizes, strides) = (layout.sizes().to_vec(), layout.strides().to_vec());
+    drop(layout);
+    let l_inp = sizes.len();
+    let l_pad = pad.len() / 2;
+    if l_inp < l_pad {
+        return Err(Error::runtime(format!(
+            "Length of pad should be no more than twice the number of dimensions of the input. Pad length is {}while the input has {l_inp}dimensions.",
+            pad.len()
+        )));
+    }
+    let l_diff = l_inp - l_pad;
+    // The (before, after) pads of dimension `i >= l_diff`.
+    let pads_of = |i: usize| {
+        let at = 2 * (l_inp - i - 1);
+        (pad[at], pad[at + 1])
+    };
+    let mut cropped = self_.clone();
+    let mut all_pads_non_positive = true;
+    for i in l_diff..l_inp {
+        let (before, after) = pads_of(i);
+        if before < 0 {
+            let size = cropped.size(i as i64)?;
+            cropped = ops::narrow(
+                &cropped,
+                i as i64,
+                before.saturating_neg(),
+                size.saturating_add(before),
+            )?;
+        } else if before != 0 {
+            all_pads_non_positive = false;
+        }
+        if after < 0 {
+            let size = cropped.size(i as i64)?;
+            cropped = ops::narrow(&cropped, i as i64, 0, size.saturating_add(after))?;
+        } else if after != 0 {
+            all_pads_non_positive = false;
+        }
+    }
+    if all_pads_non_positive {
+        return ops::clone(&cropped);
+    }
+    let mut new_shape = sizes[..l_diff].to_vec();
+    for (i, &size) in sizes.iter().enumerate().skip(l_diff) {
+        let (before, after) = pads_of(i);
+        let new_dim = size
+            .checked_add(before)
+            .and_then(|n| n.checked_add(after))
+            .ok_or_else(|| Error::runtime("constant_pad_nd: the padded size overflows"))?;
+        if new_dim < 0 {
+            return Err(Error::runtime(format!(
+                "The input size {size}, plus negative padding {before} and {after} resulted in a negative output size, which is invalid. Check dimension {i} of your input."
+            )));
+        }
+        new_shape.push(new_dim);
+    }
+    let output = ops::empty_memory_format_with(
+        &new_shape,
+        ops::EmptyMemoryFormatOptions {
+            dtype: self_.dtype(),
+            device: self_.device(),
+            memory_format: Some(MemoryFormat::suggest(&sizes, &strides)),
+            ..Default::default()
+        },
+    )?;
+    ops::fill_scalar_(&output, value)?;
+    let mut inner = output.clone();
+    for i in l_diff..l_inp {
+        let (before, after) = pads_of(i);
+        if before > 0 {
+            let size = inner.size(i as i64)?;
+            inner = ops::narrow(&inner, i as i64, before, size - before)?;
+        }
+        if after > 0 {
+            let size = inner.size(i as i64)?;
+            inner = ops::narrow(&inner, i as i64, 0, size - after)?;
+        }
+    }
+    ops::copy_(&inner, &cropped)?;
+    Ok(output)
 }

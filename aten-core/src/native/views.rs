@@ -1,8 +1,9 @@
 //! View and shape kernels shared by every backend with strided storage:
 //! each result shares its input's storage, with sizes, strides and offset
 //! as PyTorch's (`as_strided`, `view`, `t`, `transpose`, `permute`,
-//! `unsqueeze`, `squeeze`, `select`, `slice`, `expand`, `alias`) and the
-//! composites built on them (`reshape`, `flatten`, `narrow`, `split`).
+//! `unsqueeze`, `squeeze`, `select`, `slice`, `expand`, `alias`,
+//! `diagonal`) and the composites built on them (`reshape`, `flatten`,
+//! `narrow`, `split`, `split_with_sizes`).
 
 use c10_core::tensor_impl::DimVector;
 use c10_core::{Error, MemoryFormat, Result};
@@ -468,4 +469,93 @@ pub fn split_tensor(self_: &Tensor, split_size: i64, dim: i64) -> Result<Vec<Ten
             ops::narrow(self_, d as i64, i * split_size, length)
         })
         .collect()
+}
+
+/// `split_with_sizes(split_sizes, dim)` (CompositeExplicitAutograd): views
+/// of consecutive lengths `split_sizes` along `dim`, which they must cover
+/// exactly.
+pub fn split_with_sizes(self_: &Tensor, split_sizes: &[i64], dim: i64) -> Result<Vec<Tensor>> {
+    // One snapshot of the geometry: a resize on another thread cannot
+    // make the checks below disagree with the sizes they index.
+    let (g_sizes, _, _) = geometry(self_)?;
+    if g_sizes.is_empty() {
+        return Err(Error::runtime(
+            "split expects at least a 1-dimensional tensor",
+        ));
+    }
+    let d = wrap_dim(dim, g_sizes.len())?;
+    let dim_size = g_sizes[d];
+    let mut splits = Vec::with_capacity(split_sizes.len());
+    let mut start = 0i64;
+    for &length in split_sizes {
+        if length < 0 {
+            return Err(Error::runtime(format!(
+                "split_with_sizes expects split_sizes have only non-negative entries, but got split_sizes={}",
+                fmt_list(split_sizes)
+            )));
+        }
+        // A start past the dimension (too long a split) is clamped by
+        // `slice`, and the sum check below reports it.
+        let end = start.saturating_add(length);
+        splits.push(slice_tensor(self_, d as i64, Some(start), Some(end), 1)?);
+        start = end;
+    }
+    if start != dim_size {
+        return Err(Error::runtime(format!(
+            "split_with_sizes expects split_sizes to sum exactly to {dim_size} (input tensor's size at dimension {dim}), but got split_sizes={}",
+            fmt_list(split_sizes)
+        )));
+    }
+    Ok(splits)
+}
+
+/// `diagonal(offset, dim1, dim2)` (CompositeExplicitAutograd): the
+/// diagonal of the `dim1` x `dim2` planes as a view, appended as the last
+/// dimension; a positive `offset` moves above the main diagonal (along
+/// `dim2`), a negative one below it. An offset past the end gives an empty
+/// diagonal.
+pub fn diagonal(self_: &Tensor, offset: i64, dim1: i64, dim2: i64) -> Result<Tensor> {
+    // One snapshot of the geometry: a resize on another thread cannot
+    // make the checks below disagree with the sizes they index.
+    let (g_sizes, g_strides, g_offset) = geometry(self_)?;
+    let ndim = g_sizes.len();
+    let (d1, d2) = (wrap_dim(dim1, ndim)?, wrap_dim(dim2, ndim)?);
+    if d1 == d2 {
+        return Err(Error::runtime(format!(
+            "diagonal dimensions cannot be identical {dim1}, {dim2}"
+        )));
+    }
+    // Wide arithmetic: `offset` may be any i64.
+    let (size1, size2, off) = (g_sizes[d1] as i128, g_sizes[d2] as i128, offset as i128);
+    let diag_size = if off >= 0 {
+        size1.min(size2 - off)
+    } else {
+        (size1 + off).min(size2)
+    }
+    .max(0) as i64;
+    let mut storage_offset = g_offset;
+    if diag_size > 0 {
+        // The first diagonal element lies inside the tensor, so its
+        // offset fits.
+        storage_offset += if offset >= 0 {
+            offset * g_strides[d2]
+        } else {
+            -offset * g_strides[d1]
+        };
+    }
+    let stride = match g_strides[d1].checked_add(g_strides[d2]) {
+        Some(s) => s,
+        // One element (or none): its stride is never used.
+        None if diag_size <= 1 => g_strides[d1],
+        None => return Err(Error::runtime("diagonal: the result's stride overflows")),
+    };
+    let mut sizes = g_sizes.to_vec();
+    let mut strides = g_strides.to_vec();
+    for d in [d1.max(d2), d1.min(d2)] {
+        sizes.remove(d);
+        strides.remove(d);
+    }
+    sizes.push(diag_size);
+    strides.push(stride);
+    restride(self_, &sizes, &strides, storage_offset)
 }

@@ -1779,6 +1779,34 @@ pub fn mean_out_structured_cpu(
     let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
+/// Structured kernel (Functional, cpu) of `aten::prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`.
+pub fn prod_dim_int_structured_cpu(
+    self_: &Tensor,
+    dim: i64,
+    keepdim: bool,
+    dtype: Option<ScalarType>,
+) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::prod_dim_int(set_output, self_, dim, keepdim, dtype)?;
+    crate::kernels::prod_out(&mut meta, self_, dim, keepdim, dtype)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Out, cpu) of `aten::prod.int_out(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)`.
+pub fn prod_int_out_structured_cpu(
+    self_: &Tensor,
+    dim: i64,
+    keepdim: bool,
+    dtype: Option<ScalarType>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta = aten_core::meta::prod_dim_int(set_output, self_, dim, keepdim, dtype)?;
+    crate::kernels::prod_out(&mut meta, self_, dim, keepdim, dtype)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
 /// Structured kernel (Functional, cpu) of `aten::amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`.
 pub fn amax_structured_cpu(self_: &Tensor, dim: &[i64], keepdim: bool) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
@@ -1845,6 +1873,28 @@ pub fn argmax_out_structured_cpu(
     let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
+/// Structured kernel (Functional, cpu) of `aten::argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor`.
+pub fn argmin_structured_cpu(self_: &Tensor, dim: Option<i64>, keepdim: bool) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::argmin(set_output, self_, dim, keepdim)?;
+    crate::kernels::argmin_out(&mut meta, self_, dim, keepdim)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Out, cpu) of `aten::argmin.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn argmin_out_structured_cpu(
+    self_: &Tensor,
+    dim: Option<i64>,
+    keepdim: bool,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta = aten_core::meta::argmin(set_output, self_, dim, keepdim)?;
+    crate::kernels::argmin_out(&mut meta, self_, dim, keepdim)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
 /// Structured kernel (Functional, cpu) of `aten::max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`.
 pub fn max_dim_structured_cpu(self_: &Tensor, dim: i64, keepdim: bool) -> Result<(Tensor, Tensor)> {
     let set_output = aten_core::structured::SetOutput::Functional;
@@ -1865,6 +1915,29 @@ pub fn max_dim_max_structured_cpu(
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::max_dim(set_output, self_, dim, keepdim)?;
     crate::kernels::max_dim_max(&mut meta, self_, dim, keepdim)?;
+    let [output0, output1] = meta.into_outputs();
+    Ok((set_output.finish(output0), set_output.finish(output1)))
+}
+/// Structured kernel (Functional, cpu) of `aten::min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`.
+pub fn min_dim_structured_cpu(self_: &Tensor, dim: i64, keepdim: bool) -> Result<(Tensor, Tensor)> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::min_dim(set_output, self_, dim, keepdim)?;
+    crate::kernels::min_dim_min(&mut meta, self_, dim, keepdim)?;
+    let [output0, output1] = meta.into_outputs();
+    Ok((set_output.finish(output0), set_output.finish(output1)))
+}
+/// Structured kernel (Out, cpu) of `aten::min.dim_min(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) min, Tensor(b!) min_indices) -> (Tensor(a!) values, Tensor(b!) indices)`.
+pub fn min_dim_min_structured_cpu(
+    self_: &Tensor,
+    dim: i64,
+    keepdim: bool,
+    min: &Tensor,
+    min_indices: &Tensor,
+) -> Result<(Tensor, Tensor)> {
+    let outs = [min, min_indices];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta = aten_core::meta::min_dim(set_output, self_, dim, keepdim)?;
+    crate::kernels::min_dim_min(&mut meta, self_, dim, keepdim)?;
     let [output0, output1] = meta.into_outputs();
     Ok((set_output.finish(output0), set_output.finish(output1)))
 }
@@ -1909,6 +1982,49 @@ pub fn any_out_structured_cpu(
     let set_output = aten_core::structured::SetOutput::Out(&outs);
     let mut meta = aten_core::meta::any_dim(set_output, self_, dim, keepdim)?;
     crate::kernels::any_out(&mut meta, self_, dim, keepdim)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, cpu) of `aten::any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor`.
+pub fn any_dims_structured_cpu(
+    self_: &Tensor,
+    dim: Option<&[i64]>,
+    keepdim: bool,
+) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::any_dims(set_output, self_, dim, keepdim)?;
+    crate::kernels::any_dims_out(&mut meta, self_, dim, keepdim)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Out, cpu) of `aten::any.dims_out(Tensor self, int[]? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn any_dims_out_structured_cpu(
+    self_: &Tensor,
+    dim: Option<&[i64]>,
+    keepdim: bool,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta = aten_core::meta::any_dims(set_output, self_, dim, keepdim)?;
+    crate::kernels::any_dims_out(&mut meta, self_, dim, keepdim)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, cpu) of `aten::any(Tensor self) -> Tensor`.
+pub fn any_structured_cpu(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::any(set_output, self_)?;
+    crate::kernels::any_all_out(&mut meta, self_)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Out, cpu) of `aten::any.all_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn any_all_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta = aten_core::meta::any(set_output, self_)?;
+    crate::kernels::any_all_out(&mut meta, self_)?;
     let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
@@ -3131,6 +3247,14 @@ aten_dispatch::torch_library_impl!(aten, CPU, |m| {
         CppFunction::from_unboxed(mean_out_structured_cpu),
     )?;
     m.impl_("prod", CppFunction::from_unboxed(crate::kernels::prod))?;
+    m.impl_(
+        "prod.dim_int",
+        CppFunction::from_unboxed(prod_dim_int_structured_cpu),
+    )?;
+    m.impl_(
+        "prod.int_out",
+        CppFunction::from_unboxed(prod_int_out_structured_cpu),
+    )?;
     m.impl_("amax", CppFunction::from_unboxed(amax_structured_cpu))?;
     m.impl_(
         "amax.out",
@@ -3146,15 +3270,38 @@ aten_dispatch::torch_library_impl!(aten, CPU, |m| {
         "argmax.out",
         CppFunction::from_unboxed(argmax_out_structured_cpu),
     )?;
+    m.impl_("argmin", CppFunction::from_unboxed(argmin_structured_cpu))?;
+    m.impl_(
+        "argmin.out",
+        CppFunction::from_unboxed(argmin_out_structured_cpu),
+    )?;
     m.impl_("max.dim", CppFunction::from_unboxed(max_dim_structured_cpu))?;
     m.impl_(
         "max.dim_max",
         CppFunction::from_unboxed(max_dim_max_structured_cpu),
     )?;
+    m.impl_("min.dim", CppFunction::from_unboxed(min_dim_structured_cpu))?;
+    m.impl_(
+        "min.dim_min",
+        CppFunction::from_unboxed(min_dim_min_structured_cpu),
+    )?;
     m.impl_("all.dim", CppFunction::from_unboxed(all_dim_structured_cpu))?;
     m.impl_("all.out", CppFunction::from_unboxed(all_out_structured_cpu))?;
     m.impl_("any.dim", CppFunction::from_unboxed(any_dim_structured_cpu))?;
     m.impl_("any.out", CppFunction::from_unboxed(any_out_structured_cpu))?;
+    m.impl_(
+        "any.dims",
+        CppFunction::from_unboxed(any_dims_structured_cpu),
+    )?;
+    m.impl_(
+        "any.dims_out",
+        CppFunction::from_unboxed(any_dims_out_structured_cpu),
+    )?;
+    m.impl_("any", CppFunction::from_unboxed(any_structured_cpu))?;
+    m.impl_(
+        "any.all_out",
+        CppFunction::from_unboxed(any_all_out_structured_cpu),
+    )?;
     m.impl_("cumsum", CppFunction::from_unboxed(cumsum_structured_cpu))?;
     m.impl_("cumsum_", CppFunction::from_unboxed(cumsum_structured_cpu_))?;
     m.impl_(
@@ -3182,6 +3329,14 @@ aten_dispatch::torch_library_impl!(aten, CPU, |m| {
         CppFunction::from_unboxed(crate::kernels::var_correction),
     )?;
     m.impl_("view", CppFunction::from_unboxed(crate::kernels::view))?;
+    m.impl_(
+        "resize_",
+        CppFunction::from_unboxed(crate::kernels::resize_),
+    )?;
+    m.impl_(
+        "_local_scalar_dense",
+        CppFunction::from_unboxed(crate::kernels::_local_scalar_dense_cpu),
+    )?;
     m.impl_(
         "arange.start_out",
         CppFunction::from_unboxed(crate::kernels::arange_out),
@@ -3241,6 +3396,14 @@ aten_dispatch::torch_library_impl!(aten, CPU, |m| {
     m.impl_(
         "triu.out",
         CppFunction::from_unboxed(triu_out_structured_cpu),
+    )?;
+    m.impl_(
+        "_fft_r2c",
+        CppFunction::from_unboxed(crate::kernels::_fft_r2c_cpu),
+    )?;
+    m.impl_(
+        "_fft_c2r",
+        CppFunction::from_unboxed(crate::kernels::_fft_c2r_cpu),
     )?;
     m.impl_(
         "_slow_conv2d_forward",
@@ -3382,5 +3545,9 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
         CppFunction::from_unboxed(crate::kernels::logical_not_out),
     )?;
     m.impl_("view", CppFunction::from_unboxed(crate::kernels::view))?;
+    m.impl_(
+        "resize_",
+        CppFunction::from_unboxed(crate::kernels::resize_),
+    )?;
     Ok(())
 });

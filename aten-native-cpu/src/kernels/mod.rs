@@ -11,9 +11,11 @@
 //!   [`triangular`]: `tril`, `triu` (all through [`gather_offsets`] but
 //!   `cat`);
 //! - [`linear_algebra`]: `mm`, `bmm`, `addmm`, `dot` (on [`crate::gemm`]);
+//! - [`local_scalar`]: `_local_scalar_dense` (`item()`);
 //! - [`nn`]: convolution, max pooling, layer norm, losses, dropout;
 //!   [`batch_norm`](mod@batch_norm): batch normalization;
-//! - [`reduce`]: reductions, scans and softmax.
+//! - [`reduce`]: reductions, scans and softmax;
+//! - [`fft`](mod@fft): `_fft_r2c`, `_fft_c2r` (on `rustfft`).
 
 // Kernels are generic over element types, bool included, where an order
 // comparison is meant as written.
@@ -28,11 +30,13 @@ pub mod cat;
 pub mod compare;
 pub mod copy;
 mod factories;
+pub mod fft;
 pub mod fill;
 pub mod flip;
 pub mod gather_offsets;
 pub mod indexing;
 pub mod linear_algebra;
+pub mod local_scalar;
 pub mod nn;
 pub mod pointwise_ops;
 pub mod reduce;
@@ -59,18 +63,21 @@ pub use compare::{
     le_tensor_out, lt_scalar_out, lt_tensor_out, ne_scalar_out, ne_tensor_out,
 };
 pub use factories::{empty_cpu, empty_strided_cpu};
+pub use fft::{_fft_c2r_cpu, _fft_r2c_cpu};
 pub use fill::{arange_out, eye_out, fill_, linspace_out, normal_, uniform_, zero_};
 pub use flip::flip;
 pub use indexing::{gather_out, index_select};
 pub use linear_algebra::{addmm_out, bmm_out, dot, mm_out};
+pub use local_scalar::_local_scalar_dense_cpu;
 pub use nn::{
     layer_norm_cpu, max_pool2d_with_indices_out_cpu, mse_loss_out, native_dropout,
     nll_loss_forward_out_cpu, slow_conv2d_forward, slow_conv_dilated2d,
 };
 pub use pointwise_ops::*;
 pub use reduce::{
-    _log_softmax_out, _softmax_out, all_out, amax_out, amin_out, any_out, argmax_out, cumsum_out,
-    max_dim_max, mean_out, prod, sum_intlist_out, var_correction,
+    _log_softmax_out, _softmax_out, all_out, amax_out, amin_out, any_all_out, any_dims_out,
+    any_out, argmax_out, argmin_out, cumsum_out, max_dim_max, mean_out, min_dim_min, prod,
+    prod_out, sum_intlist_out, var_correction,
 };
 pub use ternary::{clamp_out, clamp_tensor_out, lerp_scalar_out};
 pub use triangular::{tril_out, triu_out};
@@ -82,6 +89,6 @@ pub use unary::{
 };
 
 /// Views are backend-neutral: the CPU registers the shared kernels.
-pub use aten_core::native::{as_strided_tensorimpl, view};
+pub use aten_core::native::{as_strided_tensorimpl, resize_, view};
 /// Written over other operators: every backend registers the same code.
 pub use aten_core::native::{hardtanh, isnan};

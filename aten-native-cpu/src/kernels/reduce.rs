@@ -1,5 +1,5 @@
-//! Reductions: `sum`, `mean`, `prod`, `amax`, `amin`, `argmax`, `max.dim`,
-//! `all`, `any`, `var`, and the scans and normalizations along
+//! Reductions: `sum`, `mean`, `prod`, `amax`, `amin`, `argmax`, `argmin`,
+//! `max.dim`, `min.dim`, `all`, `any`, `var`, and the scans and normalizations along
 //! one dimension: `cumsum`, `softmax`, `log_softmax`.
 //!
 //! A reduction views its input with the kept dimensions first and the
@@ -10,11 +10,12 @@
 //! fixed-size chunks (so threads can share a long run without changing the
 //! result).
 //!
-//! The structured families (`sum`, `mean`, `amax`, `amin`, `argmax`,
-//! `max.dim`, `all`, `any`, `cumsum`, `_softmax`, `_log_softmax`) are
+//! The structured families (`sum`, `mean`, `prod.dim_int`, `amax`,
+//! `amin`, `argmax`, `argmin`, `max.dim`, `min.dim`, `all`, `any`,
+//! `cumsum`, `_softmax`, `_log_softmax`) are
 //! impls: `aten_core::meta` made their output, which they fill.
 
-use aten_core::native::{make_dim_mask, prod_meta, var_correction_meta};
+use aten_core::native::{make_dim_mask, make_dim_mask_with, prod_meta, var_correction_meta};
 use aten_core::structured::{DeferredOutput, MetaOutput};
 use aten_core::tensor_iterator::convert::{to_dtype, to_dtype_if_needed};
 use aten_core::tensor_iterator::GRAIN_SIZE;
@@ -359,6 +360,17 @@ pub fn mean_out(
     sum_out_impl(meta, self_, dim, SumKind::Mean)
 }
 
+/// `prod.int_out`.
+pub fn prod_out(
+    meta: &mut MetaOutput,
+    self_: &Tensor,
+    dim: i64,
+    _keepdim: bool,
+    _dtype: Option<ScalarType>,
+) -> Result<()> {
+    sum_out_impl(meta, self_, Some(&[dim]), SumKind::Prod)
+}
+
 /// `prod(self, *, dtype)`: into the Meta kernel's output (integers widen
 /// to int64).
 pub fn prod(self_: &Tensor, dtype: Option<ScalarType>) -> Result<Tensor> {
@@ -429,16 +441,13 @@ fn arg_extreme<T: Numeric>(base: *const T, off: i64, dims: &[(i64, i64)], max: b
     best.unwrap_or((0, T::from_i64(0)))
 }
 
-/// `argmax.out`: without `dim`, over the flattened input.
-pub fn argmax_out(
-    meta: &mut MetaOutput,
-    self_: &Tensor,
-    dim: Option<i64>,
-    _keepdim: bool,
-) -> Result<()> {
+/// `argmax.out` (`max`) and `argmin.out`: without `dim`, over the
+/// flattened input; the first extreme index in logical order.
+fn arg_extreme_out(meta: &MetaOutput, self_: &Tensor, dim: Option<i64>, max: bool) -> Result<()> {
+    let name = if max { "argmax_cpu" } else { "argmin_cpu" };
     let dtype = dtype_of(self_)?;
     if dtype == ScalarType::Bool {
-        return Err(not_implemented("argmax_cpu", dtype));
+        return Err(not_implemented(name, dtype));
     }
     let (t, mask) = match dim {
         None => {
@@ -452,30 +461,66 @@ pub fn argmax_out(
     let p = plan(&t, &mask)?;
     with_fresh_output(meta, |out| {
         dispatch_dtype!(dtype, T => reduce_into::<T, i64>(&p, out, |base, off, dims| {
-            arg_extreme::<T>(base, off, dims, true).0
-        }), _ => Err(not_implemented("argmax_cpu", dtype)))
+            arg_extreme::<T>(base, off, dims, max).0
+        }), _ => Err(not_implemented(name, dtype)))
     })
 }
 
-/// `max.dim_max`: values and indices.
-pub fn max_dim_max(
-    meta: &mut MetaOutput<2>,
+/// `argmax.out`.
+pub fn argmax_out(
+    meta: &mut MetaOutput,
     self_: &Tensor,
-    dim: i64,
+    dim: Option<i64>,
     _keepdim: bool,
 ) -> Result<()> {
+    arg_extreme_out(meta, self_, dim, true)
+}
+
+/// `argmin.out`.
+pub fn argmin_out(
+    meta: &mut MetaOutput,
+    self_: &Tensor,
+    dim: Option<i64>,
+    _keepdim: bool,
+) -> Result<()> {
+    arg_extreme_out(meta, self_, dim, false)
+}
+
+/// `max.dim_max` (`max`) and `min.dim_min`: values and indices.
+fn extreme_dim(meta: &mut MetaOutput<2>, self_: &Tensor, dim: i64, max: bool) -> Result<()> {
+    let name = if max { "max_cpu" } else { "min_cpu" };
     let dtype = dtype_of(self_)?;
     let p = plan(self_, &make_dim_mask(Some(&[dim]), self_.dim())?)?;
     let [values, indices] = meta.outputs();
     let fresh = meta.is_fresh();
     dispatch_dtype!(dtype, T => {
         with_fresh_output_of(values, fresh, |out| {
-            reduce_into::<T, T>(&p, out, |b, o, d| arg_extreme::<T>(b, o, d, true).1)
+            reduce_into::<T, T>(&p, out, |b, o, d| arg_extreme::<T>(b, o, d, max).1)
         })?;
         with_fresh_output_of(indices, fresh, |out| {
-            reduce_into::<T, i64>(&p, out, |b, o, d| arg_extreme::<T>(b, o, d, true).0)
+            reduce_into::<T, i64>(&p, out, |b, o, d| arg_extreme::<T>(b, o, d, max).0)
         })
-    }, _ => Err(not_implemented("max_cpu", dtype)))
+    }, _ => Err(not_implemented(name, dtype)))
+}
+
+/// `max.dim_max`.
+pub fn max_dim_max(
+    meta: &mut MetaOutput<2>,
+    self_: &Tensor,
+    dim: i64,
+    _keepdim: bool,
+) -> Result<()> {
+    extreme_dim(meta, self_, dim, true)
+}
+
+/// `min.dim_min`.
+pub fn min_dim_min(
+    meta: &mut MetaOutput<2>,
+    self_: &Tensor,
+    dim: i64,
+    _keepdim: bool,
+) -> Result<()> {
+    extreme_dim(meta, self_, dim, false)
 }
 
 /// Folds the plan's input with `&&` (`all`) or `||` into `out` (bool or
@@ -491,10 +536,11 @@ fn all_any_into<T: Numeric, O: Numeric>(p: &Plan, out: &TensorBase, all: bool) -
     })
 }
 
-/// `all.out` and `any.out`: into a bool or uint8 output.
-fn all_any(meta: &MetaOutput, t: &Tensor, dim: i64, all: bool) -> Result<()> {
+/// `all` and `any` over `dims` (every one for `None`, none for an empty
+/// list): into a bool or uint8 output.
+fn all_any(meta: &MetaOutput, t: &Tensor, dims: Option<&[i64]>, all: bool) -> Result<()> {
     let dtype = dtype_of(t)?;
-    let p = plan(t, &make_dim_mask(Some(&[dim]), t.dim())?)?;
+    let p = plan(t, &make_dim_mask_with(dims, t.dim(), true)?)?;
     let to_byte = meta.output().dtype() == Some(ScalarType::Byte);
     let name = if all { "all" } else { "any" };
     with_fresh_output(meta, |out| {
@@ -508,11 +554,26 @@ fn all_any(meta: &MetaOutput, t: &Tensor, dim: i64, all: bool) -> Result<()> {
 
 /// `all.out`.
 pub fn all_out(meta: &mut MetaOutput, self_: &Tensor, dim: i64, _keepdim: bool) -> Result<()> {
-    all_any(meta, self_, dim, true)
+    all_any(meta, self_, Some(&[dim]), true)
 }
 
 /// `any.out`.
 pub fn any_out(meta: &mut MetaOutput, self_: &Tensor, dim: i64, _keepdim: bool) -> Result<()> {
+    all_any(meta, self_, Some(&[dim]), false)
+}
+
+/// `any.all_out`: over every dimension.
+pub fn any_all_out(meta: &mut MetaOutput, self_: &Tensor) -> Result<()> {
+    all_any(meta, self_, None, false)
+}
+
+/// `any.dims_out`.
+pub fn any_dims_out(
+    meta: &mut MetaOutput,
+    self_: &Tensor,
+    dim: Option<&[i64]>,
+    _keepdim: bool,
+) -> Result<()> {
     all_any(meta, self_, dim, false)
 }
 

@@ -4,7 +4,10 @@
 //! Structure, dtype and shape must match exactly; integer and bool values
 //! too; float values within a tolerance fitting their dtype
 //! (`|actual - expected| <= atol + rtol * |expected|`, NaN equal to NaN,
-//! infinities equal only to themselves). Result strides are PyTorch's layout
+//! infinities equal only to themselves); complex values (`[re, im]`) part
+//! by part, with the tolerance of their parts' dtype and an absolute one
+//! scaled by the largest expected magnitude, as the FFT results they come
+//! from have cancellation errors of that size. Result strides are PyTorch's layout
 //! choices: a difference there does not fail the comparison but is counted
 //! in [`Comparison`], so that the runner can report how far the project's
 //! layouts are from PyTorch's.
@@ -56,7 +59,41 @@ pub fn tolerance(dtype: &str) -> Option<Tolerance> {
             rtol: 1e-2,
             atol: 1e-3,
         }),
+        "complex64" => tolerance("float32"),
+        "complex128" => tolerance("float64"),
         _ => None,
+    }
+}
+
+/// The absolute tolerance a complex tensor's parts get on top of their
+/// dtype's: a multiple of the largest expected part (near-zero terms of a
+/// transform are sums that cancel).
+fn complex_atol(dtype: &str, values: &[Value]) -> f64 {
+    let scale = match dtype {
+        "complex64" => 1e-5,
+        "complex128" => 1e-12,
+        _ => return 0.0,
+    };
+    let largest = values
+        .iter()
+        .filter_map(Value::as_array)
+        .flatten()
+        .filter_map(|v| json_f64(v).ok())
+        .filter(|x| x.is_finite())
+        .fold(0.0f64, |m, x| m.max(x.abs()));
+    scale * largest
+}
+
+/// Whether an element (a number, or a complex `[re, im]`) is close enough.
+fn close_element(tol: Tolerance, expected: &Value, actual: &Value) -> bool {
+    match (expected.as_array(), actual.as_array()) {
+        (Some(e), Some(a)) => {
+            e.len() == a.len() && e.iter().zip(a).all(|(e, a)| close_element(tol, e, a))
+        }
+        (None, None) => {
+            matches!((json_f64(expected), json_f64(actual)), (Ok(e), Ok(a)) if tol.close(e, a))
+        }
+        _ => false,
     }
 }
 
@@ -187,12 +224,16 @@ fn compare_tensors(
             got.len()
         ));
     }
-    let tol = dtype.as_str().and_then(tolerance);
+    let name = dtype.as_str().unwrap_or_default();
+    let tol = tolerance(name).map(|t| Tolerance {
+        atol: t.atol + complex_atol(name, values),
+        ..t
+    });
     let mut mismatches = 0usize;
     let mut first = None;
     for (i, (e, a)) in values.iter().zip(got).enumerate() {
         let ok = match tol {
-            Some(tol) => matches!((json_f64(e), json_f64(a)), (Ok(e), Ok(a)) if tol.close(e, a)),
+            Some(tol) => close_element(tol, e, a),
             None => match (e.as_i64(), a.as_i64()) {
                 (Some(e), Some(a)) => e == a,
                 _ => e == a,
@@ -248,6 +289,24 @@ mod tests {
         let e = tensor("bfloat16", &[1], &[1], json!([0.328125]));
         let a = tensor("bfloat16", &[1], &[1], json!([0.330078125]));
         assert!(compare(&e, &a, &mut notes).is_ok());
+    }
+
+    #[test]
+    fn complex_values_compare_part_by_part() {
+        let mut notes = Comparison::default();
+        let e = tensor("complex64", &[2], &[1], json!([[10.0, 0.0], [0.0, -0.0]]));
+        // Near-zero parts within a tolerance scaled by the largest part.
+        let a = tensor(
+            "complex64",
+            &[2],
+            &[1],
+            json!([[10.00001, 2e-5], [-3e-5, 0.0]]),
+        );
+        assert!(compare(&e, &a, &mut notes).is_ok());
+        let a = tensor("complex64", &[2], &[1], json!([[10.0, 0.0], [0.0, 0.01]]));
+        assert!(compare(&e, &a, &mut notes).is_err());
+        let a = tensor("complex64", &[2], &[1], json!([[10.0, 0.0], 0.0]));
+        assert!(compare(&e, &a, &mut notes).is_err());
     }
 
     #[test]

@@ -21,7 +21,7 @@ use std::sync::Arc;
 use aten::boxing::schema::{Argument, FunctionSchema, Type};
 use aten::boxing::{check_and_normalize_inputs, IValue};
 use aten::c10::half::{bf16, f16};
-use aten::c10::{Complex64, Element, TensorBase};
+use aten::c10::{Complex, Complex64, Element, TensorBase};
 use aten::dispatch::OperatorHandle;
 use aten::{Device, Layout, MemoryFormat, ScalarType};
 use serde_json::Value;
@@ -131,6 +131,17 @@ fn floats<T>(items: &[Value], convert: impl Fn(f64) -> T) -> Result<Vec<T>, Stri
     items.iter().map(|v| json_f64(v).map(&convert)).collect()
 }
 
+/// Complex elements, each a pair `[re, im]` of floats.
+fn complexes<T>(items: &[Value], convert: impl Fn(f64) -> T) -> Result<Vec<Complex<T>>, String> {
+    items
+        .iter()
+        .map(|v| match v.as_array().map(Vec::as_slice) {
+            Some([re, im]) => Ok(Complex::new(convert(json_f64(re)?), convert(json_f64(im)?))),
+            _ => Err(format!("expected a complex element [re, im], got {v}")),
+        })
+        .collect()
+}
+
 fn sized<T: Element>(data: Vec<T>) -> Result<TensorBase, String> {
     let len = data.len() as i64;
     TensorBase::from_vec(data, &[len]).map_err(|e| e.to_string())
@@ -149,6 +160,8 @@ pub fn storage_tensor(dtype: ScalarType, items: &[Value]) -> Result<TensorBase, 
         ScalarType::BFloat16 => sized(floats(items, bf16::from_f64)?),
         ScalarType::Float => sized(floats(items, |x| x as f32)?),
         ScalarType::Double => sized(floats(items, |x| x)?),
+        ScalarType::ComplexFloat => sized(complexes(items, |x| x as f32)?),
+        ScalarType::ComplexDouble => sized(complexes(items, |x| x)?),
         other => Err(format!("unsupported dtype {}", other.python_name())),
     }
 }

@@ -3,7 +3,8 @@
 //!
 //! A tensor becomes `{"tensor": {"dtype", "shape", "strides", "values"}}`
 //! with its elements in logical row-major order (non-finite floats as the
-//! strings `"nan"`, `"inf"`, `"-inf"`); an operator with several returns
+//! strings `"nan"`, `"inf"`, `"-inf"`; complex elements as `[re, im]`); an
+//! operator with several returns
 //! gives `{"list": [...]}` of them, as does a returned list or tuple. Scalars
 //! are `{"int": n}`, `{"float": x}`, `{"bool": b}`, `{"str": s}`; a return
 //! whose schema type is `ScalarType`, `Layout` or `MemoryFormat` is written
@@ -12,7 +13,7 @@
 use aten::boxing::schema::Type;
 use aten::boxing::IValue;
 use aten::c10::half::{bf16, f16};
-use aten::c10::{Element, TensorBase};
+use aten::c10::{Complex, Element, TensorBase};
 use aten::{Layout, MemoryFormat, ScalarType};
 use serde_json::{json, Map, Value};
 
@@ -51,6 +52,12 @@ pub fn tensor_values(t: &TensorBase) -> Result<Vec<Value>, String> {
         ScalarType::BFloat16 => values_of::<bf16>(t, |x| float_value(x.to_f64())),
         ScalarType::Float => values_of::<f32>(t, |x| float_value(f64::from(x))),
         ScalarType::Double => values_of::<f64>(t, float_value),
+        ScalarType::ComplexFloat => values_of::<Complex<f32>>(t, |c| {
+            json!([float_value(f64::from(c.re)), float_value(f64::from(c.im))])
+        }),
+        ScalarType::ComplexDouble => {
+            values_of::<Complex<f64>>(t, |c| json!([float_value(c.re), float_value(c.im)]))
+        }
         other => Err(format!(
             "cannot read values of dtype {}",
             other.python_name()
