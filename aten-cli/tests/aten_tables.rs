@@ -34,6 +34,7 @@ const KEYS: &[&str] = &[
 /// tensors): `aten-core`'s Meta kernels of unstructured operators, and the
 /// `CPU, Meta` pointwise kernels whose `TensorIterator` serves both.
 const EXTRA_META_KERNELS: &[&str] = &[
+    "aten::_embedding_bag",
     "aten::_slow_conv2d_forward",
     "aten::abs.out",
     "aten::dot",
@@ -45,6 +46,7 @@ const EXTRA_META_KERNELS: &[&str] = &[
     "aten::logical_xor.out",
     "aten::native_dropout",
     "aten::prod",
+    "aten::randperm.generator_out",
     "aten::relu",
     "aten::slow_conv_dilated2d",
     "aten::var.correction",

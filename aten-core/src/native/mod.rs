@@ -1,33 +1,44 @@
 //! Kernels that live in `aten-core`: Meta kernels (shapes without data),
 //! composite kernels, and the backend-neutral helpers backends share.
 
+pub mod advanced_index;
 pub mod backward;
 pub mod conv_shape;
 mod copy;
 mod dims;
+pub mod embedding_bag;
 mod factories;
 mod functional_variants;
+mod index_put;
 mod linear_algebra;
 mod logsumexp;
+mod masked_scatter;
 pub mod meta_kernels;
 mod nn;
 mod out_forms;
 mod scalar_ops;
 mod shape_ops;
+mod sorting;
 mod view_copies;
 mod views;
 
 pub use backward::{convolution_backward, math_group_norm};
 pub use copy::*;
-pub use dims::{compute_stride, fmt_list, infer_size, make_dim_mask, wrap_dim};
+pub use dims::{
+    compute_stride, fmt_list, infer_dense_strides, infer_size, make_dim_mask, wrap_dim,
+};
+pub use embedding_bag::_embedding_bag_meta;
 pub use factories::*;
 pub use functional_variants::*;
+pub use index_put::*;
 pub use linear_algebra::*;
 pub use logsumexp::{logsumexp, logsumexp_out};
+pub use masked_scatter::*;
 pub use meta_kernels::*;
 pub use nn::*;
 pub use out_forms::*;
 pub use scalar_ops::*;
 pub use shape_ops::*;
+pub use sorting::*;
 pub use view_copies::*;
 pub use views::*;
