@@ -72,9 +72,7 @@ pub fn scatter_checks(
     src: Option<&Tensor>,
 ) -> Result<usize> {
     let d = wrap_dim(dim, self_.dim())?;
-    if index.numel() != 0
-        && !matches!(index.dtype(), Some(ScalarType::Long | ScalarType::Int))
-    {
+    if index.numel() != 0 && !matches!(index.dtype(), Some(ScalarType::Long | ScalarType::Int)) {
         return Err(Error::runtime(
             "scatter(): Expected dtype int32/int64 for index",
         ));

@@ -184,8 +184,9 @@ pub fn ones(
     ops::fill_scalar_(&t, Scalar::Int(1))
 }
 
-/// `empty_like` (CompositeExplicitAutograd): the layout of `self` is kept
-/// when it is dense (`preserve_format`), as PyTorch does.
+/// `empty_like` (CompositeExplicitAutograd): with `preserve_format`, the
+/// layout of `self` is kept when it is dense, else dense strides follow
+/// its dimension order (`infer_dense_strides`), as PyTorch does.
 pub fn empty_like(
     self_: &Tensor,
     dtype: Option<ScalarType>,
@@ -210,7 +211,8 @@ pub fn empty_like(
             ) {
                 snapshot.strides().to_vec()
             } else {
-                crate::tensor_iterator::convert::preserved_strides(&snapshot)
+                // Dense strides in `self`'s dimension order.
+                super::dims::infer_dense_strides(snapshot.sizes(), snapshot.strides())
             },
             ops::EmptyStridedOptions {
                 dtype,

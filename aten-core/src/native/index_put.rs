@@ -129,7 +129,8 @@ pub fn check_index_put_values(info: &AdvancedIndex, values: &Tensor) -> Result<(
 fn check_same_dtype(self_: &Tensor, values: &Tensor) -> Result<()> {
     let (dst, src) = (self_.dtype(), values.dtype());
     if dst != src {
-        let name = |d: Option<c10_core::ScalarType>| d.map_or("undefined".into(), |d| d.to_string());
+        let name =
+            |d: Option<c10_core::ScalarType>| d.map_or("undefined".into(), |d| d.to_string());
         return Err(Error::runtime(format!(
             "Index put requires the source and destination dtypes match, got {} for the destination and {} for the source.",
             name(dst),

@@ -14,7 +14,9 @@ use aten_core::structured::resize_output;
 use aten_core::tensor_iterator::convert::copy_into;
 use aten_core::{ops, Tensor};
 use c10_core::tensor_impl::for_each_offset;
-use c10_core::{dispatch_dtype, Error, Numeric, Result, Scalar, ScalarType, TensorBase, TensorLayout};
+use c10_core::{
+    dispatch_dtype, Error, Numeric, Result, Scalar, ScalarType, TensorBase, TensorLayout,
+};
 
 use super::arith::Arith;
 use super::gather_offsets::gather_offsets;
@@ -30,7 +32,8 @@ fn indexed_offsets(info: &AdvancedIndex, src: &TensorLayout) -> Result<Vec<i64>>
     let (sizes, strides) = (src.sizes(), src.strides());
     let nidx = info.indices.len();
     let (before, after) = (info.dims_before, info.dims_after);
-    if sizes.len() != before + nidx + after || sizes[before..before + nidx] != info.indexed_sizes[..]
+    if sizes.len() != before + nidx + after
+        || sizes[before..before + nidx] != info.indexed_sizes[..]
     {
         return Err(Error::runtime(
             "index: the indexed tensor was resized while it was indexed",
@@ -68,7 +71,9 @@ fn indexed_offsets(info: &AdvancedIndex, src: &TensorLayout) -> Result<Vec<i64>>
         src.storage_offset(),
         |b| {
             for &io in &index_offsets {
-                for_each_offset(&sizes[tail..], &strides[tail..], b + io, |o| offsets.push(o));
+                for_each_offset(&sizes[tail..], &strides[tail..], b + io, |o| {
+                    offsets.push(o)
+                });
             }
         },
     );
@@ -96,11 +101,7 @@ fn gather_into(
 
 /// `index.Tensor_out`'s impl: the picked elements into the output the
 /// meta function laid out.
-pub fn index_out(
-    meta: &mut IndexState,
-    _self: &Tensor,
-    _indices: &[Option<Tensor>],
-) -> Result<()> {
+pub fn index_out(meta: &mut IndexState, _self: &Tensor, _indices: &[Option<Tensor>]) -> Result<()> {
     let src = layout_of(&meta.info.src)?;
     let offsets = indexed_offsets(&meta.info, &src)?;
     if offsets.is_empty() {

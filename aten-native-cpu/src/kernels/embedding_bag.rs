@@ -107,7 +107,12 @@ impl Bags<'_> {
         if self.fast_path && self.mode != EmbeddingBagMode::Max {
             for (b, m) in members.iter_mut().enumerate() {
                 let start = self.offsets[b].clamp(0, n);
-                let end = self.offsets.get(b + 1).copied().unwrap_or(n).clamp(start, n);
+                let end = self
+                    .offsets
+                    .get(b + 1)
+                    .copied()
+                    .unwrap_or(n)
+                    .clamp(start, n);
                 m.extend(start as usize..end as usize);
             }
         } else {

@@ -130,7 +130,11 @@ fn mean_of<T: Arith>(a: T, count: i64) -> T {
     };
     let x = a.to_i64();
     let (q, r) = (x.wrapping_div(c), x.wrapping_rem(c));
-    T::from_i64(if r != 0 && ((r < 0) != (c < 0)) { q - 1 } else { q })
+    T::from_i64(if r != 0 && ((r < 0) != (c < 0)) {
+        q - 1
+    } else {
+        q
+    })
 }
 
 /// The shared impl: see the module docs.
@@ -179,7 +183,9 @@ fn scatter_impl(
         )));
     }
     if offsets.len() != idx.len() {
-        return Err(Error::runtime("scatter: the index changed while it was read"));
+        return Err(Error::runtime(
+            "scatter: the index changed while it was read",
+        ));
     }
     let dtype = dtype_of(out)?;
     dispatch_dtype!(dtype, T => {
