@@ -46,6 +46,10 @@ pub struct AdvancedIndex {
     pub dims_after: usize,
     /// The sizes of `src`'s indexed dimensions.
     pub indexed_sizes: Vec<i64>,
+    /// `src`'s sizes, strides and storage offset, read once.
+    src_sizes: Vec<i64>,
+    src_strides: Vec<i64>,
+    src_offset: i64,
 }
 
 /// `TORCH_CHECK_INDEX(indices.size() <= self.dim(), ...)`: the error of
@@ -198,6 +202,12 @@ impl AdvancedIndex {
             entries = reordered;
             (ops::permute(self_, &dims)?, Some(dims))
         };
+        let layout = src
+            .layout()
+            .ok_or_else(|| Error::runtime("undefined tensor"))?;
+        let (src_sizes, src_strides) = (layout.sizes().to_vec(), layout.strides().to_vec());
+        let src_offset = layout.storage_offset();
+        drop(layout);
         let device = self_.device();
         let mut dims_before = 0;
         let mut dims_after = 0;
@@ -208,7 +218,10 @@ impl AdvancedIndex {
                 None if index_tensors.is_empty() => dims_before += 1,
                 None => dims_after += 1,
                 Some(t) => {
-                    indexed_sizes.push(src.size(dim as i64)?);
+                    // `src.size(dim)`: PyTorch's dimension error past the end.
+                    let d =
+                        c10_core::tensor_impl::maybe_wrap_dim(dim as i64, src_sizes.len(), false)?;
+                    indexed_sizes.push(src_sizes[d]);
                     index_tensors.push(to_long_on(&t, device)?);
                 }
             }
@@ -226,18 +239,27 @@ impl AdvancedIndex {
             dims_before,
             dims_after,
             indexed_sizes,
+            src_sizes,
+            src_strides,
+            src_offset,
         })
     }
 
     /// The result's shape: `src`'s with the indexed dimensions replaced by
     /// the index shape.
     pub fn result_shape(&self) -> Vec<i64> {
-        let sizes = self.src.sizes();
-        let after = sizes.len() - self.dims_after;
-        sizes[..self.dims_before]
+        self.replace_indexed(&self.src_sizes, &self.index_shape)
+    }
+
+    /// `values` (one per dimension of `src`) with the indexed dimensions'
+    /// replaced by `replacement`.
+    fn replace_indexed(&self, values: &[i64], replacement: &[i64]) -> Vec<i64> {
+        let after = values.len().saturating_sub(self.dims_after);
+        let before = self.dims_before.min(after);
+        values[..before]
             .iter()
-            .chain(&self.index_shape)
-            .chain(&sizes[after..])
+            .chain(replacement)
+            .chain(&values[after..])
             .copied()
             .collect()
     }
@@ -246,20 +268,13 @@ impl AdvancedIndex {
     /// dimensions at stride 0 (what a `TensorIterator` over the result
     /// reads `src` through).
     pub fn restrided_src(&self) -> Result<Tensor> {
-        let strides = self.src.strides();
-        let after = strides.len() - self.dims_after;
-        let restrided: Vec<i64> = strides[..self.dims_before]
-            .iter()
-            .copied()
-            .chain(self.index_shape.iter().map(|_| 0))
-            .chain(strides[after..].iter().copied())
-            .collect();
+        let zeros = vec![0; self.index_shape.len()];
         ops::as_strided_with(
             &self.src,
             &self.result_shape(),
-            &restrided,
+            &self.replace_indexed(&self.src_strides, &zeros),
             ops::AsStridedOptions {
-                storage_offset: Some(self.src.storage_offset()),
+                storage_offset: Some(self.src_offset),
             },
         )
     }

@@ -21,7 +21,7 @@ use c10_core::{
 use super::arith::Arith;
 use super::gather_offsets::gather_offsets;
 use super::scatter_offsets::update_offsets;
-use super::util::{dtype_of, layout_of, not_implemented};
+use super::util::{dtype_of, layout_of, not_implemented, try_vec_filled, try_vec_with_capacity};
 
 /// The storage offsets, in the result's row-major order, of the elements
 /// of `info.src` (laid out as `src`, a snapshot of its layout) that
@@ -46,7 +46,7 @@ fn indexed_offsets(info: &AdvancedIndex, src: &TensorLayout) -> Result<Vec<i64>>
     }
     let index_numel = c10_core::tensor_layout::checked_numel(&info.index_shape)? as usize;
     // The offset each index position adds.
-    let mut index_offsets = vec![0i64; index_numel];
+    let mut index_offsets = try_vec_filled(0i64, index_numel)?;
     for (j, index) in info.indices.iter().enumerate() {
         let values = index.to_vec::<i64>()?;
         if values.len() != index_numel {
@@ -63,7 +63,7 @@ fn indexed_offsets(info: &AdvancedIndex, src: &TensorLayout) -> Result<Vec<i64>>
             *acc += wrapped * stride;
         }
     }
-    let mut offsets = Vec::with_capacity(numel as usize);
+    let mut offsets = try_vec_with_capacity(numel as usize)?;
     let tail = before + nidx;
     for_each_offset(
         &sizes[..before],
@@ -176,7 +176,8 @@ pub fn masked_scatter_cpu_(self_: &Tensor, mask: &Tensor, source: &Tensor) -> Re
             "masked_scatter_: self was resized while it was written",
         ));
     }
-    let mut offsets = Vec::new();
+    let count = flags.iter().filter(|&&f| f).count();
+    let mut offsets = try_vec_with_capacity(count)?;
     let mut k = 0;
     for_each_offset(dst.sizes(), dst.strides(), dst.storage_offset(), |o| {
         if flags[k] {
@@ -217,7 +218,7 @@ fn nonzero_result(self_: &Tensor) -> Result<Tensor> {
             .collect()
     }, _ => return Err(not_implemented("nonzero_cpu", dtype)));
     let (n, ndim) = (linear.len(), sizes.len());
-    let mut data = vec![0i64; n * ndim];
+    let mut data = try_vec_filled(0i64, n.saturating_mul(ndim))?;
     for (i, &l) in linear.iter().enumerate() {
         let mut rest = l as i64;
         for j in (0..ndim).rev() {

@@ -263,6 +263,11 @@ pub fn _embedding_bag_cpu(
     }
     let [output, offset2bag_out, bag_size_out, max_indices_out] = &setup.outputs;
     let num_bags = usize::try_from(setup.num_bags).unwrap_or(0);
+    if offs.len() < num_bags || setup.indices.numel() != idx.len() as i64 {
+        return Err(Error::runtime(
+            "embedding_bag: indices or offsets changed while they were read",
+        ));
+    }
     // The fast `sum` path neither needs nor computes `offset2bag`.
     let bag_of = if setup.mode != EmbeddingBagMode::Sum || !setup.fast_path {
         offset2bag(&offs, idx.len(), include_last_offset)?

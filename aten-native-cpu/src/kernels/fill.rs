@@ -216,7 +216,8 @@ pub fn randperm_out_cpu(n: i64, generator: Option<Generator>, out: &Tensor) -> R
     aten_core::native::randperm_out_checks(n, generator.as_ref(), out)?;
     let dtype = dtype_of(out)?;
     let len = usize::try_from(n).unwrap_or(0);
-    let mut perm: Vec<i64> = (0..n).collect();
+    let mut perm: Vec<i64> = super::util::try_vec_with_capacity(len)?;
+    perm.extend(0..n);
     if len > 1 {
         let g = generator_or_default(generator);
         let first = g.advance(len as u64 - 1);

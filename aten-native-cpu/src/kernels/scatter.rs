@@ -21,7 +21,7 @@ use c10_core::{dispatch_dtype, Error, Result, Scalar, ScalarType};
 
 use super::arith::Arith;
 use super::scatter_offsets::update_offsets;
-use super::util::{dtype_of, layout_of, not_implemented};
+use super::util::{dtype_of, layout_of, not_implemented, try_vec_with_capacity};
 
 /// What is scattered: the elements of a tensor, or one value.
 #[derive(Copy, Clone, Debug)]
@@ -166,7 +166,7 @@ fn scatter_impl(
     let (size, stride) = (out_sizes[d], out_strides[d]);
     let mut base_strides = out_strides.clone();
     base_strides[d] = 0;
-    let mut offsets = Vec::with_capacity(idx.len());
+    let mut offsets = try_vec_with_capacity(idx.len())?;
     let mut bad = None;
     for_each_offset(&index_sizes, &base_strides, dst.storage_offset(), |b| {
         let i = idx.get(offsets.len()).copied().unwrap_or(-1);

@@ -11,7 +11,7 @@ use aten_core::structured::MetaOutput;
 use aten_core::Tensor;
 use c10_core::{dispatch_dtype, Element, Error, Result, ScalarType};
 
-use super::util::{dtype_of, not_implemented, write_output};
+use super::util::{dtype_of, not_implemented, try_vec_filled, write_output};
 
 /// Whether `x` is NaN.
 #[inline]
@@ -77,16 +77,16 @@ fn ordered_lanes<T: Copy>(
     lanes: Lanes,
     k: usize,
     order: impl Fn(T, T) -> Ordering,
-) -> (Vec<T>, Vec<i64>) {
+) -> Result<(Vec<T>, Vec<i64>)> {
     let kept = Lanes { len: k, ..lanes };
     let total = lanes.outer * k * lanes.inner;
     // Every position is written below (each lane's first `k`); a lane of
     // `k > 0` elements exists whenever `total > 0`.
     let mut out_values: Vec<T> = match values.first() {
-        Some(&first) => vec![first; total],
+        Some(&first) => try_vec_filled(first, total)?,
         None => Vec::new(),
     };
-    let mut out_indices = vec![0i64; out_values.len()];
+    let mut out_indices = try_vec_filled(0i64, out_values.len())?;
     let mut perm: Vec<usize> = Vec::with_capacity(lanes.len);
     for o in 0..lanes.outer {
         for i in 0..lanes.inner {
@@ -100,24 +100,26 @@ fn ordered_lanes<T: Copy>(
             }
         }
     }
-    (out_values, out_indices)
+    Ok((out_values, out_indices))
 }
 
-/// Writes the sorted (or top-`k`) lanes of `self_` into the two outputs.
+/// Writes the sorted (or top-`k`, at most the lane's length) lanes along
+/// `dim` of `self_` into the two outputs.
 fn write_ordered<T: Element + PartialOrd>(
     meta: &MetaOutput<2>,
     self_: &Tensor,
-    dim: usize,
-    k: usize,
+    dim: i64,
+    k: Option<usize>,
     order: impl Fn(T, T) -> Ordering,
 ) -> Result<()> {
     let values = self_.to_vec::<T>()?;
     let sizes = self_.sizes();
-    let lanes = Lanes::of(&sizes, dim);
+    let lanes = Lanes::of(&sizes, wrap_dim(dim, sizes.len())?);
     if values.len() != lanes.outer * lanes.len * lanes.inner {
         return Err(Error::runtime("sort: the tensor changed while it was read"));
     }
-    let (sorted, positions) = ordered_lanes(&values, lanes, k, order);
+    let k = k.map_or(lanes.len, |k| k.min(lanes.len));
+    let (sorted, positions) = ordered_lanes(&values, lanes, k, order)?;
     let [out_values, out_indices] = meta.outputs();
     let fresh = meta.is_fresh();
     write_output(out_values, fresh, &sorted)?;
@@ -132,13 +134,11 @@ pub fn sort_stable_out(
     dim: i64,
     descending_: bool,
 ) -> Result<()> {
-    let d = wrap_dim(dim, self_.dim())?;
-    let len = self_.sizes().get(d).copied().unwrap_or(1) as usize;
     let dtype = dtype_of(self_)?;
     dispatch_dtype!(dtype, T => if descending_ {
-        write_ordered::<T>(meta, self_, d, len, descending)
+        write_ordered::<T>(meta, self_, dim, None, descending)
     } else {
-        write_ordered::<T>(meta, self_, d, len, ascending)
+        write_ordered::<T>(meta, self_, dim, None, ascending)
     }, _ => Err(not_implemented("sort", dtype)))
 }
 
@@ -152,20 +152,21 @@ pub fn topk_out_cpu(
     largest: bool,
     _sorted: bool,
 ) -> Result<()> {
-    let d = wrap_dim(dim, self_.dim())?;
-    let slice = self_.sizes().get(d).copied().unwrap_or(1);
+    let sizes = self_.sizes();
+    let d = wrap_dim(dim, sizes.len())?;
+    let slice = sizes.get(d).copied().unwrap_or(1);
     if k < 0 || k > slice {
         return Err(Error::runtime("selected index k out of range"));
     }
     let dtype = dtype_of(self_)?;
-    if dtype == ScalarType::Bool && self_.dim() > 0 {
+    if dtype == ScalarType::Bool && !sizes.is_empty() {
         return Err(not_implemented("topk_cpu", dtype));
     }
     // A 0-dim `self` is its own top element, whatever `k`.
-    let k = if self_.dim() == 0 { 1 } else { k as usize };
+    let k = if sizes.is_empty() { 1 } else { k as usize };
     dispatch_dtype!(dtype, T => if largest {
-        write_ordered::<T>(meta, self_, d, k, descending)
+        write_ordered::<T>(meta, self_, dim, Some(k), descending)
     } else {
-        write_ordered::<T>(meta, self_, d, k, ascending)
+        write_ordered::<T>(meta, self_, dim, Some(k), ascending)
     }, _ => Err(not_implemented("topk_cpu", dtype)))
 }
