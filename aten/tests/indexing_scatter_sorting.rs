@@ -21,6 +21,7 @@ aten::core::instantiate_device_type_tests!(
     randperm_permutes_and_checks,
     embedding_bag_modes,
     embedding_bag_errors,
+    hostile_sizes_and_values_are_errors,
 );
 
 fn f32s(dev: DeviceTest, n: usize, shape: &[i64]) -> Tensor {
@@ -746,5 +747,50 @@ fn embedding_bag_errors(dev: DeviceTest) {
             err,
             "embedding_bag: Expected idx >= 0 && idx < num_embeddings but found idx to be -1"
         );
+    }
+}
+
+fn hostile_sizes_and_values_are_errors(dev: DeviceTest) {
+    // A huge broadcast tensor: results that big fail to allocate, cleanly
+    // (on Meta, which allocates nothing, they are fine).
+    let one = dev.tensor(&[1.0f32], &[1]);
+    let huge = ops::expand(&one, &[1 << 40]).unwrap();
+    let picked = ops::index_tensor(&huge, vec![Some(dev.tensor(&[5i64], &[1]))]).unwrap();
+    dev.assert_values(&picked, &[1], &[1.0f32]);
+    let on = ops::RandpermOptions {
+        device: Some(dev.device),
+        ..Default::default()
+    };
+    let all = ops::index_tensor(&huge, vec![None]);
+    let sorted = ops::sort(&huge);
+    let perm = ops::randperm_with(1 << 50, on);
+    if dev.has_data() {
+        assert!(all.is_err() && sorted.is_err() && perm.is_err());
+    }
+    // Extreme index values are range errors, not overflows.
+    let x = dev.tensor(&[0i64; 4], &[4]);
+    for v in [i64::MIN, i64::MAX] {
+        let at = dev.tensor(&[v], &[1]);
+        if let Some(err) = dev.assert_data_error(ops::index_tensor(&x, vec![Some(at.clone())])) {
+            assert_eq!(
+                err,
+                format!("index {v} is out of bounds for dimension 0 with size 4")
+            );
+        }
+        let scattered = ops::scatter_value(&x, 0, &at, Scalar::Int(1));
+        if let Some(err) = dev.assert_data_error(scattered) {
+            assert_eq!(
+                err,
+                format!("index {v} is out of bounds for dimension 0 with size 4")
+            );
+        }
+    }
+    let err = dev.assert_error(ops::topk(&x, i64::MAX));
+    assert_eq!(err, "selected index k out of range");
+    // Offsets far outside the indices.
+    let weight = dev.tensor(&[1.0f64; 4], &[2, 2]);
+    let odd = bag(dev, &weight, &[0, 1], &[0, i64::MIN, 2], Default::default());
+    if let Some(err) = dev.assert_data_error(odd) {
+        assert_eq!(err, "index out of range in self");
     }
 }
