@@ -18,16 +18,8 @@ use aten_core::native::embedding_bag::{embedding_bag_setup, EmbeddingBagMode};
 use aten_core::{ops, Tensor};
 use c10_core::{dispatch_dtype, Element, Error, Numeric, Result, ScalarType};
 
+use super::indexing::index_values;
 use super::util::{dtype_of, not_implemented, write_output};
-
-/// The values of an int64 or int32 tensor.
-fn int_values(t: &Tensor) -> Result<Vec<i64>> {
-    match dtype_of(t)? {
-        ScalarType::Long => t.to_vec::<i64>(),
-        ScalarType::Int => Ok(t.to_vec::<i32>()?.into_iter().map(i64::from).collect()),
-        other => Err(not_implemented("embedding_bag", other)),
-    }
-}
 
 /// Writes index values into a fresh int64 or int32 output.
 fn write_ints(out: &Tensor, values: &[i64]) -> Result<()> {
@@ -246,8 +238,8 @@ pub fn _embedding_bag_cpu(
         include_last_offset,
         padding_idx,
     )?;
-    let idx = int_values(&setup.indices)?;
-    let offs = int_values(&setup.offsets)?;
+    let idx = index_values(&setup.indices, "embedding_bag")?;
+    let offs = index_values(&setup.offsets, "embedding_bag")?;
     let n = setup.indices.size(0)?;
     if let (Some(&first), Some(&last)) = (offs.first(), offs.last()) {
         if first != 0 {

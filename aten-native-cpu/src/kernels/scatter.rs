@@ -20,25 +20,15 @@ use c10_core::tensor_impl::for_each_offset;
 use c10_core::{dispatch_dtype, Error, Result, Scalar, ScalarType};
 
 use super::arith::Arith;
+use super::indexing::index_values;
 use super::scatter_offsets::update_offsets;
-use super::util::{dtype_of, layout_of, not_implemented, try_vec_with_capacity};
+use super::util::{dtype_of, is_nan, layout_of, not_implemented, try_vec_with_capacity};
 
 /// What is scattered: the elements of a tensor, or one value.
 #[derive(Copy, Clone, Debug)]
 enum Source<'a> {
     Tensor(&'a Tensor),
     Value(Scalar),
-}
-
-/// The values of an int64 or int32 index, row-major.
-fn index_values(index: &Tensor) -> Result<Vec<i64>> {
-    match dtype_of(index)? {
-        ScalarType::Long => index.to_vec::<i64>(),
-        ScalarType::Int => Ok(index.to_vec::<i32>()?.into_iter().map(i64::from).collect()),
-        other => Err(Error::runtime(format!(
-            "scatter(): Expected dtype int32/int64 for index but got: {other}"
-        ))),
-    }
 }
 
 /// `sizes` and `strides` of a layout, a 0-dim one as one dimension of
@@ -74,13 +64,6 @@ fn bounds<T: Arith>() -> (T, T) {
         ScalarType::Bool => (T::from_i64(0), T::from_i64(1)),
         _ => (T::from_f64(f64::NEG_INFINITY), T::from_f64(f64::INFINITY)),
     }
-}
-
-/// Whether `x` is NaN.
-#[inline]
-#[allow(clippy::eq_op)]
-fn is_nan<T: PartialEq>(x: T) -> bool {
-    x != x
 }
 
 /// `self = reduce(self, src)` as PyTorch's scatter reductions compute it:
@@ -162,7 +145,7 @@ fn scatter_impl(
             "scatter: the tensors were resized while it ran",
         ));
     }
-    let idx = index_values(index)?;
+    let idx = index_values(index, "scatter")?;
     let (size, stride) = (out_sizes[d], out_strides[d]);
     let mut base_strides = out_strides.clone();
     base_strides[d] = 0;

@@ -11,14 +11,7 @@ use aten_core::structured::MetaOutput;
 use aten_core::Tensor;
 use c10_core::{dispatch_dtype, Element, Error, Result, ScalarType};
 
-use super::util::{dtype_of, not_implemented, try_vec_filled, write_output};
-
-/// Whether `x` is NaN.
-#[inline]
-#[allow(clippy::eq_op)]
-fn is_nan<T: PartialEq>(x: T) -> bool {
-    x != x
-}
+use super::util::{dtype_of, is_nan, not_implemented, try_vec_filled, write_output};
 
 /// Ascending order with NaNs last (`KeyValueCompAsc`).
 fn ascending<T: PartialOrd + Copy>(a: T, b: T) -> Ordering {

@@ -119,3 +119,10 @@ pub fn try_vec_filled<T: Clone>(value: T, n: usize) -> Result<Vec<T>> {
     v.resize(n, value);
     Ok(v)
 }
+
+/// Whether `x` is NaN (never for integers and bool).
+#[inline]
+#[allow(clippy::eq_op)]
+pub fn is_nan<T: PartialEq + Copy>(x: T) -> bool {
+    x != x
+}
