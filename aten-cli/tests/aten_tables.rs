@@ -34,6 +34,7 @@ const KEYS: &[&str] = &[
 /// tensors): `aten-core`'s Meta kernels of unstructured operators, and the
 /// `CPU, Meta` pointwise kernels whose `TensorIterator` serves both.
 const EXTRA_META_KERNELS: &[&str] = &[
+    "aten::_embedding_bag",
     "aten::_fft_c2r",
     "aten::_fft_r2c",
     "aten::_native_batch_norm_legit",
@@ -51,6 +52,7 @@ const EXTRA_META_KERNELS: &[&str] = &[
     "aten::logical_xor.out",
     "aten::native_dropout",
     "aten::prod",
+    "aten::randperm.generator_out",
     "aten::relu",
     "aten::slow_conv_dilated2d",
     "aten::var.correction",

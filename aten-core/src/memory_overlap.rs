@@ -121,6 +121,20 @@ pub fn assert_no_internal_overlap(t: &TensorBase) -> Result<()> {
     }
 }
 
+/// `assert_no_overlap`: PyTorch's error for an input that shares any of
+/// a written-to tensor's memory (all of it included).
+pub fn assert_no_overlap(a: &TensorBase, b: &TensorBase) -> Result<()> {
+    if matches!(
+        get_overlap_status(a, b),
+        MemOverlapStatus::Partial | MemOverlapStatus::Full
+    ) {
+        return Err(Error::runtime(
+            "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory location. Please clone() the tensor before performing the operation.",
+        ));
+    }
+    Ok(())
+}
+
 /// `assert_no_partial_overlap`: PyTorch's error for an input that shares
 /// some, but not all, of a written-to tensor's memory.
 pub fn assert_no_partial_overlap(a: &TensorBase, b: &TensorBase) -> Result<()> {

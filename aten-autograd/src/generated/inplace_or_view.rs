@@ -3442,6 +3442,413 @@ pub fn gather_out_ad_inplace_or_view(
     Ok(result)
 }
 
+/// ADInplaceOrView kernel of `aten::index.Tensor_out(Tensor self, Tensor?[] indices, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn index_tensor_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    indices: Vec<Option<Tensor>>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::index_tensor_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, indices, out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)`.
+pub fn index_put_ad_inplace_or_view_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    indices: Vec<Option<Tensor>>,
+    values: &Tensor,
+    accumulate: bool,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::index_put_op_()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, indices, values, accumulate),
+        )?
+    };
+    record::increment_version(self_)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::index_put.out(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn index_put_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    indices: Vec<Option<Tensor>>,
+    values: &Tensor,
+    accumulate: bool,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::index_put_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, indices, values, accumulate, out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)`.
+pub fn _index_put_impl_ad_inplace_or_view_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    indices: Vec<Option<Tensor>>,
+    values: &Tensor,
+    accumulate: bool,
+    unsafe_: bool,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::_index_put_impl_op_()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, indices, values, accumulate, unsafe_),
+        )?
+    };
+    record::increment_version(self_)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::_index_put_impl.out(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn _index_put_impl_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    indices: Vec<Option<Tensor>>,
+    values: &Tensor,
+    accumulate: bool,
+    unsafe_: bool,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::_index_put_impl_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, indices, values, accumulate, unsafe_, out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::masked_scatter_(Tensor(a!) self, Tensor mask, Tensor source) -> Tensor(a!)`.
+pub fn masked_scatter_ad_inplace_or_view_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    mask: &Tensor,
+    source: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::masked_scatter_op_()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, mask, source),
+        )?
+    };
+    record::increment_version(self_)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::masked_scatter.out(Tensor self, Tensor mask, Tensor source, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn masked_scatter_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    mask: &Tensor,
+    source: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::masked_scatter_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, mask, source, out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)`.
+pub fn scatter_src_ad_inplace_or_view_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::scatter_src_op_()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, dim, index, src),
+        )?
+    };
+    record::increment_version(self_)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::scatter.src_out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn scatter_src_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::scatter_src_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, dim, index, src, out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)`.
+pub fn scatter_value_ad_inplace_or_view_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    value: Scalar,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::scatter_value_op_()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, dim, index, value.clone()),
+        )?
+    };
+    record::increment_version(self_)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::scatter.value_out(Tensor self, int dim, Tensor index, Scalar value, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn scatter_value_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    value: Scalar,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::scatter_value_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, dim, index, value.clone(), out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)`.
+pub fn scatter_add_ad_inplace_or_view_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::scatter_add_op_()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, dim, index, src),
+        )?
+    };
+    record::increment_version(self_)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::scatter_add.out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn scatter_add_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::scatter_add_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, dim, index, src, out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor(a!)`.
+pub fn scatter_reduce_two_ad_inplace_or_view_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &Tensor,
+    reduce: &str,
+    include_self: bool,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::scatter_reduce_two_op_()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, dim, index, src, reduce, include_self),
+        )?
+    };
+    record::increment_version(self_)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::scatter_reduce.two_out(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True, Tensor(a!) out) -> Tensor(a!)`.
+pub fn scatter_reduce_two_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &Tensor,
+    reduce: &str,
+    include_self: bool,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::scatter_reduce_two_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, dim, index, src, reduce, include_self, out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::nonzero.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn nonzero_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::nonzero_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::sort.values(Tensor self, int dim=-1, bool descending=False, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)`.
+pub fn sort_values_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    descending: bool,
+    values: &Tensor,
+    indices: &Tensor,
+) -> Result<(Tensor, Tensor)> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::sort_values_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, dim, descending, values, indices),
+        )?
+    };
+    record::increment_version(values)?;
+    record::increment_version(indices)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::sort.values_stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)`.
+pub fn sort_values_stable_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    stable: Option<bool>,
+    dim: i64,
+    descending: bool,
+    values: &Tensor,
+    indices: &Tensor,
+) -> Result<(Tensor, Tensor)> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::sort_values_stable_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, stable, dim, descending, values, indices),
+        )?
+    };
+    record::increment_version(values)?;
+    record::increment_version(indices)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::topk.values(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)`.
+pub fn topk_values_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    k: i64,
+    dim: i64,
+    largest: bool,
+    sorted: bool,
+    values: &Tensor,
+    indices: &Tensor,
+) -> Result<(Tensor, Tensor)> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::topk_values_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, k, dim, largest, sorted, values, indices),
+        )?
+    };
+    record::increment_version(values)?;
+    record::increment_version(indices)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::randperm.out(SymInt n, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn randperm_out_ad_inplace_or_view(ks: DispatchKeySet, n: i64, out: &Tensor) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::randperm_out_op()?
+            .redispatch(ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET), (n, out))?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::randperm.generator_out(SymInt n, *, Generator? generator, Tensor(a!) out) -> Tensor(a!)`.
+pub fn randperm_generator_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    n: i64,
+    generator: Option<Generator>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::randperm_generator_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (n, generator.clone(), out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
 /// ADInplaceOrView kernel of `aten::cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn cat_out_ad_inplace_or_view(
     ks: DispatchKeySet,
@@ -4630,6 +5037,90 @@ aten_dispatch::torch_library_impl!(aten, ADInplaceOrView, |m| {
     m.impl_(
         "gather.out",
         CppFunction::from_unboxed(gather_out_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "index.Tensor_out",
+        CppFunction::from_unboxed(index_tensor_out_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "index_put_",
+        CppFunction::from_unboxed(index_put_ad_inplace_or_view_),
+    )?;
+    m.impl_(
+        "index_put.out",
+        CppFunction::from_unboxed(index_put_out_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "_index_put_impl_",
+        CppFunction::from_unboxed(_index_put_impl_ad_inplace_or_view_),
+    )?;
+    m.impl_(
+        "_index_put_impl.out",
+        CppFunction::from_unboxed(_index_put_impl_out_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "masked_scatter_",
+        CppFunction::from_unboxed(masked_scatter_ad_inplace_or_view_),
+    )?;
+    m.impl_(
+        "masked_scatter.out",
+        CppFunction::from_unboxed(masked_scatter_out_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "scatter_.src",
+        CppFunction::from_unboxed(scatter_src_ad_inplace_or_view_),
+    )?;
+    m.impl_(
+        "scatter.src_out",
+        CppFunction::from_unboxed(scatter_src_out_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "scatter_.value",
+        CppFunction::from_unboxed(scatter_value_ad_inplace_or_view_),
+    )?;
+    m.impl_(
+        "scatter.value_out",
+        CppFunction::from_unboxed(scatter_value_out_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "scatter_add_",
+        CppFunction::from_unboxed(scatter_add_ad_inplace_or_view_),
+    )?;
+    m.impl_(
+        "scatter_add.out",
+        CppFunction::from_unboxed(scatter_add_out_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "scatter_reduce_.two",
+        CppFunction::from_unboxed(scatter_reduce_two_ad_inplace_or_view_),
+    )?;
+    m.impl_(
+        "scatter_reduce.two_out",
+        CppFunction::from_unboxed(scatter_reduce_two_out_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "nonzero.out",
+        CppFunction::from_unboxed(nonzero_out_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "sort.values",
+        CppFunction::from_unboxed(sort_values_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "sort.values_stable",
+        CppFunction::from_unboxed(sort_values_stable_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "topk.values",
+        CppFunction::from_unboxed(topk_values_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "randperm.out",
+        CppFunction::from_unboxed(randperm_out_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "randperm.generator_out",
+        CppFunction::from_unboxed(randperm_generator_out_ad_inplace_or_view),
     )?;
     m.impl_(
         "cat.out",

@@ -12865,6 +12865,1626 @@ pub fn gather_out_autograd(
     })
 }
 
+/// Autograd kernel of `aten::index.Tensor(Tensor self, Tensor?[] indices) -> Tensor`.
+#[inline]
+pub fn index_tensor_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    indices: Vec<Option<Tensor>>,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::index_tensor_op()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, indices))?
+        });
+    }
+    index_tensor_autograd_record(ks, self_, indices)
+}
+
+/// The recording part of [`index_tensor_autograd`]: some input requires grad.
+#[inline(never)]
+fn index_tensor_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    indices: Vec<Option<Tensor>>,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::index_tensor_op()?
+            .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, indices))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "index" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::index.Tensor_out(Tensor self, Tensor?[] indices, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn index_tensor_out_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    indices: Vec<Option<Tensor>>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
+        return Err(record::out_requires_grad_error("index"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::index_tensor_out_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, indices, out),
+        )?
+    })
+}
+
+/// Autograd kernel of `aten::index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)`.
+#[inline]
+pub fn index_put_autograd_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    indices: Vec<Option<Tensor>>,
+    values: &Tensor,
+    accumulate: bool,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || values.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::index_put_op_()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, indices, values, accumulate),
+            )?
+        });
+    }
+    index_put_autograd_record_(ks, self_, indices, values, accumulate)
+}
+
+/// The recording part of [`index_put_autograd_`]: some input requires grad.
+#[inline(never)]
+fn index_put_autograd_record_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    indices: Vec<Option<Tensor>>,
+    values: &Tensor,
+    accumulate: bool,
+) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges = record::collect_next_edges(
+        std::iter::empty::<Option<&Tensor>>()
+            .chain([Some(self_)])
+            .chain([Some(values)]),
+    )?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::index_put_op_()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, indices, values, accumulate),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "index_put" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        crate::view::rebase_history(self_, node)?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::index_put.out(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn index_put_out_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    indices: Vec<Option<Tensor>>,
+    values: &Tensor,
+    accumulate: bool,
+    out: &Tensor,
+) -> Result<Tensor> {
+    if record::grad_mode_and(self_.requires_grad() || values.requires_grad() || out.requires_grad())
+    {
+        return Err(record::out_requires_grad_error("index_put"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::index_put_out_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, indices, values, accumulate, out),
+        )?
+    })
+}
+
+/// Autograd kernel of `aten::index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor`.
+#[inline]
+pub fn index_put_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    indices: Vec<Option<Tensor>>,
+    values: &Tensor,
+    accumulate: bool,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || values.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::index_put_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, indices, values, accumulate),
+            )?
+        });
+    }
+    index_put_autograd_record(ks, self_, indices, values, accumulate)
+}
+
+/// The recording part of [`index_put_autograd`]: some input requires grad.
+#[inline(never)]
+fn index_put_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    indices: Vec<Option<Tensor>>,
+    values: &Tensor,
+    accumulate: bool,
+) -> Result<Tensor> {
+    let edges = record::collect_next_edges(
+        std::iter::empty::<Option<&Tensor>>()
+            .chain([Some(self_)])
+            .chain([Some(values)]),
+    )?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::index_put_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, indices, values, accumulate),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "index_put" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)`.
+#[inline]
+pub fn _index_put_impl_autograd_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    indices: Vec<Option<Tensor>>,
+    values: &Tensor,
+    accumulate: bool,
+    unsafe_: bool,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || values.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::_index_put_impl_op_()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, indices, values, accumulate, unsafe_),
+            )?
+        });
+    }
+    _index_put_impl_autograd_record_(ks, self_, indices, values, accumulate, unsafe_)
+}
+
+/// The recording part of [`_index_put_impl_autograd_`]: some input requires grad.
+#[inline(never)]
+fn _index_put_impl_autograd_record_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    indices: Vec<Option<Tensor>>,
+    values: &Tensor,
+    accumulate: bool,
+    unsafe_: bool,
+) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges = record::collect_next_edges(
+        std::iter::empty::<Option<&Tensor>>()
+            .chain([Some(self_)])
+            .chain([Some(values)]),
+    )?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::_index_put_impl_op_()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, indices, values, accumulate, unsafe_),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "_index_put_impl",
+            },
+            edges,
+            &[&out0],
+            seq,
+        );
+        crate::view::rebase_history(self_, node)?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::_index_put_impl(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor`.
+#[inline]
+pub fn _index_put_impl_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    indices: Vec<Option<Tensor>>,
+    values: &Tensor,
+    accumulate: bool,
+    unsafe_: bool,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || values.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::_index_put_impl_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, indices, values, accumulate, unsafe_),
+            )?
+        });
+    }
+    _index_put_impl_autograd_record(ks, self_, indices, values, accumulate, unsafe_)
+}
+
+/// The recording part of [`_index_put_impl_autograd`]: some input requires grad.
+#[inline(never)]
+fn _index_put_impl_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    indices: Vec<Option<Tensor>>,
+    values: &Tensor,
+    accumulate: bool,
+    unsafe_: bool,
+) -> Result<Tensor> {
+    let edges = record::collect_next_edges(
+        std::iter::empty::<Option<&Tensor>>()
+            .chain([Some(self_)])
+            .chain([Some(values)]),
+    )?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::_index_put_impl_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, indices, values, accumulate, unsafe_),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "_index_put_impl",
+            },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::_index_put_impl.out(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn _index_put_impl_out_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    indices: Vec<Option<Tensor>>,
+    values: &Tensor,
+    accumulate: bool,
+    unsafe_: bool,
+    out: &Tensor,
+) -> Result<Tensor> {
+    if record::grad_mode_and(self_.requires_grad() || values.requires_grad() || out.requires_grad())
+    {
+        return Err(record::out_requires_grad_error("_index_put_impl"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::_index_put_impl_out_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, indices, values, accumulate, unsafe_, out),
+        )?
+    })
+}
+
+/// Autograd kernel of `aten::masked_scatter_(Tensor(a!) self, Tensor mask, Tensor source) -> Tensor(a!)`.
+#[inline]
+pub fn masked_scatter_autograd_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    mask: &Tensor,
+    source: &Tensor,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(
+        self_.requires_grad() || mask.requires_grad() || source.requires_grad(),
+    );
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::masked_scatter_op_()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, mask, source),
+            )?
+        });
+    }
+    masked_scatter_autograd_record_(ks, self_, mask, source)
+}
+
+/// The recording part of [`masked_scatter_autograd_`]: some input requires grad.
+#[inline(never)]
+fn masked_scatter_autograd_record_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    mask: &Tensor,
+    source: &Tensor,
+) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges = record::collect_next_edges(
+        std::iter::empty::<Option<&Tensor>>()
+            .chain([Some(self_)])
+            .chain([Some(mask)])
+            .chain([Some(source)]),
+    )?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::masked_scatter_op_()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, mask, source),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "masked_scatter",
+            },
+            edges,
+            &[&out0],
+            seq,
+        );
+        crate::view::rebase_history(self_, node)?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::masked_scatter.out(Tensor self, Tensor mask, Tensor source, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn masked_scatter_out_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    mask: &Tensor,
+    source: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    if record::grad_mode_and(
+        self_.requires_grad()
+            || mask.requires_grad()
+            || source.requires_grad()
+            || out.requires_grad(),
+    ) {
+        return Err(record::out_requires_grad_error("masked_scatter"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::masked_scatter_out_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, mask, source, out),
+        )?
+    })
+}
+
+/// Autograd kernel of `aten::masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor`.
+#[inline]
+pub fn masked_scatter_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    mask: &Tensor,
+    source: &Tensor,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(
+        self_.requires_grad() || mask.requires_grad() || source.requires_grad(),
+    );
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::masked_scatter_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, mask, source),
+            )?
+        });
+    }
+    masked_scatter_autograd_record(ks, self_, mask, source)
+}
+
+/// The recording part of [`masked_scatter_autograd`]: some input requires grad.
+#[inline(never)]
+fn masked_scatter_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    mask: &Tensor,
+    source: &Tensor,
+) -> Result<Tensor> {
+    let edges = record::collect_next_edges(
+        std::iter::empty::<Option<&Tensor>>()
+            .chain([Some(self_)])
+            .chain([Some(mask)])
+            .chain([Some(source)]),
+    )?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::masked_scatter_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, mask, source),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "masked_scatter",
+            },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor`.
+#[inline]
+pub fn scatter_src_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &Tensor,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(
+        self_.requires_grad() || index.requires_grad() || src.requires_grad(),
+    );
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::scatter_src_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, dim, index, src),
+            )?
+        });
+    }
+    scatter_src_autograd_record(ks, self_, dim, index, src)
+}
+
+/// The recording part of [`scatter_src_autograd`]: some input requires grad.
+#[inline(never)]
+fn scatter_src_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &Tensor,
+) -> Result<Tensor> {
+    let edges = record::collect_next_edges(
+        std::iter::empty::<Option<&Tensor>>()
+            .chain([Some(self_)])
+            .chain([Some(index)])
+            .chain([Some(src)]),
+    )?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::scatter_src_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, dim, index, src),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "scatter" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)`.
+#[inline]
+pub fn scatter_src_autograd_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &Tensor,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(
+        self_.requires_grad() || index.requires_grad() || src.requires_grad(),
+    );
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::scatter_src_op_()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, dim, index, src),
+            )?
+        });
+    }
+    scatter_src_autograd_record_(ks, self_, dim, index, src)
+}
+
+/// The recording part of [`scatter_src_autograd_`]: some input requires grad.
+#[inline(never)]
+fn scatter_src_autograd_record_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &Tensor,
+) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges = record::collect_next_edges(
+        std::iter::empty::<Option<&Tensor>>()
+            .chain([Some(self_)])
+            .chain([Some(index)])
+            .chain([Some(src)]),
+    )?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::scatter_src_op_()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, dim, index, src),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "scatter" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        crate::view::rebase_history(self_, node)?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::scatter.src_out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn scatter_src_out_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    if record::grad_mode_and(
+        self_.requires_grad()
+            || index.requires_grad()
+            || src.requires_grad()
+            || out.requires_grad(),
+    ) {
+        return Err(record::out_requires_grad_error("scatter"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::scatter_src_out_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, dim, index, src, out),
+        )?
+    })
+}
+
+/// Autograd kernel of `aten::scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor`.
+#[inline]
+pub fn scatter_value_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    value: Scalar,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || index.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::scatter_value_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, dim, index, value.clone()),
+            )?
+        });
+    }
+    scatter_value_autograd_record(ks, self_, dim, index, value.clone())
+}
+
+/// The recording part of [`scatter_value_autograd`]: some input requires grad.
+#[inline(never)]
+fn scatter_value_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    value: Scalar,
+) -> Result<Tensor> {
+    let edges = record::collect_next_edges(
+        std::iter::empty::<Option<&Tensor>>()
+            .chain([Some(self_)])
+            .chain([Some(index)]),
+    )?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::scatter_value_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, dim, index, value.clone()),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "scatter" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)`.
+#[inline]
+pub fn scatter_value_autograd_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    value: Scalar,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || index.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::scatter_value_op_()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, dim, index, value.clone()),
+            )?
+        });
+    }
+    scatter_value_autograd_record_(ks, self_, dim, index, value.clone())
+}
+
+/// The recording part of [`scatter_value_autograd_`]: some input requires grad.
+#[inline(never)]
+fn scatter_value_autograd_record_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    value: Scalar,
+) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges = record::collect_next_edges(
+        std::iter::empty::<Option<&Tensor>>()
+            .chain([Some(self_)])
+            .chain([Some(index)]),
+    )?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::scatter_value_op_()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, dim, index, value.clone()),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "scatter" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        crate::view::rebase_history(self_, node)?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::scatter.value_out(Tensor self, int dim, Tensor index, Scalar value, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn scatter_value_out_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    value: Scalar,
+    out: &Tensor,
+) -> Result<Tensor> {
+    if record::grad_mode_and(self_.requires_grad() || index.requires_grad() || out.requires_grad())
+    {
+        return Err(record::out_requires_grad_error("scatter"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::scatter_value_out_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, dim, index, value.clone(), out),
+        )?
+    })
+}
+
+/// Autograd kernel of `aten::scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor`.
+#[inline]
+pub fn scatter_add_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &Tensor,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(
+        self_.requires_grad() || index.requires_grad() || src.requires_grad(),
+    );
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::scatter_add_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, dim, index, src),
+            )?
+        });
+    }
+    scatter_add_autograd_record(ks, self_, dim, index, src)
+}
+
+/// The recording part of [`scatter_add_autograd`]: some input requires grad.
+#[inline(never)]
+fn scatter_add_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &Tensor,
+) -> Result<Tensor> {
+    let edges = record::collect_next_edges(
+        std::iter::empty::<Option<&Tensor>>()
+            .chain([Some(self_)])
+            .chain([Some(index)])
+            .chain([Some(src)]),
+    )?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::scatter_add_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, dim, index, src),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "scatter_add",
+            },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)`.
+#[inline]
+pub fn scatter_add_autograd_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &Tensor,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(
+        self_.requires_grad() || index.requires_grad() || src.requires_grad(),
+    );
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::scatter_add_op_()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, dim, index, src),
+            )?
+        });
+    }
+    scatter_add_autograd_record_(ks, self_, dim, index, src)
+}
+
+/// The recording part of [`scatter_add_autograd_`]: some input requires grad.
+#[inline(never)]
+fn scatter_add_autograd_record_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &Tensor,
+) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges = record::collect_next_edges(
+        std::iter::empty::<Option<&Tensor>>()
+            .chain([Some(self_)])
+            .chain([Some(index)])
+            .chain([Some(src)]),
+    )?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::scatter_add_op_()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, dim, index, src),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "scatter_add",
+            },
+            edges,
+            &[&out0],
+            seq,
+        );
+        crate::view::rebase_history(self_, node)?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::scatter_add.out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn scatter_add_out_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    if record::grad_mode_and(
+        self_.requires_grad()
+            || index.requires_grad()
+            || src.requires_grad()
+            || out.requires_grad(),
+    ) {
+        return Err(record::out_requires_grad_error("scatter_add"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::scatter_add_out_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, dim, index, src, out),
+        )?
+    })
+}
+
+/// Autograd kernel of `aten::scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor`.
+#[inline]
+pub fn scatter_reduce_two_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &Tensor,
+    reduce: &str,
+    include_self: bool,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(
+        self_.requires_grad() || index.requires_grad() || src.requires_grad(),
+    );
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::scatter_reduce_two_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, dim, index, src, reduce, include_self),
+            )?
+        });
+    }
+    scatter_reduce_two_autograd_record(ks, self_, dim, index, src, reduce, include_self)
+}
+
+/// The recording part of [`scatter_reduce_two_autograd`]: some input requires grad.
+#[inline(never)]
+fn scatter_reduce_two_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &Tensor,
+    reduce: &str,
+    include_self: bool,
+) -> Result<Tensor> {
+    let edges = record::collect_next_edges(
+        std::iter::empty::<Option<&Tensor>>()
+            .chain([Some(self_)])
+            .chain([Some(index)])
+            .chain([Some(src)]),
+    )?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::scatter_reduce_two_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, dim, index, src, reduce, include_self),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "scatter_reduce",
+            },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor(a!)`.
+#[inline]
+pub fn scatter_reduce_two_autograd_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &Tensor,
+    reduce: &str,
+    include_self: bool,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(
+        self_.requires_grad() || index.requires_grad() || src.requires_grad(),
+    );
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::scatter_reduce_two_op_()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, dim, index, src, reduce, include_self),
+            )?
+        });
+    }
+    scatter_reduce_two_autograd_record_(ks, self_, dim, index, src, reduce, include_self)
+}
+
+/// The recording part of [`scatter_reduce_two_autograd_`]: some input requires grad.
+#[inline(never)]
+fn scatter_reduce_two_autograd_record_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &Tensor,
+    reduce: &str,
+    include_self: bool,
+) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges = record::collect_next_edges(
+        std::iter::empty::<Option<&Tensor>>()
+            .chain([Some(self_)])
+            .chain([Some(index)])
+            .chain([Some(src)]),
+    )?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::scatter_reduce_two_op_()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, dim, index, src, reduce, include_self),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "scatter_reduce",
+            },
+            edges,
+            &[&out0],
+            seq,
+        );
+        crate::view::rebase_history(self_, node)?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::scatter_reduce.two_out(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True, Tensor(a!) out) -> Tensor(a!)`.
+pub fn scatter_reduce_two_out_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &Tensor,
+    reduce: &str,
+    include_self: bool,
+    out: &Tensor,
+) -> Result<Tensor> {
+    if record::grad_mode_and(
+        self_.requires_grad()
+            || index.requires_grad()
+            || src.requires_grad()
+            || out.requires_grad(),
+    ) {
+        return Err(record::out_requires_grad_error("scatter_reduce"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::scatter_reduce_two_out_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, dim, index, src, reduce, include_self, out),
+        )?
+    })
+}
+
+/// Autograd kernel of `aten::nonzero.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn nonzero_out_autograd(ks: DispatchKeySet, self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
+        return Err(record::out_requires_grad_error("nonzero"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::nonzero_out_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, out))?
+    })
+}
+
+/// Autograd kernel of `aten::nonzero(Tensor self) -> Tensor`.
+#[inline]
+pub fn nonzero_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::nonzero_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    nonzero_autograd_record(ks, self_)
+}
+
+/// The recording part of [`nonzero_autograd`]: some input requires grad.
+#[inline(never)]
+fn nonzero_autograd_record(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::nonzero_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "nonzero" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::sort.values(Tensor self, int dim=-1, bool descending=False, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)`.
+pub fn sort_values_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    descending: bool,
+    values: &Tensor,
+    indices: &Tensor,
+) -> Result<(Tensor, Tensor)> {
+    if record::grad_mode_and(
+        self_.requires_grad() || values.requires_grad() || indices.requires_grad(),
+    ) {
+        return Err(record::out_requires_grad_error("sort"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::sort_values_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, dim, descending, values, indices),
+        )?
+    })
+}
+
+/// Autograd kernel of `aten::sort.values_stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)`.
+pub fn sort_values_stable_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    stable: Option<bool>,
+    dim: i64,
+    descending: bool,
+    values: &Tensor,
+    indices: &Tensor,
+) -> Result<(Tensor, Tensor)> {
+    if record::grad_mode_and(
+        self_.requires_grad() || values.requires_grad() || indices.requires_grad(),
+    ) {
+        return Err(record::out_requires_grad_error("sort"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::sort_values_stable_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, stable, dim, descending, values, indices),
+        )?
+    })
+}
+
+/// Autograd kernel of `aten::sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)`.
+#[inline]
+pub fn sort_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    descending: bool,
+) -> Result<(Tensor, Tensor)> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::sort_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, dim, descending),
+            )?
+        });
+    }
+    sort_autograd_record(ks, self_, dim, descending)
+}
+
+/// The recording part of [`sort_autograd`]: some input requires grad.
+#[inline(never)]
+fn sort_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    descending: bool,
+) -> Result<(Tensor, Tensor)> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let (out0, out1) = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::sort_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, dim, descending),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "sort" },
+            edges,
+            &[&out0, &out1],
+            seq,
+        );
+        record::set_history(&[&out0, &out1], &node, &[])?;
+    }
+    Ok((out0, out1))
+}
+
+/// Autograd kernel of `aten::sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)`.
+#[inline]
+pub fn sort_stable_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    stable: Option<bool>,
+    dim: i64,
+    descending: bool,
+) -> Result<(Tensor, Tensor)> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::sort_stable_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, stable, dim, descending),
+            )?
+        });
+    }
+    sort_stable_autograd_record(ks, self_, stable, dim, descending)
+}
+
+/// The recording part of [`sort_stable_autograd`]: some input requires grad.
+#[inline(never)]
+fn sort_stable_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    stable: Option<bool>,
+    dim: i64,
+    descending: bool,
+) -> Result<(Tensor, Tensor)> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let (out0, out1) = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::sort_stable_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, stable, dim, descending),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "sort" },
+            edges,
+            &[&out0, &out1],
+            seq,
+        );
+        record::set_history(&[&out0, &out1], &node, &[])?;
+    }
+    Ok((out0, out1))
+}
+
+/// Autograd kernel of `aten::topk.values(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)`.
+pub fn topk_values_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    k: i64,
+    dim: i64,
+    largest: bool,
+    sorted: bool,
+    values: &Tensor,
+    indices: &Tensor,
+) -> Result<(Tensor, Tensor)> {
+    if record::grad_mode_and(
+        self_.requires_grad() || values.requires_grad() || indices.requires_grad(),
+    ) {
+        return Err(record::out_requires_grad_error("topk"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::topk_values_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, k, dim, largest, sorted, values, indices),
+        )?
+    })
+}
+
+/// Autograd kernel of `aten::topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)`.
+#[inline]
+pub fn topk_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    k: i64,
+    dim: i64,
+    largest: bool,
+    sorted: bool,
+) -> Result<(Tensor, Tensor)> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::topk_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, k, dim, largest, sorted),
+            )?
+        });
+    }
+    topk_autograd_record(ks, self_, k, dim, largest, sorted)
+}
+
+/// The recording part of [`topk_autograd`]: some input requires grad.
+#[inline(never)]
+fn topk_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    k: i64,
+    dim: i64,
+    largest: bool,
+    sorted: bool,
+) -> Result<(Tensor, Tensor)> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let (out0, out1) = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::topk_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, k, dim, largest, sorted),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "topk" },
+            edges,
+            &[&out0, &out1],
+            seq,
+        );
+        record::set_history(&[&out0, &out1], &node, &[])?;
+    }
+    Ok((out0, out1))
+}
+
+/// Autograd kernel of `aten::randperm(SymInt n, *, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`.
+#[inline]
+pub fn randperm_autograd(
+    ks: DispatchKeySet,
+    n: i64,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(false);
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::randperm_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (n, dtype, layout, device, pin_memory),
+            )?
+        });
+    }
+    randperm_autograd_record(ks, n, dtype, layout, device, pin_memory)
+}
+
+/// The recording part of [`randperm_autograd`]: some input requires grad.
+#[inline(never)]
+fn randperm_autograd_record(
+    ks: DispatchKeySet,
+    n: i64,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    let edges = record::collect_next_edges(std::iter::empty::<Option<&Tensor>>())?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::randperm_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (n, dtype, layout, device, pin_memory),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "randperm" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::randperm.generator(SymInt n, *, Generator? generator, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`.
+#[inline]
+pub fn randperm_generator_autograd(
+    ks: DispatchKeySet,
+    n: i64,
+    generator: Option<Generator>,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(false);
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::randperm_generator_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (n, generator.clone(), dtype, layout, device, pin_memory),
+            )?
+        });
+    }
+    randperm_generator_autograd_record(ks, n, generator.clone(), dtype, layout, device, pin_memory)
+}
+
+/// The recording part of [`randperm_generator_autograd`]: some input requires grad.
+#[inline(never)]
+fn randperm_generator_autograd_record(
+    ks: DispatchKeySet,
+    n: i64,
+    generator: Option<Generator>,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    let edges = record::collect_next_edges(std::iter::empty::<Option<&Tensor>>())?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::randperm_generator_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (n, generator.clone(), dtype, layout, device, pin_memory),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "randperm" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::randperm.out(SymInt n, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn randperm_out_autograd(ks: DispatchKeySet, n: i64, out: &Tensor) -> Result<Tensor> {
+    if record::grad_mode_and(out.requires_grad()) {
+        return Err(record::out_requires_grad_error("randperm"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::randperm_out_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (n, out))?
+    })
+}
+
+/// Autograd kernel of `aten::randperm.generator_out(SymInt n, *, Generator? generator, Tensor(a!) out) -> Tensor(a!)`.
+pub fn randperm_generator_out_autograd(
+    ks: DispatchKeySet,
+    n: i64,
+    generator: Option<Generator>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    if record::grad_mode_and(out.requires_grad()) {
+        return Err(record::out_requires_grad_error("randperm"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::randperm_generator_out_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (n, generator.clone(), out),
+        )?
+    })
+}
+
+/// Autograd kernel of `aten::_embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False, int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)`.
+#[inline]
+pub fn _embedding_bag_autograd(
+    ks: DispatchKeySet,
+    weight: &Tensor,
+    indices: &Tensor,
+    offsets: &Tensor,
+    scale_grad_by_freq: bool,
+    mode: i64,
+    sparse: bool,
+    per_sample_weights: Option<&Tensor>,
+    include_last_offset: bool,
+    padding_idx: i64,
+) -> Result<(Tensor, Tensor, Tensor, Tensor)> {
+    let requires_grad = record::grad_mode_and(
+        weight.requires_grad()
+            || indices.requires_grad()
+            || offsets.requires_grad()
+            || per_sample_weights.is_some_and(|t| t.requires_grad()),
+    );
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::_embedding_bag_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (
+                    weight,
+                    indices,
+                    offsets,
+                    scale_grad_by_freq,
+                    mode,
+                    sparse,
+                    per_sample_weights,
+                    include_last_offset,
+                    padding_idx,
+                ),
+            )?
+        });
+    }
+    _embedding_bag_autograd_record(
+        ks,
+        weight,
+        indices,
+        offsets,
+        scale_grad_by_freq,
+        mode,
+        sparse,
+        per_sample_weights,
+        include_last_offset,
+        padding_idx,
+    )
+}
+
+/// The recording part of [`_embedding_bag_autograd`]: some input requires grad.
+#[inline(never)]
+fn _embedding_bag_autograd_record(
+    ks: DispatchKeySet,
+    weight: &Tensor,
+    indices: &Tensor,
+    offsets: &Tensor,
+    scale_grad_by_freq: bool,
+    mode: i64,
+    sparse: bool,
+    per_sample_weights: Option<&Tensor>,
+    include_last_offset: bool,
+    padding_idx: i64,
+) -> Result<(Tensor, Tensor, Tensor, Tensor)> {
+    let edges = record::collect_next_edges(
+        std::iter::empty::<Option<&Tensor>>()
+            .chain([Some(weight)])
+            .chain([Some(indices)])
+            .chain([Some(offsets)])
+            .chain([per_sample_weights]),
+    )?;
+    let seq = record::sequence_nr();
+    let (out0, out1, out2, out3) = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::_embedding_bag_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (
+                weight,
+                indices,
+                offsets,
+                scale_grad_by_freq,
+                mode,
+                sparse,
+                per_sample_weights,
+                include_last_offset,
+                padding_idx,
+            ),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "_embedding_bag",
+            },
+            edges,
+            &[&out0, &out1, &out2, &out3],
+            seq,
+        );
+        record::set_history(&[&out0, &out1, &out2, &out3], &node, &[])?;
+    }
+    Ok((out0, out1, out2, out3))
+}
+
 /// Autograd kernel of `aten::cat(Tensor[] tensors, int dim=0) -> Tensor`.
 #[inline]
 pub fn cat_autograd(ks: DispatchKeySet, tensors: &[Tensor], dim: i64) -> Result<Tensor> {
@@ -16258,6 +17878,132 @@ aten_dispatch::torch_library_impl!(aten, Autograd, |m| {
     )?;
     m.impl_("gather", CppFunction::from_unboxed(gather_autograd))?;
     m.impl_("gather.out", CppFunction::from_unboxed(gather_out_autograd))?;
+    m.impl_(
+        "index.Tensor",
+        CppFunction::from_unboxed(index_tensor_autograd),
+    )?;
+    m.impl_(
+        "index.Tensor_out",
+        CppFunction::from_unboxed(index_tensor_out_autograd),
+    )?;
+    m.impl_("index_put_", CppFunction::from_unboxed(index_put_autograd_))?;
+    m.impl_(
+        "index_put.out",
+        CppFunction::from_unboxed(index_put_out_autograd),
+    )?;
+    m.impl_("index_put", CppFunction::from_unboxed(index_put_autograd))?;
+    m.impl_(
+        "_index_put_impl_",
+        CppFunction::from_unboxed(_index_put_impl_autograd_),
+    )?;
+    m.impl_(
+        "_index_put_impl",
+        CppFunction::from_unboxed(_index_put_impl_autograd),
+    )?;
+    m.impl_(
+        "_index_put_impl.out",
+        CppFunction::from_unboxed(_index_put_impl_out_autograd),
+    )?;
+    m.impl_(
+        "masked_scatter_",
+        CppFunction::from_unboxed(masked_scatter_autograd_),
+    )?;
+    m.impl_(
+        "masked_scatter.out",
+        CppFunction::from_unboxed(masked_scatter_out_autograd),
+    )?;
+    m.impl_(
+        "masked_scatter",
+        CppFunction::from_unboxed(masked_scatter_autograd),
+    )?;
+    m.impl_(
+        "scatter.src",
+        CppFunction::from_unboxed(scatter_src_autograd),
+    )?;
+    m.impl_(
+        "scatter_.src",
+        CppFunction::from_unboxed(scatter_src_autograd_),
+    )?;
+    m.impl_(
+        "scatter.src_out",
+        CppFunction::from_unboxed(scatter_src_out_autograd),
+    )?;
+    m.impl_(
+        "scatter.value",
+        CppFunction::from_unboxed(scatter_value_autograd),
+    )?;
+    m.impl_(
+        "scatter_.value",
+        CppFunction::from_unboxed(scatter_value_autograd_),
+    )?;
+    m.impl_(
+        "scatter.value_out",
+        CppFunction::from_unboxed(scatter_value_out_autograd),
+    )?;
+    m.impl_(
+        "scatter_add",
+        CppFunction::from_unboxed(scatter_add_autograd),
+    )?;
+    m.impl_(
+        "scatter_add_",
+        CppFunction::from_unboxed(scatter_add_autograd_),
+    )?;
+    m.impl_(
+        "scatter_add.out",
+        CppFunction::from_unboxed(scatter_add_out_autograd),
+    )?;
+    m.impl_(
+        "scatter_reduce.two",
+        CppFunction::from_unboxed(scatter_reduce_two_autograd),
+    )?;
+    m.impl_(
+        "scatter_reduce_.two",
+        CppFunction::from_unboxed(scatter_reduce_two_autograd_),
+    )?;
+    m.impl_(
+        "scatter_reduce.two_out",
+        CppFunction::from_unboxed(scatter_reduce_two_out_autograd),
+    )?;
+    m.impl_(
+        "nonzero.out",
+        CppFunction::from_unboxed(nonzero_out_autograd),
+    )?;
+    m.impl_("nonzero", CppFunction::from_unboxed(nonzero_autograd))?;
+    m.impl_(
+        "sort.values",
+        CppFunction::from_unboxed(sort_values_autograd),
+    )?;
+    m.impl_(
+        "sort.values_stable",
+        CppFunction::from_unboxed(sort_values_stable_autograd),
+    )?;
+    m.impl_("sort", CppFunction::from_unboxed(sort_autograd))?;
+    m.impl_(
+        "sort.stable",
+        CppFunction::from_unboxed(sort_stable_autograd),
+    )?;
+    m.impl_(
+        "topk.values",
+        CppFunction::from_unboxed(topk_values_autograd),
+    )?;
+    m.impl_("topk", CppFunction::from_unboxed(topk_autograd))?;
+    m.impl_("randperm", CppFunction::from_unboxed(randperm_autograd))?;
+    m.impl_(
+        "randperm.generator",
+        CppFunction::from_unboxed(randperm_generator_autograd),
+    )?;
+    m.impl_(
+        "randperm.out",
+        CppFunction::from_unboxed(randperm_out_autograd),
+    )?;
+    m.impl_(
+        "randperm.generator_out",
+        CppFunction::from_unboxed(randperm_generator_out_autograd),
+    )?;
+    m.impl_(
+        "_embedding_bag",
+        CppFunction::from_unboxed(_embedding_bag_autograd),
+    )?;
     m.impl_("cat", CppFunction::from_unboxed(cat_autograd))?;
     m.impl_("cat.out", CppFunction::from_unboxed(cat_out_autograd))?;
     m.impl_("stack", CppFunction::from_unboxed(stack_autograd))?;

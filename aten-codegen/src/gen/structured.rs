@@ -79,15 +79,24 @@ pub fn render_member(
     let ret = returns_type(schema.returns())?;
     let mut params = Vec::new();
     let mut inputs = Vec::new();
+    // The inputs as the meta function and the impl take them: an owned
+    // argument (`Tensor?[]` arrives as a `Vec`) is lent to both.
+    let mut lent = Vec::new();
     let mut out_args = Vec::new();
     for a in schema.arguments() {
         let id = ident(a.name());
-        params.push(format!("{id}: {}", argument_type(a)?));
+        let ty = argument_type(a)?;
         if member == Member::Out && a.is_out() {
             out_args.push(id);
         } else {
+            lent.push(if ty.starts_with("Vec<") {
+                format!("&{id}")
+            } else {
+                id.clone()
+            });
             inputs.push(id);
         }
+        params.push(format!("{}: {ty}", ident(a.name())));
     }
     let core = match backend {
         Backend::Kernel { core, .. } => core,
@@ -125,7 +134,8 @@ pub fn render_member(
             names,
         )
     };
-    let meta_inputs = inputs.join(", ");
+    let meta_inputs = lent.join(", ");
+    let call_inputs = inputs.join(", ");
     let runs_impl = matches!(
         backend,
         Backend::Kernel {
@@ -161,7 +171,7 @@ pub fn render_member(
             let outputs: Vec<String> = returned.iter().map(|r| format!("&{r}")).collect();
             let _ = write!(
                 body,
-                "{take}ops::{}()?.call(({meta_inputs}, {}))",
+                "{take}ops::{}()?.call(({call_inputs}, {}))",
                 super::names::with_suffix(out_fn, "op"),
                 outputs.join(", ")
             );

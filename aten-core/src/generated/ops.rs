@@ -9756,6 +9756,1487 @@ pub fn gather_out(
     gather_out_op()?.call((self_, dim, index, sparse_grad, out))
 }
 
+/// The typed dispatcher handle of `aten::index.Tensor`, looked up once.
+#[inline]
+pub fn index_tensor_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Vec<Option<Tensor>>), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, Vec<Option<Tensor>>), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::index", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::index.Tensor(Tensor self, Tensor?[] indices) -> Tensor`
+pub fn index_tensor(self_: &Tensor, indices: Vec<Option<Tensor>>) -> Result<Tensor> {
+    index_tensor_op()?.call((self_, indices))
+}
+
+/// The typed dispatcher handle of `aten::index.Tensor_out`, looked up once.
+#[inline]
+pub fn index_tensor_out_op() -> Result<
+    &'static TypedOperatorHandle<(&'static Tensor, Vec<Option<Tensor>>, &'static Tensor), Tensor>,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<(&'static Tensor, Vec<Option<Tensor>>, &'static Tensor), Tensor>,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::index", "Tensor_out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::index.Tensor_out(Tensor self, Tensor?[] indices, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn index_tensor_out(
+    self_: &Tensor,
+    indices: Vec<Option<Tensor>>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    index_tensor_out_op()?.call((self_, indices, out))
+}
+
+/// The typed dispatcher handle of `aten::index_put_.`, looked up once.
+#[inline]
+pub fn index_put_op_() -> Result<
+    &'static TypedOperatorHandle<
+        (&'static Tensor, Vec<Option<Tensor>>, &'static Tensor, bool),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (&'static Tensor, Vec<Option<Tensor>>, &'static Tensor, bool),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::index_put_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`index_put_with_`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct IndexPutInplaceOptions {
+    /// `accumulate`.
+    pub accumulate: bool,
+}
+
+impl Default for IndexPutInplaceOptions {
+    fn default() -> Self {
+        IndexPutInplaceOptions { accumulate: false }
+    }
+}
+
+/// `aten::index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)`
+pub fn index_put_(self_: &Tensor, indices: Vec<Option<Tensor>>, values: &Tensor) -> Result<Tensor> {
+    index_put_with_(self_, indices, values, IndexPutInplaceOptions::default())
+}
+
+/// `aten::index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)`
+pub fn index_put_with_(
+    self_: &Tensor,
+    indices: Vec<Option<Tensor>>,
+    values: &Tensor,
+    options: IndexPutInplaceOptions,
+) -> Result<Tensor> {
+    index_put_op_()?.call((self_, indices, values, options.accumulate))
+}
+
+/// The typed dispatcher handle of `aten::index_put.out`, looked up once.
+#[inline]
+pub fn index_put_out_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            Vec<Option<Tensor>>,
+            &'static Tensor,
+            bool,
+            &'static Tensor,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    Vec<Option<Tensor>>,
+                    &'static Tensor,
+                    bool,
+                    &'static Tensor,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::index_put", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::index_put.out(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn index_put_out(
+    self_: &Tensor,
+    indices: Vec<Option<Tensor>>,
+    values: &Tensor,
+    accumulate: bool,
+    out: &Tensor,
+) -> Result<Tensor> {
+    index_put_out_op()?.call((self_, indices, values, accumulate, out))
+}
+
+/// The typed dispatcher handle of `aten::index_put.`, looked up once.
+#[inline]
+pub fn index_put_op() -> Result<
+    &'static TypedOperatorHandle<
+        (&'static Tensor, Vec<Option<Tensor>>, &'static Tensor, bool),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (&'static Tensor, Vec<Option<Tensor>>, &'static Tensor, bool),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::index_put", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`index_put_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct IndexPutOptions {
+    /// `accumulate`.
+    pub accumulate: bool,
+}
+
+impl Default for IndexPutOptions {
+    fn default() -> Self {
+        IndexPutOptions { accumulate: false }
+    }
+}
+
+/// `aten::index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor`
+pub fn index_put(self_: &Tensor, indices: Vec<Option<Tensor>>, values: &Tensor) -> Result<Tensor> {
+    index_put_with(self_, indices, values, IndexPutOptions::default())
+}
+
+/// `aten::index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor`
+pub fn index_put_with(
+    self_: &Tensor,
+    indices: Vec<Option<Tensor>>,
+    values: &Tensor,
+    options: IndexPutOptions,
+) -> Result<Tensor> {
+    index_put_op()?.call((self_, indices, values, options.accumulate))
+}
+
+/// The typed dispatcher handle of `aten::_index_put_impl_.`, looked up once.
+#[inline]
+pub fn _index_put_impl_op_() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            Vec<Option<Tensor>>,
+            &'static Tensor,
+            bool,
+            bool,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    Vec<Option<Tensor>>,
+                    &'static Tensor,
+                    bool,
+                    bool,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::_index_put_impl_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`_index_put_impl_with_`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct IndexPutImplInplaceOptions {
+    /// `accumulate`.
+    pub accumulate: bool,
+    /// `unsafe_`.
+    pub unsafe_: bool,
+}
+
+impl Default for IndexPutImplInplaceOptions {
+    fn default() -> Self {
+        IndexPutImplInplaceOptions {
+            accumulate: false,
+            unsafe_: false,
+        }
+    }
+}
+
+/// `aten::_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)`
+pub fn _index_put_impl_(
+    self_: &Tensor,
+    indices: Vec<Option<Tensor>>,
+    values: &Tensor,
+) -> Result<Tensor> {
+    _index_put_impl_with_(
+        self_,
+        indices,
+        values,
+        IndexPutImplInplaceOptions::default(),
+    )
+}
+
+/// `aten::_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)`
+pub fn _index_put_impl_with_(
+    self_: &Tensor,
+    indices: Vec<Option<Tensor>>,
+    values: &Tensor,
+    options: IndexPutImplInplaceOptions,
+) -> Result<Tensor> {
+    _index_put_impl_op_()?.call((self_, indices, values, options.accumulate, options.unsafe_))
+}
+
+/// The typed dispatcher handle of `aten::_index_put_impl.`, looked up once.
+#[inline]
+pub fn _index_put_impl_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            Vec<Option<Tensor>>,
+            &'static Tensor,
+            bool,
+            bool,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    Vec<Option<Tensor>>,
+                    &'static Tensor,
+                    bool,
+                    bool,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::_index_put_impl", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`_index_put_impl_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct IndexPutImplOptions {
+    /// `accumulate`.
+    pub accumulate: bool,
+    /// `unsafe_`.
+    pub unsafe_: bool,
+}
+
+impl Default for IndexPutImplOptions {
+    fn default() -> Self {
+        IndexPutImplOptions {
+            accumulate: false,
+            unsafe_: false,
+        }
+    }
+}
+
+/// `aten::_index_put_impl(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor`
+pub fn _index_put_impl(
+    self_: &Tensor,
+    indices: Vec<Option<Tensor>>,
+    values: &Tensor,
+) -> Result<Tensor> {
+    _index_put_impl_with(self_, indices, values, IndexPutImplOptions::default())
+}
+
+/// `aten::_index_put_impl(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor`
+pub fn _index_put_impl_with(
+    self_: &Tensor,
+    indices: Vec<Option<Tensor>>,
+    values: &Tensor,
+    options: IndexPutImplOptions,
+) -> Result<Tensor> {
+    _index_put_impl_op()?.call((self_, indices, values, options.accumulate, options.unsafe_))
+}
+
+/// The typed dispatcher handle of `aten::_index_put_impl.out`, looked up once.
+#[inline]
+pub fn _index_put_impl_out_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            Vec<Option<Tensor>>,
+            &'static Tensor,
+            bool,
+            bool,
+            &'static Tensor,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    Vec<Option<Tensor>>,
+                    &'static Tensor,
+                    bool,
+                    bool,
+                    &'static Tensor,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::_index_put_impl", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::_index_put_impl.out(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn _index_put_impl_out(
+    self_: &Tensor,
+    indices: Vec<Option<Tensor>>,
+    values: &Tensor,
+    accumulate: bool,
+    unsafe_: bool,
+    out: &Tensor,
+) -> Result<Tensor> {
+    _index_put_impl_out_op()?.call((self_, indices, values, accumulate, unsafe_, out))
+}
+
+/// The typed dispatcher handle of `aten::masked_scatter_.`, looked up once.
+#[inline]
+pub fn masked_scatter_op_(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::masked_scatter_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::masked_scatter_(Tensor(a!) self, Tensor mask, Tensor source) -> Tensor(a!)`
+pub fn masked_scatter_(self_: &Tensor, mask: &Tensor, source: &Tensor) -> Result<Tensor> {
+    masked_scatter_op_()?.call((self_, mask, source))
+}
+
+/// The typed dispatcher handle of `aten::masked_scatter.out`, looked up once.
+#[inline]
+pub fn masked_scatter_out_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static Tensor,
+            &'static Tensor,
+            &'static Tensor,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static Tensor,
+                    &'static Tensor,
+                    &'static Tensor,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::masked_scatter", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::masked_scatter.out(Tensor self, Tensor mask, Tensor source, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn masked_scatter_out(
+    self_: &Tensor,
+    mask: &Tensor,
+    source: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    masked_scatter_out_op()?.call((self_, mask, source, out))
+}
+
+/// The typed dispatcher handle of `aten::masked_scatter.`, looked up once.
+#[inline]
+pub fn masked_scatter_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::masked_scatter", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor`
+pub fn masked_scatter(self_: &Tensor, mask: &Tensor, source: &Tensor) -> Result<Tensor> {
+    masked_scatter_op()?.call((self_, mask, source))
+}
+
+/// The typed dispatcher handle of `aten::scatter.src`, looked up once.
+#[inline]
+pub fn scatter_src_op() -> Result<
+    &'static TypedOperatorHandle<(&'static Tensor, i64, &'static Tensor, &'static Tensor), Tensor>,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<(&'static Tensor, i64, &'static Tensor, &'static Tensor), Tensor>,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::scatter", "src"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor`
+pub fn scatter_src(self_: &Tensor, dim: i64, index: &Tensor, src: &Tensor) -> Result<Tensor> {
+    scatter_src_op()?.call((self_, dim, index, src))
+}
+
+/// The typed dispatcher handle of `aten::scatter_.src`, looked up once.
+#[inline]
+pub fn scatter_src_op_() -> Result<
+    &'static TypedOperatorHandle<(&'static Tensor, i64, &'static Tensor, &'static Tensor), Tensor>,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<(&'static Tensor, i64, &'static Tensor, &'static Tensor), Tensor>,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::scatter_", "src"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)`
+pub fn scatter_src_(self_: &Tensor, dim: i64, index: &Tensor, src: &Tensor) -> Result<Tensor> {
+    scatter_src_op_()?.call((self_, dim, index, src))
+}
+
+/// The typed dispatcher handle of `aten::scatter.src_out`, looked up once.
+#[inline]
+pub fn scatter_src_out_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            i64,
+            &'static Tensor,
+            &'static Tensor,
+            &'static Tensor,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    i64,
+                    &'static Tensor,
+                    &'static Tensor,
+                    &'static Tensor,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::scatter", "src_out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::scatter.src_out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn scatter_src_out(
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    scatter_src_out_op()?.call((self_, dim, index, src, out))
+}
+
+/// The typed dispatcher handle of `aten::scatter.value`, looked up once.
+#[inline]
+pub fn scatter_value_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, &'static Tensor, Scalar), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, i64, &'static Tensor, Scalar), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::scatter", "value"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor`
+pub fn scatter_value(self_: &Tensor, dim: i64, index: &Tensor, value: Scalar) -> Result<Tensor> {
+    scatter_value_op()?.call((self_, dim, index, value))
+}
+
+/// The typed dispatcher handle of `aten::scatter_.value`, looked up once.
+#[inline]
+pub fn scatter_value_op_(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, &'static Tensor, Scalar), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, i64, &'static Tensor, Scalar), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::scatter_", "value"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)`
+pub fn scatter_value_(self_: &Tensor, dim: i64, index: &Tensor, value: Scalar) -> Result<Tensor> {
+    scatter_value_op_()?.call((self_, dim, index, value))
+}
+
+/// The typed dispatcher handle of `aten::scatter.value_out`, looked up once.
+#[inline]
+pub fn scatter_value_out_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            i64,
+            &'static Tensor,
+            Scalar,
+            &'static Tensor,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    i64,
+                    &'static Tensor,
+                    Scalar,
+                    &'static Tensor,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::scatter", "value_out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::scatter.value_out(Tensor self, int dim, Tensor index, Scalar value, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn scatter_value_out(
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    value: Scalar,
+    out: &Tensor,
+) -> Result<Tensor> {
+    scatter_value_out_op()?.call((self_, dim, index, value, out))
+}
+
+/// The typed dispatcher handle of `aten::scatter_add.`, looked up once.
+#[inline]
+pub fn scatter_add_op() -> Result<
+    &'static TypedOperatorHandle<(&'static Tensor, i64, &'static Tensor, &'static Tensor), Tensor>,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<(&'static Tensor, i64, &'static Tensor, &'static Tensor), Tensor>,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::scatter_add", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor`
+pub fn scatter_add(self_: &Tensor, dim: i64, index: &Tensor, src: &Tensor) -> Result<Tensor> {
+    scatter_add_op()?.call((self_, dim, index, src))
+}
+
+/// The typed dispatcher handle of `aten::scatter_add_.`, looked up once.
+#[inline]
+pub fn scatter_add_op_() -> Result<
+    &'static TypedOperatorHandle<(&'static Tensor, i64, &'static Tensor, &'static Tensor), Tensor>,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<(&'static Tensor, i64, &'static Tensor, &'static Tensor), Tensor>,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::scatter_add_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)`
+pub fn scatter_add_(self_: &Tensor, dim: i64, index: &Tensor, src: &Tensor) -> Result<Tensor> {
+    scatter_add_op_()?.call((self_, dim, index, src))
+}
+
+/// The typed dispatcher handle of `aten::scatter_add.out`, looked up once.
+#[inline]
+pub fn scatter_add_out_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            i64,
+            &'static Tensor,
+            &'static Tensor,
+            &'static Tensor,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    i64,
+                    &'static Tensor,
+                    &'static Tensor,
+                    &'static Tensor,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::scatter_add", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::scatter_add.out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn scatter_add_out(
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    scatter_add_out_op()?.call((self_, dim, index, src, out))
+}
+
+/// The typed dispatcher handle of `aten::scatter_reduce.two`, looked up once.
+#[inline]
+pub fn scatter_reduce_two_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            i64,
+            &'static Tensor,
+            &'static Tensor,
+            &'static str,
+            bool,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    i64,
+                    &'static Tensor,
+                    &'static Tensor,
+                    &'static str,
+                    bool,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::scatter_reduce", "two"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`scatter_reduce_two_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct ScatterReduceTwoOptions {
+    /// `include_self`.
+    pub include_self: bool,
+}
+
+impl Default for ScatterReduceTwoOptions {
+    fn default() -> Self {
+        ScatterReduceTwoOptions { include_self: true }
+    }
+}
+
+/// `aten::scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor`
+pub fn scatter_reduce_two(
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &Tensor,
+    reduce: &str,
+) -> Result<Tensor> {
+    scatter_reduce_two_with(
+        self_,
+        dim,
+        index,
+        src,
+        reduce,
+        ScatterReduceTwoOptions::default(),
+    )
+}
+
+/// `aten::scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor`
+pub fn scatter_reduce_two_with(
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &Tensor,
+    reduce: &str,
+    options: ScatterReduceTwoOptions,
+) -> Result<Tensor> {
+    scatter_reduce_two_op()?.call((self_, dim, index, src, reduce, options.include_self))
+}
+
+/// The typed dispatcher handle of `aten::scatter_reduce_.two`, looked up once.
+#[inline]
+pub fn scatter_reduce_two_op_() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            i64,
+            &'static Tensor,
+            &'static Tensor,
+            &'static str,
+            bool,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    i64,
+                    &'static Tensor,
+                    &'static Tensor,
+                    &'static str,
+                    bool,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::scatter_reduce_", "two"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`scatter_reduce_two_with_`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct ScatterReduceTwoInplaceOptions {
+    /// `include_self`.
+    pub include_self: bool,
+}
+
+impl Default for ScatterReduceTwoInplaceOptions {
+    fn default() -> Self {
+        ScatterReduceTwoInplaceOptions { include_self: true }
+    }
+}
+
+/// `aten::scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor(a!)`
+pub fn scatter_reduce_two_(
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &Tensor,
+    reduce: &str,
+) -> Result<Tensor> {
+    scatter_reduce_two_with_(
+        self_,
+        dim,
+        index,
+        src,
+        reduce,
+        ScatterReduceTwoInplaceOptions::default(),
+    )
+}
+
+/// `aten::scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor(a!)`
+pub fn scatter_reduce_two_with_(
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &Tensor,
+    reduce: &str,
+    options: ScatterReduceTwoInplaceOptions,
+) -> Result<Tensor> {
+    scatter_reduce_two_op_()?.call((self_, dim, index, src, reduce, options.include_self))
+}
+
+/// The typed dispatcher handle of `aten::scatter_reduce.two_out`, looked up once.
+#[inline]
+pub fn scatter_reduce_two_out_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            i64,
+            &'static Tensor,
+            &'static Tensor,
+            &'static str,
+            bool,
+            &'static Tensor,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    i64,
+                    &'static Tensor,
+                    &'static Tensor,
+                    &'static str,
+                    bool,
+                    &'static Tensor,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::scatter_reduce", "two_out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::scatter_reduce.two_out(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True, Tensor(a!) out) -> Tensor(a!)`
+pub fn scatter_reduce_two_out(
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &Tensor,
+    reduce: &str,
+    include_self: bool,
+    out: &Tensor,
+) -> Result<Tensor> {
+    scatter_reduce_two_out_op()?.call((self_, dim, index, src, reduce, include_self, out))
+}
+
+/// The typed dispatcher handle of `aten::nonzero.out`, looked up once.
+#[inline]
+pub fn nonzero_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::nonzero", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::nonzero.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn nonzero_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    nonzero_out_op()?.call((self_, out))
+}
+
+/// The typed dispatcher handle of `aten::nonzero.`, looked up once.
+#[inline]
+pub fn nonzero_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::nonzero", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::nonzero(Tensor self) -> Tensor`
+pub fn nonzero(self_: &Tensor) -> Result<Tensor> {
+    nonzero_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::sort.values`, looked up once.
+#[inline]
+pub fn sort_values_op() -> Result<
+    &'static TypedOperatorHandle<
+        (&'static Tensor, i64, bool, &'static Tensor, &'static Tensor),
+        (Tensor, Tensor),
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (&'static Tensor, i64, bool, &'static Tensor, &'static Tensor),
+                (Tensor, Tensor),
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::sort", "values"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::sort.values(Tensor self, int dim=-1, bool descending=False, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)`
+pub fn sort_values(
+    self_: &Tensor,
+    dim: i64,
+    descending: bool,
+    values: &Tensor,
+    indices: &Tensor,
+) -> Result<(Tensor, Tensor)> {
+    sort_values_op()?.call((self_, dim, descending, values, indices))
+}
+
+/// The typed dispatcher handle of `aten::sort.values_stable`, looked up once.
+#[inline]
+pub fn sort_values_stable_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            Option<bool>,
+            i64,
+            bool,
+            &'static Tensor,
+            &'static Tensor,
+        ),
+        (Tensor, Tensor),
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    Option<bool>,
+                    i64,
+                    bool,
+                    &'static Tensor,
+                    &'static Tensor,
+                ),
+                (Tensor, Tensor),
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::sort", "values_stable"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::sort.values_stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)`
+pub fn sort_values_stable(
+    self_: &Tensor,
+    stable: Option<bool>,
+    dim: i64,
+    descending: bool,
+    values: &Tensor,
+    indices: &Tensor,
+) -> Result<(Tensor, Tensor)> {
+    sort_values_stable_op()?.call((self_, stable, dim, descending, values, indices))
+}
+
+/// The typed dispatcher handle of `aten::sort.`, looked up once.
+#[inline]
+pub fn sort_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, bool), (Tensor, Tensor)>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, i64, bool), (Tensor, Tensor)>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::sort", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`sort_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct SortOptions {
+    /// `dim`.
+    pub dim: i64,
+    /// `descending`.
+    pub descending: bool,
+}
+
+impl Default for SortOptions {
+    fn default() -> Self {
+        SortOptions {
+            dim: -1,
+            descending: false,
+        }
+    }
+}
+
+/// `aten::sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)`
+pub fn sort(self_: &Tensor) -> Result<(Tensor, Tensor)> {
+    sort_with(self_, SortOptions::default())
+}
+
+/// `aten::sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)`
+pub fn sort_with(self_: &Tensor, options: SortOptions) -> Result<(Tensor, Tensor)> {
+    sort_op()?.call((self_, options.dim, options.descending))
+}
+
+/// The typed dispatcher handle of `aten::sort.stable`, looked up once.
+#[inline]
+pub fn sort_stable_op() -> Result<
+    &'static TypedOperatorHandle<(&'static Tensor, Option<bool>, i64, bool), (Tensor, Tensor)>,
+> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, Option<bool>, i64, bool), (Tensor, Tensor)>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::sort", "stable"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`sort_stable_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct SortStableOptions {
+    /// `dim`.
+    pub dim: i64,
+    /// `descending`.
+    pub descending: bool,
+}
+
+impl Default for SortStableOptions {
+    fn default() -> Self {
+        SortStableOptions {
+            dim: -1,
+            descending: false,
+        }
+    }
+}
+
+/// `aten::sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)`
+pub fn sort_stable(self_: &Tensor, stable: Option<bool>) -> Result<(Tensor, Tensor)> {
+    sort_stable_with(self_, stable, SortStableOptions::default())
+}
+
+/// `aten::sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)`
+pub fn sort_stable_with(
+    self_: &Tensor,
+    stable: Option<bool>,
+    options: SortStableOptions,
+) -> Result<(Tensor, Tensor)> {
+    sort_stable_op()?.call((self_, stable, options.dim, options.descending))
+}
+
+/// The typed dispatcher handle of `aten::topk.values`, looked up once.
+#[inline]
+pub fn topk_values_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            i64,
+            i64,
+            bool,
+            bool,
+            &'static Tensor,
+            &'static Tensor,
+        ),
+        (Tensor, Tensor),
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    i64,
+                    i64,
+                    bool,
+                    bool,
+                    &'static Tensor,
+                    &'static Tensor,
+                ),
+                (Tensor, Tensor),
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::topk", "values"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::topk.values(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)`
+pub fn topk_values(
+    self_: &Tensor,
+    k: i64,
+    dim: i64,
+    largest: bool,
+    sorted: bool,
+    values: &Tensor,
+    indices: &Tensor,
+) -> Result<(Tensor, Tensor)> {
+    topk_values_op()?.call((self_, k, dim, largest, sorted, values, indices))
+}
+
+/// The typed dispatcher handle of `aten::topk.`, looked up once.
+#[inline]
+pub fn topk_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, i64, bool, bool), (Tensor, Tensor)>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, i64, i64, bool, bool), (Tensor, Tensor)>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::topk", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`topk_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct TopkOptions {
+    /// `dim`.
+    pub dim: i64,
+    /// `largest`.
+    pub largest: bool,
+    /// `sorted`.
+    pub sorted: bool,
+}
+
+impl Default for TopkOptions {
+    fn default() -> Self {
+        TopkOptions {
+            dim: -1,
+            largest: true,
+            sorted: true,
+        }
+    }
+}
+
+/// `aten::topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)`
+pub fn topk(self_: &Tensor, k: i64) -> Result<(Tensor, Tensor)> {
+    topk_with(self_, k, TopkOptions::default())
+}
+
+/// `aten::topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)`
+pub fn topk_with(self_: &Tensor, k: i64, options: TopkOptions) -> Result<(Tensor, Tensor)> {
+    topk_op()?.call((self_, k, options.dim, options.largest, options.sorted))
+}
+
+/// The typed dispatcher handle of `aten::randperm.`, looked up once.
+#[inline]
+pub fn randperm_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            i64,
+            Option<ScalarType>,
+            Option<Layout>,
+            Option<Device>,
+            Option<bool>,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    i64,
+                    Option<ScalarType>,
+                    Option<Layout>,
+                    Option<Device>,
+                    Option<bool>,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::randperm", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`randperm_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct RandpermOptions {
+    /// `dtype`.
+    pub dtype: Option<ScalarType>,
+    /// `layout`.
+    pub layout: Option<Layout>,
+    /// `device`.
+    pub device: Option<Device>,
+    /// `pin_memory`.
+    pub pin_memory: Option<bool>,
+}
+
+impl Default for RandpermOptions {
+    fn default() -> Self {
+        RandpermOptions {
+            dtype: Some(ScalarType::Long),
+            layout: None,
+            device: None,
+            pin_memory: None,
+        }
+    }
+}
+
+/// `aten::randperm(SymInt n, *, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+pub fn randperm(n: i64) -> Result<Tensor> {
+    randperm_with(n, RandpermOptions::default())
+}
+
+/// `aten::randperm(SymInt n, *, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+pub fn randperm_with(n: i64, options: RandpermOptions) -> Result<Tensor> {
+    randperm_op()?.call((
+        n,
+        options.dtype,
+        options.layout,
+        options.device,
+        options.pin_memory,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::randperm.generator`, looked up once.
+#[inline]
+pub fn randperm_generator_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            i64,
+            Option<Generator>,
+            Option<ScalarType>,
+            Option<Layout>,
+            Option<Device>,
+            Option<bool>,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    i64,
+                    Option<Generator>,
+                    Option<ScalarType>,
+                    Option<Layout>,
+                    Option<Device>,
+                    Option<bool>,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::randperm", "generator"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`randperm_generator_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct RandpermGeneratorOptions {
+    /// `dtype`.
+    pub dtype: Option<ScalarType>,
+    /// `layout`.
+    pub layout: Option<Layout>,
+    /// `device`.
+    pub device: Option<Device>,
+    /// `pin_memory`.
+    pub pin_memory: Option<bool>,
+}
+
+impl Default for RandpermGeneratorOptions {
+    fn default() -> Self {
+        RandpermGeneratorOptions {
+            dtype: Some(ScalarType::Long),
+            layout: None,
+            device: None,
+            pin_memory: None,
+        }
+    }
+}
+
+/// `aten::randperm.generator(SymInt n, *, Generator? generator, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+pub fn randperm_generator(n: i64, generator: Option<Generator>) -> Result<Tensor> {
+    randperm_generator_with(n, generator, RandpermGeneratorOptions::default())
+}
+
+/// `aten::randperm.generator(SymInt n, *, Generator? generator, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+pub fn randperm_generator_with(
+    n: i64,
+    generator: Option<Generator>,
+    options: RandpermGeneratorOptions,
+) -> Result<Tensor> {
+    randperm_generator_op()?.call((
+        n,
+        generator,
+        options.dtype,
+        options.layout,
+        options.device,
+        options.pin_memory,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::randperm.out`, looked up once.
+#[inline]
+pub fn randperm_out_op() -> Result<&'static TypedOperatorHandle<(i64, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(i64, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::randperm", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::randperm.out(SymInt n, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn randperm_out(n: i64, out: &Tensor) -> Result<Tensor> {
+    randperm_out_op()?.call((n, out))
+}
+
+/// The typed dispatcher handle of `aten::randperm.generator_out`, looked up once.
+#[inline]
+pub fn randperm_generator_out_op(
+) -> Result<&'static TypedOperatorHandle<(i64, Option<Generator>, &'static Tensor), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(i64, Option<Generator>, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::randperm", "generator_out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::randperm.generator_out(SymInt n, *, Generator? generator, Tensor(a!) out) -> Tensor(a!)`
+pub fn randperm_generator_out(
+    n: i64,
+    generator: Option<Generator>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    randperm_generator_out_op()?.call((n, generator, out))
+}
+
+/// The typed dispatcher handle of `aten::_embedding_bag.`, looked up once.
+#[inline]
+pub fn _embedding_bag_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static Tensor,
+            &'static Tensor,
+            bool,
+            i64,
+            bool,
+            Option<&'static Tensor>,
+            bool,
+            i64,
+        ),
+        (Tensor, Tensor, Tensor, Tensor),
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static Tensor,
+                    &'static Tensor,
+                    bool,
+                    i64,
+                    bool,
+                    Option<&'static Tensor>,
+                    bool,
+                    i64,
+                ),
+                (Tensor, Tensor, Tensor, Tensor),
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::_embedding_bag", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`_embedding_bag_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct EmbeddingBagOptions<'a> {
+    /// `scale_grad_by_freq`.
+    pub scale_grad_by_freq: bool,
+    /// `mode`.
+    pub mode: i64,
+    /// `sparse`.
+    pub sparse: bool,
+    /// `per_sample_weights`.
+    pub per_sample_weights: Option<&'a Tensor>,
+    /// `include_last_offset`.
+    pub include_last_offset: bool,
+    /// `padding_idx`.
+    pub padding_idx: i64,
+}
+
+impl Default for EmbeddingBagOptions<'_> {
+    fn default() -> Self {
+        EmbeddingBagOptions {
+            scale_grad_by_freq: false,
+            mode: 0,
+            sparse: false,
+            per_sample_weights: None,
+            include_last_offset: false,
+            padding_idx: -1,
+        }
+    }
+}
+
+/// `aten::_embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False, int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)`
+pub fn _embedding_bag(
+    weight: &Tensor,
+    indices: &Tensor,
+    offsets: &Tensor,
+) -> Result<(Tensor, Tensor, Tensor, Tensor)> {
+    _embedding_bag_with(weight, indices, offsets, EmbeddingBagOptions::default())
+}
+
+/// `aten::_embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False, int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)`
+pub fn _embedding_bag_with(
+    weight: &Tensor,
+    indices: &Tensor,
+    offsets: &Tensor,
+    options: EmbeddingBagOptions<'_>,
+) -> Result<(Tensor, Tensor, Tensor, Tensor)> {
+    _embedding_bag_op()?.call((
+        weight,
+        indices,
+        offsets,
+        options.scale_grad_by_freq,
+        options.mode,
+        options.sparse,
+        options.per_sample_weights,
+        options.include_last_offset,
+        options.padding_idx,
+    ))
+}
+
 /// The typed dispatcher handle of `aten::cat.`, looked up once.
 #[inline]
 pub fn cat_op() -> Result<&'static TypedOperatorHandle<(&'static [Tensor], i64), Tensor>> {

@@ -1657,6 +1657,106 @@ aten_dispatch::torch_library!(aten, |m| {
     )?;
     m.def_with("gather.out(Tensor self, int dim, Tensor index, *, bool sparse_grad=False, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec![])?;
     m.def_with(
+        "index.Tensor(Tensor self, Tensor?[] indices) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string(), "dynamic_output_shape".to_string()],
+    )?;
+    m.def_with(
+        "index.Tensor_out(Tensor self, Tensor?[] indices, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with("index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec![])?;
+    m.def_with("index_put.out(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False, *, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec![])?;
+    m.def_with(
+        "index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string()],
+    )?;
+    m.def_with("_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec![])?;
+    m.def_with("_index_put_impl(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
+    m.def_with("_index_put_impl.out(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False, *, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec![])?;
+    m.def_with(
+        "masked_scatter_(Tensor(a!) self, Tensor mask, Tensor source) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with("masked_scatter.out(Tensor self, Tensor mask, Tensor source, *, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec![])?;
+    m.def_with(
+        "masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string()],
+    )?;
+    m.def_with(
+        "scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string()],
+    )?;
+    m.def_with(
+        "scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with("scatter.src_out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec![])?;
+    m.def_with(
+        "scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string()],
+    )?;
+    m.def_with(
+        "scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with("scatter.value_out(Tensor self, int dim, Tensor index, Scalar value, *, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec![])?;
+    m.def_with(
+        "scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string()],
+    )?;
+    m.def_with(
+        "scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with("scatter_add.out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec![])?;
+    m.def_with("scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
+    m.def_with("scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec![])?;
+    m.def_with("scatter_reduce.two_out(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec![])?;
+    m.def_with(
+        "nonzero.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["dynamic_output_shape".to_string()],
+    )?;
+    m.def_with(
+        "nonzero(Tensor self) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["dynamic_output_shape".to_string(), "core".to_string()],
+    )?;
+    m.def_with("sort.values(Tensor self, int dim=-1, bool descending=False, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)", Some(AliasAnalysisKind::FromSchema), vec![])?;
+    m.def_with("sort.values_stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)", Some(AliasAnalysisKind::FromSchema), vec![])?;
+    m.def_with(
+        "sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string()],
+    )?;
+    m.def_with("sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)", Some(AliasAnalysisKind::FromSchema), vec![])?;
+    m.def_with("topk.values(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)", Some(AliasAnalysisKind::FromSchema), vec![])?;
+    m.def_with("topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
+    m.def_with("randperm(SymInt n, *, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string(), "nondeterministic_seeded".to_string()])?;
+    m.def_with("randperm.generator(SymInt n, *, Generator? generator, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec!["nondeterministic_seeded".to_string()])?;
+    m.def_with(
+        "randperm.out(SymInt n, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["nondeterministic_seeded".to_string()],
+    )?;
+    m.def_with(
+        "randperm.generator_out(SymInt n, *, Generator? generator, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["nondeterministic_seeded".to_string()],
+    )?;
+    m.def_with("_embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False, int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
+    m.def_with(
         "cat(Tensor[] tensors, int dim=0) -> Tensor",
         Some(AliasAnalysisKind::FromSchema),
         vec!["core".to_string()],
@@ -5523,6 +5623,467 @@ pub fn gather_out_structured_meta(
     let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
+/// Structured kernel (Functional, meta) of `aten::index.Tensor(Tensor self, Tensor?[] indices) -> Tensor`.
+pub fn index_tensor_structured_meta(
+    self_: &Tensor,
+    indices: Vec<Option<Tensor>>,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::index_tensor(set_output, self_, &indices)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, default_backend) of `aten::index.Tensor(Tensor self, Tensor?[] indices) -> Tensor`.
+pub fn index_tensor_structured_default_backend(
+    self_: &Tensor,
+    indices: Vec<Option<Tensor>>,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::index_tensor(set_output, self_, &indices)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::index_tensor_out_op()?.call((self_, indices, &output))
+}
+/// Structured kernel (Out, meta) of `aten::index.Tensor_out(Tensor self, Tensor?[] indices, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn index_tensor_out_structured_meta(
+    self_: &Tensor,
+    indices: Vec<Option<Tensor>>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::index_tensor(set_output, self_, &indices)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// `autogen` variant `aten::index_put.out(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False, *, Tensor(a!) out) -> Tensor(a!)` of `aten::index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)`.
+pub fn index_put_out_autogen(
+    self_: &Tensor,
+    indices: Vec<Option<Tensor>>,
+    values: &Tensor,
+    accumulate: bool,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = ops::clone(self_)?;
+    ops::index_put_op_()?.call((&result, indices, values, accumulate))?;
+    crate::structured::copy_to_out(&result, out)?;
+    Ok(out.clone())
+}
+/// `autogen` variant `aten::_index_put_impl(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor` of `aten::_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)`.
+pub fn _index_put_impl_autogen(
+    self_: &Tensor,
+    indices: Vec<Option<Tensor>>,
+    values: &Tensor,
+    accumulate: bool,
+    unsafe_: bool,
+) -> Result<Tensor> {
+    let result = ops::clone(self_)?;
+    ops::_index_put_impl_op_()?.call((&result, indices, values, accumulate, unsafe_))?;
+    Ok(result)
+}
+/// `autogen` variant `aten::_index_put_impl.out(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False, *, Tensor(a!) out) -> Tensor(a!)` of `aten::_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)`.
+pub fn _index_put_impl_out_autogen(
+    self_: &Tensor,
+    indices: Vec<Option<Tensor>>,
+    values: &Tensor,
+    accumulate: bool,
+    unsafe_: bool,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = ops::clone(self_)?;
+    ops::_index_put_impl_op_()?.call((&result, indices, values, accumulate, unsafe_))?;
+    crate::structured::copy_to_out(&result, out)?;
+    Ok(out.clone())
+}
+/// `autogen` variant `aten::masked_scatter.out(Tensor self, Tensor mask, Tensor source, *, Tensor(a!) out) -> Tensor(a!)` of `aten::masked_scatter_(Tensor(a!) self, Tensor mask, Tensor source) -> Tensor(a!)`.
+pub fn masked_scatter_out_autogen(
+    self_: &Tensor,
+    mask: &Tensor,
+    source: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = ops::clone(self_)?;
+    ops::masked_scatter_op_()?.call((&result, mask, source))?;
+    crate::structured::copy_to_out(&result, out)?;
+    Ok(out.clone())
+}
+/// Structured kernel (Functional, meta) of `aten::scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor`.
+pub fn scatter_src_structured_meta(
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &Tensor,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::scatter_src(set_output, self_, dim, index, src)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, default_backend) of `aten::scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor`.
+pub fn scatter_src_structured_default_backend(
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &Tensor,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::scatter_src(set_output, self_, dim, index, src)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::scatter_src_out_op()?.call((self_, dim, index, src, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)`.
+pub fn scatter_src_structured_meta_(
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &Tensor,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::scatter_src(set_output, self_, dim, index, src)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)`.
+pub fn scatter_src_structured_default_backend_(
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &Tensor,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::scatter_src(set_output, self_, dim, index, src)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::scatter_src_out_op()?.call((self_, dim, index, src, &output))
+}
+/// Structured kernel (Out, meta) of `aten::scatter.src_out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn scatter_src_out_structured_meta(
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::scatter_src(set_output, self_, dim, index, src)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, meta) of `aten::scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor`.
+pub fn scatter_value_structured_meta(
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    value: Scalar,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::scatter_value(set_output, self_, dim, index, value)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, default_backend) of `aten::scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor`.
+pub fn scatter_value_structured_default_backend(
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    value: Scalar,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::scatter_value(set_output, self_, dim, index, value)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::scatter_value_out_op()?.call((self_, dim, index, value, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)`.
+pub fn scatter_value_structured_meta_(
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    value: Scalar,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::scatter_value(set_output, self_, dim, index, value)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)`.
+pub fn scatter_value_structured_default_backend_(
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    value: Scalar,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::scatter_value(set_output, self_, dim, index, value)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::scatter_value_out_op()?.call((self_, dim, index, value, &output))
+}
+/// Structured kernel (Out, meta) of `aten::scatter.value_out(Tensor self, int dim, Tensor index, Scalar value, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn scatter_value_out_structured_meta(
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    value: Scalar,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::scatter_value(set_output, self_, dim, index, value)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, meta) of `aten::scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor`.
+pub fn scatter_add_structured_meta(
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &Tensor,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::scatter_add(set_output, self_, dim, index, src)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, default_backend) of `aten::scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor`.
+pub fn scatter_add_structured_default_backend(
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &Tensor,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::scatter_add(set_output, self_, dim, index, src)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::scatter_add_out_op()?.call((self_, dim, index, src, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)`.
+pub fn scatter_add_structured_meta_(
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &Tensor,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::scatter_add(set_output, self_, dim, index, src)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)`.
+pub fn scatter_add_structured_default_backend_(
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &Tensor,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::scatter_add(set_output, self_, dim, index, src)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::scatter_add_out_op()?.call((self_, dim, index, src, &output))
+}
+/// Structured kernel (Out, meta) of `aten::scatter_add.out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn scatter_add_out_structured_meta(
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::scatter_add(set_output, self_, dim, index, src)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, meta) of `aten::scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor`.
+pub fn scatter_reduce_two_structured_meta(
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &Tensor,
+    reduce: &str,
+    include_self: bool,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta =
+        crate::meta::scatter_reduce_two(set_output, self_, dim, index, src, reduce, include_self)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, default_backend) of `aten::scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor`.
+pub fn scatter_reduce_two_structured_default_backend(
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &Tensor,
+    reduce: &str,
+    include_self: bool,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta =
+        crate::meta::scatter_reduce_two(set_output, self_, dim, index, src, reduce, include_self)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::scatter_reduce_two_out_op()?.call((self_, dim, index, src, reduce, include_self, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor(a!)`.
+pub fn scatter_reduce_two_structured_meta_(
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &Tensor,
+    reduce: &str,
+    include_self: bool,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta =
+        crate::meta::scatter_reduce_two(set_output, self_, dim, index, src, reduce, include_self)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor(a!)`.
+pub fn scatter_reduce_two_structured_default_backend_(
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &Tensor,
+    reduce: &str,
+    include_self: bool,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta =
+        crate::meta::scatter_reduce_two(set_output, self_, dim, index, src, reduce, include_self)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::scatter_reduce_two_out_op()?.call((self_, dim, index, src, reduce, include_self, &output))
+}
+/// Structured kernel (Out, meta) of `aten::scatter_reduce.two_out(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True, Tensor(a!) out) -> Tensor(a!)`.
+pub fn scatter_reduce_two_out_structured_meta(
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &Tensor,
+    reduce: &str,
+    include_self: bool,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta =
+        crate::meta::scatter_reduce_two(set_output, self_, dim, index, src, reduce, include_self)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Out, meta) of `aten::sort.values_stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)`.
+pub fn sort_values_stable_structured_meta(
+    self_: &Tensor,
+    stable: Option<bool>,
+    dim: i64,
+    descending: bool,
+    values: &Tensor,
+    indices: &Tensor,
+) -> Result<(Tensor, Tensor)> {
+    let outs = [values, indices];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::sort_stable(set_output, self_, stable, dim, descending)?;
+    let [output0, output1] = meta.into_outputs();
+    Ok((set_output.finish(output0), set_output.finish(output1)))
+}
+/// Structured kernel (Functional, meta) of `aten::sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)`.
+pub fn sort_stable_structured_meta(
+    self_: &Tensor,
+    stable: Option<bool>,
+    dim: i64,
+    descending: bool,
+) -> Result<(Tensor, Tensor)> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::sort_stable(set_output, self_, stable, dim, descending)?;
+    let [output0, output1] = meta.into_outputs();
+    Ok((set_output.finish(output0), set_output.finish(output1)))
+}
+/// Structured kernel (Functional, default_backend) of `aten::sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)`.
+pub fn sort_stable_structured_default_backend(
+    self_: &Tensor,
+    stable: Option<bool>,
+    dim: i64,
+    descending: bool,
+) -> Result<(Tensor, Tensor)> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::sort_stable(set_output, self_, stable, dim, descending)?;
+    let [output0, output1] = meta.into_outputs();
+    ops::sort_values_stable_op()?.call((self_, stable, dim, descending, &output0, &output1))
+}
+/// Structured kernel (Out, meta) of `aten::topk.values(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)`.
+pub fn topk_values_structured_meta(
+    self_: &Tensor,
+    k: i64,
+    dim: i64,
+    largest: bool,
+    sorted: bool,
+    values: &Tensor,
+    indices: &Tensor,
+) -> Result<(Tensor, Tensor)> {
+    let outs = [values, indices];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::topk(set_output, self_, k, dim, largest, sorted)?;
+    let [output0, output1] = meta.into_outputs();
+    Ok((set_output.finish(output0), set_output.finish(output1)))
+}
+/// Structured kernel (Functional, meta) of `aten::topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)`.
+pub fn topk_structured_meta(
+    self_: &Tensor,
+    k: i64,
+    dim: i64,
+    largest: bool,
+    sorted: bool,
+) -> Result<(Tensor, Tensor)> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::topk(set_output, self_, k, dim, largest, sorted)?;
+    let [output0, output1] = meta.into_outputs();
+    Ok((set_output.finish(output0), set_output.finish(output1)))
+}
+/// Structured kernel (Functional, default_backend) of `aten::topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)`.
+pub fn topk_structured_default_backend(
+    self_: &Tensor,
+    k: i64,
+    dim: i64,
+    largest: bool,
+    sorted: bool,
+) -> Result<(Tensor, Tensor)> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::topk(set_output, self_, k, dim, largest, sorted)?;
+    let [output0, output1] = meta.into_outputs();
+    ops::topk_values_op()?.call((self_, k, dim, largest, sorted, &output0, &output1))
+}
+/// BackendSelect kernel of `aten::randperm(SymInt n, *, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`.
+pub fn randperm_backend_select(
+    _keys: DispatchKeySet,
+    n: i64,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    let backend = device
+        .unwrap_or(Device::CPU)
+        .device_type()
+        .backend_component();
+    let keys = DispatchKeySet::from_key(backend.dense_key());
+    ops::randperm_op()?.redispatch(keys, (n, dtype, layout, device, pin_memory))
+}
+/// BackendSelect kernel of `aten::randperm.generator(SymInt n, *, Generator? generator, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`.
+pub fn randperm_generator_backend_select(
+    _keys: DispatchKeySet,
+    n: i64,
+    generator: Option<Generator>,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    let backend = device
+        .unwrap_or(Device::CPU)
+        .device_type()
+        .backend_component();
+    let keys = DispatchKeySet::from_key(backend.dense_key());
+    ops::randperm_generator_op()?
+        .redispatch(keys, (n, generator, dtype, layout, device, pin_memory))
+}
 /// Structured kernel (Functional, meta) of `aten::cat(Tensor[] tensors, int dim=0) -> Tensor`.
 pub fn cat_structured_meta(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
@@ -6195,6 +6756,14 @@ aten_dispatch::torch_library_impl!(aten, BackendSelect, |m| {
     m.impl_(
         "randn.generator",
         CppFunction::from_unboxed(randn_generator_backend_select),
+    )?;
+    m.impl_(
+        "randperm",
+        CppFunction::from_unboxed(randperm_backend_select),
+    )?;
+    m.impl_(
+        "randperm.generator",
+        CppFunction::from_unboxed(randperm_generator_backend_select),
     )?;
     Ok(())
 });
@@ -6961,6 +7530,91 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
         "gather.out",
         CppFunction::from_unboxed(gather_out_structured_meta),
     )?;
+    m.impl_(
+        "index.Tensor",
+        CppFunction::from_unboxed(index_tensor_structured_meta),
+    )?;
+    m.impl_(
+        "index.Tensor_out",
+        CppFunction::from_unboxed(index_tensor_out_structured_meta),
+    )?;
+    m.impl_(
+        "_index_put_impl_",
+        CppFunction::from_unboxed(crate::native::_index_put_impl_meta_),
+    )?;
+    m.impl_(
+        "masked_scatter_",
+        CppFunction::from_unboxed(crate::native::masked_scatter_meta_),
+    )?;
+    m.impl_(
+        "scatter.src",
+        CppFunction::from_unboxed(scatter_src_structured_meta),
+    )?;
+    m.impl_(
+        "scatter_.src",
+        CppFunction::from_unboxed(scatter_src_structured_meta_),
+    )?;
+    m.impl_(
+        "scatter.src_out",
+        CppFunction::from_unboxed(scatter_src_out_structured_meta),
+    )?;
+    m.impl_(
+        "scatter.value",
+        CppFunction::from_unboxed(scatter_value_structured_meta),
+    )?;
+    m.impl_(
+        "scatter_.value",
+        CppFunction::from_unboxed(scatter_value_structured_meta_),
+    )?;
+    m.impl_(
+        "scatter.value_out",
+        CppFunction::from_unboxed(scatter_value_out_structured_meta),
+    )?;
+    m.impl_(
+        "scatter_add",
+        CppFunction::from_unboxed(scatter_add_structured_meta),
+    )?;
+    m.impl_(
+        "scatter_add_",
+        CppFunction::from_unboxed(scatter_add_structured_meta_),
+    )?;
+    m.impl_(
+        "scatter_add.out",
+        CppFunction::from_unboxed(scatter_add_out_structured_meta),
+    )?;
+    m.impl_(
+        "scatter_reduce.two",
+        CppFunction::from_unboxed(scatter_reduce_two_structured_meta),
+    )?;
+    m.impl_(
+        "scatter_reduce_.two",
+        CppFunction::from_unboxed(scatter_reduce_two_structured_meta_),
+    )?;
+    m.impl_(
+        "scatter_reduce.two_out",
+        CppFunction::from_unboxed(scatter_reduce_two_out_structured_meta),
+    )?;
+    m.impl_(
+        "sort.values_stable",
+        CppFunction::from_unboxed(sort_values_stable_structured_meta),
+    )?;
+    m.impl_(
+        "sort.stable",
+        CppFunction::from_unboxed(sort_stable_structured_meta),
+    )?;
+    m.impl_(
+        "topk.values",
+        CppFunction::from_unboxed(topk_values_structured_meta),
+    )?;
+    m.impl_("topk", CppFunction::from_unboxed(topk_structured_meta))?;
+    m.impl_(
+        "randperm.generator_out",
+        CppFunction::from_unboxed(crate::native::randperm_generator_out_meta),
+    )?;
+    m.impl_(
+        "_embedding_bag",
+        CppFunction::from_unboxed(crate::native::_embedding_bag_meta),
+    )?;
     m.impl_("cat", CppFunction::from_unboxed(cat_structured_meta))?;
     m.impl_(
         "cat.out",
@@ -7376,6 +8030,51 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutograd, |m| {
     )?;
     m.impl_("mv", CppFunction::from_unboxed(crate::native::mv))?;
     m.impl_("flip.out", CppFunction::from_unboxed(flip_out_autogen))?;
+    m.impl_(
+        "index_put_",
+        CppFunction::from_unboxed(crate::native::index_put_),
+    )?;
+    m.impl_(
+        "index_put.out",
+        CppFunction::from_unboxed(index_put_out_autogen),
+    )?;
+    m.impl_(
+        "index_put",
+        CppFunction::from_unboxed(crate::native::index_put),
+    )?;
+    m.impl_(
+        "_index_put_impl",
+        CppFunction::from_unboxed(_index_put_impl_autogen),
+    )?;
+    m.impl_(
+        "_index_put_impl.out",
+        CppFunction::from_unboxed(_index_put_impl_out_autogen),
+    )?;
+    m.impl_(
+        "masked_scatter.out",
+        CppFunction::from_unboxed(masked_scatter_out_autogen),
+    )?;
+    m.impl_(
+        "masked_scatter",
+        CppFunction::from_unboxed(crate::native::masked_scatter),
+    )?;
+    m.impl_(
+        "sort.values",
+        CppFunction::from_unboxed(crate::native::sort_out),
+    )?;
+    m.impl_("sort", CppFunction::from_unboxed(crate::native::sort))?;
+    m.impl_(
+        "randperm",
+        CppFunction::from_unboxed(crate::native::randperm),
+    )?;
+    m.impl_(
+        "randperm.generator",
+        CppFunction::from_unboxed(crate::native::randperm_generator),
+    )?;
+    m.impl_(
+        "randperm.out",
+        CppFunction::from_unboxed(crate::native::randperm_out),
+    )?;
     m.impl_("stack", CppFunction::from_unboxed(crate::native::stack))?;
     m.impl_("repeat", CppFunction::from_unboxed(crate::native::repeat))?;
     m.impl_("repeat.out", CppFunction::from_unboxed(repeat_out_autogen))?;
@@ -8092,6 +8791,50 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutogradNonFunctional,
     m.impl_(
         "gather",
         CppFunction::from_unboxed(gather_structured_default_backend),
+    )?;
+    m.impl_(
+        "index.Tensor",
+        CppFunction::from_unboxed(index_tensor_structured_default_backend),
+    )?;
+    m.impl_(
+        "scatter.src",
+        CppFunction::from_unboxed(scatter_src_structured_default_backend),
+    )?;
+    m.impl_(
+        "scatter_.src",
+        CppFunction::from_unboxed(scatter_src_structured_default_backend_),
+    )?;
+    m.impl_(
+        "scatter.value",
+        CppFunction::from_unboxed(scatter_value_structured_default_backend),
+    )?;
+    m.impl_(
+        "scatter_.value",
+        CppFunction::from_unboxed(scatter_value_structured_default_backend_),
+    )?;
+    m.impl_(
+        "scatter_add",
+        CppFunction::from_unboxed(scatter_add_structured_default_backend),
+    )?;
+    m.impl_(
+        "scatter_add_",
+        CppFunction::from_unboxed(scatter_add_structured_default_backend_),
+    )?;
+    m.impl_(
+        "scatter_reduce.two",
+        CppFunction::from_unboxed(scatter_reduce_two_structured_default_backend),
+    )?;
+    m.impl_(
+        "scatter_reduce_.two",
+        CppFunction::from_unboxed(scatter_reduce_two_structured_default_backend_),
+    )?;
+    m.impl_(
+        "sort.stable",
+        CppFunction::from_unboxed(sort_stable_structured_default_backend),
+    )?;
+    m.impl_(
+        "topk",
+        CppFunction::from_unboxed(topk_structured_default_backend),
     )?;
     m.impl_(
         "cat",

@@ -1375,6 +1375,166 @@ impl Tensor {
         ops::gather_with(self, dim, index, options)
     }
 
+    /// `aten::index.Tensor(Tensor self, Tensor?[] indices) -> Tensor`
+    pub fn index_tensor(&self, indices: Vec<Option<Tensor>>) -> Result<Tensor> {
+        ops::index_tensor(self, indices)
+    }
+
+    /// `aten::index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)`
+    pub fn index_put_(&self, indices: Vec<Option<Tensor>>, values: &Tensor) -> Result<Tensor> {
+        ops::index_put_(self, indices, values)
+    }
+
+    /// `aten::index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)`
+    pub fn index_put_with_(
+        &self,
+        indices: Vec<Option<Tensor>>,
+        values: &Tensor,
+        options: ops::IndexPutInplaceOptions,
+    ) -> Result<Tensor> {
+        ops::index_put_with_(self, indices, values, options)
+    }
+
+    /// `aten::index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor`
+    pub fn index_put(&self, indices: Vec<Option<Tensor>>, values: &Tensor) -> Result<Tensor> {
+        ops::index_put(self, indices, values)
+    }
+
+    /// `aten::index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor`
+    pub fn index_put_with(
+        &self,
+        indices: Vec<Option<Tensor>>,
+        values: &Tensor,
+        options: ops::IndexPutOptions,
+    ) -> Result<Tensor> {
+        ops::index_put_with(self, indices, values, options)
+    }
+
+    /// `aten::masked_scatter_(Tensor(a!) self, Tensor mask, Tensor source) -> Tensor(a!)`
+    pub fn masked_scatter_(&self, mask: &Tensor, source: &Tensor) -> Result<Tensor> {
+        ops::masked_scatter_(self, mask, source)
+    }
+
+    /// `aten::masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor`
+    pub fn masked_scatter(&self, mask: &Tensor, source: &Tensor) -> Result<Tensor> {
+        ops::masked_scatter(self, mask, source)
+    }
+
+    /// `aten::scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor`
+    pub fn scatter_src(&self, dim: i64, index: &Tensor, src: &Tensor) -> Result<Tensor> {
+        ops::scatter_src(self, dim, index, src)
+    }
+
+    /// `aten::scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)`
+    pub fn scatter_src_(&self, dim: i64, index: &Tensor, src: &Tensor) -> Result<Tensor> {
+        ops::scatter_src_(self, dim, index, src)
+    }
+
+    /// `aten::scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor`
+    pub fn scatter_value(&self, dim: i64, index: &Tensor, value: Scalar) -> Result<Tensor> {
+        ops::scatter_value(self, dim, index, value)
+    }
+
+    /// `aten::scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)`
+    pub fn scatter_value_(&self, dim: i64, index: &Tensor, value: Scalar) -> Result<Tensor> {
+        ops::scatter_value_(self, dim, index, value)
+    }
+
+    /// `aten::scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor`
+    pub fn scatter_add(&self, dim: i64, index: &Tensor, src: &Tensor) -> Result<Tensor> {
+        ops::scatter_add(self, dim, index, src)
+    }
+
+    /// `aten::scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)`
+    pub fn scatter_add_(&self, dim: i64, index: &Tensor, src: &Tensor) -> Result<Tensor> {
+        ops::scatter_add_(self, dim, index, src)
+    }
+
+    /// `aten::scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor`
+    pub fn scatter_reduce_two(
+        &self,
+        dim: i64,
+        index: &Tensor,
+        src: &Tensor,
+        reduce: &str,
+    ) -> Result<Tensor> {
+        ops::scatter_reduce_two(self, dim, index, src, reduce)
+    }
+
+    /// `aten::scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor`
+    pub fn scatter_reduce_two_with(
+        &self,
+        dim: i64,
+        index: &Tensor,
+        src: &Tensor,
+        reduce: &str,
+        options: ops::ScatterReduceTwoOptions,
+    ) -> Result<Tensor> {
+        ops::scatter_reduce_two_with(self, dim, index, src, reduce, options)
+    }
+
+    /// `aten::scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor(a!)`
+    pub fn scatter_reduce_two_(
+        &self,
+        dim: i64,
+        index: &Tensor,
+        src: &Tensor,
+        reduce: &str,
+    ) -> Result<Tensor> {
+        ops::scatter_reduce_two_(self, dim, index, src, reduce)
+    }
+
+    /// `aten::scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor(a!)`
+    pub fn scatter_reduce_two_with_(
+        &self,
+        dim: i64,
+        index: &Tensor,
+        src: &Tensor,
+        reduce: &str,
+        options: ops::ScatterReduceTwoInplaceOptions,
+    ) -> Result<Tensor> {
+        ops::scatter_reduce_two_with_(self, dim, index, src, reduce, options)
+    }
+
+    /// `aten::nonzero(Tensor self) -> Tensor`
+    pub fn nonzero(&self) -> Result<Tensor> {
+        ops::nonzero(self)
+    }
+
+    /// `aten::sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)`
+    pub fn sort(&self) -> Result<(Tensor, Tensor)> {
+        ops::sort(self)
+    }
+
+    /// `aten::sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)`
+    pub fn sort_with(&self, options: ops::SortOptions) -> Result<(Tensor, Tensor)> {
+        ops::sort_with(self, options)
+    }
+
+    /// `aten::sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)`
+    pub fn sort_stable(&self, stable: Option<bool>) -> Result<(Tensor, Tensor)> {
+        ops::sort_stable(self, stable)
+    }
+
+    /// `aten::sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)`
+    pub fn sort_stable_with(
+        &self,
+        stable: Option<bool>,
+        options: ops::SortStableOptions,
+    ) -> Result<(Tensor, Tensor)> {
+        ops::sort_stable_with(self, stable, options)
+    }
+
+    /// `aten::topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)`
+    pub fn topk(&self, k: i64) -> Result<(Tensor, Tensor)> {
+        ops::topk(self, k)
+    }
+
+    /// `aten::topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)`
+    pub fn topk_with(&self, k: i64, options: ops::TopkOptions) -> Result<(Tensor, Tensor)> {
+        ops::topk_with(self, k, options)
+    }
+
     /// `aten::repeat(Tensor self, SymInt[] repeats) -> Tensor`
     pub fn repeat(&self, repeats: &[i64]) -> Result<Tensor> {
         ops::repeat(self, repeats)

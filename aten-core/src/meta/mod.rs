@@ -18,9 +18,12 @@
 //!   ([`MetaOutput`](crate::structured::MetaOutput));
 //! - [`cat`](mod@cat) joins tensors along a dimension, [`indexing`] holds `gather`,
 //!   [`triangular`] `tril` and `triu`;
+//! - [`advanced_indexing`] holds `index.Tensor`, [`scatter`] the scatter
+//!   families, [`sorting`] `sort.stable` and `topk`;
 //! - [`loss`] holds `nll_loss_forward` and `mse_loss`, [`pooling`]
 //!   `max_pool2d_with_indices`.
 
+pub mod advanced_indexing;
 pub mod cat;
 pub mod indexing;
 pub mod linear_algebra;
@@ -28,8 +31,11 @@ pub mod loss;
 pub mod pointwise;
 pub mod pooling;
 pub mod reduction;
+pub mod scatter;
+pub mod sorting;
 pub mod triangular;
 
+pub use advanced_indexing::index_tensor;
 pub use cat::cat;
 pub use indexing::gather;
 pub use linear_algebra::{addmm, bmm, mm};
@@ -42,6 +48,8 @@ pub use reduction::{
     _log_softmax, _softmax, all_dim, amax, amin, any, any_dim, any_dims, argmax, argmin, cumsum,
     max_dim, mean_dim, min_dim, prod_dim_int, sum_dim_intlist,
 };
+pub use scatter::{scatter_add, scatter_reduce_two, scatter_src, scatter_value};
+pub use sorting::{sort_stable, topk};
 pub use triangular::{tril, triu};
 
 use c10_core::{Device, Error, Result, ScalarType};

@@ -137,6 +137,59 @@ pub fn compute_stride(
     Some(new_stride)
 }
 
+/// `infer_dense_strides(sizes, strides)`: contiguous strides for `sizes`
+/// in the dimension order of `strides` (smaller strides inner; ties keep
+/// the smaller size inner; stride-0 dimensions stay where a contiguous
+/// layout has them), as `TensorIterator` orders dimensions. Sizes 0 and 1
+/// do not grow the next stride.
+pub fn infer_dense_strides(sizes: &[i64], strides: &[i64]) -> Vec<i64> {
+    let ndim = sizes.len().min(strides.len());
+    if ndim == 0 {
+        return Vec::new();
+    }
+    // Innermost first: n-1, ..., 0, then a stable insertion sort.
+    let mut perm: Vec<usize> = (0..ndim).rev().collect();
+    let should_swap = |d0: usize, d1: usize| -> i32 {
+        let (s0, s1) = (strides[d0], strides[d1]);
+        if s0 == 0 || s1 == 0 {
+            0
+        } else if s0 != s1 {
+            if s0 < s1 {
+                -1
+            } else {
+                1
+            }
+        } else if sizes[d0] > sizes[d1] {
+            1
+        } else {
+            0
+        }
+    };
+    for i in 1..ndim {
+        let mut dim1 = i;
+        for j in 1..=i {
+            let dim0 = i - j;
+            match should_swap(perm[dim0], perm[dim1]) {
+                c if c > 0 => {
+                    perm.swap(dim0, dim1);
+                    dim1 = dim0;
+                }
+                c if c < 0 => break,
+                _ => {}
+            }
+        }
+    }
+    let mut out = vec![0i64; ndim];
+    let mut current = 1i64;
+    for &d in &perm {
+        out[d] = current;
+        if sizes[d] > 1 {
+            current = current.saturating_mul(sizes[d]);
+        }
+    }
+    out
+}
+
 /// `[a, b, c]` as PyTorch prints an int list in messages.
 pub fn fmt_list(v: &[i64]) -> String {
     format!(

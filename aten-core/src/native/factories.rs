@@ -198,8 +198,9 @@ pub fn ones(
     ops::fill_scalar_(&t, Scalar::Int(1))
 }
 
-/// `empty_like` (CompositeExplicitAutograd): the layout of `self` is kept
-/// when it is dense (`preserve_format`), as PyTorch does.
+/// `empty_like` (CompositeExplicitAutograd): with `preserve_format`, the
+/// layout of `self` is kept when it is dense, else dense strides follow
+/// its dimension order (`infer_dense_strides`), as PyTorch does.
 pub fn empty_like(
     self_: &Tensor,
     dtype: Option<ScalarType>,
@@ -224,7 +225,8 @@ pub fn empty_like(
             ) {
                 snapshot.strides().to_vec()
             } else {
-                crate::tensor_iterator::convert::preserved_strides(&snapshot)
+                // Dense strides in `self`'s dimension order.
+                super::dims::infer_dense_strides(snapshot.sizes(), snapshot.strides())
             },
             ops::EmptyStridedOptions {
                 dtype,
@@ -452,4 +454,92 @@ pub fn randn(
     pin_memory: Option<bool>,
 ) -> Result<Tensor> {
     randn_generator(size, None, dtype, layout, device, pin_memory)
+}
+
+/// `randperm.generator(n, generator, dtype)` (CompositeExplicitAutograd):
+/// `empty(n)` (int64 by default), filled by `randperm.generator_out`.
+pub fn randperm_generator(
+    n: i64,
+    generator: Option<Generator>,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    let t = empty_with(
+        &[n],
+        Some(dtype.unwrap_or(ScalarType::Long)),
+        layout,
+        device,
+        pin_memory,
+    )?;
+    ops::randperm_generator_out(n, generator, &t)
+}
+
+/// `randperm(n, dtype)` (CompositeExplicitAutograd): from the default
+/// generator.
+pub fn randperm(
+    n: i64,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    randperm_generator(n, None, dtype, layout, device, pin_memory)
+}
+
+/// `randperm.out(n, out)` (CompositeExplicitAutograd).
+pub fn randperm_out(n: i64, out: &Tensor) -> Result<Tensor> {
+    ops::randperm_generator_out(n, None, out)
+}
+
+/// `randperm.generator_out`'s checks on every backend (PyTorch's
+/// `randperm_out_cpu` and `check_supported_max_int_with_precision`): `n`
+/// is non-negative, `n - 1` fits `out`'s dtype, and floating dtypes hold
+/// every integer up to `n` exactly; then `out` is resized to `[n]`.
+pub fn randperm_out_checks(n: i64, generator: Option<&Generator>, out: &Tensor) -> Result<()> {
+    if n < 0 {
+        return Err(Error::runtime(format!("n must be non-negative, got{n}")));
+    }
+    let device = out
+        .device()
+        .ok_or_else(|| Error::runtime("undefined tensor"))?;
+    if let Some(g) = generator {
+        if g.device() != device {
+            return Err(Error::runtime(format!(
+                "Expected a '{device}' generator device but found '{}'",
+                g.device()
+            )));
+        }
+    }
+    let dtype = out
+        .dtype()
+        .ok_or_else(|| Error::runtime("undefined tensor"))?;
+    Scalar::Int(if n > 0 { n - 1 } else { n }).check_fits(dtype)?;
+    let limit = match dtype {
+        ScalarType::Half => Some((2049, "2049 for Half")),
+        ScalarType::Float => Some(((1 << 24) + 1, "2^24+1 for Float")),
+        ScalarType::Double => Some(((1 << 53) + 1, "2^53+1 for Double")),
+        _ => None,
+    };
+    if let Some((max, text)) = limit {
+        if n > max {
+            return Err(Error::runtime(format!(
+                "n cannot be greater than {text} type."
+            )));
+        }
+    }
+    out.resize_(&[n])?;
+    Ok(())
+}
+
+/// `randperm.generator_out(n, generator, out)` on Meta: the checks and
+/// the resize.
+pub fn randperm_generator_out_meta(
+    n: i64,
+    generator: Option<Generator>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    randperm_out_checks(n, generator.as_ref(), out)?;
+    Ok(out.clone())
 }

@@ -1,17 +1,21 @@
 //! Kernels that live in `aten-core`: Meta kernels (shapes without data),
 //! composite kernels, and the backend-neutral helpers backends share.
 
+pub mod advanced_index;
 pub mod backward;
 mod batch_norm;
 pub mod conv_shape;
 mod copy;
 mod dims;
+pub mod embedding_bag;
 mod factories;
 mod float_classes;
 mod fft;
 mod functional_variants;
+mod index_put;
 mod linear_algebra;
 mod logsumexp;
+mod masked_scatter;
 pub mod meta_kernels;
 mod nn;
 mod out_forms;
@@ -19,6 +23,7 @@ mod reductions;
 mod resize;
 mod scalar_ops;
 mod shape_ops;
+mod sorting;
 mod tensor_queries;
 mod view_copies;
 mod views;
@@ -26,15 +31,21 @@ mod views;
 pub use backward::{convolution_backward, math_group_norm};
 pub use batch_norm::*;
 pub use copy::*;
-pub use dims::{compute_stride, fmt_list, infer_size, make_dim_mask, make_dim_mask_with, wrap_dim};
+pub use dims::{
+    compute_stride, fmt_list, infer_dense_strides, infer_size, make_dim_mask, make_dim_mask_with,
+    wrap_dim,
+};
+pub use embedding_bag::_embedding_bag_meta;
 pub use factories::*;
 pub use float_classes::*;
 pub use fft::{
     _fft_c2r_meta, _fft_r2c_meta, fft_c2r_geometry, fft_r2c_geometry, FftGeometry, FftNorm,
 };
 pub use functional_variants::*;
+pub use index_put::*;
 pub use linear_algebra::*;
 pub use logsumexp::{logsumexp, logsumexp_out};
+pub use masked_scatter::*;
 pub use meta_kernels::*;
 pub use nn::*;
 pub use out_forms::*;
@@ -42,6 +53,7 @@ pub use reductions::*;
 pub use resize::resize_;
 pub use scalar_ops::*;
 pub use shape_ops::*;
+pub use sorting::*;
 pub use tensor_queries::*;
 pub use view_copies::*;
 pub use views::*;

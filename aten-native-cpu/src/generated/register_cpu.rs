@@ -2220,6 +2220,305 @@ pub fn gather_out_structured_cpu(
     let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
+/// Structured kernel (Functional, cpu) of `aten::index.Tensor(Tensor self, Tensor?[] indices) -> Tensor`.
+pub fn index_tensor_structured_cpu(self_: &Tensor, indices: Vec<Option<Tensor>>) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::index_tensor(set_output, self_, &indices)?;
+    crate::kernels::index_out(&mut meta, self_, &indices)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Out, cpu) of `aten::index.Tensor_out(Tensor self, Tensor?[] indices, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn index_tensor_out_structured_cpu(
+    self_: &Tensor,
+    indices: Vec<Option<Tensor>>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta = aten_core::meta::index_tensor(set_output, self_, &indices)?;
+    crate::kernels::index_out(&mut meta, self_, &indices)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, cpu) of `aten::scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor`.
+pub fn scatter_src_structured_cpu(
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &Tensor,
+) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::scatter_src(set_output, self_, dim, index, src)?;
+    crate::kernels::scatter_src_out(&mut meta, self_, dim, index, src)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Inplace, cpu) of `aten::scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)`.
+pub fn scatter_src_structured_cpu_(
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &Tensor,
+) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::scatter_src(set_output, self_, dim, index, src)?;
+    crate::kernels::scatter_src_out(&mut meta, self_, dim, index, src)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Out, cpu) of `aten::scatter.src_out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn scatter_src_out_structured_cpu(
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta = aten_core::meta::scatter_src(set_output, self_, dim, index, src)?;
+    crate::kernels::scatter_src_out(&mut meta, self_, dim, index, src)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, cpu) of `aten::scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor`.
+pub fn scatter_value_structured_cpu(
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    value: Scalar,
+) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::scatter_value(set_output, self_, dim, index, value)?;
+    crate::kernels::scatter_value_out(&mut meta, self_, dim, index, value)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Inplace, cpu) of `aten::scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)`.
+pub fn scatter_value_structured_cpu_(
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    value: Scalar,
+) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::scatter_value(set_output, self_, dim, index, value)?;
+    crate::kernels::scatter_value_out(&mut meta, self_, dim, index, value)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Out, cpu) of `aten::scatter.value_out(Tensor self, int dim, Tensor index, Scalar value, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn scatter_value_out_structured_cpu(
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    value: Scalar,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta = aten_core::meta::scatter_value(set_output, self_, dim, index, value)?;
+    crate::kernels::scatter_value_out(&mut meta, self_, dim, index, value)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, cpu) of `aten::scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor`.
+pub fn scatter_add_structured_cpu(
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &Tensor,
+) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::scatter_add(set_output, self_, dim, index, src)?;
+    crate::kernels::scatter_add_out(&mut meta, self_, dim, index, src)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Inplace, cpu) of `aten::scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)`.
+pub fn scatter_add_structured_cpu_(
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &Tensor,
+) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::scatter_add(set_output, self_, dim, index, src)?;
+    crate::kernels::scatter_add_out(&mut meta, self_, dim, index, src)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Out, cpu) of `aten::scatter_add.out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn scatter_add_out_structured_cpu(
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta = aten_core::meta::scatter_add(set_output, self_, dim, index, src)?;
+    crate::kernels::scatter_add_out(&mut meta, self_, dim, index, src)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, cpu) of `aten::scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor`.
+pub fn scatter_reduce_two_structured_cpu(
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &Tensor,
+    reduce: &str,
+    include_self: bool,
+) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::scatter_reduce_two(
+        set_output,
+        self_,
+        dim,
+        index,
+        src,
+        reduce,
+        include_self,
+    )?;
+    crate::kernels::scatter_reduce_two_out(
+        &mut meta,
+        self_,
+        dim,
+        index,
+        src,
+        reduce,
+        include_self,
+    )?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Inplace, cpu) of `aten::scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor(a!)`.
+pub fn scatter_reduce_two_structured_cpu_(
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &Tensor,
+    reduce: &str,
+    include_self: bool,
+) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::scatter_reduce_two(
+        set_output,
+        self_,
+        dim,
+        index,
+        src,
+        reduce,
+        include_self,
+    )?;
+    crate::kernels::scatter_reduce_two_out(
+        &mut meta,
+        self_,
+        dim,
+        index,
+        src,
+        reduce,
+        include_self,
+    )?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Out, cpu) of `aten::scatter_reduce.two_out(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True, Tensor(a!) out) -> Tensor(a!)`.
+pub fn scatter_reduce_two_out_structured_cpu(
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &Tensor,
+    reduce: &str,
+    include_self: bool,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta = aten_core::meta::scatter_reduce_two(
+        set_output,
+        self_,
+        dim,
+        index,
+        src,
+        reduce,
+        include_self,
+    )?;
+    crate::kernels::scatter_reduce_two_out(
+        &mut meta,
+        self_,
+        dim,
+        index,
+        src,
+        reduce,
+        include_self,
+    )?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Out, cpu) of `aten::sort.values_stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)`.
+pub fn sort_values_stable_structured_cpu(
+    self_: &Tensor,
+    stable: Option<bool>,
+    dim: i64,
+    descending: bool,
+    values: &Tensor,
+    indices: &Tensor,
+) -> Result<(Tensor, Tensor)> {
+    let outs = [values, indices];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta = aten_core::meta::sort_stable(set_output, self_, stable, dim, descending)?;
+    crate::kernels::sort_stable_out(&mut meta, self_, stable, dim, descending)?;
+    let [output0, output1] = meta.into_outputs();
+    Ok((set_output.finish(output0), set_output.finish(output1)))
+}
+/// Structured kernel (Functional, cpu) of `aten::sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)`.
+pub fn sort_stable_structured_cpu(
+    self_: &Tensor,
+    stable: Option<bool>,
+    dim: i64,
+    descending: bool,
+) -> Result<(Tensor, Tensor)> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::sort_stable(set_output, self_, stable, dim, descending)?;
+    crate::kernels::sort_stable_out(&mut meta, self_, stable, dim, descending)?;
+    let [output0, output1] = meta.into_outputs();
+    Ok((set_output.finish(output0), set_output.finish(output1)))
+}
+/// Structured kernel (Out, cpu) of `aten::topk.values(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)`.
+pub fn topk_values_structured_cpu(
+    self_: &Tensor,
+    k: i64,
+    dim: i64,
+    largest: bool,
+    sorted: bool,
+    values: &Tensor,
+    indices: &Tensor,
+) -> Result<(Tensor, Tensor)> {
+    let outs = [values, indices];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta = aten_core::meta::topk(set_output, self_, k, dim, largest, sorted)?;
+    crate::kernels::topk_out_cpu(&mut meta, self_, k, dim, largest, sorted)?;
+    let [output0, output1] = meta.into_outputs();
+    Ok((set_output.finish(output0), set_output.finish(output1)))
+}
+/// Structured kernel (Functional, cpu) of `aten::topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)`.
+pub fn topk_structured_cpu(
+    self_: &Tensor,
+    k: i64,
+    dim: i64,
+    largest: bool,
+    sorted: bool,
+) -> Result<(Tensor, Tensor)> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::topk(set_output, self_, k, dim, largest, sorted)?;
+    crate::kernels::topk_out_cpu(&mut meta, self_, k, dim, largest, sorted)?;
+    let [output0, output1] = meta.into_outputs();
+    Ok((set_output.finish(output0), set_output.finish(output1)))
+}
 /// Structured kernel (Functional, cpu) of `aten::cat(Tensor[] tensors, int dim=0) -> Tensor`.
 pub fn cat_structured_cpu(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
@@ -3382,6 +3681,99 @@ aten_dispatch::torch_library_impl!(aten, CPU, |m| {
     m.impl_(
         "gather.out",
         CppFunction::from_unboxed(gather_out_structured_cpu),
+    )?;
+    m.impl_(
+        "index.Tensor",
+        CppFunction::from_unboxed(index_tensor_structured_cpu),
+    )?;
+    m.impl_(
+        "index.Tensor_out",
+        CppFunction::from_unboxed(index_tensor_out_structured_cpu),
+    )?;
+    m.impl_(
+        "_index_put_impl_",
+        CppFunction::from_unboxed(crate::kernels::_index_put_impl_),
+    )?;
+    m.impl_(
+        "masked_scatter_",
+        CppFunction::from_unboxed(crate::kernels::masked_scatter_cpu_),
+    )?;
+    m.impl_(
+        "scatter.src",
+        CppFunction::from_unboxed(scatter_src_structured_cpu),
+    )?;
+    m.impl_(
+        "scatter_.src",
+        CppFunction::from_unboxed(scatter_src_structured_cpu_),
+    )?;
+    m.impl_(
+        "scatter.src_out",
+        CppFunction::from_unboxed(scatter_src_out_structured_cpu),
+    )?;
+    m.impl_(
+        "scatter.value",
+        CppFunction::from_unboxed(scatter_value_structured_cpu),
+    )?;
+    m.impl_(
+        "scatter_.value",
+        CppFunction::from_unboxed(scatter_value_structured_cpu_),
+    )?;
+    m.impl_(
+        "scatter.value_out",
+        CppFunction::from_unboxed(scatter_value_out_structured_cpu),
+    )?;
+    m.impl_(
+        "scatter_add",
+        CppFunction::from_unboxed(scatter_add_structured_cpu),
+    )?;
+    m.impl_(
+        "scatter_add_",
+        CppFunction::from_unboxed(scatter_add_structured_cpu_),
+    )?;
+    m.impl_(
+        "scatter_add.out",
+        CppFunction::from_unboxed(scatter_add_out_structured_cpu),
+    )?;
+    m.impl_(
+        "scatter_reduce.two",
+        CppFunction::from_unboxed(scatter_reduce_two_structured_cpu),
+    )?;
+    m.impl_(
+        "scatter_reduce_.two",
+        CppFunction::from_unboxed(scatter_reduce_two_structured_cpu_),
+    )?;
+    m.impl_(
+        "scatter_reduce.two_out",
+        CppFunction::from_unboxed(scatter_reduce_two_out_structured_cpu),
+    )?;
+    m.impl_(
+        "nonzero.out",
+        CppFunction::from_unboxed(crate::kernels::nonzero_out_cpu),
+    )?;
+    m.impl_(
+        "nonzero",
+        CppFunction::from_unboxed(crate::kernels::nonzero_cpu),
+    )?;
+    m.impl_(
+        "sort.values_stable",
+        CppFunction::from_unboxed(sort_values_stable_structured_cpu),
+    )?;
+    m.impl_(
+        "sort.stable",
+        CppFunction::from_unboxed(sort_stable_structured_cpu),
+    )?;
+    m.impl_(
+        "topk.values",
+        CppFunction::from_unboxed(topk_values_structured_cpu),
+    )?;
+    m.impl_("topk", CppFunction::from_unboxed(topk_structured_cpu))?;
+    m.impl_(
+        "randperm.generator_out",
+        CppFunction::from_unboxed(crate::kernels::randperm_out_cpu),
+    )?;
+    m.impl_(
+        "_embedding_bag",
+        CppFunction::from_unboxed(crate::kernels::_embedding_bag_cpu),
     )?;
     m.impl_("cat", CppFunction::from_unboxed(cat_structured_cpu))?;
     m.impl_("cat.out", CppFunction::from_unboxed(cat_out_structured_cpu))?;

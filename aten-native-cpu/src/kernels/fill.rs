@@ -1,6 +1,6 @@
 //! Kernels that write computed values into an existing tensor: `fill_`,
 //! `zero_`, the range factories' out kernels (`arange`, `linspace`, `eye`)
-//! and the random fills (`uniform_`, `normal_`).
+//! and the random fills (`uniform_`, `normal_`, `randperm`).
 
 use aten_core::native::{
     arange_out_meta, check_normal_args, check_uniform_args, eye_out_meta, linspace_out_meta,
@@ -207,6 +207,29 @@ pub fn normal_(
         let u2 = Generator::uniform_at(seed, i.wrapping_add(1), 53);
         mean + std * (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
     })
+}
+
+/// `randperm.generator_out(n, generator, out)`: `out` resized to `[n]`
+/// holding a random permutation of `0..n`, shuffled as PyTorch's
+/// `randperm_cpu` does (for each `i`, swap with a draw in `i..n`).
+pub fn randperm_out_cpu(n: i64, generator: Option<Generator>, out: &Tensor) -> Result<Tensor> {
+    aten_core::native::randperm_out_checks(n, generator.as_ref(), out)?;
+    let dtype = dtype_of(out)?;
+    let len = usize::try_from(n).unwrap_or(0);
+    let mut perm: Vec<i64> = super::util::try_vec_with_capacity(len)?;
+    perm.extend(0..n);
+    if len > 1 {
+        let g = generator_or_default(generator);
+        let first = g.advance(len as u64 - 1);
+        let seed = g.current_seed();
+        for i in 0..len - 1 {
+            let z = Generator::random_at(seed, first.wrapping_add(i as u64)) % (len - i) as u64;
+            perm.swap(i, i + z as usize);
+        }
+    }
+    dispatch_dtype!(numeric: dtype, T => write_elements::<T>(out, |i| T::from_i64(perm[i]))?,
+        _ => return Err(not_implemented("randperm", dtype)));
+    Ok(out.clone())
 }
 
 #[cfg(test)]

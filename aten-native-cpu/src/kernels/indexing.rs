@@ -11,7 +11,7 @@ use super::gather_offsets::gather_offsets;
 use super::util::{dtype_of, layout_of, with_fresh_output};
 
 /// The values of an int64 or int32 index tensor, in row-major order.
-fn index_values(index: &TensorBase, what: &str) -> Result<Vec<i64>> {
+pub(crate) fn index_values(index: &TensorBase, what: &str) -> Result<Vec<i64>> {
     match dtype_of(index)? {
         ScalarType::Long => index.to_vec::<i64>(),
         ScalarType::Int => Ok(index.to_vec::<i32>()?.into_iter().map(i64::from).collect()),

@@ -10,6 +10,10 @@
 //! - [`indexing`]: `index_select`, `gather`; [`flip`](mod@flip); [`cat`](mod@cat);
 //!   [`triangular`]: `tril`, `triu` (all through [`gather_offsets`] but
 //!   `cat`);
+//! - [`advanced_indexing`]: `index.Tensor`, `_index_put_impl_`,
+//!   `masked_scatter_`, `nonzero`; [`scatter`]: the scatter families
+//!   (both writing through [`scatter_offsets`]); [`sorting`]: `sort`,
+//!   `topk`; [`embedding_bag`]: `_embedding_bag`;
 //! - [`linear_algebra`]: `mm`, `bmm`, `addmm`, `dot` (on [`crate::gemm`]);
 //! - [`local_scalar`]: `_local_scalar_dense` (`item()`);
 //! - [`nn`]: convolution, max pooling, layer norm, losses, dropout;
@@ -22,6 +26,7 @@
 #![allow(clippy::bool_comparison)]
 
 pub mod activation;
+pub mod advanced_indexing;
 pub mod arith;
 pub mod backward;
 pub mod batch_norm;
@@ -29,6 +34,7 @@ pub mod binary;
 pub mod cat;
 pub mod compare;
 pub mod copy;
+pub mod embedding_bag;
 mod factories;
 pub mod fft;
 pub mod fill;
@@ -40,12 +46,18 @@ pub mod local_scalar;
 pub mod nn;
 pub mod pointwise_ops;
 pub mod reduce;
+pub mod scatter;
+pub mod scatter_offsets;
+pub mod sorting;
 pub mod ternary;
 pub mod triangular;
 pub mod unary;
 pub mod util;
 
 pub use activation::{elu_out, leaky_relu_out};
+pub use advanced_indexing::{
+    _index_put_impl_, index_out, masked_scatter_cpu_, nonzero_cpu, nonzero_out_cpu,
+};
 pub use backward::{
     adaptive_avg_pool2d_backward_cpu, adaptive_avg_pool2d_cpu, avg_pool2d_backward_out_cpu,
     avg_pool2d_out_cpu, embedding_dense_backward_cpu, layer_norm_backward_cpu,
@@ -62,9 +74,12 @@ pub use compare::{
     eq_tensor_out, ge_scalar_out, ge_tensor_out, gt_scalar_out, gt_tensor_out, le_scalar_out,
     le_tensor_out, lt_scalar_out, lt_tensor_out, ne_scalar_out, ne_tensor_out,
 };
+pub use embedding_bag::_embedding_bag_cpu;
 pub use factories::{empty_cpu, empty_strided_cpu};
 pub use fft::{_fft_c2r_cpu, _fft_r2c_cpu};
-pub use fill::{arange_out, eye_out, fill_, linspace_out, normal_, uniform_, zero_};
+pub use fill::{
+    arange_out, eye_out, fill_, linspace_out, normal_, randperm_out_cpu, uniform_, zero_,
+};
 pub use flip::flip;
 pub use indexing::{gather_out, index_select};
 pub use linear_algebra::{addmm_out, bmm_out, dot, mm_out};
@@ -79,6 +94,8 @@ pub use reduce::{
     any_out, argmax_out, argmin_out, cumsum_out, max_dim_max, mean_out, min_dim_min, prod,
     prod_out, sum_intlist_out, var_correction,
 };
+pub use scatter::{scatter_add_out, scatter_reduce_two_out, scatter_src_out, scatter_value_out};
+pub use sorting::{sort_stable_out, topk_out_cpu};
 pub use ternary::{clamp_out, clamp_tensor_out, lerp_scalar_out};
 pub use triangular::{tril_out, triu_out};
 pub use unary::{

@@ -101,3 +101,28 @@ pub fn write_output<T: c10_core::Element>(out: &Tensor, fresh: bool, values: &[T
         })?
     })
 }
+
+/// An empty vector with room for `n` elements, or PyTorch's out-of-memory
+/// error: a kernel's scratch space grows with its tensors, whose sizes
+/// may be hostile.
+pub fn try_vec_with_capacity<T>(n: usize) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| {
+        c10_core::tensor_impl::out_of_memory(n.saturating_mul(std::mem::size_of::<T>()))
+    })?;
+    Ok(v)
+}
+
+/// `n` copies of `value`, or PyTorch's out-of-memory error.
+pub fn try_vec_filled<T: Clone>(value: T, n: usize) -> Result<Vec<T>> {
+    let mut v = try_vec_with_capacity(n)?;
+    v.resize(n, value);
+    Ok(v)
+}
+
+/// Whether `x` is NaN (never for integers and bool).
+#[inline]
+#[allow(clippy::eq_op)]
+pub fn is_nan<T: PartialEq + Copy>(x: T) -> bool {
+    x != x
+}

@@ -8,8 +8,8 @@
 //! A record that expects an error only has to run without a panic on Meta:
 //! checks that need the data (an index out of range) cannot be made there,
 //! in PyTorch either. Operators whose result shape depends on the data
-//! (`nonzero`, `_local_scalar_dense`, ...) have no Meta result in PyTorch;
-//! their records are skipped.
+//! (`nonzero`, `_local_scalar_dense`, `index.Tensor` with a mask, ...)
+//! have no Meta result in PyTorch; their records are skipped.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
@@ -31,6 +31,28 @@ pub const DATA_DEPENDENT: &[&str] = &[
     "aten::unique.default",
     "aten::_unique2.default",
 ];
+
+/// Whether a record's result shape depends on its data: a
+/// [`DATA_DEPENDENT`] operator, or `index.Tensor` with a boolean (or
+/// uint8) mask among its indices, which selects as many elements as the
+/// mask has true ones (PyTorch's Meta kernel calls `nonzero` there).
+fn is_data_dependent(op: &str, record: &Value) -> bool {
+    if DATA_DEPENDENT.contains(&op) {
+        return true;
+    }
+    op == "aten::index.Tensor"
+        && record
+            .pointer("/args/1/list")
+            .and_then(Value::as_array)
+            .is_some_and(|indices| {
+                indices.iter().any(|index| {
+                    matches!(
+                        index.pointer("/tensor/dtype").and_then(Value::as_str),
+                        Some("bool" | "uint8")
+                    )
+                })
+            })
+}
 
 /// The Meta twin of `t`: same dtype, sizes, strides and offset over a
 /// data-less storage of the same size.
@@ -87,7 +109,7 @@ pub fn run_record(text: &str, strides: &mut Comparison) -> MetaOutcome {
     let Some(op) = record.get("op").and_then(Value::as_str) else {
         return MetaOutcome::Skipped;
     };
-    if DATA_DEPENDENT.contains(&op) {
+    if is_data_dependent(op, &record) {
         return MetaOutcome::Skipped;
     }
     let Ok(handle) = decode::find_operator(op) else {
