@@ -1,4 +1,4 @@
-//! The exported programs of `../shared/models` (copied into
+//! The shared exported programs (copied into
 //! `conformance/data/models/`) run by the `.pt2` runner against PyTorch's
 //! eager outputs, as `aten conform models` checks them.
 

@@ -1,10 +1,11 @@
 //! `models/*`: the `.pt2` runner on the exported programs of
-//! `conformance/data/models/` (copies of `../shared/models/`), load
+//! `conformance/data/models/` (copies of the shared exported models), load
 //! excluded, on their shared inputs: `models/NAME/t1` and `/t2` on a
 //! `rayon` pool of 1 and 2 threads, for NAME in `mlp`, `cnn`, `attention`.
 //!
 //! The anchor is PyTorch eager on the same archives (`ep.module()(*inputs)`
-//! under `inference_mode`, `../shared/perf/bench_pt2.py`). When the
+//! under `inference_mode`, `benches/scripts/bench_pt2.py`, a copy of the
+//! shared harness's script). When the
 //! environment variable `TORCH_PY` names a Python with `torch` and
 //! `safetensors`, the bench runs that script first and prints its rows, so
 //! both figures come from one run: `TORCH_PY=venv/bin/python cargo bench
@@ -28,7 +29,7 @@ fn pytorch_anchor() {
     let Ok(python) = std::env::var("TORCH_PY") else {
         return;
     };
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/perf/bench_pt2.py");
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/bench_pt2.py");
     match std::process::Command::new(python)
         .arg(&script)
         .arg(models_dir())

@@ -9,8 +9,8 @@ mod copy;
 mod dims;
 pub mod embedding_bag;
 mod factories;
-mod float_classes;
 mod fft;
+mod float_classes;
 mod functional_variants;
 mod index_put;
 mod linear_algebra;
@@ -37,10 +37,10 @@ pub use dims::{
 };
 pub use embedding_bag::_embedding_bag_meta;
 pub use factories::*;
-pub use float_classes::*;
 pub use fft::{
     _fft_c2r_meta, _fft_r2c_meta, fft_c2r_geometry, fft_r2c_geometry, FftGeometry, FftNorm,
 };
+pub use float_classes::*;
 pub use functional_variants::*;
 pub use index_put::*;
 pub use linear_algebra::*;
