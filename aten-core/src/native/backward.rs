@@ -632,67 +632,6 @@ pub fn avg_pool2d_backward(
     ops::reshape(&gi, &self_.sizes())
 }
 
-/// `[out, in]`: row `i` averages PyTorch's adaptive window
-/// `[floor(i * in / out), ceil((i + 1) * in / out))`.
-fn adaptive_matrix(input: i64, output: i64, like: &Tensor) -> Result<Tensor> {
-    let mut v = vec![0.0f64; (input * output).max(0) as usize];
-    for i in 0..output {
-        let start = (i * input) / output;
-        let end = ((i + 1) * input + output - 1) / output;
-        let n = (end - start).max(1) as f64;
-        for j in start..end {
-            v[(i * input + j) as usize] = 1.0 / n;
-        }
-    }
-    to_dtype(&Tensor::from_vec(v, &[output, input])?, dtype_of(like))
-}
-
-/// `left @ x @ right^T` over the last two dims of `x` (`[l, h, w]`), with
-/// `left` `[a, h]` and `right` `[b, w]`: `[l, a, b]`.
-fn sandwich(x: &Tensor, left: &Tensor, right: &Tensor) -> Result<Tensor> {
-    let s = x.sizes();
-    let (l, h, w) = (s[0], s[1], s[2]);
-    let (a, b) = (left.sizes()[0], right.sizes()[0]);
-    let xr = ops::mm(&ops::reshape(x, &[l * h, w])?, &ops::t(right)?)?;
-    let xr = ops::transpose_int(&ops::reshape(&xr, &[l, h, b])?, 1, 2)?;
-    let y = ops::mm(&ops::reshape(&xr, &[l * b, h])?, &ops::t(left)?)?;
-    ops::transpose_int(&ops::reshape(&y, &[l, b, a])?, 1, 2)
-}
-
-/// `_adaptive_avg_pool2d`: the mean of each adaptive window.
-pub fn adaptive_avg_pool2d(self_: &Tensor, output_size: &[i64]) -> Result<Tensor> {
-    let [oh, ow] = *output_size else {
-        return Err(Error::runtime("adaptive_avg_pool2d: output_size must be 2"));
-    };
-    let (x, lead, h, w) = planes(self_)?;
-    let l = lead.iter().product::<i64>();
-    let y = sandwich(
-        &ops::reshape(&x, &[l, h, w])?,
-        &adaptive_matrix(h, oh, self_)?,
-        &adaptive_matrix(w, ow, self_)?,
-    )?;
-    let mut shape = lead;
-    shape.extend([oh, ow]);
-    ops::reshape(&y, &shape)
-}
-
-/// `_adaptive_avg_pool2d_backward`: each output's gradient spread evenly
-/// over its window.
-pub fn adaptive_avg_pool2d_backward(grad: &Tensor, self_: &Tensor) -> Result<Tensor> {
-    let (_, lead, h, w) = planes(self_)?;
-    let gs = grad.sizes();
-    let (oh, ow) = (gs[gs.len() - 2], gs[gs.len() - 1]);
-    let l = lead.iter().product::<i64>();
-    let a = adaptive_matrix(h, oh, grad)?;
-    let b = adaptive_matrix(w, ow, grad)?;
-    let gi = sandwich(
-        &ops::reshape(grad, &[l, oh, ow])?,
-        &ops::t(&a)?,
-        &ops::t(&b)?,
-    )?;
-    ops::reshape(&gi, &self_.sizes())
-}
-
 /// `[1, C, 1, ...]`: a per-channel tensor shaped to broadcast against an
 /// `nd`-d input.
 fn per_channel(t: &Tensor, nd: usize) -> Result<Tensor> {

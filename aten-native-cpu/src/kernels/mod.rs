@@ -10,8 +10,12 @@
 //!   [`triangular`]: `tril`, `triu` (all through [`gather_offsets`] but
 //!   `cat`);
 //! - [`linear_algebra`]: `mm`, `bmm`, `addmm`, `dot` (on [`crate::gemm`]);
-//! - [`nn`]: convolution, max pooling, layer norm, losses, dropout;
-//! - [`reduce`]: reductions, scans and softmax.
+//! - [`nn`]: convolution, layer norm, losses, dropout; [`pooling`]: max,
+//!   average and adaptive pooling;
+//!   [`padding`]: reflection and replication padding; [`col2im`];
+//!   [`grid_sampler`]: `grid_sampler_2d`; [`distance`]: `cdist`, `pdist`;
+//! - [`reduce`]: reductions, scans and softmax;
+//! - [`upsample`]: nearest and bilinear 2-d upsampling.
 
 // Kernels are generic over element types, bool included, where an order
 // comparison is meant as written.
@@ -21,47 +25,65 @@ pub mod arith;
 pub mod backward;
 pub mod binary;
 pub mod cat;
+pub mod col2im;
 pub mod compare;
 pub mod copy;
+pub mod distance;
 mod factories;
 pub mod fill;
 pub mod flip;
 pub mod gather_offsets;
+pub mod grid_sampler;
 pub mod indexing;
 pub mod linear_algebra;
 pub mod nn;
+pub mod padding;
 pub mod pointwise_ops;
+pub mod pooling;
 pub mod reduce;
 pub mod ternary;
 pub mod triangular;
 pub mod unary;
+pub mod upsample;
 pub mod util;
 
 pub use backward::{
-    adaptive_avg_pool2d_backward_cpu, adaptive_avg_pool2d_cpu, avg_pool2d_backward_out_cpu,
-    avg_pool2d_out_cpu, embedding_dense_backward_cpu, layer_norm_backward_cpu,
-    max_pool2d_with_indices_backward_out_cpu, native_group_norm, native_group_norm_backward,
+    avg_pool2d_backward_out_cpu, avg_pool2d_out_cpu, embedding_dense_backward_cpu,
+    layer_norm_backward_cpu, max_pool2d_with_indices_backward_out_cpu, native_group_norm,
+    native_group_norm_backward,
 };
 pub use binary::{
     add_out, atan2_out, div_out, div_out_mode, fmod_tensor_out, maximum_out, minimum_out, mul_out,
     pow_tensor_scalar_out, pow_tensor_tensor_out, remainder_tensor_out, sub_out,
 };
 pub use cat::cat_out_cpu;
+pub use col2im::col2im_cpu;
 pub use compare::{
     bitwise_and_tensor_out, bitwise_or_tensor_out, bitwise_xor_tensor_out, eq_scalar_out,
     eq_tensor_out, ge_scalar_out, ge_tensor_out, gt_scalar_out, gt_tensor_out, le_scalar_out,
     le_tensor_out, lt_scalar_out, lt_tensor_out, ne_scalar_out, ne_tensor_out,
 };
+pub use distance::{_cdist_forward, _pdist_forward};
 pub use factories::{empty_cpu, empty_strided_cpu};
 pub use fill::{arange_out, eye_out, fill_, linspace_out, normal_, uniform_, zero_};
 pub use flip::flip;
+pub use grid_sampler::grid_sampler_2d_cpu;
 pub use indexing::{gather_out, index_select};
 pub use linear_algebra::{addmm_out, bmm_out, dot, mm_out};
 pub use nn::{
-    layer_norm_cpu, max_pool2d_with_indices_out_cpu, mse_loss_out, native_dropout,
-    nll_loss_forward_out_cpu, slow_conv2d_forward, slow_conv_dilated2d,
+    layer_norm_cpu, mse_loss_out, native_dropout, nll_loss_forward_out_cpu, slow_conv2d_forward,
+    slow_conv_dilated2d,
+};
+pub use padding::{
+    reflection_pad1d_out_cpu, reflection_pad2d_cpu, reflection_pad2d_out_cpu,
+    reflection_pad3d_out_cpu, replication_pad2d_out_cpu, replication_pad3d_out_cpu,
 };
 pub use pointwise_ops::*;
+pub use pooling::{
+    adaptive_avg_pool2d_backward_cpu, adaptive_avg_pool2d_cpu, adaptive_avg_pool3d_cpu,
+    avg_pool3d_out_cpu, max_pool2d_with_indices_out_cpu, max_pool3d_with_indices_cpu,
+    max_pool3d_with_indices_out_cpu,
+};
 pub use reduce::{
     _log_softmax_out, _softmax_out, all_out, amax_out, amin_out, any_out, argmax_out, cumsum_out,
     max_dim_max, mean_out, prod, sum_intlist_out, var_correction,
@@ -74,6 +96,7 @@ pub use unary::{
     log2_out, log_out, neg_out, reciprocal_out, round_out, rsqrt_out, sigmoid_out, sign_out,
     silu_out, sin_out, sinh_out, sqrt_out, tan_out, tanh_out, trunc_out,
 };
+pub use upsample::{upsample_bilinear2d_out_cpu, upsample_nearest2d_out_cpu};
 
 /// Views are backend-neutral: the CPU registers the shared kernels.
 pub use aten_core::native::{as_strided_tensorimpl, view};
