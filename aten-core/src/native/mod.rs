@@ -3,6 +3,7 @@
 
 pub mod backward;
 pub mod conv_shape;
+mod convolution;
 mod copy;
 mod dims;
 mod factories;
@@ -21,6 +22,7 @@ mod view_copies;
 mod views;
 
 pub use backward::{convolution_backward, math_group_norm};
+pub use convolution::{check_shape_forward, conv_memory_format, convolution, restride, ConvParams};
 pub use copy::*;
 pub use dims::{compute_stride, fmt_list, infer_size, make_dim_mask, wrap_dim};
 pub use factories::*;
