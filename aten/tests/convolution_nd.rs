@@ -37,6 +37,7 @@ fn spatial3(shape: &[i64]) -> [usize; 3] {
 }
 
 /// A direct plain convolution (no bias), any spatial rank up to 3.
+#[allow(clippy::too_many_arguments)]
 fn reference(
     x: &[f64],
     xs: &[i64],

@@ -34,14 +34,17 @@ pub enum PadLayout {
 /// The input index that output index `o` of a padded dimension of
 /// `size` elements reads (`pad_before` elements added in front; negative
 /// paddings crop).
+/// An index outside the input (possible only with paddings no valid
+/// call has) comes back as `-1`.
 pub fn pad_source_index(mode: PadMode, o: i64, size: i64, pad_before: i64) -> i64 {
-    let i = o - pad_before;
-    match mode {
-        PadMode::Replicate => i.clamp(0, size - 1),
+    let (i, size) = (i128::from(o) - i128::from(pad_before), i128::from(size));
+    let source = match mode {
+        PadMode::Replicate => i.clamp(0, (size - 1).max(0)),
         PadMode::Reflect if i < 0 => -i,
         PadMode::Reflect if i >= size => 2 * (size - 1) - i,
         PadMode::Reflect => i,
-    }
+    };
+    i64::try_from(source).unwrap_or(-1)
 }
 
 /// The padded shape of `input` padded over its last `dim` dimensions

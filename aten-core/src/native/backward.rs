@@ -424,14 +424,17 @@ pub fn convolution_backward(
         } else {
             // The output padding that gives back the input's size.
             let gs = grad.sizes();
+            let wide = i128::from;
             let extra: Vec<i64> = (0..dims)
                 .map(|i| {
-                    let full = (gs[i + 2] - 1) * p.stride[i] - 2 * p.padding[i]
-                        + p.dilation[i] * (ws[i + 2] - 1)
+                    let full = (wide(gs[i + 2]) - 1) * wide(p.stride[i]) - 2 * wide(p.padding[i])
+                        + wide(p.dilation[i]) * (wide(ws[i + 2]) - 1)
                         + 1;
-                    is[i + 2] - full
+                    i64::try_from(wide(is[i + 2]) - full).map_err(|_| {
+                        Error::runtime("convolution_backward: grad_output does not match the input")
+                    })
                 })
-                .collect();
+                .collect::<Result<_>>()?;
             ops::convolution(
                 grad, weight, None, stride, padding, dilation, true, &extra, groups,
             )?

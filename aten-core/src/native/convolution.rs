@@ -338,10 +338,17 @@ fn conv2d_transposed(
     let (n, cin, h, wd) = (is[0], is[1], is[2], is[3]);
     let g = p.groups;
     let (cin_g, cout_g, kh, kw) = (cin / g, ws[1], ws[2], ws[3]);
-    let xr = ops::reshape(x, &[n, g, cin_g, h * wd])?;
-    let wr = ops::transpose_int(&ops::reshape(w, &[g, cin_g, cout_g * kh * kw])?, 1, 2)?;
+    let too_large = || Error::runtime("convolution: the sizes overflow");
+    let positions = h.checked_mul(wd).ok_or_else(too_large)?;
+    let taps = cout_g
+        .checked_mul(kh)
+        .and_then(|v| v.checked_mul(kw))
+        .ok_or_else(too_large)?;
+    let xr = ops::reshape(x, &[n, g, cin_g, positions])?;
+    let wr = ops::transpose_int(&ops::reshape(w, &[g, cin_g, taps])?, 1, 2)?;
     let cols = ops::matmul(&wr, &xr)?;
-    let cols = ops::reshape(&cols, &[n, g * cout_g * kh * kw, h * wd])?;
+    let channels = g.checked_mul(taps).ok_or_else(too_large)?;
+    let cols = ops::reshape(&cols, &[n, channels, positions])?;
     let y = ops::col2im(&cols, &out, &[kh, kw], &p.dilation, &p.padding, &p.stride)?;
     match bias {
         Some(b) => ops::add_tensor(&y, &ops::reshape(b, &[1, -1, 1, 1])?),

@@ -414,7 +414,7 @@ pub fn cdist_forward_meta(
             "cdist only supports floating-point dtypes, X2 got: {d2}"
         )));
     }
-    if !(p >= 0.0) {
+    if p.is_nan() || p < 0.0 {
         return Err(Error::runtime("cdist only supports non-negative p values"));
     }
     if device != device2 {

@@ -40,8 +40,7 @@ pub fn compute_output_size(
                 .map(|(&f, &size)| {
                     let v = size as f64 * f;
                     // `c10::checked_convert<int64_t, double>`.
-                    if v.is_nan() || v >= 9.223_372_036_854_776e18 || v < -9.223_372_036_854_776e18
-                    {
+                    if !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&v) {
                         Err(Error::runtime(
                             "value cannot be converted to type int64_t without overflow",
                         ))

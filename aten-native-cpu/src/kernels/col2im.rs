@@ -30,20 +30,25 @@ impl Col2ImGeometry {
             (self.kernel, self.dilation, self.padding, self.stride);
         let (c, h, w) = self.image;
         let (bh, bw) = self.blocks;
+        // Positions in i128: strides, paddings and dilations are any
+        // positive i64.
+        let wide = i128::from;
         for c_col in 0..c * kh * kw {
             let w_off = c_col % kw;
             let h_off = (c_col / kw) % kh;
             let c_im = c_col / kh / kw;
             for h_col in 0..bh {
-                let h_im = h_col * sh - ph + h_off * dh;
-                if h_im < 0 || h_im >= h {
+                let h_im = wide(h_col) * wide(sh) - wide(ph) + wide(h_off) * wide(dh);
+                if h_im < 0 || h_im >= wide(h) {
                     continue;
                 }
+                let h_im = h_im as i64;
                 for w_col in 0..bw {
-                    let w_im = w_col * sw - pw + w_off * dw;
-                    if w_im < 0 || w_im >= w {
+                    let w_im = wide(w_col) * wide(sw) - wide(pw) + wide(w_off) * wide(dw);
+                    if w_im < 0 || w_im >= wide(w) {
                         continue;
                     }
+                    let w_im = w_im as i64;
                     add(
                         ((c_im * h + h_im) * w + w_im) as usize,
                         ((c_col * bh + h_col) * bw + w_col) as usize,
@@ -70,8 +75,11 @@ pub fn col2im_cpu(
     let os = out.sizes();
     let image = (os[os.len() - 3], os[os.len() - 2], os[os.len() - 1]);
     // Checked by the meta kernel: the blocks are positive and tile the
-    // columns exactly.
-    let blocks = |o: i64, k: i64, d: i64, p: i64, s: i64| (o + 2 * p - d * (k - 1) - 1) / s + 1;
+    // columns exactly (so they fit an i64).
+    let blocks = |o: i64, k: i64, d: i64, p: i64, s: i64| {
+        let wide = i128::from;
+        ((wide(o) + 2 * wide(p) - wide(d) * (wide(k) - 1) - 1) / wide(s) + 1) as i64
+    };
     let g = Col2ImGeometry {
         kernel: pair(kernel_size),
         dilation: pair(dilation),

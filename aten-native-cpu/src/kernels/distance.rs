@@ -118,7 +118,7 @@ pub fn _pdist_forward(self_: &Tensor, p: f64) -> Result<Tensor> {
     if out.numel() == 0 {
         return Ok(out);
     }
-    if !(p >= 0.0) {
+    if p.is_nan() || p < 0.0 {
         return Err(Error::runtime("pdist only supports non-negative p values"));
     }
     let n = self_.size(0)? as usize;

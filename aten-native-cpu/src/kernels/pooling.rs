@@ -293,7 +293,8 @@ fn avg_divisor(
 }
 
 /// Sums every window of contiguous planes `x` with `add` and finishes it
-/// with `finish(sum, divisor)`; empty windows give `empty`.
+/// with `finish(sum, divisor(padded_extent, window))`; empty windows give
+/// `empty`.
 fn avg_pool<T: Copy, A: Copy>(
     g: &PoolGeometry,
     x: &[T],
@@ -301,8 +302,7 @@ fn avg_pool<T: Copy, A: Copy>(
     add: impl Fn(A, T) -> A,
     finish: impl Fn(A, i128) -> T,
     empty: T,
-    count_include_pad: bool,
-    divisor_override: Option<i64>,
+    divisor: impl Fn(i128, &[(i64, i64); 3]) -> i128,
 ) -> Vec<T> {
     let plane_len = g.input_len();
     let [_, ih, iw] = g.input;
@@ -324,8 +324,7 @@ fn avg_pool<T: Copy, A: Copy>(
                 }
             }
         }
-        let divisor = avg_divisor(padded, &window, count_include_pad, divisor_override);
-        out.push(finish(sum, divisor));
+        out.push(finish(sum, divisor(padded, &window)));
     });
     out
 }
@@ -353,6 +352,9 @@ pub fn avg_pool3d_out_cpu(
     )?;
     let dtype = dtype_of(self_)?;
     let fresh = meta.is_fresh();
+    let divisor = |padded: i128, window: &[(i64, i64); 3]| {
+        avg_divisor(padded, window, count_include_pad, divisor_override)
+    };
     let check = |n: usize| {
         if n != g.planes * g.input_len() {
             return Err(Error::runtime("avg_pool3d: the input changed while it ran"));
@@ -371,8 +373,7 @@ pub fn avg_pool3d_out_cpu(
             // (windows are non-empty, overrides non-zero).
             |s, d| (i128::from(s) / d.max(1)) as i64,
             0,
-            count_include_pad,
-            divisor_override,
+            divisor,
         );
         return write_output(out, fresh, &y);
     }
@@ -386,8 +387,7 @@ pub fn avg_pool3d_out_cpu(
             |a, v| a + v.to_f64(),
             |s, d| T::from_f64(s / d as f64),
             T::from_f64(0.0),
-            count_include_pad,
-            divisor_override,
+            divisor,
         );
         write_output(out, fresh, &y)
     })
