@@ -4572,14 +4572,53 @@ impl BackwardFunction for AdaptiveAvgPool2DBackward0 {
         let mut out = record::undefined_grads(n);
         if ctx.should_compute_output(0) {
             let self_ = &self.self_.unpack(ctx.node)?;
-            let g: Tensor =
-                { aten_core::native::backward::adaptive_avg_pool2d_backward(grad, self_) }?;
+            let g: Tensor = { ops::_adaptive_avg_pool2d_backward(grad, self_) }?;
             out[0] = g;
         }
         Ok(out)
     }
 
     fn release_variables(&mut self) {
+        self.self_.reset_data();
+    }
+}
+
+/// The backward of `aten::_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor` (`AdaptiveAvgPool2DBackwardBackward0`).
+pub struct AdaptiveAvgPool2DBackwardBackward0 {
+    pub(crate) grad_output: SavedVariable,
+    pub(crate) self_: SavedVariable,
+}
+
+impl BackwardFunction for AdaptiveAvgPool2DBackwardBackward0 {
+    #[allow(unused_variables, unused_mut, clippy::all)]
+    fn apply(&mut self, ctx: &ApplyContext<'_>, grads: Vec<Tensor>) -> Result<Vec<Tensor>> {
+        let n = ctx.needed.len();
+        if grads.iter().all(|g| !g.defined()) {
+            return Ok(record::undefined_grads(n));
+        }
+        let grads = &grads[..];
+        let grad = &grads[0];
+        let mut out = record::undefined_grads(n);
+        if ctx.should_compute_output(0) {
+            let grad_output = &self.grad_output.unpack(ctx.node)?;
+            let g: Tensor = {
+                ops::_adaptive_avg_pool2d(
+                    grad,
+                    &grad_output.sizes()[grad_output.dim().saturating_sub(2)..],
+                )
+            }?;
+            out[0] = g;
+        }
+        if ctx.should_compute_output(1) {
+            let self_ = &self.self_.unpack(ctx.node)?;
+            let g: Tensor = { zeros_like(self_) }?;
+            out[1] = g;
+        }
+        Ok(out)
+    }
+
+    fn release_variables(&mut self) {
+        self.grad_output.reset_data();
         self.self_.reset_data();
     }
 }

@@ -4175,6 +4175,286 @@ pub fn avg_pool2d_backward_grad_input_ad_inplace_or_view(
     Ok(result)
 }
 
+/// ADInplaceOrView kernel of `aten::_adaptive_avg_pool3d.out(Tensor self, SymInt[3] output_size, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn _adaptive_avg_pool3d_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    output_size: &[i64],
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::_adaptive_avg_pool3d_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, output_size, out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::avg_pool3d.out(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn avg_pool3d_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: Option<i64>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::avg_pool3d_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (
+                self_,
+                kernel_size,
+                stride,
+                padding,
+                ceil_mode,
+                count_include_pad,
+                divisor_override,
+                out,
+            ),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::max_pool3d_with_indices.out(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False, *, Tensor(a!) out, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))`.
+pub fn max_pool3d_with_indices_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+    ceil_mode: bool,
+    out: &Tensor,
+    indices: &Tensor,
+) -> Result<(Tensor, Tensor)> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::max_pool3d_with_indices_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (
+                self_,
+                kernel_size,
+                stride,
+                padding,
+                dilation,
+                ceil_mode,
+                out,
+                indices,
+            ),
+        )?
+    };
+    record::increment_version(out)?;
+    record::increment_version(indices)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::upsample_bilinear2d.out(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn upsample_bilinear2d_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    output_size: &[i64],
+    align_corners: bool,
+    scales_h: Option<f64>,
+    scales_w: Option<f64>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::upsample_bilinear2d_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, output_size, align_corners, scales_h, scales_w, out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::upsample_nearest2d.out(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn upsample_nearest2d_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    output_size: &[i64],
+    scales_h: Option<f64>,
+    scales_w: Option<f64>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::upsample_nearest2d_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, output_size, scales_h, scales_w, out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::grid_sampler_2d.out(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn grid_sampler_2d_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    input: &Tensor,
+    grid: &Tensor,
+    interpolation_mode: i64,
+    padding_mode: i64,
+    align_corners: bool,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::grid_sampler_2d_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (
+                input,
+                grid,
+                interpolation_mode,
+                padding_mode,
+                align_corners,
+                out,
+            ),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::_cdist_forward.out(Tensor x1, Tensor x2, float p, int? compute_mode, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn _cdist_forward_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    x1: &Tensor,
+    x2: &Tensor,
+    p: f64,
+    compute_mode: Option<i64>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::_cdist_forward_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (x1, x2, p, compute_mode, out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::_pdist_forward.out(Tensor self, float p=2., *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn _pdist_forward_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    p: f64,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::_pdist_forward_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, p, out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::reflection_pad1d.out(Tensor self, SymInt[2] padding, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn reflection_pad1d_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    padding: &[i64],
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::reflection_pad1d_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, padding, out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::reflection_pad2d.out(Tensor self, SymInt[4] padding, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn reflection_pad2d_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    padding: &[i64],
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::reflection_pad2d_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, padding, out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::reflection_pad3d.out(Tensor self, SymInt[6] padding, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn reflection_pad3d_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    padding: &[i64],
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::reflection_pad3d_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, padding, out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::replication_pad2d.out(Tensor self, SymInt[4] padding, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn replication_pad2d_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    padding: &[i64],
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::replication_pad2d_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, padding, out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::replication_pad3d.out(Tensor self, SymInt[6] padding, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn replication_pad3d_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    padding: &[i64],
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::replication_pad3d_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, padding, out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
 /// ADInplaceOrView kernel of `aten::native_layer_norm.out(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps, *, Tensor(a!) out0, Tensor(b!) out1, Tensor(c!) out2) -> (Tensor(a!), Tensor(b!), Tensor(c!))`.
 pub fn native_layer_norm_out_ad_inplace_or_view(
     ks: DispatchKeySet,
@@ -5167,6 +5447,58 @@ aten_dispatch::torch_library_impl!(aten, ADInplaceOrView, |m| {
     m.impl_(
         "avg_pool2d_backward.grad_input",
         CppFunction::from_unboxed(avg_pool2d_backward_grad_input_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "_adaptive_avg_pool3d.out",
+        CppFunction::from_unboxed(_adaptive_avg_pool3d_out_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "avg_pool3d.out",
+        CppFunction::from_unboxed(avg_pool3d_out_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "max_pool3d_with_indices.out",
+        CppFunction::from_unboxed(max_pool3d_with_indices_out_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "upsample_bilinear2d.out",
+        CppFunction::from_unboxed(upsample_bilinear2d_out_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "upsample_nearest2d.out",
+        CppFunction::from_unboxed(upsample_nearest2d_out_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "grid_sampler_2d.out",
+        CppFunction::from_unboxed(grid_sampler_2d_out_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "_cdist_forward.out",
+        CppFunction::from_unboxed(_cdist_forward_out_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "_pdist_forward.out",
+        CppFunction::from_unboxed(_pdist_forward_out_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "reflection_pad1d.out",
+        CppFunction::from_unboxed(reflection_pad1d_out_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "reflection_pad2d.out",
+        CppFunction::from_unboxed(reflection_pad2d_out_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "reflection_pad3d.out",
+        CppFunction::from_unboxed(reflection_pad3d_out_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "replication_pad2d.out",
+        CppFunction::from_unboxed(replication_pad2d_out_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "replication_pad3d.out",
+        CppFunction::from_unboxed(replication_pad3d_out_ad_inplace_or_view),
     )?;
     m.impl_(
         "native_layer_norm.out",

@@ -15890,16 +15890,1098 @@ fn _adaptive_avg_pool2d_backward_autograd_record(
             .chain([Some(self_)]),
     )?;
     let seq = record::sequence_nr();
+    let grad_fn = crate::generated::functions::AdaptiveAvgPool2DBackwardBackward0 {
+        grad_output: SavedVariable::new(grad_output, false)?,
+        self_: SavedVariable::new(self_, false)?,
+    };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::_adaptive_avg_pool2d_backward_op()?
             .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (grad_output, self_))?
     };
     {
+        let outputs = [&out0];
+        let node = record::make_node(
+            "AdaptiveAvgPool2DBackwardBackward0",
+            grad_fn,
+            edges,
+            &outputs,
+            seq,
+        );
+        record::set_history(&outputs, &node, &[true])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::_adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor`.
+#[inline]
+pub fn _adaptive_avg_pool3d_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    output_size: &[i64],
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::_adaptive_avg_pool3d_op()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, output_size))?
+        });
+    }
+    _adaptive_avg_pool3d_autograd_record(ks, self_, output_size)
+}
+
+/// The recording part of [`_adaptive_avg_pool3d_autograd`]: some input requires grad.
+#[inline(never)]
+fn _adaptive_avg_pool3d_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    output_size: &[i64],
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::_adaptive_avg_pool3d_op()?
+            .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, output_size))?
+    };
+    {
         let node = record::make_node(
             "NotImplemented",
             record::NotImplemented {
-                name: "_adaptive_avg_pool2d_backward",
+                name: "_adaptive_avg_pool3d",
+            },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::_adaptive_avg_pool3d.out(Tensor self, SymInt[3] output_size, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn _adaptive_avg_pool3d_out_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    output_size: &[i64],
+    out: &Tensor,
+) -> Result<Tensor> {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
+        return Err(record::out_requires_grad_error("_adaptive_avg_pool3d"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::_adaptive_avg_pool3d_out_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, output_size, out),
+        )?
+    })
+}
+
+/// Autograd kernel of `aten::avg_pool3d.out(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn avg_pool3d_out_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: Option<i64>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
+        return Err(record::out_requires_grad_error("avg_pool3d"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::avg_pool3d_out_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (
+                self_,
+                kernel_size,
+                stride,
+                padding,
+                ceil_mode,
+                count_include_pad,
+                divisor_override,
+                out,
+            ),
+        )?
+    })
+}
+
+/// Autograd kernel of `aten::avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor`.
+#[inline]
+pub fn avg_pool3d_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: Option<i64>,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::avg_pool3d_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (
+                    self_,
+                    kernel_size,
+                    stride,
+                    padding,
+                    ceil_mode,
+                    count_include_pad,
+                    divisor_override,
+                ),
+            )?
+        });
+    }
+    avg_pool3d_autograd_record(
+        ks,
+        self_,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+    )
+}
+
+/// The recording part of [`avg_pool3d_autograd`]: some input requires grad.
+#[inline(never)]
+fn avg_pool3d_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: Option<i64>,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::avg_pool3d_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (
+                self_,
+                kernel_size,
+                stride,
+                padding,
+                ceil_mode,
+                count_include_pad,
+                divisor_override,
+            ),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "avg_pool3d" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::max_pool3d_with_indices.out(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False, *, Tensor(a!) out, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))`.
+pub fn max_pool3d_with_indices_out_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+    ceil_mode: bool,
+    out: &Tensor,
+    indices: &Tensor,
+) -> Result<(Tensor, Tensor)> {
+    if record::grad_mode_and(
+        self_.requires_grad() || out.requires_grad() || indices.requires_grad(),
+    ) {
+        return Err(record::out_requires_grad_error("max_pool3d_with_indices"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::max_pool3d_with_indices_out_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (
+                self_,
+                kernel_size,
+                stride,
+                padding,
+                dilation,
+                ceil_mode,
+                out,
+                indices,
+            ),
+        )?
+    })
+}
+
+/// Autograd kernel of `aten::max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)`.
+#[inline]
+pub fn max_pool3d_with_indices_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+    ceil_mode: bool,
+) -> Result<(Tensor, Tensor)> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::max_pool3d_with_indices_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, kernel_size, stride, padding, dilation, ceil_mode),
+            )?
+        });
+    }
+    max_pool3d_with_indices_autograd_record(
+        ks,
+        self_,
+        kernel_size,
+        stride,
+        padding,
+        dilation,
+        ceil_mode,
+    )
+}
+
+/// The recording part of [`max_pool3d_with_indices_autograd`]: some input requires grad.
+#[inline(never)]
+fn max_pool3d_with_indices_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+    ceil_mode: bool,
+) -> Result<(Tensor, Tensor)> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let (out0, out1) = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::max_pool3d_with_indices_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, kernel_size, stride, padding, dilation, ceil_mode),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "max_pool3d_with_indices",
+            },
+            edges,
+            &[&out0, &out1],
+            seq,
+        );
+        record::set_history(&[&out0, &out1], &node, &[])?;
+    }
+    Ok((out0, out1))
+}
+
+/// Autograd kernel of `aten::upsample_bilinear2d.out(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn upsample_bilinear2d_out_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    output_size: &[i64],
+    align_corners: bool,
+    scales_h: Option<f64>,
+    scales_w: Option<f64>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
+        return Err(record::out_requires_grad_error("upsample_bilinear2d"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::upsample_bilinear2d_out_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, output_size, align_corners, scales_h, scales_w, out),
+        )?
+    })
+}
+
+/// Autograd kernel of `aten::upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor`.
+#[inline]
+pub fn upsample_bilinear2d_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    output_size: &[i64],
+    align_corners: bool,
+    scales_h: Option<f64>,
+    scales_w: Option<f64>,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::upsample_bilinear2d_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, output_size, align_corners, scales_h, scales_w),
+            )?
+        });
+    }
+    upsample_bilinear2d_autograd_record(ks, self_, output_size, align_corners, scales_h, scales_w)
+}
+
+/// The recording part of [`upsample_bilinear2d_autograd`]: some input requires grad.
+#[inline(never)]
+fn upsample_bilinear2d_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    output_size: &[i64],
+    align_corners: bool,
+    scales_h: Option<f64>,
+    scales_w: Option<f64>,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::upsample_bilinear2d_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, output_size, align_corners, scales_h, scales_w),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "upsample_bilinear2d",
+            },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::upsample_nearest2d.out(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn upsample_nearest2d_out_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    output_size: &[i64],
+    scales_h: Option<f64>,
+    scales_w: Option<f64>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
+        return Err(record::out_requires_grad_error("upsample_nearest2d"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::upsample_nearest2d_out_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, output_size, scales_h, scales_w, out),
+        )?
+    })
+}
+
+/// Autograd kernel of `aten::upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor`.
+#[inline]
+pub fn upsample_nearest2d_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    output_size: &[i64],
+    scales_h: Option<f64>,
+    scales_w: Option<f64>,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::upsample_nearest2d_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, output_size, scales_h, scales_w),
+            )?
+        });
+    }
+    upsample_nearest2d_autograd_record(ks, self_, output_size, scales_h, scales_w)
+}
+
+/// The recording part of [`upsample_nearest2d_autograd`]: some input requires grad.
+#[inline(never)]
+fn upsample_nearest2d_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    output_size: &[i64],
+    scales_h: Option<f64>,
+    scales_w: Option<f64>,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::upsample_nearest2d_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, output_size, scales_h, scales_w),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "upsample_nearest2d",
+            },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor`.
+#[inline]
+pub fn col2im_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    output_size: &[i64],
+    kernel_size: &[i64],
+    dilation: &[i64],
+    padding: &[i64],
+    stride: &[i64],
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::col2im_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, output_size, kernel_size, dilation, padding, stride),
+            )?
+        });
+    }
+    col2im_autograd_record(
+        ks,
+        self_,
+        output_size,
+        kernel_size,
+        dilation,
+        padding,
+        stride,
+    )
+}
+
+/// The recording part of [`col2im_autograd`]: some input requires grad.
+#[inline(never)]
+fn col2im_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    output_size: &[i64],
+    kernel_size: &[i64],
+    dilation: &[i64],
+    padding: &[i64],
+    stride: &[i64],
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::col2im_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, output_size, kernel_size, dilation, padding, stride),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "col2im" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor`.
+#[inline]
+pub fn grid_sampler_2d_autograd(
+    ks: DispatchKeySet,
+    input: &Tensor,
+    grid: &Tensor,
+    interpolation_mode: i64,
+    padding_mode: i64,
+    align_corners: bool,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(input.requires_grad() || grid.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::grid_sampler_2d_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (input, grid, interpolation_mode, padding_mode, align_corners),
+            )?
+        });
+    }
+    grid_sampler_2d_autograd_record(
+        ks,
+        input,
+        grid,
+        interpolation_mode,
+        padding_mode,
+        align_corners,
+    )
+}
+
+/// The recording part of [`grid_sampler_2d_autograd`]: some input requires grad.
+#[inline(never)]
+fn grid_sampler_2d_autograd_record(
+    ks: DispatchKeySet,
+    input: &Tensor,
+    grid: &Tensor,
+    interpolation_mode: i64,
+    padding_mode: i64,
+    align_corners: bool,
+) -> Result<Tensor> {
+    let edges = record::collect_next_edges(
+        std::iter::empty::<Option<&Tensor>>()
+            .chain([Some(input)])
+            .chain([Some(grid)]),
+    )?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::grid_sampler_2d_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (input, grid, interpolation_mode, padding_mode, align_corners),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "grid_sampler_2d",
+            },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::grid_sampler_2d.out(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn grid_sampler_2d_out_autograd(
+    ks: DispatchKeySet,
+    input: &Tensor,
+    grid: &Tensor,
+    interpolation_mode: i64,
+    padding_mode: i64,
+    align_corners: bool,
+    out: &Tensor,
+) -> Result<Tensor> {
+    if record::grad_mode_and(input.requires_grad() || grid.requires_grad() || out.requires_grad()) {
+        return Err(record::out_requires_grad_error("grid_sampler_2d"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::grid_sampler_2d_out_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (
+                input,
+                grid,
+                interpolation_mode,
+                padding_mode,
+                align_corners,
+                out,
+            ),
+        )?
+    })
+}
+
+/// Autograd kernel of `aten::_cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor`.
+#[inline]
+pub fn _cdist_forward_autograd(
+    ks: DispatchKeySet,
+    x1: &Tensor,
+    x2: &Tensor,
+    p: f64,
+    compute_mode: Option<i64>,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(x1.requires_grad() || x2.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::_cdist_forward_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (x1, x2, p, compute_mode),
+            )?
+        });
+    }
+    _cdist_forward_autograd_record(ks, x1, x2, p, compute_mode)
+}
+
+/// The recording part of [`_cdist_forward_autograd`]: some input requires grad.
+#[inline(never)]
+fn _cdist_forward_autograd_record(
+    ks: DispatchKeySet,
+    x1: &Tensor,
+    x2: &Tensor,
+    p: f64,
+    compute_mode: Option<i64>,
+) -> Result<Tensor> {
+    let edges = record::collect_next_edges(
+        std::iter::empty::<Option<&Tensor>>()
+            .chain([Some(x1)])
+            .chain([Some(x2)]),
+    )?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::_cdist_forward_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (x1, x2, p, compute_mode),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "_cdist_forward",
+            },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::_cdist_forward.out(Tensor x1, Tensor x2, float p, int? compute_mode, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn _cdist_forward_out_autograd(
+    ks: DispatchKeySet,
+    x1: &Tensor,
+    x2: &Tensor,
+    p: f64,
+    compute_mode: Option<i64>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    if record::grad_mode_and(x1.requires_grad() || x2.requires_grad() || out.requires_grad()) {
+        return Err(record::out_requires_grad_error("_cdist_forward"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::_cdist_forward_out_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (x1, x2, p, compute_mode, out),
+        )?
+    })
+}
+
+/// Autograd kernel of `aten::_pdist_forward(Tensor self, float p=2.) -> Tensor`.
+#[inline]
+pub fn _pdist_forward_autograd(ks: DispatchKeySet, self_: &Tensor, p: f64) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::_pdist_forward_op()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, p))?
+        });
+    }
+    _pdist_forward_autograd_record(ks, self_, p)
+}
+
+/// The recording part of [`_pdist_forward_autograd`]: some input requires grad.
+#[inline(never)]
+fn _pdist_forward_autograd_record(ks: DispatchKeySet, self_: &Tensor, p: f64) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::_pdist_forward_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, p))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "_pdist_forward",
+            },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::_pdist_forward.out(Tensor self, float p=2., *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn _pdist_forward_out_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    p: f64,
+    out: &Tensor,
+) -> Result<Tensor> {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
+        return Err(record::out_requires_grad_error("_pdist_forward"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::_pdist_forward_out_op()?
+            .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, p, out))?
+    })
+}
+
+/// Autograd kernel of `aten::reflection_pad1d.out(Tensor self, SymInt[2] padding, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn reflection_pad1d_out_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    padding: &[i64],
+    out: &Tensor,
+) -> Result<Tensor> {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
+        return Err(record::out_requires_grad_error("reflection_pad1d"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::reflection_pad1d_out_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, padding, out),
+        )?
+    })
+}
+
+/// Autograd kernel of `aten::reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor`.
+#[inline]
+pub fn reflection_pad1d_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    padding: &[i64],
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::reflection_pad1d_op()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, padding))?
+        });
+    }
+    reflection_pad1d_autograd_record(ks, self_, padding)
+}
+
+/// The recording part of [`reflection_pad1d_autograd`]: some input requires grad.
+#[inline(never)]
+fn reflection_pad1d_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    padding: &[i64],
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::reflection_pad1d_op()?
+            .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, padding))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "reflection_pad1d",
+            },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::reflection_pad2d.out(Tensor self, SymInt[4] padding, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn reflection_pad2d_out_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    padding: &[i64],
+    out: &Tensor,
+) -> Result<Tensor> {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
+        return Err(record::out_requires_grad_error("reflection_pad2d"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::reflection_pad2d_out_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, padding, out),
+        )?
+    })
+}
+
+/// Autograd kernel of `aten::reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor`.
+#[inline]
+pub fn reflection_pad2d_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    padding: &[i64],
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::reflection_pad2d_op()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, padding))?
+        });
+    }
+    reflection_pad2d_autograd_record(ks, self_, padding)
+}
+
+/// The recording part of [`reflection_pad2d_autograd`]: some input requires grad.
+#[inline(never)]
+fn reflection_pad2d_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    padding: &[i64],
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::reflection_pad2d_op()?
+            .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, padding))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "reflection_pad2d",
+            },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::reflection_pad3d.out(Tensor self, SymInt[6] padding, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn reflection_pad3d_out_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    padding: &[i64],
+    out: &Tensor,
+) -> Result<Tensor> {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
+        return Err(record::out_requires_grad_error("reflection_pad3d"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::reflection_pad3d_out_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, padding, out),
+        )?
+    })
+}
+
+/// Autograd kernel of `aten::reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor`.
+#[inline]
+pub fn reflection_pad3d_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    padding: &[i64],
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::reflection_pad3d_op()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, padding))?
+        });
+    }
+    reflection_pad3d_autograd_record(ks, self_, padding)
+}
+
+/// The recording part of [`reflection_pad3d_autograd`]: some input requires grad.
+#[inline(never)]
+fn reflection_pad3d_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    padding: &[i64],
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::reflection_pad3d_op()?
+            .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, padding))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "reflection_pad3d",
+            },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::replication_pad2d.out(Tensor self, SymInt[4] padding, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn replication_pad2d_out_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    padding: &[i64],
+    out: &Tensor,
+) -> Result<Tensor> {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
+        return Err(record::out_requires_grad_error("replication_pad2d"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::replication_pad2d_out_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, padding, out),
+        )?
+    })
+}
+
+/// Autograd kernel of `aten::replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor`.
+#[inline]
+pub fn replication_pad2d_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    padding: &[i64],
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::replication_pad2d_op()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, padding))?
+        });
+    }
+    replication_pad2d_autograd_record(ks, self_, padding)
+}
+
+/// The recording part of [`replication_pad2d_autograd`]: some input requires grad.
+#[inline(never)]
+fn replication_pad2d_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    padding: &[i64],
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::replication_pad2d_op()?
+            .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, padding))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "replication_pad2d",
+            },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::replication_pad3d.out(Tensor self, SymInt[6] padding, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn replication_pad3d_out_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    padding: &[i64],
+    out: &Tensor,
+) -> Result<Tensor> {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
+        return Err(record::out_requires_grad_error("replication_pad3d"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::replication_pad3d_out_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, padding, out),
+        )?
+    })
+}
+
+/// Autograd kernel of `aten::replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor`.
+#[inline]
+pub fn replication_pad3d_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    padding: &[i64],
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::replication_pad3d_op()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, padding))?
+        });
+    }
+    replication_pad3d_autograd_record(ks, self_, padding)
+}
+
+/// The recording part of [`replication_pad3d_autograd`]: some input requires grad.
+#[inline(never)]
+fn replication_pad3d_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    padding: &[i64],
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::replication_pad3d_op()?
+            .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, padding))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "replication_pad3d",
             },
             edges,
             &[&out0],
@@ -18081,6 +19163,108 @@ aten_dispatch::torch_library_impl!(aten, Autograd, |m| {
     m.impl_(
         "_adaptive_avg_pool2d_backward",
         CppFunction::from_unboxed(_adaptive_avg_pool2d_backward_autograd),
+    )?;
+    m.impl_(
+        "_adaptive_avg_pool3d",
+        CppFunction::from_unboxed(_adaptive_avg_pool3d_autograd),
+    )?;
+    m.impl_(
+        "_adaptive_avg_pool3d.out",
+        CppFunction::from_unboxed(_adaptive_avg_pool3d_out_autograd),
+    )?;
+    m.impl_(
+        "avg_pool3d.out",
+        CppFunction::from_unboxed(avg_pool3d_out_autograd),
+    )?;
+    m.impl_("avg_pool3d", CppFunction::from_unboxed(avg_pool3d_autograd))?;
+    m.impl_(
+        "max_pool3d_with_indices.out",
+        CppFunction::from_unboxed(max_pool3d_with_indices_out_autograd),
+    )?;
+    m.impl_(
+        "max_pool3d_with_indices",
+        CppFunction::from_unboxed(max_pool3d_with_indices_autograd),
+    )?;
+    m.impl_(
+        "upsample_bilinear2d.out",
+        CppFunction::from_unboxed(upsample_bilinear2d_out_autograd),
+    )?;
+    m.impl_(
+        "upsample_bilinear2d",
+        CppFunction::from_unboxed(upsample_bilinear2d_autograd),
+    )?;
+    m.impl_(
+        "upsample_nearest2d.out",
+        CppFunction::from_unboxed(upsample_nearest2d_out_autograd),
+    )?;
+    m.impl_(
+        "upsample_nearest2d",
+        CppFunction::from_unboxed(upsample_nearest2d_autograd),
+    )?;
+    m.impl_("col2im", CppFunction::from_unboxed(col2im_autograd))?;
+    m.impl_(
+        "grid_sampler_2d",
+        CppFunction::from_unboxed(grid_sampler_2d_autograd),
+    )?;
+    m.impl_(
+        "grid_sampler_2d.out",
+        CppFunction::from_unboxed(grid_sampler_2d_out_autograd),
+    )?;
+    m.impl_(
+        "_cdist_forward",
+        CppFunction::from_unboxed(_cdist_forward_autograd),
+    )?;
+    m.impl_(
+        "_cdist_forward.out",
+        CppFunction::from_unboxed(_cdist_forward_out_autograd),
+    )?;
+    m.impl_(
+        "_pdist_forward",
+        CppFunction::from_unboxed(_pdist_forward_autograd),
+    )?;
+    m.impl_(
+        "_pdist_forward.out",
+        CppFunction::from_unboxed(_pdist_forward_out_autograd),
+    )?;
+    m.impl_(
+        "reflection_pad1d.out",
+        CppFunction::from_unboxed(reflection_pad1d_out_autograd),
+    )?;
+    m.impl_(
+        "reflection_pad1d",
+        CppFunction::from_unboxed(reflection_pad1d_autograd),
+    )?;
+    m.impl_(
+        "reflection_pad2d.out",
+        CppFunction::from_unboxed(reflection_pad2d_out_autograd),
+    )?;
+    m.impl_(
+        "reflection_pad2d",
+        CppFunction::from_unboxed(reflection_pad2d_autograd),
+    )?;
+    m.impl_(
+        "reflection_pad3d.out",
+        CppFunction::from_unboxed(reflection_pad3d_out_autograd),
+    )?;
+    m.impl_(
+        "reflection_pad3d",
+        CppFunction::from_unboxed(reflection_pad3d_autograd),
+    )?;
+    m.impl_(
+        "replication_pad2d.out",
+        CppFunction::from_unboxed(replication_pad2d_out_autograd),
+    )?;
+    m.impl_(
+        "replication_pad2d",
+        CppFunction::from_unboxed(replication_pad2d_autograd),
+    )?;
+    m.impl_(
+        "replication_pad3d.out",
+        CppFunction::from_unboxed(replication_pad3d_out_autograd),
+    )?;
+    m.impl_(
+        "replication_pad3d",
+        CppFunction::from_unboxed(replication_pad3d_autograd),
     )?;
     m.impl_(
         "native_layer_norm",

@@ -12702,6 +12702,1162 @@ pub fn _adaptive_avg_pool2d_backward(grad_output: &Tensor, self_: &Tensor) -> Re
     _adaptive_avg_pool2d_backward_op()?.call((grad_output, self_))
 }
 
+/// The typed dispatcher handle of `aten::avg_pool1d.`, looked up once.
+#[inline]
+pub fn avg_pool1d_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static [i64],
+            &'static [i64],
+            &'static [i64],
+            bool,
+            bool,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static [i64],
+                    &'static [i64],
+                    &'static [i64],
+                    bool,
+                    bool,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::avg_pool1d", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`avg_pool1d_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct AvgPool1dOptions<'a> {
+    /// `stride`.
+    pub stride: &'a [i64],
+    /// `padding`.
+    pub padding: &'a [i64],
+    /// `ceil_mode`.
+    pub ceil_mode: bool,
+    /// `count_include_pad`.
+    pub count_include_pad: bool,
+}
+
+impl Default for AvgPool1dOptions<'_> {
+    fn default() -> Self {
+        AvgPool1dOptions {
+            stride: &[][..],
+            padding: &[0][..],
+            ceil_mode: false,
+            count_include_pad: true,
+        }
+    }
+}
+
+/// `aten::avg_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor`
+pub fn avg_pool1d(self_: &Tensor, kernel_size: &[i64]) -> Result<Tensor> {
+    avg_pool1d_with(self_, kernel_size, AvgPool1dOptions::default())
+}
+
+/// `aten::avg_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor`
+pub fn avg_pool1d_with(
+    self_: &Tensor,
+    kernel_size: &[i64],
+    options: AvgPool1dOptions<'_>,
+) -> Result<Tensor> {
+    avg_pool1d_op()?.call((
+        self_,
+        kernel_size,
+        options.stride,
+        options.padding,
+        options.ceil_mode,
+        options.count_include_pad,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::adaptive_avg_pool1d.`, looked up once.
+#[inline]
+pub fn adaptive_avg_pool1d_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static [i64]), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static [i64]), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::adaptive_avg_pool1d", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::adaptive_avg_pool1d(Tensor self, int[1] output_size) -> Tensor`
+pub fn adaptive_avg_pool1d(self_: &Tensor, output_size: &[i64]) -> Result<Tensor> {
+    adaptive_avg_pool1d_op()?.call((self_, output_size))
+}
+
+/// The typed dispatcher handle of `aten::adaptive_avg_pool2d.`, looked up once.
+#[inline]
+pub fn adaptive_avg_pool2d_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static [i64]), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static [i64]), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::adaptive_avg_pool2d", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor`
+pub fn adaptive_avg_pool2d(self_: &Tensor, output_size: &[i64]) -> Result<Tensor> {
+    adaptive_avg_pool2d_op()?.call((self_, output_size))
+}
+
+/// The typed dispatcher handle of `aten::_adaptive_avg_pool3d.`, looked up once.
+#[inline]
+pub fn _adaptive_avg_pool3d_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static [i64]), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static [i64]), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::_adaptive_avg_pool3d", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::_adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor`
+pub fn _adaptive_avg_pool3d(self_: &Tensor, output_size: &[i64]) -> Result<Tensor> {
+    _adaptive_avg_pool3d_op()?.call((self_, output_size))
+}
+
+/// The typed dispatcher handle of `aten::_adaptive_avg_pool3d.out`, looked up once.
+#[inline]
+pub fn _adaptive_avg_pool3d_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static [i64], &'static Tensor), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static [i64], &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::_adaptive_avg_pool3d", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::_adaptive_avg_pool3d.out(Tensor self, SymInt[3] output_size, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn _adaptive_avg_pool3d_out(
+    self_: &Tensor,
+    output_size: &[i64],
+    out: &Tensor,
+) -> Result<Tensor> {
+    _adaptive_avg_pool3d_out_op()?.call((self_, output_size, out))
+}
+
+/// The typed dispatcher handle of `aten::avg_pool3d.out`, looked up once.
+#[inline]
+pub fn avg_pool3d_out_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static [i64],
+            &'static [i64],
+            &'static [i64],
+            bool,
+            bool,
+            Option<i64>,
+            &'static Tensor,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static [i64],
+                    &'static [i64],
+                    &'static [i64],
+                    bool,
+                    bool,
+                    Option<i64>,
+                    &'static Tensor,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::avg_pool3d", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::avg_pool3d.out(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn avg_pool3d_out(
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: Option<i64>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    avg_pool3d_out_op()?.call((
+        self_,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+        out,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::avg_pool3d.`, looked up once.
+#[inline]
+pub fn avg_pool3d_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static [i64],
+            &'static [i64],
+            &'static [i64],
+            bool,
+            bool,
+            Option<i64>,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static [i64],
+                    &'static [i64],
+                    &'static [i64],
+                    bool,
+                    bool,
+                    Option<i64>,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::avg_pool3d", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`avg_pool3d_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct AvgPool3dOptions<'a> {
+    /// `stride`.
+    pub stride: &'a [i64],
+    /// `padding`.
+    pub padding: &'a [i64],
+    /// `ceil_mode`.
+    pub ceil_mode: bool,
+    /// `count_include_pad`.
+    pub count_include_pad: bool,
+    /// `divisor_override`.
+    pub divisor_override: Option<i64>,
+}
+
+impl Default for AvgPool3dOptions<'_> {
+    fn default() -> Self {
+        AvgPool3dOptions {
+            stride: &[][..],
+            padding: &[0, 0, 0][..],
+            ceil_mode: false,
+            count_include_pad: true,
+            divisor_override: None,
+        }
+    }
+}
+
+/// `aten::avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor`
+pub fn avg_pool3d(self_: &Tensor, kernel_size: &[i64]) -> Result<Tensor> {
+    avg_pool3d_with(self_, kernel_size, AvgPool3dOptions::default())
+}
+
+/// `aten::avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor`
+pub fn avg_pool3d_with(
+    self_: &Tensor,
+    kernel_size: &[i64],
+    options: AvgPool3dOptions<'_>,
+) -> Result<Tensor> {
+    avg_pool3d_op()?.call((
+        self_,
+        kernel_size,
+        options.stride,
+        options.padding,
+        options.ceil_mode,
+        options.count_include_pad,
+        options.divisor_override,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::max_pool3d_with_indices.out`, looked up once.
+#[inline]
+pub fn max_pool3d_with_indices_out_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static [i64],
+            &'static [i64],
+            &'static [i64],
+            &'static [i64],
+            bool,
+            &'static Tensor,
+            &'static Tensor,
+        ),
+        (Tensor, Tensor),
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static [i64],
+                    &'static [i64],
+                    &'static [i64],
+                    &'static [i64],
+                    bool,
+                    &'static Tensor,
+                    &'static Tensor,
+                ),
+                (Tensor, Tensor),
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::max_pool3d_with_indices", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::max_pool3d_with_indices.out(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False, *, Tensor(a!) out, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))`
+pub fn max_pool3d_with_indices_out(
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+    ceil_mode: bool,
+    out: &Tensor,
+    indices: &Tensor,
+) -> Result<(Tensor, Tensor)> {
+    max_pool3d_with_indices_out_op()?.call((
+        self_,
+        kernel_size,
+        stride,
+        padding,
+        dilation,
+        ceil_mode,
+        out,
+        indices,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::max_pool3d_with_indices.`, looked up once.
+#[inline]
+pub fn max_pool3d_with_indices_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static [i64],
+            &'static [i64],
+            &'static [i64],
+            &'static [i64],
+            bool,
+        ),
+        (Tensor, Tensor),
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static [i64],
+                    &'static [i64],
+                    &'static [i64],
+                    &'static [i64],
+                    bool,
+                ),
+                (Tensor, Tensor),
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::max_pool3d_with_indices", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`max_pool3d_with_indices_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct MaxPool3dWithIndicesOptions<'a> {
+    /// `stride`.
+    pub stride: &'a [i64],
+    /// `padding`.
+    pub padding: &'a [i64],
+    /// `dilation`.
+    pub dilation: &'a [i64],
+    /// `ceil_mode`.
+    pub ceil_mode: bool,
+}
+
+impl Default for MaxPool3dWithIndicesOptions<'_> {
+    fn default() -> Self {
+        MaxPool3dWithIndicesOptions {
+            stride: &[][..],
+            padding: &[0, 0, 0][..],
+            dilation: &[1, 1, 1][..],
+            ceil_mode: false,
+        }
+    }
+}
+
+/// `aten::max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)`
+pub fn max_pool3d_with_indices(self_: &Tensor, kernel_size: &[i64]) -> Result<(Tensor, Tensor)> {
+    max_pool3d_with_indices_with(self_, kernel_size, MaxPool3dWithIndicesOptions::default())
+}
+
+/// `aten::max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)`
+pub fn max_pool3d_with_indices_with(
+    self_: &Tensor,
+    kernel_size: &[i64],
+    options: MaxPool3dWithIndicesOptions<'_>,
+) -> Result<(Tensor, Tensor)> {
+    max_pool3d_with_indices_op()?.call((
+        self_,
+        kernel_size,
+        options.stride,
+        options.padding,
+        options.dilation,
+        options.ceil_mode,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::upsample_bilinear2d.vec`, looked up once.
+#[inline]
+pub fn upsample_bilinear2d_vec_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            Option<&'static [i64]>,
+            bool,
+            Option<&'static [f64]>,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    Option<&'static [i64]>,
+                    bool,
+                    Option<&'static [f64]>,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::upsample_bilinear2d", "vec"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::upsample_bilinear2d.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor`
+pub fn upsample_bilinear2d_vec(
+    input: &Tensor,
+    output_size: Option<&[i64]>,
+    align_corners: bool,
+    scale_factors: Option<&[f64]>,
+) -> Result<Tensor> {
+    upsample_bilinear2d_vec_op()?.call((input, output_size, align_corners, scale_factors))
+}
+
+/// The typed dispatcher handle of `aten::upsample_nearest2d.vec`, looked up once.
+#[inline]
+pub fn upsample_nearest2d_vec_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            Option<&'static [i64]>,
+            Option<&'static [f64]>,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    Option<&'static [i64]>,
+                    Option<&'static [f64]>,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::upsample_nearest2d", "vec"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::upsample_nearest2d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor`
+pub fn upsample_nearest2d_vec(
+    input: &Tensor,
+    output_size: Option<&[i64]>,
+    scale_factors: Option<&[f64]>,
+) -> Result<Tensor> {
+    upsample_nearest2d_vec_op()?.call((input, output_size, scale_factors))
+}
+
+/// The typed dispatcher handle of `aten::upsample_bilinear2d.out`, looked up once.
+#[inline]
+pub fn upsample_bilinear2d_out_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static [i64],
+            bool,
+            Option<f64>,
+            Option<f64>,
+            &'static Tensor,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static [i64],
+                    bool,
+                    Option<f64>,
+                    Option<f64>,
+                    &'static Tensor,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::upsample_bilinear2d", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::upsample_bilinear2d.out(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn upsample_bilinear2d_out(
+    self_: &Tensor,
+    output_size: &[i64],
+    align_corners: bool,
+    scales_h: Option<f64>,
+    scales_w: Option<f64>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    upsample_bilinear2d_out_op()?.call((self_, output_size, align_corners, scales_h, scales_w, out))
+}
+
+/// The typed dispatcher handle of `aten::upsample_bilinear2d.`, looked up once.
+#[inline]
+pub fn upsample_bilinear2d_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static [i64],
+            bool,
+            Option<f64>,
+            Option<f64>,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static [i64],
+                    bool,
+                    Option<f64>,
+                    Option<f64>,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::upsample_bilinear2d", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`upsample_bilinear2d_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct UpsampleBilinear2dOptions {
+    /// `scales_h`.
+    pub scales_h: Option<f64>,
+    /// `scales_w`.
+    pub scales_w: Option<f64>,
+}
+
+impl Default for UpsampleBilinear2dOptions {
+    fn default() -> Self {
+        UpsampleBilinear2dOptions {
+            scales_h: None,
+            scales_w: None,
+        }
+    }
+}
+
+/// `aten::upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor`
+pub fn upsample_bilinear2d(
+    self_: &Tensor,
+    output_size: &[i64],
+    align_corners: bool,
+) -> Result<Tensor> {
+    upsample_bilinear2d_with(
+        self_,
+        output_size,
+        align_corners,
+        UpsampleBilinear2dOptions::default(),
+    )
+}
+
+/// `aten::upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor`
+pub fn upsample_bilinear2d_with(
+    self_: &Tensor,
+    output_size: &[i64],
+    align_corners: bool,
+    options: UpsampleBilinear2dOptions,
+) -> Result<Tensor> {
+    upsample_bilinear2d_op()?.call((
+        self_,
+        output_size,
+        align_corners,
+        options.scales_h,
+        options.scales_w,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::upsample_nearest2d.out`, looked up once.
+#[inline]
+pub fn upsample_nearest2d_out_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static [i64],
+            Option<f64>,
+            Option<f64>,
+            &'static Tensor,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static [i64],
+                    Option<f64>,
+                    Option<f64>,
+                    &'static Tensor,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::upsample_nearest2d", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::upsample_nearest2d.out(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn upsample_nearest2d_out(
+    self_: &Tensor,
+    output_size: &[i64],
+    scales_h: Option<f64>,
+    scales_w: Option<f64>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    upsample_nearest2d_out_op()?.call((self_, output_size, scales_h, scales_w, out))
+}
+
+/// The typed dispatcher handle of `aten::upsample_nearest2d.`, looked up once.
+#[inline]
+pub fn upsample_nearest2d_op() -> Result<
+    &'static TypedOperatorHandle<
+        (&'static Tensor, &'static [i64], Option<f64>, Option<f64>),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (&'static Tensor, &'static [i64], Option<f64>, Option<f64>),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::upsample_nearest2d", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`upsample_nearest2d_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct UpsampleNearest2dOptions {
+    /// `scales_h`.
+    pub scales_h: Option<f64>,
+    /// `scales_w`.
+    pub scales_w: Option<f64>,
+}
+
+impl Default for UpsampleNearest2dOptions {
+    fn default() -> Self {
+        UpsampleNearest2dOptions {
+            scales_h: None,
+            scales_w: None,
+        }
+    }
+}
+
+/// `aten::upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor`
+pub fn upsample_nearest2d(self_: &Tensor, output_size: &[i64]) -> Result<Tensor> {
+    upsample_nearest2d_with(self_, output_size, UpsampleNearest2dOptions::default())
+}
+
+/// `aten::upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor`
+pub fn upsample_nearest2d_with(
+    self_: &Tensor,
+    output_size: &[i64],
+    options: UpsampleNearest2dOptions,
+) -> Result<Tensor> {
+    upsample_nearest2d_op()?.call((self_, output_size, options.scales_h, options.scales_w))
+}
+
+/// The typed dispatcher handle of `aten::col2im.`, looked up once.
+#[inline]
+pub fn col2im_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static [i64],
+            &'static [i64],
+            &'static [i64],
+            &'static [i64],
+            &'static [i64],
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static [i64],
+                    &'static [i64],
+                    &'static [i64],
+                    &'static [i64],
+                    &'static [i64],
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::col2im", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor`
+pub fn col2im(
+    self_: &Tensor,
+    output_size: &[i64],
+    kernel_size: &[i64],
+    dilation: &[i64],
+    padding: &[i64],
+    stride: &[i64],
+) -> Result<Tensor> {
+    col2im_op()?.call((self_, output_size, kernel_size, dilation, padding, stride))
+}
+
+/// The typed dispatcher handle of `aten::grid_sampler_2d.`, looked up once.
+#[inline]
+pub fn grid_sampler_2d_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, i64, i64, bool), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor, i64, i64, bool), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::grid_sampler_2d", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor`
+pub fn grid_sampler_2d(
+    input: &Tensor,
+    grid: &Tensor,
+    interpolation_mode: i64,
+    padding_mode: i64,
+    align_corners: bool,
+) -> Result<Tensor> {
+    grid_sampler_2d_op()?.call((input, grid, interpolation_mode, padding_mode, align_corners))
+}
+
+/// The typed dispatcher handle of `aten::grid_sampler_2d.out`, looked up once.
+#[inline]
+pub fn grid_sampler_2d_out_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static Tensor,
+            i64,
+            i64,
+            bool,
+            &'static Tensor,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static Tensor,
+                    i64,
+                    i64,
+                    bool,
+                    &'static Tensor,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::grid_sampler_2d", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::grid_sampler_2d.out(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn grid_sampler_2d_out(
+    input: &Tensor,
+    grid: &Tensor,
+    interpolation_mode: i64,
+    padding_mode: i64,
+    align_corners: bool,
+    out: &Tensor,
+) -> Result<Tensor> {
+    grid_sampler_2d_out_op()?.call((
+        input,
+        grid,
+        interpolation_mode,
+        padding_mode,
+        align_corners,
+        out,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::_cdist_forward.`, looked up once.
+#[inline]
+pub fn _cdist_forward_op() -> Result<
+    &'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, f64, Option<i64>), Tensor>,
+> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor, f64, Option<i64>), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::_cdist_forward", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::_cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor`
+pub fn _cdist_forward(
+    x1: &Tensor,
+    x2: &Tensor,
+    p: f64,
+    compute_mode: Option<i64>,
+) -> Result<Tensor> {
+    _cdist_forward_op()?.call((x1, x2, p, compute_mode))
+}
+
+/// The typed dispatcher handle of `aten::_cdist_forward.out`, looked up once.
+#[inline]
+pub fn _cdist_forward_out_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static Tensor,
+            f64,
+            Option<i64>,
+            &'static Tensor,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static Tensor,
+                    f64,
+                    Option<i64>,
+                    &'static Tensor,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::_cdist_forward", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::_cdist_forward.out(Tensor x1, Tensor x2, float p, int? compute_mode, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn _cdist_forward_out(
+    x1: &Tensor,
+    x2: &Tensor,
+    p: f64,
+    compute_mode: Option<i64>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    _cdist_forward_out_op()?.call((x1, x2, p, compute_mode, out))
+}
+
+/// The typed dispatcher handle of `aten::_pdist_forward.`, looked up once.
+#[inline]
+pub fn _pdist_forward_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, f64), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, f64), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::_pdist_forward", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`_pdist_forward_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct PdistForwardOptions {
+    /// `p`.
+    pub p: f64,
+}
+
+impl Default for PdistForwardOptions {
+    fn default() -> Self {
+        PdistForwardOptions { p: 2.0 }
+    }
+}
+
+/// `aten::_pdist_forward(Tensor self, float p=2.) -> Tensor`
+pub fn _pdist_forward(self_: &Tensor) -> Result<Tensor> {
+    _pdist_forward_with(self_, PdistForwardOptions::default())
+}
+
+/// `aten::_pdist_forward(Tensor self, float p=2.) -> Tensor`
+pub fn _pdist_forward_with(self_: &Tensor, options: PdistForwardOptions) -> Result<Tensor> {
+    _pdist_forward_op()?.call((self_, options.p))
+}
+
+/// The typed dispatcher handle of `aten::_pdist_forward.out`, looked up once.
+#[inline]
+pub fn _pdist_forward_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, f64, &'static Tensor), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, f64, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::_pdist_forward", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::_pdist_forward.out(Tensor self, float p=2., *, Tensor(a!) out) -> Tensor(a!)`
+pub fn _pdist_forward_out(self_: &Tensor, p: f64, out: &Tensor) -> Result<Tensor> {
+    _pdist_forward_out_op()?.call((self_, p, out))
+}
+
+/// The typed dispatcher handle of `aten::reflection_pad1d.out`, looked up once.
+#[inline]
+pub fn reflection_pad1d_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static [i64], &'static Tensor), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static [i64], &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::reflection_pad1d", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::reflection_pad1d.out(Tensor self, SymInt[2] padding, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn reflection_pad1d_out(self_: &Tensor, padding: &[i64], out: &Tensor) -> Result<Tensor> {
+    reflection_pad1d_out_op()?.call((self_, padding, out))
+}
+
+/// The typed dispatcher handle of `aten::reflection_pad1d.`, looked up once.
+#[inline]
+pub fn reflection_pad1d_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static [i64]), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static [i64]), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::reflection_pad1d", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor`
+pub fn reflection_pad1d(self_: &Tensor, padding: &[i64]) -> Result<Tensor> {
+    reflection_pad1d_op()?.call((self_, padding))
+}
+
+/// The typed dispatcher handle of `aten::reflection_pad2d.out`, looked up once.
+#[inline]
+pub fn reflection_pad2d_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static [i64], &'static Tensor), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static [i64], &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::reflection_pad2d", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::reflection_pad2d.out(Tensor self, SymInt[4] padding, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn reflection_pad2d_out(self_: &Tensor, padding: &[i64], out: &Tensor) -> Result<Tensor> {
+    reflection_pad2d_out_op()?.call((self_, padding, out))
+}
+
+/// The typed dispatcher handle of `aten::reflection_pad2d.`, looked up once.
+#[inline]
+pub fn reflection_pad2d_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static [i64]), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static [i64]), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::reflection_pad2d", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor`
+pub fn reflection_pad2d(self_: &Tensor, padding: &[i64]) -> Result<Tensor> {
+    reflection_pad2d_op()?.call((self_, padding))
+}
+
+/// The typed dispatcher handle of `aten::reflection_pad3d.out`, looked up once.
+#[inline]
+pub fn reflection_pad3d_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static [i64], &'static Tensor), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static [i64], &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::reflection_pad3d", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::reflection_pad3d.out(Tensor self, SymInt[6] padding, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn reflection_pad3d_out(self_: &Tensor, padding: &[i64], out: &Tensor) -> Result<Tensor> {
+    reflection_pad3d_out_op()?.call((self_, padding, out))
+}
+
+/// The typed dispatcher handle of `aten::reflection_pad3d.`, looked up once.
+#[inline]
+pub fn reflection_pad3d_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static [i64]), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static [i64]), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::reflection_pad3d", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor`
+pub fn reflection_pad3d(self_: &Tensor, padding: &[i64]) -> Result<Tensor> {
+    reflection_pad3d_op()?.call((self_, padding))
+}
+
+/// The typed dispatcher handle of `aten::replication_pad2d.out`, looked up once.
+#[inline]
+pub fn replication_pad2d_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static [i64], &'static Tensor), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static [i64], &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::replication_pad2d", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::replication_pad2d.out(Tensor self, SymInt[4] padding, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn replication_pad2d_out(self_: &Tensor, padding: &[i64], out: &Tensor) -> Result<Tensor> {
+    replication_pad2d_out_op()?.call((self_, padding, out))
+}
+
+/// The typed dispatcher handle of `aten::replication_pad2d.`, looked up once.
+#[inline]
+pub fn replication_pad2d_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static [i64]), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static [i64]), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::replication_pad2d", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor`
+pub fn replication_pad2d(self_: &Tensor, padding: &[i64]) -> Result<Tensor> {
+    replication_pad2d_op()?.call((self_, padding))
+}
+
+/// The typed dispatcher handle of `aten::replication_pad3d.out`, looked up once.
+#[inline]
+pub fn replication_pad3d_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static [i64], &'static Tensor), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static [i64], &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::replication_pad3d", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::replication_pad3d.out(Tensor self, SymInt[6] padding, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn replication_pad3d_out(self_: &Tensor, padding: &[i64], out: &Tensor) -> Result<Tensor> {
+    replication_pad3d_out_op()?.call((self_, padding, out))
+}
+
+/// The typed dispatcher handle of `aten::replication_pad3d.`, looked up once.
+#[inline]
+pub fn replication_pad3d_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static [i64]), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static [i64]), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::replication_pad3d", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor`
+pub fn replication_pad3d(self_: &Tensor, padding: &[i64]) -> Result<Tensor> {
+    replication_pad3d_op()?.call((self_, padding))
+}
+
 /// The typed dispatcher handle of `aten::layer_norm.`, looked up once.
 #[inline]
 pub fn layer_norm_op() -> Result<

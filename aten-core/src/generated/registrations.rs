@@ -1852,6 +1852,102 @@ aten_dispatch::torch_library!(aten, |m| {
         Some(AliasAnalysisKind::FromSchema),
         vec!["core".to_string()],
     )?;
+    m.def_with("avg_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
+    m.def_with(
+        "adaptive_avg_pool1d(Tensor self, int[1] output_size) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string()],
+    )?;
+    m.def_with(
+        "adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "_adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string()],
+    )?;
+    m.def_with("_adaptive_avg_pool3d.out(Tensor self, SymInt[3] output_size, *, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
+    m.def_with("avg_pool3d.out(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None, *, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec![])?;
+    m.def_with("avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
+    m.def_with("max_pool3d_with_indices.out(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False, *, Tensor(a!) out, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))", Some(AliasAnalysisKind::FromSchema), vec![])?;
+    m.def_with("max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
+    m.def_with("upsample_bilinear2d.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
+    m.def_with("upsample_nearest2d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
+    m.def_with("upsample_bilinear2d.out(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec![])?;
+    m.def_with("upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
+    m.def_with("upsample_nearest2d.out(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec![])?;
+    m.def_with("upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
+    m.def_with("col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
+    m.def_with("grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
+    m.def_with("grid_sampler_2d.out(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, *, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
+    m.def_with(
+        "_cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string()],
+    )?;
+    m.def_with("_cdist_forward.out(Tensor x1, Tensor x2, float p, int? compute_mode, *, Tensor(a!) out) -> Tensor(a!)", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
+    m.def_with(
+        "_pdist_forward(Tensor self, float p=2.) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string()],
+    )?;
+    m.def_with(
+        "_pdist_forward.out(Tensor self, float p=2., *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string()],
+    )?;
+    m.def_with(
+        "reflection_pad1d.out(Tensor self, SymInt[2] padding, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string()],
+    )?;
+    m.def_with(
+        "reflection_pad2d.out(Tensor self, SymInt[4] padding, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string()],
+    )?;
+    m.def_with(
+        "reflection_pad3d.out(Tensor self, SymInt[6] padding, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string()],
+    )?;
+    m.def_with(
+        "replication_pad2d.out(Tensor self, SymInt[4] padding, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string()],
+    )?;
+    m.def_with(
+        "replication_pad3d.out(Tensor self, SymInt[6] padding, *, Tensor(a!) out) -> Tensor(a!)",
+        Some(AliasAnalysisKind::FromSchema),
+        vec![],
+    )?;
+    m.def_with(
+        "replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor",
+        Some(AliasAnalysisKind::FromSchema),
+        vec!["core".to_string()],
+    )?;
     m.def_with("layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1.0000000000000001e-05, bool cudnn_enable=True) -> Tensor", Some(AliasAnalysisKind::FromSchema), vec![])?;
     m.def_with("native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
     m.def_with("native_layer_norm.out(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps, *, Tensor(a!) out0, Tensor(b!) out1, Tensor(c!) out2) -> (Tensor(a!), Tensor(b!), Tensor(c!))", Some(AliasAnalysisKind::FromSchema), vec!["core".to_string()])?;
@@ -6586,6 +6682,359 @@ pub fn avg_pool2d_backward_structured_default_backend(
         &output,
     ))
 }
+/// `autogen` variant `aten::_adaptive_avg_pool3d.out(Tensor self, SymInt[3] output_size, *, Tensor(a!) out) -> Tensor(a!)` of `aten::_adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor`.
+pub fn _adaptive_avg_pool3d_out_autogen(
+    self_: &Tensor,
+    output_size: &[i64],
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = ops::_adaptive_avg_pool3d_op()?.call((self_, output_size))?;
+    crate::structured::copy_to_out(&result, out)?;
+    Ok(out.clone())
+}
+/// Structured kernel (Out, meta) of `aten::avg_pool3d.out(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn avg_pool3d_out_structured_meta(
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: Option<i64>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::avg_pool3d(
+        set_output,
+        self_,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+    )?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, meta) of `aten::avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor`.
+pub fn avg_pool3d_structured_meta(
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: Option<i64>,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::avg_pool3d(
+        set_output,
+        self_,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+    )?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, default_backend) of `aten::avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor`.
+pub fn avg_pool3d_structured_default_backend(
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: Option<i64>,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::avg_pool3d(
+        set_output,
+        self_,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+    )?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::avg_pool3d_out_op()?.call((
+        self_,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+        &output,
+    ))
+}
+/// Structured kernel (Out, meta) of `aten::upsample_bilinear2d.out(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn upsample_bilinear2d_out_structured_meta(
+    self_: &Tensor,
+    output_size: &[i64],
+    align_corners: bool,
+    scales_h: Option<f64>,
+    scales_w: Option<f64>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::upsample_bilinear2d(
+        set_output,
+        self_,
+        output_size,
+        align_corners,
+        scales_h,
+        scales_w,
+    )?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, meta) of `aten::upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor`.
+pub fn upsample_bilinear2d_structured_meta(
+    self_: &Tensor,
+    output_size: &[i64],
+    align_corners: bool,
+    scales_h: Option<f64>,
+    scales_w: Option<f64>,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::upsample_bilinear2d(
+        set_output,
+        self_,
+        output_size,
+        align_corners,
+        scales_h,
+        scales_w,
+    )?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, default_backend) of `aten::upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor`.
+pub fn upsample_bilinear2d_structured_default_backend(
+    self_: &Tensor,
+    output_size: &[i64],
+    align_corners: bool,
+    scales_h: Option<f64>,
+    scales_w: Option<f64>,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::upsample_bilinear2d(
+        set_output,
+        self_,
+        output_size,
+        align_corners,
+        scales_h,
+        scales_w,
+    )?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::upsample_bilinear2d_out_op()?.call((
+        self_,
+        output_size,
+        align_corners,
+        scales_h,
+        scales_w,
+        &output,
+    ))
+}
+/// Structured kernel (Out, meta) of `aten::upsample_nearest2d.out(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn upsample_nearest2d_out_structured_meta(
+    self_: &Tensor,
+    output_size: &[i64],
+    scales_h: Option<f64>,
+    scales_w: Option<f64>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::upsample_nearest2d(set_output, self_, output_size, scales_h, scales_w)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, meta) of `aten::upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor`.
+pub fn upsample_nearest2d_structured_meta(
+    self_: &Tensor,
+    output_size: &[i64],
+    scales_h: Option<f64>,
+    scales_w: Option<f64>,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::upsample_nearest2d(set_output, self_, output_size, scales_h, scales_w)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, default_backend) of `aten::upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor`.
+pub fn upsample_nearest2d_structured_default_backend(
+    self_: &Tensor,
+    output_size: &[i64],
+    scales_h: Option<f64>,
+    scales_w: Option<f64>,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::upsample_nearest2d(set_output, self_, output_size, scales_h, scales_w)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::upsample_nearest2d_out_op()?.call((self_, output_size, scales_h, scales_w, &output))
+}
+/// `autogen` variant `aten::grid_sampler_2d.out(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, *, Tensor(a!) out) -> Tensor(a!)` of `aten::grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor`.
+pub fn grid_sampler_2d_out_autogen(
+    input: &Tensor,
+    grid: &Tensor,
+    interpolation_mode: i64,
+    padding_mode: i64,
+    align_corners: bool,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = ops::grid_sampler_2d_op()?.call((
+        input,
+        grid,
+        interpolation_mode,
+        padding_mode,
+        align_corners,
+    ))?;
+    crate::structured::copy_to_out(&result, out)?;
+    Ok(out.clone())
+}
+/// `autogen` variant `aten::_cdist_forward.out(Tensor x1, Tensor x2, float p, int? compute_mode, *, Tensor(a!) out) -> Tensor(a!)` of `aten::_cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor`.
+pub fn _cdist_forward_out_autogen(
+    x1: &Tensor,
+    x2: &Tensor,
+    p: f64,
+    compute_mode: Option<i64>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = ops::_cdist_forward_op()?.call((x1, x2, p, compute_mode))?;
+    crate::structured::copy_to_out(&result, out)?;
+    Ok(out.clone())
+}
+/// `autogen` variant `aten::_pdist_forward.out(Tensor self, float p=2., *, Tensor(a!) out) -> Tensor(a!)` of `aten::_pdist_forward(Tensor self, float p=2.) -> Tensor`.
+pub fn _pdist_forward_out_autogen(self_: &Tensor, p: f64, out: &Tensor) -> Result<Tensor> {
+    let result = ops::_pdist_forward_op()?.call((self_, p))?;
+    crate::structured::copy_to_out(&result, out)?;
+    Ok(out.clone())
+}
+/// Structured kernel (Out, meta) of `aten::reflection_pad1d.out(Tensor self, SymInt[2] padding, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn reflection_pad1d_out_structured_meta(
+    self_: &Tensor,
+    padding: &[i64],
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::reflection_pad1d(set_output, self_, padding)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, meta) of `aten::reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor`.
+pub fn reflection_pad1d_structured_meta(self_: &Tensor, padding: &[i64]) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::reflection_pad1d(set_output, self_, padding)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, default_backend) of `aten::reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor`.
+pub fn reflection_pad1d_structured_default_backend(
+    self_: &Tensor,
+    padding: &[i64],
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::reflection_pad1d(set_output, self_, padding)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::reflection_pad1d_out_op()?.call((self_, padding, &output))
+}
+/// Structured kernel (Out, meta) of `aten::reflection_pad3d.out(Tensor self, SymInt[6] padding, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn reflection_pad3d_out_structured_meta(
+    self_: &Tensor,
+    padding: &[i64],
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::reflection_pad3d(set_output, self_, padding)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, meta) of `aten::reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor`.
+pub fn reflection_pad3d_structured_meta(self_: &Tensor, padding: &[i64]) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::reflection_pad3d(set_output, self_, padding)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, default_backend) of `aten::reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor`.
+pub fn reflection_pad3d_structured_default_backend(
+    self_: &Tensor,
+    padding: &[i64],
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::reflection_pad3d(set_output, self_, padding)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::reflection_pad3d_out_op()?.call((self_, padding, &output))
+}
+/// Structured kernel (Out, meta) of `aten::replication_pad2d.out(Tensor self, SymInt[4] padding, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn replication_pad2d_out_structured_meta(
+    self_: &Tensor,
+    padding: &[i64],
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::replication_pad2d(set_output, self_, padding)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, meta) of `aten::replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor`.
+pub fn replication_pad2d_structured_meta(self_: &Tensor, padding: &[i64]) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::replication_pad2d(set_output, self_, padding)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, default_backend) of `aten::replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor`.
+pub fn replication_pad2d_structured_default_backend(
+    self_: &Tensor,
+    padding: &[i64],
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::replication_pad2d(set_output, self_, padding)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::replication_pad2d_out_op()?.call((self_, padding, &output))
+}
+/// Structured kernel (Out, meta) of `aten::replication_pad3d.out(Tensor self, SymInt[6] padding, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn replication_pad3d_out_structured_meta(
+    self_: &Tensor,
+    padding: &[i64],
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::replication_pad3d(set_output, self_, padding)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, meta) of `aten::replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor`.
+pub fn replication_pad3d_structured_meta(self_: &Tensor, padding: &[i64]) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::replication_pad3d(set_output, self_, padding)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, default_backend) of `aten::replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor`.
+pub fn replication_pad3d_structured_default_backend(
+    self_: &Tensor,
+    padding: &[i64],
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::replication_pad3d(set_output, self_, padding)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::replication_pad3d_out_op()?.call((self_, padding, &output))
+}
 /// `autogen` variant `aten::native_layer_norm.out(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps, *, Tensor(a!) out0, Tensor(b!) out1, Tensor(c!) out2) -> (Tensor(a!), Tensor(b!), Tensor(c!))` of `aten::native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)`.
 pub fn native_layer_norm_out_autogen(
     input: &Tensor,
@@ -7682,6 +8131,98 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
         CppFunction::from_unboxed(avg_pool2d_backward_structured_meta),
     )?;
     m.impl_(
+        "_adaptive_avg_pool2d",
+        CppFunction::from_unboxed(crate::native::adaptive_avg_pool2d_meta),
+    )?;
+    m.impl_(
+        "_adaptive_avg_pool2d_backward",
+        CppFunction::from_unboxed(crate::native::adaptive_avg_pool2d_backward_meta),
+    )?;
+    m.impl_(
+        "_adaptive_avg_pool3d",
+        CppFunction::from_unboxed(crate::native::adaptive_avg_pool3d_meta),
+    )?;
+    m.impl_(
+        "avg_pool3d.out",
+        CppFunction::from_unboxed(avg_pool3d_out_structured_meta),
+    )?;
+    m.impl_(
+        "avg_pool3d",
+        CppFunction::from_unboxed(avg_pool3d_structured_meta),
+    )?;
+    m.impl_(
+        "max_pool3d_with_indices",
+        CppFunction::from_unboxed(crate::native::max_pool3d_with_indices_meta),
+    )?;
+    m.impl_(
+        "upsample_bilinear2d.out",
+        CppFunction::from_unboxed(upsample_bilinear2d_out_structured_meta),
+    )?;
+    m.impl_(
+        "upsample_bilinear2d",
+        CppFunction::from_unboxed(upsample_bilinear2d_structured_meta),
+    )?;
+    m.impl_(
+        "upsample_nearest2d.out",
+        CppFunction::from_unboxed(upsample_nearest2d_out_structured_meta),
+    )?;
+    m.impl_(
+        "upsample_nearest2d",
+        CppFunction::from_unboxed(upsample_nearest2d_structured_meta),
+    )?;
+    m.impl_(
+        "col2im",
+        CppFunction::from_unboxed(crate::native::col2im_meta),
+    )?;
+    m.impl_(
+        "grid_sampler_2d",
+        CppFunction::from_unboxed(crate::native::grid_sampler_2d_meta),
+    )?;
+    m.impl_(
+        "_cdist_forward",
+        CppFunction::from_unboxed(crate::native::cdist_forward_meta),
+    )?;
+    m.impl_(
+        "_pdist_forward",
+        CppFunction::from_unboxed(crate::native::pdist_forward_meta),
+    )?;
+    m.impl_(
+        "reflection_pad1d.out",
+        CppFunction::from_unboxed(reflection_pad1d_out_structured_meta),
+    )?;
+    m.impl_(
+        "reflection_pad1d",
+        CppFunction::from_unboxed(reflection_pad1d_structured_meta),
+    )?;
+    m.impl_(
+        "reflection_pad2d",
+        CppFunction::from_unboxed(crate::native::reflection_pad2d_meta),
+    )?;
+    m.impl_(
+        "reflection_pad3d.out",
+        CppFunction::from_unboxed(reflection_pad3d_out_structured_meta),
+    )?;
+    m.impl_(
+        "reflection_pad3d",
+        CppFunction::from_unboxed(reflection_pad3d_structured_meta),
+    )?;
+    m.impl_(
+        "replication_pad2d.out",
+        CppFunction::from_unboxed(replication_pad2d_out_structured_meta),
+    )?;
+    m.impl_(
+        "replication_pad2d",
+        CppFunction::from_unboxed(replication_pad2d_structured_meta),
+    )?;
+    m.impl_(
+        "replication_pad3d.out",
+        CppFunction::from_unboxed(replication_pad3d_out_structured_meta),
+    )?;
+    m.impl_(
+        "replication_pad3d",
+        CppFunction::from_unboxed(replication_pad3d_structured_meta),
+    )?;
+    m.impl_(
         "_native_batch_norm_legit",
         CppFunction::from_unboxed(crate::native::batch_norm_legit_meta),
     )?;
@@ -7759,6 +8300,26 @@ aten_dispatch::torch_library_impl!(aten, CompositeImplicitAutograd, |m| {
     m.impl_(
         "max_pool2d",
         CppFunction::from_unboxed(crate::native::max_pool2d),
+    )?;
+    m.impl_(
+        "avg_pool1d",
+        CppFunction::from_unboxed(crate::native::avg_pool1d),
+    )?;
+    m.impl_(
+        "adaptive_avg_pool1d",
+        CppFunction::from_unboxed(crate::native::adaptive_avg_pool1d),
+    )?;
+    m.impl_(
+        "adaptive_avg_pool2d",
+        CppFunction::from_unboxed(crate::native::adaptive_avg_pool2d),
+    )?;
+    m.impl_(
+        "upsample_bilinear2d.vec",
+        CppFunction::from_unboxed(crate::native::upsample_bilinear2d_vec),
+    )?;
+    m.impl_(
+        "upsample_nearest2d.vec",
+        CppFunction::from_unboxed(crate::native::upsample_nearest2d_vec),
     )?;
     m.impl_(
         "layer_norm",
@@ -8097,6 +8658,22 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutograd, |m| {
     m.impl_(
         "slow_conv_dilated2d.out",
         CppFunction::from_unboxed(slow_conv_dilated2d_out_autogen),
+    )?;
+    m.impl_(
+        "_adaptive_avg_pool3d.out",
+        CppFunction::from_unboxed(_adaptive_avg_pool3d_out_autogen),
+    )?;
+    m.impl_(
+        "grid_sampler_2d.out",
+        CppFunction::from_unboxed(grid_sampler_2d_out_autogen),
+    )?;
+    m.impl_(
+        "_cdist_forward.out",
+        CppFunction::from_unboxed(_cdist_forward_out_autogen),
+    )?;
+    m.impl_(
+        "_pdist_forward.out",
+        CppFunction::from_unboxed(_pdist_forward_out_autogen),
     )?;
     m.impl_(
         "native_layer_norm",
@@ -8871,6 +9448,34 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutogradNonFunctional,
     m.impl_(
         "avg_pool2d_backward",
         CppFunction::from_unboxed(avg_pool2d_backward_structured_default_backend),
+    )?;
+    m.impl_(
+        "avg_pool3d",
+        CppFunction::from_unboxed(avg_pool3d_structured_default_backend),
+    )?;
+    m.impl_(
+        "upsample_bilinear2d",
+        CppFunction::from_unboxed(upsample_bilinear2d_structured_default_backend),
+    )?;
+    m.impl_(
+        "upsample_nearest2d",
+        CppFunction::from_unboxed(upsample_nearest2d_structured_default_backend),
+    )?;
+    m.impl_(
+        "reflection_pad1d",
+        CppFunction::from_unboxed(reflection_pad1d_structured_default_backend),
+    )?;
+    m.impl_(
+        "reflection_pad3d",
+        CppFunction::from_unboxed(reflection_pad3d_structured_default_backend),
+    )?;
+    m.impl_(
+        "replication_pad2d",
+        CppFunction::from_unboxed(replication_pad2d_structured_default_backend),
+    )?;
+    m.impl_(
+        "replication_pad3d",
+        CppFunction::from_unboxed(replication_pad3d_structured_default_backend),
     )?;
     m.impl_(
         "mse_loss",

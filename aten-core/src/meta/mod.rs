@@ -21,28 +21,33 @@
 //! - [`advanced_indexing`] holds `index.Tensor`, [`scatter`] the scatter
 //!   families, [`sorting`] `sort.stable` and `topk`;
 //! - [`loss`] holds `nll_loss_forward` and `mse_loss`, [`pooling`]
-//!   `max_pool2d_with_indices`.
+//!   `max_pool2d_with_indices`, [`padding`] the reflection and
+//!   replication paddings, [`upsample`] the 2-d upsamplings.
 
 pub mod advanced_indexing;
 pub mod cat;
 pub mod indexing;
 pub mod linear_algebra;
 pub mod loss;
+pub mod padding;
 pub mod pointwise;
 pub mod pooling;
 pub mod reduction;
 pub mod scatter;
 pub mod sorting;
 pub mod triangular;
+pub mod upsample;
 
 pub use advanced_indexing::index_tensor;
 pub use cat::cat;
 pub use indexing::gather;
 pub use linear_algebra::{addmm, bmm, mm};
 pub use loss::{mse_loss, nll_loss_forward};
+pub use padding::{reflection_pad1d, reflection_pad3d, replication_pad2d, replication_pad3d};
 pub use pointwise::*;
 pub use pooling::{
-    avg_pool2d, avg_pool2d_backward, max_pool2d_with_indices, max_pool2d_with_indices_backward,
+    avg_pool2d, avg_pool2d_backward, avg_pool3d, max_pool2d_with_indices,
+    max_pool2d_with_indices_backward,
 };
 pub use reduction::{
     _log_softmax, _softmax, all_dim, amax, amin, any, any_dim, any_dims, argmax, argmin, cumsum,
@@ -51,6 +56,7 @@ pub use reduction::{
 pub use scatter::{scatter_add, scatter_reduce_two, scatter_src, scatter_value};
 pub use sorting::{sort_stable, topk};
 pub use triangular::{tril, triu};
+pub use upsample::{upsample_bilinear2d, upsample_nearest2d};
 
 use c10_core::{Device, Error, Result, ScalarType};
 

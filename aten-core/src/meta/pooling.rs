@@ -356,3 +356,232 @@ pub fn max_pool2d_with_indices_backward(
     }
     pool_grad_input(out, grad_output, self_, (oh, ow))
 }
+
+/// An `N`-element int list of a pooling parameter: one int repeated, or
+/// `N` ints (`kernel_size`, `padding`, ...); `message` is PyTorch's error
+/// for any other length. Each value must fit an `int`, as PyTorch's
+/// `safe_downcast` requires.
+pub fn expand_param<const N: usize>(v: &[i64], message: &str) -> Result<[i64; N]> {
+    let out = match v.len() {
+        1 => [v[0]; N],
+        n if n == N => std::array::from_fn(|i| v[i]),
+        _ => return Err(Error::runtime(message)),
+    };
+    if out.iter().any(|&x| i32::try_from(x).is_err()) {
+        return Err(Error::runtime("integer out of range"));
+    }
+    Ok(out)
+}
+
+/// The checked window of a 3-d pooling (`(depth, height, width)`
+/// triples), as the 3-d pooling operators parse their parameters.
+#[derive(Copy, Clone, Debug)]
+pub struct Pool3d {
+    /// The window.
+    pub kernel: [i64; 3],
+    /// The step (the window, when none is given).
+    pub stride: [i64; 3],
+    /// The implicit padding on each side.
+    pub padding: [i64; 3],
+    /// The spacing of the window's elements.
+    pub dilation: [i64; 3],
+}
+
+impl Pool3d {
+    /// The parameters of `max_pool3d_with_indices` (`op` `"max_pool3d"`)
+    /// or `avg_pool3d` (`"avg_pool3d"`, no dilation), with PyTorch's
+    /// messages for lists of the wrong length.
+    pub fn parse(
+        op: &str,
+        kernel_size: &[i64],
+        stride: &[i64],
+        padding: &[i64],
+        dilation: Option<&[i64]>,
+    ) -> Result<Pool3d> {
+        let avg = op == "avg_pool3d";
+        let either = if avg { "" } else { "either " };
+        let kernel = expand_param(
+            kernel_size,
+            &format!("{op}: kernel_size must {either}be a single int, or a tuple of three ints"),
+        )?;
+        let stride = if stride.is_empty() {
+            kernel
+        } else {
+            expand_param(
+                stride,
+                &format!(
+                    "{op}: stride must {either}be omitted, a single int, or a tuple of three ints"
+                ),
+            )?
+        };
+        let padding = expand_param(
+            padding,
+            &format!("{op}: padding must {either}be a single int, or a tuple of three ints"),
+        )?;
+        let dilation = match dilation {
+            Some(d) => expand_param(
+                d,
+                &format!("{op}: dilation must be either a single int, or a tuple of three ints"),
+            )?,
+            None => [1; 3],
+        };
+        Ok(Pool3d {
+            kernel,
+            stride,
+            padding,
+            dilation,
+        })
+    }
+
+    /// The pooled `(depth, height, width)` of `input` (its last three
+    /// sizes), after PyTorch's `pooling_output_shape` and
+    /// `pool3d_shape_check` (`fn_name` starts its messages; `avg` adds
+    /// the average pooling's window-fits-input check).
+    pub fn output_size(
+        &self,
+        input: &Tensor,
+        ceil_mode: bool,
+        fn_name: &str,
+        avg: bool,
+    ) -> Result<[i64; 3]> {
+        let sizes = input.sizes();
+        let ndim = sizes.len();
+        let (k, s, p, d) = (self.kernel, self.stride, self.padding, self.dilation);
+        let spatial: [i64; 3] = std::array::from_fn(|i| sizes[ndim - 3 + i]);
+        let mut out = [0i64; 3];
+        for i in 0..3 {
+            if s[i] == 0 {
+                return Err(Error::runtime("stride should not be zero"));
+            }
+            if p[i] < 0 {
+                return Err(Error::runtime(format!(
+                    "pad must be non-negative, but got pad: {}",
+                    p[i]
+                )));
+            }
+            let effective = (i128::from(k[i]) - 1) * i128::from(d[i]) + 1;
+            if i128::from(p[i]) > effective / 2 {
+                return Err(Error::runtime(format!(
+                    "pad should be at most half of effective kernel size, but got pad={}, kernel_size={} and dilation={}",
+                    p[i], k[i], d[i]
+                )));
+            }
+            out[i] = pooling_output_shape(spatial[i], k[i], p[i], s[i], d[i], ceil_mode)?;
+        }
+        if k.iter().any(|&v| v <= 0) {
+            return Err(Error::runtime(format!(
+                "kernel size should be greater than zero, but got kT: {} kH: {} kW: {}",
+                k[0], k[1], k[2]
+            )));
+        }
+        if s.iter().any(|&v| v <= 0) {
+            return Err(Error::runtime(format!(
+                "stride should be greater than zero, but got dT: {} dH: {} dW: {}",
+                s[0], s[1], s[2]
+            )));
+        }
+        if d.iter().any(|&v| v <= 0) {
+            return Err(Error::runtime(format!(
+                "dilation should be greater than zero, but got dilationT: {} dilationH: {} dilationW: {}",
+                d[0], d[1], d[2]
+            )));
+        }
+        if ndim != 4 && ndim != 5 {
+            return Err(Error::runtime(format!(
+                "{fn_name}: Expected 4D or 5D tensor for input, but got: {}",
+                fmt_list(&sizes)
+            )));
+        }
+        for (i, &size) in sizes.iter().enumerate() {
+            if !(ndim == 5 && i == 0) && size <= 0 {
+                return Err(Error::runtime(format!(
+                    "{fn_name}: Expected input's non-batch dimensions to have positive length, but input has a shape of {} and non-batch dimension {size} has length zero!",
+                    fmt_list(&sizes)
+                )));
+            }
+        }
+        if avg && (spatial[0] < k[0] || spatial[1] < k[1] || spatial[2] < k[2]) {
+            return Err(Error::runtime(format!(
+                "input image (T: {} H: {} W: {}) smaller than kernel size (kT: {} kH: {} kW: {})",
+                spatial[0], spatial[1], spatial[2], k[0], k[1], k[2]
+            )));
+        }
+        if (0..3).any(|i| k[i] / 2 < p[i]) {
+            let eff = |i: usize| (k[i] - 1) * d[i] + 1;
+            return Err(Error::runtime(format!(
+                "pad should be smaller than or equal to half of effective kernel size, but got padT: {} padW: {} padH: {} effectiveKT: {} effectiveKW: {} effectiveKH: {}",
+                p[0], p[2], p[1], eff(0), eff(2), eff(1)
+            )));
+        }
+        if out.iter().any(|&o| o < 1) {
+            return Err(Error::runtime(format!(
+                "Given input size: ({}x{}x{}x{}). Calculated output size: ({}x{}x{}x{}). Output size is too small",
+                sizes[ndim - 4], spatial[0], spatial[1], spatial[2],
+                sizes[ndim - 4], out[0], out[1], out[2]
+            )));
+        }
+        Ok(out)
+    }
+}
+
+/// The memory format of a 3-d pooling's output: the input's suggested
+/// one, with PyTorch's rank checks (`op`'s messages).
+pub fn pool3d_memory_format(input: &Tensor) -> Result<MemoryFormat> {
+    let format = MemoryFormat::suggest(&input.sizes(), &input.strides());
+    let ndim = input.dim();
+    match format {
+        MemoryFormat::ChannelsLast3d if ndim != 5 => Err(Error::runtime(
+            "non-empty 5D (batch mode) tensor expected for input with channels_last_3d layout",
+        )),
+        MemoryFormat::ChannelsLast3d => Ok(format),
+        _ if ndim != 4 && ndim != 5 => Err(Error::runtime(
+            "non-empty 4D or 5D (batch mode) tensor expected for input",
+        )),
+        _ => Ok(MemoryFormat::Contiguous),
+    }
+}
+
+/// The sizes and strides of a 3-d pooling's output: `input`'s leading
+/// sizes with `spatial` last, in `format` for a batched (5-d) input.
+pub fn pool3d_output_layout(
+    input: &Tensor,
+    spatial: [i64; 3],
+    format: MemoryFormat,
+) -> Result<(Vec<i64>, Vec<i64>)> {
+    let sizes = input.sizes();
+    let mut shape = sizes[..sizes.len() - 3].to_vec();
+    shape.extend(spatial);
+    let format = if shape.len() == 5 {
+        format
+    } else {
+        MemoryFormat::Contiguous
+    };
+    let strides = strides_for(&shape, format)?;
+    Ok((shape, strides))
+}
+
+/// `avg_pool3d(self, kernel_size, stride, padding, ceil_mode,
+/// count_include_pad, divisor_override)`: the pooled shape, contiguous.
+#[allow(clippy::too_many_arguments)]
+pub fn avg_pool3d(
+    out: SetOutput<'_>,
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    ceil_mode: bool,
+    _count_include_pad: bool,
+    divisor_override: Option<i64>,
+) -> Result<MetaOutput> {
+    let p = Pool3d::parse("avg_pool3d", kernel_size, stride, padding, None)?;
+    // Checks the rank; the output is contiguous whatever the input's
+    // format (PyTorch's meta function sets no memory format).
+    pool3d_memory_format(self_)?;
+    if divisor_override == Some(0) {
+        return Err(Error::runtime("divisor must be not zero"));
+    }
+    let spatial = p.output_size(self_, ceil_mode, "avg_pool3d()", true)?;
+    let (dtype, device) = dtype_and_device(self_)?;
+    let (shape, strides) = pool3d_output_layout(self_, spatial, MemoryFormat::Contiguous)?;
+    out.set_outputs([(&shape, Some(&strides), dtype)], device)
+}

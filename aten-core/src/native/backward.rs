@@ -346,19 +346,14 @@ fn dilate2d(grad: &Tensor, stride: &[i64]) -> Result<Tensor> {
     Ok(out)
 }
 
-fn pair(v: &[i64], name: &str) -> Result<[i64; 2]> {
-    match v {
-        [a] => Ok([*a, *a]),
-        [a, b] => Ok([*a, *b]),
-        _ => Err(Error::runtime(format!(
-            "convolution_backward: expected {name} to be a single integer value or a list of 2 values"
-        ))),
-    }
-}
-
-/// `convolution_backward` (CompositeExplicitAutograd) of a 2-d,
-/// non-transposed convolution: the gradients of input, weight and bias,
-/// each when `output_mask` asks.
+/// `convolution_backward` (CompositeExplicitAutograd) of a 1-, 2- or
+/// 3-d convolution, plain or transposed: the gradients of input, weight
+/// and bias, each when `output_mask` asks, written as convolutions
+/// (`convolution`): the input's gradient is the convolution's adjoint
+/// (transposed for a plain one, plain for a transposed one), the weight's
+/// a convolution of the input with the gradient per group (strides and
+/// dilations swapped). 2-d (and 1-d) gradients take the format the input
+/// and weight suggest.
 #[allow(clippy::too_many_arguments)]
 pub fn convolution_backward(
     grad: &Tensor,
@@ -373,89 +368,117 @@ pub fn convolution_backward(
     groups: i64,
     output_mask: &[bool],
 ) -> Result<(Tensor, Tensor, Tensor)> {
-    let _ = output_padding;
-    if transposed {
-        return Err(Error::not_implemented(
-            "convolution_backward: transposed convolutions are not supported",
-        ));
+    let k = weight.dim();
+    if k < 3 || input.dim() != k || grad.dim() != k {
+        return Err(Error::runtime(format!(
+            "convolution_backward: expected input, weight and grad_output of one rank (3, 4 or 5), but got {}, {} and {}",
+            input.dim(),
+            k,
+            grad.dim()
+        )));
     }
-    if input.dim() != 4 || weight.dim() != 4 || grad.dim() != 4 {
-        return Err(Error::not_implemented(
-            "convolution_backward: only 2-d convolutions (4-d input, weight and grad) are supported",
-        ));
-    }
-    if groups < 1 {
-        return Err(Error::runtime("non-positive groups is not supported"));
-    }
-    let stride = pair(stride, "stride")?;
-    let padding = pair(padding, "padding")?;
-    let dilation = pair(dilation, "dilation")?;
-    let is = input.sizes();
-    let ws = weight.sizes();
-    let (cout, cin_g, kh, kw) = (ws[0], ws[1], ws[2], ws[3]);
-    let cin = is[1];
-    let (h, w) = (is[2], is[3]);
+    let dims = k - 2;
+    let p = crate::native::ConvParams::new(
+        dims,
+        stride,
+        padding,
+        dilation,
+        transposed,
+        output_padding,
+        groups,
+    )?;
+    let (is, ws) = (input.sizes(), weight.sizes());
+    let format = if dims <= 2 {
+        let view = |t: &Tensor| {
+            if dims == 1 {
+                ops::unsqueeze(t, 2)
+            } else {
+                Ok(t.clone())
+            }
+        };
+        crate::native::conv_memory_format(&view(input)?, &view(weight)?)
+    } else {
+        c10_core::MemoryFormat::Contiguous
+    };
+    // Gradients in the backend's format: a 1-d one's through its 2-d view.
+    let in_format = |t: Tensor| -> Result<Tensor> {
+        if dims == 1 {
+            let t4 = crate::native::restride(ops::unsqueeze(&t, 2)?, format)?;
+            return ops::squeeze_dim(&t4, 2);
+        }
+        crate::native::restride(t, format)
+    };
     let gi = if wanted(output_mask, 0) {
-        // A stride-1 convolution of the spread-out gradient with the
-        // flipped, transposed weight, over the fully padded input.
-        let gd = dilate2d(grad, &stride)?;
-        let wt = ops::reshape(weight, &[groups, cout / groups, cin_g, kh, kw])?;
-        let wt = ops::transpose_int(&wt, 1, 2)?;
-        let wt = ops::reshape(&wt, &[groups * cin_g, cout / groups, kh, kw])?;
-        let wt = ops::flip(&wt, &[2, 3])?;
-        let full_pad = [dilation[0] * (kh - 1), dilation[1] * (kw - 1)];
-        let full = ops::convolution(
-            &gd,
-            &wt,
-            None,
-            &[1, 1],
-            &full_pad,
-            &dilation,
-            false,
-            &[0, 0],
-            groups,
-        )?;
-        let fs = full.sizes();
-        let padded = zeros(&[is[0], cin, h + 2 * padding[0], w + 2 * padding[1]], grad)?;
-        let region = ops::narrow(
-            &ops::narrow(&padded, 2, 0, fs[2].min(h + 2 * padding[0]))?,
-            3,
-            0,
-            fs[3].min(w + 2 * padding[1]),
-        )?;
-        let src = ops::narrow(
-            &ops::narrow(&full, 2, 0, region.sizes()[2])?,
-            3,
-            0,
-            region.sizes()[3],
-        )?;
-        ops::copy_(&region, &src)?;
-        ops::narrow(&ops::narrow(&padded, 2, padding[0], h)?, 3, padding[1], w)?
+        let r = if transposed {
+            ops::convolution(
+                grad,
+                weight,
+                None,
+                stride,
+                padding,
+                dilation,
+                false,
+                &[0],
+                groups,
+            )?
+        } else {
+            // The output padding that gives back the input's size.
+            let gs = grad.sizes();
+            let wide = i128::from;
+            let extra: Vec<i64> = (0..dims)
+                .map(|i| {
+                    let full = (wide(gs[i + 2]) - 1) * wide(p.stride[i]) - 2 * wide(p.padding[i])
+                        + wide(p.dilation[i]) * (wide(ws[i + 2]) - 1)
+                        + 1;
+                    i64::try_from(wide(is[i + 2]) - full).map_err(|_| {
+                        Error::runtime("convolution_backward: grad_output does not match the input")
+                    })
+                })
+                .collect::<Result<_>>()?;
+            ops::convolution(
+                grad, weight, None, stride, padding, dilation, true, &extra, groups,
+            )?
+        };
+        in_format(r)?
     } else {
         Tensor::undefined()
     };
-    let gw = if wanted(output_mask, 1) {
-        // Per group: the input (channels as batch) convolved with the
-        // gradient (channels as filters), strides and dilations swapped.
+    // PyTorch's transposed kernels compute the weight's gradient along
+    // with the bias's.
+    let weight_wanted =
+        wanted(output_mask, 1) || (transposed && bias_sizes.is_some() && wanted(output_mask, 2));
+    let gw = if weight_wanted {
+        // Per group: the "input" (channels as batch) convolved with the
+        // "gradient" (channels as filters), strides and dilations swapped;
+        // for a transposed convolution the two trade places.
+        let (x, dy) = if transposed {
+            (grad, input)
+        } else {
+            (input, grad)
+        };
+        let cx = x.sizes()[1] / groups;
+        let cy = dy.sizes()[1] / groups;
         let mut parts = Vec::with_capacity(groups as usize);
-        let cout_g = cout / groups;
         for g in 0..groups {
-            let x = ops::narrow(input, 1, g * cin_g, cin_g)?;
-            let dy = ops::narrow(grad, 1, g * cout_g, cout_g)?;
-            let xt = ops::transpose_int(&x, 0, 1)?;
-            let dyt = ops::transpose_int(&dy, 0, 1)?;
-            let r = ops::convolution(
-                &xt,
-                &dyt,
+            let xg = ops::transpose_int(&ops::narrow(x, 1, g * cx, cx)?, 0, 1)?;
+            let dyg = ops::transpose_int(&ops::narrow(dy, 1, g * cy, cy)?, 0, 1)?;
+            let mut r = ops::convolution(
+                &xg,
+                &dyg,
                 None,
-                &dilation,
-                &padding,
-                &stride,
+                &p.dilation,
+                &p.padding,
+                &p.stride,
                 false,
-                &[0, 0],
+                &[0],
                 1,
             )?;
-            let r = ops::narrow(&ops::narrow(&r, 2, 0, kh)?, 3, 0, kw)?;
+            for i in 0..dims {
+                r = ops::narrow(&r, i as i64 + 2, 0, ws[i + 2])?;
+            }
+            // `[cx, cy, k...]`: a plain weight is `[cy, cx, ...]`, a
+            // transposed one `[cy (in), cx (out), ...]` once grad and input
+            // traded places.
             parts.push(ops::transpose_int(&r, 0, 1)?);
         }
         let gw = if parts.len() == 1 {
@@ -463,12 +486,15 @@ pub fn convolution_backward(
         } else {
             ops::cat(&parts)?
         };
-        ops::contiguous(&gw)?
+        in_format(ops::contiguous(&gw)?)?
     } else {
         Tensor::undefined()
     };
     let gb = match bias_sizes {
-        Some(_) if wanted(output_mask, 2) => ops::sum_dim_intlist(grad, Some(&[0, 2, 3]))?,
+        Some(_) if wanted(output_mask, 2) => {
+            let axes: Vec<i64> = std::iter::once(0).chain(2..k as i64).collect();
+            ops::sum_dim_intlist(grad, Some(&axes))?
+        }
         _ => Tensor::undefined(),
     };
     Ok((gi, gw, gb))
@@ -629,67 +655,6 @@ pub fn avg_pool2d_backward(
         &full,
     )?;
     let gi = ops::narrow(&ops::narrow(&buf, 2, ph, h)?, 3, pw, w)?;
-    ops::reshape(&gi, &self_.sizes())
-}
-
-/// `[out, in]`: row `i` averages PyTorch's adaptive window
-/// `[floor(i * in / out), ceil((i + 1) * in / out))`.
-fn adaptive_matrix(input: i64, output: i64, like: &Tensor) -> Result<Tensor> {
-    let mut v = vec![0.0f64; (input * output).max(0) as usize];
-    for i in 0..output {
-        let start = (i * input) / output;
-        let end = ((i + 1) * input + output - 1) / output;
-        let n = (end - start).max(1) as f64;
-        for j in start..end {
-            v[(i * input + j) as usize] = 1.0 / n;
-        }
-    }
-    to_dtype(&Tensor::from_vec(v, &[output, input])?, dtype_of(like))
-}
-
-/// `left @ x @ right^T` over the last two dims of `x` (`[l, h, w]`), with
-/// `left` `[a, h]` and `right` `[b, w]`: `[l, a, b]`.
-fn sandwich(x: &Tensor, left: &Tensor, right: &Tensor) -> Result<Tensor> {
-    let s = x.sizes();
-    let (l, h, w) = (s[0], s[1], s[2]);
-    let (a, b) = (left.sizes()[0], right.sizes()[0]);
-    let xr = ops::mm(&ops::reshape(x, &[l * h, w])?, &ops::t(right)?)?;
-    let xr = ops::transpose_int(&ops::reshape(&xr, &[l, h, b])?, 1, 2)?;
-    let y = ops::mm(&ops::reshape(&xr, &[l * b, h])?, &ops::t(left)?)?;
-    ops::transpose_int(&ops::reshape(&y, &[l, b, a])?, 1, 2)
-}
-
-/// `_adaptive_avg_pool2d`: the mean of each adaptive window.
-pub fn adaptive_avg_pool2d(self_: &Tensor, output_size: &[i64]) -> Result<Tensor> {
-    let [oh, ow] = *output_size else {
-        return Err(Error::runtime("adaptive_avg_pool2d: output_size must be 2"));
-    };
-    let (x, lead, h, w) = planes(self_)?;
-    let l = lead.iter().product::<i64>();
-    let y = sandwich(
-        &ops::reshape(&x, &[l, h, w])?,
-        &adaptive_matrix(h, oh, self_)?,
-        &adaptive_matrix(w, ow, self_)?,
-    )?;
-    let mut shape = lead;
-    shape.extend([oh, ow]);
-    ops::reshape(&y, &shape)
-}
-
-/// `_adaptive_avg_pool2d_backward`: each output's gradient spread evenly
-/// over its window.
-pub fn adaptive_avg_pool2d_backward(grad: &Tensor, self_: &Tensor) -> Result<Tensor> {
-    let (_, lead, h, w) = planes(self_)?;
-    let gs = grad.sizes();
-    let (oh, ow) = (gs[gs.len() - 2], gs[gs.len() - 1]);
-    let l = lead.iter().product::<i64>();
-    let a = adaptive_matrix(h, oh, grad)?;
-    let b = adaptive_matrix(w, ow, grad)?;
-    let gi = sandwich(
-        &ops::reshape(grad, &[l, oh, ow])?,
-        &ops::t(&a)?,
-        &ops::t(&b)?,
-    )?;
     ops::reshape(&gi, &self_.sizes())
 }
 

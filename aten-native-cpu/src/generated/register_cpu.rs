@@ -2873,6 +2873,248 @@ pub fn avg_pool2d_backward_structured_cpu(
     let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
+/// Structured kernel (Out, cpu) of `aten::avg_pool3d.out(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn avg_pool3d_out_structured_cpu(
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: Option<i64>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta = aten_core::meta::avg_pool3d(
+        set_output,
+        self_,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+    )?;
+    crate::kernels::avg_pool3d_out_cpu(
+        &mut meta,
+        self_,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+    )?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, cpu) of `aten::avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor`.
+pub fn avg_pool3d_structured_cpu(
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: Option<i64>,
+) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::avg_pool3d(
+        set_output,
+        self_,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+    )?;
+    crate::kernels::avg_pool3d_out_cpu(
+        &mut meta,
+        self_,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+    )?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Out, cpu) of `aten::upsample_bilinear2d.out(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn upsample_bilinear2d_out_structured_cpu(
+    self_: &Tensor,
+    output_size: &[i64],
+    align_corners: bool,
+    scales_h: Option<f64>,
+    scales_w: Option<f64>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta = aten_core::meta::upsample_bilinear2d(
+        set_output,
+        self_,
+        output_size,
+        align_corners,
+        scales_h,
+        scales_w,
+    )?;
+    crate::kernels::upsample_bilinear2d_out_cpu(
+        &mut meta,
+        self_,
+        output_size,
+        align_corners,
+        scales_h,
+        scales_w,
+    )?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, cpu) of `aten::upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor`.
+pub fn upsample_bilinear2d_structured_cpu(
+    self_: &Tensor,
+    output_size: &[i64],
+    align_corners: bool,
+    scales_h: Option<f64>,
+    scales_w: Option<f64>,
+) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::upsample_bilinear2d(
+        set_output,
+        self_,
+        output_size,
+        align_corners,
+        scales_h,
+        scales_w,
+    )?;
+    crate::kernels::upsample_bilinear2d_out_cpu(
+        &mut meta,
+        self_,
+        output_size,
+        align_corners,
+        scales_h,
+        scales_w,
+    )?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Out, cpu) of `aten::upsample_nearest2d.out(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn upsample_nearest2d_out_structured_cpu(
+    self_: &Tensor,
+    output_size: &[i64],
+    scales_h: Option<f64>,
+    scales_w: Option<f64>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta =
+        aten_core::meta::upsample_nearest2d(set_output, self_, output_size, scales_h, scales_w)?;
+    crate::kernels::upsample_nearest2d_out_cpu(&mut meta, self_, output_size, scales_h, scales_w)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, cpu) of `aten::upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor`.
+pub fn upsample_nearest2d_structured_cpu(
+    self_: &Tensor,
+    output_size: &[i64],
+    scales_h: Option<f64>,
+    scales_w: Option<f64>,
+) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta =
+        aten_core::meta::upsample_nearest2d(set_output, self_, output_size, scales_h, scales_w)?;
+    crate::kernels::upsample_nearest2d_out_cpu(&mut meta, self_, output_size, scales_h, scales_w)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Out, cpu) of `aten::reflection_pad1d.out(Tensor self, SymInt[2] padding, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn reflection_pad1d_out_structured_cpu(
+    self_: &Tensor,
+    padding: &[i64],
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta = aten_core::meta::reflection_pad1d(set_output, self_, padding)?;
+    crate::kernels::reflection_pad1d_out_cpu(&mut meta, self_, padding)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, cpu) of `aten::reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor`.
+pub fn reflection_pad1d_structured_cpu(self_: &Tensor, padding: &[i64]) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::reflection_pad1d(set_output, self_, padding)?;
+    crate::kernels::reflection_pad1d_out_cpu(&mut meta, self_, padding)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Out, cpu) of `aten::reflection_pad3d.out(Tensor self, SymInt[6] padding, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn reflection_pad3d_out_structured_cpu(
+    self_: &Tensor,
+    padding: &[i64],
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta = aten_core::meta::reflection_pad3d(set_output, self_, padding)?;
+    crate::kernels::reflection_pad3d_out_cpu(&mut meta, self_, padding)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, cpu) of `aten::reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor`.
+pub fn reflection_pad3d_structured_cpu(self_: &Tensor, padding: &[i64]) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::reflection_pad3d(set_output, self_, padding)?;
+    crate::kernels::reflection_pad3d_out_cpu(&mut meta, self_, padding)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Out, cpu) of `aten::replication_pad2d.out(Tensor self, SymInt[4] padding, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn replication_pad2d_out_structured_cpu(
+    self_: &Tensor,
+    padding: &[i64],
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta = aten_core::meta::replication_pad2d(set_output, self_, padding)?;
+    crate::kernels::replication_pad2d_out_cpu(&mut meta, self_, padding)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, cpu) of `aten::replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor`.
+pub fn replication_pad2d_structured_cpu(self_: &Tensor, padding: &[i64]) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::replication_pad2d(set_output, self_, padding)?;
+    crate::kernels::replication_pad2d_out_cpu(&mut meta, self_, padding)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Out, cpu) of `aten::replication_pad3d.out(Tensor self, SymInt[6] padding, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn replication_pad3d_out_structured_cpu(
+    self_: &Tensor,
+    padding: &[i64],
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta = aten_core::meta::replication_pad3d(set_output, self_, padding)?;
+    crate::kernels::replication_pad3d_out_cpu(&mut meta, self_, padding)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, cpu) of `aten::replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor`.
+pub fn replication_pad3d_structured_cpu(self_: &Tensor, padding: &[i64]) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::replication_pad3d(set_output, self_, padding)?;
+    crate::kernels::replication_pad3d_out_cpu(&mut meta, self_, padding)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
 /// Structured kernel (Functional, cpu) of `aten::mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor`.
 pub fn mse_loss_structured_cpu(self_: &Tensor, target: &Tensor, reduction: i64) -> Result<Tensor> {
     let set_output = aten_core::structured::SetOutput::Functional;
@@ -3844,6 +4086,98 @@ aten_dispatch::torch_library_impl!(aten, CPU, |m| {
     m.impl_(
         "_adaptive_avg_pool2d_backward",
         CppFunction::from_unboxed(crate::kernels::adaptive_avg_pool2d_backward_cpu),
+    )?;
+    m.impl_(
+        "_adaptive_avg_pool3d",
+        CppFunction::from_unboxed(crate::kernels::adaptive_avg_pool3d_cpu),
+    )?;
+    m.impl_(
+        "avg_pool3d.out",
+        CppFunction::from_unboxed(avg_pool3d_out_structured_cpu),
+    )?;
+    m.impl_(
+        "avg_pool3d",
+        CppFunction::from_unboxed(avg_pool3d_structured_cpu),
+    )?;
+    m.impl_(
+        "max_pool3d_with_indices.out",
+        CppFunction::from_unboxed(crate::kernels::max_pool3d_with_indices_out_cpu),
+    )?;
+    m.impl_(
+        "max_pool3d_with_indices",
+        CppFunction::from_unboxed(crate::kernels::max_pool3d_with_indices_cpu),
+    )?;
+    m.impl_(
+        "upsample_bilinear2d.out",
+        CppFunction::from_unboxed(upsample_bilinear2d_out_structured_cpu),
+    )?;
+    m.impl_(
+        "upsample_bilinear2d",
+        CppFunction::from_unboxed(upsample_bilinear2d_structured_cpu),
+    )?;
+    m.impl_(
+        "upsample_nearest2d.out",
+        CppFunction::from_unboxed(upsample_nearest2d_out_structured_cpu),
+    )?;
+    m.impl_(
+        "upsample_nearest2d",
+        CppFunction::from_unboxed(upsample_nearest2d_structured_cpu),
+    )?;
+    m.impl_(
+        "col2im",
+        CppFunction::from_unboxed(crate::kernels::col2im_cpu),
+    )?;
+    m.impl_(
+        "grid_sampler_2d",
+        CppFunction::from_unboxed(crate::kernels::grid_sampler_2d_cpu),
+    )?;
+    m.impl_(
+        "_cdist_forward",
+        CppFunction::from_unboxed(crate::kernels::_cdist_forward),
+    )?;
+    m.impl_(
+        "_pdist_forward",
+        CppFunction::from_unboxed(crate::kernels::_pdist_forward),
+    )?;
+    m.impl_(
+        "reflection_pad1d.out",
+        CppFunction::from_unboxed(reflection_pad1d_out_structured_cpu),
+    )?;
+    m.impl_(
+        "reflection_pad1d",
+        CppFunction::from_unboxed(reflection_pad1d_structured_cpu),
+    )?;
+    m.impl_(
+        "reflection_pad2d.out",
+        CppFunction::from_unboxed(crate::kernels::reflection_pad2d_out_cpu),
+    )?;
+    m.impl_(
+        "reflection_pad2d",
+        CppFunction::from_unboxed(crate::kernels::reflection_pad2d_cpu),
+    )?;
+    m.impl_(
+        "reflection_pad3d.out",
+        CppFunction::from_unboxed(reflection_pad3d_out_structured_cpu),
+    )?;
+    m.impl_(
+        "reflection_pad3d",
+        CppFunction::from_unboxed(reflection_pad3d_structured_cpu),
+    )?;
+    m.impl_(
+        "replication_pad2d.out",
+        CppFunction::from_unboxed(replication_pad2d_out_structured_cpu),
+    )?;
+    m.impl_(
+        "replication_pad2d",
+        CppFunction::from_unboxed(replication_pad2d_structured_cpu),
+    )?;
+    m.impl_(
+        "replication_pad3d.out",
+        CppFunction::from_unboxed(replication_pad3d_out_structured_cpu),
+    )?;
+    m.impl_(
+        "replication_pad3d",
+        CppFunction::from_unboxed(replication_pad3d_structured_cpu),
     )?;
     m.impl_(
         "native_layer_norm",

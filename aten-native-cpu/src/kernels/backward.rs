@@ -91,16 +91,6 @@ pub fn max_pool2d_with_indices_backward_out_cpu(
     )
 }
 
-/// `_adaptive_avg_pool2d`.
-pub fn adaptive_avg_pool2d_cpu(self_: &Tensor, output_size: &[i64]) -> Result<Tensor> {
-    composite::adaptive_avg_pool2d(self_, output_size)
-}
-
-/// `_adaptive_avg_pool2d_backward`.
-pub fn adaptive_avg_pool2d_backward_cpu(grad_output: &Tensor, self_: &Tensor) -> Result<Tensor> {
-    composite::adaptive_avg_pool2d_backward(grad_output, self_)
-}
-
 /// `native_group_norm`.
 #[allow(clippy::too_many_arguments)]
 pub fn native_group_norm(

@@ -61,3 +61,33 @@ pub(crate) fn gather_offsets(src: &TensorLayout, out: &TensorBase, offsets: &[i6
         Ok(())
     })?
 }
+
+/// The storage offsets, in row-major order of the output, of a gather
+/// that reads element `maps[0][i0], maps[1][i1], ...` of `src` for output
+/// element `(i0, i1, ...)` (one index map per dimension of `src`, each
+/// entry an index into that dimension). Fails when an entry lies outside
+/// its dimension.
+pub(crate) fn index_map_offsets(src: &TensorLayout, maps: &[Vec<i64>]) -> Result<Vec<i64>> {
+    let (sizes, strides) = (src.sizes(), src.strides());
+    if maps.len() != sizes.len() {
+        return Err(Error::internal("index_map_offsets: one map per dimension"));
+    }
+    for (map, &size) in maps.iter().zip(sizes) {
+        if map.iter().any(|&i| i < 0 || i >= size) {
+            return Err(Error::internal(
+                "index_map_offsets: index outside its dimension",
+            ));
+        }
+    }
+    // Every index is inside its dimension: each partial sum is the offset
+    // of an element of the layout, inside its storage.
+    let mut partial = vec![src.storage_offset()];
+    for (map, &stride) in maps.iter().zip(strides) {
+        let mut next = Vec::with_capacity(partial.len() * map.len());
+        for &base in &partial {
+            next.extend(map.iter().map(|&i| base + i * stride));
+        }
+        partial = next;
+    }
+    Ok(partial)
+}

@@ -16,9 +16,13 @@
 //!   `topk`; [`embedding_bag`]: `_embedding_bag`;
 //! - [`linear_algebra`]: `mm`, `bmm`, `addmm`, `dot` (on [`crate::gemm`]);
 //! - [`local_scalar`]: `_local_scalar_dense` (`item()`);
-//! - [`nn`]: convolution, max pooling, layer norm, losses, dropout;
+//! - [`nn`]: convolution, layer norm, losses, dropout; [`pooling`]: max,
+//!   average and adaptive pooling;
+//!   [`padding`]: reflection and replication padding; [`col2im`];
+//!   [`grid_sampler`]: `grid_sampler_2d`; [`distance`]: `cdist`, `pdist`;
 //!   [`batch_norm`](mod@batch_norm): batch normalization;
 //! - [`reduce`]: reductions, scans and softmax;
+//! - [`upsample`]: nearest and bilinear 2-d upsampling;
 //! - [`fft`](mod@fft): `_fft_r2c`, `_fft_c2r` (on `rustfft`).
 
 // Kernels are generic over element types, bool included, where an order
@@ -32,19 +36,24 @@ pub mod backward;
 pub mod batch_norm;
 pub mod binary;
 pub mod cat;
+pub mod col2im;
 pub mod compare;
 pub mod copy;
+pub mod distance;
 pub mod embedding_bag;
 mod factories;
 pub mod fft;
 pub mod fill;
 pub mod flip;
 pub mod gather_offsets;
+pub mod grid_sampler;
 pub mod indexing;
 pub mod linear_algebra;
 pub mod local_scalar;
 pub mod nn;
+pub mod padding;
 pub mod pointwise_ops;
+pub mod pooling;
 pub mod reduce;
 pub mod scatter;
 pub mod scatter_offsets;
@@ -52,6 +61,7 @@ pub mod sorting;
 pub mod ternary;
 pub mod triangular;
 pub mod unary;
+pub mod upsample;
 pub mod util;
 
 pub use activation::{elu_out, leaky_relu_out};
@@ -59,9 +69,9 @@ pub use advanced_indexing::{
     _index_put_impl_, index_out, masked_scatter_cpu_, nonzero_cpu, nonzero_out_cpu,
 };
 pub use backward::{
-    adaptive_avg_pool2d_backward_cpu, adaptive_avg_pool2d_cpu, avg_pool2d_backward_out_cpu,
-    avg_pool2d_out_cpu, embedding_dense_backward_cpu, layer_norm_backward_cpu,
-    max_pool2d_with_indices_backward_out_cpu, native_group_norm, native_group_norm_backward,
+    avg_pool2d_backward_out_cpu, avg_pool2d_out_cpu, embedding_dense_backward_cpu,
+    layer_norm_backward_cpu, max_pool2d_with_indices_backward_out_cpu, native_group_norm,
+    native_group_norm_backward,
 };
 pub use batch_norm::{batch_norm_legit_cpu, batch_norm_legit_no_stats_cpu};
 pub use binary::{
@@ -69,11 +79,13 @@ pub use binary::{
     pow_scalar_out, pow_tensor_scalar_out, pow_tensor_tensor_out, remainder_tensor_out, sub_out,
 };
 pub use cat::cat_out_cpu;
+pub use col2im::col2im_cpu;
 pub use compare::{
     bitwise_and_tensor_out, bitwise_or_tensor_out, bitwise_xor_tensor_out, eq_scalar_out,
     eq_tensor_out, ge_scalar_out, ge_tensor_out, gt_scalar_out, gt_tensor_out, le_scalar_out,
     le_tensor_out, lt_scalar_out, lt_tensor_out, ne_scalar_out, ne_tensor_out,
 };
+pub use distance::{_cdist_forward, _pdist_forward};
 pub use embedding_bag::_embedding_bag_cpu;
 pub use factories::{empty_cpu, empty_strided_cpu};
 pub use fft::{_fft_c2r_cpu, _fft_r2c_cpu};
@@ -81,14 +93,24 @@ pub use fill::{
     arange_out, eye_out, fill_, linspace_out, normal_, randperm_out_cpu, uniform_, zero_,
 };
 pub use flip::flip;
+pub use grid_sampler::grid_sampler_2d_cpu;
 pub use indexing::{gather_out, index_select};
 pub use linear_algebra::{addmm_out, bmm_out, dot, mm_out};
 pub use local_scalar::_local_scalar_dense_cpu;
 pub use nn::{
-    layer_norm_cpu, max_pool2d_with_indices_out_cpu, mse_loss_out, native_dropout,
-    nll_loss_forward_out_cpu, slow_conv2d_forward, slow_conv_dilated2d,
+    layer_norm_cpu, mse_loss_out, native_dropout, nll_loss_forward_out_cpu, slow_conv2d_forward,
+    slow_conv_dilated2d,
+};
+pub use padding::{
+    reflection_pad1d_out_cpu, reflection_pad2d_cpu, reflection_pad2d_out_cpu,
+    reflection_pad3d_out_cpu, replication_pad2d_out_cpu, replication_pad3d_out_cpu,
 };
 pub use pointwise_ops::*;
+pub use pooling::{
+    adaptive_avg_pool2d_backward_cpu, adaptive_avg_pool2d_cpu, adaptive_avg_pool3d_cpu,
+    avg_pool3d_out_cpu, max_pool2d_with_indices_out_cpu, max_pool3d_with_indices_cpu,
+    max_pool3d_with_indices_out_cpu,
+};
 pub use reduce::{
     _log_softmax_out, _softmax_out, all_out, amax_out, amin_out, any_all_out, any_dims_out,
     any_out, argmax_out, argmin_out, cumsum_out, max_dim_max, mean_out, min_dim_min, prod,
@@ -104,6 +126,7 @@ pub use unary::{
     log2_out, log_out, neg_out, reciprocal_out, round_out, rsqrt_out, sigmoid_out, sign_out,
     silu_out, sin_out, sinh_out, sqrt_out, tan_out, tanh_out, trunc_out,
 };
+pub use upsample::{upsample_bilinear2d_out_cpu, upsample_nearest2d_out_cpu};
 
 /// Views are backend-neutral: the CPU registers the shared kernels.
 pub use aten_core::native::{as_strided_tensorimpl, resize_, view};

@@ -1,16 +1,15 @@
-//! Neural-network kernels: 2-d convolution (im2col + GEMM), max pooling,
-//! layer normalisation, the NLL and MSE losses and dropout.
+//! Neural-network kernels: 2-d convolution (im2col + GEMM), layer
+//! normalisation, the NLL and MSE losses and dropout.
 
 use aten_core::meta::loss::REDUCTION_NONE;
-use aten_core::meta::pooling::Pool2d;
 use aten_core::native::{check_layer_norm_inputs, conv2d_output, native_dropout_meta};
 use aten_core::structured::MetaOutput;
 use aten_core::tensor_iterator::TensorIterator;
 use aten_core::{ops, Tensor};
-use c10_core::{dispatch_dtype, Error, Generator, Numeric, Result, Scalar, ScalarType, TensorBase};
+use c10_core::{Error, Generator, Numeric, Result, Scalar, ScalarType, TensorBase};
 use rayon::prelude::*;
 
-use super::util::{device_of, dtype_of, not_implemented, write_output};
+use super::util::{device_of, dtype_of, write_output};
 use crate::dispatch_floating;
 use crate::gemm::{Gemm, MatMut, MatPtr};
 use crate::loops::binary;
@@ -296,86 +295,6 @@ pub fn slow_conv_dilated2d(
         dilation,
         "slow_conv_dilated2d",
     )
-}
-
-/// `max_pool2d_with_indices.out`: the maxima of each window (NaN wins)
-/// and their flat positions in the input plane.
-pub fn max_pool2d_with_indices_out_cpu(
-    meta: &mut MetaOutput<2>,
-    self_: &Tensor,
-    kernel_size: &[i64],
-    stride: &[i64],
-    padding: &[i64],
-    dilation: &[i64],
-    _ceil_mode: bool,
-) -> Result<()> {
-    let p = Pool2d::new(kernel_size, stride, padding, dilation)?;
-    let ((kh, kw), (sh, sw), (ph, pw), (dh, dw)) = (p.kernel, p.stride, p.padding, p.dilation);
-    let dtype = dtype_of(self_)?;
-    let sizes = self_.sizes();
-    let [values_out, indices_out] = meta.outputs();
-    let out_sizes = values_out.sizes();
-    let ndim = sizes.len();
-    if ndim < 3 || out_sizes.len() != ndim {
-        return Err(Error::runtime("max_pool2d: the input changed while it ran"));
-    }
-    let (h, w) = (sizes[ndim - 2], sizes[ndim - 1]);
-    let (oh, ow) = (out_sizes[ndim - 2], out_sizes[ndim - 1]);
-    let fresh = meta.is_fresh();
-    if dtype == ScalarType::Bool {
-        return Err(not_implemented("max_pool2d", dtype));
-    }
-    let plane_len = (h * w) as usize;
-    let mut indices = Vec::new();
-    dispatch_dtype!(dtype, T => {
-        // The meta function checked that planes are non-empty.
-        let x = self_.to_vec::<T>()?;
-        if plane_len == 0 || x.len() % plane_len != 0 {
-            return Err(Error::runtime("max_pool2d: the input changed while it ran"));
-        }
-        let planes = x.len() / plane_len;
-        indices.reserve(planes * (oh * ow) as usize);
-        let mut y: Vec<T> = Vec::with_capacity(indices.capacity());
-        for p in 0..planes {
-            let plane = &x[p * plane_len..][..plane_len];
-            for oy in 0..oh {
-                for ox in 0..ow {
-                    // In i128: strides, paddings and dilations are any
-                    // i64, and a window may reach far past the input.
-                    let wide = i128::from;
-                    let (y0, x0) = (wide(oy) * wide(sh) - wide(ph), wide(ox) * wide(sw) - wide(pw));
-                    let mut best: Option<(T, i64)> = None;
-                    for i in 0..kh {
-                        let iy = y0 + wide(i) * wide(dh);
-                        if iy < 0 || iy >= wide(h) {
-                            continue;
-                        }
-                        for j in 0..kw {
-                            let ix = x0 + wide(j) * wide(dw);
-                            if ix < 0 || ix >= wide(w) {
-                                continue;
-                            }
-                            // In bounds: `iy * w + ix < h * w`, an i64.
-                            let at = (iy * wide(w) + ix) as i64;
-                            let v = plane[at as usize];
-                            let nan = v.partial_cmp(&v).is_none();
-                            // PyTorch's `val > maxval || isnan(val)`: the
-                            // last NaN of a window wins.
-                            match best {
-                                Some((b, _)) if !(v > b || nan) => {}
-                                _ => best = Some((v, at)),
-                            }
-                        }
-                    }
-                    let (v, at) = best.unwrap_or((T::from_f64(f64::NEG_INFINITY), -1));
-                    y.push(v);
-                    indices.push(at);
-                }
-            }
-        }
-        write_output(values_out, fresh, &y)?;
-    }, _ => return Err(not_implemented("max_pool2d", dtype)));
-    write_output(indices_out, fresh, &indices)
 }
 
 /// `native_layer_norm` on CPU: the normalised output and each row's mean

@@ -1,0 +1,105 @@
+//! Composite pooling operators (CompositeImplicitAutograd), decomposed as
+//! PyTorch decomposes them: `avg_pool1d` -> `avg_pool2d` and
+//! `adaptive_avg_pool1d` -> `adaptive_avg_pool2d` over a height of one,
+//! `adaptive_avg_pool2d` -> a mean (a 1x1 output) or
+//! `_adaptive_avg_pool2d`.
+
+use c10_core::{Error, MemoryFormat, Result};
+
+use crate::generated::ops;
+use crate::Tensor;
+
+/// PyTorch's `checkDimRange(name, self, 2, 4)`: a 2-d or 3-d `self`.
+fn check_1d_input(self_: &Tensor, name: &str) -> Result<()> {
+    let dim = self_.dim();
+    if !(2..4).contains(&dim) {
+        return Err(Error::runtime(format!(
+            "Expected 2D to 3D tensor, but got {dim}D tensor for argument #1 'self' (while checking arguments for {name})"
+        )));
+    }
+    Ok(())
+}
+
+/// PyTorch's `check1d`: a one-element list.
+fn check_1d(name: &str, arg: &str, v: &[i64]) -> Result<i64> {
+    match v {
+        [x] => Ok(*x),
+        _ => Err(Error::runtime(format!(
+            "{name}() argument '{arg}' should contain one int (got {})",
+            v.len()
+        ))),
+    }
+}
+
+/// `avg_pool1d(self, kernel_size, stride, padding, ceil_mode,
+/// count_include_pad)`: `avg_pool2d` over `self.unsqueeze(-2)`.
+pub fn avg_pool1d(
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    ceil_mode: bool,
+    count_include_pad: bool,
+) -> Result<Tensor> {
+    let stride = if stride.is_empty() {
+        kernel_size
+    } else {
+        stride
+    };
+    check_1d_input(self_, "avg_pool1d")?;
+    let k = check_1d("avg_pool1d", "kernel_size", kernel_size)?;
+    let s = check_1d("avg_pool1d", "stride", stride)?;
+    let p = check_1d("avg_pool1d", "padding", padding)?;
+    let out = ops::avg_pool2d_with(
+        &ops::unsqueeze(self_, -2)?,
+        &[1, k],
+        ops::AvgPool2dOptions {
+            stride: &[1, s],
+            padding: &[0, p],
+            ceil_mode,
+            count_include_pad,
+            divisor_override: None,
+        },
+    )?;
+    ops::squeeze_dim(&out, -2)
+}
+
+/// `adaptive_avg_pool1d(self, output_size)`: `adaptive_avg_pool2d` over
+/// `self.unsqueeze(-2)`.
+pub fn adaptive_avg_pool1d(self_: &Tensor, output_size: &[i64]) -> Result<Tensor> {
+    check_1d_input(self_, "adaptive_avg_pool1d")?;
+    let o = check_1d("adaptive_avg_pool1d", "output_size", output_size)?;
+    let out = ops::adaptive_avg_pool2d(&ops::unsqueeze(self_, -2)?, &[1, o])?;
+    ops::squeeze_dim(&out, -2)
+}
+
+/// `adaptive_avg_pool2d(self, output_size)`: a mean over the last two
+/// dimensions for a 1x1 output (kept channels-last for a channels-last
+/// input), else `_adaptive_avg_pool2d`.
+pub fn adaptive_avg_pool2d(self_: &Tensor, output_size: &[i64]) -> Result<Tensor> {
+    let [oh, ow] = *output_size else {
+        return Err(Error::runtime("adaptive_avg_pool2d: output_size must be 2"));
+    };
+    if oh < 0 || ow < 0 {
+        return Err(Error::runtime(format!(
+            "adaptive_avg_pool2d: elements of output_size must be greater than or equal to 0 but received {{{oh}, {ow}}}"
+        )));
+    }
+    if (oh, ow) != (1, 1) {
+        return ops::_adaptive_avg_pool2d(self_, output_size);
+    }
+    let out = ops::mean_dim_with(
+        self_,
+        Some(&[-1, -2]),
+        ops::MeanDimOptions {
+            keepdim: true,
+            dtype: None,
+        },
+    )?;
+    let sizes = self_.sizes();
+    if MemoryFormat::suggest(&sizes, &self_.strides()) == MemoryFormat::ChannelsLast {
+        let (n, c) = (sizes[0], sizes[1]);
+        return ops::as_strided(&out, &[n, c, 1, 1], &[c, 1, c, c]);
+    }
+    Ok(out)
+}

@@ -1,0 +1,506 @@
+//! Pooling over the last two or three dimensions: max pooling with
+//! indices (`max_pool2d_with_indices`, `max_pool3d_with_indices`), average
+//! pooling (`avg_pool3d`) and adaptive average pooling
+//! (`_adaptive_avg_pool2d`, `_adaptive_avg_pool3d` and the 2-d backward).
+//!
+//! One geometry serves every rank: a 2-d pooling is a 3-d one of depth 1
+//! ([`PoolGeometry`]), as PyTorch's CPU kernels do it. The windows follow
+//! PyTorch's index arithmetic (`cpu_max_pool`, `cpu_avg_pool`,
+//! `cpu_adaptive_avg_pool`); sums accumulate in `f64` for floating types
+//! and exactly for int64.
+
+use aten_core::meta::pooling::{Pool2d, Pool3d};
+use aten_core::native::{
+    adaptive_avg_pool2d_backward_meta, adaptive_avg_pool2d_meta, adaptive_avg_pool3d_meta,
+    max_pool3d_with_indices_meta,
+};
+use aten_core::structured::{copy_to_out, MetaOutput};
+use aten_core::Tensor;
+use c10_core::{dispatch_dtype, Error, Numeric, Result, ScalarType};
+
+use super::util::{dtype_of, not_implemented, write_output};
+use crate::dispatch_floating;
+
+/// Unit parameters (adaptive pooling has no window parameters).
+const ONES: [i64; 3] = [1; 3];
+/// Zero paddings.
+const ZEROS: [i64; 3] = [0; 3];
+
+/// The window of a pooling over the last three dimensions of `planes`
+/// volumes (`[depth, height, width]` triples).
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct PoolGeometry {
+    /// Volumes pooled independently (the leading dimensions' product).
+    pub planes: usize,
+    /// The input volume's sizes.
+    pub input: [i64; 3],
+    /// The output volume's sizes.
+    pub output: [i64; 3],
+    /// The window.
+    pub kernel: [i64; 3],
+    /// The step.
+    pub stride: [i64; 3],
+    /// The implicit padding before each dimension.
+    pub padding: [i64; 3],
+    /// The spacing of the window's elements.
+    pub dilation: [i64; 3],
+}
+
+impl PoolGeometry {
+    /// The geometry of pooling `input` (sizes `sizes`, the pooled sizes
+    /// `out_sizes`) over its last `dims` (2 or 3) dimensions, parameters
+    /// given for those dimensions.
+    fn new(
+        sizes: &[i64],
+        out_sizes: &[i64],
+        dims: usize,
+        params: [&[i64]; 4],
+    ) -> Result<PoolGeometry> {
+        let ndim = sizes.len();
+        if ndim < dims
+            || out_sizes.len() != ndim
+            || sizes[..ndim - dims] != out_sizes[..ndim - dims]
+        {
+            return Err(Error::runtime("pooling: the input changed while it ran"));
+        }
+        let lead = 3 - dims;
+        let spatial = |s: &[i64], fill: i64| -> [i64; 3] {
+            std::array::from_fn(|i| if i < lead { fill } else { s[i - lead] })
+        };
+        let planes = sizes[..ndim - dims]
+            .iter()
+            .try_fold(1usize, |n, &s| n.checked_mul(usize::try_from(s).ok()?))
+            .ok_or_else(|| Error::runtime("pooling: the input's size overflows"))?;
+        Ok(PoolGeometry {
+            planes,
+            input: spatial(&sizes[ndim - dims..], 1),
+            output: spatial(&out_sizes[ndim - dims..], 1),
+            kernel: spatial(params[0], 1),
+            stride: spatial(params[1], 1),
+            padding: spatial(params[2], 0),
+            dilation: spatial(params[3], 1),
+        })
+    }
+
+    fn input_len(&self) -> usize {
+        self.input.iter().map(|&s| s as usize).product()
+    }
+
+    fn output_len(&self) -> usize {
+        self.output.iter().map(|&s| s as usize).product()
+    }
+
+    /// Calls `f(plane, out_position, o)` for every output position of
+    /// every plane, in row-major order; `o` is the position per dimension.
+    fn for_each_output(&self, mut f: impl FnMut(usize, usize, [i64; 3])) {
+        let mut at = 0;
+        for plane in 0..self.planes {
+            for od in 0..self.output[0] {
+                for oh in 0..self.output[1] {
+                    for ow in 0..self.output[2] {
+                        f(plane, at, [od, oh, ow]);
+                        at += 1;
+                    }
+                }
+            }
+        }
+    }
+
+    /// The input positions max pooling visits for output position `o`:
+    /// per dimension the first in-range position, the end, and the step
+    /// (PyTorch's `cpu_max_pool`: a window starting before the input
+    /// starts at its first element inside it).
+    fn max_window(&self, o: [i64; 3]) -> [(i64, i64, i64); 3] {
+        std::array::from_fn(|i| {
+            let wide = i128::from;
+            let d = wide(self.dilation[i]);
+            let mut start = wide(o[i]) * wide(self.stride[i]) - wide(self.padding[i]);
+            let end = (start + (wide(self.kernel[i]) - 1) * d + 1).min(wide(self.input[i]));
+            if start < 0 {
+                start += (-start + d - 1) / d * d;
+            }
+            // Both lie in `[0, input + dilation)`: they fit an i64.
+            (start as i64, end.max(0) as i64, self.dilation[i])
+        })
+    }
+
+    /// The window of average pooling for output position `o`: per
+    /// dimension the clipped `[start, end)` and the unclipped extent over
+    /// the padded input (PyTorch's `cpu_avg_pool`).
+    fn avg_window(&self, o: [i64; 3]) -> ([(i64, i64); 3], i128) {
+        let mut padded = 1i128;
+        let window = std::array::from_fn(|i| {
+            let wide = i128::from;
+            let start = wide(o[i]) * wide(self.stride[i]) - wide(self.padding[i]);
+            let end =
+                (start + wide(self.kernel[i])).min(wide(self.input[i]) + wide(self.padding[i]));
+            padded *= end - start;
+            let (lo, hi) = (start.max(0), end.min(wide(self.input[i])));
+            // Clipped to the input.
+            (lo.min(wide(self.input[i])) as i64, hi.max(0) as i64)
+        });
+        (window, padded)
+    }
+}
+
+/// Max pooling of contiguous planes `x`: the maxima (NaN wins) and their
+/// flat positions within each input volume.
+fn max_pool<T: Numeric + PartialOrd>(g: &PoolGeometry, x: &[T], lowest: T) -> (Vec<T>, Vec<i64>) {
+    let (plane_len, out_len) = (g.input_len(), g.output_len());
+    let mut values = Vec::with_capacity(g.planes * out_len);
+    let mut indices = Vec::with_capacity(g.planes * out_len);
+    let [_, ih, iw] = g.input;
+    g.for_each_output(|plane, _, o| {
+        let volume = &x[plane * plane_len..][..plane_len];
+        let [(d0, d1, dd), (h0, h1, dh), (w0, w1, dw)] = g.max_window(o);
+        let mut best = lowest;
+        let mut best_at = (d0 * ih + h0) * iw + w0;
+        for z in (d0..d1).step_by(dd as usize) {
+            for y in (h0..h1).step_by(dh as usize) {
+                for xx in (w0..w1).step_by(dw as usize) {
+                    let at = (z * ih + y) * iw + xx;
+                    let v = volume[at as usize];
+                    // PyTorch's `val > maxval || isnan(val)`.
+                    if v > best || v.partial_cmp(&v).is_none() {
+                        best = v;
+                        best_at = at;
+                    }
+                }
+            }
+        }
+        values.push(best);
+        indices.push(best_at);
+    });
+    (values, indices)
+}
+
+/// Runs max pooling for `self_` into the two outputs (`fresh` when the
+/// call allocated them).
+fn max_pool_into(
+    self_: &Tensor,
+    values_out: &Tensor,
+    indices_out: &Tensor,
+    fresh: bool,
+    g: &PoolGeometry,
+    name: &str,
+) -> Result<()> {
+    let dtype = dtype_of(self_)?;
+    if dtype == ScalarType::Bool {
+        return Err(not_implemented(name, dtype));
+    }
+    dispatch_dtype!(dtype, T => {
+        let x = self_.to_vec::<T>()?;
+        if x.len() != g.planes * g.input_len() {
+            return Err(Error::runtime(format!("{name}: the input changed while it ran")));
+        }
+        let lowest = match dtype {
+            ScalarType::Byte => T::from_i64(0),
+            ScalarType::Char => T::from_i64(i64::from(i8::MIN)),
+            ScalarType::Short => T::from_i64(i64::from(i16::MIN)),
+            ScalarType::Int => T::from_i64(i64::from(i32::MIN)),
+            ScalarType::Long => T::from_i64(i64::MIN),
+            _ => T::from_f64(f64::NEG_INFINITY),
+        };
+        let (values, indices) = max_pool(g, &x, lowest);
+        write_output(values_out, fresh, &values)?;
+        write_output(indices_out, fresh, &indices)
+    }, _ => Err(not_implemented(name, dtype)))
+}
+
+/// `max_pool2d_with_indices.out`: the maxima of each window (NaN wins)
+/// and their flat positions in the input plane.
+pub fn max_pool2d_with_indices_out_cpu(
+    meta: &mut MetaOutput<2>,
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+    _ceil_mode: bool,
+) -> Result<()> {
+    let p = Pool2d::new(kernel_size, stride, padding, dilation)?;
+    let pair = |(a, b): (i64, i64)| [a, b];
+    let [values, indices] = meta.outputs();
+    let g = PoolGeometry::new(
+        &self_.sizes(),
+        &values.sizes(),
+        2,
+        [
+            &pair(p.kernel),
+            &pair(p.stride),
+            &pair(p.padding),
+            &pair(p.dilation),
+        ],
+    )?;
+    max_pool_into(self_, values, indices, meta.is_fresh(), &g, "max_pool2d")
+}
+
+/// `max_pool3d_with_indices(self, kernel_size, stride, padding, dilation,
+/// ceil_mode)`.
+pub fn max_pool3d_with_indices_cpu(
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+    ceil_mode: bool,
+) -> Result<(Tensor, Tensor)> {
+    let (values, indices) =
+        max_pool3d_with_indices_meta(self_, kernel_size, stride, padding, dilation, ceil_mode)?;
+    let p = Pool3d::parse("max_pool3d", kernel_size, stride, padding, Some(dilation))?;
+    let g = PoolGeometry::new(
+        &self_.sizes(),
+        &values.sizes(),
+        3,
+        [&p.kernel, &p.stride, &p.padding, &p.dilation],
+    )?;
+    max_pool_into(self_, &values, &indices, true, &g, "max_pool3d")?;
+    Ok((values, indices))
+}
+
+/// `max_pool3d_with_indices.out(..., *, out, indices)`.
+#[allow(clippy::too_many_arguments)]
+pub fn max_pool3d_with_indices_out_cpu(
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+    ceil_mode: bool,
+    out: &Tensor,
+    indices: &Tensor,
+) -> Result<(Tensor, Tensor)> {
+    let (v, i) =
+        max_pool3d_with_indices_cpu(self_, kernel_size, stride, padding, dilation, ceil_mode)?;
+    copy_to_out(&v, out)?;
+    copy_to_out(&i, indices)?;
+    Ok((out.clone(), indices.clone()))
+}
+
+/// The divisor of an average-pooling window: the override, or the padded
+/// or clipped window's element count.
+fn avg_divisor(
+    padded: i128,
+    window: &[(i64, i64); 3],
+    count_include_pad: bool,
+    divisor_override: Option<i64>,
+) -> i128 {
+    match divisor_override {
+        Some(d) => i128::from(d),
+        None if count_include_pad => padded,
+        None => window.iter().map(|&(lo, hi)| i128::from(hi - lo)).product(),
+    }
+}
+
+/// Sums every window of contiguous planes `x` with `add` and finishes it
+/// with `finish(sum, divisor(padded_extent, window))`; empty windows give
+/// `empty`.
+fn avg_pool<T: Copy, A: Copy>(
+    g: &PoolGeometry,
+    x: &[T],
+    zero: A,
+    add: impl Fn(A, T) -> A,
+    finish: impl Fn(A, i128) -> T,
+    empty: T,
+    divisor: impl Fn(i128, &[(i64, i64); 3]) -> i128,
+) -> Vec<T> {
+    let plane_len = g.input_len();
+    let [_, ih, iw] = g.input;
+    let mut out = Vec::with_capacity(g.planes * g.output_len());
+    g.for_each_output(|plane, _, o| {
+        let volume = &x[plane * plane_len..][..plane_len];
+        let (window, padded) = g.avg_window(o);
+        let [(d0, d1), (h0, h1), (w0, w1)] = window;
+        if d0 >= d1 || h0 >= h1 || w0 >= w1 {
+            out.push(empty);
+            return;
+        }
+        let mut sum = zero;
+        for z in d0..d1 {
+            for y in h0..h1 {
+                let row = ((z * ih + y) * iw) as usize;
+                for v in &volume[row + w0 as usize..row + w1 as usize] {
+                    sum = add(sum, *v);
+                }
+            }
+        }
+        out.push(finish(sum, divisor(padded, &window)));
+    });
+    out
+}
+
+/// `avg_pool3d.out` (the impl of the structured family): floating types
+/// and int64 (integer division, as PyTorch's kernel divides).
+#[allow(clippy::too_many_arguments)]
+pub fn avg_pool3d_out_cpu(
+    meta: &mut MetaOutput,
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    _ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: Option<i64>,
+) -> Result<()> {
+    let p = Pool3d::parse("avg_pool3d", kernel_size, stride, padding, None)?;
+    let out = meta.output();
+    let g = PoolGeometry::new(
+        &self_.sizes(),
+        &out.sizes(),
+        3,
+        [&p.kernel, &p.stride, &p.padding, &p.dilation],
+    )?;
+    let dtype = dtype_of(self_)?;
+    let fresh = meta.is_fresh();
+    let divisor = |padded: i128, window: &[(i64, i64); 3]| {
+        avg_divisor(padded, window, count_include_pad, divisor_override)
+    };
+    let check = |n: usize| {
+        if n != g.planes * g.input_len() {
+            return Err(Error::runtime("avg_pool3d: the input changed while it ran"));
+        }
+        Ok(())
+    };
+    if dtype == ScalarType::Long {
+        let x = self_.to_vec::<i64>()?;
+        check(x.len())?;
+        let y = avg_pool(
+            &g,
+            &x,
+            0i64,
+            |a, v| a.wrapping_add(v),
+            // Truncating division, as C++'s; a divisor of 0 cannot occur
+            // (windows are non-empty, overrides non-zero).
+            |s, d| (i128::from(s) / d.max(1)) as i64,
+            0,
+            divisor,
+        );
+        return write_output(out, fresh, &y);
+    }
+    dispatch_floating!(dtype, "avg_pool3d", T => {
+        let x = self_.to_vec::<T>()?;
+        check(x.len())?;
+        let y = avg_pool(
+            &g,
+            &x,
+            0f64,
+            |a, v| a + v.to_f64(),
+            |s, d| T::from_f64(s / d as f64),
+            T::from_f64(0.0),
+            divisor,
+        );
+        write_output(out, fresh, &y)
+    })
+}
+
+/// PyTorch's adaptive window `[start, end)` of output `o` of `out` over
+/// `input` elements (`start_index`, `end_index`, in integers).
+fn adaptive_range(o: i64, out: i64, input: i64) -> (i64, i64) {
+    let (o, out, input) = (i128::from(o), i128::from(out), i128::from(input));
+    let start = (o * input) / out;
+    let end = ((o + 1) * input + out - 1) / out;
+    // Within `[0, input]`.
+    (start as i64, end as i64)
+}
+
+/// Adaptive average pooling of contiguous volumes `x` (`g.kernel` etc.
+/// unused): each output the mean of its adaptive window.
+fn adaptive_avg_pool<T: Numeric>(g: &PoolGeometry, x: &[T]) -> Vec<T> {
+    let plane_len = g.input_len();
+    let [_, ih, iw] = g.input;
+    let mut out = Vec::with_capacity(g.planes * g.output_len());
+    g.for_each_output(|plane, _, o| {
+        let volume = &x[plane * plane_len..][..plane_len];
+        let r: [(i64, i64); 3] =
+            std::array::from_fn(|i| adaptive_range(o[i], g.output[i], g.input[i]));
+        let mut sum = 0f64;
+        for z in r[0].0..r[0].1 {
+            for y in r[1].0..r[1].1 {
+                let row = ((z * ih + y) * iw) as usize;
+                for v in &volume[row + r[2].0 as usize..row + r[2].1 as usize] {
+                    sum += v.to_f64();
+                }
+            }
+        }
+        let n: i64 = r.iter().map(|&(a, b)| b - a).product();
+        out.push(T::from_f64(sum / n as f64));
+    });
+    out
+}
+
+/// The gradient of [`adaptive_avg_pool`]: each output's gradient spread
+/// evenly over its window.
+fn adaptive_avg_pool_backward<T: Numeric>(g: &PoolGeometry, grad: &[T]) -> Vec<T> {
+    let plane_len = g.input_len();
+    let [_, ih, iw] = g.input;
+    let mut gi = vec![0f64; g.planes * plane_len];
+    g.for_each_output(|plane, at, o| {
+        let volume = &mut gi[plane * plane_len..][..plane_len];
+        let r: [(i64, i64); 3] =
+            std::array::from_fn(|i| adaptive_range(o[i], g.output[i], g.input[i]));
+        let n: i64 = r.iter().map(|&(a, b)| b - a).product();
+        let delta = grad[at].to_f64() / n as f64;
+        for z in r[0].0..r[0].1 {
+            for y in r[1].0..r[1].1 {
+                let row = ((z * ih + y) * iw) as usize;
+                for v in &mut volume[row + r[2].0 as usize..row + r[2].1 as usize] {
+                    *v += delta;
+                }
+            }
+        }
+    });
+    gi.into_iter().map(T::from_f64).collect()
+}
+
+/// Fills `out` (fresh) with the adaptive average pooling of `self_` over
+/// its last `dims` dimensions.
+fn adaptive_avg_pool_into(self_: &Tensor, out: &Tensor, dims: usize, name: &str) -> Result<()> {
+    let g = PoolGeometry::new(
+        &self_.sizes(),
+        &out.sizes(),
+        dims,
+        [&ONES[..dims], &ONES[..dims], &ZEROS[..dims], &ONES[..dims]],
+    )?;
+    let dtype = dtype_of(self_)?;
+    dispatch_floating!(dtype, name, T => {
+        let x = self_.to_vec::<T>()?;
+        if x.len() != g.planes * g.input_len() {
+            return Err(Error::runtime(format!("{name}: the input changed while it ran")));
+        }
+        write_output(out, true, &adaptive_avg_pool(&g, &x))
+    })
+}
+
+/// `_adaptive_avg_pool2d(self, output_size)`.
+pub fn adaptive_avg_pool2d_cpu(self_: &Tensor, output_size: &[i64]) -> Result<Tensor> {
+    let out = adaptive_avg_pool2d_meta(self_, output_size)?;
+    adaptive_avg_pool_into(self_, &out, 2, "adaptive_avg_pool2d")?;
+    Ok(out)
+}
+
+/// `_adaptive_avg_pool3d(self, output_size)`.
+pub fn adaptive_avg_pool3d_cpu(self_: &Tensor, output_size: &[i64]) -> Result<Tensor> {
+    let out = adaptive_avg_pool3d_meta(self_, output_size)?;
+    adaptive_avg_pool_into(self_, &out, 3, "adaptive_avg_pool3d_cpu")?;
+    Ok(out)
+}
+
+/// `_adaptive_avg_pool2d_backward(grad_output, self)`.
+pub fn adaptive_avg_pool2d_backward_cpu(grad_output: &Tensor, self_: &Tensor) -> Result<Tensor> {
+    let out = adaptive_avg_pool2d_backward_meta(grad_output, self_)?;
+    let g = PoolGeometry::new(
+        &out.sizes(),
+        &grad_output.sizes(),
+        2,
+        [&ONES[..2], &ONES[..2], &ZEROS[..2], &ONES[..2]],
+    )?;
+    let dtype = dtype_of(self_)?;
+    dispatch_floating!(dtype, "adaptive_avg_pool2d_backward_cpu", T => {
+        let grad = grad_output.to_vec::<T>()?;
+        if grad.len() != g.planes * g.output_len() {
+            return Err(Error::runtime("adaptive_avg_pool2d_backward: the input changed while it ran"));
+        }
+        write_output(&out, true, &adaptive_avg_pool_backward(&g, &grad))
+    })?;
+    Ok(out)
+}
