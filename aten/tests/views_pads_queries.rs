@@ -350,6 +350,11 @@ fn local_scalar_dense_reads_the_one_element() {
     assert_eq!(ops::_local_scalar_dense(&b).unwrap(), Scalar::Bool(true));
     let u = dev.tensor(&[200u8], &[1]);
     assert_eq!(ops::_local_scalar_dense(&u).unwrap(), Scalar::Int(200));
+    let c = dev.tensor(&[aten::c10::Complex::new(1.5f32, -2.0)], &[1]);
+    assert_eq!(
+        ops::_local_scalar_dense(&c).unwrap(),
+        Scalar::ComplexDouble(aten::c10::Complex64::new(1.5, -2.0))
+    );
     let err = ops::_local_scalar_dense(&i).unwrap_err();
     assert_eq!(
         err.message(),
