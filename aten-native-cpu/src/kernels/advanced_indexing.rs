@@ -4,8 +4,8 @@
 //! Both indexing directions turn the normalized index
 //! ([`AdvancedIndex`]) into the storage offsets of the picked elements,
 //! in the result's row-major order, from one snapshot of the indexed
-//! tensor's layout: `index` copies them out ([`gather_offsets`]),
-//! `index_put_` writes or adds values there ([`update_offsets`]).
+//! tensor's layout: `index` copies them out (`gather_offsets`),
+//! `index_put_` writes or adds values there (`update_offsets`).
 
 use aten_core::meta::advanced_indexing::IndexState;
 use aten_core::native::advanced_index::AdvancedIndex;

@@ -1,7 +1,7 @@
 //! Reflection and replication padding (`reflection_pad{1,2,3}d`,
 //! `replication_pad{2,3}d`): each output element copies the input element
 //! its index maps to, one index map per padded dimension
-//! ([`pad_source_index`]), through [`gather_offsets`].
+//! ([`pad_source_index`]), through `gather_offsets`.
 
 use aten_core::meta::padding::{pad_source_index, PadMode};
 use aten_core::structured::{copy_to_out, MetaOutput};

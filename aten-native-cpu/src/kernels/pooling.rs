@@ -4,7 +4,7 @@
 //! (`_adaptive_avg_pool2d`, `_adaptive_avg_pool3d` and the 2-d backward).
 //!
 //! One geometry serves every rank: a 2-d pooling is a 3-d one of depth 1
-//! ([`PoolGeometry`]), as PyTorch's CPU kernels do it. The windows follow
+//! (`PoolGeometry`), as PyTorch's CPU kernels do it. The windows follow
 //! PyTorch's index arithmetic (`cpu_max_pool`, `cpu_avg_pool`,
 //! `cpu_adaptive_avg_pool`); sums accumulate in `f64` for floating types
 //! and exactly for int64.

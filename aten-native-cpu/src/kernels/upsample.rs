@@ -1,5 +1,5 @@
 //! 2-d upsampling: `upsample_nearest2d` (each output copies the input
-//! element [`nearest_idx`] names, through [`gather_offsets`]) and
+//! element [`nearest_idx`] names, through `gather_offsets`) and
 //! `upsample_bilinear2d` (each output blends the four input elements
 //! around its source position, with PyTorch's index and weight
 //! arithmetic, [`linear_source`]).
