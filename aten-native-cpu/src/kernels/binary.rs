@@ -327,21 +327,6 @@ fn max_min_loop(iter: &mut TensorIterator<'_>, max: bool) -> Result<()> {
     }))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn rounding() {
-        assert_eq!(div_floor_f64(-7.0, 2.0), -4.0);
-        assert_eq!(div_int(-7, 2, Rounding::Floor), -4);
-        assert_eq!(div_int(-7, 2, Rounding::Trunc), -3);
-        assert_eq!(powi(2, 10), 1024);
-        assert_eq!(powi(-1, -3), -1);
-        assert_eq!(powi(3, -1), 0);
-    }
-}
-
 /// `pow.Scalar_out`: `1` everywhere for a base of one, else
 /// `pow.Tensor_Tensor_out` with the base as a wrapped number.
 pub fn pow_scalar_out(
@@ -357,4 +342,19 @@ pub fn pow_scalar_out(
         aten_core::ops::pow_tensor_tensor_out(&base, exponent, out)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rounding() {
+        assert_eq!(div_floor_f64(-7.0, 2.0), -4.0);
+        assert_eq!(div_int(-7, 2, Rounding::Floor), -4);
+        assert_eq!(div_int(-7, 2, Rounding::Trunc), -3);
+        assert_eq!(powi(2, 10), 1024);
+        assert_eq!(powi(-1, -3), -1);
+        assert_eq!(powi(3, -1), 0);
+    }
 }
