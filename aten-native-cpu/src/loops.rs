@@ -117,25 +117,25 @@ macro_rules! define_loop {
             let sizes = [std::mem::size_of::<O>(), $(std::mem::size_of::<$A>()),*];
             let avx = has_avx2_fma();
             let block = block.max(1);
-            /// `f` on the `len` contiguous elements from element `start`.
+            /// `f` on the elements `range` of a contiguous loop.
             #[inline(always)]
             fn run_contiguous<O: Element, $($A: Element),*>(
                 avx: bool,
                 out: *mut O,
                 $($a: *const $A,)*
-                start: usize,
-                len: usize,
+                range: std::ops::Range<usize>,
                 f: &impl Fn($($A),*) -> O,
             ) {
-                if len == 0 {
+                if range.is_empty() {
                     return;
                 }
+                let (start, len) = (range.start, range.len());
                 let (out, $($a),*) = (out.wrapping_add(start), $($a.wrapping_add(start)),*);
                 #[cfg(target_arch = "x86_64")]
                 if avx {
                     // SAFETY: AVX2 and FMA were detected; the pointers are
                     // valid for the `len` elements from `start` (the
-                    // caller's `start + len` is at most the loop's length).
+                    // caller's range ends at the loop's length at most).
                     unsafe { $avx(out, $($a,)* len, f) };
                     return;
                 }
@@ -171,8 +171,8 @@ macro_rules! define_loop {
                 let _ = k;
                 let head = if vectorizes(strides, &sizes) { n / block * block } else { 0 };
                 if contiguous(strides, &sizes) {
-                    run_contiguous(avx, out, $($a,)* 0, head, &vectorized);
-                    run_contiguous(avx, out, $($a,)* head, n - head, &scalar);
+                    run_contiguous(avx, out, $($a,)* 0..head, &vectorized);
+                    run_contiguous(avx, out, $($a,)* head..n, &scalar);
                 } else {
                     let mut j = 0;
                     let out = (out, strides[j] as isize);
