@@ -982,12 +982,13 @@ pub fn native_group_norm_backward(
         group,
         &grad_input_mask,
     )?;
-    let c = if bias.is_some() {
-        c
-    } else {
-        Tensor::undefined()
-    };
-    Ok(vec![a, b, c])
+    // No gradient for an absent weight or bias.
+    let given_if = |t: Tensor, present: bool| if present { t } else { Tensor::undefined() };
+    Ok(vec![
+        a,
+        given_if(b, weight.is_some()),
+        given_if(c, bias.is_some()),
+    ])
 }
 
 /// The gradients of `f`'s outputs (`grads`, undefined where none) with

@@ -57,7 +57,7 @@ pub fn has_avx2_fma() -> bool {
 }
 
 macro_rules! define_loop {
-    ($name:ident, $avx:ident, $contig:ident; $($a:ident : $A:ident),*) => {
+    ($name:ident, $name_vec:ident, $avx:ident, $contig:ident; $($a:ident : $A:ident),*) => {
         #[inline(always)]
         fn $contig<O: Element, $($A: Element),*>(
             out: *mut O,
@@ -97,44 +97,112 @@ macro_rules! define_loop {
             iter: &mut TensorIterator<'_>,
             f: impl Fn($($A),*) -> O + Sync,
         ) -> Result<()> {
+            $name_vec(iter, 1, &f, &f)
+        }
+
+        /// PyTorch's `cpu_kernel_vec` for an operation whose vectorized
+        /// form (`vectorized`) and scalar form (`scalar`) round
+        /// differently: in an inner loop that PyTorch vectorizes (every
+        /// operand contiguous, or one input a broadcast value and the rest
+        /// contiguous), the elements of its whole blocks of `block`
+        /// elements (`2 * Vectorized<T>::size()`) take `vectorized`; the
+        /// rest of the loop, and loops of other layouts, take `scalar`.
+        pub fn $name_vec<O: Element, $($A: Element),*>(
+            iter: &mut TensorIterator<'_>,
+            block: usize,
+            vectorized: impl Fn($($A),*) -> O + Sync,
+            scalar: impl Fn($($A),*) -> O + Sync,
+        ) -> Result<()> {
             check(iter, &[O::DTYPE, $($A::DTYPE),*])?;
             let sizes = [std::mem::size_of::<O>(), $(std::mem::size_of::<$A>()),*];
             let avx = has_avx2_fma();
+            let block = block.max(1);
+            /// `f` on the elements `range` of a contiguous loop.
+            #[inline(always)]
+            fn run_contiguous<O: Element, $($A: Element),*>(
+                avx: bool,
+                out: *mut O,
+                $($a: *const $A,)*
+                range: std::ops::Range<usize>,
+                f: &impl Fn($($A),*) -> O,
+            ) {
+                if range.is_empty() {
+                    return;
+                }
+                let (start, len) = (range.start, range.len());
+                let (out, $($a),*) = (out.wrapping_add(start), $($a.wrapping_add(start)),*);
+                #[cfg(target_arch = "x86_64")]
+                if avx {
+                    // SAFETY: AVX2 and FMA were detected; the pointers are
+                    // valid for the `len` elements from `start` (the
+                    // caller's range ends at the loop's length at most).
+                    unsafe { $avx(out, $($a,)* len, f) };
+                    return;
+                }
+                let _ = avx;
+                $contig(out, $($a,)* len, f);
+            }
+
+            /// `f` on the elements `range` of a strided loop (pointers
+            /// with their byte strides).
+            #[inline(always)]
+            fn run_strided<O: Element, $($A: Element),*>(
+                (out, so): (*mut O, isize),
+                $($a: (*const $A, isize),)*
+                range: std::ops::Range<usize>,
+                f: &impl Fn($($A),*) -> O,
+            ) {
+                for i in range {
+                    let i = i as isize;
+                    // SAFETY: `for_each` guarantees each pointer is valid
+                    // at `i * stride` bytes for `i < n` (the caller's range
+                    // ends at `n` at most), with the checked dtypes.
+                    unsafe {
+                        let v = f($((($a.0 as *const u8).offset(i * $a.1) as *const $A).read()),*);
+                        ((out as *mut u8).offset(i * so) as *mut O).write(v);
+                    }
+                }
+            }
+
             iter.parallel_for_each(|ptrs, strides, n| {
                 let mut k = 0;
                 let out = ptrs[k] as *mut O;
                 $(k += 1; let $a = ptrs[k] as *const $A;)*
                 let _ = k;
+                let head = if vectorizes(strides, &sizes) { n / block * block } else { 0 };
                 if contiguous(strides, &sizes) {
-                    #[cfg(target_arch = "x86_64")]
-                    if avx {
-                        // SAFETY: AVX2 and FMA were detected; pointers as
-                        // documented on the contiguous loop.
-                        unsafe { $avx(out, $($a,)* n, &f) };
-                        return;
-                    }
-                    let _ = avx;
-                    $contig(out, $($a,)* n, &f);
+                    run_contiguous(avx, out, $($a,)* 0..head, &vectorized);
+                    run_contiguous(avx, out, $($a,)* head..n, &scalar);
                 } else {
                     let mut j = 0;
-                    let so = strides[j] as isize;
+                    let out = (out, strides[j] as isize);
                     $(j += 1; let $a = ($a, strides[j] as isize);)*
                     let _ = j;
-                    for i in 0..n as isize {
-                        // SAFETY: `for_each` guarantees each pointer is
-                        // valid at `i * stride` bytes for `i < n`, with the
-                        // checked dtypes.
-                        unsafe {
-                            let v = f($((($a.0 as *const u8).offset(i * $a.1) as *const $A).read()),*);
-                            ((out as *mut u8).offset(i * so) as *mut O).write(v);
-                        }
-                    }
+                    run_strided(out, $($a,)* 0..head, &vectorized);
+                    run_strided(out, $($a,)* head..n, &scalar);
                 }
             })
         }
     };
 }
 
-define_loop!(unary, unary_avx2, unary_contig; a: A);
-define_loop!(binary, binary_avx2, binary_contig; a: A, b: B);
-define_loop!(ternary, ternary_avx2, ternary_contig; a: A, b: B, c: C);
+/// Whether PyTorch's `VectorizedLoop2d` vectorizes an inner loop with
+/// these byte strides (output first) for operands of these element sizes:
+/// every operand contiguous, or exactly one input broadcast (stride 0) and
+/// the other operands contiguous.
+#[inline(always)]
+fn vectorizes(strides: &[i64], sizes: &[usize]) -> bool {
+    contiguous(strides, sizes)
+        || (1..strides.len()).any(|s| {
+            strides[s] == 0
+                && strides
+                    .iter()
+                    .zip(sizes)
+                    .enumerate()
+                    .all(|(j, (st, z))| j == s || *st == *z as i64)
+        })
+}
+
+define_loop!(unary, unary_vec, unary_avx2, unary_contig; a: A);
+define_loop!(binary, binary_vec, binary_avx2, binary_contig; a: A, b: B);
+define_loop!(ternary, ternary_vec, ternary_avx2, ternary_contig; a: A, b: B, c: C);

@@ -15,7 +15,71 @@ aten::core::instantiate_device_type_tests!(
     structured_members_share_one_meta_function,
     reductions_and_copies,
     functional_and_in_place_forms_run_through_out_variants,
+    reduced_precision_add_rounds_as_pytorch,
 );
+
+/// `a + alpha * b` in bfloat16 as PyTorch's CPU kernel rounds it: fused
+/// in float32 over the whole 32-element blocks of a vectorized inner loop,
+/// `a + bf16(alpha * b)` past them and in loops it does not vectorize.
+fn reduced_precision_add_rounds_as_pytorch(dev: DeviceTest) {
+    let bf16 = |v: &[f32], shape: &[i64]| {
+        ops::_to_copy_with(
+            &dev.tensor(v, shape),
+            ops::ToCopyOptions {
+                dtype: Some(ScalarType::BFloat16),
+                ..Default::default()
+            },
+        )
+        .unwrap()
+    };
+    let values = |t: &Tensor| {
+        ops::_to_copy_with(
+            t,
+            ops::ToCopyOptions {
+                dtype: Some(ScalarType::Float),
+                ..Default::default()
+            },
+        )
+        .unwrap()
+        .to_vec::<f32>()
+        .unwrap()
+    };
+    let add = |a: &Tensor, b: &Tensor| {
+        ops::add_tensor_with(
+            a,
+            b,
+            ops::AddTensorOptions {
+                alpha: Scalar::Double(-1.5),
+            },
+        )
+        .unwrap()
+    };
+    // -4.0625 + 1.5 * 8.6875 is 8.96875: 9 rounded once, 8.9375 through
+    // the rounded product 13.0.
+    let a = bf16(&[-4.0625; 80], &[80]);
+    let b = bf16(&[-8.6875; 40], &[40]);
+    let slice = |end, step| {
+        ops::slice_tensor_with(
+            &a,
+            ops::SliceTensorOptions {
+                dim: 0,
+                start: Some(0),
+                end: Some(end),
+                step,
+            },
+        )
+        .unwrap()
+    };
+    let contiguous = add(&slice(40, 1), &b);
+    assert_eq!(contiguous.dtype(), Some(ScalarType::BFloat16));
+    let strided = add(&slice(80, 2), &b);
+    if dev.has_data() {
+        let mut expected = vec![9.0f32; 32];
+        expected.extend([8.9375f32; 8]);
+        assert_eq!(values(&contiguous), expected);
+        assert_eq!(values(&strided), [8.9375f32; 40]);
+    }
+}
 
 fn arithmetic_broadcasts_and_promotes(dev: DeviceTest) {
     let a = dev.tensor(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]);

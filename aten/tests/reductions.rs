@@ -176,6 +176,33 @@ fn softmax_members(dev: DeviceTest) {
     let out = dev.tensor(&[0.0f32; 4], &[4, 1]).t().unwrap();
     ops::_softmax_out(&f, -1, false, &out).unwrap();
     dev.assert_values(&ops::contiguous(&out).unwrap(), &[1, 4], &[0.25f32; 4]);
+    // bfloat16 along the last dimension: PyTorch rounds each row's sum of
+    // exponentials and its log to bfloat16 before subtracting (-0.0459
+    // where one rounding of the exact value gives -0.0474); along another
+    // dimension they stay in float.
+    let to = |t: &aten::Tensor, dtype| {
+        ops::_to_copy_with(
+            t,
+            ops::ToCopyOptions {
+                dtype: Some(dtype),
+                ..Default::default()
+            },
+        )
+        .unwrap()
+    };
+    let row = to(
+        &dev.tensor(&[-1.5f32, 2.0, -2.0], &[1, 3]),
+        ScalarType::BFloat16,
+    );
+    for (t, dim, expected) in [
+        (row.clone(), -1, [-3.546875f64, -0.0458984375, -4.03125]),
+        (row.t().unwrap(), 0, [-3.546875f64, -0.04736328125, -4.0625]),
+    ] {
+        let log = ops::_log_softmax(&t, dim, false).unwrap();
+        assert_eq!(log.dtype(), Some(ScalarType::BFloat16));
+        let log = ops::reshape(&to(&log, ScalarType::Double), &[3]).unwrap();
+        dev.assert_values(&log, &[3], &expected);
+    }
     // Half-to-float: the meta function says float; CPU refuses it.
     if let Some(err) = dev.assert_data_error(ops::_softmax(&f, 1, true)) {
         assert_eq!(

@@ -8223,12 +8223,24 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
         CppFunction::from_unboxed(replication_pad3d_structured_meta),
     )?;
     m.impl_(
+        "native_layer_norm_backward",
+        CppFunction::from_unboxed(crate::native::native_layer_norm_backward_meta),
+    )?;
+    m.impl_(
         "_native_batch_norm_legit",
         CppFunction::from_unboxed(crate::native::batch_norm_legit_meta),
     )?;
     m.impl_(
         "_native_batch_norm_legit.no_stats",
         CppFunction::from_unboxed(crate::native::batch_norm_legit_no_stats_meta),
+    )?;
+    m.impl_(
+        "native_group_norm_backward",
+        CppFunction::from_unboxed(crate::native::native_group_norm_backward_meta),
+    )?;
+    m.impl_(
+        "embedding_dense_backward",
+        CppFunction::from_unboxed(crate::native::embedding_dense_backward_meta),
     )?;
     m.impl_(
         "mse_loss",

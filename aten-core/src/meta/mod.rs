@@ -87,3 +87,40 @@ pub(crate) fn dtype_and_device(t: &Tensor) -> Result<(ScalarType, Device)> {
         .zip(t.device())
         .ok_or_else(|| Error::runtime("undefined tensor"))
 }
+
+/// `torch.<Dtype>Tensor`, as PyTorch's `TensorArg` messages name a
+/// tensor's type.
+pub(crate) fn tensor_type_name(t: &Tensor) -> String {
+    t.dtype()
+        .map_or("undefined".to_string(), |d| format!("torch.{d}Tensor"))
+}
+
+/// PyTorch's `checkScalarTypes(checked_from, TensorArg(t, name, pos),
+/// allowed)`: `t`'s dtype is one of `allowed`.
+pub(crate) fn check_scalar_types(
+    t: &Tensor,
+    (pos, name): (usize, &str),
+    allowed: &[ScalarType],
+    checked_from: &str,
+) -> Result<()> {
+    if t.dtype().is_some_and(|d| allowed.contains(&d)) {
+        return Ok(());
+    }
+    let names: Vec<String> = allowed.iter().map(|d| d.to_string()).collect();
+    Err(Error::runtime(format!(
+        "Expected tensor for argument #{pos} '{name}' to have one of the following scalar types: {}; but got {} instead (while checking arguments for {checked_from})",
+        names.join(", "),
+        tensor_type_name(t)
+    )))
+}
+
+/// PyTorch's message of a bare `TORCH_CHECK(cond)` whose condition reads
+/// `text`.
+pub(crate) fn torch_check(cond: bool, text: &str) -> Result<()> {
+    if cond {
+        return Ok(());
+    }
+    Err(Error::runtime(format!(
+        "Expected {text} to be true, but got false.  (Could this error message be improved?  If so, please report an enhancement request to PyTorch.)"
+    )))
+}

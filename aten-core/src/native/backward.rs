@@ -744,8 +744,8 @@ pub fn math_group_norm(
     ))
 }
 
-/// `native_group_norm_backward`: the gradients of input, weight and bias
-/// (each when `output_mask` asks and the argument exists).
+/// `native_group_norm_backward`: the gradients of input, weight and bias,
+/// each when `output_mask` asks for it.
 #[allow(clippy::too_many_arguments)]
 pub fn native_group_norm_backward(
     grad_out: &Tensor,
@@ -782,12 +782,15 @@ pub fn native_group_norm_backward(
     let per_c = |t: &Tensor| -> Result<Tensor> {
         ops::sum_dim_intlist(&ops::reshape(t, &[n, c, -1])?, Some(&[0, 2]))
     };
-    let gw = match weight {
-        Some(_) if wanted(output_mask, 1) => per_c(&ops::mul_tensor(
+    // The weight's gradient does not depend on the weight: PyTorch gives
+    // it when asked for, without a weight too.
+    let gw = if wanted(output_mask, 1) {
+        per_c(&ops::mul_tensor(
             grad_out,
             &ops::reshape(&x_hat, &input.sizes())?,
-        )?)?,
-        _ => Tensor::undefined(),
+        )?)?
+    } else {
+        Tensor::undefined()
     };
     let gb = if wanted(output_mask, 2) {
         per_c(grad_out)?

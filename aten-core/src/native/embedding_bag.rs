@@ -13,6 +13,7 @@
 use c10_core::{Error, Result, ScalarType};
 
 use crate::generated::ops;
+use crate::meta::{check_scalar_types, tensor_type_name, torch_check};
 use crate::tensor_iterator::convert::to_dtype_if_needed;
 use crate::Tensor;
 
@@ -65,36 +66,6 @@ pub struct EmbeddingBagSetup {
     pub outputs: [Tensor; 4],
 }
 
-/// `torch.<Dtype>Tensor`, as PyTorch's `TensorArg` messages name a CPU
-/// tensor's type.
-fn type_name(t: &Tensor) -> String {
-    t.dtype()
-        .map_or("undefined".to_string(), |d| format!("torch.{d}Tensor"))
-}
-
-/// `checkScalarTypes("embedding_bag", TensorArg(t, name, 1), allowed)`.
-fn check_scalar_types(t: &Tensor, name: &str, allowed: &[ScalarType]) -> Result<()> {
-    if t.dtype().is_some_and(|d| allowed.contains(&d)) {
-        return Ok(());
-    }
-    let names: Vec<String> = allowed.iter().map(|d| d.to_string()).collect();
-    Err(Error::runtime(format!(
-        "Expected tensor for argument #1 '{name}' to have one of the following scalar types: {}; but got {} instead (while checking arguments for embedding_bag)",
-        names.join(", "),
-        type_name(t)
-    )))
-}
-
-/// PyTorch's message of a bare `TORCH_CHECK(cond)`.
-fn bare_check(cond: bool, text: &str) -> Result<()> {
-    if cond {
-        return Ok(());
-    }
-    Err(Error::runtime(format!(
-        "Expected {text} to be true, but got false.  (Could this error message be improved?  If so, please report an enhancement request to PyTorch.)"
-    )))
-}
-
 /// The checks of `_embedding_bag_cpu_impl` that need no data, and the
 /// outputs it allocates (`offsets[0] == 0` and `offsets[-1] <=
 /// indices.size(0)` are the kernel's, which reads them).
@@ -134,17 +105,18 @@ pub fn embedding_bag_setup(
     let indices = to_dtype_if_needed(indices, common)?;
     let offsets = to_dtype_if_needed(offsets, common)?;
     let index_types = [ScalarType::Long, ScalarType::Int];
-    check_scalar_types(&indices, "indices", &index_types)?;
-    check_scalar_types(&offsets, "offsets", &index_types)?;
+    check_scalar_types(&indices, (1, "indices"), &index_types, "embedding_bag")?;
+    check_scalar_types(&offsets, (1, "offsets"), &index_types, "embedding_bag")?;
     check_scalar_types(
         weight,
-        "weight",
+        (1, "weight"),
         &[
             ScalarType::Half,
             ScalarType::BFloat16,
             ScalarType::Float,
             ScalarType::Double,
         ],
+        "embedding_bag",
     )?;
     let mode = EmbeddingBagMode::from_int(mode)?;
     if let Some(psw) = per_sample_weights {
@@ -156,12 +128,12 @@ pub fn embedding_bag_setup(
         if psw.dtype() != weight.dtype() {
             return Err(Error::runtime(format!(
                 "Expected tensor for argument #1 'weight' to have the same type as tensor for argument #1 'per_sample_weights'; but type {} does not equal {} (while checking arguments for embedding_bag)",
-                type_name(weight),
-                type_name(psw)
+                tensor_type_name(weight),
+                tensor_type_name(psw)
             )));
         }
-        bare_check(psw.dim() == 1, "per_sample_weights.value().dim() == 1")?;
-        bare_check(
+        torch_check(psw.dim() == 1, "per_sample_weights.value().dim() == 1")?;
+        torch_check(
             psw.numel() == indices.numel(),
             "per_sample_weights.value().numel() == indices.numel()",
         )?;

@@ -3,6 +3,7 @@
 
 pub mod advanced_index;
 pub mod backward;
+mod backward_meta;
 mod batch_norm;
 pub mod conv_shape;
 mod convolution;
@@ -33,6 +34,7 @@ mod view_copies;
 mod views;
 
 pub use backward::{convolution_backward, math_group_norm};
+pub use backward_meta::*;
 pub use batch_norm::*;
 pub use convolution::{check_shape_forward, conv_memory_format, convolution, restride, ConvParams};
 pub use copy::*;

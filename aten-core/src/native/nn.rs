@@ -9,6 +9,7 @@ use c10_core::{Error, Result, Scalar, ScalarType};
 
 use super::dims::fmt_list;
 use crate::generated::ops;
+use crate::meta::check_scalar_types;
 use crate::Tensor;
 
 /// Reductions (`at::Reduction`).
@@ -190,15 +191,12 @@ pub fn embedding(
     if weight.dim() != 2 {
         return Err(Error::runtime("'weight' must be 2-D"));
     }
-    match indices.dtype() {
-        Some(ScalarType::Long | ScalarType::Int) => {}
-        other => {
-            return Err(Error::runtime(format!(
-                "Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; but got {} instead (while checking arguments for embedding)",
-                other.map_or("undefined".to_string(), |d| format!("torch.{d}Tensor"))
-            )))
-        }
-    }
+    check_scalar_types(
+        indices,
+        (1, "indices"),
+        &[ScalarType::Long, ScalarType::Int],
+        "embedding",
+    )?;
     if indices.dim() == 1 {
         return ops::index_select(weight, 0, indices);
     }

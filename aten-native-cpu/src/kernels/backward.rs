@@ -5,6 +5,9 @@
 //! composite and hand its result to the output the meta function made.
 
 use aten_core::native::backward as composite;
+use aten_core::native::{
+    embedding_dense_backward_meta, native_group_norm_backward_meta, native_layer_norm_backward_meta,
+};
 use aten_core::structured::MetaOutput;
 use aten_core::tensor_iterator::convert::copy_into;
 use aten_core::Tensor;
@@ -111,34 +114,75 @@ pub fn native_group_norm(
     composite::math_group_norm(input, weight, bias, n, c, hxw, group, eps)
 }
 
-/// `native_group_norm_backward`.
-#[allow(clippy::too_many_arguments)]
+/// Copies each gradient the Meta kernel allocated (a defined output)
+/// from the composite's result.
+fn fill_grads(
+    outputs: (Tensor, Tensor, Tensor),
+    results: impl FnOnce() -> Result<(Tensor, Tensor, Tensor)>,
+) -> Result<(Tensor, Tensor, Tensor)> {
+    if outputs.0.numel() + outputs.1.numel() + outputs.2.numel() == 0 {
+        return Ok(outputs);
+    }
+    let results = results()?;
+    for (out, result) in [
+        (&outputs.0, &results.0),
+        (&outputs.1, &results.1),
+        (&outputs.2, &results.2),
+    ] {
+        if out.defined() {
+            copy_into(result, out)?;
+        }
+    }
+    Ok(outputs)
+}
+
+/// `native_group_norm_backward`: the Meta kernel's checks and outputs
+/// (zeros for an empty input), filled from the composite.
+#[allow(clippy::too_many_arguments, non_snake_case)]
 pub fn native_group_norm_backward(
     grad_out: &Tensor,
     input: &Tensor,
     mean: &Tensor,
     rstd: &Tensor,
     weight: Option<&Tensor>,
-    n: i64,
-    c: i64,
-    _hxw: i64,
+    N: i64,
+    C: i64,
+    HxW: i64,
     group: i64,
     output_mask: &[bool],
 ) -> Result<(Tensor, Tensor, Tensor)> {
-    composite::native_group_norm_backward(
+    let outputs = native_group_norm_backward_meta(
         grad_out,
         input,
         mean,
         rstd,
         weight,
-        n,
-        c,
+        N,
+        C,
+        HxW,
         group,
         output_mask,
-    )
+    )?;
+    if input.numel() == 0 {
+        return Ok(outputs);
+    }
+    fill_grads(outputs, || {
+        composite::native_group_norm_backward(
+            grad_out,
+            input,
+            mean,
+            rstd,
+            weight,
+            N,
+            C,
+            group,
+            output_mask,
+        )
+    })
 }
 
-/// `native_layer_norm_backward`.
+/// `native_layer_norm_backward`: the Meta kernel's checks and outputs,
+/// filled from the composite.
 #[allow(clippy::too_many_arguments)]
 pub fn layer_norm_backward_cpu(
     grad_out: &Tensor,
@@ -150,8 +194,7 @@ pub fn layer_norm_backward_cpu(
     bias: Option<&Tensor>,
     output_mask: &[bool],
 ) -> Result<(Tensor, Tensor, Tensor)> {
-    aten_core::native::check_layer_norm_inputs(input, normalized_shape, weight, bias)?;
-    composite::native_layer_norm_backward(
+    let outputs = native_layer_norm_backward_meta(
         grad_out,
         input,
         normalized_shape,
@@ -160,10 +203,23 @@ pub fn layer_norm_backward_cpu(
         weight,
         bias,
         output_mask,
-    )
+    )?;
+    fill_grads(outputs, || {
+        composite::native_layer_norm_backward(
+            grad_out,
+            input,
+            normalized_shape,
+            mean,
+            rstd,
+            weight,
+            bias,
+            output_mask,
+        )
+    })
 }
 
-/// `embedding_dense_backward`.
+/// `embedding_dense_backward`: the Meta kernel's checks and output, filled
+/// from the composite.
 pub fn embedding_dense_backward_cpu(
     grad_output: &Tensor,
     indices: &Tensor,
@@ -171,11 +227,22 @@ pub fn embedding_dense_backward_cpu(
     padding_idx: i64,
     scale_grad_by_freq: bool,
 ) -> Result<Tensor> {
-    composite::embedding_dense_backward(
+    let grad_weight = embedding_dense_backward_meta(
         grad_output,
         indices,
         num_weights,
         padding_idx,
         scale_grad_by_freq,
-    )
+    )?;
+    if grad_weight.numel() > 0 {
+        let result = composite::embedding_dense_backward(
+            grad_output,
+            indices,
+            num_weights,
+            padding_idx,
+            scale_grad_by_freq,
+        )?;
+        copy_into(&result, &grad_weight)?;
+    }
+    Ok(grad_weight)
 }

@@ -10,19 +10,32 @@ use c10_core::{Error, Numeric, Result, Scalar, ScalarType};
 use aten_core::meta::pointwise::Rounding;
 
 use super::arith::{Arith, Float};
-use crate::loops::binary;
+use crate::loops::{binary, binary_vec};
 use crate::{dispatch_all, dispatch_floating};
 
-/// `a + alpha * b` for float16 and bfloat16 as PyTorch computes it: in
-/// float32 (`alpha` too), fused, rounded once to the narrow type. The sum
-/// is formed in `f64`, where the product of a narrow value and a float32
-/// is exact, then rounded to float32 as the fused multiply-add does.
+/// Elements of a vectorized block of PyTorch's CPU loops for the 2-byte
+/// floating types: `2 * Vectorized<T>::size()`, 32-byte AVX2 vectors.
+const REDUCED_FLOAT_BLOCK: usize = 32;
+
+/// `a + alpha * b` for float16 and bfloat16 as PyTorch's CPU kernel
+/// computes it, with `alpha` in the narrow type (`alpha.to<scalar_t>()`,
+/// through float32). Its vectorized form fuses in float32 (`fmadd`: one
+/// rounding to float32, then to the narrow type); its scalar form, which
+/// takes the elements past the last whole block of an inner loop and the
+/// loops it does not vectorize, is narrow arithmetic, `a + T(alpha * b)`,
+/// rounding the product and then the sum. Formed in `f64` (where the
+/// products of narrow values are exact) and rounded to float32, each value
+/// below is the one PyTorch's float32 arithmetic gives.
 fn add_alpha_reduced(iter: &mut TensorIterator<'_>, alpha: f64) -> Result<()> {
-    let alpha = f64::from(alpha as f32);
     dispatch_floating!(iter.common_dtype(), "add_cpu/sub_cpu", T => {
-        binary::<T, T, T>(iter, move |x, y| {
-            T::from_f64(f64::from((x.to_f64() + alpha * y.to_f64()) as f32))
-        })
+        let alpha = T::from_f64(f64::from(alpha as f32)).to_f64();
+        let rounded = |v: f64| T::from_f64(f64::from(v as f32));
+        binary_vec::<T, T, T>(
+            iter,
+            REDUCED_FLOAT_BLOCK,
+            move |x, y| rounded(x.to_f64() + alpha * y.to_f64()),
+            move |x, y| rounded(x.to_f64() + T::from_f64(alpha * y.to_f64()).to_f64()),
+        )
     })
 }
 

@@ -734,6 +734,12 @@ fn softmax_into(t: &Tensor, dim: i64, out: &TensorBase, log: bool) -> Result<()>
     if is_lastdim_f32(t, dim)? {
         return softmax_lastdim_f32(t, out, log);
     }
+    // PyTorch's log-softmax along the last dimension keeps each row's sum
+    // of exponentials and then its log in buffers of the input's dtype
+    // (rounding both: float16 and bfloat16 rows differ from a float
+    // computation by an ulp or two); along other dimensions they stay in
+    // float (`opmath`), as here for softmax.
+    let rounds_log_sum = log && wrap_dim(dim, t.dim())? + 1 >= t.dim();
     dispatch_dtype!(dt, T => along_dim::<T, T>(t, dim, out, |(i, is), (o, os), n| {
         let read = |k: usize| -> f64 {
             // SAFETY: see `along_dim`.
@@ -741,8 +747,10 @@ fn softmax_into(t: &Tensor, dim: i64, out: &TensorBase, log: bool) -> Result<()>
         };
         let m = (0..n).map(read).fold(f64::NEG_INFINITY, f64::max);
         let s: f64 = (0..n).map(|k| (read(k) - m).exp()).sum();
+        let round = |v: f64| if rounds_log_sum { T::from_f64(v).to_f64() } else { v };
+        let log_sum = round(round(s).ln());
         for k in 0..n {
-            let y = if log { read(k) - m - s.ln() } else { (read(k) - m).exp() / s };
+            let y = if log { read(k) - m - log_sum } else { (read(k) - m).exp() / s };
             // SAFETY: see `along_dim`.
             unsafe { o.offset(k as isize * os).write(T::from_f64(y)) };
         }
