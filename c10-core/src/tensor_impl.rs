@@ -717,6 +717,18 @@ impl TensorBase {
             out_of_memory((l.numel() as usize).saturating_mul(std::mem::size_of::<T>()))
         })?;
         StorageBorrow::hold([(l.storage(), false)], || {
+            if l.is_contiguous() {
+                // One copy of the whole run, not an element walk: kernels
+                // read small parameter tensors this way on every call.
+                // SAFETY: a contiguous snapshot's elements are the `numel`
+                // consecutive `T`s from `base`, inside the storage that `l`
+                // keeps alive (checked when the layout was built), under a
+                // shared borrow.
+                out.extend_from_slice(unsafe {
+                    std::slice::from_raw_parts(base, l.numel() as usize)
+                });
+                return;
+            }
             for_each_offset(l.sizes(), l.strides(), 0, |off| {
                 // SAFETY: `off` is an element's offset from the first one in
                 // this snapshot's sizes and strides, which `TensorLayout`
@@ -744,6 +756,38 @@ impl TensorBase {
             // shared borrow keeps writers away for the closure's duration.
             f(unsafe { std::slice::from_raw_parts(base, l.numel() as usize) })
         })
+    }
+
+    /// Runs `f` on the elements in row-major (logical) order: the storage
+    /// itself when the tensor is contiguous, under a shared borrow (as
+    /// [`TensorBase::with_data`]), else a copy gathered as
+    /// [`TensorBase::to_vec`] gathers it. One layout snapshot decides and
+    /// addresses both, so a kernel that only reads its input skips the copy
+    /// in the common case without a second look at the layout.
+    pub fn with_values<T: Element, R>(&self, f: impl FnOnce(&[T]) -> R) -> Result<R> {
+        let l = self.data_layout::<T>()?;
+        let base = l.data_ptr().ok_or_else(|| no_data_error(Device::CPU))? as *const T;
+        if l.is_contiguous() {
+            return StorageBorrow::hold([(l.storage(), false)], || {
+                // SAFETY: as in `with_data`: a contiguous snapshot's `numel`
+                // consecutive `T`s from `base`, inside the storage `l` keeps
+                // alive, under a shared borrow for the closure's duration.
+                f(unsafe { std::slice::from_raw_parts(base, l.numel() as usize) })
+            });
+        }
+        let mut values = Vec::new();
+        values.try_reserve_exact(l.numel() as usize).map_err(|_| {
+            out_of_memory((l.numel() as usize).saturating_mul(std::mem::size_of::<T>()))
+        })?;
+        StorageBorrow::hold([(l.storage(), false)], || {
+            for_each_offset(l.sizes(), l.strides(), 0, |off| {
+                // SAFETY: as in `to_vec`: an element's offset within this
+                // snapshot, inside its storage, of `T`s, under a shared
+                // borrow.
+                values.push(unsafe { *base.add(off as usize) });
+            });
+        })?;
+        Ok(f(&values))
     }
 
     /// Runs `f` on the storage of a contiguous tensor as a mutable slice

@@ -19,6 +19,17 @@ use crate::dispatch_floating;
 
 /// The values of a (small) parameter tensor as `f64`, in logical order.
 fn values_f64(t: &Tensor) -> Result<Vec<f64>> {
+    // Numeric elements convert to `f64` one by one exactly as `_to_copy`
+    // converts them: read them in place rather than through a dispatched
+    // copy (four per call, on every inference call of a model).
+    if let Some(dtype) = t.dtype() {
+        if let Some(values) = c10_core::dispatch_dtype!(numeric: dtype, P => {
+            Some(t.with_values::<P, _>(|v| v.iter().map(|x| x.to_f64()).collect()))
+        }, _ => None)
+        {
+            return values;
+        }
+    }
     let t = ops::_to_copy_with(
         t,
         ops::ToCopyOptions {
@@ -113,15 +124,23 @@ fn batch_norm_cpu(
     let dtype = dtype_of(input)?;
     let output = &outs.output;
     dispatch_floating!(dtype, "batch_norm", T => {
-        let x: Vec<T> = input.to_vec::<T>()?;
-        if x.len() != numel || numel % (channels * inner) != 0 {
-            return Err(Error::runtime("batch_norm: the input changed while it ran"));
-        }
-        let (mean, invstd) = if training {
+        let check = |x: &[T]| {
+            if x.len() != numel || numel % (channels * inner) != 0 {
+                return Err(Error::runtime("batch_norm: the input changed while it ran"));
+            }
+            Ok(())
+        };
+        // Training reads the input twice (statistics, then the
+        // normalization) from one copy; inference reads it once, in place
+        // when it is contiguous (`with_values` below): copying it first was
+        // most of this kernel's time in the CNN model.
+        let gathered: Option<Vec<T>> = training.then(|| input.to_vec::<T>()).transpose()?;
+        let (mean, invstd) = if let Some(x) = &gathered {
+            check(x)?;
             // PyTorch keeps the sums of squares, then the statistics it
             // returns, in their dtype, and normalizes with those.
             let param_dtype = dtype_of(&outs.save_mean)?;
-            let (means, squares) = channel_stats(&x, channels, inner);
+            let (means, squares) = channel_stats(x, channels, inner);
             let squares = round_to(param_dtype, squares)?;
             let count = (numel / channels) as f64;
             let invstd: Vec<f64> = squares.iter().map(|s| inv_std(s / count, eps)).collect();
@@ -161,14 +180,21 @@ fn batch_norm_cpu(
         let beta: Vec<f64> = (0..channels)
             .map(|c| b.as_ref().map_or(0.0, |b| b[c]) - mean[c] * alpha[c])
             .collect();
-        if output.is_contiguous() {
-            output.with_data_mut::<T, _>(|y| normalize(&x, y, inner, &alpha, &beta))?;
-        } else {
-            let tmp = TensorBase::empty(&input.sizes(), dtype, c10_core::Device::CPU)?;
-            tmp.with_data_mut::<T, _>(|y| normalize(&x, y, inner, &alpha, &beta))?;
-            copy_into(&tmp, output.base())?;
+        let write = |x: &[T]| -> Result<()> {
+            check(x)?;
+            if output.is_contiguous() {
+                output.with_data_mut::<T, _>(|y| normalize(x, y, inner, &alpha, &beta))?;
+            } else {
+                let tmp = TensorBase::empty(&input.sizes(), dtype, c10_core::Device::CPU)?;
+                tmp.with_data_mut::<T, _>(|y| normalize(x, y, inner, &alpha, &beta))?;
+                copy_into(&tmp, output.base())?;
+            }
+            Ok(())
+        };
+        match &gathered {
+            Some(x) => write(x),
+            None => input.with_values::<T, _>(|x| write(x))?,
         }
-        Ok(())
     })?;
     Ok((outs.output, outs.save_mean, outs.save_invstd))
 }
