@@ -364,6 +364,24 @@ fn group_norm_backward_channels_last_and_empty(dev: DeviceTest) {
     .unwrap();
     assert_eq!(dx.sizes(), &[1, 4, 3, 1]);
     assert_eq!(dx.strides(), &[12, 1, 4, 4]);
+    // The forward's output on CPU is channels-last too (PyTorch's CPU
+    // kernel allocates it in the input's suggested format; its Meta
+    // registration is the contiguous composite), with the same values as
+    // from a contiguous copy of the input.
+    let (y, ..) = ops::native_group_norm(&x, None, None, 1, 4, 3, 2, 1e-5).unwrap();
+    let contiguous = ops::clone_with(
+        &x,
+        ops::CloneOptions {
+            memory_format: Some(aten::MemoryFormat::Contiguous),
+        },
+    )
+    .unwrap();
+    assert_eq!(contiguous.strides(), &[12, 3, 1, 1]);
+    let (want, ..) = ops::native_group_norm(&contiguous, None, None, 1, 4, 3, 2, 1e-5).unwrap();
+    if dev.has_data() {
+        assert_eq!(y.strides(), &[12, 1, 4, 4]);
+        assert_eq!(values(&y), values(&want));
+    }
     // An empty input: zeros everywhere.
     let empty = dev.tensor::<f32>(&[], &[2, 3, 0]);
     let stat = dev.tensor(&[1.0f32; 6], &[2, 3]);

@@ -2,7 +2,7 @@
 //! scalar parameters, on every device: `clamp.Tensor` (tensor bounds,
 //! broadcasting, promotion, NaN bounds), the `Scalar` overloads of `div`
 //! (rounding modes), `fmod` and the bitwise operators, `pow.Scalar`,
-//! `isnan` / `isinf`, `hardtanh`, `elu` and `leaky_relu`, with PyTorch's
+//! `isnan` / `isinf`, `relu`, `hardtanh`, `elu` and `leaky_relu`, with PyTorch's
 //! errors.
 
 use aten::core::testing::DeviceTest;
@@ -154,6 +154,17 @@ fn scalar_overloads_wrap_the_scalar(dev: DeviceTest) {
     let r = ops::pow_scalar(Scalar::Int(2), &t).unwrap();
     assert_eq!(r.strides(), &[2, 1]);
     dev.assert_values(&r, &[2, 2], &[2.0f64, 8.0, 4.0, 16.0]);
+    // An empty input in a permuted order: the output follows the order,
+    // and the strides past its empty dimension are 0 (PyTorch's
+    // `compatible_stride`); in the natural order they are contiguous ones.
+    let empty = dev.tensor::<f32>(&[], &[0]);
+    let permuted = ops::as_strided(&empty, &[4, 5, 0], &[5, 1, 2]).unwrap();
+    let r = ops::div_scalar_mode(&permuted, Scalar::Double(-0.0), Some("trunc")).unwrap();
+    assert_eq!(r.sizes(), &[4, 5, 0]);
+    assert_eq!(r.strides(), &[0, 1, 5]);
+    let natural = ops::as_strided(&empty, &[4, 0, 5], &[5, 5, 1]).unwrap();
+    let r = ops::mul_scalar(&natural, Scalar::Int(2)).unwrap();
+    assert_eq!(r.strides(), &[5, 5, 1]);
 }
 
 fn float_classes_and_activations(dev: DeviceTest) {
@@ -183,6 +194,10 @@ fn float_classes_and_activations(dev: DeviceTest) {
     )
     .unwrap();
     dev.assert_values(&h, &[2], &[2i64, -1]);
+    let e = dev.assert_error(ops::relu(&dev.tensor(&[true], &[1])));
+    assert_eq!(e, "Boolean inputs not supported for relu");
+    let e = dev.assert_error(ops::relu_(&dev.tensor(&[false], &[1])));
+    assert_eq!(e, "Boolean inputs not supported for relu");
     let e = dev.assert_error(ops::hardtanh(&dev.tensor(&[true], &[1])));
     assert_eq!(e, "Bool inputs not supported for hardtanh");
     let e = dev.assert_error(ops::hardtanh(&dev.tensor(&[1u8], &[1])));

@@ -1257,13 +1257,19 @@ fn fast_setup_strides(inputs: &[TensorRef<'_>], shape: &[i64]) -> Option<Vec<i64
 }
 
 /// Strides (in elements) of a new tensor of `shape` whose dimensions,
-/// fastest first, are `perm`.
+/// fastest first, are `perm`. As PyTorch's `allocate_or_resize_outputs`:
+/// the natural order gives contiguous strides; any other order gives
+/// `compatible_stride`'s running products, which are 0 past an empty
+/// dimension.
 fn strides_following(shape: &[i64], perm: &[usize]) -> Vec<i64> {
+    if perm.iter().rev().enumerate().all(|(i, &d)| i == d) {
+        return c10_core::tensor_impl::contiguous_strides(shape).to_vec();
+    }
     let mut strides = vec![0i64; shape.len()];
     let mut acc = 1i64;
     for &d in perm {
         strides[d] = acc;
-        acc *= shape[d].max(1);
+        acc = acc.saturating_mul(shape[d]);
     }
     strides
 }

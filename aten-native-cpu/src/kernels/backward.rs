@@ -111,7 +111,20 @@ pub fn native_group_norm(
             "Expected HxW to be greater than 0, got {hxw}"
         )));
     }
-    composite::math_group_norm(input, weight, bias, n, c, hxw, group, eps)
+    let (y, mean, rstd) = composite::math_group_norm(input, weight, bias, n, c, hxw, group, eps)?;
+    // PyTorch's CPU kernel writes the output in the input's suggested
+    // memory format (channels-last in, channels-last out).
+    let format = c10_core::MemoryFormat::suggest(&input.sizes(), &input.strides());
+    if format == c10_core::MemoryFormat::Contiguous {
+        return Ok((y, mean, rstd));
+    }
+    let y = aten_core::generated::ops::clone_with(
+        &y,
+        aten_core::generated::ops::CloneOptions {
+            memory_format: Some(format),
+        },
+    )?;
+    Ok((y, mean, rstd))
 }
 
 /// Copies each gradient the Meta kernel allocated (a defined output)

@@ -6,7 +6,7 @@
 //! loops). The structured families' impls live beside their loops.
 
 use aten_core::Tensor;
-use c10_core::{Result, Scalar};
+use c10_core::{Error, Result, Scalar, ScalarType};
 
 use super::compare::{logical, Logic};
 use super::ternary::{masked_fill_impl, where_impl};
@@ -43,13 +43,23 @@ pub fn abs_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
     same_fn(SetOutput::Out(&[out]), self_, SameFn::Abs)
 }
 
+/// PyTorch's `relu` and `relu_` refuse booleans before anything else.
+fn reject_bool_relu(self_: &Tensor) -> Result<()> {
+    if self_.dtype() == Some(ScalarType::Bool) {
+        return Err(Error::runtime("Boolean inputs not supported for relu"));
+    }
+    Ok(())
+}
+
 /// `relu`.
 pub fn relu(self_: &Tensor) -> Result<Tensor> {
+    reject_bool_relu(self_)?;
     same_fn(SetOutput::Functional, self_, SameFn::Relu)
 }
 
 /// `relu_`.
 pub fn relu_(self_: &Tensor) -> Result<Tensor> {
+    reject_bool_relu(self_)?;
     same_fn(SetOutput::Inplace(self_), self_, SameFn::Relu)
 }
 
