@@ -45,6 +45,8 @@ pub fn dispatcher() -> &'static aten_dispatch::Dispatcher {
     std::hint::black_box(aten_autograd::link as fn());
     #[cfg(feature = "cpu")]
     std::hint::black_box(aten_native_cpu::link as fn());
+    #[cfg(feature = "cuda")]
+    std::hint::black_box(aten_native_cuda::link as fn());
     aten_dispatch::Dispatcher::global()
 }
 
@@ -56,3 +58,25 @@ pub fn ops_root() -> &'static aten_ops::Ops {
 
 #[cfg(feature = "cuda")]
 pub use aten_native_cuda as native_cuda;
+
+/// `torch.cuda`: whether CUDA can be used. Without the `cuda` feature
+/// there is no backend: CUDA is never available, and creating a CUDA
+/// tensor fails with "Torch not compiled with CUDA enabled".
+pub mod cuda {
+    /// Whether the `cuda` feature is on, a driver loads and a device is
+    /// present (`torch.cuda.is_available()`).
+    pub fn is_available() -> bool {
+        #[cfg(feature = "cuda")]
+        return aten_native_cuda::is_available();
+        #[cfg(not(feature = "cuda"))]
+        false
+    }
+
+    /// The number of usable CUDA devices (`torch.cuda.device_count()`).
+    pub fn device_count() -> usize {
+        #[cfg(feature = "cuda")]
+        return aten_native_cuda::device_count();
+        #[cfg(not(feature = "cuda"))]
+        0
+    }
+}

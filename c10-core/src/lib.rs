@@ -13,12 +13,15 @@
 //!   their redirectable handler ([`warning`], PyTorch's `TORCH_WARN`);
 //! - the values operators take: [`ScalarType`], [`Device`], [`Layout`],
 //!   [`MemoryFormat`], [`Scalar`], [`Generator`];
-//! - [`Storage`] with its allocators and borrow discipline, [`TensorImpl`]
+//! - [`Storage`] with its allocators and borrow discipline (device memory
+//!   and the registry of backends' allocators in [`device_allocator`]),
+//!   [`TensorImpl`]
 //!   and the [`TensorBase`] handle (strided views of a storage), and the
 //!   [`Element`] types of the dtypes.
 
 pub mod complex;
 pub mod device;
+pub mod device_allocator;
 pub mod dispatch_key;
 pub mod dispatch_key_set;
 pub mod element;

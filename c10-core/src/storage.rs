@@ -24,6 +24,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::device::{Device, DeviceType};
+use crate::device_allocator::DeviceBuffer;
 use crate::error::{Error, Result};
 use crate::small_block_cache;
 
@@ -108,6 +109,7 @@ impl Storage {
     pub fn new_dataless(nbytes: usize, device: Device) -> Storage {
         Storage::from_impl(StorageImpl {
             buffer: None,
+            device_buffer: None,
             nbytes,
             device,
             borrow: AtomicIsize::new(0),
@@ -115,19 +117,52 @@ impl Storage {
     }
 }
 
-/// The allocator for a device, if this build has one.
+/// The allocator for a device: the built-in ones for CPU and Meta, else
+/// the one a linked backend registered
+/// ([`DEVICE_ALLOCATORS`](crate::device_allocator::DEVICE_ALLOCATORS)).
 pub fn allocator_for(device: Device) -> Result<&'static dyn Allocator> {
     match device.device_type() {
         DeviceType::CPU => Ok(&CpuAllocator),
         DeviceType::Meta => Ok(&MetaAllocator),
-        _ => Err(Error::runtime(format!(
-            "no allocator is available for device {device} in this build"
-        ))),
+        _ => crate::device_allocator::registered_allocator(device),
+    }
+}
+
+impl Storage {
+    /// A storage of `nbytes` bytes on `device` (not the CPU) over memory
+    /// a backend's allocator made there.
+    pub fn from_device_buffer(
+        buffer: Box<dyn DeviceBuffer>,
+        nbytes: usize,
+        device: Device,
+    ) -> Result<Storage> {
+        if device.device_type() == DeviceType::CPU {
+            return Err(Error::internal(
+                "a device buffer cannot back a CPU storage",
+            ));
+        }
+        Ok(Storage::from_impl(StorageImpl {
+            buffer: None,
+            device_buffer: Some(buffer),
+            nbytes,
+            device,
+            borrow: AtomicIsize::new(0),
+        }))
+    }
+
+    /// The device address of the data of a storage on a device other
+    /// than the CPU (`None` for CPU, Meta and data-less storages).
+    /// Kernels use it under a [`StorageBorrow`], as they do `data_ptr`.
+    pub fn device_ptr(&self) -> Option<u64> {
+        self.inner.device_buffer.as_ref().map(|b| b.device_ptr())
     }
 }
 
 struct StorageImpl {
     buffer: Option<CpuBuffer>,
+    /// The memory of a storage on another device (`buffer` is then
+    /// `None`: host code cannot address it).
+    device_buffer: Option<Box<dyn DeviceBuffer>>,
     nbytes: usize,
     device: Device,
     /// 0: free; n > 0: n shared borrows; -1: one exclusive borrow.
@@ -158,6 +193,7 @@ impl Storage {
     fn new_cpu(nbytes: usize, zeroed: bool) -> Result<Storage> {
         Ok(Storage::from_impl(StorageImpl {
             buffer: Some(CpuBuffer::new(nbytes, zeroed)?),
+            device_buffer: None,
             nbytes,
             device: Device::CPU,
             borrow: AtomicIsize::new(0),
