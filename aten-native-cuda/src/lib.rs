@@ -5,3 +5,9 @@
 //! CUDA tensors reaches only what is registered for every backend
 //! (composite kernels, fallbacks) and otherwise fails with the dispatcher's
 //! "Could not run ... 'CUDA' backend" error.
+//!
+//! - [`caching_allocator`]: PyTorch's CUDA caching allocator as
+//!   device-independent logic over a small device trait, tested against a
+//!   fake device.
+
+pub mod caching_allocator;
