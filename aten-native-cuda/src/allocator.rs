@@ -1,13 +1,17 @@
 //! How `cuda:N` storages are made: this crate's entry in
 //! [`DEVICE_ALLOCATORS`], which checks that the device can be used
-//! (PyTorch's errors when there is no driver or no such device) before
-//! handing out the device's allocator.
+//! (PyTorch's errors when there is no driver or no such device), then
+//! allocates through the device's caching allocator over the driver.
 
-use c10_core::device_allocator::{DeviceAllocatorRegistration, DEVICE_ALLOCATORS};
-use c10_core::storage::Allocator;
-use c10_core::{DeviceType, Result};
+use std::sync::OnceLock;
+
+use c10_core::device_allocator::{DeviceAllocatorRegistration, DeviceBuffer, DEVICE_ALLOCATORS};
+use c10_core::storage::{Allocator, Storage};
+use c10_core::{Device, DeviceType, Error, Result};
 
 use crate::availability::check_device;
+use crate::caching_allocator::{CachingAllocator, StreamId};
+use crate::driver_memory::DriverMemory;
 
 #[c10_core::device_allocator::__linkme::distributed_slice(DEVICE_ALLOCATORS)]
 #[linkme(crate = c10_core::device_allocator::__linkme)]
@@ -19,5 +23,94 @@ static CUDA_ALLOCATORS: DeviceAllocatorRegistration = DeviceAllocatorRegistratio
 /// The allocator of `cuda:index`.
 fn cuda_allocator(index: i8) -> Result<&'static dyn Allocator> {
     let ordinal = check_device(index)?;
-    device_allocator(ordinal)
+    Ok(device_allocator(ordinal)?)
+}
+
+/// The allocator of one device: PyTorch's caching allocator over the
+/// driver, making zero-filled storages on the default stream.
+pub struct CudaAllocator {
+    ordinal: usize,
+    device: Device,
+    memory: CachingAllocator<DriverMemory>,
+    /// A second handle on the device's context, for zeroing new blocks.
+    zeroer: DriverMemory,
+}
+
+impl CudaAllocator {
+    /// The caching allocator behind this device's storages (statistics,
+    /// `empty_cache`, `record_stream`).
+    pub fn caching_allocator(&self) -> &CachingAllocator<DriverMemory> {
+        &self.memory
+    }
+}
+
+impl Allocator for CudaAllocator {
+    fn device(&self) -> Device {
+        self.device
+    }
+
+    fn allocate(&self, nbytes: usize) -> Result<Storage> {
+        let ptr = self.memory.malloc(nbytes, StreamId::DEFAULT)?;
+        let buffer = CudaBuffer {
+            ptr,
+            ordinal: self.ordinal,
+        };
+        // On an error, dropping `buffer` gives the block back.
+        self.zeroer.zero(ptr, nbytes)?;
+        Storage::from_device_buffer(Box::new(buffer), nbytes, self.device)
+    }
+}
+
+/// A block of device memory a storage owns; dropping it returns the block
+/// to its device's caching allocator (not to the driver).
+#[derive(Debug)]
+struct CudaBuffer {
+    ptr: u64,
+    ordinal: usize,
+}
+
+impl DeviceBuffer for CudaBuffer {
+    fn device_ptr(&self) -> u64 {
+        self.ptr
+    }
+}
+
+impl Drop for CudaBuffer {
+    fn drop(&mut self) {
+        // The buffer was made by this device's allocator, which lives for
+        // the rest of the process.
+        let Some(allocator) = ALLOCATORS.get().and_then(|all| all.get(self.ordinal)) else {
+            return;
+        };
+        if let Some(Err(e)) = allocator.as_ref().map(|a| a.memory.free(self.ptr)) {
+            c10_core::torch_warn!("freeing CUDA memory failed: {e}");
+        }
+    }
+}
+
+/// Every device's allocator, made at the first CUDA allocation and never
+/// freed (`None` for a device whose context could not be made).
+static ALLOCATORS: OnceLock<Vec<Option<CudaAllocator>>> = OnceLock::new();
+
+/// The allocator of device `ordinal`, which [`check_device`] accepted.
+pub fn device_allocator(ordinal: usize) -> Result<&'static CudaAllocator> {
+    let all = ALLOCATORS.get_or_init(|| {
+        (0..crate::device_count())
+            .map(|i| {
+                Some(CudaAllocator {
+                    ordinal: i,
+                    device: Device::new(DeviceType::CUDA, i8::try_from(i).ok()?),
+                    memory: CachingAllocator::new(DriverMemory::new(i).ok()?),
+                    zeroer: DriverMemory::new(i).ok()?,
+                })
+            })
+            .collect()
+    });
+    match all.get(ordinal) {
+        Some(Some(a)) => Ok(a),
+        // Give the driver's own error for this device.
+        _ => DriverMemory::new(ordinal).and(Err(Error::runtime(format!(
+            "CUDA device {ordinal} could not be initialized"
+        )))),
+    }
 }

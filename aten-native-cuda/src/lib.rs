@@ -3,14 +3,25 @@
 //! `cudarc` with dynamic loading: it builds, and the workspace runs, on
 //! machines without CUDA.
 //!
+//! It registers no operator kernels yet, so an operator called on CUDA
+//! tensors reaches only what is registered for every backend (composite
+//! kernels, fallbacks) and otherwise fails with the dispatcher's "Could not
+//! run ... 'CUDA' backend" error.
+//!
 //! - [`availability`]: [`is_available`] and [`device_count`], probed
 //!   without calling into a driver that is not there, and PyTorch's errors
 //!   for tensors on CUDA when it is not usable;
+//! - [`caching_allocator`]: PyTorch's CUDA caching allocator as
+//!   device-independent logic over a small device trait, tested against a
+//!   fake device;
+//! - [`driver_memory`]: that trait over the CUDA driver (`cudarc`);
 //! - [`allocator`]: the registration through which `cuda:N` storages are
-//!   made (`c10_core::device_allocator`).
+//!   made (`c10_core::device_allocator`), one caching allocator per device.
 
 pub mod allocator;
 pub mod availability;
+pub mod caching_allocator;
+pub mod driver_memory;
 
 pub use availability::{device_count, is_available};
 

@@ -116,11 +116,7 @@ mod tests {
         assert_eq!(freed.load(Ordering::Relaxed), 1);
         // A device buffer never backs CPU storage; CPU storage has no
         // device address.
-        let e = Storage::from_device_buffer(
-            Box::new(FakeBuffer(1, freed.clone())),
-            8,
-            Device::CPU,
-        );
+        let e = Storage::from_device_buffer(Box::new(FakeBuffer(1, freed.clone())), 8, Device::CPU);
         assert!(e.is_err());
         assert_eq!(Storage::new(8, Device::CPU).unwrap().device_ptr(), None);
     }

@@ -137,9 +137,7 @@ impl Storage {
         device: Device,
     ) -> Result<Storage> {
         if device.device_type() == DeviceType::CPU {
-            return Err(Error::internal(
-                "a device buffer cannot back a CPU storage",
-            ));
+            return Err(Error::internal("a device buffer cannot back a CPU storage"));
         }
         Ok(Storage::from_impl(StorageImpl {
             buffer: None,
