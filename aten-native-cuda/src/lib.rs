@@ -16,12 +16,22 @@
 //!   fake device;
 //! - [`driver_memory`]: that trait over the CUDA driver (`cudarc`);
 //! - [`allocator`]: the registration through which `cuda:N` storages are
-//!   made (`c10_core::device_allocator`), one caching allocator per device.
+//!   made (`c10_core::device_allocator`), one caching allocator per device;
+//! - [`kernels`]: the CUDA C++ kernel templates (`kernels/cu/`) and the
+//!   Rust that renders one source per instantiation (pointwise, reductions,
+//!   scans, row kernels), with [`kernels::all_instantiations`], and the
+//!   `#[repr(C)]` mirrors of the structs kernels take;
+//! - [`nvrtc`]: compiling a source to PTX with NVRTC (probing for the
+//!   library first, so a machine without CUDA gets an error, not a panic);
+//! - [`kernel_cache`]: the in-process and on-disk cache of compiled PTX.
 
 pub mod allocator;
 pub mod availability;
 pub mod caching_allocator;
 pub mod driver_memory;
+pub mod kernel_cache;
+pub mod kernels;
+pub mod nvrtc;
 
 pub use availability::{device_count, is_available};
 
