@@ -526,13 +526,44 @@ pub fn log_softmax_backward_data(grad: &Tensor, output: &Tensor, dim: i64) -> Re
     ops::sub_tensor(grad, &ops::mul_tensor(&ops::exp(output)?, &s)?)
 }
 
-/// `mm_mat1_backward`: `grad @ mat2^T`.
-pub fn mm_mat1_backward(grad: &Tensor, mat2: &Tensor, alpha: Scalar) -> Result<Tensor> {
+/// Whether a matrix of `sizes` and `strides` is column-major (a
+/// transposed row-major matrix, as `linear`'s `weight.t()` is).
+fn column_major(sizes: &[i64], strides: &[i64]) -> bool {
+    sizes.len() == 2 && strides.len() == 2 && strides[0] == 1 && strides[1] == sizes[0]
+}
+
+/// `mm_mat1_backward`: `grad @ mat2^T`, computed as `(mat2 @ grad^T)^T`
+/// when `mat1` was column-major, so the gradient has `mat1`'s layout (as
+/// PyTorch does: a gradient accumulated into a transposed parameter then
+/// adds contiguous runs).
+pub fn mm_mat1_backward(
+    grad: &Tensor,
+    mat2: &Tensor,
+    mat1_sizes: &[i64],
+    mat1_strides: &[i64],
+    alpha: Scalar,
+) -> Result<Tensor> {
+    if column_major(mat1_sizes, mat1_strides) {
+        let product = ops::mm(mat2, &ops::t(grad)?)?;
+        return maybe_multiply(&ops::t(&product)?, alpha);
+    }
     maybe_multiply(&ops::mm(grad, &ops::t(mat2)?)?, alpha)
 }
 
-/// `mm_mat2_backward`: `mat1^T @ grad`.
-pub fn mm_mat2_backward(grad: &Tensor, mat1: &Tensor, alpha: Scalar) -> Result<Tensor> {
+/// `mm_mat2_backward`: `mat1^T @ grad`, computed as `(grad^T @ mat1)^T`
+/// when `mat2` was column-major (`x @ weight.t()` in `linear`), so the
+/// weight's gradient comes out in the weight's own row-major layout.
+pub fn mm_mat2_backward(
+    grad: &Tensor,
+    mat1: &Tensor,
+    mat2_sizes: &[i64],
+    mat2_strides: &[i64],
+    alpha: Scalar,
+) -> Result<Tensor> {
+    if column_major(mat2_sizes, mat2_strides) {
+        let product = ops::mm(&ops::t(grad)?, mat1)?;
+        return maybe_multiply(&ops::t(&product)?, alpha);
+    }
     maybe_multiply(&ops::mm(&ops::t(mat1)?, grad)?, alpha)
 }
 

@@ -102,31 +102,6 @@ pub trait Gemm: Numeric + Send + Sync {
         c: MatMut<Self>,
         threads: usize,
     );
-
-    /// [`Gemm::gemm`] for a product whose `B` and `C` rows are contiguous
-    /// (`b.cs == 1`, `c.cs == 1`: a convolution's columns and output).
-    /// float32 computes it in place on AVX-512 processors when it runs on
-    /// one thread (`avx512_f32`); otherwise, and for the other types, it is
-    /// `gemm`.
-    ///
-    /// # Safety
-    ///
-    /// As [`Gemm::gemm`].
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn gemm_rows(
-        m: usize,
-        n: usize,
-        k: usize,
-        alpha: Self,
-        a: MatPtr<Self>,
-        b: MatPtr<Self>,
-        beta: Self,
-        c: MatMut<Self>,
-        threads: usize,
-    ) {
-        // SAFETY: the caller's contract, passed on.
-        unsafe { Self::gemm(m, n, k, alpha, a, b, beta, c, threads) }
-    }
 }
 
 fn parallelism(m: usize, n: usize, k: usize, threads: usize) -> gemm::Parallelism {
@@ -288,6 +263,11 @@ unsafe fn crate_gemm<T>(
 }
 
 impl Gemm for f32 {
+    /// On AVX-512 processors, a product whose `B` and `C` rows are
+    /// contiguous (`b.cs == 1`, `c.cs == 1`: row-major operands, a
+    /// convolution's columns and output) that runs on one thread is
+    /// computed by `avx512_f32` in place; split over threads, each block
+    /// is. Everything else goes to the crate.
     unsafe fn gemm(
         m: usize,
         n: usize,
@@ -299,27 +279,22 @@ impl Gemm for f32 {
         c: MatMut<Self>,
         threads: usize,
     ) {
+        let serial = threads <= 1
+            || split(
+                m,
+                n,
+                k,
+                threads,
+                column_major_scratch_is_cheaper(m, n, k, a, b, c),
+            )
+            .is_none();
         // SAFETY: the caller's contract, passed on.
-        unsafe { crate_gemm(m, n, k, alpha, a, b, beta, c, threads) }
-    }
-
-    unsafe fn gemm_rows(
-        m: usize,
-        n: usize,
-        k: usize,
-        alpha: Self,
-        a: MatPtr<Self>,
-        b: MatPtr<Self>,
-        beta: Self,
-        c: MatMut<Self>,
-        threads: usize,
-    ) {
-        // SAFETY: the caller's contract, passed on.
-        if threads <= 1 && unsafe { avx512_f32::try_gemm(m, n, k, alpha, a, b, beta, c) } {
+        if serial && unsafe { avx512_f32::try_gemm(m, n, k, alpha, a, b, beta, c) } {
             return;
         }
-        // SAFETY: the caller's contract, passed on.
-        unsafe { Self::gemm(m, n, k, alpha, a, b, beta, c, threads) }
+        // SAFETY: the caller's contract, passed on; a split calls back
+        // here with one thread per block.
+        unsafe { crate_gemm(m, n, k, alpha, a, b, beta, c, threads) }
     }
 }
 
@@ -350,8 +325,7 @@ mod avx512_f32 {
     use super::{MatMut, MatPtr};
 
     /// Computes the product here when it qualifies (`b.cs == 1`,
-    /// `c.cs == 1`, `k <= MAX_DEPTH`, AVX-512F present); returns whether
-    /// it did.
+    /// `c.cs == 1`, AVX-512F present); returns whether it did.
     ///
     /// # Safety
     ///
@@ -367,13 +341,37 @@ mod avx512_f32 {
         beta: f32,
         c: MatMut<f32>,
     ) -> bool {
-        if b.cs != 1 || c.cs != 1 || k > MAX_DEPTH || !available() {
+        if b.cs != 1 || c.cs != 1 || !available() {
             return false;
         }
-        // SAFETY: the caller's contract, with the unit column strides and
-        // AVX-512F just checked.
-        unsafe { gemm(m, n, k, alpha, a, b, beta, c) };
-        true
+        // Deep products run in depth blocks of at most `MAX_DEPTH`, each
+        // adding its partial product into `C` (the first one applies the
+        // caller's `beta`), so a tile's block of `B` stays in cache. One
+        // block runs even for `k == 0`, which scales `C` by `beta`.
+        let (mut p, mut beta) = (0, beta);
+        loop {
+            let depth = MAX_DEPTH.min(k - p);
+            // SAFETY: the caller's contract, with the unit column strides
+            // and AVX-512F just checked; columns `p .. p + depth` of `A`
+            // and rows `p .. p + depth` of `B` lie inside them.
+            unsafe {
+                gemm(
+                    m,
+                    n,
+                    depth,
+                    alpha,
+                    a.offset(0, p as isize),
+                    b.offset(p as isize, 0),
+                    beta,
+                    c,
+                )
+            };
+            p += depth;
+            if p >= k {
+                return true;
+            }
+            beta = 1.0;
+        }
     }
 
     /// Rows of `C` per tile.
@@ -382,10 +380,10 @@ mod avx512_f32 {
     const VECS: usize = 3;
     /// Columns of `C` per tile.
     const COLS: usize = 16 * VECS;
-    /// The deepest product computed here: a tile's `k x COLS` block of `B`
-    /// (192 KiB at this depth) is read once per `ROWS` rows of `C`, so it
-    /// must stay in the core's cache; deeper products go to the crate,
-    /// which blocks `k`.
+    /// The deepest block computed in one pass: a tile's `k x COLS` block
+    /// of `B` (192 KiB at this depth) is read once per `ROWS` rows of `C`,
+    /// so it must stay in the core's cache; deeper products run in blocks
+    /// of this depth.
     const MAX_DEPTH: usize = 1024;
 
     /// Whether the processor has AVX-512F (detected once).
@@ -858,14 +856,17 @@ mod tests {
     #[test]
     fn row_products_match_a_reference_at_every_tile_edge() {
         // Rows and columns around the AVX-512 tile's (8 x 48), padded row
-        // strides, a strided `A`, each `beta` branch; small integers, so
-        // every sum is exact in float32.
+        // strides, a strided `A`, each `beta` branch, no depth at all and
+        // a depth of three blocks; small integers, so every sum is exact in
+        // float32.
         for (m, n, k) in [
             (1, 1, 1),
             (7, 47, 5),
             (8, 48, 27),
             (9, 49, 3),
             (17, 100, 144),
+            (3, 20, 0),
+            (10, 50, 2500),
         ] {
             let (lda, ldb, ldc) = (2 * k + 1, n + 5, n + 3);
             let a: Vec<f32> = (0..m * lda).map(|i| ((i * 7) % 11) as f32 - 5.0).collect();
@@ -877,7 +878,7 @@ mod tests {
                 let bp = mat(b.as_ptr(), (ldb, 1));
                 let cp = mat_mut(c.as_mut_ptr(), (ldc, 1));
                 // SAFETY: sizes and strides stay inside the vectors.
-                unsafe { f32::gemm_rows(m, n, k, alpha, ap, bp, beta, cp, 1) };
+                unsafe { f32::gemm(m, n, k, alpha, ap, bp, beta, cp, 1) };
                 for i in 0..m {
                     for j in 0..ldc {
                         let got = c[i * ldc + j];

@@ -3748,7 +3748,11 @@ impl BackwardFunction for NormalBackward0Inplace {
 /// The backward of `aten::mm(Tensor self, Tensor mat2) -> Tensor` (`MmBackward0`).
 pub struct MmBackward0 {
     pub(crate) self_: SavedVariable,
+    pub(crate) self_sizes: Vec<i64>,
+    pub(crate) self_strides: Vec<i64>,
     pub(crate) mat2: SavedVariable,
+    pub(crate) mat2_sizes: Vec<i64>,
+    pub(crate) mat2_strides: Vec<i64>,
 }
 
 impl BackwardFunction for MmBackward0 {
@@ -3762,13 +3766,19 @@ impl BackwardFunction for MmBackward0 {
         let grad = &grads[0];
         let mut out = record::undefined_grads(n);
         if ctx.should_compute_output(0) {
+            let self_sizes = &self.self_sizes[..];
+            let self_strides = &self.self_strides[..];
             let mat2 = &self.mat2.unpack(ctx.node)?;
-            let g: Tensor = { mm_mat1_backward(grad, mat2, Scalar::Int(1)) }?;
+            let g: Tensor =
+                { mm_mat1_backward(grad, mat2, self_sizes, self_strides, Scalar::Int(1)) }?;
             out[0] = g;
         }
         if ctx.should_compute_output(1) {
             let self_ = &self.self_.unpack(ctx.node)?;
-            let g: Tensor = { mm_mat2_backward(grad, self_, Scalar::Int(1)) }?;
+            let mat2_sizes = &self.mat2_sizes[..];
+            let mat2_strides = &self.mat2_strides[..];
+            let g: Tensor =
+                { mm_mat2_backward(grad, self_, mat2_sizes, mat2_strides, Scalar::Int(1)) }?;
             out[1] = g;
         }
         Ok(out)
@@ -3818,7 +3828,11 @@ impl BackwardFunction for BmmBackward0 {
 /// The backward of `aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor` (`AddmmBackward0`).
 pub struct AddmmBackward0 {
     pub(crate) mat1: SavedVariable,
+    pub(crate) mat1_sizes: Vec<i64>,
+    pub(crate) mat1_strides: Vec<i64>,
     pub(crate) mat2: SavedVariable,
+    pub(crate) mat2_sizes: Vec<i64>,
+    pub(crate) mat2_strides: Vec<i64>,
     pub(crate) beta: Scalar,
     pub(crate) alpha: Scalar,
 }
@@ -3839,15 +3853,19 @@ impl BackwardFunction for AddmmBackward0 {
             out[0] = g;
         }
         if ctx.should_compute_output(1) {
+            let mat1_sizes = &self.mat1_sizes[..];
+            let mat1_strides = &self.mat1_strides[..];
             let mat2 = &self.mat2.unpack(ctx.node)?;
             let alpha = self.alpha.clone();
-            let g: Tensor = { mm_mat1_backward(grad, mat2, alpha) }?;
+            let g: Tensor = { mm_mat1_backward(grad, mat2, mat1_sizes, mat1_strides, alpha) }?;
             out[1] = g;
         }
         if ctx.should_compute_output(2) {
             let mat1 = &self.mat1.unpack(ctx.node)?;
+            let mat2_sizes = &self.mat2_sizes[..];
+            let mat2_strides = &self.mat2_strides[..];
             let alpha = self.alpha.clone();
-            let g: Tensor = { mm_mat2_backward(grad, mat1, alpha) }?;
+            let g: Tensor = { mm_mat2_backward(grad, mat1, mat2_sizes, mat2_strides, alpha) }?;
             out[2] = g;
         }
         Ok(out)
@@ -3862,7 +3880,11 @@ impl BackwardFunction for AddmmBackward0 {
 /// The backward of `aten::addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)` (`AddmmBackward0`).
 pub struct AddmmBackward0Inplace {
     pub(crate) mat1: SavedVariable,
+    pub(crate) mat1_sizes: Vec<i64>,
+    pub(crate) mat1_strides: Vec<i64>,
     pub(crate) mat2: SavedVariable,
+    pub(crate) mat2_sizes: Vec<i64>,
+    pub(crate) mat2_strides: Vec<i64>,
     pub(crate) beta: Scalar,
     pub(crate) alpha: Scalar,
 }
@@ -3883,15 +3905,19 @@ impl BackwardFunction for AddmmBackward0Inplace {
             out[0] = g;
         }
         if ctx.should_compute_output(1) {
+            let mat1_sizes = &self.mat1_sizes[..];
+            let mat1_strides = &self.mat1_strides[..];
             let mat2 = &self.mat2.unpack(ctx.node)?;
             let alpha = self.alpha.clone();
-            let g: Tensor = { mm_mat1_backward(grad, mat2, alpha) }?;
+            let g: Tensor = { mm_mat1_backward(grad, mat2, mat1_sizes, mat1_strides, alpha) }?;
             out[1] = g;
         }
         if ctx.should_compute_output(2) {
             let mat1 = &self.mat1.unpack(ctx.node)?;
+            let mat2_sizes = &self.mat2_sizes[..];
+            let mat2_strides = &self.mat2_strides[..];
             let alpha = self.alpha.clone();
-            let g: Tensor = { mm_mat2_backward(grad, mat1, alpha) }?;
+            let g: Tensor = { mm_mat2_backward(grad, mat1, mat2_sizes, mat2_strides, alpha) }?;
             out[2] = g;
         }
         Ok(out)

@@ -12374,7 +12374,11 @@ fn mm_autograd_record(ks: DispatchKeySet, self_: &Tensor, mat2: &Tensor) -> Resu
     let seq = record::sequence_nr();
     let grad_fn = crate::generated::functions::MmBackward0 {
         self_: SavedVariable::new(self_, false)?,
+        self_sizes: self_.sizes().to_vec(),
+        self_strides: self_.strides().to_vec(),
         mat2: SavedVariable::new(mat2, false)?,
+        mat2_sizes: mat2.sizes().to_vec(),
+        mat2_strides: mat2.strides().to_vec(),
     };
     let out0 = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
@@ -12502,7 +12506,11 @@ fn addmm_autograd_record(
     let seq = record::sequence_nr();
     let grad_fn = crate::generated::functions::AddmmBackward0 {
         mat1: SavedVariable::new(mat1, false)?,
+        mat1_sizes: mat1.sizes().to_vec(),
+        mat1_strides: mat1.strides().to_vec(),
         mat2: SavedVariable::new(mat2, false)?,
+        mat2_sizes: mat2.sizes().to_vec(),
+        mat2_strides: mat2.strides().to_vec(),
         beta: beta.clone(),
         alpha: alpha.clone(),
     };
@@ -12566,7 +12574,11 @@ fn addmm_autograd_record_(
     let seq = record::sequence_nr();
     let grad_fn = crate::generated::functions::AddmmBackward0Inplace {
         mat1: SavedVariable::new(mat1, false)?,
+        mat1_sizes: mat1.sizes().to_vec(),
+        mat1_strides: mat1.strides().to_vec(),
         mat2: SavedVariable::new(mat2, false)?,
+        mat2_sizes: mat2.sizes().to_vec(),
+        mat2_strides: mat2.strides().to_vec(),
         beta: beta.clone(),
         alpha: alpha.clone(),
     };

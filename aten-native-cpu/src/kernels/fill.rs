@@ -58,11 +58,36 @@ pub fn write_elements<T: Element + Send>(
 /// `fill_.Scalar(value)`: every element becomes `value` (converted to the
 /// tensor's dtype).
 pub fn fill_(self_: &Tensor, value: Scalar) -> Result<Tensor> {
-    value.check_fits(dtype_of(self_)?)?;
-    if self_.numel() > 0 {
-        copy_into(wrap(value)?.base(), self_)?;
+    let dtype = dtype_of(self_)?;
+    value.check_fits(dtype)?;
+    if self_.numel() == 0 {
+        return Ok(self_.clone());
     }
+    if !self_.is_contiguous() {
+        copy_into(wrap(value)?.base(), self_)?;
+        return Ok(self_.clone());
+    }
+    // A contiguous tensor is filled with one value converted once (by the
+    // copy kernel's own conversion, into a one-element tensor), rather
+    // than through a broadcast copy that converts every element:
+    // `zero_` on gradients runs every training step.
+    let one = Tensor::from(TensorBase::empty(&[], dtype, c10_core::Device::CPU)?);
+    copy_into(wrap(value)?.base(), &one)?;
+    dispatch_dtype!(dtype, T => {
+        let v = one.to_vec::<T>()?[0];
+        self_.with_data_mut::<T, _>(|dst| fill_slice(dst, v))?;
+    }, _ => copy_into(wrap(value)?.base(), self_)?);
     Ok(self_.clone())
+}
+
+/// Every element of `dst` becomes `v`, in parallel for large slices.
+fn fill_slice<T: Copy + Send + Sync>(dst: &mut [T], v: T) {
+    if dst.len() as i64 >= GRAIN_SIZE && rayon::current_num_threads() > 1 {
+        dst.par_chunks_mut(GRAIN_SIZE as usize)
+            .for_each(|c| c.fill(v));
+    } else {
+        dst.fill(v);
+    }
 }
 
 /// `zero_()`.

@@ -208,7 +208,7 @@ fn conv2d_im2col<T: Gemm + Copy>(
                         // `len` columns of the `oc x plane` row-major `y_n`,
                         // distinct from both.
                         unsafe {
-                            T::gemm_rows(
+                            T::gemm(
                                 oc,
                                 len,
                                 k,
