@@ -290,11 +290,12 @@ where
 }
 
 impl Gemm for f32 {
-    /// On AVX-512 processors, a product whose `B` and `C` rows are
+    /// On AVX-512 processors, a product that runs on one thread is
+    /// computed by `avx512_f32` in place when `B` and `C` rows are
     /// contiguous (`b.cs == 1`, `c.cs == 1`: row-major operands, a
-    /// convolution's columns and output) that runs on one thread is
-    /// computed by `avx512_f32` in place; split over threads, each block
-    /// is. Everything else goes to the crate.
+    /// convolution's columns and output), or by its dot products when
+    /// `A`'s rows and `B`'s columns are (`x @ w.t()`); split over threads,
+    /// each block is. Everything else goes to the crate.
     unsafe fn gemm(
         m: usize,
         n: usize,
@@ -315,9 +316,15 @@ impl Gemm for f32 {
                 column_major_scratch_is_cheaper(m, n, k, a, b, c),
             )
             .is_none();
-        // SAFETY: the caller's contract, passed on.
-        if serial && unsafe { avx512_f32::try_gemm(m, n, k, alpha, a, b, beta, c) } {
-            return;
+        if serial {
+            // SAFETY: the caller's contract, passed on.
+            let done = unsafe {
+                avx512_f32::try_gemm(m, n, k, alpha, a, b, beta, c)
+                    || avx512_f32::try_dot(m, n, k, alpha, a, b, beta, c)
+            };
+            if done {
+                return;
+            }
         }
         // SAFETY: the caller's contract, passed on; a split calls back
         // here with one thread per block.
@@ -553,6 +560,146 @@ mod avx512_f32 {
             }
         }
     }
+
+    /// Computes the product here by dot products when `A`'s rows and
+    /// `B`'s columns are contiguous (`a.cs == 1`, `b.rs == 1`: `x @ w.t()`
+    /// as `linear` runs it, whose `B` the row kernel cannot read by rows),
+    /// `k >= 16`, `alpha != 0` and AVX-512F is present; returns whether it
+    /// did.
+    ///
+    /// # Safety
+    ///
+    /// [`super::Gemm::gemm`]'s contract.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn try_dot(
+        m: usize,
+        n: usize,
+        k: usize,
+        alpha: f32,
+        a: MatPtr<f32>,
+        b: MatPtr<f32>,
+        beta: f32,
+        c: MatMut<f32>,
+    ) -> bool {
+        if a.cs != 1 || b.rs != 1 || k < 16 || alpha == 0.0 || !available() {
+            return false;
+        }
+        // SAFETY: the caller's contract, with the unit strides along `k`
+        // and AVX-512F just checked.
+        unsafe { dot(m, n, k, alpha, a, b, beta, c) };
+        true
+    }
+
+    /// Rows and columns of `C` per dot tile: 16 accumulators, each the
+    /// lane-wise partial sums of one element's dot product.
+    const DOT: usize = 4;
+
+    /// `C = beta * C + alpha * (A @ B)` tile by tile of dot products.
+    ///
+    /// # Safety
+    ///
+    /// As `try_dot`, with its checks passed.
+    #[target_feature(enable = "avx512f")]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn dot(
+        m: usize,
+        n: usize,
+        k: usize,
+        alpha: f32,
+        a: MatPtr<f32>,
+        b: MatPtr<f32>,
+        beta: f32,
+        c: MatMut<f32>,
+    ) {
+        let mut i = 0;
+        while i < m {
+            let rows = DOT.min(m - i);
+            let mut j = 0;
+            while j < n {
+                let cols = DOT.min(n - j);
+                let (a, b, c) = (
+                    a.offset(i as isize, 0),
+                    b.offset(0, j as isize),
+                    c.offset(i as isize, j as isize),
+                );
+                // SAFETY: rows `i .. i + rows` and columns `j .. j + cols`
+                // of the caller's operands.
+                unsafe {
+                    match rows {
+                        4 => dot_tile::<4>(cols, k, alpha, a, b, beta, c),
+                        3 => dot_tile::<3>(cols, k, alpha, a, b, beta, c),
+                        2 => dot_tile::<2>(cols, k, alpha, a, b, beta, c),
+                        _ => dot_tile::<1>(cols, k, alpha, a, b, beta, c),
+                    }
+                }
+                j += cols;
+            }
+            i += rows;
+        }
+    }
+
+    /// One `R` x `cols` tile (`cols <= DOT`) of dot products over `k`:
+    /// 16 elements of each row of `A` and column of `B` per step, the
+    /// last step masked.
+    ///
+    /// # Safety
+    ///
+    /// `A`'s `R` rows and `B`'s `cols` columns, `k` long and contiguous,
+    /// and `C`'s `R x cols` elements must be valid (`C` writable, not
+    /// overlapping `A` or `B`); AVX-512F.
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn dot_tile<const R: usize>(
+        cols: usize,
+        k: usize,
+        alpha: f32,
+        a: MatPtr<f32>,
+        b: MatPtr<f32>,
+        beta: f32,
+        c: MatMut<f32>,
+    ) {
+        let mut acc = [[_mm512_setzero_ps(); DOT]; R];
+        let mut p = 0;
+        while p < k {
+            let lanes = (k - p).min(16);
+            let mask = ((1u32 << lanes) - 1) as __mmask16;
+            let mut bv = [_mm512_setzero_ps(); DOT];
+            for (s, v) in bv.iter_mut().enumerate().take(cols) {
+                // SAFETY: elements `p .. p + lanes` of column `s` of `B`
+                // (contiguous); masked-off lanes are not accessed.
+                *v = unsafe {
+                    _mm512_maskz_loadu_ps(
+                        mask,
+                        b.ptr.wrapping_offset(s as isize * b.cs + p as isize),
+                    )
+                };
+            }
+            for (r, acc) in acc.iter_mut().enumerate() {
+                // SAFETY: elements `p .. p + lanes` of row `r` of `A`
+                // (contiguous); masked-off lanes are not accessed.
+                let av = unsafe {
+                    _mm512_maskz_loadu_ps(
+                        mask,
+                        a.ptr.wrapping_offset(r as isize * a.rs + p as isize),
+                    )
+                };
+                for s in 0..cols {
+                    acc[s] = _mm512_fmadd_ps(av, bv[s], acc[s]);
+                }
+            }
+            p += lanes;
+        }
+        for (r, acc) in acc.iter().enumerate() {
+            for (s, acc) in acc.iter().enumerate().take(cols) {
+                let at = c.ptr.wrapping_offset(r as isize * c.rs + s as isize * c.cs);
+                let sum = alpha * _mm512_reduce_add_ps(*acc);
+                // SAFETY: element (r, s) of the tile of `C`, writable,
+                // overlapping neither input.
+                unsafe { *at = if beta == 0.0 { sum } else { beta * *at + sum } };
+            }
+        }
+    }
 }
 
 /// Where the AVX-512 kernel is not built (other architectures, Rust before
@@ -568,6 +715,25 @@ mod avx512_f32 {
     /// None needed; the signature matches the AVX-512 module's.
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn try_gemm(
+        _m: usize,
+        _n: usize,
+        _k: usize,
+        _alpha: f32,
+        _a: MatPtr<f32>,
+        _b: MatPtr<f32>,
+        _beta: f32,
+        _c: MatMut<f32>,
+    ) -> bool {
+        false
+    }
+
+    /// Never computes the product here.
+    ///
+    /// # Safety
+    ///
+    /// None needed; the signature matches the AVX-512 module's.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn try_dot(
         _m: usize,
         _n: usize,
         _k: usize,
@@ -913,6 +1079,53 @@ mod tests {
                 )
             };
             assert!(c.iter().all(|&v| v == want), "beta {beta}: {:?}", &c[..4]);
+        }
+    }
+
+    #[test]
+    fn dot_products_match_a_reference_at_every_tile_edge() {
+        // `A` row-major and `B` column-major (`x @ w.t()`), both padded;
+        // `C` row- or column-major; sizes around the 4 x 4 tile and the
+        // 16-lane step; small integers, so every sum is exact in float32.
+        for (m, n, k) in [
+            (1, 1, 16),
+            (3, 5, 17),
+            (4, 4, 32),
+            (9, 7, 100),
+            (13, 30, 784),
+        ] {
+            let (lda, ldb) = (k + 3, k + 5);
+            let a: Vec<f32> = (0..m * lda).map(|i| ((i * 7) % 11) as f32 - 5.0).collect();
+            let b: Vec<f32> = (0..n * ldb).map(|i| ((i * 3) % 13) as f32 - 6.0).collect();
+            for c_row_major in [true, false] {
+                for (alpha, beta) in [(1.0f32, 0.0f32), (2.0, 1.0), (1.0, 3.0)] {
+                    let fill = if beta == 0.0 { f32::NAN } else { 1.0 };
+                    let mut c = vec![fill; m * n];
+                    let cs = if c_row_major { (n, 1) } else { (1, m) };
+                    // SAFETY: sizes and strides stay inside the vectors.
+                    unsafe {
+                        f32::gemm(
+                            m,
+                            n,
+                            k,
+                            alpha,
+                            mat(a.as_ptr(), (lda, 1)),
+                            mat(b.as_ptr(), (1, ldb)),
+                            beta,
+                            mat_mut(c.as_mut_ptr(), cs),
+                            1,
+                        )
+                    };
+                    for i in 0..m {
+                        for j in 0..n {
+                            let got = c[i * cs.0 + j * cs.1];
+                            let dot: f32 = (0..k).map(|p| a[i * lda + p] * b[j * ldb + p]).sum();
+                            let want = alpha * dot + if beta == 0.0 { 0.0 } else { beta * fill };
+                            assert_eq!(got, want, "{m}x{n}x{k} at ({i}, {j}), beta {beta}");
+                        }
+                    }
+                }
+            }
         }
     }
 
