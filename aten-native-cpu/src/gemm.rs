@@ -425,19 +425,9 @@ mod avx512_f32 {
     /// of this depth.
     const MAX_DEPTH: usize = 1024;
 
-    /// Whether the processor has AVX-512F (detected once).
+    /// Whether the processor has AVX-512F (`std` caches the detection).
     fn available() -> bool {
-        use std::sync::atomic::{AtomicU8, Ordering};
-        static CACHE: AtomicU8 = AtomicU8::new(0);
-        match CACHE.load(Ordering::Relaxed) {
-            1 => false,
-            2 => true,
-            _ => {
-                let yes = std::is_x86_feature_detected!("avx512f");
-                CACHE.store(if yes { 2 } else { 1 }, Ordering::Relaxed);
-                yes
-            }
-        }
+        std::is_x86_feature_detected!("avx512f")
     }
 
     /// `C = beta * C + alpha * (A @ B)`, tile by tile (`C`'s old values

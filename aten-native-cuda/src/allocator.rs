@@ -32,8 +32,6 @@ pub struct CudaAllocator {
     ordinal: usize,
     device: Device,
     memory: CachingAllocator<DriverMemory>,
-    /// A second handle on the device's context, for zeroing new blocks.
-    zeroer: DriverMemory,
 }
 
 impl CudaAllocator {
@@ -56,7 +54,7 @@ impl Allocator for CudaAllocator {
             ordinal: self.ordinal,
         };
         // On an error, dropping `buffer` gives the block back.
-        self.zeroer.zero(ptr, nbytes)?;
+        self.memory.device().zero(ptr, nbytes)?;
         Storage::from_device_buffer(Box::new(buffer), nbytes, self.device)
     }
 }
@@ -79,38 +77,40 @@ impl Drop for CudaBuffer {
     fn drop(&mut self) {
         // The buffer was made by this device's allocator, which lives for
         // the rest of the process.
-        let Some(allocator) = ALLOCATORS.get().and_then(|all| all.get(self.ordinal)) else {
+        let Some(Ok(allocator)) = ALLOCATORS.get().and_then(|all| all.get(self.ordinal)) else {
             return;
         };
-        if let Some(Err(e)) = allocator.as_ref().map(|a| a.memory.free(self.ptr)) {
+        if let Err(e) = allocator.memory.free(self.ptr) {
             c10_core::torch_warn!("freeing CUDA memory failed: {e}");
         }
     }
 }
 
 /// Every device's allocator, made at the first CUDA allocation and never
-/// freed (`None` for a device whose context could not be made).
-static ALLOCATORS: OnceLock<Vec<Option<CudaAllocator>>> = OnceLock::new();
+/// freed, or the error that making its driver context gave.
+static ALLOCATORS: OnceLock<Vec<std::result::Result<CudaAllocator, Error>>> = OnceLock::new();
 
 /// The allocator of device `ordinal`, which [`check_device`] accepted.
 pub fn device_allocator(ordinal: usize) -> Result<&'static CudaAllocator> {
     let all = ALLOCATORS.get_or_init(|| {
         (0..crate::device_count())
             .map(|i| {
-                Some(CudaAllocator {
+                let index = i8::try_from(i)
+                    .map_err(|_| Error::runtime(format!("CUDA device {i} is out of range")))?;
+                Ok(CudaAllocator {
                     ordinal: i,
-                    device: Device::new(DeviceType::CUDA, i8::try_from(i).ok()?),
-                    memory: CachingAllocator::new(DriverMemory::new(i).ok()?),
-                    zeroer: DriverMemory::new(i).ok()?,
+                    device: Device::new(DeviceType::CUDA, index),
+                    memory: CachingAllocator::new(DriverMemory::new(i)?),
                 })
             })
             .collect()
     });
     match all.get(ordinal) {
-        Some(Some(a)) => Ok(a),
-        // Give the driver's own error for this device.
-        _ => DriverMemory::new(ordinal).and(Err(Error::runtime(format!(
-            "CUDA device {ordinal} could not be initialized"
-        )))),
+        Some(Ok(a)) => Ok(a),
+        Some(Err(e)) => Err(e.clone()),
+        None => Err(Error::runtime(format!(
+            "CUDA error: invalid device ordinal (device {ordinal} requested, {} available)",
+            all.len()
+        ))),
     }
 }

@@ -11,6 +11,7 @@
 //! by the autograd layer, as PyTorch's `TensorImpl::autograd_meta_` is: a
 //! tensor that never met autograd pays one null check.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -710,34 +711,7 @@ impl TensorBase {
 
     /// The elements in row-major (logical) order.
     pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
-        let l = self.data_layout::<T>()?;
-        let base = l.data_ptr().ok_or_else(|| no_data_error(Device::CPU))? as *const T;
-        let mut out = Vec::new();
-        out.try_reserve_exact(l.numel() as usize).map_err(|_| {
-            out_of_memory((l.numel() as usize).saturating_mul(std::mem::size_of::<T>()))
-        })?;
-        StorageBorrow::hold([(l.storage(), false)], || {
-            if l.is_contiguous() {
-                // One copy of the whole run, not an element walk: kernels
-                // read small parameter tensors this way on every call.
-                // SAFETY: a contiguous snapshot's elements are the `numel`
-                // consecutive `T`s from `base`, inside the storage that `l`
-                // keeps alive (checked when the layout was built), under a
-                // shared borrow.
-                out.extend_from_slice(unsafe {
-                    std::slice::from_raw_parts(base, l.numel() as usize)
-                });
-                return;
-            }
-            for_each_offset(l.sizes(), l.strides(), 0, |off| {
-                // SAFETY: `off` is an element's offset from the first one in
-                // this snapshot's sizes and strides, which `TensorLayout`
-                // checked lie inside the storage (alive while `l` is); it
-                // holds `T`s (dtype checked) and a shared borrow is held.
-                out.push(unsafe { *base.add(off as usize) });
-            });
-        })?;
-        Ok(out)
+        self.with_logical_values(|values| values.into_owned())
     }
 
     /// Runs `f` on the elements of a contiguous tensor as a slice, holding a
@@ -765,29 +739,43 @@ impl TensorBase {
     /// addresses both, so a kernel that only reads its input skips the copy
     /// in the common case without a second look at the layout.
     pub fn with_values<T: Element, R>(&self, f: impl FnOnce(&[T]) -> R) -> Result<R> {
+        self.with_logical_values(|values| f(&values))
+    }
+
+    /// The one body of [`TensorBase::to_vec`] and [`TensorBase::with_values`]:
+    /// `f` on the elements in logical order, borrowed from the storage
+    /// (under a shared borrow) when one layout snapshot is contiguous, else
+    /// gathered from that snapshot into a vector (`f` then runs after the
+    /// borrow is released).
+    fn with_logical_values<T: Element, R>(&self, f: impl FnOnce(Cow<'_, [T]>) -> R) -> Result<R> {
         let l = self.data_layout::<T>()?;
         let base = l.data_ptr().ok_or_else(|| no_data_error(Device::CPU))? as *const T;
+        let n = l.numel() as usize;
         if l.is_contiguous() {
             return StorageBorrow::hold([(l.storage(), false)], || {
-                // SAFETY: as in `with_data`: a contiguous snapshot's `numel`
-                // consecutive `T`s from `base`, inside the storage `l` keeps
-                // alive, under a shared borrow for the closure's duration.
-                f(unsafe { std::slice::from_raw_parts(base, l.numel() as usize) })
+                // SAFETY: a contiguous snapshot's elements are the `numel`
+                // consecutive `T`s from `base`, inside the storage that `l`
+                // keeps alive (checked when the layout was built), under a
+                // shared borrow for the closure's duration.
+                f(Cow::Borrowed(unsafe {
+                    std::slice::from_raw_parts(base, n)
+                }))
             });
         }
         let mut values = Vec::new();
-        values.try_reserve_exact(l.numel() as usize).map_err(|_| {
-            out_of_memory((l.numel() as usize).saturating_mul(std::mem::size_of::<T>()))
-        })?;
+        values
+            .try_reserve_exact(n)
+            .map_err(|_| out_of_memory(n.saturating_mul(std::mem::size_of::<T>())))?;
         StorageBorrow::hold([(l.storage(), false)], || {
             for_each_offset(l.sizes(), l.strides(), 0, |off| {
-                // SAFETY: as in `to_vec`: an element's offset within this
-                // snapshot, inside its storage, of `T`s, under a shared
-                // borrow.
+                // SAFETY: `off` is an element's offset from the first one in
+                // this snapshot's sizes and strides, which `TensorLayout`
+                // checked lie inside the storage (alive while `l` is); it
+                // holds `T`s (dtype checked) and a shared borrow is held.
                 values.push(unsafe { *base.add(off as usize) });
             });
         })?;
-        Ok(f(&values))
+        Ok(f(Cow::Owned(values)))
     }
 
     /// Runs `f` on the storage of a contiguous tensor as a mutable slice
