@@ -28,6 +28,7 @@ pub mod element;
 pub mod error;
 pub mod generator;
 pub mod grad_mode;
+mod intrusive_ptr;
 pub mod layout;
 pub mod local_dispatch_key_set;
 pub mod published_cell;

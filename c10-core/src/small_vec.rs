@@ -58,6 +58,19 @@ impl<T: Default, const N: usize> SmallVec<T, N> {
         }
     }
 
+    /// The vector `[f(0), f(1), ..., f(len - 1)]` (`f` is called in that
+    /// order). Inline, every slot is written by one expression (see
+    /// [`from_slice`](Self::from_slice)).
+    #[inline]
+    pub fn from_fn(len: usize, mut f: impl FnMut(usize) -> T) -> Self {
+        if len <= N {
+            let a = std::array::from_fn(|i| if i < len { f(i) } else { T::default() });
+            SmallVec::Inline(a, len as u8)
+        } else {
+            SmallVec::Heap((0..len).map(f).collect())
+        }
+    }
+
     /// Keeps the first `len` elements.
     pub fn truncate(&mut self, len: usize) {
         match self {
@@ -71,17 +84,30 @@ impl<T: Default, const N: usize> SmallVec<T, N> {
     }
 }
 
+impl<T: Copy + Default, const N: usize> SmallVec<T, N> {
+    /// The vector `[value]`, built whole (its slots are constants but the
+    /// first), so that moving it right after reads what one wide store
+    /// wrote (see [`from_slice`](Self::from_slice)).
+    #[inline(always)]
+    pub fn one(value: T) -> Self {
+        let mut a = [T::default(); N];
+        a[0] = value;
+        SmallVec::Inline(a, 1)
+    }
+}
+
 impl<T: Clone + Default, const N: usize> SmallVec<T, N> {
     /// A copy of `v`.
     #[inline]
     pub fn from_slice(v: &[T]) -> Self {
         if v.len() <= N {
-            let mut out = Self::default();
-            if let SmallVec::Inline(a, n) = &mut out {
-                a[..v.len()].clone_from_slice(v);
-                *n = v.len() as u8;
-            }
-            out
+            // Every slot is written by one expression, not a copy of
+            // `v.len()` elements over a defaulted array: that copy is a
+            // `memcpy` call of a few narrow stores, and the wide loads
+            // that move the vector right after could not be served from
+            // them (a store-forwarding stall, several per eager operator).
+            let a = std::array::from_fn(|i| v.get(i).cloned().unwrap_or_default());
+            SmallVec::Inline(a, v.len() as u8)
         } else {
             SmallVec::Heap(v.to_vec())
         }

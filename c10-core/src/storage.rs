@@ -3,7 +3,7 @@
 //! CPU storage is one 64-byte-aligned, zero-initialised allocation made by an
 //! [`Allocator`] (small ones are recycled per thread, see
 //! `small_block_cache`); Meta storage records a size and has no data. Views share a
-//! storage through `Arc`.
+//! storage through a shared handle (`IntrusivePtr`).
 //!
 //! # Concurrent access
 //!
@@ -20,12 +20,12 @@ use std::alloc::Layout;
 use std::fmt;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicIsize, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::device::{Device, DeviceType};
 use crate::device_allocator::DeviceBuffer;
 use crate::error::{Error, Result};
+use crate::intrusive_ptr::IntrusivePtr;
 use crate::small_block_cache;
 
 /// Alignment of every CPU allocation (a cache line; enough for AVX-512).
@@ -170,12 +170,14 @@ struct StorageImpl {
 /// A shared handle to tensor memory (`c10::Storage`).
 #[derive(Clone)]
 pub struct Storage {
-    inner: Arc<StorageImpl>,
+    inner: IntrusivePtr<StorageImpl>,
 }
 
 impl Storage {
     fn from_impl(s: StorageImpl) -> Storage {
-        Storage { inner: Arc::new(s) }
+        Storage {
+            inner: IntrusivePtr::new(s),
+        }
     }
 
     /// A CPU storage of `nbytes` bytes whose contents are not initialized:
@@ -220,7 +222,7 @@ impl Storage {
 
     /// Whether both handles share one storage.
     pub fn is_same(&self, other: &Storage) -> bool {
-        Arc::ptr_eq(&self.inner, &other.inner)
+        IntrusivePtr::ptr_eq(&self.inner, &other.inner)
     }
 
     /// Whether this is the only handle to the storage. Storages are only
@@ -229,13 +231,13 @@ impl Storage {
     /// the only one who can reach the memory.
     #[inline]
     pub fn is_unique(&self) -> bool {
-        Arc::strong_count(&self.inner) == 1
+        IntrusivePtr::strong_count(&self.inner) == 1
     }
 
     /// An identity usable for ordering borrows.
     #[inline]
     pub fn address(&self) -> usize {
-        Arc::as_ptr(&self.inner) as usize
+        IntrusivePtr::as_ptr(&self.inner) as usize
     }
 
     /// The start of the data, or `None` for Meta storage. Reading or writing
@@ -246,7 +248,7 @@ impl Storage {
 
     /// Number of handles sharing the storage (`use_count`).
     pub fn use_count(&self) -> usize {
-        Arc::strong_count(&self.inner)
+        IntrusivePtr::strong_count(&self.inner)
     }
 
     /// Takes one borrow of the storage: shared, or (`exclusive`) the only
@@ -553,6 +555,7 @@ impl Drop for StorageBorrow<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
 
     fn flag(s: &Storage) -> isize {
         s.inner.borrow.load(Ordering::Relaxed)

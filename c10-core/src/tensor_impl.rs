@@ -21,6 +21,7 @@ use crate::dispatch_key::DispatchKey;
 use crate::dispatch_key_set::DispatchKeySet;
 use crate::element::Element;
 use crate::error::{Error, Result};
+use crate::intrusive_ptr::IntrusivePtr;
 use crate::scalar_type::ScalarType;
 use crate::storage::{Storage, StorageBorrow};
 use crate::tensor_layout::LayoutCell;
@@ -217,7 +218,7 @@ const fn keys_of_backend(device: Device) -> DispatchKeySet {
 /// (`at::TensorBase`). Clones bump a reference count.
 #[derive(Clone, Debug, Default)]
 pub struct TensorBase {
-    inner: Option<Arc<TensorImpl>>,
+    inner: Option<IntrusivePtr<TensorImpl>>,
 }
 
 fn undefined_error() -> Error {
@@ -233,7 +234,7 @@ impl TensorBase {
     /// A handle to a new tensor.
     pub fn from_impl(tensor: TensorImpl) -> TensorBase {
         TensorBase {
-            inner: Some(Arc::new(tensor)),
+            inner: Some(IntrusivePtr::new(tensor)),
         }
     }
 
@@ -607,7 +608,7 @@ impl TensorBase {
         match (&self.inner, &other.inner) {
             (Some(a), Some(b)) => match (a.version.get(), b.version.get()) {
                 (Some(x), Some(y)) => Arc::ptr_eq(x, y),
-                _ => Arc::ptr_eq(a, b),
+                _ => IntrusivePtr::ptr_eq(a, b),
             },
             _ => false,
         }
@@ -624,14 +625,16 @@ impl TensorBase {
     /// an undefined handle): equal while both handles live exactly when
     /// [`is_same`](Self::is_same).
     pub fn impl_id(&self) -> usize {
-        self.inner.as_ref().map_or(0, |a| Arc::as_ptr(a) as usize)
+        self.inner
+            .as_ref()
+            .map_or(0, |a| IntrusivePtr::as_ptr(a) as usize)
     }
 
     /// Whether both handles refer to the same tensor (`is_same`); two
     /// undefined handles are the same.
     pub fn is_same(&self, other: &TensorBase) -> bool {
         match (&self.inner, &other.inner) {
-            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (Some(a), Some(b)) => IntrusivePtr::ptr_eq(a, b),
             (None, None) => true,
             _ => false,
         }
@@ -649,7 +652,7 @@ impl TensorBase {
         let Some(inner) = &self.inner else {
             return false;
         };
-        let unique = Arc::strong_count(inner) == 1
+        let unique = IntrusivePtr::strong_count(inner) == 1
             && !inner.layout.was_replaced()
             && inner.layout.load().storage().is_unique();
         if unique {
@@ -662,7 +665,7 @@ impl TensorBase {
 
     /// Number of handles sharing the tensor (`use_count`).
     pub fn use_count(&self) -> usize {
-        self.inner.as_ref().map_or(0, Arc::strong_count)
+        self.inner.as_ref().map_or(0, IntrusivePtr::strong_count)
     }
 
     /// `as_strided`: a view of the same storage with other sizes, strides

@@ -33,8 +33,11 @@ use crate::error::{Error, Result};
 use crate::small_vec::SmallVec;
 use crate::storage::Storage;
 
+/// Dimensions a [`DimVector`] keeps inline.
+const INLINE_DIMS: usize = 6;
+
 /// Sizes or strides: inline up to 6 dimensions, on the heap beyond.
-pub type DimVector = SmallVec<i64, 6>;
+pub type DimVector = SmallVec<i64, INLINE_DIMS>;
 
 /// Where a tensor's elements are: a storage, an offset, sizes and strides
 /// (see the module docs for what every value satisfies).
@@ -279,6 +282,16 @@ fn compute_contiguous(sizes: &[i64], strides: &[i64], numel: i64) -> bool {
 /// extent overflows: such sizes have no valid layout anyway).
 #[inline]
 pub fn contiguous_strides(sizes: &[i64]) -> DimVector {
+    let stride = |d: usize| {
+        sizes[d + 1..]
+            .iter()
+            .fold(1i64, |acc, &size| acc.saturating_mul(size.max(1)))
+    };
+    if sizes.len() <= INLINE_DIMS {
+        // Each stride written once, by one expression (the vector is moved
+        // right after; see `SmallVec::from_fn`).
+        return DimVector::from_fn(sizes.len(), stride);
+    }
     let mut strides = DimVector::from_slice(sizes);
     let mut acc = 1i64;
     for (stride, &size) in strides.iter_mut().zip(sizes).rev() {

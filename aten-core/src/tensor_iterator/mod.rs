@@ -586,18 +586,24 @@ impl<'a> TensorIterator<'a> {
         let shape = DimVector::from_slice(layout.sizes());
         let numel = layout.numel();
         let noutputs = config.outputs.len();
-        let input = |t: &'a Tensor, layout: LayoutRef<'a>| Operand {
-            strides: DimVector::from_slice(&[layout.itemsize() as i64]),
-            tensor: MaybeOwned::Borrowed(t),
-            layout: Some(layout),
+        // Operands are filled field by field where they lie: an operand
+        // built whole and then pushed is written in word-sized pieces and
+        // copied as wide blocks right after, a store-forwarding stall for
+        // each operand of every eager call.
+        let fill = |op: &mut Operand<'a>, t: &'a Tensor, layout: LayoutRef<'a>| {
+            op.strides = DimVector::one(layout.itemsize() as i64);
+            op.tensor = MaybeOwned::Borrowed(t);
+            op.layout = Some(layout);
         };
         // The outputs' slots come first and are filled once every input
         // qualifies. Each input's snapshot is checked here (contiguous,
         // `numel` elements) and kept for the loops.
         let mut operands = Vec::with_capacity(noutputs + config.inputs.len());
-        operands.resize_with(noutputs, Operand::default);
-        operands.push(input(first, layout));
-        for t in rest {
+        operands.resize_with(noutputs + config.inputs.len(), Operand::default);
+        let (outputs, inputs) = operands.split_at_mut(noutputs);
+        let (first_slot, rest_slots) = inputs.split_first_mut()?;
+        fill(first_slot, first, layout);
+        for (slot, t) in rest_slots.iter_mut().zip(rest) {
             let t = t.0;
             let l = t.layout()?;
             if !l.is_contiguous()
@@ -608,17 +614,14 @@ impl<'a> TensorIterator<'a> {
             {
                 return None;
             }
-            operands.push(input(t, l));
+            fill(slot, t, l);
         }
         let out_dtype = config.static_output_dtype.unwrap_or(dtype);
-        for slot in &mut operands[..noutputs] {
+        for slot in outputs {
             match TensorBase::empty(&shape, out_dtype, device) {
                 Ok(out) => {
-                    *slot = Operand {
-                        strides: DimVector::from_slice(&[out_dtype.element_size() as i64]),
-                        tensor: MaybeOwned::Owned(Tensor::from(out)),
-                        layout: None,
-                    }
+                    slot.strides = DimVector::one(out_dtype.element_size() as i64);
+                    slot.tensor = MaybeOwned::Owned(Tensor::from(out));
                 }
                 Err(e) => return Some(Err(e)),
             }
@@ -628,7 +631,7 @@ impl<'a> TensorIterator<'a> {
             conversions: Vec::new(),
             noutputs,
             numel,
-            loop_shape: DimVector::from_slice(&[numel]),
+            loop_shape: DimVector::one(numel),
             full_shape: shape,
             common_dtype: dtype,
             device,

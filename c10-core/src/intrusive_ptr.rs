@@ -1,0 +1,236 @@
+//! `IntrusivePtr`: the shared handle behind tensors and storages
+//! (`c10::intrusive_ptr`).
+//!
+//! A thread-safe reference-counted pointer like `Arc`, with two differences
+//! that matter on an eager operator's path, where every result is
+//! allocated, handed back and soon dropped:
+//!
+//! - there are no weak references, so the count is one word and the last
+//!   drop is one atomic decrement (`Arc` also decrements its weak count,
+//!   a second atomic read-modify-write, as costly as the first);
+//! - the allocation comes from the per-thread block cache that CPU tensor
+//!   data uses (`small_block_cache`), so a result's `TensorImpl` and
+//!   storage header reuse the blocks the previous result freed instead of
+//!   going through the system allocator.
+//!
+//! The count's orderings are `Arc`'s: increments are relaxed (a handle can
+//! only be cloned from a live one), the decrement releases, and the one
+//! that reaches zero acquires before dropping the value, so every access
+//! through another handle happens before the value is dropped.
+
+use std::alloc::Layout;
+use std::fmt;
+use std::marker::PhantomData;
+use std::ops::Deref;
+use std::ptr::NonNull;
+use std::sync::atomic::{fence, AtomicUsize, Ordering};
+
+use crate::small_block_cache;
+use crate::storage::ALIGNMENT;
+
+/// Counts past this abort, as `Arc`'s do: they can only come from leaked
+/// handles (`mem::forget` in a loop), and wrapping would free a live value.
+const MAX_REFCOUNT: usize = isize::MAX as usize;
+
+/// The allocation: the count, then the value.
+struct Counted<T> {
+    refcount: AtomicUsize,
+    value: T,
+}
+
+/// A shared handle to a `T` (see the module docs).
+pub(crate) struct IntrusivePtr<T> {
+    ptr: NonNull<Counted<T>>,
+    /// Owns a `Counted<T>` (for drop check and variance).
+    _owns: PhantomData<Counted<T>>,
+}
+
+// SAFETY: as for `Arc<T>`: handles on several threads share the `T` (so it
+// must be `Sync`) and any of them may drop it (so it must be `Send`); the
+// count is atomic.
+unsafe impl<T: Send + Sync> Send for IntrusivePtr<T> {}
+// SAFETY: as above.
+unsafe impl<T: Send + Sync> Sync for IntrusivePtr<T> {}
+
+impl<T> IntrusivePtr<T> {
+    /// The block layout of a `Counted<T>`: its size in the block cache's
+    /// classes, at the cache's alignment (which must cover `T`'s).
+    fn block_layout() -> Layout {
+        const {
+            assert!(std::mem::align_of::<Counted<T>>() <= ALIGNMENT);
+        }
+        small_block_cache::block_layout(std::mem::size_of::<Counted<T>>())
+            .expect("a Counted<T> fits a block layout")
+    }
+
+    /// A handle to a new shared `value` (`make_intrusive`).
+    #[inline]
+    pub(crate) fn new(value: T) -> IntrusivePtr<T> {
+        let layout = Self::block_layout();
+        let block = small_block_cache::allocate(layout, false);
+        let Some(block) = NonNull::new(block.cast::<Counted<T>>()) else {
+            std::alloc::handle_alloc_error(layout)
+        };
+        // SAFETY: the block is a fresh allocation of at least
+        // `size_of::<Counted<T>>()` bytes at an alignment that covers
+        // `Counted<T>`'s, owned by this handle from now on.
+        unsafe {
+            block.as_ptr().write(Counted {
+                refcount: AtomicUsize::new(1),
+                value,
+            })
+        };
+        IntrusivePtr {
+            ptr: block,
+            _owns: PhantomData,
+        }
+    }
+
+    #[inline(always)]
+    fn counted(&self) -> &Counted<T> {
+        // SAFETY: the allocation lives while any handle does, and this one
+        // does.
+        unsafe { self.ptr.as_ref() }
+    }
+
+    /// The number of handles (`use_count`). A result of 1 from the only
+    /// handle's owner means nobody else can reach the value: there are no
+    /// weak references, and the acquiring load orders every other
+    /// handle's accesses before the caller's.
+    #[inline]
+    pub(crate) fn strong_count(this: &Self) -> usize {
+        this.counted().refcount.load(Ordering::Acquire)
+    }
+
+    /// Whether both handles share one value.
+    #[inline]
+    pub(crate) fn ptr_eq(a: &Self, b: &Self) -> bool {
+        a.ptr == b.ptr
+    }
+
+    /// The value's address (an identity, never dereferenced by callers).
+    #[inline]
+    pub(crate) fn as_ptr(this: &Self) -> *const T {
+        &this.counted().value
+    }
+}
+
+impl<T> Clone for IntrusivePtr<T> {
+    #[inline]
+    fn clone(&self) -> IntrusivePtr<T> {
+        // Relaxed, as `Arc::clone`: the new handle is made from a live one,
+        // which keeps the value alive meanwhile.
+        let old = self.counted().refcount.fetch_add(1, Ordering::Relaxed);
+        if old > MAX_REFCOUNT {
+            std::process::abort();
+        }
+        IntrusivePtr {
+            ptr: self.ptr,
+            _owns: PhantomData,
+        }
+    }
+}
+
+impl<T> Drop for IntrusivePtr<T> {
+    #[inline]
+    fn drop(&mut self) {
+        if self.counted().refcount.fetch_sub(1, Ordering::Release) != 1 {
+            return;
+        }
+        // Every other handle's accesses happen before this point: each
+        // released its decrement, and this acquires them.
+        fence(Ordering::Acquire);
+        self.drop_slow();
+    }
+}
+
+impl<T> IntrusivePtr<T> {
+    /// Drops the value and frees its block (the last handle's drop).
+    #[inline(never)]
+    fn drop_slow(&mut self) {
+        // SAFETY: the count reached zero, so this is the last handle and
+        // nothing else reaches the allocation; the value is dropped once,
+        // then its block (from `small_block_cache::allocate` with this
+        // layout) is freed once.
+        unsafe {
+            std::ptr::drop_in_place(self.ptr.as_ptr());
+            small_block_cache::free(self.ptr.cast(), Self::block_layout());
+        }
+    }
+}
+
+impl<T> Deref for IntrusivePtr<T> {
+    type Target = T;
+    #[inline(always)]
+    fn deref(&self) -> &T {
+        &self.counted().value
+    }
+}
+
+impl<T: fmt::Debug> fmt::Debug for IntrusivePtr<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicUsize;
+    use std::sync::Arc;
+
+    /// Counts its drops.
+    struct Probe(Arc<AtomicUsize>);
+
+    impl Drop for Probe {
+        fn drop(&mut self) {
+            self.0.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    #[test]
+    fn the_last_handle_drops_the_value_once() {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let a = IntrusivePtr::new(Probe(drops.clone()));
+        let b = a.clone();
+        assert_eq!(IntrusivePtr::strong_count(&a), 2);
+        assert!(IntrusivePtr::ptr_eq(&a, &b));
+        drop(a);
+        assert_eq!(drops.load(Ordering::Relaxed), 0);
+        assert_eq!(IntrusivePtr::strong_count(&b), 1);
+        drop(b);
+        assert_eq!(drops.load(Ordering::Relaxed), 1);
+    }
+
+    #[test]
+    fn handles_cross_threads() {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let a = IntrusivePtr::new(Probe(drops.clone()));
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                let mine = a.clone();
+                s.spawn(move || {
+                    for _ in 0..1000 {
+                        let c = mine.clone();
+                        assert!(IntrusivePtr::strong_count(&c) >= 2);
+                    }
+                    drop(mine);
+                });
+            }
+        });
+        assert_eq!(IntrusivePtr::strong_count(&a), 1);
+        // A value made here and dropped on another thread frees its block
+        // there.
+        std::thread::spawn(move || drop(a)).join().unwrap();
+        assert_eq!(drops.load(Ordering::Relaxed), 1);
+    }
+
+    #[test]
+    fn distinct_values_have_distinct_addresses() {
+        let a = IntrusivePtr::new(1u64);
+        let b = IntrusivePtr::new(1u64);
+        assert!(!IntrusivePtr::ptr_eq(&a, &b));
+        assert_ne!(IntrusivePtr::as_ptr(&a), IntrusivePtr::as_ptr(&b));
+        assert_eq!(*a + *b, 2);
+    }
+}
