@@ -8,6 +8,8 @@
 //! - `dispatch/boxed_noop`: `call_boxed` with a reused stack;
 //! - `dispatch/redispatch_noop`: `redispatch` with `DispatchKeySet(CPU)`;
 //! - `dispatch/direct_fnptr_call`: the floor, an opaque function-pointer call;
+//! - `dispatch/refcount_pair`: one clone and drop of a tensor handle (two
+//!   atomic read-modify-writes, what each argument or result handle costs);
 //! - `dispatch/register_ops`: define 3,500 operators with 5 kernels each in a
 //!   fresh dispatcher, then drop them.
 
@@ -122,6 +124,14 @@ fn primitives(c: &mut Criterion) {
     });
     let tls = aten::c10::local_dispatch_key_set::tls_local_dispatch_key_set;
     c.bench_function("dispatch/tls_read", |b| b.iter(|| black_box(tls)()));
+    // The machine's floor under every handle copy: one atomic increment
+    // and one atomic decrement of a tensor's reference count. A boxed call
+    // of `noop` makes three such copies (two pushed arguments and the
+    // result), as libtorch's does.
+    let t = tensor(&[DispatchKey::CPU]);
+    c.bench_function("dispatch/refcount_pair", |b| {
+        b.iter(|| drop(black_box(black_box(&t).clone())))
+    });
 }
 
 criterion_group!(prims, primitives);
