@@ -59,8 +59,7 @@ impl<T: Default, const N: usize> SmallVec<T, N> {
     }
 
     /// The vector `[f(0), f(1), ..., f(len - 1)]` (`f` is called in that
-    /// order). Inline, every slot is written by one expression (see
-    /// [`from_slice`](Self::from_slice)).
+    /// order); inline, each slot is written once.
     #[inline]
     pub fn from_fn(len: usize, mut f: impl FnMut(usize) -> T) -> Self {
         if len <= N {
@@ -85,9 +84,10 @@ impl<T: Default, const N: usize> SmallVec<T, N> {
 }
 
 impl<T: Copy + Default, const N: usize> SmallVec<T, N> {
-    /// The vector `[value]`, built whole (its slots are constants but the
-    /// first), so that moving it right after reads what one wide store
-    /// wrote (see [`from_slice`](Self::from_slice)).
+    /// The vector `[value]`. Its slots but the first are constants, so it
+    /// is written in full-width stores, and a move right after is served
+    /// from them; a vector filled slot by slot and moved at once waits for
+    /// its narrow stores to reach the cache (a store-forwarding stall).
     #[inline(always)]
     pub fn one(value: T) -> Self {
         let mut a = [T::default(); N];
@@ -101,11 +101,9 @@ impl<T: Clone + Default, const N: usize> SmallVec<T, N> {
     #[inline]
     pub fn from_slice(v: &[T]) -> Self {
         if v.len() <= N {
-            // Every slot is written by one expression, not a copy of
-            // `v.len()` elements over a defaulted array: that copy is a
-            // `memcpy` call of a few narrow stores, and the wide loads
-            // that move the vector right after could not be served from
-            // them (a store-forwarding stall, several per eager operator).
+            // Each slot is written once (a copy over a defaulted array
+            // wrote the leading slots twice, the second time through a
+            // `memcpy` call).
             let a = std::array::from_fn(|i| v.get(i).cloned().unwrap_or_default());
             SmallVec::Inline(a, v.len() as u8)
         } else {

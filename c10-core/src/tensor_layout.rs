@@ -288,8 +288,8 @@ pub fn contiguous_strides(sizes: &[i64]) -> DimVector {
             .fold(1i64, |acc, &size| acc.saturating_mul(size.max(1)))
     };
     if sizes.len() <= INLINE_DIMS {
-        // Each stride written once, by one expression (the vector is moved
-        // right after; see `SmallVec::from_fn`).
+        // Each stride written once, as the product of the sizes after it
+        // (instead of a copy of the sizes overwritten in a second pass).
         return DimVector::from_fn(sizes.len(), stride);
     }
     let mut strides = DimVector::from_slice(sizes);
