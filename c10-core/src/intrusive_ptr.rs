@@ -66,6 +66,15 @@ impl<T> IntrusivePtr<T> {
     /// A handle to a new shared `value` (`make_intrusive`).
     #[inline]
     pub(crate) fn new(value: T) -> IntrusivePtr<T> {
+        Self::new_with(|| value)
+    }
+
+    /// A handle to the value `make` returns, which it computes after the
+    /// block is allocated, so that (inlined) it is written where it lives:
+    /// a large value built first is copied into the block in wide,
+    /// unaligned stores, and the first narrow read of it waits for them.
+    #[inline(always)]
+    pub(crate) fn new_with(make: impl FnOnce() -> T) -> IntrusivePtr<T> {
         let layout = Self::block_layout();
         let block = small_block_cache::allocate(layout, false);
         let Some(block) = NonNull::new(block.cast::<Counted<T>>()) else {
@@ -73,11 +82,12 @@ impl<T> IntrusivePtr<T> {
         };
         // SAFETY: the block is a fresh allocation of at least
         // `size_of::<Counted<T>>()` bytes at an alignment that covers
-        // `Counted<T>`'s, owned by this handle from now on.
+        // `Counted<T>`'s, owned by this handle from now on. (A panic in
+        // `make` leaves it allocated and unused: a leak, nothing read.)
         unsafe {
             block.as_ptr().write(Counted {
                 refcount: AtomicUsize::new(1),
-                value,
+                value: make(),
             })
         };
         IntrusivePtr {

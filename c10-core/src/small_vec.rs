@@ -58,18 +58,6 @@ impl<T: Default, const N: usize> SmallVec<T, N> {
         }
     }
 
-    /// The vector `[f(0), f(1), ..., f(len - 1)]` (`f` is called in that
-    /// order); inline, each slot is written once.
-    #[inline]
-    pub fn from_fn(len: usize, mut f: impl FnMut(usize) -> T) -> Self {
-        if len <= N {
-            let a = std::array::from_fn(|i| if i < len { f(i) } else { T::default() });
-            SmallVec::Inline(a, len as u8)
-        } else {
-            SmallVec::Heap((0..len).map(f).collect())
-        }
-    }
-
     /// Keeps the first `len` elements.
     pub fn truncate(&mut self, len: usize) {
         match self {
@@ -93,6 +81,25 @@ impl<T: Copy + Default, const N: usize> SmallVec<T, N> {
         let mut a = [T::default(); N];
         a[0] = value;
         SmallVec::Inline(a, 1)
+    }
+
+    /// The vector `[f(0), f(1), ..., f(len - 1)]` (`f` is called in that
+    /// order). Inline, it is built without a call: inlined where the
+    /// vector is stored (a tensor's layout in its block), the slots are
+    /// written there, not in a temporary that is then copied in wide loads
+    /// which would wait for its narrow stores (a store-forwarding stall).
+    #[inline(always)]
+    pub fn from_fn(len: usize, mut f: impl FnMut(usize) -> T) -> Self {
+        if len > N {
+            return SmallVec::Heap((0..len).map(f).collect());
+        }
+        let mut a = [T::default(); N];
+        for (i, slot) in a.iter_mut().enumerate() {
+            if i < len {
+                *slot = f(i);
+            }
+        }
+        SmallVec::Inline(a, len as u8)
     }
 }
 
@@ -214,6 +221,19 @@ impl<T: fmt::Debug, const N: usize> fmt::Debug for SmallVec<T, N> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn from_fn_and_one_fill_the_slots_they_are_given() {
+        let v: SmallVec<i64, 4> = SmallVec::from_fn(3, |i| 10 * i as i64);
+        assert!(matches!(v, SmallVec::Inline(a, 3) if a == [0, 10, 20, 0]));
+        let w: SmallVec<i64, 2> = SmallVec::from_fn(3, |i| i as i64 + 1);
+        assert!(matches!(&w, SmallVec::Heap(_)));
+        assert_eq!(&*w, [1, 2, 3]);
+        let e: SmallVec<i64, 2> = SmallVec::from_fn(0, |_| unreachable!());
+        assert!(e.is_empty());
+        let one: SmallVec<i64, 3> = SmallVec::one(7);
+        assert!(matches!(one, SmallVec::Inline([7, 0, 0], 1)));
+    }
 
     #[test]
     fn grows_past_the_inline_part_and_truncates() {

@@ -348,13 +348,24 @@ impl TensorBase {
         dtype: ScalarType,
         device: Device,
     ) -> TensorBase {
-        TensorBase::from_impl(TensorImpl::with_layout(
-            TensorLayout::contiguous_over_fresh(storage, sizes, numel, dtype.element_size()),
-            dtype,
-            device,
-            TensorImpl::default_key_set(device),
-            OnceLock::new(),
-        ))
+        // Built in its block (see `IntrusivePtr::new_with`): every eager
+        // result is made here.
+        TensorBase {
+            inner: Some(IntrusivePtr::new_with(|| {
+                TensorImpl::with_layout(
+                    TensorLayout::contiguous_over_fresh(
+                        storage,
+                        sizes,
+                        numel,
+                        dtype.element_size(),
+                    ),
+                    dtype,
+                    device,
+                    TensorImpl::default_key_set(device),
+                    OnceLock::new(),
+                )
+            })),
+        }
     }
 
     /// A contiguous CPU tensor of `T` whose elements `write` gives their

@@ -113,7 +113,7 @@ impl TensorLayout {
         TensorLayout {
             storage,
             storage_offset: 0,
-            sizes: DimVector::from_slice(sizes),
+            sizes: DimVector::from_fn(sizes.len(), |d| sizes[d]),
             strides: contiguous_strides(sizes),
             numel,
             itemsize,
@@ -280,25 +280,15 @@ fn compute_contiguous(sizes: &[i64], strides: &[i64], numel: i64) -> bool {
 
 /// Contiguous (row-major) strides for `sizes` (saturating, for sizes whose
 /// extent overflows: such sizes have no valid layout anyway).
-#[inline]
+#[inline(always)]
 pub fn contiguous_strides(sizes: &[i64]) -> DimVector {
-    let stride = |d: usize| {
+    // Each stride is the product of the sizes after it, written once
+    // (quadratic in the rank, which is small).
+    DimVector::from_fn(sizes.len(), |d| {
         sizes[d + 1..]
             .iter()
             .fold(1i64, |acc, &size| acc.saturating_mul(size.max(1)))
-    };
-    if sizes.len() <= INLINE_DIMS {
-        // Each stride written once, as the product of the sizes after it
-        // (instead of a copy of the sizes overwritten in a second pass).
-        return DimVector::from_fn(sizes.len(), stride);
-    }
-    let mut strides = DimVector::from_slice(sizes);
-    let mut acc = 1i64;
-    for (stride, &size) in strides.iter_mut().zip(sizes).rev() {
-        *stride = acc;
-        acc = acc.saturating_mul(size.max(1));
-    }
-    strides
+    })
 }
 
 /// A snapshot of a tensor's layout: the layout it had when the snapshot
@@ -473,6 +463,20 @@ mod tests {
 
     fn storage(nbytes: usize) -> Storage {
         Storage::new(nbytes, Device::CPU).unwrap()
+    }
+
+    #[test]
+    fn contiguous_strides_are_products_of_the_later_sizes() {
+        assert_eq!(&*contiguous_strides(&[2, 3, 4]), [12, 4, 1]);
+        // Empty dimensions count as 1; no dimensions, no strides.
+        assert_eq!(&*contiguous_strides(&[2, 0, 5]), [5, 5, 1]);
+        assert!(contiguous_strides(&[]).is_empty());
+        // Past the inline dimensions.
+        let sizes = [2i64; 8];
+        let strides: Vec<i64> = (0..8).rev().map(|d| 1i64 << d).collect();
+        assert_eq!(&*contiguous_strides(&sizes), &strides[..]);
+        // Extents past i64 saturate.
+        assert_eq!(contiguous_strides(&[2, i64::MAX, 2])[0], i64::MAX);
     }
 
     #[test]

@@ -583,7 +583,8 @@ impl<'a> TensorIterator<'a> {
         if config.promote_integer_inputs_to_float && dtype.is_integral(true) {
             return None;
         }
-        let shape = DimVector::from_slice(layout.sizes());
+        let sizes = layout.sizes();
+        let shape = DimVector::from_fn(sizes.len(), |d| sizes[d]);
         let numel = layout.numel();
         let noutputs = config.outputs.len();
         // Operands are filled field by field where they lie: an operand
