@@ -8,10 +8,13 @@
 //! - there are no weak references, so the count is one word and the last
 //!   drop is one atomic decrement (`Arc` also decrements its weak count,
 //!   a second atomic read-modify-write, as costly as the first);
-//! - the allocation comes from the per-thread block cache that CPU tensor
-//!   data uses (`small_block_cache`), so a result's `TensorImpl` and
-//!   storage header reuse the blocks the previous result freed instead of
-//!   going through the system allocator.
+//! - a new value is written straight into its allocation
+//!   ([`IntrusivePtr::new_with`]), not built elsewhere and copied in.
+//!
+//! Blocks come from the system allocator at the value's own alignment
+//! (its fast path: the per-thread block cache of tensor data hands out
+//! 64-byte-aligned blocks, whose system fallback is glibc's slow aligned
+//! allocation, and a model holds more tensors than that cache keeps).
 //!
 //! The count's orderings are `Arc`'s: increments are relaxed (a handle can
 //! only be cloned from a live one), the decrement releases, and the one
@@ -24,9 +27,6 @@ use std::marker::PhantomData;
 use std::ops::Deref;
 use std::ptr::NonNull;
 use std::sync::atomic::{fence, AtomicUsize, Ordering};
-
-use crate::small_block_cache;
-use crate::storage::ALIGNMENT;
 
 /// Counts past this abort, as `Arc`'s do: they can only come from leaked
 /// handles (`mem::forget` in a loop), and wrapping would free a live value.
@@ -53,14 +53,9 @@ unsafe impl<T: Send + Sync> Send for IntrusivePtr<T> {}
 unsafe impl<T: Send + Sync> Sync for IntrusivePtr<T> {}
 
 impl<T> IntrusivePtr<T> {
-    /// The block layout of a `Counted<T>`: its size in the block cache's
-    /// classes, at the cache's alignment (which must cover `T`'s).
+    /// The layout of the allocation.
     fn block_layout() -> Layout {
-        const {
-            assert!(std::mem::align_of::<Counted<T>>() <= ALIGNMENT);
-        }
-        small_block_cache::block_layout(std::mem::size_of::<Counted<T>>())
-            .expect("a Counted<T> fits a block layout")
+        Layout::new::<Counted<T>>()
     }
 
     /// A handle to a new shared `value` (`make_intrusive`).
@@ -76,7 +71,9 @@ impl<T> IntrusivePtr<T> {
     #[inline(always)]
     pub(crate) fn new_with(make: impl FnOnce() -> T) -> IntrusivePtr<T> {
         let layout = Self::block_layout();
-        let block = small_block_cache::allocate(layout, false);
+        // SAFETY: `Counted<T>` holds an `AtomicUsize`, so its size is not
+        // zero.
+        let block = unsafe { std::alloc::alloc(layout) };
         let Some(block) = NonNull::new(block.cast::<Counted<T>>()) else {
             std::alloc::handle_alloc_error(layout)
         };
@@ -160,11 +157,10 @@ impl<T> IntrusivePtr<T> {
     fn drop_slow(&mut self) {
         // SAFETY: the count reached zero, so this is the last handle and
         // nothing else reaches the allocation; the value is dropped once,
-        // then its block (from `small_block_cache::allocate` with this
-        // layout) is freed once.
+        // then its block (from `alloc` with this layout) is freed once.
         unsafe {
             std::ptr::drop_in_place(self.ptr.as_ptr());
-            small_block_cache::free(self.ptr.cast(), Self::block_layout());
+            std::alloc::dealloc(self.ptr.as_ptr().cast(), Self::block_layout());
         }
     }
 }
