@@ -11,10 +11,11 @@
 //! - a new value is written straight into its allocation
 //!   ([`IntrusivePtr::new_with`]), not built elsewhere and copied in.
 //!
-//! Blocks come from the system allocator at the value's own alignment
-//! (its fast path: the per-thread block cache of tensor data hands out
-//! 64-byte-aligned blocks, whose system fallback is glibc's slow aligned
-//! allocation, and a model holds more tensors than that cache keeps).
+//! Blocks come from the system allocator at the value's own alignment,
+//! which its fast path serves. The per-thread cache of tensor data
+//! (`small_block_cache`) is not used: its blocks are 64-byte aligned, its
+//! fallback is the system's slow aligned allocation, and a model holds
+//! more tensors than it keeps.
 //!
 //! The count's orderings are `Arc`'s: increments are relaxed (a handle can
 //! only be cloned from a live one), the decrement releases, and the one
