@@ -72,15 +72,11 @@ impl<T: Default, const N: usize> SmallVec<T, N> {
 }
 
 impl<T: Copy + Default, const N: usize> SmallVec<T, N> {
-    /// The vector `[value]`. Its slots but the first are constants, so it
-    /// is written in full-width stores, and a move right after is served
-    /// from them; a vector filled slot by slot and moved at once waits for
-    /// its narrow stores to reach the cache (a store-forwarding stall).
+    /// The vector `[value]`, built as [`from_fn`](Self::from_fn) builds
+    /// (in place, no call).
     #[inline(always)]
     pub fn one(value: T) -> Self {
-        let mut a = [T::default(); N];
-        a[0] = value;
-        SmallVec::Inline(a, 1)
+        Self::from_fn(1, |_| value)
     }
 
     /// The vector `[f(0), f(1), ..., f(len - 1)]` (`f` is called in that
