@@ -11,11 +11,13 @@
 //! - a new value is written straight into its allocation
 //!   ([`IntrusivePtr::new_with`]), not built elsewhere and copied in.
 //!
-//! Blocks come from the system allocator at the value's own alignment,
-//! which its fast path serves. The per-thread cache of tensor data
-//! (`small_block_cache`) is not used: its blocks are 64-byte aligned, its
+//! Blocks are object blocks of the per-thread cache
+//! (`small_block_cache::allocate_object`): at the value's own alignment,
+//! from `malloc`'s fast path when the cache has none, and handed out again
+//! without a trip through `malloc`, whose speed for them depends on the
+//! state of its heap (see that module). Not its 64-byte data blocks: their
 //! fallback is the system's slow aligned allocation, and a model holds
-//! more tensors than it keeps.
+//! more tensors than the cache keeps.
 //!
 //! The count's orderings are `Arc`'s: increments are relaxed (a handle can
 //! only be cloned from a live one), the decrement releases, and the one
@@ -28,6 +30,8 @@ use std::marker::PhantomData;
 use std::ops::Deref;
 use std::ptr::NonNull;
 use std::sync::atomic::{fence, AtomicUsize, Ordering};
+
+use crate::small_block_cache;
 
 /// Counts past this abort, as `Arc`'s do: they can only come from leaked
 /// handles (`mem::forget` in a loop), and wrapping would free a live value.
@@ -72,15 +76,13 @@ impl<T> IntrusivePtr<T> {
     #[inline(always)]
     pub(crate) fn new_with(make: impl FnOnce() -> T) -> IntrusivePtr<T> {
         let layout = Self::block_layout();
-        // SAFETY: `Counted<T>` holds an `AtomicUsize`, so its size is not
-        // zero.
-        let block = unsafe { std::alloc::alloc(layout) };
+        let block = small_block_cache::allocate_object(layout);
         let Some(block) = NonNull::new(block.cast::<Counted<T>>()) else {
             std::alloc::handle_alloc_error(layout)
         };
         // SAFETY: the block is a fresh allocation of at least
-        // `size_of::<Counted<T>>()` bytes at an alignment that covers
-        // `Counted<T>`'s, owned by this handle from now on. (A panic in
+        // `size_of::<Counted<T>>()` bytes (not zero: it holds an
+        // `AtomicUsize`) at an alignment that covers `Counted<T>`'s, owned by this handle from now on. (A panic in
         // `make` leaves it allocated and unused: a leak, nothing read.)
         unsafe {
             block.as_ptr().write(Counted {
@@ -158,10 +160,11 @@ impl<T> IntrusivePtr<T> {
     fn drop_slow(&mut self) {
         // SAFETY: the count reached zero, so this is the last handle and
         // nothing else reaches the allocation; the value is dropped once,
-        // then its block (from `alloc` with this layout) is freed once.
+        // then its block (from `allocate_object` with this layout) is freed
+        // once.
         unsafe {
             std::ptr::drop_in_place(self.ptr.as_ptr());
-            std::alloc::dealloc(self.ptr.as_ptr().cast(), Self::block_layout());
+            small_block_cache::free_object(self.ptr.cast(), Self::block_layout());
         }
     }
 }

@@ -17,8 +17,11 @@
 //!   and the registry of backends' allocators in [`device_allocator`]),
 //!   [`TensorImpl`]
 //!   and the [`TensorBase`] handle (strided views of a storage), and the
-//!   [`Element`] types of the dtypes.
+//!   [`Element`] types of the dtypes;
+//! - [`SmallVec`] and [`CachedBox`], the containers of an operator's
+//!   per-call values (sizes, strides, an iteration's state).
 
+pub mod cached_box;
 pub mod complex;
 pub mod device;
 pub mod device_allocator;
@@ -43,6 +46,7 @@ pub mod thread_shared;
 pub mod type_promotion;
 pub mod warning;
 
+pub use cached_box::CachedBox;
 pub use complex::Complex;
 pub use device::{Device, DeviceType};
 pub use element::{Element, Numeric};

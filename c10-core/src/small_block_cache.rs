@@ -1,4 +1,5 @@
-//! A per-thread cache of small and medium aligned CPU blocks.
+//! A per-thread cache of small and medium aligned CPU blocks, and of the
+//! small blocks behind shared handles.
 //!
 //! An eager operator allocates its output and frees it soon after. For a
 //! few elements, aligned allocation is the slow path of most `malloc`
@@ -20,6 +21,17 @@
 //! written, where an aligned allocation followed by zeroing wrote (and so
 //! faulted in) every page before the kernel wrote it again. The byte before
 //! such a block records how far into the allocation it starts.
+//!
+//! Object blocks ([`allocate_object`]) are the allocations of shared
+//! handles (a tensor's implementation, a storage's): at most [`OBJECT_ALIGN`]
+//! aligned, up to [`MAX_OBJECT_BYTES`], in classes of multiples of
+//! `OBJECT_ALIGN`, not zeroed, and from the system allocator's fast path
+//! (`malloc`) when their list is empty. An eager operator makes and frees
+//! two per result. Left to `malloc`, they depend on the state of its heap:
+//! after a chunk of the next size up had filled its per-thread bin, every
+//! request for a tensor's block took `malloc`'s slow path and got that
+//! larger chunk back, which returned to the full bin on free, a cycle that
+//! cost an eager `add` 10-15% of its time in `_int_malloc` and `_int_free`.
 
 use std::alloc::{alloc, alloc_zeroed, dealloc, Layout};
 use std::cell::RefCell;
@@ -37,13 +49,27 @@ pub(crate) const MAX_CACHED_BYTES: usize = 256 * 1024;
 const SMALL_CLASSES: usize = MAX_SMALL_BYTES / ALIGNMENT;
 
 /// Small classes, then one class per power of two above 1 KiB.
-const CLASSES: usize =
+const DATA_CLASSES: usize =
     SMALL_CLASSES + (MAX_CACHED_BYTES.trailing_zeros() - MAX_SMALL_BYTES.trailing_zeros()) as usize;
 
-/// Blocks kept per thread in a small class, and in a medium one (at most
-/// 16 KiB of small blocks and 2 MiB of medium ones per class and thread).
+/// The alignment object blocks are kept at, what `malloc` gives every
+/// block on the platforms this builds for.
+pub(crate) const OBJECT_ALIGN: usize = 16;
+
+/// The largest cached object block.
+pub(crate) const MAX_OBJECT_BYTES: usize = 512;
+
+const OBJECT_CLASSES: usize = MAX_OBJECT_BYTES / OBJECT_ALIGN;
+
+/// Data classes, then object classes.
+const CLASSES: usize = DATA_CLASSES + OBJECT_CLASSES;
+
+/// Blocks kept per thread in a small class, in a medium one (at most
+/// 16 KiB of small blocks and 2 MiB of medium ones per class and thread),
+/// and in an object class (at most 16 KiB per class and thread).
 const SMALL_BLOCKS_PER_CLASS: usize = 16;
 const MEDIUM_BLOCKS_PER_CLASS: usize = 8;
+const OBJECT_BLOCKS_PER_CLASS: usize = 32;
 
 /// One thread's free lists.
 struct FreeLists {
@@ -81,25 +107,65 @@ fn class_of(size: usize) -> Option<usize> {
     }
 }
 
+/// The object class of a block of `layout`, if it is cached.
+fn object_class_of(layout: Layout) -> Option<usize> {
+    (layout.align() <= OBJECT_ALIGN && layout.size() <= MAX_OBJECT_BYTES)
+        .then(|| DATA_CLASSES + layout.size().max(1).div_ceil(OBJECT_ALIGN) - 1)
+}
+
 fn class_size(class: usize) -> usize {
     if class < SMALL_CLASSES {
         (class + 1) * ALIGNMENT
-    } else {
+    } else if class < DATA_CLASSES {
         MAX_SMALL_BYTES << (class + 1 - SMALL_CLASSES)
+    } else {
+        (class - DATA_CLASSES + 1) * OBJECT_ALIGN
     }
 }
 
 fn class_capacity(class: usize) -> usize {
     if class < SMALL_CLASSES {
         SMALL_BLOCKS_PER_CLASS
-    } else {
+    } else if class < DATA_CLASSES {
         MEDIUM_BLOCKS_PER_CLASS
+    } else {
+        OBJECT_BLOCKS_PER_CLASS
     }
 }
 
 fn class_layout(class: usize) -> Layout {
+    let align = if class < DATA_CLASSES {
+        ALIGNMENT
+    } else {
+        OBJECT_ALIGN
+    };
     // The size is a non-zero multiple of the (power-of-two) alignment.
-    Layout::from_size_align(class_size(class), ALIGNMENT).expect("valid class layout")
+    Layout::from_size_align(class_size(class), align).expect("valid class layout")
+}
+
+/// A block of `class` from this thread's list, if it has one.
+#[inline]
+fn pop(class: usize) -> Option<NonNull<u8>> {
+    FREE_LISTS
+        .try_with(|lists| lists.borrow_mut().lists[class].pop())
+        .ok()
+        .flatten()
+}
+
+/// Keeps a block of `class` in this thread's list if it has room; `false`
+/// when the caller must free it.
+#[inline]
+fn push(class: usize, block: NonNull<u8>) -> bool {
+    FREE_LISTS
+        .try_with(|lists| {
+            let list = &mut lists.borrow_mut().lists[class];
+            let room = list.len() < class_capacity(class);
+            if room {
+                list.push(block);
+            }
+            room
+        })
+        .unwrap_or(false)
 }
 
 /// The layout a block of `size` bytes is allocated with: its class's layout
@@ -116,11 +182,7 @@ pub(crate) fn block_layout(size: usize) -> Option<Layout> {
 /// unspecified contents otherwise; null when out of memory.
 pub(crate) fn allocate(layout: Layout, zeroed: bool) -> *mut u8 {
     if let Some(class) = class_of(layout.size()) {
-        let cached = FREE_LISTS
-            .try_with(|lists| lists.borrow_mut().lists[class].pop())
-            .ok()
-            .flatten();
-        if let Some(block) = cached {
+        if let Some(block) = pop(class) {
             if zeroed {
                 // SAFETY: the block holds `layout.size()` bytes (its class's
                 // size) and is owned by the caller from now on.
@@ -185,18 +247,7 @@ fn allocate_large(layout: Layout, zeroed: bool) -> *mut u8 {
 /// afterwards.
 pub(crate) unsafe fn free(ptr: NonNull<u8>, layout: Layout) {
     if let Some(class) = class_of(layout.size()) {
-        let kept = FREE_LISTS
-            .try_with(|lists| {
-                let list = &mut lists.borrow_mut().lists[class];
-                if list.len() < class_capacity(class) {
-                    list.push(ptr);
-                    true
-                } else {
-                    false
-                }
-            })
-            .unwrap_or(false);
-        if !kept {
+        if !push(class, ptr) {
             // SAFETY: a cached size's block came from `system_allocate(layout, _)`
             // (`alloc_zeroed` or `alloc` with `layout`).
             unsafe { dealloc(ptr.as_ptr(), layout) };
@@ -210,6 +261,44 @@ pub(crate) unsafe fn free(ptr: NonNull<u8>, layout: Layout) {
         let offset = ptr.as_ptr().sub(1).read() as usize;
         let system = large_layout(layout).expect("the layout was allocated");
         dealloc(ptr.as_ptr().sub(offset), system)
+    }
+}
+
+/// A block for a value of `layout`, of unspecified contents, aligned for
+/// `layout`; null when out of memory (and for a size of zero at more than
+/// [`OBJECT_ALIGN`], which has no block). Cached sizes take their class's
+/// block; others come straight from the system allocator.
+#[inline]
+pub(crate) fn allocate_object(layout: Layout) -> *mut u8 {
+    match object_class_of(layout) {
+        Some(class) => match pop(class) {
+            Some(block) => block.as_ptr(),
+            None => system_allocate(class_layout(class), false),
+        },
+        None if layout.size() == 0 => std::ptr::null_mut(),
+        // SAFETY: the size is not zero.
+        None => unsafe { alloc(layout) },
+    }
+}
+
+/// Frees a block from [`allocate_object`].
+///
+/// # Safety
+///
+/// `ptr` must come from [`allocate_object`] with this `layout` and not be
+/// used afterwards.
+#[inline]
+pub(crate) unsafe fn free_object(ptr: NonNull<u8>, layout: Layout) {
+    match object_class_of(layout) {
+        Some(class) => {
+            if !push(class, ptr) {
+                // SAFETY: a cached size's block came from
+                // `system_allocate(class_layout(class), false)`.
+                unsafe { dealloc(ptr.as_ptr(), class_layout(class)) }
+            }
+        }
+        // SAFETY: an uncached size's block came from `alloc(layout)`.
+        None => unsafe { dealloc(ptr.as_ptr(), layout) },
     }
 }
 
@@ -261,10 +350,76 @@ mod tests {
         assert_eq!(class_of(MAX_SMALL_BYTES + 1), Some(SMALL_CLASSES));
         assert_eq!(block_layout(MAX_SMALL_BYTES + 1).unwrap().size(), 2048);
         assert_eq!(block_layout(64 * 1024).unwrap().size(), 64 * 1024);
-        assert_eq!(class_of(MAX_CACHED_BYTES), Some(CLASSES - 1));
-        assert_eq!(class_size(CLASSES - 1), MAX_CACHED_BYTES);
+        assert_eq!(class_of(MAX_CACHED_BYTES), Some(DATA_CLASSES - 1));
+        assert_eq!(class_size(DATA_CLASSES - 1), MAX_CACHED_BYTES);
         assert_eq!(class_of(MAX_CACHED_BYTES + 1), None);
         assert_eq!(block_layout(500_000).unwrap().size(), 500_000);
+    }
+
+    #[test]
+    fn object_blocks_are_aligned_reused_and_sized_by_class() {
+        let layout = Layout::from_size_align(248, 8).unwrap();
+        assert_eq!(class_layout(object_class_of(layout).unwrap()).size(), 256);
+        let a = allocate_object(layout);
+        assert!(!a.is_null() && a as usize % OBJECT_ALIGN == 0);
+        // SAFETY: `a` holds at least 248 bytes.
+        unsafe { a.write_bytes(0x5A, 248) };
+        // SAFETY: `a` came from `allocate_object(layout)`.
+        unsafe { free_object(NonNull::new(a).unwrap(), layout) };
+        // Another size of the same class gets the freed block back.
+        let same_class = Layout::from_size_align(250, 2).unwrap();
+        let b = allocate_object(same_class);
+        assert_eq!(a, b, "the freed block is reused");
+        // SAFETY: `b` came from `allocate_object(same_class)`, whose class
+        // is `layout`'s.
+        unsafe { free_object(NonNull::new(b).unwrap(), same_class) };
+        for (size, align) in [
+            (0, 1),
+            (1, 1),
+            (512, 16),
+            (513, 8),
+            (4096, 8),
+            (64, 64),
+            (0, 64),
+        ] {
+            let layout = Layout::from_size_align(size, align).unwrap();
+            let p = allocate_object(layout);
+            if size == 0 && align > OBJECT_ALIGN {
+                assert!(p.is_null(), "no block of size zero outside the classes");
+                continue;
+            }
+            assert!(!p.is_null() && p as usize % align == 0, "{size} at {align}");
+            // SAFETY: `p` holds `size` bytes.
+            unsafe { p.write_bytes(1, size) };
+            // SAFETY: `p` came from `allocate_object(layout)`.
+            unsafe { free_object(NonNull::new(p).unwrap(), layout) };
+        }
+    }
+
+    #[test]
+    fn object_blocks_past_a_list_go_back_to_the_system() {
+        let layout = Layout::from_size_align(72, 8).unwrap();
+        let blocks: Vec<usize> = (0..OBJECT_BLOCKS_PER_CLASS * 2)
+            .map(|_| allocate_object(layout) as usize)
+            .collect();
+        let spawned = blocks.clone();
+        // Half are freed on another thread (its list keeps some, the rest
+        // are released), half here.
+        std::thread::spawn(move || {
+            for b in &spawned[..OBJECT_BLOCKS_PER_CLASS] {
+                // SAFETY: each block came from `allocate_object(layout)`.
+                unsafe { free_object(NonNull::new(*b as *mut u8).unwrap(), layout) };
+            }
+        })
+        .join()
+        .unwrap();
+        for b in &blocks[OBJECT_BLOCKS_PER_CLASS..] {
+            // SAFETY: each block came from `allocate_object(layout)`.
+            unsafe { free_object(NonNull::new(*b as *mut u8).unwrap(), layout) };
+        }
+        let class = object_class_of(layout).unwrap();
+        let kept = FREE_LISTS.with(|l| l.borrow().lists[class].len());
+        assert!(kept <= OBJECT_BLOCKS_PER_CLASS);
     }
 
     #[test]

@@ -58,6 +58,21 @@ impl<T: Default, const N: usize> SmallVec<T, N> {
         }
     }
 
+    /// Grows or shrinks to `len` elements, new ones `T::default()`. Inline,
+    /// growing moves the length only: the slots past it are defaults.
+    pub fn resize_default(&mut self, len: usize) {
+        if let SmallVec::Inline(_, n) = self {
+            if len <= N && len >= *n as usize {
+                *n = len as u8;
+                return;
+            }
+        }
+        while self.len() < len {
+            self.push(T::default());
+        }
+        self.truncate(len);
+    }
+
     /// Keeps the first `len` elements.
     pub fn truncate(&mut self, len: usize) {
         match self {
@@ -250,5 +265,25 @@ mod tests {
             SmallVec::<i64, 2>::from_slice(&[1, 2, 3]),
             [1, 2, 3].into_iter().collect::<SmallVec<i64, 2>>()
         );
+    }
+
+    #[test]
+    fn resize_default_grows_with_defaults_and_shrinks() {
+        let mut v: SmallVec<String, 3> = SmallVec::new();
+        v.push("a".into());
+        v.resize_default(3);
+        assert_eq!(&*v, ["a", "", ""]);
+        assert!(matches!(v, SmallVec::Inline(_, 3)));
+        v[2] = "c".into();
+        v.resize_default(5);
+        assert_eq!(&*v, ["a", "", "c", "", ""]);
+        v.resize_default(1);
+        assert_eq!(&*v, ["a"]);
+        let mut w: SmallVec<String, 3> = SmallVec::new();
+        w.resize_default(2);
+        w[1] = "x".into();
+        w.resize_default(1);
+        w.resize_default(2);
+        assert_eq!(&*w, ["", ""], "a slot given up is a default again");
     }
 }

@@ -107,7 +107,7 @@ impl Storage {
     /// tensors have, and what tensors of devices without an allocator in
     /// this build have (they can be dispatched on, not computed with).
     pub fn new_dataless(nbytes: usize, device: Device) -> Storage {
-        Storage::from_impl(StorageImpl {
+        Storage::from_impl(|| StorageImpl {
             buffer: None,
             device_buffer: None,
             nbytes,
@@ -139,7 +139,7 @@ impl Storage {
         if device.device_type() == DeviceType::CPU {
             return Err(Error::internal("a device buffer cannot back a CPU storage"));
         }
-        Ok(Storage::from_impl(StorageImpl {
+        Ok(Storage::from_impl(|| StorageImpl {
             buffer: None,
             device_buffer: Some(buffer),
             nbytes,
@@ -174,9 +174,15 @@ pub struct Storage {
 }
 
 impl Storage {
-    fn from_impl(s: StorageImpl) -> Storage {
+    /// A storage of the `StorageImpl` that `make` returns, written straight
+    /// into its block (inlined, so that the fields are stored where they
+    /// live: a value built first and copied in is read back in wide loads
+    /// while its narrow stores are still pending, a store-forwarding stall
+    /// on every result's allocation).
+    #[inline(always)]
+    fn from_impl(make: impl FnOnce() -> StorageImpl) -> Storage {
         Storage {
-            inner: IntrusivePtr::new(s),
+            inner: IntrusivePtr::new_with(make),
         }
     }
 
@@ -191,8 +197,9 @@ impl Storage {
 
     /// A CPU storage of `nbytes` bytes, zeroed when `zeroed`.
     fn new_cpu(nbytes: usize, zeroed: bool) -> Result<Storage> {
-        Ok(Storage::from_impl(StorageImpl {
-            buffer: Some(CpuBuffer::new(nbytes, zeroed)?),
+        let buffer = CpuBuffer::new(nbytes, zeroed)?;
+        Ok(Storage::from_impl(|| StorageImpl {
+            buffer: Some(buffer),
             device_buffer: None,
             nbytes,
             device: Device::CPU,

@@ -26,8 +26,8 @@ pub mod convert;
 use c10_core::tensor_impl::DimVector;
 use c10_core::type_promotion::ResultTypeState;
 use c10_core::{
-    Device, DeviceType, Error, LayoutRef, Result, ScalarType, SmallVec, Storage, StorageBorrow,
-    TensorBase, TensorLayout, ThreadShared,
+    CachedBox, Device, DeviceType, Error, LayoutRef, Result, ScalarType, SmallVec, Storage,
+    StorageBorrow, TensorBase, TensorLayout, ThreadShared,
 };
 
 use crate::memory_overlap;
@@ -121,7 +121,7 @@ impl std::ops::Deref for TensorRef<'_> {
 /// tensor (another thread may resize it meanwhile; the loops use the
 /// snapshot), the tensor's first layout for an owned one (made by the
 /// iteration, which is the only one to lay it out).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 struct Operand<'a> {
     /// The tensor the loop reads or writes (for a converted input, the
     /// converted copy; for an output of another dtype, a temporary).
@@ -149,6 +149,26 @@ enum Conversion<'a> {
     /// An output computed into a temporary: copied back into the caller's
     /// tensor (this snapshot of it) inside the loops' borrows.
     BackTo(&'a Tensor, LayoutRef<'a>),
+}
+
+/// An operand slot not yet filled: the undefined tensor, no layout, no
+/// strides.
+const EMPTY_OPERAND: Operand<'static> = Operand {
+    tensor: MaybeOwned::Borrowed(&UNDEFINED),
+    layout: None,
+    strides: SmallVec::Inline([0; _], 0),
+};
+
+/// A state's operand slots, all empty: one constant, copied into a new
+/// state whole (a repeat of `EMPTY_OPERAND` was built on the stack slot by
+/// slot, then copied twice).
+const EMPTY_OPERANDS: [Operand<'static>; STATE_OPERANDS] = [EMPTY_OPERAND; STATE_OPERANDS];
+
+impl Default for Operand<'_> {
+    #[inline]
+    fn default() -> Self {
+        EMPTY_OPERAND
+    }
 }
 
 impl<'a> Operand<'a> {
@@ -430,9 +450,25 @@ pub fn can_cast(from: ScalarType, to: ScalarType) -> bool {
 
 /// A built iteration (see the module docs). It borrows the configuration's
 /// operands.
+///
+/// Its state is one cached block, written where it lies: a structured
+/// kernel's meta function returns the iterator in a `Result` that its
+/// wrapper unwraps and hands to the implementation, and each move of a
+/// state of a few hundred bytes was a copy whose wide loads waited for the
+/// narrow stores that had just built it.
 #[derive(Clone, Debug)]
 pub struct TensorIterator<'a> {
-    operands: Vec<Operand<'a>>,
+    state: CachedBox<IterState<'a>>,
+}
+
+/// Operands kept inline in an iteration's state: one output and two
+/// inputs, a binary operator's; more spill to the heap.
+const STATE_OPERANDS: usize = 3;
+
+/// What a [`TensorIterator`] holds.
+#[derive(Clone, Debug)]
+struct IterState<'a> {
+    operands: SmallVec<Operand<'a>, STATE_OPERANDS>,
     /// The operands (by index) computed in another dtype than the
     /// caller's tensor, and how they relate to it.
     conversions: Conversions<'a>,
@@ -445,6 +481,32 @@ pub struct TensorIterator<'a> {
     full_shape: DimVector,
     common_dtype: ScalarType,
     device: Device,
+}
+
+impl<'a> IterState<'a> {
+    /// The state of a contiguous iteration of `numel` elements (one run),
+    /// its operand slots empty and its shape not yet set. Always inlined
+    /// and free of calls, so that it is written into the block it is made
+    /// for: a value returned from a call, or built around one, is made in
+    /// a temporary that is then copied.
+    #[inline(always)]
+    fn contiguous(
+        numel: i64,
+        noutputs: usize,
+        common_dtype: ScalarType,
+        device: Device,
+    ) -> IterState<'a> {
+        IterState {
+            operands: SmallVec::Inline(EMPTY_OPERANDS, 0),
+            conversions: Vec::new(),
+            noutputs,
+            numel,
+            loop_shape: DimVector::one(numel),
+            full_shape: SmallVec::Inline([0; _], 0),
+            common_dtype,
+            device,
+        }
+    }
 }
 
 /// Byte strides of `layout` for the broadcast `shape`, in the operands' own
@@ -518,7 +580,7 @@ impl<'a> TensorIterator<'a> {
         let (perm, output_strides) =
             output_layout(&config.outputs, &inputs, &input_operands, &full_shape)?;
         // 5. Outputs.
-        let mut operands = Vec::with_capacity(config.outputs.len() + input_operands.len());
+        let mut operands = SmallVec::new();
         let mut conversions = Vec::new();
         for (&out, &dtype) in config.outputs.iter().zip(&output_dtypes) {
             let plan = OutputPlan {
@@ -545,14 +607,16 @@ impl<'a> TensorIterator<'a> {
         }
         coalesce(&mut shape, &mut operands);
         Ok(TensorIterator {
-            operands,
-            conversions,
-            noutputs,
-            numel: full_shape.iter().product(),
-            loop_shape: shape,
-            full_shape,
-            common_dtype,
-            device,
+            state: CachedBox::new_with(|| IterState {
+                operands,
+                conversions,
+                noutputs,
+                numel: full_shape.iter().product(),
+                loop_shape: shape,
+                full_shape,
+                common_dtype,
+                device,
+            }),
         })
     }
 
@@ -584,13 +648,17 @@ impl<'a> TensorIterator<'a> {
             return None;
         }
         let sizes = layout.sizes();
-        let shape = DimVector::from_fn(sizes.len(), |d| sizes[d]);
         let numel = layout.numel();
         let noutputs = config.outputs.len();
-        // Operands are filled field by field where they lie: an operand
-        // built whole and then pushed is written in word-sized pieces and
-        // copied as wide blocks right after, a store-forwarding stall for
-        // each operand of every eager call.
+        // The state is built in its block, and its operands are filled
+        // field by field where they lie: an operand built whole and then
+        // pushed is written in word-sized pieces and copied as wide blocks
+        // right after, a store-forwarding stall for each operand of every
+        // eager call.
+        let mut state = CachedBox::new_with(
+            #[inline(always)]
+            || IterState::contiguous(numel, noutputs, dtype, device),
+        );
         let fill = |op: &mut Operand<'a>, t: &'a Tensor, layout: LayoutRef<'a>| {
             op.strides = DimVector::one(layout.itemsize() as i64);
             op.tensor = MaybeOwned::Borrowed(t);
@@ -599,8 +667,13 @@ impl<'a> TensorIterator<'a> {
         // The outputs' slots come first and are filled once every input
         // qualifies. Each input's snapshot is checked here (contiguous,
         // `numel` elements) and kept for the loops.
-        let mut operands = Vec::with_capacity(noutputs + config.inputs.len());
-        operands.resize_with(noutputs + config.inputs.len(), Operand::default);
+        let IterState {
+            operands,
+            full_shape: shape,
+            ..
+        } = &mut *state;
+        shape.extend(sizes.iter().copied());
+        operands.resize_default(noutputs + config.inputs.len());
         let (outputs, inputs) = operands.split_at_mut(noutputs);
         let (first_slot, rest_slots) = inputs.split_first_mut()?;
         fill(first_slot, first, layout);
@@ -619,7 +692,7 @@ impl<'a> TensorIterator<'a> {
         }
         let out_dtype = config.static_output_dtype.unwrap_or(dtype);
         for slot in outputs {
-            match TensorBase::empty(&shape, out_dtype, device) {
+            match TensorBase::empty(shape, out_dtype, device) {
                 Ok(out) => {
                     slot.strides = DimVector::one(out_dtype.element_size() as i64);
                     slot.tensor = MaybeOwned::Owned(Tensor::from(out));
@@ -627,58 +700,52 @@ impl<'a> TensorIterator<'a> {
                 Err(e) => return Some(Err(e)),
             }
         }
-        Some(Ok(TensorIterator {
-            operands,
-            conversions: Vec::new(),
-            noutputs,
-            numel,
-            loop_shape: DimVector::one(numel),
-            full_shape: shape,
-            common_dtype: dtype,
-            device,
-        }))
+        Some(Ok(TensorIterator { state }))
     }
 
     /// The dtype the computation runs in.
     #[inline]
     pub fn common_dtype(&self) -> ScalarType {
-        self.common_dtype
+        self.state.common_dtype
     }
 
     /// The device.
     #[inline]
     pub fn device(&self) -> Device {
-        self.device
+        self.state.device
     }
 
     /// The broadcast shape.
     #[inline]
     pub fn shape(&self) -> &[i64] {
-        &self.full_shape
+        &self.state.full_shape
     }
 
     /// Number of elements.
     #[inline]
     pub fn numel(&self) -> i64 {
-        self.numel
+        self.state.numel
     }
 
     /// Number of operands (outputs first).
     #[inline]
     pub fn ntensors(&self) -> usize {
-        self.operands.len()
+        self.state.operands.len()
     }
 
     /// Number of outputs.
     #[inline]
     pub fn noutputs(&self) -> usize {
-        self.noutputs
+        self.state.noutputs
     }
 
     /// The dtype of operand `i` as the loop sees it.
     #[inline]
     pub fn dtype(&self, i: usize) -> ScalarType {
-        self.operands[i].tensor.dtype().unwrap_or(self.common_dtype)
+        self.state.operands[i]
+            .tensor
+            .dtype()
+            .unwrap_or(self.state.common_dtype)
     }
 
     /// Output `i` (the tensor the caller gets back: an `out=` argument, or
@@ -687,7 +754,7 @@ impl<'a> TensorIterator<'a> {
     pub fn output(&self, i: usize) -> Tensor {
         match self.conversion(i) {
             Some(Conversion::BackTo(target, _)) => (*target).clone(),
-            _ => (*self.operands[i].tensor).clone(),
+            _ => (*self.state.operands[i].tensor).clone(),
         }
     }
 
@@ -698,7 +765,7 @@ impl<'a> TensorIterator<'a> {
         if let Some(Conversion::BackTo(target, _)) = self.conversion(i) {
             return (*target).clone();
         }
-        match self.operands.swap_remove(i).tensor {
+        match std::mem::take(&mut self.state.operands[i].tensor) {
             MaybeOwned::Borrowed(t) => t.clone(),
             MaybeOwned::Owned(t) => t,
         }
@@ -707,7 +774,8 @@ impl<'a> TensorIterator<'a> {
     /// How operand `i` relates to a caller's tensor of another dtype.
     #[inline]
     fn conversion(&self, i: usize) -> Option<&Conversion<'a>> {
-        self.conversions
+        self.state
+            .conversions
             .iter()
             .find_map(|(j, c)| (*j == i).then_some(c))
     }
@@ -715,7 +783,7 @@ impl<'a> TensorIterator<'a> {
     /// Whether the loops have data to run on (not Meta, not empty).
     #[inline]
     pub fn has_data(&self) -> bool {
-        self.device.device_type() != DeviceType::Meta && self.numel > 0
+        self.state.device.device_type() != DeviceType::Meta && self.state.numel > 0
     }
 
     /// Runs `f` over the iteration on the calling thread:
@@ -731,7 +799,7 @@ impl<'a> TensorIterator<'a> {
     /// such. The iteration is borrowed mutably, so `f` cannot reach its
     /// tensors by other means.
     pub fn for_each(&mut self, mut f: impl FnMut(&[*mut u8], &[i64], usize)) -> Result<()> {
-        let numel = self.numel;
+        let numel = self.state.numel;
         self.with_base_pointers(|it, bases| it.run_range(bases, 0, numel, &mut f))
     }
 
@@ -746,7 +814,7 @@ impl<'a> TensorIterator<'a> {
         &mut self,
         f: impl Fn(&[*mut u8], &[i64], usize) + Sync,
     ) -> Result<()> {
-        let numel = self.numel;
+        let numel = self.state.numel;
         // Small loops (the common case of eager calls) ask rayon nothing:
         // its thread count is a thread-local lookup.
         if numel < GRAIN_SIZE {
@@ -789,12 +857,12 @@ impl<'a> TensorIterator<'a> {
         if !self.has_data() {
             return Ok(());
         }
-        let n = self.operands.len();
+        let n = self.state.operands.len();
         let mut inline_owned = [false; INLINE_OPERANDS];
         let mut heap_owned = Vec::new();
         let owned = scratch(&mut inline_owned, &mut heap_owned, n, false);
-        let noutputs = self.noutputs;
-        for (owned, op) in owned.iter_mut().zip(&mut self.operands[..noutputs]) {
+        let noutputs = self.state.noutputs;
+        for (owned, op) in owned.iter_mut().zip(&mut self.state.operands[..noutputs]) {
             if let MaybeOwned::Owned(t) = &mut op.tensor {
                 *owned = t.is_exclusively_owned();
             }
@@ -813,7 +881,7 @@ impl<'a> TensorIterator<'a> {
             .iter_mut()
             .zip(borrows.iter_mut())
             .zip(&*owned)
-            .zip(&this.operands)
+            .zip(&this.state.operands)
             .enumerate()
         {
             let layout = op.loop_layout()?;
@@ -824,7 +892,7 @@ impl<'a> TensorIterator<'a> {
                 *borrow = Some((layout.storage(), i < noutputs));
             }
         }
-        if !this.conversions.is_empty() {
+        if !this.state.conversions.is_empty() {
             return this.with_conversions(borrows, bases, body);
         }
         StorageBorrow::hold(borrows.iter().flatten().copied(), || body(this, bases))
@@ -843,12 +911,13 @@ impl<'a> TensorIterator<'a> {
         body: impl FnOnce(&Self, &[*mut u8]),
     ) -> Result<()> {
         let conversions = || {
-            self.conversions
+            self.state
+                .conversions
                 .iter()
-                .map(|(i, c)| (&self.operands[*i], c))
+                .map(|(i, c)| (&self.state.operands[*i], c))
         };
         // A converted input's copy is written too.
-        for (i, _) in &self.conversions {
+        for (i, _) in &self.state.conversions {
             if let Some((_, write)) = &mut borrows[*i] {
                 *write = true;
             }
@@ -860,7 +929,7 @@ impl<'a> TensorIterator<'a> {
         let run = || -> Result<()> {
             for (op, c) in conversions() {
                 if let Conversion::From(source, from) = c {
-                    let to = op.tensor.dtype().unwrap_or(self.common_dtype);
+                    let to = op.tensor.dtype().unwrap_or(self.state.common_dtype);
                     // SAFETY: the source's storage is borrowed shared and
                     // the copy's exclusively (both listed above).
                     unsafe { convert::convert_elements(source, *from, op.loop_layout()?, to)? };
@@ -889,8 +958,8 @@ impl<'a> TensorIterator<'a> {
         end: i64,
         f: &mut impl FnMut(&[*mut u8], &[i64], usize),
     ) {
-        let nops = self.operands.len();
-        let ndim = self.loop_shape.len();
+        let nops = self.state.operands.len();
+        let ndim = self.state.loop_shape.len();
         // Step along dimension 0 (a 0-dim iteration is one element).
         let mut inline_strides = [0i64; INLINE_OPERANDS];
         let mut heap_strides = Vec::new();
@@ -901,7 +970,7 @@ impl<'a> TensorIterator<'a> {
             }
             return;
         }
-        for (s, op) in inner_strides.iter_mut().zip(&self.operands) {
+        for (s, op) in inner_strides.iter_mut().zip(&self.state.operands) {
             *s = op.strides[0];
         }
         let mut inline_ptrs = [std::ptr::null_mut::<u8>(); INLINE_OPERANDS];
@@ -922,13 +991,13 @@ impl<'a> TensorIterator<'a> {
         let counter = scratch(&mut inline_counter, &mut heap_counter, ndim, 0);
         // The multi-index of `begin`.
         let mut rest = begin;
-        for (c, &size) in counter.iter_mut().zip(&self.loop_shape) {
+        for (c, &size) in counter.iter_mut().zip(&self.state.loop_shape) {
             *c = rest % size;
             rest /= size;
         }
         let mut pos = begin;
         while pos < end {
-            for ((p, &base), op) in ptrs.iter_mut().zip(bases).zip(&self.operands) {
+            for ((p, &base), op) in ptrs.iter_mut().zip(bases).zip(&self.state.operands) {
                 let offset: i64 = counter
                     .iter()
                     .zip(op.strides.iter())
@@ -936,14 +1005,14 @@ impl<'a> TensorIterator<'a> {
                     .sum();
                 *p = base.wrapping_offset(offset as isize);
             }
-            let run = (self.loop_shape[0] - counter[0]).min(end - pos);
+            let run = (self.state.loop_shape[0] - counter[0]).min(end - pos);
             f(ptrs, inner_strides, run as usize);
             pos += run;
             // Advance the multi-index by `run` (which ends dimension 0's row
             // or the range).
             counter[0] += run;
             let mut d = 0;
-            while d + 1 < ndim && counter[d] == self.loop_shape[d] {
+            while d + 1 < ndim && counter[d] == self.state.loop_shape[d] {
                 counter[d] = 0;
                 counter[d + 1] += 1;
                 d += 1;
@@ -957,23 +1026,25 @@ impl<'a> TensorIterator<'a> {
     /// disjoint from each output's memory or reads it at exactly the
     /// output's positions (in-place operations).
     fn writes_are_disjoint(&self) -> bool {
-        let outputs = &self.operands[..self.noutputs];
+        let outputs = &self.state.operands[..self.state.noutputs];
         outputs.iter().all(|out| !self.self_overlaps(out))
             && outputs.iter().enumerate().all(|(i, a)| {
                 outputs[i + 1..]
                     .iter()
                     .all(|b| !self.memory_ranges_meet(a, b))
             })
-            && self.operands[self.noutputs..].iter().all(|input| {
-                outputs.iter().all(|out| {
-                    let offset =
-                        |op: &Operand<'a>| op.loop_layout().ok().map(|l| l.storage_offset());
-                    let same_positions = offset(input) == offset(out)
-                        && input.strides == out.strides
-                        && input.tensor.dtype() == out.tensor.dtype();
-                    same_positions || !self.memory_ranges_meet(input, out)
+            && self.state.operands[self.state.noutputs..]
+                .iter()
+                .all(|input| {
+                    outputs.iter().all(|out| {
+                        let offset =
+                            |op: &Operand<'a>| op.loop_layout().ok().map(|l| l.storage_offset());
+                        let same_positions = offset(input) == offset(out)
+                            && input.strides == out.strides
+                            && input.tensor.dtype() == out.tensor.dtype();
+                        same_positions || !self.memory_ranges_meet(input, out)
+                    })
                 })
-            })
     }
 
     /// Whether two indices of the iteration reach one address of `op`
@@ -984,7 +1055,7 @@ impl<'a> TensorIterator<'a> {
         let mut dims: Vec<(i64, i64)> = op
             .strides
             .iter()
-            .zip(&self.loop_shape)
+            .zip(&self.state.loop_shape)
             .filter(|(_, &size)| size > 1)
             .map(|(&stride, &size)| (stride.abs(), size))
             .collect();
@@ -1011,7 +1082,7 @@ impl<'a> TensorIterator<'a> {
             let elem = layout.itemsize() as i64;
             let start = layout.storage_offset() * elem;
             let (mut lo, mut hi) = (start, start + elem);
-            for (&stride, &size) in op.strides.iter().zip(&self.loop_shape) {
+            for (&stride, &size) in op.strides.iter().zip(&self.state.loop_shape) {
                 let span = stride * (size - 1);
                 if span < 0 {
                     lo += span;
@@ -1030,11 +1101,11 @@ impl<'a> TensorIterator<'a> {
     /// Whether every operand is contiguous with its own element size along
     /// a single dimension (the vectorizable case).
     pub fn is_contiguous(&self) -> bool {
-        self.loop_shape.len() <= 1
-            && self.operands.iter().all(|op| {
+        self.state.loop_shape.len() <= 1
+            && self.state.operands.iter().all(|op| {
                 op.strides.first().copied().unwrap_or(0)
                     == op.tensor.dtype().map_or(0, |d| d.element_size() as i64)
-                    || self.loop_shape.first().copied().unwrap_or(1) <= 1
+                    || self.state.loop_shape.first().copied().unwrap_or(1) <= 1
             })
     }
 }
@@ -1457,6 +1528,11 @@ mod tests {
 
     fn t(data: &[f32], sizes: &[i64]) -> Tensor {
         Tensor::from_slice(data, sizes).unwrap()
+    }
+
+    #[test]
+    fn the_state_fits_a_cached_block() {
+        assert!(std::mem::size_of::<IterState<'_>>() <= c10_core::cached_box::MAX_CACHED_BYTES);
     }
 
     #[test]
