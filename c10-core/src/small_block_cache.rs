@@ -108,6 +108,7 @@ fn class_of(size: usize) -> Option<usize> {
 }
 
 /// The object class of a block of `layout`, if it is cached.
+#[inline]
 fn object_class_of(layout: Layout) -> Option<usize> {
     (layout.align() <= OBJECT_ALIGN && layout.size() <= MAX_OBJECT_BYTES)
         .then(|| DATA_CLASSES + layout.size().max(1).div_ceil(OBJECT_ALIGN) - 1)

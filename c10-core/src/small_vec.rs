@@ -150,6 +150,11 @@ impl<T: Default, const N: usize> Extend<T> for SmallVec<T, N> {
     }
 }
 
+impl<T, const N: usize> SmallVec<T, N> {
+    /// How many elements are kept inline (`N`).
+    pub const INLINE_CAPACITY: usize = N;
+}
+
 impl<T, const N: usize> std::ops::Deref for SmallVec<T, N> {
     type Target = [T];
     #[inline]

@@ -484,13 +484,17 @@ struct IterState<'a> {
 }
 
 impl<'a> IterState<'a> {
-    /// The state of a contiguous iteration of `numel` elements (one run),
-    /// its operand slots empty and its shape not yet set. Always inlined
-    /// and free of calls, so that it is written into the block it is made
-    /// for: a value returned from a call, or built around one, is made in
-    /// a temporary that is then copied.
+    /// The state of a contiguous iteration over `shape` (`numel` elements,
+    /// one run; at most `DimVector::INLINE_CAPACITY` dimensions), its
+    /// operand slots empty. Always inlined and free of calls, so that it
+    /// is written into the block it is made for: a value returned from a
+    /// call, or built around one, is made in a temporary that is then
+    /// copied in wide loads which wait for its narrow stores. The operand
+    /// slots are copied whole from one constant; the shapes are written
+    /// slot by slot.
     #[inline(always)]
     fn contiguous(
+        shape: &[i64],
         numel: i64,
         noutputs: usize,
         common_dtype: ScalarType,
@@ -502,11 +506,19 @@ impl<'a> IterState<'a> {
             noutputs,
             numel,
             loop_shape: DimVector::one(numel),
-            full_shape: SmallVec::Inline([0; _], 0),
+            full_shape: DimVector::from_fn(shape.len(), |d| shape[d]),
             common_dtype,
             device,
         }
     }
+}
+
+/// Whether two shapes are equal, compared element by element: a slice
+/// comparison of integers calls `memcmp`, a call for the one or two
+/// dimensions of an eager operand.
+#[inline]
+fn same_dims(a: &[i64], b: &[i64]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
 }
 
 /// Byte strides of `layout` for the broadcast `shape`, in the operands' own
@@ -655,9 +667,14 @@ impl<'a> TensorIterator<'a> {
         // pushed is written in word-sized pieces and copied as wide blocks
         // right after, a store-forwarding stall for each operand of every
         // eager call.
+        // More dimensions than a shape keeps inline take the general path
+        // (which the state would have to allocate for).
+        if sizes.len() > DimVector::INLINE_CAPACITY {
+            return None;
+        }
         let mut state = CachedBox::new_with(
             #[inline(always)]
-            || IterState::contiguous(numel, noutputs, dtype, device),
+            || IterState::contiguous(sizes, numel, noutputs, dtype, device),
         );
         let fill = |op: &mut Operand<'a>, t: &'a Tensor, layout: LayoutRef<'a>| {
             op.strides = DimVector::one(layout.itemsize() as i64);
@@ -672,7 +689,6 @@ impl<'a> TensorIterator<'a> {
             full_shape: shape,
             ..
         } = &mut *state;
-        shape.extend(sizes.iter().copied());
         operands.resize_default(noutputs + config.inputs.len());
         let (outputs, inputs) = operands.split_at_mut(noutputs);
         let (first_slot, rest_slots) = inputs.split_first_mut()?;
@@ -681,7 +697,7 @@ impl<'a> TensorIterator<'a> {
             let t = t.0;
             let l = t.layout()?;
             if !l.is_contiguous()
-                || l.sizes() != &shape[..]
+                || !same_dims(l.sizes(), shape)
                 || t.dtype() != Some(dtype)
                 || t.device().map(Device::device_type) != Some(device.device_type())
                 || t.is_wrapped_number()
@@ -1533,6 +1549,45 @@ mod tests {
     #[test]
     fn the_state_fits_a_cached_block() {
         assert!(std::mem::size_of::<IterState<'_>>() <= c10_core::cached_box::MAX_CACHED_BYTES);
+    }
+
+    #[test]
+    fn contiguous_set_ups_of_any_rank_and_operand_count() {
+        // One to eight dimensions (past the inline shape: the general
+        // path), one to four inputs (past the inline operands: the heap).
+        for ndim in 1..=8usize {
+            let sizes: Vec<i64> = (0..ndim).map(|d| 1 + (d as i64 % 2)).collect();
+            let n: i64 = sizes.iter().product();
+            let data: Vec<f32> = (0..n).map(|i| i as f32).collect();
+            let inputs: Vec<Tensor> = (0..4).map(|_| t(&data, &sizes)).collect();
+            for ninputs in 1..=4 {
+                let config = inputs[..ninputs]
+                    .iter()
+                    .fold(TensorIteratorConfig::default().add_output(None), |c, x| {
+                        c.add_input(x)
+                    });
+                let mut it = config.build().unwrap();
+                assert_eq!((it.shape(), it.numel()), (&sizes[..], n));
+                assert_eq!(it.ntensors(), 1 + ninputs);
+                it.for_each(|ptrs, strides, len| {
+                    for i in 0..len {
+                        let mut acc = 0.0;
+                        for (p, s) in ptrs[1..].iter().zip(&strides[1..]) {
+                            // SAFETY: float32 inputs, valid for `len` steps
+                            // of their strides.
+                            acc += unsafe { *(p.offset((i as i64 * s) as isize) as *const f32) };
+                        }
+                        // SAFETY: the float32 output, likewise.
+                        unsafe {
+                            *(ptrs[0].offset((i as i64 * strides[0]) as isize) as *mut f32) = acc
+                        };
+                    }
+                })
+                .unwrap();
+                let want: Vec<f32> = data.iter().map(|x| x * ninputs as f32).collect();
+                assert_eq!(it.into_output(0).to_vec::<f32>().unwrap(), want);
+            }
+        }
     }
 
     #[test]
