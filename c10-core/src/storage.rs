@@ -493,16 +493,33 @@ impl<'a> StorageBorrow<'a> {
         } else {
             &mut self.extra
         };
-        let kept = sort_and_merge(entries);
-        entries[kept..].fill((None, false));
-        for i in 0..kept {
-            let (Some(s), write) = entries[i] else {
+        // The entries stay where they are; an order over them is sorted.
+        // (Swapping the entries themselves, written a moment ago a field at
+        // a time, read each back in one wide load that waited for those
+        // stores: a stall on every call whose inputs came in descending
+        // address order.)
+        let mut inline_order = [0usize; INLINE_BORROWS];
+        let mut heap_order = Vec::new();
+        let order: &mut [usize] = if entries.len() <= INLINE_BORROWS {
+            &mut inline_order[..entries.len()]
+        } else {
+            heap_order.resize(entries.len(), 0);
+            &mut heap_order
+        };
+        for (k, slot) in order.iter_mut().enumerate() {
+            *slot = k;
+        }
+        sort_and_merge(entries, order);
+        for k in 0..order.len() {
+            let (Some(s), write) = entries[order[k]] else {
                 continue;
             };
             if let Err(e) = s.acquire(write) {
-                // Nothing from `i` on was taken; dropping `self` gives back
-                // the rest.
-                entries[i..].fill((None, false));
+                // Nothing from `k` on in the order was taken; dropping
+                // `self` gives back the rest.
+                for &j in &order[k..] {
+                    entries[j] = (None, false);
+                }
                 return Err(e);
             }
         }
@@ -510,33 +527,35 @@ impl<'a> StorageBorrow<'a> {
     }
 }
 
-/// Sorts `entries` by storage address (the order borrows are taken in) and
-/// merges each storage's repeats into its first entry, writing if any use
-/// writes; returns how many distinct entries now lead the slice.
+/// Sorts `order` (indices into `entries`) by storage address, the order
+/// borrows are taken in, and merges each storage's repeats into its first
+/// entry in that order: it writes if any use writes, and the repeats become
+/// empty.
 #[inline]
-fn sort_and_merge(entries: &mut [(Option<&Storage>, bool)]) -> usize {
-    if entries.len() <= INLINE_BORROWS {
+fn sort_and_merge(entries: &mut [(Option<&Storage>, bool)], order: &mut [usize]) {
+    let key = |i: usize| addr(entries[i].0);
+    if order.len() <= INLINE_BORROWS {
         // An insertion sort inline: a kernel's few operands.
-        for i in 1..entries.len() {
-            let mut j = i;
-            while j > 0 && addr(entries[j - 1].0) > addr(entries[j].0) {
-                entries.swap(j - 1, j);
+        for k in 1..order.len() {
+            let mut j = k;
+            while j > 0 && key(order[j - 1]) > key(order[j]) {
+                order.swap(j - 1, j);
                 j -= 1;
             }
         }
     } else {
-        entries.sort_unstable_by_key(|(s, _)| addr(*s));
+        order.sort_unstable_by_key(|&i| key(i));
     }
-    let mut kept = 0;
-    for i in 0..entries.len() {
-        if kept > 0 && addr(entries[kept - 1].0) == addr(entries[i].0) {
-            entries[kept - 1].1 |= entries[i].1;
+    let mut lead = 0;
+    for k in 1..order.len() {
+        let (first, this) = (order[lead], order[k]);
+        if entries[this].0.is_some() && addr(entries[first].0) == addr(entries[this].0) {
+            entries[first].1 |= entries[this].1;
+            entries[this] = (None, false);
         } else {
-            entries[kept] = entries[i];
-            kept += 1;
+            lead = k;
         }
     }
-    kept
 }
 
 #[inline]
