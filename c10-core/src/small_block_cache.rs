@@ -312,7 +312,7 @@ mod tests {
         let layout = block_layout(12).unwrap();
         assert_eq!((layout.size(), layout.align()), (64, ALIGNMENT));
         let a = allocate(layout, true);
-        assert!(!a.is_null() && a as usize % ALIGNMENT == 0);
+        assert!(!a.is_null() && (a as usize).is_multiple_of(ALIGNMENT));
         // SAFETY: `a` holds 64 bytes.
         unsafe { a.write_bytes(0xAB, 64) };
         // SAFETY: `a` came from `allocate(layout)`.
@@ -332,7 +332,7 @@ mod tests {
         for size in [MAX_CACHED_BYTES + 1, 4 << 20, 3_000_001] {
             let layout = block_layout(size).unwrap();
             let a = allocate(layout, true);
-            assert!(!a.is_null() && a as usize % ALIGNMENT == 0);
+            assert!(!a.is_null() && (a as usize).is_multiple_of(ALIGNMENT));
             // SAFETY: `a` holds `size` bytes.
             let bytes = unsafe { std::slice::from_raw_parts_mut(a, size) };
             assert!(bytes.iter().all(|&x| x == 0));
@@ -362,7 +362,7 @@ mod tests {
         let layout = Layout::from_size_align(248, 8).unwrap();
         assert_eq!(class_layout(object_class_of(layout).unwrap()).size(), 256);
         let a = allocate_object(layout);
-        assert!(!a.is_null() && a as usize % OBJECT_ALIGN == 0);
+        assert!(!a.is_null() && (a as usize).is_multiple_of(OBJECT_ALIGN));
         // SAFETY: `a` holds at least 248 bytes.
         unsafe { a.write_bytes(0x5A, 248) };
         // SAFETY: `a` came from `allocate_object(layout)`.
@@ -389,7 +389,10 @@ mod tests {
                 assert!(p.is_null(), "no block of size zero outside the classes");
                 continue;
             }
-            assert!(!p.is_null() && p as usize % align == 0, "{size} at {align}");
+            assert!(
+                !p.is_null() && (p as usize).is_multiple_of(align),
+                "{size} at {align}"
+            );
             // SAFETY: `p` holds `size` bytes.
             unsafe { p.write_bytes(1, size) };
             // SAFETY: `p` came from `allocate_object(layout)`.

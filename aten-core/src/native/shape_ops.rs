@@ -84,7 +84,7 @@ pub fn repeat(self_: &Tensor, repeats: &[i64]) -> Result<Tensor> {
 /// first; positive pads add elements of `value`, negative ones crop. The
 /// result is laid out in the memory format `self` suggests.
 pub fn constant_pad_nd(self_: &Tensor, pad: &[i64], value: Scalar) -> Result<Tensor> {
-    if pad.len() % 2 != 0 {
+    if !pad.len().is_multiple_of(2) {
         return Err(Error::runtime(format!(
             "Length of pad must be even but instead it equals {}",
             pad.len()

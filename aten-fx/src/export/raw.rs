@@ -127,7 +127,7 @@ pub(crate) fn storage_from_bytes(bytes: &[u8], dtype: ScalarType) -> Result<Tens
 
 fn decode<T: LeBytes>(bytes: &[u8], dtype: ScalarType) -> Result<TensorBase> {
     let width = std::mem::size_of::<T>();
-    if bytes.len() % width != 0 {
+    if !bytes.len().is_multiple_of(width) {
         return Err(Error::runtime(format!(
             "{} bytes is not a whole number of {} elements ({width} bytes each)",
             bytes.len(),

@@ -178,10 +178,14 @@ fn max_pool<T: Numeric + PartialOrd>(
                                 // PyTorch's `val > maxval || isnan(val)`,
                                 // as two selects rather than a branch:
                                 // on random data the branch mispredicted
-                                // about every other element.
+                                // about every other element. Marked
+                                // unpredictable, or LLVM turns the selects
+                                // of this loop back into a branch (whose
+                                // cost then varied 2.5x with where the
+                                // linker placed the loop).
                                 let take = v > best || v.partial_cmp(&v).is_none();
-                                best = if take { v } else { best };
-                                best_at = if take { row + xx } else { best_at };
+                                best = std::hint::select_unpredictable(take, v, best);
+                                best_at = std::hint::select_unpredictable(take, row + xx, best_at);
                             }
                         }
                     }

@@ -786,7 +786,7 @@ fn softmax_rows_of(
     if x.is_empty() {
         return Ok(());
     }
-    if n == 0 || x.len() % n != 0 {
+    if n == 0 || !x.len().is_multiple_of(n) {
         return Err(Error::runtime("softmax: the input was resized meanwhile"));
     }
     if x.len() >= GRAIN_SIZE as usize && rayon::current_num_threads() > 1 {
