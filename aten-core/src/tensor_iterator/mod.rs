@@ -662,16 +662,16 @@ impl<'a> TensorIterator<'a> {
         let sizes = layout.sizes();
         let numel = layout.numel();
         let noutputs = config.outputs.len();
+        // More dimensions than a shape keeps inline take the general path
+        // (the state would have to allocate for them).
+        if sizes.len() > DimVector::INLINE_CAPACITY {
+            return None;
+        }
         // The state is built in its block, and its operands are filled
         // field by field where they lie: an operand built whole and then
         // pushed is written in word-sized pieces and copied as wide blocks
         // right after, a store-forwarding stall for each operand of every
         // eager call.
-        // More dimensions than a shape keeps inline take the general path
-        // (which the state would have to allocate for).
-        if sizes.len() > DimVector::INLINE_CAPACITY {
-            return None;
-        }
         let mut state = CachedBox::new_with(
             #[inline(always)]
             || IterState::contiguous(sizes, numel, noutputs, dtype, device),
