@@ -16,7 +16,6 @@
 //! Moving a `CachedBox` moves one pointer, where moving a large value
 //! (returned in a `Result`, unwrapped, passed on) copies it each time.
 
-use std::alloc::Layout;
 use std::fmt;
 use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut};
@@ -53,23 +52,8 @@ impl<T> CachedBox<T> {
     /// is allocated, so that (inlined) it is written where it lives.
     #[inline(always)]
     pub fn new_with(make: impl FnOnce() -> T) -> CachedBox<T> {
-        let layout = Layout::new::<T>();
-        let ptr = if layout.size() == 0 {
-            NonNull::dangling()
-        } else {
-            let block = small_block_cache::allocate_object(layout);
-            match NonNull::new(block.cast::<T>()) {
-                Some(ptr) => ptr,
-                None => std::alloc::handle_alloc_error(layout),
-            }
-        };
-        // SAFETY: `ptr` is a fresh block of `size_of::<T>()` bytes at `T`'s
-        // alignment (or dangling and well aligned for a zero-sized `T`),
-        // owned by this box from now on. (A panic in `make` leaves the
-        // block allocated and unused: a leak, nothing read.)
-        unsafe { ptr.as_ptr().write(make()) };
         CachedBox {
-            ptr,
+            ptr: small_block_cache::new_object(make),
             _owns: PhantomData,
         }
     }
@@ -78,16 +62,9 @@ impl<T> CachedBox<T> {
 impl<T> Drop for CachedBox<T> {
     #[inline]
     fn drop(&mut self) {
-        let layout = Layout::new::<T>();
-        // SAFETY: the box owns a live `T` in its block; it is dropped once,
-        // and the block (from `allocate_object(layout)` unless `T` is
-        // zero-sized) is freed once.
-        unsafe {
-            std::ptr::drop_in_place(self.ptr.as_ptr());
-            if layout.size() != 0 {
-                small_block_cache::free_object(self.ptr.cast(), layout);
-            }
-        }
+        // SAFETY: the box owns the live value of a `new_object` block and
+        // gives it up once, here.
+        unsafe { small_block_cache::drop_object(self.ptr) }
     }
 }
 
@@ -123,26 +100,22 @@ impl<T: fmt::Debug> fmt::Debug for CachedBox<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::DropProbe;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
 
-    struct Counted(Arc<AtomicUsize>, [u64; 30]);
-
-    impl Drop for Counted {
-        fn drop(&mut self) {
-            self.0.fetch_add(1, Ordering::SeqCst);
-        }
-    }
+    /// A value large enough to need a block of its own.
+    type Counted = (DropProbe, [u64; 30]);
 
     #[test]
     fn values_are_dropped_once_and_blocks_reused() {
         let drops = Arc::new(AtomicUsize::new(0));
-        let a = CachedBox::new(Counted(drops.clone(), [7; 30]));
+        let a = CachedBox::new((DropProbe(drops.clone()), [7u64; 30]));
         let first = &*a as *const Counted;
         assert_eq!(a.1[29], 7);
         drop(a);
         assert_eq!(drops.load(Ordering::SeqCst), 1);
-        let mut b = CachedBox::new_with(|| Counted(drops.clone(), [1; 30]));
+        let mut b = CachedBox::new_with(|| (DropProbe(drops.clone()), [1u64; 30]));
         assert_eq!(&*b as *const Counted, first, "the freed block is reused");
         b.1[0] = 9;
         assert_eq!(b.1[..2], [9, 1]);

@@ -69,6 +69,7 @@ mod tests {
 
     use super::*;
     use crate::storage::Storage;
+    use crate::test_support::DropProbe;
     use crate::{ScalarType, TensorBase};
 
     #[test]
@@ -82,17 +83,14 @@ mod tests {
     }
 
     #[derive(Debug)]
-    struct FakeBuffer(u64, Arc<AtomicUsize>);
+    struct FakeBuffer {
+        ptr: u64,
+        _freed: DropProbe,
+    }
 
     impl DeviceBuffer for FakeBuffer {
         fn device_ptr(&self) -> u64 {
-            self.0
-        }
-    }
-
-    impl Drop for FakeBuffer {
-        fn drop(&mut self) {
-            self.1.fetch_add(1, Ordering::Relaxed);
+            self.ptr
         }
     }
 
@@ -101,7 +99,10 @@ mod tests {
         let freed = Arc::new(AtomicUsize::new(0));
         let cuda = Device::new(DeviceType::CUDA, 1);
         let s = Storage::from_device_buffer(
-            Box::new(FakeBuffer(0x7000_0000, freed.clone())),
+            Box::new(FakeBuffer {
+                ptr: 0x7000_0000,
+                _freed: DropProbe(freed.clone()),
+            }),
             256,
             cuda,
         )
@@ -116,7 +117,14 @@ mod tests {
         assert_eq!(freed.load(Ordering::Relaxed), 1);
         // A device buffer never backs CPU storage; CPU storage has no
         // device address.
-        let e = Storage::from_device_buffer(Box::new(FakeBuffer(1, freed.clone())), 8, Device::CPU);
+        let e = Storage::from_device_buffer(
+            Box::new(FakeBuffer {
+                ptr: 1,
+                _freed: DropProbe(freed.clone()),
+            }),
+            8,
+            Device::CPU,
+        );
         assert!(e.is_err());
         assert_eq!(Storage::new(8, Device::CPU).unwrap().device_ptr(), None);
     }

@@ -24,7 +24,6 @@
 //! that reaches zero acquires before dropping the value, so every access
 //! through another handle happens before the value is dropped.
 
-use std::alloc::Layout;
 use std::fmt;
 use std::marker::PhantomData;
 use std::ops::Deref;
@@ -58,11 +57,6 @@ unsafe impl<T: Send + Sync> Send for IntrusivePtr<T> {}
 unsafe impl<T: Send + Sync> Sync for IntrusivePtr<T> {}
 
 impl<T> IntrusivePtr<T> {
-    /// The layout of the allocation.
-    fn block_layout() -> Layout {
-        Layout::new::<Counted<T>>()
-    }
-
     /// A handle to a new shared `value` (`make_intrusive`).
     #[inline]
     pub(crate) fn new(value: T) -> IntrusivePtr<T> {
@@ -75,21 +69,13 @@ impl<T> IntrusivePtr<T> {
     /// unaligned stores, and the first narrow read of it waits for them.
     #[inline(always)]
     pub(crate) fn new_with(make: impl FnOnce() -> T) -> IntrusivePtr<T> {
-        let layout = Self::block_layout();
-        let block = small_block_cache::allocate_object(layout);
-        let Some(block) = NonNull::new(block.cast::<Counted<T>>()) else {
-            std::alloc::handle_alloc_error(layout)
-        };
-        // SAFETY: the block is a fresh allocation of at least
-        // `size_of::<Counted<T>>()` bytes (not zero: it holds an
-        // `AtomicUsize`) at an alignment that covers `Counted<T>`'s, owned by this handle from now on. (A panic in
-        // `make` leaves it allocated and unused: a leak, nothing read.)
-        unsafe {
-            block.as_ptr().write(Counted {
+        let block = small_block_cache::new_object(
+            #[inline(always)]
+            || Counted {
                 refcount: AtomicUsize::new(1),
                 value: make(),
-            })
-        };
+            },
+        );
         IntrusivePtr {
             ptr: block,
             _owns: PhantomData,
@@ -159,13 +145,8 @@ impl<T> IntrusivePtr<T> {
     #[inline(never)]
     fn drop_slow(&mut self) {
         // SAFETY: the count reached zero, so this is the last handle and
-        // nothing else reaches the allocation; the value is dropped once,
-        // then its block (from `allocate_object` with this layout) is freed
-        // once.
-        unsafe {
-            std::ptr::drop_in_place(self.ptr.as_ptr());
-            small_block_cache::free_object(self.ptr.cast(), Self::block_layout());
-        }
+        // nothing else reaches the `new_object` block; it is given up once.
+        unsafe { small_block_cache::drop_object(self.ptr) }
     }
 }
 
@@ -186,22 +167,14 @@ impl<T: fmt::Debug> fmt::Debug for IntrusivePtr<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::DropProbe;
     use std::sync::atomic::AtomicUsize;
     use std::sync::Arc;
-
-    /// Counts its drops.
-    struct Probe(Arc<AtomicUsize>);
-
-    impl Drop for Probe {
-        fn drop(&mut self) {
-            self.0.fetch_add(1, Ordering::Relaxed);
-        }
-    }
 
     #[test]
     fn the_last_handle_drops_the_value_once() {
         let drops = Arc::new(AtomicUsize::new(0));
-        let a = IntrusivePtr::new(Probe(drops.clone()));
+        let a = IntrusivePtr::new(DropProbe(drops.clone()));
         let b = a.clone();
         assert_eq!(IntrusivePtr::strong_count(&a), 2);
         assert!(IntrusivePtr::ptr_eq(&a, &b));
@@ -215,7 +188,7 @@ mod tests {
     #[test]
     fn handles_cross_threads() {
         let drops = Arc::new(AtomicUsize::new(0));
-        let a = IntrusivePtr::new(Probe(drops.clone()));
+        let a = IntrusivePtr::new(DropProbe(drops.clone()));
         std::thread::scope(|s| {
             for _ in 0..4 {
                 let mine = a.clone();

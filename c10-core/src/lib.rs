@@ -42,6 +42,8 @@ pub mod small_vec;
 pub mod storage;
 pub mod tensor_impl;
 pub mod tensor_layout;
+#[cfg(test)]
+mod test_support;
 pub mod thread_shared;
 pub mod type_promotion;
 pub mod warning;

@@ -303,6 +303,50 @@ pub(crate) unsafe fn free_object(ptr: NonNull<u8>, layout: Layout) {
     }
 }
 
+/// A `T` made by `make`, written straight into an object block (inlined,
+/// `make` runs after the block is allocated, so the value is stored where
+/// it lives rather than built elsewhere and copied in); a dangling,
+/// well-aligned pointer for a zero-sized `T`. Owned by the caller, who
+/// gives it back with [`drop_object`].
+#[inline(always)]
+pub(crate) fn new_object<T>(make: impl FnOnce() -> T) -> NonNull<T> {
+    let layout = Layout::new::<T>();
+    let ptr = if layout.size() == 0 {
+        NonNull::dangling()
+    } else {
+        match NonNull::new(allocate_object(layout).cast::<T>()) {
+            Some(ptr) => ptr,
+            None => std::alloc::handle_alloc_error(layout),
+        }
+    };
+    // SAFETY: `ptr` is a fresh block of `size_of::<T>()` bytes at `T`'s
+    // alignment (or dangling and well aligned for a zero-sized `T`), which
+    // nothing else reaches. (A panic in `make` leaves the block allocated
+    // and unused: a leak, nothing read.)
+    unsafe { ptr.as_ptr().write(make()) };
+    ptr
+}
+
+/// Drops the value of a [`new_object`] block and frees the block.
+///
+/// # Safety
+///
+/// `ptr` must come from [`new_object::<T>`], hold a live value, and not be
+/// used afterwards.
+#[inline]
+pub(crate) unsafe fn drop_object<T>(ptr: NonNull<T>) {
+    let layout = Layout::new::<T>();
+    // SAFETY: the caller passes a live value in a block from `new_object`,
+    // dropped once; the block (from `allocate_object(layout)` unless `T` is
+    // zero-sized) is freed once.
+    unsafe {
+        std::ptr::drop_in_place(ptr.as_ptr());
+        if layout.size() != 0 {
+            free_object(ptr.cast(), layout);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -683,6 +683,41 @@ mod tests {
     }
 
     #[test]
+    fn a_few_borrows_in_any_order_merge_and_fail_cleanly() {
+        let (a, b, c) = (
+            Storage::new(8, Device::CPU).unwrap(),
+            Storage::new(8, Device::CPU).unwrap(),
+            Storage::new(8, Device::CPU).unwrap(),
+        );
+        // Inline entries given in both address orders, `a` read and then
+        // written: one exclusive borrow of `a`, a shared one of `b`.
+        for uses in [
+            [(&a, false), (&b, false), (&a, true)],
+            [(&a, true), (&b, false), (&a, false)],
+            [(&b, false), (&a, false), (&a, true)],
+        ] {
+            StorageBorrow::hold(uses, || {
+                assert_eq!((flag(&a), flag(&b)), (-1, 1));
+            })
+            .unwrap();
+            assert_eq!((flag(&a), flag(&b)), (0, 0));
+        }
+        // `c` held elsewhere: whichever of the others came before it in
+        // address order was taken and is given back, the rest untouched.
+        StorageBorrow::hold([(&c, true)], || {
+            for uses in [
+                [(&a, false), (&c, false), (&b, true)],
+                [(&b, true), (&c, false), (&a, false)],
+            ] {
+                assert!(StorageBorrow::hold(uses, || ()).is_err());
+                assert_eq!((flag(&a), flag(&b), flag(&c)), (0, 0, -1));
+            }
+        })
+        .unwrap();
+        assert_eq!(flag(&c), 0);
+    }
+
+    #[test]
     fn many_borrows_merge_duplicates() {
         let stores: Vec<Storage> = (0..5)
             .map(|_| Storage::new(8, Device::CPU).unwrap())
