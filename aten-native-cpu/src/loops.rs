@@ -12,7 +12,7 @@
 
 use aten_core::tensor_iterator::TensorIterator;
 
-use crate::prefetch::{page_elements, page_pieces, prefetch_read};
+use crate::prefetch::{page_elements, page_pieces, prefetch_read, PAGE_BYTES};
 use c10_core::{Element, Error, Result, ScalarType};
 
 fn check(iter: &TensorIterator<'_>, expected: &[ScalarType]) -> Result<()> {
@@ -56,6 +56,27 @@ pub fn has_avx2_fma() -> bool {
     }
 }
 
+/// One page of stack space for the results of an in-place piece of a
+/// contiguous loop (a piece is at most [`PAGE_BYTES`] of its widest
+/// element, see [`page_elements`]), aligned for every element type.
+#[repr(C, align(64))]
+struct StagedPage([std::mem::MaybeUninit<u8>; PAGE_BYTES]);
+
+impl StagedPage {
+    #[inline(always)]
+    fn new() -> StagedPage {
+        StagedPage([std::mem::MaybeUninit::uninit(); PAGE_BYTES])
+    }
+
+    /// The page as room for `PAGE_BYTES / size_of::<T>()` values of `T`
+    /// (any element type: at most 64-byte aligned).
+    #[inline(always)]
+    fn as_mut_ptr<T>(&mut self) -> *mut T {
+        const { assert!(std::mem::align_of::<T>() <= 64) };
+        self.0.as_mut_ptr().cast::<T>()
+    }
+}
+
 macro_rules! define_loop {
     ($name:ident, $name_vec:ident, $avx:ident, $contig:ident; $($a:ident : $A:ident),*) => {
         #[inline(always)]
@@ -67,9 +88,34 @@ macro_rules! define_loop {
         ) {
             let widest = 0 $(.max(std::mem::size_of::<$A>()))*;
             let piece = page_elements(widest.max(std::mem::size_of::<O>()), 1);
+            let in_place = false $(|| $a as usize == out as usize)*;
             for (piece, ahead) in page_pieces(n, piece) {
                 if let Some(i) = ahead {
                     $(prefetch_read($a.wrapping_add(i));)*
+                }
+                if in_place {
+                    // An input that is the output (an in-place operation)
+                    // fails the compiler's run-time overlap check of the
+                    // loop below, which then runs one element at a time
+                    // (`add_` at half the speed of `add`). Here the piece's
+                    // results go to a page on the stack, which no input can
+                    // overlap, so that loop is vectorized, and are then
+                    // copied out: every element is read before any is
+                    // written, as the aliasing needs.
+                    let mut staged = StagedPage::new();
+                    let buf = staged.as_mut_ptr::<O>();
+                    let (start, len) = (piece.start, piece.len());
+                    for j in 0..len {
+                        // SAFETY: as below for the inputs; `buf` holds a
+                        // whole piece (`StagedPage::new`'s contract: a
+                        // piece is at most a page of the widest element).
+                        unsafe { buf.add(j).write(f($($a.add(start + j).read()),*)) }
+                    }
+                    // SAFETY: `len` elements were written to `buf` above;
+                    // `out` is valid for them; the stack page and the
+                    // output do not overlap.
+                    unsafe { std::ptr::copy_nonoverlapping(buf, out.add(start), len) };
+                    continue;
                 }
                 for i in piece {
                     // SAFETY: the caller passes pointers valid for `n`

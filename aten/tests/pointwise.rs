@@ -289,3 +289,73 @@ fn logsumexp_composes_over_its_out_variant() {
         (&[5][..], Some(aten::Device::META))
     );
 }
+
+/// In-place contiguous loops (the output is one of the inputs) stage each
+/// page of results on the stack before writing it: at lengths around page
+/// boundaries, for several element widths and for every aliased operand,
+/// they give what the functional forms give.
+#[test]
+fn in_place_loops_match_the_functional_forms() {
+    fn check<T: aten::c10::Element + Copy + PartialEq + std::fmt::Debug>(
+        make: impl Fn(usize) -> T,
+        n: usize,
+    ) {
+        let v: Vec<T> = (0..n).map(&make).collect();
+        let w: Vec<T> = (0..n).map(|i| make(i * 7 + 3)).collect();
+        let fresh = |d: &[T]| Tensor::from_slice(d, &[n as i64]).unwrap();
+        let (a, b) = (fresh(&v), fresh(&w));
+        let cases: [(&str, Tensor, Tensor); 4] = [
+            (
+                "add_(self, other)",
+                ops::add_tensor(&a, &b).unwrap(),
+                ops::add_tensor_(&fresh(&v), &b).unwrap(),
+            ),
+            (
+                "mul_(self, self)",
+                ops::mul_tensor(&a, &a).unwrap(),
+                {
+                    let x = fresh(&v);
+                    ops::mul_tensor_(&x, &x).unwrap()
+                },
+            ),
+            (
+                "sub_(self, other, alpha=2)",
+                ops::sub_tensor_with(
+                    &a,
+                    &b,
+                    ops::SubTensorOptions {
+                        alpha: Scalar::Int(2),
+                    },
+                )
+                .unwrap(),
+                ops::sub_tensor_with_(
+                    &fresh(&v),
+                    &b,
+                    ops::SubTensorInplaceOptions {
+                        alpha: Scalar::Int(2),
+                    },
+                )
+                .unwrap(),
+            ),
+            (
+                "abs_(self)",
+                ops::abs(&a).unwrap(),
+                ops::abs_(&fresh(&v)).unwrap(),
+            ),
+        ];
+        for (name, expected, got) in cases {
+            assert_eq!(
+                got.to_vec::<T>().unwrap(),
+                expected.to_vec::<T>().unwrap(),
+                "{name}, {n} elements of {:?}",
+                T::DTYPE
+            );
+        }
+    }
+    for n in [1, 15, 511, 512, 513, 1023, 1024, 1025, 4096 + 17, 40_000] {
+        check(|i| ((i * 7919) % 1013) as f32 / 101.0 - 5.0, n);
+        check(|i| ((i * 7919) % 1013) as f64 / 101.0 - 5.0, n);
+        check(|i| ((i * 7919) % 1013) as i64 - 500, n);
+        check(|i| ((i * 31) % 199) as i16 - 99, n);
+    }
+}
