@@ -310,14 +310,10 @@ fn in_place_loops_match_the_functional_forms() {
                 ops::add_tensor(&a, &b).unwrap(),
                 ops::add_tensor_(&fresh(&v), &b).unwrap(),
             ),
-            (
-                "mul_(self, self)",
-                ops::mul_tensor(&a, &a).unwrap(),
-                {
-                    let x = fresh(&v);
-                    ops::mul_tensor_(&x, &x).unwrap()
-                },
-            ),
+            ("mul_(self, self)", ops::mul_tensor(&a, &a).unwrap(), {
+                let x = fresh(&v);
+                ops::mul_tensor_(&x, &x).unwrap()
+            }),
             (
                 "sub_(self, other, alpha=2)",
                 ops::sub_tensor_with(
