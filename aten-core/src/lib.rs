@@ -31,6 +31,7 @@ pub mod tensor;
 pub mod tensor_iterator;
 pub mod testing;
 pub mod typed_handle;
+pub mod worker_linger;
 
 pub use generated::ops;
 pub use tensor::Tensor;

@@ -155,6 +155,9 @@ const SPLIT_MIN_ROWS: usize = 16;
 /// [`Gemm`] on the `gemm` crate: split over threads by rows or columns
 /// when that pays (`split`), through a column-major scratch when that
 /// gathers less (`column_major_scratch_is_cheaper`), else straight into `c`.
+/// `blocks_read_in_place`: each block of a split runs a kernel that reads
+/// its operands where they are, not through the scratch, so the split
+/// ignores the scratch's preference for rows.
 ///
 /// # Safety
 ///
@@ -170,6 +173,7 @@ unsafe fn crate_gemm<T>(
     beta: T,
     c: MatMut<T>,
     threads: usize,
+    blocks_read_in_place: bool,
 ) where
     T: Gemm + Copy + 'static + std::ops::Mul<Output = T> + std::ops::Add<Output = T>,
 {
@@ -181,7 +185,7 @@ unsafe fn crate_gemm<T>(
     }
     let reads_c = beta != zero;
     let via_scratch = column_major_scratch_is_cheaper(m, n, k, a, b, c);
-    if let Some((axis, parts)) = split(m, n, k, threads, via_scratch) {
+    if let Some((axis, parts)) = split(m, n, k, threads, via_scratch && !blocks_read_in_place) {
         let len = if axis == Split::Rows { m } else { n };
         let chunk = len.div_ceil(parts);
         let parts = len.div_ceil(chunk);
@@ -218,6 +222,7 @@ unsafe fn crate_gemm<T>(
                 });
             }
         });
+        aten_core::worker_linger::linger();
         return;
     }
     // `C = beta * C + alpha * (A @ B)` into `c`, reading the old `c` when
@@ -307,15 +312,15 @@ impl Gemm for f32 {
         c: MatMut<Self>,
         threads: usize,
     ) {
-        let serial = threads <= 1
-            || split(
-                m,
-                n,
-                k,
-                threads,
-                column_major_scratch_is_cheaper(m, n, k, a, b, c),
-            )
-            .is_none();
+        // A dot-product block reads all of `A` and its own columns of `B`
+        // (`linear`'s weight): split by columns, each thread reads half of
+        // the weight once, and in a training step the half its own
+        // `sub_` just wrote, still in its L2. Split by rows (the
+        // scratch's preference), each thread read all of the weight, half
+        // of it from the other core: 2x the dot products' time there.
+        let dot = avx512_f32::dot_applies(k, alpha, a, b);
+        let via_scratch = !dot && column_major_scratch_is_cheaper(m, n, k, a, b, c);
+        let serial = threads <= 1 || split(m, n, k, threads, via_scratch).is_none();
         if serial {
             // SAFETY: the caller's contract, passed on.
             let done = unsafe {
@@ -328,7 +333,7 @@ impl Gemm for f32 {
         }
         // SAFETY: the caller's contract, passed on; a split calls back
         // here with one thread per block.
-        unsafe { crate_gemm(m, n, k, alpha, a, b, beta, c, threads) }
+        unsafe { crate_gemm(m, n, k, alpha, a, b, beta, c, threads, dot) }
     }
 }
 
@@ -571,13 +576,18 @@ mod avx512_f32 {
         beta: f32,
         c: MatMut<f32>,
     ) -> bool {
-        if a.cs != 1 || b.rs != 1 || k < 16 || alpha == 0.0 || !available() {
+        if !dot_applies(k, alpha, a, b) {
             return false;
         }
         // SAFETY: the caller's contract, with the unit strides along `k`
         // and AVX-512F just checked.
         unsafe { dot(m, n, k, alpha, a, b, beta, c) };
         true
+    }
+
+    /// Whether [`try_dot`] computes a product with these operands.
+    pub fn dot_applies(k: usize, alpha: f32, a: MatPtr<f32>, b: MatPtr<f32>) -> bool {
+        a.cs == 1 && b.rs == 1 && k >= 16 && alpha != 0.0 && available()
     }
 
     /// Rows and columns of `C` per dot tile: 16 accumulators, each the
@@ -717,6 +727,11 @@ mod avx512_f32 {
         false
     }
 
+    /// No product is computed here.
+    pub fn dot_applies(_k: usize, _alpha: f32, _a: MatPtr<f32>, _b: MatPtr<f32>) -> bool {
+        false
+    }
+
     /// Never computes the product here.
     ///
     /// # Safety
@@ -754,7 +769,7 @@ macro_rules! crate_gemm {
                 threads: usize,
             ) {
                 // SAFETY: the caller's contract, passed on.
-                unsafe { crate_gemm(m, n, k, alpha, a, b, beta, c, threads) }
+                unsafe { crate_gemm(m, n, k, alpha, a, b, beta, c, threads, false) }
             }
         }
     )*};

@@ -116,3 +116,29 @@ fn scans_and_softmax_split_exactly() {
         assert!((row.iter().map(|v| *v as f64).sum::<f64>() - 1.0).abs() < 1e-5);
     }
 }
+
+#[test]
+fn products_split_exactly() {
+    // `x @ w.t()` (`linear`: dot-product blocks, split by columns of the
+    // weight) and `g.t() @ x` (row blocks), big enough to be split on two
+    // threads; each element of `C` is computed by one thread as on one, so
+    // the results are identical.
+    let x = Tensor::from_slice(&data(64 * 784), &[64, 784]).unwrap();
+    let w = Tensor::from_slice(&data(256 * 784), &[256, 784]).unwrap();
+    let g = Tensor::from_slice(&data(64 * 256), &[64, 256]).unwrap();
+    let (one, two) = both(|| ops::linear(&x, &w).unwrap());
+    assert_eq!(one, two);
+    let (xv, wv) = (x.to_vec::<f32>().unwrap(), w.to_vec::<f32>().unwrap());
+    for (i, j) in [(0, 0), (63, 255), (17, 130), (40, 127), (40, 128)] {
+        let want: f64 = (0..784)
+            .map(|p| xv[i * 784 + p] as f64 * wv[j * 784 + p] as f64)
+            .sum();
+        let got = one[i * 256 + j] as f64;
+        assert!(
+            (got - want).abs() <= 1e-3 * want.abs().max(1.0),
+            "({i}, {j}): {got} vs {want}"
+        );
+    }
+    let (one, two) = both(|| ops::mm(&ops::t(&g).unwrap(), &x).unwrap());
+    assert_eq!(one, two);
+}

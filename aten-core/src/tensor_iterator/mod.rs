@@ -826,6 +826,8 @@ impl<'a> TensorIterator<'a> {
     /// written by two threads at once (an output whose elements overlap, or
     /// an input that partially overlaps an output). Called from a thread of
     /// a `rayon` pool, the pieces go to that pool (work stealing nests).
+    /// The pool's other workers then linger for the next region
+    /// ([`crate::worker_linger`]).
     pub fn parallel_for_each(
         &mut self,
         f: impl Fn(&[*mut u8], &[i64], usize) + Sync,
@@ -858,6 +860,7 @@ impl<'a> TensorIterator<'a> {
                     });
                 }
             });
+            crate::worker_linger::linger();
         })
     }
 

@@ -35,6 +35,7 @@ pub fn write_elements<T: Element + Send>(
                         *v = f(base + k);
                     }
                 });
+            aten_core::worker_linger::linger();
         } else {
             for (k, v) in dst.iter_mut().enumerate() {
                 *v = f(k);
@@ -85,6 +86,7 @@ fn fill_slice<T: Copy + Send + Sync>(dst: &mut [T], v: T) {
     if dst.len() as i64 >= GRAIN_SIZE && rayon::current_num_threads() > 1 {
         dst.par_chunks_mut(GRAIN_SIZE as usize)
             .for_each(|c| c.fill(v));
+        aten_core::worker_linger::linger();
     } else {
         dst.fill(v);
     }
