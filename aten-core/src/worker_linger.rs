@@ -56,7 +56,11 @@ pub fn linger() {
     let threads = rayon::current_num_threads();
     // No worker index outside a pool: no thread of the pool sent the job.
     let sender = rayon::current_thread_index().unwrap_or(usize::MAX);
-    let wanted = threads.saturating_sub(1);
+    // A caller inside a lingering job of its own (which took the caller's
+    // work, a whole `install` perhaps, as pending work) is counted but
+    // busy: the pool's other workers still need theirs.
+    let own = usize::from(IN_LINGER.with(Cell::get));
+    let wanted = threads.saturating_sub(1) + own;
     let mut now = LINGERING.load(Ordering::Relaxed);
     while now < wanted {
         match LINGERING.compare_exchange_weak(now, now + 1, Ordering::Relaxed, Ordering::Relaxed) {

@@ -1,9 +1,14 @@
 //! Lingering workers (`aten_core::worker_linger`): they run work sent while
 //! they linger, return once there is none, and are only sent to pools of
-//! more than one thread. Its own test binary: the count is global.
+//! more than one thread. Its own test binary, one test at a time: the
+//! count is global.
 
 use aten_core::worker_linger::{linger, lingering, LINGER};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
+
+/// Held by each test: they read the global count.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 fn wait_until_none_linger() {
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -15,6 +20,7 @@ fn wait_until_none_linger() {
 
 #[test]
 fn lingering_workers_run_later_work_then_return() {
+    let _serial = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(3)
         .build()
@@ -49,4 +55,42 @@ fn lingering_workers_run_later_work_then_return() {
         .install(linger);
     assert_eq!(lingering(), 0);
     drop(pool);
+}
+
+#[test]
+fn work_run_by_a_lingering_worker_still_keeps_the_others_awake() {
+    let _serial = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::Arc;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap();
+    let counts = Arc::new((AtomicUsize::new(usize::MAX), AtomicUsize::new(0)));
+    let done = Arc::new(AtomicBool::new(false));
+    pool.install(|| {
+        linger();
+        // The other worker takes the lingering job first (stealing is
+        // first in, first out), then this job as pending work; this
+        // thread only spins meanwhile, so it runs neither.
+        let (counts, finished) = (counts.clone(), done.clone());
+        rayon::spawn(move || {
+            let before = lingering();
+            // A region ending inside the lingering job: the sending
+            // thread is now the one that lingered, and the other needs a
+            // lingering job of its own.
+            linger();
+            counts.0.store(before, Ordering::SeqCst);
+            counts.1.store(lingering(), Ordering::SeqCst);
+            finished.store(true, Ordering::SeqCst);
+        });
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !done.load(Ordering::SeqCst) {
+            assert!(Instant::now() < deadline, "the spawned job never ran");
+            std::hint::spin_loop();
+        }
+    });
+    assert_eq!(counts.0.load(Ordering::SeqCst), 1);
+    assert_eq!(counts.1.load(Ordering::SeqCst), 2);
+    wait_until_none_linger();
 }
