@@ -12,7 +12,7 @@
 
 use aten_core::tensor_iterator::TensorIterator;
 
-use crate::prefetch::{page_elements, page_pieces, prefetch_read, PAGE_BYTES};
+use crate::prefetch::{page_elements, page_pieces, prefetch_read};
 use c10_core::{Element, Error, Result, ScalarType};
 
 fn check(iter: &TensorIterator<'_>, expected: &[ScalarType]) -> Result<()> {
@@ -56,29 +56,37 @@ pub fn has_avx2_fma() -> bool {
     }
 }
 
-/// One page of stack space for the results of an in-place piece of a
-/// contiguous loop (a piece is at most [`PAGE_BYTES`] of its widest
-/// element, see [`page_elements`]), aligned for every element type.
-#[repr(C, align(64))]
-struct StagedPage([std::mem::MaybeUninit<u8>; PAGE_BYTES]);
+/// Bytes of stack for the results of an in-place loop, staged before they
+/// are written (see `define_loop!`): half a page, so the frame stays under
+/// a page (a larger one is probed on every call).
+const STAGE_BYTES: usize = 2048;
 
-impl StagedPage {
+/// Stack room for [`STAGE_BYTES`] of results, aligned for every element
+/// type.
+#[repr(C, align(16))]
+struct Staged([std::mem::MaybeUninit<u8>; STAGE_BYTES]);
+
+impl Staged {
     #[inline(always)]
-    fn new() -> StagedPage {
-        StagedPage([std::mem::MaybeUninit::uninit(); PAGE_BYTES])
+    fn new() -> Staged {
+        Staged([std::mem::MaybeUninit::uninit(); STAGE_BYTES])
     }
 
-    /// The page as room for `PAGE_BYTES / size_of::<T>()` values of `T`
-    /// (any element type: at most 64-byte aligned).
+    /// The room for `STAGE_BYTES / size_of::<T>()` values of `T` (an
+    /// element type: at most 16-byte aligned, far smaller than the room).
     #[inline(always)]
     fn as_mut_ptr<T>(&mut self) -> *mut T {
-        const { assert!(std::mem::align_of::<T>() <= 64) };
+        const {
+            assert!(std::mem::align_of::<T>() <= 16);
+            assert!(std::mem::size_of::<T>() <= STAGE_BYTES);
+        };
         self.0.as_mut_ptr().cast::<T>()
     }
 }
 
 macro_rules! define_loop {
-    ($name:ident, $name_vec:ident, $avx:ident, $contig:ident; $($a:ident : $A:ident),*) => {
+    ($name:ident, $name_vec:ident, $avx:ident, $contig:ident, $staged:ident, $staged_avx:ident;
+     $($a:ident : $A:ident),*) => {
         #[inline(always)]
         fn $contig<O: Element, $($A: Element),*>(
             out: *mut O,
@@ -88,34 +96,9 @@ macro_rules! define_loop {
         ) {
             let widest = 0 $(.max(std::mem::size_of::<$A>()))*;
             let piece = page_elements(widest.max(std::mem::size_of::<O>()), 1);
-            let in_place = false $(|| $a as usize == out as usize)*;
             for (piece, ahead) in page_pieces(n, piece) {
                 if let Some(i) = ahead {
                     $(prefetch_read($a.wrapping_add(i));)*
-                }
-                if in_place {
-                    // An input that is the output (an in-place operation)
-                    // fails the compiler's run-time overlap check of the
-                    // loop below, which then runs one element at a time
-                    // (`add_` at half the speed of `add`). Here the piece's
-                    // results go to a page on the stack, which no input can
-                    // overlap, so that loop is vectorized, and are then
-                    // copied out: every element is read before any is
-                    // written, as the aliasing needs.
-                    let mut staged = StagedPage::new();
-                    let buf = staged.as_mut_ptr::<O>();
-                    let (start, len) = (piece.start, piece.len());
-                    for j in 0..len {
-                        // SAFETY: as below for the inputs; `buf` holds a
-                        // whole piece (`StagedPage::new`'s contract: a
-                        // piece is at most a page of the widest element).
-                        unsafe { buf.add(j).write(f($($a.add(start + j).read()),*)) }
-                    }
-                    // SAFETY: `len` elements were written to `buf` above;
-                    // `out` is valid for them; the stack page and the
-                    // output do not overlap.
-                    unsafe { std::ptr::copy_nonoverlapping(buf, out.add(start), len) };
-                    continue;
                 }
                 for i in piece {
                     // SAFETY: the caller passes pointers valid for `n`
@@ -135,6 +118,56 @@ macro_rules! define_loop {
             f: &impl Fn($($A),*) -> O,
         ) {
             $contig(out, $($a,)* n, f)
+        }
+
+        /// `$contig` for a loop whose output is one of its inputs (an
+        /// in-place operation): that loop fails the compiler's run-time
+        /// overlap check and runs one element at a time (`add_` at half
+        /// the speed of `add`). Here the results go to the stack, which
+        /// no input can overlap, so the loop is vectorized, and are then
+        /// copied out a block at a time: every element is read before it
+        /// is written, as the aliasing needs. Called out of line
+        /// (`$staged_avx`, `staged_out_of_line`), so that the stack room
+        /// stays out of the common loop's frame.
+        #[inline(always)]
+        fn $staged<O: Element, $($A: Element),*>(
+            out: *mut O,
+            $($a: *const $A,)*
+            n: usize,
+            f: &impl Fn($($A),*) -> O,
+        ) {
+            let mut staged = Staged::new();
+            let buf = staged.as_mut_ptr::<O>();
+            let block = STAGE_BYTES / std::mem::size_of::<O>();
+            for (piece, ahead) in page_pieces(n, block) {
+                if let Some(i) = ahead {
+                    $(prefetch_read($a.wrapping_add(i));)*
+                }
+                let (start, len) = (piece.start, piece.len());
+                for j in 0..len {
+                    // SAFETY: the caller passes pointers valid for `n`
+                    // consecutive elements of the declared types; `buf`
+                    // has room for `block >= len` values of `O`.
+                    unsafe { buf.add(j).write(f($($a.add(start + j).read()),*)) }
+                }
+                // SAFETY: `len` elements were written to `buf` above;
+                // `out` is valid for them; the stack and the output do
+                // not overlap.
+                unsafe { std::ptr::copy_nonoverlapping(buf, out.add(start), len) };
+            }
+        }
+
+        /// `$staged` compiled for AVX2 and FMA.
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx2,fma")]
+        #[inline(never)]
+        unsafe fn $staged_avx<O: Element, $($A: Element),*>(
+            out: *mut O,
+            $($a: *const $A,)*
+            n: usize,
+            f: &impl Fn($($A),*) -> O,
+        ) {
+            $staged(out, $($a,)* n, f)
         }
 
         /// Runs `f` on every element: output 0 from the inputs, with the
@@ -177,16 +210,37 @@ macro_rules! define_loop {
                 }
                 let (start, len) = (range.start, range.len());
                 let (out, $($a),*) = (out.wrapping_add(start), $($a.wrapping_add(start)),*);
+                let in_place = false $(|| $a as usize == out as usize)*;
                 #[cfg(target_arch = "x86_64")]
                 if avx {
                     // SAFETY: AVX2 and FMA were detected; the pointers are
                     // valid for the `len` elements from `start` (the
                     // caller's range ends at the loop's length at most).
-                    unsafe { $avx(out, $($a,)* len, f) };
+                    unsafe {
+                        if in_place {
+                            $staged_avx(out, $($a,)* len, f)
+                        } else {
+                            $avx(out, $($a,)* len, f)
+                        }
+                    };
                     return;
                 }
                 let _ = avx;
-                $contig(out, $($a,)* len, f);
+                /// `$staged`, out of line.
+                #[inline(never)]
+                fn staged_out_of_line<O: Element, $($A: Element),*>(
+                    out: *mut O,
+                    $($a: *const $A,)*
+                    n: usize,
+                    f: &impl Fn($($A),*) -> O,
+                ) {
+                    $staged(out, $($a,)* n, f)
+                }
+                if in_place {
+                    staged_out_of_line(out, $($a,)* len, f);
+                } else {
+                    $contig(out, $($a,)* len, f);
+                }
             }
 
             /// `f` on the elements `range` of a strided loop (pointers
@@ -249,6 +303,9 @@ fn vectorizes(strides: &[i64], sizes: &[usize]) -> bool {
         })
 }
 
-define_loop!(unary, unary_vec, unary_avx2, unary_contig; a: A);
-define_loop!(binary, binary_vec, binary_avx2, binary_contig; a: A, b: B);
-define_loop!(ternary, ternary_vec, ternary_avx2, ternary_contig; a: A, b: B, c: C);
+define_loop!(unary, unary_vec, unary_avx2, unary_contig, unary_staged, unary_staged_avx2;
+    a: A);
+define_loop!(binary, binary_vec, binary_avx2, binary_contig, binary_staged, binary_staged_avx2;
+    a: A, b: B);
+define_loop!(ternary, ternary_vec, ternary_avx2, ternary_contig, ternary_staged,
+    ternary_staged_avx2; a: A, b: B, c: C);
