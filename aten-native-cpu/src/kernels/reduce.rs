@@ -153,6 +153,17 @@ fn reduce_into<T: Element, O: Element>(
 /// Visits the reduced elements at `base + off` in row-major order.
 #[inline]
 fn visit<T: Element>(base: *const T, off: i64, dims: &[(i64, i64)], mut f: impl FnMut(T)) {
+    if let [(n, stride)] = dims {
+        // One reduced dimension (a bias gradient's sum over the batch, one
+        // call per kept column): the same order without the two vectors
+        // below, which cost more than the 64 elements of that sum.
+        for i in 0..*n {
+            // SAFETY: as below: `off + i * stride` for `i < n` is an
+            // offset of the tensor's own layout.
+            f(unsafe { base.add((off + i * stride) as usize).read() })
+        }
+        return;
+    }
     let (sizes, strides): (Vec<i64>, Vec<i64>) = dims.iter().copied().unzip();
     for_each_offset(&sizes, &strides, off, |o| {
         // SAFETY: offsets come from the tensor's own sizes and strides
