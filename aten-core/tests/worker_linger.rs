@@ -18,13 +18,17 @@ fn wait_until_none_linger() {
     }
 }
 
+fn pool_of(threads: usize) -> rayon::ThreadPool {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap()
+}
+
 #[test]
 fn lingering_workers_run_later_work_then_return() {
     let _serial = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(3)
-        .build()
-        .unwrap();
+    let pool = pool_of(3);
     pool.install(|| {
         linger();
         // Two workers at most: the pool's other threads.
@@ -48,11 +52,7 @@ fn lingering_workers_run_later_work_then_return() {
     assert!(lingering() < rayon::current_num_threads().max(2));
     wait_until_none_linger();
     // In a pool of one, nothing is sent.
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(1)
-        .build()
-        .unwrap()
-        .install(linger);
+    pool_of(1).install(linger);
     assert_eq!(lingering(), 0);
     drop(pool);
 }
@@ -62,10 +62,7 @@ fn work_run_by_a_lingering_worker_still_keeps_the_others_awake() {
     let _serial = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     use std::sync::Arc;
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(2)
-        .build()
-        .unwrap();
+    let pool = pool_of(2);
     let counts = Arc::new((AtomicUsize::new(usize::MAX), AtomicUsize::new(0)));
     let done = Arc::new(AtomicBool::new(false));
     pool.install(|| {
