@@ -31,6 +31,7 @@ pub mod element;
 pub mod error;
 pub mod generator;
 pub mod grad_mode;
+mod handle_owner;
 mod intrusive_ptr;
 pub mod layout;
 pub mod local_dispatch_key_set;

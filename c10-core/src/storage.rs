@@ -238,7 +238,7 @@ impl Storage {
     /// the only one who can reach the memory.
     #[inline]
     pub fn is_unique(&self) -> bool {
-        IntrusivePtr::strong_count(&self.inner) == 1
+        IntrusivePtr::is_unique(&self.inner)
     }
 
     /// An identity usable for ordering borrows.

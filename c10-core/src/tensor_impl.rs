@@ -663,7 +663,7 @@ impl TensorBase {
         let Some(inner) = &self.inner else {
             return false;
         };
-        let unique = IntrusivePtr::strong_count(inner) == 1
+        let unique = IntrusivePtr::is_unique(inner)
             && !inner.layout.was_replaced()
             && inner.layout.load().storage().is_unique();
         if unique {
