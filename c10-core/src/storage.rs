@@ -235,7 +235,9 @@ impl Storage {
     /// Whether this is the only handle to the storage. Storages are only
     /// ever shared through handles (no weak references are made), so a
     /// caller that holds the only handle, and the only way to reach it, is
-    /// the only one who can reach the memory.
+    /// the only one who can reach the memory. On a thread other than the
+    /// one that made the storage, the answer is no until the handle counts
+    /// are merged (never a false yes; see `use_count`).
     #[inline]
     pub fn is_unique(&self) -> bool {
         IntrusivePtr::is_unique(&self.inner)
@@ -253,7 +255,10 @@ impl Storage {
         self.inner.buffer.as_ref().map(|b| b.ptr)
     }
 
-    /// Number of handles sharing the storage (`use_count`).
+    /// Number of handles sharing the storage (`use_count`). Exact on the
+    /// thread that made the storage, and everywhere once that thread's part
+    /// of the count is merged (when it has dropped its handles); on other
+    /// threads before that, the maker's handles count as one.
     pub fn use_count(&self) -> usize {
         IntrusivePtr::strong_count(&self.inner)
     }

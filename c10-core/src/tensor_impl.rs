@@ -657,7 +657,8 @@ impl TensorBase {
     /// handles (no weak references exist), so while the caller keeps `&mut`
     /// access to this handle and does not clone it, no other thread can
     /// read or write those elements: the caller may skip the storage's
-    /// borrow flag.
+    /// borrow flag. On a thread other than the one that made the tensor,
+    /// the answer may be a conservative no (see [`Storage::is_unique`]).
     #[inline]
     pub fn is_exclusively_owned(&mut self) -> bool {
         let Some(inner) = &self.inner else {
@@ -674,7 +675,9 @@ impl TensorBase {
         unique
     }
 
-    /// Number of handles sharing the tensor (`use_count`).
+    /// Number of handles sharing the tensor (`use_count`), counted as
+    /// [`Storage::use_count`] counts: exact on the thread that made the
+    /// tensor and once the counts are merged.
     pub fn use_count(&self) -> usize {
         self.inner.as_ref().map_or(0, IntrusivePtr::strong_count)
     }
@@ -927,6 +930,30 @@ mod tests {
         let copy = t.shallow_copy_and_detach().unwrap();
         assert_eq!(copy.pyobj_slot().unwrap().downcast_ref::<u8>(), Some(&7));
         assert_eq!(t.impl_id() != copy.impl_id(), !t.is_same(&copy));
+    }
+
+    #[test]
+    fn exclusive_ownership_is_never_claimed_where_the_counts_are_not_known() {
+        let mut t = TensorBase::empty(&[4], ScalarType::Float, Device::CPU).unwrap();
+        let moved = t.clone();
+        let moved = std::thread::spawn(move || {
+            let mut moved = moved;
+            assert!(!moved.is_exclusively_owned());
+            moved
+        })
+        .join()
+        .unwrap();
+        drop(moved);
+        assert!(t.is_exclusively_owned());
+        // Even the only handle: on another thread than its maker, the
+        // maker's part of the count is not readable, so the answer is no.
+        let mut t = std::thread::spawn(move || {
+            assert!(!t.is_exclusively_owned());
+            t
+        })
+        .join()
+        .unwrap();
+        assert!(t.is_exclusively_owned());
     }
 
     #[test]
