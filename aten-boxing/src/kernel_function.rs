@@ -811,7 +811,12 @@ macro_rules! kernel_functor {
                 let mut slot = base;
                 $(let $h = $a::holder_from_ivalue(std::mem::take(&mut stack[slot]))?; slot += 1;)*
                 debug_assert_eq!(slot, stack.len());
-                stack.truncate(base);
+                debug_assert!(stack[base..].iter().all(|v| matches!(v, crate::ivalue::IValue::None)));
+                // SAFETY: every slot from `base` on was just taken, leaving
+                // `IValue::None`, which owns nothing: forgetting the slots
+                // leaks nothing. (`truncate` would call `drop_in_place` on
+                // each, out of line.)
+                unsafe { stack.set_len(base) };
                 let ret = kernel_functor!(@call $kind, (self), keys, $($a::borrow(&$h)),*)?;
                 ret.push_onto(stack);
                 Ok(())

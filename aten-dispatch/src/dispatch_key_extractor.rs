@@ -26,10 +26,17 @@ use crate::schema_check::is_tensor_like_argument;
 pub(crate) struct DispatchKeyExtractor {
     /// Number of arguments; `None` when the operator has no schema.
     num_args: Option<usize>,
-    /// The positions of the arguments that may hold tensors (shared by
-    /// every table the operator publishes).
-    tensor_args: Arc<[u32]>,
+    /// The positions below 64 of the arguments that may hold tensors, one
+    /// bit each (PyTorch's `dispatch_arg_indices_reverse_`): read in the
+    /// extractor itself, without following a pointer on every call.
+    tensor_arg_bits: u64,
+    /// The positions from 64 on (shared by every table the operator
+    /// publishes; almost always empty).
+    later_tensor_args: Arc<[u32]>,
 }
+
+/// Positions below this are kept as bits.
+const BITS: u32 = u64::BITS;
 
 impl DispatchKeyExtractor {
     /// `makeUninitialized`: an operator without a schema (boxed calls fail).
@@ -37,7 +44,8 @@ impl DispatchKeyExtractor {
     pub(crate) fn none() -> DispatchKeyExtractor {
         DispatchKeyExtractor {
             num_args: None,
-            tensor_args: Arc::from([]),
+            tensor_arg_bits: 0,
+            later_tensor_args: Arc::from([]),
         }
     }
 
@@ -45,14 +53,18 @@ impl DispatchKeyExtractor {
     #[doc(alias = "make")]
     pub(crate) fn from_schema(schema: &FunctionSchema) -> DispatchKeyExtractor {
         let arguments = schema.arguments();
-        let tensor_args = (0u32..)
+        let positions = (0u32..)
             .zip(arguments)
             .filter(|(_, a)| is_tensor_like_argument(a))
-            .map(|(i, _)| i)
-            .collect();
+            .map(|(i, _)| i);
+        let tensor_arg_bits = positions
+            .clone()
+            .filter(|&i| i < BITS)
+            .fold(0u64, |bits, i| bits | 1 << i);
         DispatchKeyExtractor {
             num_args: Some(arguments.len()),
-            tensor_args,
+            tensor_arg_bits,
+            later_tensor_args: positions.filter(|&i| i >= BITS).collect(),
         }
     }
 
@@ -83,7 +95,15 @@ impl DispatchKeyExtractor {
             return Err(self.stack_error(stack, op));
         };
         let mut ks = DispatchKeySet::EMPTY;
-        for &i in self.tensor_args.iter() {
+        let mut bits = self.tensor_arg_bits;
+        while bits != 0 {
+            let i = bits.trailing_zeros();
+            bits &= bits - 1;
+            if let Some(value) = args.get(i as usize) {
+                ks |= ivalue_key_set(value);
+            }
+        }
+        for &i in self.later_tensor_args.iter() {
             if let Some(value) = args.get(i as usize) {
                 ks |= ivalue_key_set(value);
             }
@@ -153,4 +173,48 @@ fn compute_dispatch_key_set(arg_keys: DispatchKeySet, table: &DispatchTable) -> 
     let tls = tls_local_dispatch_key_set();
     let keys = (arg_keys | tls.included) - tls.excluded;
     keys & table.mask_for(keys)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use c10_core::{Device, DispatchKey, ScalarType, TensorBase, TensorImpl};
+
+    fn tensor(key: DispatchKey) -> IValue {
+        let t = TensorImpl::new(
+            DispatchKeySet::from_key(key),
+            ScalarType::Float,
+            Device::CPU,
+            vec![1],
+        )
+        .unwrap();
+        IValue::Tensor(TensorBase::from_impl(t))
+    }
+
+    #[test]
+    fn tensor_arguments_past_the_first_64_are_read_too() {
+        // 70 arguments: tensors at positions 0, 63 and 66, ints elsewhere.
+        let is_tensor = |i: usize| matches!(i, 0 | 63 | 66);
+        let args: Vec<String> = (0..70)
+            .map(|i| format!("{} a{i}", if is_tensor(i) { "Tensor" } else { "int" }))
+            .collect();
+        let schema = FunctionSchema::parse(&format!("t::many({}) -> ()", args.join(", "))).unwrap();
+        let extractor = DispatchKeyExtractor::from_schema(&schema);
+        let keys = [DispatchKey::CPU, DispatchKey::Meta, DispatchKey::CUDA];
+        let mut stack: Vec<IValue> = vec![IValue::Int(7)];
+        let mut next = keys.iter();
+        for i in 0..70 {
+            stack.push(if is_tensor(i) {
+                tensor(*next.next().unwrap())
+            } else {
+                IValue::Int(i as i64)
+            });
+        }
+        let op = OperatorName::parse("t::many").unwrap();
+        let got = extractor.keys_from_stack(&stack, &op).unwrap();
+        let expected = keys.iter().fold(DispatchKeySet::EMPTY, |ks, &k| {
+            ks | DispatchKeySet::from_key(k)
+        });
+        assert_eq!(got, expected);
+    }
 }
