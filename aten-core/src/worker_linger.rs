@@ -99,7 +99,13 @@ fn run(sender: usize) {
     loop {
         match rayon::yield_now() {
             Some(rayon::Yield::Executed) => idle_since = Instant::now(),
-            _ if idle_since.elapsed() >= LINGER => return,
+            _ if idle_since.elapsed() >= LINGER => {
+                // About to sleep: free what this worker made and others
+                // have dropped since (it would otherwise wait for the
+                // worker's next allocation).
+                c10_core::merge_queued_handle_counts();
+                return;
+            }
             _ => std::hint::spin_loop(),
         }
     }

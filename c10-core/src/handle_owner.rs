@@ -12,10 +12,11 @@
 //! whether the last handle is gone.
 //!
 //! The owner merges its queue when it next makes a value (one relaxed load
-//! of its `pending` flag on that path) and when it exits. A value made on
-//! one thread and last dropped on another is therefore freed at the
-//! owner's next allocation, not at that drop; a thread blocked for good
-//! keeps its queue until it wakes or exits.
+//! of its `pending` flag on that path), when it exits, and when it calls
+//! [`merge_queued_handle_counts`] (a pool's workers do before they go
+//! idle). A value made on one thread and last dropped on another is
+//! therefore freed at one of those points, not at that drop; a thread
+//! blocked for good keeps its queue until it wakes or exits.
 //!
 //! Tokens are never reused: a thread whose token matched a value made by a
 //! thread that has exited could otherwise touch that value's plain count
@@ -129,17 +130,35 @@ pub(crate) fn current() -> Token {
 pub(crate) fn owner_for_new_value() -> Token {
     let (token, queue) = THIS.with(|t| (t.token.get(), t.queue.get()));
     if token < DEAD {
-        // SAFETY: a thread with a token has its queue pointer set, and the
-        // queue lives until this thread retires (which resets the token).
-        if unsafe { (*queue).pending.load(Ordering::Relaxed) } {
-            merge_queue(queue);
-        }
+        merge_if_pending(queue);
         return token;
     }
     if token == UNASSIGNED {
         return take_token();
     }
     UNOWNED
+}
+
+/// Merges the calling thread's queue now, if another thread queued a value
+/// to it: frees the values this thread made whose last handles other
+/// threads dropped. A thread does this itself when it next makes a value;
+/// one about to go idle for long (a pool's worker) calls this first.
+pub fn merge_queued_handle_counts() {
+    let (token, queue) = THIS.with(|t| (t.token.get(), t.queue.get()));
+    if token < DEAD {
+        merge_if_pending(queue);
+    }
+}
+
+/// Merges `queue`, this thread's, if anything waits in it.
+#[inline(always)]
+fn merge_if_pending(queue: *const OwnerQueue) {
+    // SAFETY: a thread with a token has its queue pointer set, and the
+    // queue lives until this thread retires (which resets the token); the
+    // callers pass this thread's queue while it holds its token.
+    if unsafe { (*queue).pending.load(Ordering::Relaxed) } {
+        merge_queue(queue);
+    }
 }
 
 /// Gives this thread a token and a queue, or [`UNOWNED`] when it is tearing

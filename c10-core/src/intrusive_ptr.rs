@@ -535,6 +535,32 @@ mod tests {
     }
 
     #[test]
+    fn a_maker_frees_what_others_dropped_when_it_merges_its_queue() {
+        let d = Arc::new(AtomicUsize::new(0));
+        let probe = d.clone();
+        let (to_main, from_maker) = mpsc::channel();
+        let (merged, wait_merged) = mpsc::channel::<()>();
+        let (to_maker, from_main) = mpsc::channel::<()>();
+        let maker = std::thread::spawn(move || {
+            let a = IntrusivePtr::new(DropProbe(probe));
+            to_main.send(a.clone()).unwrap();
+            drop(a);
+            from_main.recv().unwrap();
+            // No new value is made here: only the explicit merge frees it.
+            handle_owner::merge_queued_handle_counts();
+            merged.send(()).unwrap();
+            from_main.recv().unwrap();
+        });
+        drop(from_maker.recv().unwrap());
+        assert_eq!(drops(&d), 0);
+        to_maker.send(()).unwrap();
+        wait_merged.recv().unwrap();
+        assert_eq!(drops(&d), 1);
+        to_maker.send(()).unwrap();
+        maker.join().unwrap();
+    }
+
+    #[test]
     fn handles_passed_around_threads_free_the_value_exactly_once() {
         const THREADS: usize = 4;
         const ROUNDS: usize = 2000;

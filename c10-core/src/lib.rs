@@ -57,6 +57,7 @@ pub use generator::Generator;
 pub use grad_mode::{enable_grad, no_grad, AutoGradMode, GradMode, InferenceMode};
 #[doc(hidden)]
 pub use half;
+pub use handle_owner::merge_queued_handle_counts;
 pub use layout::{Layout, MemoryFormat};
 pub use scalar::{Complex64, Scalar};
 pub use scalar_type::ScalarType;
