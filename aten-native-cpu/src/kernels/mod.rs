@@ -38,6 +38,7 @@ pub mod binary;
 pub mod cat;
 pub mod col2im;
 pub mod compare;
+mod conv_shifted;
 pub mod copy;
 pub mod distance;
 pub mod embedding_bag;

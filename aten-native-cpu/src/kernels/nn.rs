@@ -1,4 +1,5 @@
-//! Neural-network kernels: 2-d convolution (im2col + GEMM), layer
+//! Neural-network kernels: 2-d convolution (im2col + GEMM, or shifted
+//! products: `conv_shifted`), layer
 //! normalisation, the NLL and MSE losses and dropout.
 
 use aten_core::meta::loss::REDUCTION_NONE;
@@ -9,27 +10,28 @@ use aten_core::{ops, Tensor};
 use c10_core::{Error, Generator, Numeric, Result, Scalar, ScalarType, TensorBase};
 use rayon::prelude::*;
 
+use super::conv_shifted;
 use super::util::{device_of, dtype_of, write_output};
 use crate::dispatch_floating;
 use crate::gemm::{Gemm, MatMut, MatPtr};
 use crate::loops::binary;
 
 /// Geometry of one 2-d convolution.
-#[derive(Copy, Clone)]
-struct ConvGeometry {
-    channels: usize,
-    height: usize,
-    width: usize,
-    kernel: (usize, usize),
-    stride: (usize, usize),
-    padding: (usize, usize),
-    dilation: (usize, usize),
-    out_h: usize,
-    out_w: usize,
+#[derive(Copy, Clone, Debug)]
+pub(super) struct ConvGeometry {
+    pub(super) channels: usize,
+    pub(super) height: usize,
+    pub(super) width: usize,
+    pub(super) kernel: (usize, usize),
+    pub(super) stride: (usize, usize),
+    pub(super) padding: (usize, usize),
+    pub(super) dilation: (usize, usize),
+    pub(super) out_h: usize,
+    pub(super) out_w: usize,
 }
 
 impl ConvGeometry {
-    fn is_pointwise(&self) -> bool {
+    pub(super) fn is_pointwise(&self) -> bool {
         self.kernel == (1, 1) && self.stride == (1, 1) && self.padding == (0, 0)
     }
 
@@ -253,6 +255,10 @@ fn conv2d_im2col<T: Gemm + Copy>(
                         p0 += len;
                     }
                 };
+                if conv_shifted::applies(&g) {
+                    let bias = bias_values.as_deref();
+                    return conv_shifted::conv2d_shifted(x, w, bias, y, &g, batch, oc, threads);
+                }
                 let per_image = oc * plane;
                 if batch >= threads && threads > 1 {
                     // One image per task, each on one thread.
