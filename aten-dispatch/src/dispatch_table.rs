@@ -378,6 +378,13 @@ impl TableKernel {
     }
 }
 
+/// The runtime slots whose kernels a table also keeps inline: the dense CPU
+/// kernel and the CPU autograd kernel, where eager CPU calls go.
+const HOT_SLOTS: [usize; 2] = [
+    DispatchKey::CPU.dispatch_table_index(),
+    DispatchKey::AutogradCPU.dispatch_table_index(),
+];
+
 /// One operator's published table: a byte per runtime-table slot naming one
 /// of the operator's distinct kernels, and the non-fallthrough masks. The
 /// compact form keeps a table in a few cache lines and makes republishing
@@ -387,6 +394,13 @@ pub struct DispatchTable {
     /// `0`: missing; `i`: `kernels[i - 1]`.
     slots: [u8; NUM_RUNTIME_ENTRIES],
     kernels: Vec<TableKernel>,
+    /// The kernels of [`HOT_SLOTS`], copied from `kernels` whenever the
+    /// slots change. A call for one of these slots compares its computed
+    /// index with a constant instead of loading the slot byte first; the
+    /// processor predicts the comparison and loads the kernel's entry
+    /// while the index is still being computed, so the call's target no
+    /// longer waits for the key-set arithmetic and two dependent loads.
+    hot: [Option<TableKernel>; HOT_SLOTS.len()],
     non_fallthrough: DispatchKeySet,
     non_fallthrough_per_backend: [DispatchKeySet; NUM_BACKENDS as usize],
     requires_per_backend: bool,
@@ -398,6 +412,7 @@ impl DispatchTable {
         DispatchTable {
             slots: [0; NUM_RUNTIME_ENTRIES],
             kernels: Vec::new(),
+            hot: [None, None],
             non_fallthrough: DispatchKeySet::FULL,
             non_fallthrough_per_backend: [DispatchKeySet::FULL; NUM_BACKENDS as usize],
             requires_per_backend: false,
@@ -419,8 +434,25 @@ impl DispatchTable {
 
     #[inline(always)]
     fn table_kernel(&self, index: usize) -> Option<&TableKernel> {
+        if index == HOT_SLOTS[0] {
+            return self.hot[0].as_ref();
+        }
+        if index == HOT_SLOTS[1] {
+            return self.hot[1].as_ref();
+        }
+        self.compact_kernel(index)
+    }
+
+    /// The kernel in slot `index`, through the slot bytes.
+    #[inline(always)]
+    fn compact_kernel(&self, index: usize) -> Option<&TableKernel> {
         let i = *self.slots.get(index)? as usize;
         self.kernels.get(i.wrapping_sub(1))
+    }
+
+    /// Copies the kernels of [`HOT_SLOTS`] from the slots.
+    fn refresh_hot(&mut self) {
+        self.hot = HOT_SLOTS.map(|i| self.compact_kernel(i).cloned());
     }
 
     fn set_slot(&mut self, index: usize, kernel: Entry<'_>) {
@@ -490,6 +522,7 @@ impl DispatchTable {
             }
         }
         self.compact();
+        self.refresh_hot();
         self.compute_masks();
     }
 

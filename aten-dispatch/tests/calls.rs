@@ -91,6 +91,42 @@ fn picks_the_kernel_of_the_highest_key() {
     assert_eq!(stack, vec![IValue::Int(2)]);
 }
 
+/// The CPU and AutogradCPU slots, which tables also keep inline, follow
+/// every change: a kernel arriving, being replaced by an alias kernel's
+/// choice, and going away.
+#[test]
+fn cpu_slots_follow_registrations_and_removals() {
+    let d = Dispatcher::new();
+    let _fw = framework(&d);
+    let _def = defined(&d, "fn(Tensor x) -> int");
+    let op = d.find_schema_or_throw("test::fn", "").unwrap();
+    let typed = op.typed::<(&TensorBase,), i64>().unwrap();
+    let t = tensor(DeviceType::CPU);
+    assert!(typed.call((&t,)).is_err());
+    let mut composite = imp(&d, DispatchKey::CompositeExplicitAutograd);
+    composite.impl_("fn", returns(1)).unwrap();
+    assert_eq!(typed.call((&t,)).unwrap(), 1);
+    let mut cpu = imp(&d, DispatchKey::CPU);
+    cpu.impl_("fn", returns(2)).unwrap();
+    assert_eq!(typed.call((&t,)).unwrap(), 2);
+    let mut autograd = imp(&d, DispatchKey::AutogradCPU);
+    autograd.impl_("fn", returns(3)).unwrap();
+    assert_eq!(typed.call((&t,)).unwrap(), 3);
+    let mut stack: Stack = vec![IValue::Tensor(t.clone())];
+    op.call_boxed(&mut stack).unwrap();
+    assert_eq!(stack, vec![IValue::Int(3)]);
+    drop(autograd);
+    assert_eq!(typed.call((&t,)).unwrap(), 2);
+    drop(cpu);
+    assert_eq!(typed.call((&t,)).unwrap(), 1);
+    drop(composite);
+    let err = typed.call((&t,)).unwrap_err();
+    assert!(
+        err.message().starts_with("Could not run 'test::fn'"),
+        "{err}"
+    );
+}
+
 #[test]
 fn missing_kernels_report_pytorchs_error() {
     let d = Dispatcher::new();
