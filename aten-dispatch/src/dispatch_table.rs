@@ -434,6 +434,9 @@ impl DispatchTable {
 
     #[inline(always)]
     fn table_kernel(&self, index: usize) -> Option<&TableKernel> {
+        // Written out, CPU first: a loop over `HOT_SLOTS` compiled to the
+        // comparisons in the other order, and boxed calls on CPU tensors
+        // measured about 1 ns slower.
         if index == HOT_SLOTS[0] {
             return self.hot[0].as_ref();
         }
