@@ -16,15 +16,34 @@ use crate::prefetch::{page_elements, page_pieces, prefetch_read};
 use c10_core::{Element, Error, Result, ScalarType};
 
 fn check(iter: &TensorIterator<'_>, expected: &[ScalarType]) -> Result<()> {
-    for (i, dtype) in expected.iter().enumerate() {
-        if iter.dtype(i) != *dtype {
-            return Err(Error::internal(format!(
-                "CPU loop: operand {i} has dtype {} but the loop was instantiated for {dtype}",
-                iter.dtype(i)
-            )));
-        }
+    if iter.has_dtypes(expected) {
+        return Ok(());
     }
-    Ok(())
+    Err(dtype_mismatch(iter, expected))
+}
+
+/// The error of a loop instantiated for other dtypes than its operands'.
+#[cold]
+#[inline(never)]
+fn dtype_mismatch(iter: &TensorIterator<'_>, expected: &[ScalarType]) -> Error {
+    if iter.ntensors() < expected.len() {
+        return Error::internal(format!(
+            "CPU loop: the loop was instantiated for {} operands but the iteration has {}",
+            expected.len(),
+            iter.ntensors()
+        ));
+    }
+    match expected
+        .iter()
+        .enumerate()
+        .find(|&(i, d)| iter.dtype(i) != *d)
+    {
+        Some((i, dtype)) => Error::internal(format!(
+            "CPU loop: operand {i} has dtype {} but the loop was instantiated for {dtype}",
+            iter.dtype(i)
+        )),
+        None => Error::internal("CPU loop: operand dtypes do not match the loop"),
+    }
 }
 
 #[inline(always)]
@@ -84,6 +103,9 @@ impl Staged {
     }
 }
 
+/// Runs shorter than this go element by element (see `define_loop!`).
+const SHORT_RUN: usize = 8;
+
 macro_rules! define_loop {
     ($name:ident, $name_vec:ident, $avx:ident, $contig:ident, $staged:ident, $staged_avx:ident;
      $($a:ident : $A:ident),*) => {
@@ -94,6 +116,16 @@ macro_rules! define_loop {
             n: usize,
             f: &impl Fn($($A),*) -> O,
         ) {
+            if n < SHORT_RUN {
+                // A run shorter than a vector pass (eager calls on a few
+                // elements): element by element, without the page pieces'
+                // bookkeeping or the vector loop's set-up.
+                for i in 0..n {
+                    // SAFETY: as below.
+                    unsafe { out.add(i).write(f($($a.add(i).read()),*)) }
+                }
+                return;
+            }
             let widest = 0 $(.max(std::mem::size_of::<$A>()))*;
             let piece = page_elements(widest.max(std::mem::size_of::<O>()), 1);
             for (piece, ahead) in page_pieces(n, piece) {
@@ -269,11 +301,12 @@ macro_rules! define_loop {
                 let out = ptrs[k] as *mut O;
                 $(k += 1; let $a = ptrs[k] as *const $A;)*
                 let _ = k;
-                let head = if vectorizes(strides, &sizes) { n / block * block } else { 0 };
                 if contiguous(strides, &sizes) {
+                    let head = n / block * block;
                     run_contiguous(avx, out, $($a,)* 0..head, &vectorized);
                     run_contiguous(avx, out, $($a,)* head..n, &scalar);
                 } else {
+                    let head = if vectorizes(strides, &sizes) { n / block * block } else { 0 };
                     let mut j = 0;
                     let out = (out, strides[j] as isize);
                     $(j += 1; let $a = ($a, strides[j] as isize);)*
@@ -309,3 +342,46 @@ define_loop!(binary, binary_vec, binary_avx2, binary_contig, binary_staged, bina
     a: A, b: B);
 define_loop!(ternary, ternary_vec, ternary_avx2, ternary_contig, ternary_staged,
     ternary_staged_avx2; a: A, b: B, c: C);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use aten_core::tensor_iterator::TensorIteratorConfig;
+    use aten_core::Tensor;
+
+    fn ramp(n: usize, scale: f32) -> Tensor {
+        let v: Vec<f32> = (0..n).map(|i| i as f32 * scale).collect();
+        Tensor::from_slice(&v, &[n as i64]).unwrap()
+    }
+
+    #[test]
+    fn runs_of_every_length_short_and_long_allocated_and_in_place() {
+        for n in 0..40 {
+            let (a, b) = (ramp(n, 1.0), ramp(n, 10.0));
+            let want: Vec<f32> = (0..n).map(|i| i as f32 * 11.0).collect();
+            let mut it = TensorIteratorConfig::binary_op(None, &a, &b)
+                .build()
+                .unwrap();
+            binary::<f32, f32, f32>(&mut it, |x, y| x + y).unwrap();
+            assert_eq!(it.into_output(0).to_vec::<f32>().unwrap(), want, "n = {n}");
+            let mut it = TensorIteratorConfig::binary_op(Some(&a), &a, &b)
+                .build()
+                .unwrap();
+            binary::<f32, f32, f32>(&mut it, |x, y| x + y).unwrap();
+            drop(it);
+            assert_eq!(a.to_vec::<f32>().unwrap(), want, "in place, n = {n}");
+        }
+    }
+
+    #[test]
+    fn a_loop_for_other_dtypes_or_more_operands_is_an_error() {
+        let (a, b) = (ramp(3, 1.0), ramp(3, 1.0));
+        let mut it = TensorIteratorConfig::binary_op(None, &a, &b)
+            .build()
+            .unwrap();
+        let err = binary::<f64, f64, f64>(&mut it, |x, y| x + y).unwrap_err();
+        assert!(err.message().contains("operand 0 has dtype Float"), "{err}");
+        let err = ternary::<f32, f32, f32, f32>(&mut it, |x, y, z| x + y + z).unwrap_err();
+        assert!(err.message().contains("for 4 operands"), "{err}");
+    }
+}

@@ -440,7 +440,8 @@ impl fmt::Debug for Storage {
 const INLINE_BORROWS: usize = 4;
 
 /// Borrows of several storages held for one kernel: shared for inputs,
-/// exclusive for outputs, taken in address order, released when the kernel
+/// exclusive for outputs, taken in address order (reads alone are first
+/// tried in the order given, without waiting), released when the kernel
 /// returns (or unwinds). Only [`StorageBorrow::hold`] makes one, and it
 /// never hands it out, so a borrow cannot be leaked.
 pub struct StorageBorrow<'a> {
@@ -450,8 +451,9 @@ pub struct StorageBorrow<'a> {
 
 impl<'a> StorageBorrow<'a> {
     /// Runs `f` while holding borrows of `storages`; a storage listed both
-    /// as read and written (or twice) is borrowed once, exclusively if any
-    /// use writes it. Waits while another thread holds a conflicting
+    /// as read and written (or written twice) is borrowed once,
+    /// exclusively (one listed only for reading may be borrowed once per
+    /// listing: shared borrows never exclude each other). Waits while another thread holds a conflicting
     /// borrow; fails with "... is already borrowed" when this thread holds
     /// one (a kernel called from inside [`with_data`] on the tensor it
     /// reads), or when waiting could deadlock (see `NESTED_WAIT`).
@@ -493,6 +495,9 @@ impl<'a> StorageBorrow<'a> {
             let inline = std::mem::replace(&mut self.held, [(None, false); INLINE_BORROWS]);
             self.extra.extend_from_slice(&inline[..n]);
         }
+        if self.extra.is_empty() && self.try_shared_in_place(n) {
+            return Ok(());
+        }
         let entries: &mut [(Option<&'a Storage>, bool)] = if self.extra.is_empty() {
             &mut self.held[..n]
         } else {
@@ -529,6 +534,36 @@ impl<'a> StorageBorrow<'a> {
             }
         }
         Ok(())
+    }
+}
+
+impl StorageBorrow<'_> {
+    /// When the first `n` inline entries are all shared (a kernel's inputs
+    /// beside outputs it allocated), one attempt at each in the order
+    /// given: readers never exclude each other, so a storage listed twice
+    /// needs no merging, and taking them without sorting cannot deadlock
+    /// because nothing waits. `false` (with every borrow taken here given
+    /// back) when an entry writes or an attempt fails; the caller then
+    /// takes them in address order, waiting as needed.
+    #[inline]
+    fn try_shared_in_place(&mut self, n: usize) -> bool {
+        let entries = &self.held[..n];
+        if entries.iter().any(|&(_, write)| write) {
+            return false;
+        }
+        for (k, &(s, _)) in entries.iter().enumerate() {
+            if let Some(s) = s {
+                if !s.try_acquire(false) {
+                    for &(s, _) in entries[..k].iter().rev() {
+                        if let Some(s) = s {
+                            s.release(false);
+                        }
+                    }
+                    return false;
+                }
+            }
+        }
+        true
     }
 }
 
@@ -610,8 +645,11 @@ mod tests {
     #[test]
     fn borrows_exclude_writers() {
         let s = Storage::new(8, Device::CPU).unwrap();
+        // Two reads of one storage are two shared borrows (taken in place,
+        // unmerged); a nested read adds a third.
         StorageBorrow::hold([(&s, false), (&s, false)], || {
-            StorageBorrow::hold([(&s, false)], || assert_eq!(flag(&s), 2)).unwrap();
+            assert_eq!(flag(&s), 2);
+            StorageBorrow::hold([(&s, false)], || assert_eq!(flag(&s), 3)).unwrap();
         })
         .unwrap();
         StorageBorrow::hold([(&s, false), (&s, true)], || assert_eq!(flag(&s), -1)).unwrap();
@@ -688,6 +726,34 @@ mod tests {
     }
 
     #[test]
+    fn readers_wait_for_another_threads_writer() {
+        let (s, t) = (
+            Arc::new(Storage::new(8, Device::CPU).unwrap()),
+            Storage::new(8, Device::CPU).unwrap(),
+        );
+        let (tx, rx) = std::sync::mpsc::channel();
+        let writer = {
+            let s = Arc::clone(&s);
+            std::thread::spawn(move || {
+                StorageBorrow::hold([(&*s, true)], || {
+                    tx.send(()).unwrap();
+                    std::thread::sleep(Duration::from_millis(20));
+                })
+                .unwrap()
+            })
+        };
+        rx.recv().unwrap();
+        // The attempt in the given order fails at `s`; the ordered one
+        // waits for the writer, and both reads are then held.
+        StorageBorrow::hold([(&t, false), (&*s, false)], || {
+            assert_eq!((flag(&s), flag(&t)), (1, 1));
+        })
+        .unwrap();
+        writer.join().unwrap();
+        assert_eq!((flag(&s), flag(&t)), (0, 0));
+    }
+
+    #[test]
     fn a_few_borrows_in_any_order_merge_and_fail_cleanly() {
         let (a, b, c) = (
             Storage::new(8, Device::CPU).unwrap(),
@@ -715,6 +781,16 @@ mod tests {
                 [(&b, true), (&c, false), (&a, false)],
             ] {
                 assert!(StorageBorrow::hold(uses, || ()).is_err());
+                assert_eq!((flag(&a), flag(&b), flag(&c)), (0, 0, -1));
+            }
+            // Reads only: the attempt in the given order takes `a` and `b`,
+            // fails at `c` and gives them back before the ordered one.
+            for uses in [
+                [(&a, false), (&b, false), (&c, false)],
+                [(&c, false), (&b, false), (&a, false)],
+            ] {
+                let err = StorageBorrow::hold(uses, || ()).unwrap_err();
+                assert!(err.message().contains("is already borrowed"), "{err}");
                 assert_eq!((flag(&a), flag(&b), flag(&c)), (0, 0, -1));
             }
         })

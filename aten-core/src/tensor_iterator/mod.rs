@@ -30,6 +30,8 @@ use c10_core::{
     StorageBorrow, TensorBase, TensorLayout, ThreadShared,
 };
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use crate::memory_overlap;
 use crate::Tensor;
 pub use broadcast::infer_size;
@@ -456,7 +458,7 @@ pub fn can_cast(from: ScalarType, to: ScalarType) -> bool {
 /// wrapper unwraps and hands to the implementation, and each move of a
 /// state of a few hundred bytes was a copy whose wide loads waited for the
 /// narrow stores that had just built it.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct TensorIterator<'a> {
     state: CachedBox<IterState<'a>>,
 }
@@ -466,9 +468,16 @@ pub struct TensorIterator<'a> {
 const STATE_OPERANDS: usize = 3;
 
 /// What a [`TensorIterator`] holds.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 struct IterState<'a> {
     operands: SmallVec<Operand<'a>, STATE_OPERANDS>,
+    /// Whether [`TensorIterator::output`] has shared an output. Until it
+    /// has, the outputs the iteration allocated (owned operands) are
+    /// reachable only through the iteration, so its loops, which borrow
+    /// the iteration mutably, write them without a storage borrow. (The
+    /// iteration is not `Clone` for the same reason.) Atomic only so that
+    /// the state stays `Sync`; `output` takes `&self`.
+    shared_an_output: AtomicBool,
     /// The operands (by index) computed in another dtype than the
     /// caller's tensor, and how they relate to it.
     conversions: Conversions<'a>,
@@ -502,6 +511,7 @@ impl<'a> IterState<'a> {
     ) -> IterState<'a> {
         IterState {
             operands: SmallVec::Inline(EMPTY_OPERANDS, 0),
+            shared_an_output: AtomicBool::new(false),
             conversions: Vec::new(),
             noutputs,
             numel,
@@ -621,6 +631,7 @@ impl<'a> TensorIterator<'a> {
         Ok(TensorIterator {
             state: CachedBox::new_with(|| IterState {
                 operands,
+                shared_an_output: AtomicBool::new(false),
                 conversions,
                 noutputs,
                 numel: full_shape.iter().product(),
@@ -764,10 +775,24 @@ impl<'a> TensorIterator<'a> {
             .unwrap_or(self.state.common_dtype)
     }
 
+    /// Whether the first operands (outputs first) have the dtypes
+    /// `expected`, in order, as the loops see them: one pass over the
+    /// operands, for the check every typed loop makes.
+    #[inline]
+    pub fn has_dtypes(&self, expected: &[ScalarType]) -> bool {
+        let operands = &self.state.operands[..];
+        operands.len() >= expected.len()
+            && operands
+                .iter()
+                .zip(expected)
+                .all(|(op, &want)| op.tensor.dtype().unwrap_or(self.state.common_dtype) == want)
+    }
+
     /// Output `i` (the tensor the caller gets back: an `out=` argument, or
     /// the allocated result).
     #[inline]
     pub fn output(&self, i: usize) -> Tensor {
+        self.state.shared_an_output.store(true, Ordering::Relaxed);
         match self.conversion(i) {
             Some(Conversion::BackTo(target, _)) => (*target).clone(),
             _ => (*self.state.operands[i].tensor).clone(),
@@ -869,24 +894,17 @@ impl<'a> TensorIterator<'a> {
     /// `body`, copies temporaries back and releases the borrows: an
     /// in-place operation that converts `self` reads and writes it under
     /// one exclusive borrow, so no other thread's update falls in between.
-    /// Outputs this iteration allocated and still owns alone need no
-    /// borrow: while `self` is borrowed mutably, nobody else can reach
-    /// them.
+    /// Outputs this iteration allocated need no borrow until
+    /// [`output`](Self::output) shares one: while `self` is borrowed
+    /// mutably, nobody else can reach them.
     fn with_base_pointers(&mut self, body: impl FnOnce(&Self, &[*mut u8])) -> Result<()> {
         if !self.has_data() {
             return Ok(());
         }
-        let n = self.state.operands.len();
-        let mut inline_owned = [false; INLINE_OPERANDS];
-        let mut heap_owned = Vec::new();
-        let owned = scratch(&mut inline_owned, &mut heap_owned, n, false);
-        let noutputs = self.state.noutputs;
-        for (owned, op) in owned.iter_mut().zip(&mut self.state.operands[..noutputs]) {
-            if let MaybeOwned::Owned(t) = &mut op.tensor {
-                *owned = t.is_exclusively_owned();
-            }
-        }
         let this = &*self;
+        let n = this.state.operands.len();
+        let noutputs = this.state.noutputs;
+        let outputs_unshared = !this.state.shared_an_output.load(Ordering::Relaxed);
         let mut inline = [std::ptr::null_mut::<u8>(); INLINE_OPERANDS];
         let mut heap = Vec::new();
         let bases = scratch(&mut inline, &mut heap, n, std::ptr::null_mut());
@@ -896,10 +914,9 @@ impl<'a> TensorIterator<'a> {
         let mut inline_borrows = [None; INLINE_OPERANDS];
         let mut heap_borrows = Vec::new();
         let borrows = scratch(&mut inline_borrows, &mut heap_borrows, n, None);
-        for (i, (((base, borrow), &owned), op)) in bases
+        for (i, ((base, borrow), op)) in bases
             .iter_mut()
             .zip(borrows.iter_mut())
-            .zip(&*owned)
             .zip(&this.state.operands)
             .enumerate()
         {
@@ -907,8 +924,10 @@ impl<'a> TensorIterator<'a> {
             *base = layout
                 .data_ptr()
                 .ok_or_else(|| Error::runtime("operand has no data"))?;
-            if !owned {
-                *borrow = Some((layout.storage(), i < noutputs));
+            let output = i < noutputs;
+            let unshared = output && outputs_unshared && matches!(op.tensor, MaybeOwned::Owned(_));
+            if !unshared {
+                *borrow = Some((layout.storage(), output));
             }
         }
         if !this.state.conversions.is_empty() {
@@ -992,11 +1011,19 @@ impl<'a> TensorIterator<'a> {
         for (s, op) in inner_strides.iter_mut().zip(&self.state.operands) {
             *s = op.strides[0];
         }
+        if ndim == 1 && begin == 0 {
+            // The whole of one run (a contiguous or coalesced iteration on
+            // one thread): it starts at the base pointers.
+            if begin < end {
+                f(bases, inner_strides, end as usize);
+            }
+            return;
+        }
         let mut inline_ptrs = [std::ptr::null_mut::<u8>(); INLINE_OPERANDS];
         let mut heap_ptrs = Vec::new();
         let ptrs = scratch(&mut inline_ptrs, &mut heap_ptrs, nops, std::ptr::null_mut());
         if ndim == 1 {
-            // One run (what a contiguous or coalesced iteration is).
+            // Part of one run (a thread's share of it).
             if begin < end {
                 for ((p, &base), &s) in ptrs.iter_mut().zip(bases).zip(&*inner_strides) {
                     *p = base.wrapping_offset((begin * s) as isize);
