@@ -62,7 +62,7 @@ pub use layout::{Layout, MemoryFormat};
 pub use scalar::{Complex64, Scalar};
 pub use scalar_type::ScalarType;
 pub use small_vec::SmallVec;
-pub use storage::{Storage, StorageBorrow};
+pub use storage::{BorrowSlot, Storage, StorageBorrow};
 pub use tensor_impl::{AutogradMetaInterface, TensorBase, TensorImpl};
 pub use tensor_layout::{LayoutRef, TensorLayout};
 pub use thread_shared::ThreadShared;

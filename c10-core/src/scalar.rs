@@ -61,7 +61,19 @@ impl Scalar {
     /// magnitude fits; floats must lie in the type's finite range (infinity
     /// and NaN pass for floating types; NaN fails for integral ones). Bool,
     /// complex and bool targets are not checked.
+    #[inline]
     pub fn check_fits(self, dtype: ScalarType) -> Result<()> {
+        // A small integer (the default `alpha=1`, most literals) fits every
+        // type checked here.
+        if let Scalar::Int(-128..=127) = self {
+            return Ok(());
+        }
+        self.check_fits_slow(dtype)
+    }
+
+    /// [`check_fits`](Self::check_fits) past its small-integer case.
+    #[inline(never)]
+    fn check_fits_slow(self, dtype: ScalarType) -> Result<()> {
         use ScalarType as S;
         let (name, lowest, max) = match dtype {
             S::Byte => ("uint8_t", 0.0, u8::MAX as f64),

@@ -436,27 +436,38 @@ impl fmt::Debug for Storage {
     }
 }
 
-/// Storages a [`StorageBorrow`] keeps inline (a kernel's usual operands).
+/// Storages [`StorageBorrow::hold`] lists on the stack (a kernel's usual
+/// operands); more go to the heap.
 const INLINE_BORROWS: usize = 4;
+
+/// One storage a [`StorageBorrow`] lists: the storage and whether the use
+/// writes it; `None` for a slot with nothing to borrow (or whose storage
+/// was merged into another slot, or not taken).
+pub type BorrowSlot<'a> = Option<(&'a Storage, bool)>;
 
 /// Borrows of several storages held for one kernel: shared for inputs,
 /// exclusive for outputs, taken in address order (reads alone are first
 /// tried in the order given, without waiting), released when the kernel
-/// returns (or unwinds). Only [`StorageBorrow::hold`] makes one, and it
-/// never hands it out, so a borrow cannot be leaked.
-pub struct StorageBorrow<'a> {
-    held: [(Option<&'a Storage>, bool); INLINE_BORROWS],
-    extra: Vec<(Option<&'a Storage>, bool)>,
+/// returns (or unwinds). Only [`StorageBorrow::hold`] and
+/// [`StorageBorrow::hold_slots`] make one, and they never hand it out, so
+/// a borrow cannot be leaked.
+///
+/// It records what it holds in the caller's slots, in place: a kernel that
+/// already lists its operands' storages lends that list, and nothing is
+/// copied.
+pub struct StorageBorrow<'s, 'a> {
+    slots: &'s mut [BorrowSlot<'a>],
 }
 
-impl<'a> StorageBorrow<'a> {
+impl<'a> StorageBorrow<'_, 'a> {
     /// Runs `f` while holding borrows of `storages`; a storage listed both
     /// as read and written (or written twice) is borrowed once,
     /// exclusively (one listed only for reading may be borrowed once per
-    /// listing: shared borrows never exclude each other). Waits while another thread holds a conflicting
-    /// borrow; fails with "... is already borrowed" when this thread holds
-    /// one (a kernel called from inside [`with_data`] on the tensor it
-    /// reads), or when waiting could deadlock (see `NESTED_WAIT`).
+    /// listing: shared borrows never exclude each other). Waits while
+    /// another thread holds a conflicting borrow; fails with "... is
+    /// already borrowed" when this thread holds one (a kernel called from
+    /// inside [`with_data`] on the tensor it reads), or when waiting could
+    /// deadlock (see `NESTED_WAIT`).
     ///
     /// [`with_data`]: crate::TensorBase::with_data
     #[inline]
@@ -464,116 +475,115 @@ impl<'a> StorageBorrow<'a> {
         storages: impl IntoIterator<Item = (&'a Storage, bool)>,
         f: impl FnOnce() -> R,
     ) -> Result<R> {
-        let mut borrow = StorageBorrow {
-            held: [(None, false); INLINE_BORROWS],
-            extra: Vec::new(),
+        let mut inline: [BorrowSlot<'a>; INLINE_BORROWS] = [None; INLINE_BORROWS];
+        let mut heap = Vec::new();
+        let mut n = 0;
+        for use_ in storages {
+            if n < INLINE_BORROWS {
+                inline[n] = Some(use_);
+            } else {
+                if heap.is_empty() {
+                    heap.extend_from_slice(&inline);
+                }
+                heap.push(Some(use_));
+            }
+            n += 1;
+        }
+        let slots = if heap.is_empty() {
+            &mut inline[..n]
+        } else {
+            &mut heap[..]
         };
-        borrow.acquire_all(storages)?;
+        StorageBorrow::hold_slots(slots, f)
+    }
+
+    /// [`hold`](Self::hold) for the storages listed in `slots` (`None`:
+    /// nothing to borrow), recorded in place: on return the slots no
+    /// longer say what was listed (repeats merged into one slot are
+    /// `None`).
+    #[inline]
+    pub fn hold_slots<R>(slots: &mut [BorrowSlot<'a>], f: impl FnOnce() -> R) -> Result<R> {
+        let borrow = StorageBorrow::acquire_all(slots)?;
         let result = f();
         drop(borrow);
         Ok(result)
     }
+}
 
-    /// Takes the borrows into `self` (empty); on failure, `self` holds
-    /// (and its drop gives back) those taken before it.
+impl<'s, 'a> StorageBorrow<'s, 'a> {
+    /// Takes the borrows `slots` list; on failure, gives back those taken.
     #[inline]
-    fn acquire_all(
-        &mut self,
-        storages: impl IntoIterator<Item = (&'a Storage, bool)>,
-    ) -> Result<()> {
-        let mut n = 0;
-        for (s, write) in storages {
-            if n < INLINE_BORROWS {
-                self.held[n] = (Some(s), write);
-                n += 1;
-            } else {
-                self.extra.push((Some(s), write));
-            }
+    fn acquire_all(slots: &'s mut [BorrowSlot<'a>]) -> Result<StorageBorrow<'s, 'a>> {
+        if slots.len() <= INLINE_BORROWS && try_shared_in_place(slots) {
+            return Ok(StorageBorrow { slots });
         }
-        if !self.extra.is_empty() {
-            // Past the inline slots: all of them in the vector.
-            let inline = std::mem::replace(&mut self.held, [(None, false); INLINE_BORROWS]);
-            self.extra.extend_from_slice(&inline[..n]);
-        }
-        if self.extra.is_empty() && self.try_shared_in_place(n) {
-            return Ok(());
-        }
-        let entries: &mut [(Option<&'a Storage>, bool)] = if self.extra.is_empty() {
-            &mut self.held[..n]
-        } else {
-            &mut self.extra
-        };
-        // The entries stay where they are; an order over them is sorted.
-        // (Swapping the entries themselves, written a moment ago a field at
-        // a time, read each back in one wide load that waited for those
+        // The slots stay where they are; an order over them is sorted.
+        // (Swapping the slots themselves, written a moment ago a field at a
+        // time, read each back in one wide load that waited for those
         // stores: a stall on every call whose inputs came in descending
         // address order.)
         let mut inline_order = [0usize; INLINE_BORROWS];
         let mut heap_order = Vec::new();
-        let order: &mut [usize] = if entries.len() <= INLINE_BORROWS {
-            &mut inline_order[..entries.len()]
+        let order: &mut [usize] = if slots.len() <= INLINE_BORROWS {
+            &mut inline_order[..slots.len()]
         } else {
-            heap_order.resize(entries.len(), 0);
+            heap_order.resize(slots.len(), 0);
             &mut heap_order
         };
         for (k, slot) in order.iter_mut().enumerate() {
             *slot = k;
         }
-        sort_and_merge(entries, order);
+        sort_and_merge(slots, order);
         for k in 0..order.len() {
-            let (Some(s), write) = entries[order[k]] else {
+            let Some((s, write)) = slots[order[k]] else {
                 continue;
             };
             if let Err(e) = s.acquire(write) {
-                // Nothing from `k` on in the order was taken; dropping
-                // `self` gives back the rest.
+                // Nothing from `k` on in the order was taken; the guard
+                // gives back the rest.
                 for &j in &order[k..] {
-                    entries[j] = (None, false);
+                    slots[j] = None;
                 }
+                drop(StorageBorrow { slots });
                 return Err(e);
             }
         }
-        Ok(())
+        Ok(StorageBorrow { slots })
     }
 }
 
-impl StorageBorrow<'_> {
-    /// When the first `n` inline entries are all shared (a kernel's inputs
-    /// beside outputs it allocated), one attempt at each in the order
-    /// given: readers never exclude each other, so a storage listed twice
-    /// needs no merging, and taking them without sorting cannot deadlock
-    /// because nothing waits. `false` (with every borrow taken here given
-    /// back) when an entry writes or an attempt fails; the caller then
-    /// takes them in address order, waiting as needed.
-    #[inline]
-    fn try_shared_in_place(&mut self, n: usize) -> bool {
-        let entries = &self.held[..n];
-        if entries.iter().any(|&(_, write)| write) {
-            return false;
-        }
-        for (k, &(s, _)) in entries.iter().enumerate() {
-            if let Some(s) = s {
-                if !s.try_acquire(false) {
-                    for &(s, _) in entries[..k].iter().rev() {
-                        if let Some(s) = s {
-                            s.release(false);
-                        }
-                    }
-                    return false;
+/// When `slots` list reads only (a kernel's inputs beside outputs it
+/// allocated), one attempt at each in the order given: readers never
+/// exclude each other, so a storage listed twice needs no merging, and
+/// taking them without sorting cannot deadlock because nothing waits.
+/// `false` (with every borrow taken here given back) when a slot writes
+/// or an attempt fails; the caller then takes them in address order,
+/// waiting as needed.
+#[inline]
+fn try_shared_in_place(slots: &[BorrowSlot<'_>]) -> bool {
+    if slots.iter().flatten().any(|&(_, write)| write) {
+        return false;
+    }
+    for (k, slot) in slots.iter().enumerate() {
+        if let Some((s, _)) = slot {
+            if !s.try_acquire(false) {
+                for (s, _) in slots[..k].iter().rev().flatten() {
+                    s.release(false);
                 }
+                return false;
             }
         }
-        true
     }
+    true
 }
 
-/// Sorts `order` (indices into `entries`) by storage address, the order
+/// Sorts `order` (indices into `slots`) by storage address, the order
 /// borrows are taken in, and merges each storage's repeats into its first
-/// entry in that order: it writes if any use writes, and the repeats become
-/// empty.
+/// slot in that order: it writes if any use writes, and the repeats become
+/// `None`.
 #[inline]
-fn sort_and_merge(entries: &mut [(Option<&Storage>, bool)], order: &mut [usize]) {
-    let key = |i: usize| addr(entries[i].0);
+fn sort_and_merge(slots: &mut [BorrowSlot<'_>], order: &mut [usize]) {
+    let key = |i: usize| slots[i].map_or(0, |(s, _)| s.address());
     if order.len() <= INLINE_BORROWS {
         // An insertion sort inline: a kernel's few operands.
         for k in 1..order.len() {
@@ -589,31 +599,20 @@ fn sort_and_merge(entries: &mut [(Option<&Storage>, bool)], order: &mut [usize])
     let mut lead = 0;
     for k in 1..order.len() {
         let (first, this) = (order[lead], order[k]);
-        if entries[this].0.is_some() && addr(entries[first].0) == addr(entries[this].0) {
-            entries[first].1 |= entries[this].1;
-            entries[this] = (None, false);
-        } else {
-            lead = k;
+        match (slots[first], slots[this]) {
+            (Some((a, wa)), Some((b, wb))) if a.address() == b.address() => {
+                slots[first] = Some((a, wa || wb));
+                slots[this] = None;
+            }
+            _ => lead = k,
         }
     }
 }
 
-#[inline]
-fn addr(s: Option<&Storage>) -> usize {
-    s.map_or(0, Storage::address)
-}
-
-impl Drop for StorageBorrow<'_> {
+impl Drop for StorageBorrow<'_, '_> {
     fn drop(&mut self) {
-        for (s, write) in self.held.iter().rev() {
-            if let Some(s) = s {
-                s.release(*write);
-            }
-        }
-        for (s, write) in self.extra.iter().rev() {
-            if let Some(s) = s {
-                s.release(*write);
-            }
+        for (s, write) in self.slots.iter().rev().flatten() {
+            s.release(*write);
         }
     }
 }

@@ -40,8 +40,11 @@ pub use broadcast::infer_size;
 /// (`at::internal::GRAIN_SIZE`).
 pub const GRAIN_SIZE: i64 = 32768;
 
-/// Operands and dimensions whose loop state lives on the stack.
-const INLINE_OPERANDS: usize = 8;
+/// Operands whose loop state (base pointers, borrows, steps) lives on the
+/// stack: one output and up to three inputs (`addcmul`, `where`, `lerp`),
+/// the state every loop zeroes before it starts; more go to the heap.
+const INLINE_OPERANDS: usize = 4;
+/// Dimensions whose loop counters live on the stack.
 const INLINE_DIMS: usize = 8;
 
 /// `len` elements of scratch space: in `inline` (as it is) when they fit,
@@ -933,7 +936,7 @@ impl<'a> TensorIterator<'a> {
         if !this.state.conversions.is_empty() {
             return this.with_conversions(borrows, bases, body);
         }
-        StorageBorrow::hold(borrows.iter().flatten().copied(), || body(this, bases))
+        StorageBorrow::hold_slots(borrows, || body(this, bases))
     }
 
     /// The rest of `with_base_pointers` when operands are converted: the
