@@ -2,7 +2,8 @@
 //! contiguous fast path that the compiler vectorizes (and that runs in an
 //! AVX2+FMA build of itself when the processor has those, chosen at run
 //! time), and a strided path for everything else. The contiguous path reads
-//! page by page with its inputs prefetched ahead ([`crate::prefetch`]).
+//! page by page with its inputs prefetched ahead ([`crate::prefetch`]);
+//! runs of a few elements (eager calls on small tensors) skip that set-up.
 //!
 //! Iterations of at least `GRAIN_SIZE` elements are split over `rayon`'s
 //! threads ([`TensorIterator::parallel_for_each`]).
@@ -121,7 +122,8 @@ macro_rules! define_loop {
                 // elements): element by element, without the page pieces'
                 // bookkeeping or the vector loop's set-up.
                 for i in 0..n {
-                    // SAFETY: as below.
+                    // SAFETY: the caller passes pointers valid for `n`
+                    // consecutive elements of the declared types.
                     unsafe { out.add(i).write(f($($a.add(i).read()),*)) }
                 }
                 return;
