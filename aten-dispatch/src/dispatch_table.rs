@@ -412,7 +412,7 @@ impl DispatchTable {
         DispatchTable {
             slots: [0; NUM_RUNTIME_ENTRIES],
             kernels: Vec::new(),
-            hot: [None, None],
+            hot: [const { None }; HOT_SLOTS.len()],
             non_fallthrough: DispatchKeySet::FULL,
             non_fallthrough_per_backend: [DispatchKeySet::FULL; NUM_BACKENDS as usize],
             requires_per_backend: false,

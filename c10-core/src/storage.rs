@@ -459,7 +459,7 @@ pub struct StorageBorrow<'s, 'a> {
     slots: &'s mut [BorrowSlot<'a>],
 }
 
-impl<'a> StorageBorrow<'_, 'a> {
+impl<'s, 'a> StorageBorrow<'s, 'a> {
     /// Runs `f` while holding borrows of `storages`; a storage listed both
     /// as read and written (or written twice) is borrowed once,
     /// exclusively (one listed only for reading may be borrowed once per
@@ -508,13 +508,11 @@ impl<'a> StorageBorrow<'_, 'a> {
         drop(borrow);
         Ok(result)
     }
-}
 
-impl<'s, 'a> StorageBorrow<'s, 'a> {
     /// Takes the borrows `slots` list; on failure, gives back those taken.
     #[inline]
     fn acquire_all(slots: &'s mut [BorrowSlot<'a>]) -> Result<StorageBorrow<'s, 'a>> {
-        if slots.len() <= INLINE_BORROWS && try_shared_in_place(slots) {
+        if try_shared_in_place(slots) {
             return Ok(StorageBorrow { slots });
         }
         // The slots stay where they are; an order over them is sorted.
@@ -705,21 +703,26 @@ mod tests {
         assert!(!(r1 && r2));
     }
 
+    /// A thread that holds a borrow of `s` (`write`: exclusive) for 20 ms;
+    /// it holds it when this returns.
+    fn held_on_another_thread(s: &Arc<Storage>, write: bool) -> std::thread::JoinHandle<()> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let s = Arc::clone(s);
+        let holder = std::thread::spawn(move || {
+            StorageBorrow::hold([(&*s, write)], || {
+                tx.send(()).unwrap();
+                std::thread::sleep(Duration::from_millis(20));
+            })
+            .unwrap()
+        });
+        rx.recv().unwrap();
+        holder
+    }
+
     #[test]
     fn a_writer_waits_for_another_threads_reader() {
         let s = Arc::new(Storage::new(8, Device::CPU).unwrap());
-        let (tx, rx) = std::sync::mpsc::channel();
-        let reader = {
-            let s = Arc::clone(&s);
-            std::thread::spawn(move || {
-                StorageBorrow::hold([(&*s, false)], || {
-                    tx.send(()).unwrap();
-                    std::thread::sleep(Duration::from_millis(20));
-                })
-                .unwrap()
-            })
-        };
-        rx.recv().unwrap();
+        let reader = held_on_another_thread(&s, false);
         StorageBorrow::hold([(&*s, true)], || assert_eq!(flag(&s), -1)).unwrap();
         reader.join().unwrap();
     }
@@ -730,18 +733,7 @@ mod tests {
             Arc::new(Storage::new(8, Device::CPU).unwrap()),
             Storage::new(8, Device::CPU).unwrap(),
         );
-        let (tx, rx) = std::sync::mpsc::channel();
-        let writer = {
-            let s = Arc::clone(&s);
-            std::thread::spawn(move || {
-                StorageBorrow::hold([(&*s, true)], || {
-                    tx.send(()).unwrap();
-                    std::thread::sleep(Duration::from_millis(20));
-                })
-                .unwrap()
-            })
-        };
-        rx.recv().unwrap();
+        let writer = held_on_another_thread(&s, true);
         // The attempt in the given order fails at `s`; the ordered one
         // waits for the writer, and both reads are then held.
         StorageBorrow::hold([(&t, false), (&*s, false)], || {

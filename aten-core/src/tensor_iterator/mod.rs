@@ -1017,7 +1017,7 @@ impl<'a> TensorIterator<'a> {
         if ndim == 1 && begin == 0 {
             // The whole of one run (a contiguous or coalesced iteration on
             // one thread): it starts at the base pointers.
-            if begin < end {
+            if end > 0 {
                 f(bases, inner_strides, end as usize);
             }
             return;
@@ -1648,6 +1648,36 @@ mod tests {
             err.message(),
             "The size of tensor a (3) must match the size of tensor b (2) at non-singleton dimension 1"
         );
+    }
+
+    #[test]
+    fn an_output_shared_through_a_view_is_still_borrowed() {
+        let a = t(&[1.0, 2.0], &[2]);
+        let mut it = TensorIteratorConfig::unary_op(None, &a).build().unwrap();
+        // The handle `output` gave is gone by the loop, but a view of its
+        // storage lives on another thread: once shared, an output is
+        // always borrowed.
+        let out = it.output(0);
+        let view = Tensor::from(out.base().as_strided(&[2], &[1], None).unwrap());
+        drop(out);
+        let reader = std::thread::spawn(move || {
+            for _ in 0..1000 {
+                let v = view.to_vec::<f32>().unwrap();
+                assert!(v == [0.0, 0.0] || v == [2.0, 4.0], "torn read {v:?}");
+            }
+        });
+        it.for_each(|ptrs, _, n| {
+            for i in 0..n {
+                // SAFETY: two float32 operands, contiguous, valid for `n`.
+                unsafe {
+                    let x = *(ptrs[1] as *const f32).add(i);
+                    *(ptrs[0] as *mut f32).add(i) = 2.0 * x;
+                }
+            }
+        })
+        .unwrap();
+        reader.join().unwrap();
+        assert_eq!(it.into_output(0).to_vec::<f32>().unwrap(), vec![2.0, 4.0]);
     }
 
     #[test]
