@@ -304,11 +304,11 @@ macro_rules! define_loop {
                 $(k += 1; let $a = ptrs[k] as *const $A;)*
                 let _ = k;
                 if contiguous(strides, &sizes) {
-                    let head = n / block * block;
+                    let head = whole_blocks(n, block);
                     run_contiguous(avx, out, $($a,)* 0..head, &vectorized);
                     run_contiguous(avx, out, $($a,)* head..n, &scalar);
                 } else {
-                    let head = if vectorizes(strides, &sizes) { n / block * block } else { 0 };
+                    let head = if vectorizes(strides, &sizes) { whole_blocks(n, block) } else { 0 };
                     let mut j = 0;
                     let out = (out, strides[j] as isize);
                     $(j += 1; let $a = ($a, strides[j] as isize);)*
@@ -319,6 +319,17 @@ macro_rules! define_loop {
             })
         }
     };
+}
+
+/// The elements of `n` in whole blocks of `block` (at least 1). A loop
+/// shorter than a block (every one-element eager call) skips the division.
+#[inline(always)]
+fn whole_blocks(n: usize, block: usize) -> usize {
+    if n < block {
+        0
+    } else {
+        n / block * block
+    }
 }
 
 /// Whether PyTorch's `VectorizedLoop2d` vectorizes an inner loop with

@@ -209,6 +209,11 @@ impl Storage {
 
     /// A zeroed storage of `nbytes` bytes on `device`.
     pub fn new(nbytes: usize, device: Device) -> Result<Storage> {
+        if device.device_type() == DeviceType::CPU {
+            // What `allocator_for` gives the CPU, without the dynamic call
+            // (every eager result is allocated here).
+            return Storage::new_cpu(nbytes, true);
+        }
         allocator_for(device)?.allocate(nbytes)
     }
 
@@ -725,6 +730,73 @@ mod tests {
         let reader = held_on_another_thread(&s, false);
         StorageBorrow::hold([(&*s, true)], || assert_eq!(flag(&s), -1)).unwrap();
         reader.join().unwrap();
+    }
+
+    #[test]
+    fn a_writer_on_another_thread_waits_for_a_read() {
+        let s = Arc::new(Storage::new(8, Device::CPU).unwrap());
+        let reading = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let writer = StorageBorrow::hold([(&*s, false)], || {
+            reading.store(true, Ordering::SeqCst);
+            let (s, seen) = (Arc::clone(&s), Arc::clone(&reading));
+            let writer = std::thread::spawn(move || {
+                StorageBorrow::hold([(&*s, true)], || {
+                    assert!(!seen.load(Ordering::SeqCst), "wrote during a read");
+                    assert_eq!(flag(&s), -1);
+                })
+                .unwrap();
+            });
+            std::thread::sleep(Duration::from_millis(20));
+            reading.store(false, Ordering::SeqCst);
+            writer
+        })
+        .unwrap();
+        writer.join().unwrap();
+        assert_eq!(flag(&s), 0);
+    }
+
+    /// One thread reads two storages (taken in the order given) for as
+    /// long as another fills them, each under an exclusive borrow, with
+    /// one byte value after another: every read sees whole fills.
+    #[test]
+    fn reads_never_overlap_another_threads_writes() {
+        const BYTES: usize = 512;
+        const ROUNDS: usize = 1000;
+        let (a, b) = (
+            Arc::new(Storage::new(BYTES, Device::CPU).unwrap()),
+            Arc::new(Storage::new(BYTES, Device::CPU).unwrap()),
+        );
+        let bytes = |s: &Storage| {
+            // SAFETY: the storage holds `BYTES` bytes, and the caller holds
+            // a borrow of it.
+            unsafe { std::slice::from_raw_parts(s.data_ptr().unwrap().as_ptr(), BYTES) }
+        };
+        let (wa, wb) = (Arc::clone(&a), Arc::clone(&b));
+        let writer = std::thread::spawn(move || {
+            for round in 0..ROUNDS {
+                for s in [&wa, &wb] {
+                    StorageBorrow::hold([(&**s, true)], || {
+                        let p = s.data_ptr().unwrap().as_ptr();
+                        for i in 0..BYTES {
+                            // SAFETY: in bounds, under an exclusive borrow.
+                            unsafe { p.add(i).write_volatile(round as u8) };
+                        }
+                    })
+                    .unwrap();
+                }
+            }
+        });
+        while !writer.is_finished() {
+            StorageBorrow::hold([(&*a, false), (&*b, false)], || {
+                for s in [&a, &b] {
+                    let v = bytes(s);
+                    assert!(v.iter().all(|x| *x == v[0]), "a read saw a partial fill");
+                }
+            })
+            .unwrap();
+        }
+        writer.join().unwrap();
+        assert_eq!((flag(&a), flag(&b)), (0, 0));
     }
 
     #[test]

@@ -193,34 +193,51 @@ pub fn check_rank(sizes: &[i64], strides: &[i64]) -> Result<()> {
 /// Checked product of sizes (element count), PyTorch's errors for a
 /// negative size and for an overflowing count.
 pub fn checked_numel(sizes: &[i64]) -> Result<i64> {
-    if let Some(&s) = sizes.iter().find(|&&s| s < 0) {
-        return Err(Error::runtime(format!(
-            "Trying to create tensor with negative dimension {s}: {sizes:?}"
-        )));
+    // One pass; a negative size is reported before an overflow, wherever
+    // each comes.
+    let mut numel: i64 = 1;
+    let mut overflowed = false;
+    for &s in sizes {
+        if s < 0 {
+            return Err(negative_dimension(s, sizes));
+        }
+        match numel.checked_mul(s) {
+            Some(n) => numel = n,
+            None => overflowed = true,
+        }
     }
-    sizes.iter().try_fold(1i64, |acc, &s| {
-        acc.checked_mul(s).ok_or_else(|| {
-            Error::runtime(format!(
-                "Storage size calculation overflowed with sizes={sizes:?}"
-            ))
-        })
-    })
+    if overflowed {
+        return Err(size_overflow(sizes));
+    }
+    Ok(numel)
+}
+
+#[cold]
+#[inline(never)]
+fn negative_dimension(s: i64, sizes: &[i64]) -> Error {
+    Error::runtime(format!(
+        "Trying to create tensor with negative dimension {s}: {sizes:?}"
+    ))
+}
+
+#[cold]
+#[inline(never)]
+fn size_overflow(sizes: &[i64]) -> Error {
+    Error::runtime(format!(
+        "Storage size calculation overflowed with sizes={sizes:?}"
+    ))
 }
 
 /// The element count of `sizes` and the bytes a contiguous tensor of them
 /// takes at `itemsize` bytes each.
+#[inline]
 pub fn contiguous_extent(sizes: &[i64], itemsize: usize) -> Result<(i64, usize)> {
     let numel = checked_numel(sizes)?;
-    let nbytes = usize::try_from(numel)
-        .ok()
-        .and_then(|n| n.checked_mul(itemsize))
-        .filter(|&n| n <= isize::MAX as usize)
-        .ok_or_else(|| {
-            Error::runtime(format!(
-                "Storage size calculation overflowed with sizes={sizes:?}"
-            ))
-        })?;
-    Ok((numel, nbytes))
+    // `numel` is not negative, so the cast keeps its value.
+    match (numel as usize).checked_mul(itemsize) {
+        Some(nbytes) if nbytes <= isize::MAX as usize => Ok((numel, nbytes)),
+        _ => Err(size_overflow(sizes)),
+    }
 }
 
 /// Bytes a storage needs so that every element of a layout with elements
@@ -477,6 +494,21 @@ mod tests {
         assert_eq!(&*contiguous_strides(&sizes), &strides[..]);
         // Extents past i64 saturate.
         assert_eq!(contiguous_strides(&[2, i64::MAX, 2])[0], i64::MAX);
+    }
+
+    #[test]
+    fn extents_are_checked_in_one_pass() {
+        assert_eq!(contiguous_extent(&[], 4).unwrap(), (1, 4));
+        assert_eq!(contiguous_extent(&[2, 0, 3], 4).unwrap(), (0, 0));
+        assert_eq!(contiguous_extent(&[2, 3], 8).unwrap(), (6, 48));
+        // A negative size is reported even after a product that overflowed.
+        let err = checked_numel(&[i64::MAX, 2, -3]).unwrap_err();
+        assert!(err.message().contains("negative dimension -3"), "{err}");
+        let err = checked_numel(&[i64::MAX, 2]).unwrap_err();
+        assert!(err.message().contains("overflowed"), "{err}");
+        // The element count fits; its bytes do not.
+        let err = contiguous_extent(&[i64::MAX / 2], 4).unwrap_err();
+        assert!(err.message().contains("overflowed"), "{err}");
     }
 
     #[test]
