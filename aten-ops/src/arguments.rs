@@ -1,12 +1,13 @@
 //! Binding a call's positional and keyword arguments to a schema: PyTorch's
 //! `createStackForSchema`, which `torch.ops` runs for every call from
 //! Python, with its error messages (each a schema-match error that overload
-//! resolution collects).
+//! resolution collects), and its one implicit conversion of a Python number
+//! into a tensor for the operators that allow it.
 
 use aten_boxing::normalize::{default_to_ivalue, type_mismatch, value_matches_type};
 use aten_boxing::schema::{FunctionSchema, Type};
 use aten_boxing::{IValue, Stack};
-use c10_core::{Error, Result};
+use c10_core::{Error, Result, TensorBase};
 
 /// A call's keyword arguments: names and values, in the caller's order.
 pub type Kwargs<'a> = &'a [(&'a str, IValue)];
@@ -77,10 +78,12 @@ pub fn accepts(schema: &FunctionSchema, args: &[IValue], kwargs: Kwargs<'_>) -> 
     if args.len() + kwargs.len() > arguments.len() {
         return false;
     }
+    let numbers = allows_numbers_as_tensors(schema);
     let fits = |pos: usize, value: &IValue| {
         let argument = &arguments[pos];
         value_matches_type(value, argument.ty())
             || (matches!(value, IValue::Int(_)) && wants_float(argument.ty()))
+            || (numbers && wants_tensor(argument.ty()) && is_number(value))
     };
     if !args
         .iter()
@@ -101,6 +104,80 @@ pub fn accepts(schema: &FunctionSchema, args: &[IValue], kwargs: Kwargs<'_>) -> 
     consumed == kwargs.len()
 }
 
+/// The `aten` operators whose `Tensor` arguments take Python numbers
+/// (`torch::should_allow_numbers_as_tensors`): a number there becomes a
+/// wrapped-number tensor, which type promotion treats as the number.
+const NUMBERS_AS_TENSORS: &[&str] = &[
+    "add",
+    "add_",
+    "add_out",
+    "div",
+    "div_",
+    "div_out",
+    "divide",
+    "divide_",
+    "divide_out",
+    "mul",
+    "mul_",
+    "mul_out",
+    "multiply",
+    "multiply_",
+    "multiply_out",
+    "sub",
+    "sub_",
+    "sub_out",
+    "subtract",
+    "subtract_",
+    "subtract_out",
+    "true_divide",
+    "true_divide_",
+    "true_divide_out",
+    "to",
+    "_to_copy",
+    "copy_",
+    "copy",
+    "floor_divide",
+    "floor_divide_",
+    "floor_divide_out",
+    "_conj",
+];
+
+/// Whether the operator's `Tensor` arguments take Python numbers
+/// (`opAllowsNumbersAsTensors`: the `prims` operators and a few `aten`
+/// ones).
+#[doc(alias = "opAllowsNumbersAsTensors")]
+pub fn allows_numbers_as_tensors(schema: &FunctionSchema) -> bool {
+    let name = schema.operator_name();
+    match name.namespace() {
+        Some("prims") | Some("nvprims") => true,
+        Some("aten") => NUMBERS_AS_TENSORS.contains(&name.base_name()),
+        _ => false,
+    }
+}
+
+/// Whether `ty` is `Tensor` or `Tensor?`.
+fn wants_tensor(ty: &Type) -> bool {
+    match ty {
+        Type::Tensor => true,
+        Type::Optional(inner) => **inner == Type::Tensor,
+        _ => false,
+    }
+}
+
+/// A Python number as the wrapped-number tensor `toIValue` makes of it
+/// (`scalar_to_tensor`, then `set_wrapped_number(true)`): int64, float64,
+/// bool or complex128, 0-dim, on the CPU.
+fn wrapped_number(value: &IValue) -> Option<Result<IValue>> {
+    let tensor = match value {
+        IValue::Int(i) | IValue::SymInt(i) => TensorBase::wrapped_number(*i),
+        IValue::Double(d) => TensorBase::wrapped_number(d.get()),
+        IValue::Bool(b) => TensorBase::wrapped_number(b.get()),
+        IValue::ComplexDouble(c) => TensorBase::wrapped_number(**c),
+        _ => return None,
+    };
+    Some(tensor.map(IValue::Tensor))
+}
+
 /// Whether a Python `int` converts to this argument's type.
 fn wants_float(ty: &Type) -> bool {
     match ty {
@@ -118,8 +195,24 @@ fn coerce(schema: &FunctionSchema, pos: usize, value: &IValue) -> Result<IValue>
     }
     match value {
         IValue::Int(i) if wants_float(argument.ty()) => Ok(IValue::double(*i as f64)),
+        _ if wants_tensor(argument.ty()) && allows_numbers_as_tensors(schema) => {
+            wrapped_number(value)
+                .unwrap_or_else(|| Err(type_mismatch(schema, argument, value, Some(pos))))
+        }
         _ => Err(type_mismatch(schema, argument, value, Some(pos))),
     }
+}
+
+/// Whether `value` is a Python number.
+fn is_number(value: &IValue) -> bool {
+    matches!(
+        value,
+        IValue::Int(_)
+            | IValue::SymInt(_)
+            | IValue::Double(_)
+            | IValue::Bool(_)
+            | IValue::ComplexDouble(_)
+    )
 }
 
 /// `findErrorInKwargs`: an unknown keyword, or one that repeats a

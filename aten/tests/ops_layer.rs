@@ -156,23 +156,33 @@ fn packets_pick_the_overload_from_the_arguments() {
     let a = t(&[1.0, 2.0], &[2]);
     let out = add.call(&[iv(&a), iv(&a)], &[]).unwrap();
     assert_eq!(vals(&out[0]), vec![2.0, 4.0]);
-    // A number is no Tensor: add.Scalar takes it.
+    // `add` takes Python numbers as tensors (`should_allow_numbers_as_tensors`):
+    // add.Tensor, the first overload, takes 3 as a wrapped number.
     let out = add
         .call(&[iv(&a), IValue::Int(3)], &[("alpha", IValue::Int(2))])
         .unwrap();
     assert_eq!(vals(&out[0]), vec![7.0, 8.0]);
-    let e = add
-        .call(&[IValue::Int(1), IValue::Int(2)], &[])
-        .unwrap_err();
+    let out = add.call(&[IValue::Int(1), IValue::Int(2)], &[]).unwrap();
+    match &out[0] {
+        IValue::Tensor(t) => {
+            assert_eq!(t.dtype(), Some(aten::ScalarType::Long));
+            assert!(t.sizes().is_empty() && !t.is_wrapped_number());
+            assert_eq!(t.to_vec::<i64>().unwrap(), [3]);
+        }
+        other => panic!("{other:?}"),
+    }
+    // Other operators take no number for a tensor.
+    let eq = root().aten().op("eq").unwrap();
+    let e = eq.call(&[IValue::Int(1), IValue::Int(2)], &[]).unwrap_err();
     let m = e.message();
     assert!(
-        m.starts_with("Overloaded torch operator invoked from Python failed to match any schema:\naten::add() Expected a value of type 'Tensor' for argument 'self' but instead found type 'int'.\nPosition: 0\n"),
+        m.starts_with("Overloaded torch operator invoked from Python failed to match any schema:\naten::eq() Expected a value of type 'Tensor' for argument 'self' but instead found type 'int'.\nPosition: 0\n"),
         "{m}"
     );
     assert!(m.ends_with("\n\n"), "{m}");
     assert_eq!(
-        m.matches("Declaration: aten::add.").count(),
-        add.overloads().len(),
+        m.matches("Declaration: aten::eq.").count(),
+        eq.overloads().len(),
         "{m}"
     );
 }

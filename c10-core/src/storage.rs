@@ -2,7 +2,8 @@
 //!
 //! CPU storage is one 64-byte-aligned, zero-initialised allocation made by an
 //! [`Allocator`] (small ones are recycled per thread, see
-//! `small_block_cache`); Meta storage records a size and has no data. Views share a
+//! `small_block_cache`), or 64-byte-aligned memory another value owns (a
+//! mapped file, [`Storage::from_external_cpu`]); Meta storage records a size and has no data. Views share a
 //! storage through a shared handle (`IntrusivePtr`).
 //!
 //! # Concurrent access
@@ -17,9 +18,11 @@
 //! yields until it is granted.
 
 use std::alloc::Layout;
+use std::any::Any;
 use std::fmt;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicIsize, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::device::{Device, DeviceType};
@@ -31,14 +34,27 @@ use crate::small_block_cache;
 /// Alignment of every CPU allocation (a cache line; enough for AVX-512).
 pub const ALIGNMENT: usize = 64;
 
-/// An owned, aligned, zeroed CPU allocation.
-struct CpuBuffer {
-    ptr: NonNull<u8>,
-    layout: Layout,
+/// The memory behind a CPU storage: an aligned allocation of its own, or
+/// memory that another value owns (a mapped file's pages).
+enum CpuMemory {
+    /// Allocated by `small_block_cache::allocate` with this layout.
+    Allocated(Layout),
+    /// Kept alive by this owner for as long as the storage lives.
+    External {
+        _owner: Arc<dyn Any + Send + Sync>,
+    },
 }
 
-// SAFETY: the buffer is plain memory owned by this value; access to its
-// contents is governed by the storage's borrow flag.
+/// A CPU storage's memory: owned, aligned, zeroed unless asked otherwise,
+/// or external (see [`Storage::from_external_cpu`]).
+struct CpuBuffer {
+    ptr: NonNull<u8>,
+    memory: CpuMemory,
+}
+
+// SAFETY: the buffer is plain memory owned by this value (or by an owner
+// that is itself `Send + Sync` and that the buffer keeps alive); access to
+// its contents is governed by the storage's borrow flag.
 unsafe impl Send for CpuBuffer {}
 // SAFETY: as above; `&CpuBuffer` only exposes the pointer value.
 unsafe impl Sync for CpuBuffer {}
@@ -56,15 +72,21 @@ impl CpuBuffer {
                 "DefaultCPUAllocator: not enough memory: you tried to allocate {nbytes} bytes."
             ))
         })?;
-        Ok(CpuBuffer { ptr, layout })
+        Ok(CpuBuffer {
+            ptr,
+            memory: CpuMemory::Allocated(layout),
+        })
     }
 }
 
 impl Drop for CpuBuffer {
     fn drop(&mut self) {
-        // SAFETY: `ptr` came from `small_block_cache::allocate(layout)` and
-        // is freed once.
-        unsafe { small_block_cache::free(self.ptr, self.layout) }
+        if let CpuMemory::Allocated(layout) = self.memory {
+            // SAFETY: `ptr` came from `small_block_cache::allocate(layout)`
+            // and is freed once.
+            unsafe { small_block_cache::free(self.ptr, layout) }
+        }
+        // External memory is released when its owner's last handle goes.
     }
 }
 
@@ -198,6 +220,42 @@ impl Storage {
     /// A CPU storage of `nbytes` bytes, zeroed when `zeroed`.
     fn new_cpu(nbytes: usize, zeroed: bool) -> Result<Storage> {
         let buffer = CpuBuffer::new(nbytes, zeroed)?;
+        Ok(Storage::from_impl(|| StorageImpl {
+            buffer: Some(buffer),
+            device_buffer: None,
+            nbytes,
+            device: Device::CPU,
+            borrow: AtomicIsize::new(0),
+        }))
+    }
+
+    /// A CPU storage over `nbytes` bytes at `ptr` that `owner` keeps alive
+    /// (the pages of a mapped file): no copy is made, and the memory is
+    /// given back when the storage's last handle and every other handle to
+    /// `owner` are gone. Fails unless `ptr` is aligned to [`ALIGNMENT`],
+    /// as every CPU storage is.
+    ///
+    /// # Safety
+    ///
+    /// For as long as `owner` lives, the `nbytes` bytes at `ptr` must be
+    /// initialized and valid for reads and writes, and nothing may read or
+    /// write them except through this storage (no other storage, slice or
+    /// pointer may cover any of them), so that the storage's borrow flag
+    /// governs every access.
+    pub unsafe fn from_external_cpu(
+        ptr: NonNull<u8>,
+        nbytes: usize,
+        owner: Arc<dyn Any + Send + Sync>,
+    ) -> Result<Storage> {
+        if !(ptr.as_ptr() as usize).is_multiple_of(ALIGNMENT) {
+            return Err(Error::runtime(format!(
+                "external CPU memory at {ptr:p} is not aligned to {ALIGNMENT} bytes"
+            )));
+        }
+        let buffer = CpuBuffer {
+            ptr,
+            memory: CpuMemory::External { _owner: owner },
+        };
         Ok(Storage::from_impl(|| StorageImpl {
             buffer: Some(buffer),
             device_buffer: None,

@@ -260,6 +260,29 @@ impl TensorBase {
         )))
     }
 
+    /// A tensor of `dtype` viewing `storage` as `as_strided(sizes, strides,
+    /// storage_offset)` (`at::from_blob` over a storage): every element
+    /// the view reaches must lie inside the storage, with the checks of
+    /// `as_strided`.
+    pub fn from_storage(
+        storage: Storage,
+        dtype: ScalarType,
+        sizes: &[i64],
+        strides: &[i64],
+        storage_offset: i64,
+    ) -> Result<TensorBase> {
+        let device = storage.device();
+        let layout =
+            TensorLayout::new(storage, storage_offset, sizes, strides, dtype.element_size())?;
+        Ok(TensorBase::from_impl(TensorImpl::with_layout(
+            layout,
+            dtype,
+            device,
+            TensorImpl::default_key_set(device),
+            OnceLock::new(),
+        )))
+    }
+
     /// A 0-dim CPU tensor holding `value` that type promotion treats as a
     /// Python number (`wrapped_scalar_tensor`).
     pub fn wrapped_number<T: Element>(value: T) -> Result<TensorBase> {

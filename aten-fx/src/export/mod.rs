@@ -4,7 +4,8 @@
 //! outputs carried as safetensors files.
 //!
 //! - [`program`]: [`ExportedProgram::load`] and [`ExportedProgram::run`];
-//! - `archive`: the zip archive and its format checks;
+//! - `archive`: the archive's entries, mapped in place, and its format checks;
+//! - `zip_file`: the zip container's directory (zip64, data descriptors);
 //! - `json`: walking `model.json` with errors naming file and path;
 //! - `plan`: the graph compiled (operators resolved, arguments bound once);
 //! - `codes`: the serializer's dtype, layout and memory-format codes;
@@ -18,6 +19,7 @@ mod plan;
 pub mod program;
 mod raw;
 pub mod safetensors_file;
+mod zip_file;
 
 pub use program::{ExportedProgram, TensorSpec};
 pub use safetensors_file::{

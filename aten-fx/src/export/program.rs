@@ -152,11 +152,11 @@ impl<'a> Payloads<'a> {
             return Ok(None);
         };
         if !self.storages.contains_key(path) {
-            let bytes = archive.read(&format!("{}/{path}", self.folder))?;
-            let storage = raw::storage_from_bytes(&bytes, meta.dtype).map_err(|e| {
+            let entry = format!("{}/{path}", self.folder);
+            let storage = payload_storage(archive, &entry, meta.dtype).map_err(|e| {
                 archive.error(format!(
                     "entry `{}`: {}",
-                    archive.entry_name(&format!("{}/{path}", self.folder)),
+                    archive.entry_name(&entry),
                     e.message()
                 ))
             })?;
@@ -180,6 +180,28 @@ impl<'a> Payloads<'a> {
             })?;
         Ok(Some(view))
     }
+}
+
+/// The whole storage of a payload file as a one-dimensional tensor of
+/// `dtype`: its bytes in place where the archive can lend them, else a
+/// copy (bools are always copied, as their bytes must be checked).
+fn payload_storage(archive: &mut Archive, entry: &str, dtype: ScalarType) -> Result<TensorBase> {
+    if dtype != ScalarType::Bool {
+        if let Some(storage) = archive.lend(entry)? {
+            let width = dtype.element_size();
+            let nbytes = storage.nbytes();
+            if !nbytes.is_multiple_of(width) {
+                return Err(Error::runtime(format!(
+                    "{nbytes} bytes is not a whole number of {} elements ({width} bytes each)",
+                    dtype.python_name()
+                )));
+            }
+            let numel = i64::try_from(nbytes / width)
+                .map_err(|_| Error::runtime("tensor data too large"))?;
+            return TensorBase::from_storage(storage, dtype, &[numel], &[1], 0);
+        }
+    }
+    raw::storage_from_bytes(archive.read(entry)?, dtype)
 }
 
 fn spec_for(name: &str, metas: &HashMap<&str, At<'_>>, at: &At<'_>) -> Result<TensorSpec> {
