@@ -33,7 +33,13 @@ enum Command {
         text: String,
     },
     /// List the operators registered in the global dispatcher.
-    Ops,
+    Ops {
+        /// Instead, count the functions of this native_functions.yaml that
+        /// are defined, and which kernels they have (CompositeImplicitAutograd,
+        /// CPU, Meta, none); fail if one is not defined.
+        #[arg(long, value_name = "YAML")]
+        surface: Option<PathBuf>,
+    },
     /// Print an operator's registrations (`_dispatch_dump`).
     Dump {
         /// `ns::name` or `ns::name.overload`.
@@ -135,9 +141,38 @@ enum Conform {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Command::Ops => {
+        Command::Ops { surface: None } => {
             print!("{}", aten_cli::registry::ops());
             ExitCode::SUCCESS
+        }
+        Command::Ops {
+            surface: Some(file),
+        } => {
+            let label = file.display().to_string();
+            let text = match std::fs::read_to_string(&file) {
+                Ok(text) => text,
+                Err(e) => {
+                    eprintln!("{label}: {e}");
+                    return ExitCode::FAILURE;
+                }
+            };
+            match aten_cli::registry::surface(&text, &label) {
+                Ok((report, missing)) => {
+                    print!("{report}");
+                    for m in &missing {
+                        println!("not defined: {m}");
+                    }
+                    if missing.is_empty() {
+                        ExitCode::SUCCESS
+                    } else {
+                        ExitCode::FAILURE
+                    }
+                }
+                Err(e) => {
+                    eprintln!("{e}");
+                    ExitCode::FAILURE
+                }
+            }
         }
         Command::Dump { op } => print_or_fail(aten_cli::registry::dump(&op)),
         Command::Table { op } => print_or_fail(aten_cli::registry::table(&op)),

@@ -22,7 +22,7 @@ fn generated() -> Vec<(String, String)> {
     )
     .unwrap();
     let ops: Vec<GenOp> = functions.iter().map(GenOp::from_native).collect();
-    let (files, skipped) = generate("aten", &ops, &derivatives).unwrap();
+    let (files, skipped) = generate("aten", &ops, &[], &derivatives).unwrap();
     assert!(skipped.is_empty(), "{skipped:?}");
     files.into_iter().map(|f| (f.path, f.contents)).collect()
 }

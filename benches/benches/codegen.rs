@@ -41,7 +41,7 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             let functions = load();
             let ops: Vec<GenOp> = functions.iter().map(GenOp::from_native).collect();
-            let (files, skipped) = render_files("aten", &ops, &derivatives);
+            let (files, skipped) = render_files("aten", &ops, &ops, &derivatives).unwrap();
             black_box((files.len(), skipped.len()))
         })
     });
@@ -50,7 +50,7 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             let functions = load();
             let ops: Vec<GenOp> = functions.iter().map(GenOp::from_native).collect();
-            let (files, skipped) = generate("aten", &ops, &derivatives).unwrap();
+            let (files, skipped) = generate("aten", &ops, &ops, &derivatives).unwrap();
             black_box((files.len(), skipped.len()))
         })
     });

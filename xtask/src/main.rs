@@ -2,7 +2,9 @@
 //!
 //! `cargo xtask codegen` reads the project's `native_functions.yaml` (with
 //! `tags.yaml`, and `derivatives.yaml` for the autograd kernels) at the
-//! repository root and writes the generated Rust files;
+//! repository root, and PyTorch's own `native_functions.yaml`
+//! (`conformance/data/pytorch/`) for the operators the library defines
+//! without kernels, and writes the generated Rust files;
 //! `cargo xtask codegen --check` writes nothing and fails, naming each stale
 //! file and the command to run, when a generated file differs from what the
 //! generator produces.
@@ -64,8 +66,19 @@ fn codegen(root: &Path, check: bool) -> Result<(), String> {
     let derivatives_path = root.join("derivatives.yaml");
     let derivatives = Derivatives::parse(&read(&derivatives_path)?, "derivatives.yaml")
         .map_err(|e| e.to_string())?;
+    // PyTorch's own yaml: the whole operator surface the library defines.
+    let pytorch_dir = root.join("conformance/data/pytorch");
+    let pytorch_tags = Tags::parse(&read(&pytorch_dir.join("tags.yaml"))?, "tags.yaml")
+        .map_err(|e| e.to_string())?;
+    let pytorch = NativeFunctions::parse(
+        &read(&pytorch_dir.join("native_functions.yaml"))?,
+        "conformance/data/pytorch/native_functions.yaml",
+        &pytorch_tags,
+    )
+    .map_err(|e| e.to_string())?;
     let ops: Vec<GenOp> = functions.iter().map(GenOp::from_native).collect();
-    let (files, skipped) = generate("aten", &ops, &derivatives)?;
+    let surface: Vec<GenOp> = pytorch.iter().map(GenOp::from_native).collect();
+    let (files, skipped) = generate("aten", &ops, &surface, &derivatives)?;
     for s in &skipped {
         eprintln!("codegen: skipped {s}");
     }

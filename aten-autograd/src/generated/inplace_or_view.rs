@@ -32,22 +32,18 @@ use c10_core::{
     Device, DispatchKeySet, Error, Generator, Layout, MemoryFormat, Result, Scalar, ScalarType,
 };
 
-/// ADInplaceOrView kernel of `aten::empty_strided.out(SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, Tensor(a!) out) -> Tensor(a!)`.
+/// ADInplaceOrView kernel of `aten::empty_strided.out(SymInt[] size, SymInt[] stride, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn empty_strided_out_ad_inplace_or_view(
     ks: DispatchKeySet,
     size: &[i64],
     stride: &[i64],
-    dtype: Option<ScalarType>,
-    layout: Option<Layout>,
-    device: Option<Device>,
-    pin_memory: Option<bool>,
     out: &Tensor,
 ) -> Result<Tensor> {
     let result = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::empty_strided_out_op()?.redispatch(
             ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
-            (size, stride, dtype, layout, device, pin_memory, out),
+            (size, stride, out),
         )?
     };
     record::increment_version(out)?;
@@ -2644,14 +2640,10 @@ pub fn logsumexp_out_ad_inplace_or_view(
     Ok(result)
 }
 
-/// ADInplaceOrView kernel of `aten::_to_copy.out(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)`.
+/// ADInplaceOrView kernel of `aten::_to_copy.out(Tensor self, *, bool non_blocking=False, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)`.
 pub fn _to_copy_out_ad_inplace_or_view(
     ks: DispatchKeySet,
     self_: &Tensor,
-    dtype: Option<ScalarType>,
-    layout: Option<Layout>,
-    device: Option<Device>,
-    pin_memory: Option<bool>,
     non_blocking: bool,
     memory_format: Option<MemoryFormat>,
     out: &Tensor,
@@ -2660,16 +2652,7 @@ pub fn _to_copy_out_ad_inplace_or_view(
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::_to_copy_out_op()?.redispatch(
             ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
-            (
-                self_,
-                dtype,
-                layout,
-                device,
-                pin_memory,
-                non_blocking,
-                memory_format,
-                out,
-            ),
+            (self_, non_blocking, memory_format, out),
         )?
     };
     record::increment_version(out)?;
@@ -3012,35 +2995,27 @@ pub fn resize_out_ad_inplace_or_view(
     Ok(result)
 }
 
-/// ADInplaceOrView kernel of `aten::scalar_tensor.out(Scalar s, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, Tensor(a!) out) -> Tensor(a!)`.
+/// ADInplaceOrView kernel of `aten::scalar_tensor.out(Scalar s, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn scalar_tensor_out_ad_inplace_or_view(
     ks: DispatchKeySet,
     s: Scalar,
-    dtype: Option<ScalarType>,
-    layout: Option<Layout>,
-    device: Option<Device>,
-    pin_memory: Option<bool>,
     out: &Tensor,
 ) -> Result<Tensor> {
     let result = {
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::scalar_tensor_out_op()?.redispatch(
             ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
-            (s.clone(), dtype, layout, device, pin_memory, out),
+            (s.clone(), out),
         )?
     };
     record::increment_version(out)?;
     Ok(result)
 }
 
-/// ADInplaceOrView kernel of `aten::empty_like.out(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)`.
+/// ADInplaceOrView kernel of `aten::empty_like.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)`.
 pub fn empty_like_out_ad_inplace_or_view(
     ks: DispatchKeySet,
     self_: &Tensor,
-    dtype: Option<ScalarType>,
-    layout: Option<Layout>,
-    device: Option<Device>,
-    pin_memory: Option<bool>,
     memory_format: Option<MemoryFormat>,
     out: &Tensor,
 ) -> Result<Tensor> {
@@ -3048,22 +3023,18 @@ pub fn empty_like_out_ad_inplace_or_view(
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::empty_like_out_op()?.redispatch(
             ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
-            (self_, dtype, layout, device, pin_memory, memory_format, out),
+            (self_, memory_format, out),
         )?
     };
     record::increment_version(out)?;
     Ok(result)
 }
 
-/// ADInplaceOrView kernel of `aten::full_like.out(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)`.
+/// ADInplaceOrView kernel of `aten::full_like.out(Tensor self, Scalar fill_value, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)`.
 pub fn full_like_out_ad_inplace_or_view(
     ks: DispatchKeySet,
     self_: &Tensor,
     fill_value: Scalar,
-    dtype: Option<ScalarType>,
-    layout: Option<Layout>,
-    device: Option<Device>,
-    pin_memory: Option<bool>,
     memory_format: Option<MemoryFormat>,
     out: &Tensor,
 ) -> Result<Tensor> {
@@ -3071,30 +3042,17 @@ pub fn full_like_out_ad_inplace_or_view(
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::full_like_out_op()?.redispatch(
             ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
-            (
-                self_,
-                fill_value.clone(),
-                dtype,
-                layout,
-                device,
-                pin_memory,
-                memory_format,
-                out,
-            ),
+            (self_, fill_value.clone(), memory_format, out),
         )?
     };
     record::increment_version(out)?;
     Ok(result)
 }
 
-/// ADInplaceOrView kernel of `aten::zeros_like.out(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)`.
+/// ADInplaceOrView kernel of `aten::zeros_like.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)`.
 pub fn zeros_like_out_ad_inplace_or_view(
     ks: DispatchKeySet,
     self_: &Tensor,
-    dtype: Option<ScalarType>,
-    layout: Option<Layout>,
-    device: Option<Device>,
-    pin_memory: Option<bool>,
     memory_format: Option<MemoryFormat>,
     out: &Tensor,
 ) -> Result<Tensor> {
@@ -3102,21 +3060,17 @@ pub fn zeros_like_out_ad_inplace_or_view(
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::zeros_like_out_op()?.redispatch(
             ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
-            (self_, dtype, layout, device, pin_memory, memory_format, out),
+            (self_, memory_format, out),
         )?
     };
     record::increment_version(out)?;
     Ok(result)
 }
 
-/// ADInplaceOrView kernel of `aten::ones_like.out(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)`.
+/// ADInplaceOrView kernel of `aten::ones_like.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)`.
 pub fn ones_like_out_ad_inplace_or_view(
     ks: DispatchKeySet,
     self_: &Tensor,
-    dtype: Option<ScalarType>,
-    layout: Option<Layout>,
-    device: Option<Device>,
-    pin_memory: Option<bool>,
     memory_format: Option<MemoryFormat>,
     out: &Tensor,
 ) -> Result<Tensor> {
@@ -3124,7 +3078,7 @@ pub fn ones_like_out_ad_inplace_or_view(
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::ones_like_out_op()?.redispatch(
             ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
-            (self_, dtype, layout, device, pin_memory, memory_format, out),
+            (self_, memory_format, out),
         )?
     };
     record::increment_version(out)?;

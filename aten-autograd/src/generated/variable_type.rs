@@ -148,15 +148,11 @@ fn empty_strided_autograd_record(
     Ok(out0)
 }
 
-/// Autograd kernel of `aten::empty_strided.out(SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, Tensor(a!) out) -> Tensor(a!)`.
+/// Autograd kernel of `aten::empty_strided.out(SymInt[] size, SymInt[] stride, *, Tensor(a!) out) -> Tensor(a!)`.
 pub fn empty_strided_out_autograd(
     ks: DispatchKeySet,
     size: &[i64],
     stride: &[i64],
-    dtype: Option<ScalarType>,
-    layout: Option<Layout>,
-    device: Option<Device>,
-    pin_memory: Option<bool>,
     out: &Tensor,
 ) -> Result<Tensor> {
     if record::grad_mode_and(out.requires_grad()) {
@@ -164,10 +160,8 @@ pub fn empty_strided_out_autograd(
     }
     Ok({
         let _guard = AutoDispatchBelowADInplaceOrView::new();
-        ops::empty_strided_out_op()?.redispatch(
-            ks.intersection(AFTER_AUTOGRAD_KEYSET),
-            (size, stride, dtype, layout, device, pin_memory, out),
-        )?
+        ops::empty_strided_out_op()?
+            .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (size, stride, out))?
     })
 }
 
@@ -9010,14 +9004,10 @@ fn _to_copy_autograd_record(
     Ok(out0)
 }
 
-/// Autograd kernel of `aten::_to_copy.out(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)`.
+/// Autograd kernel of `aten::_to_copy.out(Tensor self, *, bool non_blocking=False, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)`.
 pub fn _to_copy_out_autograd(
     ks: DispatchKeySet,
     self_: &Tensor,
-    dtype: Option<ScalarType>,
-    layout: Option<Layout>,
-    device: Option<Device>,
-    pin_memory: Option<bool>,
     non_blocking: bool,
     memory_format: Option<MemoryFormat>,
     out: &Tensor,
@@ -9029,16 +9019,7 @@ pub fn _to_copy_out_autograd(
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::_to_copy_out_op()?.redispatch(
             ks.intersection(AFTER_AUTOGRAD_KEYSET),
-            (
-                self_,
-                dtype,
-                layout,
-                device,
-                pin_memory,
-                non_blocking,
-                memory_format,
-                out,
-            ),
+            (self_, non_blocking, memory_format, out),
         )?
     })
 }
@@ -10993,25 +10974,15 @@ fn scalar_tensor_autograd_record(
     Ok(out0)
 }
 
-/// Autograd kernel of `aten::scalar_tensor.out(Scalar s, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, Tensor(a!) out) -> Tensor(a!)`.
-pub fn scalar_tensor_out_autograd(
-    ks: DispatchKeySet,
-    s: Scalar,
-    dtype: Option<ScalarType>,
-    layout: Option<Layout>,
-    device: Option<Device>,
-    pin_memory: Option<bool>,
-    out: &Tensor,
-) -> Result<Tensor> {
+/// Autograd kernel of `aten::scalar_tensor.out(Scalar s, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn scalar_tensor_out_autograd(ks: DispatchKeySet, s: Scalar, out: &Tensor) -> Result<Tensor> {
     if record::grad_mode_and(out.requires_grad()) {
         return Err(record::out_requires_grad_error("scalar_tensor"));
     }
     Ok({
         let _guard = AutoDispatchBelowADInplaceOrView::new();
-        ops::scalar_tensor_out_op()?.redispatch(
-            ks.intersection(AFTER_AUTOGRAD_KEYSET),
-            (s.clone(), dtype, layout, device, pin_memory, out),
-        )?
+        ops::scalar_tensor_out_op()?
+            .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (s.clone(), out))?
     })
 }
 
@@ -11044,14 +11015,10 @@ pub fn empty_like_autograd(
     })
 }
 
-/// Autograd kernel of `aten::empty_like.out(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)`.
+/// Autograd kernel of `aten::empty_like.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)`.
 pub fn empty_like_out_autograd(
     ks: DispatchKeySet,
     self_: &Tensor,
-    dtype: Option<ScalarType>,
-    layout: Option<Layout>,
-    device: Option<Device>,
-    pin_memory: Option<bool>,
     memory_format: Option<MemoryFormat>,
     out: &Tensor,
 ) -> Result<Tensor> {
@@ -11062,7 +11029,7 @@ pub fn empty_like_out_autograd(
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::empty_like_out_op()?.redispatch(
             ks.intersection(AFTER_AUTOGRAD_KEYSET),
-            (self_, dtype, layout, device, pin_memory, memory_format, out),
+            (self_, memory_format, out),
         )?
     })
 }
@@ -11096,15 +11063,11 @@ pub fn full_like_autograd(
     })
 }
 
-/// Autograd kernel of `aten::full_like.out(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)`.
+/// Autograd kernel of `aten::full_like.out(Tensor self, Scalar fill_value, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)`.
 pub fn full_like_out_autograd(
     ks: DispatchKeySet,
     self_: &Tensor,
     fill_value: Scalar,
-    dtype: Option<ScalarType>,
-    layout: Option<Layout>,
-    device: Option<Device>,
-    pin_memory: Option<bool>,
     memory_format: Option<MemoryFormat>,
     out: &Tensor,
 ) -> Result<Tensor> {
@@ -11115,16 +11078,7 @@ pub fn full_like_out_autograd(
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::full_like_out_op()?.redispatch(
             ks.intersection(AFTER_AUTOGRAD_KEYSET),
-            (
-                self_,
-                fill_value.clone(),
-                dtype,
-                layout,
-                device,
-                pin_memory,
-                memory_format,
-                out,
-            ),
+            (self_, fill_value.clone(), memory_format, out),
         )?
     })
 }
@@ -11149,14 +11103,10 @@ pub fn zeros_like_autograd(
     })
 }
 
-/// Autograd kernel of `aten::zeros_like.out(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)`.
+/// Autograd kernel of `aten::zeros_like.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)`.
 pub fn zeros_like_out_autograd(
     ks: DispatchKeySet,
     self_: &Tensor,
-    dtype: Option<ScalarType>,
-    layout: Option<Layout>,
-    device: Option<Device>,
-    pin_memory: Option<bool>,
     memory_format: Option<MemoryFormat>,
     out: &Tensor,
 ) -> Result<Tensor> {
@@ -11167,7 +11117,7 @@ pub fn zeros_like_out_autograd(
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::zeros_like_out_op()?.redispatch(
             ks.intersection(AFTER_AUTOGRAD_KEYSET),
-            (self_, dtype, layout, device, pin_memory, memory_format, out),
+            (self_, memory_format, out),
         )?
     })
 }
@@ -11192,14 +11142,10 @@ pub fn ones_like_autograd(
     })
 }
 
-/// Autograd kernel of `aten::ones_like.out(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)`.
+/// Autograd kernel of `aten::ones_like.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)`.
 pub fn ones_like_out_autograd(
     ks: DispatchKeySet,
     self_: &Tensor,
-    dtype: Option<ScalarType>,
-    layout: Option<Layout>,
-    device: Option<Device>,
-    pin_memory: Option<bool>,
     memory_format: Option<MemoryFormat>,
     out: &Tensor,
 ) -> Result<Tensor> {
@@ -11210,7 +11156,7 @@ pub fn ones_like_out_autograd(
         let _guard = AutoDispatchBelowADInplaceOrView::new();
         ops::ones_like_out_op()?.redispatch(
             ks.intersection(AFTER_AUTOGRAD_KEYSET),
-            (self_, dtype, layout, device, pin_memory, memory_format, out),
+            (self_, memory_format, out),
         )?
     })
 }

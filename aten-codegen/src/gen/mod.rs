@@ -4,12 +4,16 @@
 //! - [`registrations`]: the `aten` library's definitions and each backend's
 //!   kernels (from `dispatch:`);
 //! - [`api`]: the typed operator functions and `Tensor` methods;
+//! - [`autogen`]: the schemas of `autogen:` variants, derived as torchgen
+//!   derives them;
 //! - [`backend_select`]: BackendSelect kernels for factory operators;
 //! - [`structured`]: functional, in-place and out kernels generated around a
 //!   structured family's meta function and implementation, and `autogen`
 //!   out variants;
 //! - [`autograd`]: backward nodes and the kernels at the `Autograd` and
 //!   `ADInplaceOrView` keys, from `derivatives.yaml`;
+//! - [`surface`]: the library's definitions: every function of PyTorch's
+//!   yaml, the project's entries in their place;
 //! - `sections`: which crate hosts each kernel, and the code and
 //!   registrations collected per crate;
 //! - `files`: the generated files' paths and headers.
@@ -19,6 +23,7 @@
 //! line and is formatted with `rustfmt`.
 
 pub mod api;
+pub mod autogen;
 pub mod autograd;
 pub mod backend_select;
 mod files;
@@ -27,6 +32,7 @@ pub mod registrations;
 pub mod rust_types;
 mod sections;
 pub mod structured;
+pub mod surface;
 
 use std::io::Write as _;
 use std::process::{Command, Stdio};
@@ -280,7 +286,7 @@ impl Rendered {
             } else {
                 format!("{ns}::{base}")
             };
-            let derived = structured::autogen_schema(&op.schema, &full, out_name.overload_name())
+            let derived = autogen::autogen_schema(&op.schema, &full, out_name.overload_name())
                 .and_then(|text| FunctionSchema::parse(&text).map_err(|e| e.to_string()));
             let kernel = format!(
                 "{}_autogen",
@@ -341,13 +347,16 @@ fn same_operator(a: &OperatorName, b: &OperatorName) -> bool {
 }
 
 /// Renders every generated file (unformatted), the autograd kernels from
-/// `derivatives`; the operators the generators cannot express are listed
-/// in the second value with the reason.
+/// `derivatives`, the library's definitions from `surface` (PyTorch's
+/// functions, see [`surface::merge`]) with `ops`' in their place; the
+/// operators the generators cannot express are listed in the second value
+/// with the reason. A project schema that is not PyTorch's is an error.
 pub fn render_files(
     ns: &str,
     ops: &[GenOp],
+    surface: &[GenOp],
     derivatives: &Derivatives,
-) -> (Vec<GeneratedFile>, Vec<String>) {
+) -> Result<(Vec<GeneratedFile>, Vec<String>), String> {
     let mut r = Rendered::default();
     for op in ops {
         r.defs.push((op.schema.clone(), op.tags.clone()));
@@ -377,16 +386,17 @@ pub fn render_files(
     let ag = autograd::render(ns, &autograd_ops, derivatives);
     let mut skipped = r.skipped;
     skipped.extend(ag.skipped.iter().cloned());
+    let defs = surface::merge(&r.defs, surface)?;
     let files = vec![
         files::ops(&r.api),
         files::tensor_methods(&r.methods),
-        files::core_registrations(ns, &r.defs, &r.core),
+        files::core_registrations(ns, &defs, &r.core),
         files::cpu_registrations(ns, &r.cpu),
         files::autograd_functions(&ag.functions),
         files::variable_type(&ag.variable_type),
         files::inplace_or_view(&ag.inplace_or_view),
     ];
-    (files, skipped)
+    Ok((files, skipped))
 }
 
 /// Whether a schema's name is in-place (`add_`).
@@ -430,9 +440,10 @@ pub fn format_rust(code: &str) -> Result<String, String> {
 pub fn generate(
     ns: &str,
     ops: &[GenOp],
+    surface: &[GenOp],
     derivatives: &Derivatives,
 ) -> Result<(Vec<GeneratedFile>, Vec<String>), String> {
-    let (files, skipped) = render_files(ns, ops, derivatives);
+    let (files, skipped) = render_files(ns, ops, surface, derivatives)?;
     let files = std::thread::scope(|scope| {
         let jobs: Vec<_> = files
             .into_iter()

@@ -22,23 +22,35 @@ fn unqualified(schema: &FunctionSchema) -> String {
     }
 }
 
-/// `torch_library!(aten, ...)` with every definition.
+/// `torch_library!(aten, ...)` with every definition: a table of schemas
+/// (without namespace) and tags, defined in order.
 pub fn render_defs(ns: &str, ops: &[OpRegistration<'_>]) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "aten_dispatch::torch_library!({ns}, |m| {{");
+    let _ = writeln!(
+        out,
+        "/// Every definition of the `{ns}` library, in registration order: the schema\n\
+         /// (without namespace) and its tags.\n\
+         const DEFS: &[(&str, &[&str])] = &["
+    );
     for op in ops {
         let tags = op
             .tags
             .iter()
-            .map(|t| format!("{t:?}.to_string()"))
+            .map(|t| format!("{t:?}"))
             .collect::<Vec<_>>()
             .join(", ");
-        let _ = writeln!(
-            out,
-            "    m.def_with({:?}, Some(AliasAnalysisKind::FromSchema), vec![{tags}])?;",
-            unqualified(op.schema)
-        );
+        let _ = writeln!(out, "    ({:?}, &[{tags}]),", unqualified(op.schema));
     }
-    let _ = writeln!(out, "    Ok(())\n}});");
+    let _ = writeln!(out, "];\n");
+    let _ = writeln!(
+        out,
+        "aten_dispatch::torch_library!({ns}, |m| {{\n\
+         \x20   for (schema, tags) in DEFS {{\n\
+         \x20       let tags = tags.iter().map(|t| t.to_string()).collect();\n\
+         \x20       m.def_with(schema, Some(AliasAnalysisKind::FromSchema), tags)?;\n\
+         \x20   }}\n\
+         \x20   Ok(())\n\
+         }});"
+    );
     out
 }

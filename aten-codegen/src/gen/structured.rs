@@ -19,13 +19,14 @@
 //!   dispatcher (PyTorch's default-backend kernels of structured families).
 //!
 //! `autogen: name.out` asks for an out variant of a functional operator: its
-//! schema is derived (`*, Tensor(a!) out` added, `Tensor(a!)` returned) and
-//! its kernel runs the functional operator and copies into `out`.
+//! schema is derived (`super::autogen`) and its kernel runs the functional
+//! operator and copies into `out`.
 
 use std::fmt::Write;
 
 use aten_boxing::schema::FunctionSchema;
 
+use super::autogen::is_inplace;
 use super::names::{function_name, ident};
 use super::rust_types::{argument_type, returns_type};
 
@@ -185,92 +186,6 @@ pub fn render_member(
     Ok((name, code))
 }
 
-/// Whether an `autogen` name is an out variant (`relu.out`,
-/// `fill.Scalar_out`) rather than a functional one (`zero`).
-fn is_out_name(overload: &str) -> bool {
-    overload == "out" || overload.ends_with("_out")
-}
-
-/// Whether `schema` is an in-place function (`zero_`, `fill_.Scalar`).
-fn is_inplace(schema: &FunctionSchema) -> bool {
-    let base = schema.name().rsplit("::").next().unwrap_or(schema.name());
-    base.ends_with('_') && !base.ends_with("__")
-}
-
-/// The schema text of the function `autogen: name.overload` asks of
-/// `source` (torchgen's derivation): an out variant (`out` arguments added,
-/// one per return: `out`, or `out0`, `out1`, ...; they are returned) or,
-/// for an in-place source, its functional variant. `self` of an in-place
-/// source loses its annotation.
-pub fn autogen_schema(
-    source: &FunctionSchema,
-    name: &str,
-    overload: &str,
-) -> Result<String, String> {
-    let nret = source.returns().len();
-    if nret == 0
-        || source
-            .returns()
-            .iter()
-            .any(|r| r.real_type().to_string() != "Tensor")
-    {
-        return Err("autogen variants are generated for tensor returns only".into());
-    }
-    let text = source.to_string();
-    let (_, rest) = text.split_once('(').ok_or("schema without arguments")?;
-    let (args, _returns) = rest.rsplit_once(") -> ").ok_or("schema without returns")?;
-    let mut args = args.to_string();
-    if is_inplace(source) {
-        args = args.replacen("Tensor(a!) self", "Tensor self", 1);
-    }
-    let full = if overload.is_empty() {
-        name.to_string()
-    } else {
-        format!("{name}.{overload}")
-    };
-    if !is_out_name(overload) {
-        if !is_inplace(source) || nret != 1 {
-            return Err("a functional autogen variant comes from an in-place function".into());
-        }
-        return Ok(format!("{full}({args}) -> Tensor"));
-    }
-    let aliases = ["a", "b", "c", "d", "e", "f"];
-    if nret > aliases.len() {
-        return Err("too many returns for an autogen out variant".into());
-    }
-    let outs: Vec<(String, &str)> = (0..nret)
-        .map(|i| {
-            let id = if nret == 1 {
-                "out".to_string()
-            } else {
-                format!("out{i}")
-            };
-            (id, aliases[i])
-        })
-        .collect();
-    if !args.is_empty() {
-        args.push_str(", ");
-    }
-    if !source.arguments().iter().any(|a| a.kwarg_only()) {
-        args.push_str("*, ");
-    }
-    let out_args: Vec<String> = outs
-        .iter()
-        .map(|(id, alias)| format!("Tensor({alias}!) {id}"))
-        .collect();
-    args.push_str(&out_args.join(", "));
-    let returned: Vec<String> = outs
-        .iter()
-        .map(|(_, alias)| format!("Tensor({alias}!)"))
-        .collect();
-    let returns = if nret == 1 {
-        returned.concat()
-    } else {
-        format!("({})", returned.join(", "))
-    };
-    Ok(format!("{full}({args}) -> {returns}"))
-}
-
 /// The CompositeExplicitAutograd kernel `kernel` of the `autogen` function
 /// `derived` of `source`: run the source (an in-place one on a clone of
 /// `self`), then return the result, or copy each result into its out
@@ -291,6 +206,9 @@ pub fn render_autogen_kernel(
             outs.push(id);
         }
     }
+    // The out variant of a factory drops the `TensorOptions` arguments: the
+    // source runs with the out tensor's (PyTorch's `out.options()`).
+    let first_out = outs.first().cloned();
     let args: Vec<String> = source
         .arguments()
         .iter()
@@ -298,12 +216,23 @@ pub fn render_autogen_kernel(
         .map(|(i, a)| {
             let id = ident(a.name());
             if i == 0 && is_inplace(source) {
-                "&result".to_string()
-            } else {
-                id
+                return Ok("&result".to_string());
+            }
+            if derived.arguments().iter().any(|d| d.name() == a.name()) {
+                return Ok(id);
+            }
+            let out = first_out
+                .as_deref()
+                .ok_or_else(|| format!("argument `{}` has no value", a.name()))?;
+            match a.name() {
+                "dtype" => Ok(format!("{out}.dtype()")),
+                "layout" => Ok("Some(Layout::Strided)".to_string()),
+                "device" => Ok(format!("{out}.device()")),
+                "pin_memory" => Ok("None::<bool>".to_string()),
+                other => Err(format!("argument `{other}` has no value")),
             }
         })
-        .collect();
+        .collect::<Result<_, String>>()?;
     let call = format!(
         "ops::{}()?.call(({}))?",
         super::names::with_suffix(&source_fn, "op"),
@@ -355,46 +284,4 @@ pub fn render_autogen_kernel(
         returns_type(derived.returns())?
     );
     Ok((kernel.to_string(), code))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn derives_autogen_schemas() {
-        let derive = |source: &str, name: &str, overload: &str| {
-            autogen_schema(&FunctionSchema::parse(source).unwrap(), name, overload).unwrap()
-        };
-        assert_eq!(
-            derive(
-                "aten::relu_(Tensor(a!) self) -> Tensor(a!)",
-                "aten::relu",
-                "out"
-            ),
-            "aten::relu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)"
-        );
-        assert_eq!(
-            derive(
-                "aten::zero_(Tensor(a!) self) -> Tensor(a!)",
-                "aten::zero",
-                ""
-            ),
-            "aten::zero(Tensor self) -> Tensor"
-        );
-        assert!(derive(
-            "aten::full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None) -> Tensor",
-            "aten::full",
-            "out"
-        )
-        .ends_with("ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)"));
-        assert_eq!(
-            derive(
-                "aten::native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)",
-                "aten::native_dropout",
-                "out"
-            ),
-            "aten::native_dropout.out(Tensor input, float p, bool? train, *, Tensor(a!) out0, Tensor(b!) out1) -> (Tensor(a!), Tensor(b!))"
-        );
-    }
 }

@@ -180,52 +180,20 @@ pub fn empty_strided_with(
 
 /// The typed dispatcher handle of `aten::empty_strided.out`, looked up once.
 #[inline]
-pub fn empty_strided_out_op() -> Result<
-    &'static TypedOperatorHandle<
-        (
-            &'static [i64],
-            &'static [i64],
-            Option<ScalarType>,
-            Option<Layout>,
-            Option<Device>,
-            Option<bool>,
-            &'static Tensor,
-        ),
-        Tensor,
-    >,
-> {
+pub fn empty_strided_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static [i64], &'static [i64], &'static Tensor), Tensor>>
+{
     static OP: OnceLock<
-        Result<
-            TypedOperatorHandle<
-                (
-                    &'static [i64],
-                    &'static [i64],
-                    Option<ScalarType>,
-                    Option<Layout>,
-                    Option<Device>,
-                    Option<bool>,
-                    &'static Tensor,
-                ),
-                Tensor,
-            >,
-        >,
+        Result<TypedOperatorHandle<(&'static [i64], &'static [i64], &'static Tensor), Tensor>>,
     > = OnceLock::new();
     OP.get_or_init(|| typed_handle("aten::empty_strided", "out"))
         .as_ref()
         .map_err(Clone::clone)
 }
 
-/// `aten::empty_strided.out(SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, Tensor(a!) out) -> Tensor(a!)`
-pub fn empty_strided_out(
-    size: &[i64],
-    stride: &[i64],
-    dtype: Option<ScalarType>,
-    layout: Option<Layout>,
-    device: Option<Device>,
-    pin_memory: Option<bool>,
-    out: &Tensor,
-) -> Result<Tensor> {
-    empty_strided_out_op()?.call((size, stride, dtype, layout, device, pin_memory, out))
+/// `aten::empty_strided.out(SymInt[] size, SymInt[] stride, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn empty_strided_out(size: &[i64], stride: &[i64], out: &Tensor) -> Result<Tensor> {
+    empty_strided_out_op()?.call((size, stride, out))
 }
 
 /// The typed dispatcher handle of `aten::zeros.`, looked up once.
@@ -5918,32 +5886,14 @@ pub fn _to_copy_with(self_: &Tensor, options: ToCopyOptions) -> Result<Tensor> {
 #[inline]
 pub fn _to_copy_out_op() -> Result<
     &'static TypedOperatorHandle<
-        (
-            &'static Tensor,
-            Option<ScalarType>,
-            Option<Layout>,
-            Option<Device>,
-            Option<bool>,
-            bool,
-            Option<MemoryFormat>,
-            &'static Tensor,
-        ),
+        (&'static Tensor, bool, Option<MemoryFormat>, &'static Tensor),
         Tensor,
     >,
 > {
     static OP: OnceLock<
         Result<
             TypedOperatorHandle<
-                (
-                    &'static Tensor,
-                    Option<ScalarType>,
-                    Option<Layout>,
-                    Option<Device>,
-                    Option<bool>,
-                    bool,
-                    Option<MemoryFormat>,
-                    &'static Tensor,
-                ),
+                (&'static Tensor, bool, Option<MemoryFormat>, &'static Tensor),
                 Tensor,
             >,
         >,
@@ -5953,27 +5903,14 @@ pub fn _to_copy_out_op() -> Result<
         .map_err(Clone::clone)
 }
 
-/// `aten::_to_copy.out(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)`
+/// `aten::_to_copy.out(Tensor self, *, bool non_blocking=False, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)`
 pub fn _to_copy_out(
     self_: &Tensor,
-    dtype: Option<ScalarType>,
-    layout: Option<Layout>,
-    device: Option<Device>,
-    pin_memory: Option<bool>,
     non_blocking: bool,
     memory_format: Option<MemoryFormat>,
     out: &Tensor,
 ) -> Result<Tensor> {
-    _to_copy_out_op()?.call((
-        self_,
-        dtype,
-        layout,
-        device,
-        pin_memory,
-        non_blocking,
-        memory_format,
-        out,
-    ))
+    _to_copy_out_op()?.call((self_, non_blocking, memory_format, out))
 }
 
 /// The typed dispatcher handle of `aten::clone.`, looked up once.
@@ -7522,49 +7459,18 @@ pub fn scalar_tensor_with(s: Scalar, options: ScalarTensorOptions) -> Result<Ten
 
 /// The typed dispatcher handle of `aten::scalar_tensor.out`, looked up once.
 #[inline]
-pub fn scalar_tensor_out_op() -> Result<
-    &'static TypedOperatorHandle<
-        (
-            Scalar,
-            Option<ScalarType>,
-            Option<Layout>,
-            Option<Device>,
-            Option<bool>,
-            &'static Tensor,
-        ),
-        Tensor,
-    >,
-> {
-    static OP: OnceLock<
-        Result<
-            TypedOperatorHandle<
-                (
-                    Scalar,
-                    Option<ScalarType>,
-                    Option<Layout>,
-                    Option<Device>,
-                    Option<bool>,
-                    &'static Tensor,
-                ),
-                Tensor,
-            >,
-        >,
-    > = OnceLock::new();
+pub fn scalar_tensor_out_op(
+) -> Result<&'static TypedOperatorHandle<(Scalar, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(Scalar, &'static Tensor), Tensor>>> =
+        OnceLock::new();
     OP.get_or_init(|| typed_handle("aten::scalar_tensor", "out"))
         .as_ref()
         .map_err(Clone::clone)
 }
 
-/// `aten::scalar_tensor.out(Scalar s, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, Tensor(a!) out) -> Tensor(a!)`
-pub fn scalar_tensor_out(
-    s: Scalar,
-    dtype: Option<ScalarType>,
-    layout: Option<Layout>,
-    device: Option<Device>,
-    pin_memory: Option<bool>,
-    out: &Tensor,
-) -> Result<Tensor> {
-    scalar_tensor_out_op()?.call((s, dtype, layout, device, pin_memory, out))
+/// `aten::scalar_tensor.out(Scalar s, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn scalar_tensor_out(s: Scalar, out: &Tensor) -> Result<Tensor> {
+    scalar_tensor_out_op()?.call((s, out))
 }
 
 /// The typed dispatcher handle of `aten::_local_scalar_dense.`, looked up once.
@@ -7664,33 +7570,11 @@ pub fn empty_like_with(self_: &Tensor, options: EmptyLikeOptions) -> Result<Tens
 /// The typed dispatcher handle of `aten::empty_like.out`, looked up once.
 #[inline]
 pub fn empty_like_out_op() -> Result<
-    &'static TypedOperatorHandle<
-        (
-            &'static Tensor,
-            Option<ScalarType>,
-            Option<Layout>,
-            Option<Device>,
-            Option<bool>,
-            Option<MemoryFormat>,
-            &'static Tensor,
-        ),
-        Tensor,
-    >,
+    &'static TypedOperatorHandle<(&'static Tensor, Option<MemoryFormat>, &'static Tensor), Tensor>,
 > {
     static OP: OnceLock<
         Result<
-            TypedOperatorHandle<
-                (
-                    &'static Tensor,
-                    Option<ScalarType>,
-                    Option<Layout>,
-                    Option<Device>,
-                    Option<bool>,
-                    Option<MemoryFormat>,
-                    &'static Tensor,
-                ),
-                Tensor,
-            >,
+            TypedOperatorHandle<(&'static Tensor, Option<MemoryFormat>, &'static Tensor), Tensor>,
         >,
     > = OnceLock::new();
     OP.get_or_init(|| typed_handle("aten::empty_like", "out"))
@@ -7698,17 +7582,13 @@ pub fn empty_like_out_op() -> Result<
         .map_err(Clone::clone)
 }
 
-/// `aten::empty_like.out(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)`
+/// `aten::empty_like.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)`
 pub fn empty_like_out(
     self_: &Tensor,
-    dtype: Option<ScalarType>,
-    layout: Option<Layout>,
-    device: Option<Device>,
-    pin_memory: Option<bool>,
     memory_format: Option<MemoryFormat>,
     out: &Tensor,
 ) -> Result<Tensor> {
-    empty_like_out_op()?.call((self_, dtype, layout, device, pin_memory, memory_format, out))
+    empty_like_out_op()?.call((self_, memory_format, out))
 }
 
 /// The typed dispatcher handle of `aten::full_like.`, looked up once.
@@ -7804,10 +7684,6 @@ pub fn full_like_out_op() -> Result<
         (
             &'static Tensor,
             Scalar,
-            Option<ScalarType>,
-            Option<Layout>,
-            Option<Device>,
-            Option<bool>,
             Option<MemoryFormat>,
             &'static Tensor,
         ),
@@ -7820,10 +7696,6 @@ pub fn full_like_out_op() -> Result<
                 (
                     &'static Tensor,
                     Scalar,
-                    Option<ScalarType>,
-                    Option<Layout>,
-                    Option<Device>,
-                    Option<bool>,
                     Option<MemoryFormat>,
                     &'static Tensor,
                 ),
@@ -7836,27 +7708,14 @@ pub fn full_like_out_op() -> Result<
         .map_err(Clone::clone)
 }
 
-/// `aten::full_like.out(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)`
+/// `aten::full_like.out(Tensor self, Scalar fill_value, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)`
 pub fn full_like_out(
     self_: &Tensor,
     fill_value: Scalar,
-    dtype: Option<ScalarType>,
-    layout: Option<Layout>,
-    device: Option<Device>,
-    pin_memory: Option<bool>,
     memory_format: Option<MemoryFormat>,
     out: &Tensor,
 ) -> Result<Tensor> {
-    full_like_out_op()?.call((
-        self_,
-        fill_value,
-        dtype,
-        layout,
-        device,
-        pin_memory,
-        memory_format,
-        out,
-    ))
+    full_like_out_op()?.call((self_, fill_value, memory_format, out))
 }
 
 /// The typed dispatcher handle of `aten::zeros_like.`, looked up once.
@@ -7941,33 +7800,11 @@ pub fn zeros_like_with(self_: &Tensor, options: ZerosLikeOptions) -> Result<Tens
 /// The typed dispatcher handle of `aten::zeros_like.out`, looked up once.
 #[inline]
 pub fn zeros_like_out_op() -> Result<
-    &'static TypedOperatorHandle<
-        (
-            &'static Tensor,
-            Option<ScalarType>,
-            Option<Layout>,
-            Option<Device>,
-            Option<bool>,
-            Option<MemoryFormat>,
-            &'static Tensor,
-        ),
-        Tensor,
-    >,
+    &'static TypedOperatorHandle<(&'static Tensor, Option<MemoryFormat>, &'static Tensor), Tensor>,
 > {
     static OP: OnceLock<
         Result<
-            TypedOperatorHandle<
-                (
-                    &'static Tensor,
-                    Option<ScalarType>,
-                    Option<Layout>,
-                    Option<Device>,
-                    Option<bool>,
-                    Option<MemoryFormat>,
-                    &'static Tensor,
-                ),
-                Tensor,
-            >,
+            TypedOperatorHandle<(&'static Tensor, Option<MemoryFormat>, &'static Tensor), Tensor>,
         >,
     > = OnceLock::new();
     OP.get_or_init(|| typed_handle("aten::zeros_like", "out"))
@@ -7975,17 +7812,13 @@ pub fn zeros_like_out_op() -> Result<
         .map_err(Clone::clone)
 }
 
-/// `aten::zeros_like.out(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)`
+/// `aten::zeros_like.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)`
 pub fn zeros_like_out(
     self_: &Tensor,
-    dtype: Option<ScalarType>,
-    layout: Option<Layout>,
-    device: Option<Device>,
-    pin_memory: Option<bool>,
     memory_format: Option<MemoryFormat>,
     out: &Tensor,
 ) -> Result<Tensor> {
-    zeros_like_out_op()?.call((self_, dtype, layout, device, pin_memory, memory_format, out))
+    zeros_like_out_op()?.call((self_, memory_format, out))
 }
 
 /// The typed dispatcher handle of `aten::ones_like.`, looked up once.
@@ -8070,33 +7903,11 @@ pub fn ones_like_with(self_: &Tensor, options: OnesLikeOptions) -> Result<Tensor
 /// The typed dispatcher handle of `aten::ones_like.out`, looked up once.
 #[inline]
 pub fn ones_like_out_op() -> Result<
-    &'static TypedOperatorHandle<
-        (
-            &'static Tensor,
-            Option<ScalarType>,
-            Option<Layout>,
-            Option<Device>,
-            Option<bool>,
-            Option<MemoryFormat>,
-            &'static Tensor,
-        ),
-        Tensor,
-    >,
+    &'static TypedOperatorHandle<(&'static Tensor, Option<MemoryFormat>, &'static Tensor), Tensor>,
 > {
     static OP: OnceLock<
         Result<
-            TypedOperatorHandle<
-                (
-                    &'static Tensor,
-                    Option<ScalarType>,
-                    Option<Layout>,
-                    Option<Device>,
-                    Option<bool>,
-                    Option<MemoryFormat>,
-                    &'static Tensor,
-                ),
-                Tensor,
-            >,
+            TypedOperatorHandle<(&'static Tensor, Option<MemoryFormat>, &'static Tensor), Tensor>,
         >,
     > = OnceLock::new();
     OP.get_or_init(|| typed_handle("aten::ones_like", "out"))
@@ -8104,17 +7915,13 @@ pub fn ones_like_out_op() -> Result<
         .map_err(Clone::clone)
 }
 
-/// `aten::ones_like.out(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)`
+/// `aten::ones_like.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)`
 pub fn ones_like_out(
     self_: &Tensor,
-    dtype: Option<ScalarType>,
-    layout: Option<Layout>,
-    device: Option<Device>,
-    pin_memory: Option<bool>,
     memory_format: Option<MemoryFormat>,
     out: &Tensor,
 ) -> Result<Tensor> {
-    ones_like_out_op()?.call((self_, dtype, layout, device, pin_memory, memory_format, out))
+    ones_like_out_op()?.call((self_, memory_format, out))
 }
 
 /// The typed dispatcher handle of `aten::arange.`, looked up once.
