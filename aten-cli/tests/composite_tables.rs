@@ -1,7 +1,7 @@
 //! The dispatch tables of the project's composite operators against
 //! PyTorch 2.15's (`aten_dispatch_tables.jsonl`, copied into
-//! `conformance/data/`): for every operator this project registers whose
-//! PyTorch CPU slot holds a composite kernel, the rule that fills each
+//! `conformance/data/`): for every operator this project registers kernels
+//! for whose PyTorch CPU slot holds a composite kernel, the rule that fills each
 //! backend slot (`Undefined`, `CPU`, `CUDA`, `Meta`) must be PyTorch's:
 //! `[math kernel]` for CompositeImplicitAutograd, `[default backend
 //! kernel]` for CompositeExplicitAutograd, `[kernel]` for a backend's own.
@@ -48,6 +48,12 @@ fn composite_operators_fill_slots_by_pytorchs_rules() {
         let Some(handle) = d.find_schema(&OperatorName::new(name, overload)) else {
             continue;
         };
+        // Operators defined without kernels (the rest of PyTorch's surface)
+        // have tables of fallbacks alone.
+        let kernels = aten_cli::registry::kernels(handle.operator_name()).unwrap_or_default();
+        if kernels == aten_cli::registry::Kernels::default() {
+            continue;
+        }
         let entries = &record["entries"];
         let origin = |key: &str| entries[key].as_str().unwrap_or("").to_string();
         if !origin("CPU").starts_with("Composite") {
