@@ -1,36 +1,82 @@
-//! The shared exported programs (copied into
-//! `conformance/data/models/`) run by the `.pt2` runner against PyTorch's
-//! eager outputs, as `aten conform models` checks them.
+//! The shared exported programs (copied into `conformance/data/models/`
+//! and `conformance/data/models3/`) run by the `.pt2` runner against
+//! PyTorch's eager outputs, as `aten conform models` checks them: fourteen
+//! core-ATen programs from torchvision and hand-written architectures, and
+//! three in the other export forms (the default export IR, bfloat16, and a
+//! dynamic-shape program checked at three sizes).
 
 use std::path::PathBuf;
 
 use aten_cli::conform::models;
 
-fn dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../conformance/data/models")
+fn dir(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/data")
+        .join(name)
+}
+
+fn assert_all_match(dir_name: &str, expected: &[&str]) {
+    let outcomes = models::run_dir(&dir(dir_name)).unwrap();
+    let names: Vec<_> = outcomes.iter().map(|o| o.name.as_str()).collect();
+    assert_eq!(names, expected);
+    let failed: Vec<String> = outcomes
+        .iter()
+        .filter_map(|o| o.result.as_ref().err().map(|e| format!("{}: {e}", o.name)))
+        .collect();
+    for o in &outcomes {
+        if let Ok(worst) = &o.result {
+            println!("{}: largest difference {worst:.2e} ({} sizes)", o.name, o.sizes);
+        }
+    }
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
 }
 
 #[test]
-fn every_shared_model_matches_pytorch() {
-    let outcomes = models::run_dir(&dir()).unwrap();
-    let names: Vec<_> = outcomes.iter().map(|o| o.name.as_str()).collect();
-    assert_eq!(names, ["attention", "cnn", "mlp"]);
-    for o in &outcomes {
-        match &o.result {
-            Ok(worst) => println!("{}: largest difference {worst:.2e}", o.name),
-            Err(e) => panic!("{}: {e}", o.name),
-        }
-    }
+fn every_shared_core_aten_model_matches_pytorch() {
+    assert_all_match(
+        "models",
+        &[
+            "attention",
+            "cnn",
+            "convnext_tiny",
+            "efficientnet_b0",
+            "gpt",
+            "mlp",
+            "mobilenet_v3_small",
+            "resnet10",
+            "shufflenet_v2_x0_5",
+            "squeezenet1_1",
+            "swin_tiny",
+            "tcn1d",
+            "uppad",
+            "vit_tiny",
+        ],
+    );
+}
+
+#[test]
+fn the_ir_bfloat16_and_dynamic_models_match_pytorch_at_every_size() {
+    assert_all_match(
+        "models3",
+        &["distilbert_bf16_core", "gpt_neox_dyn", "mobilenet_v2_ir"],
+    );
+    let dynamic = models::run_model(
+        &dir("models3"),
+        "gpt_neox_dyn",
+        &models::Tolerances::default(),
+    );
+    assert_eq!(dynamic.sizes, 3);
 }
 
 #[test]
 fn the_command_counts_models_and_prints_a_line_each() {
-    let (lines, report) = models::run(&dir()).unwrap();
+    let (lines, report) = models::run(&dir("models3")).unwrap();
     assert_eq!(lines.len(), 3);
     assert!(
         lines.iter().all(|l| l.contains(": ok (largest difference")),
         "{lines:?}"
     );
+    assert!(lines[1].ends_with(", 3 sizes)"), "{lines:?}");
     assert_eq!(report.tally.unwrap().to_string(), "3 passed, 0 failed");
 }
 

@@ -1,15 +1,20 @@
 //! [`Graph`]: placeholders, one node per operator call (its `OpOverload`
-//! and arguments, graph values or constants), constants the program made,
-//! and the output. Printed as FX prints `graph_module.code`, replayed on new
-//! inputs.
+//! and arguments, graph values or constants), calls of Python functions on
+//! sizes, constants the program made, and the output. The one
+//! representation of `make_fx` captures and loaded `.pt2` programs:
+//! printed as FX prints `graph_module.code`, run by the
+//! [`Interpreter`](crate::interpreter::Interpreter).
 
 use std::fmt::Write;
 use std::sync::Arc;
 
 use aten_boxing::schema::Type;
 use aten_boxing::IValue;
-use aten_ops::{GraphFn, HigherOrderOperator, HopArg, OpOverload};
-use c10_core::{Error, Result, ScalarType};
+use aten_ops::{HigherOrderOperator, OpOverload};
+use c10_core::{Result, ScalarType};
+
+use crate::builtins::Builtin;
+use crate::interpreter::Interpreter;
 
 /// An argument of a node.
 #[derive(Clone, Debug)]
@@ -53,6 +58,14 @@ pub enum NodeKind {
         /// Its arguments.
         args: Vec<Arg>,
     },
+    /// A Python function of sizes (`operator.add` of two `SymInt`s, FX's
+    /// `call_function` with a Python target).
+    CallBuiltin {
+        /// The function.
+        function: Builtin,
+        /// Its arguments.
+        args: Vec<Arg>,
+    },
     /// Element `index` of a multi-result node (`operator.getitem`).
     GetItem {
         /// The node with several results.
@@ -64,13 +77,35 @@ pub enum NodeKind {
     Output(Vec<Arg>),
 }
 
-/// One node: its name and what it is.
+/// One node: its name, what it is, and its metadata.
 #[derive(Clone)]
 pub struct Node {
     /// The node's unique name (FX's naming).
     pub name: String,
     /// What it is.
     pub kind: NodeKind,
+    /// FX's `node.meta` as text (`nn_module_stack`, `stack_trace`,
+    /// `torch_fn`, ... of a loaded program), by key.
+    pub meta: Vec<(String, String)>,
+}
+
+impl Node {
+    /// A node without metadata.
+    pub fn new(name: impl Into<String>, kind: NodeKind) -> Node {
+        Node {
+            name: name.into(),
+            kind,
+            meta: Vec::new(),
+        }
+    }
+
+    /// The metadata entry `key`, if any.
+    pub fn meta(&self, key: &str) -> Option<&str> {
+        self.meta
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
 }
 
 /// A graph of operator calls (an FX `Graph` in `make_fx`'s shape).
@@ -113,68 +148,10 @@ impl Graph {
     }
 
     /// Runs the graph on `inputs` (one per placeholder); the outputs.
+    /// The graph is compiled for the run ([`Interpreter::new`]); compile it
+    /// once to run it often.
     pub fn run(&self, inputs: &[IValue]) -> Result<Vec<IValue>> {
-        if inputs.len() != self.num_inputs() {
-            return Err(Error::runtime(format!(
-                "the graph takes {} inputs but {} were given",
-                self.num_inputs(),
-                inputs.len()
-            )));
-        }
-        let mut values: Vec<Option<Vec<IValue>>> = vec![None; self.nodes.len()];
-        let mut next_input = inputs.iter();
-        for (i, node) in self.nodes.iter().enumerate() {
-            let value = match &node.kind {
-                NodeKind::Placeholder => vec![next_input.next().cloned().unwrap_or_default()],
-                NodeKind::Constant(v) => vec![v.clone()],
-                NodeKind::Subgraph(_) => Vec::new(),
-                NodeKind::CallHigherOrder { op, args } => {
-                    let args: Vec<HopArg> = args
-                        .iter()
-                        .map(|a| match a {
-                            Arg::Node(j) => match self.nodes.get(*j).map(|n| &n.kind) {
-                                Some(NodeKind::Subgraph(g)) => {
-                                    let g = Arc::clone(g);
-                                    let f: GraphFn = Arc::new(move |xs: &[IValue]| g.run(xs));
-                                    Ok(HopArg::Fn(f))
-                                }
-                                _ => resolve(a, &values).map(HopArg::Value),
-                            },
-                            _ => resolve(a, &values).map(HopArg::Value),
-                        })
-                        .collect::<Result<_>>()?;
-                    op.call(&args)?
-                }
-                NodeKind::CallFunction { op, args, kwargs } => {
-                    let args: Vec<IValue> = args
-                        .iter()
-                        .map(|a| resolve(a, &values))
-                        .collect::<Result<_>>()?;
-                    let kwargs: Vec<(&str, IValue)> = kwargs
-                        .iter()
-                        .map(|(k, a)| Ok((k.as_str(), resolve(a, &values)?)))
-                        .collect::<Result<_>>()?;
-                    op.call(&args, &kwargs)?
-                }
-                NodeKind::GetItem { of, index } => {
-                    let all = values
-                        .get(*of)
-                        .and_then(|v| v.as_ref())
-                        .ok_or_else(|| Error::internal("getitem of a value not computed"))?;
-                    let item = match all.as_slice() {
-                        // An operator returning one list (`split`).
-                        [IValue::TensorList(ts)] => ts.get(*index).cloned().map(IValue::Tensor),
-                        _ => all.get(*index).cloned(),
-                    };
-                    vec![item.ok_or_else(|| Error::internal("getitem past the results"))?]
-                }
-                NodeKind::Output(outs) => {
-                    return outs.iter().map(|a| resolve(a, &values)).collect();
-                }
-            };
-            values[i] = Some(value);
-        }
-        Err(Error::internal("the graph has no output node"))
+        Interpreter::new(self)?.run(inputs)
     }
 
     /// The Python source FX prints for the graph module
@@ -221,6 +198,21 @@ impl Graph {
                     }));
                     format!("{} = torch.ops.{op}({})", node.name, parts.join(", "))
                 }
+                NodeKind::CallBuiltin { function, args } => {
+                    let parts: Vec<String> = args.iter().map(|a| self.show(a)).collect();
+                    let call = match (function.infix(), parts.as_slice()) {
+                        (Some(op), [a, b]) => format!("{a} {op} {b}"),
+                        _ => match (function, parts.as_slice()) {
+                            (Builtin::Neg, [a]) => format!("-{a}"),
+                            _ => format!(
+                                "{}({})",
+                                function.target().trim_start_matches('_'),
+                                parts.join(", ")
+                            ),
+                        },
+                    };
+                    format!("{} = {call}", node.name)
+                }
                 NodeKind::GetItem { of, index } => {
                     format!("{} = {}[{index}]", node.name, self.name_of(*of))
                 }
@@ -265,7 +257,7 @@ impl Graph {
                     args.iter().for_each(|a| inputs(a, &mut used));
                     kwargs.iter().for_each(|(_, a)| inputs(a, &mut used));
                 }
-                NodeKind::CallHigherOrder { args, .. } => {
+                NodeKind::CallHigherOrder { args, .. } | NodeKind::CallBuiltin { args, .. } => {
                     args.iter().for_each(|a| inputs(a, &mut used));
                 }
                 NodeKind::GetItem { of, .. } => used.push(*of),
@@ -342,43 +334,6 @@ fn tuple_items(shown: &[String]) -> String {
     match shown {
         [one] => format!("{one},"),
         _ => shown.join(", "),
-    }
-}
-
-fn resolve(a: &Arg, values: &[Option<Vec<IValue>>]) -> Result<IValue> {
-    match a {
-        Arg::Node(j) => values
-            .get(*j)
-            .and_then(|v| v.as_ref())
-            .and_then(|v| v.first())
-            .cloned()
-            .ok_or_else(|| Error::internal("an argument refers to a value not computed")),
-        Arg::Const(v) => Ok(v.clone()),
-        Arg::Tuple(items) => Ok(IValue::Tuple(Arc::new(
-            items
-                .iter()
-                .map(|i| resolve(i, values))
-                .collect::<Result<_>>()?,
-        ))),
-        Arg::List(items) => {
-            let items: Vec<IValue> = items
-                .iter()
-                .map(|i| resolve(i, values))
-                .collect::<Result<_>>()?;
-            if items.iter().all(|i| matches!(i, IValue::Tensor(_))) {
-                Ok(IValue::TensorList(Arc::new(
-                    items
-                        .into_iter()
-                        .filter_map(|i| match i {
-                            IValue::Tensor(t) => Some(t),
-                            _ => None,
-                        })
-                        .collect(),
-                )))
-            } else {
-                Ok(IValue::GenericList(Arc::new(items)))
-            }
-        }
     }
 }
 

@@ -35,7 +35,7 @@ struct Builder {
 impl Builder {
     fn push(&mut self, base: &str, kind: NodeKind) -> usize {
         let name = self.namer.fresh(base);
-        self.graph.nodes.push(Node { name, kind });
+        self.graph.nodes.push(Node::new(name, kind));
         self.graph.nodes.len() - 1
     }
 
@@ -337,7 +337,7 @@ fn trace_higher_order(
     // ran once, while traced.
     let mut traced_args = args.to_vec();
     for (at, _, g) in &subgraphs {
-        let g = Arc::clone(g);
+        let g = Arc::new(crate::interpreter::Interpreter::new(g)?);
         let f: aten_ops::GraphFn = Arc::new(move |xs: &[IValue]| g.run(xs));
         traced_args[*at] = HopArg::Fn(f);
     }

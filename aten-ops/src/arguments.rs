@@ -187,8 +187,10 @@ fn wants_float(ty: &Type) -> bool {
     }
 }
 
-/// The value for argument `pos`, converted where the binding converts.
-fn coerce(schema: &FunctionSchema, pos: usize, value: &IValue) -> Result<IValue> {
+/// The value for argument `pos` of `schema`, converted where the binding
+/// converts (an int for a float; a number for a tensor of an operator that
+/// takes numbers as tensors), or the binding's type-mismatch error.
+pub fn coerce(schema: &FunctionSchema, pos: usize, value: &IValue) -> Result<IValue> {
     let argument = &schema.arguments()[pos];
     if value_matches_type(value, argument.ty()) {
         return Ok(value.clone());

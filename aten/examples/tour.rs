@@ -639,11 +639,12 @@ fn exported() -> Result<()> {
         println!("  {n:>2} x {target}");
     }
     for spec in program.inputs() {
+        let sizes: Vec<String> = spec.sizes.iter().map(|s| s.to_string()).collect();
         println!(
-            "input `{}`: {} {:?}",
+            "input `{}`: {} [{}]",
             spec.name,
             spec.dtype.python_name(),
-            spec.sizes
+            sizes.join(", ")
         );
     }
     let inputs: Vec<TensorBase> = load_safetensors(dir.join("cnn.inputs.safetensors"))?

@@ -10,7 +10,7 @@ use std::io::{Read, Write};
 use std::path::PathBuf;
 
 use aten::c10::TensorBase;
-use aten::fx::export::{parse_safetensors, serialize_safetensors, ExportedProgram};
+use aten::fx::export::{parse_safetensors, serialize_safetensors, ExportedProgram, SymSize};
 use serde_json::{json, Value};
 
 fn model_path(name: &str) -> PathBuf {
@@ -263,7 +263,10 @@ fn the_signature_binds_each_input_by_its_own_kind() {
         .inputs()
         .map(|s| (s.name.clone(), s.sizes.clone()))
         .collect();
-    assert_eq!(inputs, vec![("x".to_string(), vec![2, 3])]);
+    assert_eq!(
+        inputs,
+        vec![("x".to_string(), vec![SymSize::Int(2), SymSize::Int(3)])]
+    );
     assert_eq!(program.outputs().len(), 2);
     let x = f32_tensor(&[0.0, 1.0, 2.0, 3.0, 4.0, 5.0], &[2, 3]);
     let out = program.run(&[x]).unwrap();
@@ -420,10 +423,19 @@ fn malformed_documents_name_the_file_and_the_path() {
     assert_error(
         load_edited("mlp", |e| {
             edit_json(e, "models/model.json", |d| {
+                d["graph_module"]["graph"]["nodes"][1]["inputs"][0]["arg"] =
+                    json!({"as_custom_obj": {}})
+            })
+        }),
+        &["unsupported argument kind `as_custom_obj`"],
+    );
+    assert_error(
+        load_edited("mlp", |e| {
+            edit_json(e, "models/model.json", |d| {
                 d["graph_module"]["graph"]["nodes"][1]["inputs"][0]["arg"] = json!({"as_graph": {}})
             })
         }),
-        &["unsupported argument kind `as_graph`"],
+        &["graph_module.graph.nodes[1].inputs[0].arg.as_graph: missing field `name`"],
     );
 }
 
@@ -527,14 +539,24 @@ fn inputs_of_the_wrong_count_dtype_or_shape_are_refused() {
     let program = ExportedProgram::load(model_path("mlp.pt2")).unwrap();
     let e = program.run(&[]).unwrap_err();
     assert!(
-        e.message().contains("the program takes 1 inputs, got 0"),
+        e.message()
+            .ends_with("mlp.pt2: Unexpected number of inputs (expected 1, got 0)"),
         "{e}"
     );
     let wrong_shape = TensorBase::from_vec(vec![0f32; 4 * 32], &[4, 32]).unwrap();
     let e = program.run(&[wrong_shape]).unwrap_err();
     assert!(
-        e.message()
-            .contains("input 0 (`x`): expected a float32 tensor of shape [8, 32], got float32 of shape [4, 32]"),
+        e.message().ends_with(
+            "mlp.pt2: Expected input at *args[0].shape[0] to be equal to 8, but got 4. If you meant for this dimension to be dynamic, please re-export and specify dynamic_shapes (e.g. with Dim.DYNAMIC)"
+        ),
+        "{e}"
+    );
+    let wrong_rank = TensorBase::from_vec(vec![0f32; 8 * 32], &[8, 32, 1]).unwrap();
+    let e = program.run(&[wrong_rank]).unwrap_err();
+    assert!(
+        e.message().ends_with(
+            "Unexpected number of dimensions in input at *args[0].shape (expected torch.Size([8, 32]), got torch.Size([8, 32, 1]))"
+        ),
         "{e}"
     );
     let wrong_dtype = TensorBase::from_vec(vec![0f64; 8 * 32], &[8, 32]).unwrap();

@@ -1,11 +1,15 @@
 //! Exported programs against PyTorch's outputs: every `NAME.pt2` of a
 //! directory runs on `NAME.inputs.safetensors` (`input_0`, `input_1`, ...)
 //! and its outputs are compared with `NAME.expected.safetensors`
-//! (`output_0`, ...): dtype and shape exactly, integers and bools exactly,
-//! floats within `|actual - expected| <= atol + rtol * |expected|` (the
-//! tolerance of the directory's `models.json` for the model, else
-//! `rtol = atol = 1e-4`: deep networks sum in other orders than PyTorch's
-//! kernels).
+//! (`output_0`, ...); a program exported with dynamic shapes also runs, as
+//! loaded once, on every other size the directory holds for it
+//! (`NAME.SIZE.inputs.safetensors` against `NAME.SIZE.expected.safetensors`).
+//! Dtype and shape compare exactly, integers and bools exactly, floats
+//! within `|actual - expected| <= atol + rtol * |expected|`: the tolerance
+//! the directory's `models.json` gives the model for the output's dtype,
+//! else `rtol = atol = 1e-4` for float32 and float64 (deep networks sum in
+//! other orders than PyTorch's kernels) and `2e-2` for bfloat16 and
+//! float16.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -26,11 +30,35 @@ pub struct Tolerance {
     pub atol: f64,
 }
 
-/// The tolerance when `models.json` gives none.
+/// The tolerance when `models.json` gives none, for float32 and float64.
 pub const DEFAULT_TOLERANCE: Tolerance = Tolerance {
     rtol: 1e-4,
     atol: 1e-4,
 };
+
+/// The tolerance when `models.json` gives none, for bfloat16 and float16.
+pub const DEFAULT_HALF_TOLERANCE: Tolerance = Tolerance {
+    rtol: 2e-2,
+    atol: 2e-2,
+};
+
+/// A model's tolerances, by the dtype name `models.json` uses
+/// (`float32`, `bfloat16`).
+#[derive(Clone, Debug, Default)]
+pub struct Tolerances {
+    by_dtype: HashMap<String, Tolerance>,
+}
+
+impl Tolerances {
+    /// The tolerance for values of `dtype`.
+    pub fn for_dtype(&self, dtype: aten::ScalarType) -> Tolerance {
+        let name = dtype.python_name();
+        self.by_dtype.get(name).copied().unwrap_or(match dtype {
+            aten::ScalarType::BFloat16 | aten::ScalarType::Half => DEFAULT_HALF_TOLERANCE,
+            _ => DEFAULT_TOLERANCE,
+        })
+    }
+}
 
 /// The outcome of one model.
 #[derive(Debug)]
@@ -39,8 +67,10 @@ pub struct ModelOutcome {
     pub name: String,
     /// `Ok` with the largest absolute difference seen, or why it failed.
     pub result: Result<f64, String>,
-    /// The time `run` took (load excluded).
+    /// The time `run` took (load excluded), over every size.
     pub run_time: Duration,
+    /// How many sizes ran (1 for a static program).
+    pub sizes: usize,
 }
 
 /// The elements of `t` in row-major order, as `f64`.
@@ -98,8 +128,9 @@ pub fn compare(actual: &TensorBase, expected: &TensorBase, tol: Tolerance) -> Re
     }
 }
 
-/// The per-model tolerances of a `models.json`.
-fn tolerances(dir: &Path) -> HashMap<String, Tolerance> {
+/// The per-model tolerances of a `models.json` (`{"NAME": {"tolerance":
+/// {"float32": {"rtol": .., "atol": ..}, ...}}}`).
+fn tolerances(dir: &Path) -> HashMap<String, Tolerances> {
     let Ok(text) = std::fs::read_to_string(dir.join("models.json")) else {
         return HashMap::new();
     };
@@ -109,16 +140,44 @@ fn tolerances(dir: &Path) -> HashMap<String, Tolerance> {
     models
         .into_iter()
         .filter_map(|(name, info)| {
-            let f = info.get("tolerance")?.get("float32")?;
-            Some((
-                name,
-                Tolerance {
-                    rtol: f.get("rtol")?.as_f64()?,
-                    atol: f.get("atol")?.as_f64()?,
-                },
-            ))
+            let by_dtype = info
+                .get("tolerance")?
+                .as_object()?
+                .iter()
+                .filter_map(|(dtype, t)| {
+                    Some((
+                        dtype.clone(),
+                        Tolerance {
+                            rtol: t.get("rtol")?.as_f64()?,
+                            atol: t.get("atol")?.as_f64()?,
+                        },
+                    ))
+                })
+                .collect();
+            Some((name, Tolerances { by_dtype }))
         })
         .collect()
+}
+
+/// The other sizes a directory holds for `name` (`SIZE` of each
+/// `NAME.SIZE.inputs.safetensors`), sorted.
+fn other_sizes(dir: &Path, name: &str) -> Vec<String> {
+    let prefix = format!("{name}.");
+    let mut sizes: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let file = e.file_name().to_str()?.to_string();
+            let size = file
+                .strip_prefix(&prefix)?
+                .strip_suffix(".inputs.safetensors")?
+                .to_string();
+            (!size.is_empty() && !size.contains('.')).then_some(size)
+        })
+        .collect();
+    sizes.sort();
+    sizes
 }
 
 /// The tensors named `{prefix}0`, `{prefix}1`, ... of a safetensors file,
@@ -137,29 +196,54 @@ pub fn numbered(path: &Path, prefix: &str, count: usize) -> Result<Vec<TensorBas
         .collect()
 }
 
-/// Loads, runs and compares the model `name` of `dir`.
-pub fn run_model(dir: &Path, name: &str, tol: Tolerance) -> ModelOutcome {
+/// Runs `program` on the inputs of `files` (`NAME` or `NAME.SIZE`) and
+/// compares with its expected outputs; the largest difference.
+fn run_files(
+    program: &ExportedProgram,
+    dir: &Path,
+    files: &str,
+    tol: &Tolerances,
+    run_time: &mut Duration,
+) -> Result<f64, String> {
+    let inputs = numbered(
+        &dir.join(format!("{files}.inputs.safetensors")),
+        "input_",
+        program.inputs().len(),
+    )?;
+    let expected = numbered(
+        &dir.join(format!("{files}.expected.safetensors")),
+        "output_",
+        program.outputs().len(),
+    )?;
+    let start = Instant::now();
+    let outputs = program.run(&inputs).map_err(|e| e.to_string())?;
+    *run_time += start.elapsed();
+    let mut worst = 0.0f64;
+    for (i, (actual, expected)) in outputs.iter().zip(&expected).enumerate() {
+        let tol = expected
+            .dtype()
+            .map_or(DEFAULT_TOLERANCE, |d| tol.for_dtype(d));
+        worst = worst.max(compare(actual, expected, tol).map_err(|e| format!("output_{i}: {e}"))?);
+    }
+    Ok(worst)
+}
+
+/// Loads, runs and compares the model `name` of `dir`, at every size the
+/// directory holds for it.
+pub fn run_model(dir: &Path, name: &str, tol: &Tolerances) -> ModelOutcome {
     let mut run_time = Duration::ZERO;
+    let mut sizes = 1;
     let result = (|| {
         let program =
             ExportedProgram::load(dir.join(format!("{name}.pt2"))).map_err(|e| e.to_string())?;
-        let inputs = numbered(
-            &dir.join(format!("{name}.inputs.safetensors")),
-            "input_",
-            program.inputs().len(),
-        )?;
-        let expected = numbered(
-            &dir.join(format!("{name}.expected.safetensors")),
-            "output_",
-            program.outputs().len(),
-        )?;
-        let start = Instant::now();
-        let outputs = program.run(&inputs).map_err(|e| e.to_string())?;
-        run_time = start.elapsed();
-        let mut worst = 0.0f64;
-        for (i, (actual, expected)) in outputs.iter().zip(&expected).enumerate() {
-            worst =
-                worst.max(compare(actual, expected, tol).map_err(|e| format!("output_{i}: {e}"))?);
+        let mut worst = run_files(&program, dir, name, tol, &mut run_time)?;
+        for size in other_sizes(dir, name) {
+            sizes += 1;
+            let files = format!("{name}.{size}");
+            worst = worst.max(
+                run_files(&program, dir, &files, tol, &mut run_time)
+                    .map_err(|e| format!("{size}: {e}"))?,
+            );
         }
         Ok(worst)
     })();
@@ -167,6 +251,7 @@ pub fn run_model(dir: &Path, name: &str, tol: Tolerance) -> ModelOutcome {
         name: name.to_string(),
         result,
         run_time,
+        sizes,
     }
 }
 
@@ -187,8 +272,8 @@ pub fn run_dir(dir: &Path) -> Result<Vec<ModelOutcome>, String> {
     Ok(names
         .iter()
         .map(|name| {
-            let tol = tolerances.get(name).copied().unwrap_or(DEFAULT_TOLERANCE);
-            run_model(dir, name, tol)
+            let tol = tolerances.get(name).cloned().unwrap_or_default();
+            run_model(dir, name, &tol)
         })
         .collect())
 }
@@ -201,9 +286,14 @@ pub fn run(dir: &Path) -> Result<(Vec<String>, Report), String> {
     for o in &outcomes {
         match &o.result {
             Ok(worst) => lines.push(format!(
-                "{}: ok (largest difference {worst:.2e}, run {:.3} ms)",
+                "{}: ok (largest difference {worst:.2e}, run {:.3} ms{})",
                 o.name,
-                o.run_time.as_secs_f64() * 1e3
+                o.run_time.as_secs_f64() * 1e3,
+                if o.sizes > 1 {
+                    format!(", {} sizes", o.sizes)
+                } else {
+                    String::new()
+                }
             )),
             Err(e) => lines.push(format!("{}: FAILED: {e}", o.name)),
         }

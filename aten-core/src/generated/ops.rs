@@ -196,6 +196,183 @@ pub fn empty_strided_out(size: &[i64], stride: &[i64], out: &Tensor) -> Result<T
     empty_strided_out_op()?.call((size, stride, out))
 }
 
+/// The typed dispatcher handle of `aten::_assert_scalar.`, looked up once.
+#[inline]
+pub fn _assert_scalar_op() -> Result<&'static TypedOperatorHandle<(Scalar, &'static str), ()>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(Scalar, &'static str), ()>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::_assert_scalar", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::_assert_scalar(Scalar self, str assert_msg) -> ()`
+pub fn _assert_scalar(self_: Scalar, assert_msg: &str) -> Result<()> {
+    _assert_scalar_op()?.call((self_, assert_msg))
+}
+
+/// The typed dispatcher handle of `aten::_assert_tensor_metadata.`, looked up once.
+#[inline]
+pub fn _assert_tensor_metadata_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            Option<&'static [i64]>,
+            Option<&'static [i64]>,
+            Option<ScalarType>,
+            Option<Device>,
+            Option<Layout>,
+        ),
+        (),
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    Option<&'static [i64]>,
+                    Option<&'static [i64]>,
+                    Option<ScalarType>,
+                    Option<Device>,
+                    Option<Layout>,
+                ),
+                (),
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::_assert_tensor_metadata", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`_assert_tensor_metadata_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct AssertTensorMetadataOptions<'a> {
+    /// `size`.
+    pub size: Option<&'a [i64]>,
+    /// `stride`.
+    pub stride: Option<&'a [i64]>,
+    /// `dtype`.
+    pub dtype: Option<ScalarType>,
+    /// `device`.
+    pub device: Option<Device>,
+    /// `layout`.
+    pub layout: Option<Layout>,
+}
+
+impl Default for AssertTensorMetadataOptions<'_> {
+    fn default() -> Self {
+        AssertTensorMetadataOptions {
+            size: None,
+            stride: None,
+            dtype: None,
+            device: None,
+            layout: None,
+        }
+    }
+}
+
+/// `aten::_assert_tensor_metadata(Tensor a, SymInt[]? size=None, SymInt[]? stride=None, ScalarType? dtype=None, *, Device? device=None, Layout? layout=None) -> ()`
+pub fn _assert_tensor_metadata(a: &Tensor) -> Result<()> {
+    _assert_tensor_metadata_with(a, AssertTensorMetadataOptions::default())
+}
+
+/// `aten::_assert_tensor_metadata(Tensor a, SymInt[]? size=None, SymInt[]? stride=None, ScalarType? dtype=None, *, Device? device=None, Layout? layout=None) -> ()`
+pub fn _assert_tensor_metadata_with(
+    a: &Tensor,
+    options: AssertTensorMetadataOptions<'_>,
+) -> Result<()> {
+    _assert_tensor_metadata_op()?.call((
+        a,
+        options.size,
+        options.stride,
+        options.dtype,
+        options.device,
+        options.layout,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::sym_constrain_range.`, looked up once.
+#[inline]
+pub fn sym_constrain_range_op(
+) -> Result<&'static TypedOperatorHandle<(Scalar, Option<i64>, Option<i64>), ()>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(Scalar, Option<i64>, Option<i64>), ()>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::sym_constrain_range", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`sym_constrain_range_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct SymConstrainRangeOptions {
+    /// `min`.
+    pub min: Option<i64>,
+    /// `max`.
+    pub max: Option<i64>,
+}
+
+impl Default for SymConstrainRangeOptions {
+    fn default() -> Self {
+        SymConstrainRangeOptions {
+            min: None,
+            max: None,
+        }
+    }
+}
+
+/// `aten::sym_constrain_range(Scalar size, *, int? min=None, int? max=None) -> ()`
+pub fn sym_constrain_range(size: Scalar) -> Result<()> {
+    sym_constrain_range_with(size, SymConstrainRangeOptions::default())
+}
+
+/// `aten::sym_constrain_range(Scalar size, *, int? min=None, int? max=None) -> ()`
+pub fn sym_constrain_range_with(size: Scalar, options: SymConstrainRangeOptions) -> Result<()> {
+    sym_constrain_range_op()?.call((size, options.min, options.max))
+}
+
+/// The typed dispatcher handle of `aten::sym_constrain_range_for_size.`, looked up once.
+#[inline]
+pub fn sym_constrain_range_for_size_op(
+) -> Result<&'static TypedOperatorHandle<(Scalar, Option<i64>, Option<i64>), ()>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(Scalar, Option<i64>, Option<i64>), ()>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::sym_constrain_range_for_size", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`sym_constrain_range_for_size_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct SymConstrainRangeForSizeOptions {
+    /// `min`.
+    pub min: Option<i64>,
+    /// `max`.
+    pub max: Option<i64>,
+}
+
+impl Default for SymConstrainRangeForSizeOptions {
+    fn default() -> Self {
+        SymConstrainRangeForSizeOptions {
+            min: None,
+            max: None,
+        }
+    }
+}
+
+/// `aten::sym_constrain_range_for_size(Scalar size, *, int? min=None, int? max=None) -> ()`
+pub fn sym_constrain_range_for_size(size: Scalar) -> Result<()> {
+    sym_constrain_range_for_size_with(size, SymConstrainRangeForSizeOptions::default())
+}
+
+/// `aten::sym_constrain_range_for_size(Scalar size, *, int? min=None, int? max=None) -> ()`
+pub fn sym_constrain_range_for_size_with(
+    size: Scalar,
+    options: SymConstrainRangeForSizeOptions,
+) -> Result<()> {
+    sym_constrain_range_for_size_op()?.call((size, options.min, options.max))
+}
+
 /// The typed dispatcher handle of `aten::zeros.`, looked up once.
 #[inline]
 pub fn zeros_op() -> Result<

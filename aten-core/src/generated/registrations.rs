@@ -8371,6 +8371,10 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
         CppFunction::from_unboxed(crate::native::empty_strided_meta),
     )?;
     m.impl_(
+        "_assert_tensor_metadata",
+        CppFunction::from_unboxed(crate::native::_assert_tensor_metadata),
+    )?;
+    m.impl_(
         "add.Tensor",
         CppFunction::from_unboxed(add_tensor_structured_meta),
     )?;
@@ -9501,6 +9505,22 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutograd, |m| {
     m.impl_(
         "empty_strided.out",
         CppFunction::from_unboxed(empty_strided_out_autogen),
+    )?;
+    m.impl_(
+        "_assert_scalar",
+        CppFunction::from_unboxed(crate::native::_assert_scalar),
+    )?;
+    m.impl_(
+        "_assert_tensor_metadata",
+        CppFunction::from_unboxed(crate::native::_assert_tensor_metadata),
+    )?;
+    m.impl_(
+        "sym_constrain_range",
+        CppFunction::from_unboxed(crate::native::sym_constrain_range),
+    )?;
+    m.impl_(
+        "sym_constrain_range_for_size",
+        CppFunction::from_unboxed(crate::native::sym_constrain_range_for_size),
     )?;
     m.impl_("zeros", CppFunction::from_unboxed(crate::native::zeros))?;
     m.impl_(

@@ -148,22 +148,6 @@ impl<'a> At<'a> {
     pub(crate) fn ints(&self) -> Result<Vec<i64>> {
         self.items()?.iter().map(At::int).collect()
     }
-
-    /// A `SymInt` that holds a concrete value (`{"as_int": n}`); symbolic
-    /// ones are refused.
-    pub(crate) fn sym_int(&self) -> Result<i64> {
-        match self.variant()? {
-            ("as_int", v) => v.int(),
-            (other, _) => Err(self.error(format_args!(
-                "symbolic value `{other}`: only static shapes are supported"
-            ))),
-        }
-    }
-
-    /// A list of concrete `SymInt`s.
-    pub(crate) fn sym_ints(&self) -> Result<Vec<i64>> {
-        self.items()?.iter().map(At::sym_int).collect()
-    }
 }
 
 /// Parses `bytes` as the JSON document `file`.

@@ -7,7 +7,9 @@
 //! - `archive`: the archive's entries, mapped in place, and its format checks;
 //! - `zip_file`: the zip container's directory (zip64, data descriptors);
 //! - `json`: walking `model.json` with errors naming file and path;
-//! - `plan`: the graph compiled (operators resolved, arguments bound once);
+//! - `deserialize`: `model.json`'s graph into a [`Graph`](crate::Graph);
+//! - [`shapes`]: symbolic sizes: what inputs a program accepts;
+//! - `sym_expr`: the sympy expressions of symbolic sizes;
 //! - `codes`: the serializer's dtype, layout and memory-format codes;
 //! - `raw`: tensors from and to little-endian bytes;
 //! - [`safetensors_file`]: named tensors in safetensors files.
@@ -15,13 +17,16 @@
 mod archive;
 mod codes;
 mod json;
-mod plan;
+mod deserialize;
 pub mod program;
 mod raw;
 pub mod safetensors_file;
+pub mod shapes;
+mod sym_expr;
 mod zip_file;
 
 pub use program::{ExportedProgram, TensorSpec};
+pub use shapes::SymSize;
 pub use safetensors_file::{
     load_safetensors, parse_safetensors, save_safetensors, serialize_safetensors,
 };

@@ -1,5 +1,7 @@
-//! [`ExportedProgram`]: a `.pt2` archive loaded (graph compiled, weights
-//! bound to the graph's inputs as its signature says) and run.
+//! [`ExportedProgram`]: a `.pt2` archive loaded (its graph deserialized
+//! into a [`Graph`] and compiled by the [`Interpreter`], weights bound to
+//! the graph's inputs as its signature says, the sizes its inputs may
+//! have) and run.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -10,29 +12,47 @@ use serde_json::Value;
 
 use super::archive::Archive;
 use super::json::{self, At};
-use super::plan::{NodePlan, Plan, ValueId, Values};
-use super::{codes, raw};
+use super::shapes::{ShapeEnv, Size, SymSize};
+use super::{codes, deserialize, raw};
+use crate::graph::{Graph, NodeKind};
+use crate::interpreter::Interpreter;
 
 /// The schema versions (`schema_version.major`) this loader reads.
 const SCHEMA_MAJOR: i64 = 8;
 
 /// A tensor's dtype and shape, as the exported graph records it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct TensorSpec {
     /// The value's name in the graph (`x`, `addmm_2`).
     pub name: String,
     /// The dtype.
     pub dtype: ScalarType,
-    /// The sizes.
-    pub sizes: Vec<i64>,
+    /// The sizes: numbers, or expressions over the size symbols of a
+    /// program exported with dynamic shapes.
+    pub sizes: Vec<SymSize>,
 }
 
 /// A serialized `TensorMeta`.
 struct TensorMeta {
     dtype: ScalarType,
-    sizes: Vec<i64>,
-    strides: Vec<i64>,
-    storage_offset: i64,
+    sizes: Vec<Size>,
+    strides: Vec<Size>,
+    storage_offset: Size,
+}
+
+impl TensorMeta {
+    /// The sizes, strides and offset when none is symbolic (weights).
+    fn concrete(&self, at: &At<'_>) -> Result<(Vec<i64>, Vec<i64>, i64)> {
+        let int = |s: &Size| match s {
+            Size::Int(i) => Ok(*i),
+            Size::Expr(e) => Err(at.error(format!("a symbolic size `{e}` where a static one is needed"))),
+        };
+        Ok((
+            self.sizes.iter().map(int).collect::<Result<_>>()?,
+            self.strides.iter().map(int).collect::<Result<_>>()?,
+            int(&self.storage_offset)?,
+        ))
+    }
 }
 
 impl TensorMeta {
@@ -53,14 +73,32 @@ impl TensorMeta {
                 )));
             }
         }
-        let sizes = at.field("sizes")?.sym_ints()?;
-        let strides = match at.opt("strides")? {
-            Some(s) => s.sym_ints()?,
-            None => c10_core::tensor_layout::contiguous_strides(&sizes).to_vec(),
+        let sizes: Vec<Size> = at
+            .field("sizes")?
+            .items()?
+            .iter()
+            .map(Size::parse)
+            .collect::<Result<_>>()?;
+        let strides: Vec<Size> = match at.opt("strides")? {
+            Some(s) => s.items()?.iter().map(Size::parse).collect::<Result<_>>()?,
+            None => {
+                let ints: Option<Vec<i64>> = sizes
+                    .iter()
+                    .map(|s| match s {
+                        Size::Int(i) => Some(*i),
+                        Size::Expr(_) => None,
+                    })
+                    .collect();
+                let ints = ints.ok_or_else(|| at.error("symbolic sizes without strides"))?;
+                c10_core::tensor_layout::contiguous_strides(&ints)
+                    .iter()
+                    .map(|s| Size::Int(*s))
+                    .collect()
+            }
         };
         let storage_offset = match at.opt("storage_offset")? {
-            Some(o) => o.sym_int()?,
-            None => 0,
+            Some(o) => Size::parse(&o)?,
+            None => Size::Int(0),
         };
         if sizes.len() != strides.len() {
             return Err(at.error(format!(
@@ -93,18 +131,34 @@ impl TensorMeta {
 /// ```
 pub struct ExportedProgram {
     label: String,
-    plan: Plan,
-    /// Parameters, buffers and constants, by the graph input they bind.
-    lifted: Vec<(ValueId, TensorBase)>,
-    inputs: Vec<(ValueId, TensorSpec)>,
-    outputs: Vec<(ValueId, TensorSpec)>,
+    graph: Graph,
+    interpreter: Interpreter,
+    /// Parameters, buffers and constants, by the placeholder they bind.
+    lifted: Vec<(usize, TensorBase)>,
+    /// The user inputs: the placeholder each binds, and its sizes.
+    inputs: Vec<(usize, TensorSpec, Vec<Size>)>,
+    /// The user outputs: their position among the graph's outputs.
+    outputs: Vec<(usize, TensorSpec)>,
+    /// Outputs that are new values of buffers or user inputs: their
+    /// position among the graph's outputs, and what is written.
+    mutations: Vec<(usize, Mutated)>,
+    shapes: ShapeEnv,
+}
+
+/// What a mutation output writes back to.
+#[derive(Clone, Copy, Debug)]
+enum Mutated {
+    /// The lifted tensor (a buffer) at this index of `lifted`.
+    Lifted(usize),
+    /// The user input at this index.
+    Input(usize),
 }
 
 impl std::fmt::Debug for ExportedProgram {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ExportedProgram")
             .field("archive", &self.label)
-            .field("nodes", &self.plan.nodes.len())
+            .field("nodes", &self.num_nodes())
             .field("inputs", &self.inputs.len())
             .field("outputs", &self.outputs.len())
             .finish()
@@ -170,8 +224,9 @@ impl<'a> Payloads<'a> {
                 storage.dtype().map_or("?", |d| d.python_name())
             )));
         }
+        let (sizes, strides, offset) = meta.concrete(entry)?;
         let view = storage
-            .as_strided(&meta.sizes, &meta.strides, Some(meta.storage_offset))
+            .as_strided(&sizes, &strides, Some(offset))
             .map_err(|e| {
                 entry.error(format!(
                     "`{fqn}` does not fit its file `{path}`: {}",
@@ -204,16 +259,24 @@ fn payload_storage(archive: &mut Archive, entry: &str, dtype: ScalarType) -> Res
     raw::storage_from_bytes(archive.read(entry)?, dtype)
 }
 
-fn spec_for(name: &str, metas: &HashMap<&str, At<'_>>, at: &At<'_>) -> Result<TensorSpec> {
+fn spec_for(name: &str, metas: &HashMap<&str, At<'_>>, at: &At<'_>) -> Result<(TensorSpec, Vec<Size>)> {
     let meta = metas
         .get(name)
         .ok_or_else(|| at.error(format!("no `tensor_values` entry for `{name}`")))?;
     let meta = TensorMeta::parse(meta)?;
-    Ok(TensorSpec {
-        name: name.to_string(),
-        dtype: meta.dtype,
-        sizes: meta.sizes,
-    })
+    Ok((
+        TensorSpec {
+            name: name.to_string(),
+            dtype: meta.dtype,
+            sizes: meta.sizes.iter().map(Size::public).collect(),
+        },
+        meta.sizes,
+    ))
+}
+
+/// `torch.Size([2, s70])`, as PyTorch prints a shape.
+fn torch_size(sizes: impl IntoIterator<Item = String>) -> String {
+    format!("torch.Size([{}])", sizes.into_iter().collect::<Vec<_>>().join(", "))
 }
 
 fn check_version(at: &At<'_>) -> Result<()> {
@@ -300,17 +363,18 @@ impl ExportedProgram {
         let root = At::root(&doc, &model_file);
         check_version(&root)?;
         let module = root.field("graph_module")?;
-        let graph = module.field("graph")?;
+        let graph_at = module.field("graph")?;
         let signature = module.field("signature")?;
-        let metas: HashMap<&str, At<'_>> = graph
+        let shapes = ShapeEnv::parse(root.opt("range_constraints")?)?;
+        let metas: HashMap<&str, At<'_>> = graph_at
             .field("tensor_values")?
             .entries()?
             .into_iter()
             .collect();
+        let graph = deserialize::graph(&graph_at)?;
 
         // Graph inputs, bound as the signature says.
-        let mut values = Values::default();
-        let graph_inputs = graph.field("inputs")?.items()?;
+        let graph_inputs = graph_at.field("inputs")?.items()?;
         let specs = signature.field("input_specs")?.items()?;
         if graph_inputs.len() != specs.len() {
             return Err(signature.error(format!(
@@ -321,7 +385,7 @@ impl ExportedProgram {
         }
         let mut lifted = Vec::new();
         let mut inputs = Vec::new();
-        for (input, spec) in graph_inputs.iter().zip(&specs) {
+        for (ordinal, (input, spec)) in graph_inputs.iter().zip(&specs).enumerate() {
             let (kind, body) = spec.variant()?;
             let name = match input.variant()? {
                 ("as_tensor", t) => t.field("name")?.str()?,
@@ -331,10 +395,10 @@ impl ExportedProgram {
                     )))
                 }
             };
-            let id = values.define(name, input)?;
             let (fqn, payloads, what) = match kind {
                 "user_input" => {
-                    inputs.push((id, spec_for(name, &metas, input)?));
+                    let (spec, sizes) = spec_for(name, &metas, input)?;
+                    inputs.push((ordinal, spec, sizes));
                     continue;
                 }
                 "parameter" => (
@@ -386,30 +450,23 @@ impl ExportedProgram {
             })?;
             if let Some(meta) = metas.get(name) {
                 let expected = TensorMeta::parse(meta)?;
-                if Some(expected.dtype) != tensor.dtype()
-                    || expected.sizes[..] != tensor.sizes()[..]
-                {
+                let (sizes, _, _) = expected.concrete(meta)?;
+                if Some(expected.dtype) != tensor.dtype() || sizes[..] != tensor.sizes()[..] {
                     return Err(spec.error(format!(
                         "{what} `{fqn}` is {} {:?} but the graph expects {} {:?}",
                         tensor.dtype().map_or("?", |d| d.python_name()),
                         &tensor.sizes()[..],
                         expected.dtype.python_name(),
-                        expected.sizes
+                        sizes
                     )));
                 }
             }
-            lifted.push((id, tensor));
+            lifted.push((ordinal, tensor));
         }
 
-        let nodes = graph
-            .field("nodes")?
-            .items()?
-            .iter()
-            .map(|node| NodePlan::compile(node, &mut values))
-            .collect::<Result<Vec<_>>>()?;
-
-        let mut outputs = Vec::new();
-        let graph_outputs = graph.field("outputs")?.items()?;
+        // Outputs: the user's, and the new values of mutated buffers and
+        // inputs.
+        let graph_outputs = graph_at.field("outputs")?.items()?;
         let output_specs = signature.field("output_specs")?.items()?;
         if graph_outputs.len() != output_specs.len() {
             return Err(signature.error(format!(
@@ -418,13 +475,10 @@ impl ExportedProgram {
                 graph_outputs.len()
             )));
         }
-        for spec in &output_specs {
+        let mut outputs = Vec::new();
+        let mut mutations = Vec::new();
+        for (position, spec) in output_specs.iter().enumerate() {
             let (kind, body) = spec.variant()?;
-            if kind != "user_output" && kind != "loss_output" {
-                return Err(spec.error(format!(
-                    "unsupported output spec kind `{kind}` (inference programs return user outputs)"
-                )));
-            }
             let arg = body.field("arg")?;
             let name = match arg.variant()? {
                 ("as_tensor", t) => t.field("name")?.str()?,
@@ -434,23 +488,57 @@ impl ExportedProgram {
                     )
                 }
             };
-            let id = values.get(name, &arg)?;
-            outputs.push((id, spec_for(name, &metas, &arg)?));
+            match kind {
+                "user_output" | "loss_output" => {
+                    outputs.push((position, spec_for(name, &metas, &arg)?.0));
+                }
+                "buffer_mutation" | "user_input_mutation" => {
+                    let target = body.field("target")?.str()?;
+                    let target_at = body.field("target")?;
+                    let mutated = if kind == "buffer_mutation" {
+                        let at = specs
+                            .iter()
+                            .position(|s| {
+                                s.variant().ok().and_then(|(k, b)| {
+                                    (k == "buffer").then(|| b.field("buffer_name").ok()?.str().ok())?
+                                }) == Some(target)
+                            })
+                            .and_then(|ordinal| lifted.iter().position(|(o, _)| *o == ordinal))
+                            .ok_or_else(|| target_at.error(format!("no buffer `{target}` among the inputs")))?;
+                        Mutated::Lifted(at)
+                    } else {
+                        let at = inputs
+                            .iter()
+                            .position(|(_, s, _)| s.name == target)
+                            .ok_or_else(|| target_at.error(format!("no user input `{target}`")))?;
+                        Mutated::Input(at)
+                    };
+                    mutations.push((position, mutated));
+                }
+                other => {
+                    return Err(spec.error(format!(
+                        "unsupported output spec kind `{other}` (inference programs return user outputs)"
+                    )));
+                }
+            }
         }
-
-        let keep: Vec<ValueId> = outputs.iter().map(|(id, _)| *id).collect();
+        let interpreter = Interpreter::new(&graph)
+            .map_err(|e| graph_at.error(e.message()))?;
         Ok(ExportedProgram {
             label: archive.label().to_string(),
-            plan: Plan::new(values.len(), nodes, &keep),
+            graph,
+            interpreter,
             lifted,
             inputs,
             outputs,
+            mutations,
+            shapes,
         })
     }
 
     /// The user inputs `run` takes, in order.
     pub fn inputs(&self) -> impl ExactSizeIterator<Item = &TensorSpec> {
-        self.inputs.iter().map(|(_, s)| s)
+        self.inputs.iter().map(|(_, s, _)| s)
     }
 
     /// The outputs `run` returns, in order.
@@ -458,67 +546,120 @@ impl ExportedProgram {
         self.outputs.iter().map(|(_, s)| s)
     }
 
-    /// The number of operator calls in the graph.
-    pub fn num_nodes(&self) -> usize {
-        self.plan.nodes.len()
+    /// The program's graph: placeholders (lifted weights first, as the
+    /// signature orders them), calls, output; the same representation as
+    /// [`make_fx`](crate::make_fx)'s.
+    pub fn graph(&self) -> &Graph {
+        &self.graph
     }
 
-    /// The operators the graph calls (`aten::convolution`), one per node.
+    /// The number of calls in the graph (operators, higher-order operators
+    /// and functions of sizes).
+    pub fn num_nodes(&self) -> usize {
+        self.graph
+            .nodes
+            .iter()
+            .filter(|n| {
+                matches!(
+                    n.kind,
+                    NodeKind::CallFunction { .. }
+                        | NodeKind::CallHigherOrder { .. }
+                        | NodeKind::CallBuiltin { .. }
+                )
+            })
+            .count()
+    }
+
+    /// What the graph calls (`aten::convolution`), one per call.
     pub fn targets(&self) -> Vec<String> {
-        self.plan.targets().collect()
+        self.interpreter.targets()
     }
 
     /// Runs the program on its user inputs (`ep.module()(*inputs)` under
-    /// `torch.inference_mode()`): each input must have the dtype and shape
-    /// the graph was exported with. Returns the user outputs.
+    /// `torch.inference_mode()`): each input must have the dtype the graph
+    /// was exported with and sizes it accepts (the sizes of a program
+    /// exported with dynamic shapes bind its symbols, checked against its
+    /// `range_constraints` and against each other). Returns the user
+    /// outputs; new values of buffers the graph mutates are written back.
     pub fn run(&self, inputs: &[TensorBase]) -> Result<Vec<TensorBase>> {
+        let error = |message: String| Error::runtime(format!("{}: {message}", self.label));
         if inputs.len() != self.inputs.len() {
-            return Err(Error::runtime(format!(
-                "{}: the program takes {} inputs, got {}",
-                self.label,
+            return Err(error(format!(
+                "Unexpected number of inputs (expected {}, got {})",
                 self.inputs.len(),
                 inputs.len()
             )));
         }
-        let mut values: Vec<Option<IValue>> = vec![None; self.plan.num_values];
-        for (i, ((id, spec), given)) in self.inputs.iter().zip(inputs).enumerate() {
-            if given.dtype() != Some(spec.dtype) || given.sizes()[..] != spec.sizes[..] {
-                return Err(Error::runtime(format!(
-                    "{}: input {i} (`{}`): expected a {} tensor of shape {:?}, got {}",
-                    self.label,
+        let mut values: Vec<IValue> = vec![IValue::None; self.interpreter.num_inputs()];
+        let mut env = HashMap::new();
+        for (i, ((ordinal, spec, sizes), given)) in self.inputs.iter().zip(inputs).enumerate() {
+            let Some(dtype) = given.dtype() else {
+                return Err(error(format!(
+                    "input {i} (`{}`): expected a {} tensor, got an undefined tensor",
+                    spec.name,
+                    spec.dtype.python_name()
+                )));
+            };
+            if dtype != spec.dtype {
+                return Err(error(format!(
+                    "input {i} (`{}`): expected a {} tensor, got {} of shape {:?}",
                     spec.name,
                     spec.dtype.python_name(),
-                    spec.sizes,
-                    match given.dtype() {
-                        Some(d) => format!("{} of shape {:?}", d.python_name(), &given.sizes()[..]),
-                        None => "an undefined tensor".into(),
-                    }
+                    dtype.python_name(),
+                    &given.sizes()[..]
                 )));
             }
-            values[*id] = Some(IValue::Tensor(given.clone()));
+            let given_sizes = given.sizes();
+            let path = format!("*args[{i}]");
+            if given_sizes.len() != sizes.len() {
+                return Err(error(format!(
+                    "Unexpected number of dimensions in input at {path}.shape (expected {}, got {})",
+                    torch_size(spec.sizes.iter().map(|s| s.to_string())),
+                    torch_size(given_sizes.iter().map(|s| s.to_string()))
+                )));
+            }
+            for (j, (size, &arg)) in sizes.iter().zip(given_sizes.iter()).enumerate() {
+                self.shapes
+                    .check(size, arg, &mut env, &format!("{path}.shape[{j}]"))
+                    .map_err(|e| error(e.message().to_string()))?;
+            }
+            values[*ordinal] = IValue::Tensor(given.clone());
         }
-        for (id, tensor) in &self.lifted {
-            values[*id] = Some(IValue::Tensor(tensor.clone()));
+        for (ordinal, tensor) in &self.lifted {
+            values[*ordinal] = IValue::Tensor(tensor.clone());
         }
-        {
+        let results = {
             let _inference = InferenceMode::new(true);
-            self.plan.run(&mut values)?;
+            self.interpreter.run(&values)?
+        };
+        let tensor = |position: usize, name: &str| match results.get(position) {
+            Some(IValue::Tensor(t)) => Ok(t.clone()),
+            Some(other) => Err(error(format!(
+                "output `{name}` is a {}, not a tensor",
+                other.type_name()
+            ))),
+            None => Err(Error::internal(format!(
+                "{}: output `{name}` was not computed",
+                self.label
+            ))),
+        };
+        for (position, mutated) in &self.mutations {
+            let (target, name) = match mutated {
+                Mutated::Lifted(k) => (&self.lifted[*k].1, "a buffer"),
+                Mutated::Input(k) => (&inputs[*k], "a user input"),
+            };
+            let value = tensor(*position, name)?;
+            let _inference = InferenceMode::new(true);
+            aten_ops::ops()
+                .overload("aten::copy_")?
+                .call(
+                    &[IValue::Tensor(target.clone()), IValue::Tensor(value)],
+                    &[],
+                )?;
         }
         self.outputs
             .iter()
-            .map(|(id, spec)| match values[*id].clone() {
-                Some(IValue::Tensor(t)) => Ok(t),
-                Some(other) => Err(Error::runtime(format!(
-                    "{}: output `{}` is a {}, not a tensor",
-                    self.label,
-                    spec.name,
-                    other.type_name()
-                ))),
-                None => Err(Error::internal(format!(
-                    "{}: output `{}` was not computed",
-                    self.label, spec.name
-                ))),
-            })
+            .map(|(position, spec)| tensor(*position, &spec.name))
             .collect()
     }
 }

@@ -8,11 +8,13 @@
 //! the kernel registered there or at the alias key `resolve_key` picks.
 //!
 //! Shipped: [`cond`], [`while_loop`] and [`map`] (operators `cond`,
-//! `while_loop` and `map_impl`).
+//! `while_loop` and `map_impl`), and `wrap_with_set_grad_enabled` (a
+//! function run with grad mode set, as exported programs call it).
 
 mod cond;
 mod map;
 mod while_loop;
+mod wrap;
 
 use std::any::TypeId;
 use std::collections::HashMap;
@@ -407,7 +409,7 @@ impl std::fmt::Debug for HigherOrderOperator {
 fn registry() -> &'static RwLock<HashMap<String, Arc<HigherOrderOperator>>> {
     static REGISTRY: OnceLock<RwLock<HashMap<String, Arc<HigherOrderOperator>>>> = OnceLock::new();
     REGISTRY.get_or_init(|| {
-        let shipped = [cond::make(), while_loop::make(), map::make()];
+        let shipped = [cond::make(), while_loop::make(), map::make(), wrap::make()];
         RwLock::new(
             shipped
                 .into_iter()
