@@ -4533,6 +4533,80 @@ pub fn native_dropout_out_ad_inplace_or_view(
     Ok(result)
 }
 
+/// ADInplaceOrView kernel of `aten::hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)`.
+pub fn hardtanh_ad_inplace_or_view_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    min_val: Scalar,
+    max_val: Scalar,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::hardtanh_op_()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, min_val.clone(), max_val.clone()),
+        )?
+    };
+    record::increment_version(self_)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::hardswish_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn hardswish_ad_inplace_or_view_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::hardswish_op_()?
+            .redispatch(ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET), (self_,))?
+    };
+    record::increment_version(self_)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::hardswish.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn hardswish_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::hardswish_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::hardsigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn hardsigmoid_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::hardsigmoid_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::hardsigmoid_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn hardsigmoid_ad_inplace_or_view_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::hardsigmoid_op_()?
+            .redispatch(ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET), (self_,))?
+    };
+    record::increment_version(self_)?;
+    Ok(result)
+}
+
 aten_dispatch::torch_library_impl!(aten, ADInplaceOrView, |m| {
     m.impl_(
         "empty_strided.out",
@@ -5473,6 +5547,26 @@ aten_dispatch::torch_library_impl!(aten, ADInplaceOrView, |m| {
     m.impl_(
         "native_dropout.out",
         CppFunction::from_unboxed(native_dropout_out_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "hardtanh_",
+        CppFunction::from_unboxed(hardtanh_ad_inplace_or_view_),
+    )?;
+    m.impl_(
+        "hardswish_",
+        CppFunction::from_unboxed(hardswish_ad_inplace_or_view_),
+    )?;
+    m.impl_(
+        "hardswish.out",
+        CppFunction::from_unboxed(hardswish_out_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "hardsigmoid.out",
+        CppFunction::from_unboxed(hardsigmoid_out_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "hardsigmoid_",
+        CppFunction::from_unboxed(hardsigmoid_ad_inplace_or_view_),
     )?;
     Ok(())
 });

@@ -18156,6 +18156,340 @@ pub fn native_dropout_out_autograd(
     })
 }
 
+/// Autograd kernel of `aten::native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)`.
+#[inline]
+pub fn native_batch_norm_autograd(
+    ks: DispatchKeySet,
+    input: &Tensor,
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    running_mean: Option<&Tensor>,
+    running_var: Option<&Tensor>,
+    training: bool,
+    momentum: f64,
+    eps: f64,
+) -> Result<(Tensor, Tensor, Tensor)> {
+    let requires_grad = record::grad_mode_and(
+        input.requires_grad()
+            || weight.is_some_and(|t| t.requires_grad())
+            || bias.is_some_and(|t| t.requires_grad())
+            || running_mean.is_some_and(|t| t.requires_grad())
+            || running_var.is_some_and(|t| t.requires_grad()),
+    );
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::native_batch_norm_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (
+                    input,
+                    weight,
+                    bias,
+                    running_mean,
+                    running_var,
+                    training,
+                    momentum,
+                    eps,
+                ),
+            )?
+        });
+    }
+    native_batch_norm_autograd_record(
+        ks,
+        input,
+        weight,
+        bias,
+        running_mean,
+        running_var,
+        training,
+        momentum,
+        eps,
+    )
+}
+
+/// The recording part of [`native_batch_norm_autograd`]: some input requires grad.
+#[inline(never)]
+fn native_batch_norm_autograd_record(
+    ks: DispatchKeySet,
+    input: &Tensor,
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    running_mean: Option<&Tensor>,
+    running_var: Option<&Tensor>,
+    training: bool,
+    momentum: f64,
+    eps: f64,
+) -> Result<(Tensor, Tensor, Tensor)> {
+    let edges = record::collect_next_edges(
+        std::iter::empty::<Option<&Tensor>>()
+            .chain([Some(input)])
+            .chain([weight])
+            .chain([bias])
+            .chain([running_mean])
+            .chain([running_var]),
+    )?;
+    let seq = record::sequence_nr();
+    let (out0, out1, out2) = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::native_batch_norm_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (
+                input,
+                weight,
+                bias,
+                running_mean,
+                running_var,
+                training,
+                momentum,
+                eps,
+            ),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "native_batch_norm",
+            },
+            edges,
+            &[&out0, &out1, &out2],
+            seq,
+        );
+        record::set_history(&[&out0, &out1, &out2], &node, &[])?;
+    }
+    Ok((out0, out1, out2))
+}
+
+/// Autograd kernel of `aten::hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)`.
+#[inline]
+pub fn hardtanh_autograd_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    min_val: Scalar,
+    max_val: Scalar,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::hardtanh_op_()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, min_val.clone(), max_val.clone()),
+            )?
+        });
+    }
+    hardtanh_autograd_record_(ks, self_, min_val.clone(), max_val.clone())
+}
+
+/// The recording part of [`hardtanh_autograd_`]: some input requires grad.
+#[inline(never)]
+fn hardtanh_autograd_record_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    min_val: Scalar,
+    max_val: Scalar,
+) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::hardtanh_op_()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, min_val.clone(), max_val.clone()),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "hardtanh" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        crate::view::rebase_history(self_, node)?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::hardswish(Tensor self) -> Tensor`.
+#[inline]
+pub fn hardswish_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::hardswish_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    hardswish_autograd_record(ks, self_)
+}
+
+/// The recording part of [`hardswish_autograd`]: some input requires grad.
+#[inline(never)]
+fn hardswish_autograd_record(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::hardswish_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "hardswish" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::hardswish_(Tensor(a!) self) -> Tensor(a!)`.
+#[inline]
+pub fn hardswish_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::hardswish_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    hardswish_autograd_record_(ks, self_)
+}
+
+/// The recording part of [`hardswish_autograd_`]: some input requires grad.
+#[inline(never)]
+fn hardswish_autograd_record_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::hardswish_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "hardswish" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        crate::view::rebase_history(self_, node)?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::hardswish.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn hardswish_out_autograd(ks: DispatchKeySet, self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
+        return Err(record::out_requires_grad_error("hardswish"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::hardswish_out_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, out))?
+    })
+}
+
+/// Autograd kernel of `aten::hardsigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn hardsigmoid_out_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
+        return Err(record::out_requires_grad_error("hardsigmoid"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::hardsigmoid_out_op()?
+            .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, out))?
+    })
+}
+
+/// Autograd kernel of `aten::hardsigmoid(Tensor self) -> Tensor`.
+#[inline]
+pub fn hardsigmoid_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::hardsigmoid_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    hardsigmoid_autograd_record(ks, self_)
+}
+
+/// The recording part of [`hardsigmoid_autograd`]: some input requires grad.
+#[inline(never)]
+fn hardsigmoid_autograd_record(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::hardsigmoid_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "hardsigmoid",
+            },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::hardsigmoid_(Tensor(a!) self) -> Tensor(a!)`.
+#[inline]
+pub fn hardsigmoid_autograd_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::hardsigmoid_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    hardsigmoid_autograd_record_(ks, self_)
+}
+
+/// The recording part of [`hardsigmoid_autograd_`]: some input requires grad.
+#[inline(never)]
+fn hardsigmoid_autograd_record_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::hardsigmoid_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "hardsigmoid",
+            },
+            edges,
+            &[&out0],
+            seq,
+        );
+        crate::view::rebase_history(self_, node)?;
+    }
+    Ok(out0)
+}
+
 aten_dispatch::torch_library_impl!(aten, Autograd, |m| {
     m.impl_(
         "empty.memory_format",
@@ -19289,6 +19623,29 @@ aten_dispatch::torch_library_impl!(aten, Autograd, |m| {
     m.impl_(
         "native_dropout.out",
         CppFunction::from_unboxed(native_dropout_out_autograd),
+    )?;
+    m.impl_(
+        "native_batch_norm",
+        CppFunction::from_unboxed(native_batch_norm_autograd),
+    )?;
+    m.impl_("hardtanh_", CppFunction::from_unboxed(hardtanh_autograd_))?;
+    m.impl_("hardswish", CppFunction::from_unboxed(hardswish_autograd))?;
+    m.impl_("hardswish_", CppFunction::from_unboxed(hardswish_autograd_))?;
+    m.impl_(
+        "hardswish.out",
+        CppFunction::from_unboxed(hardswish_out_autograd),
+    )?;
+    m.impl_(
+        "hardsigmoid.out",
+        CppFunction::from_unboxed(hardsigmoid_out_autograd),
+    )?;
+    m.impl_(
+        "hardsigmoid",
+        CppFunction::from_unboxed(hardsigmoid_autograd),
+    )?;
+    m.impl_(
+        "hardsigmoid_",
+        CppFunction::from_unboxed(hardsigmoid_autograd_),
     )?;
     Ok(())
 });

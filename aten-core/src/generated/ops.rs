@@ -15048,3 +15048,1180 @@ pub fn native_dropout_out(
 ) -> Result<(Tensor, Tensor)> {
     native_dropout_out_op()?.call((input, p, train, out0, out1))
 }
+
+/// The typed dispatcher handle of `aten::conv1d.`, looked up once.
+#[inline]
+pub fn conv1d_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static Tensor,
+            Option<&'static Tensor>,
+            &'static [i64],
+            &'static [i64],
+            &'static [i64],
+            i64,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static Tensor,
+                    Option<&'static Tensor>,
+                    &'static [i64],
+                    &'static [i64],
+                    &'static [i64],
+                    i64,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::conv1d", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`conv1d_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct Conv1dOptions<'a> {
+    /// `bias`.
+    pub bias: Option<&'a Tensor>,
+    /// `stride`.
+    pub stride: &'a [i64],
+    /// `padding`.
+    pub padding: &'a [i64],
+    /// `dilation`.
+    pub dilation: &'a [i64],
+    /// `groups`.
+    pub groups: i64,
+}
+
+impl Default for Conv1dOptions<'_> {
+    fn default() -> Self {
+        Conv1dOptions {
+            bias: None,
+            stride: &[1][..],
+            padding: &[0][..],
+            dilation: &[1][..],
+            groups: 1,
+        }
+    }
+}
+
+/// `aten::conv1d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=[1], SymInt[1] padding=[0], SymInt[1] dilation=[1], SymInt groups=1) -> Tensor`
+pub fn conv1d(input: &Tensor, weight: &Tensor) -> Result<Tensor> {
+    conv1d_with(input, weight, Conv1dOptions::default())
+}
+
+/// `aten::conv1d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=[1], SymInt[1] padding=[0], SymInt[1] dilation=[1], SymInt groups=1) -> Tensor`
+pub fn conv1d_with(input: &Tensor, weight: &Tensor, options: Conv1dOptions<'_>) -> Result<Tensor> {
+    conv1d_op()?.call((
+        input,
+        weight,
+        options.bias,
+        options.stride,
+        options.padding,
+        options.dilation,
+        options.groups,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::conv3d.`, looked up once.
+#[inline]
+pub fn conv3d_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static Tensor,
+            Option<&'static Tensor>,
+            &'static [i64],
+            &'static [i64],
+            &'static [i64],
+            i64,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static Tensor,
+                    Option<&'static Tensor>,
+                    &'static [i64],
+                    &'static [i64],
+                    &'static [i64],
+                    i64,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::conv3d", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`conv3d_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct Conv3dOptions<'a> {
+    /// `bias`.
+    pub bias: Option<&'a Tensor>,
+    /// `stride`.
+    pub stride: &'a [i64],
+    /// `padding`.
+    pub padding: &'a [i64],
+    /// `dilation`.
+    pub dilation: &'a [i64],
+    /// `groups`.
+    pub groups: i64,
+}
+
+impl Default for Conv3dOptions<'_> {
+    fn default() -> Self {
+        Conv3dOptions {
+            bias: None,
+            stride: &[1, 1, 1][..],
+            padding: &[0, 0, 0][..],
+            dilation: &[1, 1, 1][..],
+            groups: 1,
+        }
+    }
+}
+
+/// `aten::conv3d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=[1, 1, 1], SymInt[3] padding=[0, 0, 0], SymInt[3] dilation=[1, 1, 1], SymInt groups=1) -> Tensor`
+pub fn conv3d(input: &Tensor, weight: &Tensor) -> Result<Tensor> {
+    conv3d_with(input, weight, Conv3dOptions::default())
+}
+
+/// `aten::conv3d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=[1, 1, 1], SymInt[3] padding=[0, 0, 0], SymInt[3] dilation=[1, 1, 1], SymInt groups=1) -> Tensor`
+pub fn conv3d_with(input: &Tensor, weight: &Tensor, options: Conv3dOptions<'_>) -> Result<Tensor> {
+    conv3d_op()?.call((
+        input,
+        weight,
+        options.bias,
+        options.stride,
+        options.padding,
+        options.dilation,
+        options.groups,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::conv1d.padding`, looked up once.
+#[inline]
+pub fn conv1d_padding_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static Tensor,
+            Option<&'static Tensor>,
+            &'static [i64],
+            &'static str,
+            &'static [i64],
+            i64,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static Tensor,
+                    Option<&'static Tensor>,
+                    &'static [i64],
+                    &'static str,
+                    &'static [i64],
+                    i64,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::conv1d", "padding"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`conv1d_padding_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct Conv1dPaddingOptions<'a> {
+    /// `bias`.
+    pub bias: Option<&'a Tensor>,
+    /// `stride`.
+    pub stride: &'a [i64],
+    /// `padding`.
+    pub padding: &'a str,
+    /// `dilation`.
+    pub dilation: &'a [i64],
+    /// `groups`.
+    pub groups: i64,
+}
+
+impl Default for Conv1dPaddingOptions<'_> {
+    fn default() -> Self {
+        Conv1dPaddingOptions {
+            bias: None,
+            stride: &[1][..],
+            padding: "valid",
+            dilation: &[1][..],
+            groups: 1,
+        }
+    }
+}
+
+/// `aten::conv1d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=[1], str padding="valid", SymInt[1] dilation=[1], SymInt groups=1) -> Tensor`
+pub fn conv1d_padding(input: &Tensor, weight: &Tensor) -> Result<Tensor> {
+    conv1d_padding_with(input, weight, Conv1dPaddingOptions::default())
+}
+
+/// `aten::conv1d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=[1], str padding="valid", SymInt[1] dilation=[1], SymInt groups=1) -> Tensor`
+pub fn conv1d_padding_with(
+    input: &Tensor,
+    weight: &Tensor,
+    options: Conv1dPaddingOptions<'_>,
+) -> Result<Tensor> {
+    conv1d_padding_op()?.call((
+        input,
+        weight,
+        options.bias,
+        options.stride,
+        options.padding,
+        options.dilation,
+        options.groups,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::conv2d.padding`, looked up once.
+#[inline]
+pub fn conv2d_padding_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static Tensor,
+            Option<&'static Tensor>,
+            &'static [i64],
+            &'static str,
+            &'static [i64],
+            i64,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static Tensor,
+                    Option<&'static Tensor>,
+                    &'static [i64],
+                    &'static str,
+                    &'static [i64],
+                    i64,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::conv2d", "padding"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`conv2d_padding_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct Conv2dPaddingOptions<'a> {
+    /// `bias`.
+    pub bias: Option<&'a Tensor>,
+    /// `stride`.
+    pub stride: &'a [i64],
+    /// `padding`.
+    pub padding: &'a str,
+    /// `dilation`.
+    pub dilation: &'a [i64],
+    /// `groups`.
+    pub groups: i64,
+}
+
+impl Default for Conv2dPaddingOptions<'_> {
+    fn default() -> Self {
+        Conv2dPaddingOptions {
+            bias: None,
+            stride: &[1, 1][..],
+            padding: "valid",
+            dilation: &[1, 1][..],
+            groups: 1,
+        }
+    }
+}
+
+/// `aten::conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=[1, 1], str padding="valid", SymInt[2] dilation=[1, 1], SymInt groups=1) -> Tensor`
+pub fn conv2d_padding(input: &Tensor, weight: &Tensor) -> Result<Tensor> {
+    conv2d_padding_with(input, weight, Conv2dPaddingOptions::default())
+}
+
+/// `aten::conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=[1, 1], str padding="valid", SymInt[2] dilation=[1, 1], SymInt groups=1) -> Tensor`
+pub fn conv2d_padding_with(
+    input: &Tensor,
+    weight: &Tensor,
+    options: Conv2dPaddingOptions<'_>,
+) -> Result<Tensor> {
+    conv2d_padding_op()?.call((
+        input,
+        weight,
+        options.bias,
+        options.stride,
+        options.padding,
+        options.dilation,
+        options.groups,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::conv3d.padding`, looked up once.
+#[inline]
+pub fn conv3d_padding_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static Tensor,
+            Option<&'static Tensor>,
+            &'static [i64],
+            &'static str,
+            &'static [i64],
+            i64,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static Tensor,
+                    Option<&'static Tensor>,
+                    &'static [i64],
+                    &'static str,
+                    &'static [i64],
+                    i64,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::conv3d", "padding"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`conv3d_padding_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct Conv3dPaddingOptions<'a> {
+    /// `bias`.
+    pub bias: Option<&'a Tensor>,
+    /// `stride`.
+    pub stride: &'a [i64],
+    /// `padding`.
+    pub padding: &'a str,
+    /// `dilation`.
+    pub dilation: &'a [i64],
+    /// `groups`.
+    pub groups: i64,
+}
+
+impl Default for Conv3dPaddingOptions<'_> {
+    fn default() -> Self {
+        Conv3dPaddingOptions {
+            bias: None,
+            stride: &[1, 1, 1][..],
+            padding: "valid",
+            dilation: &[1, 1, 1][..],
+            groups: 1,
+        }
+    }
+}
+
+/// `aten::conv3d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=[1, 1, 1], str padding="valid", SymInt[3] dilation=[1, 1, 1], SymInt groups=1) -> Tensor`
+pub fn conv3d_padding(input: &Tensor, weight: &Tensor) -> Result<Tensor> {
+    conv3d_padding_with(input, weight, Conv3dPaddingOptions::default())
+}
+
+/// `aten::conv3d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=[1, 1, 1], str padding="valid", SymInt[3] dilation=[1, 1, 1], SymInt groups=1) -> Tensor`
+pub fn conv3d_padding_with(
+    input: &Tensor,
+    weight: &Tensor,
+    options: Conv3dPaddingOptions<'_>,
+) -> Result<Tensor> {
+    conv3d_padding_op()?.call((
+        input,
+        weight,
+        options.bias,
+        options.stride,
+        options.padding,
+        options.dilation,
+        options.groups,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::_convolution_mode.`, looked up once.
+#[inline]
+pub fn _convolution_mode_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static Tensor,
+            Option<&'static Tensor>,
+            &'static [i64],
+            &'static str,
+            &'static [i64],
+            i64,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static Tensor,
+                    Option<&'static Tensor>,
+                    &'static [i64],
+                    &'static str,
+                    &'static [i64],
+                    i64,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::_convolution_mode", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::_convolution_mode(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, str padding, SymInt[] dilation, SymInt groups) -> Tensor`
+pub fn _convolution_mode(
+    input: &Tensor,
+    weight: &Tensor,
+    bias: Option<&Tensor>,
+    stride: &[i64],
+    padding: &str,
+    dilation: &[i64],
+    groups: i64,
+) -> Result<Tensor> {
+    _convolution_mode_op()?.call((input, weight, bias, stride, padding, dilation, groups))
+}
+
+/// The typed dispatcher handle of `aten::conv_transpose1d.`, looked up once.
+#[inline]
+pub fn conv_transpose1d_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static Tensor,
+            Option<&'static Tensor>,
+            &'static [i64],
+            &'static [i64],
+            &'static [i64],
+            i64,
+            &'static [i64],
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static Tensor,
+                    Option<&'static Tensor>,
+                    &'static [i64],
+                    &'static [i64],
+                    &'static [i64],
+                    i64,
+                    &'static [i64],
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::conv_transpose1d", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`conv_transpose1d_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct ConvTranspose1dOptions<'a> {
+    /// `bias`.
+    pub bias: Option<&'a Tensor>,
+    /// `stride`.
+    pub stride: &'a [i64],
+    /// `padding`.
+    pub padding: &'a [i64],
+    /// `output_padding`.
+    pub output_padding: &'a [i64],
+    /// `groups`.
+    pub groups: i64,
+    /// `dilation`.
+    pub dilation: &'a [i64],
+}
+
+impl Default for ConvTranspose1dOptions<'_> {
+    fn default() -> Self {
+        ConvTranspose1dOptions {
+            bias: None,
+            stride: &[1][..],
+            padding: &[0][..],
+            output_padding: &[0][..],
+            groups: 1,
+            dilation: &[1][..],
+        }
+    }
+}
+
+/// `aten::conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=[1], SymInt[1] padding=[0], SymInt[1] output_padding=[0], SymInt groups=1, SymInt[1] dilation=[1]) -> Tensor`
+pub fn conv_transpose1d(input: &Tensor, weight: &Tensor) -> Result<Tensor> {
+    conv_transpose1d_with(input, weight, ConvTranspose1dOptions::default())
+}
+
+/// `aten::conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=[1], SymInt[1] padding=[0], SymInt[1] output_padding=[0], SymInt groups=1, SymInt[1] dilation=[1]) -> Tensor`
+pub fn conv_transpose1d_with(
+    input: &Tensor,
+    weight: &Tensor,
+    options: ConvTranspose1dOptions<'_>,
+) -> Result<Tensor> {
+    conv_transpose1d_op()?.call((
+        input,
+        weight,
+        options.bias,
+        options.stride,
+        options.padding,
+        options.output_padding,
+        options.groups,
+        options.dilation,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::conv_transpose2d.input`, looked up once.
+#[inline]
+pub fn conv_transpose2d_input_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static Tensor,
+            Option<&'static Tensor>,
+            &'static [i64],
+            &'static [i64],
+            &'static [i64],
+            i64,
+            &'static [i64],
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static Tensor,
+                    Option<&'static Tensor>,
+                    &'static [i64],
+                    &'static [i64],
+                    &'static [i64],
+                    i64,
+                    &'static [i64],
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::conv_transpose2d", "input"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`conv_transpose2d_input_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct ConvTranspose2dInputOptions<'a> {
+    /// `bias`.
+    pub bias: Option<&'a Tensor>,
+    /// `stride`.
+    pub stride: &'a [i64],
+    /// `padding`.
+    pub padding: &'a [i64],
+    /// `output_padding`.
+    pub output_padding: &'a [i64],
+    /// `groups`.
+    pub groups: i64,
+    /// `dilation`.
+    pub dilation: &'a [i64],
+}
+
+impl Default for ConvTranspose2dInputOptions<'_> {
+    fn default() -> Self {
+        ConvTranspose2dInputOptions {
+            bias: None,
+            stride: &[1, 1][..],
+            padding: &[0, 0][..],
+            output_padding: &[0, 0][..],
+            groups: 1,
+            dilation: &[1, 1][..],
+        }
+    }
+}
+
+/// `aten::conv_transpose2d.input(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=[1, 1], SymInt[2] padding=[0, 0], SymInt[2] output_padding=[0, 0], SymInt groups=1, SymInt[2] dilation=[1, 1]) -> Tensor`
+pub fn conv_transpose2d_input(input: &Tensor, weight: &Tensor) -> Result<Tensor> {
+    conv_transpose2d_input_with(input, weight, ConvTranspose2dInputOptions::default())
+}
+
+/// `aten::conv_transpose2d.input(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=[1, 1], SymInt[2] padding=[0, 0], SymInt[2] output_padding=[0, 0], SymInt groups=1, SymInt[2] dilation=[1, 1]) -> Tensor`
+pub fn conv_transpose2d_input_with(
+    input: &Tensor,
+    weight: &Tensor,
+    options: ConvTranspose2dInputOptions<'_>,
+) -> Result<Tensor> {
+    conv_transpose2d_input_op()?.call((
+        input,
+        weight,
+        options.bias,
+        options.stride,
+        options.padding,
+        options.output_padding,
+        options.groups,
+        options.dilation,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::conv_transpose3d.input`, looked up once.
+#[inline]
+pub fn conv_transpose3d_input_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static Tensor,
+            Option<&'static Tensor>,
+            &'static [i64],
+            &'static [i64],
+            &'static [i64],
+            i64,
+            &'static [i64],
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static Tensor,
+                    Option<&'static Tensor>,
+                    &'static [i64],
+                    &'static [i64],
+                    &'static [i64],
+                    i64,
+                    &'static [i64],
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::conv_transpose3d", "input"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`conv_transpose3d_input_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct ConvTranspose3dInputOptions<'a> {
+    /// `bias`.
+    pub bias: Option<&'a Tensor>,
+    /// `stride`.
+    pub stride: &'a [i64],
+    /// `padding`.
+    pub padding: &'a [i64],
+    /// `output_padding`.
+    pub output_padding: &'a [i64],
+    /// `groups`.
+    pub groups: i64,
+    /// `dilation`.
+    pub dilation: &'a [i64],
+}
+
+impl Default for ConvTranspose3dInputOptions<'_> {
+    fn default() -> Self {
+        ConvTranspose3dInputOptions {
+            bias: None,
+            stride: &[1, 1, 1][..],
+            padding: &[0, 0, 0][..],
+            output_padding: &[0, 0, 0][..],
+            groups: 1,
+            dilation: &[1, 1, 1][..],
+        }
+    }
+}
+
+/// `aten::conv_transpose3d.input(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=[1, 1, 1], SymInt[3] padding=[0, 0, 0], SymInt[3] output_padding=[0, 0, 0], SymInt groups=1, SymInt[3] dilation=[1, 1, 1]) -> Tensor`
+pub fn conv_transpose3d_input(input: &Tensor, weight: &Tensor) -> Result<Tensor> {
+    conv_transpose3d_input_with(input, weight, ConvTranspose3dInputOptions::default())
+}
+
+/// `aten::conv_transpose3d.input(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=[1, 1, 1], SymInt[3] padding=[0, 0, 0], SymInt[3] output_padding=[0, 0, 0], SymInt groups=1, SymInt[3] dilation=[1, 1, 1]) -> Tensor`
+pub fn conv_transpose3d_input_with(
+    input: &Tensor,
+    weight: &Tensor,
+    options: ConvTranspose3dInputOptions<'_>,
+) -> Result<Tensor> {
+    conv_transpose3d_input_op()?.call((
+        input,
+        weight,
+        options.bias,
+        options.stride,
+        options.padding,
+        options.output_padding,
+        options.groups,
+        options.dilation,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::batch_norm.`, looked up once.
+#[inline]
+pub fn batch_norm_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            Option<&'static Tensor>,
+            Option<&'static Tensor>,
+            Option<&'static Tensor>,
+            Option<&'static Tensor>,
+            bool,
+            f64,
+            f64,
+            bool,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    Option<&'static Tensor>,
+                    Option<&'static Tensor>,
+                    Option<&'static Tensor>,
+                    Option<&'static Tensor>,
+                    bool,
+                    f64,
+                    f64,
+                    bool,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::batch_norm", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor`
+pub fn batch_norm(
+    input: &Tensor,
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    running_mean: Option<&Tensor>,
+    running_var: Option<&Tensor>,
+    training: bool,
+    momentum: f64,
+    eps: f64,
+    cudnn_enabled: bool,
+) -> Result<Tensor> {
+    batch_norm_op()?.call((
+        input,
+        weight,
+        bias,
+        running_mean,
+        running_var,
+        training,
+        momentum,
+        eps,
+        cudnn_enabled,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::instance_norm.`, looked up once.
+#[inline]
+pub fn instance_norm_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            Option<&'static Tensor>,
+            Option<&'static Tensor>,
+            Option<&'static Tensor>,
+            Option<&'static Tensor>,
+            bool,
+            f64,
+            f64,
+            bool,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    Option<&'static Tensor>,
+                    Option<&'static Tensor>,
+                    Option<&'static Tensor>,
+                    Option<&'static Tensor>,
+                    bool,
+                    f64,
+                    f64,
+                    bool,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::instance_norm", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::instance_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool use_input_stats, float momentum, float eps, bool cudnn_enabled) -> Tensor`
+pub fn instance_norm(
+    input: &Tensor,
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    running_mean: Option<&Tensor>,
+    running_var: Option<&Tensor>,
+    use_input_stats: bool,
+    momentum: f64,
+    eps: f64,
+    cudnn_enabled: bool,
+) -> Result<Tensor> {
+    instance_norm_op()?.call((
+        input,
+        weight,
+        bias,
+        running_mean,
+        running_var,
+        use_input_stats,
+        momentum,
+        eps,
+        cudnn_enabled,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::group_norm.`, looked up once.
+#[inline]
+pub fn group_norm_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            i64,
+            Option<&'static Tensor>,
+            Option<&'static Tensor>,
+            f64,
+            bool,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    i64,
+                    Option<&'static Tensor>,
+                    Option<&'static Tensor>,
+                    f64,
+                    bool,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::group_norm", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`group_norm_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct GroupNormOptions<'a> {
+    /// `weight`.
+    pub weight: Option<&'a Tensor>,
+    /// `bias`.
+    pub bias: Option<&'a Tensor>,
+    /// `eps`.
+    pub eps: f64,
+    /// `cudnn_enabled`.
+    pub cudnn_enabled: bool,
+}
+
+impl Default for GroupNormOptions<'_> {
+    fn default() -> Self {
+        GroupNormOptions {
+            weight: None,
+            bias: None,
+            eps: 1e-5,
+            cudnn_enabled: true,
+        }
+    }
+}
+
+/// `aten::group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1.0000000000000001e-05, bool cudnn_enabled=True) -> Tensor`
+pub fn group_norm(input: &Tensor, num_groups: i64) -> Result<Tensor> {
+    group_norm_with(input, num_groups, GroupNormOptions::default())
+}
+
+/// `aten::group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1.0000000000000001e-05, bool cudnn_enabled=True) -> Tensor`
+pub fn group_norm_with(
+    input: &Tensor,
+    num_groups: i64,
+    options: GroupNormOptions<'_>,
+) -> Result<Tensor> {
+    group_norm_op()?.call((
+        input,
+        num_groups,
+        options.weight,
+        options.bias,
+        options.eps,
+        options.cudnn_enabled,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::native_batch_norm.`, looked up once.
+#[inline]
+pub fn native_batch_norm_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            Option<&'static Tensor>,
+            Option<&'static Tensor>,
+            Option<&'static Tensor>,
+            Option<&'static Tensor>,
+            bool,
+            f64,
+            f64,
+        ),
+        (Tensor, Tensor, Tensor),
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    Option<&'static Tensor>,
+                    Option<&'static Tensor>,
+                    Option<&'static Tensor>,
+                    Option<&'static Tensor>,
+                    bool,
+                    f64,
+                    f64,
+                ),
+                (Tensor, Tensor, Tensor),
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::native_batch_norm", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)`
+pub fn native_batch_norm(
+    input: &Tensor,
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    running_mean: Option<&Tensor>,
+    running_var: Option<&Tensor>,
+    training: bool,
+    momentum: f64,
+    eps: f64,
+) -> Result<(Tensor, Tensor, Tensor)> {
+    native_batch_norm_op()?.call((
+        input,
+        weight,
+        bias,
+        running_mean,
+        running_var,
+        training,
+        momentum,
+        eps,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::hardtanh_.`, looked up once.
+#[inline]
+pub fn hardtanh_op_(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar, Scalar), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar, Scalar), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::hardtanh_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`hardtanh_with_`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct HardtanhInplaceOptions {
+    /// `min_val`.
+    pub min_val: Scalar,
+    /// `max_val`.
+    pub max_val: Scalar,
+}
+
+impl Default for HardtanhInplaceOptions {
+    fn default() -> Self {
+        HardtanhInplaceOptions {
+            min_val: Scalar::Int(-1),
+            max_val: Scalar::Int(1),
+        }
+    }
+}
+
+/// `aten::hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)`
+pub fn hardtanh_(self_: &Tensor) -> Result<Tensor> {
+    hardtanh_with_(self_, HardtanhInplaceOptions::default())
+}
+
+/// `aten::hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)`
+pub fn hardtanh_with_(self_: &Tensor, options: HardtanhInplaceOptions) -> Result<Tensor> {
+    hardtanh_op_()?.call((self_, options.min_val, options.max_val))
+}
+
+/// The typed dispatcher handle of `aten::relu6.`, looked up once.
+#[inline]
+pub fn relu6_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::relu6", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::relu6(Tensor self) -> Tensor`
+pub fn relu6(self_: &Tensor) -> Result<Tensor> {
+    relu6_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::relu6_.`, looked up once.
+#[inline]
+pub fn relu6_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::relu6_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::relu6_(Tensor(a!) self) -> Tensor(a!)`
+pub fn relu6_(self_: &Tensor) -> Result<Tensor> {
+    relu6_op_()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::hardswish.`, looked up once.
+#[inline]
+pub fn hardswish_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::hardswish", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::hardswish(Tensor self) -> Tensor`
+pub fn hardswish(self_: &Tensor) -> Result<Tensor> {
+    hardswish_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::hardswish_.`, looked up once.
+#[inline]
+pub fn hardswish_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::hardswish_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::hardswish_(Tensor(a!) self) -> Tensor(a!)`
+pub fn hardswish_(self_: &Tensor) -> Result<Tensor> {
+    hardswish_op_()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::hardswish.out`, looked up once.
+#[inline]
+pub fn hardswish_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::hardswish", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::hardswish.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn hardswish_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    hardswish_out_op()?.call((self_, out))
+}
+
+/// The typed dispatcher handle of `aten::hardsigmoid.out`, looked up once.
+#[inline]
+pub fn hardsigmoid_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::hardsigmoid", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::hardsigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn hardsigmoid_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    hardsigmoid_out_op()?.call((self_, out))
+}
+
+/// The typed dispatcher handle of `aten::hardsigmoid.`, looked up once.
+#[inline]
+pub fn hardsigmoid_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::hardsigmoid", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::hardsigmoid(Tensor self) -> Tensor`
+pub fn hardsigmoid(self_: &Tensor) -> Result<Tensor> {
+    hardsigmoid_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::hardsigmoid_.`, looked up once.
+#[inline]
+pub fn hardsigmoid_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::hardsigmoid_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::hardsigmoid_(Tensor(a!) self) -> Tensor(a!)`
+pub fn hardsigmoid_(self_: &Tensor) -> Result<Tensor> {
+    hardsigmoid_op_()?.call((self_,))
+}

@@ -8308,6 +8308,42 @@ pub fn native_dropout_out_autogen(
     crate::structured::copy_to_out(&result1, out1)?;
     Ok((out0.clone(), out1.clone()))
 }
+/// Structured kernel (Out, meta) of `aten::hardsigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn hardsigmoid_out_structured_meta(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::hardsigmoid(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, meta) of `aten::hardsigmoid(Tensor self) -> Tensor`.
+pub fn hardsigmoid_structured_meta(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::hardsigmoid(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, default_backend) of `aten::hardsigmoid(Tensor self) -> Tensor`.
+pub fn hardsigmoid_structured_default_backend(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::hardsigmoid(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::hardsigmoid_out_op()?.call((self_, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::hardsigmoid_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn hardsigmoid_structured_meta_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::hardsigmoid(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::hardsigmoid_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn hardsigmoid_structured_default_backend_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::hardsigmoid(set_output, self_)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::hardsigmoid_out_op()?.call((self_, &output))
+}
 
 aten_dispatch::torch_library_impl!(aten, BackendSelect, |m| {
     m.impl_(
@@ -9410,6 +9446,22 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
         "native_dropout",
         CppFunction::from_unboxed(crate::native::native_dropout_meta),
     )?;
+    m.impl_(
+        "native_batch_norm",
+        CppFunction::from_unboxed(crate::native::native_batch_norm_meta),
+    )?;
+    m.impl_(
+        "hardsigmoid.out",
+        CppFunction::from_unboxed(hardsigmoid_out_structured_meta),
+    )?;
+    m.impl_(
+        "hardsigmoid",
+        CppFunction::from_unboxed(hardsigmoid_structured_meta),
+    )?;
+    m.impl_(
+        "hardsigmoid_",
+        CppFunction::from_unboxed(hardsigmoid_structured_meta_),
+    )?;
     Ok(())
 });
 
@@ -9498,6 +9550,50 @@ aten_dispatch::torch_library_impl!(aten, CompositeImplicitAutograd, |m| {
         CppFunction::from_unboxed(crate::native::cross_entropy_loss),
     )?;
     m.impl_("dropout", CppFunction::from_unboxed(crate::native::dropout))?;
+    m.impl_("conv1d", CppFunction::from_unboxed(crate::native::conv1d))?;
+    m.impl_("conv3d", CppFunction::from_unboxed(crate::native::conv3d))?;
+    m.impl_(
+        "conv1d.padding",
+        CppFunction::from_unboxed(crate::native::conv1d_padding),
+    )?;
+    m.impl_(
+        "conv2d.padding",
+        CppFunction::from_unboxed(crate::native::conv2d_padding),
+    )?;
+    m.impl_(
+        "conv3d.padding",
+        CppFunction::from_unboxed(crate::native::conv3d_padding),
+    )?;
+    m.impl_(
+        "_convolution_mode",
+        CppFunction::from_unboxed(crate::native::_convolution_mode),
+    )?;
+    m.impl_(
+        "conv_transpose1d",
+        CppFunction::from_unboxed(crate::native::conv_transpose1d),
+    )?;
+    m.impl_(
+        "conv_transpose2d.input",
+        CppFunction::from_unboxed(crate::native::conv_transpose2d_input),
+    )?;
+    m.impl_(
+        "conv_transpose3d.input",
+        CppFunction::from_unboxed(crate::native::conv_transpose3d_input),
+    )?;
+    m.impl_(
+        "batch_norm",
+        CppFunction::from_unboxed(crate::native::batch_norm),
+    )?;
+    m.impl_(
+        "instance_norm",
+        CppFunction::from_unboxed(crate::native::instance_norm),
+    )?;
+    m.impl_(
+        "group_norm",
+        CppFunction::from_unboxed(crate::native::group_norm),
+    )?;
+    m.impl_("relu6", CppFunction::from_unboxed(crate::native::relu6))?;
+    m.impl_("relu6_", CppFunction::from_unboxed(crate::native::relu6_))?;
     Ok(())
 });
 
@@ -10660,6 +10756,14 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutogradNonFunctional,
     m.impl_(
         "nll_loss_forward",
         CppFunction::from_unboxed(nll_loss_forward_structured_default_backend),
+    )?;
+    m.impl_(
+        "hardsigmoid",
+        CppFunction::from_unboxed(hardsigmoid_structured_default_backend),
+    )?;
+    m.impl_(
+        "hardsigmoid_",
+        CppFunction::from_unboxed(hardsigmoid_structured_default_backend_),
     )?;
     Ok(())
 });

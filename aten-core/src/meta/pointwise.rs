@@ -331,6 +331,8 @@ unary_metas!(unary_op:
     bitwise_not,
     /// `silu`.
     silu,
+    /// `hardsigmoid`.
+    hardsigmoid,
 );
 
 /// `neg`: refuses bool tensors.

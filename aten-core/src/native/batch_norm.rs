@@ -1,6 +1,6 @@
 //! Batch normalization's forms in the Core ATen opset
 //! (`_native_batch_norm_legit`, its `no_stats` overload and
-//! `_native_batch_norm_legit_no_training`): PyTorch's checks, the outputs
+//! `_native_batch_norm_legit_no_training`) and `native_batch_norm`: PyTorch's checks, the outputs
 //! a backend fills ([`batch_norm_outputs`], which is also the Meta
 //! kernel), and the composite that runs the legit form without training.
 //!
@@ -199,6 +199,22 @@ pub fn batch_norm_legit_meta(
         Some(running_var),
         training,
     )?;
+    Ok((o.output, o.save_mean, o.save_invstd))
+}
+
+/// `native_batch_norm` on Meta: the checks and outputs.
+#[allow(clippy::too_many_arguments)]
+pub fn native_batch_norm_meta(
+    input: &Tensor,
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    running_mean: Option<&Tensor>,
+    running_var: Option<&Tensor>,
+    training: bool,
+    _momentum: f64,
+    _eps: f64,
+) -> Result<(Tensor, Tensor, Tensor)> {
+    let o = batch_norm_outputs(input, weight, bias, running_mean, running_var, training)?;
     Ok((o.output, o.save_mean, o.save_invstd))
 }
 

@@ -1,8 +1,8 @@
 //! Operators PyTorch writes over other operators that every backend
 //! registers as its own kernel (`CPU, Meta: ...` here): `isnan` and
 //! `isinf` (the float-class tests; integers are never NaN or infinite)
-//! and `hardtanh` (`clamp` into a tensor laid out like the input, with
-//! integer bounds for integer inputs).
+//! and `hardtanh` and `hardtanh_` (`clamp` into a tensor laid out like
+//! the input, or into the input, with integer bounds for integer inputs).
 
 use c10_core::{Error, Layout, Result, Scalar, ScalarType};
 
@@ -36,25 +36,37 @@ pub fn isinf(self_: &Tensor) -> Result<Tensor> {
     ops::eq_scalar(&ops::abs(self_)?, Scalar::Double(f64::INFINITY))
 }
 
-/// `hardtanh(self, min_val, max_val)`: `clamp` into a tensor laid out like
-/// `self`; bool inputs are refused, integer inputs take integer bounds
-/// (non-negative ones for uint8).
-pub fn hardtanh(self_: &Tensor, min_val: Scalar, max_val: Scalar) -> Result<Tensor> {
+/// `hardtanh`'s bounds: bool inputs are refused, integer inputs take
+/// integer bounds (non-negative ones for uint8), so the bounds never
+/// promote the dtype.
+fn hardtanh_bounds(self_: &Tensor, min_val: Scalar, max_val: Scalar) -> Result<(Scalar, Scalar)> {
     let dtype = dtype_of(self_)?;
     if dtype == ScalarType::Bool {
         return Err(Error::runtime("Bool inputs not supported for hardtanh"));
     }
-    let (min_val, max_val) = if dtype.is_integral(false) {
+    if dtype.is_integral(false) {
         let (lo, hi) = (min_val.to_i64(), max_val.to_i64());
         if dtype == ScalarType::Byte && (lo < 0 || hi < 0) {
             return Err(Error::runtime(
                 "cannot do hardtanh on an unsigned type with negative limits",
             ));
         }
-        (Scalar::Int(lo), Scalar::Int(hi))
-    } else {
-        (min_val, max_val)
-    };
+        return Ok((Scalar::Int(lo), Scalar::Int(hi)));
+    }
+    Ok((min_val, max_val))
+}
+
+/// `hardtanh_(self, min_val, max_val)`: `clamp` into `self`.
+pub fn hardtanh_(self_: &Tensor, min_val: Scalar, max_val: Scalar) -> Result<Tensor> {
+    let (min_val, max_val) = hardtanh_bounds(self_, min_val, max_val)?;
+    ops::clamp_out(self_, Some(min_val), Some(max_val), self_)
+}
+
+/// `hardtanh(self, min_val, max_val)`: `clamp` into a tensor laid out like
+/// `self`; bool inputs are refused, integer inputs take integer bounds
+/// (non-negative ones for uint8).
+pub fn hardtanh(self_: &Tensor, min_val: Scalar, max_val: Scalar) -> Result<Tensor> {
+    let (min_val, max_val) = hardtanh_bounds(self_, min_val, max_val)?;
     let out = empty_like(self_, None, None, None, None, None)?;
     ops::clamp_out(self_, Some(min_val), Some(max_val), &out)
 }

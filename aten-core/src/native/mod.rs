@@ -1,11 +1,13 @@
 //! Kernels that live in `aten-core`: Meta kernels (shapes without data),
 //! composite kernels, and the backend-neutral helpers backends share.
 
+mod activations;
 pub mod advanced_index;
 pub mod backward;
 mod backward_meta;
 mod batch_norm;
 pub mod conv_shape;
+mod conv_nd;
 mod convolution;
 mod copy;
 mod dims;
@@ -20,6 +22,7 @@ mod logsumexp;
 mod masked_scatter;
 pub mod meta_kernels;
 mod nn;
+mod normalization;
 pub mod nn_meta_kernels;
 mod out_forms;
 mod pooling;
@@ -34,6 +37,7 @@ mod upsample;
 mod view_copies;
 mod views;
 
+pub use activations::*;
 pub use backward::{convolution_backward, math_group_norm};
 pub use backward_meta::*;
 pub use batch_norm::*;
@@ -55,7 +59,9 @@ pub use linear_algebra::*;
 pub use logsumexp::{logsumexp, logsumexp_out};
 pub use masked_scatter::*;
 pub use meta_kernels::*;
+pub use conv_nd::*;
 pub use nn::*;
+pub use normalization::*;
 pub use nn_meta_kernels::*;
 pub use out_forms::*;
 pub use pooling::*;

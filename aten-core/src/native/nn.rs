@@ -1,6 +1,5 @@
 //! Composite neural-network operators, decomposed as PyTorch decomposes
-//! them: `conv2d` -> `convolution` -> the backend's convolution kernels,
-//! `max_pool2d` -> `max_pool2d_with_indices`, `layer_norm` ->
+//! them: `max_pool2d` -> `max_pool2d_with_indices`, `layer_norm` ->
 //! `native_layer_norm` (whose default-backend kernel decomposes further), `embedding` -> `index_select`, `cross_entropy_loss`
 //! -> `log_softmax` + `nll_loss_nd` -> `nll_loss_forward`, `dropout` ->
 //! `native_dropout`.
@@ -16,55 +15,6 @@ use crate::Tensor;
 const REDUCTION_NONE: i64 = 0;
 const REDUCTION_MEAN: i64 = 1;
 const REDUCTION_SUM: i64 = 2;
-
-fn expand_param(v: &[i64], n: usize) -> Vec<i64> {
-    if v.len() == 1 {
-        vec![v[0]; n]
-    } else {
-        v.to_vec()
-    }
-}
-
-/// `conv2d(input, weight, bias, stride, padding, dilation, groups)`
-/// (CompositeImplicitAutograd): unbatched (3-d) inputs gain a batch of one.
-pub fn conv2d(
-    input: &Tensor,
-    weight: &Tensor,
-    bias: Option<&Tensor>,
-    stride: &[i64],
-    padding: &[i64],
-    dilation: &[i64],
-    groups: i64,
-) -> Result<Tensor> {
-    let dim = input.dim();
-    if dim != 3 && dim != 4 {
-        return Err(Error::runtime(format!(
-            "Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: {}",
-            fmt_list(&input.sizes())
-        )));
-    }
-    let batched = if dim == 3 {
-        ops::unsqueeze(input, 0)?
-    } else {
-        input.clone()
-    };
-    let out = ops::convolution(
-        &batched,
-        weight,
-        bias,
-        &expand_param(stride, 2),
-        &expand_param(padding, 2),
-        &expand_param(dilation, 2),
-        false,
-        &[0, 0],
-        groups,
-    )?;
-    if dim == 3 {
-        ops::squeeze_dim(&out, 0)
-    } else {
-        Ok(out)
-    }
-}
 
 /// `max_pool2d(...)` (CompositeImplicitAutograd): the values of
 /// `max_pool2d_with_indices`.

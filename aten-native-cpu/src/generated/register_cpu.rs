@@ -3196,6 +3196,31 @@ pub fn nll_loss_forward_output_structured_cpu(
     let [output0, output1] = meta.into_outputs();
     Ok((set_output.finish(output0), set_output.finish(output1)))
 }
+/// Structured kernel (Out, cpu) of `aten::hardsigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn hardsigmoid_out_structured_cpu(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta = aten_core::meta::hardsigmoid(set_output, self_)?;
+    crate::kernels::hardsigmoid_out(&mut meta, self_)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, cpu) of `aten::hardsigmoid(Tensor self) -> Tensor`.
+pub fn hardsigmoid_structured_cpu(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::hardsigmoid(set_output, self_)?;
+    crate::kernels::hardsigmoid_out(&mut meta, self_)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Inplace, cpu) of `aten::hardsigmoid_(Tensor(a!) self) -> Tensor(a!)`.
+pub fn hardsigmoid_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::hardsigmoid(set_output, self_)?;
+    crate::kernels::hardsigmoid_out(&mut meta, self_)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
 
 aten_dispatch::torch_library_impl!(aten, CPU, |m| {
     m.impl_(
@@ -4226,6 +4251,38 @@ aten_dispatch::torch_library_impl!(aten, CPU, |m| {
     m.impl_(
         "native_dropout",
         CppFunction::from_unboxed(crate::kernels::native_dropout),
+    )?;
+    m.impl_(
+        "native_batch_norm",
+        CppFunction::from_unboxed(crate::kernels::native_batch_norm_cpu),
+    )?;
+    m.impl_(
+        "hardtanh_",
+        CppFunction::from_unboxed(crate::kernels::hardtanh_),
+    )?;
+    m.impl_(
+        "hardswish",
+        CppFunction::from_unboxed(crate::kernels::hardswish),
+    )?;
+    m.impl_(
+        "hardswish_",
+        CppFunction::from_unboxed(crate::kernels::hardswish_),
+    )?;
+    m.impl_(
+        "hardswish.out",
+        CppFunction::from_unboxed(crate::kernels::hardswish_out),
+    )?;
+    m.impl_(
+        "hardsigmoid.out",
+        CppFunction::from_unboxed(hardsigmoid_out_structured_cpu),
+    )?;
+    m.impl_(
+        "hardsigmoid",
+        CppFunction::from_unboxed(hardsigmoid_structured_cpu),
+    )?;
+    m.impl_(
+        "hardsigmoid_",
+        CppFunction::from_unboxed(hardsigmoid_structured_cpu_),
     )?;
     Ok(())
 });

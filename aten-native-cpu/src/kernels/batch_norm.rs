@@ -199,6 +199,31 @@ fn batch_norm_cpu(
     Ok((outs.output, outs.save_mean, outs.save_invstd))
 }
 
+/// `native_batch_norm` (PyTorch's `batch_norm_cpu`): the running
+/// statistics are optional; with them, as `_native_batch_norm_legit`.
+#[allow(clippy::too_many_arguments)]
+pub fn native_batch_norm_cpu(
+    input: &Tensor,
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    running_mean: Option<&Tensor>,
+    running_var: Option<&Tensor>,
+    training: bool,
+    momentum: f64,
+    eps: f64,
+) -> Result<(Tensor, Tensor, Tensor)> {
+    batch_norm_cpu(
+        input,
+        weight,
+        bias,
+        running_mean,
+        running_var,
+        training,
+        momentum,
+        eps,
+    )
+}
+
 /// `_native_batch_norm_legit`: normalizes with the batch's statistics when
 /// training (updating the running ones), else with the running ones.
 #[allow(clippy::too_many_arguments)]

@@ -74,7 +74,7 @@ pub use backward::{
     layer_norm_backward_cpu, max_pool2d_with_indices_backward_out_cpu, native_group_norm,
     native_group_norm_backward,
 };
-pub use batch_norm::{batch_norm_legit_cpu, batch_norm_legit_no_stats_cpu};
+pub use batch_norm::{batch_norm_legit_cpu, batch_norm_legit_no_stats_cpu, native_batch_norm_cpu};
 pub use binary::{
     add_out, atan2_out, div_out, div_out_mode, fmod_tensor_out, maximum_out, minimum_out, mul_out,
     pow_scalar_out, pow_tensor_scalar_out, pow_tensor_tensor_out, remainder_tensor_out, sub_out,
@@ -125,11 +125,11 @@ pub use unary::{
     acos_out, acosh_out, asin_out, asinh_out, atan_out, atanh_out, bitwise_not_out, ceil_out,
     cos_out, cosh_out, erf_out, exp_out, expm1_out, floor_out, gelu_out, log10_out, log1p_out,
     log2_out, log_out, neg_out, reciprocal_out, round_out, rsqrt_out, sigmoid_out, sign_out,
-    silu_out, sin_out, sinh_out, sqrt_out, tan_out, tanh_out, trunc_out,
+    hardsigmoid_out, silu_out, sin_out, sinh_out, sqrt_out, tan_out, tanh_out, trunc_out,
 };
 pub use upsample::{upsample_bilinear2d_out_cpu, upsample_nearest2d_out_cpu};
 
 /// Views are backend-neutral: the CPU registers the shared kernels.
 pub use aten_core::native::{as_strided_tensorimpl, resize_, view};
 /// Written over other operators: every backend registers the same code.
-pub use aten_core::native::{hardtanh, isnan};
+pub use aten_core::native::{hardtanh, hardtanh_, isnan};

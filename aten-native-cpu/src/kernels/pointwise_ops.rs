@@ -10,7 +10,7 @@ use c10_core::{Error, Result, Scalar, ScalarType};
 
 use super::compare::{logical, Logic};
 use super::ternary::{masked_fill_impl, where_impl};
-use super::unary::{logical_not_impl, same_fn, SameFn};
+use super::unary::{float_fn, logical_not_impl, same_fn, FloatFn, SameFn};
 use aten_core::structured::SetOutput;
 
 macro_rules! logic_ops {
@@ -66,4 +66,19 @@ pub fn relu_(self_: &Tensor) -> Result<Tensor> {
 /// `logical_not.out`.
 pub fn logical_not_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
     logical_not_impl(SetOutput::Out(&[out]), self_)
+}
+
+/// `hardswish`.
+pub fn hardswish(self_: &Tensor) -> Result<Tensor> {
+    float_fn(SetOutput::Functional, self_, FloatFn::Hardswish)
+}
+
+/// `hardswish_`.
+pub fn hardswish_(self_: &Tensor) -> Result<Tensor> {
+    float_fn(SetOutput::Inplace(self_), self_, FloatFn::Hardswish)
+}
+
+/// `hardswish.out`.
+pub fn hardswish_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    float_fn(SetOutput::Out(&[out]), self_, FloatFn::Hardswish)
 }

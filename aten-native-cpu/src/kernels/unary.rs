@@ -46,6 +46,10 @@ pub enum FloatFn {
     Tan,
     Log2,
     Log10,
+    /// `x * min(max(x + 3, 0), 6) / 6`.
+    Hardswish,
+    /// `min(max(x + 3, 0), 6) / 6`.
+    Hardsigmoid,
 }
 
 impl FloatFn {
@@ -76,6 +80,8 @@ impl FloatFn {
             FloatFn::Tan => "tan_vml_cpu",
             FloatFn::Log2 => "log2_vml_cpu",
             FloatFn::Log10 => "log10_vml_cpu",
+            FloatFn::Hardswish => "hardswish_cpu",
+            FloatFn::Hardsigmoid => "hardsigmoid_cpu",
         }
     }
 
@@ -110,6 +116,8 @@ impl FloatFn {
             FloatFn::Tan => x.tan(),
             FloatFn::Log2 => x.log2(),
             FloatFn::Log10 => x.log10(),
+            FloatFn::Hardswish => x * relu6(x + 3.0) / 6.0,
+            FloatFn::Hardsigmoid => relu6(x + 3.0) / 6.0,
         }
     }
 
@@ -141,7 +149,22 @@ impl FloatFn {
             FloatFn::Tan => x.tan(),
             FloatFn::Log2 => x.log2(),
             FloatFn::Log10 => x.log10(),
+            FloatFn::Hardswish => x * relu6(x + 3.0) / 6.0,
+            FloatFn::Hardsigmoid => relu6(x + 3.0) / 6.0,
         }
+    }
+}
+
+/// `std::min(std::max(x, 0), 6)`, as PyTorch's kernels write it: a NaN
+/// stays NaN (Rust's `max` would drop it).
+#[inline(always)]
+fn relu6<T: Copy + PartialOrd + From<u8>>(x: T) -> T {
+    let (zero, six) = (T::from(0), T::from(6));
+    let x = if x < zero { zero } else { x };
+    if six < x {
+        six
+    } else {
+        x
     }
 }
 
@@ -185,7 +208,16 @@ float_impls!(
     tan_out => Tan,
     log2_out => Log2,
     log10_out => Log10,
+    hardsigmoid_out => Hardsigmoid,
 );
+
+/// A floating math function of an unstructured operator (`hardswish`):
+/// the output as `v` asks, the iteration built as `unary_op` builds it.
+pub fn float_fn(v: SetOutput<'_>, a: &Tensor, f: FloatFn) -> Result<Tensor> {
+    let mut iter = v.build(TensorIteratorConfig::unary_op(v.maybe_get_output(), a))?;
+    float_loop(&mut iter, f)?;
+    Ok(v.finish(iter.into_output(0)))
+}
 
 /// `gelu.out`.
 pub fn gelu_out(iter: &mut TensorIterator<'_>, _: &Tensor, approximate: &str) -> Result<()> {
