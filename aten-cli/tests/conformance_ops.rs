@@ -1,5 +1,8 @@
 //! Boxed operator calls against PyTorch 2.15's `ops_golden.jsonl` (copied
-//! into `conformance/data/`).
+//! into `conformance/data/`), and against `composite_ops_golden.jsonl`:
+//! calls of the composite operators exported programs call before
+//! decomposition, recorded with PyTorch 2.15 by
+//! `conformance/scripts/composite_ops_golden.py`.
 //!
 //! Every record runs without a panic and gives one output line. Every
 //! record whose operator this project implements on CPU (a schema in the
@@ -155,4 +158,25 @@ fn the_cli_runs_the_golden_file() {
         tally.ends_with(", 0 failed"),
         "{tally}"
     );
+}
+
+#[test]
+fn every_composite_operator_matches_pytorch() {
+    let input = data("composite_ops_golden.jsonl");
+    let records = input.lines().filter(|l| !l.trim().is_empty()).count();
+    let outcomes = ops::run_records(&input);
+    assert_eq!(outcomes.len(), records);
+    let failures: Vec<String> = outcomes
+        .iter()
+        .filter_map(|o| match &o.verdict {
+            Verdict::Failed(why) => Some(format!(
+                "line {} ({}): {why}",
+                o.line,
+                o.op.as_deref().unwrap_or("?")
+            )),
+            Verdict::Unchecked => Some(format!("line {}: unchecked", o.line)),
+            Verdict::Passed => None,
+        })
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

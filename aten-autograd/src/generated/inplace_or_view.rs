@@ -4607,6 +4607,108 @@ pub fn hardsigmoid_ad_inplace_or_view_(ks: DispatchKeySet, self_: &Tensor) -> Re
     Ok(result)
 }
 
+/// ADInplaceOrView kernel of `aten::unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]`.
+pub fn unbind_int_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+) -> Result<Vec<Tensor>> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::unbind_int_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, dim),
+        )?
+    };
+    for v in &result {
+        crate::view::as_view(self_, v)?;
+    }
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::replication_pad1d.out(Tensor self, SymInt[2] padding, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn replication_pad1d_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    padding: &[i64],
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::replication_pad1d_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, padding, out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::celu_(Tensor(a!) self, Scalar alpha=1.) -> Tensor(a!)`.
+pub fn celu_ad_inplace_or_view_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    alpha: Scalar,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::celu_op_()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, alpha.clone()),
+        )?
+    };
+    record::increment_version(self_)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)`.
+pub fn elu_ad_inplace_or_view_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    alpha: Scalar,
+    scale: Scalar,
+    input_scale: Scalar,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::elu_op_()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, alpha.clone(), scale.clone(), input_scale.clone()),
+        )?
+    };
+    record::increment_version(self_)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::lift_fresh(Tensor(a) self) -> Tensor(a)`.
+pub fn lift_fresh_ad_inplace_or_view(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::lift_fresh_op()?
+            .redispatch(ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET), (self_,))?
+    };
+    crate::view::as_view(self_, &result)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)`.
+pub fn masked_fill_tensor_ad_inplace_or_view_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    mask: &Tensor,
+    value: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::masked_fill_tensor_op_()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, mask, value),
+        )?
+    };
+    record::increment_version(self_)?;
+    Ok(result)
+}
+
 aten_dispatch::torch_library_impl!(aten, ADInplaceOrView, |m| {
     m.impl_(
         "empty_strided.out",
@@ -5567,6 +5669,24 @@ aten_dispatch::torch_library_impl!(aten, ADInplaceOrView, |m| {
     m.impl_(
         "hardsigmoid_",
         CppFunction::from_unboxed(hardsigmoid_ad_inplace_or_view_),
+    )?;
+    m.impl_(
+        "unbind.int",
+        CppFunction::from_unboxed(unbind_int_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "replication_pad1d.out",
+        CppFunction::from_unboxed(replication_pad1d_out_ad_inplace_or_view),
+    )?;
+    m.impl_("celu_", CppFunction::from_unboxed(celu_ad_inplace_or_view_))?;
+    m.impl_("elu_", CppFunction::from_unboxed(elu_ad_inplace_or_view_))?;
+    m.impl_(
+        "lift_fresh",
+        CppFunction::from_unboxed(lift_fresh_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "masked_fill_.Tensor",
+        CppFunction::from_unboxed(masked_fill_tensor_ad_inplace_or_view_),
     )?;
     Ok(())
 });

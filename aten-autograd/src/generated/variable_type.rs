@@ -18490,6 +18490,1085 @@ fn hardsigmoid_autograd_record_(ks: DispatchKeySet, self_: &Tensor) -> Result<Te
     Ok(out0)
 }
 
+/// Autograd kernel of `aten::_safe_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor`.
+#[inline]
+pub fn _safe_softmax_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    dtype: Option<ScalarType>,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::_safe_softmax_op()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, dim, dtype))?
+        });
+    }
+    _safe_softmax_autograd_record(ks, self_, dim, dtype)
+}
+
+/// The recording part of [`_safe_softmax_autograd`]: some input requires grad.
+#[inline(never)]
+fn _safe_softmax_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: i64,
+    dtype: Option<ScalarType>,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::_safe_softmax_op()?
+            .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, dim, dtype))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "_safe_softmax",
+            },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::_scaled_dot_product_flash_attention_for_cpu(Tensor query, Tensor key, Tensor value, float dropout_p=0., bool is_causal=False, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor output, Tensor logsumexp)`.
+#[inline]
+pub fn _scaled_dot_product_flash_attention_for_cpu_autograd(
+    ks: DispatchKeySet,
+    query: &Tensor,
+    key: &Tensor,
+    value: &Tensor,
+    dropout_p: f64,
+    is_causal: bool,
+    attn_mask: Option<&Tensor>,
+    scale: Option<f64>,
+) -> Result<(Tensor, Tensor)> {
+    let requires_grad = record::grad_mode_and(
+        query.requires_grad()
+            || key.requires_grad()
+            || value.requires_grad()
+            || attn_mask.is_some_and(|t| t.requires_grad()),
+    );
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::_scaled_dot_product_flash_attention_for_cpu_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (query, key, value, dropout_p, is_causal, attn_mask, scale),
+            )?
+        });
+    }
+    _scaled_dot_product_flash_attention_for_cpu_autograd_record(
+        ks, query, key, value, dropout_p, is_causal, attn_mask, scale,
+    )
+}
+
+/// The recording part of [`_scaled_dot_product_flash_attention_for_cpu_autograd`]: some input requires grad.
+#[inline(never)]
+fn _scaled_dot_product_flash_attention_for_cpu_autograd_record(
+    ks: DispatchKeySet,
+    query: &Tensor,
+    key: &Tensor,
+    value: &Tensor,
+    dropout_p: f64,
+    is_causal: bool,
+    attn_mask: Option<&Tensor>,
+    scale: Option<f64>,
+) -> Result<(Tensor, Tensor)> {
+    let edges = record::collect_next_edges(
+        std::iter::empty::<Option<&Tensor>>()
+            .chain([Some(query)])
+            .chain([Some(key)])
+            .chain([Some(value)])
+            .chain([attn_mask]),
+    )?;
+    let seq = record::sequence_nr();
+    let (out0, out1) = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::_scaled_dot_product_flash_attention_for_cpu_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (query, key, value, dropout_p, is_causal, attn_mask, scale),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "_scaled_dot_product_flash_attention_for_cpu",
+            },
+            edges,
+            &[&out0, &out1],
+            seq,
+        );
+        record::set_history(&[&out0, &out1], &node, &[])?;
+    }
+    Ok((out0, out1))
+}
+
+/// Autograd kernel of `aten::unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]`.
+#[inline]
+pub fn unbind_int_autograd(ks: DispatchKeySet, self_: &Tensor, dim: i64) -> Result<Vec<Tensor>> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::unbind_int_op()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, dim))?
+        });
+    }
+    unbind_int_autograd_record(ks, self_, dim)
+}
+
+/// The recording part of [`unbind_int_autograd`]: some input requires grad.
+#[inline(never)]
+fn unbind_int_autograd_record(ks: DispatchKeySet, self_: &Tensor, dim: i64) -> Result<Vec<Tensor>> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::unbind_int_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, dim))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "unbind" },
+            edges,
+            &result.iter().collect::<Vec<&Tensor>>(),
+            seq,
+        );
+        record::set_history(&result.iter().collect::<Vec<&Tensor>>(), &node, &[])?;
+    }
+    Ok(result)
+}
+
+/// Autograd kernel of `aten::replication_pad1d.out(Tensor self, SymInt[2] padding, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn replication_pad1d_out_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    padding: &[i64],
+    out: &Tensor,
+) -> Result<Tensor> {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
+        return Err(record::out_requires_grad_error("replication_pad1d"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::replication_pad1d_out_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, padding, out),
+        )?
+    })
+}
+
+/// Autograd kernel of `aten::replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor`.
+#[inline]
+pub fn replication_pad1d_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    padding: &[i64],
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::replication_pad1d_op()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, padding))?
+        });
+    }
+    replication_pad1d_autograd_record(ks, self_, padding)
+}
+
+/// The recording part of [`replication_pad1d_autograd`]: some input requires grad.
+#[inline(never)]
+fn replication_pad1d_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    padding: &[i64],
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::replication_pad1d_op()?
+            .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, padding))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "replication_pad1d",
+            },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::repeat_interleave.Tensor(Tensor repeats, *, SymInt? output_size=None) -> Tensor`.
+#[inline]
+pub fn repeat_interleave_tensor_autograd(
+    ks: DispatchKeySet,
+    repeats: &Tensor,
+    output_size: Option<i64>,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(repeats.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::repeat_interleave_tensor_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (repeats, output_size),
+            )?
+        });
+    }
+    repeat_interleave_tensor_autograd_record(ks, repeats, output_size)
+}
+
+/// The recording part of [`repeat_interleave_tensor_autograd`]: some input requires grad.
+#[inline(never)]
+fn repeat_interleave_tensor_autograd_record(
+    ks: DispatchKeySet,
+    repeats: &Tensor,
+    output_size: Option<i64>,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(repeats)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::repeat_interleave_tensor_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (repeats, output_size),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "repeat_interleave",
+            },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`.
+#[inline]
+pub fn std_correction_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: Option<&[i64]>,
+    correction: Option<Scalar>,
+    keepdim: bool,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::std_correction_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, dim, correction.clone(), keepdim),
+            )?
+        });
+    }
+    std_correction_autograd_record(ks, self_, dim, correction.clone(), keepdim)
+}
+
+/// The recording part of [`std_correction_autograd`]: some input requires grad.
+#[inline(never)]
+fn std_correction_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    dim: Option<&[i64]>,
+    correction: Option<Scalar>,
+    keepdim: bool,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::std_correction_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, dim, correction.clone(), keepdim),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "std" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::celu(Tensor self, Scalar alpha=1.) -> Tensor`.
+#[inline]
+pub fn celu_autograd(ks: DispatchKeySet, self_: &Tensor, alpha: Scalar) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::celu_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, alpha.clone()),
+            )?
+        });
+    }
+    celu_autograd_record(ks, self_, alpha.clone())
+}
+
+/// The recording part of [`celu_autograd`]: some input requires grad.
+#[inline(never)]
+fn celu_autograd_record(ks: DispatchKeySet, self_: &Tensor, alpha: Scalar) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::celu_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, alpha.clone()),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "celu" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::celu_(Tensor(a!) self, Scalar alpha=1.) -> Tensor(a!)`.
+#[inline]
+pub fn celu_autograd_(ks: DispatchKeySet, self_: &Tensor, alpha: Scalar) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::celu_op_()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, alpha.clone()),
+            )?
+        });
+    }
+    celu_autograd_record_(ks, self_, alpha.clone())
+}
+
+/// The recording part of [`celu_autograd_`]: some input requires grad.
+#[inline(never)]
+fn celu_autograd_record_(ks: DispatchKeySet, self_: &Tensor, alpha: Scalar) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::celu_op_()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, alpha.clone()),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "celu" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        crate::view::rebase_history(self_, node)?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::_prelu_kernel(Tensor self, Tensor weight) -> Tensor`.
+#[inline]
+pub fn _prelu_kernel_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    weight: &Tensor,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || weight.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::_prelu_kernel_op()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, weight))?
+        });
+    }
+    _prelu_kernel_autograd_record(ks, self_, weight)
+}
+
+/// The recording part of [`_prelu_kernel_autograd`]: some input requires grad.
+#[inline(never)]
+fn _prelu_kernel_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    weight: &Tensor,
+) -> Result<Tensor> {
+    let edges = record::collect_next_edges(
+        std::iter::empty::<Option<&Tensor>>()
+            .chain([Some(self_)])
+            .chain([Some(weight)]),
+    )?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::_prelu_kernel_op()?
+            .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, weight))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "_prelu_kernel",
+            },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)`.
+#[inline]
+pub fn elu_autograd_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    alpha: Scalar,
+    scale: Scalar,
+    input_scale: Scalar,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::elu_op_()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, alpha.clone(), scale.clone(), input_scale.clone()),
+            )?
+        });
+    }
+    elu_autograd_record_(ks, self_, alpha.clone(), scale.clone(), input_scale.clone())
+}
+
+/// The recording part of [`elu_autograd_`]: some input requires grad.
+#[inline(never)]
+fn elu_autograd_record_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    alpha: Scalar,
+    scale: Scalar,
+    input_scale: Scalar,
+) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::elu_op_()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, alpha.clone(), scale.clone(), input_scale.clone()),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "elu" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        crate::view::rebase_history(self_, node)?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::new_empty(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`.
+#[inline]
+pub fn new_empty_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    size: &[i64],
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::new_empty_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, size, dtype, layout, device, pin_memory),
+            )?
+        });
+    }
+    new_empty_autograd_record(ks, self_, size, dtype, layout, device, pin_memory)
+}
+
+/// The recording part of [`new_empty_autograd`]: some input requires grad.
+#[inline(never)]
+fn new_empty_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    size: &[i64],
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::new_empty_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, size, dtype, layout, device, pin_memory),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "new_empty" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::new_zeros(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`.
+#[inline]
+pub fn new_zeros_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    size: &[i64],
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::new_zeros_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, size, dtype, layout, device, pin_memory),
+            )?
+        });
+    }
+    new_zeros_autograd_record(ks, self_, size, dtype, layout, device, pin_memory)
+}
+
+/// The recording part of [`new_zeros_autograd`]: some input requires grad.
+#[inline(never)]
+fn new_zeros_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    size: &[i64],
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::new_zeros_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, size, dtype, layout, device, pin_memory),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "new_zeros" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::new_ones(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`.
+#[inline]
+pub fn new_ones_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    size: &[i64],
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::new_ones_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, size, dtype, layout, device, pin_memory),
+            )?
+        });
+    }
+    new_ones_autograd_record(ks, self_, size, dtype, layout, device, pin_memory)
+}
+
+/// The recording part of [`new_ones_autograd`]: some input requires grad.
+#[inline(never)]
+fn new_ones_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    size: &[i64],
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::new_ones_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, size, dtype, layout, device, pin_memory),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "new_ones" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::new_full(Tensor self, SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`.
+#[inline]
+pub fn new_full_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    size: &[i64],
+    fill_value: Scalar,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::new_full_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (
+                    self_,
+                    size,
+                    fill_value.clone(),
+                    dtype,
+                    layout,
+                    device,
+                    pin_memory,
+                ),
+            )?
+        });
+    }
+    new_full_autograd_record(
+        ks,
+        self_,
+        size,
+        fill_value.clone(),
+        dtype,
+        layout,
+        device,
+        pin_memory,
+    )
+}
+
+/// The recording part of [`new_full_autograd`]: some input requires grad.
+#[inline(never)]
+fn new_full_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    size: &[i64],
+    fill_value: Scalar,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::new_full_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (
+                self_,
+                size,
+                fill_value.clone(),
+                dtype,
+                layout,
+                device,
+                pin_memory,
+            ),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "new_full" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::lift_fresh(Tensor(a) self) -> Tensor(a)`.
+#[inline]
+pub fn lift_fresh_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::lift_fresh_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    lift_fresh_autograd_record(ks, self_)
+}
+
+/// The recording part of [`lift_fresh_autograd`]: some input requires grad.
+#[inline(never)]
+fn lift_fresh_autograd_record(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::lift_fresh_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "lift_fresh" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::lift_fresh_copy(Tensor self) -> Tensor`.
+#[inline]
+pub fn lift_fresh_copy_autograd(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::lift_fresh_copy_op()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+        });
+    }
+    lift_fresh_copy_autograd_record(ks, self_)
+}
+
+/// The recording part of [`lift_fresh_copy_autograd`]: some input requires grad.
+#[inline(never)]
+fn lift_fresh_copy_autograd_record(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::lift_fresh_copy_op()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "lift_fresh_copy",
+            },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor`.
+#[inline]
+pub fn rsub_scalar_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    other: Scalar,
+    alpha: Scalar,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::rsub_scalar_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, other.clone(), alpha.clone()),
+            )?
+        });
+    }
+    rsub_scalar_autograd_record(ks, self_, other.clone(), alpha.clone())
+}
+
+/// The recording part of [`rsub_scalar_autograd`]: some input requires grad.
+#[inline(never)]
+fn rsub_scalar_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    other: Scalar,
+    alpha: Scalar,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::rsub_scalar_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, other.clone(), alpha.clone()),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "rsub" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`.
+#[inline]
+pub fn rsub_tensor_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    other: &Tensor,
+    alpha: Scalar,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || other.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::rsub_tensor_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, other, alpha.clone()),
+            )?
+        });
+    }
+    rsub_tensor_autograd_record(ks, self_, other, alpha.clone())
+}
+
+/// The recording part of [`rsub_tensor_autograd`]: some input requires grad.
+#[inline(never)]
+fn rsub_tensor_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    other: &Tensor,
+    alpha: Scalar,
+) -> Result<Tensor> {
+    let edges = record::collect_next_edges(
+        std::iter::empty::<Option<&Tensor>>()
+            .chain([Some(self_)])
+            .chain([Some(other)]),
+    )?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::rsub_tensor_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, other, alpha.clone()),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "rsub" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor`.
+#[inline]
+pub fn masked_fill_tensor_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    mask: &Tensor,
+    value: &Tensor,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(
+        self_.requires_grad() || mask.requires_grad() || value.requires_grad(),
+    );
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::masked_fill_tensor_op()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, mask, value))?
+        });
+    }
+    masked_fill_tensor_autograd_record(ks, self_, mask, value)
+}
+
+/// The recording part of [`masked_fill_tensor_autograd`]: some input requires grad.
+#[inline(never)]
+fn masked_fill_tensor_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    mask: &Tensor,
+    value: &Tensor,
+) -> Result<Tensor> {
+    let edges = record::collect_next_edges(
+        std::iter::empty::<Option<&Tensor>>()
+            .chain([Some(self_)])
+            .chain([Some(mask)])
+            .chain([Some(value)]),
+    )?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::masked_fill_tensor_op()?
+            .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, mask, value))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "masked_fill",
+            },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)`.
+#[inline]
+pub fn masked_fill_tensor_autograd_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    mask: &Tensor,
+    value: &Tensor,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(
+        self_.requires_grad() || mask.requires_grad() || value.requires_grad(),
+    );
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::masked_fill_tensor_op_()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, mask, value))?
+        });
+    }
+    masked_fill_tensor_autograd_record_(ks, self_, mask, value)
+}
+
+/// The recording part of [`masked_fill_tensor_autograd_`]: some input requires grad.
+#[inline(never)]
+fn masked_fill_tensor_autograd_record_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    mask: &Tensor,
+    value: &Tensor,
+) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges = record::collect_next_edges(
+        std::iter::empty::<Option<&Tensor>>()
+            .chain([Some(self_)])
+            .chain([Some(mask)])
+            .chain([Some(value)]),
+    )?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::masked_fill_tensor_op_()?
+            .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, mask, value))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "masked_fill",
+            },
+            edges,
+            &[&out0],
+            seq,
+        );
+        crate::view::rebase_history(self_, node)?;
+    }
+    Ok(out0)
+}
+
 aten_dispatch::torch_library_impl!(aten, Autograd, |m| {
     m.impl_(
         "empty.memory_format",
@@ -19646,6 +20725,63 @@ aten_dispatch::torch_library_impl!(aten, Autograd, |m| {
     m.impl_(
         "hardsigmoid_",
         CppFunction::from_unboxed(hardsigmoid_autograd_),
+    )?;
+    m.impl_(
+        "_safe_softmax",
+        CppFunction::from_unboxed(_safe_softmax_autograd),
+    )?;
+    m.impl_(
+        "_scaled_dot_product_flash_attention_for_cpu",
+        CppFunction::from_unboxed(_scaled_dot_product_flash_attention_for_cpu_autograd),
+    )?;
+    m.impl_("unbind.int", CppFunction::from_unboxed(unbind_int_autograd))?;
+    m.impl_(
+        "replication_pad1d.out",
+        CppFunction::from_unboxed(replication_pad1d_out_autograd),
+    )?;
+    m.impl_(
+        "replication_pad1d",
+        CppFunction::from_unboxed(replication_pad1d_autograd),
+    )?;
+    m.impl_(
+        "repeat_interleave.Tensor",
+        CppFunction::from_unboxed(repeat_interleave_tensor_autograd),
+    )?;
+    m.impl_(
+        "std.correction",
+        CppFunction::from_unboxed(std_correction_autograd),
+    )?;
+    m.impl_("celu", CppFunction::from_unboxed(celu_autograd))?;
+    m.impl_("celu_", CppFunction::from_unboxed(celu_autograd_))?;
+    m.impl_(
+        "_prelu_kernel",
+        CppFunction::from_unboxed(_prelu_kernel_autograd),
+    )?;
+    m.impl_("elu_", CppFunction::from_unboxed(elu_autograd_))?;
+    m.impl_("new_empty", CppFunction::from_unboxed(new_empty_autograd))?;
+    m.impl_("new_zeros", CppFunction::from_unboxed(new_zeros_autograd))?;
+    m.impl_("new_ones", CppFunction::from_unboxed(new_ones_autograd))?;
+    m.impl_("new_full", CppFunction::from_unboxed(new_full_autograd))?;
+    m.impl_("lift_fresh", CppFunction::from_unboxed(lift_fresh_autograd))?;
+    m.impl_(
+        "lift_fresh_copy",
+        CppFunction::from_unboxed(lift_fresh_copy_autograd),
+    )?;
+    m.impl_(
+        "rsub.Scalar",
+        CppFunction::from_unboxed(rsub_scalar_autograd),
+    )?;
+    m.impl_(
+        "rsub.Tensor",
+        CppFunction::from_unboxed(rsub_tensor_autograd),
+    )?;
+    m.impl_(
+        "masked_fill.Tensor",
+        CppFunction::from_unboxed(masked_fill_tensor_autograd),
+    )?;
+    m.impl_(
+        "masked_fill_.Tensor",
+        CppFunction::from_unboxed(masked_fill_tensor_autograd_),
     )?;
     Ok(())
 });

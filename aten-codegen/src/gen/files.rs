@@ -37,7 +37,7 @@ pub(super) fn tensor_methods(methods: &str) -> GeneratedFile {
         path: "aten-core/src/generated/tensor_methods.rs".into(),
         contents: format!(
             "{PREAMBLE}//! `Tensor` methods for operators with `variants: method`.\n\n\
-             #![allow(clippy::too_many_arguments)]\n\n\
+             #![allow(clippy::too_many_arguments, non_snake_case)]\n\n\
              #[allow(unused_imports)]\n\
              use c10_core::{{Device, Generator, Layout, MemoryFormat, Result, Scalar, ScalarType}};\n\n\
              #[allow(unused_imports)]\n\

@@ -16225,3 +16225,3174 @@ pub fn hardsigmoid_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor
 pub fn hardsigmoid_(self_: &Tensor) -> Result<Tensor> {
     hardsigmoid_op_()?.call((self_,))
 }
+
+/// The typed dispatcher handle of `aten::scaled_dot_product_attention.`, looked up once.
+#[inline]
+pub fn scaled_dot_product_attention_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static Tensor,
+            &'static Tensor,
+            Option<&'static Tensor>,
+            f64,
+            bool,
+            Option<f64>,
+            bool,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static Tensor,
+                    &'static Tensor,
+                    Option<&'static Tensor>,
+                    f64,
+                    bool,
+                    Option<f64>,
+                    bool,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::scaled_dot_product_attention", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`scaled_dot_product_attention_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct ScaledDotProductAttentionOptions<'a> {
+    /// `attn_mask`.
+    pub attn_mask: Option<&'a Tensor>,
+    /// `dropout_p`.
+    pub dropout_p: f64,
+    /// `is_causal`.
+    pub is_causal: bool,
+    /// `scale`.
+    pub scale: Option<f64>,
+    /// `enable_gqa`.
+    pub enable_gqa: bool,
+}
+
+impl Default for ScaledDotProductAttentionOptions<'_> {
+    fn default() -> Self {
+        ScaledDotProductAttentionOptions {
+            attn_mask: None,
+            dropout_p: 0.0,
+            is_causal: false,
+            scale: None,
+            enable_gqa: false,
+        }
+    }
+}
+
+/// `aten::scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0., bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor`
+pub fn scaled_dot_product_attention(
+    query: &Tensor,
+    key: &Tensor,
+    value: &Tensor,
+) -> Result<Tensor> {
+    scaled_dot_product_attention_with(
+        query,
+        key,
+        value,
+        ScaledDotProductAttentionOptions::default(),
+    )
+}
+
+/// `aten::scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0., bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor`
+pub fn scaled_dot_product_attention_with(
+    query: &Tensor,
+    key: &Tensor,
+    value: &Tensor,
+    options: ScaledDotProductAttentionOptions<'_>,
+) -> Result<Tensor> {
+    scaled_dot_product_attention_op()?.call((
+        query,
+        key,
+        value,
+        options.attn_mask,
+        options.dropout_p,
+        options.is_causal,
+        options.scale,
+        options.enable_gqa,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::_scaled_dot_product_attention_math.`, looked up once.
+#[inline]
+pub fn _scaled_dot_product_attention_math_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static Tensor,
+            &'static Tensor,
+            Option<&'static Tensor>,
+            f64,
+            bool,
+            Option<&'static Tensor>,
+            Option<f64>,
+            bool,
+        ),
+        (Tensor, Tensor),
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static Tensor,
+                    &'static Tensor,
+                    Option<&'static Tensor>,
+                    f64,
+                    bool,
+                    Option<&'static Tensor>,
+                    Option<f64>,
+                    bool,
+                ),
+                (Tensor, Tensor),
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::_scaled_dot_product_attention_math", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`_scaled_dot_product_attention_math_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct ScaledDotProductAttentionMathOptions<'a> {
+    /// `attn_mask`.
+    pub attn_mask: Option<&'a Tensor>,
+    /// `dropout_p`.
+    pub dropout_p: f64,
+    /// `is_causal`.
+    pub is_causal: bool,
+    /// `dropout_mask`.
+    pub dropout_mask: Option<&'a Tensor>,
+    /// `scale`.
+    pub scale: Option<f64>,
+    /// `enable_gqa`.
+    pub enable_gqa: bool,
+}
+
+impl Default for ScaledDotProductAttentionMathOptions<'_> {
+    fn default() -> Self {
+        ScaledDotProductAttentionMathOptions {
+            attn_mask: None,
+            dropout_p: 0.0,
+            is_causal: false,
+            dropout_mask: None,
+            scale: None,
+            enable_gqa: false,
+        }
+    }
+}
+
+/// `aten::_scaled_dot_product_attention_math(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0., bool is_causal=False, Tensor? dropout_mask=None, *, float? scale=None, bool enable_gqa=False) -> (Tensor, Tensor)`
+pub fn _scaled_dot_product_attention_math(
+    query: &Tensor,
+    key: &Tensor,
+    value: &Tensor,
+) -> Result<(Tensor, Tensor)> {
+    _scaled_dot_product_attention_math_with(
+        query,
+        key,
+        value,
+        ScaledDotProductAttentionMathOptions::default(),
+    )
+}
+
+/// `aten::_scaled_dot_product_attention_math(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0., bool is_causal=False, Tensor? dropout_mask=None, *, float? scale=None, bool enable_gqa=False) -> (Tensor, Tensor)`
+pub fn _scaled_dot_product_attention_math_with(
+    query: &Tensor,
+    key: &Tensor,
+    value: &Tensor,
+    options: ScaledDotProductAttentionMathOptions<'_>,
+) -> Result<(Tensor, Tensor)> {
+    _scaled_dot_product_attention_math_op()?.call((
+        query,
+        key,
+        value,
+        options.attn_mask,
+        options.dropout_p,
+        options.is_causal,
+        options.dropout_mask,
+        options.scale,
+        options.enable_gqa,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::_safe_softmax.`, looked up once.
+#[inline]
+pub fn _safe_softmax_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, Option<ScalarType>), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, i64, Option<ScalarType>), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::_safe_softmax", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`_safe_softmax_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct SafeSoftmaxOptions {
+    /// `dtype`.
+    pub dtype: Option<ScalarType>,
+}
+
+impl Default for SafeSoftmaxOptions {
+    fn default() -> Self {
+        SafeSoftmaxOptions { dtype: None }
+    }
+}
+
+/// `aten::_safe_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor`
+pub fn _safe_softmax(self_: &Tensor, dim: i64) -> Result<Tensor> {
+    _safe_softmax_with(self_, dim, SafeSoftmaxOptions::default())
+}
+
+/// `aten::_safe_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor`
+pub fn _safe_softmax_with(self_: &Tensor, dim: i64, options: SafeSoftmaxOptions) -> Result<Tensor> {
+    _safe_softmax_op()?.call((self_, dim, options.dtype))
+}
+
+/// The typed dispatcher handle of `aten::_scaled_dot_product_flash_attention_for_cpu.`, looked up once.
+#[inline]
+pub fn _scaled_dot_product_flash_attention_for_cpu_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static Tensor,
+            &'static Tensor,
+            f64,
+            bool,
+            Option<&'static Tensor>,
+            Option<f64>,
+        ),
+        (Tensor, Tensor),
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static Tensor,
+                    &'static Tensor,
+                    f64,
+                    bool,
+                    Option<&'static Tensor>,
+                    Option<f64>,
+                ),
+                (Tensor, Tensor),
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::_scaled_dot_product_flash_attention_for_cpu", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`_scaled_dot_product_flash_attention_for_cpu_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct ScaledDotProductFlashAttentionForCpuOptions<'a> {
+    /// `dropout_p`.
+    pub dropout_p: f64,
+    /// `is_causal`.
+    pub is_causal: bool,
+    /// `attn_mask`.
+    pub attn_mask: Option<&'a Tensor>,
+    /// `scale`.
+    pub scale: Option<f64>,
+}
+
+impl Default for ScaledDotProductFlashAttentionForCpuOptions<'_> {
+    fn default() -> Self {
+        ScaledDotProductFlashAttentionForCpuOptions {
+            dropout_p: 0.0,
+            is_causal: false,
+            attn_mask: None,
+            scale: None,
+        }
+    }
+}
+
+/// `aten::_scaled_dot_product_flash_attention_for_cpu(Tensor query, Tensor key, Tensor value, float dropout_p=0., bool is_causal=False, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor output, Tensor logsumexp)`
+pub fn _scaled_dot_product_flash_attention_for_cpu(
+    query: &Tensor,
+    key: &Tensor,
+    value: &Tensor,
+) -> Result<(Tensor, Tensor)> {
+    _scaled_dot_product_flash_attention_for_cpu_with(
+        query,
+        key,
+        value,
+        ScaledDotProductFlashAttentionForCpuOptions::default(),
+    )
+}
+
+/// `aten::_scaled_dot_product_flash_attention_for_cpu(Tensor query, Tensor key, Tensor value, float dropout_p=0., bool is_causal=False, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor output, Tensor logsumexp)`
+pub fn _scaled_dot_product_flash_attention_for_cpu_with(
+    query: &Tensor,
+    key: &Tensor,
+    value: &Tensor,
+    options: ScaledDotProductFlashAttentionForCpuOptions<'_>,
+) -> Result<(Tensor, Tensor)> {
+    _scaled_dot_product_flash_attention_for_cpu_op()?.call((
+        query,
+        key,
+        value,
+        options.dropout_p,
+        options.is_causal,
+        options.attn_mask,
+        options.scale,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::to.dtype`, looked up once.
+#[inline]
+pub fn to_dtype_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            ScalarType,
+            bool,
+            bool,
+            Option<MemoryFormat>,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    ScalarType,
+                    bool,
+                    bool,
+                    Option<MemoryFormat>,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::to", "dtype"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`to_dtype_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct ToDtypeOptions {
+    /// `non_blocking`.
+    pub non_blocking: bool,
+    /// `copy`.
+    pub copy: bool,
+    /// `memory_format`.
+    pub memory_format: Option<MemoryFormat>,
+}
+
+impl Default for ToDtypeOptions {
+    fn default() -> Self {
+        ToDtypeOptions {
+            non_blocking: false,
+            copy: false,
+            memory_format: None,
+        }
+    }
+}
+
+/// `aten::to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)`
+pub fn to_dtype(self_: &Tensor, dtype: ScalarType) -> Result<Tensor> {
+    to_dtype_with(self_, dtype, ToDtypeOptions::default())
+}
+
+/// `aten::to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)`
+pub fn to_dtype_with(self_: &Tensor, dtype: ScalarType, options: ToDtypeOptions) -> Result<Tensor> {
+    to_dtype_op()?.call((
+        self_,
+        dtype,
+        options.non_blocking,
+        options.copy,
+        options.memory_format,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::to.dtype_layout`, looked up once.
+#[inline]
+pub fn to_dtype_layout_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            Option<ScalarType>,
+            Option<Layout>,
+            Option<Device>,
+            Option<bool>,
+            bool,
+            bool,
+            Option<MemoryFormat>,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    Option<ScalarType>,
+                    Option<Layout>,
+                    Option<Device>,
+                    Option<bool>,
+                    bool,
+                    bool,
+                    Option<MemoryFormat>,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::to", "dtype_layout"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`to_dtype_layout_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct ToDtypeLayoutOptions {
+    /// `dtype`.
+    pub dtype: Option<ScalarType>,
+    /// `layout`.
+    pub layout: Option<Layout>,
+    /// `device`.
+    pub device: Option<Device>,
+    /// `pin_memory`.
+    pub pin_memory: Option<bool>,
+    /// `non_blocking`.
+    pub non_blocking: bool,
+    /// `copy`.
+    pub copy: bool,
+    /// `memory_format`.
+    pub memory_format: Option<MemoryFormat>,
+}
+
+impl Default for ToDtypeLayoutOptions {
+    fn default() -> Self {
+        ToDtypeLayoutOptions {
+            dtype: None,
+            layout: None,
+            device: None,
+            pin_memory: None,
+            non_blocking: false,
+            copy: false,
+            memory_format: None,
+        }
+    }
+}
+
+/// `aten::to.dtype_layout(Tensor(a) self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)`
+pub fn to_dtype_layout(self_: &Tensor) -> Result<Tensor> {
+    to_dtype_layout_with(self_, ToDtypeLayoutOptions::default())
+}
+
+/// `aten::to.dtype_layout(Tensor(a) self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)`
+pub fn to_dtype_layout_with(self_: &Tensor, options: ToDtypeLayoutOptions) -> Result<Tensor> {
+    to_dtype_layout_op()?.call((
+        self_,
+        options.dtype,
+        options.layout,
+        options.device,
+        options.pin_memory,
+        options.non_blocking,
+        options.copy,
+        options.memory_format,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::to.device`, looked up once.
+#[inline]
+pub fn to_device_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            Device,
+            ScalarType,
+            bool,
+            bool,
+            Option<MemoryFormat>,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    Device,
+                    ScalarType,
+                    bool,
+                    bool,
+                    Option<MemoryFormat>,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::to", "device"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`to_device_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct ToDeviceOptions {
+    /// `non_blocking`.
+    pub non_blocking: bool,
+    /// `copy`.
+    pub copy: bool,
+    /// `memory_format`.
+    pub memory_format: Option<MemoryFormat>,
+}
+
+impl Default for ToDeviceOptions {
+    fn default() -> Self {
+        ToDeviceOptions {
+            non_blocking: false,
+            copy: false,
+            memory_format: None,
+        }
+    }
+}
+
+/// `aten::to.device(Tensor(a) self, Device device, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)`
+pub fn to_device(self_: &Tensor, device: Device, dtype: ScalarType) -> Result<Tensor> {
+    to_device_with(self_, device, dtype, ToDeviceOptions::default())
+}
+
+/// `aten::to.device(Tensor(a) self, Device device, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)`
+pub fn to_device_with(
+    self_: &Tensor,
+    device: Device,
+    dtype: ScalarType,
+    options: ToDeviceOptions,
+) -> Result<Tensor> {
+    to_device_op()?.call((
+        self_,
+        device,
+        dtype,
+        options.non_blocking,
+        options.copy,
+        options.memory_format,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::to.other`, looked up once.
+#[inline]
+pub fn to_other_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static Tensor,
+            bool,
+            bool,
+            Option<MemoryFormat>,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static Tensor,
+                    bool,
+                    bool,
+                    Option<MemoryFormat>,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::to", "other"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`to_other_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct ToOtherOptions {
+    /// `non_blocking`.
+    pub non_blocking: bool,
+    /// `copy`.
+    pub copy: bool,
+    /// `memory_format`.
+    pub memory_format: Option<MemoryFormat>,
+}
+
+impl Default for ToOtherOptions {
+    fn default() -> Self {
+        ToOtherOptions {
+            non_blocking: false,
+            copy: false,
+            memory_format: None,
+        }
+    }
+}
+
+/// `aten::to.other(Tensor(a) self, Tensor other, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)`
+pub fn to_other(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    to_other_with(self_, other, ToOtherOptions::default())
+}
+
+/// `aten::to.other(Tensor(a) self, Tensor other, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)`
+pub fn to_other_with(self_: &Tensor, other: &Tensor, options: ToOtherOptions) -> Result<Tensor> {
+    to_other_op()?.call((
+        self_,
+        other,
+        options.non_blocking,
+        options.copy,
+        options.memory_format,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::type_as.`, looked up once.
+#[inline]
+pub fn type_as_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::type_as", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::type_as(Tensor self, Tensor other) -> Tensor`
+pub fn type_as(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    type_as_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::item.`, looked up once.
+#[inline]
+pub fn item_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Scalar>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Scalar>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::item", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::item(Tensor self) -> Scalar`
+pub fn item(self_: &Tensor) -> Result<Scalar> {
+    item_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::chunk.`, looked up once.
+#[inline]
+pub fn chunk_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, i64), Vec<Tensor>>>
+{
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, i64, i64), Vec<Tensor>>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::chunk", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`chunk_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct ChunkOptions {
+    /// `dim`.
+    pub dim: i64,
+}
+
+impl Default for ChunkOptions {
+    fn default() -> Self {
+        ChunkOptions { dim: 0 }
+    }
+}
+
+/// `aten::chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]`
+pub fn chunk(self_: &Tensor, chunks: i64) -> Result<Vec<Tensor>> {
+    chunk_with(self_, chunks, ChunkOptions::default())
+}
+
+/// `aten::chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]`
+pub fn chunk_with(self_: &Tensor, chunks: i64, options: ChunkOptions) -> Result<Vec<Tensor>> {
+    chunk_op()?.call((self_, chunks, options.dim))
+}
+
+/// The typed dispatcher handle of `aten::tensor_split.sections`, looked up once.
+#[inline]
+pub fn tensor_split_sections_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, i64), Vec<Tensor>>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, i64, i64), Vec<Tensor>>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::tensor_split", "sections"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`tensor_split_sections_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct TensorSplitSectionsOptions {
+    /// `dim`.
+    pub dim: i64,
+}
+
+impl Default for TensorSplitSectionsOptions {
+    fn default() -> Self {
+        TensorSplitSectionsOptions { dim: 0 }
+    }
+}
+
+/// `aten::tensor_split.sections(Tensor(a -> *) self, SymInt sections, int dim=0) -> Tensor(a)[]`
+pub fn tensor_split_sections(self_: &Tensor, sections: i64) -> Result<Vec<Tensor>> {
+    tensor_split_sections_with(self_, sections, TensorSplitSectionsOptions::default())
+}
+
+/// `aten::tensor_split.sections(Tensor(a -> *) self, SymInt sections, int dim=0) -> Tensor(a)[]`
+pub fn tensor_split_sections_with(
+    self_: &Tensor,
+    sections: i64,
+    options: TensorSplitSectionsOptions,
+) -> Result<Vec<Tensor>> {
+    tensor_split_sections_op()?.call((self_, sections, options.dim))
+}
+
+/// The typed dispatcher handle of `aten::tensor_split.indices`, looked up once.
+#[inline]
+pub fn tensor_split_indices_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static [i64], i64), Vec<Tensor>>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static [i64], i64), Vec<Tensor>>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::tensor_split", "indices"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`tensor_split_indices_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct TensorSplitIndicesOptions {
+    /// `dim`.
+    pub dim: i64,
+}
+
+impl Default for TensorSplitIndicesOptions {
+    fn default() -> Self {
+        TensorSplitIndicesOptions { dim: 0 }
+    }
+}
+
+/// `aten::tensor_split.indices(Tensor(a -> *) self, SymInt[] indices, int dim=0) -> Tensor(a)[]`
+pub fn tensor_split_indices(self_: &Tensor, indices: &[i64]) -> Result<Vec<Tensor>> {
+    tensor_split_indices_with(self_, indices, TensorSplitIndicesOptions::default())
+}
+
+/// `aten::tensor_split.indices(Tensor(a -> *) self, SymInt[] indices, int dim=0) -> Tensor(a)[]`
+pub fn tensor_split_indices_with(
+    self_: &Tensor,
+    indices: &[i64],
+    options: TensorSplitIndicesOptions,
+) -> Result<Vec<Tensor>> {
+    tensor_split_indices_op()?.call((self_, indices, options.dim))
+}
+
+/// The typed dispatcher handle of `aten::tensor_split.tensor_indices_or_sections`, looked up once.
+#[inline]
+pub fn tensor_split_tensor_indices_or_sections_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, i64), Vec<Tensor>>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor, i64), Vec<Tensor>>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::tensor_split", "tensor_indices_or_sections"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`tensor_split_tensor_indices_or_sections_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct TensorSplitTensorIndicesOrSectionsOptions {
+    /// `dim`.
+    pub dim: i64,
+}
+
+impl Default for TensorSplitTensorIndicesOrSectionsOptions {
+    fn default() -> Self {
+        TensorSplitTensorIndicesOrSectionsOptions { dim: 0 }
+    }
+}
+
+/// `aten::tensor_split.tensor_indices_or_sections(Tensor(a -> *) self, Tensor tensor_indices_or_sections, int dim=0) -> Tensor(a)[]`
+pub fn tensor_split_tensor_indices_or_sections(
+    self_: &Tensor,
+    tensor_indices_or_sections: &Tensor,
+) -> Result<Vec<Tensor>> {
+    tensor_split_tensor_indices_or_sections_with(
+        self_,
+        tensor_indices_or_sections,
+        TensorSplitTensorIndicesOrSectionsOptions::default(),
+    )
+}
+
+/// `aten::tensor_split.tensor_indices_or_sections(Tensor(a -> *) self, Tensor tensor_indices_or_sections, int dim=0) -> Tensor(a)[]`
+pub fn tensor_split_tensor_indices_or_sections_with(
+    self_: &Tensor,
+    tensor_indices_or_sections: &Tensor,
+    options: TensorSplitTensorIndicesOrSectionsOptions,
+) -> Result<Vec<Tensor>> {
+    tensor_split_tensor_indices_or_sections_op()?.call((
+        self_,
+        tensor_indices_or_sections,
+        options.dim,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::split.sizes`, looked up once.
+#[inline]
+pub fn split_sizes_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static [i64], i64), Vec<Tensor>>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static [i64], i64), Vec<Tensor>>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::split", "sizes"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`split_sizes_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct SplitSizesOptions {
+    /// `dim`.
+    pub dim: i64,
+}
+
+impl Default for SplitSizesOptions {
+    fn default() -> Self {
+        SplitSizesOptions { dim: 0 }
+    }
+}
+
+/// `aten::split.sizes(Tensor(a -> *) self, SymInt[] split_size, int dim=0) -> Tensor(a)[]`
+pub fn split_sizes(self_: &Tensor, split_size: &[i64]) -> Result<Vec<Tensor>> {
+    split_sizes_with(self_, split_size, SplitSizesOptions::default())
+}
+
+/// `aten::split.sizes(Tensor(a -> *) self, SymInt[] split_size, int dim=0) -> Tensor(a)[]`
+pub fn split_sizes_with(
+    self_: &Tensor,
+    split_size: &[i64],
+    options: SplitSizesOptions,
+) -> Result<Vec<Tensor>> {
+    split_sizes_op()?.call((self_, split_size, options.dim))
+}
+
+/// The typed dispatcher handle of `aten::unbind.int`, looked up once.
+#[inline]
+pub fn unbind_int_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64), Vec<Tensor>>>
+{
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, i64), Vec<Tensor>>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::unbind", "int"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`unbind_int_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct UnbindIntOptions {
+    /// `dim`.
+    pub dim: i64,
+}
+
+impl Default for UnbindIntOptions {
+    fn default() -> Self {
+        UnbindIntOptions { dim: 0 }
+    }
+}
+
+/// `aten::unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]`
+pub fn unbind_int(self_: &Tensor) -> Result<Vec<Tensor>> {
+    unbind_int_with(self_, UnbindIntOptions::default())
+}
+
+/// `aten::unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]`
+pub fn unbind_int_with(self_: &Tensor, options: UnbindIntOptions) -> Result<Vec<Tensor>> {
+    unbind_int_op()?.call((self_, options.dim))
+}
+
+/// The typed dispatcher handle of `aten::unflatten.int`, looked up once.
+#[inline]
+pub fn unflatten_int_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, &'static [i64]), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, i64, &'static [i64]), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::unflatten", "int"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)`
+pub fn unflatten_int(self_: &Tensor, dim: i64, sizes: &[i64]) -> Result<Tensor> {
+    unflatten_int_op()?.call((self_, dim, sizes))
+}
+
+/// The typed dispatcher handle of `aten::meshgrid.`, looked up once.
+#[inline]
+pub fn meshgrid_op() -> Result<&'static TypedOperatorHandle<(&'static [Tensor],), Vec<Tensor>>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static [Tensor],), Vec<Tensor>>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::meshgrid", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::meshgrid(Tensor[] tensors) -> Tensor[]`
+pub fn meshgrid(tensors: &[Tensor]) -> Result<Vec<Tensor>> {
+    meshgrid_op()?.call((tensors,))
+}
+
+/// The typed dispatcher handle of `aten::meshgrid.indexing`, looked up once.
+#[inline]
+pub fn meshgrid_indexing_op(
+) -> Result<&'static TypedOperatorHandle<(&'static [Tensor], &'static str), Vec<Tensor>>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static [Tensor], &'static str), Vec<Tensor>>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::meshgrid", "indexing"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::meshgrid.indexing(Tensor[] tensors, *, str indexing) -> Tensor[]`
+pub fn meshgrid_indexing(tensors: &[Tensor], indexing: &str) -> Result<Vec<Tensor>> {
+    meshgrid_indexing_op()?.call((tensors, indexing))
+}
+
+/// The typed dispatcher handle of `aten::broadcast_to.`, looked up once.
+#[inline]
+pub fn broadcast_to_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static [i64]), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static [i64]), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::broadcast_to", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::broadcast_to(Tensor(a) self, SymInt[] size) -> Tensor(a)`
+pub fn broadcast_to(self_: &Tensor, size: &[i64]) -> Result<Tensor> {
+    broadcast_to_op()?.call((self_, size))
+}
+
+/// The typed dispatcher handle of `aten::broadcast_tensors.`, looked up once.
+#[inline]
+pub fn broadcast_tensors_op(
+) -> Result<&'static TypedOperatorHandle<(&'static [Tensor],), Vec<Tensor>>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static [Tensor],), Vec<Tensor>>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::broadcast_tensors", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::broadcast_tensors(Tensor[] tensors) -> Tensor[]`
+pub fn broadcast_tensors(tensors: &[Tensor]) -> Result<Vec<Tensor>> {
+    broadcast_tensors_op()?.call((tensors,))
+}
+
+/// The typed dispatcher handle of `aten::hstack.`, looked up once.
+#[inline]
+pub fn hstack_op() -> Result<&'static TypedOperatorHandle<(&'static [Tensor],), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static [Tensor],), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::hstack", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::hstack(Tensor[] tensors) -> Tensor`
+pub fn hstack(tensors: &[Tensor]) -> Result<Tensor> {
+    hstack_op()?.call((tensors,))
+}
+
+/// The typed dispatcher handle of `aten::vstack.`, looked up once.
+#[inline]
+pub fn vstack_op() -> Result<&'static TypedOperatorHandle<(&'static [Tensor],), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static [Tensor],), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::vstack", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::vstack(Tensor[] tensors) -> Tensor`
+pub fn vstack(tensors: &[Tensor]) -> Result<Tensor> {
+    vstack_op()?.call((tensors,))
+}
+
+/// The typed dispatcher handle of `aten::concat.`, looked up once.
+#[inline]
+pub fn concat_op() -> Result<&'static TypedOperatorHandle<(&'static [Tensor], i64), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static [Tensor], i64), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::concat", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`concat_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct ConcatOptions {
+    /// `dim`.
+    pub dim: i64,
+}
+
+impl Default for ConcatOptions {
+    fn default() -> Self {
+        ConcatOptions { dim: 0 }
+    }
+}
+
+/// `aten::concat(Tensor[] tensors, int dim=0) -> Tensor`
+pub fn concat(tensors: &[Tensor]) -> Result<Tensor> {
+    concat_with(tensors, ConcatOptions::default())
+}
+
+/// `aten::concat(Tensor[] tensors, int dim=0) -> Tensor`
+pub fn concat_with(tensors: &[Tensor], options: ConcatOptions) -> Result<Tensor> {
+    concat_op()?.call((tensors, options.dim))
+}
+
+/// The typed dispatcher handle of `aten::concatenate.`, looked up once.
+#[inline]
+pub fn concatenate_op() -> Result<&'static TypedOperatorHandle<(&'static [Tensor], i64), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static [Tensor], i64), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::concatenate", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`concatenate_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct ConcatenateOptions {
+    /// `dim`.
+    pub dim: i64,
+}
+
+impl Default for ConcatenateOptions {
+    fn default() -> Self {
+        ConcatenateOptions { dim: 0 }
+    }
+}
+
+/// `aten::concatenate(Tensor[] tensors, int dim=0) -> Tensor`
+pub fn concatenate(tensors: &[Tensor]) -> Result<Tensor> {
+    concatenate_with(tensors, ConcatenateOptions::default())
+}
+
+/// `aten::concatenate(Tensor[] tensors, int dim=0) -> Tensor`
+pub fn concatenate_with(tensors: &[Tensor], options: ConcatenateOptions) -> Result<Tensor> {
+    concatenate_op()?.call((tensors, options.dim))
+}
+
+/// The typed dispatcher handle of `aten::expand_as.`, looked up once.
+#[inline]
+pub fn expand_as_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::expand_as", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::expand_as(Tensor(a) self, Tensor other) -> Tensor(a)`
+pub fn expand_as(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    expand_as_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::view_as.`, looked up once.
+#[inline]
+pub fn view_as_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::view_as", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::view_as(Tensor(a) self, Tensor other) -> Tensor(a)`
+pub fn view_as(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    view_as_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::reshape_as.`, looked up once.
+#[inline]
+pub fn reshape_as_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::reshape_as", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::reshape_as(Tensor(a) self, Tensor other) -> Tensor(a)`
+pub fn reshape_as(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    reshape_as_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::movedim.intlist`, looked up once.
+#[inline]
+pub fn movedim_intlist_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static [i64], &'static [i64]), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static [i64], &'static [i64]), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::movedim", "intlist"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)`
+pub fn movedim_intlist(self_: &Tensor, source: &[i64], destination: &[i64]) -> Result<Tensor> {
+    movedim_intlist_op()?.call((self_, source, destination))
+}
+
+/// The typed dispatcher handle of `aten::movedim.int`, looked up once.
+#[inline]
+pub fn movedim_int_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, i64), Tensor>>
+{
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, i64, i64), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::movedim", "int"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::movedim.int(Tensor(a) self, int source, int destination) -> Tensor(a)`
+pub fn movedim_int(self_: &Tensor, source: i64, destination: i64) -> Result<Tensor> {
+    movedim_int_op()?.call((self_, source, destination))
+}
+
+/// The typed dispatcher handle of `aten::moveaxis.intlist`, looked up once.
+#[inline]
+pub fn moveaxis_intlist_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static [i64], &'static [i64]), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static [i64], &'static [i64]), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::moveaxis", "intlist"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::moveaxis.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)`
+pub fn moveaxis_intlist(self_: &Tensor, source: &[i64], destination: &[i64]) -> Result<Tensor> {
+    moveaxis_intlist_op()?.call((self_, source, destination))
+}
+
+/// The typed dispatcher handle of `aten::moveaxis.int`, looked up once.
+#[inline]
+pub fn moveaxis_int_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, i64), Tensor>>
+{
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, i64, i64), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::moveaxis", "int"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::moveaxis.int(Tensor(a) self, int source, int destination) -> Tensor(a)`
+pub fn moveaxis_int(self_: &Tensor, source: i64, destination: i64) -> Result<Tensor> {
+    moveaxis_int_op()?.call((self_, source, destination))
+}
+
+/// The typed dispatcher handle of `aten::swapaxes.`, looked up once.
+#[inline]
+pub fn swapaxes_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, i64), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, i64, i64), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::swapaxes", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::swapaxes(Tensor(a) self, int axis0, int axis1) -> Tensor(a)`
+pub fn swapaxes(self_: &Tensor, axis0: i64, axis1: i64) -> Result<Tensor> {
+    swapaxes_op()?.call((self_, axis0, axis1))
+}
+
+/// The typed dispatcher handle of `aten::swapdims.`, looked up once.
+#[inline]
+pub fn swapdims_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, i64), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, i64, i64), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::swapdims", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::swapdims(Tensor(a) self, int dim0, int dim1) -> Tensor(a)`
+pub fn swapdims(self_: &Tensor, dim0: i64, dim1: i64) -> Result<Tensor> {
+    swapdims_op()?.call((self_, dim0, dim1))
+}
+
+/// The typed dispatcher handle of `aten::numpy_T.`, looked up once.
+#[inline]
+pub fn numpy_T_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::numpy_T", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::numpy_T(Tensor(a) self) -> Tensor(a)`
+pub fn numpy_T(self_: &Tensor) -> Result<Tensor> {
+    numpy_T_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::mT.`, looked up once.
+#[inline]
+pub fn mT_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::mT", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::mT(Tensor(a) self) -> Tensor(a)`
+pub fn mT(self_: &Tensor) -> Result<Tensor> {
+    mT_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::ravel.`, looked up once.
+#[inline]
+pub fn ravel_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::ravel", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::ravel(Tensor(a) self) -> Tensor(a)`
+pub fn ravel(self_: &Tensor) -> Result<Tensor> {
+    ravel_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::fliplr.`, looked up once.
+#[inline]
+pub fn fliplr_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::fliplr", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::fliplr(Tensor self) -> Tensor`
+pub fn fliplr(self_: &Tensor) -> Result<Tensor> {
+    fliplr_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::flipud.`, looked up once.
+#[inline]
+pub fn flipud_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::flipud", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::flipud(Tensor self) -> Tensor`
+pub fn flipud(self_: &Tensor) -> Result<Tensor> {
+    flipud_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::pad.`, looked up once.
+#[inline]
+pub fn pad_op() -> Result<
+    &'static TypedOperatorHandle<
+        (&'static Tensor, &'static [i64], &'static str, Option<f64>),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (&'static Tensor, &'static [i64], &'static str, Option<f64>),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::pad", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`pad_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct PadOptions<'a> {
+    /// `mode`.
+    pub mode: &'a str,
+    /// `value`.
+    pub value: Option<f64>,
+}
+
+impl Default for PadOptions<'_> {
+    fn default() -> Self {
+        PadOptions {
+            mode: "constant",
+            value: None,
+        }
+    }
+}
+
+/// `aten::pad(Tensor self, SymInt[] pad, str mode="constant", float? value=None) -> Tensor`
+pub fn pad(self_: &Tensor, pad: &[i64]) -> Result<Tensor> {
+    pad_with(self_, pad, PadOptions::default())
+}
+
+/// `aten::pad(Tensor self, SymInt[] pad, str mode="constant", float? value=None) -> Tensor`
+pub fn pad_with(self_: &Tensor, pad: &[i64], options: PadOptions<'_>) -> Result<Tensor> {
+    pad_op()?.call((self_, pad, options.mode, options.value))
+}
+
+/// The typed dispatcher handle of `aten::_pad_circular.`, looked up once.
+#[inline]
+pub fn _pad_circular_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static [i64]), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static [i64]), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::_pad_circular", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::_pad_circular(Tensor self, SymInt[] pad) -> Tensor`
+pub fn _pad_circular(self_: &Tensor, pad: &[i64]) -> Result<Tensor> {
+    _pad_circular_op()?.call((self_, pad))
+}
+
+/// The typed dispatcher handle of `aten::replication_pad1d.out`, looked up once.
+#[inline]
+pub fn replication_pad1d_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static [i64], &'static Tensor), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static [i64], &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::replication_pad1d", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::replication_pad1d.out(Tensor self, SymInt[2] padding, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn replication_pad1d_out(self_: &Tensor, padding: &[i64], out: &Tensor) -> Result<Tensor> {
+    replication_pad1d_out_op()?.call((self_, padding, out))
+}
+
+/// The typed dispatcher handle of `aten::replication_pad1d.`, looked up once.
+#[inline]
+pub fn replication_pad1d_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static [i64]), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static [i64]), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::replication_pad1d", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor`
+pub fn replication_pad1d(self_: &Tensor, padding: &[i64]) -> Result<Tensor> {
+    replication_pad1d_op()?.call((self_, padding))
+}
+
+/// The typed dispatcher handle of `aten::one_hot.`, looked up once.
+#[inline]
+pub fn one_hot_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, i64), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::one_hot", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`one_hot_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct OneHotOptions {
+    /// `num_classes`.
+    pub num_classes: i64,
+}
+
+impl Default for OneHotOptions {
+    fn default() -> Self {
+        OneHotOptions { num_classes: -1 }
+    }
+}
+
+/// `aten::one_hot(Tensor self, int num_classes=-1) -> Tensor`
+pub fn one_hot(self_: &Tensor) -> Result<Tensor> {
+    one_hot_with(self_, OneHotOptions::default())
+}
+
+/// `aten::one_hot(Tensor self, int num_classes=-1) -> Tensor`
+pub fn one_hot_with(self_: &Tensor, options: OneHotOptions) -> Result<Tensor> {
+    one_hot_op()?.call((self_, options.num_classes))
+}
+
+/// The typed dispatcher handle of `aten::repeat_interleave.self_int`, looked up once.
+#[inline]
+pub fn repeat_interleave_self_int_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, Option<i64>, Option<i64>), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, i64, Option<i64>, Option<i64>), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::repeat_interleave", "self_int"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`repeat_interleave_self_int_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct RepeatInterleaveSelfIntOptions {
+    /// `dim`.
+    pub dim: Option<i64>,
+    /// `output_size`.
+    pub output_size: Option<i64>,
+}
+
+impl Default for RepeatInterleaveSelfIntOptions {
+    fn default() -> Self {
+        RepeatInterleaveSelfIntOptions {
+            dim: None,
+            output_size: None,
+        }
+    }
+}
+
+/// `aten::repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor`
+pub fn repeat_interleave_self_int(self_: &Tensor, repeats: i64) -> Result<Tensor> {
+    repeat_interleave_self_int_with(self_, repeats, RepeatInterleaveSelfIntOptions::default())
+}
+
+/// `aten::repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor`
+pub fn repeat_interleave_self_int_with(
+    self_: &Tensor,
+    repeats: i64,
+    options: RepeatInterleaveSelfIntOptions,
+) -> Result<Tensor> {
+    repeat_interleave_self_int_op()?.call((self_, repeats, options.dim, options.output_size))
+}
+
+/// The typed dispatcher handle of `aten::repeat_interleave.self_Tensor`, looked up once.
+#[inline]
+pub fn repeat_interleave_self_tensor_op() -> Result<
+    &'static TypedOperatorHandle<
+        (&'static Tensor, &'static Tensor, Option<i64>, Option<i64>),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (&'static Tensor, &'static Tensor, Option<i64>, Option<i64>),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::repeat_interleave", "self_Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`repeat_interleave_self_tensor_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct RepeatInterleaveSelfTensorOptions {
+    /// `dim`.
+    pub dim: Option<i64>,
+    /// `output_size`.
+    pub output_size: Option<i64>,
+}
+
+impl Default for RepeatInterleaveSelfTensorOptions {
+    fn default() -> Self {
+        RepeatInterleaveSelfTensorOptions {
+            dim: None,
+            output_size: None,
+        }
+    }
+}
+
+/// `aten::repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor`
+pub fn repeat_interleave_self_tensor(self_: &Tensor, repeats: &Tensor) -> Result<Tensor> {
+    repeat_interleave_self_tensor_with(self_, repeats, RepeatInterleaveSelfTensorOptions::default())
+}
+
+/// `aten::repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor`
+pub fn repeat_interleave_self_tensor_with(
+    self_: &Tensor,
+    repeats: &Tensor,
+    options: RepeatInterleaveSelfTensorOptions,
+) -> Result<Tensor> {
+    repeat_interleave_self_tensor_op()?.call((self_, repeats, options.dim, options.output_size))
+}
+
+/// The typed dispatcher handle of `aten::repeat_interleave.Tensor`, looked up once.
+#[inline]
+pub fn repeat_interleave_tensor_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Option<i64>), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Option<i64>), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::repeat_interleave", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`repeat_interleave_tensor_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct RepeatInterleaveTensorOptions {
+    /// `output_size`.
+    pub output_size: Option<i64>,
+}
+
+impl Default for RepeatInterleaveTensorOptions {
+    fn default() -> Self {
+        RepeatInterleaveTensorOptions { output_size: None }
+    }
+}
+
+/// `aten::repeat_interleave.Tensor(Tensor repeats, *, SymInt? output_size=None) -> Tensor`
+pub fn repeat_interleave_tensor(repeats: &Tensor) -> Result<Tensor> {
+    repeat_interleave_tensor_with(repeats, RepeatInterleaveTensorOptions::default())
+}
+
+/// `aten::repeat_interleave.Tensor(Tensor repeats, *, SymInt? output_size=None) -> Tensor`
+pub fn repeat_interleave_tensor_with(
+    repeats: &Tensor,
+    options: RepeatInterleaveTensorOptions,
+) -> Result<Tensor> {
+    repeat_interleave_tensor_op()?.call((repeats, options.output_size))
+}
+
+/// The typed dispatcher handle of `aten::where.ScalarSelf`, looked up once.
+#[inline]
+pub fn where_scalarself_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar, &'static Tensor), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, Scalar, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::where", "ScalarSelf"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor`
+pub fn where_scalarself(condition: &Tensor, self_: Scalar, other: &Tensor) -> Result<Tensor> {
+    where_scalarself_op()?.call((condition, self_, other))
+}
+
+/// The typed dispatcher handle of `aten::where.ScalarOther`, looked up once.
+#[inline]
+pub fn where_scalarother_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, Scalar), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor, Scalar), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::where", "ScalarOther"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor`
+pub fn where_scalarother(condition: &Tensor, self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    where_scalarother_op()?.call((condition, self_, other))
+}
+
+/// The typed dispatcher handle of `aten::where.Scalar`, looked up once.
+#[inline]
+pub fn where_scalar_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar, Scalar), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar, Scalar), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::where", "Scalar"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::where.Scalar(Tensor condition, Scalar self, Scalar other) -> Tensor`
+pub fn where_scalar(condition: &Tensor, self_: Scalar, other: Scalar) -> Result<Tensor> {
+    where_scalar_op()?.call((condition, self_, other))
+}
+
+/// The typed dispatcher handle of `aten::clip.`, looked up once.
+#[inline]
+pub fn clip_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Option<Scalar>, Option<Scalar>), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, Option<Scalar>, Option<Scalar>), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::clip", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`clip_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct ClipOptions {
+    /// `min`.
+    pub min: Option<Scalar>,
+    /// `max`.
+    pub max: Option<Scalar>,
+}
+
+impl Default for ClipOptions {
+    fn default() -> Self {
+        ClipOptions {
+            min: None,
+            max: None,
+        }
+    }
+}
+
+/// `aten::clip(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor`
+pub fn clip(self_: &Tensor) -> Result<Tensor> {
+    clip_with(self_, ClipOptions::default())
+}
+
+/// `aten::clip(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor`
+pub fn clip_with(self_: &Tensor, options: ClipOptions) -> Result<Tensor> {
+    clip_op()?.call((self_, options.min, options.max))
+}
+
+/// The typed dispatcher handle of `aten::clip_.`, looked up once.
+#[inline]
+pub fn clip_op_(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Option<Scalar>, Option<Scalar>), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, Option<Scalar>, Option<Scalar>), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::clip_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`clip_with_`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct ClipInplaceOptions {
+    /// `min`.
+    pub min: Option<Scalar>,
+    /// `max`.
+    pub max: Option<Scalar>,
+}
+
+impl Default for ClipInplaceOptions {
+    fn default() -> Self {
+        ClipInplaceOptions {
+            min: None,
+            max: None,
+        }
+    }
+}
+
+/// `aten::clip_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)`
+pub fn clip_(self_: &Tensor) -> Result<Tensor> {
+    clip_with_(self_, ClipInplaceOptions::default())
+}
+
+/// `aten::clip_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)`
+pub fn clip_with_(self_: &Tensor, options: ClipInplaceOptions) -> Result<Tensor> {
+    clip_op_()?.call((self_, options.min, options.max))
+}
+
+/// The typed dispatcher handle of `aten::clip.Tensor`, looked up once.
+#[inline]
+pub fn clip_tensor_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            Option<&'static Tensor>,
+            Option<&'static Tensor>,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    Option<&'static Tensor>,
+                    Option<&'static Tensor>,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::clip", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`clip_tensor_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct ClipTensorOptions<'a> {
+    /// `min`.
+    pub min: Option<&'a Tensor>,
+    /// `max`.
+    pub max: Option<&'a Tensor>,
+}
+
+impl Default for ClipTensorOptions<'_> {
+    fn default() -> Self {
+        ClipTensorOptions {
+            min: None,
+            max: None,
+        }
+    }
+}
+
+/// `aten::clip.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor`
+pub fn clip_tensor(self_: &Tensor) -> Result<Tensor> {
+    clip_tensor_with(self_, ClipTensorOptions::default())
+}
+
+/// `aten::clip.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor`
+pub fn clip_tensor_with(self_: &Tensor, options: ClipTensorOptions<'_>) -> Result<Tensor> {
+    clip_tensor_op()?.call((self_, options.min, options.max))
+}
+
+/// The typed dispatcher handle of `aten::clip_.Tensor`, looked up once.
+#[inline]
+pub fn clip_tensor_op_() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            Option<&'static Tensor>,
+            Option<&'static Tensor>,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    Option<&'static Tensor>,
+                    Option<&'static Tensor>,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::clip_", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`clip_tensor_with_`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct ClipTensorInplaceOptions<'a> {
+    /// `min`.
+    pub min: Option<&'a Tensor>,
+    /// `max`.
+    pub max: Option<&'a Tensor>,
+}
+
+impl Default for ClipTensorInplaceOptions<'_> {
+    fn default() -> Self {
+        ClipTensorInplaceOptions {
+            min: None,
+            max: None,
+        }
+    }
+}
+
+/// `aten::clip_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)`
+pub fn clip_tensor_(self_: &Tensor) -> Result<Tensor> {
+    clip_tensor_with_(self_, ClipTensorInplaceOptions::default())
+}
+
+/// `aten::clip_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)`
+pub fn clip_tensor_with_(self_: &Tensor, options: ClipTensorInplaceOptions<'_>) -> Result<Tensor> {
+    clip_tensor_op_()?.call((self_, options.min, options.max))
+}
+
+/// The typed dispatcher handle of `aten::dropout_.`, looked up once.
+#[inline]
+pub fn dropout_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor, f64, bool), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, f64, bool), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::dropout_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::dropout_(Tensor(a!) self, float p, bool train) -> Tensor(a!)`
+pub fn dropout_(self_: &Tensor, p: f64, train: bool) -> Result<Tensor> {
+    dropout_op_()?.call((self_, p, train))
+}
+
+/// The typed dispatcher handle of `aten::feature_dropout.`, looked up once.
+#[inline]
+pub fn feature_dropout_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, f64, bool), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, f64, bool), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::feature_dropout", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::feature_dropout(Tensor input, float p, bool train) -> Tensor`
+pub fn feature_dropout(input: &Tensor, p: f64, train: bool) -> Result<Tensor> {
+    feature_dropout_op()?.call((input, p, train))
+}
+
+/// The typed dispatcher handle of `aten::feature_dropout_.`, looked up once.
+#[inline]
+pub fn feature_dropout_op_(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, f64, bool), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, f64, bool), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::feature_dropout_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::feature_dropout_(Tensor(a!) self, float p, bool train) -> Tensor(a!)`
+pub fn feature_dropout_(self_: &Tensor, p: f64, train: bool) -> Result<Tensor> {
+    feature_dropout_op_()?.call((self_, p, train))
+}
+
+/// The typed dispatcher handle of `aten::alpha_dropout.`, looked up once.
+#[inline]
+pub fn alpha_dropout_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, f64, bool), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, f64, bool), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::alpha_dropout", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::alpha_dropout(Tensor input, float p, bool train) -> Tensor`
+pub fn alpha_dropout(input: &Tensor, p: f64, train: bool) -> Result<Tensor> {
+    alpha_dropout_op()?.call((input, p, train))
+}
+
+/// The typed dispatcher handle of `aten::alpha_dropout_.`, looked up once.
+#[inline]
+pub fn alpha_dropout_op_(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, f64, bool), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, f64, bool), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::alpha_dropout_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::alpha_dropout_(Tensor(a!) self, float p, bool train) -> Tensor(a!)`
+pub fn alpha_dropout_(self_: &Tensor, p: f64, train: bool) -> Result<Tensor> {
+    alpha_dropout_op_()?.call((self_, p, train))
+}
+
+/// The typed dispatcher handle of `aten::feature_alpha_dropout.`, looked up once.
+#[inline]
+pub fn feature_alpha_dropout_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, f64, bool), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, f64, bool), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::feature_alpha_dropout", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::feature_alpha_dropout(Tensor input, float p, bool train) -> Tensor`
+pub fn feature_alpha_dropout(input: &Tensor, p: f64, train: bool) -> Result<Tensor> {
+    feature_alpha_dropout_op()?.call((input, p, train))
+}
+
+/// The typed dispatcher handle of `aten::feature_alpha_dropout_.`, looked up once.
+#[inline]
+pub fn feature_alpha_dropout_op_(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, f64, bool), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, f64, bool), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::feature_alpha_dropout_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::feature_alpha_dropout_(Tensor(a!) self, float p, bool train) -> Tensor(a!)`
+pub fn feature_alpha_dropout_(self_: &Tensor, p: f64, train: bool) -> Result<Tensor> {
+    feature_alpha_dropout_op_()?.call((self_, p, train))
+}
+
+/// The typed dispatcher handle of `aten::var.`, looked up once.
+#[inline]
+pub fn var_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, bool), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, bool), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::var", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`var_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct VarOptions {
+    /// `unbiased`.
+    pub unbiased: bool,
+}
+
+impl Default for VarOptions {
+    fn default() -> Self {
+        VarOptions { unbiased: true }
+    }
+}
+
+/// `aten::var(Tensor self, bool unbiased=True) -> Tensor`
+pub fn var(self_: &Tensor) -> Result<Tensor> {
+    var_with(self_, VarOptions::default())
+}
+
+/// `aten::var(Tensor self, bool unbiased=True) -> Tensor`
+pub fn var_with(self_: &Tensor, options: VarOptions) -> Result<Tensor> {
+    var_op()?.call((self_, options.unbiased))
+}
+
+/// The typed dispatcher handle of `aten::std.`, looked up once.
+#[inline]
+pub fn std_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, bool), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, bool), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::std", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`std_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct StdOptions {
+    /// `unbiased`.
+    pub unbiased: bool,
+}
+
+impl Default for StdOptions {
+    fn default() -> Self {
+        StdOptions { unbiased: true }
+    }
+}
+
+/// `aten::std(Tensor self, bool unbiased=True) -> Tensor`
+pub fn std(self_: &Tensor) -> Result<Tensor> {
+    std_with(self_, StdOptions::default())
+}
+
+/// `aten::std(Tensor self, bool unbiased=True) -> Tensor`
+pub fn std_with(self_: &Tensor, options: StdOptions) -> Result<Tensor> {
+    std_op()?.call((self_, options.unbiased))
+}
+
+/// The typed dispatcher handle of `aten::std.dim`, looked up once.
+#[inline]
+pub fn std_dim_op() -> Result<
+    &'static TypedOperatorHandle<(&'static Tensor, Option<&'static [i64]>, bool, bool), Tensor>,
+> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, Option<&'static [i64]>, bool, bool), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::std", "dim"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`std_dim_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct StdDimOptions {
+    /// `unbiased`.
+    pub unbiased: bool,
+    /// `keepdim`.
+    pub keepdim: bool,
+}
+
+impl Default for StdDimOptions {
+    fn default() -> Self {
+        StdDimOptions {
+            unbiased: true,
+            keepdim: false,
+        }
+    }
+}
+
+/// `aten::std.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor`
+pub fn std_dim(self_: &Tensor, dim: Option<&[i64]>) -> Result<Tensor> {
+    std_dim_with(self_, dim, StdDimOptions::default())
+}
+
+/// `aten::std.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor`
+pub fn std_dim_with(self_: &Tensor, dim: Option<&[i64]>, options: StdDimOptions) -> Result<Tensor> {
+    std_dim_op()?.call((self_, dim, options.unbiased, options.keepdim))
+}
+
+/// The typed dispatcher handle of `aten::std.correction`, looked up once.
+#[inline]
+pub fn std_correction_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            Option<&'static [i64]>,
+            Option<Scalar>,
+            bool,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    Option<&'static [i64]>,
+                    Option<Scalar>,
+                    bool,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::std", "correction"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`std_correction_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct StdCorrectionOptions<'a> {
+    /// `dim`.
+    pub dim: Option<&'a [i64]>,
+    /// `correction`.
+    pub correction: Option<Scalar>,
+    /// `keepdim`.
+    pub keepdim: bool,
+}
+
+impl Default for StdCorrectionOptions<'_> {
+    fn default() -> Self {
+        StdCorrectionOptions {
+            dim: None,
+            correction: None,
+            keepdim: false,
+        }
+    }
+}
+
+/// `aten::std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`
+pub fn std_correction(self_: &Tensor) -> Result<Tensor> {
+    std_correction_with(self_, StdCorrectionOptions::default())
+}
+
+/// `aten::std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`
+pub fn std_correction_with(self_: &Tensor, options: StdCorrectionOptions<'_>) -> Result<Tensor> {
+    std_correction_op()?.call((self_, options.dim, options.correction, options.keepdim))
+}
+
+/// The typed dispatcher handle of `aten::max_pool1d_with_indices.`, looked up once.
+#[inline]
+pub fn max_pool1d_with_indices_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static [i64],
+            &'static [i64],
+            &'static [i64],
+            &'static [i64],
+            bool,
+        ),
+        (Tensor, Tensor),
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static [i64],
+                    &'static [i64],
+                    &'static [i64],
+                    &'static [i64],
+                    bool,
+                ),
+                (Tensor, Tensor),
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::max_pool1d_with_indices", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`max_pool1d_with_indices_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct MaxPool1dWithIndicesOptions<'a> {
+    /// `stride`.
+    pub stride: &'a [i64],
+    /// `padding`.
+    pub padding: &'a [i64],
+    /// `dilation`.
+    pub dilation: &'a [i64],
+    /// `ceil_mode`.
+    pub ceil_mode: bool,
+}
+
+impl Default for MaxPool1dWithIndicesOptions<'_> {
+    fn default() -> Self {
+        MaxPool1dWithIndicesOptions {
+            stride: &[][..],
+            padding: &[0][..],
+            dilation: &[1][..],
+            ceil_mode: false,
+        }
+    }
+}
+
+/// `aten::max_pool1d_with_indices(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=[0], int[1] dilation=[1], bool ceil_mode=False) -> (Tensor, Tensor)`
+pub fn max_pool1d_with_indices(self_: &Tensor, kernel_size: &[i64]) -> Result<(Tensor, Tensor)> {
+    max_pool1d_with_indices_with(self_, kernel_size, MaxPool1dWithIndicesOptions::default())
+}
+
+/// `aten::max_pool1d_with_indices(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=[0], int[1] dilation=[1], bool ceil_mode=False) -> (Tensor, Tensor)`
+pub fn max_pool1d_with_indices_with(
+    self_: &Tensor,
+    kernel_size: &[i64],
+    options: MaxPool1dWithIndicesOptions<'_>,
+) -> Result<(Tensor, Tensor)> {
+    max_pool1d_with_indices_op()?.call((
+        self_,
+        kernel_size,
+        options.stride,
+        options.padding,
+        options.dilation,
+        options.ceil_mode,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::max_pool1d.`, looked up once.
+#[inline]
+pub fn max_pool1d_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static [i64],
+            &'static [i64],
+            &'static [i64],
+            &'static [i64],
+            bool,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static [i64],
+                    &'static [i64],
+                    &'static [i64],
+                    &'static [i64],
+                    bool,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::max_pool1d", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`max_pool1d_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct MaxPool1dOptions<'a> {
+    /// `stride`.
+    pub stride: &'a [i64],
+    /// `padding`.
+    pub padding: &'a [i64],
+    /// `dilation`.
+    pub dilation: &'a [i64],
+    /// `ceil_mode`.
+    pub ceil_mode: bool,
+}
+
+impl Default for MaxPool1dOptions<'_> {
+    fn default() -> Self {
+        MaxPool1dOptions {
+            stride: &[][..],
+            padding: &[0][..],
+            dilation: &[1][..],
+            ceil_mode: false,
+        }
+    }
+}
+
+/// `aten::max_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=[0], int[1] dilation=[1], bool ceil_mode=False) -> Tensor`
+pub fn max_pool1d(self_: &Tensor, kernel_size: &[i64]) -> Result<Tensor> {
+    max_pool1d_with(self_, kernel_size, MaxPool1dOptions::default())
+}
+
+/// `aten::max_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=[0], int[1] dilation=[1], bool ceil_mode=False) -> Tensor`
+pub fn max_pool1d_with(
+    self_: &Tensor,
+    kernel_size: &[i64],
+    options: MaxPool1dOptions<'_>,
+) -> Result<Tensor> {
+    max_pool1d_op()?.call((
+        self_,
+        kernel_size,
+        options.stride,
+        options.padding,
+        options.dilation,
+        options.ceil_mode,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::max_pool3d.`, looked up once.
+#[inline]
+pub fn max_pool3d_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static [i64],
+            &'static [i64],
+            &'static [i64],
+            &'static [i64],
+            bool,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static [i64],
+                    &'static [i64],
+                    &'static [i64],
+                    &'static [i64],
+                    bool,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::max_pool3d", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`max_pool3d_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct MaxPool3dOptions<'a> {
+    /// `stride`.
+    pub stride: &'a [i64],
+    /// `padding`.
+    pub padding: &'a [i64],
+    /// `dilation`.
+    pub dilation: &'a [i64],
+    /// `ceil_mode`.
+    pub ceil_mode: bool,
+}
+
+impl Default for MaxPool3dOptions<'_> {
+    fn default() -> Self {
+        MaxPool3dOptions {
+            stride: &[][..],
+            padding: &[0, 0, 0][..],
+            dilation: &[1, 1, 1][..],
+            ceil_mode: false,
+        }
+    }
+}
+
+/// `aten::max_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> Tensor`
+pub fn max_pool3d(self_: &Tensor, kernel_size: &[i64]) -> Result<Tensor> {
+    max_pool3d_with(self_, kernel_size, MaxPool3dOptions::default())
+}
+
+/// `aten::max_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> Tensor`
+pub fn max_pool3d_with(
+    self_: &Tensor,
+    kernel_size: &[i64],
+    options: MaxPool3dOptions<'_>,
+) -> Result<Tensor> {
+    max_pool3d_op()?.call((
+        self_,
+        kernel_size,
+        options.stride,
+        options.padding,
+        options.dilation,
+        options.ceil_mode,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::adaptive_avg_pool3d.`, looked up once.
+#[inline]
+pub fn adaptive_avg_pool3d_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static [i64]), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static [i64]), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::adaptive_avg_pool3d", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor`
+pub fn adaptive_avg_pool3d(self_: &Tensor, output_size: &[i64]) -> Result<Tensor> {
+    adaptive_avg_pool3d_op()?.call((self_, output_size))
+}
+
+/// The typed dispatcher handle of `aten::selu.`, looked up once.
+#[inline]
+pub fn selu_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::selu", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::selu(Tensor self) -> Tensor`
+pub fn selu(self_: &Tensor) -> Result<Tensor> {
+    selu_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::selu_.`, looked up once.
+#[inline]
+pub fn selu_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::selu_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::selu_(Tensor(a!) self) -> Tensor(a!)`
+pub fn selu_(self_: &Tensor) -> Result<Tensor> {
+    selu_op_()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::celu.`, looked up once.
+#[inline]
+pub fn celu_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::celu", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`celu_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct CeluOptions {
+    /// `alpha`.
+    pub alpha: Scalar,
+}
+
+impl Default for CeluOptions {
+    fn default() -> Self {
+        CeluOptions {
+            alpha: Scalar::Double(1.0),
+        }
+    }
+}
+
+/// `aten::celu(Tensor self, Scalar alpha=1.) -> Tensor`
+pub fn celu(self_: &Tensor) -> Result<Tensor> {
+    celu_with(self_, CeluOptions::default())
+}
+
+/// `aten::celu(Tensor self, Scalar alpha=1.) -> Tensor`
+pub fn celu_with(self_: &Tensor, options: CeluOptions) -> Result<Tensor> {
+    celu_op()?.call((self_, options.alpha))
+}
+
+/// The typed dispatcher handle of `aten::celu_.`, looked up once.
+#[inline]
+pub fn celu_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::celu_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`celu_with_`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct CeluInplaceOptions {
+    /// `alpha`.
+    pub alpha: Scalar,
+}
+
+impl Default for CeluInplaceOptions {
+    fn default() -> Self {
+        CeluInplaceOptions {
+            alpha: Scalar::Double(1.0),
+        }
+    }
+}
+
+/// `aten::celu_(Tensor(a!) self, Scalar alpha=1.) -> Tensor(a!)`
+pub fn celu_(self_: &Tensor) -> Result<Tensor> {
+    celu_with_(self_, CeluInplaceOptions::default())
+}
+
+/// `aten::celu_(Tensor(a!) self, Scalar alpha=1.) -> Tensor(a!)`
+pub fn celu_with_(self_: &Tensor, options: CeluInplaceOptions) -> Result<Tensor> {
+    celu_op_()?.call((self_, options.alpha))
+}
+
+/// The typed dispatcher handle of `aten::prelu.`, looked up once.
+#[inline]
+pub fn prelu_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>
+{
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::prelu", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::prelu(Tensor self, Tensor weight) -> Tensor`
+pub fn prelu(self_: &Tensor, weight: &Tensor) -> Result<Tensor> {
+    prelu_op()?.call((self_, weight))
+}
+
+/// The typed dispatcher handle of `aten::_prelu_kernel.`, looked up once.
+#[inline]
+pub fn _prelu_kernel_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::_prelu_kernel", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::_prelu_kernel(Tensor self, Tensor weight) -> Tensor`
+pub fn _prelu_kernel(self_: &Tensor, weight: &Tensor) -> Result<Tensor> {
+    _prelu_kernel_op()?.call((self_, weight))
+}
+
+/// The typed dispatcher handle of `aten::elu_.`, looked up once.
+#[inline]
+pub fn elu_op_(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar, Scalar, Scalar), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, Scalar, Scalar, Scalar), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::elu_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`elu_with_`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct EluInplaceOptions {
+    /// `alpha`.
+    pub alpha: Scalar,
+    /// `scale`.
+    pub scale: Scalar,
+    /// `input_scale`.
+    pub input_scale: Scalar,
+}
+
+impl Default for EluInplaceOptions {
+    fn default() -> Self {
+        EluInplaceOptions {
+            alpha: Scalar::Int(1),
+            scale: Scalar::Int(1),
+            input_scale: Scalar::Int(1),
+        }
+    }
+}
+
+/// `aten::elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)`
+pub fn elu_(self_: &Tensor) -> Result<Tensor> {
+    elu_with_(self_, EluInplaceOptions::default())
+}
+
+/// `aten::elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)`
+pub fn elu_with_(self_: &Tensor, options: EluInplaceOptions) -> Result<Tensor> {
+    elu_op_()?.call((self_, options.alpha, options.scale, options.input_scale))
+}
+
+/// The typed dispatcher handle of `aten::rms_norm.`, looked up once.
+#[inline]
+pub fn rms_norm_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static [i64],
+            Option<&'static Tensor>,
+            Option<f64>,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static [i64],
+                    Option<&'static Tensor>,
+                    Option<f64>,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::rms_norm", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`rms_norm_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct RmsNormOptions<'a> {
+    /// `weight`.
+    pub weight: Option<&'a Tensor>,
+    /// `eps`.
+    pub eps: Option<f64>,
+}
+
+impl Default for RmsNormOptions<'_> {
+    fn default() -> Self {
+        RmsNormOptions {
+            weight: None,
+            eps: None,
+        }
+    }
+}
+
+/// `aten::rms_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, float? eps=None) -> Tensor`
+pub fn rms_norm(input: &Tensor, normalized_shape: &[i64]) -> Result<Tensor> {
+    rms_norm_with(input, normalized_shape, RmsNormOptions::default())
+}
+
+/// `aten::rms_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, float? eps=None) -> Tensor`
+pub fn rms_norm_with(
+    input: &Tensor,
+    normalized_shape: &[i64],
+    options: RmsNormOptions<'_>,
+) -> Result<Tensor> {
+    rms_norm_op()?.call((input, normalized_shape, options.weight, options.eps))
+}
+
+/// The typed dispatcher handle of `aten::einsum.`, looked up once.
+#[inline]
+pub fn einsum_op() -> Result<
+    &'static TypedOperatorHandle<(&'static str, &'static [Tensor], Option<&'static [i64]>), Tensor>,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<(&'static str, &'static [Tensor], Option<&'static [i64]>), Tensor>,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::einsum", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`einsum_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct EinsumOptions<'a> {
+    /// `path`.
+    pub path: Option<&'a [i64]>,
+}
+
+impl Default for EinsumOptions<'_> {
+    fn default() -> Self {
+        EinsumOptions { path: None }
+    }
+}
+
+/// `aten::einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor`
+pub fn einsum(equation: &str, tensors: &[Tensor]) -> Result<Tensor> {
+    einsum_with(equation, tensors, EinsumOptions::default())
+}
+
+/// `aten::einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor`
+pub fn einsum_with(
+    equation: &str,
+    tensors: &[Tensor],
+    options: EinsumOptions<'_>,
+) -> Result<Tensor> {
+    einsum_op()?.call((equation, tensors, options.path))
+}
+
+/// The typed dispatcher handle of `aten::tensordot.`, looked up once.
+#[inline]
+pub fn tensordot_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static Tensor,
+            &'static [i64],
+            &'static [i64],
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static Tensor,
+                    &'static [i64],
+                    &'static [i64],
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::tensordot", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::tensordot(Tensor self, Tensor other, int[] dims_self, int[] dims_other) -> Tensor`
+pub fn tensordot(
+    self_: &Tensor,
+    other: &Tensor,
+    dims_self: &[i64],
+    dims_other: &[i64],
+) -> Result<Tensor> {
+    tensordot_op()?.call((self_, other, dims_self, dims_other))
+}
+
+/// The typed dispatcher handle of `aten::inner.`, looked up once.
+#[inline]
+pub fn inner_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>
+{
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::inner", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::inner(Tensor self, Tensor other) -> Tensor`
+pub fn inner(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    inner_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::outer.`, looked up once.
+#[inline]
+pub fn outer_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>
+{
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::outer", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::outer(Tensor self, Tensor vec2) -> Tensor`
+pub fn outer(self_: &Tensor, vec2: &Tensor) -> Result<Tensor> {
+    outer_op()?.call((self_, vec2))
+}
+
+/// The typed dispatcher handle of `aten::ger.`, looked up once.
+#[inline]
+pub fn ger_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>
+{
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::ger", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::ger(Tensor self, Tensor vec2) -> Tensor`
+pub fn ger(self_: &Tensor, vec2: &Tensor) -> Result<Tensor> {
+    ger_op()?.call((self_, vec2))
+}
+
+/// The typed dispatcher handle of `aten::new_empty.`, looked up once.
+#[inline]
+pub fn new_empty_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static [i64],
+            Option<ScalarType>,
+            Option<Layout>,
+            Option<Device>,
+            Option<bool>,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static [i64],
+                    Option<ScalarType>,
+                    Option<Layout>,
+                    Option<Device>,
+                    Option<bool>,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::new_empty", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`new_empty_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct NewEmptyOptions {
+    /// `dtype`.
+    pub dtype: Option<ScalarType>,
+    /// `layout`.
+    pub layout: Option<Layout>,
+    /// `device`.
+    pub device: Option<Device>,
+    /// `pin_memory`.
+    pub pin_memory: Option<bool>,
+}
+
+impl Default for NewEmptyOptions {
+    fn default() -> Self {
+        NewEmptyOptions {
+            dtype: None,
+            layout: None,
+            device: None,
+            pin_memory: None,
+        }
+    }
+}
+
+/// `aten::new_empty(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+pub fn new_empty(self_: &Tensor, size: &[i64]) -> Result<Tensor> {
+    new_empty_with(self_, size, NewEmptyOptions::default())
+}
+
+/// `aten::new_empty(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+pub fn new_empty_with(self_: &Tensor, size: &[i64], options: NewEmptyOptions) -> Result<Tensor> {
+    new_empty_op()?.call((
+        self_,
+        size,
+        options.dtype,
+        options.layout,
+        options.device,
+        options.pin_memory,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::new_zeros.`, looked up once.
+#[inline]
+pub fn new_zeros_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static [i64],
+            Option<ScalarType>,
+            Option<Layout>,
+            Option<Device>,
+            Option<bool>,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static [i64],
+                    Option<ScalarType>,
+                    Option<Layout>,
+                    Option<Device>,
+                    Option<bool>,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::new_zeros", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`new_zeros_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct NewZerosOptions {
+    /// `dtype`.
+    pub dtype: Option<ScalarType>,
+    /// `layout`.
+    pub layout: Option<Layout>,
+    /// `device`.
+    pub device: Option<Device>,
+    /// `pin_memory`.
+    pub pin_memory: Option<bool>,
+}
+
+impl Default for NewZerosOptions {
+    fn default() -> Self {
+        NewZerosOptions {
+            dtype: None,
+            layout: None,
+            device: None,
+            pin_memory: None,
+        }
+    }
+}
+
+/// `aten::new_zeros(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+pub fn new_zeros(self_: &Tensor, size: &[i64]) -> Result<Tensor> {
+    new_zeros_with(self_, size, NewZerosOptions::default())
+}
+
+/// `aten::new_zeros(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+pub fn new_zeros_with(self_: &Tensor, size: &[i64], options: NewZerosOptions) -> Result<Tensor> {
+    new_zeros_op()?.call((
+        self_,
+        size,
+        options.dtype,
+        options.layout,
+        options.device,
+        options.pin_memory,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::new_ones.`, looked up once.
+#[inline]
+pub fn new_ones_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static [i64],
+            Option<ScalarType>,
+            Option<Layout>,
+            Option<Device>,
+            Option<bool>,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static [i64],
+                    Option<ScalarType>,
+                    Option<Layout>,
+                    Option<Device>,
+                    Option<bool>,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::new_ones", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`new_ones_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct NewOnesOptions {
+    /// `dtype`.
+    pub dtype: Option<ScalarType>,
+    /// `layout`.
+    pub layout: Option<Layout>,
+    /// `device`.
+    pub device: Option<Device>,
+    /// `pin_memory`.
+    pub pin_memory: Option<bool>,
+}
+
+impl Default for NewOnesOptions {
+    fn default() -> Self {
+        NewOnesOptions {
+            dtype: None,
+            layout: None,
+            device: None,
+            pin_memory: None,
+        }
+    }
+}
+
+/// `aten::new_ones(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+pub fn new_ones(self_: &Tensor, size: &[i64]) -> Result<Tensor> {
+    new_ones_with(self_, size, NewOnesOptions::default())
+}
+
+/// `aten::new_ones(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+pub fn new_ones_with(self_: &Tensor, size: &[i64], options: NewOnesOptions) -> Result<Tensor> {
+    new_ones_op()?.call((
+        self_,
+        size,
+        options.dtype,
+        options.layout,
+        options.device,
+        options.pin_memory,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::new_full.`, looked up once.
+#[inline]
+pub fn new_full_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static [i64],
+            Scalar,
+            Option<ScalarType>,
+            Option<Layout>,
+            Option<Device>,
+            Option<bool>,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static [i64],
+                    Scalar,
+                    Option<ScalarType>,
+                    Option<Layout>,
+                    Option<Device>,
+                    Option<bool>,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::new_full", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`new_full_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct NewFullOptions {
+    /// `dtype`.
+    pub dtype: Option<ScalarType>,
+    /// `layout`.
+    pub layout: Option<Layout>,
+    /// `device`.
+    pub device: Option<Device>,
+    /// `pin_memory`.
+    pub pin_memory: Option<bool>,
+}
+
+impl Default for NewFullOptions {
+    fn default() -> Self {
+        NewFullOptions {
+            dtype: None,
+            layout: None,
+            device: None,
+            pin_memory: None,
+        }
+    }
+}
+
+/// `aten::new_full(Tensor self, SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+pub fn new_full(self_: &Tensor, size: &[i64], fill_value: Scalar) -> Result<Tensor> {
+    new_full_with(self_, size, fill_value, NewFullOptions::default())
+}
+
+/// `aten::new_full(Tensor self, SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+pub fn new_full_with(
+    self_: &Tensor,
+    size: &[i64],
+    fill_value: Scalar,
+    options: NewFullOptions,
+) -> Result<Tensor> {
+    new_full_op()?.call((
+        self_,
+        size,
+        fill_value,
+        options.dtype,
+        options.layout,
+        options.device,
+        options.pin_memory,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::lift_fresh.`, looked up once.
+#[inline]
+pub fn lift_fresh_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::lift_fresh", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::lift_fresh(Tensor(a) self) -> Tensor(a)`
+pub fn lift_fresh(self_: &Tensor) -> Result<Tensor> {
+    lift_fresh_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::lift_fresh_copy.`, looked up once.
+#[inline]
+pub fn lift_fresh_copy_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::lift_fresh_copy", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::lift_fresh_copy(Tensor self) -> Tensor`
+pub fn lift_fresh_copy(self_: &Tensor) -> Result<Tensor> {
+    lift_fresh_copy_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::rsub.Scalar`, looked up once.
+#[inline]
+pub fn rsub_scalar_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar, Scalar), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar, Scalar), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::rsub", "Scalar"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`rsub_scalar_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct RsubScalarOptions {
+    /// `alpha`.
+    pub alpha: Scalar,
+}
+
+impl Default for RsubScalarOptions {
+    fn default() -> Self {
+        RsubScalarOptions {
+            alpha: Scalar::Int(1),
+        }
+    }
+}
+
+/// `aten::rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor`
+pub fn rsub_scalar(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    rsub_scalar_with(self_, other, RsubScalarOptions::default())
+}
+
+/// `aten::rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor`
+pub fn rsub_scalar_with(
+    self_: &Tensor,
+    other: Scalar,
+    options: RsubScalarOptions,
+) -> Result<Tensor> {
+    rsub_scalar_op()?.call((self_, other, options.alpha))
+}
+
+/// The typed dispatcher handle of `aten::rsub.Tensor`, looked up once.
+#[inline]
+pub fn rsub_tensor_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, Scalar), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor, Scalar), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::rsub", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`rsub_tensor_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct RsubTensorOptions {
+    /// `alpha`.
+    pub alpha: Scalar,
+}
+
+impl Default for RsubTensorOptions {
+    fn default() -> Self {
+        RsubTensorOptions {
+            alpha: Scalar::Int(1),
+        }
+    }
+}
+
+/// `aten::rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`
+pub fn rsub_tensor(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    rsub_tensor_with(self_, other, RsubTensorOptions::default())
+}
+
+/// `aten::rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`
+pub fn rsub_tensor_with(
+    self_: &Tensor,
+    other: &Tensor,
+    options: RsubTensorOptions,
+) -> Result<Tensor> {
+    rsub_tensor_op()?.call((self_, other, options.alpha))
+}
+
+/// The typed dispatcher handle of `aten::masked_fill.Tensor`, looked up once.
+#[inline]
+pub fn masked_fill_tensor_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::masked_fill", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor`
+pub fn masked_fill_tensor(self_: &Tensor, mask: &Tensor, value: &Tensor) -> Result<Tensor> {
+    masked_fill_tensor_op()?.call((self_, mask, value))
+}
+
+/// The typed dispatcher handle of `aten::masked_fill_.Tensor`, looked up once.
+#[inline]
+pub fn masked_fill_tensor_op_(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::masked_fill_", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)`
+pub fn masked_fill_tensor_(self_: &Tensor, mask: &Tensor, value: &Tensor) -> Result<Tensor> {
+    masked_fill_tensor_op_()?.call((self_, mask, value))
+}

@@ -8344,6 +8344,59 @@ pub fn hardsigmoid_structured_default_backend_(self_: &Tensor) -> Result<Tensor>
     let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::hardsigmoid_out_op()?.call((self_, &output))
 }
+/// Structured kernel (Out, meta) of `aten::replication_pad1d.out(Tensor self, SymInt[2] padding, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn replication_pad1d_out_structured_meta(
+    self_: &Tensor,
+    padding: &[i64],
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::replication_pad1d(set_output, self_, padding)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, meta) of `aten::replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor`.
+pub fn replication_pad1d_structured_meta(self_: &Tensor, padding: &[i64]) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::replication_pad1d(set_output, self_, padding)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, default_backend) of `aten::replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor`.
+pub fn replication_pad1d_structured_default_backend(
+    self_: &Tensor,
+    padding: &[i64],
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::replication_pad1d(set_output, self_, padding)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::replication_pad1d_out_op()?.call((self_, padding, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)`.
+pub fn elu_structured_meta_(
+    self_: &Tensor,
+    alpha: Scalar,
+    scale: Scalar,
+    input_scale: Scalar,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::elu(set_output, self_, alpha, scale, input_scale)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)`.
+pub fn elu_structured_default_backend_(
+    self_: &Tensor,
+    alpha: Scalar,
+    scale: Scalar,
+    input_scale: Scalar,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::elu(set_output, self_, alpha, scale, input_scale)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::elu_out_op()?.call((self_, alpha, scale, input_scale, &output))
+}
 
 aten_dispatch::torch_library_impl!(aten, BackendSelect, |m| {
     m.impl_(
@@ -9462,6 +9515,15 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
         "hardsigmoid_",
         CppFunction::from_unboxed(hardsigmoid_structured_meta_),
     )?;
+    m.impl_(
+        "replication_pad1d.out",
+        CppFunction::from_unboxed(replication_pad1d_out_structured_meta),
+    )?;
+    m.impl_(
+        "replication_pad1d",
+        CppFunction::from_unboxed(replication_pad1d_structured_meta),
+    )?;
+    m.impl_("elu_", CppFunction::from_unboxed(elu_structured_meta_))?;
     Ok(())
 });
 
@@ -9594,6 +9656,212 @@ aten_dispatch::torch_library_impl!(aten, CompositeImplicitAutograd, |m| {
     )?;
     m.impl_("relu6", CppFunction::from_unboxed(crate::native::relu6))?;
     m.impl_("relu6_", CppFunction::from_unboxed(crate::native::relu6_))?;
+    m.impl_(
+        "scaled_dot_product_attention",
+        CppFunction::from_unboxed(crate::native::scaled_dot_product_attention),
+    )?;
+    m.impl_(
+        "_scaled_dot_product_attention_math",
+        CppFunction::from_unboxed(crate::native::_scaled_dot_product_attention_math),
+    )?;
+    m.impl_(
+        "to.dtype",
+        CppFunction::from_unboxed(crate::native::to_dtype),
+    )?;
+    m.impl_(
+        "to.dtype_layout",
+        CppFunction::from_unboxed(crate::native::to_dtype_layout),
+    )?;
+    m.impl_(
+        "to.device",
+        CppFunction::from_unboxed(crate::native::to_device),
+    )?;
+    m.impl_(
+        "to.other",
+        CppFunction::from_unboxed(crate::native::to_other),
+    )?;
+    m.impl_("type_as", CppFunction::from_unboxed(crate::native::type_as))?;
+    m.impl_("item", CppFunction::from_unboxed(crate::native::item))?;
+    m.impl_("chunk", CppFunction::from_unboxed(crate::native::chunk))?;
+    m.impl_(
+        "tensor_split.sections",
+        CppFunction::from_unboxed(crate::native::tensor_split_sections),
+    )?;
+    m.impl_(
+        "tensor_split.indices",
+        CppFunction::from_unboxed(crate::native::tensor_split_indices),
+    )?;
+    m.impl_(
+        "tensor_split.tensor_indices_or_sections",
+        CppFunction::from_unboxed(crate::native::tensor_split_tensor_indices_or_sections),
+    )?;
+    m.impl_(
+        "split.sizes",
+        CppFunction::from_unboxed(crate::native::split_sizes),
+    )?;
+    m.impl_(
+        "unflatten.int",
+        CppFunction::from_unboxed(crate::native::unflatten_int),
+    )?;
+    m.impl_(
+        "meshgrid",
+        CppFunction::from_unboxed(crate::native::meshgrid),
+    )?;
+    m.impl_(
+        "meshgrid.indexing",
+        CppFunction::from_unboxed(crate::native::meshgrid_indexing),
+    )?;
+    m.impl_(
+        "broadcast_to",
+        CppFunction::from_unboxed(crate::native::broadcast_to),
+    )?;
+    m.impl_(
+        "broadcast_tensors",
+        CppFunction::from_unboxed(crate::native::broadcast_tensors),
+    )?;
+    m.impl_("hstack", CppFunction::from_unboxed(crate::native::hstack))?;
+    m.impl_("vstack", CppFunction::from_unboxed(crate::native::vstack))?;
+    m.impl_("concat", CppFunction::from_unboxed(crate::native::concat))?;
+    m.impl_(
+        "concatenate",
+        CppFunction::from_unboxed(crate::native::concatenate),
+    )?;
+    m.impl_(
+        "expand_as",
+        CppFunction::from_unboxed(crate::native::expand_as),
+    )?;
+    m.impl_("view_as", CppFunction::from_unboxed(crate::native::view_as))?;
+    m.impl_(
+        "reshape_as",
+        CppFunction::from_unboxed(crate::native::reshape_as),
+    )?;
+    m.impl_(
+        "movedim.intlist",
+        CppFunction::from_unboxed(crate::native::movedim_intlist),
+    )?;
+    m.impl_(
+        "movedim.int",
+        CppFunction::from_unboxed(crate::native::movedim_int),
+    )?;
+    m.impl_(
+        "moveaxis.intlist",
+        CppFunction::from_unboxed(crate::native::moveaxis_intlist),
+    )?;
+    m.impl_(
+        "moveaxis.int",
+        CppFunction::from_unboxed(crate::native::moveaxis_int),
+    )?;
+    m.impl_(
+        "swapaxes",
+        CppFunction::from_unboxed(crate::native::swapaxes),
+    )?;
+    m.impl_(
+        "swapdims",
+        CppFunction::from_unboxed(crate::native::swapdims),
+    )?;
+    m.impl_("numpy_T", CppFunction::from_unboxed(crate::native::numpy_T))?;
+    m.impl_("mT", CppFunction::from_unboxed(crate::native::mT))?;
+    m.impl_("ravel", CppFunction::from_unboxed(crate::native::ravel))?;
+    m.impl_("fliplr", CppFunction::from_unboxed(crate::native::fliplr))?;
+    m.impl_("flipud", CppFunction::from_unboxed(crate::native::flipud))?;
+    m.impl_("pad", CppFunction::from_unboxed(crate::native::pad))?;
+    m.impl_(
+        "_pad_circular",
+        CppFunction::from_unboxed(crate::native::_pad_circular),
+    )?;
+    m.impl_("one_hot", CppFunction::from_unboxed(crate::native::one_hot))?;
+    m.impl_(
+        "repeat_interleave.self_int",
+        CppFunction::from_unboxed(crate::native::repeat_interleave_self_int),
+    )?;
+    m.impl_(
+        "repeat_interleave.self_Tensor",
+        CppFunction::from_unboxed(crate::native::repeat_interleave_self_tensor),
+    )?;
+    m.impl_(
+        "where.ScalarSelf",
+        CppFunction::from_unboxed(crate::native::where_scalarself),
+    )?;
+    m.impl_(
+        "where.ScalarOther",
+        CppFunction::from_unboxed(crate::native::where_scalarother),
+    )?;
+    m.impl_(
+        "where.Scalar",
+        CppFunction::from_unboxed(crate::native::where_scalar),
+    )?;
+    m.impl_("clip", CppFunction::from_unboxed(crate::native::clip))?;
+    m.impl_("clip_", CppFunction::from_unboxed(crate::native::clip_))?;
+    m.impl_(
+        "clip.Tensor",
+        CppFunction::from_unboxed(crate::native::clip_tensor),
+    )?;
+    m.impl_(
+        "clip_.Tensor",
+        CppFunction::from_unboxed(crate::native::clip_tensor_),
+    )?;
+    m.impl_(
+        "dropout_",
+        CppFunction::from_unboxed(crate::native::dropout_),
+    )?;
+    m.impl_(
+        "feature_dropout",
+        CppFunction::from_unboxed(crate::native::feature_dropout),
+    )?;
+    m.impl_(
+        "feature_dropout_",
+        CppFunction::from_unboxed(crate::native::feature_dropout_),
+    )?;
+    m.impl_(
+        "alpha_dropout",
+        CppFunction::from_unboxed(crate::native::alpha_dropout),
+    )?;
+    m.impl_(
+        "alpha_dropout_",
+        CppFunction::from_unboxed(crate::native::alpha_dropout_),
+    )?;
+    m.impl_(
+        "feature_alpha_dropout",
+        CppFunction::from_unboxed(crate::native::feature_alpha_dropout),
+    )?;
+    m.impl_(
+        "feature_alpha_dropout_",
+        CppFunction::from_unboxed(crate::native::feature_alpha_dropout_),
+    )?;
+    m.impl_("var", CppFunction::from_unboxed(crate::native::var))?;
+    m.impl_("std", CppFunction::from_unboxed(crate::native::std))?;
+    m.impl_("std.dim", CppFunction::from_unboxed(crate::native::std_dim))?;
+    m.impl_(
+        "max_pool1d_with_indices",
+        CppFunction::from_unboxed(crate::native::max_pool1d_with_indices),
+    )?;
+    m.impl_(
+        "max_pool1d",
+        CppFunction::from_unboxed(crate::native::max_pool1d),
+    )?;
+    m.impl_(
+        "max_pool3d",
+        CppFunction::from_unboxed(crate::native::max_pool3d),
+    )?;
+    m.impl_(
+        "adaptive_avg_pool3d",
+        CppFunction::from_unboxed(crate::native::adaptive_avg_pool3d),
+    )?;
+    m.impl_("selu", CppFunction::from_unboxed(crate::native::selu))?;
+    m.impl_("selu_", CppFunction::from_unboxed(crate::native::selu_))?;
+    m.impl_("prelu", CppFunction::from_unboxed(crate::native::prelu))?;
+    m.impl_(
+        "rms_norm",
+        CppFunction::from_unboxed(crate::native::rms_norm),
+    )?;
+    m.impl_("einsum", CppFunction::from_unboxed(crate::native::einsum))?;
+    m.impl_(
+        "tensordot",
+        CppFunction::from_unboxed(crate::native::tensordot),
+    )?;
+    m.impl_("inner", CppFunction::from_unboxed(crate::native::inner))?;
+    m.impl_("outer", CppFunction::from_unboxed(crate::native::outer))?;
+    m.impl_("ger", CppFunction::from_unboxed(crate::native::ger))?;
     Ok(())
 });
 
@@ -9978,6 +10246,44 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutograd, |m| {
     m.impl_(
         "native_dropout.out",
         CppFunction::from_unboxed(native_dropout_out_autogen),
+    )?;
+    m.impl_(
+        "_safe_softmax",
+        CppFunction::from_unboxed(crate::native::_safe_softmax),
+    )?;
+    m.impl_(
+        "unbind.int",
+        CppFunction::from_unboxed(crate::native::unbind_int),
+    )?;
+    m.impl_("celu", CppFunction::from_unboxed(crate::native::celu))?;
+    m.impl_("celu_", CppFunction::from_unboxed(crate::native::celu_))?;
+    m.impl_(
+        "new_empty",
+        CppFunction::from_unboxed(crate::native::new_empty),
+    )?;
+    m.impl_(
+        "new_zeros",
+        CppFunction::from_unboxed(crate::native::new_zeros),
+    )?;
+    m.impl_(
+        "new_ones",
+        CppFunction::from_unboxed(crate::native::new_ones),
+    )?;
+    m.impl_(
+        "new_full",
+        CppFunction::from_unboxed(crate::native::new_full),
+    )?;
+    m.impl_(
+        "lift_fresh",
+        CppFunction::from_unboxed(crate::native::lift_fresh),
+    )?;
+    m.impl_(
+        "rsub.Scalar",
+        CppFunction::from_unboxed(crate::native::rsub_scalar),
+    )?;
+    m.impl_(
+        "masked_fill.Tensor",
+        CppFunction::from_unboxed(crate::native::masked_fill_tensor),
     )?;
     Ok(())
 });
@@ -10764,6 +11070,18 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutogradNonFunctional,
     m.impl_(
         "hardsigmoid_",
         CppFunction::from_unboxed(hardsigmoid_structured_default_backend_),
+    )?;
+    m.impl_(
+        "replication_pad1d",
+        CppFunction::from_unboxed(replication_pad1d_structured_default_backend),
+    )?;
+    m.impl_(
+        "elu_",
+        CppFunction::from_unboxed(elu_structured_default_backend_),
+    )?;
+    m.impl_(
+        "lift_fresh_copy",
+        CppFunction::from_unboxed(crate::native::lift_fresh_copy),
     )?;
     Ok(())
 });

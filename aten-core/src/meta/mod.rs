@@ -43,7 +43,9 @@ pub use cat::cat;
 pub use indexing::gather;
 pub use linear_algebra::{addmm, bmm, mm};
 pub use loss::{mse_loss, nll_loss_forward};
-pub use padding::{reflection_pad1d, reflection_pad3d, replication_pad2d, replication_pad3d};
+pub use padding::{
+    reflection_pad1d, reflection_pad3d, replication_pad1d, replication_pad2d, replication_pad3d,
+};
 pub use pointwise::*;
 pub use pooling::{
     avg_pool2d, avg_pool2d_backward, avg_pool3d, max_pool2d_with_indices,

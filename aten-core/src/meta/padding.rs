@@ -170,6 +170,22 @@ pub fn reflection_pad3d(out: SetOutput<'_>, self_: &Tensor, padding: &[i64]) -> 
     )
 }
 
+/// `replication_pad1d(self, padding)`: contiguous.
+pub fn replication_pad1d(
+    out: SetOutput<'_>,
+    self_: &Tensor,
+    padding: &[i64],
+) -> Result<MetaOutput> {
+    pad(
+        out,
+        self_,
+        padding,
+        1,
+        PadMode::Replicate,
+        PadLayout::Contiguous,
+    )
+}
+
 /// `replication_pad2d(self, padding)`: a batched input's suggested format.
 pub fn replication_pad2d(
     out: SetOutput<'_>,

@@ -543,3 +543,106 @@ pub fn randperm_generator_out_meta(
     randperm_out_checks(n, generator.as_ref(), out)?;
     Ok(out.clone())
 }
+
+/// A factory option that defaults to `self`'s (`self.options().merge_in`).
+fn inherit<T>(given: Option<T>, own: Option<T>) -> Option<T> {
+    given.or(own)
+}
+
+/// `new_empty(self, size, *, dtype, layout, device, pin_memory)`
+/// (CompositeExplicitAutograd): `empty` with `self`'s options where none
+/// is given.
+pub fn new_empty(
+    self_: &Tensor,
+    size: &[i64],
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    ops::empty_memory_format_with(
+        size,
+        ops::EmptyMemoryFormatOptions {
+            dtype: inherit(dtype, self_.dtype()),
+            layout: inherit(layout, Some(Layout::Strided)),
+            device: inherit(device, self_.device()),
+            pin_memory,
+            memory_format: None,
+        },
+    )
+}
+
+/// `new_zeros(self, size, *, dtype, layout, device, pin_memory)`.
+pub fn new_zeros(
+    self_: &Tensor,
+    size: &[i64],
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    ops::zeros_with(
+        size,
+        ops::ZerosOptions {
+            dtype: inherit(dtype, self_.dtype()),
+            layout: inherit(layout, Some(Layout::Strided)),
+            device: inherit(device, self_.device()),
+            pin_memory,
+        },
+    )
+}
+
+/// `new_ones(self, size, *, dtype, layout, device, pin_memory)`.
+pub fn new_ones(
+    self_: &Tensor,
+    size: &[i64],
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    ops::ones_with(
+        size,
+        ops::OnesOptions {
+            dtype: inherit(dtype, self_.dtype()),
+            layout: inherit(layout, Some(Layout::Strided)),
+            device: inherit(device, self_.device()),
+            pin_memory,
+        },
+    )
+}
+
+/// `new_full(self, size, fill_value, *, dtype, layout, device,
+/// pin_memory)`.
+#[allow(clippy::too_many_arguments)]
+pub fn new_full(
+    self_: &Tensor,
+    size: &[i64],
+    fill_value: Scalar,
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    ops::full_with(
+        size,
+        fill_value,
+        ops::FullOptions {
+            dtype: inherit(dtype, self_.dtype()),
+            layout: inherit(layout, Some(Layout::Strided)),
+            device: inherit(device, self_.device()),
+            pin_memory,
+        },
+    )
+}
+
+/// `lift_fresh(self)` (CompositeExplicitAutograd): `self`.
+pub fn lift_fresh(self_: &Tensor) -> Result<Tensor> {
+    Ok(self_.clone())
+}
+
+/// `lift_fresh_copy(self)` (CompositeExplicitAutogradNonFunctional): a
+/// clone.
+pub fn lift_fresh_copy(self_: &Tensor) -> Result<Tensor> {
+    ops::clone(self_)
+}

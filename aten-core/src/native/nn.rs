@@ -1,8 +1,7 @@
 //! Composite neural-network operators, decomposed as PyTorch decomposes
 //! them: `max_pool2d` -> `max_pool2d_with_indices`, `layer_norm` ->
 //! `native_layer_norm` (whose default-backend kernel decomposes further), `embedding` -> `index_select`, `cross_entropy_loss`
-//! -> `log_softmax` + `nll_loss_nd` -> `nll_loss_forward`, `dropout` ->
-//! `native_dropout`.
+//! -> `log_softmax` + `nll_loss_nd` -> `nll_loss_forward`.
 
 use c10_core::{Error, Result, Scalar, ScalarType};
 
@@ -343,16 +342,3 @@ pub fn cross_entropy_loss(
     )
 }
 
-/// `dropout(input, p, train)` (CompositeImplicitAutograd): the input
-/// itself outside training.
-pub fn dropout(input: &Tensor, p: f64, train: bool) -> Result<Tensor> {
-    if !(0.0..=1.0).contains(&p) {
-        return Err(Error::runtime(format!(
-            "dropout probability has to be between 0 and 1, but got {p}"
-        )));
-    }
-    if !train || p == 0.0 || input.numel() == 0 {
-        return Ok(input.clone());
-    }
-    ops::native_dropout(input, p, Some(train)).map(|(out, _)| out)
-}

@@ -3,8 +3,8 @@
 //! `group_norm.cpp` write them): `batch_norm` (checks, then
 //! `native_batch_norm`; an empty input is scaled and shifted copies),
 //! `instance_norm` (a batch norm over `1 x (N*C)` channels, the running
-//! statistics averaged back over the batch) and `group_norm` (checks,
-//! then `native_group_norm` on contiguous operands).
+//! statistics averaged back over the batch), `group_norm` (checks, then
+//! `native_group_norm` on contiguous operands) and `rms_norm`.
 
 use c10_core::{Error, MemoryFormat, Result};
 
@@ -220,4 +220,62 @@ pub fn group_norm(
         eps,
     )?;
     Ok(out)
+}
+
+/// `rms_norm(input, normalized_shape, weight, eps)`: `input *
+/// rsqrt(mean(input^2) + eps)` over the normalized dimensions, in float32
+/// for float16 and bfloat16 (the default `eps` is the computing dtype's
+/// machine epsilon), then scaled by `weight`.
+pub fn rms_norm(
+    input: &Tensor,
+    normalized_shape: &[i64],
+    weight: Option<&Tensor>,
+    eps: Option<f64>,
+) -> Result<Tensor> {
+    super::nn::check_layer_norm_inputs(input, normalized_shape, weight, None)?;
+    let dtype = input
+        .dtype()
+        .ok_or_else(|| Error::runtime("rms_norm: an undefined tensor"))?;
+    if !dtype.is_floating_point() {
+        return Err(Error::not_implemented(format!(
+            "\"rms_norm\" not implemented for '{}'",
+            dtype.name()
+        )));
+    }
+    let opmath = match dtype {
+        c10_core::ScalarType::Half | c10_core::ScalarType::BFloat16 => c10_core::ScalarType::Float,
+        other => other,
+    };
+    let eps = eps.unwrap_or(match opmath {
+        c10_core::ScalarType::Double => f64::EPSILON,
+        _ => f64::from(f32::EPSILON),
+    });
+    let dims: Vec<i64> = (0..normalized_shape.len())
+        .map(|i| input.dim() as i64 - i as i64 - 1)
+        .collect();
+    let x = if dtype == opmath {
+        input.clone()
+    } else {
+        ops::_to_copy_with(
+            input,
+            ops::ToCopyOptions {
+                dtype: Some(opmath),
+                ..Default::default()
+            },
+        )?
+    };
+    let mean_square = ops::mean_dim_with(
+        &ops::pow_tensor_scalar(&x, c10_core::Scalar::Int(2))?,
+        Some(&dims),
+        ops::MeanDimOptions {
+            keepdim: true,
+            dtype: None,
+        },
+    )?;
+    let rsqrt = ops::rsqrt(&ops::add_scalar(&mean_square, c10_core::Scalar::Double(eps))?)?;
+    let result = ops::type_as(&ops::mul_tensor(&x, &rsqrt)?, input)?;
+    match weight {
+        Some(w) => ops::type_as(&ops::mul_tensor(&result, w)?, &result),
+        None => Ok(result),
+    }
 }

@@ -1,11 +1,14 @@
 //! Composite pooling operators (CompositeImplicitAutograd), decomposed as
-//! PyTorch decomposes them: `avg_pool1d` -> `avg_pool2d` and
+//! PyTorch decomposes them: `avg_pool1d` -> `avg_pool2d`,
+//! `max_pool1d(_with_indices)` -> `max_pool2d_with_indices` and
 //! `adaptive_avg_pool1d` -> `adaptive_avg_pool2d` over a height of one,
-//! `adaptive_avg_pool2d` -> a mean (a 1x1 output) or
-//! `_adaptive_avg_pool2d`.
+//! `max_pool3d` -> `max_pool3d_with_indices`, `adaptive_avg_pool2d` and
+//! `adaptive_avg_pool3d` -> a mean (a 1x1 output) or
+//! `_adaptive_avg_pool2d` / `_adaptive_avg_pool3d`.
 
 use c10_core::{Error, MemoryFormat, Result};
 
+use super::dims::fmt_list;
 use crate::generated::ops;
 use crate::Tensor;
 
@@ -102,4 +105,117 @@ pub fn adaptive_avg_pool2d(self_: &Tensor, output_size: &[i64]) -> Result<Tensor
         return ops::as_strided(&out, &[n, c, 1, 1], &[c, 1, c, c]);
     }
     Ok(out)
+}
+
+/// `max_pool1d_with_indices(self, kernel_size, stride, padding, dilation,
+/// ceil_mode)`: `max_pool2d_with_indices` over `self.unsqueeze(-2)`.
+pub fn max_pool1d_with_indices(
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+    ceil_mode: bool,
+) -> Result<(Tensor, Tensor)> {
+    let stride = if stride.is_empty() {
+        kernel_size
+    } else {
+        stride
+    };
+    check_1d_input(self_, "max_pool1d")?;
+    let k = check_1d("max_pool1d", "kernel_size", kernel_size)?;
+    let s = check_1d("max_pool1d", "stride", stride)?;
+    let p = check_1d("max_pool1d", "padding", padding)?;
+    let d = check_1d("max_pool1d", "dilation", dilation)?;
+    let (out, indices) = ops::max_pool2d_with_indices_with(
+        &ops::unsqueeze(self_, -2)?,
+        &[1, k],
+        ops::MaxPool2dWithIndicesOptions {
+            stride: &[1, s],
+            padding: &[0, p],
+            dilation: &[1, d],
+            ceil_mode,
+        },
+    )?;
+    Ok((ops::squeeze_dim(&out, -2)?, ops::squeeze_dim(&indices, -2)?))
+}
+
+/// `max_pool1d(self, kernel_size, stride, padding, dilation, ceil_mode)`:
+/// the values of `max_pool1d_with_indices`.
+pub fn max_pool1d(
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+    ceil_mode: bool,
+) -> Result<Tensor> {
+    let sizes = self_.sizes();
+    let ok = match sizes.len() {
+        2 => sizes[0] != 0 && sizes[1] != 0,
+        3 => sizes[1] != 0 && sizes[2] != 0,
+        _ => false,
+    };
+    if !ok {
+        return Err(Error::runtime(format!(
+            "max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for input, but got:{}",
+            fmt_list(&sizes)
+        )));
+    }
+    max_pool1d_with_indices(self_, kernel_size, stride, padding, dilation, ceil_mode).map(|(o, _)| o)
+}
+
+/// `max_pool3d(self, kernel_size, stride, padding, dilation, ceil_mode)`:
+/// the values of `max_pool3d_with_indices`.
+pub fn max_pool3d(
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+    ceil_mode: bool,
+) -> Result<Tensor> {
+    let (out, _) = ops::max_pool3d_with_indices_with(
+        self_,
+        kernel_size,
+        ops::MaxPool3dWithIndicesOptions {
+            stride,
+            padding,
+            dilation,
+            ceil_mode,
+        },
+    )?;
+    Ok(out)
+}
+
+/// `adaptive_avg_pool3d(self, output_size)`: a mean over the spatial
+/// dimensions for a `1 x 1 x 1` output, else `_adaptive_avg_pool3d`.
+pub fn adaptive_avg_pool3d(self_: &Tensor, output_size: &[i64]) -> Result<Tensor> {
+    if output_size.len() != 3 {
+        return Err(Error::runtime("adaptive_avg_pool3d: output_size must be 3"));
+    }
+    if output_size.iter().any(|&s| s < 0) {
+        return Err(Error::runtime(format!(
+            "adaptive_avg_pool3d: elements of output_size must be greater than or equal to 0 but received {{{}, {},{}}}",
+            output_size[0], output_size[1], output_size[2]
+        )));
+    }
+    if output_size == [1, 1, 1] {
+        let out = ops::mean_dim_with(
+            self_,
+            Some(&[-1, -2, -3]),
+            ops::MeanDimOptions {
+                keepdim: true,
+                dtype: None,
+            },
+        )?;
+        if MemoryFormat::suggest(&self_.sizes(), &self_.strides())
+            == MemoryFormat::ChannelsLast3d
+        {
+            let (n, c) = (self_.sizes()[0], self_.sizes()[1]);
+            return ops::as_strided(&out, &[n, c, 1, 1, 1], &[c, 1, c, c, c]);
+        }
+        return Ok(out);
+    }
+    ops::_adaptive_avg_pool3d(self_, output_size)
 }

@@ -1,4 +1,5 @@
-//! Composite reductions: `var.dim` (over `var.correction`) and the
+//! Composite reductions: `var`, `var.dim`, `std`, `std.dim` and
+//! `std.correction` (over `var.correction`) and the
 //! `CompositeExplicitAutograd` kernels of `any.dims` and `any.dims_out`
 //! (over `any` and `any.dim`), as PyTorch writes them.
 
@@ -24,6 +25,53 @@ pub fn var_dim(
             keepdim,
         },
     )
+}
+
+/// `var(self, unbiased)`: `var.correction` over every dimension.
+pub fn var(self_: &Tensor, unbiased: bool) -> Result<Tensor> {
+    var_dim(self_, None, unbiased, false)
+}
+
+/// `std.correction(self, dim, *, correction, keepdim)`: the square root
+/// of `var.correction`.
+pub fn std_correction(
+    self_: &Tensor,
+    dim: Option<&[i64]>,
+    correction: Option<Scalar>,
+    keepdim: bool,
+) -> Result<Tensor> {
+    let var = ops::var_correction_with(
+        self_,
+        ops::VarCorrectionOptions {
+            dim,
+            correction,
+            keepdim,
+        },
+    )?;
+    ops::sqrt(&var)
+}
+
+/// `std.dim(self, dim, unbiased, keepdim)`: `std.correction` with a
+/// correction of 1 (`unbiased`) or 0.
+pub fn std_dim(
+    self_: &Tensor,
+    dim: Option<&[i64]>,
+    unbiased: bool,
+    keepdim: bool,
+) -> Result<Tensor> {
+    ops::std_correction_with(
+        self_,
+        ops::StdCorrectionOptions {
+            dim,
+            correction: Some(Scalar::Int(i64::from(unbiased))),
+            keepdim,
+        },
+    )
+}
+
+/// `std(self, unbiased)`: `std.correction` over every dimension.
+pub fn std(self_: &Tensor, unbiased: bool) -> Result<Tensor> {
+    std_dim(self_, None, unbiased, false)
 }
 
 /// `any.dims` in terms of `any` and `any.dim` (`allany_dims_default`):

@@ -2,7 +2,8 @@
 //! `Scalar` overloads of binary operators (`add`, `sub`, `mul`, `div`,
 //! `fmod`, `remainder`, the bitwise ones; the scalar wrapped as a 0-dim
 //! "wrapped number" tensor, which does not take part in type promotion)
-//! `square` (as `pow(self, 2)`), `masked_fill` (over `masked_fill_`), the full reductions `sum` and `mean`, and `softmax` / `log_softmax`
+//! `square` (as `pow(self, 2)`), `masked_fill` (over `masked_fill_`, a
+//! tensor value as its number), `rsub` (as `sub` reversed), the full reductions `sum` and `mean`, and `softmax` / `log_softmax`
 //! over `_softmax` / `_log_softmax` after an optional dtype conversion.
 
 use c10_core::{Error, Result, Scalar, ScalarType, TensorBase};
@@ -155,4 +156,44 @@ pub fn masked_fill_scalar(self_: &Tensor, mask: &Tensor, value: Scalar) -> Resul
         },
     )?;
     ops::masked_fill_scalar_(&result, mask, value)
+}
+
+/// `masked_fill.Tensor(self, mask, value)` (CompositeExplicitAutograd): as
+/// `masked_fill.Scalar`, through `masked_fill_.Tensor`.
+pub fn masked_fill_tensor(self_: &Tensor, mask: &Tensor, value: &Tensor) -> Result<Tensor> {
+    let shape = crate::tensor_iterator::broadcast::infer_size(&mask.sizes(), &self_.sizes())?;
+    let result = ops::clone_with(
+        &ops::expand(self_, &shape)?,
+        ops::CloneOptions {
+            memory_format: Some(c10_core::MemoryFormat::Contiguous),
+        },
+    )?;
+    ops::masked_fill_tensor_(&result, mask, value)
+}
+
+/// `masked_fill_.Tensor(self, mask, value)`: a 0-dim `value`'s number
+/// through `masked_fill_.Scalar`.
+pub fn masked_fill_tensor_(self_: &Tensor, mask: &Tensor, value: &Tensor) -> Result<Tensor> {
+    if value.dim() != 0 {
+        return Err(Error::runtime(format!(
+            "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with {} dimension(s).",
+            value.dim()
+        )));
+    }
+    ops::masked_fill_scalar_(self_, mask, ops::_local_scalar_dense(value)?)
+}
+
+/// `rsub.Scalar(self, other, alpha)` (CompositeExplicitAutograd):
+/// `other - alpha * self`, `other` a wrapped number.
+pub fn rsub_scalar(self_: &Tensor, other: Scalar, alpha: Scalar) -> Result<Tensor> {
+    ops::sub_tensor_with(
+        &wrapped_scalar_tensor(other)?,
+        self_,
+        ops::SubTensorOptions { alpha },
+    )
+}
+
+/// `rsub.Tensor(self, other, *, alpha)`: `other - alpha * self`.
+pub fn rsub_tensor(self_: &Tensor, other: &Tensor, alpha: Scalar) -> Result<Tensor> {
+    ops::sub_tensor_with(other, self_, ops::SubTensorOptions { alpha })
 }

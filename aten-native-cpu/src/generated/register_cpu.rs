@@ -3221,6 +3221,40 @@ pub fn hardsigmoid_structured_cpu_(self_: &Tensor) -> Result<Tensor> {
     let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
+/// Structured kernel (Out, cpu) of `aten::replication_pad1d.out(Tensor self, SymInt[2] padding, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn replication_pad1d_out_structured_cpu(
+    self_: &Tensor,
+    padding: &[i64],
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta = aten_core::meta::replication_pad1d(set_output, self_, padding)?;
+    crate::kernels::replication_pad1d_out_cpu(&mut meta, self_, padding)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, cpu) of `aten::replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor`.
+pub fn replication_pad1d_structured_cpu(self_: &Tensor, padding: &[i64]) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::replication_pad1d(set_output, self_, padding)?;
+    crate::kernels::replication_pad1d_out_cpu(&mut meta, self_, padding)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Inplace, cpu) of `aten::elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)`.
+pub fn elu_structured_cpu_(
+    self_: &Tensor,
+    alpha: Scalar,
+    scale: Scalar,
+    input_scale: Scalar,
+) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::elu(set_output, self_, alpha, scale, input_scale)?;
+    crate::kernels::elu_out(&mut meta, self_, alpha, scale, input_scale)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
 
 aten_dispatch::torch_library_impl!(aten, CPU, |m| {
     m.impl_(
@@ -4283,6 +4317,39 @@ aten_dispatch::torch_library_impl!(aten, CPU, |m| {
     m.impl_(
         "hardsigmoid_",
         CppFunction::from_unboxed(hardsigmoid_structured_cpu_),
+    )?;
+    m.impl_(
+        "_scaled_dot_product_flash_attention_for_cpu",
+        CppFunction::from_unboxed(crate::kernels::_scaled_dot_product_flash_attention_cpu),
+    )?;
+    m.impl_(
+        "replication_pad1d.out",
+        CppFunction::from_unboxed(replication_pad1d_out_structured_cpu),
+    )?;
+    m.impl_(
+        "replication_pad1d",
+        CppFunction::from_unboxed(replication_pad1d_structured_cpu),
+    )?;
+    m.impl_(
+        "repeat_interleave.Tensor",
+        CppFunction::from_unboxed(crate::kernels::repeat_interleave_cpu),
+    )?;
+    m.impl_(
+        "std.correction",
+        CppFunction::from_unboxed(crate::kernels::std_correction),
+    )?;
+    m.impl_(
+        "_prelu_kernel",
+        CppFunction::from_unboxed(crate::kernels::_prelu_kernel),
+    )?;
+    m.impl_("elu_", CppFunction::from_unboxed(elu_structured_cpu_))?;
+    m.impl_(
+        "rsub.Tensor",
+        CppFunction::from_unboxed(crate::kernels::rsub_tensor),
+    )?;
+    m.impl_(
+        "masked_fill_.Tensor",
+        CppFunction::from_unboxed(crate::kernels::masked_fill_tensor_),
     )?;
     Ok(())
 });

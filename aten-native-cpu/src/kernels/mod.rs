@@ -13,7 +13,8 @@
 //! - [`advanced_indexing`]: `index.Tensor`, `_index_put_impl_`,
 //!   `masked_scatter_`, `nonzero`; [`scatter`]: the scatter families
 //!   (both writing through [`scatter_offsets`]); [`sorting`]: `sort`,
-//!   `topk`; [`embedding_bag`]: `_embedding_bag`;
+//!   `topk`; [`embedding_bag`]: `_embedding_bag`; [`repeat_interleave`]: the
+//!   indices of `repeat_interleave.Tensor`;
 //! - [`linear_algebra`]: `mm`, `bmm`, `addmm`, `dot` (on [`crate::gemm`]);
 //! - [`local_scalar`]: `_local_scalar_dense` (`item()`);
 //! - [`nn`]: convolution, layer norm, losses, dropout; [`pooling`]: max,
@@ -57,6 +58,7 @@ pub mod pointwise_ops;
 pub mod pooling;
 pub mod reduce;
 pub mod scatter;
+pub mod repeat_interleave;
 pub mod scatter_offsets;
 pub mod sorting;
 pub mod ternary;
@@ -104,9 +106,11 @@ pub use nn::{
 };
 pub use padding::{
     reflection_pad1d_out_cpu, reflection_pad2d_cpu, reflection_pad2d_out_cpu,
-    reflection_pad3d_out_cpu, replication_pad2d_out_cpu, replication_pad3d_out_cpu,
+    reflection_pad3d_out_cpu, replication_pad1d_out_cpu, replication_pad2d_out_cpu,
+    replication_pad3d_out_cpu,
 };
 pub use pointwise_ops::*;
+pub use repeat_interleave::repeat_interleave_cpu;
 pub use pooling::{
     adaptive_avg_pool2d_backward_cpu, adaptive_avg_pool2d_cpu, adaptive_avg_pool3d_cpu,
     avg_pool3d_out_cpu, max_pool2d_with_indices_out_cpu, max_pool3d_with_indices_cpu,
@@ -132,4 +136,7 @@ pub use upsample::{upsample_bilinear2d_out_cpu, upsample_nearest2d_out_cpu};
 /// Views are backend-neutral: the CPU registers the shared kernels.
 pub use aten_core::native::{as_strided_tensorimpl, resize_, view};
 /// Written over other operators: every backend registers the same code.
-pub use aten_core::native::{hardtanh, hardtanh_, isnan};
+pub use aten_core::native::{
+    _prelu_kernel, _scaled_dot_product_flash_attention_cpu, hardtanh, hardtanh_, isnan,
+    masked_fill_tensor_, rsub_tensor, std_correction,
+};

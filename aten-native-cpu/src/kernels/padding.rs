@@ -70,6 +70,8 @@ structured_pad! {
     reflection_pad1d_out_cpu => Reflect, "reflection_pad1d";
     /// `reflection_pad3d.out`.
     reflection_pad3d_out_cpu => Reflect, "reflection_pad3d";
+    /// `replication_pad1d.out`.
+    replication_pad1d_out_cpu => Replicate, "replication_pad1d";
     /// `replication_pad2d.out`.
     replication_pad2d_out_cpu => Replicate, "replication_pad2d";
     /// `replication_pad3d.out`.
