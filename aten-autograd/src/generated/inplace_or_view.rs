@@ -4709,6 +4709,25 @@ pub fn masked_fill_tensor_ad_inplace_or_view_(
     Ok(result)
 }
 
+/// ADInplaceOrView kernel of `aten::roll.out(Tensor self, SymInt[1] shifts, int[1] dims=[], *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn roll_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    shifts: &[i64],
+    dims: &[i64],
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::roll_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, shifts, dims, out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
 aten_dispatch::torch_library_impl!(aten, ADInplaceOrView, |m| {
     m.impl_(
         "empty_strided.out",
@@ -5687,6 +5706,10 @@ aten_dispatch::torch_library_impl!(aten, ADInplaceOrView, |m| {
     m.impl_(
         "masked_fill_.Tensor",
         CppFunction::from_unboxed(masked_fill_tensor_ad_inplace_or_view_),
+    )?;
+    m.impl_(
+        "roll.out",
+        CppFunction::from_unboxed(roll_out_ad_inplace_or_view),
     )?;
     Ok(())
 });

@@ -19569,6 +19569,78 @@ fn masked_fill_tensor_autograd_record_(
     Ok(out0)
 }
 
+/// Autograd kernel of `aten::roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor`.
+#[inline]
+pub fn roll_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    shifts: &[i64],
+    dims: &[i64],
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::roll_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, shifts, dims),
+            )?
+        });
+    }
+    roll_autograd_record(ks, self_, shifts, dims)
+}
+
+/// The recording part of [`roll_autograd`]: some input requires grad.
+#[inline(never)]
+fn roll_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    shifts: &[i64],
+    dims: &[i64],
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::roll_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, shifts, dims),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "roll" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::roll.out(Tensor self, SymInt[1] shifts, int[1] dims=[], *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn roll_out_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    shifts: &[i64],
+    dims: &[i64],
+    out: &Tensor,
+) -> Result<Tensor> {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
+        return Err(record::out_requires_grad_error("roll"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::roll_out_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, shifts, dims, out),
+        )?
+    })
+}
+
 aten_dispatch::torch_library_impl!(aten, Autograd, |m| {
     m.impl_(
         "empty.memory_format",
@@ -20783,5 +20855,7 @@ aten_dispatch::torch_library_impl!(aten, Autograd, |m| {
         "masked_fill_.Tensor",
         CppFunction::from_unboxed(masked_fill_tensor_autograd_),
     )?;
+    m.impl_("roll", CppFunction::from_unboxed(roll_autograd))?;
+    m.impl_("roll.out", CppFunction::from_unboxed(roll_out_autograd))?;
     Ok(())
 });

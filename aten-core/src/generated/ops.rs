@@ -19396,3 +19396,372 @@ pub fn masked_fill_tensor_op_(
 pub fn masked_fill_tensor_(self_: &Tensor, mask: &Tensor, value: &Tensor) -> Result<Tensor> {
     masked_fill_tensor_op_()?.call((self_, mask, value))
 }
+
+/// The typed dispatcher handle of `aten::__and__.Scalar`, looked up once.
+#[inline]
+pub fn __and___scalar_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>
+{
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::__and__", "Scalar"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::__and__.Scalar(Tensor self, Scalar other) -> Tensor`
+pub fn __and___scalar(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    __and___scalar_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::__and__.Tensor`, looked up once.
+#[inline]
+pub fn __and___tensor_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::__and__", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::__and__.Tensor(Tensor self, Tensor other) -> Tensor`
+pub fn __and___tensor(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    __and___tensor_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::__iand__.Scalar`, looked up once.
+#[inline]
+pub fn __iand___scalar_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::__iand__", "Scalar"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::__iand__.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
+pub fn __iand___scalar(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    __iand___scalar_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::__iand__.Tensor`, looked up once.
+#[inline]
+pub fn __iand___tensor_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::__iand__", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::__iand__.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+pub fn __iand___tensor(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    __iand___tensor_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::__or__.Scalar`, looked up once.
+#[inline]
+pub fn __or___scalar_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>
+{
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::__or__", "Scalar"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::__or__.Scalar(Tensor self, Scalar other) -> Tensor`
+pub fn __or___scalar(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    __or___scalar_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::__or__.Tensor`, looked up once.
+#[inline]
+pub fn __or___tensor_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::__or__", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::__or__.Tensor(Tensor self, Tensor other) -> Tensor`
+pub fn __or___tensor(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    __or___tensor_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::__ior__.Scalar`, looked up once.
+#[inline]
+pub fn __ior___scalar_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>
+{
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::__ior__", "Scalar"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::__ior__.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
+pub fn __ior___scalar(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    __ior___scalar_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::__ior__.Tensor`, looked up once.
+#[inline]
+pub fn __ior___tensor_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::__ior__", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::__ior__.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+pub fn __ior___tensor(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    __ior___tensor_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::__xor__.Scalar`, looked up once.
+#[inline]
+pub fn __xor___scalar_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>
+{
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::__xor__", "Scalar"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::__xor__.Scalar(Tensor self, Scalar other) -> Tensor`
+pub fn __xor___scalar(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    __xor___scalar_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::__xor__.Tensor`, looked up once.
+#[inline]
+pub fn __xor___tensor_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::__xor__", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::__xor__.Tensor(Tensor self, Tensor other) -> Tensor`
+pub fn __xor___tensor(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    __xor___tensor_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::__ixor__.Scalar`, looked up once.
+#[inline]
+pub fn __ixor___scalar_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::__ixor__", "Scalar"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::__ixor__.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
+pub fn __ixor___scalar(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    __ixor___scalar_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::__ixor__.Tensor`, looked up once.
+#[inline]
+pub fn __ixor___tensor_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::__ixor__", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::__ixor__.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+pub fn __ixor___tensor(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    __ixor___tensor_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::diff.`, looked up once.
+#[inline]
+pub fn diff_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            i64,
+            i64,
+            Option<&'static Tensor>,
+            Option<&'static Tensor>,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    i64,
+                    i64,
+                    Option<&'static Tensor>,
+                    Option<&'static Tensor>,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::diff", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`diff_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct DiffOptions<'a> {
+    /// `n`.
+    pub n: i64,
+    /// `dim`.
+    pub dim: i64,
+    /// `prepend`.
+    pub prepend: Option<&'a Tensor>,
+    /// `append`.
+    pub append: Option<&'a Tensor>,
+}
+
+impl Default for DiffOptions<'_> {
+    fn default() -> Self {
+        DiffOptions {
+            n: 1,
+            dim: -1,
+            prepend: None,
+            append: None,
+        }
+    }
+}
+
+/// `aten::diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor`
+pub fn diff(self_: &Tensor) -> Result<Tensor> {
+    diff_with(self_, DiffOptions::default())
+}
+
+/// `aten::diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor`
+pub fn diff_with(self_: &Tensor, options: DiffOptions<'_>) -> Result<Tensor> {
+    diff_op()?.call((
+        self_,
+        options.n,
+        options.dim,
+        options.prepend,
+        options.append,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::roll.`, looked up once.
+#[inline]
+pub fn roll_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static [i64], &'static [i64]), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static [i64], &'static [i64]), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::roll", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`roll_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct RollOptions<'a> {
+    /// `dims`.
+    pub dims: &'a [i64],
+}
+
+impl Default for RollOptions<'_> {
+    fn default() -> Self {
+        RollOptions { dims: &[][..] }
+    }
+}
+
+/// `aten::roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor`
+pub fn roll(self_: &Tensor, shifts: &[i64]) -> Result<Tensor> {
+    roll_with(self_, shifts, RollOptions::default())
+}
+
+/// `aten::roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor`
+pub fn roll_with(self_: &Tensor, shifts: &[i64], options: RollOptions<'_>) -> Result<Tensor> {
+    roll_op()?.call((self_, shifts, options.dims))
+}
+
+/// The typed dispatcher handle of `aten::roll.out`, looked up once.
+#[inline]
+pub fn roll_out_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static [i64],
+            &'static [i64],
+            &'static Tensor,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static [i64],
+                    &'static [i64],
+                    &'static Tensor,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::roll", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::roll.out(Tensor self, SymInt[1] shifts, int[1] dims=[], *, Tensor(a!) out) -> Tensor(a!)`
+pub fn roll_out(self_: &Tensor, shifts: &[i64], dims: &[i64], out: &Tensor) -> Result<Tensor> {
+    roll_out_op()?.call((self_, shifts, dims, out))
+}
+
+/// The typed dispatcher handle of `aten::min.other`, looked up once.
+#[inline]
+pub fn min_other_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::min", "other"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::min.other(Tensor self, Tensor other) -> Tensor`
+pub fn min_other(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    min_other_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::max.other`, looked up once.
+#[inline]
+pub fn max_other_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::max", "other"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::max.other(Tensor self, Tensor other) -> Tensor`
+pub fn max_other(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    max_other_op()?.call((self_, other))
+}

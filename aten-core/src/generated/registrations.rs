@@ -8397,6 +8397,17 @@ pub fn elu_structured_default_backend_(
     let output = crate::structured::StructuredMeta::into_output(meta)?;
     ops::elu_out_op()?.call((self_, alpha, scale, input_scale, &output))
 }
+/// `autogen` variant `aten::roll.out(Tensor self, SymInt[1] shifts, int[1] dims=[], *, Tensor(a!) out) -> Tensor(a!)` of `aten::roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor`.
+pub fn roll_out_autogen(
+    self_: &Tensor,
+    shifts: &[i64],
+    dims: &[i64],
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = ops::roll_op()?.call((self_, shifts, dims))?;
+    crate::structured::copy_to_out(&result, out)?;
+    Ok(out.clone())
+}
 
 aten_dispatch::torch_library_impl!(aten, BackendSelect, |m| {
     m.impl_(
@@ -9862,6 +9873,63 @@ aten_dispatch::torch_library_impl!(aten, CompositeImplicitAutograd, |m| {
     m.impl_("inner", CppFunction::from_unboxed(crate::native::inner))?;
     m.impl_("outer", CppFunction::from_unboxed(crate::native::outer))?;
     m.impl_("ger", CppFunction::from_unboxed(crate::native::ger))?;
+    m.impl_(
+        "__and__.Scalar",
+        CppFunction::from_unboxed(crate::native::__and___scalar),
+    )?;
+    m.impl_(
+        "__and__.Tensor",
+        CppFunction::from_unboxed(crate::native::__and___tensor),
+    )?;
+    m.impl_(
+        "__iand__.Scalar",
+        CppFunction::from_unboxed(crate::native::__iand___scalar),
+    )?;
+    m.impl_(
+        "__iand__.Tensor",
+        CppFunction::from_unboxed(crate::native::__iand___tensor),
+    )?;
+    m.impl_(
+        "__or__.Scalar",
+        CppFunction::from_unboxed(crate::native::__or___scalar),
+    )?;
+    m.impl_(
+        "__or__.Tensor",
+        CppFunction::from_unboxed(crate::native::__or___tensor),
+    )?;
+    m.impl_(
+        "__ior__.Scalar",
+        CppFunction::from_unboxed(crate::native::__ior___scalar),
+    )?;
+    m.impl_(
+        "__ior__.Tensor",
+        CppFunction::from_unboxed(crate::native::__ior___tensor),
+    )?;
+    m.impl_(
+        "__xor__.Scalar",
+        CppFunction::from_unboxed(crate::native::__xor___scalar),
+    )?;
+    m.impl_(
+        "__xor__.Tensor",
+        CppFunction::from_unboxed(crate::native::__xor___tensor),
+    )?;
+    m.impl_(
+        "__ixor__.Scalar",
+        CppFunction::from_unboxed(crate::native::__ixor___scalar),
+    )?;
+    m.impl_(
+        "__ixor__.Tensor",
+        CppFunction::from_unboxed(crate::native::__ixor___tensor),
+    )?;
+    m.impl_("diff", CppFunction::from_unboxed(crate::native::diff))?;
+    m.impl_(
+        "min.other",
+        CppFunction::from_unboxed(crate::native::min_other),
+    )?;
+    m.impl_(
+        "max.other",
+        CppFunction::from_unboxed(crate::native::max_other),
+    )?;
     Ok(())
 });
 
@@ -10285,6 +10353,7 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutograd, |m| {
         "masked_fill.Tensor",
         CppFunction::from_unboxed(crate::native::masked_fill_tensor),
     )?;
+    m.impl_("roll.out", CppFunction::from_unboxed(roll_out_autogen))?;
     Ok(())
 });
 

@@ -1981,4 +1981,94 @@ impl Tensor {
     pub fn masked_fill_tensor_(&self, mask: &Tensor, value: &Tensor) -> Result<Tensor> {
         ops::masked_fill_tensor_(self, mask, value)
     }
+
+    /// `aten::__and__.Scalar(Tensor self, Scalar other) -> Tensor`
+    pub fn __and___scalar(&self, other: Scalar) -> Result<Tensor> {
+        ops::__and___scalar(self, other)
+    }
+
+    /// `aten::__and__.Tensor(Tensor self, Tensor other) -> Tensor`
+    pub fn __and___tensor(&self, other: &Tensor) -> Result<Tensor> {
+        ops::__and___tensor(self, other)
+    }
+
+    /// `aten::__iand__.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
+    pub fn __iand___scalar(&self, other: Scalar) -> Result<Tensor> {
+        ops::__iand___scalar(self, other)
+    }
+
+    /// `aten::__iand__.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+    pub fn __iand___tensor(&self, other: &Tensor) -> Result<Tensor> {
+        ops::__iand___tensor(self, other)
+    }
+
+    /// `aten::__or__.Scalar(Tensor self, Scalar other) -> Tensor`
+    pub fn __or___scalar(&self, other: Scalar) -> Result<Tensor> {
+        ops::__or___scalar(self, other)
+    }
+
+    /// `aten::__or__.Tensor(Tensor self, Tensor other) -> Tensor`
+    pub fn __or___tensor(&self, other: &Tensor) -> Result<Tensor> {
+        ops::__or___tensor(self, other)
+    }
+
+    /// `aten::__ior__.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
+    pub fn __ior___scalar(&self, other: Scalar) -> Result<Tensor> {
+        ops::__ior___scalar(self, other)
+    }
+
+    /// `aten::__ior__.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+    pub fn __ior___tensor(&self, other: &Tensor) -> Result<Tensor> {
+        ops::__ior___tensor(self, other)
+    }
+
+    /// `aten::__xor__.Scalar(Tensor self, Scalar other) -> Tensor`
+    pub fn __xor___scalar(&self, other: Scalar) -> Result<Tensor> {
+        ops::__xor___scalar(self, other)
+    }
+
+    /// `aten::__xor__.Tensor(Tensor self, Tensor other) -> Tensor`
+    pub fn __xor___tensor(&self, other: &Tensor) -> Result<Tensor> {
+        ops::__xor___tensor(self, other)
+    }
+
+    /// `aten::__ixor__.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
+    pub fn __ixor___scalar(&self, other: Scalar) -> Result<Tensor> {
+        ops::__ixor___scalar(self, other)
+    }
+
+    /// `aten::__ixor__.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+    pub fn __ixor___tensor(&self, other: &Tensor) -> Result<Tensor> {
+        ops::__ixor___tensor(self, other)
+    }
+
+    /// `aten::diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor`
+    pub fn diff(&self) -> Result<Tensor> {
+        ops::diff(self)
+    }
+
+    /// `aten::diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor`
+    pub fn diff_with(&self, options: ops::DiffOptions<'_>) -> Result<Tensor> {
+        ops::diff_with(self, options)
+    }
+
+    /// `aten::roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor`
+    pub fn roll(&self, shifts: &[i64]) -> Result<Tensor> {
+        ops::roll(self, shifts)
+    }
+
+    /// `aten::roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor`
+    pub fn roll_with(&self, shifts: &[i64], options: ops::RollOptions<'_>) -> Result<Tensor> {
+        ops::roll_with(self, shifts, options)
+    }
+
+    /// `aten::min.other(Tensor self, Tensor other) -> Tensor`
+    pub fn min_other(&self, other: &Tensor) -> Result<Tensor> {
+        ops::min_other(self, other)
+    }
+
+    /// `aten::max.other(Tensor self, Tensor other) -> Tensor`
+    pub fn max_other(&self, other: &Tensor) -> Result<Tensor> {
+        ops::max_other(self, other)
+    }
 }

@@ -12,7 +12,9 @@ pub mod conv_shape;
 mod conversions;
 mod convolution;
 mod copy;
+mod diff;
 mod dims;
+mod dunders;
 mod dropout;
 mod einsum;
 pub mod embedding_bag;
@@ -47,6 +49,8 @@ mod view_copies;
 mod views;
 
 pub use activations::*;
+pub use diff::*;
+pub use dunders::*;
 pub use view_aliases::*;
 pub use splits::*;
 pub use selections::*;

@@ -1,7 +1,8 @@
 //! Selections with numbers and the `clamp` aliases (CompositeImplicitAutograd,
 //! PyTorch's `TensorCompare.cpp`): `where` with a number for either side
 //! (a wrapped number, which keeps the tensor side's dtype) or both (0-dim
-//! tensors of the numbers' result type), and `clip` as `clamp`.
+//! tensors of the numbers' result type), `clip` as `clamp`, and
+//! `min.other`/`max.other` as `minimum`/`maximum`.
 
 use c10_core::{Result, Scalar, ScalarType};
 
@@ -70,4 +71,14 @@ pub fn clip_tensor(self_: &Tensor, min: Option<&Tensor>, max: Option<&Tensor>) -
 /// `clip_.Tensor(self, min, max)`: `clamp_.Tensor`.
 pub fn clip_tensor_(self_: &Tensor, min: Option<&Tensor>, max: Option<&Tensor>) -> Result<Tensor> {
     ops::clamp_tensor_with_(self_, ops::ClampTensorInplaceOptions { min, max })
+}
+
+/// `min.other(self, other)`: `minimum`.
+pub fn min_other(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    ops::minimum(self_, other)
+}
+
+/// `max.other(self, other)`: `maximum`.
+pub fn max_other(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    ops::maximum(self_, other)
 }

@@ -1,7 +1,7 @@
 //! Composite copying shape operators: `stack` (unsqueeze + `cat`),
 //! `repeat` (a strided view of the result, filled by one broadcast copy)
 //! and `constant_pad_nd` (a filled result whose inner view receives the
-//! input, cropped by negative pads).
+//! input, cropped by negative pads), and `roll` (views joined by `cat`).
 
 use c10_core::{Error, MemoryFormat, Result, Scalar};
 
@@ -172,4 +172,38 @@ pub fn constant_pad_nd(self_: &Tensor, pad: &[i64], value: Scalar) -> Result<Ten
     }
     ops::copy_(&inner, &cropped)?;
     Ok(output)
+}
+
+/// `roll(self, shifts, dims)` (PyTorch's `roll_cpu`): one dimension as two
+/// `narrow`s joined the other way round; several one after the other; no
+/// dimensions, the flattened tensor.
+pub fn roll(self_: &Tensor, shifts: &[i64], dims: &[i64]) -> Result<Tensor> {
+    if dims.len() != 1 || shifts.len() != 1 {
+        if shifts.is_empty() {
+            return Err(Error::runtime("`shifts` required"));
+        }
+        if dims.is_empty() && shifts.len() == 1 {
+            let flat = ops::view(&ops::contiguous(self_)?, &[self_.numel()])?;
+            return ops::view(&roll(&flat, shifts, &[0])?, &self_.sizes());
+        }
+        if shifts.len() != dims.len() {
+            return Err(Error::runtime(format!(
+                "shifts and dimensions must align. shifts: {}, dims:{}",
+                shifts.len(),
+                dims.len()
+            )));
+        }
+        let first = roll(self_, &shifts[..1], &dims[..1])?;
+        return roll(&first, &shifts[1..], &dims[1..]);
+    }
+    if self_.numel() == 0 {
+        return ops::clone(self_);
+    }
+    let dim = dims[0];
+    let d = super::dims::wrap_dim(dim, self_.dim())?;
+    let size = self_.sizes()[d];
+    let start = (size - shifts[0] % size) % size;
+    let t0 = ops::narrow(self_, dim, start, size - start)?;
+    let t1 = ops::narrow(self_, dim, 0, start)?;
+    ops::cat_with(&[t0, t1], ops::CatOptions { dim })
 }

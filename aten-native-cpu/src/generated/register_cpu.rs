@@ -4351,6 +4351,7 @@ aten_dispatch::torch_library_impl!(aten, CPU, |m| {
         "masked_fill_.Tensor",
         CppFunction::from_unboxed(crate::kernels::masked_fill_tensor_),
     )?;
+    m.impl_("roll", CppFunction::from_unboxed(crate::kernels::roll))?;
     Ok(())
 });
 

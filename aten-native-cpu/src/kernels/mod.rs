@@ -138,5 +138,5 @@ pub use aten_core::native::{as_strided_tensorimpl, resize_, view};
 /// Written over other operators: every backend registers the same code.
 pub use aten_core::native::{
     _prelu_kernel, _scaled_dot_product_flash_attention_cpu, hardtanh, hardtanh_, isnan,
-    masked_fill_tensor_, rsub_tensor, std_correction,
+    masked_fill_tensor_, roll, rsub_tensor, std_correction,
 };
