@@ -25,7 +25,10 @@ fn assert_all_match(dir_name: &str, expected: &[&str]) {
         .collect();
     for o in &outcomes {
         if let Ok(worst) = &o.result {
-            println!("{}: largest difference {worst:.2e} ({} sizes)", o.name, o.sizes);
+            println!(
+                "{}: largest difference {worst:.2e} ({} sizes)",
+                o.name, o.sizes
+            );
         }
     }
     assert!(failed.is_empty(), "{}", failed.join("\n"));

@@ -50,13 +50,20 @@ fn every_function_of_pytorchs_yaml_is_defined_with_its_schema_and_tags() {
             None => wrong.push(format!("{name}: not in schemas.txt")),
         }
         if handle.tags() != f.tags {
-            wrong.push(format!("{name}: tags {:?}, yaml {:?}", handle.tags(), f.tags));
+            wrong.push(format!(
+                "{name}: tags {:?}, yaml {:?}",
+                handle.tags(),
+                f.tags
+            ));
         }
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
     let (report, missing) = registry::surface(&yaml, "native_functions.yaml").unwrap();
     assert!(missing.is_empty(), "{missing:?}");
-    assert!(report.starts_with("2590 functions in native_functions.yaml: 2590 defined\n"), "{report}");
+    assert!(
+        report.starts_with("2590 functions in native_functions.yaml: 2590 defined\n"),
+        "{report}"
+    );
     println!("{report}");
 }
 

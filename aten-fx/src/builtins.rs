@@ -237,15 +237,26 @@ impl Builtin {
         if self == Builtin::SymIte {
             arity(3)?;
             let cond = Num::of(&args[0], name)?;
-            return Ok(if cond.truth() { args[1].clone() } else { args[2].clone() });
+            return Ok(if cond.truth() {
+                args[1].clone()
+            } else {
+                args[2].clone()
+            });
         }
         let nums = args
             .iter()
             .map(|a| Num::of(a, name))
             .collect::<Result<Vec<_>>>()?;
         let result = match self {
-            Builtin::Neg | Builtin::Pos | Builtin::Abs | Builtin::Not | Builtin::Trunc
-            | Builtin::Floor | Builtin::Ceil | Builtin::SymFloat | Builtin::SymInt
+            Builtin::Neg
+            | Builtin::Pos
+            | Builtin::Abs
+            | Builtin::Not
+            | Builtin::Trunc
+            | Builtin::Floor
+            | Builtin::Ceil
+            | Builtin::SymFloat
+            | Builtin::SymInt
             | Builtin::Sqrt => {
                 arity(1)?;
                 let a = nums[0];
@@ -303,7 +314,11 @@ impl Builtin {
                         Some((_, 0)) => return Err(zero()),
                         Some((x, y)) => {
                             let q = x.checked_div(y).ok_or_else(overflow)?;
-                            Num::Int(if x % y != 0 && ((x < 0) != (y < 0)) { q - 1 } else { q })
+                            Num::Int(if x % y != 0 && ((x < 0) != (y < 0)) {
+                                q - 1
+                            } else {
+                                q
+                            })
                         }
                         None => Num::Float((a.float() / b.float()).floor()),
                     },
@@ -311,7 +326,11 @@ impl Builtin {
                         Some((_, 0)) => return Err(zero()),
                         Some((x, y)) => {
                             let r = x.checked_rem(y).ok_or_else(overflow)?;
-                            Num::Int(if r != 0 && ((r < 0) != (y < 0)) { r + y } else { r })
+                            Num::Int(if r != 0 && ((r < 0) != (y < 0)) {
+                                r + y
+                            } else {
+                                r
+                            })
                         }
                         None => {
                             let (x, y) = (a.float(), b.float());
@@ -331,7 +350,11 @@ impl Builtin {
                         ),
                         _ => Num::Float(a.float().powf(b.float())),
                     },
-                    Builtin::Eq | Builtin::Ne | Builtin::Lt | Builtin::Le | Builtin::Gt
+                    Builtin::Eq
+                    | Builtin::Ne
+                    | Builtin::Lt
+                    | Builtin::Le
+                    | Builtin::Gt
                     | Builtin::Ge => {
                         let ord = match ints {
                             Some((x, y)) => Some(x.cmp(&y)),
@@ -353,7 +376,9 @@ impl Builtin {
                             Num::Bool(if self == Builtin::And { x && y } else { x || y })
                         }
                         _ => match ints {
-                            Some((x, y)) => Num::Int(if self == Builtin::And { x & y } else { x | y }),
+                            Some((x, y)) => {
+                                Num::Int(if self == Builtin::And { x & y } else { x | y })
+                            }
                             None => {
                                 return Err(Error::runtime(format!(
                                     "TypeError: unsupported operand type(s) for {}: 'float'",
@@ -395,10 +420,19 @@ mod tests {
     fn python_semantics() {
         use IValue as V;
         assert_eq!(call("_operator.add", &[V::Int(1), V::Int(12)]), V::Int(13));
-        assert_eq!(call("_operator.floordiv", &[V::Int(-7), V::Int(2)]), V::Int(-4));
+        assert_eq!(
+            call("_operator.floordiv", &[V::Int(-7), V::Int(2)]),
+            V::Int(-4)
+        );
         assert_eq!(call("_operator.mod", &[V::Int(-7), V::Int(3)]), V::Int(2));
-        assert_eq!(call("_operator.truediv", &[V::Int(7), V::Int(2)]), V::double(3.5));
-        assert_eq!(call("_operator.mul", &[V::Int(3), V::double(0.5)]), V::double(1.5));
+        assert_eq!(
+            call("_operator.truediv", &[V::Int(7), V::Int(2)]),
+            V::double(3.5)
+        );
+        assert_eq!(
+            call("_operator.mul", &[V::Int(3), V::double(0.5)]),
+            V::double(1.5)
+        );
         assert_eq!(call("_operator.ge", &[V::Int(3), V::Int(3)]), V::bool(true));
         assert_eq!(call("torch.sym_max", &[V::Int(3), V::Int(5)]), V::Int(5));
         assert_eq!(call("torch.sym_not", &[V::bool(true)]), V::bool(false));

@@ -73,7 +73,10 @@ enum Step {
         args: Vec<HopOperand>,
     },
     /// A Python function of sizes.
-    Builtin { function: Builtin, args: Vec<Operand> },
+    Builtin {
+        function: Builtin,
+        args: Vec<Operand>,
+    },
     /// An element of an earlier node's results.
     GetItem { of: usize, index: usize },
     /// The graph's results.
@@ -172,11 +175,17 @@ fn operand(a: &Arg, kind: ListKind) -> Operand {
         Arg::Const(v) => Operand::Const(v.clone()),
         Arg::List(items) => Operand::List(
             kind,
-            items.iter().map(|i| operand(i, ListKind::Inferred)).collect(),
+            items
+                .iter()
+                .map(|i| operand(i, ListKind::Inferred))
+                .collect(),
         ),
-        Arg::Tuple(items) => {
-            Operand::Tuple(items.iter().map(|i| operand(i, ListKind::Inferred)).collect())
-        }
+        Arg::Tuple(items) => Operand::Tuple(
+            items
+                .iter()
+                .map(|i| operand(i, ListKind::Inferred))
+                .collect(),
+        ),
     }
 }
 
@@ -266,9 +275,8 @@ impl Interpreter {
         let mut steps = Vec::with_capacity(graph.nodes.len());
         let mut inputs = 0;
         for node in &graph.nodes {
-            let error = |e: Error| {
-                Error::new(e.kind(), format!("node `{}`: {}", node.name, e.message()))
-            };
+            let error =
+                |e: Error| Error::new(e.kind(), format!("node `{}`: {}", node.name, e.message()));
             let step = match &node.kind {
                 NodeKind::Placeholder => {
                     inputs += 1;
@@ -299,15 +307,20 @@ impl Interpreter {
                 }
                 NodeKind::CallBuiltin { function, args } => Step::Builtin {
                     function: *function,
-                    args: args.iter().map(|a| operand(a, ListKind::Inferred)).collect(),
+                    args: args
+                        .iter()
+                        .map(|a| operand(a, ListKind::Inferred))
+                        .collect(),
                 },
                 NodeKind::GetItem { of, index } => Step::GetItem {
                     of: *of,
                     index: *index,
                 },
-                NodeKind::Output(outs) => {
-                    Step::Output(outs.iter().map(|a| operand(a, ListKind::Inferred)).collect())
-                }
+                NodeKind::Output(outs) => Step::Output(
+                    outs.iter()
+                        .map(|a| operand(a, ListKind::Inferred))
+                        .collect(),
+                ),
             };
             steps.push(step);
         }

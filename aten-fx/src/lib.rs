@@ -17,8 +17,8 @@ pub mod interpreter;
 pub mod make_fx;
 mod names;
 
-pub use export::ExportedProgram;
 pub use builtins::Builtin;
+pub use export::ExportedProgram;
 pub use graph::{Arg, Graph, Node, NodeKind};
 pub use interpreter::Interpreter;
 pub use make_fx::{make_fx, make_fx_with, MakeFxOptions};

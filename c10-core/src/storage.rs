@@ -40,9 +40,7 @@ enum CpuMemory {
     /// Allocated by `small_block_cache::allocate` with this layout.
     Allocated(Layout),
     /// Kept alive by this owner for as long as the storage lives.
-    External {
-        _owner: Arc<dyn Any + Send + Sync>,
-    },
+    External { _owner: Arc<dyn Any + Send + Sync> },
 }
 
 /// A CPU storage's memory: owned, aligned, zeroed unless asked otherwise,

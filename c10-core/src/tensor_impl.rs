@@ -272,8 +272,13 @@ impl TensorBase {
         storage_offset: i64,
     ) -> Result<TensorBase> {
         let device = storage.device();
-        let layout =
-            TensorLayout::new(storage, storage_offset, sizes, strides, dtype.element_size())?;
+        let layout = TensorLayout::new(
+            storage,
+            storage_offset,
+            sizes,
+            strides,
+            dtype.element_size(),
+        )?;
         Ok(TensorBase::from_impl(TensorImpl::with_layout(
             layout,
             dtype,

@@ -253,7 +253,9 @@ pub fn autogen_schema(
         return print(&full, &args, &returns);
     }
     if !inplace && !mutable {
-        return Err("a functional autogen variant comes from an in-place or mutable function".into());
+        return Err(
+            "a functional autogen variant comes from an in-place or mutable function".into(),
+        );
     }
     let args: Vec<Item> = signature_arguments(source).iter().map(item).collect();
     let returned: Vec<Option<String>> = source
@@ -266,7 +268,11 @@ pub fn autogen_schema(
         .iter()
         .map(|r| plain(r, None).to_string())
         .collect();
-    let positional: Vec<&Argument> = source.arguments().iter().filter(|a| !a.kwarg_only()).collect();
+    let positional: Vec<&Argument> = source
+        .arguments()
+        .iter()
+        .filter(|a| !a.kwarg_only())
+        .collect();
     let self_at = positional.iter().position(|a| a.name() == "self");
     let candidates = match self_at {
         Some(i) => positional[i..].to_vec(),
@@ -295,7 +301,11 @@ mod tests {
     #[test]
     fn out_variants_of_functional_in_place_and_mutable_functions() {
         assert_eq!(
-            derive("aten::relu_(Tensor(a!) self) -> Tensor(a!)", "aten::relu", "out"),
+            derive(
+                "aten::relu_(Tensor(a!) self) -> Tensor(a!)",
+                "aten::relu",
+                "out"
+            ),
             "aten::relu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)"
         );
         assert_eq!(
@@ -359,7 +369,11 @@ mod tests {
     #[test]
     fn functional_variants_return_what_was_written() {
         assert_eq!(
-            derive("aten::zero_(Tensor(a!) self) -> Tensor(a!)", "aten::zero", ""),
+            derive(
+                "aten::zero_(Tensor(a!) self) -> Tensor(a!)",
+                "aten::zero",
+                ""
+            ),
             "aten::zero(Tensor self) -> Tensor"
         );
         assert_eq!(

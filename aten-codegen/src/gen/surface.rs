@@ -80,11 +80,7 @@ fn autogen_defs(op: &GenOp) -> Vec<FunctionSchema> {
     if implicit && !op.tags.iter().any(|t| t == "core") {
         return Vec::new();
     }
-    let ns = op
-        .schema
-        .name()
-        .split_once("::")
-        .map_or("", |(ns, _)| ns);
+    let ns = op.schema.name().split_once("::").map_or("", |(ns, _)| ns);
     op.autogen
         .iter()
         .filter_map(|name| {
@@ -132,24 +128,48 @@ mod tests {
             op("aten::b(Tensor x) -> Tensor", &[], &[]),
         ];
         let project = vec![
-            (FunctionSchema::parse("aten::mine(Tensor x) -> Tensor").unwrap(), vec![]),
-            (FunctionSchema::parse("aten::b(Tensor x) -> Tensor").unwrap(), vec![]),
+            (
+                FunctionSchema::parse("aten::mine(Tensor x) -> Tensor").unwrap(),
+                vec![],
+            ),
+            (
+                FunctionSchema::parse("aten::b(Tensor x) -> Tensor").unwrap(),
+                vec![],
+            ),
         ];
         let defs = merge(&project, &surface).unwrap();
-        assert_eq!(names(&defs), ["aten::a", "aten::a.out", "aten::b", "aten::mine"]);
-        assert_eq!(defs[1].0.to_string(), "aten::a.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)");
+        assert_eq!(
+            names(&defs),
+            ["aten::a", "aten::a.out", "aten::b", "aten::mine"]
+        );
+        assert_eq!(
+            defs[1].0.to_string(),
+            "aten::a.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)"
+        );
         assert_eq!(defs[1].1, ["core"]);
     }
 
     #[test]
     fn a_project_schema_that_is_not_pytorchs_is_an_error() {
         let surface = [op("aten::b(Tensor x, int y=1) -> Tensor", &[], &[])];
-        let project = vec![(FunctionSchema::parse("aten::b(Tensor x) -> Tensor").unwrap(), vec![])];
+        let project = vec![(
+            FunctionSchema::parse("aten::b(Tensor x) -> Tensor").unwrap(),
+            vec![],
+        )];
         let e = merge(&project, &surface).unwrap_err();
-        assert!(e.contains("the project's schema of `aten::b` is not PyTorch's"), "{e}");
+        assert!(
+            e.contains("the project's schema of `aten::b` is not PyTorch's"),
+            "{e}"
+        );
         let surface = [op("aten::b(Tensor x) -> Tensor", &["core"], &[])];
-        let project = vec![(FunctionSchema::parse("aten::b(Tensor x) -> Tensor").unwrap(), vec![])];
+        let project = vec![(
+            FunctionSchema::parse("aten::b(Tensor x) -> Tensor").unwrap(),
+            vec![],
+        )];
         let e = merge(&project, &surface).unwrap_err();
-        assert!(e.contains("the project's tags of `aten::b` are not PyTorch's"), "{e}");
+        assert!(
+            e.contains("the project's tags of `aten::b` are not PyTorch's"),
+            "{e}"
+        );
     }
 }

@@ -65,7 +65,9 @@ pub fn selu_(self_: &Tensor) -> Result<Tensor> {
 fn celu_options(alpha: Scalar) -> Result<ops::EluOptions> {
     let a = alpha.to_f64();
     if a == 0.0 {
-        return Err(Error::runtime("ZeroDivisionError: alpha cannot be 0 for CELU"));
+        return Err(Error::runtime(
+            "ZeroDivisionError: alpha cannot be 0 for CELU",
+        ));
     }
     Ok(ops::EluOptions {
         alpha,

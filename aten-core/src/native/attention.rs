@@ -209,8 +209,10 @@ pub fn _scaled_dot_product_attention_math(
     if dropout_p > 0.0 {
         match dropout_mask {
             Some(keep) => {
-                attn = ops::masked_fill_scalar(&attn, &ops::logical_not(keep)?, Scalar::Double(0.0))?;
-                let scaled = ops::mul_scalar(&value_expanded, Scalar::Double(1.0 / (1.0 - dropout_p)))?;
+                attn =
+                    ops::masked_fill_scalar(&attn, &ops::logical_not(keep)?, Scalar::Double(0.0))?;
+                let scaled =
+                    ops::mul_scalar(&value_expanded, Scalar::Double(1.0 / (1.0 - dropout_p)))?;
                 let out = ops::matmul(&attn, &scaled)?;
                 return Ok((to_dtype(&out, origin)?, to_dtype(&attn, origin)?));
             }

@@ -66,7 +66,15 @@ fn conv_nd(
     }
     let (batched, is_batched) = batchify(input, spatial, name)?;
     let out = ops::convolution(
-        &batched, weight, bias, stride, padding, dilation, false, &[0], groups,
+        &batched,
+        weight,
+        bias,
+        stride,
+        padding,
+        dilation,
+        false,
+        &[0],
+        groups,
     )?;
     unbatchify(out, is_batched)
 }
@@ -81,7 +89,9 @@ pub fn conv1d(
     dilation: &[i64],
     groups: i64,
 ) -> Result<Tensor> {
-    conv_nd("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
+    conv_nd(
+        "conv1d", 1, input, weight, bias, stride, padding, dilation, groups,
+    )
 }
 
 /// `conv2d(input, weight, bias, stride, padding, dilation, groups)`.
@@ -94,7 +104,9 @@ pub fn conv2d(
     dilation: &[i64],
     groups: i64,
 ) -> Result<Tensor> {
-    conv_nd("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
+    conv_nd(
+        "conv2d", 2, input, weight, bias, stride, padding, dilation, groups,
+    )
 }
 
 /// `conv3d(input, weight, bias, stride, padding, dilation, groups)`.
@@ -107,7 +119,9 @@ pub fn conv3d(
     dilation: &[i64],
     groups: i64,
 ) -> Result<Tensor> {
-    conv_nd("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
+    conv_nd(
+        "conv3d", 3, input, weight, bias, stride, padding, dilation, groups,
+    )
 }
 
 /// The `padding="same"|"valid"` forms over `spatial` dimensions.
@@ -138,7 +152,9 @@ pub fn conv1d_padding(
     dilation: &[i64],
     groups: i64,
 ) -> Result<Tensor> {
-    conv_nd_padding("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
+    conv_nd_padding(
+        "conv1d", 1, input, weight, bias, stride, padding, dilation, groups,
+    )
 }
 
 /// `conv2d.padding(input, weight, bias, stride, padding, dilation, groups)`.
@@ -151,7 +167,9 @@ pub fn conv2d_padding(
     dilation: &[i64],
     groups: i64,
 ) -> Result<Tensor> {
-    conv_nd_padding("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
+    conv_nd_padding(
+        "conv2d", 2, input, weight, bias, stride, padding, dilation, groups,
+    )
 }
 
 /// `conv3d.padding(input, weight, bias, stride, padding, dilation, groups)`.
@@ -164,7 +182,9 @@ pub fn conv3d_padding(
     dilation: &[i64],
     groups: i64,
 ) -> Result<Tensor> {
-    conv_nd_padding("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
+    conv_nd_padding(
+        "conv3d", 3, input, weight, bias, stride, padding, dilation, groups,
+    )
 }
 
 /// `_convolution_mode(input, weight, bias, stride, padding, dilation,
@@ -180,7 +200,17 @@ pub fn _convolution_mode(
 ) -> Result<Tensor> {
     match padding {
         "same" => convolution_same(input, weight, bias, stride, dilation, groups),
-        "valid" => ops::convolution(input, weight, bias, stride, &[0], dilation, false, &[0], groups),
+        "valid" => ops::convolution(
+            input,
+            weight,
+            bias,
+            stride,
+            &[0],
+            dilation,
+            false,
+            &[0],
+            groups,
+        ),
         other => Err(Error::runtime(format!("Invalid padding string: '{other}'"))),
     }
 }
@@ -215,7 +245,9 @@ fn convolution_same(
 ) -> Result<Tensor> {
     let k = weight.dim();
     if k <= 2 {
-        return Err(Error::runtime("weight should have at least three dimensions"));
+        return Err(Error::runtime(
+            "weight should have at least three dimensions",
+        ));
     }
     if groups <= 0 {
         return Err(Error::runtime("non-positive groups is not supported"));
@@ -261,7 +293,15 @@ fn convolution_same(
     let output_padding = vec![0; dim];
     if left == right {
         return ops::convolution(
-            input, weight, bias, stride, &left, dilation, false, &output_padding, groups,
+            input,
+            weight,
+            bias,
+            stride,
+            &left,
+            dilation,
+            false,
+            &output_padding,
+            groups,
         );
     }
     if !WARNED_ASYMMETRIC_SAME.swap(true, Ordering::Relaxed) {
@@ -288,7 +328,15 @@ fn convolution_same(
         },
     )?;
     ops::convolution(
-        &padded, weight, bias, stride, &left, dilation, false, &output_padding, groups,
+        &padded,
+        weight,
+        bias,
+        stride,
+        &left,
+        dilation,
+        false,
+        &output_padding,
+        groups,
     )
 }
 

@@ -92,7 +92,10 @@ fn dropout_impl(input: &Tensor, p: f64, train: bool, kind: Kind) -> Result<Tenso
         const ALPHA: f64 = 1.758_099_340_847_376_6;
         let a = 1.0 / ((ALPHA * ALPHA * p + 1.0) * (1.0 - p)).sqrt();
         let b = ops::add_scalar(
-            &ops::mul_scalar(&ops::add_scalar(&mask, Scalar::Int(-1))?, Scalar::Double(ALPHA * a))?,
+            &ops::mul_scalar(
+                &ops::add_scalar(&mask, Scalar::Int(-1))?,
+                Scalar::Double(ALPHA * a),
+            )?,
             Scalar::Double(ALPHA * a * p),
         )?;
         mask = ops::mul_scalar(&mask, Scalar::Double(a))?;
@@ -125,12 +128,28 @@ const PLAIN: Kind = Kind {
 
 /// `dropout_(self, p, train)`.
 pub fn dropout_(self_: &Tensor, p: f64, train: bool) -> Result<Tensor> {
-    dropout_impl(self_, p, train, Kind { inplace: true, ..PLAIN })
+    dropout_impl(
+        self_,
+        p,
+        train,
+        Kind {
+            inplace: true,
+            ..PLAIN
+        },
+    )
 }
 
 /// `feature_dropout(input, p, train)`.
 pub fn feature_dropout(input: &Tensor, p: f64, train: bool) -> Result<Tensor> {
-    dropout_impl(input, p, train, Kind { feature: true, ..PLAIN })
+    dropout_impl(
+        input,
+        p,
+        train,
+        Kind {
+            feature: true,
+            ..PLAIN
+        },
+    )
 }
 
 /// `feature_dropout_(self, p, train)`.
@@ -145,7 +164,15 @@ pub fn feature_dropout_(self_: &Tensor, p: f64, train: bool) -> Result<Tensor> {
 
 /// `alpha_dropout(input, p, train)`.
 pub fn alpha_dropout(input: &Tensor, p: f64, train: bool) -> Result<Tensor> {
-    dropout_impl(input, p, train, Kind { alpha: true, ..PLAIN })
+    dropout_impl(
+        input,
+        p,
+        train,
+        Kind {
+            alpha: true,
+            ..PLAIN
+        },
+    )
 }
 
 /// `alpha_dropout_(self, p, train)`.

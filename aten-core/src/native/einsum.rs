@@ -55,7 +55,9 @@ fn parse_operand(term: &str, index: usize) -> Result<(Vec<u8>, bool)> {
 /// `einsum(equation, tensors, *, path)`.
 pub fn einsum(equation: &str, tensors: &[Tensor], _path: Option<&[i64]>) -> Result<Tensor> {
     if tensors.is_empty() {
-        return Err(Error::runtime("einsum(): must provide at least one operand"));
+        return Err(Error::runtime(
+            "einsum(): must provide at least one operand",
+        ));
     }
     let (lhs, rhs) = match equation.split_once("->") {
         Some((l, r)) => (l, Some(r)),
@@ -281,8 +283,12 @@ fn sumproduct_pair(left: &Tensor, right: &Tensor, sum_dims: &[usize]) -> Result<
         if sum_dims.contains(&d) {
             match (l, r) {
                 (true, true) => sum.push(d),
-                (true, false) => left = ops::sum_dim_intlist_with(&left, Some(&[d as i64]), keep.clone())?,
-                (false, true) => right = ops::sum_dim_intlist_with(&right, Some(&[d as i64]), keep.clone())?,
+                (true, false) => {
+                    left = ops::sum_dim_intlist_with(&left, Some(&[d as i64]), keep.clone())?
+                }
+                (false, true) => {
+                    right = ops::sum_dim_intlist_with(&right, Some(&[d as i64]), keep.clone())?
+                }
                 (false, false) => {}
             }
         } else {
@@ -310,8 +316,14 @@ fn sumproduct_pair(left: &Tensor, right: &Tensor, sum_dims: &[usize]) -> Result<
     let as_i64 = |v: &[usize]| v.iter().map(|&d| d as i64).collect::<Vec<_>>();
     let left_perm = as_i64(&[&lro[..], &lo, &sum, &ro, &ones].concat());
     let right_perm = as_i64(&[&lro[..], &sum, &ro, &lo, &ones].concat());
-    let l = ops::reshape(&ops::permute(&left, &left_perm)?, &[lro_size, lo_size, sum_size])?;
-    let r = ops::reshape(&ops::permute(&right, &right_perm)?, &[lro_size, sum_size, ro_size])?;
+    let l = ops::reshape(
+        &ops::permute(&left, &left_perm)?,
+        &[lro_size, lo_size, sum_size],
+    )?;
+    let r = ops::reshape(
+        &ops::permute(&right, &right_perm)?,
+        &[lro_size, sum_size, ro_size],
+    )?;
     let product = ops::bmm(&l, &r)?;
     // The product's dimensions, in the order lro, lo, ro, back to their
     // original order, with the summed ones kept as ones.
@@ -328,14 +340,25 @@ fn sumproduct_pair(left: &Tensor, right: &Tensor, sum_dims: &[usize]) -> Result<
     let perm: Vec<i64> = by_dim.iter().map(|&(_, pos)| pos as i64).collect();
     let product = ops::permute(&product, &perm)?;
     let full: Vec<i64> = (0..ndim)
-        .map(|d| if out_order.contains(&d) { size_of(d) } else { 1 })
+        .map(|d| {
+            if out_order.contains(&d) {
+                size_of(d)
+            } else {
+                1
+            }
+        })
         .collect();
     ops::reshape(&product, &full)
 }
 
 /// `tensordot(self, other, dims_self, dims_other)`: `self`'s and `other`'s
 /// listed dimensions contracted, the rest kept in order.
-pub fn tensordot(self_: &Tensor, other: &Tensor, dims_self: &[i64], dims_other: &[i64]) -> Result<Tensor> {
+pub fn tensordot(
+    self_: &Tensor,
+    other: &Tensor,
+    dims_self: &[i64],
+    dims_other: &[i64],
+) -> Result<Tensor> {
     if dims_self.len() != dims_other.len() {
         return Err(Error::runtime(format!(
             "both dimension lists should have same length, but got {} and {}",
@@ -395,7 +418,11 @@ pub fn outer(self_: &Tensor, vec2: &Tensor) -> Result<Tensor> {
     if self_.dim() != 1 || vec2.dim() != 1 {
         return Err(Error::runtime(format!(
             "outer: Expected 1-D argument self, but got {}-D",
-            if self_.dim() != 1 { self_.dim() } else { vec2.dim() }
+            if self_.dim() != 1 {
+                self_.dim()
+            } else {
+                vec2.dim()
+            }
         )));
     }
     ops::mul_tensor(&ops::reshape(self_, &[self_.sizes()[0], 1])?, vec2)

@@ -341,4 +341,3 @@ pub fn cross_entropy_loss(
         &ops::mul_scalar(&smooth, Scalar::Double(label_smoothing / classes as f64))?,
     )
 }
-

@@ -73,7 +73,9 @@ pub fn batch_norm(
     match running_var {
         Some(v) => check_features("running_var", features, v.numel())?,
         None if !training => {
-            return Err(Error::runtime("running_var must be defined in evaluation mode"))
+            return Err(Error::runtime(
+                "running_var must be defined in evaluation mode",
+            ))
         }
         None => {}
     }
@@ -272,7 +274,10 @@ pub fn rms_norm(
             dtype: None,
         },
     )?;
-    let rsqrt = ops::rsqrt(&ops::add_scalar(&mean_square, c10_core::Scalar::Double(eps))?)?;
+    let rsqrt = ops::rsqrt(&ops::add_scalar(
+        &mean_square,
+        c10_core::Scalar::Double(eps),
+    )?)?;
     let result = ops::type_as(&ops::mul_tensor(&x, &rsqrt)?, input)?;
     match weight {
         Some(w) => ops::type_as(&ops::mul_tensor(&result, w)?, &result),

@@ -111,7 +111,12 @@ pub fn _pad_circular(self_: &Tensor, pad: &[i64]) -> Result<Tensor> {
         let (l, r) = (pad[2 * i], pad[2 * i + 1]);
         if l > 0 {
             let dst = slice(&out, dim, 0, l)?;
-            let src = slice(&out, dim, out_shape[dim] - l - r.max(0), out_shape[dim] - r.max(0))?;
+            let src = slice(
+                &out,
+                dim,
+                out_shape[dim] - l - r.max(0),
+                out_shape[dim] - r.max(0),
+            )?;
             ops::copy_(&dst, &src)?;
         }
         if r > 0 {

@@ -162,7 +162,8 @@ pub fn max_pool1d(
             fmt_list(&sizes)
         )));
     }
-    max_pool1d_with_indices(self_, kernel_size, stride, padding, dilation, ceil_mode).map(|(o, _)| o)
+    max_pool1d_with_indices(self_, kernel_size, stride, padding, dilation, ceil_mode)
+        .map(|(o, _)| o)
 }
 
 /// `max_pool3d(self, kernel_size, stride, padding, dilation, ceil_mode)`:
@@ -209,9 +210,7 @@ pub fn adaptive_avg_pool3d(self_: &Tensor, output_size: &[i64]) -> Result<Tensor
                 dtype: None,
             },
         )?;
-        if MemoryFormat::suggest(&self_.sizes(), &self_.strides())
-            == MemoryFormat::ChannelsLast3d
-        {
+        if MemoryFormat::suggest(&self_.sizes(), &self_.strides()) == MemoryFormat::ChannelsLast3d {
             let (n, c) = (self_.sizes()[0], self_.sizes()[1]);
             return ops::as_strided(&out, &[n, c, 1, 1, 1], &[c, 1, c, c, c]);
         }

@@ -71,7 +71,9 @@ pub fn _assert_tensor_metadata(
             )));
         }
     }
-    assert_match(Layout::Strided, layout, "layout", |l: &Layout| l.to_string())
+    assert_match(Layout::Strided, layout, "layout", |l: &Layout| {
+        l.to_string()
+    })
 }
 
 /// `sym_constrain_range(size, *, min, max)`: fails unless `min <= size <=
@@ -115,15 +117,25 @@ mod tests {
     #[test]
     fn assertions_pass_or_name_what_differs() {
         _assert_scalar(Scalar::Bool(true), "never").unwrap();
-        let e = _assert_scalar(Scalar::Bool(false), "Runtime assertion failed for expression Eq(s0, 4)")
-            .unwrap_err();
-        assert_eq!(e.message(), "Runtime assertion failed for expression Eq(s0, 4)");
+        let e = _assert_scalar(
+            Scalar::Bool(false),
+            "Runtime assertion failed for expression Eq(s0, 4)",
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.message(),
+            "Runtime assertion failed for expression Eq(s0, 4)"
+        );
         sym_constrain_range_for_size(Scalar::Int(5), None, Some(8)).unwrap();
         let e = sym_constrain_range_for_size(Scalar::Int(9), None, Some(8)).unwrap_err();
         assert_eq!(e.message(), "Invalid value range for 9 between [0, 8].");
         let e = sym_constrain_range_for_size(Scalar::Int(1), None, Some(2)).unwrap_err();
-        assert!(e.message().starts_with("Max value to constrain_range_for_size"));
+        assert!(e
+            .message()
+            .starts_with("Max value to constrain_range_for_size"));
         let e = sym_constrain_range(Scalar::Int(1), Some(3), Some(2)).unwrap_err();
-        assert!(e.message().starts_with("Max must be greater than or equal to min"));
+        assert!(e
+            .message()
+            .starts_with("Max must be greater than or equal to min"));
     }
 }

@@ -37,7 +37,11 @@ pub fn movedim_intlist(self_: &Tensor, source: &[i64], destination: &[i64]) -> R
         )));
     }
     let n = self_.dim();
-    let wrap = |v: &[i64]| v.iter().map(|&d| wrap_dim(d, n)).collect::<Result<Vec<_>>>();
+    let wrap = |v: &[i64]| {
+        v.iter()
+            .map(|&d| wrap_dim(d, n))
+            .collect::<Result<Vec<_>>>()
+    };
     let (src, dst) = (wrap(source)?, wrap(destination)?);
     let unique = |v: &[usize]| {
         let mut s = v.to_vec();

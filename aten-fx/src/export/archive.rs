@@ -256,3 +256,61 @@ impl Archive {
         format!("{}{path}", self.root)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::zip_file::tests::write_zip;
+
+    fn archive_file(name: &str, entries: &[(&str, &[u8])]) -> std::path::PathBuf {
+        let path = std::env::temp_dir().join(format!("aten-fx-{}-{name}.pt2", std::process::id()));
+        std::fs::write(&path, write_zip(entries, true)).unwrap();
+        path
+    }
+
+    #[test]
+    fn weights_are_lent_in_place_once_and_never_read_again() {
+        let weights: Vec<u8> = (0..64u8).collect();
+        let path = archive_file(
+            "lend",
+            &[("m/archive_format", b"pt2"), ("m/data/weights/w", &weights)],
+        );
+        let mut archive = Archive::open(&path).unwrap();
+        let storage = archive
+            .lend("data/weights/w")
+            .unwrap()
+            .expect("aligned in the map");
+        assert_eq!(storage.nbytes(), 64);
+        // The storage's bytes are the file's, in place.
+        let ptr = storage.data_ptr().unwrap();
+        // SAFETY: the storage is alive and nothing writes it in this test.
+        let bytes = unsafe { std::slice::from_raw_parts(ptr.as_ptr(), 64) };
+        assert_eq!(bytes, &weights[..]);
+        let e = archive.read("data/weights/w").unwrap_err();
+        assert!(e.message().contains("after its memory was lent"), "{e}");
+        let e = archive.lend("data/weights/w").unwrap_err();
+        assert!(e.message().contains("lent twice"), "{e}");
+        // Other entries are still read, checked against their CRC.
+        assert_eq!(archive.read_text("archive_format").unwrap(), "pt2");
+        drop(archive);
+        // The storage outlives the archive: the mapping stays.
+        // SAFETY: as above.
+        let again = unsafe { std::slice::from_raw_parts(ptr.as_ptr(), 64) };
+        assert_eq!(again, &weights[..]);
+        drop(storage);
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
+    fn a_corrupt_entry_fails_its_crc() {
+        let mut bytes = write_zip(
+            &[("m/archive_format", b"pt2"), ("m/models/model.json", b"{}")],
+            false,
+        );
+        let at = bytes.windows(2).rposition(|w| w == b"{}").unwrap();
+        bytes[at] = b'[';
+        let archive = Archive::from_bytes(bytes, "bad.pt2").unwrap();
+        let e = archive.read("models/model.json").unwrap_err();
+        assert!(e.message().contains("CRC-32 mismatch"), "{e}");
+    }
+}

@@ -134,7 +134,9 @@ fn argument(b: &mut Builder, at: &At<'_>) -> Result<Arg> {
         "as_optional_tensor" => match v.variant()? {
             ("as_tensor", t) => Ok(Arg::Node(b.get(t.field("name")?.str()?, &t)?)),
             ("as_none", _) => c(IValue::None),
-            (other, _) => Err(v.error(format!("expected `as_tensor` or `as_none`, found `{other}`"))),
+            (other, _) => Err(v.error(format!(
+                "expected `as_tensor` or `as_none`, found `{other}`"
+            ))),
         },
         "as_optional_tensors" => Ok(Arg::List(
             v.items()?
@@ -307,7 +309,11 @@ fn call(b: &mut Builder, at: &At<'_>) -> Result<()> {
     let mut kwargs: Vec<(String, Arg)> = Vec::new();
     for input in at.field("inputs")?.items()? {
         let arg_name = input.field("name")?.str()?;
-        let kind = input.opt("kind")?.map(|k| k.int()).transpose()?.unwrap_or(1);
+        let kind = input
+            .opt("kind")?
+            .map(|k| k.int())
+            .transpose()?
+            .unwrap_or(1);
         let value = argument(b, &input.field("arg")?)?;
         match kind {
             1 => {
@@ -346,7 +352,11 @@ fn call(b: &mut Builder, at: &At<'_>) -> Result<()> {
                     bad.0
                 )));
             }
-            let returns = schema.returns().iter().map(|r| r.real_type().clone()).collect();
+            let returns = schema
+                .returns()
+                .iter()
+                .map(|r| r.real_type().clone())
+                .collect();
             (NodeKind::CallFunction { op, args, kwargs }, Some(returns))
         }
         Target::HigherOrder(op) => {

@@ -16,8 +16,8 @@
 
 mod archive;
 mod codes;
-mod json;
 mod deserialize;
+mod json;
 pub mod program;
 mod raw;
 pub mod safetensors_file;
@@ -26,7 +26,7 @@ mod sym_expr;
 mod zip_file;
 
 pub use program::{ExportedProgram, TensorSpec};
-pub use shapes::SymSize;
 pub use safetensors_file::{
     load_safetensors, parse_safetensors, save_safetensors, serialize_safetensors,
 };
+pub use shapes::SymSize;

@@ -45,7 +45,9 @@ impl TensorMeta {
     fn concrete(&self, at: &At<'_>) -> Result<(Vec<i64>, Vec<i64>, i64)> {
         let int = |s: &Size| match s {
             Size::Int(i) => Ok(*i),
-            Size::Expr(e) => Err(at.error(format!("a symbolic size `{e}` where a static one is needed"))),
+            Size::Expr(e) => Err(at.error(format!(
+                "a symbolic size `{e}` where a static one is needed"
+            ))),
         };
         Ok((
             self.sizes.iter().map(int).collect::<Result<_>>()?,
@@ -259,7 +261,11 @@ fn payload_storage(archive: &mut Archive, entry: &str, dtype: ScalarType) -> Res
     raw::storage_from_bytes(archive.read(entry)?, dtype)
 }
 
-fn spec_for(name: &str, metas: &HashMap<&str, At<'_>>, at: &At<'_>) -> Result<(TensorSpec, Vec<Size>)> {
+fn spec_for(
+    name: &str,
+    metas: &HashMap<&str, At<'_>>,
+    at: &At<'_>,
+) -> Result<(TensorSpec, Vec<Size>)> {
     let meta = metas
         .get(name)
         .ok_or_else(|| at.error(format!("no `tensor_values` entry for `{name}`")))?;
@@ -276,7 +282,10 @@ fn spec_for(name: &str, metas: &HashMap<&str, At<'_>>, at: &At<'_>) -> Result<(T
 
 /// `torch.Size([2, s70])`, as PyTorch prints a shape.
 fn torch_size(sizes: impl IntoIterator<Item = String>) -> String {
-    format!("torch.Size([{}])", sizes.into_iter().collect::<Vec<_>>().join(", "))
+    format!(
+        "torch.Size([{}])",
+        sizes.into_iter().collect::<Vec<_>>().join(", ")
+    )
 }
 
 fn check_version(at: &At<'_>) -> Result<()> {
@@ -500,11 +509,14 @@ impl ExportedProgram {
                             .iter()
                             .position(|s| {
                                 s.variant().ok().and_then(|(k, b)| {
-                                    (k == "buffer").then(|| b.field("buffer_name").ok()?.str().ok())?
+                                    (k == "buffer")
+                                        .then(|| b.field("buffer_name").ok()?.str().ok())?
                                 }) == Some(target)
                             })
                             .and_then(|ordinal| lifted.iter().position(|(o, _)| *o == ordinal))
-                            .ok_or_else(|| target_at.error(format!("no buffer `{target}` among the inputs")))?;
+                            .ok_or_else(|| {
+                                target_at.error(format!("no buffer `{target}` among the inputs"))
+                            })?;
                         Mutated::Lifted(at)
                     } else {
                         let at = inputs
@@ -522,8 +534,7 @@ impl ExportedProgram {
                 }
             }
         }
-        let interpreter = Interpreter::new(&graph)
-            .map_err(|e| graph_at.error(e.message()))?;
+        let interpreter = Interpreter::new(&graph).map_err(|e| graph_at.error(e.message()))?;
         Ok(ExportedProgram {
             label: archive.label().to_string(),
             graph,
@@ -650,12 +661,10 @@ impl ExportedProgram {
             };
             let value = tensor(*position, name)?;
             let _inference = InferenceMode::new(true);
-            aten_ops::ops()
-                .overload("aten::copy_")?
-                .call(
-                    &[IValue::Tensor(target.clone()), IValue::Tensor(value)],
-                    &[],
-                )?;
+            aten_ops::ops().overload("aten::copy_")?.call(
+                &[IValue::Tensor(target.clone()), IValue::Tensor(value)],
+                &[],
+            )?;
         }
         self.outputs
             .iter()

@@ -249,40 +249,54 @@ mod tests {
         let s0 = sym("Symbol('s0', positive=True, integer=True)");
         shapes.check(&s0, 4, &mut env, "*args[0].shape[0]").unwrap();
         assert_eq!(env["s0"], 4);
-        let e = shapes.check(&s0, 5, &mut env, "*args[1].shape[0]").unwrap_err();
+        let e = shapes
+            .check(&s0, 5, &mut env, "*args[1].shape[0]")
+            .unwrap_err();
         assert_eq!(
             e.message(),
             "Expected input at *args[1].shape[0] to be equal to 4, but got 5"
         );
         let s1 = sym("Symbol('s1', integer=True)");
-        let e = shapes.check(&s1, 2, &mut HashMap::new(), "*args[0].shape[1]").unwrap_err();
+        let e = shapes
+            .check(&s1, 2, &mut HashMap::new(), "*args[0].shape[1]")
+            .unwrap_err();
         assert_eq!(
             e.message(),
             "Expected input at *args[0].shape[1] to be >= 3, but got 2"
         );
-        let e = shapes.check(&s1, 33, &mut HashMap::new(), "*args[0].shape[1]").unwrap_err();
+        let e = shapes
+            .check(&s1, 33, &mut HashMap::new(), "*args[0].shape[1]")
+            .unwrap_err();
         assert_eq!(
             e.message(),
             "Expected input at *args[0].shape[1] to be <= 32, but got 33"
         );
         // Sizes 0 and 1 pass a minimum of 2 or less.
         let s0_alone = sym("Symbol('s0')");
-        shapes.check(&s0_alone, 0, &mut HashMap::new(), "p").unwrap();
+        shapes
+            .check(&s0_alone, 0, &mut HashMap::new(), "p")
+            .unwrap();
         let h = sym("Mul(Integer(16), Symbol('s2', integer=True))");
         let mut env = HashMap::new();
         shapes.check(&h, 48, &mut env, "*args[0].shape[2]").unwrap();
         assert_eq!(env["s2"], 3);
-        let e = shapes.check(&h, 50, &mut HashMap::new(), "*args[0].shape[2]").unwrap_err();
+        let e = shapes
+            .check(&h, 50, &mut HashMap::new(), "*args[0].shape[2]")
+            .unwrap_err();
         assert_eq!(
             e.message(),
             "Expected input *args[0].shape[2] = 50 to be of the form 16*s2, where s2 is an integer"
         );
-        let e = shapes.check(&h, 112, &mut HashMap::new(), "*args[0].shape[2]").unwrap_err();
+        let e = shapes
+            .check(&h, 112, &mut HashMap::new(), "*args[0].shape[2]")
+            .unwrap_err();
         assert_eq!(
             e.message(),
             "Expected input at *args[0].shape[2] to be <= 96, but got 112"
         );
-        let e = shapes.check(&Size::Int(64), 65, &mut HashMap::new(), "*args[0].shape[2]").unwrap_err();
+        let e = shapes
+            .check(&Size::Int(64), 65, &mut HashMap::new(), "*args[0].shape[2]")
+            .unwrap_err();
         assert!(e.message().starts_with(
             "Expected input at *args[0].shape[2] to be equal to 64, but got 65. If you meant"
         ));

@@ -168,7 +168,11 @@ fn floor_div(a: i64, b: i64) -> Option<i64> {
         return None;
     }
     let q = a.checked_div(b)?;
-    Some(if (a % b != 0) && ((a < 0) != (b < 0)) { q - 1 } else { q })
+    Some(if (a % b != 0) && ((a < 0) != (b < 0)) {
+        q - 1
+    } else {
+        q
+    })
 }
 
 /// Python's modulo of integers (the sign of the divisor).
@@ -177,7 +181,11 @@ fn python_mod(a: i64, b: i64) -> Option<i64> {
         return None;
     }
     let r = a.checked_rem(b)?;
-    Some(if r != 0 && ((r < 0) != (b < 0)) { r + b } else { r })
+    Some(if r != 0 && ((r < 0) != (b < 0)) {
+        r + b
+    } else {
+        r
+    })
 }
 
 /// A failure to evaluate: a symbol without a value, or arithmetic that
@@ -256,10 +264,7 @@ impl SymExpr {
                 let two = |v: &[SymValue]| -> Result<(SymValue, SymValue), EvalError> {
                     match v {
                         [a, b] => Ok((*a, *b)),
-                        _ => Err(EvalError(format!(
-                            "`{}` takes two arguments",
-                            f.name()
-                        ))),
+                        _ => Err(EvalError(format!("`{}` takes two arguments", f.name()))),
                     }
                 };
                 let one = |v: &[SymValue]| -> Result<SymValue, EvalError> {
@@ -303,18 +308,16 @@ impl SymExpr {
                     Func::FloorDiv | Func::CleanDiv => {
                         let (a, b) = two(&vals)?;
                         match (a.int(), b.int()) {
-                            (Some(a), Some(b)) => Int(floor_div(a, b).ok_or_else(|| {
-                                EvalError(format!("`{self}` divides by zero"))
-                            })?),
+                            (Some(a), Some(b)) => Int(floor_div(a, b)
+                                .ok_or_else(|| EvalError(format!("`{self}` divides by zero")))?),
                             _ => Float((a.float() / b.float()).floor()),
                         }
                     }
                     Func::Mod | Func::PythonMod => {
                         let (a, b) = two(&vals)?;
                         match (a.int(), b.int()) {
-                            (Some(a), Some(b)) => Int(python_mod(a, b).ok_or_else(|| {
-                                EvalError(format!("`{self}` divides by zero"))
-                            })?),
+                            (Some(a), Some(b)) => Int(python_mod(a, b)
+                                .ok_or_else(|| EvalError(format!("`{self}` divides by zero")))?),
                             _ => Float(a.float().rem_euclid(b.float())),
                         }
                     }
@@ -394,9 +397,7 @@ impl SymExpr {
                                 }
                             }
                         }
-                        chosen.ok_or_else(|| {
-                            EvalError(format!("`{self}`: no condition holds"))
-                        })?
+                        chosen.ok_or_else(|| EvalError(format!("`{self}`: no condition holds")))?
                     }
                 }
             }
@@ -467,8 +468,10 @@ impl fmt::Display for SymExpr {
                 match func {
                     Func::Add => {
                         // Sympy prints the constant term last.
-                        let (consts, terms): (Vec<_>, Vec<_>) =
-                            args.iter().zip(&shown).partition(|(a, _)| matches!(a, SymExpr::Int(_)));
+                        let (consts, terms): (Vec<_>, Vec<_>) = args
+                            .iter()
+                            .zip(&shown)
+                            .partition(|(a, _)| matches!(a, SymExpr::Int(_)));
                         let mut out = String::new();
                         for (a, s) in terms.into_iter().chain(consts) {
                             match a {
@@ -483,7 +486,9 @@ impl fmt::Display for SymExpr {
                     }
                     Func::Mul => f.write_str(&shown.join("*")),
                     Func::Pow => write!(f, "{}**{}", shown[0], shown.get(1).map_or("?", |s| s)),
-                    Func::FloorDiv => write!(f, "(({})//({}))", shown[0], shown.get(1).map_or("?", |s| s)),
+                    Func::FloorDiv => {
+                        write!(f, "(({})//({}))", shown[0], shown.get(1).map_or("?", |s| s))
+                    }
                     Func::Mod | Func::PythonMod => {
                         write!(f, "Mod({})", shown.join(", "))
                     }
@@ -593,7 +598,8 @@ impl<'a> Parser<'a> {
     /// Skips `key=value` assumptions (`positive=True`).
     fn skip_keywords(&mut self) -> Result<(), String> {
         while self.eat(",") {
-            self.ident().ok_or_else(|| self.error("expected a keyword"))?;
+            self.ident()
+                .ok_or_else(|| self.error("expected a keyword"))?;
             self.expect("=")?;
             if self.ident().is_none() {
                 self.integer()?;
@@ -603,7 +609,9 @@ impl<'a> Parser<'a> {
     }
 
     fn srepr(&mut self) -> Result<SymExpr, String> {
-        let name = self.ident().ok_or_else(|| self.error("expected an expression"))?;
+        let name = self
+            .ident()
+            .ok_or_else(|| self.error("expected an expression"))?;
         match name {
             "true" | "True" | "BooleanTrue" => return Ok(SymExpr::Bool(true)),
             "false" | "False" | "BooleanFalse" => return Ok(SymExpr::Bool(false)),
@@ -727,7 +735,9 @@ impl<'a> Parser<'a> {
         if self.rest().starts_with(|c: char| c.is_ascii_digit()) {
             return Ok(SymExpr::Int(self.integer()?));
         }
-        let name = self.ident().ok_or_else(|| self.error("expected an expression"))?;
+        let name = self
+            .ident()
+            .ok_or_else(|| self.error("expected an expression"))?;
         if self.eat("(") {
             let func = Func::from_name(name)
                 .ok_or_else(|| self.error(&format!("unsupported function `{name}`")))?;
@@ -769,19 +779,17 @@ mod tests {
         assert_eq!(e.free_symbols(), ["s70"]);
         assert_eq!(e.eval_int(&env(&[("s70", 12)])).unwrap(), 576);
         assert_eq!(e.to_string(), "4*s70**2");
-        let e = SymExpr::parse_srepr(
-            "Add(Symbol('s70', positive=True, integer=True), Integer(1))",
-        )
-        .unwrap();
+        let e = SymExpr::parse_srepr("Add(Symbol('s70', positive=True, integer=True), Integer(1))")
+            .unwrap();
         assert_eq!(e.to_string(), "s70 + 1");
-        let e = SymExpr::parse_srepr("FloorDiv(Add(Symbol('s0'), Integer(-7)), Integer(2))").unwrap();
+        let e =
+            SymExpr::parse_srepr("FloorDiv(Add(Symbol('s0'), Integer(-7)), Integer(2))").unwrap();
         assert_eq!(e.eval_int(&env(&[("s0", 2)])).unwrap(), -3);
         let e = SymExpr::parse_srepr("Mod(Integer(-7), Integer(3))").unwrap();
         assert_eq!(e.eval_int(&env(&[])).unwrap(), 2);
-        let e = SymExpr::parse_srepr(
-            "CeilToInt(IntTrueDiv(Symbol('s0', integer=True), Integer(2)))",
-        )
-        .unwrap();
+        let e =
+            SymExpr::parse_srepr("CeilToInt(IntTrueDiv(Symbol('s0', integer=True), Integer(2)))")
+                .unwrap();
         assert_eq!(e.eval_int(&env(&[("s0", 5)])).unwrap(), 3);
         let e = SymExpr::parse_srepr("Max(Integer(1), Symbol('s0'))").unwrap();
         assert_eq!(e.eval_int(&env(&[("s0", 0)])).unwrap(), 1);

@@ -119,7 +119,9 @@ fn directory(r: &Reader<'_>) -> Result<Directory, String> {
         return Err("multi-disk zip archives are not supported".into());
     }
     if entries == 0xFFFF || size == 0xFFFF_FFFF || offset == 0xFFFF_FFFF {
-        return Err("the end-of-central-directory record defers to a zip64 record that is missing".into());
+        return Err(
+            "the end-of-central-directory record defers to a zip64 record that is missing".into(),
+        );
     }
     Ok(Directory {
         entries: entries.into(),
@@ -218,7 +220,9 @@ fn index_entry(r: &Reader<'_>, at: &mut usize, end: usize, k: usize) -> Result<Z
     let extra = r.slice(here + 46 + name_len, extra_len, what)?;
     let next = here + 46 + name_len + extra_len + comment_len;
     if next > end {
-        return Err(format!("central directory record of `{name}` runs past the directory"));
+        return Err(format!(
+            "central directory record of `{name}` runs past the directory"
+        ));
     }
     *at = next;
     // Zip64: the fields saturated in the record come, in this order, from
@@ -296,7 +300,11 @@ pub(crate) fn crc32(bytes: &[u8]) -> u32 {
         for (i, slot) in t.iter_mut().enumerate() {
             let mut c = i as u32;
             for _ in 0..8 {
-                c = if c & 1 != 0 { 0xEDB8_8320 ^ (c >> 1) } else { c >> 1 };
+                c = if c & 1 != 0 {
+                    0xEDB8_8320 ^ (c >> 1)
+                } else {
+                    c >> 1
+                };
             }
             *slot = c;
         }
@@ -414,7 +422,9 @@ pub(crate) mod tests {
     #[test]
     fn corrupt_archives_are_errors() {
         let good = write_zip(&[("m/a", b"hello"), ("m/b", b"world")], true);
-        assert!(ZipIndex::parse(b"not a zip").unwrap_err().contains("too short"));
+        assert!(ZipIndex::parse(b"not a zip")
+            .unwrap_err()
+            .contains("too short"));
         assert!(ZipIndex::parse(&[0u8; 100])
             .unwrap_err()
             .contains("no end-of-central-directory record"));

@@ -57,8 +57,8 @@ pub mod padding;
 pub mod pointwise_ops;
 pub mod pooling;
 pub mod reduce;
-pub mod scatter;
 pub mod repeat_interleave;
+pub mod scatter;
 pub mod scatter_offsets;
 pub mod sorting;
 pub mod ternary;
@@ -110,7 +110,6 @@ pub use padding::{
     replication_pad3d_out_cpu,
 };
 pub use pointwise_ops::*;
-pub use repeat_interleave::repeat_interleave_cpu;
 pub use pooling::{
     adaptive_avg_pool2d_backward_cpu, adaptive_avg_pool2d_cpu, adaptive_avg_pool3d_cpu,
     avg_pool3d_out_cpu, max_pool2d_with_indices_out_cpu, max_pool3d_with_indices_cpu,
@@ -121,22 +120,23 @@ pub use reduce::{
     any_out, argmax_out, argmin_out, cumsum_out, max_dim_max, mean_out, min_dim_min, prod,
     prod_out, sum_intlist_out, var_correction,
 };
+pub use repeat_interleave::repeat_interleave_cpu;
 pub use scatter::{scatter_add_out, scatter_reduce_two_out, scatter_src_out, scatter_value_out};
 pub use sorting::{sort_stable_out, topk_out_cpu};
 pub use ternary::{clamp_out, clamp_tensor_out, lerp_scalar_out};
 pub use triangular::{tril_out, triu_out};
 pub use unary::{
     acos_out, acosh_out, asin_out, asinh_out, atan_out, atanh_out, bitwise_not_out, ceil_out,
-    cos_out, cosh_out, erf_out, exp_out, expm1_out, floor_out, gelu_out, log10_out, log1p_out,
-    log2_out, log_out, neg_out, reciprocal_out, round_out, rsqrt_out, sigmoid_out, sign_out,
-    hardsigmoid_out, silu_out, sin_out, sinh_out, sqrt_out, tan_out, tanh_out, trunc_out,
+    cos_out, cosh_out, erf_out, exp_out, expm1_out, floor_out, gelu_out, hardsigmoid_out,
+    log10_out, log1p_out, log2_out, log_out, neg_out, reciprocal_out, round_out, rsqrt_out,
+    sigmoid_out, sign_out, silu_out, sin_out, sinh_out, sqrt_out, tan_out, tanh_out, trunc_out,
 };
 pub use upsample::{upsample_bilinear2d_out_cpu, upsample_nearest2d_out_cpu};
 
-/// Views are backend-neutral: the CPU registers the shared kernels.
-pub use aten_core::native::{as_strided_tensorimpl, resize_, view};
 /// Written over other operators: every backend registers the same code.
 pub use aten_core::native::{
     _prelu_kernel, _scaled_dot_product_flash_attention_cpu, hardtanh, hardtanh_, isnan,
     masked_fill_tensor_, roll, rsub_tensor, std_correction,
 };
+/// Views are backend-neutral: the CPU registers the shared kernels.
+pub use aten_core::native::{as_strided_tensorimpl, resize_, view};

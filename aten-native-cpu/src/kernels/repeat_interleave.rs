@@ -15,7 +15,11 @@ pub fn repeat_interleave_cpu(repeats: &Tensor, output_size: Option<i64>) -> Resu
     let dtype = repeats.dtype();
     let counts: Vec<i64> = match dtype {
         Some(ScalarType::Long) => repeats.to_vec::<i64>()?,
-        Some(ScalarType::Int) => repeats.to_vec::<i32>()?.into_iter().map(i64::from).collect(),
+        Some(ScalarType::Int) => repeats
+            .to_vec::<i32>()?
+            .into_iter()
+            .map(i64::from)
+            .collect(),
         _ => return Err(Error::runtime("repeats has to be Long or Int tensor")),
     };
     let total = match output_size {
