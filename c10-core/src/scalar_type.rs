@@ -94,6 +94,18 @@ impl ScalarType {
         )
     }
 
+    /// The real type of a complex type's parts; other types unchanged
+    /// (`toRealValueType`).
+    pub const fn to_real_value_type(self) -> ScalarType {
+        match self {
+            ScalarType::ComplexDouble => ScalarType::Double,
+            ScalarType::ComplexHalf => ScalarType::Half,
+            ScalarType::ComplexBFloat16 => ScalarType::BFloat16,
+            ScalarType::ComplexFloat => ScalarType::Float,
+            other => other,
+        }
+    }
+
     /// `isIntegralType(t, include_bool)`.
     pub const fn is_integral(self, include_bool: bool) -> bool {
         match self {

@@ -35,17 +35,6 @@ fn to_complex(t: ScalarType) -> ScalarType {
     }
 }
 
-/// The real type of a complex type's parts.
-fn to_real(t: ScalarType) -> ScalarType {
-    match t {
-        ScalarType::ComplexDouble => ScalarType::Double,
-        ScalarType::ComplexHalf => ScalarType::Half,
-        ScalarType::ComplexBFloat16 => ScalarType::BFloat16,
-        ScalarType::ComplexFloat => ScalarType::Float,
-        other => other,
-    }
-}
-
 /// `promoteTypes(a, b)` (`torch.promote_types`).
 pub fn promote_types(a: ScalarType, b: ScalarType) -> Result<ScalarType> {
     use ScalarType as S;
@@ -64,7 +53,7 @@ pub fn promote_types(a: ScalarType, b: ScalarType) -> Result<ScalarType> {
         let (hi, lo) = if ca > cb { (a, b) } else { (b, a) };
         // A complex type absorbs a wider real floating type's precision.
         if category(hi) == 3 && category(lo) == 2 {
-            let real = promote_types(to_real(hi), lo)?;
+            let real = promote_types(hi.to_real_value_type(), lo)?;
             return Ok(to_complex(real));
         }
         return Ok(hi);
@@ -100,7 +89,10 @@ pub fn promote_types(a: ScalarType, b: ScalarType) -> Result<ScalarType> {
                 b
             }
         }
-        _ => to_complex(promote_types(to_real(a), to_real(b))?),
+        _ => to_complex(promote_types(
+            a.to_real_value_type(),
+            b.to_real_value_type(),
+        )?),
     })
 }
 

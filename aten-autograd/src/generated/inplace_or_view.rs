@@ -4728,6 +4728,184 @@ pub fn roll_out_ad_inplace_or_view(
     Ok(result)
 }
 
+/// ADInplaceOrView kernel of `aten::leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)`.
+pub fn leaky_relu_ad_inplace_or_view_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    negative_slope: Scalar,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::leaky_relu_op_()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, negative_slope.clone()),
+        )?
+    };
+    record::increment_version(self_)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::linalg_vector_norm.out(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)`.
+pub fn linalg_vector_norm_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    ord: Scalar,
+    dim: Option<&[i64]>,
+    keepdim: bool,
+    dtype: Option<ScalarType>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::linalg_vector_norm_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, ord.clone(), dim, keepdim, dtype, out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)`.
+pub fn clamp_max_ad_inplace_or_view_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    max: Scalar,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::clamp_max_op_()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, max.clone()),
+        )?
+    };
+    record::increment_version(self_)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)`.
+pub fn clamp_max_tensor_ad_inplace_or_view_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    max: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::clamp_max_tensor_op_()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, max),
+        )?
+    };
+    record::increment_version(self_)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::clamp_max.out(Tensor self, Scalar max, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn clamp_max_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    max: Scalar,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::clamp_max_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, max.clone(), out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::clamp_max.Tensor_out(Tensor self, Tensor max, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn clamp_max_tensor_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    max: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::clamp_max_tensor_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, max, out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)`.
+pub fn clamp_min_ad_inplace_or_view_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    min: Scalar,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::clamp_min_op_()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, min.clone()),
+        )?
+    };
+    record::increment_version(self_)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)`.
+pub fn clamp_min_tensor_ad_inplace_or_view_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    min: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::clamp_min_tensor_op_()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, min),
+        )?
+    };
+    record::increment_version(self_)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::clamp_min.out(Tensor self, Scalar min, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn clamp_min_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    min: Scalar,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::clamp_min_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, min.clone(), out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::clamp_min.Tensor_out(Tensor self, Tensor min, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn clamp_min_tensor_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    min: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::clamp_min_tensor_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, min, out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
 aten_dispatch::torch_library_impl!(aten, ADInplaceOrView, |m| {
     m.impl_(
         "empty_strided.out",
@@ -5710,6 +5888,46 @@ aten_dispatch::torch_library_impl!(aten, ADInplaceOrView, |m| {
     m.impl_(
         "roll.out",
         CppFunction::from_unboxed(roll_out_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "leaky_relu_",
+        CppFunction::from_unboxed(leaky_relu_ad_inplace_or_view_),
+    )?;
+    m.impl_(
+        "linalg_vector_norm.out",
+        CppFunction::from_unboxed(linalg_vector_norm_out_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "clamp_max_",
+        CppFunction::from_unboxed(clamp_max_ad_inplace_or_view_),
+    )?;
+    m.impl_(
+        "clamp_max_.Tensor",
+        CppFunction::from_unboxed(clamp_max_tensor_ad_inplace_or_view_),
+    )?;
+    m.impl_(
+        "clamp_max.out",
+        CppFunction::from_unboxed(clamp_max_out_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "clamp_max.Tensor_out",
+        CppFunction::from_unboxed(clamp_max_tensor_out_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "clamp_min_",
+        CppFunction::from_unboxed(clamp_min_ad_inplace_or_view_),
+    )?;
+    m.impl_(
+        "clamp_min_.Tensor",
+        CppFunction::from_unboxed(clamp_min_tensor_ad_inplace_or_view_),
+    )?;
+    m.impl_(
+        "clamp_min.out",
+        CppFunction::from_unboxed(clamp_min_out_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "clamp_min.Tensor_out",
+        CppFunction::from_unboxed(clamp_min_tensor_out_ad_inplace_or_view),
     )?;
     Ok(())
 });

@@ -19641,6 +19641,561 @@ pub fn roll_out_autograd(
     })
 }
 
+/// Autograd kernel of `aten::leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)`.
+#[inline]
+pub fn leaky_relu_autograd_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    negative_slope: Scalar,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::leaky_relu_op_()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, negative_slope.clone()),
+            )?
+        });
+    }
+    leaky_relu_autograd_record_(ks, self_, negative_slope.clone())
+}
+
+/// The recording part of [`leaky_relu_autograd_`]: some input requires grad.
+#[inline(never)]
+fn leaky_relu_autograd_record_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    negative_slope: Scalar,
+) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::leaky_relu_op_()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, negative_slope.clone()),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "leaky_relu" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        crate::view::rebase_history(self_, node)?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`.
+#[inline]
+pub fn linalg_vector_norm_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    ord: Scalar,
+    dim: Option<&[i64]>,
+    keepdim: bool,
+    dtype: Option<ScalarType>,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::linalg_vector_norm_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, ord.clone(), dim, keepdim, dtype),
+            )?
+        });
+    }
+    linalg_vector_norm_autograd_record(ks, self_, ord.clone(), dim, keepdim, dtype)
+}
+
+/// The recording part of [`linalg_vector_norm_autograd`]: some input requires grad.
+#[inline(never)]
+fn linalg_vector_norm_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    ord: Scalar,
+    dim: Option<&[i64]>,
+    keepdim: bool,
+    dtype: Option<ScalarType>,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::linalg_vector_norm_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, ord.clone(), dim, keepdim, dtype),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "linalg_vector_norm",
+            },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::linalg_vector_norm.out(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)`.
+pub fn linalg_vector_norm_out_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    ord: Scalar,
+    dim: Option<&[i64]>,
+    keepdim: bool,
+    dtype: Option<ScalarType>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
+        return Err(record::out_requires_grad_error("linalg_vector_norm"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::linalg_vector_norm_out_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, ord.clone(), dim, keepdim, dtype, out),
+        )?
+    })
+}
+
+/// Autograd kernel of `aten::clamp_max(Tensor self, Scalar max) -> Tensor`.
+#[inline]
+pub fn clamp_max_autograd(ks: DispatchKeySet, self_: &Tensor, max: Scalar) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::clamp_max_op()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, max.clone()))?
+        });
+    }
+    clamp_max_autograd_record(ks, self_, max.clone())
+}
+
+/// The recording part of [`clamp_max_autograd`]: some input requires grad.
+#[inline(never)]
+fn clamp_max_autograd_record(ks: DispatchKeySet, self_: &Tensor, max: Scalar) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::clamp_max_op()?
+            .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, max.clone()))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "clamp_max" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::clamp_max.Tensor(Tensor self, Tensor max) -> Tensor`.
+#[inline]
+pub fn clamp_max_tensor_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    max: &Tensor,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || max.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::clamp_max_tensor_op()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, max))?
+        });
+    }
+    clamp_max_tensor_autograd_record(ks, self_, max)
+}
+
+/// The recording part of [`clamp_max_tensor_autograd`]: some input requires grad.
+#[inline(never)]
+fn clamp_max_tensor_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    max: &Tensor,
+) -> Result<Tensor> {
+    let edges = record::collect_next_edges(
+        std::iter::empty::<Option<&Tensor>>()
+            .chain([Some(self_)])
+            .chain([Some(max)]),
+    )?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::clamp_max_tensor_op()?
+            .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, max))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "clamp_max" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)`.
+#[inline]
+pub fn clamp_max_autograd_(ks: DispatchKeySet, self_: &Tensor, max: Scalar) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::clamp_max_op_()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, max.clone()))?
+        });
+    }
+    clamp_max_autograd_record_(ks, self_, max.clone())
+}
+
+/// The recording part of [`clamp_max_autograd_`]: some input requires grad.
+#[inline(never)]
+fn clamp_max_autograd_record_(ks: DispatchKeySet, self_: &Tensor, max: Scalar) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::clamp_max_op_()?
+            .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, max.clone()))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "clamp_max" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        crate::view::rebase_history(self_, node)?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)`.
+#[inline]
+pub fn clamp_max_tensor_autograd_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    max: &Tensor,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || max.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::clamp_max_tensor_op_()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, max))?
+        });
+    }
+    clamp_max_tensor_autograd_record_(ks, self_, max)
+}
+
+/// The recording part of [`clamp_max_tensor_autograd_`]: some input requires grad.
+#[inline(never)]
+fn clamp_max_tensor_autograd_record_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    max: &Tensor,
+) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges = record::collect_next_edges(
+        std::iter::empty::<Option<&Tensor>>()
+            .chain([Some(self_)])
+            .chain([Some(max)]),
+    )?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::clamp_max_tensor_op_()?
+            .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, max))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "clamp_max" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        crate::view::rebase_history(self_, node)?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::clamp_max.out(Tensor self, Scalar max, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn clamp_max_out_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    max: Scalar,
+    out: &Tensor,
+) -> Result<Tensor> {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
+        return Err(record::out_requires_grad_error("clamp_max"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::clamp_max_out_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, max.clone(), out),
+        )?
+    })
+}
+
+/// Autograd kernel of `aten::clamp_max.Tensor_out(Tensor self, Tensor max, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn clamp_max_tensor_out_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    max: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    if record::grad_mode_and(self_.requires_grad() || max.requires_grad() || out.requires_grad()) {
+        return Err(record::out_requires_grad_error("clamp_max"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::clamp_max_tensor_out_op()?
+            .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, max, out))?
+    })
+}
+
+/// Autograd kernel of `aten::clamp_min(Tensor self, Scalar min) -> Tensor`.
+#[inline]
+pub fn clamp_min_autograd(ks: DispatchKeySet, self_: &Tensor, min: Scalar) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::clamp_min_op()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, min.clone()))?
+        });
+    }
+    clamp_min_autograd_record(ks, self_, min.clone())
+}
+
+/// The recording part of [`clamp_min_autograd`]: some input requires grad.
+#[inline(never)]
+fn clamp_min_autograd_record(ks: DispatchKeySet, self_: &Tensor, min: Scalar) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::clamp_min_op()?
+            .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, min.clone()))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "clamp_min" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::clamp_min.Tensor(Tensor self, Tensor min) -> Tensor`.
+#[inline]
+pub fn clamp_min_tensor_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    min: &Tensor,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || min.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::clamp_min_tensor_op()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, min))?
+        });
+    }
+    clamp_min_tensor_autograd_record(ks, self_, min)
+}
+
+/// The recording part of [`clamp_min_tensor_autograd`]: some input requires grad.
+#[inline(never)]
+fn clamp_min_tensor_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    min: &Tensor,
+) -> Result<Tensor> {
+    let edges = record::collect_next_edges(
+        std::iter::empty::<Option<&Tensor>>()
+            .chain([Some(self_)])
+            .chain([Some(min)]),
+    )?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::clamp_min_tensor_op()?
+            .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, min))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "clamp_min" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)`.
+#[inline]
+pub fn clamp_min_autograd_(ks: DispatchKeySet, self_: &Tensor, min: Scalar) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::clamp_min_op_()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, min.clone()))?
+        });
+    }
+    clamp_min_autograd_record_(ks, self_, min.clone())
+}
+
+/// The recording part of [`clamp_min_autograd_`]: some input requires grad.
+#[inline(never)]
+fn clamp_min_autograd_record_(ks: DispatchKeySet, self_: &Tensor, min: Scalar) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::clamp_min_op_()?
+            .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, min.clone()))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "clamp_min" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        crate::view::rebase_history(self_, node)?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)`.
+#[inline]
+pub fn clamp_min_tensor_autograd_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    min: &Tensor,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || min.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::clamp_min_tensor_op_()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, min))?
+        });
+    }
+    clamp_min_tensor_autograd_record_(ks, self_, min)
+}
+
+/// The recording part of [`clamp_min_tensor_autograd_`]: some input requires grad.
+#[inline(never)]
+fn clamp_min_tensor_autograd_record_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    min: &Tensor,
+) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges = record::collect_next_edges(
+        std::iter::empty::<Option<&Tensor>>()
+            .chain([Some(self_)])
+            .chain([Some(min)]),
+    )?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::clamp_min_tensor_op_()?
+            .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, min))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "clamp_min" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        crate::view::rebase_history(self_, node)?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::clamp_min.out(Tensor self, Scalar min, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn clamp_min_out_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    min: Scalar,
+    out: &Tensor,
+) -> Result<Tensor> {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
+        return Err(record::out_requires_grad_error("clamp_min"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::clamp_min_out_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, min.clone(), out),
+        )?
+    })
+}
+
+/// Autograd kernel of `aten::clamp_min.Tensor_out(Tensor self, Tensor min, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn clamp_min_tensor_out_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    min: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    if record::grad_mode_and(self_.requires_grad() || min.requires_grad() || out.requires_grad()) {
+        return Err(record::out_requires_grad_error("clamp_min"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::clamp_min_tensor_out_op()?
+            .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, min, out))?
+    })
+}
+
 aten_dispatch::torch_library_impl!(aten, Autograd, |m| {
     m.impl_(
         "empty.memory_format",
@@ -20857,5 +21412,53 @@ aten_dispatch::torch_library_impl!(aten, Autograd, |m| {
     )?;
     m.impl_("roll", CppFunction::from_unboxed(roll_autograd))?;
     m.impl_("roll.out", CppFunction::from_unboxed(roll_out_autograd))?;
+    m.impl_(
+        "leaky_relu_",
+        CppFunction::from_unboxed(leaky_relu_autograd_),
+    )?;
+    m.impl_(
+        "linalg_vector_norm",
+        CppFunction::from_unboxed(linalg_vector_norm_autograd),
+    )?;
+    m.impl_(
+        "linalg_vector_norm.out",
+        CppFunction::from_unboxed(linalg_vector_norm_out_autograd),
+    )?;
+    m.impl_("clamp_max", CppFunction::from_unboxed(clamp_max_autograd))?;
+    m.impl_(
+        "clamp_max.Tensor",
+        CppFunction::from_unboxed(clamp_max_tensor_autograd),
+    )?;
+    m.impl_("clamp_max_", CppFunction::from_unboxed(clamp_max_autograd_))?;
+    m.impl_(
+        "clamp_max_.Tensor",
+        CppFunction::from_unboxed(clamp_max_tensor_autograd_),
+    )?;
+    m.impl_(
+        "clamp_max.out",
+        CppFunction::from_unboxed(clamp_max_out_autograd),
+    )?;
+    m.impl_(
+        "clamp_max.Tensor_out",
+        CppFunction::from_unboxed(clamp_max_tensor_out_autograd),
+    )?;
+    m.impl_("clamp_min", CppFunction::from_unboxed(clamp_min_autograd))?;
+    m.impl_(
+        "clamp_min.Tensor",
+        CppFunction::from_unboxed(clamp_min_tensor_autograd),
+    )?;
+    m.impl_("clamp_min_", CppFunction::from_unboxed(clamp_min_autograd_))?;
+    m.impl_(
+        "clamp_min_.Tensor",
+        CppFunction::from_unboxed(clamp_min_tensor_autograd_),
+    )?;
+    m.impl_(
+        "clamp_min.out",
+        CppFunction::from_unboxed(clamp_min_out_autograd),
+    )?;
+    m.impl_(
+        "clamp_min.Tensor_out",
+        CppFunction::from_unboxed(clamp_min_tensor_out_autograd),
+    )?;
     Ok(())
 });

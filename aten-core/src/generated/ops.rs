@@ -19765,3 +19765,355 @@ pub fn max_other_op(
 pub fn max_other(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     max_other_op()?.call((self_, other))
 }
+
+/// The typed dispatcher handle of `aten::leaky_relu_.`, looked up once.
+#[inline]
+pub fn leaky_relu_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::leaky_relu_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`leaky_relu_with_`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct LeakyReluInplaceOptions {
+    /// `negative_slope`.
+    pub negative_slope: Scalar,
+}
+
+impl Default for LeakyReluInplaceOptions {
+    fn default() -> Self {
+        LeakyReluInplaceOptions {
+            negative_slope: Scalar::Double(0.01),
+        }
+    }
+}
+
+/// `aten::leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)`
+pub fn leaky_relu_(self_: &Tensor) -> Result<Tensor> {
+    leaky_relu_with_(self_, LeakyReluInplaceOptions::default())
+}
+
+/// `aten::leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)`
+pub fn leaky_relu_with_(self_: &Tensor, options: LeakyReluInplaceOptions) -> Result<Tensor> {
+    leaky_relu_op_()?.call((self_, options.negative_slope))
+}
+
+/// The typed dispatcher handle of `aten::linalg_vector_norm.`, looked up once.
+#[inline]
+pub fn linalg_vector_norm_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            Scalar,
+            Option<&'static [i64]>,
+            bool,
+            Option<ScalarType>,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    Scalar,
+                    Option<&'static [i64]>,
+                    bool,
+                    Option<ScalarType>,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::linalg_vector_norm", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`linalg_vector_norm_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct LinalgVectorNormOptions<'a> {
+    /// `ord`.
+    pub ord: Scalar,
+    /// `dim`.
+    pub dim: Option<&'a [i64]>,
+    /// `keepdim`.
+    pub keepdim: bool,
+    /// `dtype`.
+    pub dtype: Option<ScalarType>,
+}
+
+impl Default for LinalgVectorNormOptions<'_> {
+    fn default() -> Self {
+        LinalgVectorNormOptions {
+            ord: Scalar::Int(2),
+            dim: None,
+            keepdim: false,
+            dtype: None,
+        }
+    }
+}
+
+/// `aten::linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
+pub fn linalg_vector_norm(self_: &Tensor) -> Result<Tensor> {
+    linalg_vector_norm_with(self_, LinalgVectorNormOptions::default())
+}
+
+/// `aten::linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
+pub fn linalg_vector_norm_with(
+    self_: &Tensor,
+    options: LinalgVectorNormOptions<'_>,
+) -> Result<Tensor> {
+    linalg_vector_norm_op()?.call((
+        self_,
+        options.ord,
+        options.dim,
+        options.keepdim,
+        options.dtype,
+    ))
+}
+
+/// The typed dispatcher handle of `aten::linalg_vector_norm.out`, looked up once.
+#[inline]
+pub fn linalg_vector_norm_out_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            Scalar,
+            Option<&'static [i64]>,
+            bool,
+            Option<ScalarType>,
+            &'static Tensor,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    Scalar,
+                    Option<&'static [i64]>,
+                    bool,
+                    Option<ScalarType>,
+                    &'static Tensor,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::linalg_vector_norm", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::linalg_vector_norm.out(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)`
+pub fn linalg_vector_norm_out(
+    self_: &Tensor,
+    ord: Scalar,
+    dim: Option<&[i64]>,
+    keepdim: bool,
+    dtype: Option<ScalarType>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    linalg_vector_norm_out_op()?.call((self_, ord, dim, keepdim, dtype, out))
+}
+
+/// The typed dispatcher handle of `aten::clamp_max.`, looked up once.
+#[inline]
+pub fn clamp_max_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::clamp_max", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::clamp_max(Tensor self, Scalar max) -> Tensor`
+pub fn clamp_max(self_: &Tensor, max: Scalar) -> Result<Tensor> {
+    clamp_max_op()?.call((self_, max))
+}
+
+/// The typed dispatcher handle of `aten::clamp_max.Tensor`, looked up once.
+#[inline]
+pub fn clamp_max_tensor_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::clamp_max", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::clamp_max.Tensor(Tensor self, Tensor max) -> Tensor`
+pub fn clamp_max_tensor(self_: &Tensor, max: &Tensor) -> Result<Tensor> {
+    clamp_max_tensor_op()?.call((self_, max))
+}
+
+/// The typed dispatcher handle of `aten::clamp_max_.`, looked up once.
+#[inline]
+pub fn clamp_max_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::clamp_max_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)`
+pub fn clamp_max_(self_: &Tensor, max: Scalar) -> Result<Tensor> {
+    clamp_max_op_()?.call((self_, max))
+}
+
+/// The typed dispatcher handle of `aten::clamp_max_.Tensor`, looked up once.
+#[inline]
+pub fn clamp_max_tensor_op_(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::clamp_max_", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)`
+pub fn clamp_max_tensor_(self_: &Tensor, max: &Tensor) -> Result<Tensor> {
+    clamp_max_tensor_op_()?.call((self_, max))
+}
+
+/// The typed dispatcher handle of `aten::clamp_max.out`, looked up once.
+#[inline]
+pub fn clamp_max_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar, &'static Tensor), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, Scalar, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::clamp_max", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::clamp_max.out(Tensor self, Scalar max, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn clamp_max_out(self_: &Tensor, max: Scalar, out: &Tensor) -> Result<Tensor> {
+    clamp_max_out_op()?.call((self_, max, out))
+}
+
+/// The typed dispatcher handle of `aten::clamp_max.Tensor_out`, looked up once.
+#[inline]
+pub fn clamp_max_tensor_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::clamp_max", "Tensor_out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::clamp_max.Tensor_out(Tensor self, Tensor max, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn clamp_max_tensor_out(self_: &Tensor, max: &Tensor, out: &Tensor) -> Result<Tensor> {
+    clamp_max_tensor_out_op()?.call((self_, max, out))
+}
+
+/// The typed dispatcher handle of `aten::clamp_min.`, looked up once.
+#[inline]
+pub fn clamp_min_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::clamp_min", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::clamp_min(Tensor self, Scalar min) -> Tensor`
+pub fn clamp_min(self_: &Tensor, min: Scalar) -> Result<Tensor> {
+    clamp_min_op()?.call((self_, min))
+}
+
+/// The typed dispatcher handle of `aten::clamp_min.Tensor`, looked up once.
+#[inline]
+pub fn clamp_min_tensor_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::clamp_min", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::clamp_min.Tensor(Tensor self, Tensor min) -> Tensor`
+pub fn clamp_min_tensor(self_: &Tensor, min: &Tensor) -> Result<Tensor> {
+    clamp_min_tensor_op()?.call((self_, min))
+}
+
+/// The typed dispatcher handle of `aten::clamp_min_.`, looked up once.
+#[inline]
+pub fn clamp_min_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::clamp_min_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)`
+pub fn clamp_min_(self_: &Tensor, min: Scalar) -> Result<Tensor> {
+    clamp_min_op_()?.call((self_, min))
+}
+
+/// The typed dispatcher handle of `aten::clamp_min_.Tensor`, looked up once.
+#[inline]
+pub fn clamp_min_tensor_op_(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::clamp_min_", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)`
+pub fn clamp_min_tensor_(self_: &Tensor, min: &Tensor) -> Result<Tensor> {
+    clamp_min_tensor_op_()?.call((self_, min))
+}
+
+/// The typed dispatcher handle of `aten::clamp_min.out`, looked up once.
+#[inline]
+pub fn clamp_min_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar, &'static Tensor), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, Scalar, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::clamp_min", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::clamp_min.out(Tensor self, Scalar min, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn clamp_min_out(self_: &Tensor, min: Scalar, out: &Tensor) -> Result<Tensor> {
+    clamp_min_out_op()?.call((self_, min, out))
+}
+
+/// The typed dispatcher handle of `aten::clamp_min.Tensor_out`, looked up once.
+#[inline]
+pub fn clamp_min_tensor_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::clamp_min", "Tensor_out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::clamp_min.Tensor_out(Tensor self, Tensor min, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn clamp_min_tensor_out(self_: &Tensor, min: &Tensor, out: &Tensor) -> Result<Tensor> {
+    clamp_min_tensor_out_op()?.call((self_, min, out))
+}

@@ -8408,6 +8408,222 @@ pub fn roll_out_autogen(
     crate::structured::copy_to_out(&result, out)?;
     Ok(out.clone())
 }
+/// Structured kernel (Inplace, meta) of `aten::leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)`.
+pub fn leaky_relu_structured_meta_(self_: &Tensor, negative_slope: Scalar) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::leaky_relu(set_output, self_, negative_slope)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)`.
+pub fn leaky_relu_structured_default_backend_(
+    self_: &Tensor,
+    negative_slope: Scalar,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::leaky_relu(set_output, self_, negative_slope)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::leaky_relu_out_op()?.call((self_, negative_slope, &output))
+}
+/// Structured kernel (Functional, meta) of `aten::linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`.
+pub fn linalg_vector_norm_structured_meta(
+    self_: &Tensor,
+    ord: Scalar,
+    dim: Option<&[i64]>,
+    keepdim: bool,
+    dtype: Option<ScalarType>,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::linalg_vector_norm(set_output, self_, ord, dim, keepdim, dtype)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, default_backend) of `aten::linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`.
+pub fn linalg_vector_norm_structured_default_backend(
+    self_: &Tensor,
+    ord: Scalar,
+    dim: Option<&[i64]>,
+    keepdim: bool,
+    dtype: Option<ScalarType>,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::linalg_vector_norm(set_output, self_, ord, dim, keepdim, dtype)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::linalg_vector_norm_out_op()?.call((self_, ord, dim, keepdim, dtype, &output))
+}
+/// Structured kernel (Out, meta) of `aten::linalg_vector_norm.out(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)`.
+pub fn linalg_vector_norm_out_structured_meta(
+    self_: &Tensor,
+    ord: Scalar,
+    dim: Option<&[i64]>,
+    keepdim: bool,
+    dtype: Option<ScalarType>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::linalg_vector_norm(set_output, self_, ord, dim, keepdim, dtype)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, meta) of `aten::clamp_max(Tensor self, Scalar max) -> Tensor`.
+pub fn clamp_max_structured_meta(self_: &Tensor, max: Scalar) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::clamp_max(set_output, self_, max)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, default_backend) of `aten::clamp_max(Tensor self, Scalar max) -> Tensor`.
+pub fn clamp_max_structured_default_backend(self_: &Tensor, max: Scalar) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::clamp_max(set_output, self_, max)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::clamp_max_out_op()?.call((self_, max, &output))
+}
+/// Structured kernel (Functional, meta) of `aten::clamp_max.Tensor(Tensor self, Tensor max) -> Tensor`.
+pub fn clamp_max_tensor_structured_meta(self_: &Tensor, max: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::clamp_max_tensor(set_output, self_, max)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, default_backend) of `aten::clamp_max.Tensor(Tensor self, Tensor max) -> Tensor`.
+pub fn clamp_max_tensor_structured_default_backend(self_: &Tensor, max: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::clamp_max_tensor(set_output, self_, max)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::clamp_max_tensor_out_op()?.call((self_, max, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)`.
+pub fn clamp_max_structured_meta_(self_: &Tensor, max: Scalar) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::clamp_max(set_output, self_, max)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)`.
+pub fn clamp_max_structured_default_backend_(self_: &Tensor, max: Scalar) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::clamp_max(set_output, self_, max)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::clamp_max_out_op()?.call((self_, max, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)`.
+pub fn clamp_max_tensor_structured_meta_(self_: &Tensor, max: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::clamp_max_tensor(set_output, self_, max)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)`.
+pub fn clamp_max_tensor_structured_default_backend_(
+    self_: &Tensor,
+    max: &Tensor,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::clamp_max_tensor(set_output, self_, max)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::clamp_max_tensor_out_op()?.call((self_, max, &output))
+}
+/// Structured kernel (Out, meta) of `aten::clamp_max.out(Tensor self, Scalar max, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn clamp_max_out_structured_meta(self_: &Tensor, max: Scalar, out: &Tensor) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::clamp_max(set_output, self_, max)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Out, meta) of `aten::clamp_max.Tensor_out(Tensor self, Tensor max, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn clamp_max_tensor_out_structured_meta(
+    self_: &Tensor,
+    max: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::clamp_max_tensor(set_output, self_, max)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, meta) of `aten::clamp_min(Tensor self, Scalar min) -> Tensor`.
+pub fn clamp_min_structured_meta(self_: &Tensor, min: Scalar) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::clamp_min(set_output, self_, min)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, default_backend) of `aten::clamp_min(Tensor self, Scalar min) -> Tensor`.
+pub fn clamp_min_structured_default_backend(self_: &Tensor, min: Scalar) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::clamp_min(set_output, self_, min)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::clamp_min_out_op()?.call((self_, min, &output))
+}
+/// Structured kernel (Functional, meta) of `aten::clamp_min.Tensor(Tensor self, Tensor min) -> Tensor`.
+pub fn clamp_min_tensor_structured_meta(self_: &Tensor, min: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::clamp_min_tensor(set_output, self_, min)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, default_backend) of `aten::clamp_min.Tensor(Tensor self, Tensor min) -> Tensor`.
+pub fn clamp_min_tensor_structured_default_backend(self_: &Tensor, min: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::clamp_min_tensor(set_output, self_, min)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::clamp_min_tensor_out_op()?.call((self_, min, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)`.
+pub fn clamp_min_structured_meta_(self_: &Tensor, min: Scalar) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::clamp_min(set_output, self_, min)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)`.
+pub fn clamp_min_structured_default_backend_(self_: &Tensor, min: Scalar) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::clamp_min(set_output, self_, min)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::clamp_min_out_op()?.call((self_, min, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)`.
+pub fn clamp_min_tensor_structured_meta_(self_: &Tensor, min: &Tensor) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::clamp_min_tensor(set_output, self_, min)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)`.
+pub fn clamp_min_tensor_structured_default_backend_(
+    self_: &Tensor,
+    min: &Tensor,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::clamp_min_tensor(set_output, self_, min)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::clamp_min_tensor_out_op()?.call((self_, min, &output))
+}
+/// Structured kernel (Out, meta) of `aten::clamp_min.out(Tensor self, Scalar min, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn clamp_min_out_structured_meta(self_: &Tensor, min: Scalar, out: &Tensor) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::clamp_min(set_output, self_, min)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Out, meta) of `aten::clamp_min.Tensor_out(Tensor self, Tensor min, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn clamp_min_tensor_out_structured_meta(
+    self_: &Tensor,
+    min: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::clamp_min_tensor(set_output, self_, min)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
 
 aten_dispatch::torch_library_impl!(aten, BackendSelect, |m| {
     m.impl_(
@@ -9535,6 +9751,66 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
         CppFunction::from_unboxed(replication_pad1d_structured_meta),
     )?;
     m.impl_("elu_", CppFunction::from_unboxed(elu_structured_meta_))?;
+    m.impl_(
+        "leaky_relu_",
+        CppFunction::from_unboxed(leaky_relu_structured_meta_),
+    )?;
+    m.impl_(
+        "linalg_vector_norm",
+        CppFunction::from_unboxed(linalg_vector_norm_structured_meta),
+    )?;
+    m.impl_(
+        "linalg_vector_norm.out",
+        CppFunction::from_unboxed(linalg_vector_norm_out_structured_meta),
+    )?;
+    m.impl_(
+        "clamp_max",
+        CppFunction::from_unboxed(clamp_max_structured_meta),
+    )?;
+    m.impl_(
+        "clamp_max.Tensor",
+        CppFunction::from_unboxed(clamp_max_tensor_structured_meta),
+    )?;
+    m.impl_(
+        "clamp_max_",
+        CppFunction::from_unboxed(clamp_max_structured_meta_),
+    )?;
+    m.impl_(
+        "clamp_max_.Tensor",
+        CppFunction::from_unboxed(clamp_max_tensor_structured_meta_),
+    )?;
+    m.impl_(
+        "clamp_max.out",
+        CppFunction::from_unboxed(clamp_max_out_structured_meta),
+    )?;
+    m.impl_(
+        "clamp_max.Tensor_out",
+        CppFunction::from_unboxed(clamp_max_tensor_out_structured_meta),
+    )?;
+    m.impl_(
+        "clamp_min",
+        CppFunction::from_unboxed(clamp_min_structured_meta),
+    )?;
+    m.impl_(
+        "clamp_min.Tensor",
+        CppFunction::from_unboxed(clamp_min_tensor_structured_meta),
+    )?;
+    m.impl_(
+        "clamp_min_",
+        CppFunction::from_unboxed(clamp_min_structured_meta_),
+    )?;
+    m.impl_(
+        "clamp_min_.Tensor",
+        CppFunction::from_unboxed(clamp_min_tensor_structured_meta_),
+    )?;
+    m.impl_(
+        "clamp_min.out",
+        CppFunction::from_unboxed(clamp_min_out_structured_meta),
+    )?;
+    m.impl_(
+        "clamp_min.Tensor_out",
+        CppFunction::from_unboxed(clamp_min_tensor_out_structured_meta),
+    )?;
     Ok(())
 });
 
@@ -11151,6 +11427,46 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutogradNonFunctional,
     m.impl_(
         "lift_fresh_copy",
         CppFunction::from_unboxed(crate::native::lift_fresh_copy),
+    )?;
+    m.impl_(
+        "leaky_relu_",
+        CppFunction::from_unboxed(leaky_relu_structured_default_backend_),
+    )?;
+    m.impl_(
+        "linalg_vector_norm",
+        CppFunction::from_unboxed(linalg_vector_norm_structured_default_backend),
+    )?;
+    m.impl_(
+        "clamp_max",
+        CppFunction::from_unboxed(clamp_max_structured_default_backend),
+    )?;
+    m.impl_(
+        "clamp_max.Tensor",
+        CppFunction::from_unboxed(clamp_max_tensor_structured_default_backend),
+    )?;
+    m.impl_(
+        "clamp_max_",
+        CppFunction::from_unboxed(clamp_max_structured_default_backend_),
+    )?;
+    m.impl_(
+        "clamp_max_.Tensor",
+        CppFunction::from_unboxed(clamp_max_tensor_structured_default_backend_),
+    )?;
+    m.impl_(
+        "clamp_min",
+        CppFunction::from_unboxed(clamp_min_structured_default_backend),
+    )?;
+    m.impl_(
+        "clamp_min.Tensor",
+        CppFunction::from_unboxed(clamp_min_tensor_structured_default_backend),
+    )?;
+    m.impl_(
+        "clamp_min_",
+        CppFunction::from_unboxed(clamp_min_structured_default_backend_),
+    )?;
+    m.impl_(
+        "clamp_min_.Tensor",
+        CppFunction::from_unboxed(clamp_min_tensor_structured_default_backend_),
     )?;
     Ok(())
 });

@@ -2071,4 +2071,44 @@ impl Tensor {
     pub fn max_other(&self, other: &Tensor) -> Result<Tensor> {
         ops::max_other(self, other)
     }
+
+    /// `aten::clamp_max(Tensor self, Scalar max) -> Tensor`
+    pub fn clamp_max(&self, max: Scalar) -> Result<Tensor> {
+        ops::clamp_max(self, max)
+    }
+
+    /// `aten::clamp_max.Tensor(Tensor self, Tensor max) -> Tensor`
+    pub fn clamp_max_tensor(&self, max: &Tensor) -> Result<Tensor> {
+        ops::clamp_max_tensor(self, max)
+    }
+
+    /// `aten::clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)`
+    pub fn clamp_max_(&self, max: Scalar) -> Result<Tensor> {
+        ops::clamp_max_(self, max)
+    }
+
+    /// `aten::clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)`
+    pub fn clamp_max_tensor_(&self, max: &Tensor) -> Result<Tensor> {
+        ops::clamp_max_tensor_(self, max)
+    }
+
+    /// `aten::clamp_min(Tensor self, Scalar min) -> Tensor`
+    pub fn clamp_min(&self, min: Scalar) -> Result<Tensor> {
+        ops::clamp_min(self, min)
+    }
+
+    /// `aten::clamp_min.Tensor(Tensor self, Tensor min) -> Tensor`
+    pub fn clamp_min_tensor(&self, min: &Tensor) -> Result<Tensor> {
+        ops::clamp_min_tensor(self, min)
+    }
+
+    /// `aten::clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)`
+    pub fn clamp_min_(&self, min: Scalar) -> Result<Tensor> {
+        ops::clamp_min_(self, min)
+    }
+
+    /// `aten::clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)`
+    pub fn clamp_min_tensor_(&self, min: &Tensor) -> Result<Tensor> {
+        ops::clamp_min_tensor_(self, min)
+    }
 }

@@ -53,7 +53,7 @@ pub use pooling::{
 };
 pub use reduction::{
     _log_softmax, _softmax, all_dim, amax, amin, any, any_dim, any_dims, argmax, argmin, cumsum,
-    max_dim, mean_dim, min_dim, prod_dim_int, sum_dim_intlist,
+    linalg_vector_norm, max_dim, mean_dim, min_dim, prod_dim_int, sum_dim_intlist,
 };
 pub use scatter::{scatter_add, scatter_reduce_two, scatter_src, scatter_value};
 pub use sorting::{sort_stable, topk};

@@ -429,6 +429,77 @@ pub fn clamp_tensor<'a>(
     out.build(config)
 }
 
+/// `clamp_min` and `clamp_max` with a number: a floating `self` keeps its
+/// dtype; another promotes with the bound, which an output that is `self`
+/// cannot take.
+fn clamp_bound<'a>(
+    out: SetOutput<'a>,
+    self_: &'a Tensor,
+    bound: Scalar,
+) -> Result<TensorIterator<'a>> {
+    let own = super::dtype_and_device(self_)?.0;
+    if own.is_complex() || matches!(bound, Scalar::ComplexDouble(_)) {
+        return Err(Error::runtime("clamp is not supported for complex types"));
+    }
+    let given = out.maybe_get_output();
+    if own.is_floating_point() {
+        return out.build(TensorIteratorConfig::unary_op(given, self_));
+    }
+    let mut state = ResultTypeState::default();
+    state.add_tensor(own, self_.dim())?;
+    state.add_number(WrappedNumber::of_scalar(bound))?;
+    let dtype = state.result()?.unwrap_or(own);
+    if dtype == own {
+        return out.build(TensorIteratorConfig::unary_op(given, self_));
+    }
+    if given.is_some_and(|g| g.base().is_same(self_.base())) {
+        return Err(Error::runtime(format!(
+            "result type {dtype} can't be cast to the desired output type {}",
+            own.type_meta_name()
+        )));
+    }
+    out.build(TensorIteratorConfig::unary_op(
+        given,
+        to_dtype(self_, dtype)?,
+    ))
+}
+
+/// `clamp_min(self, min)`.
+pub fn clamp_min<'a>(
+    out: SetOutput<'a>,
+    self_: &'a Tensor,
+    min: Scalar,
+) -> Result<TensorIterator<'a>> {
+    clamp_bound(out, self_, min)
+}
+
+/// `clamp_max(self, max)`.
+pub fn clamp_max<'a>(
+    out: SetOutput<'a>,
+    self_: &'a Tensor,
+    max: Scalar,
+) -> Result<TensorIterator<'a>> {
+    clamp_bound(out, self_, max)
+}
+
+/// `clamp_min.Tensor(self, min)`: a binary operation with type promotion.
+pub fn clamp_min_tensor<'a>(
+    out: SetOutput<'a>,
+    self_: &'a Tensor,
+    min: &'a Tensor,
+) -> Result<TensorIterator<'a>> {
+    binary_op(out, self_, min)
+}
+
+/// `clamp_max.Tensor(self, max)`: a binary operation with type promotion.
+pub fn clamp_max_tensor<'a>(
+    out: SetOutput<'a>,
+    self_: &'a Tensor,
+    max: &'a Tensor,
+) -> Result<TensorIterator<'a>> {
+    binary_op(out, self_, max)
+}
+
 /// `elu(self, alpha, scale, input_scale)`: a unary operation that keeps
 /// the dtype.
 pub fn elu<'a>(

@@ -1,11 +1,12 @@
 //! Meta functions of the reductions (`sum`, `mean`, `prod.dim_int`,
 //! `amax`, `amin`, `argmax`, `argmin`, `max.dim`, `min.dim`, `all`, `any`,
-//! `any.dims`) and of the operations along one
+//! `any.dims`, `linalg_vector_norm`) and of the operations along one
 //! dimension (`cumsum`, `_softmax`, `_log_softmax`): PyTorch's dtype rules
 //! and checks, and a contiguous output through `set_output` (PyTorch's
 //! `resize_reduction`).
 
-use c10_core::{Device, Error, Result, ScalarType};
+use c10_core::type_promotion::promote_types;
+use c10_core::{Device, Error, Result, Scalar, ScalarType};
 
 use super::dtype_and_device;
 use crate::native::{make_dim_mask_with, wrap_dim};
@@ -390,4 +391,62 @@ pub fn _log_softmax(
     half_to_float: bool,
 ) -> Result<DeferredOutput> {
     softmax_like(out, self_, dim, half_to_float)
+}
+
+/// `linalg_vector_norm(self, ord, dim, keepdim, *, dtype)`: a floating or
+/// complex input; the real type of `dtype` (else of the input); an empty
+/// input has no identity for negative and infinite orders
+/// (`checkFloatingOrComplex`, `check_linalg_norm_dtype`).
+pub fn linalg_vector_norm(
+    out: SetOutput<'_>,
+    self_: &Tensor,
+    ord: Scalar,
+    dim: Option<&[i64]>,
+    keepdim: bool,
+    dtype: Option<ScalarType>,
+) -> Result<MetaOutput> {
+    const NAME: &str = "linalg.vector_norm";
+    let own = dtype_and_device(self_)?.0;
+    if !(own.is_floating_point() || own.is_complex()) {
+        return Err(Error::runtime(format!(
+            "{NAME}: Expected a floating point or complex tensor as input. Got {own}"
+        )));
+    }
+    let dims = dim.unwrap_or(&[]);
+    let p = ord.to_f64();
+    if self_.numel() == 0 && (p < 0.0 || p == f64::INFINITY) {
+        if dims.is_empty() {
+            return Err(Error::runtime(format!(
+                "{NAME} cannot compute the {ord} norm on an empty tensor because the operation does not have an identity"
+            )));
+        }
+        for &d in dims {
+            if self_.size(d)? == 0 {
+                return Err(Error::runtime(format!(
+                    "{NAME} cannot compute the {ord} norm on the dimension {d}because this dimension is empty and the operation does not have an identity"
+                )));
+            }
+        }
+    }
+    if let Some(d) = dtype {
+        let kind = |t: ScalarType| if t.is_complex() { "complex" } else { "real" };
+        if !(d.is_floating_point() || d.is_complex()) {
+            return Err(Error::runtime(format!(
+                "{NAME}: dtype should be floating point or complex, but got {d}"
+            )));
+        }
+        if own.is_complex() != d.is_complex() {
+            return Err(Error::runtime(format!(
+                "{NAME}: dtype should be {k} for {k} inputs, but got {d}",
+                k = kind(own)
+            )));
+        }
+        if promote_types(own, d)? != d {
+            return Err(Error::runtime(format!(
+                "{NAME}: the dtype of the input ({own}) should be convertible without narrowing to the specified dtype ({d})"
+            )));
+        }
+    }
+    let result = dtype.unwrap_or(own).to_real_value_type();
+    resize_reduction(out, self_, Some(dims), keepdim, result)
 }

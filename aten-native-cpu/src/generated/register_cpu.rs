@@ -3255,6 +3255,154 @@ pub fn elu_structured_cpu_(
     let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
+/// Structured kernel (Inplace, cpu) of `aten::leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)`.
+pub fn leaky_relu_structured_cpu_(self_: &Tensor, negative_slope: Scalar) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::leaky_relu(set_output, self_, negative_slope)?;
+    crate::kernels::leaky_relu_out(&mut meta, self_, negative_slope)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, cpu) of `aten::linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`.
+pub fn linalg_vector_norm_structured_cpu(
+    self_: &Tensor,
+    ord: Scalar,
+    dim: Option<&[i64]>,
+    keepdim: bool,
+    dtype: Option<ScalarType>,
+) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta =
+        aten_core::meta::linalg_vector_norm(set_output, self_, ord, dim, keepdim, dtype)?;
+    crate::kernels::linalg_vector_norm_out(&mut meta, self_, ord, dim, keepdim, dtype)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Out, cpu) of `aten::linalg_vector_norm.out(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)`.
+pub fn linalg_vector_norm_out_structured_cpu(
+    self_: &Tensor,
+    ord: Scalar,
+    dim: Option<&[i64]>,
+    keepdim: bool,
+    dtype: Option<ScalarType>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta =
+        aten_core::meta::linalg_vector_norm(set_output, self_, ord, dim, keepdim, dtype)?;
+    crate::kernels::linalg_vector_norm_out(&mut meta, self_, ord, dim, keepdim, dtype)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, cpu) of `aten::clamp_max(Tensor self, Scalar max) -> Tensor`.
+pub fn clamp_max_structured_cpu(self_: &Tensor, max: Scalar) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::clamp_max(set_output, self_, max)?;
+    crate::kernels::clamp_max_out(&mut meta, self_, max)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, cpu) of `aten::clamp_max.Tensor(Tensor self, Tensor max) -> Tensor`.
+pub fn clamp_max_tensor_structured_cpu(self_: &Tensor, max: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::clamp_max_tensor(set_output, self_, max)?;
+    crate::kernels::clamp_max_tensor_out(&mut meta, self_, max)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Inplace, cpu) of `aten::clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)`.
+pub fn clamp_max_structured_cpu_(self_: &Tensor, max: Scalar) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::clamp_max(set_output, self_, max)?;
+    crate::kernels::clamp_max_out(&mut meta, self_, max)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Inplace, cpu) of `aten::clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)`.
+pub fn clamp_max_tensor_structured_cpu_(self_: &Tensor, max: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::clamp_max_tensor(set_output, self_, max)?;
+    crate::kernels::clamp_max_tensor_out(&mut meta, self_, max)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Out, cpu) of `aten::clamp_max.out(Tensor self, Scalar max, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn clamp_max_out_structured_cpu(self_: &Tensor, max: Scalar, out: &Tensor) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta = aten_core::meta::clamp_max(set_output, self_, max)?;
+    crate::kernels::clamp_max_out(&mut meta, self_, max)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Out, cpu) of `aten::clamp_max.Tensor_out(Tensor self, Tensor max, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn clamp_max_tensor_out_structured_cpu(
+    self_: &Tensor,
+    max: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta = aten_core::meta::clamp_max_tensor(set_output, self_, max)?;
+    crate::kernels::clamp_max_tensor_out(&mut meta, self_, max)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, cpu) of `aten::clamp_min(Tensor self, Scalar min) -> Tensor`.
+pub fn clamp_min_structured_cpu(self_: &Tensor, min: Scalar) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::clamp_min(set_output, self_, min)?;
+    crate::kernels::clamp_min_out(&mut meta, self_, min)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, cpu) of `aten::clamp_min.Tensor(Tensor self, Tensor min) -> Tensor`.
+pub fn clamp_min_tensor_structured_cpu(self_: &Tensor, min: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::clamp_min_tensor(set_output, self_, min)?;
+    crate::kernels::clamp_min_tensor_out(&mut meta, self_, min)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Inplace, cpu) of `aten::clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)`.
+pub fn clamp_min_structured_cpu_(self_: &Tensor, min: Scalar) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::clamp_min(set_output, self_, min)?;
+    crate::kernels::clamp_min_out(&mut meta, self_, min)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Inplace, cpu) of `aten::clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)`.
+pub fn clamp_min_tensor_structured_cpu_(self_: &Tensor, min: &Tensor) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::clamp_min_tensor(set_output, self_, min)?;
+    crate::kernels::clamp_min_tensor_out(&mut meta, self_, min)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Out, cpu) of `aten::clamp_min.out(Tensor self, Scalar min, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn clamp_min_out_structured_cpu(self_: &Tensor, min: Scalar, out: &Tensor) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta = aten_core::meta::clamp_min(set_output, self_, min)?;
+    crate::kernels::clamp_min_out(&mut meta, self_, min)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Out, cpu) of `aten::clamp_min.Tensor_out(Tensor self, Tensor min, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn clamp_min_tensor_out_structured_cpu(
+    self_: &Tensor,
+    min: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta = aten_core::meta::clamp_min_tensor(set_output, self_, min)?;
+    crate::kernels::clamp_min_tensor_out(&mut meta, self_, min)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
 
 aten_dispatch::torch_library_impl!(aten, CPU, |m| {
     m.impl_(
@@ -4352,6 +4500,66 @@ aten_dispatch::torch_library_impl!(aten, CPU, |m| {
         CppFunction::from_unboxed(crate::kernels::masked_fill_tensor_),
     )?;
     m.impl_("roll", CppFunction::from_unboxed(crate::kernels::roll))?;
+    m.impl_(
+        "leaky_relu_",
+        CppFunction::from_unboxed(leaky_relu_structured_cpu_),
+    )?;
+    m.impl_(
+        "linalg_vector_norm",
+        CppFunction::from_unboxed(linalg_vector_norm_structured_cpu),
+    )?;
+    m.impl_(
+        "linalg_vector_norm.out",
+        CppFunction::from_unboxed(linalg_vector_norm_out_structured_cpu),
+    )?;
+    m.impl_(
+        "clamp_max",
+        CppFunction::from_unboxed(clamp_max_structured_cpu),
+    )?;
+    m.impl_(
+        "clamp_max.Tensor",
+        CppFunction::from_unboxed(clamp_max_tensor_structured_cpu),
+    )?;
+    m.impl_(
+        "clamp_max_",
+        CppFunction::from_unboxed(clamp_max_structured_cpu_),
+    )?;
+    m.impl_(
+        "clamp_max_.Tensor",
+        CppFunction::from_unboxed(clamp_max_tensor_structured_cpu_),
+    )?;
+    m.impl_(
+        "clamp_max.out",
+        CppFunction::from_unboxed(clamp_max_out_structured_cpu),
+    )?;
+    m.impl_(
+        "clamp_max.Tensor_out",
+        CppFunction::from_unboxed(clamp_max_tensor_out_structured_cpu),
+    )?;
+    m.impl_(
+        "clamp_min",
+        CppFunction::from_unboxed(clamp_min_structured_cpu),
+    )?;
+    m.impl_(
+        "clamp_min.Tensor",
+        CppFunction::from_unboxed(clamp_min_tensor_structured_cpu),
+    )?;
+    m.impl_(
+        "clamp_min_",
+        CppFunction::from_unboxed(clamp_min_structured_cpu_),
+    )?;
+    m.impl_(
+        "clamp_min_.Tensor",
+        CppFunction::from_unboxed(clamp_min_tensor_structured_cpu_),
+    )?;
+    m.impl_(
+        "clamp_min.out",
+        CppFunction::from_unboxed(clamp_min_out_structured_cpu),
+    )?;
+    m.impl_(
+        "clamp_min.Tensor_out",
+        CppFunction::from_unboxed(clamp_min_tensor_out_structured_cpu),
+    )?;
     Ok(())
 });
 

@@ -117,13 +117,16 @@ pub use pooling::{
 };
 pub use reduce::{
     _log_softmax_out, _softmax_out, all_out, amax_out, amin_out, any_all_out, any_dims_out,
-    any_out, argmax_out, argmin_out, cumsum_out, max_dim_max, mean_out, min_dim_min, prod,
-    prod_out, sum_intlist_out, var_correction,
+    any_out, argmax_out, argmin_out, cumsum_out, linalg_vector_norm_out, max_dim_max, mean_out,
+    min_dim_min, prod, prod_out, sum_intlist_out, var_correction,
 };
 pub use repeat_interleave::repeat_interleave_cpu;
 pub use scatter::{scatter_add_out, scatter_reduce_two_out, scatter_src_out, scatter_value_out};
 pub use sorting::{sort_stable_out, topk_out_cpu};
-pub use ternary::{clamp_out, clamp_tensor_out, lerp_scalar_out};
+pub use ternary::{
+    clamp_max_out, clamp_max_tensor_out, clamp_min_out, clamp_min_tensor_out, clamp_out,
+    clamp_tensor_out, lerp_scalar_out,
+};
 pub use triangular::{tril_out, triu_out};
 pub use unary::{
     acos_out, acosh_out, asin_out, asinh_out, atan_out, atanh_out, bitwise_not_out, ceil_out,

@@ -1,5 +1,5 @@
 //! Reductions: `sum`, `mean`, `prod`, `amax`, `amin`, `argmax`, `argmin`,
-//! `max.dim`, `min.dim`, `all`, `any`, `var`, and the scans and normalizations along
+//! `max.dim`, `min.dim`, `all`, `any`, `var`, `linalg_vector_norm`, and the scans and normalizations along
 //! one dimension: `cumsum`, `softmax`, `log_softmax`.
 //!
 //! A reduction views its input with the kept dimensions first and the
@@ -12,7 +12,7 @@
 //!
 //! The structured families (`sum`, `mean`, `prod.dim_int`, `amax`,
 //! `amin`, `argmax`, `argmin`, `max.dim`, `min.dim`, `all`, `any`,
-//! `cumsum`, `_softmax`, `_log_softmax`) are
+//! `linalg_vector_norm`, `cumsum`, `_softmax`, `_log_softmax`) are
 //! impls: `aten_core::meta` made their output, which they fill.
 
 use aten_core::native::{make_dim_mask, make_dim_mask_with, prod_meta, var_correction_meta};
@@ -389,6 +389,58 @@ pub fn prod(self_: &Tensor, dtype: Option<ScalarType>) -> Result<Tensor> {
     let t = to_dtype_if_needed(self_, dtype_of(&out)?)?;
     sum_like(&t, &vec![true; t.dim()], &out, SumKind::Prod)?;
     Ok(out)
+}
+
+/// `linalg_vector_norm.out`: the input in the output's dtype, folded in
+/// `f64`: the count of non-zeros (`ord` 0), the largest or smallest
+/// magnitude (`±inf`), the sum of magnitudes (1), the root of the sum of
+/// squares (2), else `(Σ|x|^ord)^(1/ord)`.
+pub fn linalg_vector_norm_out(
+    meta: &mut MetaOutput,
+    self_: &Tensor,
+    ord: Scalar,
+    dim: Option<&[i64]>,
+    _keepdim: bool,
+    _dtype: Option<ScalarType>,
+) -> Result<()> {
+    let t = to_dtype_if_needed(self_, dtype_of(meta.output())?)?;
+    let dtype = dtype_of(&t)?;
+    let mask = make_dim_mask(Some(dim.unwrap_or(&[])), t.dim())?;
+    let p = plan(&t, &mask)?;
+    let ord = ord.to_f64();
+    with_fresh_output(meta, |out| {
+        dispatch_dtype!(dtype, T => {
+            if !T::IS_FLOAT {
+                return Err(not_implemented("linalg_vector_norm", dtype));
+            }
+            reduce_into::<T, T>(&p, out, |base, off, dims| {
+                let mut acc = if ord == f64::NEG_INFINITY { f64::INFINITY } else { 0.0 };
+                visit(base, off, dims, |x: T| {
+                    let a = x.to_f64().abs();
+                    if ord == 0.0 {
+                        acc += f64::from(u8::from(a != 0.0));
+                    } else if ord == 1.0 {
+                        acc += a;
+                    } else if ord == 2.0 {
+                        acc += a * a;
+                    } else if ord == f64::INFINITY {
+                        acc = if a.is_nan() || a > acc { a } else { acc };
+                    } else if ord == f64::NEG_INFINITY {
+                        acc = if a.is_nan() || a < acc { a } else { acc };
+                    } else {
+                        acc += a.powf(ord);
+                    }
+                });
+                T::from_f64(if ord == 2.0 {
+                    acc.sqrt()
+                } else if ord == 0.0 || ord == 1.0 || ord.is_infinite() {
+                    acc
+                } else {
+                    acc.powf(ord.recip())
+                })
+            })
+        }, _ => Err(not_implemented("linalg_vector_norm", dtype)))
+    })
 }
 
 /// Keeps the larger (`max`) or smaller value, NaN winning.

@@ -1,4 +1,4 @@
-//! `where`, `masked_fill`, `clamp` and `lerp`.
+//! `where`, `masked_fill`, `clamp` (with `clamp_min` and `clamp_max`) and `lerp`.
 
 use aten_core::tensor_iterator::convert::to_dtype_if_needed;
 use aten_core::tensor_iterator::{TensorIterator, TensorIteratorConfig};
@@ -88,14 +88,53 @@ pub fn clamp_out(
     min: Option<Scalar>,
     max: Option<Scalar>,
 ) -> Result<()> {
+    clamp_scalars(iter, min, max, "clamp_scalar_cpu")
+}
+
+/// `clamp_min.out`: [`clamp_out`] with a lower bound only.
+pub fn clamp_min_out(iter: &mut TensorIterator<'_>, _: &Tensor, min: Scalar) -> Result<()> {
+    clamp_scalars(iter, Some(min), None, "clamp_min_scalar_cpu")
+}
+
+/// `clamp_max.out`: [`clamp_out`] with an upper bound only.
+pub fn clamp_max_out(iter: &mut TensorIterator<'_>, _: &Tensor, max: Scalar) -> Result<()> {
+    clamp_scalars(iter, None, Some(max), "clamp_max_scalar_cpu")
+}
+
+/// `clamp_min.Tensor_out`: `maximum`, whose NaN rules are the clamp's.
+pub fn clamp_min_tensor_out(
+    iter: &mut TensorIterator<'_>,
+    self_: &Tensor,
+    min: &Tensor,
+) -> Result<()> {
+    super::binary::maximum_out(iter, self_, min)
+}
+
+/// `clamp_max.Tensor_out`: `minimum`, whose NaN rules are the clamp's.
+pub fn clamp_max_tensor_out(
+    iter: &mut TensorIterator<'_>,
+    self_: &Tensor,
+    max: &Tensor,
+) -> Result<()> {
+    super::binary::minimum_out(iter, self_, max)
+}
+
+/// Clamps the iteration's input between the number bounds given; `name`
+/// is the kernel's in the not-implemented error.
+fn clamp_scalars(
+    iter: &mut TensorIterator<'_>,
+    min: Option<Scalar>,
+    max: Option<Scalar>,
+    name: &str,
+) -> Result<()> {
     let dtype = iter.common_dtype();
     if dtype == ScalarType::Bool {
-        return Err(super::util::not_implemented("clamp_scalar_cpu", dtype));
+        return Err(super::util::not_implemented(name, dtype));
     }
     if !iter.has_data() {
         return Ok(());
     }
-    dispatch_all!(dtype, "clamp_scalar_cpu", T => {
+    dispatch_all!(dtype, name, T => {
         let lo = min.map(T::from_scalar).transpose()?;
         let hi = max.map(T::from_scalar).transpose()?;
         unary::<T, T>(iter, move |x| {
