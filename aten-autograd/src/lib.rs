@@ -12,7 +12,8 @@
 //! - [`formulas`]: the named backward functions the formulas of
 //!   `derivatives.yaml` call;
 //! - [`generated`]: the nodes and the kernels at the `Autograd` and
-//!   `ADInplaceOrView` keys, generated from `derivatives.yaml`;
+//!   `ADInplaceOrView` keys, generated from `derivatives.yaml`; `manual`:
+//!   the Autograd kernels written by hand (`detach`, `detach_`);
 //! - [`hooks`]: tensor hooks; [`tensor_ext`]: the autograd methods of
 //!   `Tensor`; [`gradcheck`]: finite-difference checks.
 //!
@@ -26,6 +27,7 @@ pub mod formulas;
 pub mod generated;
 pub mod gradcheck;
 pub mod hooks;
+mod manual;
 pub mod meta;
 pub mod node;
 pub mod record;

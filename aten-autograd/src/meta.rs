@@ -286,6 +286,22 @@ pub fn retains_grad(t: &TensorBase) -> bool {
     get(t).is_some_and(|m| m.lock().retained.is_some())
 }
 
+/// `detach_()`: the tensor stops requiring grad and forgets the node that
+/// made it; a differentiable view refuses (its base would still see it).
+pub fn detach_in_place(t: &Tensor) -> Result<()> {
+    let Some(m) = get(t) else { return Ok(()) };
+    if m.view.is_some() {
+        return Err(Error::runtime(
+            "Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set as True, gradients are views of DDP buckets, and hence detach_() cannot be called on these gradients. To fix this error, please refer to the Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.",
+        ));
+    }
+    m.requires_grad.store(false, Ordering::Relaxed);
+    let mut state = m.lock();
+    state.grad_fn = None;
+    state.output_nr = 0;
+    Ok(())
+}
+
 /// `detach()`: a tensor sharing data and version counter, outside the graph.
 pub fn detach(t: &Tensor) -> Result<Tensor> {
     t.shallow_copy_and_detach().map(Tensor::from_base)

@@ -273,3 +273,38 @@ fn threads_share_a_leaf_and_lose_no_gradient() {
     let total = (rounds * 3) as f64;
     assert_eq!(vals(&x.grad().unwrap()), vec![total, total]);
 }
+
+#[test]
+fn detach_shares_data_and_detach_in_place_leaves_the_graph() {
+    let x = leaf(&[1.0, 2.0], &[2]);
+    let d = ops::detach(&x).unwrap();
+    assert!(!d.requires_grad() && d.grad_fn().is_none());
+    ops::add_tensor_(&d, &t(&[1.0, 1.0], &[2])).unwrap();
+    assert_eq!(vals(&x), vec![2.0, 3.0], "detach shares the data");
+
+    let y = ops::mul_scalar(&x, aten::Scalar::Double(2.0)).unwrap();
+    assert!(y.requires_grad());
+    let same = ops::detach_(&y).unwrap();
+    assert!(!y.requires_grad() && y.grad_fn().is_none() && y.is_leaf());
+    assert!(!same.requires_grad());
+
+    let y2 = ops::mul_scalar(&x, aten::Scalar::Double(1.0)).unwrap();
+    let w = ops::slice_tensor_with(
+        &y2,
+        ops::SliceTensorOptions {
+            end: Some(1),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let e = ops::detach_(&w).unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("Can't detach views in-place. Use detach() instead."),
+        "{e}"
+    );
+    assert!(
+        w.requires_grad(),
+        "a refused detach_ leaves the view in the graph"
+    );
+}

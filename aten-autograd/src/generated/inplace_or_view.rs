@@ -4906,6 +4906,109 @@ pub fn clamp_min_tensor_out_ad_inplace_or_view(
     Ok(result)
 }
 
+/// ADInplaceOrView kernel of `aten::baddbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)`.
+pub fn baddbmm_ad_inplace_or_view_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    batch1: &Tensor,
+    batch2: &Tensor,
+    beta: Scalar,
+    alpha: Scalar,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::baddbmm_op_()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, batch1, batch2, beta.clone(), alpha.clone()),
+        )?
+    };
+    record::increment_version(self_)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::baddbmm.out(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)`.
+pub fn baddbmm_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    batch1: &Tensor,
+    batch2: &Tensor,
+    beta: Scalar,
+    alpha: Scalar,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::baddbmm_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, batch1, batch2, beta.clone(), alpha.clone(), out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::norm.out(Tensor self, Scalar? p, int[1] dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn norm_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    p: Option<Scalar>,
+    dim: &[i64],
+    keepdim: bool,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::norm_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, p.clone(), dim, keepdim, out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::norm.dtype_out(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype, Tensor(a!) out) -> Tensor(a!)`.
+pub fn norm_dtype_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    p: Option<Scalar>,
+    dim: &[i64],
+    keepdim: bool,
+    dtype: ScalarType,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::norm_dtype_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, p.clone(), dim, keepdim, dtype, out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::upsample_bicubic2d.out(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn upsample_bicubic2d_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    output_size: &[i64],
+    align_corners: bool,
+    scales_h: Option<f64>,
+    scales_w: Option<f64>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::upsample_bicubic2d_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, output_size, align_corners, scales_h, scales_w, out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
 aten_dispatch::torch_library_impl!(aten, ADInplaceOrView, |m| {
     m.impl_(
         "empty_strided.out",
@@ -5928,6 +6031,26 @@ aten_dispatch::torch_library_impl!(aten, ADInplaceOrView, |m| {
     m.impl_(
         "clamp_min.Tensor_out",
         CppFunction::from_unboxed(clamp_min_tensor_out_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "baddbmm_",
+        CppFunction::from_unboxed(baddbmm_ad_inplace_or_view_),
+    )?;
+    m.impl_(
+        "baddbmm.out",
+        CppFunction::from_unboxed(baddbmm_out_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "norm.out",
+        CppFunction::from_unboxed(norm_out_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "norm.dtype_out",
+        CppFunction::from_unboxed(norm_dtype_out_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "upsample_bicubic2d.out",
+        CppFunction::from_unboxed(upsample_bicubic2d_out_ad_inplace_or_view),
     )?;
     Ok(())
 });

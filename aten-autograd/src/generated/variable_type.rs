@@ -20196,6 +20196,534 @@ pub fn clamp_min_tensor_out_autograd(
     })
 }
 
+/// Autograd kernel of `aten::baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`.
+#[inline]
+pub fn baddbmm_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    batch1: &Tensor,
+    batch2: &Tensor,
+    beta: Scalar,
+    alpha: Scalar,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(
+        self_.requires_grad() || batch1.requires_grad() || batch2.requires_grad(),
+    );
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::baddbmm_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, batch1, batch2, beta.clone(), alpha.clone()),
+            )?
+        });
+    }
+    baddbmm_autograd_record(ks, self_, batch1, batch2, beta.clone(), alpha.clone())
+}
+
+/// The recording part of [`baddbmm_autograd`]: some input requires grad.
+#[inline(never)]
+fn baddbmm_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    batch1: &Tensor,
+    batch2: &Tensor,
+    beta: Scalar,
+    alpha: Scalar,
+) -> Result<Tensor> {
+    let edges = record::collect_next_edges(
+        std::iter::empty::<Option<&Tensor>>()
+            .chain([Some(self_)])
+            .chain([Some(batch1)])
+            .chain([Some(batch2)]),
+    )?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::baddbmm_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, batch1, batch2, beta.clone(), alpha.clone()),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "baddbmm" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::baddbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)`.
+#[inline]
+pub fn baddbmm_autograd_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    batch1: &Tensor,
+    batch2: &Tensor,
+    beta: Scalar,
+    alpha: Scalar,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(
+        self_.requires_grad() || batch1.requires_grad() || batch2.requires_grad(),
+    );
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::baddbmm_op_()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, batch1, batch2, beta.clone(), alpha.clone()),
+            )?
+        });
+    }
+    baddbmm_autograd_record_(ks, self_, batch1, batch2, beta.clone(), alpha.clone())
+}
+
+/// The recording part of [`baddbmm_autograd_`]: some input requires grad.
+#[inline(never)]
+fn baddbmm_autograd_record_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    batch1: &Tensor,
+    batch2: &Tensor,
+    beta: Scalar,
+    alpha: Scalar,
+) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges = record::collect_next_edges(
+        std::iter::empty::<Option<&Tensor>>()
+            .chain([Some(self_)])
+            .chain([Some(batch1)])
+            .chain([Some(batch2)]),
+    )?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::baddbmm_op_()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, batch1, batch2, beta.clone(), alpha.clone()),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "baddbmm" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        crate::view::rebase_history(self_, node)?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::baddbmm.out(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)`.
+pub fn baddbmm_out_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    batch1: &Tensor,
+    batch2: &Tensor,
+    beta: Scalar,
+    alpha: Scalar,
+    out: &Tensor,
+) -> Result<Tensor> {
+    if record::grad_mode_and(
+        self_.requires_grad()
+            || batch1.requires_grad()
+            || batch2.requires_grad()
+            || out.requires_grad(),
+    ) {
+        return Err(record::out_requires_grad_error("baddbmm"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::baddbmm_out_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, batch1, batch2, beta.clone(), alpha.clone(), out),
+        )?
+    })
+}
+
+/// Autograd kernel of `aten::norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor`.
+#[inline]
+pub fn norm_scalaropt_dim_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    p: Option<Scalar>,
+    dim: &[i64],
+    keepdim: bool,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::norm_scalaropt_dim_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, p.clone(), dim, keepdim),
+            )?
+        });
+    }
+    norm_scalaropt_dim_autograd_record(ks, self_, p.clone(), dim, keepdim)
+}
+
+/// The recording part of [`norm_scalaropt_dim_autograd`]: some input requires grad.
+#[inline(never)]
+fn norm_scalaropt_dim_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    p: Option<Scalar>,
+    dim: &[i64],
+    keepdim: bool,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::norm_scalaropt_dim_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, p.clone(), dim, keepdim),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "norm" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::norm.out(Tensor self, Scalar? p, int[1] dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn norm_out_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    p: Option<Scalar>,
+    dim: &[i64],
+    keepdim: bool,
+    out: &Tensor,
+) -> Result<Tensor> {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
+        return Err(record::out_requires_grad_error("norm"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::norm_out_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, p.clone(), dim, keepdim, out),
+        )?
+    })
+}
+
+/// Autograd kernel of `aten::norm.ScalarOpt_dim_dtype(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype) -> Tensor`.
+#[inline]
+pub fn norm_scalaropt_dim_dtype_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    p: Option<Scalar>,
+    dim: &[i64],
+    keepdim: bool,
+    dtype: ScalarType,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::norm_scalaropt_dim_dtype_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, p.clone(), dim, keepdim, dtype),
+            )?
+        });
+    }
+    norm_scalaropt_dim_dtype_autograd_record(ks, self_, p.clone(), dim, keepdim, dtype)
+}
+
+/// The recording part of [`norm_scalaropt_dim_dtype_autograd`]: some input requires grad.
+#[inline(never)]
+fn norm_scalaropt_dim_dtype_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    p: Option<Scalar>,
+    dim: &[i64],
+    keepdim: bool,
+    dtype: ScalarType,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::norm_scalaropt_dim_dtype_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, p.clone(), dim, keepdim, dtype),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "norm" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::norm.dtype_out(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype, Tensor(a!) out) -> Tensor(a!)`.
+pub fn norm_dtype_out_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    p: Option<Scalar>,
+    dim: &[i64],
+    keepdim: bool,
+    dtype: ScalarType,
+    out: &Tensor,
+) -> Result<Tensor> {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
+        return Err(record::out_requires_grad_error("norm"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::norm_dtype_out_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, p.clone(), dim, keepdim, dtype, out),
+        )?
+    })
+}
+
+/// Autograd kernel of `aten::norm.Scalar(Tensor self, Scalar p=2) -> Tensor`.
+#[inline]
+pub fn norm_scalar_autograd(ks: DispatchKeySet, self_: &Tensor, p: Scalar) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::norm_scalar_op()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, p.clone()))?
+        });
+    }
+    norm_scalar_autograd_record(ks, self_, p.clone())
+}
+
+/// The recording part of [`norm_scalar_autograd`]: some input requires grad.
+#[inline(never)]
+fn norm_scalar_autograd_record(ks: DispatchKeySet, self_: &Tensor, p: Scalar) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::norm_scalar_op()?
+            .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, p.clone()))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "norm" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::norm.ScalarOpt_dtype(Tensor self, Scalar? p, *, ScalarType dtype) -> Tensor`.
+#[inline]
+pub fn norm_scalaropt_dtype_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    p: Option<Scalar>,
+    dtype: ScalarType,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::norm_scalaropt_dtype_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, p.clone(), dtype),
+            )?
+        });
+    }
+    norm_scalaropt_dtype_autograd_record(ks, self_, p.clone(), dtype)
+}
+
+/// The recording part of [`norm_scalaropt_dtype_autograd`]: some input requires grad.
+#[inline(never)]
+fn norm_scalaropt_dtype_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    p: Option<Scalar>,
+    dtype: ScalarType,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::norm_scalaropt_dtype_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, p.clone(), dtype),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "norm" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::_weight_norm_interface(Tensor v, Tensor g, int dim=0) -> (Tensor, Tensor)`.
+#[inline]
+pub fn _weight_norm_interface_autograd(
+    ks: DispatchKeySet,
+    v: &Tensor,
+    g: &Tensor,
+    dim: i64,
+) -> Result<(Tensor, Tensor)> {
+    let requires_grad = record::grad_mode_and(v.requires_grad() || g.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::_weight_norm_interface_op()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (v, g, dim))?
+        });
+    }
+    _weight_norm_interface_autograd_record(ks, v, g, dim)
+}
+
+/// The recording part of [`_weight_norm_interface_autograd`]: some input requires grad.
+#[inline(never)]
+fn _weight_norm_interface_autograd_record(
+    ks: DispatchKeySet,
+    v: &Tensor,
+    g: &Tensor,
+    dim: i64,
+) -> Result<(Tensor, Tensor)> {
+    let edges = record::collect_next_edges(
+        std::iter::empty::<Option<&Tensor>>()
+            .chain([Some(v)])
+            .chain([Some(g)]),
+    )?;
+    let seq = record::sequence_nr();
+    let (out0, out1) = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::_weight_norm_interface_op()?
+            .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (v, g, dim))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "_weight_norm_interface",
+            },
+            edges,
+            &[&out0, &out1],
+            seq,
+        );
+        record::set_history(&[&out0, &out1], &node, &[])?;
+    }
+    Ok((out0, out1))
+}
+
+/// Autograd kernel of `aten::upsample_bicubic2d.out(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn upsample_bicubic2d_out_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    output_size: &[i64],
+    align_corners: bool,
+    scales_h: Option<f64>,
+    scales_w: Option<f64>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
+        return Err(record::out_requires_grad_error("upsample_bicubic2d"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::upsample_bicubic2d_out_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, output_size, align_corners, scales_h, scales_w, out),
+        )?
+    })
+}
+
+/// Autograd kernel of `aten::upsample_bicubic2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor`.
+#[inline]
+pub fn upsample_bicubic2d_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    output_size: &[i64],
+    align_corners: bool,
+    scales_h: Option<f64>,
+    scales_w: Option<f64>,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::upsample_bicubic2d_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, output_size, align_corners, scales_h, scales_w),
+            )?
+        });
+    }
+    upsample_bicubic2d_autograd_record(ks, self_, output_size, align_corners, scales_h, scales_w)
+}
+
+/// The recording part of [`upsample_bicubic2d_autograd`]: some input requires grad.
+#[inline(never)]
+fn upsample_bicubic2d_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    output_size: &[i64],
+    align_corners: bool,
+    scales_h: Option<f64>,
+    scales_w: Option<f64>,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::upsample_bicubic2d_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, output_size, align_corners, scales_h, scales_w),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "upsample_bicubic2d",
+            },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
 aten_dispatch::torch_library_impl!(aten, Autograd, |m| {
     m.impl_(
         "empty.memory_format",
@@ -21459,6 +21987,45 @@ aten_dispatch::torch_library_impl!(aten, Autograd, |m| {
     m.impl_(
         "clamp_min.Tensor_out",
         CppFunction::from_unboxed(clamp_min_tensor_out_autograd),
+    )?;
+    m.impl_("baddbmm", CppFunction::from_unboxed(baddbmm_autograd))?;
+    m.impl_("baddbmm_", CppFunction::from_unboxed(baddbmm_autograd_))?;
+    m.impl_(
+        "baddbmm.out",
+        CppFunction::from_unboxed(baddbmm_out_autograd),
+    )?;
+    m.impl_(
+        "norm.ScalarOpt_dim",
+        CppFunction::from_unboxed(norm_scalaropt_dim_autograd),
+    )?;
+    m.impl_("norm.out", CppFunction::from_unboxed(norm_out_autograd))?;
+    m.impl_(
+        "norm.ScalarOpt_dim_dtype",
+        CppFunction::from_unboxed(norm_scalaropt_dim_dtype_autograd),
+    )?;
+    m.impl_(
+        "norm.dtype_out",
+        CppFunction::from_unboxed(norm_dtype_out_autograd),
+    )?;
+    m.impl_(
+        "norm.Scalar",
+        CppFunction::from_unboxed(norm_scalar_autograd),
+    )?;
+    m.impl_(
+        "norm.ScalarOpt_dtype",
+        CppFunction::from_unboxed(norm_scalaropt_dtype_autograd),
+    )?;
+    m.impl_(
+        "_weight_norm_interface",
+        CppFunction::from_unboxed(_weight_norm_interface_autograd),
+    )?;
+    m.impl_(
+        "upsample_bicubic2d.out",
+        CppFunction::from_unboxed(upsample_bicubic2d_out_autograd),
+    )?;
+    m.impl_(
+        "upsample_bicubic2d",
+        CppFunction::from_unboxed(upsample_bicubic2d_autograd),
     )?;
     Ok(())
 });

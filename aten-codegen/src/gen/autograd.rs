@@ -56,6 +56,11 @@ const DONT_REQUIRE_DERIVATIVE: &[&str] = &[
     "isinf",
 ];
 
+/// Operators whose Autograd kernels are written by hand
+/// (`aten-autograd/src/manual.rs`; torchgen's `MANUAL_AUTOGRAD`): the
+/// generators make no kernels for them.
+const MANUAL_AUTOGRAD: &[&str] = &["detach", "detach_"];
+
 /// One operator the autograd generators see.
 pub struct AutogradOp<'a> {
     /// The schema, with namespace.
@@ -481,7 +486,10 @@ pub fn render(ns: &str, ops: &[AutogradOp<'_>], derivatives: &Derivatives) -> Au
         *n += 1;
     }
     for op in ops {
-        if op.composite_implicit {
+        if op.composite_implicit
+            || (op.schema.overload_name().is_empty()
+                && MANUAL_AUTOGRAD.contains(&base_name(op.schema)))
+        {
             continue;
         }
         match render_op(op.schema, derivatives, &node_names) {

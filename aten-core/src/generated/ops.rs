@@ -20117,3 +20117,722 @@ pub fn clamp_min_tensor_out_op(
 pub fn clamp_min_tensor_out(self_: &Tensor, min: &Tensor, out: &Tensor) -> Result<Tensor> {
     clamp_min_tensor_out_op()?.call((self_, min, out))
 }
+
+/// The typed dispatcher handle of `aten::detach.`, looked up once.
+#[inline]
+pub fn detach_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::detach", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::detach(Tensor(a) self) -> Tensor(a)`
+pub fn detach(self_: &Tensor) -> Result<Tensor> {
+    detach_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::detach_.`, looked up once.
+#[inline]
+pub fn detach_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::detach_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::detach_(Tensor(a!) self) -> Tensor(a!)`
+pub fn detach_(self_: &Tensor) -> Result<Tensor> {
+    detach_op_()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::baddbmm.`, looked up once.
+#[inline]
+pub fn baddbmm_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static Tensor,
+            &'static Tensor,
+            Scalar,
+            Scalar,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static Tensor,
+                    &'static Tensor,
+                    Scalar,
+                    Scalar,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::baddbmm", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`baddbmm_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct BaddbmmOptions {
+    /// `beta`.
+    pub beta: Scalar,
+    /// `alpha`.
+    pub alpha: Scalar,
+}
+
+impl Default for BaddbmmOptions {
+    fn default() -> Self {
+        BaddbmmOptions {
+            beta: Scalar::Int(1),
+            alpha: Scalar::Int(1),
+        }
+    }
+}
+
+/// `aten::baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`
+pub fn baddbmm(self_: &Tensor, batch1: &Tensor, batch2: &Tensor) -> Result<Tensor> {
+    baddbmm_with(self_, batch1, batch2, BaddbmmOptions::default())
+}
+
+/// `aten::baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`
+pub fn baddbmm_with(
+    self_: &Tensor,
+    batch1: &Tensor,
+    batch2: &Tensor,
+    options: BaddbmmOptions,
+) -> Result<Tensor> {
+    baddbmm_op()?.call((self_, batch1, batch2, options.beta, options.alpha))
+}
+
+/// The typed dispatcher handle of `aten::baddbmm_.`, looked up once.
+#[inline]
+pub fn baddbmm_op_() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static Tensor,
+            &'static Tensor,
+            Scalar,
+            Scalar,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static Tensor,
+                    &'static Tensor,
+                    Scalar,
+                    Scalar,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::baddbmm_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`baddbmm_with_`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct BaddbmmInplaceOptions {
+    /// `beta`.
+    pub beta: Scalar,
+    /// `alpha`.
+    pub alpha: Scalar,
+}
+
+impl Default for BaddbmmInplaceOptions {
+    fn default() -> Self {
+        BaddbmmInplaceOptions {
+            beta: Scalar::Int(1),
+            alpha: Scalar::Int(1),
+        }
+    }
+}
+
+/// `aten::baddbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)`
+pub fn baddbmm_(self_: &Tensor, batch1: &Tensor, batch2: &Tensor) -> Result<Tensor> {
+    baddbmm_with_(self_, batch1, batch2, BaddbmmInplaceOptions::default())
+}
+
+/// `aten::baddbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)`
+pub fn baddbmm_with_(
+    self_: &Tensor,
+    batch1: &Tensor,
+    batch2: &Tensor,
+    options: BaddbmmInplaceOptions,
+) -> Result<Tensor> {
+    baddbmm_op_()?.call((self_, batch1, batch2, options.beta, options.alpha))
+}
+
+/// The typed dispatcher handle of `aten::baddbmm.out`, looked up once.
+#[inline]
+pub fn baddbmm_out_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static Tensor,
+            &'static Tensor,
+            Scalar,
+            Scalar,
+            &'static Tensor,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static Tensor,
+                    &'static Tensor,
+                    Scalar,
+                    Scalar,
+                    &'static Tensor,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::baddbmm", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::baddbmm.out(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)`
+pub fn baddbmm_out(
+    self_: &Tensor,
+    batch1: &Tensor,
+    batch2: &Tensor,
+    beta: Scalar,
+    alpha: Scalar,
+    out: &Tensor,
+) -> Result<Tensor> {
+    baddbmm_out_op()?.call((self_, batch1, batch2, beta, alpha, out))
+}
+
+/// The typed dispatcher handle of `aten::norm.ScalarOpt_dim`, looked up once.
+#[inline]
+pub fn norm_scalaropt_dim_op() -> Result<
+    &'static TypedOperatorHandle<(&'static Tensor, Option<Scalar>, &'static [i64], bool), Tensor>,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<(&'static Tensor, Option<Scalar>, &'static [i64], bool), Tensor>,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::norm", "ScalarOpt_dim"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`norm_scalaropt_dim_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct NormScalaroptDimOptions {
+    /// `keepdim`.
+    pub keepdim: bool,
+}
+
+impl Default for NormScalaroptDimOptions {
+    fn default() -> Self {
+        NormScalaroptDimOptions { keepdim: false }
+    }
+}
+
+/// `aten::norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor`
+pub fn norm_scalaropt_dim(self_: &Tensor, p: Option<Scalar>, dim: &[i64]) -> Result<Tensor> {
+    norm_scalaropt_dim_with(self_, p, dim, NormScalaroptDimOptions::default())
+}
+
+/// `aten::norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor`
+pub fn norm_scalaropt_dim_with(
+    self_: &Tensor,
+    p: Option<Scalar>,
+    dim: &[i64],
+    options: NormScalaroptDimOptions,
+) -> Result<Tensor> {
+    norm_scalaropt_dim_op()?.call((self_, p, dim, options.keepdim))
+}
+
+/// The typed dispatcher handle of `aten::norm.out`, looked up once.
+#[inline]
+pub fn norm_out_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            Option<Scalar>,
+            &'static [i64],
+            bool,
+            &'static Tensor,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    Option<Scalar>,
+                    &'static [i64],
+                    bool,
+                    &'static Tensor,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::norm", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::norm.out(Tensor self, Scalar? p, int[1] dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn norm_out(
+    self_: &Tensor,
+    p: Option<Scalar>,
+    dim: &[i64],
+    keepdim: bool,
+    out: &Tensor,
+) -> Result<Tensor> {
+    norm_out_op()?.call((self_, p, dim, keepdim, out))
+}
+
+/// The typed dispatcher handle of `aten::norm.ScalarOpt_dim_dtype`, looked up once.
+#[inline]
+pub fn norm_scalaropt_dim_dtype_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            Option<Scalar>,
+            &'static [i64],
+            bool,
+            ScalarType,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    Option<Scalar>,
+                    &'static [i64],
+                    bool,
+                    ScalarType,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::norm", "ScalarOpt_dim_dtype"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::norm.ScalarOpt_dim_dtype(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype) -> Tensor`
+pub fn norm_scalaropt_dim_dtype(
+    self_: &Tensor,
+    p: Option<Scalar>,
+    dim: &[i64],
+    keepdim: bool,
+    dtype: ScalarType,
+) -> Result<Tensor> {
+    norm_scalaropt_dim_dtype_op()?.call((self_, p, dim, keepdim, dtype))
+}
+
+/// The typed dispatcher handle of `aten::norm.dtype_out`, looked up once.
+#[inline]
+pub fn norm_dtype_out_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            Option<Scalar>,
+            &'static [i64],
+            bool,
+            ScalarType,
+            &'static Tensor,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    Option<Scalar>,
+                    &'static [i64],
+                    bool,
+                    ScalarType,
+                    &'static Tensor,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::norm", "dtype_out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::norm.dtype_out(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype, Tensor(a!) out) -> Tensor(a!)`
+pub fn norm_dtype_out(
+    self_: &Tensor,
+    p: Option<Scalar>,
+    dim: &[i64],
+    keepdim: bool,
+    dtype: ScalarType,
+    out: &Tensor,
+) -> Result<Tensor> {
+    norm_dtype_out_op()?.call((self_, p, dim, keepdim, dtype, out))
+}
+
+/// The typed dispatcher handle of `aten::norm.Scalar`, looked up once.
+#[inline]
+pub fn norm_scalar_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::norm", "Scalar"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`norm_scalar_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct NormScalarOptions {
+    /// `p`.
+    pub p: Scalar,
+}
+
+impl Default for NormScalarOptions {
+    fn default() -> Self {
+        NormScalarOptions { p: Scalar::Int(2) }
+    }
+}
+
+/// `aten::norm.Scalar(Tensor self, Scalar p=2) -> Tensor`
+pub fn norm_scalar(self_: &Tensor) -> Result<Tensor> {
+    norm_scalar_with(self_, NormScalarOptions::default())
+}
+
+/// `aten::norm.Scalar(Tensor self, Scalar p=2) -> Tensor`
+pub fn norm_scalar_with(self_: &Tensor, options: NormScalarOptions) -> Result<Tensor> {
+    norm_scalar_op()?.call((self_, options.p))
+}
+
+/// The typed dispatcher handle of `aten::norm.ScalarOpt_dtype`, looked up once.
+#[inline]
+pub fn norm_scalaropt_dtype_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Option<Scalar>, ScalarType), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, Option<Scalar>, ScalarType), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::norm", "ScalarOpt_dtype"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::norm.ScalarOpt_dtype(Tensor self, Scalar? p, *, ScalarType dtype) -> Tensor`
+pub fn norm_scalaropt_dtype(
+    self_: &Tensor,
+    p: Option<Scalar>,
+    dtype: ScalarType,
+) -> Result<Tensor> {
+    norm_scalaropt_dtype_op()?.call((self_, p, dtype))
+}
+
+/// The typed dispatcher handle of `aten::norm_except_dim.`, looked up once.
+#[inline]
+pub fn norm_except_dim_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, i64), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, i64, i64), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::norm_except_dim", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`norm_except_dim_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct NormExceptDimOptions {
+    /// `pow`.
+    pub pow: i64,
+    /// `dim`.
+    pub dim: i64,
+}
+
+impl Default for NormExceptDimOptions {
+    fn default() -> Self {
+        NormExceptDimOptions { pow: 2, dim: 0 }
+    }
+}
+
+/// `aten::norm_except_dim(Tensor v, int pow=2, int dim=0) -> Tensor`
+pub fn norm_except_dim(v: &Tensor) -> Result<Tensor> {
+    norm_except_dim_with(v, NormExceptDimOptions::default())
+}
+
+/// `aten::norm_except_dim(Tensor v, int pow=2, int dim=0) -> Tensor`
+pub fn norm_except_dim_with(v: &Tensor, options: NormExceptDimOptions) -> Result<Tensor> {
+    norm_except_dim_op()?.call((v, options.pow, options.dim))
+}
+
+/// The typed dispatcher handle of `aten::_weight_norm.`, looked up once.
+#[inline]
+pub fn _weight_norm_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, i64), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor, i64), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::_weight_norm", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`_weight_norm_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct WeightNormOptions {
+    /// `dim`.
+    pub dim: i64,
+}
+
+impl Default for WeightNormOptions {
+    fn default() -> Self {
+        WeightNormOptions { dim: 0 }
+    }
+}
+
+/// `aten::_weight_norm(Tensor v, Tensor g, int dim=0) -> Tensor`
+pub fn _weight_norm(v: &Tensor, g: &Tensor) -> Result<Tensor> {
+    _weight_norm_with(v, g, WeightNormOptions::default())
+}
+
+/// `aten::_weight_norm(Tensor v, Tensor g, int dim=0) -> Tensor`
+pub fn _weight_norm_with(v: &Tensor, g: &Tensor, options: WeightNormOptions) -> Result<Tensor> {
+    _weight_norm_op()?.call((v, g, options.dim))
+}
+
+/// The typed dispatcher handle of `aten::_weight_norm_interface.`, looked up once.
+#[inline]
+pub fn _weight_norm_interface_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, i64), (Tensor, Tensor)>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor, i64), (Tensor, Tensor)>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::_weight_norm_interface", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`_weight_norm_interface_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct WeightNormInterfaceOptions {
+    /// `dim`.
+    pub dim: i64,
+}
+
+impl Default for WeightNormInterfaceOptions {
+    fn default() -> Self {
+        WeightNormInterfaceOptions { dim: 0 }
+    }
+}
+
+/// `aten::_weight_norm_interface(Tensor v, Tensor g, int dim=0) -> (Tensor, Tensor)`
+pub fn _weight_norm_interface(v: &Tensor, g: &Tensor) -> Result<(Tensor, Tensor)> {
+    _weight_norm_interface_with(v, g, WeightNormInterfaceOptions::default())
+}
+
+/// `aten::_weight_norm_interface(Tensor v, Tensor g, int dim=0) -> (Tensor, Tensor)`
+pub fn _weight_norm_interface_with(
+    v: &Tensor,
+    g: &Tensor,
+    options: WeightNormInterfaceOptions,
+) -> Result<(Tensor, Tensor)> {
+    _weight_norm_interface_op()?.call((v, g, options.dim))
+}
+
+/// The typed dispatcher handle of `aten::upsample_bicubic2d.vec`, looked up once.
+#[inline]
+pub fn upsample_bicubic2d_vec_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            Option<&'static [i64]>,
+            bool,
+            Option<&'static [f64]>,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    Option<&'static [i64]>,
+                    bool,
+                    Option<&'static [f64]>,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::upsample_bicubic2d", "vec"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::upsample_bicubic2d.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor`
+pub fn upsample_bicubic2d_vec(
+    input: &Tensor,
+    output_size: Option<&[i64]>,
+    align_corners: bool,
+    scale_factors: Option<&[f64]>,
+) -> Result<Tensor> {
+    upsample_bicubic2d_vec_op()?.call((input, output_size, align_corners, scale_factors))
+}
+
+/// The typed dispatcher handle of `aten::upsample_bicubic2d.out`, looked up once.
+#[inline]
+pub fn upsample_bicubic2d_out_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static [i64],
+            bool,
+            Option<f64>,
+            Option<f64>,
+            &'static Tensor,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static [i64],
+                    bool,
+                    Option<f64>,
+                    Option<f64>,
+                    &'static Tensor,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::upsample_bicubic2d", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::upsample_bicubic2d.out(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn upsample_bicubic2d_out(
+    self_: &Tensor,
+    output_size: &[i64],
+    align_corners: bool,
+    scales_h: Option<f64>,
+    scales_w: Option<f64>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    upsample_bicubic2d_out_op()?.call((self_, output_size, align_corners, scales_h, scales_w, out))
+}
+
+/// The typed dispatcher handle of `aten::upsample_bicubic2d.`, looked up once.
+#[inline]
+pub fn upsample_bicubic2d_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static [i64],
+            bool,
+            Option<f64>,
+            Option<f64>,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static [i64],
+                    bool,
+                    Option<f64>,
+                    Option<f64>,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::upsample_bicubic2d", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`upsample_bicubic2d_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct UpsampleBicubic2dOptions {
+    /// `scales_h`.
+    pub scales_h: Option<f64>,
+    /// `scales_w`.
+    pub scales_w: Option<f64>,
+}
+
+impl Default for UpsampleBicubic2dOptions {
+    fn default() -> Self {
+        UpsampleBicubic2dOptions {
+            scales_h: None,
+            scales_w: None,
+        }
+    }
+}
+
+/// `aten::upsample_bicubic2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor`
+pub fn upsample_bicubic2d(
+    self_: &Tensor,
+    output_size: &[i64],
+    align_corners: bool,
+) -> Result<Tensor> {
+    upsample_bicubic2d_with(
+        self_,
+        output_size,
+        align_corners,
+        UpsampleBicubic2dOptions::default(),
+    )
+}
+
+/// `aten::upsample_bicubic2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor`
+pub fn upsample_bicubic2d_with(
+    self_: &Tensor,
+    output_size: &[i64],
+    align_corners: bool,
+    options: UpsampleBicubic2dOptions,
+) -> Result<Tensor> {
+    upsample_bicubic2d_op()?.call((
+        self_,
+        output_size,
+        align_corners,
+        options.scales_h,
+        options.scales_w,
+    ))
+}

@@ -8624,6 +8624,221 @@ pub fn clamp_min_tensor_out_structured_meta(
     let output = crate::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
+/// Structured kernel (Functional, meta) of `aten::baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`.
+pub fn baddbmm_structured_meta(
+    self_: &Tensor,
+    batch1: &Tensor,
+    batch2: &Tensor,
+    beta: Scalar,
+    alpha: Scalar,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::baddbmm(set_output, self_, batch1, batch2, beta, alpha)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, default_backend) of `aten::baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`.
+pub fn baddbmm_structured_default_backend(
+    self_: &Tensor,
+    batch1: &Tensor,
+    batch2: &Tensor,
+    beta: Scalar,
+    alpha: Scalar,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::baddbmm(set_output, self_, batch1, batch2, beta, alpha)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::baddbmm_out_op()?.call((self_, batch1, batch2, beta, alpha, &output))
+}
+/// Structured kernel (Inplace, meta) of `aten::baddbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)`.
+pub fn baddbmm_structured_meta_(
+    self_: &Tensor,
+    batch1: &Tensor,
+    batch2: &Tensor,
+    beta: Scalar,
+    alpha: Scalar,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::baddbmm(set_output, self_, batch1, batch2, beta, alpha)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Inplace, default_backend) of `aten::baddbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)`.
+pub fn baddbmm_structured_default_backend_(
+    self_: &Tensor,
+    batch1: &Tensor,
+    batch2: &Tensor,
+    beta: Scalar,
+    alpha: Scalar,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Inplace(self_);
+    let meta = crate::meta::baddbmm(set_output, self_, batch1, batch2, beta, alpha)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::baddbmm_out_op()?.call((self_, batch1, batch2, beta, alpha, &output))
+}
+/// Structured kernel (Out, meta) of `aten::baddbmm.out(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)`.
+pub fn baddbmm_out_structured_meta(
+    self_: &Tensor,
+    batch1: &Tensor,
+    batch2: &Tensor,
+    beta: Scalar,
+    alpha: Scalar,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::baddbmm(set_output, self_, batch1, batch2, beta, alpha)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, meta) of `aten::norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor`.
+pub fn norm_scalaropt_dim_structured_meta(
+    self_: &Tensor,
+    p: Option<Scalar>,
+    dim: &[i64],
+    keepdim: bool,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::norm_scalaropt_dim(set_output, self_, p, dim, keepdim)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, default_backend) of `aten::norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor`.
+pub fn norm_scalaropt_dim_structured_default_backend(
+    self_: &Tensor,
+    p: Option<Scalar>,
+    dim: &[i64],
+    keepdim: bool,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::norm_scalaropt_dim(set_output, self_, p, dim, keepdim)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::norm_out_op()?.call((self_, p, dim, keepdim, &output))
+}
+/// Structured kernel (Out, meta) of `aten::norm.out(Tensor self, Scalar? p, int[1] dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn norm_out_structured_meta(
+    self_: &Tensor,
+    p: Option<Scalar>,
+    dim: &[i64],
+    keepdim: bool,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::norm_scalaropt_dim(set_output, self_, p, dim, keepdim)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, meta) of `aten::norm.ScalarOpt_dim_dtype(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype) -> Tensor`.
+pub fn norm_scalaropt_dim_dtype_structured_meta(
+    self_: &Tensor,
+    p: Option<Scalar>,
+    dim: &[i64],
+    keepdim: bool,
+    dtype: ScalarType,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::norm_scalaropt_dim_dtype(set_output, self_, p, dim, keepdim, dtype)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, default_backend) of `aten::norm.ScalarOpt_dim_dtype(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype) -> Tensor`.
+pub fn norm_scalaropt_dim_dtype_structured_default_backend(
+    self_: &Tensor,
+    p: Option<Scalar>,
+    dim: &[i64],
+    keepdim: bool,
+    dtype: ScalarType,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::norm_scalaropt_dim_dtype(set_output, self_, p, dim, keepdim, dtype)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::norm_dtype_out_op()?.call((self_, p, dim, keepdim, dtype, &output))
+}
+/// Structured kernel (Out, meta) of `aten::norm.dtype_out(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype, Tensor(a!) out) -> Tensor(a!)`.
+pub fn norm_dtype_out_structured_meta(
+    self_: &Tensor,
+    p: Option<Scalar>,
+    dim: &[i64],
+    keepdim: bool,
+    dtype: ScalarType,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::norm_scalaropt_dim_dtype(set_output, self_, p, dim, keepdim, dtype)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Out, meta) of `aten::upsample_bicubic2d.out(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn upsample_bicubic2d_out_structured_meta(
+    self_: &Tensor,
+    output_size: &[i64],
+    align_corners: bool,
+    scales_h: Option<f64>,
+    scales_w: Option<f64>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::upsample_bicubic2d(
+        set_output,
+        self_,
+        output_size,
+        align_corners,
+        scales_h,
+        scales_w,
+    )?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, meta) of `aten::upsample_bicubic2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor`.
+pub fn upsample_bicubic2d_structured_meta(
+    self_: &Tensor,
+    output_size: &[i64],
+    align_corners: bool,
+    scales_h: Option<f64>,
+    scales_w: Option<f64>,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::upsample_bicubic2d(
+        set_output,
+        self_,
+        output_size,
+        align_corners,
+        scales_h,
+        scales_w,
+    )?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, default_backend) of `aten::upsample_bicubic2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor`.
+pub fn upsample_bicubic2d_structured_default_backend(
+    self_: &Tensor,
+    output_size: &[i64],
+    align_corners: bool,
+    scales_h: Option<f64>,
+    scales_w: Option<f64>,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::upsample_bicubic2d(
+        set_output,
+        self_,
+        output_size,
+        align_corners,
+        scales_h,
+        scales_w,
+    )?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::upsample_bicubic2d_out_op()?.call((
+        self_,
+        output_size,
+        align_corners,
+        scales_h,
+        scales_w,
+        &output,
+    ))
+}
 
 aten_dispatch::torch_library_impl!(aten, BackendSelect, |m| {
     m.impl_(
@@ -9811,6 +10026,42 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
         "clamp_min.Tensor_out",
         CppFunction::from_unboxed(clamp_min_tensor_out_structured_meta),
     )?;
+    m.impl_(
+        "baddbmm",
+        CppFunction::from_unboxed(baddbmm_structured_meta),
+    )?;
+    m.impl_(
+        "baddbmm_",
+        CppFunction::from_unboxed(baddbmm_structured_meta_),
+    )?;
+    m.impl_(
+        "baddbmm.out",
+        CppFunction::from_unboxed(baddbmm_out_structured_meta),
+    )?;
+    m.impl_(
+        "norm.ScalarOpt_dim",
+        CppFunction::from_unboxed(norm_scalaropt_dim_structured_meta),
+    )?;
+    m.impl_(
+        "norm.out",
+        CppFunction::from_unboxed(norm_out_structured_meta),
+    )?;
+    m.impl_(
+        "norm.ScalarOpt_dim_dtype",
+        CppFunction::from_unboxed(norm_scalaropt_dim_dtype_structured_meta),
+    )?;
+    m.impl_(
+        "norm.dtype_out",
+        CppFunction::from_unboxed(norm_dtype_out_structured_meta),
+    )?;
+    m.impl_(
+        "upsample_bicubic2d.out",
+        CppFunction::from_unboxed(upsample_bicubic2d_out_structured_meta),
+    )?;
+    m.impl_(
+        "upsample_bicubic2d",
+        CppFunction::from_unboxed(upsample_bicubic2d_structured_meta),
+    )?;
     Ok(())
 });
 
@@ -10205,6 +10456,18 @@ aten_dispatch::torch_library_impl!(aten, CompositeImplicitAutograd, |m| {
     m.impl_(
         "max.other",
         CppFunction::from_unboxed(crate::native::max_other),
+    )?;
+    m.impl_(
+        "norm_except_dim",
+        CppFunction::from_unboxed(crate::native::norm_except_dim),
+    )?;
+    m.impl_(
+        "_weight_norm",
+        CppFunction::from_unboxed(crate::native::_weight_norm),
+    )?;
+    m.impl_(
+        "upsample_bicubic2d.vec",
+        CppFunction::from_unboxed(crate::native::upsample_bicubic2d_vec),
     )?;
     Ok(())
 });
@@ -10630,6 +10893,16 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutograd, |m| {
         CppFunction::from_unboxed(crate::native::masked_fill_tensor),
     )?;
     m.impl_("roll.out", CppFunction::from_unboxed(roll_out_autogen))?;
+    m.impl_("detach", CppFunction::from_unboxed(crate::native::detach))?;
+    m.impl_("detach_", CppFunction::from_unboxed(crate::native::detach_))?;
+    m.impl_(
+        "norm.Scalar",
+        CppFunction::from_unboxed(crate::native::norm_scalar),
+    )?;
+    m.impl_(
+        "norm.ScalarOpt_dtype",
+        CppFunction::from_unboxed(crate::native::norm_scalaropt_dtype),
+    )?;
     Ok(())
 });
 
@@ -11467,6 +11740,26 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutogradNonFunctional,
     m.impl_(
         "clamp_min_.Tensor",
         CppFunction::from_unboxed(clamp_min_tensor_structured_default_backend_),
+    )?;
+    m.impl_(
+        "baddbmm",
+        CppFunction::from_unboxed(baddbmm_structured_default_backend),
+    )?;
+    m.impl_(
+        "baddbmm_",
+        CppFunction::from_unboxed(baddbmm_structured_default_backend_),
+    )?;
+    m.impl_(
+        "norm.ScalarOpt_dim",
+        CppFunction::from_unboxed(norm_scalaropt_dim_structured_default_backend),
+    )?;
+    m.impl_(
+        "norm.ScalarOpt_dim_dtype",
+        CppFunction::from_unboxed(norm_scalaropt_dim_dtype_structured_default_backend),
+    )?;
+    m.impl_(
+        "upsample_bicubic2d",
+        CppFunction::from_unboxed(upsample_bicubic2d_structured_default_backend),
     )?;
     Ok(())
 });

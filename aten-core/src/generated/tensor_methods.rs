@@ -2111,4 +2111,85 @@ impl Tensor {
     pub fn clamp_min_tensor_(&self, min: &Tensor) -> Result<Tensor> {
         ops::clamp_min_tensor_(self, min)
     }
+
+    /// `aten::detach(Tensor(a) self) -> Tensor(a)`
+    pub fn detach(&self) -> Result<Tensor> {
+        ops::detach(self)
+    }
+
+    /// `aten::detach_(Tensor(a!) self) -> Tensor(a!)`
+    pub fn detach_(&self) -> Result<Tensor> {
+        ops::detach_(self)
+    }
+
+    /// `aten::baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`
+    pub fn baddbmm(&self, batch1: &Tensor, batch2: &Tensor) -> Result<Tensor> {
+        ops::baddbmm(self, batch1, batch2)
+    }
+
+    /// `aten::baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`
+    pub fn baddbmm_with(
+        &self,
+        batch1: &Tensor,
+        batch2: &Tensor,
+        options: ops::BaddbmmOptions,
+    ) -> Result<Tensor> {
+        ops::baddbmm_with(self, batch1, batch2, options)
+    }
+
+    /// `aten::baddbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)`
+    pub fn baddbmm_(&self, batch1: &Tensor, batch2: &Tensor) -> Result<Tensor> {
+        ops::baddbmm_(self, batch1, batch2)
+    }
+
+    /// `aten::baddbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)`
+    pub fn baddbmm_with_(
+        &self,
+        batch1: &Tensor,
+        batch2: &Tensor,
+        options: ops::BaddbmmInplaceOptions,
+    ) -> Result<Tensor> {
+        ops::baddbmm_with_(self, batch1, batch2, options)
+    }
+
+    /// `aten::norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor`
+    pub fn norm_scalaropt_dim(&self, p: Option<Scalar>, dim: &[i64]) -> Result<Tensor> {
+        ops::norm_scalaropt_dim(self, p, dim)
+    }
+
+    /// `aten::norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor`
+    pub fn norm_scalaropt_dim_with(
+        &self,
+        p: Option<Scalar>,
+        dim: &[i64],
+        options: ops::NormScalaroptDimOptions,
+    ) -> Result<Tensor> {
+        ops::norm_scalaropt_dim_with(self, p, dim, options)
+    }
+
+    /// `aten::norm.ScalarOpt_dim_dtype(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype) -> Tensor`
+    pub fn norm_scalaropt_dim_dtype(
+        &self,
+        p: Option<Scalar>,
+        dim: &[i64],
+        keepdim: bool,
+        dtype: ScalarType,
+    ) -> Result<Tensor> {
+        ops::norm_scalaropt_dim_dtype(self, p, dim, keepdim, dtype)
+    }
+
+    /// `aten::norm.Scalar(Tensor self, Scalar p=2) -> Tensor`
+    pub fn norm_scalar(&self) -> Result<Tensor> {
+        ops::norm_scalar(self)
+    }
+
+    /// `aten::norm.Scalar(Tensor self, Scalar p=2) -> Tensor`
+    pub fn norm_scalar_with(&self, options: ops::NormScalarOptions) -> Result<Tensor> {
+        ops::norm_scalar_with(self, options)
+    }
+
+    /// `aten::norm.ScalarOpt_dtype(Tensor self, Scalar? p, *, ScalarType dtype) -> Tensor`
+    pub fn norm_scalaropt_dtype(&self, p: Option<Scalar>, dtype: ScalarType) -> Result<Tensor> {
+        ops::norm_scalaropt_dtype(self, p, dtype)
+    }
 }

@@ -1,4 +1,5 @@
-//! Meta functions of the matrix-product families (`mm`, `bmm`, `addmm`):
+//! Meta functions of the matrix-product families (`mm`, `bmm`, `addmm`,
+//! `baddbmm`):
 //! PyTorch's shape and dtype checks, and the output through
 //! [`SetOutput::set_output_raw_strided`] (contiguous).
 
@@ -82,23 +83,64 @@ pub fn addmm(
     out.set_output(&shape, dtype, dtype_and_device(mat1)?.1)
 }
 
-/// `bmm(self, mat2)`: batches of matrices.
-pub fn bmm(out: SetOutput<'_>, self_: &Tensor, mat2: &Tensor) -> Result<MetaOutput> {
-    if self_.dim() != 3 {
+/// The shape of the batched product `batch1 @ batch2`
+/// (`common_checks_baddbmm_bmm`).
+fn batched_product(batch1: &Tensor, batch2: &Tensor) -> Result<[i64; 3]> {
+    if batch1.dim() != 3 {
         return Err(Error::runtime("batch1 must be a 3D tensor"));
     }
-    if mat2.dim() != 3 {
+    if batch2.dim() != 3 {
         return Err(Error::runtime("batch2 must be a 3D tensor"));
     }
-    let (bs, m, k) = (self_.size(0)?, self_.size(1)?, self_.size(2)?);
-    let n = mat2.size(2)?;
-    if mat2.size(0)? != bs || mat2.size(1)? != k {
+    let (bs, m, k) = (batch1.size(0)?, batch1.size(1)?, batch1.size(2)?);
+    let n = batch2.size(2)?;
+    if batch2.size(0)? != bs || batch2.size(1)? != k {
         return Err(Error::runtime(format!(
             "Expected size for first two dimensions of batch2 tensor to be: [{bs}, {k}] but got: [{}, {}].",
-            mat2.size(0)?,
-            mat2.size(1)?
+            batch2.size(0)?,
+            batch2.size(1)?
         )));
     }
+    Ok([bs, m, n])
+}
+
+/// `bmm(self, mat2)`: batches of matrices.
+pub fn bmm(out: SetOutput<'_>, self_: &Tensor, mat2: &Tensor) -> Result<MetaOutput> {
+    let shape = batched_product(self_, mat2)?;
     let dtype = same_dtype(self_, mat2, "batch1 and batch2")?;
-    out.set_output(&[bs, m, n], dtype, dtype_and_device(self_)?.1)
+    out.set_output(&shape, dtype, dtype_and_device(self_)?.1)
+}
+
+/// `baddbmm(self, batch1, batch2, beta, alpha)`: `self` expands to the
+/// batched product's shape and has the batches' dtype.
+pub fn baddbmm(
+    out: SetOutput<'_>,
+    self_: &Tensor,
+    batch1: &Tensor,
+    batch2: &Tensor,
+    _beta: Scalar,
+    _alpha: Scalar,
+) -> Result<MetaOutput> {
+    let (d, d1, d2) = (
+        dtype_and_device(self_)?.0,
+        dtype_and_device(batch1)?.0,
+        dtype_and_device(batch2)?.0,
+    );
+    let shape = [batch1.size(0)?, batch1.size(1)?, batch2.size(2)?];
+    crate::ops::expand(self_, &shape)?;
+    if d != d1 {
+        return Err(Error::runtime(format!(
+            "Input dtypes must be the same, got: input {}, batch1: {}, batch2: {}",
+            d.type_meta_name(),
+            d1.type_meta_name(),
+            d2.type_meta_name()
+        )));
+    }
+    let shape = batched_product(batch1, batch2)?;
+    if d2 != d1 {
+        return Err(Error::runtime(format!(
+            "expected scalar type {d1} but found {d2}"
+        )));
+    }
+    out.set_output(&shape, d1, dtype_and_device(batch1)?.1)
 }

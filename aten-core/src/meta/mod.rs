@@ -41,7 +41,7 @@ pub mod upsample;
 pub use advanced_indexing::index_tensor;
 pub use cat::cat;
 pub use indexing::gather;
-pub use linear_algebra::{addmm, bmm, mm};
+pub use linear_algebra::{addmm, baddbmm, bmm, mm};
 pub use loss::{mse_loss, nll_loss_forward};
 pub use padding::{
     reflection_pad1d, reflection_pad3d, replication_pad1d, replication_pad2d, replication_pad3d,
@@ -53,12 +53,13 @@ pub use pooling::{
 };
 pub use reduction::{
     _log_softmax, _softmax, all_dim, amax, amin, any, any_dim, any_dims, argmax, argmin, cumsum,
-    linalg_vector_norm, max_dim, mean_dim, min_dim, prod_dim_int, sum_dim_intlist,
+    linalg_vector_norm, max_dim, mean_dim, min_dim, norm_scalaropt_dim, norm_scalaropt_dim_dtype,
+    prod_dim_int, sum_dim_intlist,
 };
 pub use scatter::{scatter_add, scatter_reduce_two, scatter_src, scatter_value};
 pub use sorting::{sort_stable, topk};
 pub use triangular::{tril, triu};
-pub use upsample::{upsample_bilinear2d, upsample_nearest2d};
+pub use upsample::{upsample_bicubic2d, upsample_bilinear2d, upsample_nearest2d};
 
 use c10_core::{Device, Error, Result, ScalarType};
 

@@ -1,6 +1,6 @@
 //! Meta functions of the reductions (`sum`, `mean`, `prod.dim_int`,
 //! `amax`, `amin`, `argmax`, `argmin`, `max.dim`, `min.dim`, `all`, `any`,
-//! `any.dims`, `linalg_vector_norm`) and of the operations along one
+//! `any.dims`, `linalg_vector_norm`, `norm`) and of the operations along one
 //! dimension (`cumsum`, `_softmax`, `_log_softmax`): PyTorch's dtype rules
 //! and checks, and a contiguous output through `set_output` (PyTorch's
 //! `resize_reduction`).
@@ -449,4 +449,48 @@ pub fn linalg_vector_norm(
     }
     let result = dtype.unwrap_or(own).to_real_value_type();
     resize_reduction(out, self_, Some(dims), keepdim, result)
+}
+
+/// `norm.ScalarOpt_dim(self, p, dim, keepdim)`: a floating or complex
+/// input; the given output's dtype, else the input's.
+pub fn norm_scalaropt_dim(
+    out: SetOutput<'_>,
+    self_: &Tensor,
+    _p: Option<Scalar>,
+    dim: &[i64],
+    keepdim: bool,
+) -> Result<MetaOutput> {
+    let own = dtype_and_device(self_)?.0;
+    if !(own.is_floating_point() || own.is_complex()) {
+        return Err(Error::runtime(format!(
+            "norm(): input dtype should be either floating point or complex. Got {own} instead."
+        )));
+    }
+    let dtype = out
+        .maybe_get_output()
+        .and_then(|t| t.dtype())
+        .unwrap_or(own);
+    resize_reduction(out, self_, Some(dim), keepdim, dtype)
+}
+
+/// `norm.ScalarOpt_dim_dtype(self, p, dim, keepdim, *, dtype)`: a floating
+/// or complex `dtype`; the given output's dtype, else `dtype`.
+pub fn norm_scalaropt_dim_dtype(
+    out: SetOutput<'_>,
+    self_: &Tensor,
+    _p: Option<Scalar>,
+    dim: &[i64],
+    keepdim: bool,
+    dtype: ScalarType,
+) -> Result<MetaOutput> {
+    if !(dtype.is_floating_point() || dtype.is_complex()) {
+        return Err(Error::runtime(format!(
+            "norm(): the desired output dtype should be either floating point or complex. Got {dtype} instead."
+        )));
+    }
+    let dtype = out
+        .maybe_get_output()
+        .and_then(|t| t.dtype())
+        .unwrap_or(dtype);
+    resize_reduction(out, self_, Some(dim), keepdim, dtype)
 }

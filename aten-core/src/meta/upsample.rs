@@ -1,5 +1,5 @@
 //! Meta functions of the 2-d upsampling families (`upsample_nearest2d`,
-//! `upsample_bilinear2d`): PyTorch's `upsample_2d_common_check`, the
+//! `upsample_bilinear2d`, `upsample_bicubic2d`): PyTorch's `upsample_2d_common_check`, the
 //! non-empty check, and the output in the input's suggested memory
 //! format. Also the source-index arithmetic the backends share
 //! ([`compute_scales_value`], [`area_pixel_compute_scale`],
@@ -78,6 +78,19 @@ pub fn upsample_bilinear2d(
     upsample_2d(out, self_, output_size)
 }
 
+/// `upsample_bicubic2d(self, output_size, align_corners, scales_h,
+/// scales_w)`.
+pub fn upsample_bicubic2d(
+    out: SetOutput<'_>,
+    self_: &Tensor,
+    output_size: &[i64],
+    _align_corners: bool,
+    _scales_h: Option<f64>,
+    _scales_w: Option<f64>,
+) -> Result<MetaOutput> {
+    upsample_2d(out, self_, output_size)
+}
+
 /// The precision PyTorch computes source indices in: `f32` for every
 /// dtype but `f64` (`opmath_type`).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -94,6 +107,16 @@ impl IndexPrecision {
         match self {
             IndexPrecision::F32 => f64::from(v as f32),
             IndexPrecision::F64 => v,
+        }
+    }
+
+    /// `a * b + c` rounded once, in this precision: PyTorch's CPU kernels
+    /// are compiled with floating-point contraction, which fuses such
+    /// expressions.
+    pub fn mul_add(self, a: f64, b: f64, c: f64) -> f64 {
+        match self {
+            IndexPrecision::F32 => f64::from((a as f32).mul_add(b as f32, c as f32)),
+            IndexPrecision::F64 => a.mul_add(b, c),
         }
     }
 }
@@ -144,7 +167,8 @@ pub fn area_pixel_compute_source_index(
     if align_corners {
         p.round(scale * dst)
     } else {
-        let src = p.round(p.round(scale * p.round(dst + 0.5)) - 0.5);
+        // `scale * (dst + 0.5) - 0.5`, fused.
+        let src = p.mul_add(scale, p.round(dst + 0.5), -0.5);
         if !cubic && src < 0.0 {
             0.0
         } else {

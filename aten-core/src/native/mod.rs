@@ -47,6 +47,7 @@ mod upsample;
 mod view_aliases;
 mod view_copies;
 mod views;
+mod weight_norm;
 
 pub use activations::*;
 pub use attention::*;
@@ -97,3 +98,4 @@ pub use upsample::*;
 pub use view_aliases::*;
 pub use view_copies::*;
 pub use views::*;
+pub use weight_norm::*;

@@ -1,7 +1,9 @@
 //! Composite reductions: `var`, `var.dim`, `std`, `std.dim` and
 //! `std.correction` (over `var.correction`) and the
 //! `CompositeExplicitAutograd` kernels of `any.dims` and `any.dims_out`
-//! (over `any` and `any.dim`), as PyTorch writes them.
+//! (over `any` and `any.dim`), and of `norm.Scalar` and
+//! `norm.ScalarOpt_dtype` (over `norm.ScalarOpt_dim`), as PyTorch writes
+//! them.
 
 use c10_core::{Error, Result, Scalar, ScalarType};
 
@@ -126,4 +128,20 @@ pub fn any_dims_out_default(
     let tmp = any_dims_default(self_, dim, keepdim)?;
     copy_to_out(&tmp, out)?;
     Ok(out.clone())
+}
+
+/// `norm.Scalar(self, p)` (CompositeExplicitAutograd): over every
+/// dimension.
+pub fn norm_scalar(self_: &Tensor, p: Scalar) -> Result<Tensor> {
+    ops::norm_scalaropt_dim(self_, Some(p), &[])
+}
+
+/// `norm.ScalarOpt_dtype(self, p, *, dtype)` (CompositeExplicitAutograd):
+/// over every dimension, in `dtype`.
+pub fn norm_scalaropt_dtype(
+    self_: &Tensor,
+    p: Option<Scalar>,
+    dtype: ScalarType,
+) -> Result<Tensor> {
+    ops::norm_scalaropt_dim_dtype(self_, p, &[], false, dtype)
 }

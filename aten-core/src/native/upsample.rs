@@ -94,3 +94,23 @@ pub fn upsample_bilinear2d_vec(
         },
     )
 }
+
+/// `upsample_bicubic2d.vec(input, output_size, align_corners,
+/// scale_factors)`.
+pub fn upsample_bicubic2d_vec(
+    input: &Tensor,
+    output_size: Option<&[i64]>,
+    align_corners: bool,
+    scale_factors: Option<&[f64]>,
+) -> Result<Tensor> {
+    let osize = compute_output_size(&input.sizes(), output_size, scale_factors)?;
+    ops::upsample_bicubic2d_with(
+        input,
+        &osize,
+        align_corners,
+        ops::UpsampleBicubic2dOptions {
+            scales_h: scale_value(scale_factors, 0),
+            scales_w: scale_value(scale_factors, 1),
+        },
+    )
+}

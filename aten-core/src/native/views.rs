@@ -1,7 +1,7 @@
 //! View and shape kernels shared by every backend with strided storage:
 //! each result shares its input's storage, with sizes, strides and offset
 //! as PyTorch's (`as_strided`, `view`, `t`, `transpose`, `permute`,
-//! `unsqueeze`, `squeeze`, `select`, `slice`, `expand`, `alias`,
+//! `unsqueeze`, `squeeze`, `select`, `slice`, `expand`, `alias`, `detach`,
 //! `diagonal`) and the composites built on them (`reshape`, `flatten`,
 //! `narrow`, `split`, `split_with_sizes`).
 
@@ -86,6 +86,18 @@ pub fn alias(self_: &Tensor) -> Result<Tensor> {
     // make the checks below disagree with the sizes they index.
     let (g_sizes, g_strides, g_offset) = geometry(self_)?;
     restride(self_, &g_sizes, &g_strides, g_offset)
+}
+
+/// `detach` (CompositeExplicitAutograd): a new handle on the same data
+/// and version counter, without autograd state.
+pub fn detach(self_: &Tensor) -> Result<Tensor> {
+    self_.shallow_copy_and_detach().map(Tensor::from_base)
+}
+
+/// `detach_` (CompositeExplicitAutograd): `self` itself; the Autograd
+/// kernel is what takes it out of the graph.
+pub fn detach_(self_: &Tensor) -> Result<Tensor> {
+    Ok(self_.clone())
 }
 
 /// `transpose.int(dim0, dim1)` (CompositeExplicitAutograd).

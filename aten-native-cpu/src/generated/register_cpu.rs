@@ -3403,6 +3403,168 @@ pub fn clamp_min_tensor_out_structured_cpu(
     let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
+/// Structured kernel (Functional, cpu) of `aten::baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`.
+pub fn baddbmm_structured_cpu(
+    self_: &Tensor,
+    batch1: &Tensor,
+    batch2: &Tensor,
+    beta: Scalar,
+    alpha: Scalar,
+) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::baddbmm(set_output, self_, batch1, batch2, beta, alpha)?;
+    crate::kernels::baddbmm_out(&mut meta, self_, batch1, batch2, beta, alpha)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Inplace, cpu) of `aten::baddbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)`.
+pub fn baddbmm_structured_cpu_(
+    self_: &Tensor,
+    batch1: &Tensor,
+    batch2: &Tensor,
+    beta: Scalar,
+    alpha: Scalar,
+) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Inplace(self_);
+    let mut meta = aten_core::meta::baddbmm(set_output, self_, batch1, batch2, beta, alpha)?;
+    crate::kernels::baddbmm_out(&mut meta, self_, batch1, batch2, beta, alpha)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Out, cpu) of `aten::baddbmm.out(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)`.
+pub fn baddbmm_out_structured_cpu(
+    self_: &Tensor,
+    batch1: &Tensor,
+    batch2: &Tensor,
+    beta: Scalar,
+    alpha: Scalar,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta = aten_core::meta::baddbmm(set_output, self_, batch1, batch2, beta, alpha)?;
+    crate::kernels::baddbmm_out(&mut meta, self_, batch1, batch2, beta, alpha)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, cpu) of `aten::norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor`.
+pub fn norm_scalaropt_dim_structured_cpu(
+    self_: &Tensor,
+    p: Option<Scalar>,
+    dim: &[i64],
+    keepdim: bool,
+) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::norm_scalaropt_dim(set_output, self_, p, dim, keepdim)?;
+    crate::kernels::norm_out(&mut meta, self_, p, dim, keepdim)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Out, cpu) of `aten::norm.out(Tensor self, Scalar? p, int[1] dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn norm_out_structured_cpu(
+    self_: &Tensor,
+    p: Option<Scalar>,
+    dim: &[i64],
+    keepdim: bool,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta = aten_core::meta::norm_scalaropt_dim(set_output, self_, p, dim, keepdim)?;
+    crate::kernels::norm_out(&mut meta, self_, p, dim, keepdim)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, cpu) of `aten::norm.ScalarOpt_dim_dtype(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype) -> Tensor`.
+pub fn norm_scalaropt_dim_dtype_structured_cpu(
+    self_: &Tensor,
+    p: Option<Scalar>,
+    dim: &[i64],
+    keepdim: bool,
+    dtype: ScalarType,
+) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta =
+        aten_core::meta::norm_scalaropt_dim_dtype(set_output, self_, p, dim, keepdim, dtype)?;
+    crate::kernels::norm_dtype_out(&mut meta, self_, p, dim, keepdim, dtype)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Out, cpu) of `aten::norm.dtype_out(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype, Tensor(a!) out) -> Tensor(a!)`.
+pub fn norm_dtype_out_structured_cpu(
+    self_: &Tensor,
+    p: Option<Scalar>,
+    dim: &[i64],
+    keepdim: bool,
+    dtype: ScalarType,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta =
+        aten_core::meta::norm_scalaropt_dim_dtype(set_output, self_, p, dim, keepdim, dtype)?;
+    crate::kernels::norm_dtype_out(&mut meta, self_, p, dim, keepdim, dtype)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Out, cpu) of `aten::upsample_bicubic2d.out(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn upsample_bicubic2d_out_structured_cpu(
+    self_: &Tensor,
+    output_size: &[i64],
+    align_corners: bool,
+    scales_h: Option<f64>,
+    scales_w: Option<f64>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta = aten_core::meta::upsample_bicubic2d(
+        set_output,
+        self_,
+        output_size,
+        align_corners,
+        scales_h,
+        scales_w,
+    )?;
+    crate::kernels::upsample_bicubic2d_out_cpu(
+        &mut meta,
+        self_,
+        output_size,
+        align_corners,
+        scales_h,
+        scales_w,
+    )?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, cpu) of `aten::upsample_bicubic2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor`.
+pub fn upsample_bicubic2d_structured_cpu(
+    self_: &Tensor,
+    output_size: &[i64],
+    align_corners: bool,
+    scales_h: Option<f64>,
+    scales_w: Option<f64>,
+) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::upsample_bicubic2d(
+        set_output,
+        self_,
+        output_size,
+        align_corners,
+        scales_h,
+        scales_w,
+    )?;
+    crate::kernels::upsample_bicubic2d_out_cpu(
+        &mut meta,
+        self_,
+        output_size,
+        align_corners,
+        scales_h,
+        scales_w,
+    )?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
 
 aten_dispatch::torch_library_impl!(aten, CPU, |m| {
     m.impl_(
@@ -4559,6 +4721,43 @@ aten_dispatch::torch_library_impl!(aten, CPU, |m| {
     m.impl_(
         "clamp_min.Tensor_out",
         CppFunction::from_unboxed(clamp_min_tensor_out_structured_cpu),
+    )?;
+    m.impl_("baddbmm", CppFunction::from_unboxed(baddbmm_structured_cpu))?;
+    m.impl_(
+        "baddbmm_",
+        CppFunction::from_unboxed(baddbmm_structured_cpu_),
+    )?;
+    m.impl_(
+        "baddbmm.out",
+        CppFunction::from_unboxed(baddbmm_out_structured_cpu),
+    )?;
+    m.impl_(
+        "norm.ScalarOpt_dim",
+        CppFunction::from_unboxed(norm_scalaropt_dim_structured_cpu),
+    )?;
+    m.impl_(
+        "norm.out",
+        CppFunction::from_unboxed(norm_out_structured_cpu),
+    )?;
+    m.impl_(
+        "norm.ScalarOpt_dim_dtype",
+        CppFunction::from_unboxed(norm_scalaropt_dim_dtype_structured_cpu),
+    )?;
+    m.impl_(
+        "norm.dtype_out",
+        CppFunction::from_unboxed(norm_dtype_out_structured_cpu),
+    )?;
+    m.impl_(
+        "_weight_norm_interface",
+        CppFunction::from_unboxed(crate::kernels::_weight_norm_interface),
+    )?;
+    m.impl_(
+        "upsample_bicubic2d.out",
+        CppFunction::from_unboxed(upsample_bicubic2d_out_structured_cpu),
+    )?;
+    m.impl_(
+        "upsample_bicubic2d",
+        CppFunction::from_unboxed(upsample_bicubic2d_structured_cpu),
     )?;
     Ok(())
 });

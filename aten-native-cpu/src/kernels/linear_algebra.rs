@@ -1,4 +1,4 @@
-//! Matrix products: `mm`, `bmm`, `addmm` and `dot`, checked as PyTorch
+//! Matrix products: `mm`, `bmm`, `addmm`, `baddbmm` and `dot`, checked as PyTorch
 //! checks them and computed by [`crate::gemm`]. Results are contiguous.
 
 use aten_core::structured::MetaOutput;
@@ -216,6 +216,35 @@ pub fn bmm_out(meta: &mut MetaOutput, self_: &Tensor, mat2: &Tensor) -> Result<(
             return aten_core::ops::zero_(&Tensor::from(out.clone())).map(drop);
         }
         batched_gemm(out, self_, mat2, Scalar::Int(1), Scalar::Int(0), "bmm")
+    })
+}
+
+/// `baddbmm.out`: `beta * self + alpha * (batch1 @ batch2)`, `self`
+/// unread when `beta` is zero.
+pub fn baddbmm_out(
+    meta: &mut MetaOutput,
+    self_: &Tensor,
+    batch1: &Tensor,
+    batch2: &Tensor,
+    beta: Scalar,
+    alpha: Scalar,
+) -> Result<()> {
+    with_fresh_output(meta, |out| {
+        let beta = if beta.to_f64() == 0.0 {
+            Scalar::Int(0)
+        } else {
+            copy_into(aten_core::ops::expand(self_, &out.sizes())?.base(), out)?;
+            beta
+        };
+        if batch1.size(2)? == 0 {
+            // An empty sum: beta * self (or zeros).
+            let t = Tensor::from(out.clone());
+            return match beta {
+                Scalar::Int(0) => aten_core::ops::zero_(&t).map(drop),
+                _ => copy_into(aten_core::ops::mul_scalar(&t, beta)?.base(), out),
+            };
+        }
+        batched_gemm(out, batch1, batch2, alpha, beta, "baddbmm")
     })
 }
 

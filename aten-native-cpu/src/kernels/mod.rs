@@ -23,7 +23,7 @@
 //!   [`grid_sampler`]: `grid_sampler_2d`; [`distance`]: `cdist`, `pdist`;
 //!   [`batch_norm`](mod@batch_norm): batch normalization;
 //! - [`reduce`]: reductions, scans and softmax;
-//! - [`upsample`]: nearest and bilinear 2-d upsampling;
+//! - [`upsample`]: nearest, bilinear and bicubic 2-d upsampling;
 //! - [`fft`](mod@fft): `_fft_r2c`, `_fft_c2r` (on `rustfft`).
 
 // Kernels are generic over element types, bool included, where an order
@@ -98,7 +98,7 @@ pub use fill::{
 pub use flip::flip;
 pub use grid_sampler::grid_sampler_2d_cpu;
 pub use indexing::{gather_out, index_select};
-pub use linear_algebra::{addmm_out, bmm_out, dot, mm_out};
+pub use linear_algebra::{addmm_out, baddbmm_out, bmm_out, dot, mm_out};
 pub use local_scalar::_local_scalar_dense_cpu;
 pub use nn::{
     layer_norm_cpu, mse_loss_out, native_dropout, nll_loss_forward_out_cpu, slow_conv2d_forward,
@@ -118,7 +118,7 @@ pub use pooling::{
 pub use reduce::{
     _log_softmax_out, _softmax_out, all_out, amax_out, amin_out, any_all_out, any_dims_out,
     any_out, argmax_out, argmin_out, cumsum_out, linalg_vector_norm_out, max_dim_max, mean_out,
-    min_dim_min, prod, prod_out, sum_intlist_out, var_correction,
+    min_dim_min, norm_dtype_out, norm_out, prod, prod_out, sum_intlist_out, var_correction,
 };
 pub use repeat_interleave::repeat_interleave_cpu;
 pub use scatter::{scatter_add_out, scatter_reduce_two_out, scatter_src_out, scatter_value_out};
@@ -134,12 +134,14 @@ pub use unary::{
     log10_out, log1p_out, log2_out, log_out, neg_out, reciprocal_out, round_out, rsqrt_out,
     sigmoid_out, sign_out, silu_out, sin_out, sinh_out, sqrt_out, tan_out, tanh_out, trunc_out,
 };
-pub use upsample::{upsample_bilinear2d_out_cpu, upsample_nearest2d_out_cpu};
+pub use upsample::{
+    upsample_bicubic2d_out_cpu, upsample_bilinear2d_out_cpu, upsample_nearest2d_out_cpu,
+};
 
 /// Written over other operators: every backend registers the same code.
 pub use aten_core::native::{
-    _prelu_kernel, _scaled_dot_product_flash_attention_cpu, hardtanh, hardtanh_, isnan,
-    masked_fill_tensor_, roll, rsub_tensor, std_correction,
+    _prelu_kernel, _scaled_dot_product_flash_attention_cpu, _weight_norm_interface, hardtanh,
+    hardtanh_, isnan, masked_fill_tensor_, roll, rsub_tensor, std_correction,
 };
 /// Views are backend-neutral: the CPU registers the shared kernels.
 pub use aten_core::native::{as_strided_tensorimpl, resize_, view};

@@ -1,5 +1,5 @@
 //! Reductions: `sum`, `mean`, `prod`, `amax`, `amin`, `argmax`, `argmin`,
-//! `max.dim`, `min.dim`, `all`, `any`, `var`, `linalg_vector_norm`, and the scans and normalizations along
+//! `max.dim`, `min.dim`, `all`, `any`, `var`, `linalg_vector_norm`, `norm`, and the scans and normalizations along
 //! one dimension: `cumsum`, `softmax`, `log_softmax`.
 //!
 //! A reduction views its input with the kept dimensions first and the
@@ -12,7 +12,7 @@
 //!
 //! The structured families (`sum`, `mean`, `prod.dim_int`, `amax`,
 //! `amin`, `argmax`, `argmin`, `max.dim`, `min.dim`, `all`, `any`,
-//! `linalg_vector_norm`, `cumsum`, `_softmax`, `_log_softmax`) are
+//! `linalg_vector_norm`, `norm`, `cumsum`, `_softmax`, `_log_softmax`) are
 //! impls: `aten_core::meta` made their output, which they fill.
 
 use aten_core::native::{make_dim_mask, make_dim_mask_with, prod_meta, var_correction_meta};
@@ -441,6 +441,45 @@ pub fn linalg_vector_norm_out(
             })
         }, _ => Err(not_implemented("linalg_vector_norm", dtype)))
     })
+}
+
+/// `norm.out`: `linalg_vector_norm.out` of order `p` (2 when `None`).
+pub fn norm_out(
+    meta: &mut MetaOutput,
+    self_: &Tensor,
+    p: Option<Scalar>,
+    dim: &[i64],
+    keepdim: bool,
+) -> Result<()> {
+    norm_into(meta, self_, p, dim, keepdim, None)
+}
+
+/// `norm.dtype_out`: `linalg_vector_norm.out` with `dtype`, whose checks
+/// apply.
+pub fn norm_dtype_out(
+    meta: &mut MetaOutput,
+    self_: &Tensor,
+    p: Option<Scalar>,
+    dim: &[i64],
+    keepdim: bool,
+    dtype: ScalarType,
+) -> Result<()> {
+    norm_into(meta, self_, p, dim, keepdim, Some(dtype))
+}
+
+/// PyTorch's `impl_func_norm`: the vector norm into the meta function's
+/// output.
+fn norm_into(
+    meta: &MetaOutput,
+    self_: &Tensor,
+    p: Option<Scalar>,
+    dim: &[i64],
+    keepdim: bool,
+    dtype: Option<ScalarType>,
+) -> Result<()> {
+    let p = p.unwrap_or(Scalar::Double(2.0));
+    aten_core::ops::linalg_vector_norm_out(self_, p, Some(dim), keepdim, dtype, meta.output())
+        .map(drop)
 }
 
 /// Keeps the larger (`max`) or smaller value, NaN winning.

@@ -3,7 +3,7 @@
 use aten_core::tensor_iterator::convert::to_dtype_if_needed;
 use aten_core::tensor_iterator::{TensorIterator, TensorIteratorConfig};
 use aten_core::Tensor;
-use c10_core::type_promotion::ResultTypeState;
+use c10_core::type_promotion::{ResultTypeState, WrappedNumber};
 use c10_core::{Error, Numeric, Result, Scalar, ScalarType};
 
 use super::arith::Arith;
@@ -16,7 +16,12 @@ fn dtype_of(t: &Tensor) -> Result<ScalarType> {
 }
 
 fn add_operand(state: &mut ResultTypeState, t: &Tensor) -> Result<()> {
-    state.add_tensor(dtype_of(t)?, t.dim())
+    let dtype = dtype_of(t)?;
+    if t.is_wrapped_number() {
+        state.add_number(WrappedNumber::of_dtype(dtype))
+    } else {
+        state.add_tensor(dtype, t.dim())
+    }
 }
 
 /// `where(condition, self, other)`.
