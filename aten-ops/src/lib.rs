@@ -29,7 +29,9 @@
 //! - [`fake`]: FakeTensor mode (shapes, strides, dtypes and devices without
 //!   data, through the Meta kernels);
 //! - [`functionalize`](mod@functionalize): the `Functionalize` key, functional
-//!   tensor wrappers and `functionalize`.
+//!   tensor wrappers and `functionalize`;
+//! - `transformers_ops`: the custom operators Hugging Face `transformers`
+//!   registers, which its exported programs call.
 //!
 //! Every object here is unique per operator and root: looking `aten.add`
 //! up twice gives the same `Arc`.
@@ -50,6 +52,7 @@ pub mod python_key;
 pub mod resolve_key;
 pub mod root;
 pub mod subclass;
+mod transformers_ops;
 
 pub use custom_class::{class_, classes, ClassType, CustomClassBuilder};
 pub use functionalize::{functionalize, Remove};

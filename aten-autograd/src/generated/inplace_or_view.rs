@@ -5009,6 +5009,118 @@ pub fn upsample_bicubic2d_out_ad_inplace_or_view(
     Ok(result)
 }
 
+/// ADInplaceOrView kernel of `aten::softplus.out(Tensor self, Scalar beta=1, Scalar threshold=20, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn softplus_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    beta: Scalar,
+    threshold: Scalar,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::softplus_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, beta.clone(), threshold.clone(), out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::histc.out(Tensor self, int bins=100, Scalar min=0, Scalar max=0, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn histc_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    bins: i64,
+    min: Scalar,
+    max: Scalar,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::histc_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, bins, min.clone(), max.clone(), out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::floor_divide.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn floor_divide_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    other: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::floor_divide_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, other, out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::floor_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+pub fn floor_divide_tensor_ad_inplace_or_view_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    other: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::floor_divide_tensor_op_()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, other),
+        )?
+    };
+    record::increment_version(self_)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::floor_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`.
+pub fn floor_divide_scalar_ad_inplace_or_view_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    other: Scalar,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::floor_divide_scalar_op_()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, other.clone()),
+        )?
+    };
+    record::increment_version(self_)?;
+    Ok(result)
+}
+
+/// ADInplaceOrView kernel of `aten::im2col.out(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn im2col_out_ad_inplace_or_view(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    kernel_size: &[i64],
+    dilation: &[i64],
+    padding: &[i64],
+    stride: &[i64],
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::im2col_out_op()?.redispatch(
+            ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET),
+            (self_, kernel_size, dilation, padding, stride, out),
+        )?
+    };
+    record::increment_version(out)?;
+    Ok(result)
+}
+
 aten_dispatch::torch_library_impl!(aten, ADInplaceOrView, |m| {
     m.impl_(
         "empty_strided.out",
@@ -6051,6 +6163,30 @@ aten_dispatch::torch_library_impl!(aten, ADInplaceOrView, |m| {
     m.impl_(
         "upsample_bicubic2d.out",
         CppFunction::from_unboxed(upsample_bicubic2d_out_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "softplus.out",
+        CppFunction::from_unboxed(softplus_out_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "histc.out",
+        CppFunction::from_unboxed(histc_out_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "floor_divide.out",
+        CppFunction::from_unboxed(floor_divide_out_ad_inplace_or_view),
+    )?;
+    m.impl_(
+        "floor_divide_.Tensor",
+        CppFunction::from_unboxed(floor_divide_tensor_ad_inplace_or_view_),
+    )?;
+    m.impl_(
+        "floor_divide_.Scalar",
+        CppFunction::from_unboxed(floor_divide_scalar_ad_inplace_or_view_),
+    )?;
+    m.impl_(
+        "im2col.out",
+        CppFunction::from_unboxed(im2col_out_ad_inplace_or_view),
     )?;
     Ok(())
 });

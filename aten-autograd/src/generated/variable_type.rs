@@ -20724,6 +20724,521 @@ fn upsample_bicubic2d_autograd_record(
     Ok(out0)
 }
 
+/// Autograd kernel of `aten::_grouped_mm(Tensor self, Tensor mat2, Tensor? offs=None, Tensor? bias=None, ScalarType? out_dtype=None) -> Tensor`.
+#[inline]
+pub fn _grouped_mm_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    mat2: &Tensor,
+    offs: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    out_dtype: Option<ScalarType>,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(
+        self_.requires_grad()
+            || mat2.requires_grad()
+            || offs.is_some_and(|t| t.requires_grad())
+            || bias.is_some_and(|t| t.requires_grad()),
+    );
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::_grouped_mm_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, mat2, offs, bias, out_dtype),
+            )?
+        });
+    }
+    _grouped_mm_autograd_record(ks, self_, mat2, offs, bias, out_dtype)
+}
+
+/// The recording part of [`_grouped_mm_autograd`]: some input requires grad.
+#[inline(never)]
+fn _grouped_mm_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    mat2: &Tensor,
+    offs: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    out_dtype: Option<ScalarType>,
+) -> Result<Tensor> {
+    let edges = record::collect_next_edges(
+        std::iter::empty::<Option<&Tensor>>()
+            .chain([Some(self_)])
+            .chain([Some(mat2)])
+            .chain([offs])
+            .chain([bias]),
+    )?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::_grouped_mm_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, mat2, offs, bias, out_dtype),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "_grouped_mm",
+            },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::softplus.out(Tensor self, Scalar beta=1, Scalar threshold=20, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn softplus_out_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    beta: Scalar,
+    threshold: Scalar,
+    out: &Tensor,
+) -> Result<Tensor> {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
+        return Err(record::out_requires_grad_error("softplus"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::softplus_out_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, beta.clone(), threshold.clone(), out),
+        )?
+    })
+}
+
+/// Autograd kernel of `aten::softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor`.
+#[inline]
+pub fn softplus_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    beta: Scalar,
+    threshold: Scalar,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::softplus_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, beta.clone(), threshold.clone()),
+            )?
+        });
+    }
+    softplus_autograd_record(ks, self_, beta.clone(), threshold.clone())
+}
+
+/// The recording part of [`softplus_autograd`]: some input requires grad.
+#[inline(never)]
+fn softplus_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    beta: Scalar,
+    threshold: Scalar,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::softplus_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, beta.clone(), threshold.clone()),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "softplus" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor`.
+#[inline]
+pub fn histc_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    bins: i64,
+    min: Scalar,
+    max: Scalar,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::histc_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, bins, min.clone(), max.clone()),
+            )?
+        });
+    }
+    histc_autograd_record(ks, self_, bins, min.clone(), max.clone())
+}
+
+/// The recording part of [`histc_autograd`]: some input requires grad.
+#[inline(never)]
+fn histc_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    bins: i64,
+    min: Scalar,
+    max: Scalar,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::histc_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, bins, min.clone(), max.clone()),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "histc" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::histc.out(Tensor self, int bins=100, Scalar min=0, Scalar max=0, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn histc_out_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    bins: i64,
+    min: Scalar,
+    max: Scalar,
+    out: &Tensor,
+) -> Result<Tensor> {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
+        return Err(record::out_requires_grad_error("histc"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::histc_out_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, bins, min.clone(), max.clone(), out),
+        )?
+    })
+}
+
+/// Autograd kernel of `aten::floor_divide(Tensor self, Tensor other) -> Tensor`.
+#[inline]
+pub fn floor_divide_autograd(ks: DispatchKeySet, self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || other.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::floor_divide_op()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
+        });
+    }
+    floor_divide_autograd_record(ks, self_, other)
+}
+
+/// The recording part of [`floor_divide_autograd`]: some input requires grad.
+#[inline(never)]
+fn floor_divide_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    other: &Tensor,
+) -> Result<Tensor> {
+    let edges = record::collect_next_edges(
+        std::iter::empty::<Option<&Tensor>>()
+            .chain([Some(self_)])
+            .chain([Some(other)]),
+    )?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::floor_divide_op()?
+            .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "floor_divide",
+            },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::floor_divide.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn floor_divide_out_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    other: &Tensor,
+    out: &Tensor,
+) -> Result<Tensor> {
+    if record::grad_mode_and(self_.requires_grad() || other.requires_grad() || out.requires_grad())
+    {
+        return Err(record::out_requires_grad_error("floor_divide"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::floor_divide_out_op()?
+            .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other, out))?
+    })
+}
+
+/// Autograd kernel of `aten::floor_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+#[inline]
+pub fn floor_divide_tensor_autograd_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    other: &Tensor,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad() || other.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::floor_divide_tensor_op_()?
+                .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
+        });
+    }
+    floor_divide_tensor_autograd_record_(ks, self_, other)
+}
+
+/// The recording part of [`floor_divide_tensor_autograd_`]: some input requires grad.
+#[inline(never)]
+fn floor_divide_tensor_autograd_record_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    other: &Tensor,
+) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges = record::collect_next_edges(
+        std::iter::empty::<Option<&Tensor>>()
+            .chain([Some(self_)])
+            .chain([Some(other)]),
+    )?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::floor_divide_tensor_op_()?
+            .redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_, other))?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "floor_divide",
+            },
+            edges,
+            &[&out0],
+            seq,
+        );
+        crate::view::rebase_history(self_, node)?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::floor_divide.Scalar(Tensor self, Scalar other) -> Tensor`.
+#[inline]
+pub fn floor_divide_scalar_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    other: Scalar,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::floor_divide_scalar_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, other.clone()),
+            )?
+        });
+    }
+    floor_divide_scalar_autograd_record(ks, self_, other.clone())
+}
+
+/// The recording part of [`floor_divide_scalar_autograd`]: some input requires grad.
+#[inline(never)]
+fn floor_divide_scalar_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    other: Scalar,
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::floor_divide_scalar_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, other.clone()),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "floor_divide",
+            },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::floor_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`.
+#[inline]
+pub fn floor_divide_scalar_autograd_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    other: Scalar,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::floor_divide_scalar_op_()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, other.clone()),
+            )?
+        });
+    }
+    floor_divide_scalar_autograd_record_(ks, self_, other.clone())
+}
+
+/// The recording part of [`floor_divide_scalar_autograd_`]: some input requires grad.
+#[inline(never)]
+fn floor_divide_scalar_autograd_record_(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    other: Scalar,
+) -> Result<Tensor> {
+    crate::view::check_inplace(self_, true)?;
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::floor_divide_scalar_op_()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, other.clone()),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "floor_divide",
+            },
+            edges,
+            &[&out0],
+            seq,
+        );
+        crate::view::rebase_history(self_, node)?;
+    }
+    Ok(out0)
+}
+
+/// Autograd kernel of `aten::im2col.out(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn im2col_out_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    kernel_size: &[i64],
+    dilation: &[i64],
+    padding: &[i64],
+    stride: &[i64],
+    out: &Tensor,
+) -> Result<Tensor> {
+    if record::grad_mode_and(self_.requires_grad() || out.requires_grad()) {
+        return Err(record::out_requires_grad_error("im2col"));
+    }
+    Ok({
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::im2col_out_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, kernel_size, dilation, padding, stride, out),
+        )?
+    })
+}
+
+/// Autograd kernel of `aten::im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor`.
+#[inline]
+pub fn im2col_autograd(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    kernel_size: &[i64],
+    dilation: &[i64],
+    padding: &[i64],
+    stride: &[i64],
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(self_.requires_grad());
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::im2col_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (self_, kernel_size, dilation, padding, stride),
+            )?
+        });
+    }
+    im2col_autograd_record(ks, self_, kernel_size, dilation, padding, stride)
+}
+
+/// The recording part of [`im2col_autograd`]: some input requires grad.
+#[inline(never)]
+fn im2col_autograd_record(
+    ks: DispatchKeySet,
+    self_: &Tensor,
+    kernel_size: &[i64],
+    dilation: &[i64],
+    padding: &[i64],
+    stride: &[i64],
+) -> Result<Tensor> {
+    let edges =
+        record::collect_next_edges(std::iter::empty::<Option<&Tensor>>().chain([Some(self_)]))?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::im2col_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_, kernel_size, dilation, padding, stride),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented { name: "im2col" },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
 aten_dispatch::torch_library_impl!(aten, Autograd, |m| {
     m.impl_(
         "empty.memory_format",
@@ -22027,5 +22542,38 @@ aten_dispatch::torch_library_impl!(aten, Autograd, |m| {
         "upsample_bicubic2d",
         CppFunction::from_unboxed(upsample_bicubic2d_autograd),
     )?;
+    m.impl_(
+        "_grouped_mm",
+        CppFunction::from_unboxed(_grouped_mm_autograd),
+    )?;
+    m.impl_(
+        "softplus.out",
+        CppFunction::from_unboxed(softplus_out_autograd),
+    )?;
+    m.impl_("softplus", CppFunction::from_unboxed(softplus_autograd))?;
+    m.impl_("histc", CppFunction::from_unboxed(histc_autograd))?;
+    m.impl_("histc.out", CppFunction::from_unboxed(histc_out_autograd))?;
+    m.impl_(
+        "floor_divide",
+        CppFunction::from_unboxed(floor_divide_autograd),
+    )?;
+    m.impl_(
+        "floor_divide.out",
+        CppFunction::from_unboxed(floor_divide_out_autograd),
+    )?;
+    m.impl_(
+        "floor_divide_.Tensor",
+        CppFunction::from_unboxed(floor_divide_tensor_autograd_),
+    )?;
+    m.impl_(
+        "floor_divide.Scalar",
+        CppFunction::from_unboxed(floor_divide_scalar_autograd),
+    )?;
+    m.impl_(
+        "floor_divide_.Scalar",
+        CppFunction::from_unboxed(floor_divide_scalar_autograd_),
+    )?;
+    m.impl_("im2col.out", CppFunction::from_unboxed(im2col_out_autograd))?;
+    m.impl_("im2col", CppFunction::from_unboxed(im2col_autograd))?;
     Ok(())
 });

@@ -20836,3 +20836,2076 @@ pub fn upsample_bicubic2d_with(
         options.scales_w,
     ))
 }
+
+/// The typed dispatcher handle of `aten::_grouped_mm.`, looked up once.
+#[inline]
+pub fn _grouped_mm_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static Tensor,
+            Option<&'static Tensor>,
+            Option<&'static Tensor>,
+            Option<ScalarType>,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static Tensor,
+                    Option<&'static Tensor>,
+                    Option<&'static Tensor>,
+                    Option<ScalarType>,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::_grouped_mm", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`_grouped_mm_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct GroupedMmOptions<'a> {
+    /// `offs`.
+    pub offs: Option<&'a Tensor>,
+    /// `bias`.
+    pub bias: Option<&'a Tensor>,
+    /// `out_dtype`.
+    pub out_dtype: Option<ScalarType>,
+}
+
+impl Default for GroupedMmOptions<'_> {
+    fn default() -> Self {
+        GroupedMmOptions {
+            offs: None,
+            bias: None,
+            out_dtype: None,
+        }
+    }
+}
+
+/// `aten::_grouped_mm(Tensor self, Tensor mat2, Tensor? offs=None, Tensor? bias=None, ScalarType? out_dtype=None) -> Tensor`
+pub fn _grouped_mm(self_: &Tensor, mat2: &Tensor) -> Result<Tensor> {
+    _grouped_mm_with(self_, mat2, GroupedMmOptions::default())
+}
+
+/// `aten::_grouped_mm(Tensor self, Tensor mat2, Tensor? offs=None, Tensor? bias=None, ScalarType? out_dtype=None) -> Tensor`
+pub fn _grouped_mm_with(
+    self_: &Tensor,
+    mat2: &Tensor,
+    options: GroupedMmOptions<'_>,
+) -> Result<Tensor> {
+    _grouped_mm_op()?.call((self_, mat2, options.offs, options.bias, options.out_dtype))
+}
+
+/// The typed dispatcher handle of `aten::absolute.`, looked up once.
+#[inline]
+pub fn absolute_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::absolute", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::absolute(Tensor self) -> Tensor`
+pub fn absolute(self_: &Tensor) -> Result<Tensor> {
+    absolute_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::absolute_.`, looked up once.
+#[inline]
+pub fn absolute_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::absolute_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::absolute_(Tensor(a!) self) -> Tensor(a!)`
+pub fn absolute_(self_: &Tensor) -> Result<Tensor> {
+    absolute_op_()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::absolute.out`, looked up once.
+#[inline]
+pub fn absolute_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::absolute", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::absolute.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn absolute_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    absolute_out_op()?.call((self_, out))
+}
+
+/// The typed dispatcher handle of `aten::arccos.`, looked up once.
+#[inline]
+pub fn arccos_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::arccos", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::arccos(Tensor self) -> Tensor`
+pub fn arccos(self_: &Tensor) -> Result<Tensor> {
+    arccos_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::arccos_.`, looked up once.
+#[inline]
+pub fn arccos_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::arccos_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::arccos_(Tensor(a!) self) -> Tensor(a!)`
+pub fn arccos_(self_: &Tensor) -> Result<Tensor> {
+    arccos_op_()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::arccos.out`, looked up once.
+#[inline]
+pub fn arccos_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::arccos", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::arccos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn arccos_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    arccos_out_op()?.call((self_, out))
+}
+
+/// The typed dispatcher handle of `aten::arccosh.`, looked up once.
+#[inline]
+pub fn arccosh_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::arccosh", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::arccosh(Tensor self) -> Tensor`
+pub fn arccosh(self_: &Tensor) -> Result<Tensor> {
+    arccosh_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::arccosh_.`, looked up once.
+#[inline]
+pub fn arccosh_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::arccosh_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::arccosh_(Tensor(a!) self) -> Tensor(a!)`
+pub fn arccosh_(self_: &Tensor) -> Result<Tensor> {
+    arccosh_op_()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::arccosh.out`, looked up once.
+#[inline]
+pub fn arccosh_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::arccosh", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::arccosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn arccosh_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    arccosh_out_op()?.call((self_, out))
+}
+
+/// The typed dispatcher handle of `aten::arcsinh.`, looked up once.
+#[inline]
+pub fn arcsinh_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::arcsinh", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::arcsinh(Tensor self) -> Tensor`
+pub fn arcsinh(self_: &Tensor) -> Result<Tensor> {
+    arcsinh_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::arcsinh_.`, looked up once.
+#[inline]
+pub fn arcsinh_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::arcsinh_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::arcsinh_(Tensor(a!) self) -> Tensor(a!)`
+pub fn arcsinh_(self_: &Tensor) -> Result<Tensor> {
+    arcsinh_op_()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::arcsinh.out`, looked up once.
+#[inline]
+pub fn arcsinh_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::arcsinh", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::arcsinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn arcsinh_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    arcsinh_out_op()?.call((self_, out))
+}
+
+/// The typed dispatcher handle of `aten::arctanh.`, looked up once.
+#[inline]
+pub fn arctanh_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::arctanh", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::arctanh(Tensor self) -> Tensor`
+pub fn arctanh(self_: &Tensor) -> Result<Tensor> {
+    arctanh_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::arctanh_.`, looked up once.
+#[inline]
+pub fn arctanh_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::arctanh_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::arctanh_(Tensor(a!) self) -> Tensor(a!)`
+pub fn arctanh_(self_: &Tensor) -> Result<Tensor> {
+    arctanh_op_()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::arctanh.out`, looked up once.
+#[inline]
+pub fn arctanh_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::arctanh", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::arctanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn arctanh_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    arctanh_out_op()?.call((self_, out))
+}
+
+/// The typed dispatcher handle of `aten::arcsin.`, looked up once.
+#[inline]
+pub fn arcsin_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::arcsin", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::arcsin(Tensor self) -> Tensor`
+pub fn arcsin(self_: &Tensor) -> Result<Tensor> {
+    arcsin_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::arcsin_.`, looked up once.
+#[inline]
+pub fn arcsin_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::arcsin_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::arcsin_(Tensor(a!) self) -> Tensor(a!)`
+pub fn arcsin_(self_: &Tensor) -> Result<Tensor> {
+    arcsin_op_()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::arcsin.out`, looked up once.
+#[inline]
+pub fn arcsin_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::arcsin", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::arcsin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn arcsin_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    arcsin_out_op()?.call((self_, out))
+}
+
+/// The typed dispatcher handle of `aten::arctan.`, looked up once.
+#[inline]
+pub fn arctan_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::arctan", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::arctan(Tensor self) -> Tensor`
+pub fn arctan(self_: &Tensor) -> Result<Tensor> {
+    arctan_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::arctan_.`, looked up once.
+#[inline]
+pub fn arctan_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::arctan_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::arctan_(Tensor(a!) self) -> Tensor(a!)`
+pub fn arctan_(self_: &Tensor) -> Result<Tensor> {
+    arctan_op_()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::arctan.out`, looked up once.
+#[inline]
+pub fn arctan_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::arctan", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::arctan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn arctan_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    arctan_out_op()?.call((self_, out))
+}
+
+/// The typed dispatcher handle of `aten::divide.Tensor`, looked up once.
+#[inline]
+pub fn divide_tensor_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::divide", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::divide.Tensor(Tensor self, Tensor other) -> Tensor`
+pub fn divide_tensor(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    divide_tensor_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::divide_.Tensor`, looked up once.
+#[inline]
+pub fn divide_tensor_op_(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::divide_", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+pub fn divide_tensor_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    divide_tensor_op_()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::divide.out`, looked up once.
+#[inline]
+pub fn divide_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::divide", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::divide.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn divide_out(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tensor> {
+    divide_out_op()?.call((self_, other, out))
+}
+
+/// The typed dispatcher handle of `aten::divide.Scalar`, looked up once.
+#[inline]
+pub fn divide_scalar_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>
+{
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::divide", "Scalar"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::divide.Scalar(Tensor self, Scalar other) -> Tensor`
+pub fn divide_scalar(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    divide_scalar_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::divide.Tensor_mode`, looked up once.
+#[inline]
+pub fn divide_tensor_mode_op() -> Result<
+    &'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, Option<&'static str>), Tensor>,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<(&'static Tensor, &'static Tensor, Option<&'static str>), Tensor>,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::divide", "Tensor_mode"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::divide.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor`
+pub fn divide_tensor_mode(
+    self_: &Tensor,
+    other: &Tensor,
+    rounding_mode: Option<&str>,
+) -> Result<Tensor> {
+    divide_tensor_mode_op()?.call((self_, other, rounding_mode))
+}
+
+/// The typed dispatcher handle of `aten::divide_.Tensor_mode`, looked up once.
+#[inline]
+pub fn divide_tensor_mode_op_() -> Result<
+    &'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, Option<&'static str>), Tensor>,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<(&'static Tensor, &'static Tensor, Option<&'static str>), Tensor>,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::divide_", "Tensor_mode"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::divide_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)`
+pub fn divide_tensor_mode_(
+    self_: &Tensor,
+    other: &Tensor,
+    rounding_mode: Option<&str>,
+) -> Result<Tensor> {
+    divide_tensor_mode_op_()?.call((self_, other, rounding_mode))
+}
+
+/// The typed dispatcher handle of `aten::divide.out_mode`, looked up once.
+#[inline]
+pub fn divide_out_mode_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static Tensor,
+            Option<&'static str>,
+            &'static Tensor,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static Tensor,
+                    Option<&'static str>,
+                    &'static Tensor,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::divide", "out_mode"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::divide.out_mode(Tensor self, Tensor other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!)`
+pub fn divide_out_mode(
+    self_: &Tensor,
+    other: &Tensor,
+    rounding_mode: Option<&str>,
+    out: &Tensor,
+) -> Result<Tensor> {
+    divide_out_mode_op()?.call((self_, other, rounding_mode, out))
+}
+
+/// The typed dispatcher handle of `aten::divide.Scalar_mode`, looked up once.
+#[inline]
+pub fn divide_scalar_mode_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar, Option<&'static str>), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, Scalar, Option<&'static str>), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::divide", "Scalar_mode"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::divide.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor`
+pub fn divide_scalar_mode(
+    self_: &Tensor,
+    other: Scalar,
+    rounding_mode: Option<&str>,
+) -> Result<Tensor> {
+    divide_scalar_mode_op()?.call((self_, other, rounding_mode))
+}
+
+/// The typed dispatcher handle of `aten::true_divide.Tensor`, looked up once.
+#[inline]
+pub fn true_divide_tensor_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::true_divide", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::true_divide.Tensor(Tensor self, Tensor other) -> Tensor`
+pub fn true_divide_tensor(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    true_divide_tensor_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::true_divide_.Tensor`, looked up once.
+#[inline]
+pub fn true_divide_tensor_op_(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::true_divide_", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::true_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+pub fn true_divide_tensor_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    true_divide_tensor_op_()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::true_divide.out`, looked up once.
+#[inline]
+pub fn true_divide_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::true_divide", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::true_divide.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn true_divide_out(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tensor> {
+    true_divide_out_op()?.call((self_, other, out))
+}
+
+/// The typed dispatcher handle of `aten::true_divide.Scalar`, looked up once.
+#[inline]
+pub fn true_divide_scalar_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::true_divide", "Scalar"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::true_divide.Scalar(Tensor self, Scalar other) -> Tensor`
+pub fn true_divide_scalar(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    true_divide_scalar_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::multiply.Tensor`, looked up once.
+#[inline]
+pub fn multiply_tensor_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::multiply", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::multiply.Tensor(Tensor self, Tensor other) -> Tensor`
+pub fn multiply_tensor(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    multiply_tensor_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::multiply_.Tensor`, looked up once.
+#[inline]
+pub fn multiply_tensor_op_(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::multiply_", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::multiply_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+pub fn multiply_tensor_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    multiply_tensor_op_()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::multiply.out`, looked up once.
+#[inline]
+pub fn multiply_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::multiply", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::multiply.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn multiply_out(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tensor> {
+    multiply_out_op()?.call((self_, other, out))
+}
+
+/// The typed dispatcher handle of `aten::multiply.Scalar`, looked up once.
+#[inline]
+pub fn multiply_scalar_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::multiply", "Scalar"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::multiply.Scalar(Tensor self, Scalar other) -> Tensor`
+pub fn multiply_scalar(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    multiply_scalar_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::negative.`, looked up once.
+#[inline]
+pub fn negative_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::negative", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::negative(Tensor self) -> Tensor`
+pub fn negative(self_: &Tensor) -> Result<Tensor> {
+    negative_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::negative_.`, looked up once.
+#[inline]
+pub fn negative_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::negative_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::negative_(Tensor(a!) self) -> Tensor(a!)`
+pub fn negative_(self_: &Tensor) -> Result<Tensor> {
+    negative_op_()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::negative.out`, looked up once.
+#[inline]
+pub fn negative_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::negative", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::negative.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn negative_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    negative_out_op()?.call((self_, out))
+}
+
+/// The typed dispatcher handle of `aten::fix.`, looked up once.
+#[inline]
+pub fn fix_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::fix", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::fix(Tensor self) -> Tensor`
+pub fn fix(self_: &Tensor) -> Result<Tensor> {
+    fix_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::fix_.`, looked up once.
+#[inline]
+pub fn fix_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::fix_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::fix_(Tensor(a!) self) -> Tensor(a!)`
+pub fn fix_(self_: &Tensor) -> Result<Tensor> {
+    fix_op_()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::fix.out`, looked up once.
+#[inline]
+pub fn fix_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::fix", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::fix.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn fix_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    fix_out_op()?.call((self_, out))
+}
+
+/// The typed dispatcher handle of `aten::subtract.out`, looked up once.
+#[inline]
+pub fn subtract_out_op() -> Result<
+    &'static TypedOperatorHandle<
+        (&'static Tensor, &'static Tensor, Scalar, &'static Tensor),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (&'static Tensor, &'static Tensor, Scalar, &'static Tensor),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::subtract", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::subtract.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)`
+pub fn subtract_out(self_: &Tensor, other: &Tensor, alpha: Scalar, out: &Tensor) -> Result<Tensor> {
+    subtract_out_op()?.call((self_, other, alpha, out))
+}
+
+/// The typed dispatcher handle of `aten::subtract.Tensor`, looked up once.
+#[inline]
+pub fn subtract_tensor_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, Scalar), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor, Scalar), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::subtract", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`subtract_tensor_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct SubtractTensorOptions {
+    /// `alpha`.
+    pub alpha: Scalar,
+}
+
+impl Default for SubtractTensorOptions {
+    fn default() -> Self {
+        SubtractTensorOptions {
+            alpha: Scalar::Int(1),
+        }
+    }
+}
+
+/// `aten::subtract.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`
+pub fn subtract_tensor(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    subtract_tensor_with(self_, other, SubtractTensorOptions::default())
+}
+
+/// `aten::subtract.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`
+pub fn subtract_tensor_with(
+    self_: &Tensor,
+    other: &Tensor,
+    options: SubtractTensorOptions,
+) -> Result<Tensor> {
+    subtract_tensor_op()?.call((self_, other, options.alpha))
+}
+
+/// The typed dispatcher handle of `aten::subtract_.Tensor`, looked up once.
+#[inline]
+pub fn subtract_tensor_op_(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, Scalar), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor, Scalar), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::subtract_", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`subtract_tensor_with_`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct SubtractTensorInplaceOptions {
+    /// `alpha`.
+    pub alpha: Scalar,
+}
+
+impl Default for SubtractTensorInplaceOptions {
+    fn default() -> Self {
+        SubtractTensorInplaceOptions {
+            alpha: Scalar::Int(1),
+        }
+    }
+}
+
+/// `aten::subtract_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)`
+pub fn subtract_tensor_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    subtract_tensor_with_(self_, other, SubtractTensorInplaceOptions::default())
+}
+
+/// `aten::subtract_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)`
+pub fn subtract_tensor_with_(
+    self_: &Tensor,
+    other: &Tensor,
+    options: SubtractTensorInplaceOptions,
+) -> Result<Tensor> {
+    subtract_tensor_op_()?.call((self_, other, options.alpha))
+}
+
+/// The typed dispatcher handle of `aten::subtract.Scalar`, looked up once.
+#[inline]
+pub fn subtract_scalar_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar, Scalar), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar, Scalar), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::subtract", "Scalar"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`subtract_scalar_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct SubtractScalarOptions {
+    /// `alpha`.
+    pub alpha: Scalar,
+}
+
+impl Default for SubtractScalarOptions {
+    fn default() -> Self {
+        SubtractScalarOptions {
+            alpha: Scalar::Int(1),
+        }
+    }
+}
+
+/// `aten::subtract.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor`
+pub fn subtract_scalar(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    subtract_scalar_with(self_, other, SubtractScalarOptions::default())
+}
+
+/// `aten::subtract.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor`
+pub fn subtract_scalar_with(
+    self_: &Tensor,
+    other: Scalar,
+    options: SubtractScalarOptions,
+) -> Result<Tensor> {
+    subtract_scalar_op()?.call((self_, other, options.alpha))
+}
+
+/// The typed dispatcher handle of `aten::not_equal.Scalar_out`, looked up once.
+#[inline]
+pub fn not_equal_scalar_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar, &'static Tensor), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, Scalar, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::not_equal", "Scalar_out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::not_equal.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn not_equal_scalar_out(self_: &Tensor, other: Scalar, out: &Tensor) -> Result<Tensor> {
+    not_equal_scalar_out_op()?.call((self_, other, out))
+}
+
+/// The typed dispatcher handle of `aten::not_equal.Scalar`, looked up once.
+#[inline]
+pub fn not_equal_scalar_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::not_equal", "Scalar"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::not_equal.Scalar(Tensor self, Scalar other) -> Tensor`
+pub fn not_equal_scalar(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    not_equal_scalar_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::not_equal.Tensor_out`, looked up once.
+#[inline]
+pub fn not_equal_tensor_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::not_equal", "Tensor_out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::not_equal.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn not_equal_tensor_out(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tensor> {
+    not_equal_tensor_out_op()?.call((self_, other, out))
+}
+
+/// The typed dispatcher handle of `aten::not_equal.Tensor`, looked up once.
+#[inline]
+pub fn not_equal_tensor_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::not_equal", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::not_equal.Tensor(Tensor self, Tensor other) -> Tensor`
+pub fn not_equal_tensor(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    not_equal_tensor_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::not_equal_.Scalar`, looked up once.
+#[inline]
+pub fn not_equal_scalar_op_(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::not_equal_", "Scalar"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::not_equal_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
+pub fn not_equal_scalar_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    not_equal_scalar_op_()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::not_equal_.Tensor`, looked up once.
+#[inline]
+pub fn not_equal_tensor_op_(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::not_equal_", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::not_equal_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+pub fn not_equal_tensor_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    not_equal_tensor_op_()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::greater_equal.Scalar_out`, looked up once.
+#[inline]
+pub fn greater_equal_scalar_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar, &'static Tensor), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, Scalar, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::greater_equal", "Scalar_out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::greater_equal.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn greater_equal_scalar_out(self_: &Tensor, other: Scalar, out: &Tensor) -> Result<Tensor> {
+    greater_equal_scalar_out_op()?.call((self_, other, out))
+}
+
+/// The typed dispatcher handle of `aten::greater_equal.Scalar`, looked up once.
+#[inline]
+pub fn greater_equal_scalar_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::greater_equal", "Scalar"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::greater_equal.Scalar(Tensor self, Scalar other) -> Tensor`
+pub fn greater_equal_scalar(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    greater_equal_scalar_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::greater_equal.Tensor_out`, looked up once.
+#[inline]
+pub fn greater_equal_tensor_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::greater_equal", "Tensor_out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::greater_equal.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn greater_equal_tensor_out(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tensor> {
+    greater_equal_tensor_out_op()?.call((self_, other, out))
+}
+
+/// The typed dispatcher handle of `aten::greater_equal.Tensor`, looked up once.
+#[inline]
+pub fn greater_equal_tensor_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::greater_equal", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::greater_equal.Tensor(Tensor self, Tensor other) -> Tensor`
+pub fn greater_equal_tensor(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    greater_equal_tensor_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::greater_equal_.Scalar`, looked up once.
+#[inline]
+pub fn greater_equal_scalar_op_(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::greater_equal_", "Scalar"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::greater_equal_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
+pub fn greater_equal_scalar_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    greater_equal_scalar_op_()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::greater_equal_.Tensor`, looked up once.
+#[inline]
+pub fn greater_equal_tensor_op_(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::greater_equal_", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::greater_equal_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+pub fn greater_equal_tensor_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    greater_equal_tensor_op_()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::less_equal.Scalar_out`, looked up once.
+#[inline]
+pub fn less_equal_scalar_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar, &'static Tensor), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, Scalar, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::less_equal", "Scalar_out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::less_equal.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn less_equal_scalar_out(self_: &Tensor, other: Scalar, out: &Tensor) -> Result<Tensor> {
+    less_equal_scalar_out_op()?.call((self_, other, out))
+}
+
+/// The typed dispatcher handle of `aten::less_equal.Scalar`, looked up once.
+#[inline]
+pub fn less_equal_scalar_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::less_equal", "Scalar"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::less_equal.Scalar(Tensor self, Scalar other) -> Tensor`
+pub fn less_equal_scalar(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    less_equal_scalar_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::less_equal.Tensor_out`, looked up once.
+#[inline]
+pub fn less_equal_tensor_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::less_equal", "Tensor_out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::less_equal.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn less_equal_tensor_out(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tensor> {
+    less_equal_tensor_out_op()?.call((self_, other, out))
+}
+
+/// The typed dispatcher handle of `aten::less_equal.Tensor`, looked up once.
+#[inline]
+pub fn less_equal_tensor_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::less_equal", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::less_equal.Tensor(Tensor self, Tensor other) -> Tensor`
+pub fn less_equal_tensor(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    less_equal_tensor_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::less_equal_.Scalar`, looked up once.
+#[inline]
+pub fn less_equal_scalar_op_(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::less_equal_", "Scalar"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::less_equal_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
+pub fn less_equal_scalar_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    less_equal_scalar_op_()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::less_equal_.Tensor`, looked up once.
+#[inline]
+pub fn less_equal_tensor_op_(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::less_equal_", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::less_equal_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+pub fn less_equal_tensor_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    less_equal_tensor_op_()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::greater.Scalar_out`, looked up once.
+#[inline]
+pub fn greater_scalar_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar, &'static Tensor), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, Scalar, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::greater", "Scalar_out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::greater.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn greater_scalar_out(self_: &Tensor, other: Scalar, out: &Tensor) -> Result<Tensor> {
+    greater_scalar_out_op()?.call((self_, other, out))
+}
+
+/// The typed dispatcher handle of `aten::greater.Scalar`, looked up once.
+#[inline]
+pub fn greater_scalar_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>
+{
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::greater", "Scalar"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::greater.Scalar(Tensor self, Scalar other) -> Tensor`
+pub fn greater_scalar(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    greater_scalar_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::greater.Tensor_out`, looked up once.
+#[inline]
+pub fn greater_tensor_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::greater", "Tensor_out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::greater.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn greater_tensor_out(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tensor> {
+    greater_tensor_out_op()?.call((self_, other, out))
+}
+
+/// The typed dispatcher handle of `aten::greater.Tensor`, looked up once.
+#[inline]
+pub fn greater_tensor_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::greater", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::greater.Tensor(Tensor self, Tensor other) -> Tensor`
+pub fn greater_tensor(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    greater_tensor_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::greater_.Scalar`, looked up once.
+#[inline]
+pub fn greater_scalar_op_(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::greater_", "Scalar"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::greater_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
+pub fn greater_scalar_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    greater_scalar_op_()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::greater_.Tensor`, looked up once.
+#[inline]
+pub fn greater_tensor_op_(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::greater_", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::greater_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+pub fn greater_tensor_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    greater_tensor_op_()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::less.Scalar_out`, looked up once.
+#[inline]
+pub fn less_scalar_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar, &'static Tensor), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, Scalar, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::less", "Scalar_out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::less.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn less_scalar_out(self_: &Tensor, other: Scalar, out: &Tensor) -> Result<Tensor> {
+    less_scalar_out_op()?.call((self_, other, out))
+}
+
+/// The typed dispatcher handle of `aten::less.Scalar`, looked up once.
+#[inline]
+pub fn less_scalar_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::less", "Scalar"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::less.Scalar(Tensor self, Scalar other) -> Tensor`
+pub fn less_scalar(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    less_scalar_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::less.Tensor_out`, looked up once.
+#[inline]
+pub fn less_tensor_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::less", "Tensor_out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::less.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn less_tensor_out(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tensor> {
+    less_tensor_out_op()?.call((self_, other, out))
+}
+
+/// The typed dispatcher handle of `aten::less.Tensor`, looked up once.
+#[inline]
+pub fn less_tensor_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::less", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::less.Tensor(Tensor self, Tensor other) -> Tensor`
+pub fn less_tensor(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    less_tensor_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::less_.Scalar`, looked up once.
+#[inline]
+pub fn less_scalar_op_() -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>
+{
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::less_", "Scalar"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::less_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
+pub fn less_scalar_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    less_scalar_op_()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::less_.Tensor`, looked up once.
+#[inline]
+pub fn less_tensor_op_(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::less_", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::less_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+pub fn less_tensor_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    less_tensor_op_()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::arctan2.`, looked up once.
+#[inline]
+pub fn arctan2_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::arctan2", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::arctan2(Tensor self, Tensor other) -> Tensor`
+pub fn arctan2(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    arctan2_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::arctan2.out`, looked up once.
+#[inline]
+pub fn arctan2_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::arctan2", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::arctan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn arctan2_out(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tensor> {
+    arctan2_out_op()?.call((self_, other, out))
+}
+
+/// The typed dispatcher handle of `aten::arctan2_.`, looked up once.
+#[inline]
+pub fn arctan2_op_(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::arctan2_", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::arctan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+pub fn arctan2_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    arctan2_op_()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::special_expm1.`, looked up once.
+#[inline]
+pub fn special_expm1_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::special_expm1", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::special_expm1(Tensor self) -> Tensor`
+pub fn special_expm1(self_: &Tensor) -> Result<Tensor> {
+    special_expm1_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::special_expm1.out`, looked up once.
+#[inline]
+pub fn special_expm1_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::special_expm1", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::special_expm1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn special_expm1_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    special_expm1_out_op()?.call((self_, out))
+}
+
+/// The typed dispatcher handle of `aten::special_erf.`, looked up once.
+#[inline]
+pub fn special_erf_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::special_erf", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::special_erf(Tensor self) -> Tensor`
+pub fn special_erf(self_: &Tensor) -> Result<Tensor> {
+    special_erf_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::special_erf.out`, looked up once.
+#[inline]
+pub fn special_erf_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::special_erf", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::special_erf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn special_erf_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    special_erf_out_op()?.call((self_, out))
+}
+
+/// The typed dispatcher handle of `aten::special_logsumexp.`, looked up once.
+#[inline]
+pub fn special_logsumexp_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static [i64], bool), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static [i64], bool), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::special_logsumexp", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`special_logsumexp_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct SpecialLogsumexpOptions {
+    /// `keepdim`.
+    pub keepdim: bool,
+}
+
+impl Default for SpecialLogsumexpOptions {
+    fn default() -> Self {
+        SpecialLogsumexpOptions { keepdim: false }
+    }
+}
+
+/// `aten::special_logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor`
+pub fn special_logsumexp(self_: &Tensor, dim: &[i64]) -> Result<Tensor> {
+    special_logsumexp_with(self_, dim, SpecialLogsumexpOptions::default())
+}
+
+/// `aten::special_logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor`
+pub fn special_logsumexp_with(
+    self_: &Tensor,
+    dim: &[i64],
+    options: SpecialLogsumexpOptions,
+) -> Result<Tensor> {
+    special_logsumexp_op()?.call((self_, dim, options.keepdim))
+}
+
+/// The typed dispatcher handle of `aten::special_logsumexp.out`, looked up once.
+#[inline]
+pub fn special_logsumexp_out_op() -> Result<
+    &'static TypedOperatorHandle<(&'static Tensor, &'static [i64], bool, &'static Tensor), Tensor>,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<(&'static Tensor, &'static [i64], bool, &'static Tensor), Tensor>,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::special_logsumexp", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::special_logsumexp.out(Tensor self, int[1] dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn special_logsumexp_out(
+    self_: &Tensor,
+    dim: &[i64],
+    keepdim: bool,
+    out: &Tensor,
+) -> Result<Tensor> {
+    special_logsumexp_out_op()?.call((self_, dim, keepdim, out))
+}
+
+/// The typed dispatcher handle of `aten::special_expit.`, looked up once.
+#[inline]
+pub fn special_expit_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::special_expit", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::special_expit(Tensor self) -> Tensor`
+pub fn special_expit(self_: &Tensor) -> Result<Tensor> {
+    special_expit_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::special_expit.out`, looked up once.
+#[inline]
+pub fn special_expit_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::special_expit", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::special_expit.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn special_expit_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    special_expit_out_op()?.call((self_, out))
+}
+
+/// The typed dispatcher handle of `aten::special_log1p.`, looked up once.
+#[inline]
+pub fn special_log1p_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor,), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor,), Tensor>>> = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::special_log1p", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::special_log1p(Tensor self) -> Tensor`
+pub fn special_log1p(self_: &Tensor) -> Result<Tensor> {
+    special_log1p_op()?.call((self_,))
+}
+
+/// The typed dispatcher handle of `aten::special_log1p.out`, looked up once.
+#[inline]
+pub fn special_log1p_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::special_log1p", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::special_log1p.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn special_log1p_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    special_log1p_out_op()?.call((self_, out))
+}
+
+/// The typed dispatcher handle of `aten::linalg_matmul.`, looked up once.
+#[inline]
+pub fn linalg_matmul_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::linalg_matmul", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::linalg_matmul(Tensor self, Tensor other) -> Tensor`
+pub fn linalg_matmul(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    linalg_matmul_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::softplus.out`, looked up once.
+#[inline]
+pub fn softplus_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar, Scalar, &'static Tensor), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, Scalar, Scalar, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::softplus", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::softplus.out(Tensor self, Scalar beta=1, Scalar threshold=20, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn softplus_out(
+    self_: &Tensor,
+    beta: Scalar,
+    threshold: Scalar,
+    out: &Tensor,
+) -> Result<Tensor> {
+    softplus_out_op()?.call((self_, beta, threshold, out))
+}
+
+/// The typed dispatcher handle of `aten::softplus.`, looked up once.
+#[inline]
+pub fn softplus_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar, Scalar), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar, Scalar), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::softplus", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`softplus_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct SoftplusOptions {
+    /// `beta`.
+    pub beta: Scalar,
+    /// `threshold`.
+    pub threshold: Scalar,
+}
+
+impl Default for SoftplusOptions {
+    fn default() -> Self {
+        SoftplusOptions {
+            beta: Scalar::Int(1),
+            threshold: Scalar::Int(20),
+        }
+    }
+}
+
+/// `aten::softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor`
+pub fn softplus(self_: &Tensor) -> Result<Tensor> {
+    softplus_with(self_, SoftplusOptions::default())
+}
+
+/// `aten::softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor`
+pub fn softplus_with(self_: &Tensor, options: SoftplusOptions) -> Result<Tensor> {
+    softplus_op()?.call((self_, options.beta, options.threshold))
+}
+
+/// The typed dispatcher handle of `aten::histc.`, looked up once.
+#[inline]
+pub fn histc_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, Scalar, Scalar), Tensor>> {
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, i64, Scalar, Scalar), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::histc", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`histc_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct HistcOptions {
+    /// `bins`.
+    pub bins: i64,
+    /// `min`.
+    pub min: Scalar,
+    /// `max`.
+    pub max: Scalar,
+}
+
+impl Default for HistcOptions {
+    fn default() -> Self {
+        HistcOptions {
+            bins: 100,
+            min: Scalar::Int(0),
+            max: Scalar::Int(0),
+        }
+    }
+}
+
+/// `aten::histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor`
+pub fn histc(self_: &Tensor) -> Result<Tensor> {
+    histc_with(self_, HistcOptions::default())
+}
+
+/// `aten::histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor`
+pub fn histc_with(self_: &Tensor, options: HistcOptions) -> Result<Tensor> {
+    histc_op()?.call((self_, options.bins, options.min, options.max))
+}
+
+/// The typed dispatcher handle of `aten::histc.out`, looked up once.
+#[inline]
+pub fn histc_out_op() -> Result<
+    &'static TypedOperatorHandle<(&'static Tensor, i64, Scalar, Scalar, &'static Tensor), Tensor>,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<(&'static Tensor, i64, Scalar, Scalar, &'static Tensor), Tensor>,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::histc", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::histc.out(Tensor self, int bins=100, Scalar min=0, Scalar max=0, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn histc_out(
+    self_: &Tensor,
+    bins: i64,
+    min: Scalar,
+    max: Scalar,
+    out: &Tensor,
+) -> Result<Tensor> {
+    histc_out_op()?.call((self_, bins, min, max, out))
+}
+
+/// The typed dispatcher handle of `aten::floor_divide.`, looked up once.
+#[inline]
+pub fn floor_divide_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::floor_divide", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::floor_divide(Tensor self, Tensor other) -> Tensor`
+pub fn floor_divide(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    floor_divide_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::floor_divide.out`, looked up once.
+#[inline]
+pub fn floor_divide_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::floor_divide", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::floor_divide.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn floor_divide_out(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tensor> {
+    floor_divide_out_op()?.call((self_, other, out))
+}
+
+/// The typed dispatcher handle of `aten::floor_divide_.Tensor`, looked up once.
+#[inline]
+pub fn floor_divide_tensor_op_(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, &'static Tensor), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::floor_divide_", "Tensor"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::floor_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+pub fn floor_divide_tensor_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    floor_divide_tensor_op_()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::floor_divide.Scalar`, looked up once.
+#[inline]
+pub fn floor_divide_scalar_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::floor_divide", "Scalar"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::floor_divide.Scalar(Tensor self, Scalar other) -> Tensor`
+pub fn floor_divide_scalar(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    floor_divide_scalar_op()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::floor_divide_.Scalar`, looked up once.
+#[inline]
+pub fn floor_divide_scalar_op_(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, Scalar), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::floor_divide_", "Scalar"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::floor_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
+pub fn floor_divide_scalar_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+    floor_divide_scalar_op_()?.call((self_, other))
+}
+
+/// The typed dispatcher handle of `aten::argsort.`, looked up once.
+#[inline]
+pub fn argsort_op() -> Result<&'static TypedOperatorHandle<(&'static Tensor, i64, bool), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, i64, bool), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::argsort", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`argsort_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct ArgsortOptions {
+    /// `dim`.
+    pub dim: i64,
+    /// `descending`.
+    pub descending: bool,
+}
+
+impl Default for ArgsortOptions {
+    fn default() -> Self {
+        ArgsortOptions {
+            dim: -1,
+            descending: false,
+        }
+    }
+}
+
+/// `aten::argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor`
+pub fn argsort(self_: &Tensor) -> Result<Tensor> {
+    argsort_with(self_, ArgsortOptions::default())
+}
+
+/// `aten::argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor`
+pub fn argsort_with(self_: &Tensor, options: ArgsortOptions) -> Result<Tensor> {
+    argsort_op()?.call((self_, options.dim, options.descending))
+}
+
+/// The typed dispatcher handle of `aten::argsort.stable`, looked up once.
+#[inline]
+pub fn argsort_stable_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, bool, i64, bool), Tensor>> {
+    static OP: OnceLock<Result<TypedOperatorHandle<(&'static Tensor, bool, i64, bool), Tensor>>> =
+        OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::argsort", "stable"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`argsort_stable_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct ArgsortStableOptions {
+    /// `dim`.
+    pub dim: i64,
+    /// `descending`.
+    pub descending: bool,
+}
+
+impl Default for ArgsortStableOptions {
+    fn default() -> Self {
+        ArgsortStableOptions {
+            dim: -1,
+            descending: false,
+        }
+    }
+}
+
+/// `aten::argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor`
+pub fn argsort_stable(self_: &Tensor, stable: bool) -> Result<Tensor> {
+    argsort_stable_with(self_, stable, ArgsortStableOptions::default())
+}
+
+/// `aten::argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor`
+pub fn argsort_stable_with(
+    self_: &Tensor,
+    stable: bool,
+    options: ArgsortStableOptions,
+) -> Result<Tensor> {
+    argsort_stable_op()?.call((self_, stable, options.dim, options.descending))
+}
+
+/// The typed dispatcher handle of `aten::argsort.stable_out`, looked up once.
+#[inline]
+pub fn argsort_stable_out_op(
+) -> Result<&'static TypedOperatorHandle<(&'static Tensor, bool, i64, bool, &'static Tensor), Tensor>>
+{
+    static OP: OnceLock<
+        Result<TypedOperatorHandle<(&'static Tensor, bool, i64, bool, &'static Tensor), Tensor>>,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::argsort", "stable_out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::argsort.stable_out(Tensor self, *, bool stable, int dim=-1, bool descending=False, Tensor(a!) out) -> Tensor(a!)`
+pub fn argsort_stable_out(
+    self_: &Tensor,
+    stable: bool,
+    dim: i64,
+    descending: bool,
+    out: &Tensor,
+) -> Result<Tensor> {
+    argsort_stable_out_op()?.call((self_, stable, dim, descending, out))
+}
+
+/// The typed dispatcher handle of `aten::im2col.out`, looked up once.
+#[inline]
+pub fn im2col_out_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static [i64],
+            &'static [i64],
+            &'static [i64],
+            &'static [i64],
+            &'static Tensor,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static [i64],
+                    &'static [i64],
+                    &'static [i64],
+                    &'static [i64],
+                    &'static Tensor,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::im2col", "out"))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::im2col.out(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride, *, Tensor(a!) out) -> Tensor(a!)`
+pub fn im2col_out(
+    self_: &Tensor,
+    kernel_size: &[i64],
+    dilation: &[i64],
+    padding: &[i64],
+    stride: &[i64],
+    out: &Tensor,
+) -> Result<Tensor> {
+    im2col_out_op()?.call((self_, kernel_size, dilation, padding, stride, out))
+}
+
+/// The typed dispatcher handle of `aten::im2col.`, looked up once.
+#[inline]
+pub fn im2col_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static Tensor,
+            &'static [i64],
+            &'static [i64],
+            &'static [i64],
+            &'static [i64],
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static Tensor,
+                    &'static [i64],
+                    &'static [i64],
+                    &'static [i64],
+                    &'static [i64],
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::im2col", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// `aten::im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor`
+pub fn im2col(
+    self_: &Tensor,
+    kernel_size: &[i64],
+    dilation: &[i64],
+    padding: &[i64],
+    stride: &[i64],
+) -> Result<Tensor> {
+    im2col_op()?.call((self_, kernel_size, dilation, padding, stride))
+}

@@ -8839,6 +8839,37 @@ pub fn upsample_bicubic2d_structured_default_backend(
         &output,
     ))
 }
+/// Structured kernel (Out, meta) of `aten::softplus.out(Tensor self, Scalar beta=1, Scalar threshold=20, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn softplus_out_structured_meta(
+    self_: &Tensor,
+    beta: Scalar,
+    threshold: Scalar,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = crate::structured::SetOutput::Out(&outs);
+    let meta = crate::meta::softplus(set_output, self_, beta, threshold)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, meta) of `aten::softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor`.
+pub fn softplus_structured_meta(self_: &Tensor, beta: Scalar, threshold: Scalar) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::softplus(set_output, self_, beta, threshold)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, default_backend) of `aten::softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor`.
+pub fn softplus_structured_default_backend(
+    self_: &Tensor,
+    beta: Scalar,
+    threshold: Scalar,
+) -> Result<Tensor> {
+    let set_output = crate::structured::SetOutput::Functional;
+    let meta = crate::meta::softplus(set_output, self_, beta, threshold)?;
+    let output = crate::structured::StructuredMeta::into_output(meta)?;
+    ops::softplus_out_op()?.call((self_, beta, threshold, &output))
+}
 
 aten_dispatch::torch_library_impl!(aten, BackendSelect, |m| {
     m.impl_(
@@ -10062,6 +10093,14 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
         "upsample_bicubic2d",
         CppFunction::from_unboxed(upsample_bicubic2d_structured_meta),
     )?;
+    m.impl_(
+        "softplus.out",
+        CppFunction::from_unboxed(softplus_out_structured_meta),
+    )?;
+    m.impl_(
+        "softplus",
+        CppFunction::from_unboxed(softplus_structured_meta),
+    )?;
     Ok(())
 });
 
@@ -10468,6 +10507,340 @@ aten_dispatch::torch_library_impl!(aten, CompositeImplicitAutograd, |m| {
     m.impl_(
         "upsample_bicubic2d.vec",
         CppFunction::from_unboxed(crate::native::upsample_bicubic2d_vec),
+    )?;
+    m.impl_(
+        "absolute",
+        CppFunction::from_unboxed(crate::native::absolute),
+    )?;
+    m.impl_(
+        "absolute_",
+        CppFunction::from_unboxed(crate::native::absolute_),
+    )?;
+    m.impl_(
+        "absolute.out",
+        CppFunction::from_unboxed(crate::native::absolute_out),
+    )?;
+    m.impl_("arccos", CppFunction::from_unboxed(crate::native::arccos))?;
+    m.impl_("arccos_", CppFunction::from_unboxed(crate::native::arccos_))?;
+    m.impl_(
+        "arccos.out",
+        CppFunction::from_unboxed(crate::native::arccos_out),
+    )?;
+    m.impl_("arccosh", CppFunction::from_unboxed(crate::native::arccosh))?;
+    m.impl_(
+        "arccosh_",
+        CppFunction::from_unboxed(crate::native::arccosh_),
+    )?;
+    m.impl_(
+        "arccosh.out",
+        CppFunction::from_unboxed(crate::native::arccosh_out),
+    )?;
+    m.impl_("arcsinh", CppFunction::from_unboxed(crate::native::arcsinh))?;
+    m.impl_(
+        "arcsinh_",
+        CppFunction::from_unboxed(crate::native::arcsinh_),
+    )?;
+    m.impl_(
+        "arcsinh.out",
+        CppFunction::from_unboxed(crate::native::arcsinh_out),
+    )?;
+    m.impl_("arctanh", CppFunction::from_unboxed(crate::native::arctanh))?;
+    m.impl_(
+        "arctanh_",
+        CppFunction::from_unboxed(crate::native::arctanh_),
+    )?;
+    m.impl_(
+        "arctanh.out",
+        CppFunction::from_unboxed(crate::native::arctanh_out),
+    )?;
+    m.impl_("arcsin", CppFunction::from_unboxed(crate::native::arcsin))?;
+    m.impl_("arcsin_", CppFunction::from_unboxed(crate::native::arcsin_))?;
+    m.impl_(
+        "arcsin.out",
+        CppFunction::from_unboxed(crate::native::arcsin_out),
+    )?;
+    m.impl_("arctan", CppFunction::from_unboxed(crate::native::arctan))?;
+    m.impl_("arctan_", CppFunction::from_unboxed(crate::native::arctan_))?;
+    m.impl_(
+        "arctan.out",
+        CppFunction::from_unboxed(crate::native::arctan_out),
+    )?;
+    m.impl_(
+        "divide.Tensor",
+        CppFunction::from_unboxed(crate::native::divide_tensor),
+    )?;
+    m.impl_(
+        "divide_.Tensor",
+        CppFunction::from_unboxed(crate::native::divide_tensor_),
+    )?;
+    m.impl_(
+        "divide.out",
+        CppFunction::from_unboxed(crate::native::divide_out),
+    )?;
+    m.impl_(
+        "divide.Scalar",
+        CppFunction::from_unboxed(crate::native::divide_scalar),
+    )?;
+    m.impl_(
+        "divide.Tensor_mode",
+        CppFunction::from_unboxed(crate::native::divide_tensor_mode),
+    )?;
+    m.impl_(
+        "divide_.Tensor_mode",
+        CppFunction::from_unboxed(crate::native::divide_tensor_mode_),
+    )?;
+    m.impl_(
+        "divide.out_mode",
+        CppFunction::from_unboxed(crate::native::divide_out_mode),
+    )?;
+    m.impl_(
+        "divide.Scalar_mode",
+        CppFunction::from_unboxed(crate::native::divide_scalar_mode),
+    )?;
+    m.impl_(
+        "true_divide.Tensor",
+        CppFunction::from_unboxed(crate::native::true_divide_tensor),
+    )?;
+    m.impl_(
+        "true_divide_.Tensor",
+        CppFunction::from_unboxed(crate::native::true_divide_tensor_),
+    )?;
+    m.impl_(
+        "true_divide.out",
+        CppFunction::from_unboxed(crate::native::true_divide_out),
+    )?;
+    m.impl_(
+        "true_divide.Scalar",
+        CppFunction::from_unboxed(crate::native::true_divide_scalar),
+    )?;
+    m.impl_(
+        "multiply.Tensor",
+        CppFunction::from_unboxed(crate::native::multiply_tensor),
+    )?;
+    m.impl_(
+        "multiply_.Tensor",
+        CppFunction::from_unboxed(crate::native::multiply_tensor_),
+    )?;
+    m.impl_(
+        "multiply.out",
+        CppFunction::from_unboxed(crate::native::multiply_out),
+    )?;
+    m.impl_(
+        "multiply.Scalar",
+        CppFunction::from_unboxed(crate::native::multiply_scalar),
+    )?;
+    m.impl_(
+        "negative",
+        CppFunction::from_unboxed(crate::native::negative),
+    )?;
+    m.impl_(
+        "negative_",
+        CppFunction::from_unboxed(crate::native::negative_),
+    )?;
+    m.impl_(
+        "negative.out",
+        CppFunction::from_unboxed(crate::native::negative_out),
+    )?;
+    m.impl_("fix", CppFunction::from_unboxed(crate::native::fix))?;
+    m.impl_("fix_", CppFunction::from_unboxed(crate::native::fix_))?;
+    m.impl_("fix.out", CppFunction::from_unboxed(crate::native::fix_out))?;
+    m.impl_(
+        "subtract.out",
+        CppFunction::from_unboxed(crate::native::subtract_out),
+    )?;
+    m.impl_(
+        "subtract.Tensor",
+        CppFunction::from_unboxed(crate::native::subtract_tensor),
+    )?;
+    m.impl_(
+        "subtract_.Tensor",
+        CppFunction::from_unboxed(crate::native::subtract_tensor_),
+    )?;
+    m.impl_(
+        "subtract.Scalar",
+        CppFunction::from_unboxed(crate::native::subtract_scalar),
+    )?;
+    m.impl_(
+        "not_equal.Scalar_out",
+        CppFunction::from_unboxed(crate::native::not_equal_scalar_out),
+    )?;
+    m.impl_(
+        "not_equal.Scalar",
+        CppFunction::from_unboxed(crate::native::not_equal_scalar),
+    )?;
+    m.impl_(
+        "not_equal.Tensor_out",
+        CppFunction::from_unboxed(crate::native::not_equal_tensor_out),
+    )?;
+    m.impl_(
+        "not_equal.Tensor",
+        CppFunction::from_unboxed(crate::native::not_equal_tensor),
+    )?;
+    m.impl_(
+        "not_equal_.Scalar",
+        CppFunction::from_unboxed(crate::native::not_equal_scalar_),
+    )?;
+    m.impl_(
+        "not_equal_.Tensor",
+        CppFunction::from_unboxed(crate::native::not_equal_tensor_),
+    )?;
+    m.impl_(
+        "greater_equal.Scalar_out",
+        CppFunction::from_unboxed(crate::native::greater_equal_scalar_out),
+    )?;
+    m.impl_(
+        "greater_equal.Scalar",
+        CppFunction::from_unboxed(crate::native::greater_equal_scalar),
+    )?;
+    m.impl_(
+        "greater_equal.Tensor_out",
+        CppFunction::from_unboxed(crate::native::greater_equal_tensor_out),
+    )?;
+    m.impl_(
+        "greater_equal.Tensor",
+        CppFunction::from_unboxed(crate::native::greater_equal_tensor),
+    )?;
+    m.impl_(
+        "greater_equal_.Scalar",
+        CppFunction::from_unboxed(crate::native::greater_equal_scalar_),
+    )?;
+    m.impl_(
+        "greater_equal_.Tensor",
+        CppFunction::from_unboxed(crate::native::greater_equal_tensor_),
+    )?;
+    m.impl_(
+        "less_equal.Scalar_out",
+        CppFunction::from_unboxed(crate::native::less_equal_scalar_out),
+    )?;
+    m.impl_(
+        "less_equal.Scalar",
+        CppFunction::from_unboxed(crate::native::less_equal_scalar),
+    )?;
+    m.impl_(
+        "less_equal.Tensor_out",
+        CppFunction::from_unboxed(crate::native::less_equal_tensor_out),
+    )?;
+    m.impl_(
+        "less_equal.Tensor",
+        CppFunction::from_unboxed(crate::native::less_equal_tensor),
+    )?;
+    m.impl_(
+        "less_equal_.Scalar",
+        CppFunction::from_unboxed(crate::native::less_equal_scalar_),
+    )?;
+    m.impl_(
+        "less_equal_.Tensor",
+        CppFunction::from_unboxed(crate::native::less_equal_tensor_),
+    )?;
+    m.impl_(
+        "greater.Scalar_out",
+        CppFunction::from_unboxed(crate::native::greater_scalar_out),
+    )?;
+    m.impl_(
+        "greater.Scalar",
+        CppFunction::from_unboxed(crate::native::greater_scalar),
+    )?;
+    m.impl_(
+        "greater.Tensor_out",
+        CppFunction::from_unboxed(crate::native::greater_tensor_out),
+    )?;
+    m.impl_(
+        "greater.Tensor",
+        CppFunction::from_unboxed(crate::native::greater_tensor),
+    )?;
+    m.impl_(
+        "greater_.Scalar",
+        CppFunction::from_unboxed(crate::native::greater_scalar_),
+    )?;
+    m.impl_(
+        "greater_.Tensor",
+        CppFunction::from_unboxed(crate::native::greater_tensor_),
+    )?;
+    m.impl_(
+        "less.Scalar_out",
+        CppFunction::from_unboxed(crate::native::less_scalar_out),
+    )?;
+    m.impl_(
+        "less.Scalar",
+        CppFunction::from_unboxed(crate::native::less_scalar),
+    )?;
+    m.impl_(
+        "less.Tensor_out",
+        CppFunction::from_unboxed(crate::native::less_tensor_out),
+    )?;
+    m.impl_(
+        "less.Tensor",
+        CppFunction::from_unboxed(crate::native::less_tensor),
+    )?;
+    m.impl_(
+        "less_.Scalar",
+        CppFunction::from_unboxed(crate::native::less_scalar_),
+    )?;
+    m.impl_(
+        "less_.Tensor",
+        CppFunction::from_unboxed(crate::native::less_tensor_),
+    )?;
+    m.impl_("arctan2", CppFunction::from_unboxed(crate::native::arctan2))?;
+    m.impl_(
+        "arctan2.out",
+        CppFunction::from_unboxed(crate::native::arctan2_out),
+    )?;
+    m.impl_(
+        "arctan2_",
+        CppFunction::from_unboxed(crate::native::arctan2_),
+    )?;
+    m.impl_(
+        "special_expm1",
+        CppFunction::from_unboxed(crate::native::special_expm1),
+    )?;
+    m.impl_(
+        "special_expm1.out",
+        CppFunction::from_unboxed(crate::native::special_expm1_out),
+    )?;
+    m.impl_(
+        "special_erf",
+        CppFunction::from_unboxed(crate::native::special_erf),
+    )?;
+    m.impl_(
+        "special_erf.out",
+        CppFunction::from_unboxed(crate::native::special_erf_out),
+    )?;
+    m.impl_(
+        "special_logsumexp",
+        CppFunction::from_unboxed(crate::native::special_logsumexp),
+    )?;
+    m.impl_(
+        "special_logsumexp.out",
+        CppFunction::from_unboxed(crate::native::special_logsumexp_out),
+    )?;
+    m.impl_(
+        "special_expit",
+        CppFunction::from_unboxed(crate::native::special_expit),
+    )?;
+    m.impl_(
+        "special_expit.out",
+        CppFunction::from_unboxed(crate::native::special_expit_out),
+    )?;
+    m.impl_(
+        "special_log1p",
+        CppFunction::from_unboxed(crate::native::special_log1p),
+    )?;
+    m.impl_(
+        "special_log1p.out",
+        CppFunction::from_unboxed(crate::native::special_log1p_out),
+    )?;
+    m.impl_(
+        "linalg_matmul",
+        CppFunction::from_unboxed(crate::native::linalg_matmul),
+    )?;
+    m.impl_("argsort", CppFunction::from_unboxed(crate::native::argsort))?;
+    m.impl_(
+        "argsort.stable",
+        CppFunction::from_unboxed(crate::native::argsort_stable),
+    )?;
+    m.impl_(
+        "argsort.stable_out",
+        CppFunction::from_unboxed(crate::native::argsort_stable_out),
     )?;
     Ok(())
 });
@@ -10902,6 +11275,18 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutograd, |m| {
     m.impl_(
         "norm.ScalarOpt_dtype",
         CppFunction::from_unboxed(crate::native::norm_scalaropt_dtype),
+    )?;
+    m.impl_(
+        "_grouped_mm",
+        CppFunction::from_unboxed(crate::native::_grouped_mm),
+    )?;
+    m.impl_(
+        "floor_divide.Scalar",
+        CppFunction::from_unboxed(crate::native::floor_divide_scalar),
+    )?;
+    m.impl_(
+        "floor_divide_.Scalar",
+        CppFunction::from_unboxed(crate::native::floor_divide_scalar_),
     )?;
     Ok(())
 });
@@ -11760,6 +12145,10 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutogradNonFunctional,
     m.impl_(
         "upsample_bicubic2d",
         CppFunction::from_unboxed(upsample_bicubic2d_structured_default_backend),
+    )?;
+    m.impl_(
+        "softplus",
+        CppFunction::from_unboxed(softplus_structured_default_backend),
     )?;
     Ok(())
 });

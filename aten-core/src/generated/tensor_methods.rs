@@ -2192,4 +2192,368 @@ impl Tensor {
     pub fn norm_scalaropt_dtype(&self, p: Option<Scalar>, dtype: ScalarType) -> Result<Tensor> {
         ops::norm_scalaropt_dtype(self, p, dtype)
     }
+
+    /// `aten::absolute(Tensor self) -> Tensor`
+    pub fn absolute(&self) -> Result<Tensor> {
+        ops::absolute(self)
+    }
+
+    /// `aten::absolute_(Tensor(a!) self) -> Tensor(a!)`
+    pub fn absolute_(&self) -> Result<Tensor> {
+        ops::absolute_(self)
+    }
+
+    /// `aten::arccos(Tensor self) -> Tensor`
+    pub fn arccos(&self) -> Result<Tensor> {
+        ops::arccos(self)
+    }
+
+    /// `aten::arccos_(Tensor(a!) self) -> Tensor(a!)`
+    pub fn arccos_(&self) -> Result<Tensor> {
+        ops::arccos_(self)
+    }
+
+    /// `aten::arccosh(Tensor self) -> Tensor`
+    pub fn arccosh(&self) -> Result<Tensor> {
+        ops::arccosh(self)
+    }
+
+    /// `aten::arccosh_(Tensor(a!) self) -> Tensor(a!)`
+    pub fn arccosh_(&self) -> Result<Tensor> {
+        ops::arccosh_(self)
+    }
+
+    /// `aten::arcsinh(Tensor self) -> Tensor`
+    pub fn arcsinh(&self) -> Result<Tensor> {
+        ops::arcsinh(self)
+    }
+
+    /// `aten::arcsinh_(Tensor(a!) self) -> Tensor(a!)`
+    pub fn arcsinh_(&self) -> Result<Tensor> {
+        ops::arcsinh_(self)
+    }
+
+    /// `aten::arctanh(Tensor self) -> Tensor`
+    pub fn arctanh(&self) -> Result<Tensor> {
+        ops::arctanh(self)
+    }
+
+    /// `aten::arctanh_(Tensor(a!) self) -> Tensor(a!)`
+    pub fn arctanh_(&self) -> Result<Tensor> {
+        ops::arctanh_(self)
+    }
+
+    /// `aten::arcsin(Tensor self) -> Tensor`
+    pub fn arcsin(&self) -> Result<Tensor> {
+        ops::arcsin(self)
+    }
+
+    /// `aten::arcsin_(Tensor(a!) self) -> Tensor(a!)`
+    pub fn arcsin_(&self) -> Result<Tensor> {
+        ops::arcsin_(self)
+    }
+
+    /// `aten::arctan(Tensor self) -> Tensor`
+    pub fn arctan(&self) -> Result<Tensor> {
+        ops::arctan(self)
+    }
+
+    /// `aten::arctan_(Tensor(a!) self) -> Tensor(a!)`
+    pub fn arctan_(&self) -> Result<Tensor> {
+        ops::arctan_(self)
+    }
+
+    /// `aten::divide.Tensor(Tensor self, Tensor other) -> Tensor`
+    pub fn divide_tensor(&self, other: &Tensor) -> Result<Tensor> {
+        ops::divide_tensor(self, other)
+    }
+
+    /// `aten::divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+    pub fn divide_tensor_(&self, other: &Tensor) -> Result<Tensor> {
+        ops::divide_tensor_(self, other)
+    }
+
+    /// `aten::divide.Scalar(Tensor self, Scalar other) -> Tensor`
+    pub fn divide_scalar(&self, other: Scalar) -> Result<Tensor> {
+        ops::divide_scalar(self, other)
+    }
+
+    /// `aten::divide.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor`
+    pub fn divide_tensor_mode(
+        &self,
+        other: &Tensor,
+        rounding_mode: Option<&str>,
+    ) -> Result<Tensor> {
+        ops::divide_tensor_mode(self, other, rounding_mode)
+    }
+
+    /// `aten::divide_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)`
+    pub fn divide_tensor_mode_(
+        &self,
+        other: &Tensor,
+        rounding_mode: Option<&str>,
+    ) -> Result<Tensor> {
+        ops::divide_tensor_mode_(self, other, rounding_mode)
+    }
+
+    /// `aten::divide.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor`
+    pub fn divide_scalar_mode(&self, other: Scalar, rounding_mode: Option<&str>) -> Result<Tensor> {
+        ops::divide_scalar_mode(self, other, rounding_mode)
+    }
+
+    /// `aten::true_divide.Tensor(Tensor self, Tensor other) -> Tensor`
+    pub fn true_divide_tensor(&self, other: &Tensor) -> Result<Tensor> {
+        ops::true_divide_tensor(self, other)
+    }
+
+    /// `aten::true_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+    pub fn true_divide_tensor_(&self, other: &Tensor) -> Result<Tensor> {
+        ops::true_divide_tensor_(self, other)
+    }
+
+    /// `aten::true_divide.Scalar(Tensor self, Scalar other) -> Tensor`
+    pub fn true_divide_scalar(&self, other: Scalar) -> Result<Tensor> {
+        ops::true_divide_scalar(self, other)
+    }
+
+    /// `aten::multiply.Tensor(Tensor self, Tensor other) -> Tensor`
+    pub fn multiply_tensor(&self, other: &Tensor) -> Result<Tensor> {
+        ops::multiply_tensor(self, other)
+    }
+
+    /// `aten::multiply_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+    pub fn multiply_tensor_(&self, other: &Tensor) -> Result<Tensor> {
+        ops::multiply_tensor_(self, other)
+    }
+
+    /// `aten::multiply.Scalar(Tensor self, Scalar other) -> Tensor`
+    pub fn multiply_scalar(&self, other: Scalar) -> Result<Tensor> {
+        ops::multiply_scalar(self, other)
+    }
+
+    /// `aten::negative(Tensor self) -> Tensor`
+    pub fn negative(&self) -> Result<Tensor> {
+        ops::negative(self)
+    }
+
+    /// `aten::negative_(Tensor(a!) self) -> Tensor(a!)`
+    pub fn negative_(&self) -> Result<Tensor> {
+        ops::negative_(self)
+    }
+
+    /// `aten::fix(Tensor self) -> Tensor`
+    pub fn fix(&self) -> Result<Tensor> {
+        ops::fix(self)
+    }
+
+    /// `aten::fix_(Tensor(a!) self) -> Tensor(a!)`
+    pub fn fix_(&self) -> Result<Tensor> {
+        ops::fix_(self)
+    }
+
+    /// `aten::subtract.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`
+    pub fn subtract_tensor(&self, other: &Tensor) -> Result<Tensor> {
+        ops::subtract_tensor(self, other)
+    }
+
+    /// `aten::subtract.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`
+    pub fn subtract_tensor_with(
+        &self,
+        other: &Tensor,
+        options: ops::SubtractTensorOptions,
+    ) -> Result<Tensor> {
+        ops::subtract_tensor_with(self, other, options)
+    }
+
+    /// `aten::subtract_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)`
+    pub fn subtract_tensor_(&self, other: &Tensor) -> Result<Tensor> {
+        ops::subtract_tensor_(self, other)
+    }
+
+    /// `aten::subtract_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)`
+    pub fn subtract_tensor_with_(
+        &self,
+        other: &Tensor,
+        options: ops::SubtractTensorInplaceOptions,
+    ) -> Result<Tensor> {
+        ops::subtract_tensor_with_(self, other, options)
+    }
+
+    /// `aten::subtract.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor`
+    pub fn subtract_scalar(&self, other: Scalar) -> Result<Tensor> {
+        ops::subtract_scalar(self, other)
+    }
+
+    /// `aten::subtract.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor`
+    pub fn subtract_scalar_with(
+        &self,
+        other: Scalar,
+        options: ops::SubtractScalarOptions,
+    ) -> Result<Tensor> {
+        ops::subtract_scalar_with(self, other, options)
+    }
+
+    /// `aten::not_equal.Scalar(Tensor self, Scalar other) -> Tensor`
+    pub fn not_equal_scalar(&self, other: Scalar) -> Result<Tensor> {
+        ops::not_equal_scalar(self, other)
+    }
+
+    /// `aten::not_equal.Tensor(Tensor self, Tensor other) -> Tensor`
+    pub fn not_equal_tensor(&self, other: &Tensor) -> Result<Tensor> {
+        ops::not_equal_tensor(self, other)
+    }
+
+    /// `aten::not_equal_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
+    pub fn not_equal_scalar_(&self, other: Scalar) -> Result<Tensor> {
+        ops::not_equal_scalar_(self, other)
+    }
+
+    /// `aten::not_equal_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+    pub fn not_equal_tensor_(&self, other: &Tensor) -> Result<Tensor> {
+        ops::not_equal_tensor_(self, other)
+    }
+
+    /// `aten::greater_equal.Scalar(Tensor self, Scalar other) -> Tensor`
+    pub fn greater_equal_scalar(&self, other: Scalar) -> Result<Tensor> {
+        ops::greater_equal_scalar(self, other)
+    }
+
+    /// `aten::greater_equal.Tensor(Tensor self, Tensor other) -> Tensor`
+    pub fn greater_equal_tensor(&self, other: &Tensor) -> Result<Tensor> {
+        ops::greater_equal_tensor(self, other)
+    }
+
+    /// `aten::greater_equal_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
+    pub fn greater_equal_scalar_(&self, other: Scalar) -> Result<Tensor> {
+        ops::greater_equal_scalar_(self, other)
+    }
+
+    /// `aten::greater_equal_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+    pub fn greater_equal_tensor_(&self, other: &Tensor) -> Result<Tensor> {
+        ops::greater_equal_tensor_(self, other)
+    }
+
+    /// `aten::less_equal.Scalar(Tensor self, Scalar other) -> Tensor`
+    pub fn less_equal_scalar(&self, other: Scalar) -> Result<Tensor> {
+        ops::less_equal_scalar(self, other)
+    }
+
+    /// `aten::less_equal.Tensor(Tensor self, Tensor other) -> Tensor`
+    pub fn less_equal_tensor(&self, other: &Tensor) -> Result<Tensor> {
+        ops::less_equal_tensor(self, other)
+    }
+
+    /// `aten::less_equal_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
+    pub fn less_equal_scalar_(&self, other: Scalar) -> Result<Tensor> {
+        ops::less_equal_scalar_(self, other)
+    }
+
+    /// `aten::less_equal_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+    pub fn less_equal_tensor_(&self, other: &Tensor) -> Result<Tensor> {
+        ops::less_equal_tensor_(self, other)
+    }
+
+    /// `aten::greater.Scalar(Tensor self, Scalar other) -> Tensor`
+    pub fn greater_scalar(&self, other: Scalar) -> Result<Tensor> {
+        ops::greater_scalar(self, other)
+    }
+
+    /// `aten::greater.Tensor(Tensor self, Tensor other) -> Tensor`
+    pub fn greater_tensor(&self, other: &Tensor) -> Result<Tensor> {
+        ops::greater_tensor(self, other)
+    }
+
+    /// `aten::greater_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
+    pub fn greater_scalar_(&self, other: Scalar) -> Result<Tensor> {
+        ops::greater_scalar_(self, other)
+    }
+
+    /// `aten::greater_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+    pub fn greater_tensor_(&self, other: &Tensor) -> Result<Tensor> {
+        ops::greater_tensor_(self, other)
+    }
+
+    /// `aten::less.Scalar(Tensor self, Scalar other) -> Tensor`
+    pub fn less_scalar(&self, other: Scalar) -> Result<Tensor> {
+        ops::less_scalar(self, other)
+    }
+
+    /// `aten::less.Tensor(Tensor self, Tensor other) -> Tensor`
+    pub fn less_tensor(&self, other: &Tensor) -> Result<Tensor> {
+        ops::less_tensor(self, other)
+    }
+
+    /// `aten::less_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
+    pub fn less_scalar_(&self, other: Scalar) -> Result<Tensor> {
+        ops::less_scalar_(self, other)
+    }
+
+    /// `aten::less_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+    pub fn less_tensor_(&self, other: &Tensor) -> Result<Tensor> {
+        ops::less_tensor_(self, other)
+    }
+
+    /// `aten::arctan2(Tensor self, Tensor other) -> Tensor`
+    pub fn arctan2(&self, other: &Tensor) -> Result<Tensor> {
+        ops::arctan2(self, other)
+    }
+
+    /// `aten::arctan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+    pub fn arctan2_(&self, other: &Tensor) -> Result<Tensor> {
+        ops::arctan2_(self, other)
+    }
+
+    /// `aten::histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor`
+    pub fn histc(&self) -> Result<Tensor> {
+        ops::histc(self)
+    }
+
+    /// `aten::histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor`
+    pub fn histc_with(&self, options: ops::HistcOptions) -> Result<Tensor> {
+        ops::histc_with(self, options)
+    }
+
+    /// `aten::floor_divide(Tensor self, Tensor other) -> Tensor`
+    pub fn floor_divide(&self, other: &Tensor) -> Result<Tensor> {
+        ops::floor_divide(self, other)
+    }
+
+    /// `aten::floor_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+    pub fn floor_divide_tensor_(&self, other: &Tensor) -> Result<Tensor> {
+        ops::floor_divide_tensor_(self, other)
+    }
+
+    /// `aten::floor_divide.Scalar(Tensor self, Scalar other) -> Tensor`
+    pub fn floor_divide_scalar(&self, other: Scalar) -> Result<Tensor> {
+        ops::floor_divide_scalar(self, other)
+    }
+
+    /// `aten::floor_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
+    pub fn floor_divide_scalar_(&self, other: Scalar) -> Result<Tensor> {
+        ops::floor_divide_scalar_(self, other)
+    }
+
+    /// `aten::argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor`
+    pub fn argsort(&self) -> Result<Tensor> {
+        ops::argsort(self)
+    }
+
+    /// `aten::argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor`
+    pub fn argsort_with(&self, options: ops::ArgsortOptions) -> Result<Tensor> {
+        ops::argsort_with(self, options)
+    }
+
+    /// `aten::argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor`
+    pub fn argsort_stable(&self, stable: bool) -> Result<Tensor> {
+        ops::argsort_stable(self, stable)
+    }
+
+    /// `aten::argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor`
+    pub fn argsort_stable_with(
+        &self,
+        stable: bool,
+        options: ops::ArgsortStableOptions,
+    ) -> Result<Tensor> {
+        ops::argsort_stable_with(self, stable, options)
+    }
 }

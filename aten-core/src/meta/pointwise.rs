@@ -521,6 +521,16 @@ pub fn leaky_relu<'a>(
     unary_op(out, self_)
 }
 
+/// `softplus(self, beta, threshold)`.
+pub fn softplus<'a>(
+    out: SetOutput<'a>,
+    self_: &'a Tensor,
+    _beta: Scalar,
+    _threshold: Scalar,
+) -> Result<TensorIterator<'a>> {
+    unary_op(out, self_)
+}
+
 /// `pow.Scalar(self, exponent)`: a Python number to tensor powers, shaped
 /// like `exponent` (contiguous), in the dtype the two promote to (or the
 /// given output's).

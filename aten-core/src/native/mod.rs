@@ -3,6 +3,7 @@
 
 mod activations;
 pub mod advanced_index;
+mod aliases;
 mod attention;
 pub mod backward;
 mod backward_meta;
@@ -21,7 +22,9 @@ pub mod embedding_bag;
 mod factories;
 mod fft;
 mod float_classes;
+mod floor_divide;
 mod functional_variants;
+mod grouped_mm;
 mod index_encodings;
 mod index_put;
 mod linear_algebra;
@@ -50,6 +53,7 @@ mod views;
 mod weight_norm;
 
 pub use activations::*;
+pub use aliases::*;
 pub use attention::*;
 pub use backward::{convolution_backward, math_group_norm};
 pub use backward_meta::*;
@@ -72,7 +76,9 @@ pub use fft::{
     _fft_c2r_meta, _fft_r2c_meta, fft_c2r_geometry, fft_r2c_geometry, FftGeometry, FftNorm,
 };
 pub use float_classes::*;
+pub use floor_divide::*;
 pub use functional_variants::*;
+pub use grouped_mm::*;
 pub use index_encodings::*;
 pub use index_put::*;
 pub use linear_algebra::*;

@@ -3565,6 +3565,28 @@ pub fn upsample_bicubic2d_structured_cpu(
     let output = aten_core::structured::StructuredMeta::into_output(meta)?;
     Ok(set_output.finish(output))
 }
+/// Structured kernel (Out, cpu) of `aten::softplus.out(Tensor self, Scalar beta=1, Scalar threshold=20, *, Tensor(a!) out) -> Tensor(a!)`.
+pub fn softplus_out_structured_cpu(
+    self_: &Tensor,
+    beta: Scalar,
+    threshold: Scalar,
+    out: &Tensor,
+) -> Result<Tensor> {
+    let outs = [out];
+    let set_output = aten_core::structured::SetOutput::Out(&outs);
+    let mut meta = aten_core::meta::softplus(set_output, self_, beta, threshold)?;
+    crate::kernels::softplus_out(&mut meta, self_, beta, threshold)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
+/// Structured kernel (Functional, cpu) of `aten::softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor`.
+pub fn softplus_structured_cpu(self_: &Tensor, beta: Scalar, threshold: Scalar) -> Result<Tensor> {
+    let set_output = aten_core::structured::SetOutput::Functional;
+    let mut meta = aten_core::meta::softplus(set_output, self_, beta, threshold)?;
+    crate::kernels::softplus_out(&mut meta, self_, beta, threshold)?;
+    let output = aten_core::structured::StructuredMeta::into_output(meta)?;
+    Ok(set_output.finish(output))
+}
 
 aten_dispatch::torch_library_impl!(aten, CPU, |m| {
     m.impl_(
@@ -4758,6 +4780,42 @@ aten_dispatch::torch_library_impl!(aten, CPU, |m| {
     m.impl_(
         "upsample_bicubic2d",
         CppFunction::from_unboxed(upsample_bicubic2d_structured_cpu),
+    )?;
+    m.impl_(
+        "softplus.out",
+        CppFunction::from_unboxed(softplus_out_structured_cpu),
+    )?;
+    m.impl_(
+        "softplus",
+        CppFunction::from_unboxed(softplus_structured_cpu),
+    )?;
+    m.impl_(
+        "histc",
+        CppFunction::from_unboxed(crate::kernels::histogram_histc),
+    )?;
+    m.impl_(
+        "histc.out",
+        CppFunction::from_unboxed(crate::kernels::histogram_histc_out),
+    )?;
+    m.impl_(
+        "floor_divide",
+        CppFunction::from_unboxed(crate::kernels::floor_divide),
+    )?;
+    m.impl_(
+        "floor_divide.out",
+        CppFunction::from_unboxed(crate::kernels::floor_divide_out),
+    )?;
+    m.impl_(
+        "floor_divide_.Tensor",
+        CppFunction::from_unboxed(crate::kernels::floor_divide_),
+    )?;
+    m.impl_(
+        "im2col.out",
+        CppFunction::from_unboxed(crate::kernels::im2col_out_cpu),
+    )?;
+    m.impl_(
+        "im2col",
+        CppFunction::from_unboxed(crate::kernels::im2col_cpu),
     )?;
     Ok(())
 });

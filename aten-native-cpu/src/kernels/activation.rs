@@ -1,7 +1,7 @@
 //! Activations with scalar parameters, on floating dtypes only (PyTorch's
-//! `elu_kernel` and `leaky_relu_kernel`): computed in float32 for the
-//! single- and half-precision types (the parameters too) and in float64
-//! for float64.
+//! `elu_kernel`, `leaky_relu_kernel` and `softplus_kernel`): computed in
+//! float32 for the single- and half-precision types (the parameters too)
+//! and in float64 for float64.
 
 use aten_core::tensor_iterator::TensorIterator;
 use aten_core::Tensor;
@@ -78,5 +78,35 @@ pub fn leaky_relu_out(
         "leaky_relu_cpu",
         move |x| if x > 0.0 { x } else { x * slope32 },
         move |x| if x > 0.0 { x } else { x * slope },
+    )
+}
+
+/// `softplus.out`: `log1p(exp(x * beta)) / beta`, or `x` where
+/// `x * beta` exceeds `threshold`.
+pub fn softplus_out(
+    iter: &mut TensorIterator<'_>,
+    _: &Tensor,
+    beta: Scalar,
+    threshold: Scalar,
+) -> Result<()> {
+    let (beta, threshold) = (beta.to_f64(), threshold.to_f64());
+    let (beta32, threshold32) = (beta as f32, threshold as f32);
+    activation_loop(
+        iter,
+        "softplus_forward",
+        move |x| {
+            if x * beta32 > threshold32 {
+                x
+            } else {
+                (x * beta32).exp().ln_1p() / beta32
+            }
+        },
+        move |x| {
+            if x * beta > threshold {
+                x
+            } else {
+                (x * beta).exp().ln_1p() / beta
+            }
+        },
     )
 }

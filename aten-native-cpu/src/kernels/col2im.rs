@@ -1,7 +1,9 @@
 //! `col2im`: sums the columns of sliding blocks (`[N, C * kh * kw, L]`)
 //! back into images (`[N, C, H, W]`), each column element added at the
 //! image position its block and kernel offset name (PyTorch's `col2im`
-//! loop; bool columns combine with `or`).
+//! loop; bool columns combine with `or`), and `im2col`, its inverse
+//! (`nn.Unfold`): each column element copies the image element at that
+//! position, zero in the padding.
 
 use aten_core::native::col2im_meta;
 use aten_core::Tensor;
@@ -124,4 +126,152 @@ pub fn col2im_cpu(
         write_output(&out, true, &y)
     })?;
     Ok(out)
+}
+
+/// `im2col`'s checks (`im2col_shape_check`) and its blocks' grid.
+fn im2col_blocks(
+    input: &Tensor,
+    kernel: (i64, i64),
+    dilation: (i64, i64),
+    padding: (i64, i64),
+    stride: (i64, i64),
+) -> Result<(i64, i64)> {
+    let ((kh, kw), (dh, dw), (ph, pw), (sh, sw)) = (kernel, dilation, padding, stride);
+    if kw <= 0 || kh <= 0 {
+        return Err(Error::runtime(format!(
+            "kernel size should be greater than zero, but got kernel_height: {kh} kernel_width: {kw}"
+        )));
+    }
+    if dw <= 0 || dh <= 0 {
+        return Err(Error::runtime(format!(
+            "dilation should be greater than zero, but got dilation_height: {dh} dilation_width: {dw}"
+        )));
+    }
+    if pw < 0 || ph < 0 {
+        return Err(Error::runtime(format!(
+            "padding should be non-negative, but got pad_height: {ph} pad_width: {pw}"
+        )));
+    }
+    if sw <= 0 || sh <= 0 {
+        return Err(Error::runtime(format!(
+            "stride should be greater than zero, but got stride_height: {sh} stride_width: {sw}"
+        )));
+    }
+    // PyTorch reads sizes 1 and 2 first: a smaller input fails there.
+    input.size(1)?;
+    input.size(2)?;
+    let sizes = input.sizes();
+    let nd = sizes.len();
+    let valid = match nd {
+        3 => sizes[0] != 0 && sizes[1] != 0 && sizes[2] != 0,
+        4 => sizes[1] != 0 && sizes[2] != 0 && sizes[3] != 0,
+        _ => false,
+    };
+    if !valid {
+        return Err(Error::runtime(format!(
+            "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero dimensions for input, but got: {}",
+            aten_core::native::fmt_list(&sizes)
+        )));
+    }
+    let (h, w) = (sizes[nd - 2], sizes[nd - 1]);
+    // `div_rtn(size + 2 * pad - (dilation * (kernel - 1) + 1), stride) + 1`,
+    // in i128: the arguments are any positive i64.
+    let blocks = |size: i64, k: i64, d: i64, p: i64, s: i64| -> i128 {
+        let span = i128::from(size) + 2 * i128::from(p) - (i128::from(d) * (i128::from(k) - 1) + 1);
+        span.div_euclid(i128::from(s)) + 1
+    };
+    let (bh, bw) = (blocks(h, kh, dh, ph, sh), blocks(w, kw, dw, pw, sw));
+    if bh < 1 || bw < 1 {
+        return Err(Error::runtime(format!(
+            "Given input with spatial size ({h}, {w}), kernel_size=({kh}, {kw}), dilation=({dh}, {dw}), padding=({ph}, {pw}), calculated shape of the array of sliding blocks as ({bh}, {bw}), but its components must be at least one."
+        )));
+    }
+    let fits = |v: i128| i64::try_from(v).map_err(|_| Error::runtime("im2col: too many blocks"));
+    Ok((fits(bh)?, fits(bw)?))
+}
+
+/// `im2col(self, kernel_size, dilation, padding, stride)`: the sliding
+/// blocks of images (`[N, C, H, W]`) as columns (`[N, C * kh * kw, L]`),
+/// zero where a block overhangs the padded image.
+pub fn im2col_cpu(
+    self_: &Tensor,
+    kernel_size: &[i64],
+    dilation: &[i64],
+    padding: &[i64],
+    stride: &[i64],
+) -> Result<Tensor> {
+    for (v, name) in [
+        (kernel_size, "kernel_size"),
+        (dilation, "dilation"),
+        (padding, "padding"),
+        (stride, "stride"),
+    ] {
+        if v.len() != 2 {
+            return Err(Error::runtime(format!(
+                "It is expected {name} equals to 2, but got size {}",
+                v.len()
+            )));
+        }
+    }
+    let pair = |v: &[i64]| (v[0], v[1]);
+    let sizes = self_.sizes();
+    let (kernel, dil, pad, st) = (
+        pair(kernel_size),
+        pair(dilation),
+        pair(padding),
+        pair(stride),
+    );
+    let blocks = im2col_blocks(self_, kernel, dil, pad, st)?;
+    let nd = sizes.len();
+    let image = (sizes[nd - 3], sizes[nd - 2], sizes[nd - 1]);
+    let batch = if nd == 4 { sizes[0] } else { 1 };
+    let too_large = || Error::runtime("im2col: the output is too large");
+    let rows = image
+        .0
+        .checked_mul(kernel.0 * kernel.1)
+        .ok_or_else(too_large)?;
+    let cols = blocks.0.checked_mul(blocks.1).ok_or_else(too_large)?;
+    let mut shape = vec![rows, cols];
+    if nd == 4 {
+        shape.insert(0, batch);
+    }
+    let cols_len = rows.checked_mul(cols).ok_or_else(too_large)? as usize;
+    let image_len = (image.0 * image.1 * image.2) as usize;
+    let g = Col2ImGeometry {
+        kernel,
+        dilation: dil,
+        padding: pad,
+        stride: st,
+        image,
+        blocks,
+    };
+    let dtype = dtype_of(self_)?;
+    c10_core::dispatch_dtype!(dtype, T => {
+        let x = aten_core::ops::contiguous(self_)?.to_vec::<T>()?;
+        if x.len() != batch as usize * image_len {
+            return Err(Error::runtime("im2col: the input changed while it ran"));
+        }
+        let zero = T::from_f64(0.0);
+        let mut y = vec![zero; (batch as usize).checked_mul(cols_len).ok_or_else(too_large)?];
+        for b in 0..batch as usize {
+            let (img, out) = (&x[b * image_len..][..image_len], &mut y[b * cols_len..][..cols_len]);
+            g.for_each(|i, c| out[c] = img[i]);
+        }
+        Ok(Tensor::from_slice(&y, &shape)?)
+    }, _ => Err(super::util::not_implemented("im2col_out_cpu", dtype)))
+}
+
+/// `im2col.out(self, kernel_size, dilation, padding, stride, *, out)`.
+pub fn im2col_out_cpu(
+    self_: &Tensor,
+    kernel_size: &[i64],
+    dilation: &[i64],
+    padding: &[i64],
+    stride: &[i64],
+    out: &Tensor,
+) -> Result<Tensor> {
+    let result = im2col_cpu(self_, kernel_size, dilation, padding, stride)?;
+    aten_core::ops::resize_(out, &result.sizes())?;
+    aten_core::ops::copy_(out, &result)?;
+    Ok(out.clone())
 }

@@ -3,7 +3,7 @@
 //! - [`binary`], [`unary`], [`compare`]: pointwise loops and the impls of
 //!   the structured pointwise families; [`pointwise_ops`]: the other
 //!   registered pointwise kernels (on those loops and [`ternary`]);
-//! - [`activation`]: `elu`, `leaky_relu`;
+//! - [`activation`]: `elu`, `leaky_relu`, `softplus`;
 //! - [`arith`]: element arithmetic per dtype; [`util`]: shared helpers;
 //! - [`copy`](mod@copy): the copy kernel behind `copy_` and dtype conversions;
 //! - factories; [`fill`]: `fill_`, `zero_`, range and random fills;
@@ -15,14 +15,15 @@
 //!   (both writing through [`scatter_offsets`]); [`sorting`]: `sort`,
 //!   `topk`; [`embedding_bag`]: `_embedding_bag`; [`repeat_interleave`]: the
 //!   indices of `repeat_interleave.Tensor`;
-//! - [`linear_algebra`]: `mm`, `bmm`, `addmm`, `dot` (on [`crate::gemm`]);
+//! - [`linear_algebra`]: `mm`, `bmm`, `addmm`, `baddbmm`, `dot` (on
+//!   [`crate::gemm`]);
 //! - [`local_scalar`]: `_local_scalar_dense` (`item()`);
 //! - [`nn`]: convolution, layer norm, losses, dropout; [`pooling`]: max,
 //!   average and adaptive pooling;
 //!   [`padding`]: reflection and replication padding; [`col2im`];
 //!   [`grid_sampler`]: `grid_sampler_2d`; [`distance`]: `cdist`, `pdist`;
 //!   [`batch_norm`](mod@batch_norm): batch normalization;
-//! - [`reduce`]: reductions, scans and softmax;
+//! - [`reduce`]: reductions, scans and softmax; [`histogram`]: `histc`;
 //! - [`upsample`]: nearest, bilinear and bicubic 2-d upsampling;
 //! - [`fft`](mod@fft): `_fft_r2c`, `_fft_c2r` (on `rustfft`).
 
@@ -49,6 +50,7 @@ pub mod fill;
 pub mod flip;
 pub mod gather_offsets;
 pub mod grid_sampler;
+pub mod histogram;
 pub mod indexing;
 pub mod linear_algebra;
 pub mod local_scalar;
@@ -67,7 +69,7 @@ pub mod unary;
 pub mod upsample;
 pub mod util;
 
-pub use activation::{elu_out, leaky_relu_out};
+pub use activation::{elu_out, leaky_relu_out, softplus_out};
 pub use advanced_indexing::{
     _index_put_impl_, index_out, masked_scatter_cpu_, nonzero_cpu, nonzero_out_cpu,
 };
@@ -82,7 +84,7 @@ pub use binary::{
     pow_scalar_out, pow_tensor_scalar_out, pow_tensor_tensor_out, remainder_tensor_out, sub_out,
 };
 pub use cat::cat_out_cpu;
-pub use col2im::col2im_cpu;
+pub use col2im::{col2im_cpu, im2col_cpu, im2col_out_cpu};
 pub use compare::{
     bitwise_and_tensor_out, bitwise_or_tensor_out, bitwise_xor_tensor_out, eq_scalar_out,
     eq_tensor_out, ge_scalar_out, ge_tensor_out, gt_scalar_out, gt_tensor_out, le_scalar_out,
@@ -97,6 +99,7 @@ pub use fill::{
 };
 pub use flip::flip;
 pub use grid_sampler::grid_sampler_2d_cpu;
+pub use histogram::{histogram_histc, histogram_histc_out};
 pub use indexing::{gather_out, index_select};
 pub use linear_algebra::{addmm_out, baddbmm_out, bmm_out, dot, mm_out};
 pub use local_scalar::_local_scalar_dense_cpu;
@@ -140,8 +143,9 @@ pub use upsample::{
 
 /// Written over other operators: every backend registers the same code.
 pub use aten_core::native::{
-    _prelu_kernel, _scaled_dot_product_flash_attention_cpu, _weight_norm_interface, hardtanh,
-    hardtanh_, isnan, masked_fill_tensor_, roll, rsub_tensor, std_correction,
+    _prelu_kernel, _scaled_dot_product_flash_attention_cpu, _weight_norm_interface, floor_divide,
+    floor_divide_, floor_divide_out, hardtanh, hardtanh_, isnan, masked_fill_tensor_, roll,
+    rsub_tensor, std_correction,
 };
 /// Views are backend-neutral: the CPU registers the shared kernels.
 pub use aten_core::native::{as_strided_tensorimpl, resize_, view};
