@@ -176,6 +176,20 @@ fn views_share_storage_and_reshape_copies_only_when_it_must() {
 }
 
 #[test]
+fn empty_permuted_lays_dimensions_out_in_the_physical_order() {
+    let t = ops::empty_permuted(&[2, 3, 4], &[2, 0, 1]).unwrap();
+    assert_eq!(t.sizes(), &[2, 3, 4]);
+    assert_eq!(t.strides(), &[3, 1, 6]);
+    let err =
+        |size: &[i64], layout: &[i64]| ops::empty_permuted(size, layout).unwrap_err().to_string();
+    assert!(err(&[2, 3], &[0]).contains("len(size) = 2 is not equal to len(physical_layout) = 1"));
+    assert!(err(&[2, 3], &[-1, 0]).contains(
+        "Dimension out of range (expected to be between 0 and 1, but got -1 at index 0)"
+    ));
+    assert!(err(&[2, 3], &[1, 1]).contains("Duplicate dim not allowed"));
+}
+
+#[test]
 fn factories_infer_dtypes_and_random_draws_are_reproducible() {
     assert_eq!(
         ops::full(&[2], Scalar::Int(7)).unwrap().dtype(),

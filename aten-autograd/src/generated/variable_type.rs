@@ -220,6 +220,65 @@ fn zeros_autograd_record(
     Ok(out0)
 }
 
+/// Autograd kernel of `aten::empty_permuted(SymInt[] size, int[] physical_layout, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`.
+#[inline]
+pub fn empty_permuted_autograd(
+    ks: DispatchKeySet,
+    size: &[i64],
+    physical_layout: &[i64],
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    let requires_grad = record::grad_mode_and(false);
+    if !requires_grad {
+        return Ok({
+            let _guard = AutoDispatchBelowADInplaceOrView::new();
+            ops::empty_permuted_op()?.redispatch(
+                ks.intersection(AFTER_AUTOGRAD_KEYSET),
+                (size, physical_layout, dtype, layout, device, pin_memory),
+            )?
+        });
+    }
+    empty_permuted_autograd_record(ks, size, physical_layout, dtype, layout, device, pin_memory)
+}
+
+/// The recording part of [`empty_permuted_autograd`]: some input requires grad.
+#[inline(never)]
+fn empty_permuted_autograd_record(
+    ks: DispatchKeySet,
+    size: &[i64],
+    physical_layout: &[i64],
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    let edges = record::collect_next_edges(std::iter::empty::<Option<&Tensor>>())?;
+    let seq = record::sequence_nr();
+    let out0 = {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::empty_permuted_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (size, physical_layout, dtype, layout, device, pin_memory),
+        )?
+    };
+    {
+        let node = record::make_node(
+            "NotImplemented",
+            record::NotImplemented {
+                name: "empty_permuted",
+            },
+            edges,
+            &[&out0],
+            seq,
+        );
+        record::set_history(&[&out0], &node, &[])?;
+    }
+    Ok(out0)
+}
+
 /// Autograd kernel of `aten::as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)`.
 #[inline]
 pub fn as_strided_autograd(
@@ -21253,6 +21312,10 @@ aten_dispatch::torch_library_impl!(aten, Autograd, |m| {
         CppFunction::from_unboxed(empty_strided_out_autograd),
     )?;
     m.impl_("zeros", CppFunction::from_unboxed(zeros_autograd))?;
+    m.impl_(
+        "empty_permuted",
+        CppFunction::from_unboxed(empty_permuted_autograd),
+    )?;
     m.impl_("as_strided", CppFunction::from_unboxed(as_strided_autograd))?;
     m.impl_("add.Tensor", CppFunction::from_unboxed(add_tensor_autograd))?;
     m.impl_(

@@ -446,6 +446,86 @@ pub fn zeros_with(size: &[i64], options: ZerosOptions) -> Result<Tensor> {
     ))
 }
 
+/// The typed dispatcher handle of `aten::empty_permuted.`, looked up once.
+#[inline]
+pub fn empty_permuted_op() -> Result<
+    &'static TypedOperatorHandle<
+        (
+            &'static [i64],
+            &'static [i64],
+            Option<ScalarType>,
+            Option<Layout>,
+            Option<Device>,
+            Option<bool>,
+        ),
+        Tensor,
+    >,
+> {
+    static OP: OnceLock<
+        Result<
+            TypedOperatorHandle<
+                (
+                    &'static [i64],
+                    &'static [i64],
+                    Option<ScalarType>,
+                    Option<Layout>,
+                    Option<Device>,
+                    Option<bool>,
+                ),
+                Tensor,
+            >,
+        >,
+    > = OnceLock::new();
+    OP.get_or_init(|| typed_handle("aten::empty_permuted", ""))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The arguments of [`empty_permuted_with`] that have defaults.
+#[derive(Clone, Debug)]
+pub struct EmptyPermutedOptions {
+    /// `dtype`.
+    pub dtype: Option<ScalarType>,
+    /// `layout`.
+    pub layout: Option<Layout>,
+    /// `device`.
+    pub device: Option<Device>,
+    /// `pin_memory`.
+    pub pin_memory: Option<bool>,
+}
+
+impl Default for EmptyPermutedOptions {
+    fn default() -> Self {
+        EmptyPermutedOptions {
+            dtype: None,
+            layout: None,
+            device: None,
+            pin_memory: None,
+        }
+    }
+}
+
+/// `aten::empty_permuted(SymInt[] size, int[] physical_layout, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+pub fn empty_permuted(size: &[i64], physical_layout: &[i64]) -> Result<Tensor> {
+    empty_permuted_with(size, physical_layout, EmptyPermutedOptions::default())
+}
+
+/// `aten::empty_permuted(SymInt[] size, int[] physical_layout, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+pub fn empty_permuted_with(
+    size: &[i64],
+    physical_layout: &[i64],
+    options: EmptyPermutedOptions,
+) -> Result<Tensor> {
+    empty_permuted_op()?.call((
+        size,
+        physical_layout,
+        options.dtype,
+        options.layout,
+        options.device,
+        options.pin_memory,
+    ))
+}
+
 /// The typed dispatcher handle of `aten::as_strided.`, looked up once.
 #[inline]
 pub fn as_strided_op() -> Result<

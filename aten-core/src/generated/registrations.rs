@@ -3204,6 +3204,26 @@ pub fn zeros_backend_select(
     let keys = DispatchKeySet::from_key(backend.dense_key());
     ops::zeros_op()?.redispatch(keys, (size, dtype, layout, device, pin_memory))
 }
+/// BackendSelect kernel of `aten::empty_permuted(SymInt[] size, int[] physical_layout, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`.
+pub fn empty_permuted_backend_select(
+    _keys: DispatchKeySet,
+    size: &[i64],
+    physical_layout: &[i64],
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    let backend = device
+        .unwrap_or(Device::CPU)
+        .device_type()
+        .backend_component();
+    let keys = DispatchKeySet::from_key(backend.dense_key());
+    ops::empty_permuted_op()?.redispatch(
+        keys,
+        (size, physical_layout, dtype, layout, device, pin_memory),
+    )
+}
 /// Structured kernel (Functional, meta) of `aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`.
 pub fn add_tensor_structured_meta(self_: &Tensor, other: &Tensor, alpha: Scalar) -> Result<Tensor> {
     let set_output = crate::structured::SetOutput::Functional;
@@ -8881,6 +8901,10 @@ aten_dispatch::torch_library_impl!(aten, BackendSelect, |m| {
         CppFunction::from_unboxed(empty_strided_backend_select),
     )?;
     m.impl_("zeros", CppFunction::from_unboxed(zeros_backend_select))?;
+    m.impl_(
+        "empty_permuted",
+        CppFunction::from_unboxed(empty_permuted_backend_select),
+    )?;
     m.impl_("ones", CppFunction::from_unboxed(ones_backend_select))?;
     m.impl_("full", CppFunction::from_unboxed(full_backend_select))?;
     m.impl_(
@@ -10867,6 +10891,10 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutograd, |m| {
         CppFunction::from_unboxed(crate::native::sym_constrain_range_for_size),
     )?;
     m.impl_("zeros", CppFunction::from_unboxed(crate::native::zeros))?;
+    m.impl_(
+        "empty_permuted",
+        CppFunction::from_unboxed(crate::native::empty_permuted),
+    )?;
     m.impl_(
         "add.Scalar",
         CppFunction::from_unboxed(crate::native::add_scalar),

@@ -122,6 +122,48 @@ pub fn zeros(
     empty_with(size, dtype, layout, device, pin_memory)
 }
 
+/// CompositeExplicitAutograd kernel of `empty_permuted`: a contiguous
+/// tensor of the sizes in `physical_layout`'s order, permuted back so that
+/// dimension `physical_layout[i]` is the `i`-th outermost in memory.
+pub fn empty_permuted(
+    size: &[i64],
+    physical_layout: &[i64],
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+) -> Result<Tensor> {
+    let dim = size.len();
+    if physical_layout.len() != dim {
+        return Err(Error::runtime(format!(
+            "Number of dimensions in size does not match the length of the physical_layout; \
+             i.e. len(size) = {dim} is not equal to len(physical_layout) = {}",
+            physical_layout.len()
+        )));
+    }
+    let mut inverse = vec![-1i64; dim];
+    for (i, &p) in physical_layout.iter().enumerate() {
+        let slot = usize::try_from(p)
+            .ok()
+            .filter(|&p| p < dim)
+            .ok_or_else(|| {
+                Error::runtime(format!(
+                    "Dimension out of range (expected to be between 0 and {}, but got {p} at \
+                     index {i}).  NB: negative dims not currently supported; file an issue if \
+                     you want it.",
+                    dim as i64 - 1
+                ))
+            })?;
+        if inverse[slot] >= 0 {
+            return Err(Error::runtime("Duplicate dim not allowed"));
+        }
+        inverse[slot] = i as i64;
+    }
+    let physical: Vec<i64> = physical_layout.iter().map(|&p| size[p as usize]).collect();
+    let t = empty_with(&physical, dtype, layout, device, pin_memory)?;
+    ops::permute(&t, &inverse)
+}
+
 /// The dtype `full` gives a fill value when none is asked for: bool, int64
 /// or the default floating dtype (`infer_full_dtype`).
 fn full_dtype(fill_value: Scalar, dtype: Option<ScalarType>) -> Result<ScalarType> {
