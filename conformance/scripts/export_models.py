@@ -434,10 +434,11 @@ def main():
     index_path = os.path.join(opts.out_dir, "models.json")
     index = json.load(open(index_path)) if os.path.exists(index_path) else {}
     names = opts.only.split(",") if opts.only else list(MODELS)
-    for seed, name in enumerate(names):
+    for name in names:
+        seed = 1000 + list(MODELS).index(name)
         for form in opts.forms.split(","):
             try:
-                stem, info = export_one(name, MODELS[name], form, opts.out_dir, 1000 + seed)
+                stem, info = export_one(name, MODELS[name], form, opts.out_dir, seed)
             except Exception as e:  # a model this PyTorch cannot export
                 msg = "".join(traceback.format_exception_only(type(e), e)).strip().splitlines()
                 print(f"SKIP {name}_{form}: {msg[0][:300] if msg else e}", flush=True)
