@@ -4,6 +4,7 @@
 pub mod conform;
 pub mod json;
 pub mod keyset;
+pub mod panic_guard;
 pub mod registry;
 pub mod run;
 pub mod yaml_check;

@@ -10,6 +10,8 @@ use std::time::Instant;
 use aten::c10::TensorBase;
 use aten::fx::export::{load_safetensors, save_safetensors, ExportedProgram};
 
+use crate::panic_guard::guarded;
+
 /// A one-line summary of a tensor: dtype, shape, and for floating or
 /// integer values their minimum, maximum and mean.
 pub fn summary(t: &TensorBase) -> String {
@@ -29,6 +31,13 @@ pub fn summary(t: &TensorBase) -> String {
 /// Runs `model` on the tensors of `inputs`; writes the outputs to `output`
 /// if given. Returns the text to print.
 pub fn run(model: &Path, inputs: &Path, output: Option<&Path>) -> Result<String, String> {
+    guarded(&model.display().to_string(), || {
+        run_unguarded(model, inputs, output)
+    })
+}
+
+/// [`run`] without the panic guard.
+fn run_unguarded(model: &Path, inputs: &Path, output: Option<&Path>) -> Result<String, String> {
     let load_start = Instant::now();
     let program = ExportedProgram::load(model).map_err(|e| e.to_string())?;
     let load_time = load_start.elapsed();

@@ -102,3 +102,65 @@ fn a_wrong_output_fails_with_the_values_named() {
     let e = models::compare(&shape, &expected, tol).unwrap_err();
     assert!(e.contains("shape [1, 3] but PyTorch's is [3]"), "{e}");
 }
+
+/// A fresh directory holding a copy of the shared `mlp` model (its
+/// archive, inputs and expected outputs), for tests that add hostile
+/// files beside it.
+fn scratch_with_mlp(tag: &str) -> PathBuf {
+    let scratch = std::env::temp_dir().join(format!("aten-models-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&scratch);
+    std::fs::create_dir_all(&scratch).unwrap();
+    for suffix in ["pt2", "inputs.safetensors", "expected.safetensors"] {
+        let file = format!("mlp.{suffix}");
+        std::fs::copy(dir("models").join(&file), scratch.join(&file)).unwrap();
+    }
+    scratch
+}
+
+#[test]
+fn an_invalid_models_json_is_an_error_not_a_default() {
+    let scratch = scratch_with_mlp("json");
+    for (text, says) in [
+        ("not json", "not JSON"),
+        ("[1, 2]", "expected an object of models"),
+        (
+            r#"{"mlp": {"tolerance": {"float32": {"rtol": "1e-4", "atol": 1e-4}}}}"#,
+            "mlp.tolerance.float32.rtol: expected a non-negative number",
+        ),
+    ] {
+        std::fs::write(scratch.join("models.json"), text).unwrap();
+        let e = models::run_dir(&scratch).unwrap_err();
+        assert!(e.contains(says), "{text}: {e}");
+    }
+    std::fs::write(
+        scratch.join("models.json"),
+        r#"{"mlp": {"tolerance": {"float32": {"rtol": 1e-4, "atol": 1e-4}, "integer": "exact"}}}"#,
+    )
+    .unwrap();
+    let outcomes = models::run_dir(&scratch).unwrap();
+    assert!(outcomes[0].result.is_ok(), "{:?}", outcomes[0].result);
+    std::fs::remove_dir_all(&scratch).unwrap();
+}
+
+#[cfg(unix)]
+#[test]
+fn odd_directory_entries_are_errors_not_skips_or_hangs() {
+    use std::os::unix::ffi::OsStrExt;
+    let scratch = scratch_with_mlp("odd");
+    // A model whose name is not UTF-8 would be skipped silently.
+    let odd = scratch.join(std::ffi::OsStr::from_bytes(b"m\xff.pt2"));
+    std::fs::write(&odd, b"").unwrap();
+    let e = models::run_dir(&scratch).unwrap_err();
+    assert!(e.contains("is not UTF-8"), "{e}");
+    std::fs::remove_file(&odd).unwrap();
+    // A FIFO named like a model fails that model instead of blocking.
+    let fifo = scratch.join("a.pt2");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    if made.is_ok_and(|s| s.success()) {
+        let outcomes = models::run_dir(&scratch).unwrap();
+        let e = outcomes[0].result.as_ref().unwrap_err();
+        assert!(e.contains("not a regular file"), "{e}");
+        assert!(outcomes[1].result.is_ok());
+    }
+    std::fs::remove_dir_all(&scratch).unwrap();
+}

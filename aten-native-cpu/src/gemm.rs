@@ -81,6 +81,12 @@ const PARALLEL_MIN_FLOPS: usize = 64 * 64 * 64;
 
 /// Element types with a GEMM.
 pub trait Gemm: Numeric + Send + Sync {
+    /// Whether products are summed in a wider type than `Self` and
+    /// rounded once, at the end (f16 and bf16 sum in f32, as oneDNN and
+    /// PyTorch's CPU kernels do): one sum split over several calls would
+    /// round at each, and differ from PyTorch's.
+    const SUMS_WIDER: bool = false;
+
     /// `C = beta * C + alpha * (A @ B)` for an `m` x `k` `A` and a `k` x
     /// `n` `B`; with `beta == 0` the old `C` is not read (NaNs in it do
     /// not propagate, as in BLAS).
@@ -755,8 +761,10 @@ mod avx512_f32 {
 /// [`Gemm`] for the other types the `gemm` crate computes, through
 /// [`crate_gemm`].
 macro_rules! crate_gemm {
-    ($($t:ty),*) => {$(
+    ($($t:ty => $wider:expr),*) => {$(
         impl Gemm for $t {
+            const SUMS_WIDER: bool = $wider;
+
             unsafe fn gemm(
                 m: usize,
                 n: usize,
@@ -775,7 +783,8 @@ macro_rules! crate_gemm {
     )*};
 }
 
-crate_gemm!(f64, f16);
+// The crate computes f16 products in f32 and rounds once.
+crate_gemm!(f64 => false, f16 => true);
 
 /// Whether `|rs| < |cs|`: the matrix's columns are its contiguous runs.
 fn column_major(rs: isize, cs: isize) -> bool {
@@ -924,6 +933,8 @@ unsafe fn naive_gemm<T: Numeric, A: Copy + Default>(
 }
 
 impl Gemm for bf16 {
+    const SUMS_WIDER: bool = true;
+
     unsafe fn gemm(
         m: usize,
         n: usize,

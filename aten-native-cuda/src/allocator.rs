@@ -55,7 +55,9 @@ impl Allocator for CudaAllocator {
         };
         // On an error, dropping `buffer` gives the block back.
         self.memory.device().zero(ptr, nbytes)?;
-        Storage::from_device_buffer(Box::new(buffer), nbytes, self.device)
+        // SAFETY: `buffer` is a fresh block of `nbytes` bytes that only
+        // this storage will use.
+        unsafe { Storage::from_device_buffer(Box::new(buffer), nbytes, self.device) }
     }
 }
 

@@ -113,6 +113,40 @@ fn reductions_of_empty_tensors_with_huge_sizes() {
 }
 
 #[test]
+fn ordering_an_empty_tensor_with_a_huge_dimension_allocates_nothing() {
+    // PyTorch returns empty results; a lane-sized scratch buffer here
+    // would ask for 2^40 entries.
+    let t = ops::empty_memory_format(&[0, 1 << 32, 1 << 32]).unwrap();
+    let (values, indices) = ops::topk(&t, 2).unwrap();
+    assert_eq!(values.sizes(), &[0, 1 << 32, 2]);
+    assert_eq!(indices.sizes(), &[0, 1 << 32, 2]);
+    let t = ops::empty_memory_format(&[0, 1 << 40]).unwrap();
+    let (values, indices) = ops::sort(&t).unwrap();
+    assert_eq!((values.numel(), indices.numel()), (0, 0));
+    assert_eq!(ops::argsort(&t).unwrap().sizes(), &[0, 1 << 40]);
+    let (values, _) = ops::sort(&huge_empty()).unwrap();
+    assert_eq!(values.sizes(), &[0, 1 << 40, 1 << 40]);
+}
+
+#[test]
+fn upsampling_below_rank_2_is_an_error() {
+    let line = f32s(&[1.0, 2.0, 3.0, 4.0], &[4]);
+    assert!(ops::upsample_nearest2d_vec(&line, None, Some(&[])).is_err());
+    assert!(ops::upsample_bilinear2d_vec(&line, None, true, Some(&[])).is_err());
+    assert!(ops::upsample_nearest2d_vec(&line, Some(&[]), None).is_err());
+}
+
+#[test]
+fn shapes_of_very_high_rank_are_refused_quickly() {
+    let ones = vec![1i64; 300_000];
+    let err = ops::empty_memory_format(&ones).unwrap_err();
+    assert!(err.to_string().contains("at most 1024 dimensions"), "{err}");
+    assert!(err.to_string().len() < 200);
+    let x = ops::empty_memory_format(&ones[..1024]).unwrap();
+    assert_eq!(x.numel(), 1);
+}
+
+#[test]
 fn integer_pow_with_the_most_negative_exponent() {
     let base = Tensor::from_slice(&[-1i64, 1, 2, 0], &[4]).unwrap();
     let e = Tensor::from_slice(&[i64::MIN; 4], &[4]).unwrap();

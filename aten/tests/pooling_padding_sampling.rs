@@ -266,6 +266,17 @@ fn upsampling(dev: DeviceTest) {
         None,
     ));
     assert!(!e.is_empty());
+    // Below rank 2 no size list fits, an empty one included (the spatial
+    // sizes are never read).
+    let line = dev.tensor(&seq(4), &[4]);
+    for scales in [Some(&[][..]), Some(&[2.0][..])] {
+        let e = dev.assert_error(ops::upsample_nearest2d_vec(&line, None, scales));
+        assert!(e.contains("scale_factors equals to -1"), "{e}");
+        let e = dev.assert_error(ops::upsample_bilinear2d_vec(&line, None, false, scales));
+        assert!(e.contains("scale_factors equals to -1"), "{e}");
+    }
+    let e = dev.assert_error(ops::upsample_nearest2d_vec(&line, Some(&[]), None));
+    assert!(e.contains("output_size equals to -1"), "{e}");
 }
 
 fn col2im_sums_blocks(dev: DeviceTest) {

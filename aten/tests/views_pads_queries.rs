@@ -287,10 +287,27 @@ fn resize_in_place(dev: DeviceTest) {
     let z = dev.tensor(&[0.0f32; 4], &[4]);
     ops::resize_(&z, &[3, 0, 0]).unwrap();
     assert_eq!(strides(&z), vec![1, 1, 1]);
-    // Growing allocates room for the new elements.
-    let g = dev.tensor(&[7i32], &[1]);
+    // Growing keeps the elements, and the grown storage is still the one
+    // every view shares: a write through an older view shows in the grown
+    // tensor, and the view itself can grow into the new room.
+    let g = dev.tensor(&[7i32, 8], &[2]);
+    let view = ops::alias(&g).unwrap();
     ops::resize_(&g, &[2, 3]).unwrap();
     assert_eq!(g.sizes(), &[2, 3]);
+    dev.assert_values(&ops::select_int(&g, 0, 0).unwrap(), &[3], &[7i32, 8, 0]);
+    ops::fill_scalar_(&view, Scalar::Int(5)).unwrap();
+    dev.assert_values(&ops::select_int(&g, 0, 0).unwrap(), &[3], &[5i32, 5, 0]);
+    ops::resize_(&view, &[6]).unwrap();
+    assert!(view
+        .base()
+        .storage()
+        .unwrap()
+        .is_same(&g.base().storage().unwrap()));
+    dev.assert_values(&view, &[6], &[5i32, 5, 0, 0, 0, 0]);
+    // Shrinking keeps the storage; growing again finds the old values.
+    ops::resize_(&g, &[1]).unwrap();
+    ops::resize_(&g, &[8]).unwrap();
+    dev.assert_values(&g, &[8], &[5i32, 5, 0, 0, 0, 0, 0, 0]);
     let cl = dev.tensor(&[0u8; 16], &[16]);
     ops::resize_with_(
         &cl,

@@ -98,14 +98,17 @@ mod tests {
     fn device_storage_owns_its_buffer_until_the_last_handle() {
         let freed = Arc::new(AtomicUsize::new(0));
         let cuda = Device::new(DeviceType::CUDA, 1);
-        let s = Storage::from_device_buffer(
-            Box::new(FakeBuffer {
-                ptr: 0x7000_0000,
-                _freed: DropProbe(freed.clone()),
-            }),
-            256,
-            cuda,
-        )
+        // SAFETY: the fake address is never dereferenced.
+        let s = unsafe {
+            Storage::from_device_buffer(
+                Box::new(FakeBuffer {
+                    ptr: 0x7000_0000,
+                    _freed: DropProbe(freed.clone()),
+                }),
+                256,
+                cuda,
+            )
+        }
         .unwrap();
         assert_eq!(s.device_ptr(), Some(0x7000_0000));
         assert_eq!((s.nbytes(), s.device(), s.has_data()), (256, cuda, false));
@@ -117,14 +120,17 @@ mod tests {
         assert_eq!(freed.load(Ordering::Relaxed), 1);
         // A device buffer never backs CPU storage; CPU storage has no
         // device address.
-        let e = Storage::from_device_buffer(
-            Box::new(FakeBuffer {
-                ptr: 1,
-                _freed: DropProbe(freed.clone()),
-            }),
-            8,
-            Device::CPU,
-        );
+        // SAFETY: as above.
+        let e = unsafe {
+            Storage::from_device_buffer(
+                Box::new(FakeBuffer {
+                    ptr: 1,
+                    _freed: DropProbe(freed.clone()),
+                }),
+                8,
+                Device::CPU,
+            )
+        };
         assert!(e.is_err());
         assert_eq!(Storage::new(8, Device::CPU).unwrap().device_ptr(), None);
     }

@@ -6,6 +6,13 @@
 //! mapped file, [`Storage::from_external_cpu`]); Meta storage records a size and has no data. Views share a
 //! storage through a shared handle (`IntrusivePtr`).
 //!
+//! A storage only grows ([`Storage::grow`], what `resize_` does when a
+//! tensor outgrows it): its bytes move to a larger allocation under an
+//! exclusive borrow, so every view keeps seeing them, and a layout checked
+//! against the old size stays inside the new one. The data pointer is
+//! therefore only stable while a [`StorageBorrow`] is held: read it under
+//! the borrow that covers its use.
+//!
 //! # Concurrent access
 //!
 //! Tensors are `Send + Sync`, and in-place kernels write through storage that
@@ -16,12 +23,23 @@
 //! several storages are taken in address order, so two kernels can never
 //! wait on each other in a cycle. A contended borrow spins briefly and then
 //! yields until it is granted.
+//!
+//! Borrows are per thread. A kernel's parallel loop waits inside
+//! `rayon::scope` while holding its borrows, and a `rayon` worker that
+//! waits runs other pending jobs on the same thread: when such a job (the
+//! next block of a caller's own `par_iter`) needs a storage the suspended
+//! kernel holds in a conflicting way, it cannot wait for it (the holder
+//! resumes only after the job returns), so it fails with "already borrowed
+//! by this thread" instead of hanging. Parallel callers that write views of
+//! one storage should give each job its own storage, or run the kernels
+//! from threads outside the pool.
 
 use std::alloc::Layout;
 use std::any::Any;
+use std::cell::UnsafeCell;
 use std::fmt;
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicIsize, Ordering};
+use std::sync::atomic::{AtomicIsize, AtomicPtr, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -128,9 +146,10 @@ impl Storage {
     /// this build have (they can be dispatched on, not computed with).
     pub fn new_dataless(nbytes: usize, device: Device) -> Storage {
         Storage::from_impl(|| StorageImpl {
-            buffer: None,
+            data: AtomicPtr::new(std::ptr::null_mut()),
+            buffer: UnsafeCell::new(None),
             device_buffer: None,
-            nbytes,
+            nbytes: AtomicUsize::new(nbytes),
             device,
             borrow: AtomicIsize::new(0),
         })
@@ -151,7 +170,13 @@ pub fn allocator_for(device: Device) -> Result<&'static dyn Allocator> {
 impl Storage {
     /// A storage of `nbytes` bytes on `device` (not the CPU) over memory
     /// a backend's allocator made there.
-    pub fn from_device_buffer(
+    ///
+    /// # Safety
+    ///
+    /// `buffer` must address at least `nbytes` bytes of device memory that
+    /// only this storage uses: views are checked against `nbytes`, and
+    /// device kernels trust them.
+    pub unsafe fn from_device_buffer(
         buffer: Box<dyn DeviceBuffer>,
         nbytes: usize,
         device: Device,
@@ -160,9 +185,10 @@ impl Storage {
             return Err(Error::internal("a device buffer cannot back a CPU storage"));
         }
         Ok(Storage::from_impl(|| StorageImpl {
-            buffer: None,
+            data: AtomicPtr::new(std::ptr::null_mut()),
+            buffer: UnsafeCell::new(None),
             device_buffer: Some(buffer),
-            nbytes,
+            nbytes: AtomicUsize::new(nbytes),
             device,
             borrow: AtomicIsize::new(0),
         }))
@@ -177,15 +203,30 @@ impl Storage {
 }
 
 struct StorageImpl {
-    buffer: Option<CpuBuffer>,
+    /// The start of the CPU memory (null when there is none): `buffer`'s
+    /// pointer, stored where any thread may read it. Changed only by
+    /// [`Storage::grow`], under an exclusive borrow.
+    data: AtomicPtr<u8>,
+    /// The owner of the CPU memory. Replaced only by [`Storage::grow`],
+    /// under an exclusive borrow, and otherwise touched only when the
+    /// storage is dropped.
+    buffer: UnsafeCell<Option<CpuBuffer>>,
     /// The memory of a storage on another device (`buffer` is then
     /// `None`: host code cannot address it).
     device_buffer: Option<Box<dyn DeviceBuffer>>,
-    nbytes: usize,
+    /// Size in bytes; it only ever grows.
+    nbytes: AtomicUsize,
     device: Device,
     /// 0: free; n > 0: n shared borrows; -1: one exclusive borrow.
     borrow: AtomicIsize,
 }
+
+// SAFETY: `buffer` is the one field without its own synchronization. It is
+// written only by `Storage::grow` while that thread holds the storage's
+// exclusive borrow (so no other thread reads or writes it, or the memory it
+// owns, at the same time; the borrow's acquire/release orders the accesses)
+// and read only by the last handle's drop; every other field is `Sync`.
+unsafe impl Sync for StorageImpl {}
 
 /// A shared handle to tensor memory (`c10::Storage`).
 #[derive(Clone)]
@@ -219,9 +260,10 @@ impl Storage {
     fn new_cpu(nbytes: usize, zeroed: bool) -> Result<Storage> {
         let buffer = CpuBuffer::new(nbytes, zeroed)?;
         Ok(Storage::from_impl(|| StorageImpl {
-            buffer: Some(buffer),
+            data: AtomicPtr::new(buffer.ptr.as_ptr()),
+            buffer: UnsafeCell::new(Some(buffer)),
             device_buffer: None,
-            nbytes,
+            nbytes: AtomicUsize::new(nbytes),
             device: Device::CPU,
             borrow: AtomicIsize::new(0),
         }))
@@ -255,9 +297,10 @@ impl Storage {
             memory: CpuMemory::External { _owner: owner },
         };
         Ok(Storage::from_impl(|| StorageImpl {
-            buffer: Some(buffer),
+            data: AtomicPtr::new(buffer.ptr.as_ptr()),
+            buffer: UnsafeCell::new(Some(buffer)),
             device_buffer: None,
-            nbytes,
+            nbytes: AtomicUsize::new(nbytes),
             device: Device::CPU,
             borrow: AtomicIsize::new(0),
         }))
@@ -273,9 +316,69 @@ impl Storage {
         allocator_for(device)?.allocate(nbytes)
     }
 
-    /// Size in bytes.
+    /// Size in bytes. It only grows ([`Storage::grow`]), so a view that
+    /// fits it now fits it for good.
     pub fn nbytes(&self) -> usize {
-        self.inner.nbytes
+        self.inner.nbytes.load(Ordering::Acquire)
+    }
+
+    /// Grows the storage to at least `nbytes` bytes in place
+    /// (`resize_bytes`; a smaller size leaves it as it is): the bytes move
+    /// to a new zero-extended allocation, and every handle and view sees
+    /// them there. Takes the storage's exclusive borrow, so it waits for
+    /// kernels using it, and fails like a kernel would when this thread
+    /// already borrows it. Memory another value owns (a mapped file) and
+    /// device memory do not grow.
+    pub fn grow(&self, nbytes: usize) -> Result<()> {
+        if nbytes <= self.nbytes() {
+            return Ok(());
+        }
+        StorageBorrow::hold([(self, true)], || self.grow_exclusive(nbytes))?
+    }
+
+    /// [`grow`](Self::grow) with the exclusive borrow held.
+    fn grow_exclusive(&self, nbytes: usize) -> Result<()> {
+        let old = self.nbytes();
+        if nbytes <= old {
+            // Another thread grew it first.
+            return Ok(());
+        }
+        if self.inner.device_buffer.is_some() {
+            return Err(Error::runtime(format!(
+                "resize_: growing a storage on {} is not supported",
+                self.inner.device
+            )));
+        }
+        // SAFETY: this thread holds the exclusive borrow, so nothing else
+        // reads or writes `buffer` (see `StorageImpl`'s `Sync`).
+        let buffer = unsafe { &mut *self.inner.buffer.get() };
+        match buffer {
+            None => {}
+            Some(CpuBuffer {
+                memory: CpuMemory::External { .. },
+                ..
+            }) => {
+                return Err(Error::runtime(
+                    "Trying to resize storage that is not resizable",
+                ))
+            }
+            Some(current) => {
+                let grown = CpuBuffer::new(nbytes, true)?;
+                // SAFETY: both allocations are live and distinct; `old`
+                // bytes fit both; the exclusive borrow keeps every other
+                // access to the old memory away.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(current.ptr.as_ptr(), grown.ptr.as_ptr(), old)
+                };
+                self.inner.data.store(grown.ptr.as_ptr(), Ordering::Release);
+                // The old allocation is freed here: pointers to it were
+                // only usable under a borrow, and this thread holds the
+                // only one.
+                *current = grown;
+            }
+        }
+        self.inner.nbytes.store(nbytes, Ordering::Release);
+        Ok(())
     }
 
     /// The device.
@@ -285,7 +388,7 @@ impl Storage {
 
     /// Whether the storage has data (Meta storage has none).
     pub fn has_data(&self) -> bool {
-        self.inner.buffer.is_some()
+        !self.inner.data.load(Ordering::Relaxed).is_null()
     }
 
     /// Whether both handles share one storage.
@@ -311,9 +414,11 @@ impl Storage {
     }
 
     /// The start of the data, or `None` for Meta storage. Reading or writing
-    /// through it requires a [`StorageBorrow`] of the matching kind.
+    /// through it requires a [`StorageBorrow`] of the matching kind, and
+    /// the pointer must be read while that borrow is held: when the
+    /// storage grows, its data moves.
     pub fn data_ptr(&self) -> Option<NonNull<u8>> {
-        self.inner.buffer.as_ref().map(|b| b.ptr)
+        NonNull::new(self.inner.data.load(Ordering::Acquire))
     }
 
     /// Number of handles sharing the storage (`use_count`). Exact on the
@@ -326,15 +431,18 @@ impl Storage {
 
     /// Takes one borrow of the storage: shared, or (`exclusive`) the only
     /// one. Fails instead of waiting when waiting could never end: this
-    /// thread already holds a borrow of this storage that conflicts, or it
-    /// holds borrows of other storages and the wait outlasts
-    /// [`NESTED_WAIT`] (another thread may be waiting for one of those).
+    /// thread already holds a borrow of this storage that conflicts, or
+    /// `enclosing` (the borrows this thread held before the set this one
+    /// belongs to) is not zero and the wait outlasts [`NESTED_WAIT`]
+    /// (another thread may be waiting for one of those). Borrows of one set
+    /// are taken in address order, so waiting for one while holding the
+    /// set's earlier ones cannot close a cycle.
     #[inline]
-    fn acquire(&self, exclusive: bool) -> Result<()> {
+    fn acquire(&self, exclusive: bool, enclosing: usize) -> Result<()> {
         if self.try_acquire(exclusive) {
             return Ok(());
         }
-        self.acquire_contended(exclusive)
+        self.acquire_contended(exclusive, enclosing)
     }
 
     /// One attempt at the borrow; `false` when another borrow is in the
@@ -361,7 +469,7 @@ impl Storage {
     /// waiting would never end.
     #[cold]
     #[inline(never)]
-    fn acquire_contended(&self, exclusive: bool) -> Result<()> {
+    fn acquire_contended(&self, exclusive: bool, enclosing: usize) -> Result<()> {
         let mut backoff = Backoff::default();
         loop {
             if self.try_acquire(exclusive) {
@@ -382,7 +490,7 @@ impl Storage {
                     if exclusive { "using" } else { "writing" },
                 )));
             }
-            if held::count() > 0 && backoff.waited() > NESTED_WAIT {
+            if enclosing > 0 && backoff.waited() > NESTED_WAIT {
                 return Err(Error::runtime(format!(
                     "{self:?} is already borrowed by another thread, and this thread holds \
                      borrows of other storages: waiting for it could deadlock"
@@ -492,7 +600,8 @@ impl fmt::Debug for Storage {
         write!(
             f,
             "Storage({} bytes on {})",
-            self.inner.nbytes, self.inner.device
+            self.nbytes(),
+            self.inner.device
         )
     }
 }
@@ -576,6 +685,7 @@ impl<'s, 'a> StorageBorrow<'s, 'a> {
         if try_shared_in_place(slots) {
             return Ok(StorageBorrow { slots });
         }
+        let enclosing = held::count();
         // The slots stay where they are; an order over them is sorted.
         // (Swapping the slots themselves, written a moment ago a field at a
         // time, read each back in one wide load that waited for those
@@ -597,7 +707,7 @@ impl<'s, 'a> StorageBorrow<'s, 'a> {
             let Some((s, write)) = slots[order[k]] else {
                 continue;
             };
-            if let Err(e) = s.acquire(write) {
+            if let Err(e) = s.acquire(write, enclosing) {
                 // Nothing from `k` on in the order was taken; the guard
                 // gives back the rest.
                 for &j in &order[k..] {
@@ -762,6 +872,38 @@ mod tests {
         let t2 = run(b, a, barrier);
         let (r1, r2) = (t1.join().unwrap(), t2.join().unwrap());
         assert!(!(r1 && r2));
+    }
+
+    #[test]
+    fn a_kernel_waits_as_long_as_needed_for_its_own_second_operand() {
+        // Two storages in address order; another thread writes the second
+        // for longer than `NESTED_WAIT`.
+        let (mut x, mut y) = (
+            Arc::new(Storage::new(8, Device::CPU).unwrap()),
+            Arc::new(Storage::new(8, Device::CPU).unwrap()),
+        );
+        if x.address() > y.address() {
+            std::mem::swap(&mut x, &mut y);
+        }
+        let (tx, rx) = std::sync::mpsc::channel();
+        let writer = {
+            let y = Arc::clone(&y);
+            std::thread::spawn(move || {
+                StorageBorrow::hold([(&*y, true)], || {
+                    tx.send(()).unwrap();
+                    std::thread::sleep(NESTED_WAIT * 2);
+                })
+                .unwrap()
+            })
+        };
+        rx.recv().unwrap();
+        // One kernel writing `x` and reading `y`: it takes `x`, then waits
+        // for `y`. It held nothing before, so it cannot be part of a cycle
+        // and waits until `y` is free.
+        let started = Instant::now();
+        StorageBorrow::hold([(&*x, true), (&*y, false)], || ()).unwrap();
+        assert!(started.elapsed() >= NESTED_WAIT);
+        writer.join().unwrap();
     }
 
     /// A thread that holds a borrow of `s` (`write`: exclusive) for 20 ms;

@@ -318,8 +318,9 @@ impl TensorBase {
     }
 
     /// `resize_`: gives the tensor new sizes with contiguous strides,
-    /// allocating new storage when the current one is too small (other views
-    /// keep the old storage). The same sizes leave the tensor untouched.
+    /// growing its storage in place when it is too small (the elements it
+    /// held keep their values, and every view of the storage sees the
+    /// grown one). The same sizes leave the tensor untouched.
     pub fn resize_(&self, sizes: &[i64]) -> Result<()> {
         if self.layout().is_some_and(|l| l.sizes() == sizes) {
             return Ok(());
@@ -328,9 +329,9 @@ impl TensorBase {
     }
 
     /// Resizes to `sizes` with `strides` (`resize_` followed by
-    /// `as_strided_`), allocating new storage when the current one is too
-    /// small for them. The layout it replaces is freed once no kernel uses
-    /// it any more.
+    /// `as_strided_`), growing the storage in place when it is too small
+    /// for them ([`Storage::grow`]). The layout it replaces is freed once no
+    /// kernel uses it any more.
     pub fn resize_strided_(&self, sizes: &[i64], strides: &[i64]) -> Result<()> {
         let t = self.get()?;
         if sizes.len() != strides.len() || strides.iter().any(|s| *s < 0) {
@@ -342,13 +343,8 @@ impl TensorBase {
         let layout = t.layout();
         let elem = t.dtype.element_size();
         let needed = storage_nbytes(sizes, strides, layout.storage_offset(), elem)?;
-        let storage = if needed <= layout.storage().nbytes() {
-            layout.storage().clone()
-        } else if layout.storage().has_data() {
-            Storage::new(needed, t.device)?
-        } else {
-            Storage::new_dataless(needed, t.device)
-        };
+        let storage = layout.storage().clone();
+        storage.grow(needed)?;
         let offset = layout.storage_offset();
         drop(layout);
         t.layout
@@ -756,7 +752,17 @@ impl TensorBase {
 
     /// The elements in row-major (logical) order.
     pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
-        self.with_logical_values(|values| values.into_owned())
+        self.with_logical_values(|values| match values {
+            Cow::Owned(values) => Ok(values),
+            Cow::Borrowed(values) => {
+                let mut owned = Vec::new();
+                owned
+                    .try_reserve_exact(values.len())
+                    .map_err(|_| out_of_memory(std::mem::size_of_val(values)))?;
+                owned.extend_from_slice(values);
+                Ok(owned)
+            }
+        })?
     }
 
     /// Runs `f` on the elements of a contiguous tensor as a slice, holding a
@@ -767,14 +773,17 @@ impl TensorBase {
         if !l.is_contiguous() {
             return Err(Error::runtime("with_data needs a contiguous tensor"));
         }
-        let base = l.data_ptr().ok_or_else(|| no_data_error(Device::CPU))? as *const T;
         StorageBorrow::hold([(l.storage(), false)], || {
+            let base = l.data_ptr().ok_or_else(|| no_data_error(Device::CPU))? as *const T;
             // SAFETY: the snapshot is contiguous, so its elements are the
-            // `numel` consecutive `T`s from `base`, inside the storage
-            // (checked when the layout was built) that `l` keeps alive; the
-            // shared borrow keeps writers away for the closure's duration.
-            f(unsafe { std::slice::from_raw_parts(base, l.numel() as usize) })
-        })
+            // `numel` consecutive `T`s from `base` (read under the borrow),
+            // inside the storage (checked when the layout was built) that
+            // `l` keeps alive; the shared borrow keeps writers away for the
+            // closure's duration.
+            Ok(f(unsafe {
+                std::slice::from_raw_parts(base, l.numel() as usize)
+            }))
+        })?
     }
 
     /// Runs `f` on the elements in row-major (logical) order: the storage
@@ -794,24 +803,27 @@ impl TensorBase {
     /// borrow is released).
     fn with_logical_values<T: Element, R>(&self, f: impl FnOnce(Cow<'_, [T]>) -> R) -> Result<R> {
         let l = self.data_layout::<T>()?;
-        let base = l.data_ptr().ok_or_else(|| no_data_error(Device::CPU))? as *const T;
         let n = l.numel() as usize;
+        let base = || l.data_ptr().ok_or_else(|| no_data_error(Device::CPU));
         if l.is_contiguous() {
             return StorageBorrow::hold([(l.storage(), false)], || {
+                let base = base()? as *const T;
                 // SAFETY: a contiguous snapshot's elements are the `numel`
-                // consecutive `T`s from `base`, inside the storage that `l`
-                // keeps alive (checked when the layout was built), under a
-                // shared borrow for the closure's duration.
-                f(Cow::Borrowed(unsafe {
+                // consecutive `T`s from `base` (read under the borrow),
+                // inside the storage that `l` keeps alive (checked when the
+                // layout was built), under a shared borrow for the
+                // closure's duration.
+                Ok(f(Cow::Borrowed(unsafe {
                     std::slice::from_raw_parts(base, n)
-                }))
-            });
+                })))
+            })?;
         }
         let mut values = Vec::new();
         values
             .try_reserve_exact(n)
             .map_err(|_| out_of_memory(n.saturating_mul(std::mem::size_of::<T>())))?;
         StorageBorrow::hold([(l.storage(), false)], || {
+            let base = base()? as *const T;
             for_each_offset(l.sizes(), l.strides(), 0, |off| {
                 // SAFETY: `off` is an element's offset from the first one in
                 // this snapshot's sizes and strides, which `TensorLayout`
@@ -819,7 +831,8 @@ impl TensorBase {
                 // holds `T`s (dtype checked) and a shared borrow is held.
                 values.push(unsafe { *base.add(off as usize) });
             });
-        })?;
+            Ok::<_, Error>(())
+        })??;
         Ok(f(Cow::Owned(values)))
     }
 
@@ -830,12 +843,14 @@ impl TensorBase {
         if !l.is_contiguous() {
             return Err(Error::runtime("with_data_mut needs a contiguous tensor"));
         }
-        let base = l.data_ptr().ok_or_else(|| no_data_error(Device::CPU))? as *mut T;
         StorageBorrow::hold([(l.storage(), true)], || {
+            let base = l.data_ptr().ok_or_else(|| no_data_error(Device::CPU))? as *mut T;
             // SAFETY: as in `with_data`; the exclusive borrow keeps every
             // other kernel and reader away for the closure's duration.
-            f(unsafe { std::slice::from_raw_parts_mut(base, l.numel() as usize) })
-        })
+            Ok(f(unsafe {
+                std::slice::from_raw_parts_mut(base, l.numel() as usize)
+            }))
+        })?
     }
 }
 
@@ -1125,26 +1140,113 @@ mod tests {
     }
 
     #[test]
-    fn resized_layouts_and_their_storages_are_freed() {
+    fn replaced_layouts_are_freed_and_the_storage_grows_in_place() {
         let t = TensorBase::empty(&[0], ScalarType::Float, Device::CPU).unwrap();
-        let mut replaced = Vec::new();
+        let storage = t.storage().unwrap();
         for n in 1..=2000i64 {
             t.resize_(&[n * 16]).unwrap();
-            replaced.push(t.storage().unwrap());
         }
-        // Every replaced layout was freed with its storage: only the handles
-        // kept here (and the current layout's) remain.
-        let (last, earlier) = replaced.split_last().unwrap();
-        assert!(earlier.iter().all(|s| s.use_count() == 1));
-        assert_eq!(last.use_count(), 2);
-        assert_eq!(t.numel(), 32000);
+        assert!(t.storage().unwrap().is_same(&storage));
+        assert_eq!((t.numel(), storage.nbytes()), (32000, 32000 * 4));
+        // Every replaced layout was freed: the handles left are this
+        // test's, the first layout's and the current one's.
+        assert_eq!(storage.use_count(), 3);
         // A snapshot keeps its layout alive across a resize.
         let before = t.layout().unwrap();
         t.resize_(&[1 << 16]).unwrap();
         assert_eq!(before.numel(), 32000);
-        assert_eq!(last.use_count(), 2);
+        assert_eq!(storage.use_count(), 4);
         drop(before);
-        assert_eq!(last.use_count(), 1);
+        assert_eq!(storage.use_count(), 3);
+    }
+
+    #[test]
+    fn growing_keeps_the_values_and_the_views() {
+        let t = TensorBase::from_vec(vec![1.0f32, 2.0], &[2]).unwrap();
+        let view = t.as_strided(&[2], &[1], None).unwrap();
+        t.resize_(&[4]).unwrap();
+        assert_eq!(t.to_vec::<f32>().unwrap(), vec![1.0, 2.0, 0.0, 0.0]);
+        t.with_data_mut::<f32, _>(|d| d[3] = 9.0).unwrap();
+        view.with_data_mut::<f32, _>(|d| d[0] = 5.0).unwrap();
+        assert!(view.storage().unwrap().is_same(&t.storage().unwrap()));
+        let wide = view.as_strided(&[4], &[1], None).unwrap();
+        assert_eq!(wide.to_vec::<f32>().unwrap(), vec![5.0, 2.0, 0.0, 9.0]);
+        // Shrink, then grow again: the storage kept its bytes.
+        t.resize_(&[1]).unwrap();
+        assert_eq!(t.to_vec::<f32>().unwrap(), vec![5.0]);
+        t.resize_(&[2, 3]).unwrap();
+        assert_eq!(
+            t.to_vec::<f32>().unwrap(),
+            vec![5.0, 2.0, 0.0, 9.0, 0.0, 0.0]
+        );
+        // An offset view grows from its offset.
+        let tail = t.as_strided(&[1], &[1], Some(5)).unwrap();
+        tail.resize_(&[3]).unwrap();
+        assert_eq!(tail.to_vec::<f32>().unwrap(), vec![0.0, 0.0, 0.0]);
+        assert_eq!(t.storage().unwrap().nbytes(), 8 * 4);
+        // Meta storage grows its size only.
+        let m = TensorBase::empty(&[2], ScalarType::Float, Device::META).unwrap();
+        m.resize_(&[3, 4]).unwrap();
+        assert_eq!(m.storage().unwrap().nbytes(), 48);
+    }
+
+    #[test]
+    fn growing_inside_a_borrow_of_the_same_storage_fails() {
+        let t = TensorBase::from_vec(vec![1i32, 2], &[2]).unwrap();
+        let err = t
+            .with_data::<i32, _>(|_| t.resize_(&[64]))
+            .unwrap()
+            .unwrap_err();
+        assert!(err.message().contains("is already borrowed"), "{err}");
+        assert_eq!(t.to_vec::<i32>().unwrap(), vec![1, 2]);
+    }
+
+    #[test]
+    fn memory_another_value_owns_does_not_grow() {
+        let owner = TensorBase::from_vec(vec![3u8; 64], &[64]).unwrap();
+        let bytes = owner.storage().unwrap();
+        let ptr = bytes.data_ptr().unwrap();
+        // SAFETY: `owner`'s storage stays alive (kept by `_owner` below) and
+        // this test touches its bytes only through the new storage.
+        let external = unsafe {
+            Storage::from_external_cpu(ptr, 64, std::sync::Arc::new(bytes.clone())).unwrap()
+        };
+        let err = external.grow(128).unwrap_err();
+        assert_eq!(
+            err.message(),
+            "Trying to resize storage that is not resizable"
+        );
+        assert_eq!(external.nbytes(), 64);
+    }
+
+    #[test]
+    fn growing_while_other_threads_read_keeps_every_value() {
+        let t = TensorBase::from_vec((0..64i64).collect::<Vec<_>>(), &[64]).unwrap();
+        let head = t.as_strided(&[64], &[1], None).unwrap();
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|s| {
+            for _ in 0..2 {
+                s.spawn(|| {
+                    while !stop.load(Ordering::Relaxed) {
+                        // The first 64 values never change, whatever the
+                        // storage's size.
+                        let sum = head.with_data::<i64, _>(|d| d.iter().sum::<i64>()).unwrap();
+                        assert_eq!(sum, 63 * 64 / 2);
+                        let v = t.to_vec::<i64>().unwrap();
+                        assert_eq!(&v[..64], &(0..64).collect::<Vec<_>>()[..]);
+                    }
+                });
+            }
+            for n in 1..=200i64 {
+                t.resize_(&[64 + n * 64]).unwrap();
+                if n % 3 == 0 {
+                    t.resize_(&[64]).unwrap();
+                }
+            }
+            stop.store(true, Ordering::Relaxed);
+        });
+        assert_eq!(t.storage().unwrap().nbytes(), (64 + 200 * 64) * 8);
+        assert!(head.storage().unwrap().is_same(&t.storage().unwrap()));
     }
 
     #[test]

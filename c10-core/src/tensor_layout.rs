@@ -180,6 +180,7 @@ impl TensorLayout {
 /// PyTorch's error unless `sizes` and `strides` have one entry per
 /// dimension each.
 pub fn check_rank(sizes: &[i64], strides: &[i64]) -> Result<()> {
+    check_max_rank(sizes.len())?;
     if sizes.len() != strides.len() {
         return Err(Error::runtime(format!(
             "mismatch in length of strides and shape: {} vs {}",
@@ -190,9 +191,34 @@ pub fn check_rank(sizes: &[i64], strides: &[i64]) -> Result<()> {
     Ok(())
 }
 
+/// The most dimensions a tensor may have. PyTorch sets no limit on the CPU,
+/// but its kernels' set-up grows with the rank (dimension reordering and
+/// coalescing are quadratic in it); a bound keeps a shape read from a file
+/// from costing minutes before its first error. Real programs stay far
+/// below it.
+pub const MAX_RANK: usize = 1024;
+
+/// Fails for a tensor of more than [`MAX_RANK`] dimensions.
+#[inline]
+pub fn check_max_rank(rank: usize) -> Result<()> {
+    if rank > MAX_RANK {
+        return Err(too_many_dimensions(rank));
+    }
+    Ok(())
+}
+
+#[cold]
+#[inline(never)]
+fn too_many_dimensions(rank: usize) -> Error {
+    Error::runtime(format!(
+        "a tensor has at most {MAX_RANK} dimensions, but this one would have {rank}"
+    ))
+}
+
 /// Checked product of sizes (element count), PyTorch's errors for a
 /// negative size and for an overflowing count.
 pub fn checked_numel(sizes: &[i64]) -> Result<i64> {
+    check_max_rank(sizes.len())?;
     // One pass; a negative size is reported before an overflow, wherever
     // each comes.
     let mut numel: i64 = 1;
@@ -299,13 +325,24 @@ fn compute_contiguous(sizes: &[i64], strides: &[i64], numel: i64) -> bool {
 /// extent overflows: such sizes have no valid layout anyway).
 #[inline(always)]
 pub fn contiguous_strides(sizes: &[i64]) -> DimVector {
-    // Each stride is the product of the sizes after it, written once
-    // (quadratic in the rank, which is small).
-    DimVector::from_fn(sizes.len(), |d| {
-        sizes[d + 1..]
-            .iter()
-            .fold(1i64, |acc, &size| acc.saturating_mul(size.max(1)))
-    })
+    if sizes.len() <= INLINE_DIMS {
+        // Each stride is the product of the sizes after it, written once
+        // (a few multiplications more than a backward pass, and no store
+        // read back: every eager result's layout is made here).
+        return DimVector::from_fn(sizes.len(), |d| {
+            sizes[d + 1..]
+                .iter()
+                .fold(1i64, |acc, &size| acc.saturating_mul(size.max(1)))
+        });
+    }
+    // One backward pass: linear in the rank, whatever the rank.
+    let mut strides = DimVector::from_fn(sizes.len(), |_| 1);
+    let mut acc = 1i64;
+    for (stride, &size) in strides.iter_mut().zip(sizes).rev() {
+        *stride = acc;
+        acc = acc.saturating_mul(size.max(1));
+    }
+    strides
 }
 
 /// A snapshot of a tensor's layout: the layout it had when the snapshot
@@ -494,6 +531,28 @@ mod tests {
         assert_eq!(&*contiguous_strides(&sizes), &strides[..]);
         // Extents past i64 saturate.
         assert_eq!(contiguous_strides(&[2, i64::MAX, 2])[0], i64::MAX);
+        let mut long = vec![3i64; 10];
+        long[1] = i64::MAX;
+        let strides = contiguous_strides(&long);
+        assert_eq!(
+            (strides[0], strides[2], strides[9]),
+            (i64::MAX, 3i64.pow(7), 1)
+        );
+        // Linear in the rank: 300,000 dimensions take no time.
+        let ones = vec![1i64; 300_000];
+        let strides = contiguous_strides(&ones);
+        assert!(strides.iter().all(|&s| s == 1));
+    }
+
+    #[test]
+    fn the_rank_is_bounded_before_any_work() {
+        let ones = vec![1i64; MAX_RANK + 1];
+        let err = checked_numel(&ones).unwrap_err();
+        assert!(err.message().contains("at most 1024 dimensions"), "{err}");
+        assert!(err.message().len() < 100);
+        let err = TensorLayout::new(storage(8), 0, &ones, &ones, 4).unwrap_err();
+        assert!(err.message().contains("at most 1024 dimensions"), "{err}");
+        assert_eq!(checked_numel(&ones[..MAX_RANK]).unwrap(), 1);
     }
 
     #[test]

@@ -428,7 +428,10 @@ fn run_record(text: &str) -> (String, Option<Result<(), String>>) {
         .to_string();
     let outcome = match catch_unwind(AssertUnwindSafe(|| compute(&record, &op))) {
         Ok(r) => r,
-        Err(_) => Err(fail("runner")(format!("panic while running {op}"))),
+        Err(payload) => Err(fail("runner")(format!(
+            "panic while running {op}: {}",
+            crate::panic_guard::panic_message(payload.as_ref())
+        ))),
     };
     let mut out = Map::new();
     out.insert("op".into(), Value::from(op.clone()));

@@ -16,10 +16,11 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use aten::c10::{dispatch_dtype, Numeric, TensorBase};
-use aten::fx::export::{load_safetensors, ExportedProgram};
+use aten::fx::export::{load_safetensors, read_regular_file, ExportedProgram};
 use serde_json::Value;
 
 use super::Report;
+use crate::panic_guard::guarded;
 
 /// A float tolerance.
 #[derive(Copy, Clone, Debug, PartialEq)]
@@ -129,34 +130,67 @@ pub fn compare(actual: &TensorBase, expected: &TensorBase, tol: Tolerance) -> Re
 }
 
 /// The per-model tolerances of a `models.json` (`{"NAME": {"tolerance":
-/// {"float32": {"rtol": .., "atol": ..}, ...}}}`).
-fn tolerances(dir: &Path) -> HashMap<String, Tolerances> {
-    let Ok(text) = std::fs::read_to_string(dir.join("models.json")) else {
-        return HashMap::new();
+/// {"float32": {"rtol": .., "atol": ..}, "integer": "exact", ...}}}`):
+/// none without the file,
+/// an error naming the place when it is there but not of that form (a
+/// tolerance silently ignored would pass or fail models for the wrong
+/// reason).
+fn tolerances(dir: &Path) -> Result<HashMap<String, Tolerances>, String> {
+    let path = dir.join("models.json");
+    if !path.exists() {
+        return Ok(HashMap::new());
+    }
+    let label = path.display().to_string();
+    let bytes = read_regular_file(&path, &label).map_err(|e| e.to_string())?;
+    let models = match serde_json::from_slice::<Value>(&bytes) {
+        Ok(Value::Object(models)) => models,
+        Ok(_) => return Err(format!("{label}: expected an object of models")),
+        Err(e) => return Err(format!("{label}: not JSON: {e}")),
     };
-    let Ok(Value::Object(models)) = serde_json::from_str::<Value>(&text) else {
-        return HashMap::new();
-    };
-    models
-        .into_iter()
-        .filter_map(|(name, info)| {
-            let by_dtype = info
-                .get("tolerance")?
-                .as_object()?
-                .iter()
-                .filter_map(|(dtype, t)| {
-                    Some((
+    let mut all = HashMap::new();
+    for (name, info) in models {
+        let Some(given) = info.get("tolerance") else {
+            continue;
+        };
+        let at = |what: &str| format!("{label}: {name}.tolerance{what}");
+        let by_dtype = given
+            .as_object()
+            .ok_or_else(|| format!("{}: expected an object of dtypes", at("")))?
+            .iter()
+            .map(|(dtype, t)| {
+                if t.as_str() == Some("exact") {
+                    // Integers are always compared exactly.
+                    return Ok((
                         dtype.clone(),
                         Tolerance {
-                            rtol: t.get("rtol")?.as_f64()?,
-                            atol: t.get("atol")?.as_f64()?,
+                            rtol: 0.0,
+                            atol: 0.0,
                         },
-                    ))
-                })
-                .collect();
-            Some((name, Tolerances { by_dtype }))
-        })
-        .collect()
+                    ));
+                }
+                let number = |key: &str| {
+                    t.get(key)
+                        .and_then(Value::as_f64)
+                        .filter(|v| *v >= 0.0)
+                        .ok_or_else(|| {
+                            format!(
+                                "{}: expected a non-negative number",
+                                at(&format!(".{dtype}.{key}"))
+                            )
+                        })
+                };
+                Ok((
+                    dtype.clone(),
+                    Tolerance {
+                        rtol: number("rtol")?,
+                        atol: number("atol")?,
+                    },
+                ))
+            })
+            .collect::<Result<HashMap<_, _>, String>>()?;
+        all.insert(name, Tolerances { by_dtype });
+    }
+    Ok(all)
 }
 
 /// The other sizes a directory holds for `name` (`SIZE` of each
@@ -233,7 +267,7 @@ fn run_files(
 pub fn run_model(dir: &Path, name: &str, tol: &Tolerances) -> ModelOutcome {
     let mut run_time = Duration::ZERO;
     let mut sizes = 1;
-    let result = (|| {
+    let result = guarded(&format!("model {name}"), || {
         let program =
             ExportedProgram::load(dir.join(format!("{name}.pt2"))).map_err(|e| e.to_string())?;
         let mut worst = run_files(&program, dir, name, tol, &mut run_time)?;
@@ -246,7 +280,7 @@ pub fn run_model(dir: &Path, name: &str, tol: &Tolerances) -> ModelOutcome {
             );
         }
         Ok(worst)
-    })();
+    });
     ModelOutcome {
         name: name.to_string(),
         result,
@@ -258,17 +292,27 @@ pub fn run_model(dir: &Path, name: &str, tol: &Tolerances) -> ModelOutcome {
 /// Runs every `NAME.pt2` of `dir`, sorted by name.
 pub fn run_dir(dir: &Path) -> Result<Vec<ModelOutcome>, String> {
     let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let mut names: Vec<String> = entries
-        .filter_map(|e| e.ok())
-        .filter_map(|e| {
-            e.file_name()
-                .to_str()
-                .and_then(|n| n.strip_suffix(".pt2"))
-                .map(str::to_string)
-        })
-        .collect();
+    let mut names = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| format!("{}: {e}", dir.display()))?;
+        let file_name = entry.file_name();
+        let Some(name) = file_name.to_str() else {
+            // A model skipped for its name would let a run pass with
+            // nothing run.
+            if file_name.as_encoded_bytes().ends_with(b".pt2") {
+                return Err(format!(
+                    "{}: the model name {file_name:?} is not UTF-8",
+                    dir.display()
+                ));
+            }
+            continue;
+        };
+        if let Some(stem) = name.strip_suffix(".pt2") {
+            names.push(stem.to_string());
+        }
+    }
     names.sort();
-    let tolerances = tolerances(dir);
+    let tolerances = tolerances(dir)?;
     Ok(names
         .iter()
         .map(|name| {

@@ -38,6 +38,7 @@ use serde_json::Value;
 
 use self::compare::Comparison;
 use super::{Report, Tally};
+use crate::panic_guard::panic_message;
 
 /// The verdict on one line.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -173,16 +174,10 @@ fn call_guarded(
 ) -> Result<Value, CallError> {
     match catch_unwind(AssertUnwindSafe(|| call(op, args, kwargs))) {
         Ok(result) => result,
-        Err(payload) => {
-            let message = payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown payload".into());
-            Err(CallError::at(Stage::Runner)(format!(
-                "panic while running {op}: {message}"
-            )))
-        }
+        Err(payload) => Err(CallError::at(Stage::Runner)(format!(
+            "panic while running {op}: {}",
+            panic_message(payload.as_ref())
+        ))),
     }
 }
 

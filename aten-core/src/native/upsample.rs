@@ -14,13 +14,15 @@ pub fn compute_output_size(
     output_size: Option<&[i64]>,
     scale_factors: Option<&[f64]>,
 ) -> Result<Vec<i64>> {
-    let spatial = input_size.len().saturating_sub(2);
+    // Negative below rank 2: then no list has the right length, and the
+    // input's spatial sizes are never read.
+    let spatial = input_size.len() as i64 - 2;
     match (output_size, scale_factors) {
         (Some(_), Some(_)) | (None, None) => Err(Error::runtime(
             "Must specify exactly one of output_size and scale_factors",
         )),
         (Some(o), None) => {
-            if o.len() != spatial {
+            if o.len() as i64 != spatial {
                 return Err(Error::runtime(format!(
                     "It is expected output_size equals to {spatial}, but got size {}",
                     o.len()
@@ -29,14 +31,14 @@ pub fn compute_output_size(
             Ok(o.to_vec())
         }
         (None, Some(s)) => {
-            if s.len() != spatial {
+            if s.len() as i64 != spatial {
                 return Err(Error::runtime(format!(
                     "It is expected scale_factors equals to {spatial}, but got size {}",
                     s.len()
                 )));
             }
             s.iter()
-                .zip(&input_size[2..])
+                .zip(input_size.iter().skip(2))
                 .map(|(&f, &size)| {
                     let v = size as f64 * f;
                     // `c10::checked_convert<int64_t, double>`.

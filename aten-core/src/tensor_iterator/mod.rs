@@ -921,16 +921,8 @@ impl<'a> TensorIterator<'a> {
         let mut inline_borrows = [None; INLINE_OPERANDS];
         let mut heap_borrows = Vec::new();
         let borrows = scratch(&mut inline_borrows, &mut heap_borrows, n, None);
-        for (i, ((base, borrow), op)) in bases
-            .iter_mut()
-            .zip(borrows.iter_mut())
-            .zip(&this.state.operands)
-            .enumerate()
-        {
+        for (i, (borrow, op)) in borrows.iter_mut().zip(&this.state.operands).enumerate() {
             let layout = op.loop_layout()?;
-            *base = layout
-                .data_ptr()
-                .ok_or_else(|| Error::runtime("operand has no data"))?;
             let output = i < noutputs;
             let unshared = output && outputs_unshared && matches!(op.tensor, MaybeOwned::Owned(_));
             if !unshared {
@@ -940,7 +932,24 @@ impl<'a> TensorIterator<'a> {
         if !this.state.conversions.is_empty() {
             return this.with_conversions(borrows, bases, body);
         }
-        StorageBorrow::hold_slots(borrows, || body(this, bases))
+        StorageBorrow::hold_slots(borrows, || {
+            this.fill_bases(bases)?;
+            body(this, bases);
+            Ok(())
+        })?
+    }
+
+    /// Every operand's base pointer, read while its storage is borrowed (a
+    /// storage's data moves when it grows).
+    #[inline]
+    fn fill_bases(&self, bases: &mut [*mut u8]) -> Result<()> {
+        for (base, op) in bases.iter_mut().zip(&self.state.operands) {
+            *base = op
+                .loop_layout()?
+                .data_ptr()
+                .ok_or_else(|| Error::runtime("operand has no data"))?;
+        }
+        Ok(())
     }
 
     /// The rest of `with_base_pointers` when operands are converted: the
@@ -952,7 +961,7 @@ impl<'a> TensorIterator<'a> {
     fn with_conversions<'s>(
         &'s self,
         borrows: &mut [Option<(&'s Storage, bool)>],
-        bases: &[*mut u8],
+        bases: &mut [*mut u8],
         body: impl FnOnce(&Self, &[*mut u8]),
     ) -> Result<()> {
         let conversions = || {
@@ -972,6 +981,7 @@ impl<'a> TensorIterator<'a> {
             Conversion::BackTo(_, target) => (target.storage(), true),
         });
         let run = || -> Result<()> {
+            self.fill_bases(bases)?;
             for (op, c) in conversions() {
                 if let Conversion::From(source, from) = c {
                     let to = op.tensor.dtype().unwrap_or(self.state.common_dtype);

@@ -75,12 +75,7 @@ impl Archive {
     /// file cannot be mapped).
     pub(crate) fn open(path: &std::path::Path) -> Result<Archive> {
         let label = path.display().to_string();
-        let file = std::fs::File::open(path)
-            .map_err(|e| Error::runtime(format!("{label}: cannot open: {e}")))?;
-        let len = file
-            .metadata()
-            .map_err(|e| Error::runtime(format!("{label}: cannot open: {e}")))?
-            .len();
+        let (file, len) = super::open_regular_file(path, &label)?;
         // SAFETY: a private mapping: writes through it never reach the file,
         // and the file is treated as immutable while the program lives (as
         // `torch.load(mmap=True)` treats it); nothing else in this process
@@ -90,10 +85,7 @@ impl Archive {
             .and_then(|m| m.ok());
         let buffer = match mapped {
             Some(m) => Buffer::Mapped(m),
-            None => Buffer::Owned(
-                std::fs::read(path)
-                    .map_err(|e| Error::runtime(format!("{label}: cannot read: {e}")))?,
-            ),
+            None => Buffer::Owned(super::read_regular_file(path, &label)?),
         };
         Archive::new(Bytes::new(buffer), label)
     }

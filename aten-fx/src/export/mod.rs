@@ -12,6 +12,7 @@
 //! - `sym_expr`: the sympy expressions of symbolic sizes;
 //! - `codes`: the serializer's dtype, layout and memory-format codes;
 //! - `raw`: tensors from and to little-endian bytes;
+//! - [`regular_file`]: opening only regular files, read to their size;
 //! - [`safetensors_file`]: named tensors in safetensors files.
 
 mod archive;
@@ -20,12 +21,14 @@ mod deserialize;
 mod json;
 pub mod program;
 mod raw;
+pub mod regular_file;
 pub mod safetensors_file;
 pub mod shapes;
 mod sym_expr;
 mod zip_file;
 
 pub use program::{ExportedProgram, TensorSpec};
+pub use regular_file::{open_regular_file, read_regular_file};
 pub use safetensors_file::{
     load_safetensors, parse_safetensors, save_safetensors, serialize_safetensors,
 };

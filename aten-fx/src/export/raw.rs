@@ -191,7 +191,23 @@ fn encode<T: LeBytes>(t: &TensorBase) -> Result<Vec<u8>> {
     let storage_len = layout.storage().nbytes() / std::mem::size_of::<T>();
     let len = i64::try_from(storage_len).map_err(|_| Error::runtime("tensor data too large"))?;
     let flat = t.as_strided(&[len], &[1], Some(0))?;
-    let mut out = Vec::with_capacity(layout.numel() as usize * std::mem::size_of::<T>());
+    // An expanded view may stand for far more elements than its storage
+    // holds: its bytes are counted, and reserved fallibly.
+    let nbytes = usize::try_from(layout.numel())
+        .ok()
+        .and_then(|n| n.checked_mul(std::mem::size_of::<T>()))
+        .filter(|&n| n <= isize::MAX as usize)
+        .ok_or_else(|| {
+            Error::runtime(format!(
+                "a tensor of sizes {sizes:?} is too large to write: its bytes overflow"
+            ))
+        })?;
+    let mut out = Vec::new();
+    out.try_reserve_exact(nbytes).map_err(|_| {
+        Error::runtime(format!(
+            "DefaultCPUAllocator: not enough memory: you tried to allocate {nbytes} bytes."
+        ))
+    })?;
     flat.with_data::<T, _>(|all| -> Result<()> {
         let mut index = vec![0i64; sizes.len()];
         if sizes.contains(&0) {

@@ -54,9 +54,12 @@ impl<T> Padded<T> {
 /// Whether [`conv2d_shifted`] computes this convolution: stride 1, not
 /// pointwise, at least [`MIN_CHANNELS`] input channels, and a padded
 /// input at most twice the input's size (wide padding is cheaper to
-/// skip, as im2col does, than to store).
-pub(super) fn applies(g: &ConvGeometry) -> bool {
-    if g.stride != (1, 1) || g.is_pointwise() || g.channels < MIN_CHANNELS {
+/// skip, as im2col does, than to store). Not for element types whose sums
+/// are kept wider than themselves: the shifts' partial sums would be
+/// rounded to the element type between products, where PyTorch rounds a
+/// float sum once.
+pub(super) fn applies<T: Gemm>(g: &ConvGeometry) -> bool {
+    if T::SUMS_WIDER || g.stride != (1, 1) || g.is_pointwise() || g.channels < MIN_CHANNELS {
         return false;
     }
     let padded = (g.height + 2 * g.padding.0).checked_mul(g.width + 2 * g.padding.1);
@@ -315,7 +318,7 @@ mod tests {
                 out_h: out(height, kernel.0, padding.0, dilation.0),
                 out_w: out(width, kernel.1, padding.1, dilation.1),
             };
-            assert!(applies(&g));
+            assert!(applies::<f64>(&g));
             // Small integers: every sum is exact in any order.
             let values = |len: usize, seed: usize| -> Vec<f64> {
                 (0..len)
@@ -366,16 +369,16 @@ mod tests {
             out_h: 8,
             out_w: 8,
         };
-        assert!(applies(&g));
-        assert!(!applies(&ConvGeometry {
+        assert!(applies::<f64>(&g));
+        assert!(!applies::<f64>(&ConvGeometry {
             stride: (2, 1),
             ..g
         }));
-        assert!(!applies(&ConvGeometry {
+        assert!(!applies::<f64>(&ConvGeometry {
             channels: MIN_CHANNELS - 1,
             ..g
         }));
-        assert!(!applies(&ConvGeometry {
+        assert!(!applies::<f64>(&ConvGeometry {
             padding: (9, 9),
             out_h: 24,
             out_w: 24,
@@ -386,7 +389,11 @@ mod tests {
             padding: (0, 0),
             ..g
         };
-        assert!(!applies(&pointwise));
+        assert!(!applies::<f64>(&pointwise));
+        // Reduced-precision sums stay in one product (im2col), rounded once.
+        assert!(applies::<f32>(&g));
+        assert!(!applies::<c10_core::half::bf16>(&g));
+        assert!(!applies::<c10_core::half::f16>(&g));
         // A geometry whose extents disagree is an error, not a wild read.
         let wrong = ConvGeometry { out_h: 9, ..g };
         let (x, w) = (

@@ -29,15 +29,15 @@ pub(crate) fn gather_offsets(src: &TensorLayout, out: &TensorBase, offsets: &[i6
             "gather_offsets: offset outside the storage",
         ));
     }
-    let src_base = src
-        .storage()
-        .data_ptr()
-        .ok_or_else(|| Error::runtime("tensor has no data"))?
-        .as_ptr();
-    let dst = ol
-        .data_ptr()
-        .ok_or_else(|| Error::runtime("tensor has no data"))?;
     StorageBorrow::hold([(src.storage(), false), (ol.storage(), true)], || {
+        let src_base = src
+            .storage()
+            .data_ptr()
+            .ok_or_else(|| Error::runtime("tensor has no data"))?
+            .as_ptr();
+        let dst = ol
+            .data_ptr()
+            .ok_or_else(|| Error::runtime("tensor has no data"))?;
         macro_rules! copy_as {
             ($t:ty) => {{
                 let (s, d) = (src_base as *const $t, dst as *mut $t);

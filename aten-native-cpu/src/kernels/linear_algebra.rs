@@ -49,10 +49,10 @@ fn batched_gemm(
                 .map(|p| unsafe { ThreadShared::new(p.cast::<T>()) })
                 .ok_or_else(|| Error::runtime("tensor has no data"))
         };
-        let (pa, pb, pc) = (data(&la)?, data(&lb)?, data(&lc)?);
         let (sa, sb, sc) = (la.strides(), lb.strides(), lc.strides());
         let storages = [(la.storage(), false), (lb.storage(), false), (lc.storage(), true)];
         StorageBorrow::hold(storages, || {
+        let (pa, pb, pc) = (data(&la)?, data(&lb)?, data(&lc)?);
         let threads = rayon::current_num_threads();
         // The rows of every product are the pairs (batch, row). Normally
         // each batch is one product of `m` rows; when every batch multiplies
@@ -97,7 +97,8 @@ fn batched_gemm(
         } else {
             (0..outer).for_each(|o| one(o, threads));
         }
-        })?;
+        Ok::<_, Error>(())
+        })??;
     });
     Ok(())
 }
@@ -122,10 +123,10 @@ fn replicate_first_row(out: &TensorBase, rows: usize, cols: usize) -> Result<()>
     if !layout.is_contiguous() || layout.numel() as usize != rows * cols {
         return Err(Error::internal("replicate_first_row: not a fresh matrix"));
     }
-    let base = layout
-        .data_ptr()
-        .ok_or_else(|| Error::runtime("tensor has no data"))?;
     StorageBorrow::hold([(layout.storage(), true)], || {
+        let base = layout
+            .data_ptr()
+            .ok_or_else(|| Error::runtime("tensor has no data"))?;
         let row = cols * width;
         for r in 1..rows {
             // SAFETY: the snapshot is a contiguous `rows x cols` matrix
@@ -133,7 +134,8 @@ fn replicate_first_row(out: &TensorBase, rows: usize, cols: usize) -> Result<()>
             // overlap.
             unsafe { std::ptr::copy_nonoverlapping(base, base.add(r * row), row) };
         }
-    })
+        Ok(())
+    })?
 }
 
 /// `beta * input + alpha * (mat1 @ mat2)` (no `input`: `mat1 @ mat2`) into

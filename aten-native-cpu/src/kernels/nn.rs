@@ -255,7 +255,7 @@ fn conv2d_im2col<T: Gemm + Copy>(
                         p0 += len;
                     }
                 };
-                if conv_shifted::applies(&g) {
+                if conv_shifted::applies::<T>(&g) {
                     let bias = bias_values.as_deref();
                     return conv_shifted::conv2d_shifted(x, w, bias, y, &g, batch, oc, threads);
                 }

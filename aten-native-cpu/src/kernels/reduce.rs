@@ -119,18 +119,18 @@ fn reduce_into<T: Element, O: Element>(
     if plan.layout.itemsize() != std::mem::size_of::<T>() {
         return Err(Error::internal("reduce_into: dtype and layout disagree"));
     }
-    let base = storage
-        .data_ptr()
-        .ok_or_else(|| Error::runtime("tensor has no data"))?
-        .as_ptr() as *const T;
     let results: Vec<O> = StorageBorrow::hold([(storage, false)], || {
+        let base = storage
+            .data_ptr()
+            .ok_or_else(|| Error::runtime("tensor has no data"))?
+            .as_ptr() as *const T;
         let (ks, kst): (Vec<i64>, Vec<i64>) = plan.kept.iter().copied().unzip();
         let mut offsets = Vec::with_capacity(out.numel() as usize);
         for_each_offset(&ks, &kst, plan.offset, |off| offsets.push(off));
         let parallel = offsets.len() > 1
             && offsets.len() as i64 * plan.count >= GRAIN_SIZE
             && rayon::current_num_threads() > 1;
-        if parallel {
+        let results = if parallel {
             // SAFETY: the threads only read the input, which is borrowed
             // for the whole parallel loop.
             let base = unsafe { ThreadShared::new(base) };
@@ -145,8 +145,9 @@ fn reduce_into<T: Element, O: Element>(
                 .iter()
                 .map(|&off| fold(base, off, &plan.reduced))
                 .collect()
-        }
-    })?;
+        };
+        Ok::<_, Error>(results)
+    })??;
     out.with_data_mut::<O, _>(|dst| dst.copy_from_slice(&results))
 }
 
@@ -736,16 +737,6 @@ fn along_dim<I: Element, O: Element>(
     if il.itemsize() != std::mem::size_of::<I>() || ol.itemsize() != std::mem::size_of::<O>() {
         return Err(Error::internal("along_dim: dtype and layout disagree"));
     }
-    let ip = il
-        .storage()
-        .data_ptr()
-        .ok_or_else(|| Error::runtime("no data"))?
-        .as_ptr() as *const I;
-    let op = ol
-        .storage()
-        .data_ptr()
-        .ok_or_else(|| Error::runtime("no data"))?
-        .as_ptr() as *mut O;
     let (n, is, os) = if ndim == 0 {
         (1usize, 0isize, 0isize)
     } else {
@@ -767,6 +758,9 @@ fn along_dim<I: Element, O: Element>(
         out_offsets.push(o)
     });
     StorageBorrow::hold([(il.storage(), false), (ol.storage(), true)], || {
+        let no_data = || Error::runtime("no data");
+        let ip = il.storage().data_ptr().ok_or_else(no_data)?.as_ptr() as *const I;
+        let op = ol.storage().data_ptr().ok_or_else(no_data)?.as_ptr() as *mut O;
         // SAFETY: the threads read the borrowed input and write disjoint
         // slices of the fresh output (exclusively borrowed).
         let (ip, op) = unsafe { (ThreadShared::new(ip), ThreadShared::new(op)) };
@@ -787,7 +781,8 @@ fn along_dim<I: Element, O: Element>(
         } else {
             in_offsets.iter().zip(&out_offsets).for_each(slice);
         }
-    })
+        Ok(())
+    })?
 }
 
 /// `cumsum.out`: in the output's dtype.

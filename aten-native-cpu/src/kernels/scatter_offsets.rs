@@ -31,12 +31,12 @@ pub(crate) fn update_offsets<T: Element, V>(
             "update_offsets: offset outside the storage",
         ));
     }
-    let base = dst
-        .storage()
-        .data_ptr()
-        .ok_or_else(|| Error::runtime("tensor has no data"))?
-        .as_ptr() as *mut T;
     StorageBorrow::hold([(dst.storage(), true)], || {
+        let base = dst
+            .storage()
+            .data_ptr()
+            .ok_or_else(|| Error::runtime("tensor has no data"))?
+            .as_ptr() as *mut T;
         for (i, &off) in offsets.iter().enumerate() {
             // SAFETY: `off` was checked to index an element of the storage
             // (kept alive by `dst`), which holds `T`s (the caller's dtype
@@ -48,5 +48,6 @@ pub(crate) fn update_offsets<T: Element, V>(
                 *p = combine(*p, value(i));
             }
         }
-    })
+        Ok(())
+    })?
 }

@@ -47,7 +47,12 @@ impl Lanes {
                 inner: 1,
             };
         }
-        let prod = |s: &[i64]| s.iter().map(|&x| x as usize).product::<usize>();
+        // Saturating: an empty tensor's other sizes may multiply past
+        // `usize` (it has no lanes to visit anyway).
+        let prod = |s: &[i64]| {
+            s.iter()
+                .fold(1usize, |acc, &x| acc.saturating_mul(x as usize))
+        };
         Lanes {
             outer: prod(&sizes[..dim]),
             len: sizes[dim] as usize,
@@ -71,7 +76,13 @@ fn ordered_lanes<T: Copy>(
     k: usize,
     order: impl Fn(T, T) -> Ordering,
 ) -> Result<(Vec<T>, Vec<i64>)> {
+    if values.is_empty() {
+        // No lanes to order (their count or length is 0, whatever the
+        // other sizes): nothing to allocate.
+        return Ok((Vec::new(), Vec::new()));
+    }
     let kept = Lanes { len: k, ..lanes };
+    // At most `values.len()`: `k` is at most the lanes' length.
     let total = lanes.outer * k * lanes.inner;
     // Every position is written below (each lane's first `k`); a lane of
     // `k > 0` elements exists whenever `total > 0`.

@@ -32,10 +32,10 @@ fn triangle(out: &TensorBase, self_: &Tensor, zero: impl Fn(i64, i64) -> bool) -
     gather_offsets(&sl, out, &offsets)?;
     let ol = layout_of(out)?;
     let width = ol.itemsize();
-    let base = ol
-        .data_ptr()
-        .ok_or_else(|| Error::runtime("tensor has no data"))?;
     StorageBorrow::hold([(ol.storage(), true)], || {
+        let base = ol
+            .data_ptr()
+            .ok_or_else(|| Error::runtime("tensor has no data"))?;
         for e in 0..ol.numel() {
             let (r, c) = ((e / cols) % rows, e % cols);
             if zero(r, c) {
@@ -44,7 +44,8 @@ fn triangle(out: &TensorBase, self_: &Tensor, zero: impl Fn(i64, i64) -> bool) -
                 unsafe { std::ptr::write_bytes(base.add(e as usize * width), 0, width) };
             }
         }
-    })
+        Ok(())
+    })?
 }
 
 /// `tril.out`: the lower triangle of each matrix.

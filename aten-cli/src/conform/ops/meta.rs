@@ -142,9 +142,10 @@ pub fn run_record(text: &str, strides: &mut Comparison) -> MetaOutcome {
     };
     let result = match catch_unwind(AssertUnwindSafe(call)) {
         Ok(r) => r,
-        Err(_) => {
+        Err(payload) => {
             return MetaOutcome::Checked(Verdict::Failed(format!(
-                "panic while running {op} on Meta"
+                "panic while running {op} on Meta: {}",
+                crate::panic_guard::panic_message(payload.as_ref())
             )))
         }
     };
