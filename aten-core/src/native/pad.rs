@@ -16,7 +16,7 @@ pub fn pad(self_: &Tensor, pad: &[i64], mode: &str, value: Option<f64>) -> Resul
         )));
     }
     let dim = self_.dim();
-    if pad.len() % 2 != 0 {
+    if !pad.len().is_multiple_of(2) {
         return Err(Error::runtime("Padding length must be divisible by 2"));
     }
     if pad.len() > 2 * dim {

@@ -351,15 +351,15 @@ impl ExportedProgram {
         let model_file = in_archive(&format!("models/{model}.json"));
         let weights_file = in_archive(&weights_path);
         let constants_file = in_archive(&constants_path);
-        let doc = json::parse(&archive.read(&format!("models/{model}.json"))?, &model_file)?;
+        let doc = json::parse(archive.read(&format!("models/{model}.json"))?, &model_file)?;
         let weights_doc = if archive.has(&weights_path) {
-            Some(json::parse(&archive.read(&weights_path)?, &weights_file)?)
+            Some(json::parse(archive.read(&weights_path)?, &weights_file)?)
         } else {
             None
         };
         let constants_doc = if archive.has(&constants_path) {
             Some(json::parse(
-                &archive.read(&constants_path)?,
+                archive.read(&constants_path)?,
                 &constants_file,
             )?)
         } else {

@@ -214,11 +214,7 @@ impl SymExpr {
     pub(crate) fn free_symbols(&self) -> Vec<String> {
         fn walk(e: &SymExpr, out: &mut Vec<String>) {
             match e {
-                SymExpr::Symbol(s) => {
-                    if !out.contains(s) {
-                        out.push(s.clone());
-                    }
-                }
+                SymExpr::Symbol(s) if !out.contains(s) => out.push(s.clone()),
                 SymExpr::Call(_, args) => args.iter().for_each(|a| walk(a, out)),
                 _ => {}
             }
