@@ -28,14 +28,16 @@
 use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, PoisonError};
+
+use crate::sync::{static_seam, thread_local_seam};
+use crate::sync::{AtomicBool, AtomicU32, Mutex, MutexGuard, Ordering};
 
 /// A thread's token, as values record it: 16 bits, to keep a handle's
 /// header one word (`intrusive_ptr`). A program that starts more than
 /// 65,533 threads over its life makes its later threads' values
 /// [`UNOWNED`]: counted atomically, as correct and slower.
 pub(crate) type Token = u16;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 /// The owner of a value counted only atomically (a thread without a token
 /// made it).
@@ -46,9 +48,11 @@ const UNASSIGNED: Token = Token::MAX;
 /// it, so its handles all take the atomic path.
 const DEAD: Token = Token::MAX - 1;
 
-/// The next token to hand out (tokens run from 1 up to, not including,
-/// [`DEAD`]).
-static NEXT_TOKEN: AtomicU32 = AtomicU32::new(1);
+static_seam! {
+    /// The next token to hand out (tokens run from 1 up to, not including,
+    /// [`DEAD`]).
+    static NEXT_TOKEN: AtomicU32 = AtomicU32::new(1);
+}
 
 /// A value whose owner must merge its counts, with the function that does
 /// it for the value's type.
@@ -88,10 +92,12 @@ struct OwnerQueue {
     items: Mutex<Vec<Queued>>,
 }
 
-/// The queues of the threads that hold a token and have not retired. A
-/// thread removes its own when it retires; a queuer that finds none merges
-/// the value itself.
-static QUEUES: Mutex<BTreeMap<Token, Arc<OwnerQueue>>> = Mutex::new(BTreeMap::new());
+static_seam! {
+    /// The queues of the threads that hold a token and have not retired. A
+    /// thread removes its own when it retires; a queuer that finds none
+    /// merges the value itself.
+    static QUEUES: Mutex<BTreeMap<Token, Arc<OwnerQueue>>> = Mutex::new(BTreeMap::new());
+}
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // Nothing here panics while holding a lock, and the data (a map, a
@@ -108,19 +114,20 @@ struct ThisThread {
     queue: Cell<*const OwnerQueue>,
 }
 
-thread_local! {
-    static THIS: ThisThread = const {
-        ThisThread { token: Cell::new(UNASSIGNED), queue: Cell::new(std::ptr::null()) }
-    };
+thread_local_seam! {
+    static THIS: ThisThread =
+        ThisThread { token: Cell::new(UNASSIGNED), queue: Cell::new(std::ptr::null()) };
+}
+thread_local_seam! {
     /// Retires the thread when its thread-locals are destroyed.
-    static RETIRE: RetireOnExit = const { RetireOnExit };
+    static RETIRE: RetireOnExit = RetireOnExit { token: Cell::new(UNASSIGNED) };
 }
 
 /// The calling thread's token, to compare with a value's owner. Never
 /// equal to [`UNOWNED`] or to any live value's owner made elsewhere.
 #[inline(always)]
 pub(crate) fn current() -> Token {
-    THIS.with(|t| t.token.get())
+    with_this(|t| t.token.get(), DEAD)
 }
 
 /// The owner to record in a value made now on this thread: its token (taken
@@ -128,7 +135,7 @@ pub(crate) fn current() -> Token {
 /// another thread queued values.
 #[inline]
 pub(crate) fn owner_for_new_value() -> Token {
-    let (token, queue) = THIS.with(|t| (t.token.get(), t.queue.get()));
+    let (token, queue) = with_this(|t| (t.token.get(), t.queue.get()), (DEAD, std::ptr::null()));
     if token < DEAD {
         merge_if_pending(queue);
         return token;
@@ -144,7 +151,7 @@ pub(crate) fn owner_for_new_value() -> Token {
 /// threads dropped. A thread does this itself when it next makes a value;
 /// one about to go idle for long (a pool's worker) calls this first.
 pub fn merge_queued_handle_counts() {
-    let (token, queue) = THIS.with(|t| (t.token.get(), t.queue.get()));
+    let (token, queue) = with_this(|t| (t.token.get(), t.queue.get()), (DEAD, std::ptr::null()));
     if token < DEAD {
         merge_if_pending(queue);
     }
@@ -168,7 +175,7 @@ fn take_token() -> Token {
     // Registering the guard first: a thread that cannot retire must not own
     // values, or their queue would never be merged.
     if RETIRE.try_with(|_| ()).is_err() {
-        THIS.with(|t| t.token.set(DEAD));
+        with_this(|t| t.token.set(DEAD), ());
         return UNOWNED;
     }
     let token = NEXT_TOKEN
@@ -179,7 +186,7 @@ fn take_token() -> Token {
         .and_then(|t| Token::try_from(t).ok())
         .unwrap_or(DEAD);
     if token >= DEAD {
-        THIS.with(|t| t.token.set(DEAD));
+        with_this(|t| t.token.set(DEAD), ());
         return UNOWNED;
     }
     let queue = Arc::new(OwnerQueue {
@@ -188,10 +195,15 @@ fn take_token() -> Token {
     });
     let raw = Arc::as_ptr(&queue);
     lock(&QUEUES).insert(token, queue);
-    THIS.with(|t| {
-        t.queue.set(raw);
-        t.token.set(token);
-    });
+    with_this(
+        |t| {
+            t.queue.set(raw);
+            t.token.set(token);
+        },
+        (),
+    );
+    // The guard retires this token (it was reached above, so it lives).
+    let _ = RETIRE.try_with(|r| r.token.set(token));
     token
 }
 
@@ -232,14 +244,40 @@ pub(crate) fn queue_merge(owner: Token, item: Queued) {
 }
 
 /// Thread-local guard whose destructor retires the thread.
-struct RetireOnExit;
+struct RetireOnExit {
+    /// The token it retires (the thread's, once it has one): kept here so
+    /// that retiring does not depend on the order in which the thread's
+    /// thread-locals are destroyed.
+    token: Cell<Token>,
+}
 
-impl Drop for RetireOnExit {
-    fn drop(&mut self) {
-        let token = THIS.with(|t| {
-            t.queue.set(std::ptr::null());
-            t.token.replace(DEAD)
-        });
+/// `f` on this thread's [`ThisThread`], or `gone` where it can no longer
+/// be read. Never the case in a normal build (it has no destructor, so it
+/// is readable to the end); a `loom` model destroys every thread-local at
+/// its thread's exit, in an order of its own, and a thread past that point
+/// behaves as retired.
+#[inline(always)]
+fn with_this<R>(f: impl FnOnce(&ThisThread) -> R, gone: R) -> R {
+    #[cfg(not(loom))]
+    {
+        let _ = gone;
+        THIS.with(f)
+    }
+    #[cfg(loom)]
+    THIS.try_with(f).unwrap_or(gone)
+}
+
+impl RetireOnExit {
+    /// Retires the thread: its token's queue leaves the map and is merged.
+    fn retire(&self) {
+        with_this(
+            |t| {
+                t.queue.set(std::ptr::null());
+                t.token.set(DEAD);
+            },
+            (),
+        );
+        let token = self.token.replace(DEAD);
         if token >= DEAD {
             return;
         }
@@ -256,7 +294,23 @@ impl Drop for RetireOnExit {
     }
 }
 
-#[cfg(test)]
+impl Drop for RetireOnExit {
+    fn drop(&mut self) {
+        // Under `loom` a thread-local's destructor runs outside the model,
+        // where no lock may be taken: the models retire their threads
+        // explicitly (`retire_this_thread`), as this would at their exit.
+        #[cfg(not(loom))]
+        self.retire();
+    }
+}
+
+/// Retires the calling thread now, as its exit would (`loom` models).
+#[cfg(all(test, loom))]
+pub(crate) fn retire_this_thread() {
+    RETIRE.with(RetireOnExit::retire);
+}
+
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
 

@@ -55,15 +55,14 @@
 //! handle happens before the value is dropped. The owner's plain writes are
 //! ordered before its merge by program order, and a merge releases them.
 
-use std::cell::UnsafeCell;
 use std::fmt;
 use std::marker::PhantomData;
 use std::ops::Deref;
 use std::ptr::NonNull;
-use std::sync::atomic::{fence, AtomicI32, Ordering};
 
 use crate::handle_owner::{self, Queued, Token, UNOWNED};
 use crate::small_block_cache;
+use crate::sync::{fence, AtomicI32, Ordering, UnsafeCell};
 
 /// The atomic part with its flags: 32 bits, so that the whole header is
 /// one word, as a plain atomic count was (a wider header moved every
@@ -150,8 +149,13 @@ impl<T> IntrusivePtr<T> {
             unsafe {
                 let counted = block.as_ptr();
                 (*counted).owner = owner;
-                *(*counted).biased.get_mut() = 1;
-                *(*counted).shared.get_mut() = 0;
+                (*counted).biased.with_mut(|part| *part = 1);
+                #[cfg(not(loom))]
+                {
+                    *(*counted).shared.get_mut() = 0;
+                }
+                #[cfg(loom)]
+                (*counted).shared.with_mut(|shared| *shared = 0);
             }
         }
         IntrusivePtr {
@@ -177,7 +181,7 @@ impl<T> IntrusivePtr<T> {
         }
         // SAFETY: this thread is the value's owner: no other thread writes
         // the plain count while the owner lives (module docs).
-        let part = unsafe { *c.biased.get() };
+        let part = c.biased.with(|part| unsafe { *part });
         (part != 0).then_some(part)
     }
 
@@ -187,7 +191,7 @@ impl<T> IntrusivePtr<T> {
     fn set_owned_part(&self, part: u16) {
         // SAFETY: the caller is the owner thread (it just read the part
         // through `owned_part`).
-        unsafe { *self.counted().biased.get() = part }
+        self.counted().biased.with_mut(|p| unsafe { *p = part })
     }
 
     /// The number of handles, when this thread can know it: it is the
@@ -372,7 +376,7 @@ unsafe fn merge_queued<T>(ptr: NonNull<()>) {
     // SAFETY: queued values stay allocated until merged (module docs).
     let c = unsafe { ptr.as_ref() };
     // SAFETY: the owner's thread, or nobody's any more (the contract).
-    let part = unsafe { c.biased.get().replace(0) };
+    let part = c.biased.with_mut(|p| unsafe { p.replace(0) });
     // The merged flag is clear (a queued value is merged only here), so
     // adding it sets it.
     // At most `u16::MAX` handles: this does not overflow.
@@ -410,7 +414,139 @@ impl<T: fmt::Debug> fmt::Debug for IntrusivePtr<T> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, loom))]
+mod loom_tests {
+    use loom::cell::UnsafeCell;
+    use loom::sync::atomic::AtomicUsize;
+    use loom::sync::Arc;
+    use loom::thread;
+
+    use super::*;
+    use crate::handle_owner::{merge_queued_handle_counts, retire_this_thread};
+
+    /// A value that every handle reads (`loom` reports a read that its
+    /// drop does not follow) and that counts its drops.
+    struct Probe {
+        value: UnsafeCell<usize>,
+        drops: Arc<AtomicUsize>,
+    }
+
+    // SAFETY: handles only read `value`; the one write is the drop, which
+    // the count orders after every handle's reads (what the models check).
+    unsafe impl Sync for Probe {}
+
+    impl Probe {
+        fn read(&self) -> usize {
+            // SAFETY: nothing writes the value after it is made.
+            self.value.with(|v| unsafe { *v })
+        }
+    }
+
+    impl Drop for Probe {
+        fn drop(&mut self) {
+            // The drop writes the value: it must follow every read.
+            // SAFETY: the last handle is gone: nothing else reads it.
+            self.value.with_mut(|v| unsafe { *v = 0 });
+            self.drops.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    fn probe() -> (IntrusivePtr<Probe>, Arc<AtomicUsize>) {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let value = IntrusivePtr::new(Probe {
+            value: UnsafeCell::new(7),
+            drops: Arc::clone(&drops),
+        });
+        (value, drops)
+    }
+
+    /// Runs `body` under `loom` on a thread of its own, which then retires
+    /// as its exit would (see `handle_owner::retire_this_thread`).
+    fn model(body: fn()) {
+        loom::model(move || {
+            thread::spawn(move || {
+                body();
+                retire_this_thread();
+            })
+            .join()
+            .unwrap()
+        });
+    }
+
+    #[test]
+    fn loom_a_handle_dropped_on_another_thread_is_merged_by_the_owner() {
+        model(|| {
+            let (value, drops) = probe();
+            let other = value.clone();
+            let t = thread::spawn(move || {
+                assert_eq!(other.read(), 7);
+                // The owner's part counts this handle: the drop queues
+                // the value to its owner when it takes the counter below
+                // zero.
+                drop(other);
+            });
+            assert_eq!(value.read(), 7);
+            drop(value);
+            t.join().unwrap();
+            merge_queued_handle_counts();
+            assert_eq!(drops.load(Ordering::Relaxed), 1);
+        });
+    }
+
+    #[test]
+    fn loom_handles_made_on_another_thread_and_dropped_in_any_order() {
+        model(|| {
+            let (value, drops) = probe();
+            let t = {
+                let value = value.clone();
+                thread::spawn(move || {
+                    // Clones on a thread that is not the owner take the
+                    // atomic part.
+                    let again = value.clone();
+                    assert_eq!(again.read(), 7);
+                    drop(value);
+                    drop(again);
+                })
+            };
+            drop(value);
+            t.join().unwrap();
+            merge_queued_handle_counts();
+            assert_eq!(drops.load(Ordering::Relaxed), 1);
+        });
+    }
+
+    #[test]
+    fn loom_a_value_whose_owner_retired_is_freed_by_its_last_handle() {
+        model(|| {
+            let drops = Arc::new(AtomicUsize::new(0));
+            let made = {
+                let drops = Arc::clone(&drops);
+                thread::spawn(move || {
+                    let value = IntrusivePtr::new(Probe {
+                        value: UnsafeCell::new(7),
+                        drops,
+                    });
+                    let handles = (value.clone(), value);
+                    retire_this_thread();
+                    handles
+                })
+            };
+            // The owner has exited (and retired): each drop here takes
+            // the atomic path, and whichever is last frees the value.
+            let (a, b) = made.join().unwrap();
+            let t = thread::spawn(move || {
+                assert_eq!(a.read(), 7);
+                drop(a);
+            });
+            assert_eq!(b.read(), 7);
+            drop(b);
+            t.join().unwrap();
+            assert_eq!(drops.load(Ordering::Relaxed), 1);
+        });
+    }
+}
+
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
     use crate::test_support::DropProbe;

@@ -19,7 +19,10 @@
 //!   and the [`TensorBase`] handle (strided views of a storage), and the
 //!   [`Element`] types of the dtypes;
 //! - [`SmallVec`] and [`CachedBox`], the containers of an operator's
-//!   per-call values (sizes, strides, an iteration's state).
+//!   per-call values (sizes, strides, an iteration's state);
+//! - `sync`, the seam through which the lock-free protocols reach their
+//!   atomics, cells and thread-locals: `loom`'s model-checked ones in a
+//!   `--cfg loom` build.
 
 pub mod cached_box;
 pub mod complex;
@@ -41,6 +44,7 @@ pub mod scalar_type;
 mod small_block_cache;
 pub mod small_vec;
 pub mod storage;
+mod sync;
 pub mod tensor_impl;
 pub mod tensor_layout;
 #[cfg(test)]

@@ -36,10 +36,8 @@
 
 use std::alloc::Layout;
 use std::any::Any;
-use std::cell::UnsafeCell;
 use std::fmt;
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicIsize, AtomicPtr, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -48,6 +46,7 @@ use crate::device_allocator::DeviceBuffer;
 use crate::error::{Error, Result};
 use crate::intrusive_ptr::IntrusivePtr;
 use crate::small_block_cache;
+use crate::sync::{self, AtomicIsize, AtomicPtr, AtomicUsize, Ordering, UnsafeCell};
 
 /// Alignment of every CPU allocation (a cache line; enough for AVX-512).
 pub const ALIGNMENT: usize = 64;
@@ -349,9 +348,19 @@ impl Storage {
                 self.inner.device
             )));
         }
-        // SAFETY: this thread holds the exclusive borrow, so nothing else
-        // reads or writes `buffer` (see `StorageImpl`'s `Sync`).
-        let buffer = unsafe { &mut *self.inner.buffer.get() };
+        self.inner.buffer.with_mut(|buffer| {
+            // SAFETY: this thread holds the exclusive borrow, so nothing
+            // else reads or writes `buffer` (see `StorageImpl`'s `Sync`).
+            let buffer = unsafe { &mut *buffer };
+            self.grow_buffer(buffer, old, nbytes)
+        })?;
+        self.inner.nbytes.store(nbytes, Ordering::Release);
+        Ok(())
+    }
+
+    /// Moves `buffer`'s `old` bytes to a zero-extended allocation of
+    /// `nbytes` (`grow`, with the exclusive borrow held).
+    fn grow_buffer(&self, buffer: &mut Option<CpuBuffer>, old: usize, nbytes: usize) -> Result<()> {
         match buffer {
             None => {}
             Some(CpuBuffer {
@@ -377,7 +386,6 @@ impl Storage {
                 *current = grown;
             }
         }
-        self.inner.nbytes.store(nbytes, Ordering::Release);
         Ok(())
     }
 
@@ -479,7 +487,7 @@ impl Storage {
             let conflicts = if exclusive { current != 0 } else { current < 0 };
             if !conflicts {
                 // The flag changed between the load and the exchange.
-                std::hint::spin_loop();
+                sync::spin_hint();
                 continue;
             }
             if held::contains(self.address()) {
@@ -527,9 +535,9 @@ impl Backoff {
     fn wait(&mut self) {
         self.rounds += 1;
         if self.rounds < 64 {
-            std::hint::spin_loop();
-        } else if self.rounds < 128 {
-            std::thread::yield_now();
+            sync::spin_hint();
+        } else if self.rounds < 128 || cfg!(loom) {
+            sync::yield_now();
         } else {
             let micros = 1u64 << (self.rounds - 128).min(10);
             std::thread::sleep(Duration::from_micros(micros));
@@ -558,12 +566,10 @@ mod held {
         addresses: [Cell<usize>; TRACKED],
     }
 
-    thread_local! {
-        static HELD: Held = const {
-            Held {
-                count: Cell::new(0),
-                addresses: [const { Cell::new(0) }; TRACKED],
-            }
+    crate::sync::thread_local_seam! {
+        static HELD: Held = Held {
+            count: Cell::new(0),
+            addresses: [const { Cell::new(0) }; TRACKED],
         };
     }
 
@@ -786,7 +792,108 @@ impl Drop for StorageBorrow<'_, '_> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, loom))]
+mod loom_tests {
+    use loom::cell::UnsafeCell;
+    use loom::sync::Arc;
+    use loom::thread;
+
+    use super::*;
+
+    /// A storage and memory whose accesses `loom` tracks, standing for the
+    /// storage's bytes: a kernel touches it only inside its borrow.
+    fn storage_and_data() -> (Arc<Storage>, Arc<UnsafeCell<usize>>) {
+        (
+            Arc::new(Storage::new(8, Device::CPU).unwrap()),
+            Arc::new(UnsafeCell::new(0)),
+        )
+    }
+
+    fn add_one(s: &Storage, data: &UnsafeCell<usize>) {
+        StorageBorrow::hold([(s, true)], || {
+            // SAFETY: the exclusive borrow is held.
+            data.with_mut(|p| unsafe { *p += 1 })
+        })
+        .unwrap();
+    }
+
+    fn read(s: &Storage, data: &UnsafeCell<usize>) -> usize {
+        StorageBorrow::hold([(s, false)], || {
+            // SAFETY: a shared borrow is held.
+            data.with(|p| unsafe { *p })
+        })
+        .unwrap()
+    }
+
+    /// Runs `body` under `loom` on a thread of its own, which then retires
+    /// as its exit would (see `handle_owner::retire_this_thread`).
+    fn model(body: fn()) {
+        loom::model(move || {
+            thread::spawn(move || {
+                body();
+                crate::handle_owner::retire_this_thread();
+            })
+            .join()
+            .unwrap()
+        });
+    }
+
+    #[test]
+    fn loom_an_exclusive_borrow_excludes_every_other_borrow() {
+        model(|| {
+            let (s, data) = storage_and_data();
+            let writer = {
+                let (s, data) = (Arc::clone(&s), Arc::clone(&data));
+                thread::spawn(move || add_one(&s, &data))
+            };
+            let seen = read(&s, &data);
+            assert!(seen <= 1);
+            add_one(&s, &data);
+            writer.join().unwrap();
+            assert_eq!(read(&s, &data), 2);
+        });
+    }
+
+    #[test]
+    fn loom_shared_borrows_read_together() {
+        model(|| {
+            let (s, data) = storage_and_data();
+            let reader = {
+                let (s, data) = (Arc::clone(&s), Arc::clone(&data));
+                thread::spawn(move || read(&s, &data))
+            };
+            assert_eq!(read(&s, &data), 0);
+            assert_eq!(reader.join().unwrap(), 0);
+        });
+    }
+
+    #[test]
+    fn loom_growing_waits_for_readers_and_publishes_the_new_size() {
+        model(|| {
+            let (s, data) = storage_and_data();
+            let grower = {
+                let (s, data) = (Arc::clone(&s), Arc::clone(&data));
+                thread::spawn(move || {
+                    s.grow(64).unwrap();
+                    add_one(&s, &data);
+                })
+            };
+            let (seen, nbytes, has_data) = StorageBorrow::hold([(&*s, false)], || {
+                // SAFETY: a shared borrow is held.
+                let seen = data.with(|p| unsafe { *p });
+                (seen, s.nbytes(), s.data_ptr().is_some())
+            })
+            .unwrap();
+            assert!(has_data);
+            // The size a reader sees never runs ahead of the bytes.
+            assert!((nbytes == 8 && seen == 0) || nbytes == 64);
+            grower.join().unwrap();
+            assert_eq!((s.nbytes(), read(&s, &data)), (64, 1));
+        });
+    }
+}
+
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
     use std::sync::Arc;

@@ -9,12 +9,17 @@
 //! file and the command to run, when a generated file differs from what the
 //! generator produces.
 //!
+//! `cargo xtask test [ARGS]` runs every test: `cargo test --workspace
+//! [ARGS]`, then c10-core's `loom` models of its lock-free protocols (a
+//! build with `--cfg loom`, in its own target directory so that the normal
+//! build stays cached).
+//!
 //! `tests/tidy.rs` checks the house rules over the repository's files
 //! (dependency order, module docs, no issue numbers, links that stay in
 //! the repository); it runs with `cargo test`.
 
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
+use std::process::{Command, ExitCode};
 
 use aten_codegen::gen::{generate, GenOp};
 use aten_codegen::{Derivatives, NativeFunctions, Tags};
@@ -32,9 +37,16 @@ fn main() -> ExitCode {
                 }
             }
         }
+        Some("test") => match test(&repo_root(), &args[1..]) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("{e}");
+                ExitCode::FAILURE
+            }
+        },
         None | Some("help") | Some("--help") => {
             println!(
-                "usage: cargo xtask <command>\n\ncommands:\n  codegen [--check]   regenerate (or check) the files generated from native_functions.yaml\n  help                this text"
+                "usage: cargo xtask <command>\n\ncommands:\n  codegen [--check]   regenerate (or check) the files generated from native_functions.yaml\n  test [ARGS]         cargo test --workspace [ARGS], then the loom models\n  help                this text"
             );
             ExitCode::SUCCESS
         }
@@ -43,6 +55,43 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `cargo test --workspace ARGS`, then the `loom` models (see the crate
+/// docs).
+fn test(root: &Path, args: &[String]) -> Result<(), String> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let run = |command: &mut Command, what: &str| -> Result<(), String> {
+        let status = command
+            .current_dir(root)
+            .status()
+            .map_err(|e| format!("cannot run {what}: {e}"))?;
+        if status.success() {
+            Ok(())
+        } else {
+            Err(format!("{what} failed ({status})"))
+        }
+    };
+    run(
+        Command::new(&cargo)
+            .args(["test", "--workspace"])
+            .args(args),
+        "cargo test --workspace",
+    )?;
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"))
+        .join("loom");
+    let mut loom = Command::new(&cargo);
+    loom.args(["test", "-p", "c10-core", "--release", "--lib", "loom"])
+        .env("RUSTFLAGS", "--cfg loom")
+        .env("CARGO_TARGET_DIR", target);
+    if std::env::var_os("LOOM_MAX_PREEMPTIONS").is_none() {
+        // Every interleaving with up to three preemptions: what crossbeam
+        // checks, and minutes here rather than hours.
+        loom.env("LOOM_MAX_PREEMPTIONS", "3");
+    }
+    run(&mut loom, "the loom models (c10-core, --cfg loom)")
 }
 
 fn repo_root() -> PathBuf {
