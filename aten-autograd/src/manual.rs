@@ -5,7 +5,7 @@
 
 use aten_core::{ops, Tensor};
 use aten_dispatch::CppFunction;
-use c10_core::dispatch_key_set::AFTER_AUTOGRAD_KEYSET;
+use c10_core::dispatch_key_set::{AFTER_AD_INPLACE_OR_VIEW_KEYSET, AFTER_AUTOGRAD_KEYSET};
 use c10_core::{AutoDispatchBelowADInplaceOrView, DispatchKeySet, Result};
 
 use crate::meta;
@@ -25,8 +25,24 @@ fn detach_(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
     ops::detach_op_()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), (self_,))
 }
 
+/// `detach` at ADInplaceOrView (PyTorch's `ADInplaceOrView::detach`): the
+/// call below, whose result is an alias outside the graph (the Autograd
+/// kernel above already leaves it without autograd state).
+fn detach_ad_inplace_or_view(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
+    let _guard = AutoDispatchBelowADInplaceOrView::new();
+    ops::detach_op()?.redispatch(ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET), (self_,))
+}
+
 aten_dispatch::torch_library_impl!(aten, Autograd, |m| {
     m.impl_("detach", CppFunction::from_unboxed(detach))?;
     m.impl_("detach_", CppFunction::from_unboxed(detach_))?;
+    Ok(())
+});
+
+aten_dispatch::torch_library_impl!(aten, ADInplaceOrView, |m| {
+    m.impl_(
+        "detach",
+        CppFunction::from_unboxed(detach_ad_inplace_or_view),
+    )?;
     Ok(())
 });

@@ -59,6 +59,7 @@ const EXTRA_META_KERNELS: &[&str] = &[
     "aten::logical_or.out",
     "aten::logical_xor.out",
     "aten::max_pool3d_with_indices",
+    "aten::native_batch_norm",
     "aten::native_dropout",
     "aten::native_group_norm_backward",
     "aten::native_layer_norm_backward",
@@ -72,11 +73,14 @@ const EXTRA_META_KERNELS: &[&str] = &[
 ];
 
 /// Slots where PyTorch's rule follows from kernels this project does not
-/// have: `narrow` is CompositeImplicitAutograd here as there, but PyTorch
-/// also gives it NestedTensor kernels, which make torchgen treat it as
-/// abstract and generate its ADInplaceOrView kernel (nested tensors do not
-/// exist here).
-const OTHER_EXCEPTIONS: &[(&str, &str)] = &[("aten::narrow", "ADInplaceOrView")];
+/// have: `narrow` and `chunk` are CompositeImplicitAutograd here as there,
+/// but PyTorch also gives them NestedTensor kernels, which make torchgen
+/// treat them as abstract and generate their ADInplaceOrView kernels
+/// (nested tensors do not exist here).
+const OTHER_EXCEPTIONS: &[(&str, &str)] = &[
+    ("aten::narrow", "ADInplaceOrView"),
+    ("aten::chunk", "ADInplaceOrView"),
+];
 
 /// `key -> rule` of a computed-table dump: the tag, and for a
 /// default-backend kernel the alias key that gave it.

@@ -20,9 +20,9 @@
 //!   backend's impl (the Meta backend has none), and return the output
 //!   ([`SetOutput::finish`]).
 
-use c10_core::warning::{warn, Warning};
 use c10_core::{Device, Error, Result, ScalarType, TensorBase};
 
+use crate::native::resize_output;
 use crate::tensor_iterator::{TensorIterator, TensorIteratorConfig};
 use crate::Tensor;
 
@@ -158,29 +158,6 @@ fn check_output(t: &Tensor, dtype: ScalarType, device: Device) -> Result<()> {
         )));
     }
     Ok(())
-}
-
-/// PyTorch's `resize_output`: resizes `out` to `shape` (laid out with
-/// `strides`, or contiguous) when it has another shape, warning when it
-/// had elements (a deprecated behaviour); whether it was resized.
-pub fn resize_output(out: &Tensor, shape: &[i64], strides: Option<&[i64]>) -> Result<bool> {
-    let current = out.sizes();
-    if current == shape {
-        return Ok(false);
-    }
-    if current.iter().product::<i64>() != 0 {
-        warn(Warning::user(
-            c10_core::source_location!(),
-            format!(
-                "An output with one or more elements was resized since it had shape {current:?}, which does not match the required output shape {shape:?}. This behavior is deprecated, and in a future PyTorch release outputs will not be resized unless they have zero elements. You can explicitly reuse an out tensor t by resizing it, inplace, to zero elements with t.resize_(0)."
-            ),
-        ));
-    }
-    match strides {
-        Some(s) => out.resize_strided_(shape, s)?,
-        None => out.base().resize_(shape)?,
-    }
-    Ok(true)
 }
 
 /// One output as a meta function describes it: sizes, strides (`None`:

@@ -3,7 +3,7 @@
 //! sizes, constants the program made, and the output. The one
 //! representation of `make_fx` captures and loaded `.pt2` programs:
 //! printed as FX prints `graph_module.code`, run by the
-//! [`Interpreter`](crate::interpreter::Interpreter).
+//! [`Interpreter`].
 
 use std::fmt::Write;
 use std::sync::Arc;

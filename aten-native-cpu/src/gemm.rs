@@ -360,13 +360,7 @@ impl Gemm for f32 {
 /// 288), the convolutions' products took less than half the crate's time;
 /// on square `mm` from 256 to 2048 the kernel ran 1.6 to 1.9 times the
 /// crate's GFLOP/s (`kernels/mm_f32/*`, one and two threads).
-///
-/// The AVX-512 intrinsics and target feature are stable since Rust 1.89,
-/// later than this workspace's MSRV: older compilers build the fallback
-/// module below instead (hence `incompatible_msrv` is allowed here).
 #[cfg(target_arch = "x86_64")]
-#[rustversion::since(1.89)]
-#[allow(clippy::incompatible_msrv)]
 mod avx512_f32 {
     use std::arch::x86_64::*;
 
@@ -708,9 +702,8 @@ mod avx512_f32 {
     }
 }
 
-/// Where the AVX-512 kernel is not built (other architectures, Rust before
-/// 1.89), every product goes to the crate.
-#[cfg_attr(target_arch = "x86_64", rustversion::before(1.89))]
+/// On other architectures every product goes to the crate.
+#[cfg(not(target_arch = "x86_64"))]
 mod avx512_f32 {
     use super::{MatMut, MatPtr};
 

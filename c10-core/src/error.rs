@@ -112,14 +112,3 @@ impl std::error::Error for Error {}
 
 /// `Result` with the stack's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
-
-/// Returns early with a `RuntimeError` built from a format string unless the
-/// condition holds: the counterpart of `TORCH_CHECK(cond, ...)`.
-#[macro_export]
-macro_rules! torch_check {
-    ($cond:expr, $($arg:tt)+) => {
-        if !($cond) {
-            return Err($crate::Error::runtime(format!($($arg)+)));
-        }
-    };
-}

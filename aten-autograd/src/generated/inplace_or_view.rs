@@ -4680,17 +4680,6 @@ pub fn elu_ad_inplace_or_view_(
     Ok(result)
 }
 
-/// ADInplaceOrView kernel of `aten::lift_fresh(Tensor(a) self) -> Tensor(a)`.
-pub fn lift_fresh_ad_inplace_or_view(ks: DispatchKeySet, self_: &Tensor) -> Result<Tensor> {
-    let result = {
-        let _guard = AutoDispatchBelowADInplaceOrView::new();
-        ops::lift_fresh_op()?
-            .redispatch(ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET), (self_,))?
-    };
-    crate::view::as_view(self_, &result)?;
-    Ok(result)
-}
-
 /// ADInplaceOrView kernel of `aten::masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)`.
 pub fn masked_fill_tensor_ad_inplace_or_view_(
     ks: DispatchKeySet,
@@ -6092,10 +6081,6 @@ aten_dispatch::torch_library_impl!(aten, ADInplaceOrView, |m| {
     )?;
     m.impl_("celu_", CppFunction::from_unboxed(celu_ad_inplace_or_view_))?;
     m.impl_("elu_", CppFunction::from_unboxed(elu_ad_inplace_or_view_))?;
-    m.impl_(
-        "lift_fresh",
-        CppFunction::from_unboxed(lift_fresh_ad_inplace_or_view),
-    )?;
     m.impl_(
         "masked_fill_.Tensor",
         CppFunction::from_unboxed(masked_fill_tensor_ad_inplace_or_view_),

@@ -165,6 +165,72 @@ pub fn empty_strided_out_autograd(
     })
 }
 
+/// Autograd kernel of `aten::_assert_scalar(Scalar self, str assert_msg) -> ()`.
+pub fn _assert_scalar_autograd(ks: DispatchKeySet, self_: Scalar, assert_msg: &str) -> Result<()> {
+    {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::_assert_scalar_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (self_.clone(), assert_msg),
+        )?
+    };
+    Ok(())
+}
+
+/// Autograd kernel of `aten::_assert_tensor_metadata(Tensor a, SymInt[]? size=None, SymInt[]? stride=None, ScalarType? dtype=None, *, Device? device=None, Layout? layout=None) -> ()`.
+pub fn _assert_tensor_metadata_autograd(
+    ks: DispatchKeySet,
+    a: &Tensor,
+    size: Option<&[i64]>,
+    stride: Option<&[i64]>,
+    dtype: Option<ScalarType>,
+    device: Option<Device>,
+    layout: Option<Layout>,
+) -> Result<()> {
+    {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::_assert_tensor_metadata_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (a, size, stride, dtype, device, layout),
+        )?
+    };
+    Ok(())
+}
+
+/// Autograd kernel of `aten::sym_constrain_range(Scalar size, *, int? min=None, int? max=None) -> ()`.
+pub fn sym_constrain_range_autograd(
+    ks: DispatchKeySet,
+    size: Scalar,
+    min: Option<i64>,
+    max: Option<i64>,
+) -> Result<()> {
+    {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::sym_constrain_range_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (size.clone(), min, max),
+        )?
+    };
+    Ok(())
+}
+
+/// Autograd kernel of `aten::sym_constrain_range_for_size(Scalar size, *, int? min=None, int? max=None) -> ()`.
+pub fn sym_constrain_range_for_size_autograd(
+    ks: DispatchKeySet,
+    size: Scalar,
+    min: Option<i64>,
+    max: Option<i64>,
+) -> Result<()> {
+    {
+        let _guard = AutoDispatchBelowADInplaceOrView::new();
+        ops::sym_constrain_range_for_size_op()?.redispatch(
+            ks.intersection(AFTER_AUTOGRAD_KEYSET),
+            (size.clone(), min, max),
+        )?
+    };
+    Ok(())
+}
+
 /// Autograd kernel of `aten::zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`.
 #[inline]
 pub fn zeros_autograd(
@@ -21310,6 +21376,22 @@ aten_dispatch::torch_library_impl!(aten, Autograd, |m| {
     m.impl_(
         "empty_strided.out",
         CppFunction::from_unboxed(empty_strided_out_autograd),
+    )?;
+    m.impl_(
+        "_assert_scalar",
+        CppFunction::from_unboxed(_assert_scalar_autograd),
+    )?;
+    m.impl_(
+        "_assert_tensor_metadata",
+        CppFunction::from_unboxed(_assert_tensor_metadata_autograd),
+    )?;
+    m.impl_(
+        "sym_constrain_range",
+        CppFunction::from_unboxed(sym_constrain_range_autograd),
+    )?;
+    m.impl_(
+        "sym_constrain_range_for_size",
+        CppFunction::from_unboxed(sym_constrain_range_for_size_autograd),
     )?;
     m.impl_("zeros", CppFunction::from_unboxed(zeros_autograd))?;
     m.impl_(

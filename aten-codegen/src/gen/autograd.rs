@@ -61,6 +61,11 @@ const DONT_REQUIRE_DERIVATIVE: &[&str] = &[
 /// generators make no kernels for them.
 const MANUAL_AUTOGRAD: &[&str] = &["detach", "detach_"];
 
+/// Operators whose result aliases an argument but which torchgen does not
+/// treat as views (neither in its `VIEW_FUNCTIONS` nor in
+/// `RETURNS_VIEWS_OF_INPUT`): they get no ADInplaceOrView kernel.
+const NOT_VIEWS: &[&str] = &["lift_fresh"];
+
 /// One operator the autograd generators see.
 pub struct AutogradOp<'a> {
     /// The schema, with namespace.
@@ -552,7 +557,9 @@ fn render_op(
     let registered = entry_name(base, overload);
     let inplace = is_inplace(schema);
     let is_out = args.iter().any(|a| a.is_out);
-    let is_view = !schema.is_mutable() && args.iter().any(|a| a.is_view_base);
+    let is_view = !schema.is_mutable()
+        && args.iter().any(|a| a.is_view_base)
+        && !NOT_VIEWS.contains(&base_name(schema));
     let params: String = args
         .iter()
         .map(|a| format!(", {}: {}", a.name, a.rust_type))
@@ -683,10 +690,16 @@ fn render_op(
             view_kernel,
         });
     }
-    if values_only {
+    // Only values come out, or nothing (`_assert_scalar`): the call goes
+    // below autograd as it is, as torchgen's VariableType kernels do.
+    if values_only || schema.returns().is_empty() {
+        let body = if schema.returns().is_empty() {
+            format!("    {redispatch};\n    Ok(())")
+        } else {
+            format!("    Ok({redispatch})")
+        };
         let kernel = format!(
-            "{doc}pub fn {kernel_name}(ks: DispatchKeySet{params}) -> Result<{ret_type}> {{\n\
-             \x20   Ok({redispatch})\n}}\n\n"
+            "{doc}pub fn {kernel_name}(ks: DispatchKeySet{params}) -> Result<{ret_type}> {{\n{body}\n}}\n\n"
         );
         return Ok(RenderedOp {
             node_code: String::new(),
@@ -697,7 +710,7 @@ fn render_op(
         });
     }
     let Some(outs) = outs else {
-        return Err("operators without returns are not differentiated".into());
+        return Err("an operator without tensor results reached the differentiable path".into());
     };
 
     // The entry: the operator's own, or for an in-place operator its

@@ -10022,6 +10022,10 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
     )?;
     m.impl_("elu_", CppFunction::from_unboxed(elu_structured_meta_))?;
     m.impl_(
+        "masked_fill_.Tensor",
+        CppFunction::from_unboxed(crate::native::masked_fill_tensor_meta_),
+    )?;
+    m.impl_(
         "leaky_relu_",
         CppFunction::from_unboxed(leaky_relu_structured_meta_),
     )?;

@@ -92,7 +92,7 @@ pub use out_forms::*;
 pub use pad::*;
 pub use pooling::*;
 pub use reductions::*;
-pub use resize::resize_;
+pub use resize::{resize_, resize_output};
 pub use runtime_asserts::*;
 pub use scalar_ops::*;
 pub use selections::*;

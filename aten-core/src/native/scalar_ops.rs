@@ -183,6 +183,18 @@ pub fn masked_fill_tensor_(self_: &Tensor, mask: &Tensor, value: &Tensor) -> Res
     ops::masked_fill_scalar_(self_, mask, ops::_local_scalar_dense(value)?)
 }
 
+/// `masked_fill_.Tensor` of Meta tensors: `value`'s number cannot be read,
+/// so `masked_fill_.Scalar`'s checks and result with a stand-in for it.
+pub fn masked_fill_tensor_meta_(self_: &Tensor, mask: &Tensor, value: &Tensor) -> Result<Tensor> {
+    if value.dim() != 0 {
+        return Err(Error::runtime(format!(
+            "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with {} dimension(s).",
+            value.dim()
+        )));
+    }
+    ops::masked_fill_scalar_(self_, mask, Scalar::Int(0))
+}
+
 /// `rsub.Scalar(self, other, alpha)` (CompositeExplicitAutograd):
 /// `other - alpha * self`, `other` a wrapped number.
 pub fn rsub_scalar(self_: &Tensor, other: Scalar, alpha: Scalar) -> Result<Tensor> {

@@ -304,6 +304,262 @@ fn check_version(at: &At<'_>) -> Result<()> {
     Ok(())
 }
 
+/// Refuses an archive of another format version than 0.
+fn check_archive_version(archive: &Archive) -> Result<()> {
+    if archive.has("archive_version") {
+        let version = archive.read_text("archive_version")?;
+        if version.trim() != "0" {
+            return Err(archive.error(format!(
+                "unsupported archive version `{}` (this loader reads version 0)",
+                version.trim()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The name of the archive's program: `model`, or the only one there is.
+fn program_name(archive: &Archive) -> Result<String> {
+    let models: Vec<String> = archive
+        .files_in("models")
+        .into_iter()
+        .filter(|f| f.ends_with(".json"))
+        .collect();
+    if models.iter().any(|m| m == "model.json") {
+        return Ok("model".to_string());
+    }
+    match models.as_slice() {
+        [one] => Ok(one.trim_end_matches(".json").to_string()),
+        [] => Err(archive.error("no program: missing entry `models/model.json`")),
+        _ => Err(archive.error(format!(
+            "several programs ({}) and none named `model`",
+            models.join(", ")
+        ))),
+    }
+}
+
+/// A program's JSON entries, parsed, with the names errors give them.
+struct ProgramDocs {
+    model: Value,
+    model_file: String,
+    weights: Option<Value>,
+    weights_file: String,
+    constants: Option<Value>,
+    constants_file: String,
+}
+
+impl ProgramDocs {
+    /// The entries of program `model`: its graph, and the configurations
+    /// of its weights and constants where the archive has them.
+    fn read(archive: &Archive, model: &str) -> Result<ProgramDocs> {
+        let in_archive =
+            |entry: &str| format!("{}: {}", archive.label(), archive.entry_name(entry));
+        let optional = |entry: &str, file: &str| -> Result<Option<Value>> {
+            if archive.has(entry) {
+                Ok(Some(json::parse(archive.read(entry)?, file)?))
+            } else {
+                Ok(None)
+            }
+        };
+        let model_path = format!("models/{model}.json");
+        let weights_path = weights_config(model, "data/weights");
+        let constants_path = weights_config(model, "data/constants");
+        let model_file = in_archive(&model_path);
+        let weights_file = in_archive(&weights_path);
+        let constants_file = in_archive(&constants_path);
+        Ok(ProgramDocs {
+            model: json::parse(archive.read(&model_path)?, &model_file)?,
+            weights: optional(&weights_path, &weights_file)?,
+            constants: optional(&constants_path, &constants_file)?,
+            model_file,
+            weights_file,
+            constants_file,
+        })
+    }
+}
+
+/// The configuration entry of program `model`'s payloads in `folder`
+/// (`data/weights` or `data/constants`).
+fn weights_config(model: &str, folder: &str) -> String {
+    let kind = if folder == "data/weights" {
+        "weights"
+    } else {
+        "constants"
+    };
+    format!("{folder}/{model}_{kind}_config.json")
+}
+
+/// The graph's inputs, bound as the signature says: parameters, buffers
+/// and constants to their payloads (`payloads`: the weights', then the
+/// constants'), user inputs to their specs.
+#[allow(clippy::type_complexity)]
+fn bind_inputs(
+    archive: &mut Archive,
+    model: &str,
+    graph_at: &At<'_>,
+    signature: &At<'_>,
+    specs: &[At<'_>],
+    metas: &HashMap<&str, At<'_>>,
+    payloads: [&mut Payloads<'_>; 2],
+) -> Result<(
+    Vec<(usize, TensorBase)>,
+    Vec<(usize, TensorSpec, Vec<Size>)>,
+)> {
+    let [weights, constants] = payloads;
+    let graph_inputs = graph_at.field("inputs")?.items()?;
+    if graph_inputs.len() != specs.len() {
+        return Err(signature.error(format!(
+            "{} input specs for {} graph inputs",
+            specs.len(),
+            graph_inputs.len()
+        )));
+    }
+    let mut lifted = Vec::new();
+    let mut inputs = Vec::new();
+    for (ordinal, (input, spec)) in graph_inputs.iter().zip(specs).enumerate() {
+        let (kind, body) = spec.variant()?;
+        let name = match input.variant()? {
+            ("as_tensor", t) => t.field("name")?.str()?,
+            (other, _) => {
+                return Err(input.error(format!(
+                    "unsupported graph input kind `{other}` (only tensors)"
+                )))
+            }
+        };
+        let (fqn, payloads, what) = match kind {
+            "user_input" => {
+                let (spec, sizes) = spec_for(name, metas, input)?;
+                inputs.push((ordinal, spec, sizes));
+                continue;
+            }
+            "parameter" => (
+                body.field("parameter_name")?.str()?,
+                &mut *weights,
+                "parameter",
+            ),
+            "buffer" => {
+                let persistent = body
+                    .opt("persistent")?
+                    .map(|p| p.bool())
+                    .transpose()?
+                    .unwrap_or(true);
+                let payloads = if persistent {
+                    &mut *weights
+                } else {
+                    &mut *constants
+                };
+                (body.field("buffer_name")?.str()?, payloads, "buffer")
+            }
+            "tensor_constant" => (
+                body.field("tensor_constant_name")?.str()?,
+                &mut *constants,
+                "tensor constant",
+            ),
+            other => {
+                return Err(spec.error(format!("unsupported input spec kind `{other}`")));
+            }
+        };
+        let arg_name = body.field("arg")?.field("name")?.str()?;
+        if arg_name != name {
+            return Err(spec.error(format!(
+                "names `{arg_name}` but the graph input in its place is `{name}`"
+            )));
+        }
+        let tensor = payloads.tensor(archive, fqn)?.ok_or_else(|| {
+            archive.error(format!(
+                "missing weight: {what} `{fqn}` (graph input `{name}`) is not in `{}`",
+                archive.entry_name(&weights_config(model, payloads.folder))
+            ))
+        })?;
+        if let Some(meta) = metas.get(name) {
+            let expected = TensorMeta::parse(meta)?;
+            let (sizes, _, _) = expected.concrete(meta)?;
+            if Some(expected.dtype) != tensor.dtype() || sizes[..] != tensor.sizes()[..] {
+                return Err(spec.error(format!(
+                    "{what} `{fqn}` is {} {:?} but the graph expects {} {:?}",
+                    tensor.dtype().map_or("?", |d| d.python_name()),
+                    &tensor.sizes()[..],
+                    expected.dtype.python_name(),
+                    sizes
+                )));
+            }
+        }
+        lifted.push((ordinal, tensor));
+    }
+    Ok((lifted, inputs))
+}
+
+/// The graph's outputs: the user's, and the new values of mutated buffers
+/// and user inputs (found among `lifted` and `inputs` by the input spec
+/// that names them).
+#[allow(clippy::type_complexity)]
+fn bind_outputs(
+    graph_at: &At<'_>,
+    signature: &At<'_>,
+    specs: &[At<'_>],
+    metas: &HashMap<&str, At<'_>>,
+    lifted: &[(usize, TensorBase)],
+    inputs: &[(usize, TensorSpec, Vec<Size>)],
+) -> Result<(Vec<(usize, TensorSpec)>, Vec<(usize, Mutated)>)> {
+    let graph_outputs = graph_at.field("outputs")?.items()?;
+    let output_specs = signature.field("output_specs")?.items()?;
+    if graph_outputs.len() != output_specs.len() {
+        return Err(signature.error(format!(
+            "{} output specs for {} graph outputs",
+            output_specs.len(),
+            graph_outputs.len()
+        )));
+    }
+    let mut outputs = Vec::new();
+    let mut mutations = Vec::new();
+    for (position, spec) in output_specs.iter().enumerate() {
+        let (kind, body) = spec.variant()?;
+        let arg = body.field("arg")?;
+        let name = match arg.variant()? {
+            ("as_tensor", t) => t.field("name")?.str()?,
+            (other, _) => {
+                return Err(arg.error(format!("unsupported output kind `{other}` (only tensors)")))
+            }
+        };
+        match kind {
+            "user_output" | "loss_output" => {
+                outputs.push((position, spec_for(name, metas, &arg)?.0));
+            }
+            "buffer_mutation" | "user_input_mutation" => {
+                let target = body.field("target")?.str()?;
+                let target_at = body.field("target")?;
+                let mutated = if kind == "buffer_mutation" {
+                    let at = specs
+                        .iter()
+                        .position(|s| {
+                            s.variant().ok().and_then(|(k, b)| {
+                                (k == "buffer").then(|| b.field("buffer_name").ok()?.str().ok())?
+                            }) == Some(target)
+                        })
+                        .and_then(|ordinal| lifted.iter().position(|(o, _)| *o == ordinal))
+                        .ok_or_else(|| {
+                            target_at.error(format!("no buffer `{target}` among the inputs"))
+                        })?;
+                    Mutated::Lifted(at)
+                } else {
+                    let at = inputs
+                        .iter()
+                        .position(|(_, s, _)| s.name == target)
+                        .ok_or_else(|| target_at.error(format!("no user input `{target}`")))?;
+                    Mutated::Input(at)
+                };
+                mutations.push((position, mutated));
+            }
+            other => {
+                return Err(spec.error(format!(
+                    "unsupported output spec kind `{other}` (inference programs return user outputs)"
+                )));
+            }
+        }
+    }
+    Ok((outputs, mutations))
+}
+
 impl ExportedProgram {
     /// Loads the `.pt2` archive at `path` (`torch.export.load`).
     pub fn load(path: impl AsRef<Path>) -> Result<ExportedProgram> {
@@ -315,61 +571,22 @@ impl ExportedProgram {
         ExportedProgram::read(Archive::from_bytes(bytes, label)?)
     }
 
+    /// Reads the archive's program: its entries parsed, the graph built,
+    /// its inputs bound to weights or user inputs, its outputs sorted into
+    /// user outputs and mutations.
     fn read(mut archive: Archive) -> Result<ExportedProgram> {
-        if archive.has("archive_version") {
-            let version = archive.read_text("archive_version")?;
-            if version.trim() != "0" {
-                return Err(archive.error(format!(
-                    "unsupported archive version `{}` (this loader reads version 0)",
-                    version.trim()
-                )));
-            }
-        }
-        let models: Vec<String> = archive
-            .files_in("models")
-            .into_iter()
-            .filter(|f| f.ends_with(".json"))
-            .collect();
-        let model = if models.iter().any(|m| m == "model.json") {
-            "model".to_string()
-        } else {
-            match models.as_slice() {
-                [one] => one.trim_end_matches(".json").to_string(),
-                [] => return Err(archive.error("no program: missing entry `models/model.json`")),
-                _ => {
-                    return Err(archive.error(format!(
-                        "several programs ({}) and none named `model`",
-                        models.join(", ")
-                    )))
-                }
-            }
-        };
-        let weights_path = format!("data/weights/{model}_weights_config.json");
-        let constants_path = format!("data/constants/{model}_constants_config.json");
-        let in_archive =
-            |entry: &str| format!("{}: {}", archive.label(), archive.entry_name(entry));
-        let model_file = in_archive(&format!("models/{model}.json"));
-        let weights_file = in_archive(&weights_path);
-        let constants_file = in_archive(&constants_path);
-        let doc = json::parse(archive.read(&format!("models/{model}.json"))?, &model_file)?;
-        let weights_doc = if archive.has(&weights_path) {
-            Some(json::parse(archive.read(&weights_path)?, &weights_file)?)
-        } else {
-            None
-        };
-        let constants_doc = if archive.has(&constants_path) {
-            Some(json::parse(
-                archive.read(&constants_path)?,
-                &constants_file,
-            )?)
-        } else {
-            None
-        };
-        let mut weights = Payloads::parse(weights_doc.as_ref(), &weights_file, "data/weights")?;
-        let mut constants =
-            Payloads::parse(constants_doc.as_ref(), &constants_file, "data/constants")?;
+        check_archive_version(&archive)?;
+        let model = program_name(&archive)?;
+        let docs = ProgramDocs::read(&archive, &model)?;
+        let mut weights =
+            Payloads::parse(docs.weights.as_ref(), &docs.weights_file, "data/weights")?;
+        let mut constants = Payloads::parse(
+            docs.constants.as_ref(),
+            &docs.constants_file,
+            "data/constants",
+        )?;
 
-        let root = At::root(&doc, &model_file);
+        let root = At::root(&docs.model, &docs.model_file);
         check_version(&root)?;
         let module = root.field("graph_module")?;
         let graph_at = module.field("graph")?;
@@ -381,159 +598,18 @@ impl ExportedProgram {
             .into_iter()
             .collect();
         let graph = deserialize::graph(&graph_at)?;
-
-        // Graph inputs, bound as the signature says.
-        let graph_inputs = graph_at.field("inputs")?.items()?;
         let specs = signature.field("input_specs")?.items()?;
-        if graph_inputs.len() != specs.len() {
-            return Err(signature.error(format!(
-                "{} input specs for {} graph inputs",
-                specs.len(),
-                graph_inputs.len()
-            )));
-        }
-        let mut lifted = Vec::new();
-        let mut inputs = Vec::new();
-        for (ordinal, (input, spec)) in graph_inputs.iter().zip(&specs).enumerate() {
-            let (kind, body) = spec.variant()?;
-            let name = match input.variant()? {
-                ("as_tensor", t) => t.field("name")?.str()?,
-                (other, _) => {
-                    return Err(input.error(format!(
-                        "unsupported graph input kind `{other}` (only tensors)"
-                    )))
-                }
-            };
-            let (fqn, payloads, what) = match kind {
-                "user_input" => {
-                    let (spec, sizes) = spec_for(name, &metas, input)?;
-                    inputs.push((ordinal, spec, sizes));
-                    continue;
-                }
-                "parameter" => (
-                    body.field("parameter_name")?.str()?,
-                    &mut weights,
-                    "parameter",
-                ),
-                "buffer" => {
-                    let persistent = body
-                        .opt("persistent")?
-                        .map(|p| p.bool())
-                        .transpose()?
-                        .unwrap_or(true);
-                    let payloads = if persistent {
-                        &mut weights
-                    } else {
-                        &mut constants
-                    };
-                    (body.field("buffer_name")?.str()?, payloads, "buffer")
-                }
-                "tensor_constant" => (
-                    body.field("tensor_constant_name")?.str()?,
-                    &mut constants,
-                    "tensor constant",
-                ),
-                other => {
-                    return Err(spec.error(format!("unsupported input spec kind `{other}`")));
-                }
-            };
-            let arg_name = body.field("arg")?.field("name")?.str()?;
-            if arg_name != name {
-                return Err(spec.error(format!(
-                    "names `{arg_name}` but the graph input in its place is `{name}`"
-                )));
-            }
-            let tensor = payloads.tensor(&mut archive, fqn)?.ok_or_else(|| {
-                archive.error(format!(
-                    "missing weight: {what} `{fqn}` (graph input `{name}`) is not in `{}`",
-                    archive.entry_name(&format!(
-                        "{}/{model}_{}_config.json",
-                        payloads.folder,
-                        if payloads.folder == "data/weights" {
-                            "weights"
-                        } else {
-                            "constants"
-                        }
-                    ))
-                ))
-            })?;
-            if let Some(meta) = metas.get(name) {
-                let expected = TensorMeta::parse(meta)?;
-                let (sizes, _, _) = expected.concrete(meta)?;
-                if Some(expected.dtype) != tensor.dtype() || sizes[..] != tensor.sizes()[..] {
-                    return Err(spec.error(format!(
-                        "{what} `{fqn}` is {} {:?} but the graph expects {} {:?}",
-                        tensor.dtype().map_or("?", |d| d.python_name()),
-                        &tensor.sizes()[..],
-                        expected.dtype.python_name(),
-                        sizes
-                    )));
-                }
-            }
-            lifted.push((ordinal, tensor));
-        }
-
-        // Outputs: the user's, and the new values of mutated buffers and
-        // inputs.
-        let graph_outputs = graph_at.field("outputs")?.items()?;
-        let output_specs = signature.field("output_specs")?.items()?;
-        if graph_outputs.len() != output_specs.len() {
-            return Err(signature.error(format!(
-                "{} output specs for {} graph outputs",
-                output_specs.len(),
-                graph_outputs.len()
-            )));
-        }
-        let mut outputs = Vec::new();
-        let mut mutations = Vec::new();
-        for (position, spec) in output_specs.iter().enumerate() {
-            let (kind, body) = spec.variant()?;
-            let arg = body.field("arg")?;
-            let name = match arg.variant()? {
-                ("as_tensor", t) => t.field("name")?.str()?,
-                (other, _) => {
-                    return Err(
-                        arg.error(format!("unsupported output kind `{other}` (only tensors)"))
-                    )
-                }
-            };
-            match kind {
-                "user_output" | "loss_output" => {
-                    outputs.push((position, spec_for(name, &metas, &arg)?.0));
-                }
-                "buffer_mutation" | "user_input_mutation" => {
-                    let target = body.field("target")?.str()?;
-                    let target_at = body.field("target")?;
-                    let mutated = if kind == "buffer_mutation" {
-                        let at = specs
-                            .iter()
-                            .position(|s| {
-                                s.variant().ok().and_then(|(k, b)| {
-                                    (k == "buffer")
-                                        .then(|| b.field("buffer_name").ok()?.str().ok())?
-                                }) == Some(target)
-                            })
-                            .and_then(|ordinal| lifted.iter().position(|(o, _)| *o == ordinal))
-                            .ok_or_else(|| {
-                                target_at.error(format!("no buffer `{target}` among the inputs"))
-                            })?;
-                        Mutated::Lifted(at)
-                    } else {
-                        let at = inputs
-                            .iter()
-                            .position(|(_, s, _)| s.name == target)
-                            .ok_or_else(|| target_at.error(format!("no user input `{target}`")))?;
-                        Mutated::Input(at)
-                    };
-                    mutations.push((position, mutated));
-                }
-                other => {
-                    return Err(spec.error(format!(
-                        "unsupported output spec kind `{other}` (inference programs return user outputs)"
-                    )));
-                }
-            }
-        }
+        let (lifted, inputs) = bind_inputs(
+            &mut archive,
+            &model,
+            &graph_at,
+            &signature,
+            &specs,
+            &metas,
+            [&mut weights, &mut constants],
+        )?;
+        let (outputs, mutations) =
+            bind_outputs(&graph_at, &signature, &specs, &metas, &lifted, &inputs)?;
         let interpreter = Interpreter::new(&graph).map_err(|e| graph_at.error(e.message()))?;
         Ok(ExportedProgram {
             label: archive.label().to_string(),
@@ -559,7 +635,7 @@ impl ExportedProgram {
 
     /// The program's graph: placeholders (lifted weights first, as the
     /// signature orders them), calls, output; the same representation as
-    /// [`make_fx`](crate::make_fx)'s.
+    /// [`make_fx`](crate::make_fx())'s.
     pub fn graph(&self) -> &Graph {
         &self.graph
     }

@@ -4865,5 +4865,17 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
         "resize_",
         CppFunction::from_unboxed(crate::kernels::resize_),
     )?;
+    m.impl_(
+        "hardtanh_",
+        CppFunction::from_unboxed(crate::kernels::hardtanh_),
+    )?;
+    m.impl_(
+        "hardswish_",
+        CppFunction::from_unboxed(crate::kernels::hardswish_),
+    )?;
+    m.impl_(
+        "floor_divide_.Tensor",
+        CppFunction::from_unboxed(crate::kernels::floor_divide_),
+    )?;
     Ok(())
 });
