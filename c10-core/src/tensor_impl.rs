@@ -216,6 +216,16 @@ const fn keys_of_backend(device: Device) -> DispatchKeySet {
 
 /// A cheap, shareable handle to a [`TensorImpl`], possibly undefined
 /// (`at::TensorBase`). Clones bump a reference count.
+///
+/// The count is biased towards the thread that made the tensor (see
+/// `intrusive_ptr`): when the last handle is dropped on *another* thread,
+/// the tensor (and its storage, if no other tensor holds it) is freed when
+/// the maker next makes a value, calls
+/// [`merge_queued_handle_counts`](crate::merge_queued_handle_counts), or
+/// exits, not at that drop. A producer thread that hands large tensors to
+/// workers and then blocks for long should call
+/// `merge_queued_handle_counts` when it wakes, or expect the memory back
+/// only then.
 #[derive(Clone, Debug, Default)]
 pub struct TensorBase {
     inner: Option<IntrusivePtr<TensorImpl>>,
@@ -767,7 +777,11 @@ impl TensorBase {
 
     /// Runs `f` on the elements of a contiguous tensor as a slice, holding a
     /// shared borrow of its storage. An operator called from `f` that
-    /// writes this tensor's storage fails ("... is already borrowed").
+    /// writes this tensor's storage fails ("... is already borrowed"); one
+    /// that `f` runs on *another* thread and waits for (a scoped thread
+    /// joined inside `f`) waits for this borrow, which `f` releases only
+    /// after that thread ends: do not wait inside `f` for other threads
+    /// that write this storage.
     pub fn with_data<T: Element, R>(&self, f: impl FnOnce(&[T]) -> R) -> Result<R> {
         let l = self.data_layout::<T>()?;
         if !l.is_contiguous() {
