@@ -318,7 +318,10 @@ impl Storage {
     /// Size in bytes. It only grows ([`Storage::grow`]), so a view that
     /// fits it now fits it for good.
     pub fn nbytes(&self) -> usize {
-        self.inner.nbytes.load(Ordering::Acquire)
+        // Relaxed: a stale (smaller) size only makes a check stricter, and
+        // the bytes of a larger one are reached only under a borrow, whose
+        // acquisition orders `grow`'s writes before the access.
+        self.inner.nbytes.load(Ordering::Relaxed)
     }
 
     /// Grows the storage to at least `nbytes` bytes in place
@@ -426,7 +429,9 @@ impl Storage {
     /// the pointer must be read while that borrow is held: when the
     /// storage grows, its data moves.
     pub fn data_ptr(&self) -> Option<NonNull<u8>> {
-        NonNull::new(self.inner.data.load(Ordering::Acquire))
+        // Relaxed: the caller holds a borrow (or the only handle), whose
+        // acquisition ordered `grow`'s store before this load.
+        NonNull::new(self.inner.data.load(Ordering::Relaxed))
     }
 
     /// Number of handles sharing the storage (`use_count`). Exact on the
