@@ -9,82 +9,13 @@ Run with a Python that has torch==2.15.0:
 """
 
 import json
-import math
 import sys
 
 import torch
 
+from op_records import enc_in, enc_out
+
 torch.manual_seed(0)
-
-
-def num(x):
-    if isinstance(x, float):
-        if math.isnan(x):
-            return "nan"
-        if math.isinf(x):
-            return "inf" if x > 0 else "-inf"
-    return x
-
-
-def storage_values(t):
-    flat = t.reshape(-1).tolist() if t.numel() else []
-    return [num(v) for v in flat]
-
-
-def enc_in(v):
-    if isinstance(v, torch.Tensor):
-        # A strided view of a storage, as the runner rebuilds it.
-        storage = torch.empty(0, dtype=v.dtype)
-        if v.numel():
-            size = v.untyped_storage().nbytes() // v.element_size()
-            storage = torch.as_strided(v, (size,), (1,), 0)
-        return {
-            "tensor": {
-                "dtype": str(v.dtype).replace("torch.", ""),
-                "shape": list(v.shape),
-                "strides": list(v.stride()),
-                "offset": v.storage_offset(),
-                "storage": storage_values(storage),
-            }
-        }
-    if isinstance(v, bool):
-        return {"bool": v}
-    if isinstance(v, int):
-        return {"int": v}
-    if isinstance(v, float):
-        return {"float": num(v)}
-    if isinstance(v, str):
-        return {"str": v}
-    if isinstance(v, torch.dtype):
-        return {"dtype": str(v).replace("torch.", "")}
-    if isinstance(v, (list, tuple)):
-        return {"list": [enc_in(x) for x in v]}
-    if v is None:
-        return None
-    raise TypeError(type(v))
-
-
-def enc_out(v):
-    if isinstance(v, torch.Tensor):
-        return {
-            "tensor": {
-                "dtype": str(v.dtype).replace("torch.", ""),
-                "shape": list(v.shape),
-                "strides": list(v.stride()),
-                "values": storage_values(v.contiguous()),
-            }
-        }
-    if isinstance(v, (list, tuple)):
-        return {"list": [enc_out(x) for x in v]}
-    if isinstance(v, bool):
-        return {"bool": v}
-    if isinstance(v, int):
-        return {"int": v}
-    if isinstance(v, float):
-        return {"float": num(v)}
-    if v is None:
-        return None
-    raise TypeError(type(v))
 
 
 def record(op, args, kwargs=None):

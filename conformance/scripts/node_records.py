@@ -14,82 +14,11 @@ values as inputs.
 
 import argparse
 import json
-import math
 
 import torch
 from safetensors.torch import load_file
 
-DTYPES = {
-    torch.float64: "float64",
-    torch.float32: "float32",
-    torch.float16: "float16",
-    torch.bfloat16: "bfloat16",
-    torch.int64: "int64",
-    torch.int32: "int32",
-    torch.int16: "int16",
-    torch.int8: "int8",
-    torch.uint8: "uint8",
-    torch.bool: "bool",
-}
-
-
-def number(x):
-    if isinstance(x, float) and not math.isfinite(x):
-        return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
-    return x
-
-
-def encode_input(v):
-    if isinstance(v, torch.Tensor):
-        v = v.detach().contiguous()
-        return {
-            "tensor": {
-                "dtype": DTYPES[v.dtype],
-                "shape": list(v.shape),
-                "strides": list(v.stride()),
-                "offset": 0,
-                "storage": [number(x) for x in v.reshape(-1).tolist()],
-            }
-        }
-    return encode_value(v)
-
-
-def encode_value(v):
-    if v is None:
-        return None
-    if isinstance(v, bool):
-        return {"bool": v}
-    if isinstance(v, int):
-        return {"int": v}
-    if isinstance(v, float):
-        return {"float": number(v)}
-    if isinstance(v, str):
-        return {"str": v}
-    if isinstance(v, torch.dtype):
-        return {"dtype": DTYPES[v]}
-    if isinstance(v, (list, tuple)):
-        return {"list": [encode_input(x) for x in v]}
-    if isinstance(v, torch.device):
-        return {"str": str(v)}
-    if isinstance(v, torch.memory_format):
-        return {"str": str(v).removeprefix("torch.")}
-    raise TypeError(f"cannot encode {type(v)}")
-
-
-def encode_result(v):
-    if isinstance(v, torch.Tensor):
-        return {
-            "tensor": {
-                "dtype": DTYPES[v.dtype],
-                "shape": list(v.shape),
-                "strides": list(v.stride()),
-                "values": [number(x) for x in v.detach().reshape(-1).tolist()],
-            }
-        }
-    if isinstance(v, (list, tuple)):
-        return {"list": [encode_result(x) for x in v]}
-    return encode_value(v)
-
+from op_records import enc_in, enc_out
 
 def signature(args):
     def one(a):
@@ -128,9 +57,9 @@ def main():
                     records.append(
                         {
                             "op": f"{name}.{overload}",
-                            "args": [encode_input(a) for a in args],
-                            "kwargs": {k: encode_input(v) for k, v in kwargs.items()},
-                            "result": encode_result(result),
+                            "args": [enc_in(a) for a in args],
+                            "kwargs": {k: enc_in(v) for k, v in kwargs.items()},
+                            "result": enc_out(result),
                         }
                     )
             return result

@@ -203,11 +203,8 @@ fn encode<T: LeBytes>(t: &TensorBase) -> Result<Vec<u8>> {
             ))
         })?;
     let mut out = Vec::new();
-    out.try_reserve_exact(nbytes).map_err(|_| {
-        Error::runtime(format!(
-            "DefaultCPUAllocator: not enough memory: you tried to allocate {nbytes} bytes."
-        ))
-    })?;
+    out.try_reserve_exact(nbytes)
+        .map_err(|_| c10_core::tensor_impl::out_of_memory(nbytes))?;
     flat.with_data::<T, _>(|all| -> Result<()> {
         let mut index = vec![0i64; sizes.len()];
         if sizes.contains(&0) {

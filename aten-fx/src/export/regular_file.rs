@@ -37,7 +37,8 @@ pub fn read_regular_file(path: &Path, label: &str) -> Result<Vec<u8>> {
     let mut bytes = Vec::new();
     bytes.try_reserve_exact(len).map_err(|_| {
         Error::runtime(format!(
-            "{label}: DefaultCPUAllocator: not enough memory: you tried to allocate {len} bytes."
+            "{label}: {}",
+            c10_core::tensor_impl::out_of_memory(len)
         ))
     })?;
     file.take(len as u64)
