@@ -416,6 +416,7 @@ impl<T: fmt::Debug> fmt::Debug for IntrusivePtr<T> {
 
 #[cfg(all(test, loom))]
 mod loom_tests {
+    use crate::sync::model;
     use loom::cell::UnsafeCell;
     use loom::sync::atomic::AtomicUsize;
     use loom::sync::Arc;
@@ -458,19 +459,6 @@ mod loom_tests {
             drops: Arc::clone(&drops),
         });
         (value, drops)
-    }
-
-    /// Runs `body` under `loom` on a thread of its own, which then retires
-    /// as its exit would (see `handle_owner::retire_this_thread`).
-    fn model(body: fn()) {
-        loom::model(move || {
-            thread::spawn(move || {
-                body();
-                retire_this_thread();
-            })
-            .join()
-            .unwrap()
-        });
     }
 
     #[test]

@@ -799,6 +799,7 @@ impl Drop for StorageBorrow<'_, '_> {
 
 #[cfg(all(test, loom))]
 mod loom_tests {
+    use crate::sync::model;
     use loom::cell::UnsafeCell;
     use loom::sync::Arc;
     use loom::thread;
@@ -828,19 +829,6 @@ mod loom_tests {
             data.with(|p| unsafe { *p })
         })
         .unwrap()
-    }
-
-    /// Runs `body` under `loom` on a thread of its own, which then retires
-    /// as its exit would (see `handle_owner::retire_this_thread`).
-    fn model(body: fn()) {
-        loom::model(move || {
-            thread::spawn(move || {
-                body();
-                crate::handle_owner::retire_this_thread();
-            })
-            .join()
-            .unwrap()
-        });
     }
 
     #[test]

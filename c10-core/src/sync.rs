@@ -112,3 +112,19 @@ macro_rules! static_seam {
     };
 }
 pub(crate) use static_seam;
+
+/// Runs `body` as a `loom` model on a thread of its own, which then
+/// retires as its exit would (`handle_owner::retire_this_thread`: `loom`
+/// runs thread-local destructors outside the model, and the model's main
+/// thread drops its own after the statics).
+#[cfg(all(test, loom))]
+pub(crate) fn model(body: fn()) {
+    loom::model(move || {
+        loom::thread::spawn(move || {
+            body();
+            crate::handle_owner::retire_this_thread();
+        })
+        .join()
+        .unwrap()
+    });
+}
