@@ -18,7 +18,9 @@ pub(super) enum Home {
 /// its kernels there. CPU kernels live in `aten-native-cpu`, others in
 /// `aten-core`; an entry that names the CPU kernel for another key
 /// (`CPU, Meta: add`: kernels built on `TensorIterator` serve Meta tensors
-/// too) is registered from the CPU crate with it.
+/// too) is registered from the CPU crate with it. In `aten-core`, the
+/// kernels named as Meta kernels (`fill_meta_`, `empty_meta`) live in
+/// `meta`, every other in `native`.
 pub(super) fn kernel_home(
     key: DispatchKey,
     kernel: &str,
@@ -29,6 +31,8 @@ pub(super) fn kernel_home(
         .any(|(k, name)| *k == DispatchKey::CPU && name == kernel);
     if key == DispatchKey::CPU || cpu_kernel {
         (Home::Cpu, "crate::kernels")
+    } else if kernel.ends_with("_meta") || kernel.ends_with("_meta_") {
+        (Home::Core, "crate::meta")
     } else {
         (Home::Core, "crate::native")
     }

@@ -8950,11 +8950,11 @@ aten_dispatch::torch_library_impl!(aten, BackendSelect, |m| {
 aten_dispatch::torch_library_impl!(aten, Meta, |m| {
     m.impl_(
         "empty.memory_format",
-        CppFunction::from_unboxed(crate::native::empty_meta),
+        CppFunction::from_unboxed(crate::meta::empty_meta),
     )?;
     m.impl_(
         "empty_strided",
-        CppFunction::from_unboxed(crate::native::empty_strided_meta),
+        CppFunction::from_unboxed(crate::meta::empty_strided_meta),
     )?;
     m.impl_(
         "_assert_tensor_metadata",
@@ -9547,7 +9547,7 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
         "mean.out",
         CppFunction::from_unboxed(mean_out_structured_meta),
     )?;
-    m.impl_("prod", CppFunction::from_unboxed(crate::native::prod_meta))?;
+    m.impl_("prod", CppFunction::from_unboxed(crate::meta::prod_meta))?;
     m.impl_(
         "prod.dim_int",
         CppFunction::from_unboxed(prod_dim_int_structured_meta),
@@ -9648,7 +9648,7 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
     )?;
     m.impl_(
         "var.correction",
-        CppFunction::from_unboxed(crate::native::var_correction_meta),
+        CppFunction::from_unboxed(crate::meta::var_correction_meta),
     )?;
     m.impl_("copy", CppFunction::from_unboxed(crate::native::copy))?;
     m.impl_("ones", CppFunction::from_unboxed(crate::native::ones))?;
@@ -9663,31 +9663,28 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
     )?;
     m.impl_(
         "arange.start_out",
-        CppFunction::from_unboxed(crate::native::arange_out_meta),
+        CppFunction::from_unboxed(crate::meta::arange_out_meta),
     )?;
     m.impl_(
         "linspace.out",
-        CppFunction::from_unboxed(crate::native::linspace_out_meta),
+        CppFunction::from_unboxed(crate::meta::linspace_out_meta),
     )?;
     m.impl_(
         "eye.m_out",
-        CppFunction::from_unboxed(crate::native::eye_out_meta),
+        CppFunction::from_unboxed(crate::meta::eye_out_meta),
     )?;
     m.impl_(
         "fill_.Scalar",
-        CppFunction::from_unboxed(crate::native::fill_meta_),
+        CppFunction::from_unboxed(crate::meta::fill_meta_),
     )?;
-    m.impl_(
-        "zero_",
-        CppFunction::from_unboxed(crate::native::zero_meta_),
-    )?;
+    m.impl_("zero_", CppFunction::from_unboxed(crate::meta::zero_meta_))?;
     m.impl_(
         "uniform_",
-        CppFunction::from_unboxed(crate::native::uniform_meta_),
+        CppFunction::from_unboxed(crate::meta::uniform_meta_),
     )?;
     m.impl_(
         "normal_",
-        CppFunction::from_unboxed(crate::native::normal_meta_),
+        CppFunction::from_unboxed(crate::meta::normal_meta_),
     )?;
     m.impl_("mm", CppFunction::from_unboxed(mm_structured_meta))?;
     m.impl_("mm.out", CppFunction::from_unboxed(mm_out_structured_meta))?;
@@ -9702,11 +9699,11 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
         "addmm.out",
         CppFunction::from_unboxed(addmm_out_structured_meta),
     )?;
-    m.impl_("dot", CppFunction::from_unboxed(crate::native::dot_meta))?;
-    m.impl_("flip", CppFunction::from_unboxed(crate::native::flip_meta))?;
+    m.impl_("dot", CppFunction::from_unboxed(crate::meta::dot_meta))?;
+    m.impl_("flip", CppFunction::from_unboxed(crate::meta::flip_meta))?;
     m.impl_(
         "index_select",
-        CppFunction::from_unboxed(crate::native::index_select_meta),
+        CppFunction::from_unboxed(crate::meta::index_select_meta),
     )?;
     m.impl_("gather", CppFunction::from_unboxed(gather_structured_meta))?;
     m.impl_(
@@ -9723,11 +9720,11 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
     )?;
     m.impl_(
         "_index_put_impl_",
-        CppFunction::from_unboxed(crate::native::_index_put_impl_meta_),
+        CppFunction::from_unboxed(crate::meta::_index_put_impl_meta_),
     )?;
     m.impl_(
         "masked_scatter_",
-        CppFunction::from_unboxed(crate::native::masked_scatter_meta_),
+        CppFunction::from_unboxed(crate::meta::masked_scatter_meta_),
     )?;
     m.impl_(
         "scatter.src",
@@ -9792,11 +9789,11 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
     m.impl_("topk", CppFunction::from_unboxed(topk_structured_meta))?;
     m.impl_(
         "randperm.generator_out",
-        CppFunction::from_unboxed(crate::native::randperm_generator_out_meta),
+        CppFunction::from_unboxed(crate::meta::randperm_generator_out_meta),
     )?;
     m.impl_(
         "_embedding_bag",
-        CppFunction::from_unboxed(crate::native::_embedding_bag_meta),
+        CppFunction::from_unboxed(crate::meta::_embedding_bag_meta),
     )?;
     m.impl_("cat", CppFunction::from_unboxed(cat_structured_meta))?;
     m.impl_(
@@ -9818,19 +9815,19 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
     )?;
     m.impl_(
         "_fft_r2c",
-        CppFunction::from_unboxed(crate::native::_fft_r2c_meta),
+        CppFunction::from_unboxed(crate::meta::_fft_r2c_meta),
     )?;
     m.impl_(
         "_fft_c2r",
-        CppFunction::from_unboxed(crate::native::_fft_c2r_meta),
+        CppFunction::from_unboxed(crate::meta::_fft_c2r_meta),
     )?;
     m.impl_(
         "_slow_conv2d_forward",
-        CppFunction::from_unboxed(crate::native::slow_conv2d_forward_meta),
+        CppFunction::from_unboxed(crate::meta::slow_conv2d_forward_meta),
     )?;
     m.impl_(
         "slow_conv_dilated2d",
-        CppFunction::from_unboxed(crate::native::slow_conv_dilated2d_meta),
+        CppFunction::from_unboxed(crate::meta::slow_conv_dilated2d_meta),
     )?;
     m.impl_(
         "max_pool2d_with_indices",
@@ -9866,15 +9863,15 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
     )?;
     m.impl_(
         "_adaptive_avg_pool2d",
-        CppFunction::from_unboxed(crate::native::adaptive_avg_pool2d_meta),
+        CppFunction::from_unboxed(crate::meta::adaptive_avg_pool2d_meta),
     )?;
     m.impl_(
         "_adaptive_avg_pool2d_backward",
-        CppFunction::from_unboxed(crate::native::adaptive_avg_pool2d_backward_meta),
+        CppFunction::from_unboxed(crate::meta::adaptive_avg_pool2d_backward_meta),
     )?;
     m.impl_(
         "_adaptive_avg_pool3d",
-        CppFunction::from_unboxed(crate::native::adaptive_avg_pool3d_meta),
+        CppFunction::from_unboxed(crate::meta::adaptive_avg_pool3d_meta),
     )?;
     m.impl_(
         "avg_pool3d.out",
@@ -9886,7 +9883,7 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
     )?;
     m.impl_(
         "max_pool3d_with_indices",
-        CppFunction::from_unboxed(crate::native::max_pool3d_with_indices_meta),
+        CppFunction::from_unboxed(crate::meta::max_pool3d_with_indices_meta),
     )?;
     m.impl_(
         "upsample_bilinear2d.out",
@@ -9906,19 +9903,19 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
     )?;
     m.impl_(
         "col2im",
-        CppFunction::from_unboxed(crate::native::col2im_meta),
+        CppFunction::from_unboxed(crate::meta::col2im_meta),
     )?;
     m.impl_(
         "grid_sampler_2d",
-        CppFunction::from_unboxed(crate::native::grid_sampler_2d_meta),
+        CppFunction::from_unboxed(crate::meta::grid_sampler_2d_meta),
     )?;
     m.impl_(
         "_cdist_forward",
-        CppFunction::from_unboxed(crate::native::cdist_forward_meta),
+        CppFunction::from_unboxed(crate::meta::cdist_forward_meta),
     )?;
     m.impl_(
         "_pdist_forward",
-        CppFunction::from_unboxed(crate::native::pdist_forward_meta),
+        CppFunction::from_unboxed(crate::meta::pdist_forward_meta),
     )?;
     m.impl_(
         "reflection_pad1d.out",
@@ -9930,7 +9927,7 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
     )?;
     m.impl_(
         "reflection_pad2d",
-        CppFunction::from_unboxed(crate::native::reflection_pad2d_meta),
+        CppFunction::from_unboxed(crate::meta::reflection_pad2d_meta),
     )?;
     m.impl_(
         "reflection_pad3d.out",
@@ -9958,23 +9955,23 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
     )?;
     m.impl_(
         "native_layer_norm_backward",
-        CppFunction::from_unboxed(crate::native::native_layer_norm_backward_meta),
+        CppFunction::from_unboxed(crate::meta::native_layer_norm_backward_meta),
     )?;
     m.impl_(
         "_native_batch_norm_legit",
-        CppFunction::from_unboxed(crate::native::batch_norm_legit_meta),
+        CppFunction::from_unboxed(crate::meta::batch_norm_legit_meta),
     )?;
     m.impl_(
         "_native_batch_norm_legit.no_stats",
-        CppFunction::from_unboxed(crate::native::batch_norm_legit_no_stats_meta),
+        CppFunction::from_unboxed(crate::meta::batch_norm_legit_no_stats_meta),
     )?;
     m.impl_(
         "native_group_norm_backward",
-        CppFunction::from_unboxed(crate::native::native_group_norm_backward_meta),
+        CppFunction::from_unboxed(crate::meta::native_group_norm_backward_meta),
     )?;
     m.impl_(
         "embedding_dense_backward",
-        CppFunction::from_unboxed(crate::native::embedding_dense_backward_meta),
+        CppFunction::from_unboxed(crate::meta::embedding_dense_backward_meta),
     )?;
     m.impl_(
         "mse_loss",
@@ -9994,11 +9991,11 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
     )?;
     m.impl_(
         "native_dropout",
-        CppFunction::from_unboxed(crate::native::native_dropout_meta),
+        CppFunction::from_unboxed(crate::meta::native_dropout_meta),
     )?;
     m.impl_(
         "native_batch_norm",
-        CppFunction::from_unboxed(crate::native::native_batch_norm_meta),
+        CppFunction::from_unboxed(crate::meta::native_batch_norm_meta),
     )?;
     m.impl_(
         "hardsigmoid.out",
@@ -10023,7 +10020,7 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
     m.impl_("elu_", CppFunction::from_unboxed(elu_structured_meta_))?;
     m.impl_(
         "masked_fill_.Tensor",
-        CppFunction::from_unboxed(crate::native::masked_fill_tensor_meta_),
+        CppFunction::from_unboxed(crate::meta::masked_fill_tensor_meta_),
     )?;
     m.impl_(
         "leaky_relu_",

@@ -4,7 +4,7 @@
 
 use c10_core::{Error, Result, ScalarType};
 
-use super::{check_same_device, dtype_and_device};
+use super::{check_same_device, dtype_and_device, new_contiguous};
 use crate::native::{fmt_list, wrap_dim};
 use crate::structured::{MetaOutput, SetOutput};
 use crate::Tensor;
@@ -52,4 +52,30 @@ pub fn gather(
         }
     }
     Ok(output)
+}
+
+/// `index_select(self, dim, index)`: a vector index; `self`'s shape with
+/// the index's length at `dim` (the index values are the kernel's to
+/// check).
+pub fn index_select_meta(self_: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
+    let (dtype, device) = dtype_and_device(self_)?;
+    if index.dim() > 1 {
+        return Err(Error::index_error(
+            "index_select(): Index is supposed to be a vector",
+        ));
+    }
+    let ndim = self_.dim();
+    let d = wrap_dim(dim, ndim)?;
+    check_same_device([self_, index])?;
+    if ndim == 0 && index.numel() != 1 {
+        return Err(Error::index_error(format!(
+            "index_select(): Index to scalar can have only 1 value, got {} value(s)",
+            index.numel()
+        )));
+    }
+    let mut sizes = self_.sizes().to_vec();
+    if ndim > 0 {
+        sizes[d] = index.numel();
+    }
+    new_contiguous(&sizes, dtype, device)
 }

@@ -5,7 +5,7 @@
 
 use c10_core::{Error, Result, Scalar, ScalarType};
 
-use super::dtype_and_device;
+use super::{dtype_and_device, new_contiguous};
 use crate::structured::{MetaOutput, SetOutput};
 use crate::Tensor;
 
@@ -143,4 +143,29 @@ pub fn baddbmm(
         )));
     }
     out.set_output(&shape, d1, dtype_and_device(batch1)?.1)
+}
+
+/// `dot(self, tensor)`: two vectors of one dtype and length.
+pub fn dot_meta(self_: &Tensor, tensor: &Tensor) -> Result<Tensor> {
+    if self_.dim() != 1 || tensor.dim() != 1 {
+        return Err(Error::runtime(format!(
+            "1D tensors expected, but got {}D and {}D tensors",
+            self_.dim(),
+            tensor.dim()
+        )));
+    }
+    let (da, device) = dtype_and_device(self_)?;
+    let db = dtype_and_device(tensor)?.0;
+    if da != db {
+        return Err(Error::runtime(format!(
+            "dot : expected both vectors to have same dtype, but found {da} and {db}"
+        )));
+    }
+    let (n, n2) = (self_.numel(), tensor.numel());
+    if n != n2 {
+        return Err(Error::runtime(format!(
+            "inconsistent tensor size, expected tensor [{n}] and src [{n2}] to have the same number of elements, but got {n} and {n2} elements respectively"
+        )));
+    }
+    new_contiguous(&[], da, device)
 }

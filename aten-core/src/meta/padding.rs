@@ -6,7 +6,7 @@
 
 use c10_core::{Error, MemoryFormat, Result};
 
-use super::dtype_and_device;
+use super::{dtype_and_device, new_strided};
 use crate::native::{fmt_list, strides_for};
 use crate::structured::{MetaOutput, SetOutput};
 use crate::Tensor;
@@ -216,4 +216,13 @@ pub fn replication_pad3d(
         PadMode::Replicate,
         PadLayout::Suggested,
     )
+}
+
+/// `reflection_pad2d(self, padding)`: a batched input's suggested memory
+/// format.
+pub fn reflection_pad2d_meta(self_: &Tensor, padding: &[i64]) -> Result<Tensor> {
+    let (dtype, device) = dtype_and_device(self_)?;
+    let shape = pad_output_shape(self_, padding, 2, PadMode::Reflect)?;
+    let strides = pad_output_strides(self_, &shape, PadLayout::SuggestedWhenBatched)?;
+    new_strided(&shape, &strides, dtype, device)
 }

@@ -5,7 +5,7 @@
 
 use c10_core::{Error, MemoryFormat, Result, ScalarType};
 
-use super::dtype_and_device;
+use super::{dtype_and_device, new_strided};
 use crate::native::{fmt_list, strides_for};
 use crate::structured::{MetaOutput, SetOutput};
 use crate::Tensor;
@@ -584,4 +584,152 @@ pub fn avg_pool3d(
     let (dtype, device) = dtype_and_device(self_)?;
     let (shape, strides) = pool3d_output_layout(self_, spatial, MemoryFormat::Contiguous)?;
     out.set_outputs([(&shape, Some(&strides), dtype)], device)
+}
+
+/// `max_pool3d_with_indices(self, kernel_size, stride, padding, dilation,
+/// ceil_mode)`: the pooled values and their int64 positions in each input
+/// volume, a batched input's suggested memory format.
+pub fn max_pool3d_with_indices_meta(
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+    ceil_mode: bool,
+) -> Result<(Tensor, Tensor)> {
+    let p = Pool3d::parse("max_pool3d", kernel_size, stride, padding, Some(dilation))?;
+    let format = pool3d_memory_format(self_)?;
+    let spatial = p.output_size(
+        self_,
+        ceil_mode,
+        "max_pool3d_with_indices_out_cpu_template()",
+        false,
+    )?;
+    let (dtype, device) = dtype_and_device(self_)?;
+    let (shape, strides) = pool3d_output_layout(self_, spatial, format)?;
+    Ok((
+        new_strided(&shape, &strides, dtype, device)?,
+        new_strided(&shape, &strides, ScalarType::Long, device)?,
+    ))
+}
+
+/// The checked output sizes of an adaptive pooling (no negative size).
+fn adaptive_output_size(output_size: &[i64], n: usize, op: &str, sizes: &[i64]) -> Result<()> {
+    if output_size.len() != n {
+        return Err(Error::runtime(format!("{op}: output_size must be {n}")));
+    }
+    if let Some(&bad) = output_size.iter().find(|&&s| s < 0) {
+        let mut shape = sizes[..sizes.len().saturating_sub(n)].to_vec();
+        shape.extend(output_size);
+        return Err(Error::runtime(format!(
+            "Trying to create tensor with negative dimension {bad}: {}",
+            fmt_list(&shape)
+        )));
+    }
+    Ok(())
+}
+
+/// `_adaptive_avg_pool2d(self, output_size)`: a batched input's suggested
+/// memory format.
+pub fn adaptive_avg_pool2d_meta(self_: &Tensor, output_size: &[i64]) -> Result<Tensor> {
+    let sizes = self_.sizes();
+    let ndim = sizes.len();
+    if output_size.len() != 2 {
+        return Err(Error::runtime("adaptive_avg_pool2d: output_size must be 2"));
+    }
+    if ndim != 3 && ndim != 4 {
+        return Err(Error::runtime(format!(
+            "adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got {}",
+            fmt_list(&sizes)
+        )));
+    }
+    for d in [ndim - 2, ndim - 1] {
+        if sizes[d] <= 0 {
+            return Err(Error::runtime(format!(
+                "adaptive_avg_pool2d(): Expected input to have non-zero size for non-batch dimensions, but input has sizes {} with dimension {d} being empty",
+                fmt_list(&sizes)
+            )));
+        }
+    }
+    adaptive_output_size(output_size, 2, "adaptive_avg_pool2d", &sizes)?;
+    let (dtype, device) = dtype_and_device(self_)?;
+    let mut shape = sizes[..ndim - 2].to_vec();
+    shape.extend(output_size);
+    let format = if ndim == 4 {
+        MemoryFormat::suggest(&sizes, &self_.strides())
+    } else {
+        MemoryFormat::Contiguous
+    };
+    new_strided(&shape, &strides_for(&shape, format)?, dtype, device)
+}
+
+/// `_adaptive_avg_pool2d_backward(grad_output, self)`: `self`'s shape in
+/// its suggested memory format.
+pub fn adaptive_avg_pool2d_backward_meta(grad_output: &Tensor, self_: &Tensor) -> Result<Tensor> {
+    let gs = grad_output.sizes();
+    let ndim = gs.len();
+    for (d, &size) in gs.iter().enumerate().skip(1) {
+        if size <= 0 {
+            return Err(Error::runtime(format!(
+                "adaptive_avg_pool2d_backward(): Expected grad_output to have non-zero size for non-batch dimensions, but grad_output has sizes {} with dimension {d} being empty",
+                fmt_list(&gs)
+            )));
+        }
+    }
+    if ndim != 3 && ndim != 4 {
+        return Err(Error::runtime(format!(
+            "adaptive_avg_pool2d_backward(): Expected 3D or 4D tensor, but got {}",
+            fmt_list(&self_.sizes())
+        )));
+    }
+    let (dtype, device) = dtype_and_device(self_)?;
+    let gdtype = dtype_and_device(grad_output)?.0;
+    if dtype != gdtype {
+        return Err(Error::runtime(format!(
+            "expected dtype {dtype} for `grad_output` but got dtype {gdtype}"
+        )));
+    }
+    let sizes = self_.sizes();
+    if sizes.len() != ndim || sizes[..ndim - 2] != gs[..ndim - 2] {
+        return Err(Error::runtime(format!(
+            "adaptive_avg_pool2d_backward(): grad_output of sizes {} does not match the input of sizes {}",
+            fmt_list(&gs),
+            fmt_list(&sizes)
+        )));
+    }
+    let format = MemoryFormat::suggest(&sizes, &self_.strides());
+    new_strided(&sizes, &strides_for(&sizes, format)?, dtype, device)
+}
+
+/// `_adaptive_avg_pool3d(self, output_size)`: contiguous.
+pub fn adaptive_avg_pool3d_meta(self_: &Tensor, output_size: &[i64]) -> Result<Tensor> {
+    let sizes = self_.sizes();
+    if output_size.len() != 3 {
+        return Err(Error::runtime("adaptive_avg_pool3d: output_size must be 3"));
+    }
+    for (d, &size) in sizes.iter().enumerate().skip(1) {
+        if size <= 0 {
+            return Err(Error::runtime(format!(
+                "adaptive_avg_pool3d(): Expected input to have non-zero size for non-batch dimensions, but input has sizes {} with dimension {d} being empty",
+                fmt_list(&sizes)
+            )));
+        }
+    }
+    let ndim = sizes.len();
+    if ndim != 4 && ndim != 5 {
+        return Err(Error::runtime(format!(
+            "adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got {}",
+            fmt_list(&sizes)
+        )));
+    }
+    adaptive_output_size(output_size, 3, "adaptive_avg_pool3d", &sizes)?;
+    let (dtype, device) = dtype_and_device(self_)?;
+    let mut shape = sizes[..ndim - 3].to_vec();
+    shape.extend(output_size);
+    new_strided(
+        &shape,
+        &strides_for(&shape, MemoryFormat::Contiguous)?,
+        dtype,
+        device,
+    )
 }

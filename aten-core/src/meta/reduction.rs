@@ -8,7 +8,8 @@
 use c10_core::type_promotion::promote_types;
 use c10_core::{Device, Error, Result, Scalar, ScalarType};
 
-use super::dtype_and_device;
+use super::{dtype_and_device, new_contiguous};
+use crate::native::dims::make_dim_mask;
 use crate::native::{make_dim_mask_with, wrap_dim};
 use crate::structured::{DeferredOutput, MetaOutput, SetOutput};
 use crate::Tensor;
@@ -493,4 +494,28 @@ pub fn norm_scalaropt_dim_dtype(
         .and_then(|t| t.dtype())
         .unwrap_or(dtype);
     resize_reduction(out, self_, Some(dim), keepdim, dtype)
+}
+
+/// `prod(self, *, dtype)`: a 0-dim result, integers widened to int64.
+pub fn prod_meta(self_: &Tensor, dtype: Option<ScalarType>) -> Result<Tensor> {
+    let (own, device) = dtype_and_device(self_)?;
+    new_contiguous(&[], get_dtype_from_self(own, dtype, true), device)
+}
+
+/// `var.correction(self, dim, *, correction, keepdim)`: floating inputs.
+pub fn var_correction_meta(
+    self_: &Tensor,
+    dim: Option<&[i64]>,
+    _correction: Option<Scalar>,
+    keepdim: bool,
+) -> Result<Tensor> {
+    let (dtype, device) = dtype_and_device(self_)?;
+    if !dtype.is_floating_point() {
+        return Err(Error::runtime(format!(
+            "std and var only support floating point and complex dtypes, got: {dtype}"
+        )));
+    }
+    let sizes = self_.sizes();
+    let mask = make_dim_mask(dim, sizes.len())?;
+    new_contiguous(&reduction_shape(&sizes, &mask, keepdim), dtype, device)
 }

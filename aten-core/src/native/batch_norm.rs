@@ -178,59 +178,6 @@ pub fn batch_norm_outputs(
     })
 }
 
-/// `_native_batch_norm_legit` on Meta: the checks and outputs; the running
-/// statistics are not touched.
-#[allow(clippy::too_many_arguments)]
-pub fn batch_norm_legit_meta(
-    input: &Tensor,
-    weight: Option<&Tensor>,
-    bias: Option<&Tensor>,
-    running_mean: &Tensor,
-    running_var: &Tensor,
-    training: bool,
-    _momentum: f64,
-    _eps: f64,
-) -> Result<(Tensor, Tensor, Tensor)> {
-    let o = batch_norm_outputs(
-        input,
-        weight,
-        bias,
-        Some(running_mean),
-        Some(running_var),
-        training,
-    )?;
-    Ok((o.output, o.save_mean, o.save_invstd))
-}
-
-/// `native_batch_norm` on Meta: the checks and outputs.
-#[allow(clippy::too_many_arguments)]
-pub fn native_batch_norm_meta(
-    input: &Tensor,
-    weight: Option<&Tensor>,
-    bias: Option<&Tensor>,
-    running_mean: Option<&Tensor>,
-    running_var: Option<&Tensor>,
-    training: bool,
-    _momentum: f64,
-    _eps: f64,
-) -> Result<(Tensor, Tensor, Tensor)> {
-    let o = batch_norm_outputs(input, weight, bias, running_mean, running_var, training)?;
-    Ok((o.output, o.save_mean, o.save_invstd))
-}
-
-/// `_native_batch_norm_legit.no_stats` on Meta.
-pub fn batch_norm_legit_no_stats_meta(
-    input: &Tensor,
-    weight: Option<&Tensor>,
-    bias: Option<&Tensor>,
-    training: bool,
-    _momentum: f64,
-    _eps: f64,
-) -> Result<(Tensor, Tensor, Tensor)> {
-    let o = batch_norm_outputs(input, weight, bias, None, None, training)?;
-    Ok((o.output, o.save_mean, o.save_invstd))
-}
-
 /// `_native_batch_norm_legit_no_training` (CompositeExplicitAutograd):
 /// `_native_batch_norm_legit` with `training=False`, which leaves the
 /// running statistics as they are.

@@ -1,6 +1,6 @@
 //! `_embedding_bag`'s argument checks and output layout, shared by the
 //! CPU kernel (which begins with [`embedding_bag_setup`]) and the Meta
-//! kernel ([`_embedding_bag_meta`]).
+//! kernel ([`_embedding_bag_meta`](crate::meta::_embedding_bag_meta)).
 //!
 //! Bags are runs of `indices` starting at each offset; the four outputs
 //! are PyTorch's CPU kernel's (`_embedding_bag_cpu_impl` with
@@ -188,30 +188,4 @@ pub fn embedding_bag_setup(
         fast_path,
         outputs,
     })
-}
-
-/// `_embedding_bag(...)` on Meta: the checks and the four outputs.
-#[allow(clippy::too_many_arguments)]
-pub fn _embedding_bag_meta(
-    weight: &Tensor,
-    indices: &Tensor,
-    offsets: &Tensor,
-    _scale_grad_by_freq: bool,
-    mode: i64,
-    _sparse: bool,
-    per_sample_weights: Option<&Tensor>,
-    include_last_offset: bool,
-    padding_idx: i64,
-) -> Result<(Tensor, Tensor, Tensor, Tensor)> {
-    let setup = embedding_bag_setup(
-        weight,
-        indices,
-        offsets,
-        mode,
-        per_sample_weights,
-        include_last_offset,
-        padding_idx,
-    )?;
-    let [output, offset2bag, bag_size, max_indices] = setup.outputs;
-    Ok((output, offset2bag, bag_size, max_indices))
 }

@@ -86,30 +86,6 @@ pub fn empty_strided_generic(
         .map(Tensor::from)
 }
 
-/// Meta kernel of `empty.memory_format`.
-pub fn empty_meta(
-    size: &[i64],
-    dtype: Option<ScalarType>,
-    layout: Option<Layout>,
-    _device: Option<Device>,
-    _pin_memory: Option<bool>,
-    memory_format: Option<MemoryFormat>,
-) -> Result<Tensor> {
-    empty_generic(size, dtype, layout, Device::META, memory_format)
-}
-
-/// Meta kernel of `empty_strided`.
-pub fn empty_strided_meta(
-    size: &[i64],
-    stride: &[i64],
-    dtype: Option<ScalarType>,
-    layout: Option<Layout>,
-    _device: Option<Device>,
-    _pin_memory: Option<bool>,
-) -> Result<Tensor> {
-    empty_strided_generic(size, stride, dtype, layout, Device::META)
-}
-
 /// CompositeExplicitAutograd kernel of `zeros`: storage is zero-filled at
 /// allocation, so `zeros` is `empty` on the requested device.
 pub fn zeros(
@@ -573,17 +549,6 @@ pub fn randperm_out_checks(n: i64, generator: Option<&Generator>, out: &Tensor) 
     }
     out.resize_(&[n])?;
     Ok(())
-}
-
-/// `randperm.generator_out(n, generator, out)` on Meta: the checks and
-/// the resize.
-pub fn randperm_generator_out_meta(
-    n: i64,
-    generator: Option<Generator>,
-    out: &Tensor,
-) -> Result<Tensor> {
-    randperm_out_checks(n, generator.as_ref(), out)?;
-    Ok(out.clone())
 }
 
 /// A factory option that defaults to `self`'s (`self.options().merge_in`).

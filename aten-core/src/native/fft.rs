@@ -310,26 +310,6 @@ pub fn fft_c2r_geometry(
     })
 }
 
-/// Meta kernel of `_fft_r2c`.
-pub fn _fft_r2c_meta(
-    self_: &Tensor,
-    dim: &[i64],
-    normalization: i64,
-    onesided: bool,
-) -> Result<Tensor> {
-    fft_r2c_geometry(self_, dim, normalization, onesided)?.output(self_)
-}
-
-/// Meta kernel of `_fft_c2r`.
-pub fn _fft_c2r_meta(
-    self_: &Tensor,
-    dim: &[i64],
-    normalization: i64,
-    last_dim_size: i64,
-) -> Result<Tensor> {
-    fft_c2r_geometry(self_, dim, normalization, last_dim_size)?.output(self_)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

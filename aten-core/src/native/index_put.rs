@@ -170,25 +170,24 @@ pub fn index_put_prologue(
     Ok(None)
 }
 
-/// `_index_put_impl_` on Meta: every check that needs no data. Masks
-/// select a number of elements only their data knows, so with a mask
-/// the index broadcast and the value shape are not checked.
-pub fn _index_put_impl_meta_(
+/// The checks of `_index_put_impl_` that need no data (its Meta kernel).
+/// Masks select a number of elements only their data knows, so with a
+/// mask the index broadcast and the value shape are not checked.
+pub(crate) fn index_put_checks_without_data(
     self_: &Tensor,
-    indices: Vec<Option<Tensor>>,
+    indices: &[Option<Tensor>],
     values: &Tensor,
     accumulate: bool,
-    _unsafe: bool,
-) -> Result<Tensor> {
-    if let Some(mask) = index_put_prologue(self_, &indices, values, accumulate)? {
+) -> Result<()> {
+    if let Some(mask) = index_put_prologue(self_, indices, values, accumulate)? {
         ops::masked_fill_scalar_(self_, &mask, c10_core::Scalar::Bool(false))?;
-        return Ok(self_.clone());
+        return Ok(());
     }
     let has_mask = indices.iter().flatten().any(is_mask);
     if has_mask {
-        check_index_tensor_types(&indices)?;
+        check_index_tensor_types(indices)?;
         let mut consumed = 0;
-        for entry in &indices {
+        for entry in indices {
             match entry.as_ref().filter(|t| t.defined()) {
                 Some(t) if is_mask(t) => consumed += check_mask_shape(self_, t, consumed)?,
                 _ => consumed += 1,
@@ -196,8 +195,8 @@ pub fn _index_put_impl_meta_(
         }
         check_same_dtype(self_, values)?;
     } else {
-        let info = AdvancedIndex::new(self_, &indices)?;
+        let info = AdvancedIndex::new(self_, indices)?;
         check_index_put_values(&info, values)?;
     }
-    Ok(self_.clone())
+    Ok(())
 }

@@ -50,9 +50,3 @@ pub fn masked_scatter_checks(self_: &Tensor, mask: &Tensor, source: &Tensor) -> 
         ))),
     }
 }
-
-/// `masked_scatter_(self, mask, source)` on Meta: the checks alone.
-pub fn masked_scatter_meta_(self_: &Tensor, mask: &Tensor, source: &Tensor) -> Result<Tensor> {
-    masked_scatter_checks(self_, mask, source)?;
-    Ok(self_.clone())
-}

@@ -1,38 +1,36 @@
-//! Kernels that live in `aten-core`: Meta kernels (shapes without data),
-//! composite kernels, and the backend-neutral helpers backends share.
+//! Kernels that live in `aten-core` besides the Meta kernels (in
+//! [`crate::meta`]): composite kernels, and the backend-neutral helpers
+//! backends share.
 
 mod activations;
 pub mod advanced_index;
 mod aliases;
 mod attention;
 pub mod backward;
-mod backward_meta;
-mod batch_norm;
+pub(crate) mod batch_norm;
 mod conv_nd;
 pub mod conv_shape;
 mod conversions;
 mod convolution;
 mod copy;
 mod diff;
-mod dims;
+pub(crate) mod dims;
 mod dropout;
 mod dunders;
 mod einsum;
 pub mod embedding_bag;
-mod factories;
-mod fft;
+pub(crate) mod factories;
+pub(crate) mod fft;
 mod float_classes;
 mod floor_divide;
 mod functional_variants;
 mod grouped_mm;
 mod index_encodings;
-mod index_put;
+pub(crate) mod index_put;
 mod linear_algebra;
 mod logsumexp;
-mod masked_scatter;
-pub mod meta_kernels;
-mod nn;
-pub mod nn_meta_kernels;
+pub(crate) mod masked_scatter;
+pub(crate) mod nn;
 mod normalization;
 mod out_forms;
 mod pad;
@@ -40,7 +38,7 @@ mod pooling;
 mod reductions;
 mod resize;
 mod runtime_asserts;
-mod scalar_ops;
+pub(crate) mod scalar_ops;
 mod selections;
 mod shape_ops;
 mod sorting;
@@ -56,7 +54,6 @@ pub use activations::*;
 pub use aliases::*;
 pub use attention::*;
 pub use backward::{convolution_backward, math_group_norm};
-pub use backward_meta::*;
 pub use batch_norm::*;
 pub use conv_nd::*;
 pub use conversions::*;
@@ -70,11 +67,8 @@ pub use dims::{
 pub use dropout::*;
 pub use dunders::*;
 pub use einsum::*;
-pub use embedding_bag::_embedding_bag_meta;
 pub use factories::*;
-pub use fft::{
-    _fft_c2r_meta, _fft_r2c_meta, fft_c2r_geometry, fft_r2c_geometry, FftGeometry, FftNorm,
-};
+pub use fft::{fft_c2r_geometry, fft_r2c_geometry, FftGeometry, FftNorm};
 pub use float_classes::*;
 pub use floor_divide::*;
 pub use functional_variants::*;
@@ -84,9 +78,7 @@ pub use index_put::*;
 pub use linear_algebra::*;
 pub use logsumexp::{logsumexp, logsumexp_out};
 pub use masked_scatter::*;
-pub use meta_kernels::*;
 pub use nn::*;
-pub use nn_meta_kernels::*;
 pub use normalization::*;
 pub use out_forms::*;
 pub use pad::*;

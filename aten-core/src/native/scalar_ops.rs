@@ -172,7 +172,7 @@ pub fn masked_fill_tensor(self_: &Tensor, mask: &Tensor, value: &Tensor) -> Resu
 }
 
 /// PyTorch's check that `masked_fill_`'s `value` tensor is 0-dim.
-fn check_fill_value(value: &Tensor) -> Result<()> {
+pub(crate) fn check_fill_value(value: &Tensor) -> Result<()> {
     if value.dim() != 0 {
         return Err(Error::runtime(format!(
             "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with {} dimension(s).",
@@ -187,13 +187,6 @@ fn check_fill_value(value: &Tensor) -> Result<()> {
 pub fn masked_fill_tensor_(self_: &Tensor, mask: &Tensor, value: &Tensor) -> Result<Tensor> {
     check_fill_value(value)?;
     ops::masked_fill_scalar_(self_, mask, ops::_local_scalar_dense(value)?)
-}
-
-/// `masked_fill_.Tensor` of Meta tensors: `value`'s number cannot be read,
-/// so `masked_fill_.Scalar`'s checks and result with a stand-in for it.
-pub fn masked_fill_tensor_meta_(self_: &Tensor, mask: &Tensor, value: &Tensor) -> Result<Tensor> {
-    check_fill_value(value)?;
-    ops::masked_fill_scalar_(self_, mask, Scalar::Int(0))
 }
 
 /// `rsub.Scalar(self, other, alpha)` (CompositeExplicitAutograd):

@@ -4,10 +4,10 @@
 //! norm, and the backward operators of the Core ATen opset. They run the
 //! composite and hand its result to the output the meta function made.
 
-use aten_core::native::backward as composite;
-use aten_core::native::{
+use aten_core::meta::{
     embedding_dense_backward_meta, native_group_norm_backward_meta, native_layer_norm_backward_meta,
 };
+use aten_core::native::backward as composite;
 use aten_core::structured::MetaOutput;
 use aten_core::tensor_iterator::convert::copy_into;
 use aten_core::Tensor;

@@ -5,7 +5,7 @@
 //! (`nn.Unfold`): each column element copies the image element at that
 //! position, zero in the padding.
 
-use aten_core::native::col2im_meta;
+use aten_core::meta::col2im_meta;
 use aten_core::Tensor;
 use c10_core::{Error, Numeric, Result, ScalarType};
 

@@ -5,7 +5,7 @@
 //! `compute_mode` asking for it (or more than 25 rows by default) uses
 //! PyTorch's matrix-product form, `sqrt(max(|x|^2 - 2 x.y + |y|^2, 0))`.
 
-use aten_core::native::{cdist_forward_meta, pdist_forward_meta};
+use aten_core::meta::{cdist_forward_meta, pdist_forward_meta};
 use aten_core::Tensor;
 use c10_core::{Error, Numeric, Result};
 

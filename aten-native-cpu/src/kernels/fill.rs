@@ -2,9 +2,8 @@
 //! `zero_`, the range factories' out kernels (`arange`, `linspace`, `eye`)
 //! and the random fills (`uniform_`, `normal_`, `randperm`).
 
-use aten_core::native::{
-    arange_out_meta, check_normal_args, check_uniform_args, eye_out_meta, linspace_out_meta,
-};
+use aten_core::meta::random::{check_normal_args, check_uniform_args};
+use aten_core::meta::{arange_out_meta, eye_out_meta, linspace_out_meta};
 use aten_core::tensor_iterator::convert::copy_into;
 use aten_core::Tensor;
 use c10_core::{

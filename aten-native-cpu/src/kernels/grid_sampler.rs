@@ -6,7 +6,7 @@
 
 use std::ops::{Add, Div, Mul, Sub};
 
-use aten_core::native::grid_sampler_2d_meta;
+use aten_core::meta::grid_sampler_2d_meta;
 use aten_core::Tensor;
 use c10_core::{Error, Result, ScalarType};
 

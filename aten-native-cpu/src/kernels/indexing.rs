@@ -1,7 +1,8 @@
 //! `index_select` and `gather`'s impl: copies of the elements an index
 //! tensor picks.
 
-use aten_core::native::{index_select_meta, wrap_dim};
+use aten_core::meta::index_select_meta;
+use aten_core::native::wrap_dim;
 use aten_core::structured::MetaOutput;
 use aten_core::Tensor;
 use c10_core::tensor_impl::for_each_offset;

@@ -252,7 +252,7 @@ pub fn baddbmm_out(
 
 /// `dot(self, tensor)`: the inner product of two vectors.
 pub fn dot(self_: &Tensor, tensor: &Tensor) -> Result<Tensor> {
-    let out = aten_core::native::dot_meta(self_, tensor)?;
+    let out = aten_core::meta::dot_meta(self_, tensor)?;
     let n = self_.numel();
     if n == 0 || n != tensor.numel() {
         return Ok(out);

@@ -2,8 +2,10 @@
 //! products: `conv_shifted`), layer
 //! normalisation, the NLL and MSE losses and dropout.
 
+use aten_core::meta::convolution::conv2d_output;
 use aten_core::meta::loss::REDUCTION_NONE;
-use aten_core::native::{check_layer_norm_inputs, conv2d_output, native_dropout_meta};
+use aten_core::meta::native_dropout_meta;
+use aten_core::native::check_layer_norm_inputs;
 use aten_core::structured::MetaOutput;
 use aten_core::tensor_iterator::TensorIterator;
 use aten_core::{ops, Tensor};

@@ -81,7 +81,7 @@ structured_pad! {
 /// `reflection_pad2d(self, padding)` (not structured in PyTorch): a
 /// batched input's suggested memory format.
 pub fn reflection_pad2d_cpu(self_: &Tensor, padding: &[i64]) -> Result<Tensor> {
-    let out = aten_core::native::reflection_pad2d_meta(self_, padding)?;
+    let out = aten_core::meta::reflection_pad2d_meta(self_, padding)?;
     pad_into(
         &out,
         true,

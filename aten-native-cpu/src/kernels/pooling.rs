@@ -10,7 +10,7 @@
 //! and exactly for int64.
 
 use aten_core::meta::pooling::{Pool2d, Pool3d};
-use aten_core::native::{
+use aten_core::meta::{
     adaptive_avg_pool2d_backward_meta, adaptive_avg_pool2d_meta, adaptive_avg_pool3d_meta,
     max_pool3d_with_indices_meta,
 };

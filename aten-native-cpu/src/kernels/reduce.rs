@@ -15,7 +15,8 @@
 //! `linalg_vector_norm`, `norm`, `cumsum`, `_softmax`, `_log_softmax`) are
 //! impls: `aten_core::meta` made their output, which they fill.
 
-use aten_core::native::{make_dim_mask, make_dim_mask_with, prod_meta, var_correction_meta};
+use aten_core::meta::{prod_meta, var_correction_meta};
+use aten_core::native::{make_dim_mask, make_dim_mask_with};
 use aten_core::structured::{DeferredOutput, MetaOutput};
 use aten_core::tensor_iterator::convert::{to_dtype, to_dtype_if_needed};
 use aten_core::tensor_iterator::GRAIN_SIZE;

@@ -1,71 +1,19 @@
-//! Meta kernels of the backward operators whose Meta tensors PyTorch
-//! serves from Python (`embedding_dense_backward`,
-//! `native_layer_norm_backward`, `native_group_norm_backward`): each makes
-//! the checks of PyTorch's CPU kernel that need no data and returns the
-//! gradients as that kernel allocates them (sizes, dtypes, memory
-//! format), an undefined tensor where `output_mask` switches one off. The
-//! CPU kernels begin with these functions and fill what they return, so
-//! the two cannot disagree on a layout or an error.
+//! Meta kernels of the normalizations: the batch-norm forwards (their
+//! outputs as the CPU kernels allocate them) and the layer-norm and
+//! group-norm backwards, which return the gradients as PyTorch's CPU
+//! kernels allocate them (sizes, dtypes, memory format), an undefined
+//! tensor where `output_mask` switches one off.
 
-use c10_core::{Device, Error, MemoryFormat, Result, ScalarType, TensorBase};
+use c10_core::{Error, MemoryFormat, Result, ScalarType};
 
-use super::factories::strides_for;
-use super::nn::check_layer_norm_inputs;
-use crate::meta::{check_scalar_types, dtype_and_device, torch_check};
+use super::{dtype_and_device, new_output, torch_check};
+use crate::native::batch_norm::batch_norm_outputs;
+use crate::native::nn::check_layer_norm_inputs;
 use crate::Tensor;
-
-/// A new zero-filled tensor of `sizes` laid out in `format` on `device`.
-fn new_output(
-    sizes: &[i64],
-    format: MemoryFormat,
-    dtype: ScalarType,
-    device: Device,
-) -> Result<Tensor> {
-    let strides = strides_for(sizes, format)?;
-    Ok(Tensor::from(TensorBase::empty_strided(
-        sizes, &strides, dtype, device,
-    )?))
-}
 
 /// Whether gradient `i` of a `bool[3] output_mask` is asked for.
 fn wanted(output_mask: &[bool], i: usize) -> bool {
     output_mask.get(i).copied().unwrap_or(false)
-}
-
-/// `embedding_dense_backward(grad_output, indices, num_weights,
-/// padding_idx, scale_grad_by_freq)`: the weight's gradient,
-/// `[num_weights, grad_output.size(-1)]` in `grad_output`'s dtype, for
-/// int64 or int32 indices with one row of `grad_output` each.
-pub fn embedding_dense_backward_meta(
-    grad_output: &Tensor,
-    indices: &Tensor,
-    num_weights: i64,
-    _padding_idx: i64,
-    _scale_grad_by_freq: bool,
-) -> Result<Tensor> {
-    check_scalar_types(
-        indices,
-        (2, "indices"),
-        &[ScalarType::Long, ScalarType::Int],
-        "embedding_backward",
-    )?;
-    let (dtype, device) = dtype_and_device(grad_output)?;
-    let features = grad_output.size(-1)?;
-    let grad_weight = new_output(
-        &[num_weights, features],
-        MemoryFormat::Contiguous,
-        dtype,
-        device,
-    )?;
-    // `grad_.contiguous().view({indices.numel(), grad_.size(-1)})`.
-    let rows = indices.numel();
-    if rows.checked_mul(features) != Some(grad_output.numel()) {
-        return Err(Error::runtime(format!(
-            "shape '[{rows}, {features}]' is invalid for input of size {}",
-            grad_output.numel()
-        )));
-    }
-    Ok(grad_weight)
 }
 
 /// `native_layer_norm_backward(grad_out, input, normalized_shape, mean,
@@ -186,4 +134,57 @@ pub fn native_group_norm_backward_meta(
         Tensor::undefined()
     };
     Ok((grad_input, param(1)?, param(2)?))
+}
+
+/// `_native_batch_norm_legit` on Meta: the checks and outputs; the running
+/// statistics are not touched.
+#[allow(clippy::too_many_arguments)]
+pub fn batch_norm_legit_meta(
+    input: &Tensor,
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    running_mean: &Tensor,
+    running_var: &Tensor,
+    training: bool,
+    _momentum: f64,
+    _eps: f64,
+) -> Result<(Tensor, Tensor, Tensor)> {
+    let o = batch_norm_outputs(
+        input,
+        weight,
+        bias,
+        Some(running_mean),
+        Some(running_var),
+        training,
+    )?;
+    Ok((o.output, o.save_mean, o.save_invstd))
+}
+
+/// `native_batch_norm` on Meta: the checks and outputs.
+#[allow(clippy::too_many_arguments)]
+pub fn native_batch_norm_meta(
+    input: &Tensor,
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    running_mean: Option<&Tensor>,
+    running_var: Option<&Tensor>,
+    training: bool,
+    _momentum: f64,
+    _eps: f64,
+) -> Result<(Tensor, Tensor, Tensor)> {
+    let o = batch_norm_outputs(input, weight, bias, running_mean, running_var, training)?;
+    Ok((o.output, o.save_mean, o.save_invstd))
+}
+
+/// `_native_batch_norm_legit.no_stats` on Meta.
+pub fn batch_norm_legit_no_stats_meta(
+    input: &Tensor,
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    training: bool,
+    _momentum: f64,
+    _eps: f64,
+) -> Result<(Tensor, Tensor, Tensor)> {
+    let o = batch_norm_outputs(input, weight, bias, None, None, training)?;
+    Ok((o.output, o.save_mean, o.save_invstd))
 }
