@@ -215,6 +215,8 @@ fn scalar<'n>(
     text
 }
 
+/// One entry: its schema (`name:`), then its `dispatch:`,
+/// `output_differentiability:` and formula keys.
 fn parse_entry(
     node: &Node<'_>,
     file: &Location,
@@ -228,22 +230,7 @@ fn parse_entry(
         ));
         return None;
     };
-    let name = fields.iter().find(|(k, _)| k.as_str() == Some("name"));
-    let Some((_, name)) = name else {
-        errors.push(YamlError::new(at, "entry without 'name'"));
-        return None;
-    };
-    let text = scalar(name, "name", file, errors)?;
-    let schema = match FunctionSchema::parse(text) {
-        Ok(s) => s,
-        Err(e) => {
-            errors.push(YamlError::new(
-                file.at_line(name.line()),
-                format!("name: {}", e.message().trim()),
-            ));
-            return None;
-        }
-    };
+    let schema = parse_name(fields, &at, file, errors)?;
     let mut entry = DerivativeEntry {
         schema,
         location: at,
@@ -258,51 +245,13 @@ fn parse_entry(
         match k {
             "name" => {}
             "dispatch" => {
-                let Some(keys) = value.as_mapping() else {
-                    errors.push(YamlError::new(
-                        file.at_line(value.line()),
-                        "dispatch: expected a mapping of autograd keys",
-                    ));
-                    continue;
-                };
-                for (dk, formulas) in keys {
-                    let Some(dk) = scalar(dk, "dispatch key", file, errors) else {
-                        continue;
-                    };
-                    let pairs = formulas.as_mapping().unwrap_or_default();
-                    if let Some(f) = parse_formulas(&entry.schema, pairs, file, errors) {
-                        entry.dispatch.push((dk.to_string(), f));
-                    }
-                }
+                let keys = parse_dispatch(&entry.schema, value, file, errors);
+                entry.dispatch.extend(keys);
             }
             "output_differentiability" => {
-                let flags: Option<Vec<Differentiable>> = value.as_sequence().and_then(|items| {
-                    items
-                        .iter()
-                        .map(|n| match (n.as_bool(), n.as_str()) {
-                            (Some(true), _) => Some(Differentiable::Yes),
-                            (Some(false), _) => Some(Differentiable::No),
-                            (None, Some(c)) => Some(Differentiable::When(c.to_string())),
-                            (None, None) => None,
-                        })
-                        .collect()
-                });
-                match flags {
-                    Some(f) if f.len() == entry.schema.returns().len() => {
-                        entry.output_differentiability = Some(f)
-                    }
-                    Some(f) => errors.push(YamlError::new(
-                        file.at_line(value.line()),
-                        format!(
-                            "output_differentiability: {} flags for {} outputs",
-                            f.len(),
-                            entry.schema.returns().len()
-                        ),
-                    )),
-                    None => errors.push(YamlError::new(
-                        file.at_line(value.line()),
-                        "output_differentiability: expected a list of booleans or conditions",
-                    )),
+                let flags = parse_output_differentiability(&entry.schema, value, file, errors);
+                if flags.is_some() {
+                    entry.output_differentiability = flags;
                 }
             }
             _ => defaults.push((key.clone(), value.clone())),
@@ -319,6 +268,94 @@ fn parse_entry(
         entry.dispatch.push(("Default".to_string(), f));
     }
     Some(entry)
+}
+
+/// The schema of an entry's `name:` (the entry starts at `at`).
+fn parse_name(
+    fields: &[(Node<'_>, Node<'_>)],
+    at: &Location,
+    file: &Location,
+    errors: &mut Vec<YamlError>,
+) -> Option<FunctionSchema> {
+    let name = fields.iter().find(|(k, _)| k.as_str() == Some("name"));
+    let Some((_, name)) = name else {
+        errors.push(YamlError::new(at.clone(), "entry without 'name'"));
+        return None;
+    };
+    let text = scalar(name, "name", file, errors)?;
+    match FunctionSchema::parse(text) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            errors.push(YamlError::new(
+                file.at_line(name.line()),
+                format!("name: {}", e.message().trim()),
+            ));
+            None
+        }
+    }
+}
+
+/// The formulas per autograd key of a `dispatch:` mapping, in file order.
+fn parse_dispatch(
+    schema: &FunctionSchema,
+    value: &Node<'_>,
+    file: &Location,
+    errors: &mut Vec<YamlError>,
+) -> Vec<(String, Formulas)> {
+    let Some(keys) = value.as_mapping() else {
+        errors.push(YamlError::new(
+            file.at_line(value.line()),
+            "dispatch: expected a mapping of autograd keys",
+        ));
+        return Vec::new();
+    };
+    let mut dispatch = Vec::new();
+    for (dk, formulas) in keys {
+        let Some(dk) = scalar(dk, "dispatch key", file, errors) else {
+            continue;
+        };
+        let pairs = formulas.as_mapping().unwrap_or_default();
+        if let Some(f) = parse_formulas(schema, pairs, file, errors) {
+            dispatch.push((dk.to_string(), f));
+        }
+    }
+    dispatch
+}
+
+/// The flags of `output_differentiability:`, one per return.
+fn parse_output_differentiability(
+    schema: &FunctionSchema,
+    value: &Node<'_>,
+    file: &Location,
+    errors: &mut Vec<YamlError>,
+) -> Option<Vec<Differentiable>> {
+    let flags: Option<Vec<Differentiable>> = value.as_sequence().and_then(|items| {
+        items
+            .iter()
+            .map(|n| match (n.as_bool(), n.as_str()) {
+                (Some(true), _) => Some(Differentiable::Yes),
+                (Some(false), _) => Some(Differentiable::No),
+                (None, Some(c)) => Some(Differentiable::When(c.to_string())),
+                (None, None) => None,
+            })
+            .collect()
+    });
+    match flags {
+        Some(f) if f.len() == schema.returns().len() => return Some(f),
+        Some(f) => errors.push(YamlError::new(
+            file.at_line(value.line()),
+            format!(
+                "output_differentiability: {} flags for {} outputs",
+                f.len(),
+                schema.returns().len()
+            ),
+        )),
+        None => errors.push(YamlError::new(
+            file.at_line(value.line()),
+            "output_differentiability: expected a list of booleans or conditions",
+        )),
+    }
+    None
 }
 
 /// The names a formula may be keyed by as outputs: the returns' names, or

@@ -174,101 +174,141 @@ fn check_schema(
     args: &Arguments<'_>,
     kind: SchemaKind,
 ) {
-    let returns = func.returns();
-    for (arg, ret) in args.out().iter().zip(returns) {
-        if arg.alias_info() != ret.alias_info() {
-            c.error(
-                line,
+    let mut rules = SchemaRules {
+        c,
+        line,
+        func,
+        args,
+    };
+    rules.out_arguments_are_returned();
+    rules.mutable_returns_are_aliased();
+    rules.out_arguments_match_returns();
+    if base_name.is_inplace() {
+        rules.inplace_returns_self();
+    }
+    rules.functional_markers(kind);
+}
+
+/// One schema under the rules of `__post_init__`: the schema, its
+/// arguments, and where a broken rule is reported.
+struct SchemaRules<'r, 'c, 'a> {
+    c: &'r mut Checker<'c>,
+    line: u32,
+    func: &'r FunctionSchema,
+    args: &'r Arguments<'a>,
+}
+
+impl SchemaRules<'_, '_, '_> {
+    /// Reports a broken rule at the `func:` line.
+    fn error(&mut self, message: impl Into<String>) {
+        self.c.error(self.line, message);
+    }
+
+    /// The ith out argument is the ith return (the same alias).
+    fn out_arguments_are_returned(&mut self) {
+        let returns = self.func.returns();
+        if self
+            .args
+            .out()
+            .iter()
+            .zip(returns)
+            .any(|(arg, ret)| arg.alias_info() != ret.alias_info())
+        {
+            self.error(
                 "Out arguments must have matching return Tensor; furthermore, the ith-argument needs to correspond to the ith return",
             );
-            break;
         }
     }
-    let returned = |a: &Argument| returns.iter().any(|r| r.alias_info() == a.alias_info());
-    if args
-        .post_self_positional()
-        .iter()
-        .any(|a| a.is_write() && returned(a))
-    {
-        c.error(
-            line,
-            format!("If you have a schema with mutable positional args, we expect them to not be returned. schema: {func}"),
-        );
+
+    /// Mutable positional arguments are not returned; returns are all
+    /// mutable or all immutable, and mutable ones alias `out` or `self`.
+    fn mutable_returns_are_aliased(&mut self) {
+        let (func, args) = (self.func, self.args);
+        let returns = func.returns();
+        let returned = |a: &Argument| returns.iter().any(|r| r.alias_info() == a.alias_info());
+        if args
+            .post_self_positional()
+            .iter()
+            .any(|a| a.is_write() && returned(a))
+        {
+            self.error(format!("If you have a schema with mutable positional args, we expect them to not be returned. schema: {func}"));
+        }
+        let mutable_returns = returns.iter().filter(|r| r.is_write()).count();
+        if mutable_returns > 0 && mutable_returns < returns.len() {
+            self.error(format!("NativeFunctions must have either only mutable returns, or only immutable returns. Found: {func}"));
+        }
+        let out_or_self: Vec<&Argument> = args.out().iter().chain(args.self_arg()).collect();
+        if returns
+            .iter()
+            .filter(|r| r.is_write())
+            .any(|r| !out_or_self.iter().any(|a| a.alias_info() == r.alias_info()))
+        {
+            self.error(
+                "All mutable returns must be aliased either to a keyword argument, or to \"self\". Did you forget to mark an out argument as keyword-only?",
+            );
+        }
     }
-    let mutable_returns = returns.iter().filter(|r| r.is_write()).count();
-    if mutable_returns > 0 && mutable_returns < returns.len() {
-        c.error(
-            line,
-            format!("NativeFunctions must have either only mutable returns, or only immutable returns. Found: {func}"),
-        );
-    }
-    let out_or_self: Vec<&Argument> = args.out().iter().chain(args.self_arg()).collect();
-    if returns
-        .iter()
-        .filter(|r| r.is_write())
-        .any(|r| !out_or_self.iter().any(|a| a.alias_info() == r.alias_info()))
-    {
-        c.error(
-            line,
-            "All mutable returns must be aliased either to a keyword argument, or to \"self\". Did you forget to mark an out argument as keyword-only?",
-        );
-    }
-    if !args.out().is_empty() {
-        if args.out().iter().any(|a| *a.real_type() != Type::Tensor) {
+
+    /// As many returns as out tensors (`_scratch_` ones aside), none for
+    /// out tensor lists.
+    fn out_arguments_match_returns(&mut self) {
+        let (out, returns) = (self.args.out(), self.func.returns());
+        if out.is_empty() {
+            return;
+        }
+        if out.iter().any(|a| *a.real_type() != Type::Tensor) {
             if !returns.is_empty() {
-                c.error(
-                    line,
+                self.error(
                     "out= ops that accept tensor lists as out arguments are expected to have no return type (since you can't do method chaining on them)",
                 );
             }
         } else {
-            let counted = args
-                .out()
+            let counted = out
                 .iter()
                 .filter(|a| !a.name().starts_with("_scratch_"))
                 .count();
             if counted != returns.len() {
-                c.error(
-                    line,
+                self.error(
                     "Must return as many arguments as there are out arguments, or no return at all",
                 );
             }
         }
     }
-    if base_name.is_inplace() {
-        match args.self_arg() {
+
+    /// An in-place function writes `self` and returns it (a `Tensor`
+    /// self) or nothing.
+    fn inplace_returns_self(&mut self) {
+        let returns = self.func.returns();
+        match self.args.self_arg() {
             Some(s) if s.is_write() => {
                 if *s.real_type() == Type::Tensor {
                     if !(returns.len() == 1 && returns[0].alias_info() == s.alias_info()) {
-                        c.error(
-                            line,
+                        self.error(
                             "in-place functions with a Tensor self must return self (Tensor(a!))",
                         );
                     }
                 } else if !returns.is_empty() {
-                    c.error(
-                        line,
+                    self.error(
                         "in-place functions whose self is not a Tensor must return nothing",
                     );
                 }
             }
-            _ => c.error(
-                line,
+            _ => self.error(
                 "in-place functions (name ending in '_') must take a mutable self argument (Tensor(a!) self)",
             ),
         }
     }
-    if args.tensor_options().is_some() && kind != SchemaKind::Functional {
-        c.error(
-            line,
-            format!("Found an operator that is not functional or out variant, but has tensor options arguments. This is not allowed- tensor options arguments are only allowed for factory functions. schema: {func}"),
-        );
-    }
-    if func.overload_name().contains("functional") && kind != SchemaKind::Functional {
-        c.error(
-            line,
-            format!("Found an operator that is not functional, but its overload contains the string 'functional'. This is a special keyword in the codegen, please use a different overload name. schema: {func}"),
-        );
+
+    /// `TensorOptions` arguments and a `functional` overload name belong
+    /// to functional operators.
+    fn functional_markers(&mut self, kind: SchemaKind) {
+        let func = self.func;
+        if self.args.tensor_options().is_some() && kind != SchemaKind::Functional {
+            self.error(format!("Found an operator that is not functional or out variant, but has tensor options arguments. This is not allowed- tensor options arguments are only allowed for factory functions. schema: {func}"));
+        }
+        if func.overload_name().contains("functional") && kind != SchemaKind::Functional {
+            self.error(format!("Found an operator that is not functional, but its overload contains the string 'functional'. This is a special keyword in the codegen, please use a different overload name. schema: {func}"));
+        }
     }
 }
 

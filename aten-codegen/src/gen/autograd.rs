@@ -531,6 +531,9 @@ fn render_impls(ns: &str, key: &str, impls: &[(String, String)]) -> String {
     out
 }
 
+/// What one operator contributes: its backward node, its Autograd kernel
+/// and the name it is registered under, and its ADInplaceOrView kernel
+/// (code and name) if it has one.
 struct RenderedOp {
     node_code: String,
     kernel: String,
@@ -539,346 +542,549 @@ struct RenderedOp {
     view_kernel: Option<(String, String)>,
 }
 
+/// Renders the backward node and the kernels of one operator.
 fn render_op(
     schema: &FunctionSchema,
     derivatives: &Derivatives,
     node_names: &HashMap<String, String>,
 ) -> Result<RenderedOp, String> {
-    let args: Vec<Arg> = schema
-        .arguments()
-        .iter()
-        .map(Arg::new)
-        .collect::<Result<_, _>>()?;
-    let ret_type = returns_type(schema.returns())?;
-    let base = base_name(schema);
-    let overload = schema.overload_name();
-    let fname = function_name(base, overload);
-    let handle = format!("ops::{}", with_suffix(&fname, "op"));
-    let registered = entry_name(base, overload);
-    let inplace = is_inplace(schema);
-    let is_out = args.iter().any(|a| a.is_out);
-    let is_view = !schema.is_mutable()
-        && args.iter().any(|a| a.is_view_base)
-        && !NOT_VIEWS.contains(&base_name(schema));
-    let params: String = args
-        .iter()
-        .map(|a| format!(", {}: {}", a.name, a.rust_type))
-        .collect();
-    let pass: String = args.iter().map(|a| format!("{}, ", a.pass())).collect();
-    // Only values come out (`_local_scalar_dense`'s `Scalar`): there is
-    // nothing to record a gradient for.
-    let values_only = !schema.returns().is_empty()
-        && schema.returns().iter().all(|r| {
-            let t = r.real_type();
-            *t != Type::Tensor
-                && t.list_element() != Some(&Type::Tensor)
-                && t.optional_element() != Some(&Type::Tensor)
-        });
-    let outs = if is_out || values_only || schema.returns().is_empty() {
+    let op = OpKernels::new(schema)?;
+    // Only operators with tensor results record a node: not out=
+    // operators, nor those returning values (or nothing).
+    let outs = if op.is_out || op.values_only || schema.returns().is_empty() {
         None
     } else {
         Some(outputs(schema)?)
     };
+    let view_kernel = op.view_kernel()?;
+    let (node_code, kernel) = match outs {
+        _ if op.is_out => (String::new(), op.out_kernel()),
+        None => (String::new(), op.passthrough_kernel()),
+        Some(outs) => {
+            let resolved = op.resolve_entry(derivatives, node_names)?;
+            op.recording_kernel(resolved.as_ref(), &outs)?
+        }
+    };
+    Ok(RenderedOp {
+        node_code,
+        kernel,
+        kernel_name: op.kernel_name(),
+        registered: op.registered,
+        view_kernel,
+    })
+}
 
-    // The ADInplaceOrView kernel of in-place, out= and view operators
-    // (torchgen's; a functional operator that writes some of its
-    // arguments, such as `_native_batch_norm_legit`, gets none).
-    let view_kernel = if (inplace && schema.is_mutable()) || is_out || is_view {
-        let name = with_suffix(&fname, "ad_inplace_or_view");
-        let mut after = String::new();
-        for a in args.iter().filter(|a| a.is_write) {
+/// An iterator of `Option<&Tensor>` over the tensors of `args`.
+fn tensors_of(args: &[&Arg]) -> String {
+    let mut e = "std::iter::empty::<Option<&Tensor>>()".to_string();
+    for a in args {
+        let _ = write!(e, ".chain({})", a.tensors_iter());
+    }
+    e
+}
+
+/// Whether some of `args` requires grad: their `requires_grad`, which the
+/// kernels test before grad mode (a thread-local read only when some
+/// argument requires grad).
+fn any_requires_grad(args: &[&Arg]) -> String {
+    let flags: Vec<String> = args.iter().map(|a| a.requires_grad_expr()).collect();
+    if flags.is_empty() {
+        "false".into()
+    } else {
+        flags.join(" || ")
+    }
+}
+
+/// One operator whose kernels are being rendered: its schema, its
+/// arguments, and what every kernel of it uses.
+struct OpKernels<'a> {
+    schema: &'a FunctionSchema,
+    args: Vec<Arg>,
+    /// The typed API's return type.
+    ret_type: String,
+    /// The base name (`add_`).
+    base: &'a str,
+    /// The typed API's function name (`add_tensor_`).
+    fname: String,
+    /// The name the kernels are registered under (`add_.Tensor`).
+    registered: String,
+    /// `, NAME: TYPE` per argument: the kernels' parameters.
+    params: String,
+    /// `NAME, ` per argument: the arguments of a redispatch.
+    pass: String,
+    inplace: bool,
+    is_out: bool,
+    /// A view operator (its result aliases an argument).
+    is_view: bool,
+    /// Only values come out (`_local_scalar_dense`'s `Scalar`): there is
+    /// nothing to record a gradient for.
+    values_only: bool,
+}
+
+impl<'a> OpKernels<'a> {
+    /// The kernels' context of the operator of `schema`.
+    fn new(schema: &'a FunctionSchema) -> Result<OpKernels<'a>, String> {
+        let args: Vec<Arg> = schema
+            .arguments()
+            .iter()
+            .map(Arg::new)
+            .collect::<Result<_, _>>()?;
+        let ret_type = returns_type(schema.returns())?;
+        let base = base_name(schema);
+        let overload = schema.overload_name();
+        let is_view = !schema.is_mutable()
+            && args.iter().any(|a| a.is_view_base)
+            && !NOT_VIEWS.contains(&base);
+        let values_only = !schema.returns().is_empty()
+            && schema.returns().iter().all(|r| {
+                let t = r.real_type();
+                *t != Type::Tensor
+                    && t.list_element() != Some(&Type::Tensor)
+                    && t.optional_element() != Some(&Type::Tensor)
+            });
+        Ok(OpKernels {
+            fname: function_name(base, overload),
+            registered: entry_name(base, overload),
+            params: args
+                .iter()
+                .map(|a| format!(", {}: {}", a.name, a.rust_type))
+                .collect(),
+            pass: args.iter().map(|a| format!("{}, ", a.pass())).collect(),
+            inplace: is_inplace(schema),
+            is_out: args.iter().any(|a| a.is_out),
+            schema,
+            args,
+            ret_type,
+            base,
+            is_view,
+            values_only,
+        })
+    }
+
+    /// The Autograd kernel's name.
+    fn kernel_name(&self) -> String {
+        with_suffix(&self.fname, "autograd")
+    }
+
+    /// The tensor arguments that are not out arguments.
+    fn inputs(&self) -> Vec<&Arg> {
+        self.args
+            .iter()
+            .filter(|a| a.is_tensor() && !a.is_out)
+            .collect()
+    }
+
+    /// `NAME(ks: DispatchKeySet, PARAMS) -> Result<RET>`: a kernel's
+    /// signature.
+    fn signature(&self, name: &str) -> String {
+        format!(
+            "{name}(ks: DispatchKeySet{}) -> Result<{}>",
+            self.params, self.ret_type
+        )
+    }
+
+    /// A kernel documented as the `what` of the schema, with attributes
+    /// `attrs` and the lines of `body`.
+    fn kernel(&self, what: &str, attrs: &str, name: &str, body: &str) -> String {
+        format!(
+            "/// {what} of `{}`.\n{attrs}pub fn {} {{\n{body}}}\n\n",
+            self.schema,
+            self.signature(name)
+        )
+    }
+
+    /// The call below the keys of `keyset` (a block).
+    fn redispatch(&self, keyset: &str) -> String {
+        format!(
+            "{{\n\
+             \x20       let _guard = AutoDispatchBelowADInplaceOrView::new();\n\
+             \x20       ops::{}()?.redispatch(ks.intersection({keyset}), ({}))?\n\
+             \x20   }}",
+            with_suffix(&self.fname, "op"),
+            self.pass
+        )
+    }
+
+    /// The ADInplaceOrView kernel of in-place, out= and view operators
+    /// (torchgen's; a functional operator that writes some of its
+    /// arguments, such as `_native_batch_norm_legit`, gets none), and its
+    /// name.
+    fn view_kernel(&self) -> Result<Option<(String, String)>, String> {
+        if !((self.inplace && self.schema.is_mutable()) || self.is_out || self.is_view) {
+            return Ok(None);
+        }
+        let name = with_suffix(&self.fname, "ad_inplace_or_view");
+        let body = format!(
+            "    let result = {};\n{}{}    Ok(result)\n",
+            self.redispatch("AFTER_AD_INPLACE_OR_VIEW_KEYSET"),
+            self.version_bumps(),
+            self.view_links()?
+        );
+        let kernel = self.kernel("ADInplaceOrView kernel", "", &name, &body);
+        Ok(Some((kernel, name)))
+    }
+
+    /// Bumps the version of each argument the operator writes.
+    fn version_bumps(&self) -> String {
+        let mut bumps = String::new();
+        for a in self.args.iter().filter(|a| a.is_write) {
+            let n = &a.name;
             match a.kind {
                 ArgKind::Tensor => {
-                    let _ = writeln!(after, "    record::increment_version({})?;", a.name);
+                    let _ = writeln!(bumps, "    record::increment_version({n})?;");
                 }
                 ArgKind::OptTensor => {
                     let _ = writeln!(
-                        after,
-                        "    if let Some(t) = {} {{ record::increment_version(t)?; }}",
-                        a.name
+                        bumps,
+                        "    if let Some(t) = {n} {{ record::increment_version(t)?; }}"
                     );
                 }
                 ArgKind::TensorList => {
                     let _ = writeln!(
-                        after,
-                        "    for t in {} {{ record::increment_version(t)?; }}",
-                        a.name
+                        bumps,
+                        "    for t in {n} {{ record::increment_version(t)?; }}"
                     );
                 }
                 ArgKind::Other => {}
             }
         }
-        if is_view {
-            let base_arg = args
-                .iter()
-                .find(|a| a.is_view_base && a.kind == ArgKind::Tensor)
-                .ok_or("a view operator without a Tensor base")?;
-            let returns_list = schema.returns().len() == 1
-                && matches!(schema.returns()[0].real_type(), Type::List(_));
-            if returns_list {
-                let _ = writeln!(
-                    after,
-                    "    for v in &result {{ crate::view::as_view({}, v)?; }}",
-                    base_arg.name
-                );
-            } else if schema.returns().len() == 1 {
-                let _ = writeln!(
-                    after,
-                    "    crate::view::as_view({}, &result)?;",
-                    base_arg.name
-                );
-            }
-        }
-        let kernel = format!(
-            "/// ADInplaceOrView kernel of `{schema}`.\n\
-             pub fn {name}(ks: DispatchKeySet{params}) -> Result<{ret_type}> {{\n\
-             \x20   let result = {{\n\
-             \x20       let _guard = AutoDispatchBelowADInplaceOrView::new();\n\
-             \x20       {handle}()?.redispatch(ks.intersection(AFTER_AD_INPLACE_OR_VIEW_KEYSET), ({pass}))?\n\
-             \x20   }};\n{after}\
-             \x20   Ok(result)\n}}\n\n"
-        );
-        Some((kernel, name))
-    } else {
-        None
-    };
+        bumps
+    }
 
-    let kernel_name = with_suffix(&fname, "autograd");
-    let redispatch = format!(
-        "{{\n\
-         \x20       let _guard = AutoDispatchBelowADInplaceOrView::new();\n\
-         \x20       {handle}()?.redispatch(ks.intersection(AFTER_AUTOGRAD_KEYSET), ({pass}))?\n\
-         \x20   }}"
-    );
-    let doc = format!("/// Autograd kernel of `{schema}`.\n");
-    let inputs: Vec<&Arg> = args.iter().filter(|a| a.is_tensor() && !a.is_out).collect();
-    let requires_expr = |list: &[&Arg]| -> String {
-        let mut e = "std::iter::empty::<Option<&Tensor>>()".to_string();
-        for a in list {
-            let _ = write!(e, ".chain({})", a.tensors_iter());
+    /// Makes a view operator's results views of its base.
+    fn view_links(&self) -> Result<String, String> {
+        let mut links = String::new();
+        if !self.is_view {
+            return Ok(links);
         }
-        e
-    };
-    // `requires_grad` of the arguments, then grad mode (a thread-local read
-    // only when some argument requires grad).
-    let requires_flags = |list: &[&Arg]| -> String {
-        let flags: Vec<String> = list.iter().map(|a| a.requires_grad_expr()).collect();
-        if flags.is_empty() {
-            "false".into()
-        } else {
-            flags.join(" || ")
+        let base_arg = self
+            .args
+            .iter()
+            .find(|a| a.is_view_base && a.kind == ArgKind::Tensor)
+            .ok_or("a view operator without a Tensor base")?;
+        let returns = self.schema.returns();
+        if returns.len() == 1 && matches!(returns[0].real_type(), Type::List(_)) {
+            let _ = writeln!(
+                links,
+                "    for v in &result {{ crate::view::as_view({}, v)?; }}",
+                base_arg.name
+            );
+        } else if returns.len() == 1 {
+            let _ = writeln!(
+                links,
+                "    crate::view::as_view({}, &result)?;",
+                base_arg.name
+            );
         }
-    };
+        Ok(links)
+    }
 
-    // out= operators: refuse inputs and outputs that require grad.
-    if is_out {
-        let outs_args: Vec<&Arg> = args.iter().filter(|a| a.is_out && a.is_tensor()).collect();
-        let name = base;
-        let kernel = format!(
-            "{doc}pub fn {kernel_name}(ks: DispatchKeySet{params}) -> Result<{ret_type}> {{\n\
-             \x20   if record::grad_mode_and({}) {{\n\
-             \x20       return Err(record::out_requires_grad_error({name:?}));\n\
+    /// The Autograd kernel of an out= operator: it refuses inputs and
+    /// outputs that require grad.
+    fn out_kernel(&self) -> String {
+        let outs = self.args.iter().filter(|a| a.is_out && a.is_tensor());
+        let checked: Vec<&Arg> = self.inputs().into_iter().chain(outs).collect();
+        let body = format!(
+            "    if record::grad_mode_and({}) {{\n\
+             \x20       return Err(record::out_requires_grad_error({:?}));\n\
              \x20   }}\n\
-             \x20   Ok({redispatch})\n}}\n\n",
-            requires_flags(&inputs.iter().chain(&outs_args).copied().collect::<Vec<_>>()),
+             \x20   Ok({})\n",
+            any_requires_grad(&checked),
+            self.base,
+            self.redispatch("AFTER_AUTOGRAD_KEYSET")
         );
-        return Ok(RenderedOp {
-            node_code: String::new(),
-            kernel,
-            kernel_name,
-            registered,
-            view_kernel,
-        });
+        self.kernel("Autograd kernel", "", &self.kernel_name(), &body)
     }
-    // Only values come out, or nothing (`_assert_scalar`): the call goes
-    // below autograd as it is, as torchgen's VariableType kernels do.
-    if values_only || schema.returns().is_empty() {
-        let body = if schema.returns().is_empty() {
-            format!("    {redispatch};\n    Ok(())")
+
+    /// The Autograd kernel of an operator that returns only values, or
+    /// nothing (`_assert_scalar`): the call goes below autograd as it is,
+    /// as torchgen's VariableType kernels do.
+    fn passthrough_kernel(&self) -> String {
+        let redispatch = self.redispatch("AFTER_AUTOGRAD_KEYSET");
+        let body = if self.schema.returns().is_empty() {
+            format!("    {redispatch};\n    Ok(())\n")
         } else {
-            format!("    Ok({redispatch})")
+            format!("    Ok({redispatch})\n")
         };
-        let kernel = format!(
-            "{doc}pub fn {kernel_name}(ks: DispatchKeySet{params}) -> Result<{ret_type}> {{\n{body}\n}}\n\n"
-        );
-        return Ok(RenderedOp {
-            node_code: String::new(),
-            kernel,
-            kernel_name,
-            registered,
-            view_kernel,
+        self.kernel("Autograd kernel", "", &self.kernel_name(), &body)
+    }
+
+    /// The operator's derivatives entry (its own, or for an in-place
+    /// operator its functional twin's), resolved against its schema.
+    fn resolve_entry(
+        &self,
+        derivatives: &Derivatives,
+        node_names: &HashMap<String, String>,
+    ) -> Result<Option<Resolved>, String> {
+        let overload = self.schema.overload_name();
+        let own = derivatives.get(&self.registered);
+        let entry = own.or_else(|| {
+            self.inplace
+                .then(|| derivatives.get(&entry_name(self.base.trim_end_matches('_'), overload)))
+                .flatten()
         });
+        let Some(e) = entry else {
+            return Ok(None);
+        };
+        let key = entry_name(base_name(e.schema()), e.schema().overload_name());
+        let node = node_names.get(&key).cloned().unwrap_or_default();
+        let (theirs, ours) = (e.schema().arguments(), self.schema.arguments());
+        if theirs.len() != ours.len() || theirs.iter().zip(ours).any(|(a, b)| a.name() != b.name())
+        {
+            return Err(format!(
+                "the derivatives entry's schema does not match: {}",
+                e.schema()
+            ));
+        }
+        resolve(e, node, &self.args, self.schema.returns().len()).map(Some)
     }
-    let Some(outs) = outs else {
-        return Err("an operator without tensor results reached the differentiable path".into());
-    };
 
-    // The entry: the operator's own, or for an in-place operator its
-    // functional twin's.
-    let own = derivatives.get(&registered);
-    let entry = own.or_else(|| {
-        inplace
-            .then(|| derivatives.get(&entry_name(base.trim_end_matches('_'), overload)))
-            .flatten()
-    });
-    let resolved = match entry {
-        Some(e) => {
-            let key = entry_name(base_name(e.schema()), e.schema().overload_name());
-            let node = node_names.get(&key).cloned().unwrap_or_default();
-            if e.schema().arguments().len() != schema.arguments().len()
-                || e.schema()
-                    .arguments()
-                    .iter()
-                    .zip(schema.arguments())
-                    .any(|(a, b)| a.name() != b.name())
-            {
-                return Err(format!(
-                    "the derivatives entry's schema does not match: {}",
-                    e.schema()
-                ));
+    /// The Autograd kernel of an operator with tensor results, and the
+    /// code of its backward node (empty when it records none).
+    fn recording_kernel(
+        &self,
+        resolved: Option<&Resolved>,
+        outs: &Outputs,
+    ) -> Result<(String, String), String> {
+        let redispatch = self.redispatch("AFTER_AUTOGRAD_KEYSET");
+        let pre = self.record_prelude(&redispatch);
+        let undifferentiable = DONT_REQUIRE_DERIVATIVE.contains(&self.base.trim_end_matches('_'));
+        let mut node_code = String::new();
+        let body = match resolved {
+            _ if undifferentiable && !self.inplace => format!("    Ok({redispatch})\n"),
+            _ if undifferentiable => format!("{pre}    Ok({redispatch})\n"),
+            Some(r) if r.output_differentiable.iter().all(|d| !d) => {
+                format!("{pre}    Ok({redispatch})\n")
             }
-            Some(resolve(e, node, &args, schema.returns().len())?)
-        }
-        None => None,
-    };
-
-    let mut pre = String::new();
-    let _ = writeln!(
-        pre,
-        "    let requires_grad = record::grad_mode_and({});",
-        requires_flags(&inputs)
-    );
-    // The fast path: nothing to record. The rest of the kernel is a
-    // function of its own, so that this part stays small enough to be
-    // inlined into the dispatcher's trampoline.
-    let record_name = with_suffix(&fname, "autograd_record");
-    let arg_names: String = args.iter().map(|a| format!(", {}", a.pass())).collect();
-    let _ = writeln!(
-        pre,
-        "    if !requires_grad {{\n        return Ok({redispatch});\n    }}\n    {record_name}(ks{arg_names})\n}}\n\n\
-         /// The recording part of [`{kernel_name}`]: some input requires grad.\n\
-         #[inline(never)]\n\
-         fn {record_name}(ks: DispatchKeySet{params}) -> Result<{ret_type}> {{"
-    );
-    if inplace {
-        let _ = writeln!(pre, "    crate::view::check_inplace(self_, true)?;");
+            Some(r) => {
+                let node = render_node(self, r, outs)?;
+                node_code = node.code;
+                let checks = self.non_differentiable_checks(r);
+                let diff: Vec<&Arg> = r.diff_inputs.iter().map(|&i| &self.args[i]).collect();
+                let mutability = if node.after.contains("grad_fn.") {
+                    "mut "
+                } else {
+                    ""
+                };
+                let grad_fn = format!("    let {mutability}grad_fn = {};\n", node.struct_init);
+                let record = record_around_call(&diff, &grad_fn, &redispatch, &node.after, outs);
+                format!("{pre}{checks}{record}")
+            }
+            None => format!("{pre}{}", self.record_not_implemented(outs, &redispatch)),
+        };
+        let kernel = self.kernel("Autograd kernel", "#[inline]\n", &self.kernel_name(), &body);
+        Ok((node_code, kernel))
     }
-    let mut node_code = String::new();
-    let undifferentiable = DONT_REQUIRE_DERIVATIVE.contains(&base.trim_end_matches('_'));
-    let body = match resolved {
-        _ if undifferentiable && !inplace => format!("    Ok({redispatch})\n"),
-        _ if undifferentiable => format!("{pre}    Ok({redispatch})\n"),
-        Some(r) if r.output_differentiable.iter().all(|d| !d) => {
-            format!("{pre}    Ok({redispatch})\n")
+
+    /// The kernel's fast path (nothing to record: the call alone), then
+    /// the head of the recording function it calls otherwise. That part
+    /// is a function of its own, so that the kernel stays small enough to
+    /// be inlined into the dispatcher's trampoline.
+    fn record_prelude(&self, redispatch: &str) -> String {
+        let mut pre = String::new();
+        let _ = writeln!(
+            pre,
+            "    let requires_grad = record::grad_mode_and({});",
+            any_requires_grad(&self.inputs())
+        );
+        let record_name = with_suffix(&self.fname, "autograd_record");
+        let arg_names: String = self
+            .args
+            .iter()
+            .map(|a| format!(", {}", a.pass()))
+            .collect();
+        let _ = writeln!(
+            pre,
+            "    if !requires_grad {{\n        return Ok({redispatch});\n    }}\n    {record_name}(ks{arg_names})\n}}\n\n\
+             /// The recording part of [`{}`]: some input requires grad.\n\
+             #[inline(never)]\n\
+             fn {} {{",
+            self.kernel_name(),
+            self.signature(&record_name)
+        );
+        if self.inplace {
+            let _ = writeln!(pre, "    crate::view::check_inplace(self_, true)?;");
         }
-        Some(r) => {
-            let (code, struct_init, after) = render_node(&r, &args, &outs, inplace, schema)?;
-            node_code = code;
-            let mut checks = String::new();
-            for &i in &r.non_differentiable {
-                let a = &args[i];
-                if a.kind == ArgKind::Tensor || a.kind == ArgKind::OptTensor {
-                    let t = if a.kind == ArgKind::Tensor {
-                        format!("Some({})", a.name)
-                    } else {
-                        a.name.clone()
-                    };
-                    let _ = writeln!(
-                        checks,
-                        "    record::check_no_requires_grad({t}, {:?}, {:?})?;",
-                        a.schema_name,
-                        base.trim_end_matches('_')
-                    );
-                }
-            }
-            let diff: Vec<&Arg> = r.diff_inputs.iter().map(|&i| &args[i]).collect();
-            let mutability = if after.contains("grad_fn.") {
-                "mut "
-            } else {
-                ""
+        pre
+    }
+
+    /// Checks that the tensors marked `non_differentiable` do not require
+    /// grad.
+    fn non_differentiable_checks(&self, r: &Resolved) -> String {
+        let mut checks = String::new();
+        for &i in &r.non_differentiable {
+            let a = &self.args[i];
+            let t = match a.kind {
+                ArgKind::Tensor => format!("Some({})", a.name),
+                ArgKind::OptTensor => a.name.clone(),
+                _ => continue,
             };
-            format!(
-                "{pre}{checks}\
-                 \x20   let edges = record::collect_next_edges({})?;\n\
-                 \x20   let seq = record::sequence_nr();\n\
-                 \x20   let {mutability}grad_fn = {struct_init};\n\
-                 \x20   let {} = {redispatch};\n\
-                 \x20   {{\n{after}\
-                 \x20   }}\n\
-                 \x20   Ok({})\n",
-                requires_expr(&diff),
-                outs.pattern,
-                outs.ret
-            )
+            let _ = writeln!(
+                checks,
+                "    record::check_no_requires_grad({t}, {:?}, {:?})?;",
+                a.schema_name,
+                self.base.trim_end_matches('_')
+            );
         }
-        None => {
-            // No formula: PyTorch's NotImplemented node.
-            let history = if inplace {
-                "        crate::view::rebase_history(self_, node)?;\n".to_string()
-            } else {
-                format!(
-                    "        record::set_history(&{}, &node, &[])?;\n",
-                    outs.list
-                )
-            };
-            format!(
-                "{pre}\
-                 \x20   let edges = record::collect_next_edges({})?;\n\
-                 \x20   let seq = record::sequence_nr();\n\
-                 \x20   let {} = {redispatch};\n\
-                 \x20   {{\n\
-                 \x20       let node = record::make_node(\"NotImplemented\", record::NotImplemented {{ name: {:?} }}, edges, &{}, seq);\n\
-                 {history}\
-                 \x20   }}\n\
-                 \x20   Ok({})\n",
-                requires_expr(&inputs),
-                outs.pattern,
-                base.trim_end_matches('_'),
-                outs.list,
-                outs.ret
-            )
+        checks
+    }
+
+    /// Records PyTorch's `NotImplemented` node (an operator without
+    /// formulas) around the call.
+    fn record_not_implemented(&self, outs: &Outputs, redispatch: &str) -> String {
+        let node = format!(
+            "        let node = record::make_node(\"NotImplemented\", record::NotImplemented {{ name: {:?} }}, edges, &{}, seq);\n",
+            self.base.trim_end_matches('_'),
+            outs.list
+        );
+        let after = node + &self.history(&outs.list, "[]");
+        record_around_call(&self.inputs(), "", redispatch, &after, outs)
+    }
+
+    /// Sets the history of the outputs (`outputs`, differentiable per
+    /// `flags`) to `node`, or for an in-place operator rebases `self`'s.
+    fn history(&self, outputs: &str, flags: &str) -> String {
+        if self.inplace {
+            "        crate::view::rebase_history(self_, node)?;\n".to_string()
+        } else {
+            format!("        record::set_history(&{outputs}, &node, &{flags})?;\n")
         }
-    };
-    let kernel = format!(
-        "{doc}#[inline]\npub fn {kernel_name}(ks: DispatchKeySet{params}) -> Result<{ret_type}> {{\n{body}}}\n\n"
-    );
-    Ok(RenderedOp {
-        node_code,
-        kernel,
-        kernel_name,
-        registered,
-        view_kernel,
-    })
+    }
 }
 
-/// The node struct and its `BackwardFunction` impl; the struct literal
-/// the kernel builds before the call; the code after the call that saves
-/// outputs and records the node.
-fn render_node(
-    r: &Resolved,
-    args: &[Arg],
+/// The recording around the call: the next edges of `edges_of`, the
+/// sequence number, `before` (statements), the call, then the statements
+/// `after` in a block, and the result.
+fn record_around_call(
+    edges_of: &[&Arg],
+    before: &str,
+    redispatch: &str,
+    after: &str,
     outs: &Outputs,
-    inplace: bool,
-    schema: &FunctionSchema,
-) -> Result<(String, String, String), String> {
-    let node = &r.node;
-    // Instances of one node type serve several operators (in-place twins):
-    // name the struct after the operator.
-    let struct_name = format!("{}{}", node, if inplace { "Inplace" } else { "" });
-    let mut fields = String::new();
-    let mut init = String::new();
-    let mut release = String::new();
-    let has_lists = r
-        .diff_inputs
-        .iter()
-        .any(|&i| args[i].kind == ArgKind::TensorList);
-    if has_lists {
-        fields.push_str("    pub(crate) ranges: Vec<std::ops::Range<usize>>,\n");
-        let lens: Vec<String> = r
+) -> String {
+    format!(
+        "    let edges = record::collect_next_edges({})?;\n\
+         \x20   let seq = record::sequence_nr();\n\
+         {before}\
+         \x20   let {} = {redispatch};\n\
+         \x20   {{\n{after}\
+         \x20   }}\n\
+         \x20   Ok({})\n",
+        tensors_of(edges_of),
+        outs.pattern,
+        outs.ret
+    )
+}
+
+/// A rendered backward node: the struct and its `BackwardFunction` impl;
+/// the struct literal the kernel builds before the call; the code after
+/// the call that saves outputs and records the node.
+struct RenderedNode {
+    code: String,
+    struct_init: String,
+    after: String,
+}
+
+/// The backward node of operator `op` for its formulas `r`.
+fn render_node(op: &OpKernels<'_>, r: &Resolved, outs: &Outputs) -> Result<RenderedNode, String> {
+    let mut node = NodeBuilder::new(op, r);
+    node.save_ranges();
+    for a in op.args.iter().filter(|a| !a.is_out) {
+        node.save_argument(a);
+        node.save_properties(a)?;
+    }
+    node.save_outputs(outs);
+    node.record(outs);
+    Ok(node.finish(outs))
+}
+
+/// A backward node being rendered: the operator, its formulas, and the
+/// node's pieces so far.
+struct NodeBuilder<'o, 'a> {
+    op: &'o OpKernels<'a>,
+    r: &'o Resolved,
+    /// Some differentiable input is a `Tensor[]`: the node keeps the range
+    /// of gradients of each input.
+    has_lists: bool,
+    /// The struct's fields.
+    fields: String,
+    /// The struct literal's fields.
+    init: String,
+    /// The body of `release_variables`.
+    release: String,
+    /// Per identifier a formula can name, its binding in `apply`.
+    binds: Vec<(String, String)>,
+    /// The code after the call.
+    after: String,
+}
+
+impl<'o, 'a> NodeBuilder<'o, 'a> {
+    /// An empty node of `op` for formulas `r`.
+    fn new(op: &'o OpKernels<'a>, r: &'o Resolved) -> NodeBuilder<'o, 'a> {
+        let has_lists = r
+            .diff_inputs
+            .iter()
+            .any(|&i| op.args[i].kind == ArgKind::TensorList);
+        NodeBuilder {
+            op,
+            r,
+            has_lists,
+            fields: String::new(),
+            init: String::new(),
+            release: String::new(),
+            binds: Vec::new(),
+            after: String::new(),
+        }
+    }
+
+    /// Declares field `name: ty`, which the kernel sets to `init`.
+    fn declare(&mut self, name: &str, ty: &str, init: &str) {
+        let _ = writeln!(self.fields, "    pub(crate) {name}: {ty},");
+        let _ = writeln!(self.init, "            {name}: {init},");
+    }
+
+    /// Releases field `name` in `release_variables` by `how`.
+    fn release_with(&mut self, name: &str, how: &str) {
+        let _ = writeln!(self.release, "        self.{name}{how};");
+    }
+
+    /// Binds `name` in `apply` by `code`, for the formulas that use it.
+    fn bind(&mut self, name: &str, code: String) {
+        self.binds.push((name.to_string(), code));
+    }
+
+    /// Saves a tensor (`init`) in a `SavedVariable` field.
+    fn saved_variable(&mut self, name: &str, init: &str) {
+        self.declare(name, "SavedVariable", init);
+        self.release_with(name, ".reset_data()");
+        self.bind(
+            name,
+            format!("let {name} = &self.{name}.unpack(ctx.node)?;"),
+        );
+    }
+
+    /// Saves tensors (`init`) in a `Vec<SavedVariable>` field.
+    fn saved_variables(&mut self, name: &str, init: &str) {
+        self.declare(name, "Vec<SavedVariable>", init);
+        self.release_with(name, ".iter_mut().for_each(SavedVariable::reset_data)");
+        self.bind(
+            name,
+            format!("let {name}_owned = self.{name}.iter().map(|s| s.unpack(ctx.node)).collect::<Result<Vec<Tensor>>>()?; let {name} = &{name}_owned[..];"),
+        );
+    }
+
+    /// With `Tensor[]` inputs, the range of gradients of each
+    /// differentiable input.
+    fn save_ranges(&mut self) {
+        if !self.has_lists {
+            return;
+        }
+        let lens: Vec<String> = self
+            .r
             .diff_inputs
             .iter()
             .map(|&i| {
-                let a = &args[i];
+                let a = &self.op.args[i];
                 if a.kind == ArgKind::TensorList {
                     format!("{}.len()", a.name)
                 } else {
@@ -886,237 +1092,209 @@ fn render_node(
                 }
             })
             .collect();
-        let e = format!("record::ranges(&[{}])", lens.join(", "));
-        let _ = writeln!(init, "            ranges: {e},");
-    }
-    let mut binds: Vec<(String, String)> = Vec::new(); // (identifier, binding code)
-    for a in args {
-        if a.is_out {
-            continue;
-        }
-        let n = &a.name;
-        if r.used.contains(n) {
-            match a.kind {
-                ArgKind::Tensor => {
-                    let _ = writeln!(fields, "    pub(crate) {n}: SavedVariable,");
-                    let saved = if inplace && a.is_write {
-                        // The value before the write (PyTorch's original_self).
-                        format!("&{{ let _guard = AutoDispatchBelowADInplaceOrView::new(); ops::clone({n})? }}")
-                    } else {
-                        n.clone()
-                    };
-                    let _ = writeln!(
-                        init,
-                        "            {n}: SavedVariable::new({saved}, false)?,"
-                    );
-                    let _ = writeln!(release, "        self.{n}.reset_data();");
-                    binds.push((n.clone(), format!("let {n} = &self.{n}.unpack(ctx.node)?;")));
-                }
-                ArgKind::OptTensor => {
-                    let _ = writeln!(fields, "    pub(crate) {n}: SavedVariable,");
-                    let _ = writeln!(
-                        init,
-                        "            {n}: SavedVariable::new_opt({n}, false)?,"
-                    );
-                    let _ = writeln!(release, "        self.{n}.reset_data();");
-                    binds.push((
-                        n.clone(),
-                        format!("let {n}_owned = self.{n}.unpack(ctx.node)?; let {n} = if {n}_owned.defined() {{ Some(&{n}_owned) }} else {{ None }};"),
-                    ));
-                }
-                ArgKind::TensorList => {
-                    let _ = writeln!(fields, "    pub(crate) {n}: Vec<SavedVariable>,");
-                    let _ = writeln!(init, "            {n}: {n}.iter().map(|t| SavedVariable::new(t, false)).collect::<Result<_>>()?,");
-                    let _ = writeln!(
-                        release,
-                        "        self.{n}.iter_mut().for_each(SavedVariable::reset_data);"
-                    );
-                    binds.push((
-                        n.clone(),
-                        format!("let {n}_owned = self.{n}.iter().map(|s| s.unpack(ctx.node)).collect::<Result<Vec<Tensor>>>()?; let {n} = &{n}_owned[..];"),
-                    ));
-                }
-                ArgKind::Other => {
-                    let (ty, save) = a.saved_value();
-                    let _ = writeln!(fields, "    pub(crate) {n}: {ty},");
-                    let _ = writeln!(init, "            {n}: {save},");
-                    binds.push((n.clone(), a.bind_value()));
-                }
-            }
-        }
-        if a.is_tensor() {
-            let stem = n.trim_end_matches('_');
-            for (suffix, ty, save) in TENSOR_PROPERTIES {
-                let prop = format!("{stem}_{suffix}");
-                if !r.used.contains(&prop) {
-                    continue;
-                }
-                match a.kind {
-                    ArgKind::Tensor => {
-                        let _ = writeln!(fields, "    pub(crate) {prop}: {ty},");
-                        let save = save.replace("t.", &format!("{n}."));
-                        let _ = writeln!(init, "            {prop}: {save},");
-                    }
-                    ArgKind::TensorList => {
-                        let _ = writeln!(fields, "    pub(crate) {prop}: Vec<{ty}>,");
-                        let _ = writeln!(
-                            init,
-                            "            {prop}: {n}.iter().map(|t| {save}).collect(),"
-                        );
-                    }
-                    _ => return Err(format!("'{prop}' of an optional tensor is not supported")),
-                }
-                let bind = match *ty {
-                    "Vec<i64>" if a.kind == ArgKind::Tensor => {
-                        format!("let {prop} = &self.{prop}[..];")
-                    }
-                    _ if a.kind == ArgKind::TensorList => format!("let {prop} = &self.{prop}[..];"),
-                    _ => format!("let {prop} = self.{prop};"),
-                };
-                binds.push((prop, bind));
-            }
-        }
-    }
-    // Saved outputs.
-    let mut after = String::new();
-    for (i, name) in outs.names.iter().enumerate() {
-        if !r.used.contains(name) {
-            continue;
-        }
-        if outs.is_list {
-            let _ = writeln!(fields, "    pub(crate) {name}: Vec<SavedVariable>,");
-            let _ = writeln!(init, "            {name}: Vec::new(),");
-            let _ = writeln!(
-                release,
-                "        self.{name}.iter_mut().for_each(SavedVariable::reset_data);"
-            );
-            binds.push((
-                name.clone(),
-                format!("let {name}_owned = self.{name}.iter().map(|s| s.unpack(ctx.node)).collect::<Result<Vec<Tensor>>>()?; let {name} = &{name}_owned[..];"),
-            ));
-            let _ = writeln!(after, "        grad_fn.{name} = result.iter().enumerate().map(|(i, t)| SavedVariable::new_output(t, i, true)).collect::<Result<_>>()?;");
-        } else {
-            let _ = writeln!(fields, "    pub(crate) {name}: SavedVariable,");
-            let _ = writeln!(init, "            {name}: SavedVariable::default(),");
-            let _ = writeln!(release, "        self.{name}.reset_data();");
-            binds.push((
-                name.clone(),
-                format!("let {name} = &self.{name}.unpack(ctx.node)?;"),
-            ));
-            let differentiable = r.output_differentiable.get(i).copied().unwrap_or(true);
-            let _ = writeln!(after, "        grad_fn.{name} = SavedVariable::new_output(&out{i}, {i}, {differentiable})?;");
-        }
-    }
-    let diff_flags = format!(
-        "[{}]",
-        r.output_differentiable
-            .iter()
-            .map(bool::to_string)
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
-    let _ = writeln!(
-        after,
-        "        let outputs = {};\n        let node = record::make_node({node:?}, grad_fn, edges, &outputs, seq);",
-        outs.list
-    );
-    if inplace {
-        let _ = writeln!(after, "        crate::view::rebase_history(self_, node)?;");
-    } else {
-        let _ = writeln!(
-            after,
-            "        record::set_history(&outputs, &node, &{diff_flags})?;"
-        );
+        let init = format!("record::ranges(&[{}])", lens.join(", "));
+        self.declare("ranges", "Vec<std::ops::Range<usize>>", &init);
     }
 
-    // apply(): one block per formula.
-    let range_of = |p: usize| -> String {
-        if has_lists {
-            format!("self.ranges[{p}].clone()")
-        } else {
-            format!("{p}..{}", p + 1)
+    /// Saves argument `a` if a formula names it.
+    fn save_argument(&mut self, a: &Arg) {
+        let n = &a.name;
+        if !self.r.used.contains(n) {
+            return;
         }
-    };
-    let wanted = |p: usize| -> String {
-        if has_lists {
+        match a.kind {
+            ArgKind::Tensor => {
+                let saved = if self.op.inplace && a.is_write {
+                    // The value before the write (PyTorch's original_self).
+                    format!("&{{ let _guard = AutoDispatchBelowADInplaceOrView::new(); ops::clone({n})? }}")
+                } else {
+                    n.clone()
+                };
+                self.saved_variable(n, &format!("SavedVariable::new({saved}, false)?"));
+            }
+            ArgKind::OptTensor => {
+                let init = format!("SavedVariable::new_opt({n}, false)?");
+                self.declare(n, "SavedVariable", &init);
+                self.release_with(n, ".reset_data()");
+                self.bind(
+                    n,
+                    format!("let {n}_owned = self.{n}.unpack(ctx.node)?; let {n} = if {n}_owned.defined() {{ Some(&{n}_owned) }} else {{ None }};"),
+                );
+            }
+            ArgKind::TensorList => {
+                let init = format!(
+                    "{n}.iter().map(|t| SavedVariable::new(t, false)).collect::<Result<_>>()?"
+                );
+                self.saved_variables(n, &init);
+            }
+            ArgKind::Other => {
+                let (ty, save) = a.saved_value();
+                self.declare(n, &ty, &save);
+                self.bind(n, a.bind_value());
+            }
+        }
+    }
+
+    /// Saves the properties of tensor argument `a` that formulas name
+    /// instead of the tensor (`self_sizes`).
+    fn save_properties(&mut self, a: &Arg) -> Result<(), String> {
+        if !a.is_tensor() {
+            return Ok(());
+        }
+        let n = &a.name;
+        let stem = n.trim_end_matches('_');
+        for (suffix, ty, save) in TENSOR_PROPERTIES {
+            let prop = format!("{stem}_{suffix}");
+            if !self.r.used.contains(&prop) {
+                continue;
+            }
+            let bind = match a.kind {
+                ArgKind::Tensor => {
+                    self.declare(&prop, ty, &save.replace("t.", &format!("{n}.")));
+                    if *ty == "Vec<i64>" {
+                        format!("let {prop} = &self.{prop}[..];")
+                    } else {
+                        format!("let {prop} = self.{prop};")
+                    }
+                }
+                ArgKind::TensorList => {
+                    let init = format!("{n}.iter().map(|t| {save}).collect()");
+                    self.declare(&prop, &format!("Vec<{ty}>"), &init);
+                    format!("let {prop} = &self.{prop}[..];")
+                }
+                _ => return Err(format!("'{prop}' of an optional tensor is not supported")),
+            };
+            self.bind(&prop, bind);
+        }
+        Ok(())
+    }
+
+    /// Saves the outputs formulas name; the kernel sets them after the
+    /// call.
+    fn save_outputs(&mut self, outs: &Outputs) {
+        for (i, name) in outs.names.iter().enumerate() {
+            if !self.r.used.contains(name) {
+                continue;
+            }
+            if outs.is_list {
+                self.saved_variables(name, "Vec::new()");
+                let _ = writeln!(self.after, "        grad_fn.{name} = result.iter().enumerate().map(|(i, t)| SavedVariable::new_output(t, i, true)).collect::<Result<_>>()?;");
+            } else {
+                self.saved_variable(name, "SavedVariable::default()");
+                let differentiable = self.r.output_differentiable.get(i).copied().unwrap_or(true);
+                let _ = writeln!(self.after, "        grad_fn.{name} = SavedVariable::new_output(&out{i}, {i}, {differentiable})?;");
+            }
+        }
+    }
+
+    /// Records the node as the outputs' history, after the call.
+    fn record(&mut self, outs: &Outputs) {
+        let diff_flags = format!(
+            "[{}]",
+            self.r
+                .output_differentiable
+                .iter()
+                .map(bool::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        let _ = writeln!(
+            self.after,
+            "        let outputs = {};\n        let node = record::make_node({:?}, grad_fn, edges, &outputs, seq);",
+            outs.list, self.r.node
+        );
+        let history = self.op.history("outputs", &diff_flags);
+        self.after.push_str(&history);
+    }
+
+    /// The test in `apply` of whether input `p`'s gradient is wanted.
+    fn wanted(&self, p: usize) -> String {
+        if self.has_lists {
             format!("ctx.should_compute_any(self.ranges[{p}].clone())")
         } else {
             format!("ctx.should_compute_output({p})")
         }
-    };
-    let start_of = |p: usize| -> String {
-        if has_lists {
+    }
+
+    /// The range of input `p`'s gradients.
+    fn range_of(&self, p: usize) -> String {
+        if self.has_lists {
+            format!("self.ranges[{p}].clone()")
+        } else {
+            format!("{p}..{}", p + 1)
+        }
+    }
+
+    /// The position of input `p`'s (first) gradient.
+    fn start_of(&self, p: usize) -> String {
+        if self.has_lists {
             format!("self.ranges[{p}].start")
         } else {
             p.to_string()
         }
-    };
-    let mut apply = String::new();
-    for f in &r.formulas {
-        let cond = f
-            .inputs
-            .iter()
-            .map(|&p| wanted(p))
-            .collect::<Vec<_>>()
-            .join(" || ");
-        let _ = writeln!(apply, "        if {cond} {{");
+    }
+
+    /// The block of `apply` that runs formula `f` when one of its inputs'
+    /// gradients is wanted.
+    fn formula_block(&self, f: &ResolvedFormula) -> String {
+        let mut block = String::new();
+        let wanted: Vec<String> = f.inputs.iter().map(|&p| self.wanted(p)).collect();
+        let _ = writeln!(block, "        if {} {{", wanted.join(" || "));
         if let Some(name) = &f.not_implemented {
             let _ = writeln!(
-                apply,
+                block,
                 "            return Err(Error::runtime(\"the derivative for '{name}' is not implemented.\"));\n        }}"
             );
-            continue;
+            return block;
         }
         let expr = f.expr.as_deref().unwrap_or_default();
         let used = identifiers(expr);
-        for (id, bind) in &binds {
+        for (id, bind) in &self.binds {
             if used.contains(id) {
-                let _ = writeln!(apply, "            {bind}");
+                let _ = writeln!(block, "            {bind}");
             }
         }
-        let single =
-            f.inputs.len() == 1 && args[r.diff_inputs[f.inputs[0]]].kind != ArgKind::TensorList;
         if used.contains("grad_input_mask") {
             let _ = writeln!(
-                apply,
+                block,
                 "            let grad_input_mask = [{}];",
-                f.inputs
-                    .iter()
-                    .map(|&p| wanted(p))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                wanted.join(", ")
             );
         }
-        if single {
-            let _ = writeln!(
-                apply,
-                "            let g: Tensor = {{ {expr} }}?;\n            out[{}] = g;\n        }}",
-                start_of(f.inputs[0])
-            );
-        } else if f.inputs.len() == 1 {
-            let _ = writeln!(
-                apply,
-                "            let gs: Vec<Tensor> = {{ {expr} }}?;\n            let r = {};\n            for (j, g) in gs.into_iter().enumerate().take(r.len()) {{ out[r.start + j] = g; }}\n        }}",
-                range_of(f.inputs[0])
-            );
-        } else {
-            let starts = f
-                .inputs
-                .iter()
-                .map(|&p| start_of(p))
-                .collect::<Vec<_>>()
-                .join(", ");
-            let _ = writeln!(
-                apply,
-                "            let gs: Vec<Tensor> = {{ {expr} }}?;\n            for (g, at) in gs.into_iter().zip([{starts}]) {{ out[at] = g; }}\n        }}"
-            );
+        block.push_str(&self.store_gradients(f, expr));
+        block
+    }
+
+    /// Stores the gradients that formula `f` (`expr`) computes at its
+    /// inputs' positions, and closes its block.
+    fn store_gradients(&self, f: &ResolvedFormula, expr: &str) -> String {
+        match f.inputs[..] {
+            [p] if self.op.args[self.r.diff_inputs[p]].kind != ArgKind::TensorList => format!(
+                "            let g: Tensor = {{ {expr} }}?;\n            out[{}] = g;\n        }}\n",
+                self.start_of(p)
+            ),
+            [p] => format!(
+                "            let gs: Vec<Tensor> = {{ {expr} }}?;\n            let r = {};\n            for (j, g) in gs.into_iter().enumerate().take(r.len()) {{ out[r.start + j] = g; }}\n        }}\n",
+                self.range_of(p)
+            ),
+            _ => {
+                let starts: Vec<String> = f.inputs.iter().map(|&p| self.start_of(p)).collect();
+                format!(
+                    "            let gs: Vec<Tensor> = {{ {expr} }}?;\n            for (g, at) in gs.into_iter().zip([{}]) {{ out[at] = g; }}\n        }}\n",
+                    starts.join(", ")
+                )
+            }
         }
     }
-    let all_undefined = {
-        let diff: Vec<usize> = (0..outs.names.len().max(1))
-            .filter(|&i| r.output_differentiable.get(i).copied().unwrap_or(true))
+
+    /// The test in `apply` of whether every differentiable output's
+    /// gradient is undefined (then so are the inputs').
+    fn all_undefined(&self, outs: &Outputs) -> String {
+        let n = outs.names.len().max(1);
+        let diff: Vec<usize> = (0..n)
+            .filter(|&i| self.r.output_differentiable.get(i).copied().unwrap_or(true))
             .collect();
-        if outs.is_list || diff.len() == outs.names.len().max(1) {
+        if outs.is_list || diff.len() == n {
             "grads.iter().all(|g| !g.defined())".to_string()
         } else {
             format!(
@@ -1127,26 +1305,50 @@ fn render_node(
                     .join(", ")
             )
         }
-    };
-    let code = format!(
-        "/// The backward of `{schema}` (`{node}`).\npub struct {struct_name} {{\n{fields}}}\n\n\
-         impl BackwardFunction for {struct_name} {{\n\
-         \x20   #[allow(unused_variables, unused_mut, clippy::all)]\n\
-         \x20   fn apply(&mut self, ctx: &ApplyContext<'_>, grads: Vec<Tensor>) -> Result<Vec<Tensor>> {{\n\
-         \x20       let n = ctx.needed.len();\n\
-         \x20       if {all_undefined} {{\n\
-         \x20           return Ok(record::undefined_grads(n));\n\
-         \x20       }}\n\
-         \x20       let grads = &grads[..];\n\
-         \x20       let grad = &grads[0];\n\
-         \x20       let mut out = record::undefined_grads(n);\n\
-         {apply}\
-         \x20       Ok(out)\n\
-         \x20   }}\n\n\
-         \x20   fn release_variables(&mut self) {{\n{release}    }}\n}}\n\n"
-    );
-    let struct_init = format!("crate::generated::functions::{struct_name} {{\n{init}        }}");
-    Ok((code, struct_init, after))
+    }
+
+    /// The node's struct, its impl, its struct literal and the code after
+    /// the call.
+    fn finish(self, outs: &Outputs) -> RenderedNode {
+        let (schema, node) = (self.op.schema, &self.r.node);
+        // Instances of one node type serve several operators (in-place
+        // twins): name the struct after the operator.
+        let struct_name = format!("{}{}", node, if self.op.inplace { "Inplace" } else { "" });
+        let all_undefined = self.all_undefined(outs);
+        let apply: String = self
+            .r
+            .formulas
+            .iter()
+            .map(|f| self.formula_block(f))
+            .collect();
+        let (fields, release) = (&self.fields, &self.release);
+        let code = format!(
+            "/// The backward of `{schema}` (`{node}`).\npub struct {struct_name} {{\n{fields}}}\n\n\
+             impl BackwardFunction for {struct_name} {{\n\
+             \x20   #[allow(unused_variables, unused_mut, clippy::all)]\n\
+             \x20   fn apply(&mut self, ctx: &ApplyContext<'_>, grads: Vec<Tensor>) -> Result<Vec<Tensor>> {{\n\
+             \x20       let n = ctx.needed.len();\n\
+             \x20       if {all_undefined} {{\n\
+             \x20           return Ok(record::undefined_grads(n));\n\
+             \x20       }}\n\
+             \x20       let grads = &grads[..];\n\
+             \x20       let grad = &grads[0];\n\
+             \x20       let mut out = record::undefined_grads(n);\n\
+             {apply}\
+             \x20       Ok(out)\n\
+             \x20   }}\n\n\
+             \x20   fn release_variables(&mut self) {{\n{release}    }}\n}}\n\n"
+        );
+        let struct_init = format!(
+            "crate::generated::functions::{struct_name} {{\n{}        }}",
+            self.init
+        );
+        RenderedNode {
+            code,
+            struct_init,
+            after: self.after,
+        }
+    }
 }
 
 #[cfg(test)]

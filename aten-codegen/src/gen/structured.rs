@@ -78,52 +78,143 @@ pub fn render_member(
         &format!("structured_{suffix}"),
     );
     let ret = returns_type(schema.returns())?;
-    let mut params = Vec::new();
-    let mut inputs = Vec::new();
-    // The inputs as the meta function and the impl take them: an owned
-    // argument (`Tensor?[]` arrives as a `Vec`) is lent to both.
-    let mut lent = Vec::new();
-    let mut out_args = Vec::new();
-    for a in schema.arguments() {
-        let id = ident(a.name());
-        let ty = argument_type(a)?;
-        if member == Member::Out && a.is_out() {
-            out_args.push(id);
-        } else {
-            lent.push(if ty.starts_with("Vec<") {
-                format!("&{id}")
-            } else {
-                id.clone()
-            });
-            inputs.push(id);
-        }
-        params.push(format!("{}: {ty}", ident(a.name())));
-    }
+    let args = MemberArgs::new(schema, member)?;
     let core = match backend {
         Backend::Kernel { core, .. } => core,
         Backend::DefaultBackend { .. } => "crate",
     };
-    let set_output = match member {
-        Member::Functional => "Functional".to_string(),
-        Member::Inplace => format!(
-            "Inplace({})",
-            inputs
-                .first()
-                .ok_or("in-place function without arguments")?
-        ),
-        Member::Out if out_args.is_empty() => {
-            return Err("structured out function without an out argument".into())
+    let mut body = args.run_meta(member, core, meta_fn, backend)?;
+    let (take, returned) = take_outputs(core, schema.returns().len());
+    body.push_str(&take);
+    match backend {
+        Backend::Kernel { .. } => {
+            let finished: Vec<String> = returned
+                .iter()
+                .map(|r| format!("set_output.finish({r})"))
+                .collect();
+            let _ = write!(body, "Ok({})", single_or_tuple(&finished));
         }
-        Member::Out => "Out(&outs)".to_string(),
-    };
-    let outs = if out_args.is_empty() {
-        String::new()
-    } else {
-        format!("let outs = [{}];\n", out_args.join(", "))
-    };
-    let nret = schema.returns().len();
-    // The outputs as the member returns them: one tensor, or a tuple.
-    let (take, returned) = if nret == 1 {
+        Backend::DefaultBackend { out_fn } => {
+            if member == Member::Out {
+                return Err("the default backend serves functional and in-place members".into());
+            }
+            let outputs: Vec<String> = returned.iter().map(|r| format!("&{r}")).collect();
+            let _ = write!(
+                body,
+                "ops::{}()?.call(({}, {}))",
+                super::names::with_suffix(out_fn, "op"),
+                args.inputs.join(", "),
+                outputs.join(", ")
+            );
+        }
+    }
+    let code = format!(
+        "/// Structured kernel ({member:?}, {suffix}) of `{schema}`.\n\
+         pub fn {name}({}) -> Result<{ret}> {{\n{body}\n}}\n",
+        args.params.join(", ")
+    );
+    Ok((name, code))
+}
+
+/// The arguments of one family member, as its kernel takes them and as it
+/// passes them on.
+struct MemberArgs {
+    /// `name: Type`, in schema order.
+    params: Vec<String>,
+    /// The inputs (every argument, less an out member's out arguments).
+    inputs: Vec<String>,
+    /// The inputs as the meta function and the impl take them: an owned
+    /// argument (`Tensor?[]` arrives as a `Vec`) is lent to both.
+    lent: Vec<String>,
+    /// An out member's out arguments.
+    out_args: Vec<String>,
+}
+
+impl MemberArgs {
+    /// Sorts the arguments of `member`'s schema.
+    fn new(schema: &FunctionSchema, member: Member) -> Result<MemberArgs, String> {
+        let mut args = MemberArgs {
+            params: Vec::new(),
+            inputs: Vec::new(),
+            lent: Vec::new(),
+            out_args: Vec::new(),
+        };
+        for a in schema.arguments() {
+            let id = ident(a.name());
+            let ty = argument_type(a)?;
+            if member == Member::Out && a.is_out() {
+                args.out_args.push(id);
+            } else {
+                args.lent.push(if ty.starts_with("Vec<") {
+                    format!("&{id}")
+                } else {
+                    id.clone()
+                });
+                args.inputs.push(id);
+            }
+            args.params.push(format!("{}: {ty}", ident(a.name())));
+        }
+        Ok(args)
+    }
+
+    /// The `SetOutput` variant of `member`: allocate, check `self`, or
+    /// resize and check the out arguments.
+    fn set_output(&self, member: Member) -> Result<String, String> {
+        Ok(match member {
+            Member::Functional => "Functional".to_string(),
+            Member::Inplace => format!(
+                "Inplace({})",
+                self.inputs
+                    .first()
+                    .ok_or("in-place function without arguments")?
+            ),
+            Member::Out if self.out_args.is_empty() => {
+                return Err("structured out function without an out argument".into())
+            }
+            Member::Out => "Out(&outs)".to_string(),
+        })
+    }
+
+    /// The body's start: the meta function, then the backend's impl if it
+    /// has one.
+    fn run_meta(
+        &self,
+        member: Member,
+        core: &str,
+        meta_fn: &str,
+        backend: Backend<'_>,
+    ) -> Result<String, String> {
+        let set_output = self.set_output(member)?;
+        let outs = if self.out_args.is_empty() {
+            String::new()
+        } else {
+            format!("let outs = [{}];\n", self.out_args.join(", "))
+        };
+        let meta_inputs = self.lent.join(", ");
+        let impl_path = match backend {
+            Backend::Kernel { impl_path, .. } => impl_path,
+            Backend::DefaultBackend { .. } => None,
+        };
+        let binding = if impl_path.is_some() {
+            "mut meta"
+        } else {
+            "meta"
+        };
+        let mut body = format!(
+            "{outs}let set_output = {core}::structured::SetOutput::{set_output};\n\
+             let {binding} = {core}::meta::{meta_fn}(set_output, {meta_inputs})?;\n"
+        );
+        if let Some(path) = impl_path {
+            let _ = writeln!(body, "{path}(&mut meta, {meta_inputs})?;");
+        }
+        Ok(body)
+    }
+}
+
+/// The statement that takes the outputs out of the structured state, and
+/// their names: one tensor, or one per return.
+fn take_outputs(core: &str, nret: usize) -> (String, Vec<String>) {
+    if nret == 1 {
         (
             format!("let output = {core}::structured::StructuredMeta::into_output(meta)?;\n"),
             vec!["output".to_string()],
@@ -134,56 +225,16 @@ pub fn render_member(
             format!("let [{}] = meta.into_outputs();\n", names.join(", ")),
             names,
         )
-    };
-    let meta_inputs = lent.join(", ");
-    let call_inputs = inputs.join(", ");
-    let runs_impl = matches!(
-        backend,
-        Backend::Kernel {
-            impl_path: Some(_),
-            ..
-        }
-    );
-    let binding = if runs_impl { "mut meta" } else { "meta" };
-    let mut body = format!(
-        "{outs}let set_output = {core}::structured::SetOutput::{set_output};\n\
-         let {binding} = {core}::meta::{meta_fn}(set_output, {meta_inputs})?;\n"
-    );
-    match backend {
-        Backend::Kernel { impl_path, .. } => {
-            if let Some(path) = impl_path {
-                let _ = writeln!(body, "{path}(&mut meta, {meta_inputs})?;");
-            }
-            let finished: Vec<String> = returned
-                .iter()
-                .map(|r| format!("set_output.finish({r})"))
-                .collect();
-            let value = if nret == 1 {
-                finished.concat()
-            } else {
-                format!("({})", finished.join(", "))
-            };
-            let _ = write!(body, "{take}Ok({value})");
-        }
-        Backend::DefaultBackend { out_fn } => {
-            if member == Member::Out {
-                return Err("the default backend serves functional and in-place members".into());
-            }
-            let outputs: Vec<String> = returned.iter().map(|r| format!("&{r}")).collect();
-            let _ = write!(
-                body,
-                "{take}ops::{}()?.call(({call_inputs}, {}))",
-                super::names::with_suffix(out_fn, "op"),
-                outputs.join(", ")
-            );
-        }
     }
-    let code = format!(
-        "/// Structured kernel ({member:?}, {suffix}) of `{schema}`.\n\
-         pub fn {name}({}) -> Result<{ret}> {{\n{body}\n}}\n",
-        params.join(", ")
-    );
-    Ok((name, code))
+}
+
+/// The value returned for `values`: the one value, or a tuple of them.
+fn single_or_tuple(values: &[String]) -> String {
+    if values.len() == 1 {
+        values.concat()
+    } else {
+        format!("({})", values.join(", "))
+    }
 }
 
 /// The CompositeExplicitAutograd kernel `kernel` of the `autogen` function
@@ -270,12 +321,7 @@ pub fn render_autogen_kernel(
             let _ = writeln!(body, "crate::structured::copy_to_out(&{r}, {o})?;");
         }
         let cloned: Vec<String> = outs.iter().map(|o| format!("{o}.clone()")).collect();
-        let value = if cloned.len() == 1 {
-            cloned.concat()
-        } else {
-            format!("({})", cloned.join(", "))
-        };
-        let _ = write!(body, "Ok({value})");
+        let _ = write!(body, "Ok({})", single_or_tuple(&cloned));
     }
     let code = format!(
         "/// `autogen` variant `{derived}` of `{source}`.\n\
