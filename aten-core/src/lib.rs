@@ -26,12 +26,12 @@ pub mod generated;
 pub mod memory_overlap;
 pub mod meta;
 pub mod native;
+pub mod parallel;
 pub mod structured;
 pub mod tensor;
 pub mod tensor_iterator;
 pub mod testing;
 pub mod typed_handle;
-pub mod worker_linger;
 
 pub use generated::ops;
 pub use tensor::Tensor;

@@ -1,9 +1,9 @@
-//! Lingering workers (`aten_core::worker_linger`): they run work sent while
+//! Lingering workers (`aten_core::parallel::worker_linger`): they run work sent while
 //! they linger, return once there is none, and are only sent to pools of
 //! more than one thread. Its own test binary, one test at a time: the
 //! count is global.
 
-use aten_core::worker_linger::{linger, lingering, LINGER};
+use aten_core::parallel::worker_linger::{linger, lingering, LINGER};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 

@@ -16,6 +16,7 @@
 //! several threads are split into blocks of rows or columns, one per
 //! thread (`split`).
 
+use aten_core::parallel::parallel_for;
 use c10_core::half::{bf16, f16};
 use c10_core::{Numeric, ThreadShared};
 
@@ -196,7 +197,7 @@ unsafe fn crate_gemm<T>(
         let chunk = len.div_ceil(parts);
         let parts = len.div_ceil(chunk);
         // SAFETY: the blocks only read `A` and `B` and write disjoint
-        // blocks of `C`, all valid for the duration of the scope (the
+        // blocks of `C`, all valid for the duration of the region (the
         // caller's contract).
         let (a, b, c) = unsafe {
             (
@@ -205,30 +206,26 @@ unsafe fn crate_gemm<T>(
                 ThreadShared::new(c),
             )
         };
-        rayon::scope(|s| {
-            for p in 0..parts {
-                let (a, b, c) = (&a, &b, &c);
-                s.spawn(move |_| {
-                    let start = p * chunk;
-                    let size = chunk.min(len.saturating_sub(start));
-                    if size == 0 {
-                        return;
-                    }
-                    let (a, b, c) = (*a.get(), *b.get(), *c.get());
-                    let at = start as isize;
-                    // The block's rows of `A` and `C`, or its columns of
-                    // `B` and `C`.
-                    let (a, b, c, rows, cols) = match axis {
-                        Split::Rows => (a.offset(at, 0), b, c.offset(at, 0), size, n),
-                        Split::Columns => (a, b.offset(0, at), c.offset(0, at), m, size),
-                    };
-                    // SAFETY: a block of the caller's rows or columns: inside
-                    // the operands, disjoint from the other blocks'.
-                    unsafe { T::gemm(rows, cols, k, alpha, a, b, beta, c, 1) };
-                });
+        parallel_for(0, parts as i64, 1, |p0, p1| {
+            for p in p0 as usize..p1 as usize {
+                let start = p * chunk;
+                let size = chunk.min(len.saturating_sub(start));
+                if size == 0 {
+                    break;
+                }
+                let (a, b, c) = (*a.get(), *b.get(), *c.get());
+                let at = start as isize;
+                // The block's rows of `A` and `C`, or its columns of `B`
+                // and `C`.
+                let (a, b, c, rows, cols) = match axis {
+                    Split::Rows => (a.offset(at, 0), b, c.offset(at, 0), size, n),
+                    Split::Columns => (a, b.offset(0, at), c.offset(0, at), m, size),
+                };
+                // SAFETY: a block of the caller's rows or columns: inside
+                // the operands, disjoint from the other blocks'.
+                unsafe { T::gemm(rows, cols, k, alpha, a, b, beta, c, 1) };
             }
         });
-        aten_core::worker_linger::linger();
         return;
     }
     // `C = beta * C + alpha * (A @ B)` into `c`, reading the old `c` when

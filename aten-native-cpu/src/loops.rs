@@ -6,7 +6,8 @@
 //! runs of a few elements (eager calls on small tensors) skip that set-up.
 //!
 //! Iterations of at least `GRAIN_SIZE` elements are split over `rayon`'s
-//! threads ([`TensorIterator::parallel_for_each`]).
+//! threads ([`TensorIterator::parallel_for_each`], through
+//! [`aten_core::parallel::parallel_for`]).
 //!
 //! Outputs and inputs may alias (in-place operations), so the loops read and
 //! write through raw pointers, never through overlapping slices.

@@ -142,3 +142,28 @@ fn products_split_exactly() {
     let (one, two) = both(|| ops::mm(&ops::t(&g).unwrap(), &x).unwrap());
     assert_eq!(one, two);
 }
+
+#[test]
+fn kernels_called_from_a_parallel_iterator_share_one_storage() {
+    // A user's own `par_iter` over row blocks of one tensor, each block big
+    // enough for the kernel to split it: a worker waiting for its kernel's
+    // chunks never runs another block's kernel, which would find this
+    // thread's borrow of the storage taken ("already borrowed").
+    use rayon::prelude::*;
+    let (blocks, rows, cols) = (8i64, 64i64, 1024i64);
+    let big = Tensor::from_slice(
+        &vec![1.0f32; (blocks * rows * cols) as usize],
+        &[blocks * rows, cols],
+    )
+    .unwrap();
+    let one = Tensor::from_slice(&[1.0f32], &[]).unwrap();
+    on_threads(4, || {
+        (0..blocks).into_par_iter().for_each(|i| {
+            let block = ops::narrow(&big, 0, i * rows, rows).unwrap();
+            for _ in 0..5 {
+                ops::add_tensor_(&block, &one).unwrap();
+            }
+        })
+    });
+    assert!(big.to_vec::<f32>().unwrap().iter().all(|&v| v == 6.0));
+}

@@ -42,10 +42,6 @@ pub use config::{IntoInput, TensorIteratorConfig};
 use dimensions::byte_strides;
 pub use dtypes::can_cast;
 
-/// Number of elements below which a loop stays on the calling thread
-/// (`at::internal::GRAIN_SIZE`).
-pub const GRAIN_SIZE: i64 = 32768;
-
 /// A tensor an iteration borrows from its caller or owns (PyTorch's
 /// `c10::MaybeOwned<TensorBase>`): inputs and `out=` arguments are
 /// borrowed, so building an iteration costs no reference counting for

@@ -7,7 +7,8 @@ use std::sync::atomic::Ordering;
 
 use c10_core::{Error, Result, Storage, StorageBorrow, ThreadShared};
 
-use super::{convert, Conversion, MaybeOwned, Operand, TensorIterator, GRAIN_SIZE};
+use super::{convert, Conversion, MaybeOwned, Operand, TensorIterator};
+use crate::parallel::{in_parallel_region, parallel_for, GRAIN_SIZE};
 
 /// Operands whose loop state (base pointers, borrows, steps) lives on the
 /// stack: one output and up to three inputs (`addcmul`, `where`, `lerp`),
@@ -54,14 +55,13 @@ impl<'a> TensorIterator<'a> {
     }
 
     /// [`for_each`](Self::for_each) split over `rayon`'s threads when the
-    /// iteration has at least [`GRAIN_SIZE`] elements (`at::parallel_for`):
-    /// each thread gets one contiguous range of the linearized iteration.
-    /// Runs serially when the iteration is small or when an output could be
-    /// written by two threads at once (an output whose elements overlap, or
-    /// an input that partially overlaps an output). Called from a thread of
-    /// a `rayon` pool, the pieces go to that pool (work stealing nests).
-    /// The pool's other workers then linger for the next region
-    /// ([`crate::worker_linger`]).
+    /// iteration has at least [`GRAIN_SIZE`] elements
+    /// ([`parallel_for`]): each thread gets one contiguous range of the
+    /// linearized iteration. Runs serially when the iteration is small,
+    /// inside another region, or when an output could be written by two
+    /// threads at once (an output whose elements overlap, or an input that
+    /// partially overlaps an output). The operands stay borrowed by the
+    /// calling thread, which runs no other work while it waits.
     pub fn parallel_for_each(
         &mut self,
         f: impl Fn(&[*mut u8], &[i64], usize) + Sync,
@@ -69,14 +69,12 @@ impl<'a> TensorIterator<'a> {
         let numel = self.state.numel;
         // Small loops (the common case of eager calls) ask rayon nothing:
         // its thread count is a thread-local lookup.
-        if numel < GRAIN_SIZE {
+        if numel < GRAIN_SIZE || in_parallel_region() {
             return self.for_each(&f);
         }
-        let threads = rayon::current_num_threads() as i64;
-        if threads <= 1 || !self.writes_are_disjoint() {
+        if rayon::current_num_threads() <= 1 || !self.writes_are_disjoint() {
             return self.for_each(&f);
         }
-        let chunks = threads.min((numel + GRAIN_SIZE - 1) / GRAIN_SIZE);
         self.with_base_pointers(|it, bases| {
             // SAFETY: the pointers address operand storages that are
             // borrowed (outputs exclusively) for the whole parallel loop;
@@ -84,17 +82,9 @@ impl<'a> TensorIterator<'a> {
             // which run disjoint index ranges, never write one address
             // from two threads or read an address another thread writes.
             let bases = unsafe { ThreadShared::new(bases) };
-            let bases = &bases;
-            rayon::scope(|scope| {
-                for c in 0..chunks {
-                    let f = &f;
-                    scope.spawn(move |_| {
-                        let (begin, end) = (numel * c / chunks, numel * (c + 1) / chunks);
-                        it.run_range(bases.get(), begin, end, &mut |p, s, n| f(p, s, n));
-                    });
-                }
+            parallel_for(0, numel, GRAIN_SIZE, |begin, end| {
+                it.run_range(bases.get(), begin, end, &mut |p, s, n| f(p, s, n));
             });
-            crate::worker_linger::linger();
         })
     }
 

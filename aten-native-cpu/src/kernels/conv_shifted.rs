@@ -15,7 +15,7 @@
 //! [`MIN_CHANNELS`] channels that costs less than im2col does
 //! (`kernels/conv2d_resnet`: 8-10% less time at one and two threads).
 
-use rayon::prelude::*;
+use aten_core::parallel::{parallel_chunks_mut, GRAIN_SIZE};
 
 use c10_core::{Error, Result};
 
@@ -108,16 +108,18 @@ pub(super) fn conv2d_shifted<T: Gemm + Copy>(
     } else {
         oc.div_ceil(threads).max(1)
     };
-    let tasks = y
-        .par_chunks_mut(oc * plane)
-        .enumerate()
-        .flat_map_iter(|(n, y_n)| {
-            y_n.chunks_mut(group * plane)
-                .enumerate()
-                .map(move |(t, y_t)| (n, t * group, y_t))
-        });
-    tasks.for_each_init(Vec::new, |scratch, (n, o0, y_t)| {
-        image_channels(&padded, &weights, bias, y_t, g, n, o0, oc, scratch);
+    // One unit per output channel plane of an image; a part of units is
+    // cut at image boundaries.
+    parallel_chunks_mut(y, plane, group, |first, part| {
+        let mut scratch = Vec::new();
+        let (mut unit, mut rest) = (first, part);
+        while !rest.is_empty() {
+            let (n, o0) = (unit / oc, unit % oc);
+            let count = (oc - o0).min(rest.len() / plane);
+            let (y_t, tail) = rest.split_at_mut(count * plane);
+            image_channels(&padded, &weights, bias, y_t, g, n, o0, oc, &mut scratch);
+            (unit, rest) = (unit + count, tail);
+        }
     });
     Ok(())
 }
@@ -131,15 +133,21 @@ fn pad<T: Copy + Send + Sync>(x: &[T], g: &ConvGeometry, batch: usize, zero: T) 
     let slack = (g.kernel.1 - 1) * g.dilation.1;
     let mut data = vec![zero; batch * g.channels * plane + slack];
     let (h, w) = (g.height, g.width);
-    data[..batch * g.channels * plane]
-        .par_chunks_mut(plane)
-        .zip(x.par_chunks(h * w))
-        .for_each(|(dst, src)| {
-            for (row, line) in src.chunks(w).enumerate() {
-                let at = (row + g.padding.0) * width + g.padding.1;
-                dst[at..at + w].copy_from_slice(line);
+    let grain = (GRAIN_SIZE as usize).div_ceil(plane.max(1));
+    parallel_chunks_mut(
+        &mut data[..batch * g.channels * plane],
+        plane,
+        grain,
+        |first, part| {
+            for (i, dst) in part.chunks_mut(plane.max(1)).enumerate() {
+                let src = &x[(first + i) * h * w..][..h * w];
+                for (row, line) in src.chunks(w.max(1)).enumerate() {
+                    let at = (row + g.padding.0) * width + g.padding.1;
+                    dst[at..at + w].copy_from_slice(line);
+                }
             }
-        });
+        },
+    );
     Padded {
         data,
         height,

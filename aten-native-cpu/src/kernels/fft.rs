@@ -15,11 +15,10 @@
 use std::sync::Arc;
 
 use aten_core::native::{fft_c2r_geometry, fft_r2c_geometry, FftGeometry};
-use aten_core::tensor_iterator::GRAIN_SIZE;
+use aten_core::parallel::{parallel_chunks_mut, GRAIN_SIZE};
 use aten_core::Tensor;
 use c10_core::tensor_impl::for_each_offset;
 use c10_core::{Complex, Element, Error, Result, ScalarType, TensorBase};
-use rayon::prelude::*;
 use rustfft::num_complex::Complex as C64;
 use rustfft::{Fft, FftDirection, FftPlanner};
 
@@ -58,11 +57,10 @@ fn for_each_line(
             }
         }
     };
-    if buf.len() >= GRAIN_SIZE as usize && rayon::current_num_threads() > 1 {
-        buf.par_chunks_mut(block_len).for_each(run_block);
-    } else {
-        buf.chunks_mut(block_len).for_each(run_block);
-    }
+    let grain = (GRAIN_SIZE as usize).div_ceil(block_len.max(1));
+    parallel_chunks_mut(buf, block_len, grain, |_, part| {
+        part.chunks_mut(block_len.max(1)).for_each(run_block)
+    });
 }
 
 /// A 1-D complex transform of `n` points.
@@ -250,14 +248,12 @@ pub fn _fft_c2r_cpu(
         }
     };
     let block_len = len * inner;
-    if values.len() >= GRAIN_SIZE as usize && rayon::current_num_threads() > 1 {
-        values
-            .par_chunks_mut(block_len)
-            .enumerate()
-            .for_each(run_block);
-    } else {
-        values.chunks_mut(block_len).enumerate().for_each(run_block);
-    }
+    let grain = (GRAIN_SIZE as usize).div_ceil(block_len.max(1));
+    parallel_chunks_mut(&mut values, block_len, grain, |first, part| {
+        for (i, block) in part.chunks_mut(block_len.max(1)).enumerate() {
+            run_block((first + i, block));
+        }
+    });
     match g.out_dtype {
         ScalarType::Double => write_values(&out, &g, &values, 1, |v| v[0])?,
         _ => write_values(&out, &g, &values, 1, |v| v[0] as f32)?,

@@ -9,10 +9,9 @@ use aten_core::Tensor;
 use c10_core::{
     dispatch_dtype, Element, Generator, Numeric, Result, Scalar, ScalarType, TensorBase,
 };
-use rayon::prelude::*;
 
 use super::util::{dtype_of, not_implemented, wrap};
-use aten_core::tensor_iterator::GRAIN_SIZE;
+use aten_core::parallel::{parallel_chunks_mut, GRAIN_SIZE};
 
 /// Writes `f(i)` into the `i`-th element (row-major) of `out`, in parallel
 /// for large tensors; a non-contiguous `out` is written through a
@@ -25,21 +24,11 @@ pub fn write_elements<T: Element + Send>(
         return Ok(());
     }
     let fill = |dst: &mut [T]| {
-        if dst.len() as i64 >= GRAIN_SIZE && rayon::current_num_threads() > 1 {
-            dst.par_chunks_mut(GRAIN_SIZE as usize)
-                .enumerate()
-                .for_each(|(c, chunk)| {
-                    let base = c * GRAIN_SIZE as usize;
-                    for (k, v) in chunk.iter_mut().enumerate() {
-                        *v = f(base + k);
-                    }
-                });
-            aten_core::worker_linger::linger();
-        } else {
-            for (k, v) in dst.iter_mut().enumerate() {
-                *v = f(k);
+        parallel_chunks_mut(dst, 1, GRAIN_SIZE as usize, |base, part| {
+            for (k, v) in part.iter_mut().enumerate() {
+                *v = f(base + k);
             }
-        }
+        });
     };
     if out.is_contiguous() {
         out.with_data_mut::<T, _>(fill)?;
@@ -82,13 +71,7 @@ pub fn fill_(self_: &Tensor, value: Scalar) -> Result<Tensor> {
 
 /// Every element of `dst` becomes `v`, in parallel for large slices.
 fn fill_slice<T: Copy + Send + Sync>(dst: &mut [T], v: T) {
-    if dst.len() as i64 >= GRAIN_SIZE && rayon::current_num_threads() > 1 {
-        dst.par_chunks_mut(GRAIN_SIZE as usize)
-            .for_each(|c| c.fill(v));
-        aten_core::worker_linger::linger();
-    } else {
-        dst.fill(v);
-    }
+    parallel_chunks_mut(dst, 1, GRAIN_SIZE as usize, |_, part| part.fill(v));
 }
 
 /// `zero_()`.

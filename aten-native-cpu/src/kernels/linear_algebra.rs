@@ -1,11 +1,11 @@
 //! Matrix products: `mm`, `bmm`, `addmm`, `baddbmm` and `dot`, checked as PyTorch
 //! checks them and computed by [`crate::gemm`]. Results are contiguous.
 
+use aten_core::parallel::parallel_for;
 use aten_core::structured::MetaOutput;
 use aten_core::tensor_iterator::convert::copy_into;
 use aten_core::Tensor;
 use c10_core::{Error, Numeric, Result, Scalar, StorageBorrow, TensorBase, ThreadShared};
-use rayon::prelude::*;
 
 use super::util::{dtype_of, layout_of, with_fresh_output};
 use crate::gemm::{dispatch_gemm, Gemm, MatMut, MatPtr};
@@ -93,7 +93,7 @@ fn batched_gemm(
         let per_matrix = (rows as usize).saturating_mul(n as usize).saturating_mul(k as usize);
         if outer > 1 && threads > 1 && per_matrix < 128 * 128 * 128 {
             // Small matrices: one thread per product.
-            (0..outer).into_par_iter().for_each(|o| one(o, 1));
+            parallel_for(0, outer, 1, |o0, o1| (o0..o1).for_each(|o| one(o, 1)));
         } else {
             (0..outer).for_each(|o| one(o, threads));
         }

@@ -6,11 +6,11 @@ use aten_core::meta::convolution::conv2d_output;
 use aten_core::meta::loss::REDUCTION_NONE;
 use aten_core::meta::native_dropout_meta;
 use aten_core::native::check_layer_norm_inputs;
+use aten_core::parallel::parallel_chunks_mut;
 use aten_core::structured::MetaOutput;
 use aten_core::tensor_iterator::TensorIterator;
 use aten_core::{ops, Tensor};
 use c10_core::{Error, Generator, Numeric, Result, Scalar, ScalarType, TensorBase};
-use rayon::prelude::*;
 
 use super::conv_shifted;
 use super::util::{device_of, dtype_of, write_output};
@@ -263,10 +263,13 @@ fn conv2d_im2col<T: Gemm + Copy>(
                 }
                 let per_image = oc * plane;
                 if batch >= threads && threads > 1 {
-                    // One image per task, each on one thread.
-                    y.par_chunks_mut(per_image)
-                        .enumerate()
-                        .for_each_init(Vec::new, |cols, (n, y_n)| run(n, y_n, 1, cols));
+                    // Whole images per thread, each product on that thread.
+                    parallel_chunks_mut(y, per_image, 1, |first, part| {
+                        let mut cols = Vec::new();
+                        for (i, y_n) in part.chunks_mut(per_image).enumerate() {
+                            run(first + i, y_n, 1, &mut cols);
+                        }
+                    });
                 } else {
                     let mut cols = Vec::new();
                     for (n, y_n) in y.chunks_mut(per_image).enumerate() {

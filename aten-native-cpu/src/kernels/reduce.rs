@@ -17,16 +17,15 @@
 
 use aten_core::meta::{prod_meta, var_correction_meta};
 use aten_core::native::{make_dim_mask, make_dim_mask_with};
+use aten_core::parallel::{parallel_chunks_mut, parallel_for, GRAIN_SIZE};
 use aten_core::structured::{DeferredOutput, MetaOutput};
 use aten_core::tensor_iterator::convert::{to_dtype, to_dtype_if_needed};
-use aten_core::tensor_iterator::GRAIN_SIZE;
 use aten_core::Tensor;
 use c10_core::tensor_impl::for_each_offset;
 use c10_core::{
     dispatch_dtype, Element, Error, LayoutRef, Numeric, Result, Scalar, ScalarType, StorageBorrow,
     TensorBase, ThreadShared,
 };
-use rayon::prelude::*;
 
 use super::util::{dtype_of, layout_of, not_implemented, with_fresh_output, with_fresh_output_of};
 use crate::prefetch::{page_elements, page_pieces, prefetch_read};
@@ -128,25 +127,23 @@ fn reduce_into<T: Element, O: Element>(
         let (ks, kst): (Vec<i64>, Vec<i64>) = plan.kept.iter().copied().unzip();
         let mut offsets = Vec::with_capacity(out.numel() as usize);
         for_each_offset(&ks, &kst, plan.offset, |off| offsets.push(off));
-        let parallel = offsets.len() > 1
-            && offsets.len() as i64 * plan.count >= GRAIN_SIZE
-            && rayon::current_num_threads() > 1;
-        let results = if parallel {
-            // SAFETY: the threads only read the input, which is borrowed
-            // for the whole parallel loop.
-            let base = unsafe { ThreadShared::new(base) };
-            let (base, fold) = (&base, &fold);
-            offsets
-                .par_iter()
-                .with_min_len((GRAIN_SIZE / plan.count.max(1)).max(1) as usize)
-                .map(|&off| fold(*base.get(), off, &plan.reduced))
-                .collect()
-        } else {
-            offsets
-                .iter()
-                .map(|&off| fold(base, off, &plan.reduced))
-                .collect()
-        };
+        // SAFETY: the threads only read the input, which is borrowed for
+        // the whole parallel loop.
+        let shared = unsafe { ThreadShared::new(base) };
+        let mut results: Vec<O> = Vec::new();
+        results.try_reserve_exact(offsets.len()).map_err(|_| {
+            c10_core::tensor_impl::out_of_memory(offsets.len().saturating_mul(size_of::<O>()))
+        })?;
+        let grain = (GRAIN_SIZE / plan.count.max(1)).max(1) as usize;
+        let slots = &mut results.spare_capacity_mut()[..offsets.len()];
+        parallel_chunks_mut(slots, 1, grain, |first, part| {
+            for (r, &off) in part.iter_mut().zip(&offsets[first..]) {
+                r.write(fold(*shared.get(), off, &plan.reduced));
+            }
+        });
+        // SAFETY: the loop above wrote every one of the `offsets.len()`
+        // slots (its parts cover the whole range; a panic never gets here).
+        unsafe { results.set_len(offsets.len()) };
         Ok::<_, Error>(results)
     })??;
     out.with_data_mut::<O, _>(|dst| dst.copy_from_slice(&results))
@@ -207,21 +204,18 @@ fn sum_contiguous_f64<T: Numeric>(start: ThreadShared<*const T>, n: usize) -> f6
         return total[0];
     }
     let mut partials = vec![0f64; chunks];
-    let threads = rayon::current_num_threads().min(chunks);
-    if threads > 1 && n >= 2 * GRAIN_SIZE as usize {
-        let per_part = chunks.div_ceil(threads);
-        let start = &start;
-        partials
-            .par_chunks_mut(per_part)
-            .enumerate()
-            .for_each(|(p, out)| {
-                // SAFETY: the part's chunks lie inside the caller's run.
-                unsafe { sum_chunks(*start.get(), n, p * per_part, out) };
-            });
+    // Runs of at least twice `GRAIN_SIZE` elements split: a grain of
+    // chunks that makes the range of `chunks` smaller than two grains
+    // below that.
+    let grain = if n >= 2 * GRAIN_SIZE as usize {
+        1
     } else {
-        // SAFETY: as above.
-        unsafe { sum_chunks(*start.get(), n, 0, &mut partials) };
-    }
+        chunks
+    };
+    parallel_chunks_mut(&mut partials, 1, grain, |first, out| {
+        // SAFETY: the part's chunks lie inside the caller's run.
+        unsafe { sum_chunks(*start.get(), n, first, out) };
+    });
     partials.iter().sum()
 }
 
@@ -773,15 +767,18 @@ fn along_dim<I: Element, O: Element>(
             let (i, o) = unsafe { (ip.get().add(io as usize), op.get().add(oo as usize)) };
             f((i, is), (o, os), n);
         };
-        if il.numel() >= GRAIN_SIZE && in_offsets.len() > 1 && rayon::current_num_threads() > 1 {
-            in_offsets
-                .par_iter()
-                .zip(&out_offsets)
-                .with_min_len((GRAIN_SIZE as usize).div_ceil(n.max(1)))
-                .for_each(slice);
+        let grain = if il.numel() >= GRAIN_SIZE {
+            (GRAIN_SIZE as usize).div_ceil(n.max(1))
         } else {
-            in_offsets.iter().zip(&out_offsets).for_each(slice);
-        }
+            in_offsets.len()
+        };
+        parallel_for(0, in_offsets.len() as i64, grain as i64, |i0, i1| {
+            let (i0, i1) = (i0 as usize, i1 as usize);
+            in_offsets[i0..i1]
+                .iter()
+                .zip(&out_offsets[i0..i1])
+                .for_each(slice);
+        });
         Ok(())
     })?
 }
@@ -887,14 +884,10 @@ fn softmax_rows_of(
     if n == 0 || !x.len().is_multiple_of(n) {
         return Err(Error::runtime("softmax: the input was resized meanwhile"));
     }
-    if x.len() >= GRAIN_SIZE as usize && rayon::current_num_threads() > 1 {
-        let rows = (GRAIN_SIZE as usize).div_ceil(n);
-        x.par_chunks(rows * n)
-            .zip(o.par_chunks_mut(rows * n))
-            .for_each(|(x, o)| softmax_rows(x, o, n, log));
-    } else {
-        softmax_rows(x, o, n, log);
-    }
+    let rows = (GRAIN_SIZE as usize).div_ceil(n);
+    parallel_chunks_mut(o, n, rows, |first, o| {
+        softmax_rows(&x[first * n..][..o.len()], o, n, log)
+    });
     Ok(())
 }
 
