@@ -192,7 +192,8 @@ fn main() -> ExitCode {
                 ExitCode::SUCCESS
             }
             Err(e) => {
-                eprintln!("error: {e}");
+                // PyTorch's `ErrorReport` text starts with a line break.
+                eprintln!("error: {}", e.to_string().trim_start_matches('\n'));
                 ExitCode::FAILURE
             }
         },

@@ -16,11 +16,30 @@ pub fn ops() -> String {
     out
 }
 
+/// The registered operator `op` (`name.overload`); when there is none, the
+/// error names the overloads registered under `op`'s name.
 fn find(op: &str) -> Result<aten::dispatch::OperatorHandle> {
     let name = OperatorName::parse(op)?;
-    aten::dispatcher()
-        .find_op(&name)
-        .ok_or_else(|| Error::runtime(format!("no operator named {op} is registered")))
+    let dispatcher = aten::dispatcher();
+    if let Some(handle) = dispatcher.find_op(&name) {
+        return Ok(handle);
+    }
+    let overloads: Vec<String> = dispatcher
+        .all_op_names()
+        .into_iter()
+        .filter(|o| o.name() == name.name())
+        .map(|o| o.to_string())
+        .collect();
+    let hint = match overloads.as_slice() {
+        [] => String::new(),
+        some => format!(
+            "; its overloads are {} (name one as NAME.OVERLOAD)",
+            some.join(", ")
+        ),
+    };
+    Err(Error::runtime(format!(
+        "no operator named {op} is registered{hint}"
+    )))
 }
 
 /// `_dispatch_dump(op)`.

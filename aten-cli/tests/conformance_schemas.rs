@@ -47,3 +47,23 @@ fn every_schema_case_matches() {
     println!("error messages: {messages}");
     assert_eq!(messages.failed, 0, "{messages}");
 }
+
+#[test]
+fn the_cli_reports_a_schema_error_on_its_first_line() {
+    // PyTorch's `ErrorReport` texts start with a line break; the CLI
+    // prints the message from the first line on.
+    let deep = format!("f({}int{} x) -> ()", "Dict(str, ".repeat(101), ")".repeat(101));
+    for text in [deep.as_str(), "f(..., int x) -> ()", "aten::foo("] {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_aten"))
+            .args(["schema", text])
+            .output()
+            .expect("the aten binary runs");
+        assert!(!output.status.success(), "{text}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let first = stderr.lines().next().unwrap_or_default();
+        assert!(
+            first.starts_with("error: ") && first.len() > "error: ".len(),
+            "{text}: {stderr:?}"
+        );
+    }
+}

@@ -18,6 +18,12 @@ impl<T> ThreadShared<T> {
     /// the memory its pointers address stays valid (its storages borrowed,
     /// outputs exclusively), and the threads only read memory that no
     /// thread writes and write memory that no other thread reads or writes.
+    ///
+    /// `value` itself must be sound to send to and share with other threads
+    /// apart from its raw pointers: raw pointers, and plain data or shared
+    /// references holding them. A value with non-atomic shared state (an
+    /// `Rc`, a `&Cell`) must never be wrapped: the wrapper is `Send` and
+    /// `Sync` whatever `T` is.
     #[inline]
     pub unsafe fn new(value: T) -> ThreadShared<T> {
         ThreadShared(value)
@@ -31,8 +37,9 @@ impl<T> ThreadShared<T> {
     }
 }
 
-// SAFETY: `new`'s contract: the pointed-to memory stays valid and the
-// threads' accesses through it do not race.
+// SAFETY: `new`'s contract: `T` is raw pointers or plain data holding
+// them, the pointed-to memory stays valid and the threads' accesses through
+// it do not race.
 unsafe impl<T> Send for ThreadShared<T> {}
 // SAFETY: as above; shared access only hands out `&T`.
 unsafe impl<T> Sync for ThreadShared<T> {}

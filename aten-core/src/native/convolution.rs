@@ -185,6 +185,15 @@ pub fn check_shape_forward(
                 join(&kernel)
             )));
         }
+        // The kernels index the padded input in isize: its extent must fit
+        // (PyTorch computes it in int64 and would wrap).
+        if padded.iter().any(|&x| x > i128::from(i64::MAX)) {
+            let sizes: Vec<String> = padded.iter().map(|x| x.to_string()).collect();
+            return Err(Error::runtime(format!(
+                "convolution: the padded input size ({}) overflows",
+                sizes.join(" x ")
+            )));
+        }
     } else {
         if is[1] != ws[0] {
             return Err(Error::runtime(format!(

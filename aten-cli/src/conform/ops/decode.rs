@@ -265,7 +265,12 @@ pub fn decode_value(v: &Value) -> Result<IValue, String> {
     let obj = match v {
         Value::Null => return Ok(IValue::None),
         Value::Object(obj) if obj.len() == 1 => obj,
-        _ => return Err(format!("unsupported value encoding: {}", short(v))),
+        _ => {
+            return Err(format!(
+                "unsupported value encoding: {} (a value is null or an object of one kind, such as {{\"int\": 2}} or {{\"tensor\": {{...}}}})",
+                short(v)
+            ))
+        }
     };
     let Some((kind, body)) = obj.iter().next() else {
         return Err("empty value object".into());
@@ -299,7 +304,8 @@ pub fn decode_value(v: &Value) -> Result<IValue, String> {
                 .as_array()
                 .ok_or_else(|| format!("`{kind}` value is not a list"))?
                 .iter()
-                .map(decode_value)
+                .enumerate()
+                .map(|(i, item)| decode_value(item).map_err(|e| format!("{kind} item {i}: {e}")))
                 .collect::<Result<Vec<_>, _>>()?;
             if kind == "tuple" {
                 IValue::Tuple(Arc::new(items))
@@ -476,6 +482,15 @@ pub fn decode_call(
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_bare_list_item_names_its_place_and_the_encoding() {
+        let e = decode_value(&json!({"list": [{"int": 1}, 2]})).unwrap_err();
+        assert!(
+            e.starts_with("list item 1: unsupported value encoding: 2 (a value is null or an object of one kind"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn operator_names_split_at_the_overload() {
