@@ -6,7 +6,7 @@
 use std::sync::OnceLock;
 
 use c10_core::device_allocator::{DeviceAllocatorRegistration, DeviceBuffer, DEVICE_ALLOCATORS};
-use c10_core::storage::{Allocator, Storage};
+use c10_core::allocator::{Allocator, DataPtr};
 use c10_core::{Device, DeviceType, Error, Result};
 
 use crate::availability::check_device;
@@ -42,12 +42,15 @@ impl CudaAllocator {
     }
 }
 
-impl Allocator for CudaAllocator {
+// SAFETY: `allocate` returns a fresh block of at least `nbytes` bytes
+// from the caching allocator, zero-filled, that only the storage built
+// from it uses (the block returns to the cache when that storage drops).
+unsafe impl Allocator for CudaAllocator {
     fn device(&self) -> Device {
         self.device
     }
 
-    fn allocate(&self, nbytes: usize) -> Result<Storage> {
+    fn allocate(&self, nbytes: usize) -> Result<DataPtr> {
         let ptr = self.memory.malloc(nbytes, StreamId::DEFAULT)?;
         let buffer = CudaBuffer {
             ptr,
@@ -55,9 +58,7 @@ impl Allocator for CudaAllocator {
         };
         // On an error, dropping `buffer` gives the block back.
         self.memory.device().zero(ptr, nbytes)?;
-        // SAFETY: `buffer` is a fresh block of `nbytes` bytes that only
-        // this storage will use.
-        unsafe { Storage::from_device_buffer(Box::new(buffer), nbytes, self.device) }
+        DataPtr::from_device_buffer(Box::new(buffer), self.device)
     }
 }
 

@@ -11,7 +11,7 @@ use std::fmt;
 
 use crate::device::{Device, DeviceType};
 use crate::error::{Error, Result};
-use crate::storage::Allocator;
+use crate::allocator::Allocator;
 
 #[doc(hidden)]
 pub use linkme as __linkme;
@@ -68,6 +68,7 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
+    use crate::allocator::DataPtr;
     use crate::storage::Storage;
     use crate::test_support::DropProbe;
     use crate::{ScalarType, TensorBase};
@@ -98,18 +99,16 @@ mod tests {
     fn device_storage_owns_its_buffer_until_the_last_handle() {
         let freed = Arc::new(AtomicUsize::new(0));
         let cuda = Device::new(DeviceType::CUDA, 1);
-        // SAFETY: the fake address is never dereferenced.
-        let s = unsafe {
-            Storage::from_device_buffer(
-                Box::new(FakeBuffer {
-                    ptr: 0x7000_0000,
-                    _freed: DropProbe(freed.clone()),
-                }),
-                256,
-                cuda,
-            )
-        }
+        let data = DataPtr::from_device_buffer(
+            Box::new(FakeBuffer {
+                ptr: 0x7000_0000,
+                _freed: DropProbe(freed.clone()),
+            }),
+            cuda,
+        )
         .unwrap();
+        // SAFETY: the fake address is never dereferenced.
+        let s = unsafe { Storage::from_data_ptr(data, 256) };
         assert_eq!(s.device_ptr(), Some(0x7000_0000));
         assert_eq!((s.nbytes(), s.device(), s.has_data()), (256, cuda, false));
         assert!(s.data_ptr().is_none());
@@ -120,17 +119,13 @@ mod tests {
         assert_eq!(freed.load(Ordering::Relaxed), 1);
         // A device buffer never backs CPU storage; CPU storage has no
         // device address.
-        // SAFETY: as above.
-        let e = unsafe {
-            Storage::from_device_buffer(
-                Box::new(FakeBuffer {
-                    ptr: 1,
-                    _freed: DropProbe(freed.clone()),
-                }),
-                8,
-                Device::CPU,
-            )
-        };
+        let e = DataPtr::from_device_buffer(
+            Box::new(FakeBuffer {
+                ptr: 1,
+                _freed: DropProbe(freed.clone()),
+            }),
+            Device::CPU,
+        );
         assert!(e.is_err());
         assert_eq!(Storage::new(8, Device::CPU).unwrap().device_ptr(), None);
     }

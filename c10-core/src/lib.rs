@@ -24,6 +24,7 @@
 //!   atomics, cells and thread-locals: `loom`'s model-checked ones in a
 //!   `--cfg loom` build.
 
+pub mod allocator;
 pub mod cached_box;
 pub mod complex;
 pub mod device;
@@ -53,6 +54,7 @@ pub mod thread_shared;
 pub mod type_promotion;
 pub mod warning;
 
+pub use allocator::{Allocator, DataPtr};
 pub use cached_box::CachedBox;
 pub use complex::Complex;
 pub use device::{Device, DeviceType};

@@ -37,7 +37,7 @@ use std::alloc::{alloc, alloc_zeroed, dealloc, Layout};
 use std::cell::RefCell;
 use std::ptr::NonNull;
 
-use crate::storage::ALIGNMENT;
+use crate::allocator::ALIGNMENT;
 
 /// The largest small block: small classes are the multiples of the
 /// alignment up to it.

@@ -1,10 +1,11 @@
 //! `Storage`: the memory behind tensors, shared by every view of it.
 //!
-//! CPU storage is one 64-byte-aligned, zero-initialised allocation made by an
-//! [`Allocator`] (small ones are recycled per thread, see
-//! `small_block_cache`), or 64-byte-aligned memory another value owns (a
-//! mapped file, [`Storage::from_external_cpu`]); Meta storage records a size and has no data. Views share a
-//! storage through a shared handle (`IntrusivePtr`).
+//! A storage is built from the memory an [`Allocator`] made (a
+//! [`DataPtr`], which gives the memory back when the storage's last handle
+//! drops): on the CPU one 64-byte-aligned, zero-initialised block, or
+//! 64-byte-aligned memory another value owns (a mapped file,
+//! [`Storage::from_external_cpu`]); Meta storage records a size and has no
+//! data. Views share a storage through a shared handle (`IntrusivePtr`).
 //!
 //! A storage only grows ([`Storage::grow`], what `resize_` does when a
 //! tensor outgrows it): its bytes move to a larger allocation under an
@@ -24,195 +25,87 @@
 //! wait on each other in a cycle. A contended borrow spins briefly and then
 //! yields until it is granted.
 //!
-//! Borrows are per thread. A kernel's parallel loop waits inside
-//! `rayon::scope` while holding its borrows, and a `rayon` worker that
-//! waits runs other pending jobs on the same thread: when such a job (the
-//! next block of a caller's own `par_iter`) needs a storage the suspended
-//! kernel holds in a conflicting way, it cannot wait for it (the holder
-//! resumes only after the job returns), so it fails with "already borrowed
-//! by this thread" instead of hanging. Parallel callers that write views of
-//! one storage should give each job its own storage, or run the kernels
-//! from threads outside the pool.
+//! Borrows are per thread. A kernel that splits its loop over threads
+//! (`aten_core::parallel`) keeps its borrows on the calling thread, which
+//! runs only chunks of its own loop while it waits, never another job of
+//! the pool that could need the same storages.
 
-use std::alloc::Layout;
 use std::any::Any;
 use std::fmt;
 use std::ptr::NonNull;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+pub use crate::allocator::{allocator_for, Allocator, CpuAllocator, DataPtr, MetaAllocator, ALIGNMENT};
 use crate::device::{Device, DeviceType};
-use crate::device_allocator::DeviceBuffer;
 use crate::error::{Error, Result};
 use crate::intrusive_ptr::IntrusivePtr;
-use crate::small_block_cache;
 use crate::sync::{self, AtomicIsize, AtomicPtr, AtomicUsize, Ordering, UnsafeCell};
 
-/// Alignment of every CPU allocation (a cache line; enough for AVX-512).
-pub const ALIGNMENT: usize = 64;
-
-/// The memory behind a CPU storage: an aligned allocation of its own, or
-/// memory that another value owns (a mapped file's pages).
-enum CpuMemory {
-    /// Allocated by `small_block_cache::allocate` with this layout.
-    Allocated(Layout),
-    /// Kept alive by this owner for as long as the storage lives.
-    External { _owner: Arc<dyn Any + Send + Sync> },
-}
-
-/// A CPU storage's memory: owned, aligned, zeroed unless asked otherwise,
-/// or external (see [`Storage::from_external_cpu`]).
-struct CpuBuffer {
-    ptr: NonNull<u8>,
-    memory: CpuMemory,
-}
-
-// SAFETY: the buffer is plain memory owned by this value (or by an owner
-// that is itself `Send + Sync` and that the buffer keeps alive); access to
-// its contents is governed by the storage's borrow flag.
-unsafe impl Send for CpuBuffer {}
-// SAFETY: as above; `&CpuBuffer` only exposes the pointer value.
-unsafe impl Sync for CpuBuffer {}
-
-impl CpuBuffer {
-    /// A zeroed buffer, or (`zeroed` false) one of unspecified contents
-    /// that its first user must initialize.
-    fn new(nbytes: usize, zeroed: bool) -> Result<CpuBuffer> {
-        // A zero-byte tensor still gets a distinct, aligned allocation.
-        let layout = small_block_cache::block_layout(nbytes)
-            .ok_or_else(|| Error::runtime(format!("cannot allocate {nbytes} bytes")))?;
-        let ptr = small_block_cache::allocate(layout, zeroed);
-        let ptr = NonNull::new(ptr).ok_or_else(|| {
-            Error::runtime(format!(
-                "DefaultCPUAllocator: not enough memory: you tried to allocate {nbytes} bytes."
-            ))
-        })?;
-        Ok(CpuBuffer {
-            ptr,
-            memory: CpuMemory::Allocated(layout),
-        })
-    }
-}
-
-impl Drop for CpuBuffer {
-    fn drop(&mut self) {
-        if let CpuMemory::Allocated(layout) = self.memory {
-            // SAFETY: `ptr` came from `small_block_cache::allocate(layout)`
-            // and is freed once.
-            unsafe { small_block_cache::free(self.ptr, layout) }
-        }
-        // External memory is released when its owner's last handle goes.
-    }
-}
-
-/// Makes storages for one device (`c10::Allocator`).
-pub trait Allocator: Send + Sync {
-    /// The device of the storages it makes.
-    fn device(&self) -> Device;
-    /// A zero-filled storage of `nbytes` bytes.
-    fn allocate(&self, nbytes: usize) -> Result<Storage>;
-}
-
-/// The CPU allocator: 64-byte-aligned, zeroed memory.
-#[derive(Copy, Clone, Debug, Default)]
-pub struct CpuAllocator;
-
-impl Allocator for CpuAllocator {
-    fn device(&self) -> Device {
-        Device::CPU
-    }
-    fn allocate(&self, nbytes: usize) -> Result<Storage> {
-        Storage::new_cpu(nbytes, true)
-    }
-}
-
-/// The Meta allocator: sizes without data.
-#[derive(Copy, Clone, Debug, Default)]
-pub struct MetaAllocator;
-
-impl Allocator for MetaAllocator {
-    fn device(&self) -> Device {
-        Device::META
-    }
-    fn allocate(&self, nbytes: usize) -> Result<Storage> {
-        Ok(Storage::new_dataless(nbytes, Device::META))
-    }
-}
-
 impl Storage {
-    /// A storage of `nbytes` bytes on `device` that holds no data: what Meta
+    /// A storage of `nbytes` bytes that holds no data on `device`: what Meta
     /// tensors have, and what tensors of devices without an allocator in
     /// this build have (they can be dispatched on, not computed with).
     pub fn new_dataless(nbytes: usize, device: Device) -> Storage {
+        // SAFETY: a pointer without memory claims no bytes.
+        unsafe { Storage::from_data_ptr(DataPtr::none(device), nbytes) }
+    }
+
+    /// A zero-filled storage of `nbytes` bytes made by `allocator`.
+    pub fn new_with_allocator(nbytes: usize, allocator: &dyn Allocator) -> Result<Storage> {
+        let data = allocator.allocate(nbytes)?;
+        // SAFETY: the `Allocator` contract: `data` is `nbytes` bytes (or
+        // none) that only this storage uses.
+        Ok(unsafe { Storage::from_data_ptr(data, nbytes) })
+    }
+
+    /// A storage over the memory `data` addresses, `nbytes` long; the
+    /// memory is given back when the storage's last handle drops.
+    ///
+    /// # Safety
+    ///
+    /// `data` must address at least `nbytes` bytes of initialized memory
+    /// (or no memory at all: a storage without data) that nothing reads or
+    /// writes except through this storage: views are checked against
+    /// `nbytes`, and kernels trust them.
+    #[inline(always)]
+    pub unsafe fn from_data_ptr(data: DataPtr, nbytes: usize) -> Storage {
+        let device = data.device();
+        let (host, device_addr) = if device.device_type() == DeviceType::CPU {
+            (data.get(), 0)
+        } else {
+            (std::ptr::null_mut(), data.get() as usize)
+        };
         Storage::from_impl(|| StorageImpl {
-            data: AtomicPtr::new(std::ptr::null_mut()),
-            buffer: UnsafeCell::new(None),
-            device_buffer: None,
+            data: AtomicPtr::new(host),
+            memory: UnsafeCell::new(data),
+            device_addr,
             nbytes: AtomicUsize::new(nbytes),
             device,
             borrow: AtomicIsize::new(0),
         })
-    }
-}
-
-/// The allocator for a device: the built-in ones for CPU and Meta, else
-/// the one a linked backend registered
-/// ([`DEVICE_ALLOCATORS`](crate::device_allocator::DEVICE_ALLOCATORS)).
-pub fn allocator_for(device: Device) -> Result<&'static dyn Allocator> {
-    match device.device_type() {
-        DeviceType::CPU => Ok(&CpuAllocator),
-        DeviceType::Meta => Ok(&MetaAllocator),
-        _ => crate::device_allocator::registered_allocator(device),
-    }
-}
-
-impl Storage {
-    /// A storage of `nbytes` bytes on `device` (not the CPU) over memory
-    /// a backend's allocator made there.
-    ///
-    /// # Safety
-    ///
-    /// `buffer` must address at least `nbytes` bytes of device memory that
-    /// only this storage uses: views are checked against `nbytes`, and
-    /// device kernels trust them.
-    pub unsafe fn from_device_buffer(
-        buffer: Box<dyn DeviceBuffer>,
-        nbytes: usize,
-        device: Device,
-    ) -> Result<Storage> {
-        if device.device_type() == DeviceType::CPU {
-            return Err(Error::internal("a device buffer cannot back a CPU storage"));
-        }
-        Ok(Storage::from_impl(|| StorageImpl {
-            data: AtomicPtr::new(std::ptr::null_mut()),
-            buffer: UnsafeCell::new(None),
-            device_buffer: Some(buffer),
-            nbytes: AtomicUsize::new(nbytes),
-            device,
-            borrow: AtomicIsize::new(0),
-        }))
     }
 
     /// The device address of the data of a storage on a device other
     /// than the CPU (`None` for CPU, Meta and data-less storages).
     /// Kernels use it under a [`StorageBorrow`], as they do `data_ptr`.
     pub fn device_ptr(&self) -> Option<u64> {
-        self.inner.device_buffer.as_ref().map(|b| b.device_ptr())
+        (self.inner.device_addr != 0).then_some(self.inner.device_addr as u64)
     }
 }
 
 struct StorageImpl {
-    /// The start of the CPU memory (null when there is none): `buffer`'s
+    /// The start of the CPU memory (null when there is none): `memory`'s
     /// pointer, stored where any thread may read it. Changed only by
     /// [`Storage::grow`], under an exclusive borrow.
     data: AtomicPtr<u8>,
-    /// The owner of the CPU memory. Replaced only by [`Storage::grow`],
-    /// under an exclusive borrow, and otherwise touched only when the
-    /// storage is dropped.
-    buffer: UnsafeCell<Option<CpuBuffer>>,
-    /// The memory of a storage on another device (`buffer` is then
-    /// `None`: host code cannot address it).
-    device_buffer: Option<Box<dyn DeviceBuffer>>,
+    /// The memory and what gives it back. Replaced only by
+    /// [`Storage::grow`], under an exclusive borrow, and otherwise touched
+    /// only when the storage is dropped.
+    memory: UnsafeCell<DataPtr>,
+    /// The device address of memory on another device (0 for none: host
+    /// code cannot address it, and `data` is then null). Never changes.
+    device_addr: usize,
     /// Size in bytes; it only ever grows.
     nbytes: AtomicUsize,
     device: Device,
@@ -220,7 +113,7 @@ struct StorageImpl {
     borrow: AtomicIsize,
 }
 
-// SAFETY: `buffer` is the one field without its own synchronization. It is
+// SAFETY: `memory` is the one field without its own synchronization. It is
 // written only by `Storage::grow` while that thread holds the storage's
 // exclusive borrow (so no other thread reads or writes it, or the memory it
 // owns, at the same time; the borrow's acquire/release orders the accesses)
@@ -257,15 +150,10 @@ impl Storage {
 
     /// A CPU storage of `nbytes` bytes, zeroed when `zeroed`.
     fn new_cpu(nbytes: usize, zeroed: bool) -> Result<Storage> {
-        let buffer = CpuBuffer::new(nbytes, zeroed)?;
-        Ok(Storage::from_impl(|| StorageImpl {
-            data: AtomicPtr::new(buffer.ptr.as_ptr()),
-            buffer: UnsafeCell::new(Some(buffer)),
-            device_buffer: None,
-            nbytes: AtomicUsize::new(nbytes),
-            device: Device::CPU,
-            borrow: AtomicIsize::new(0),
-        }))
+        let data = DataPtr::cpu(nbytes, zeroed)?;
+        // SAFETY: a fresh block of at least `nbytes` bytes; uninitialized
+        // ones are written before they are read (`new_cpu_uninit`).
+        Ok(unsafe { Storage::from_data_ptr(data, nbytes) })
     }
 
     /// A CPU storage over `nbytes` bytes at `ptr` that `owner` keeps alive
@@ -286,23 +174,9 @@ impl Storage {
         nbytes: usize,
         owner: Arc<dyn Any + Send + Sync>,
     ) -> Result<Storage> {
-        if !(ptr.as_ptr() as usize).is_multiple_of(ALIGNMENT) {
-            return Err(Error::runtime(format!(
-                "external CPU memory at {ptr:p} is not aligned to {ALIGNMENT} bytes"
-            )));
-        }
-        let buffer = CpuBuffer {
-            ptr,
-            memory: CpuMemory::External { _owner: owner },
-        };
-        Ok(Storage::from_impl(|| StorageImpl {
-            data: AtomicPtr::new(buffer.ptr.as_ptr()),
-            buffer: UnsafeCell::new(Some(buffer)),
-            device_buffer: None,
-            nbytes: AtomicUsize::new(nbytes),
-            device: Device::CPU,
-            borrow: AtomicIsize::new(0),
-        }))
+        let data = DataPtr::external_cpu(ptr, owner)?;
+        // SAFETY: the caller's contract.
+        Ok(unsafe { Storage::from_data_ptr(data, nbytes) })
     }
 
     /// A zeroed storage of `nbytes` bytes on `device`.
@@ -312,7 +186,7 @@ impl Storage {
             // (every eager result is allocated here).
             return Storage::new_cpu(nbytes, true);
         }
-        allocator_for(device)?.allocate(nbytes)
+        Storage::new_with_allocator(nbytes, allocator_for(device)?)
     }
 
     /// Size in bytes. It only grows ([`Storage::grow`]), so a view that
@@ -345,50 +219,43 @@ impl Storage {
             // Another thread grew it first.
             return Ok(());
         }
-        if self.inner.device_buffer.is_some() {
+        if self.inner.device_addr != 0 {
             return Err(Error::runtime(format!(
                 "resize_: growing a storage on {} is not supported",
                 self.inner.device
             )));
         }
-        self.inner.buffer.with_mut(|buffer| {
+        self.inner.memory.with_mut(|memory| {
             // SAFETY: this thread holds the exclusive borrow, so nothing
-            // else reads or writes `buffer` (see `StorageImpl`'s `Sync`).
-            let buffer = unsafe { &mut *buffer };
-            self.grow_buffer(buffer, old, nbytes)
+            // else reads or writes `memory` (see `StorageImpl`'s `Sync`).
+            let memory = unsafe { &mut *memory };
+            self.grow_memory(memory, old, nbytes)
         })?;
         self.inner.nbytes.store(nbytes, Ordering::Release);
         Ok(())
     }
 
-    /// Moves `buffer`'s `old` bytes to a zero-extended allocation of
+    /// Moves `memory`'s `old` bytes to a zero-extended CPU block of
     /// `nbytes` (`grow`, with the exclusive borrow held).
-    fn grow_buffer(&self, buffer: &mut Option<CpuBuffer>, old: usize, nbytes: usize) -> Result<()> {
-        match buffer {
-            None => {}
-            Some(CpuBuffer {
-                memory: CpuMemory::External { .. },
-                ..
-            }) => {
-                return Err(Error::runtime(
-                    "Trying to resize storage that is not resizable",
-                ))
-            }
-            Some(current) => {
-                let grown = CpuBuffer::new(nbytes, true)?;
-                // SAFETY: both allocations are live and distinct; `old`
-                // bytes fit both; the exclusive borrow keeps every other
-                // access to the old memory away.
-                unsafe {
-                    std::ptr::copy_nonoverlapping(current.ptr.as_ptr(), grown.ptr.as_ptr(), old)
-                };
-                self.inner.data.store(grown.ptr.as_ptr(), Ordering::Release);
-                // The old allocation is freed here: pointers to it were
-                // only usable under a borrow, and this thread holds the
-                // only one.
-                *current = grown;
-            }
+    fn grow_memory(&self, memory: &mut DataPtr, old: usize, nbytes: usize) -> Result<()> {
+        if memory.get().is_null() {
+            // No data (Meta): only the size grows.
+            return Ok(());
         }
+        if !memory.is_cpu_block() {
+            return Err(Error::runtime(
+                "Trying to resize storage that is not resizable",
+            ));
+        }
+        let grown = CpuAllocator.allocate(nbytes)?;
+        // SAFETY: both blocks are live and distinct; `old` bytes fit both;
+        // the exclusive borrow keeps every other access to the old memory
+        // away.
+        unsafe { std::ptr::copy_nonoverlapping(memory.get(), grown.get(), old) };
+        self.inner.data.store(grown.get(), Ordering::Release);
+        // The old block is freed here: pointers to it were only usable
+        // under a borrow, and this thread holds the only one.
+        *memory = grown;
         Ok(())
     }
 
