@@ -52,7 +52,11 @@ fn every_schema_case_matches() {
 fn the_cli_reports_a_schema_error_on_its_first_line() {
     // PyTorch's `ErrorReport` texts start with a line break; the CLI
     // prints the message from the first line on.
-    let deep = format!("f({}int{} x) -> ()", "Dict(str, ".repeat(101), ")".repeat(101));
+    let deep = format!(
+        "f({}int{} x) -> ()",
+        "Dict(str, ".repeat(101),
+        ")".repeat(101)
+    );
     for text in [deep.as_str(), "f(..., int x) -> ()", "aten::foo("] {
         let output = std::process::Command::new(env!("CARGO_BIN_EXE_aten"))
             .args(["schema", text])

@@ -43,13 +43,17 @@ fn runtime_operators_appear_in_ops_and_dump() {
 #[test]
 fn dumping_a_name_without_its_overload_names_the_overloads() {
     aten::ops_root();
-    let e = aten_cli::registry::dump("aten::add").unwrap_err().to_string();
+    let e = aten_cli::registry::dump("aten::add")
+        .unwrap_err()
+        .to_string();
     assert!(
         e.starts_with("no operator named aten::add is registered; its overloads are aten::add.")
             && e.contains("aten::add.Tensor")
             && e.ends_with("(name one as NAME.OVERLOAD)"),
         "{e}"
     );
-    let e = aten_cli::registry::dump("aten::no_such_op").unwrap_err().to_string();
+    let e = aten_cli::registry::dump("aten::no_such_op")
+        .unwrap_err()
+        .to_string();
     assert_eq!(e, "no operator named aten::no_such_op is registered");
 }

@@ -5,8 +5,8 @@
 
 use std::sync::OnceLock;
 
-use c10_core::device_allocator::{DeviceAllocatorRegistration, DeviceBuffer, DEVICE_ALLOCATORS};
 use c10_core::allocator::{Allocator, DataPtr};
+use c10_core::device_allocator::{DeviceAllocatorRegistration, DeviceBuffer, DEVICE_ALLOCATORS};
 use c10_core::{Device, DeviceType, Error, Result};
 
 use crate::availability::check_device;

@@ -9,9 +9,9 @@
 
 use std::fmt;
 
+use crate::allocator::Allocator;
 use crate::device::{Device, DeviceType};
 use crate::error::{Error, Result};
-use crate::allocator::Allocator;
 
 #[doc(hidden)]
 pub use linkme as __linkme;

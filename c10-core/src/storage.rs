@@ -36,7 +36,9 @@ use std::ptr::NonNull;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-pub use crate::allocator::{allocator_for, Allocator, CpuAllocator, DataPtr, MetaAllocator, ALIGNMENT};
+pub use crate::allocator::{
+    allocator_for, Allocator, CpuAllocator, DataPtr, MetaAllocator, ALIGNMENT,
+};
 use crate::device::{Device, DeviceType};
 use crate::error::{Error, Result};
 use crate::intrusive_ptr::IntrusivePtr;

@@ -11,7 +11,7 @@
 //! it waits for its chunks, run any job of the pool: a job of the caller's
 //! own `par_iter`, say, whose kernel then finds this thread's borrows
 //! taken. So a region here waits without stealing. The caller and the
-//! helper jobs it sends share one [`Region`]: each claims the next chunk
+//! helper jobs it sends share one `Region`: each claims the next chunk
 //! with one `fetch_add` on `next` and runs it; the caller runs chunks
 //! until none is left and then waits only for the chunks others already
 //! claimed, which are running. No one waits for a job that is merely
