@@ -2,7 +2,9 @@
 //! `torch/_ops.py`, `torch/library.py`, `torch/_higher_order_ops`).
 //!
 //! - [`root`]: [`ops()`], the root of every namespace, and [`Ops`] for an
-//!   isolated dispatcher;
+//!   isolated dispatcher; `state`: what a root's objects share;
+//!   `fallbacks`: the backend fallbacks a root registers, from one list;
+//!   `call_lookup`: how those fallbacks find a call's overload;
 //! - [`namespace`]: [`OpNamespace`] (`torch.ops.aten`), resolving operator
 //!   names lazily;
 //! - [`packet`]: [`OpOverloadPacket`] (`aten.add`) and overload resolution
@@ -37,8 +39,10 @@
 //! up twice gives the same `Arc`.
 
 pub mod arguments;
+mod call_lookup;
 pub mod custom_class;
 pub mod fake;
+mod fallbacks;
 pub mod functionalize;
 pub mod higher_order;
 pub mod library;
@@ -51,6 +55,7 @@ pub mod python_dispatcher;
 pub mod python_key;
 pub mod resolve_key;
 pub mod root;
+mod state;
 pub mod subclass;
 mod transformers_ops;
 

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, Weak};
 use c10_core::{Error, Result};
 
 use crate::packet::OpOverloadPacket;
-use crate::root::OpsInner;
+use crate::state::OpsInner;
 
 /// One namespace of operators (`torch.ops.aten`, `torch.ops.myns`).
 pub struct OpNamespace {

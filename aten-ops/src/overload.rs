@@ -21,7 +21,7 @@ use c10_core::{DispatchKey, DispatchKeySet, Error, Result};
 use crate::arguments::{bind_arguments, Kwargs};
 use crate::packet::OpOverloadPacket;
 use crate::resolve_key::{resolve_key, KernelTable};
-use crate::root::Shared;
+use crate::state::Shared;
 
 /// A host-language kernel on an overload (a `py_impl` function): it gets the
 /// overload, the key set the call was dispatching on (without

@@ -16,7 +16,7 @@ use c10_core::{Error, Result};
 
 use crate::arguments::{accepts, bind_arguments, Kwargs};
 use crate::overload::{OpOverload, OverloadKind};
-use crate::root::{OpsInner, Shared};
+use crate::state::{OpsInner, Shared};
 
 /// The overloads, in def order, with their schemas.
 struct Resolved {

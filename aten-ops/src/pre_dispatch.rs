@@ -6,12 +6,13 @@
 //! kernel decomposes it. With no pre-dispatch mode on the thread the call
 //! goes on below the key.
 
+use aten_boxing::KernelFunction;
 use aten_boxing::{BoxedOperator, Stack};
 use c10_core::{DispatchKey, DispatchKeySet, Result};
 
+use crate::call_lookup::{CallLookup, RootFallback};
 use crate::modes::{self, pop_pre_dispatch_mode_temporarily};
 use crate::python_key::call_with_args_kwargs;
-use crate::root::CallLookup;
 
 /// The boxed fallback a root registers at `PreDispatch`.
 pub(crate) fn fallback_kernel(
@@ -29,3 +30,10 @@ pub(crate) fn fallback_kernel(
         })
     }
 }
+
+/// The root's fallback at `PreDispatch` (pre-dispatch modes).
+pub(crate) const FALLBACK: RootFallback = RootFallback {
+    key: DispatchKey::PreDispatch,
+    kernel: |lookup| KernelFunction::make_from_boxed_function(fallback_kernel(lookup)),
+    debug: "registered by aten_ops::Ops (pre-dispatch modes)",
+};

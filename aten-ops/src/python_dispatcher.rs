@@ -10,12 +10,13 @@
 //! key (`callBoxedForDispatchKey`, not a redispatch, so the Python
 //! dispatcher stays on below it).
 
+use aten_boxing::KernelFunction;
 use aten_boxing::{BoxedOperator, Stack};
 use c10_core::local_dispatch_key_set::IncludeDispatchKeyGuard;
 use c10_core::{DispatchKey, DispatchKeySet, Result};
 
+use crate::call_lookup::{CallLookup, RootFallback};
 use crate::overload::Handler;
-use crate::root::CallLookup;
 
 /// Keeps the Python dispatcher on for this thread while it lives.
 #[must_use = "the Python dispatcher is on only while the guard lives"]
@@ -44,3 +45,10 @@ pub(crate) fn fallback_kernel(
         })
     }
 }
+
+/// The root's fallback at `PythonDispatcher` (host kernels).
+pub(crate) const FALLBACK: RootFallback = RootFallback {
+    key: DispatchKey::PythonDispatcher,
+    kernel: |lookup| KernelFunction::make_from_boxed_function(fallback_kernel(lookup)),
+    debug: "registered by aten_ops::Ops (the Python dispatcher)",
+};

@@ -7,12 +7,13 @@
 
 use aten_boxing::normalize::default_to_ivalue;
 use aten_boxing::schema::FunctionSchema;
+use aten_boxing::KernelFunction;
 use aten_boxing::{BoxedOperator, IValue, Stack};
-use c10_core::{DispatchKeySet, Error, Result};
+use c10_core::{DispatchKey, DispatchKeySet, Error, Result};
 
+use crate::call_lookup::{CallLookup, RootFallback};
 use crate::modes;
 use crate::overload::OpOverload;
-use crate::root::CallLookup;
 use crate::subclass::dispatch_to_subclasses;
 
 /// `parseIValuesToPyArgsKwargs`: how many of `values` are passed
@@ -79,6 +80,21 @@ pub(crate) fn fallback_kernel(
         })
     }
 }
+
+/// The root's fallback at `Python` (dispatch modes).
+pub(crate) const FALLBACK: RootFallback = RootFallback {
+    key: DispatchKey::Python,
+    kernel: |lookup| KernelFunction::make_from_boxed_function(fallback_kernel(lookup)),
+    debug: "registered by aten_ops::Ops (dispatch modes)",
+};
+
+/// The root's fallback at `PythonTLSSnapshot`: a fallthrough (the modes'
+/// state needs no snapshot here).
+pub(crate) const TLS_SNAPSHOT_FALLBACK: RootFallback = RootFallback {
+    key: DispatchKey::PythonTLSSnapshot,
+    kernel: |_| KernelFunction::make_fallthrough(),
+    debug: "registered by aten_ops::Ops (dispatch modes)",
+};
 
 /// PyTorch's check that a handler returned as many values as the schema.
 #[inline]

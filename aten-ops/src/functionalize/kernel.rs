@@ -24,6 +24,7 @@
 use std::sync::Arc;
 
 use aten_boxing::schema::FunctionSchema;
+use aten_boxing::KernelFunction;
 use aten_boxing::{BoxedOperator, IValue, Stack};
 use c10_core::local_dispatch_key_set::ExcludeDispatchKeyGuard;
 use c10_core::{
@@ -33,8 +34,8 @@ use c10_core::{
 use super::reapply_views;
 use super::view_meta::{call_below, ViewMeta};
 use super::wrapper::{wrap_new, wrap_view, FunctionalTensor};
+use crate::call_lookup::{CallLookup, RootFallback};
 use crate::overload::OpOverload;
-use crate::root::CallLookup;
 
 /// The boxed fallback a root registers at `Functionalize`.
 pub(crate) fn fallback_kernel(
@@ -44,6 +45,13 @@ pub(crate) fn fallback_kernel(
         lookup.with_overload(op, |_, overload| functionalize_call(overload, stack))
     }
 }
+
+/// The root's fallback at `Functionalize`.
+pub(crate) const FALLBACK: RootFallback = RootFallback {
+    key: DispatchKey::Functionalize,
+    kernel: |lookup| KernelFunction::make_from_boxed_function(fallback_kernel(lookup)),
+    debug: "registered by aten_ops::Ops (functionalization)",
+};
 
 fn functionalize_call(op: &OpOverload, stack: &mut Stack) -> Result<()> {
     let schema = op.schema()?;

@@ -16,12 +16,9 @@ use std::sync::Arc;
 
 use aten_boxing::IValue;
 use c10_core::local_dispatch_key_set::{
-    tls_is_dispatch_key_excluded, tls_is_dispatch_key_included, tls_set_dispatch_key_excluded,
-    tls_set_dispatch_key_included, ExcludeDispatchKeyGuard,
+    tls_is_dispatch_key_included, tls_set_dispatch_key_included,
 };
-use c10_core::{DispatchKey, DispatchKeySet, Error, Result, TensorBase};
-
-use crate::higher_order::{GraphFn, HigherOrderOperator, HopArg};
+use c10_core::{DispatchKey, Error, Result, TensorBase};
 
 pub(crate) mod kernel;
 pub(crate) mod view_meta;
@@ -109,7 +106,7 @@ pub enum Remove {
     MutationsAndViews,
 }
 
-fn map_tensors(
+pub(crate) fn map_tensors(
     v: &IValue,
     f: &mut impl FnMut(&TensorBase) -> Result<TensorBase>,
 ) -> Result<IValue> {
@@ -139,7 +136,7 @@ fn map_tensors(
 }
 
 /// Every tensor of `v`, in order.
-fn tensors_of(v: &IValue, out: &mut Vec<TensorBase>) {
+pub(crate) fn tensors_of(v: &IValue, out: &mut Vec<TensorBase>) {
     let _ = map_tensors(v, &mut |t| {
         out.push(t.clone());
         Ok(t.clone())
@@ -180,94 +177,6 @@ pub fn functionalize(
             }
             let copy_ = crate::ops().overload("aten::copy_")?;
             copy_.call(&[IValue::Tensor(input.clone()), IValue::Tensor(value)], &[])?;
-        }
-    }
-    outputs
-        .iter()
-        .map(|v| {
-            map_tensors(v, &mut |t| match FunctionalTensor::of(t) {
-                Some(f) => {
-                    f.sync()?;
-                    Ok(f.value())
-                }
-                None => Ok(t.clone()),
-            })
-        })
-        .collect()
-}
-
-/// The `Functionalize` kernel of the shipped higher-order operators
-/// (PyTorch's `cond_func` and its kin): the operator runs below
-/// `Functionalize` on the up-to-date values, with each function run
-/// functionalized on wrappers of what it is given (so a capture below
-/// records functional subgraphs); its results are wrapped. A function that
-/// writes to its inputs is refused, as PyTorch refuses it.
-pub(crate) fn higher_order_kernel(
-    op: &HigherOrderOperator,
-    keys: DispatchKeySet,
-    args: &[HopArg],
-) -> Result<Vec<IValue>> {
-    let reapply = reapply_views();
-    let name = op.name().to_string();
-    let args = args
-        .iter()
-        .map(|a| {
-            Ok(match a {
-                HopArg::Value(v) => HopArg::Value(map_tensors(v, &mut kernel::unwrap_tensor)?),
-                HopArg::Fn(f) => {
-                    let (f, name) = (Arc::clone(f), name.clone());
-                    let g: GraphFn =
-                        Arc::new(move |xs: &[IValue]| run_functionalized(&f, xs, reapply, &name));
-                    HopArg::Fn(g)
-                }
-            })
-        })
-        .collect::<Result<Vec<_>>>()?;
-    let results = {
-        let _below = ExcludeDispatchKeyGuard::new(DispatchKey::Functionalize);
-        op.redispatch(keys.remove(DispatchKey::Functionalize), &args)?
-    };
-    results
-        .iter()
-        .map(|v| map_tensors(v, &mut |t| wrapper::wrap_new(t)))
-        .collect()
-}
-
-/// Re-allows `Functionalize` (the caller excluded it) until dropped.
-struct Reallow(bool);
-
-impl Drop for Reallow {
-    fn drop(&mut self) {
-        tls_set_dispatch_key_excluded(DispatchKey::Functionalize, self.0);
-    }
-}
-
-/// Runs a higher-order operator's function functionalized on `inputs`.
-fn run_functionalized(
-    f: &GraphFn,
-    inputs: &[IValue],
-    reapply: bool,
-    op_name: &str,
-) -> Result<Vec<IValue>> {
-    let _reallow = Reallow(tls_is_dispatch_key_excluded(DispatchKey::Functionalize));
-    tls_set_dispatch_key_excluded(DispatchKey::Functionalize, false);
-    let wrapped: Vec<IValue> = inputs
-        .iter()
-        .map(|v| map_tensors(v, &mut to_functional_tensor))
-        .collect::<Result<_>>()?;
-    let outputs = {
-        let _on = enable_functionalization(reapply);
-        f(&wrapped)?
-    };
-    let (mut before, mut after) = (Vec::new(), Vec::new());
-    inputs.iter().for_each(|v| tensors_of(v, &mut before));
-    wrapped.iter().for_each(|v| tensors_of(v, &mut after));
-    for (input, wrapper) in before.iter().zip(&after) {
-        sync(wrapper)?;
-        if from_functional_tensor(wrapper)?.impl_id() != input.impl_id() {
-            return Err(Error::runtime(format!(
-                "torch.{op_name}: a function might be modifying the input! Consider cloning the input before modifying it."
-            )));
         }
     }
     outputs

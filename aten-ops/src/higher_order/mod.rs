@@ -12,6 +12,7 @@
 //! function run with grad mode set, as exported programs call it).
 
 mod cond;
+mod functionalize;
 mod map;
 mod while_loop;
 mod wrap;
@@ -493,7 +494,7 @@ fn ship(op: &HigherOrderOperator, dense: HopKernel) {
     op.set_kernels(&[DispatchKey::Autograd], autograd_kernel(dense));
     op.set_kernels(
         &[DispatchKey::Functionalize],
-        Arc::new(crate::functionalize::higher_order_kernel),
+        Arc::new(functionalize::higher_order_kernel),
     );
 }
 
