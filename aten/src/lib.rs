@@ -63,6 +63,13 @@ pub use aten_native_cuda as native_cuda;
 /// there is no backend: CUDA is never available, and creating a CUDA
 /// tensor fails with "Torch not compiled with CUDA enabled".
 pub mod cuda {
+    /// Whether this build has the CUDA backend (the `cuda` feature;
+    /// `torch.backends.cuda.is_built()`), whether or not a device is there.
+    #[doc(alias = "torch.backends.cuda.is_built")]
+    pub fn is_built() -> bool {
+        cfg!(feature = "cuda")
+    }
+
     /// Whether the `cuda` feature is on, a driver loads and a device is
     /// present (`torch.cuda.is_available()`).
     pub fn is_available() -> bool {

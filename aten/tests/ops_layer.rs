@@ -114,7 +114,7 @@ fn overloads_describe_and_call_their_operator() {
     );
     assert!(root().overload("aten::view").unwrap().is_view());
     assert!(add.has_kernel_for_dispatch_key(DispatchKey::CPU));
-    assert!(!add.has_kernel_for_dispatch_key(DispatchKey::CUDA) || cfg!(feature = "cuda"));
+    assert!(!add.has_kernel_for_dispatch_key(DispatchKey::CUDA) || aten::cuda::is_built());
     assert!(add.has_kernel_for_any_dispatch_key(DispatchKeySet::from_key(DispatchKey::CPU)));
     assert!(Arc::ptr_eq(
         &add.overload_packet().unwrap(),
