@@ -1,9 +1,10 @@
 //! Device-generic kernel tests (PyTorch's `instantiate_device_type_tests`).
 //!
 //! A test body takes a [`DeviceTest`] and makes its tensors through it;
-//! [`instantiate_device_type_tests!`](crate::instantiate_device_type_tests)
-//! turns each body into one `#[test]` per device the build has (CPU and
-//! Meta; a CUDA build adds its device through the same list). On a device
+//! the `aten` facade's `instantiate_device_type_tests!` turns each body
+//! into one `#[test]` per backend the build has (Meta always, CPU and CUDA
+//! with their features), each through
+//! [`instantiate_device_tests_for!`](crate::instantiate_device_tests_for). On a device
 //! without data (Meta) the checks compare shapes, dtypes and devices, and
 //! skip values and data-dependent errors, as PyTorch's Meta tests do.
 
@@ -29,6 +30,10 @@ impl DeviceTest {
     /// The Meta instantiation (shapes, dtypes and errors without data).
     pub const META: DeviceTest = DeviceTest {
         device: Device::META,
+    };
+    /// The CUDA instantiation (the first device).
+    pub const CUDA: DeviceTest = DeviceTest {
+        device: Device::new(DeviceType::CUDA, 0),
     };
 
     /// Whether tensors on this device have values to compare.
@@ -94,24 +99,21 @@ impl DeviceTest {
     }
 }
 
-/// One `#[test]` per device for each named test body (`fn(DeviceTest)`),
-/// in modules `cpu` and `meta` (PyTorch's `instantiate_device_type_tests`).
+/// One `#[test]` per named test body (`fn(DeviceTest)`) in module `$module`,
+/// run on `$device` (an expression of type [`DeviceTest`]) when `$ready`
+/// holds (a device the build has but the machine lacks skips). The `aten`
+/// facade's `instantiate_device_type_tests!` calls this once per backend
+/// in the build (PyTorch's `instantiate_device_type_tests`).
 #[macro_export]
-macro_rules! instantiate_device_type_tests {
-    ($($test:ident),* $(,)?) => {
-        mod cpu {
+macro_rules! instantiate_device_tests_for {
+    ($module:ident, $device:expr, $ready:expr; $($test:ident),* $(,)?) => {
+        mod $module {
             $(
                 #[test]
                 fn $test() {
-                    super::$test($crate::testing::DeviceTest::CPU)
-                }
-            )*
-        }
-        mod meta {
-            $(
-                #[test]
-                fn $test() {
-                    super::$test($crate::testing::DeviceTest::META)
+                    if $ready {
+                        super::$test($device)
+                    }
                 }
             )*
         }

@@ -87,3 +87,60 @@ pub mod cuda {
         0
     }
 }
+
+/// One `#[test]` per backend in this build for each named device-generic
+/// test body (`fn(DeviceTest)`; PyTorch's `instantiate_device_type_tests`):
+/// module `meta` always, `cpu` with the `cpu` feature, `cuda` with the
+/// `cuda` feature (skipped on a machine without a device). Each backend's
+/// instantiation is its own macro below, present only when the backend is.
+#[macro_export]
+macro_rules! instantiate_device_type_tests {
+    ($($test:ident),* $(,)?) => {
+        $crate::core::instantiate_device_tests_for!(
+            meta, $crate::core::testing::DeviceTest::META, true; $($test),*
+        );
+        $crate::__instantiate_cpu_tests!($($test),*);
+        $crate::__instantiate_cuda_tests!($($test),*);
+    };
+}
+
+/// The CPU backend's instantiation of device-generic tests.
+#[cfg(feature = "cpu")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __instantiate_cpu_tests {
+    ($($test:ident),*) => {
+        $crate::core::instantiate_device_tests_for!(
+            cpu, $crate::core::testing::DeviceTest::CPU, true; $($test),*
+        );
+    };
+}
+
+/// No CPU backend in this build: no CPU instantiation.
+#[cfg(not(feature = "cpu"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __instantiate_cpu_tests {
+    ($($test:ident),*) => {};
+}
+
+/// The CUDA backend's instantiation of device-generic tests, run where a
+/// device is present.
+#[cfg(feature = "cuda")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __instantiate_cuda_tests {
+    ($($test:ident),*) => {
+        $crate::core::instantiate_device_tests_for!(
+            cuda, $crate::core::testing::DeviceTest::CUDA, $crate::cuda::is_available(); $($test),*
+        );
+    };
+}
+
+/// No CUDA backend in this build: no CUDA instantiation.
+#[cfg(not(feature = "cuda"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __instantiate_cuda_tests {
+    ($($test:ident),*) => {};
+}

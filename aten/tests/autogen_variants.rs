@@ -8,7 +8,7 @@ use aten::c10::Scalar;
 use aten::core::testing::DeviceTest;
 use aten::ops;
 
-aten::core::instantiate_device_type_tests!(
+aten::instantiate_device_type_tests!(
     out_variants_of_functional_operators,
     variants_of_in_place_operators,
 );

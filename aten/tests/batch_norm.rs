@@ -7,7 +7,7 @@
 use aten::core::testing::DeviceTest;
 use aten::{ops, ScalarType, Tensor};
 
-aten::core::instantiate_device_type_tests!(
+aten::instantiate_device_type_tests!(
     evaluation_uses_the_running_statistics,
     training_uses_and_updates_the_batch_statistics,
     layouts_and_mixed_dtypes,

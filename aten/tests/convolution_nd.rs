@@ -8,7 +8,7 @@
 use aten::core::testing::DeviceTest;
 use aten::{ops, Tensor};
 
-aten::core::instantiate_device_type_tests!(
+aten::instantiate_device_type_tests!(
     plain_convolutions_match_a_direct_loop,
     transposed_convolutions_are_adjoints,
     backward_gradients,

@@ -9,7 +9,7 @@ use aten::core::testing::DeviceTest;
 use aten::ops;
 use aten::Tensor;
 
-aten::core::instantiate_device_type_tests!(geometry_and_errors);
+aten::instantiate_device_type_tests!(geometry_and_errors);
 
 /// `t`'s strides.
 fn strides(t: &Tensor) -> Vec<i64> {

@@ -6,7 +6,7 @@
 use aten::core::testing::DeviceTest;
 use aten::{ops, Result, Scalar, ScalarType, Tensor};
 
-aten::core::instantiate_device_type_tests!(
+aten::instantiate_device_type_tests!(
     index_picks_broadcasts_and_transposes,
     index_masks_and_errors,
     index_put_writes_and_accumulates,

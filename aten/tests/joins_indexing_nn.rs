@@ -6,7 +6,7 @@
 use aten::core::testing::DeviceTest;
 use aten::ops;
 
-aten::core::instantiate_device_type_tests!(
+aten::instantiate_device_type_tests!(
     cat_joins_promotes_and_checks,
     gather_picks_along_a_dimension,
     max_pool_fills_values_and_indices,

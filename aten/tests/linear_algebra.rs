@@ -6,7 +6,7 @@
 use aten::core::testing::DeviceTest;
 use aten::ops;
 
-aten::core::instantiate_device_type_tests!(
+aten::instantiate_device_type_tests!(
     matrix_products_check_and_compute,
     out_and_in_place_members,
     triangles,

@@ -8,7 +8,7 @@
 use aten::core::testing::DeviceTest;
 use aten::{ops, ScalarType, Tensor};
 
-aten::core::instantiate_device_type_tests!(
+aten::instantiate_device_type_tests!(
     embedding_dense_backward_adds_rows_per_index,
     embedding_dense_backward_bad_arguments,
     layer_norm_backward_gradients_and_layouts,

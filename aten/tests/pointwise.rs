@@ -10,7 +10,7 @@ fn f32s(v: &[f32], shape: &[i64]) -> Tensor {
 
 // Kernel tests run once per device (CPU and Meta): Meta runs the meta
 // functions alone, so it checks shapes, dtypes and argument errors.
-aten::core::instantiate_device_type_tests!(
+aten::instantiate_device_type_tests!(
     arithmetic_broadcasts_and_promotes,
     structured_members_share_one_meta_function,
     reductions_and_copies,

@@ -8,7 +8,7 @@
 use aten::core::testing::DeviceTest;
 use aten::{ops, Scalar, ScalarType, Tensor};
 
-aten::core::instantiate_device_type_tests!(
+aten::instantiate_device_type_tests!(
     clamp_between_tensor_bounds,
     scalar_overloads_wrap_the_scalar,
     float_classes_and_activations,

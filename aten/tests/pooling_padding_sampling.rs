@@ -8,7 +8,7 @@
 use aten::core::testing::DeviceTest;
 use aten::{ops, Tensor};
 
-aten::core::instantiate_device_type_tests!(
+aten::instantiate_device_type_tests!(
     padding_reflects_and_replicates,
     padding_errors,
     pooling_3d,

@@ -8,7 +8,7 @@ use aten::c10::ScalarType;
 use aten::core::testing::DeviceTest;
 use aten::ops;
 
-aten::core::instantiate_device_type_tests!(
+aten::instantiate_device_type_tests!(
     sums_and_means,
     extremes_and_indices,
     max_dim_fills_two_outputs,

@@ -8,7 +8,7 @@
 use aten::core::testing::DeviceTest;
 use aten::{ops, Device, Generator, Scalar, ScalarType, Tensor};
 
-aten::core::instantiate_device_type_tests!(
+aten::instantiate_device_type_tests!(
     copying_shape_operators,
     nn_operators,
     composites_reach_the_device_kernels,

@@ -8,7 +8,7 @@ use aten::core::testing::DeviceTest;
 use aten::ops;
 use aten::Tensor;
 
-aten::core::instantiate_device_type_tests!(
+aten::instantiate_device_type_tests!(
     split_with_sizes_views,
     diagonal_views,
     constant_pad_nd_pads_and_crops,
