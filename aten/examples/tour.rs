@@ -26,6 +26,15 @@ fn scale_cpu(x: &TensorBase, factor: i64) -> Result<i64> {
 }
 
 fn main() -> Result<()> {
+    dispatch_keys();
+    let tensor = priority();
+    thread_local_state(tensor);
+    alias_keys();
+    custom_operator()
+}
+
+/// Section 1: dispatch keys and key sets.
+fn dispatch_keys() {
     section("1. Dispatch keys");
     println!(
         "A CPU tensor that requires grad carries {}.",
@@ -41,7 +50,11 @@ fn main() -> Result<()> {
         "Key sets are cross products: {{AutogradCUDA, CPU}} is {cross} (raw 0x{:x}).",
         cross.raw_repr()
     );
+}
 
+/// Section 2: the order in which a call's keys run; returns the call's
+/// key set.
+fn priority() -> DispatchKeySet {
     section("2. Priority: which kernel runs first");
     let tensor = DispatchKeySet::from_keys(&[
         DispatchKey::CPU,
@@ -71,7 +84,12 @@ fn main() -> Result<()> {
     println!(
         "Every operator has a flat table of {NUM_RUNTIME_ENTRIES} slots, one per runtime key."
     );
+    tensor
+}
 
+/// Section 3: thread-local include and exclude sets, with the call of
+/// section 2 (`tensor`).
+fn thread_local_state(tensor: DispatchKeySet) {
     section("3. Thread-local state");
     println!("A new thread includes {DEFAULT_INCLUDED_SET}");
     println!("and excludes {DEFAULT_EXCLUDED_SET}.");
@@ -89,7 +107,10 @@ fn main() -> Result<()> {
         "After the guard, it starts at {} again.",
         ((tensor | tls.included) - tls.excluded).highest_priority_type_id()
     );
+}
 
+/// Section 4: the runtime slots an alias key fills.
+fn alias_keys() {
     section("4. Alias keys");
     for alias in [
         DispatchKey::Autograd,
@@ -109,7 +130,10 @@ fn main() -> Result<()> {
         DispatchKey::AutogradOther,
         BackendComponent::HIPBit.autograd_key()
     );
+}
 
+/// Section 5: a custom operator with kernels at several keys.
+fn custom_operator() -> Result<()> {
     section("5. The dispatcher: a custom operator");
     let dispatcher = aten::dispatcher();
     let mut def = Library::new(LibraryKind::Def, "tour", None, file!(), line!())?;
@@ -369,30 +393,37 @@ fn train() -> Result<()> {
 /// Section 8: `torch.ops`, runtime libraries, host kernels, `cond` and a
 /// custom class.
 fn torch_ops() -> Result<()> {
-    use std::sync::atomic::{AtomicI64, Ordering};
-    use std::sync::Arc;
-
-    use aten::torch_ops::custom_class::{class_, downcast_object};
-    use aten::torch_ops::higher_order::cond;
-    use aten::torch_ops::{enable_python_dispatcher, GraphFn};
-    use aten::{ops, Tensor};
+    use aten::Tensor;
 
     section("8. torch.ops: packets, overloads, runtime libraries, cond, custom classes");
-    let root = aten::ops_root();
-    let tensor = |t: &Tensor| IValue::Tensor(t.base().clone());
-    let values = |v: &IValue| -> Result<Vec<f32>> {
-        match v {
-            IValue::Tensor(t) => Tensor::from_base(t.clone()).to_vec::<f32>(),
-            other => Ok(vec![f32::NAN; usize::from(!other.is_none())]),
-        }
-    };
-    let add = root.aten().op("add")?;
-    println!("{add:?} has overloads {:?}", add.overloads());
     let a = Tensor::from_slice(&[1.0f32, 2.0], &[2])?;
-    for args in [
-        vec![tensor(&a), tensor(&a)],
-        vec![tensor(&a), IValue::Int(10)],
-    ] {
+    packets_and_overloads(&a)?;
+    let mut lib = aten::torch_ops::Library::new("tour", "FRAGMENT", "")?;
+    runtime_library(&mut lib, &a)?;
+    higher_order_cond(&a)?;
+    custom_class(&mut lib)?;
+    modes()
+}
+
+/// A tensor as an `IValue`.
+fn iv(t: &aten::Tensor) -> IValue {
+    IValue::Tensor(t.base().clone())
+}
+
+/// A result's values (NaN for a non-tensor result).
+fn values(v: &IValue) -> Result<Vec<f32>> {
+    match v {
+        IValue::Tensor(t) => aten::Tensor::from_base(t.clone()).to_vec::<f32>(),
+        other => Ok(vec![f32::NAN; usize::from(!other.is_none())]),
+    }
+}
+
+/// Section 8, first part: an overload packet resolving its overload from
+/// the arguments.
+fn packets_and_overloads(a: &aten::Tensor) -> Result<()> {
+    let add = aten::ops_root().aten().op("add")?;
+    println!("{add:?} has overloads {:?}", add.overloads());
+    for args in [vec![iv(a), iv(a)], vec![iv(a), IValue::Int(10)]] {
         let shown: Vec<String> = args.iter().map(|v| v.type_name()).collect();
         let out = add.call(&args, &[("alpha", IValue::Int(2))])?;
         println!(
@@ -404,8 +435,15 @@ fn torch_ops() -> Result<()> {
     let e = add.call(&[IValue::Int(1)], &[]).unwrap_err();
     let first_lines: Vec<&str> = e.message().lines().take(2).collect();
     println!("aten.add(1) fails:\n  {}", first_lines.join("\n  "));
+    Ok(())
+}
 
-    let mut lib = aten::torch_ops::Library::new("tour", "FRAGMENT", "")?;
+/// Section 8: an operator defined at run time, with CPU and Meta kernels
+/// and a host kernel under the Python dispatcher.
+fn runtime_library(lib: &mut aten::torch_ops::Library, a: &aten::Tensor) -> Result<()> {
+    use aten::torch_ops::enable_python_dispatcher;
+    use aten::{ops, Tensor};
+
     lib.define("cube(Tensor x) -> Tensor", "", &[])?;
     lib.impl_(
         "cube",
@@ -417,13 +455,13 @@ fn torch_ops() -> Result<()> {
         CppFunction::from_unboxed(|x: &Tensor| ops::empty_like(x)),
         "Meta",
     )?;
-    let cube = root.namespace("tour").op("cube")?.overload("default")?;
-    println!(
-        "{cube:?} on CPU: {:?}",
-        values(&cube.call(&[tensor(&a)], &[])?[0])?
-    );
+    let cube = aten::ops_root()
+        .namespace("tour")
+        .op("cube")?
+        .overload("default")?;
+    println!("{cube:?} on CPU: {:?}", values(&cube.call(&[iv(a)], &[])?[0])?);
     let meta = Tensor::empty(&[5, 7], ScalarType::Float, Device::META)?;
-    if let IValue::Tensor(m) = &cube.call(&[tensor(&meta)], &[])?[0] {
+    if let IValue::Tensor(m) = &cube.call(&[iv(&meta)], &[])?[0] {
         println!("on Meta: sizes {:?}, no data", m.sizes().to_vec());
     }
     cube.py_impl(DispatchKey::CPU, |op, _keys, stack| {
@@ -433,13 +471,21 @@ fn torch_ops() -> Result<()> {
         }
         Ok(())
     })?;
-    {
-        let _python_dispatcher = enable_python_dispatcher();
-        println!(
-            "with a host kernel at CPU (negates), under the Python dispatcher: {:?}",
-            values(&cube.call(&[tensor(&a)], &[])?[0])?
-        );
-    }
+    let _python_dispatcher = enable_python_dispatcher();
+    println!(
+        "with a host kernel at CPU (negates), under the Python dispatcher: {:?}",
+        values(&cube.call(&[iv(a)], &[])?[0])?
+    );
+    Ok(())
+}
+
+/// Section 8: the `cond` higher-order operator.
+fn higher_order_cond(a: &aten::Tensor) -> Result<()> {
+    use std::sync::Arc;
+
+    use aten::torch_ops::higher_order::cond;
+    use aten::torch_ops::GraphFn;
+    use aten::{ops, Tensor};
 
     let double: GraphFn = Arc::new(|args: &[IValue]| {
         let IValue::Tensor(x) = &args[0] else {
@@ -454,17 +500,20 @@ fn torch_ops() -> Result<()> {
     let identity: GraphFn = Arc::new(|args: &[IValue]| Ok(args.to_vec()));
     for flag in [true, false] {
         let pred = Tensor::from_slice(&[flag], &[])?;
-        let out = cond(
-            &tensor(&pred),
-            double.clone(),
-            identity.clone(),
-            &[tensor(&a)],
-        )?;
+        let out = cond(&iv(&pred), double.clone(), identity.clone(), &[iv(a)])?;
         println!(
             "cond(tensor({flag}), double, identity, (x,)) = {:?}",
             values(&out[0])?
         );
     }
+    Ok(())
+}
+
+/// Section 8: a custom class (TorchBind) and an operator that takes one.
+fn custom_class(lib: &mut aten::torch_ops::Library) -> Result<()> {
+    use std::sync::atomic::{AtomicI64, Ordering};
+
+    use aten::torch_ops::custom_class::{class_, downcast_object};
 
     struct Accumulator(AtomicI64);
     let class = class_::<Accumulator>("tour", "Accumulator")
@@ -497,13 +546,13 @@ fn torch_ops() -> Result<()> {
         "",
     )?;
     class.call_method(&acc, "add", &[IValue::Int(23)])?;
-    let total = root.namespace("tour").op("total")?;
+    let total = aten::ops_root().namespace("tour").op("total")?;
     println!(
         "{acc}: after add(23), tour.total(acc) = {:?} ({:?})",
         total.call(std::slice::from_ref(&acc), &[])?[0],
         total.overload("default")?.kind()
     );
-    modes()
+    Ok(())
 }
 
 /// Section 9: dispatch modes, a logging tensor subclass, FakeTensor.

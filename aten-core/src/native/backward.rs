@@ -10,7 +10,7 @@
 //! product is a gradient times 0 or 1), which keeps them differentiable
 //! without scatter kernels.
 
-use c10_core::{Error, Result, Scalar, ScalarType};
+use c10_core::{Error, MemoryFormat, Result, Scalar, ScalarType};
 
 use crate::{ops, Tensor};
 
@@ -378,7 +378,7 @@ pub fn convolution_backward(
         )));
     }
     let dims = k - 2;
-    let p = crate::native::ConvParams::new(
+    let params = crate::native::ConvParams::new(
         dims,
         stride,
         padding,
@@ -387,59 +387,16 @@ pub fn convolution_backward(
         output_padding,
         groups,
     )?;
-    let (is, ws) = (input.sizes(), weight.sizes());
-    let format = if dims <= 2 {
-        let view = |t: &Tensor| {
-            if dims == 1 {
-                ops::unsqueeze(t, 2)
-            } else {
-                Ok(t.clone())
-            }
-        };
-        crate::native::conv_memory_format(&view(input)?, &view(weight)?)
-    } else {
-        c10_core::MemoryFormat::Contiguous
-    };
-    // Gradients in the backend's format: a 1-d one's through its 2-d view.
-    let in_format = |t: Tensor| -> Result<Tensor> {
-        if dims == 1 {
-            let t4 = crate::native::restride(ops::unsqueeze(&t, 2)?, format)?;
-            return ops::squeeze_dim(&t4, 2);
-        }
-        crate::native::restride(t, format)
+    let conv = ConvBackward {
+        grad,
+        input,
+        weight,
+        params,
+        dims,
+        format: conv_grad_format(input, weight, dims)?,
     };
     let gi = if wanted(output_mask, 0) {
-        let r = if transposed {
-            ops::convolution(
-                grad,
-                weight,
-                None,
-                stride,
-                padding,
-                dilation,
-                false,
-                &[0],
-                groups,
-            )?
-        } else {
-            // The output padding that gives back the input's size.
-            let gs = grad.sizes();
-            let wide = i128::from;
-            let extra: Vec<i64> = (0..dims)
-                .map(|i| {
-                    let full = (wide(gs[i + 2]) - 1) * wide(p.stride[i]) - 2 * wide(p.padding[i])
-                        + wide(p.dilation[i]) * (wide(ws[i + 2]) - 1)
-                        + 1;
-                    i64::try_from(wide(is[i + 2]) - full).map_err(|_| {
-                        Error::runtime("convolution_backward: grad_output does not match the input")
-                    })
-                })
-                .collect::<Result<_>>()?;
-            ops::convolution(
-                grad, weight, None, stride, padding, dilation, true, &extra, groups,
-            )?
-        };
-        in_format(r)?
+        conv.grad_input()?
     } else {
         Tensor::undefined()
     };
@@ -448,14 +405,122 @@ pub fn convolution_backward(
     let weight_wanted =
         wanted(output_mask, 1) || (transposed && bias_sizes.is_some() && wanted(output_mask, 2));
     let gw = if weight_wanted {
-        // Per group: the "input" (channels as batch) convolved with the
-        // "gradient" (channels as filters), strides and dilations swapped;
-        // for a transposed convolution the two trade places.
-        let (x, dy) = if transposed {
-            (grad, input)
+        conv.grad_weight()?
+    } else {
+        Tensor::undefined()
+    };
+    let gb = match bias_sizes {
+        Some(_) if wanted(output_mask, 2) => {
+            let axes: Vec<i64> = std::iter::once(0).chain(2..k as i64).collect();
+            ops::sum_dim_intlist(grad, Some(&axes))?
+        }
+        _ => Tensor::undefined(),
+    };
+    Ok((gi, gw, gb))
+}
+
+/// The memory format of a convolution's gradients: the one input and
+/// weight suggest for 2-d (and 1-d, through its 2-d view), contiguous
+/// for 3-d.
+fn conv_grad_format(input: &Tensor, weight: &Tensor, dims: usize) -> Result<MemoryFormat> {
+    if dims > 2 {
+        return Ok(MemoryFormat::Contiguous);
+    }
+    let view = |t: &Tensor| {
+        if dims == 1 {
+            ops::unsqueeze(t, 2)
         } else {
-            (input, grad)
+            Ok(t.clone())
+        }
+    };
+    Ok(crate::native::conv_memory_format(&view(input)?, &view(weight)?))
+}
+
+/// One `convolution_backward` call: its operands and geometry.
+struct ConvBackward<'a> {
+    grad: &'a Tensor,
+    input: &'a Tensor,
+    weight: &'a Tensor,
+    params: crate::native::ConvParams,
+    /// Spatial dimensions (1, 2 or 3).
+    dims: usize,
+    /// The gradients' memory format.
+    format: MemoryFormat,
+}
+
+impl ConvBackward<'_> {
+    /// `t` in the gradients' format: a 1-d one's through its 2-d view.
+    fn in_format(&self, t: Tensor) -> Result<Tensor> {
+        if self.dims == 1 {
+            let t4 = crate::native::restride(ops::unsqueeze(&t, 2)?, self.format)?;
+            return ops::squeeze_dim(&t4, 2);
+        }
+        crate::native::restride(t, self.format)
+    }
+
+    /// The input's gradient: the convolution's adjoint (transposed for a
+    /// plain one, plain for a transposed one).
+    fn grad_input(&self) -> Result<Tensor> {
+        let p = &self.params;
+        let r = if p.transposed {
+            ops::convolution(
+                self.grad,
+                self.weight,
+                None,
+                &p.stride,
+                &p.padding,
+                &p.dilation,
+                false,
+                &[0],
+                p.groups,
+            )?
+        } else {
+            ops::convolution(
+                self.grad,
+                self.weight,
+                None,
+                &p.stride,
+                &p.padding,
+                &p.dilation,
+                true,
+                &self.input_output_padding()?,
+                p.groups,
+            )?
         };
+        self.in_format(r)
+    }
+
+    /// The output padding under which the transposed convolution of the
+    /// gradient gives back the input's size.
+    fn input_output_padding(&self) -> Result<Vec<i64>> {
+        let p = &self.params;
+        let (gs, is, ws) = (self.grad.sizes(), self.input.sizes(), self.weight.sizes());
+        let wide = i128::from;
+        (0..self.dims)
+            .map(|i| {
+                let full = (wide(gs[i + 2]) - 1) * wide(p.stride[i]) - 2 * wide(p.padding[i])
+                    + wide(p.dilation[i]) * (wide(ws[i + 2]) - 1)
+                    + 1;
+                i64::try_from(wide(is[i + 2]) - full).map_err(|_| {
+                    Error::runtime("convolution_backward: grad_output does not match the input")
+                })
+            })
+            .collect()
+    }
+
+    /// The weight's gradient, per group: the "input" (channels as batch)
+    /// convolved with the "gradient" (channels as filters), strides and
+    /// dilations swapped; for a transposed convolution the two trade
+    /// places.
+    fn grad_weight(&self) -> Result<Tensor> {
+        let p = &self.params;
+        let groups = p.groups;
+        let (x, dy) = if p.transposed {
+            (self.grad, self.input)
+        } else {
+            (self.input, self.grad)
+        };
+        let ws = self.weight.sizes();
         let cx = x.sizes()[1] / groups;
         let cy = dy.sizes()[1] / groups;
         let mut parts = Vec::with_capacity(groups as usize);
@@ -473,7 +538,7 @@ pub fn convolution_backward(
                 &[0],
                 1,
             )?;
-            for i in 0..dims {
+            for i in 0..self.dims {
                 r = ops::narrow(&r, i as i64 + 2, 0, ws[i + 2])?;
             }
             // `[cx, cy, k...]`: a plain weight is `[cy, cx, ...]`, a
@@ -486,18 +551,8 @@ pub fn convolution_backward(
         } else {
             ops::cat(&parts)?
         };
-        in_format(ops::contiguous(&gw)?)?
-    } else {
-        Tensor::undefined()
-    };
-    let gb = match bias_sizes {
-        Some(_) if wanted(output_mask, 2) => {
-            let axes: Vec<i64> = std::iter::once(0).chain(2..k as i64).collect();
-            ops::sum_dim_intlist(grad, Some(&axes))?
-        }
-        _ => Tensor::undefined(),
-    };
-    Ok((gi, gw, gb))
+        self.in_format(ops::contiguous(&gw)?)
+    }
 }
 
 /// The geometry of a 2-d average pooling: window, step, padding and the

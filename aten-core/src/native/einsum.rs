@@ -63,6 +63,29 @@ pub fn einsum(equation: &str, tensors: &[Tensor], _path: Option<&[i64]>) -> Resu
         Some((l, r)) => (l, Some(r)),
         None => (equation, None),
     };
+    let (operands, ell_dims) = operand_labels(lhs, tensors)?;
+    let output = output_labels(rhs, &operands, ell_dims, tensors.len())?;
+    // Every label in one order: the output's, then the contracted ones.
+    let mut order = output.clone();
+    for l in operands.iter().flatten() {
+        if !order.contains(l) {
+            order.push(*l);
+        }
+    }
+    let mut seen: Vec<i64> = vec![1; order.len()];
+    let aligned = operands
+        .iter()
+        .zip(tensors)
+        .enumerate()
+        .map(|(k, (labels, t))| align_operand(k, labels, t, &order, &mut seen))
+        .collect::<Result<Vec<_>>>()?;
+    contract(&aligned, output.len(), order.len())
+}
+
+/// The labels of each operand of `lhs` (the ellipsis expanded to the
+/// dimensions it covers, numbered from the left of the widest), and the
+/// number of ellipsis dimensions.
+fn operand_labels(lhs: &str, tensors: &[Tensor]) -> Result<(Vec<Vec<Label>>, usize)> {
     let terms: Vec<&str> = lhs.split(',').collect();
     if terms.len() != tensors.len() {
         return Err(Error::runtime(format!(
@@ -71,7 +94,6 @@ pub fn einsum(equation: &str, tensors: &[Tensor], _path: Option<&[i64]>) -> Resu
             terms.len()
         )));
     }
-    // Each operand's subscripts, the ellipsis expanded to its dimensions.
     let mut ell_dims = 0usize;
     let mut operands: Vec<Vec<Label>> = Vec::with_capacity(tensors.len());
     for (k, (term, t)) in terms.iter().zip(tensors).enumerate() {
@@ -108,6 +130,17 @@ pub fn einsum(equation: &str, tensors: &[Tensor], _path: Option<&[i64]>) -> Resu
             }
         }
     }
+    Ok((operands, ell_dims))
+}
+
+/// The output's labels: as `rhs` writes them, or (no `->`) the letters
+/// seen once, sorted (upper case first), after the ellipsis.
+fn output_labels(
+    rhs: Option<&str>,
+    operands: &[Vec<Label>],
+    ell_dims: usize,
+    n_operands: usize,
+) -> Result<Vec<Label>> {
     let count = |c: u8| {
         operands
             .iter()
@@ -115,128 +148,135 @@ pub fn einsum(equation: &str, tensors: &[Tensor], _path: Option<&[i64]>) -> Resu
             .filter(|l| **l == Label::Letter(c))
             .count()
     };
-    // The output's subscripts: as written, or the letters seen once, sorted
-    // (upper case first), after the ellipsis.
-    let output: Vec<Label> = match rhs {
-        Some(r) => {
-            // Without `...` in the output, the ellipsis dimensions are
-            // contracted like any label the output lacks.
-            let (letters, _) = parse_operand(r, tensors.len())?;
-            let mut out = Vec::new();
-            for c in letters {
-                if c == b'.' {
-                    out.extend((0..ell_dims).map(Label::Ellipsis));
-                } else {
-                    if count(c) == 0 {
-                        return Err(Error::runtime(format!(
-                            "einsum(): output subscript {} does not appear in the equation for any input operand",
-                            c as char
-                        )));
-                    }
-                    if out.contains(&Label::Letter(c)) {
-                        return Err(Error::runtime(format!(
-                            "einsum(): output subscript {} appears more than once in the output",
-                            c as char
-                        )));
-                    }
-                    out.push(Label::Letter(c));
-                }
-            }
-            out
-        }
-        None => {
-            let mut out: Vec<Label> = (0..ell_dims).map(Label::Ellipsis).collect();
-            let mut seen: Vec<u8> = operands
-                .iter()
-                .flatten()
-                .filter_map(|l| match l {
-                    Label::Letter(c) if count(*c) == 1 => Some(*c),
-                    _ => None,
-                })
-                .collect();
-            seen.sort_unstable();
-            seen.dedup();
-            out.extend(seen.into_iter().map(Label::Letter));
-            out
-        }
+    let Some(r) = rhs else {
+        let mut out: Vec<Label> = (0..ell_dims).map(Label::Ellipsis).collect();
+        let mut seen: Vec<u8> = operands
+            .iter()
+            .flatten()
+            .filter_map(|l| match l {
+                Label::Letter(c) if count(*c) == 1 => Some(*c),
+                _ => None,
+            })
+            .collect();
+        seen.sort_unstable();
+        seen.dedup();
+        out.extend(seen.into_iter().map(Label::Letter));
+        return Ok(out);
     };
-    // Every label in one order: the output's, then the contracted ones.
-    let mut order = output.clone();
-    for l in operands.iter().flatten() {
-        if !order.contains(l) {
-            order.push(*l);
+    // Without `...` in the output, the ellipsis dimensions are contracted
+    // like any label the output lacks.
+    let (letters, _) = parse_operand(r, n_operands)?;
+    let mut out = Vec::new();
+    for c in letters {
+        if c == b'.' {
+            out.extend((0..ell_dims).map(Label::Ellipsis));
+            continue;
+        }
+        if count(c) == 0 {
+            return Err(Error::runtime(format!(
+                "einsum(): output subscript {} does not appear in the equation for any input operand",
+                c as char
+            )));
+        }
+        if out.contains(&Label::Letter(c)) {
+            return Err(Error::runtime(format!(
+                "einsum(): output subscript {} appears more than once in the output",
+                c as char
+            )));
+        }
+        out.push(Label::Letter(c));
+    }
+    Ok(out)
+}
+
+/// Operand `k` (`t`, labelled `labels`) permuted to `order`, with size-one
+/// dimensions for the labels it lacks and diagonals for repeated ones;
+/// `seen` holds each label's size so far, for the broadcast check.
+fn align_operand(
+    k: usize,
+    labels: &[Label],
+    t: &Tensor,
+    order: &[Label],
+    seen: &mut [i64],
+) -> Result<Tensor> {
+    let (t, labels) = take_diagonals(t, labels)?;
+    let mut perm = Vec::with_capacity(order.len());
+    let mut shape = Vec::with_capacity(order.len());
+    for l in order {
+        match labels.iter().position(|x| x == l) {
+            Some(p) => {
+                perm.push(p as i64);
+                shape.push(t.sizes()[p]);
+            }
+            None => shape.push(1),
         }
     }
-    let total = order.len();
-    // Each operand permuted to `order`, with size-one dimensions for the
-    // labels it lacks and diagonals for repeated ones.
-    let mut aligned = Vec::with_capacity(tensors.len());
-    let mut seen: Vec<i64> = vec![1; total];
-    for (k, (labels, t)) in operands.iter().zip(tensors).enumerate() {
-        let mut t = t.clone();
-        let mut labels = labels.clone();
-        // Repeated subscripts: the diagonal, moved last, then removed.
-        let mut i = 0;
-        while i < labels.len() {
-            if let Some(j) = (i + 1..labels.len()).find(|&j| labels[j] == labels[i]) {
-                if t.sizes()[i] != t.sizes()[j] {
-                    return Err(Error::runtime(format!(
-                        "einsum(): subscript {} is repeated for operand but the sizes don't match, {} != {}",
-                        match labels[i] {
-                            Label::Letter(c) => c as char,
-                            Label::Ellipsis(_) => '.',
-                        },
-                        t.sizes()[i],
-                        t.sizes()[j]
-                    )));
-                }
-                t = ops::diagonal_with(
-                    &t,
-                    ops::DiagonalOptions {
-                        offset: 0,
-                        dim1: i as i64,
-                        dim2: j as i64,
-                    },
-                )?;
-                let l = labels.remove(j);
-                labels.remove(i);
-                labels.push(l);
-                i = 0;
-                continue;
-            }
+    for (d, &size) in shape.iter().enumerate() {
+        if size != 1 && seen[d] != 1 && size != seen[d] {
+            return Err(Error::runtime(format!(
+                "einsum(): subscript {} has size {size} for operand {k} which does not broadcast with previously seen size {}",
+                label_name(order[d]),
+                seen[d]
+            )));
+        }
+        if size != 1 {
+            seen[d] = size;
+        }
+    }
+    let permuted = ops::permute(&t, &perm)?;
+    ops::reshape(&permuted, &shape)
+}
+
+/// `t` with each repeated subscript replaced by its diagonal (moved last),
+/// and the labels that remain.
+fn take_diagonals(t: &Tensor, labels: &[Label]) -> Result<(Tensor, Vec<Label>)> {
+    let mut t = t.clone();
+    let mut labels = labels.to_vec();
+    let mut i = 0;
+    while i < labels.len() {
+        let Some(j) = (i + 1..labels.len()).find(|&j| labels[j] == labels[i]) else {
             i += 1;
+            continue;
+        };
+        if t.sizes()[i] != t.sizes()[j] {
+            let name = match labels[i] {
+                Label::Letter(c) => c as char,
+                Label::Ellipsis(_) => '.',
+            };
+            return Err(Error::runtime(format!(
+                "einsum(): subscript {name} is repeated for operand but the sizes don't match, {} != {}",
+                t.sizes()[i],
+                t.sizes()[j]
+            )));
         }
-        let mut perm = Vec::with_capacity(total);
-        let mut shape = Vec::with_capacity(total);
-        for l in &order {
-            match labels.iter().position(|x| x == l) {
-                Some(p) => {
-                    perm.push(p as i64);
-                    shape.push(t.sizes()[p]);
-                }
-                None => shape.push(1),
-            }
-        }
-        for (d, &size) in shape.iter().enumerate() {
-            if size != 1 && seen[d] != 1 && size != seen[d] {
-                let name = match order[d] {
-                    Label::Letter(c) => (c as char).to_string(),
-                    Label::Ellipsis(_) => "...".to_string(),
-                };
-                return Err(Error::runtime(format!(
-                    "einsum(): subscript {name} has size {size} for operand {k} which does not broadcast with previously seen size {}",
-                    seen[d]
-                )));
-            }
-            if size != 1 {
-                seen[d] = size;
-            }
-        }
-        let permuted = ops::permute(&t, &perm)?;
-        aligned.push(ops::reshape(&permuted, &shape)?);
+        t = ops::diagonal_with(
+            &t,
+            ops::DiagonalOptions {
+                offset: 0,
+                dim1: i as i64,
+                dim2: j as i64,
+            },
+        )?;
+        let l = labels.remove(j);
+        labels.remove(i);
+        labels.push(l);
+        i = 0;
     }
-    let out_dims = output.len();
-    // Contract left to right; a label is summed once no later operand has it.
+    Ok((t, labels))
+}
+
+/// A label as PyTorch's messages name it.
+fn label_name(label: Label) -> String {
+    match label {
+        Label::Letter(c) => (c as char).to_string(),
+        Label::Ellipsis(_) => "...".to_string(),
+    }
+}
+
+/// The aligned operands contracted left to right (a label is summed once
+/// no later operand has it) down to the `out_dims` output dimensions of
+/// the `total` labels.
+fn contract(aligned: &[Tensor], out_dims: usize, total: usize) -> Result<Tensor> {
     let has = |t: &Tensor, d: usize| t.sizes()[d] != 1;
     let mut result = aligned[0].clone();
     for k in 1..aligned.len() {
@@ -246,24 +286,24 @@ pub fn einsum(equation: &str, tensors: &[Tensor], _path: Option<&[i64]>) -> Resu
             .collect();
         result = sumproduct_pair(&result, &aligned[k], &sum_dims)?;
     }
+    if total == out_dims {
+        return Ok(result);
+    }
     // A single operand's contracted labels are summed; the pairs' are
     // already ones, and dropped.
-    if total > out_dims {
-        result = if aligned.len() == 1 {
-            let all: Vec<i64> = (out_dims as i64..total as i64).collect();
-            ops::sum_dim_intlist_with(
-                &result,
-                Some(&all),
-                ops::SumDimIntlistOptions {
-                    keepdim: false,
-                    dtype: None,
-                },
-            )?
-        } else {
-            ops::reshape(&result, &result.sizes()[..out_dims])?
-        };
+    if aligned.len() == 1 {
+        let all: Vec<i64> = (out_dims as i64..total as i64).collect();
+        ops::sum_dim_intlist_with(
+            &result,
+            Some(&all),
+            ops::SumDimIntlistOptions {
+                keepdim: false,
+                dtype: None,
+            },
+        )
+    } else {
+        ops::reshape(&result, &result.sizes()[..out_dims])
     }
-    Ok(result)
 }
 
 /// `sumproduct_pair(left, right, sum_dims, keepdim=True)`: the product of

@@ -66,19 +66,9 @@ pub struct EmbeddingBagSetup {
     pub outputs: [Tensor; 4],
 }
 
-/// The checks of `_embedding_bag_cpu_impl` that need no data, and the
-/// outputs it allocates (`offsets[0] == 0` and `offsets[-1] <=
-/// indices.size(0)` are the kernel's, which reads them).
-#[allow(clippy::too_many_arguments)]
-pub fn embedding_bag_setup(
-    weight: &Tensor,
-    indices: &Tensor,
-    offsets: &Tensor,
-    mode: i64,
-    per_sample_weights: Option<&Tensor>,
-    include_last_offset: bool,
-    padding_idx: i64,
-) -> Result<EmbeddingBagSetup> {
+/// The ranks `_embedding_bag_cpu_impl` accepts: 1-d or 2-d indices, 1-d
+/// offsets with 1-d indices, a 2-d weight.
+fn check_ranks(weight: &Tensor, indices: &Tensor, offsets: &Tensor) -> Result<()> {
     if !matches!(indices.dim(), 1 | 2) {
         return Err(Error::runtime(format!(
             "input has to be a 1D or 2D Tensor, but got Tensor of dimension {}",
@@ -97,7 +87,15 @@ pub fn embedding_bag_setup(
             weight.dim()
         )));
     }
-    // `promoteIndicesAndOffsets`.
+    Ok(())
+}
+
+/// `promoteIndicesAndOffsets`: both in their promoted dtype, which must be
+/// int64 or int32.
+fn promote_indices_and_offsets(
+    indices: &Tensor,
+    offsets: &Tensor,
+) -> Result<(Tensor, Tensor, ScalarType)> {
     let (Some(index_dtype), Some(offset_dtype)) = (indices.dtype(), offsets.dtype()) else {
         return Err(Error::runtime("undefined tensor"));
     };
@@ -107,6 +105,86 @@ pub fn embedding_bag_setup(
     let index_types = [ScalarType::Long, ScalarType::Int];
     check_scalar_types(&indices, (1, "indices"), &index_types, "embedding_bag")?;
     check_scalar_types(&offsets, (1, "offsets"), &index_types, "embedding_bag")?;
+    Ok((indices, offsets, common))
+}
+
+/// `per_sample_weights`: `sum` mode only, the weight's dtype, one value
+/// per index.
+fn check_per_sample_weights(
+    psw: &Tensor,
+    mode: EmbeddingBagMode,
+    weight: &Tensor,
+    indices: &Tensor,
+) -> Result<()> {
+    if mode != EmbeddingBagMode::Sum {
+        return Err(Error::runtime(
+            "embedding_bag: per_sample_weights only supported with mode='sum'",
+        ));
+    }
+    if psw.dtype() != weight.dtype() {
+        return Err(Error::runtime(format!(
+            "Expected tensor for argument #1 'weight' to have the same type as tensor for argument #1 'per_sample_weights'; but type {} does not equal {} (while checking arguments for embedding_bag)",
+            tensor_type_name(weight),
+            tensor_type_name(psw)
+        )));
+    }
+    torch_check(psw.dim() == 1, "per_sample_weights.value().dim() == 1")?;
+    torch_check(
+        psw.numel() == indices.numel(),
+        "per_sample_weights.value().numel() == indices.numel()",
+    )
+}
+
+/// The four outputs as `_embedding_bag_cpu_impl` allocates them: `output`,
+/// `offset2bag` (`offset2bag_len` long), `bag_size`, `max_indices` (per
+/// element in `max` mode).
+fn allocate_outputs(
+    weight: &Tensor,
+    mode: EmbeddingBagMode,
+    num_bags: i64,
+    offset2bag_len: i64,
+    index_dtype: ScalarType,
+) -> Result<[Tensor; 4]> {
+    let embedding_dim = weight.size(1)?;
+    let device = weight.device();
+    let new = |sizes: &[i64], dtype: ScalarType| {
+        ops::empty_memory_format_with(
+            sizes,
+            ops::EmptyMemoryFormatOptions {
+                dtype: Some(dtype),
+                device,
+                ..Default::default()
+            },
+        )
+    };
+    let max_indices_sizes = if mode == EmbeddingBagMode::Max {
+        vec![num_bags, embedding_dim]
+    } else {
+        vec![num_bags]
+    };
+    Ok([
+        new(&[num_bags, embedding_dim], weight.dtype().unwrap_or(ScalarType::Float))?,
+        new(&[offset2bag_len], index_dtype)?,
+        new(&[num_bags], index_dtype)?,
+        new(&max_indices_sizes, index_dtype)?,
+    ])
+}
+
+/// The checks of `_embedding_bag_cpu_impl` that need no data, and the
+/// outputs it allocates (`offsets[0] == 0` and `offsets[-1] <=
+/// indices.size(0)` are the kernel's, which reads them).
+#[allow(clippy::too_many_arguments)]
+pub fn embedding_bag_setup(
+    weight: &Tensor,
+    indices: &Tensor,
+    offsets: &Tensor,
+    mode: i64,
+    per_sample_weights: Option<&Tensor>,
+    include_last_offset: bool,
+    padding_idx: i64,
+) -> Result<EmbeddingBagSetup> {
+    check_ranks(weight, indices, offsets)?;
+    let (indices, offsets, common) = promote_indices_and_offsets(indices, offsets)?;
     check_scalar_types(
         weight,
         (1, "weight"),
@@ -120,23 +198,7 @@ pub fn embedding_bag_setup(
     )?;
     let mode = EmbeddingBagMode::from_int(mode)?;
     if let Some(psw) = per_sample_weights {
-        if mode != EmbeddingBagMode::Sum {
-            return Err(Error::runtime(
-                "embedding_bag: per_sample_weights only supported with mode='sum'",
-            ));
-        }
-        if psw.dtype() != weight.dtype() {
-            return Err(Error::runtime(format!(
-                "Expected tensor for argument #1 'weight' to have the same type as tensor for argument #1 'per_sample_weights'; but type {} does not equal {} (while checking arguments for embedding_bag)",
-                tensor_type_name(weight),
-                tensor_type_name(psw)
-            )));
-        }
-        torch_check(psw.dim() == 1, "per_sample_weights.value().dim() == 1")?;
-        torch_check(
-            psw.numel() == indices.numel(),
-            "per_sample_weights.value().numel() == indices.numel()",
-        )?;
+        check_per_sample_weights(psw, mode, weight, &indices)?;
     }
     let offsets_len = offsets.size(0)?;
     if include_last_offset && offsets_len < 1 {
@@ -145,7 +207,6 @@ pub fn embedding_bag_setup(
         ));
     }
     let num_bags = offsets_len - i64::from(include_last_offset);
-    let embedding_dim = weight.size(1)?;
     let weight_dtype = weight.dtype().unwrap_or(ScalarType::Float);
     let fast_path = matches!(
         weight_dtype,
@@ -153,33 +214,12 @@ pub fn embedding_bag_setup(
     ) && weight.stride(1)? == 1
         && padding_idx < 0
         && per_sample_weights.map_or(Ok(true), |p| p.stride(0).map(|s| s == 1))?;
-    let device = weight.device();
-    let new = |sizes: &[i64], dtype: ScalarType| {
-        ops::empty_memory_format_with(
-            sizes,
-            ops::EmptyMemoryFormatOptions {
-                dtype: Some(dtype),
-                device,
-                ..Default::default()
-            },
-        )
-    };
     let offset2bag_len = if mode != EmbeddingBagMode::Sum || !fast_path {
         indices.size(0)?
     } else {
         0
     };
-    let max_indices_sizes = if mode == EmbeddingBagMode::Max {
-        vec![num_bags, embedding_dim]
-    } else {
-        vec![num_bags]
-    };
-    let outputs = [
-        new(&[num_bags, embedding_dim], weight_dtype)?,
-        new(&[offset2bag_len], common)?,
-        new(&[num_bags], common)?,
-        new(&max_indices_sizes, common)?,
-    ];
+    let outputs = allocate_outputs(weight, mode, num_bags, offset2bag_len, common)?;
     Ok(EmbeddingBagSetup {
         mode,
         indices,

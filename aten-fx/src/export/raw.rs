@@ -135,15 +135,21 @@ fn decode<T: LeBytes>(bytes: &[u8], dtype: ScalarType) -> Result<TensorBase> {
         )));
     }
     let numel = bytes.len() / width;
-    let values = bytes
-        .chunks_exact(width)
-        .map(T::read)
-        .collect::<Option<Vec<T>>>()
-        .ok_or_else(|| {
-            Error::runtime(format!("invalid {} value in the data", dtype.python_name()))
-        })?;
     let len = i64::try_from(numel).map_err(|_| Error::runtime("tensor data too large"))?;
-    TensorBase::from_vec(values, &[len])
+    let write = |out: &mut [std::mem::MaybeUninit<T>]| {
+        for (slot, chunk) in out.iter_mut().zip(bytes.chunks_exact(width)) {
+            let value = T::read(chunk).ok_or_else(|| {
+                Error::runtime(format!("invalid {} value in the data", dtype.python_name()))
+            })?;
+            slot.write(value);
+        }
+        Ok(())
+    };
+    // Decoded straight into the storage (no intermediate vector).
+    // SAFETY: the storage holds `len` elements, one per `width`-byte chunk
+    // of `bytes`, so the loop writes every element unless it returns an
+    // error.
+    unsafe { TensorBase::empty_written_by::<T>(&[len], write) }
 }
 
 /// A CPU tensor of `dtype` viewing `bytes` (a whole storage) as

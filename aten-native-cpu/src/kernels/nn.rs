@@ -166,6 +166,86 @@ fn conv_block(k: usize) -> usize {
 /// Elements of one im2col block (float32: 512 KiB).
 const CONV_BLOCK_ELEMENTS: usize = 256 * 1024;
 
+/// The weight and geometry of one im2col convolution, for its images.
+struct Im2colConv<'a, T> {
+    /// The weight, `oc x k` row-major.
+    w: &'a [T],
+    bias: Option<&'a [T]>,
+    g: &'a ConvGeometry,
+    /// Output channels.
+    oc: usize,
+    /// Elements of one filter (`channels * kh * kw`).
+    k: usize,
+    /// Elements of one output channel (`out_h * out_w`).
+    plane: usize,
+}
+
+impl<T: Gemm + Copy> Im2colConv<'_, T> {
+    /// One image's output `y_n` (`oc x plane`): the bias, then the weight
+    /// times the image unfolded block by block into `cols` (the image
+    /// itself for a pointwise convolution), on `threads` threads.
+    fn image(&self, image: &[T], y_n: &mut [T], threads: usize, cols: &mut Vec<T>) {
+        let (oc, k, plane) = (self.oc, self.k, self.plane);
+        let zero = T::from_f64(0.0);
+        let one = T::from_f64(1.0);
+        if let Some(b) = self.bias {
+            for (o, row) in y_n.chunks_mut(plane).enumerate() {
+                row.fill(b[o]);
+            }
+        }
+        let beta = if self.bias.is_some() { one } else { zero };
+        let gemm = |cols: MatPtr<T>, out: &mut [T], len: usize| {
+            // SAFETY: `w` is `oc x k` row-major; `cols` is `k x len` at its
+            // strides; `out` starts a block of `len` columns of the
+            // `oc x plane` row-major `y_n`, distinct from both.
+            unsafe {
+                T::gemm(
+                    oc,
+                    len,
+                    k,
+                    one,
+                    MatPtr {
+                        ptr: self.w.as_ptr(),
+                        rs: k as isize,
+                        cs: 1,
+                    },
+                    cols,
+                    beta,
+                    MatMut {
+                        ptr: out.as_mut_ptr(),
+                        rs: plane as isize,
+                        cs: 1,
+                    },
+                    threads,
+                )
+            }
+        };
+        if self.g.is_pointwise() {
+            let cols = MatPtr {
+                ptr: image.as_ptr(),
+                rs: plane as isize,
+                cs: 1,
+            };
+            gemm(cols, y_n, plane);
+            return;
+        }
+        let block = conv_block(k);
+        cols.resize(k * block.min(plane), zero);
+        let mut p0 = 0;
+        while p0 < plane {
+            let len = block.min(plane - p0);
+            self.g.im2col(image, cols, p0, len, zero);
+            let m = MatPtr {
+                ptr: cols.as_ptr(),
+                rs: len as isize,
+                cs: 1,
+            };
+            gemm(m, &mut y_n[p0..], len);
+            p0 += len;
+        }
+    }
+}
+
 /// The convolution of contiguous `input` (N, C, H, W) with contiguous
 /// `weight` (OC, C, kh, kw) into a fresh output (N, OC, OH, OW).
 fn conv2d_im2col<T: Gemm + Copy>(
@@ -197,65 +277,16 @@ fn conv2d_im2col<T: Gemm + Copy>(
                     ));
                 }
                 let threads = rayon::current_num_threads();
+                let conv = Im2colConv {
+                    w,
+                    bias: bias_values.as_deref(),
+                    g: &g,
+                    oc,
+                    k,
+                    plane,
+                };
                 let run = |n: usize, y_n: &mut [T], threads: usize, cols: &mut Vec<T>| {
-                    let image = &x[n * image_len..][..image_len];
-                    if let Some(b) = &bias_values {
-                        for (o, row) in y_n.chunks_mut(plane).enumerate() {
-                            row.fill(b[o]);
-                        }
-                    }
-                    let one = T::from_f64(1.0);
-                    let beta = if bias_values.is_some() { one } else { zero };
-                    let gemm = |cols: MatPtr<T>, out: &mut [T], len: usize| {
-                        // SAFETY: `w` is `oc x k` row-major; `cols` is
-                        // `k x len` at its strides; `out` starts a block of
-                        // `len` columns of the `oc x plane` row-major `y_n`,
-                        // distinct from both.
-                        unsafe {
-                            T::gemm(
-                                oc,
-                                len,
-                                k,
-                                one,
-                                MatPtr {
-                                    ptr: w.as_ptr(),
-                                    rs: k as isize,
-                                    cs: 1,
-                                },
-                                cols,
-                                beta,
-                                MatMut {
-                                    ptr: out.as_mut_ptr(),
-                                    rs: plane as isize,
-                                    cs: 1,
-                                },
-                                threads,
-                            )
-                        }
-                    };
-                    if g.is_pointwise() {
-                        let cols = MatPtr {
-                            ptr: image.as_ptr(),
-                            rs: plane as isize,
-                            cs: 1,
-                        };
-                        gemm(cols, y_n, plane);
-                        return;
-                    }
-                    let block = conv_block(k);
-                    cols.resize(k * block.min(plane), zero);
-                    let mut p0 = 0;
-                    while p0 < plane {
-                        let len = block.min(plane - p0);
-                        g.im2col(image, cols, p0, len, zero);
-                        let m = MatPtr {
-                            ptr: cols.as_ptr(),
-                            rs: len as isize,
-                            cs: 1,
-                        };
-                        gemm(m, &mut y_n[p0..], len);
-                        p0 += len;
-                    }
+                    conv.image(&x[n * image_len..][..image_len], y_n, threads, cols)
                 };
                 if conv_shifted::applies::<T>(&g) {
                     let bias = bias_values.as_deref();

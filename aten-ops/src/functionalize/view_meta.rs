@@ -199,118 +199,149 @@ impl ViewMeta {
 
     /// `base` with `mutated` (a new value of this view of it) written in.
     pub(crate) fn inverse(&self, base: &TensorBase, mutated: &TensorBase) -> Result<TensorBase> {
-        let t = |x: &TensorBase| IValue::Tensor(x.clone());
-        let ints = |v: &[i64]| IValue::IntList(Arc::new(v.to_vec()));
-        let scatter = |name: &str, rest: &[IValue]| -> Result<TensorBase> {
-            let op = self.aten(name)?;
-            let mut stack = vec![t(base), t(mutated)];
-            stack.extend(rest.iter().cloned());
-            single(&op, call_below(&op, stack)?)
-        };
         self.check_invertible()?;
-        let base_sizes = base.sizes();
         let (name, overload) = self.op_key();
         match (name.as_str(), overload) {
-            ("aten::view" | "aten::_unsafe_view" | "aten::_reshape_alias", _) => {
-                self.view_or_copy("aten::view", vec![t(mutated), ints(&base_sizes)])
-            }
-            ("aten::alias", _) => self.view_or_copy("aten::alias", vec![t(mutated)]),
-            ("aten::t", _) => self.view_or_copy("aten::t", vec![t(mutated)]),
+            ("aten::view" | "aten::_unsafe_view" | "aten::_reshape_alias", _) => self.view_or_copy(
+                "aten::view",
+                vec![tensor_value(mutated), int_list(&base.sizes())],
+            ),
+            ("aten::alias", _) => self.view_or_copy("aten::alias", vec![tensor_value(mutated)]),
+            ("aten::t", _) => self.view_or_copy("aten::t", vec![tensor_value(mutated)]),
             ("aten::transpose", "int") => self.view_or_copy(
                 "aten::transpose.int",
-                vec![t(mutated), self.arg(0)?, self.arg(1)?],
+                vec![tensor_value(mutated), self.arg(0)?, self.arg(1)?],
             ),
-            ("aten::permute", _) => {
-                let dims = self.arg_ints(0)?;
-                let n = dims.len() as i64;
-                let mut inverse = vec![0i64; dims.len()];
-                for (i, &d) in dims.iter().enumerate() {
-                    let d = if d < 0 { d + n } else { d };
-                    let slot = usize::try_from(d)
-                        .ok()
-                        .and_then(|d| inverse.get_mut(d))
-                        .ok_or_else(|| {
-                            Error::index_error(format!("permute: dimension {d} out of range"))
-                        })?;
-                    *slot = i as i64;
-                }
-                self.view_or_copy("aten::permute", vec![t(mutated), ints(&inverse)])
-            }
+            ("aten::permute", _) => self.inverse_permute(mutated),
             ("aten::unsqueeze", _) => self.view_or_copy(
                 "aten::squeeze.dim",
-                vec![t(mutated), IValue::Int(self.arg_int(0)?)],
+                vec![tensor_value(mutated), IValue::Int(self.arg_int(0)?)],
             ),
-            ("aten::squeeze", overload) => {
-                let dims: Vec<usize> = match overload {
-                    "" => (0..base_sizes.len()).collect(),
-                    "dim" => vec![wrap(self.arg_int(0)?, base_sizes.len())?],
-                    _ => {
-                        let mut d = self
-                            .arg_ints(0)?
-                            .into_iter()
-                            .map(|d| wrap(d, base_sizes.len()))
-                            .collect::<Result<Vec<_>>>()?;
-                        d.sort_unstable();
-                        d.dedup();
-                        d
-                    }
-                };
-                // Every squeezed dimension of size one comes back, in order.
-                let mut value = mutated.clone();
-                for d in dims {
-                    if base_sizes.get(d) == Some(&1) && value.dim() < base_sizes.len() {
-                        value = self.view_or_copy(
-                            "aten::unsqueeze",
-                            vec![t(&value), IValue::Int(d as i64)],
-                        )?;
-                    }
-                }
-                Ok(value)
+            ("aten::squeeze", overload) => self.inverse_squeeze(overload, base, mutated),
+            ("aten::select", "int") => self.scatter("aten::select_scatter", base, mutated, &self.args),
+            ("aten::slice", "Tensor") => self.scatter("aten::slice_scatter", base, mutated, &self.args),
+            ("aten::as_strided", _) => {
+                self.scatter("aten::as_strided_scatter", base, mutated, &self.args)
             }
-            ("aten::select", "int") => scatter("aten::select_scatter", &self.args),
-            ("aten::slice", "Tensor") => scatter("aten::slice_scatter", &self.args),
-            ("aten::as_strided", _) => scatter("aten::as_strided_scatter", &self.args),
-            ("aten::split", "Tensor") => {
-                let split_size = self.arg_int(0)?;
-                let dim = self.args.get(1).map_or(Ok(0), IValue::to_int)?;
-                let d = wrap(dim, mutated.dim())?;
-                let start = split_size
-                    .checked_mul(self.out_index as i64)
-                    .ok_or_else(|| Error::runtime("split: start overflows"))?;
-                let length = mutated.sizes().get(d).copied().unwrap_or(0);
-                let end = start
-                    .checked_add(length)
-                    .ok_or_else(|| Error::runtime("split: end overflows"))?;
-                scatter(
-                    "aten::slice_scatter",
-                    &[
-                        IValue::Int(dim),
-                        IValue::Int(start),
-                        IValue::Int(end),
-                        IValue::Int(1),
-                    ],
-                )
-            }
-            ("aten::expand", _) => {
-                // `base + sum_to(mutated - base)`: only what the view's
-                // elements changed by is summed into the base.
-                let sub = self.aten("aten::sub.Tensor")?;
-                let delta = single(
-                    &sub,
-                    call_below(&sub, vec![t(mutated), t(base), IValue::Int(1)])?,
-                )?;
-                let summed = self.sum_to(&delta, &base_sizes)?;
-                let add = self.aten("aten::add.Tensor")?;
-                single(
-                    &add,
-                    call_below(&add, vec![t(base), t(&summed), IValue::Int(1)])?,
-                )
-            }
+            ("aten::split", "Tensor") => self.inverse_split(base, mutated),
+            ("aten::expand", _) => self.inverse_expand(base, mutated),
             _ => Err(Error::internal(format!(
                 "functionalization: {} is listed as invertible without an inverse",
                 self.op
             ))),
         }
+    }
+
+    /// `name(base, mutated, *rest)`: a `*_scatter` operator writing the
+    /// view's new value into its base.
+    fn scatter(
+        &self,
+        name: &str,
+        base: &TensorBase,
+        mutated: &TensorBase,
+        rest: &[IValue],
+    ) -> Result<TensorBase> {
+        let op = self.aten(name)?;
+        let mut stack = vec![tensor_value(base), tensor_value(mutated)];
+        stack.extend(rest.iter().cloned());
+        single(&op, call_below(&op, stack)?)
+    }
+
+    /// `permute`'s inverse: the inverse permutation.
+    fn inverse_permute(&self, mutated: &TensorBase) -> Result<TensorBase> {
+        let dims = self.arg_ints(0)?;
+        let n = dims.len() as i64;
+        let mut inverse = vec![0i64; dims.len()];
+        for (i, &d) in dims.iter().enumerate() {
+            let d = if d < 0 { d + n } else { d };
+            let slot = usize::try_from(d)
+                .ok()
+                .and_then(|d| inverse.get_mut(d))
+                .ok_or_else(|| Error::index_error(format!("permute: dimension {d} out of range")))?;
+            *slot = i as i64;
+        }
+        self.view_or_copy(
+            "aten::permute",
+            vec![tensor_value(mutated), int_list(&inverse)],
+        )
+    }
+
+    /// `squeeze`'s inverse: every squeezed dimension of size one comes
+    /// back, in order.
+    fn inverse_squeeze(
+        &self,
+        overload: &str,
+        base: &TensorBase,
+        mutated: &TensorBase,
+    ) -> Result<TensorBase> {
+        let base_sizes = base.sizes();
+        let dims: Vec<usize> = match overload {
+            "" => (0..base_sizes.len()).collect(),
+            "dim" => vec![wrap(self.arg_int(0)?, base_sizes.len())?],
+            _ => {
+                let mut d = self
+                    .arg_ints(0)?
+                    .into_iter()
+                    .map(|d| wrap(d, base_sizes.len()))
+                    .collect::<Result<Vec<_>>>()?;
+                d.sort_unstable();
+                d.dedup();
+                d
+            }
+        };
+        let mut value = mutated.clone();
+        for d in dims {
+            if base_sizes.get(d) == Some(&1) && value.dim() < base_sizes.len() {
+                value = self.view_or_copy(
+                    "aten::unsqueeze",
+                    vec![tensor_value(&value), IValue::Int(d as i64)],
+                )?;
+            }
+        }
+        Ok(value)
+    }
+
+    /// `split`'s inverse for output `out_index`: its slice scattered back.
+    fn inverse_split(&self, base: &TensorBase, mutated: &TensorBase) -> Result<TensorBase> {
+        let split_size = self.arg_int(0)?;
+        let dim = self.args.get(1).map_or(Ok(0), IValue::to_int)?;
+        let d = wrap(dim, mutated.dim())?;
+        let start = split_size
+            .checked_mul(self.out_index as i64)
+            .ok_or_else(|| Error::runtime("split: start overflows"))?;
+        let length = mutated.sizes().get(d).copied().unwrap_or(0);
+        let end = start
+            .checked_add(length)
+            .ok_or_else(|| Error::runtime("split: end overflows"))?;
+        let rest = [
+            IValue::Int(dim),
+            IValue::Int(start),
+            IValue::Int(end),
+            IValue::Int(1),
+        ];
+        self.scatter("aten::slice_scatter", base, mutated, &rest)
+    }
+
+    /// `expand`'s inverse, `base + sum_to(mutated - base)`: only what the
+    /// view's elements changed by is summed into the base.
+    fn inverse_expand(&self, base: &TensorBase, mutated: &TensorBase) -> Result<TensorBase> {
+        let sub = self.aten("aten::sub.Tensor")?;
+        let delta = single(
+            &sub,
+            call_below(
+                &sub,
+                vec![tensor_value(mutated), tensor_value(base), IValue::Int(1)],
+            )?,
+        )?;
+        let summed = self.sum_to(&delta, &base.sizes())?;
+        let add = self.aten("aten::add.Tensor")?;
+        single(
+            &add,
+            call_below(
+                &add,
+                vec![tensor_value(base), tensor_value(&summed), IValue::Int(1)],
+            )?,
+        )
     }
 
     /// `at::sum_to`: `mutated` summed over the dimensions `expand`
@@ -349,6 +380,16 @@ impl ViewMeta {
         }
         Ok(value)
     }
+}
+
+/// A tensor argument.
+fn tensor_value(t: &TensorBase) -> IValue {
+    IValue::Tensor(t.clone())
+}
+
+/// An `int[]` argument.
+fn int_list(v: &[i64]) -> IValue {
+    IValue::IntList(Arc::new(v.to_vec()))
 }
 
 fn wrap(dim: i64, rank: usize) -> Result<usize> {
