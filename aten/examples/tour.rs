@@ -459,7 +459,10 @@ fn runtime_library(lib: &mut aten::torch_ops::Library, a: &aten::Tensor) -> Resu
         .namespace("tour")
         .op("cube")?
         .overload("default")?;
-    println!("{cube:?} on CPU: {:?}", values(&cube.call(&[iv(a)], &[])?[0])?);
+    println!(
+        "{cube:?} on CPU: {:?}",
+        values(&cube.call(&[iv(a)], &[])?[0])?
+    );
     let meta = Tensor::empty(&[5, 7], ScalarType::Float, Device::META)?;
     if let IValue::Tensor(m) = &cube.call(&[iv(&meta)], &[])?[0] {
         println!("on Meta: sizes {:?}, no data", m.sizes().to_vec());

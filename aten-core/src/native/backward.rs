@@ -433,7 +433,10 @@ fn conv_grad_format(input: &Tensor, weight: &Tensor, dims: usize) -> Result<Memo
             Ok(t.clone())
         }
     };
-    Ok(crate::native::conv_memory_format(&view(input)?, &view(weight)?))
+    Ok(crate::native::conv_memory_format(
+        &view(input)?,
+        &view(weight)?,
+    ))
 }
 
 /// One `convolution_backward` call: its operands and geometry.

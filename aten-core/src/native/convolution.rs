@@ -111,6 +111,40 @@ impl ConvParams {
     }
 }
 
+/// A plain convolution's padded input per channel against its dilated
+/// kernel: no smaller (PyTorch's message), and an extent the kernels can
+/// index (PyTorch computes it in int64 and would wrap).
+fn check_padded_input(is: &[i64], ws: &[i64], p: &ConvParams) -> Result<()> {
+    let k = is.len();
+    let wide = i128::from;
+    let padded: Vec<i128> = (2..k)
+        .map(|i| wide(is[i]) + 2 * wide(p.padding[i - 2]))
+        .collect();
+    let kernel: Vec<i128> = (2..k)
+        .map(|i| wide(p.dilation[i - 2]) * (wide(ws[i]) - 1) + 1)
+        .collect();
+    let join = |v: &[i128]| {
+        v.iter()
+            .map(|x| x.to_string())
+            .collect::<Vec<_>>()
+            .join(" x ")
+    };
+    if padded.iter().zip(&kernel).any(|(a, b)| a < b) {
+        return Err(Error::runtime(format!(
+            "Calculated padded input size per channel: ({}). Kernel size: ({}). Kernel size can't be greater than actual input size",
+            join(&padded),
+            join(&kernel)
+        )));
+    }
+    if padded.iter().any(|&x| x > i128::from(i64::MAX)) {
+        return Err(Error::runtime(format!(
+            "convolution: the padded input size ({}) overflows",
+            join(&padded)
+        )));
+    }
+    Ok(())
+}
+
 /// PyTorch's `check_shape_forward`.
 pub fn check_shape_forward(
     input: &Tensor,
@@ -165,35 +199,7 @@ pub fn check_shape_forward(
                 )));
             }
         }
-        let wide = i128::from;
-        let padded: Vec<i128> = (2..k)
-            .map(|i| wide(is[i]) + 2 * wide(p.padding[i - 2]))
-            .collect();
-        let kernel: Vec<i128> = (2..k)
-            .map(|i| wide(p.dilation[i - 2]) * (wide(ws[i]) - 1) + 1)
-            .collect();
-        if padded.iter().zip(&kernel).any(|(a, b)| a < b) {
-            let join = |v: &[i128]| {
-                v.iter()
-                    .map(|x| x.to_string())
-                    .collect::<Vec<_>>()
-                    .join(" x ")
-            };
-            return Err(Error::runtime(format!(
-                "Calculated padded input size per channel: ({}). Kernel size: ({}). Kernel size can't be greater than actual input size",
-                join(&padded),
-                join(&kernel)
-            )));
-        }
-        // The kernels index the padded input in isize: its extent must fit
-        // (PyTorch computes it in int64 and would wrap).
-        if padded.iter().any(|&x| x > i128::from(i64::MAX)) {
-            let sizes: Vec<String> = padded.iter().map(|x| x.to_string()).collect();
-            return Err(Error::runtime(format!(
-                "convolution: the padded input size ({}) overflows",
-                sizes.join(" x ")
-            )));
-        }
+        check_padded_input(&is, &ws, p)?;
     } else {
         if is[1] != ws[0] {
             return Err(Error::runtime(format!(

@@ -163,7 +163,10 @@ fn allocate_outputs(
         vec![num_bags]
     };
     Ok([
-        new(&[num_bags, embedding_dim], weight.dtype().unwrap_or(ScalarType::Float))?,
+        new(
+            &[num_bags, embedding_dim],
+            weight.dtype().unwrap_or(ScalarType::Float),
+        )?,
         new(&[offset2bag_len], index_dtype)?,
         new(&[num_bags], index_dtype)?,
         new(&max_indices_sizes, index_dtype)?,

@@ -260,7 +260,6 @@ fn conv2d_im2col<T: Gemm + Copy>(
     let k = g.channels * g.kernel.0 * g.kernel.1;
     let plane = g.out_h * g.out_w;
     let image_len = g.channels * g.height * g.width;
-    let zero = T::from_f64(0.0);
     let bias_values: Option<Vec<T>> = bias.map(|b| b.to_vec::<T>()).transpose()?;
     input.with_data::<T, _>(|x| {
         weight.with_data::<T, _>(|w| {

@@ -218,8 +218,12 @@ impl ViewMeta {
                 vec![tensor_value(mutated), IValue::Int(self.arg_int(0)?)],
             ),
             ("aten::squeeze", overload) => self.inverse_squeeze(overload, base, mutated),
-            ("aten::select", "int") => self.scatter("aten::select_scatter", base, mutated, &self.args),
-            ("aten::slice", "Tensor") => self.scatter("aten::slice_scatter", base, mutated, &self.args),
+            ("aten::select", "int") => {
+                self.scatter("aten::select_scatter", base, mutated, &self.args)
+            }
+            ("aten::slice", "Tensor") => {
+                self.scatter("aten::slice_scatter", base, mutated, &self.args)
+            }
             ("aten::as_strided", _) => {
                 self.scatter("aten::as_strided_scatter", base, mutated, &self.args)
             }
@@ -257,7 +261,9 @@ impl ViewMeta {
             let slot = usize::try_from(d)
                 .ok()
                 .and_then(|d| inverse.get_mut(d))
-                .ok_or_else(|| Error::index_error(format!("permute: dimension {d} out of range")))?;
+                .ok_or_else(|| {
+                    Error::index_error(format!("permute: dimension {d} out of range"))
+                })?;
             *slot = i as i64;
         }
         self.view_or_copy(
