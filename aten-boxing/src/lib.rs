@@ -25,7 +25,6 @@ pub use kernel_function::{
     infer_schema, ArgList, BoxedKernel, BoxedOperator, CppSignature, KernelEntries, KernelFunction,
     KernelFunctor,
 };
-pub use normalize::check_and_normalize_inputs;
 pub use stack::{Stack, StackExt};
 
 pub mod schema;

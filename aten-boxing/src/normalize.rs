@@ -1,7 +1,7 @@
-//! `checkAndNormalizeInputs`: turn a call's positional and keyword arguments
-//! into the full boxed stack a schema asks for, with defaults filled in and
-//! every value checked against its argument's type, or fail with PyTorch's
-//! message.
+//! The pieces every argument binding shares: a schema default as an
+//! `IValue`, whether a value has an argument's type, and PyTorch's
+//! type-mismatch message. The binder itself is `aten-ops`'
+//! `bind_arguments` (PyTorch's `createStackForSchema`).
 
 use std::sync::Arc;
 
@@ -123,134 +123,9 @@ pub fn type_mismatch(
     ))
 }
 
-/// `checkAndNormalizeInputs`: `inputs` (positional) and `kwargs` become the
-/// full argument list of `schema`, in order, with defaults filled in.
-#[doc(alias = "checkAndNormalizeInputs")]
-pub fn check_and_normalize_inputs(
-    schema: &FunctionSchema,
-    mut inputs: Vec<IValue>,
-    kwargs: &[(String, IValue)],
-) -> Result<Vec<IValue>> {
-    let arguments = schema.arguments();
-    if inputs.len() > arguments.len() {
-        return Err(Error::runtime(format!(
-            "Expected at most {} argument(s) for operator '{}', but received {} argument(s). Declaration: {schema}",
-            arguments.len(),
-            schema.name(),
-            inputs.len()
-        )));
-    }
-    let mut consumed = 0;
-    for (pos, argument) in arguments.iter().enumerate() {
-        if pos < inputs.len() {
-            if !value_matches_type(&inputs[pos], argument.ty()) {
-                return Err(type_mismatch(schema, argument, &inputs[pos], Some(pos)));
-            }
-            continue;
-        }
-        if let Some((_, value)) = kwargs.iter().find(|(k, _)| k == argument.name()) {
-            if !value_matches_type(value, argument.ty()) {
-                return Err(type_mismatch(schema, argument, value, None));
-            }
-            inputs.push(value.clone());
-            consumed += 1;
-            continue;
-        }
-        if let Some(default) = argument.default_value() {
-            inputs.push(default_to_ivalue(default)?);
-            continue;
-        }
-        return Err(Error::runtime(format!(
-            "{}() is missing value for argument '{}'. Declaration: {schema}",
-            schema.name(),
-            argument.name()
-        )));
-    }
-    if consumed != kwargs.len() {
-        for (name, _) in kwargs {
-            if !arguments.iter().any(|a| a.name() == name) {
-                return Err(Error::runtime(format!(
-                    "Unknown keyword argument '{name}' for operator '{}'. Schema: {schema}",
-                    schema.name()
-                )));
-            }
-        }
-        for argument in arguments {
-            if kwargs.iter().any(|(k, _)| k == argument.name()) {
-                return Err(Error::runtime(format!(
-                    "Argument '{}' specified both as positional and keyword argument. Schema: {schema}",
-                    argument.name()
-                )));
-            }
-        }
-    }
-    Ok(inputs)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn schema(text: &str) -> FunctionSchema {
-        FunctionSchema::parse(text).unwrap()
-    }
-
-    #[test]
-    fn fills_defaults_and_keywords() {
-        let s = schema("aten::sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor");
-        let t = IValue::Tensor(c10_core::TensorBase::undefined());
-        let stack = check_and_normalize_inputs(
-            &s,
-            vec![t.clone(), IValue::IntList(Arc::new(vec![0]))],
-            &[("dtype".into(), IValue::Int(6))],
-        )
-        .unwrap();
-        assert_eq!(stack.len(), 4);
-        assert_eq!(stack[2], IValue::bool(false));
-        assert_eq!(stack[3], IValue::Int(6));
-    }
-
-    #[test]
-    fn reports_pytorchs_errors() {
-        let s = schema("aten::f(Tensor self, int dim, *, bool flag=True) -> Tensor");
-        let t = IValue::Tensor(c10_core::TensorBase::undefined());
-        let err =
-            check_and_normalize_inputs(&s, vec![t.clone(), IValue::double(1.5)], &[]).unwrap_err();
-        assert!(err.message().starts_with(
-            "aten::f() Expected a value of type 'int' for argument 'dim' but instead found type 'float'.\nPosition: 1\n"
-        ));
-        let err = check_and_normalize_inputs(&s, vec![t.clone()], &[]).unwrap_err();
-        assert!(err
-            .message()
-            .starts_with("aten::f() is missing value for argument 'dim'."));
-        let err = check_and_normalize_inputs(
-            &s,
-            vec![t.clone(), IValue::Int(0)],
-            &[("nope".into(), IValue::Int(1))],
-        )
-        .unwrap_err();
-        assert!(err
-            .message()
-            .starts_with("Unknown keyword argument 'nope' for operator 'aten::f'."));
-        let err = check_and_normalize_inputs(
-            &s,
-            vec![t.clone(), IValue::Int(0)],
-            &[("dim".into(), IValue::Int(1))],
-        )
-        .unwrap_err();
-        assert!(err
-            .message()
-            .starts_with("Argument 'dim' specified both as positional and keyword argument."));
-        let err = check_and_normalize_inputs(
-            &s,
-            vec![t.clone(), IValue::Int(0), IValue::bool(true), IValue::None],
-            &[],
-        )
-        .unwrap_err();
-        assert!(err.message().starts_with(
-            "Expected at most 3 argument(s) for operator 'aten::f', but received 4 argument(s)."
-        ));
-    }
 
     #[test]
     fn type_checks() {

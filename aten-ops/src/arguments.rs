@@ -7,6 +7,8 @@
 use aten_boxing::normalize::{default_to_ivalue, type_mismatch, value_matches_type};
 use aten_boxing::schema::{FunctionSchema, Type};
 use aten_boxing::{IValue, Stack};
+use std::sync::Arc;
+
 use c10_core::{Error, Result, TensorBase};
 
 /// A call's keyword arguments: names and values, in the caller's order.
@@ -78,13 +80,7 @@ pub fn accepts(schema: &FunctionSchema, args: &[IValue], kwargs: Kwargs<'_>) -> 
     if args.len() + kwargs.len() > arguments.len() {
         return false;
     }
-    let numbers = allows_numbers_as_tensors(schema);
-    let fits = |pos: usize, value: &IValue| {
-        let argument = &arguments[pos];
-        value_matches_type(value, argument.ty())
-            || (matches!(value, IValue::Int(_)) && wants_float(argument.ty()))
-            || (numbers && wants_tensor(argument.ty()) && is_number(value))
-    };
+    let fits = |pos: usize, value: &IValue| conversion(schema, pos, value).is_some();
     if !args
         .iter()
         .enumerate()
@@ -178,30 +174,132 @@ fn wrapped_number(value: &IValue) -> Option<Result<IValue>> {
     Some(tensor.map(IValue::Tensor))
 }
 
-/// Whether a Python `int` converts to this argument's type.
-fn wants_float(ty: &Type) -> bool {
-    match ty {
-        Type::Float => true,
-        Type::Optional(inner) => **inner == Type::Float,
-        _ => false,
+/// How a value becomes argument `pos` of `schema` in a binding.
+enum Conversion {
+    /// It has the argument's type.
+    Same,
+    /// It converts (`python_conversion`) to this value.
+    Converted(IValue),
+    /// A Python number for a tensor of an operator that takes numbers as
+    /// tensors: a wrapped-number tensor.
+    WrappedNumber,
+}
+
+/// How `value` becomes argument `pos` of `schema`, or `None` when it
+/// cannot (a type mismatch).
+fn conversion(schema: &FunctionSchema, pos: usize, value: &IValue) -> Option<Conversion> {
+    let argument = &schema.arguments()[pos];
+    // An untyped list (a Python list) is typed even where it matches.
+    if value_matches_type(value, argument.ty()) && !matches!(value, IValue::GenericList(_)) {
+        return Some(Conversion::Same);
     }
+    let converted = python_conversion(value.clone(), argument.real_type(), argument.n());
+    if value_matches_type(&converted, argument.ty()) {
+        return Some(Conversion::Converted(converted));
+    }
+    (wants_tensor(argument.ty()) && allows_numbers_as_tensors(schema) && is_number(value))
+        .then_some(Conversion::WrappedNumber)
 }
 
 /// The value for argument `pos` of `schema`, converted where the binding
-/// converts (an int for a float; a number for a tensor of an operator that
-/// takes numbers as tensors), or the binding's type-mismatch error.
+/// converts (see [`python_conversion`]; a number for a tensor of an
+/// operator that takes numbers as tensors), or the binding's type-mismatch
+/// error.
 pub fn coerce(schema: &FunctionSchema, pos: usize, value: &IValue) -> Result<IValue> {
-    let argument = &schema.arguments()[pos];
-    if value_matches_type(value, argument.ty()) {
-        return Ok(value.clone());
+    let mismatch = || type_mismatch(schema, &schema.arguments()[pos], value, Some(pos));
+    match conversion(schema, pos, value) {
+        Some(Conversion::Same) => Ok(value.clone()),
+        Some(Conversion::Converted(v)) => Ok(v),
+        Some(Conversion::WrappedNumber) => wrapped_number(value).unwrap_or_else(|| Err(mismatch())),
+        None => Err(mismatch()),
     }
-    match value {
-        IValue::Int(i) if wants_float(argument.ty()) => Ok(IValue::double(*i as f64)),
-        _ if wants_tensor(argument.ty()) && allows_numbers_as_tensors(schema) => {
-            wrapped_number(value)
-                .unwrap_or_else(|| Err(type_mismatch(schema, argument, value, Some(pos))))
+}
+
+/// `value` converted to the schema type `ty` as Python's binding converts
+/// it (`toIValue`): an int becomes a float for `float`, one number fills an
+/// `int[N]`, `float[N]` or `bool[N]`, ints a `float[]`, an empty list the
+/// typed list asked for, tensors and `None`s a `Tensor?[]`. Anything else
+/// is returned as it is, for the type check to accept or reject.
+fn python_conversion(value: IValue, ty: &Type, n: Option<i32>) -> IValue {
+    match ty {
+        Type::Optional(inner) if !value.is_none() => python_conversion(value, inner, n),
+        Type::Float => match value {
+            IValue::Int(i) => IValue::double(i as f64),
+            other => other,
+        },
+        Type::List(elem) => python_list_conversion(value, elem, n),
+        _ => value,
+    }
+}
+
+/// [`python_conversion`] to a list of `elem`.
+fn python_list_conversion(value: IValue, elem: &Type, n: Option<i32>) -> IValue {
+    let generic = match &value {
+        IValue::GenericList(items) => Some(Arc::clone(items)),
+        _ => None,
+    };
+    match elem {
+        Type::Int | Type::SymInt | Type::ScalarType | Type::Layout | Type::MemoryFormat => {
+            match (&value, n) {
+                (IValue::Int(i), Some(n)) if n > 0 => {
+                    IValue::IntList(Arc::new(vec![*i; n as usize]))
+                }
+                _ if generic.as_ref().is_some_and(|g| g.is_empty()) => {
+                    IValue::IntList(Arc::new(Vec::new()))
+                }
+                _ => value,
+            }
         }
-        _ => Err(type_mismatch(schema, argument, value, Some(pos))),
+        Type::Float => match &value {
+            IValue::IntList(v) => {
+                IValue::DoubleList(Arc::new(v.iter().map(|i| *i as f64).collect()))
+            }
+            IValue::Double(x) if n.is_some_and(|n| n > 0) => {
+                IValue::DoubleList(Arc::new(vec![x.get(); n.unwrap_or(1) as usize]))
+            }
+            IValue::GenericList(items) => {
+                let numbers: Option<Vec<f64>> = items
+                    .iter()
+                    .map(|v| match v {
+                        IValue::Int(i) => Some(*i as f64),
+                        IValue::Double(x) => Some(x.get()),
+                        _ => None,
+                    })
+                    .collect();
+                numbers.map_or(value, |v| IValue::DoubleList(Arc::new(v)))
+            }
+            _ => value,
+        },
+        Type::Bool => match (&value, n) {
+            (IValue::Bool(b), Some(n)) if n > 0 => {
+                IValue::BoolList(Arc::new(vec![b.get(); n as usize]))
+            }
+            _ if generic.as_ref().is_some_and(|g| g.is_empty()) => {
+                IValue::BoolList(Arc::new(Vec::new()))
+            }
+            _ => value,
+        },
+        Type::Tensor if generic.as_ref().is_some_and(|g| g.is_empty()) => {
+            IValue::TensorList(Arc::new(Vec::new()))
+        }
+        Type::Optional(inner) if **inner == Type::Tensor => match &value {
+            IValue::TensorList(ts) => {
+                IValue::OptionalTensorList(Arc::new(ts.iter().cloned().map(Some).collect()))
+            }
+            IValue::GenericList(items) => {
+                let tensors: Option<Vec<Option<TensorBase>>> = items
+                    .iter()
+                    .map(|v| match v {
+                        IValue::Tensor(t) => Some(Some(t.clone())),
+                        IValue::None => Some(None),
+                        _ => None,
+                    })
+                    .collect();
+                tensors.map_or(value, |v| IValue::OptionalTensorList(Arc::new(v)))
+            }
+            _ => value,
+        },
+        _ => value,
     }
 }
 
@@ -247,6 +345,33 @@ mod tests {
 
     fn schema() -> FunctionSchema {
         FunctionSchema::parse("ns::f(int a, float b=1.5, *, bool flag=False) -> int").unwrap()
+    }
+
+    #[test]
+    fn values_convert_as_pythons_binding_converts_them() {
+        let s = FunctionSchema::parse(
+            "ns::g(SymInt[2] size, SymInt[] sizes, float? f, float[] fs, int i) -> ()",
+        )
+        .unwrap();
+        let c = coerce(&s, 0, &IValue::Int(3)).unwrap();
+        assert!(matches!(c, IValue::IntList(v) if *v == vec![3, 3]));
+        let c = coerce(&s, 1, &IValue::GenericList(Arc::new(Vec::new()))).unwrap();
+        assert!(matches!(c, IValue::IntList(v) if v.is_empty()));
+        let c = coerce(&s, 2, &IValue::Int(3)).unwrap();
+        assert!(matches!(c, IValue::Double(x) if x == 3.0));
+        assert!(matches!(
+            coerce(&s, 2, &IValue::None).unwrap(),
+            IValue::None
+        ));
+        let mixed = IValue::GenericList(Arc::new(vec![IValue::Int(1), IValue::double(0.5)]));
+        let c = coerce(&s, 3, &mixed).unwrap();
+        assert!(matches!(c, IValue::DoubleList(v) if *v == vec![1.0, 0.5]));
+        // One int fills only a sized list; a float is no int.
+        assert!(coerce(&s, 1, &IValue::Int(3)).is_err());
+        let e = coerce(&s, 4, &IValue::double(1.5)).unwrap_err();
+        assert!(e.message().starts_with(
+            "ns::g() Expected a value of type 'int' for argument 'i' but instead found type 'float'."
+        ));
     }
 
     #[test]

@@ -18,7 +18,7 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use aten::autograd::{self, TensorAutograd};
-use aten::boxing::{check_and_normalize_inputs, IValue};
+use aten::boxing::IValue;
 use aten::c10::TensorBase;
 use aten::Tensor;
 use serde_json::{Map, Value};
@@ -202,14 +202,9 @@ fn compute(record: &Value, op: &str) -> Result<Computed, Failure> {
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
-    let mut args = decode_args(&raw_args).map_err(fail("decode"))?;
-    for (i, a) in args.iter_mut().enumerate() {
-        if let Some(arg) = schema.arguments().get(i) {
-            *a = decode::coerce_to_argument(std::mem::take(a), arg);
-        }
-    }
+    let args = decode_args(&raw_args).map_err(fail("decode"))?;
     let (_, keywords) =
-        decode::decode_arguments(&schema, None, record.get("kwargs")).map_err(fail("decode"))?;
+        decode::decode_arguments(None, record.get("kwargs")).map_err(fail("decode"))?;
     let positions = record
         .get("requires_grad")
         .and_then(Value::as_array)
@@ -222,8 +217,8 @@ fn compute(record: &Value, op: &str) -> Result<Computed, Failure> {
             .map_err(|e| fail("requires_grad")(err_text(e)))?;
         inputs.push(t);
     }
-    let mut stack = check_and_normalize_inputs(&schema, args, &keywords)
-        .map_err(|e| fail("forward")(err_text(e)))?;
+    let mut stack =
+        decode::bind(&schema, &(args, keywords)).map_err(|e| fail("forward")(err_text(e)))?;
     handle
         .call_boxed(&mut stack)
         .map_err(|e| fail("forward")(err_text(e)))?;

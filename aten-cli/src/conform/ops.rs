@@ -6,7 +6,7 @@
 //! encoding of [`decode`]. The runner finds the operator's schema in the
 //! global dispatcher, builds the inputs (tensors as strided views of their
 //! storage), checks and completes the call against the schema
-//! (`check_and_normalize_inputs`), calls the operator through the boxed path
+//! (`createStackForSchema`, as every `torch.ops` call binds them), calls the operator through the boxed path
 //! (`call_boxed`), and writes one line per input line: `{"op": ...,
 //! "result": ...}` in the same encoding ([`encode`], result strides
 //! included) or `{"op": ..., "error": message}` with the first line of the
@@ -32,7 +32,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use aten::boxing::{check_and_normalize_inputs, Stack};
+use aten::boxing::Stack;
 use aten::DispatchKey;
 use serde_json::Value;
 
@@ -142,11 +142,9 @@ pub fn call(op: &str, args: Option<&Value>, kwargs: Option<&Value>) -> Result<Va
     let schema = handle
         .schema()
         .ok_or_else(|| CallError::at(Stage::Lookup)(format!("{op} has no schema")))?;
-    let (positional, keywords) =
-        decode::decode_arguments(&schema, args, kwargs).map_err(CallError::at(Stage::Decode))?;
+    let decoded = decode::decode_arguments(args, kwargs).map_err(CallError::at(Stage::Decode))?;
     let raised = |e: aten::Error| CallError::at(Stage::Call)(e.to_string());
-    let mut stack: Stack =
-        check_and_normalize_inputs(&schema, positional, &keywords).map_err(raised)?;
+    let mut stack: Stack = decode::bind(&schema, &decoded).map_err(raised)?;
     handle.call_boxed(&mut stack).map_err(|e| {
         let stage = if e.message().starts_with("Could not run '") {
             Stage::NoKernel

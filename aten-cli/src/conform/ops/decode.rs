@@ -11,18 +11,21 @@
 //! `{"memory_format": "channels_last"}`, `{"complex": [re, im]}` and
 //! `{"tuple": [...]}`.
 //!
-//! Decoding is schema-free; [`coerce_to_argument`] then adjusts a value to
-//! the argument it is passed for, as PyTorch's Python argument parser does
-//! (an `int` where a `float` is expected, one `int` for an `int[2]`, an empty
-//! list for a typed list).
+//! Decoding is schema-free; a call's values are then bound to its schema
+//! ([`bind`]) by the binder every `torch.ops` call goes through
+//! (`aten::torch_ops::arguments::bind_arguments`, PyTorch's
+//! `createStackForSchema`), which converts them as Python's does (an `int`
+//! where a `float` is expected, one `int` for an `int[2]`, an empty list for
+//! a typed list).
 
 use std::sync::Arc;
 
-use aten::boxing::schema::{Argument, FunctionSchema, Type};
-use aten::boxing::{check_and_normalize_inputs, IValue};
+use aten::boxing::schema::FunctionSchema;
+use aten::boxing::{IValue, Stack};
 use aten::c10::half::{bf16, f16};
 use aten::c10::{Complex, Complex64, Element, TensorBase};
 use aten::dispatch::OperatorHandle;
+use aten::torch_ops::arguments::bind_arguments;
 use aten::{Device, Layout, MemoryFormat, ScalarType};
 use serde_json::Value;
 
@@ -331,121 +334,21 @@ fn short(v: &Value) -> String {
     text
 }
 
-/// Adjusts `value` to the schema type `ty` the way Python's argument parser
-/// would: ints become floats for `float`, one int fills an `int[N]`, an
-/// empty or mixed list takes the list type asked for. Anything else is left
-/// for the schema check to accept or reject.
-pub fn coerce(value: IValue, ty: &Type, n: Option<i32>) -> IValue {
-    match ty {
-        Type::Optional(inner) if !value.is_none() => coerce(value, inner, n),
-        Type::Float => match value {
-            IValue::Int(i) => IValue::double(i as f64),
-            other => other,
-        },
-        Type::List(elem) => coerce_list(value, elem, n),
-        _ => value,
-    }
-}
-
-fn coerce_list(value: IValue, elem: &Type, n: Option<i32>) -> IValue {
-    let generic = match &value {
-        IValue::GenericList(items) => Some(Arc::clone(items)),
-        _ => None,
-    };
-    match elem {
-        Type::Int | Type::SymInt | Type::ScalarType | Type::Layout | Type::MemoryFormat => {
-            match (&value, n) {
-                (IValue::Int(i), Some(n)) if n > 0 => {
-                    IValue::IntList(Arc::new(vec![*i; n as usize]))
-                }
-                _ if generic.as_ref().is_some_and(|g| g.is_empty()) => {
-                    IValue::IntList(Arc::new(Vec::new()))
-                }
-                _ => value,
-            }
-        }
-        Type::Float => match &value {
-            IValue::IntList(v) => {
-                IValue::DoubleList(Arc::new(v.iter().map(|i| *i as f64).collect()))
-            }
-            IValue::Double(x) if n.is_some_and(|n| n > 0) => {
-                IValue::DoubleList(Arc::new(vec![x.get(); n.unwrap_or(1) as usize]))
-            }
-            IValue::GenericList(items) => {
-                let numbers: Option<Vec<f64>> = items
-                    .iter()
-                    .map(|v| match v {
-                        IValue::Int(i) => Some(*i as f64),
-                        IValue::Double(x) => Some(x.get()),
-                        _ => None,
-                    })
-                    .collect();
-                numbers.map_or(value, |v| IValue::DoubleList(Arc::new(v)))
-            }
-            _ => value,
-        },
-        Type::Bool => match (&value, n) {
-            (IValue::Bool(b), Some(n)) if n > 0 => {
-                IValue::BoolList(Arc::new(vec![b.get(); n as usize]))
-            }
-            _ if generic.as_ref().is_some_and(|g| g.is_empty()) => {
-                IValue::BoolList(Arc::new(Vec::new()))
-            }
-            _ => value,
-        },
-        Type::Tensor if generic.as_ref().is_some_and(|g| g.is_empty()) => {
-            IValue::TensorList(Arc::new(Vec::new()))
-        }
-        Type::Optional(inner) if **inner == Type::Tensor => match &value {
-            IValue::TensorList(ts) => {
-                IValue::OptionalTensorList(Arc::new(ts.iter().cloned().map(Some).collect()))
-            }
-            IValue::GenericList(items) => {
-                let tensors: Option<Vec<Option<TensorBase>>> = items
-                    .iter()
-                    .map(|v| match v {
-                        IValue::Tensor(t) => Some(Some(t.clone())),
-                        IValue::None => Some(None),
-                        _ => None,
-                    })
-                    .collect();
-                tensors.map_or(value, |v| IValue::OptionalTensorList(Arc::new(v)))
-            }
-            _ => value,
-        },
-        _ => value,
-    }
-}
-
-/// [`coerce`] for the schema argument `arg`.
-pub fn coerce_to_argument(value: IValue, arg: &Argument) -> IValue {
-    coerce(value, arg.real_type(), arg.n())
-}
-
-/// The positional and keyword arguments of a call: `args` (a JSON list) and
-/// `kwargs` (a JSON object, or absent) decoded and coerced to `schema`'s
-/// arguments ([`coerce_to_argument`]), not yet checked.
+/// The positional and keyword arguments of a call, decoded: `args` (a
+/// JSON list) and `kwargs` (a JSON object, or absent).
 pub type DecodedArguments = (Vec<IValue>, Vec<(String, IValue)>);
 
-/// Decodes `args` and `kwargs` for `schema` (see [`DecodedArguments`]).
+/// Decodes `args` and `kwargs` (see [`DecodedArguments`]).
 pub fn decode_arguments(
-    schema: &FunctionSchema,
     args: Option<&Value>,
     kwargs: Option<&Value>,
 ) -> Result<DecodedArguments, String> {
-    let arguments = schema.arguments();
     let positional = match args {
         None | Some(Value::Null) => Vec::new(),
         Some(Value::Array(items)) => items
             .iter()
             .enumerate()
-            .map(|(i, v)| {
-                let value = decode_value(v).map_err(|e| format!("argument {i}: {e}"))?;
-                Ok(match arguments.get(i) {
-                    Some(arg) => coerce_to_argument(value, arg),
-                    None => value,
-                })
-            })
+            .map(|(i, v)| decode_value(v).map_err(|e| format!("argument {i}: {e}")))
             .collect::<Result<Vec<_>, String>>()?,
         Some(other) => return Err(format!("`args` is not a list: {}", short(other))),
     };
@@ -455,10 +358,6 @@ pub fn decode_arguments(
             .iter()
             .map(|(name, v)| {
                 let value = decode_value(v).map_err(|e| format!("keyword `{name}`: {e}"))?;
-                let value = match arguments.iter().find(|a| a.name() == name) {
-                    Some(arg) => coerce_to_argument(value, arg),
-                    None => value,
-                };
                 Ok((name.clone(), value))
             })
             .collect::<Result<Vec<_>, String>>()?,
@@ -467,15 +366,31 @@ pub fn decode_arguments(
     Ok((positional, keywords))
 }
 
+/// The full boxed argument stack of a call to `schema`: the decoded values
+/// bound as a `torch.ops` call binds them (`createStackForSchema`:
+/// converted, checked, completed with defaults).
+pub fn bind(
+    schema: &FunctionSchema,
+    (positional, keywords): &DecodedArguments,
+) -> aten::Result<Stack> {
+    let keywords: Vec<(&str, IValue)> = keywords
+        .iter()
+        .map(|(name, value)| (name.as_str(), value.clone()))
+        .collect();
+    let mut stack = Stack::new();
+    bind_arguments(schema, positional, &keywords, &mut stack)?;
+    Ok(stack)
+}
+
 /// The full boxed argument stack of a call: [`decode_arguments`], then
-/// checked and completed with defaults (`check_and_normalize_inputs`).
+/// [`bind`].
 pub fn decode_call(
     schema: &FunctionSchema,
     args: Option<&Value>,
     kwargs: Option<&Value>,
 ) -> Result<Vec<IValue>, String> {
-    let (positional, keywords) = decode_arguments(schema, args, kwargs)?;
-    check_and_normalize_inputs(schema, positional, &keywords).map_err(|e| e.to_string())
+    let decoded = decode_arguments(args, kwargs)?;
+    bind(schema, &decoded).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
@@ -602,27 +517,6 @@ mod tests {
         );
         let mixed = decode_value(&json!({"list": [{"int": 1}, {"float": 2.5}]})).unwrap();
         assert!(matches!(mixed, IValue::GenericList(_)));
-    }
-
-    #[test]
-    fn coercion_follows_the_python_argument_parser() {
-        let int_list = Type::List(Box::new(Type::SymInt));
-        let c = coerce(IValue::Int(3), &int_list, Some(2));
-        assert!(matches!(c, IValue::IntList(v) if *v == vec![3, 3]));
-        let c = coerce(IValue::GenericList(Arc::new(Vec::new())), &int_list, None);
-        assert!(matches!(c, IValue::IntList(v) if v.is_empty()));
-        let c = coerce(IValue::Int(3), &Type::Optional(Box::new(Type::Float)), None);
-        assert!(matches!(c, IValue::Double(x) if x == 3.0));
-        let c = coerce(IValue::None, &Type::Optional(Box::new(Type::Float)), None);
-        assert!(matches!(c, IValue::None));
-        let mixed = IValue::GenericList(Arc::new(vec![IValue::Int(1), IValue::double(0.5)]));
-        let c = coerce(mixed, &Type::List(Box::new(Type::Float)), None);
-        assert!(matches!(c, IValue::DoubleList(v) if *v == vec![1.0, 0.5]));
-        // A scalar for a plain `int` stays what it is.
-        assert!(matches!(
-            coerce(IValue::Int(1), &Type::Int, None),
-            IValue::Int(1)
-        ));
     }
 
     #[test]

@@ -14,7 +14,7 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
-use aten::boxing::{check_and_normalize_inputs, IValue, Stack};
+use aten::boxing::{IValue, Stack};
 use aten::c10::{Device, TensorBase};
 use serde_json::Value;
 
@@ -119,10 +119,8 @@ pub fn run_record(text: &str, strides: &mut Comparison) -> MetaOutcome {
         return MetaOutcome::Skipped;
     };
     let call = || -> Result<Stack, String> {
-        let (positional, keywords) =
-            decode::decode_arguments(&schema, record.get("args"), record.get("kwargs"))?;
-        let stack = check_and_normalize_inputs(&schema, positional, &keywords)
-            .map_err(|e| e.to_string())?;
+        let decoded = decode::decode_arguments(record.get("args"), record.get("kwargs"))?;
+        let stack = decode::bind(&schema, &decoded).map_err(|e| e.to_string())?;
         let has_tensors = stack.iter().any(|v| {
             matches!(v, IValue::Tensor(t) if t.defined() && !t.is_wrapped_number())
                 || matches!(v, IValue::TensorList(_) | IValue::OptionalTensorList(_))
