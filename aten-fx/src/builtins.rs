@@ -153,6 +153,19 @@ impl Num {
         }
     }
 
+    /// Both operands as ints, if neither is a float.
+    fn ints(a: Num, b: Num) -> Option<(i64, i64)> {
+        a.int().zip(b.int())
+    }
+
+    /// An int as is, a float rounded to an int by `round`.
+    fn rounded(self, round: fn(f64) -> f64) -> Num {
+        Num::Int(match self.int() {
+            Some(i) => i,
+            None => round(self.float()) as i64,
+        })
+    }
+
     fn value(self) -> IValue {
         match self {
             Num::Int(i) => IValue::Int(i),
@@ -200,54 +213,9 @@ impl Builtin {
 
     /// Applies the function to `args`.
     pub fn call(self, args: &[IValue]) -> Result<IValue> {
-        let name = self.target();
-        let arity = |n: usize| -> Result<()> {
-            if args.len() == n {
-                Ok(())
-            } else {
-                Err(Error::runtime(format!(
-                    "{name}() takes {n} argument(s) but {} were given",
-                    args.len()
-                )))
-            }
-        };
-        let overflow = || Error::runtime(format!("{name}: integer overflow"));
-        let zero = || Error::runtime("ZeroDivisionError: integer division or modulo by zero");
-        if self == Builtin::SymSum {
-            let items = match args {
-                [IValue::IntList(xs)] => xs.iter().map(|i| Num::Int(*i)).collect(),
-                [IValue::GenericList(xs)] => xs
-                    .iter()
-                    .map(|x| Num::of(x, name))
-                    .collect::<Result<Vec<_>>>()?,
-                _ => args
-                    .iter()
-                    .map(|x| Num::of(x, name))
-                    .collect::<Result<Vec<_>>>()?,
-            };
-            let mut acc = Num::Int(0);
-            for x in items {
-                acc = match (acc.int(), x.int()) {
-                    (Some(a), Some(b)) => Num::Int(a.checked_add(b).ok_or_else(overflow)?),
-                    _ => Num::Float(acc.float() + x.float()),
-                };
-            }
-            return Ok(acc.value());
-        }
-        if self == Builtin::SymIte {
-            arity(3)?;
-            let cond = Num::of(&args[0], name)?;
-            return Ok(if cond.truth() {
-                args[1].clone()
-            } else {
-                args[2].clone()
-            });
-        }
-        let nums = args
-            .iter()
-            .map(|a| Num::of(a, name))
-            .collect::<Result<Vec<_>>>()?;
-        let result = match self {
+        match self {
+            Builtin::SymSum => self.sym_sum(args),
+            Builtin::SymIte => self.sym_ite(args),
             Builtin::Neg
             | Builtin::Pos
             | Builtin::Abs
@@ -258,154 +226,239 @@ impl Builtin {
             | Builtin::SymFloat
             | Builtin::SymInt
             | Builtin::Sqrt => {
-                arity(1)?;
-                let a = nums[0];
-                match self {
-                    Builtin::Neg => match a.int() {
-                        Some(i) => Num::Int(i.checked_neg().ok_or_else(overflow)?),
-                        None => Num::Float(-a.float()),
-                    },
-                    Builtin::Pos => match a {
-                        Num::Bool(b) => Num::Int(i64::from(b)),
-                        other => other,
-                    },
-                    Builtin::Abs => match a.int() {
-                        Some(i) => Num::Int(i.checked_abs().ok_or_else(overflow)?),
-                        None => Num::Float(a.float().abs()),
-                    },
-                    Builtin::Not => Num::Bool(!a.truth()),
-                    Builtin::Trunc | Builtin::SymInt => match a.int() {
-                        Some(i) => Num::Int(i),
-                        None => Num::Int(a.float().trunc() as i64),
-                    },
-                    Builtin::Floor => match a.int() {
-                        Some(i) => Num::Int(i),
-                        None => Num::Int(a.float().floor() as i64),
-                    },
-                    Builtin::Ceil => match a.int() {
-                        Some(i) => Num::Int(i),
-                        None => Num::Int(a.float().ceil() as i64),
-                    },
-                    Builtin::SymFloat => Num::Float(a.float()),
-                    _ => Num::Float(a.float().sqrt()),
-                }
+                let [a] = self.operands(args)?;
+                Ok(self.unary(a)?.value())
             }
             _ => {
-                arity(2)?;
-                let (a, b) = (nums[0], nums[1]);
-                let ints = a.int().zip(b.int());
-                match self {
-                    Builtin::Add | Builtin::Sub | Builtin::Mul => match ints {
-                        Some((x, y)) => Num::Int(
-                            match self {
-                                Builtin::Add => x.checked_add(y),
-                                Builtin::Sub => x.checked_sub(y),
-                                _ => x.checked_mul(y),
-                            }
-                            .ok_or_else(overflow)?,
-                        ),
-                        None => Num::Float(match self {
-                            Builtin::Add => a.float() + b.float(),
-                            Builtin::Sub => a.float() - b.float(),
-                            _ => a.float() * b.float(),
-                        }),
-                    },
-                    Builtin::FloorDiv => match ints {
-                        Some((_, 0)) => return Err(zero()),
-                        Some((x, y)) => {
-                            let q = x.checked_div(y).ok_or_else(overflow)?;
-                            Num::Int(if x % y != 0 && ((x < 0) != (y < 0)) {
-                                q - 1
-                            } else {
-                                q
-                            })
-                        }
-                        None => Num::Float((a.float() / b.float()).floor()),
-                    },
-                    Builtin::Mod => match ints {
-                        Some((_, 0)) => return Err(zero()),
-                        Some((x, y)) => {
-                            let r = x.checked_rem(y).ok_or_else(overflow)?;
-                            Num::Int(if r != 0 && ((r < 0) != (y < 0)) {
-                                r + y
-                            } else {
-                                r
-                            })
-                        }
-                        None => {
-                            let (x, y) = (a.float(), b.float());
-                            Num::Float(x - y * (x / y).floor())
-                        }
-                    },
-                    Builtin::TrueDiv => {
-                        if b.float() == 0.0 {
-                            return Err(Error::runtime("ZeroDivisionError: division by zero"));
-                        }
-                        Num::Float(a.float() / b.float())
-                    }
-                    Builtin::Pow => match ints {
-                        Some((x, y)) if y >= 0 => Num::Int(
-                            x.checked_pow(u32::try_from(y).map_err(|_| overflow())?)
-                                .ok_or_else(overflow)?,
-                        ),
-                        _ => Num::Float(a.float().powf(b.float())),
-                    },
-                    Builtin::Eq
-                    | Builtin::Ne
-                    | Builtin::Lt
-                    | Builtin::Le
-                    | Builtin::Gt
-                    | Builtin::Ge => {
-                        let ord = match ints {
-                            Some((x, y)) => Some(x.cmp(&y)),
-                            None => a.float().partial_cmp(&b.float()),
-                        };
-                        Num::Bool(match (self, ord) {
-                            (Builtin::Ne, None) => true,
-                            (_, None) => false,
-                            (Builtin::Eq, Some(o)) => o.is_eq(),
-                            (Builtin::Ne, Some(o)) => o.is_ne(),
-                            (Builtin::Lt, Some(o)) => o.is_lt(),
-                            (Builtin::Le, Some(o)) => o.is_le(),
-                            (Builtin::Gt, Some(o)) => o.is_gt(),
-                            (_, Some(o)) => o.is_ge(),
-                        })
-                    }
-                    Builtin::And | Builtin::Or => match (a, b) {
-                        (Num::Bool(x), Num::Bool(y)) => {
-                            Num::Bool(if self == Builtin::And { x && y } else { x || y })
-                        }
-                        _ => match ints {
-                            Some((x, y)) => {
-                                Num::Int(if self == Builtin::And { x & y } else { x | y })
-                            }
-                            None => {
-                                return Err(Error::runtime(format!(
-                                    "TypeError: unsupported operand type(s) for {}: 'float'",
-                                    self.infix().unwrap_or(name)
-                                )))
-                            }
-                        },
-                    },
-                    Builtin::SymMax | Builtin::SymMin => {
-                        let pick_a = match ints {
-                            Some((x, y)) => (x >= y) == (self == Builtin::SymMax),
-                            None => (a.float() >= b.float()) == (self == Builtin::SymMax),
-                        };
-                        let chosen = if pick_a { a } else { b };
-                        // A mix of int and float gives a float.
-                        if ints.is_none() {
-                            Num::Float(chosen.float())
-                        } else {
-                            chosen
-                        }
-                    }
-                    _ => unreachable!("unary builtins are handled above"),
-                }
+                let [a, b] = self.operands(args)?;
+                Ok(self.binary(a, b)?.value())
             }
-        };
-        Ok(result.value())
+        }
     }
+
+    /// The arguments as numbers.
+    fn numbers(self, args: &[IValue]) -> Result<Vec<Num>> {
+        args.iter().map(|a| Num::of(a, self.target())).collect()
+    }
+
+    /// The `N` arguments of a fixed-arity function, as numbers.
+    fn operands<const N: usize>(self, args: &[IValue]) -> Result<[Num; N]> {
+        let nums = self.numbers(args)?;
+        <[Num; N]>::try_from(nums).map_err(|_| self.wrong_arity(N, args.len()))
+    }
+
+    /// Python's `TypeError` for a call with `given` arguments instead of `n`.
+    fn wrong_arity(self, n: usize, given: usize) -> Error {
+        Error::runtime(format!(
+            "{}() takes {n} argument(s) but {given} were given",
+            self.target()
+        ))
+    }
+
+    /// An int result, or the overflow error where `value` is `None`.
+    fn exact(self, value: Option<i64>) -> Result<Num> {
+        value
+            .map(Num::Int)
+            .ok_or_else(|| Error::runtime(format!("{}: integer overflow", self.target())))
+    }
+
+    /// `on_ints` when both operands are ints (an overflow error where it
+    /// gives nothing), else `on_floats`.
+    fn int_or_float(
+        self,
+        a: Num,
+        b: Num,
+        on_ints: fn(i64, i64) -> Option<i64>,
+        on_floats: fn(f64, f64) -> f64,
+    ) -> Result<Num> {
+        match Num::ints(a, b) {
+            Some((x, y)) => self.exact(on_ints(x, y)),
+            None => Ok(Num::Float(on_floats(a.float(), b.float()))),
+        }
+    }
+
+    /// `torch.sym_sum`: the sum of a list (or of the arguments), exact while
+    /// the terms are ints.
+    fn sym_sum(self, args: &[IValue]) -> Result<IValue> {
+        let items = match args {
+            [IValue::IntList(xs)] => xs.iter().map(|i| Num::Int(*i)).collect(),
+            [IValue::GenericList(xs)] => self.numbers(xs)?,
+            _ => self.numbers(args)?,
+        };
+        let mut acc = Num::Int(0);
+        for x in items {
+            acc = self.int_or_float(acc, x, i64::checked_add, |x, y| x + y)?;
+        }
+        Ok(acc.value())
+    }
+
+    /// `torch.sym_ite(cond, then, else)`: one of the last two arguments, as is.
+    fn sym_ite(self, args: &[IValue]) -> Result<IValue> {
+        let [cond, then, otherwise] = args else {
+            return Err(self.wrong_arity(3, args.len()));
+        };
+        Ok(if Num::of(cond, self.target())?.truth() {
+            then.clone()
+        } else {
+            otherwise.clone()
+        })
+    }
+
+    /// The one-argument functions: signs, rounding, conversions, `not`.
+    fn unary(self, a: Num) -> Result<Num> {
+        Ok(match self {
+            Builtin::Neg => match a.int() {
+                Some(i) => self.exact(i.checked_neg())?,
+                None => Num::Float(-a.float()),
+            },
+            Builtin::Pos => match a {
+                Num::Bool(b) => Num::Int(i64::from(b)),
+                other => other,
+            },
+            Builtin::Abs => match a.int() {
+                Some(i) => self.exact(i.checked_abs())?,
+                None => Num::Float(a.float().abs()),
+            },
+            Builtin::Not => Num::Bool(!a.truth()),
+            Builtin::Trunc | Builtin::SymInt => a.rounded(f64::trunc),
+            Builtin::Floor => a.rounded(f64::floor),
+            Builtin::Ceil => a.rounded(f64::ceil),
+            Builtin::SymFloat => Num::Float(a.float()),
+            _ => Num::Float(a.float().sqrt()),
+        })
+    }
+
+    /// The two-argument functions, by family.
+    fn binary(self, a: Num, b: Num) -> Result<Num> {
+        match self {
+            Builtin::Add => self.int_or_float(a, b, i64::checked_add, |x, y| x + y),
+            Builtin::Sub => self.int_or_float(a, b, i64::checked_sub, |x, y| x - y),
+            Builtin::Mul => self.int_or_float(a, b, i64::checked_mul, |x, y| x * y),
+            Builtin::Pow => self.pow(a, b),
+            Builtin::FloorDiv | Builtin::Mod | Builtin::TrueDiv => self.division(a, b),
+            Builtin::Eq | Builtin::Ne | Builtin::Lt | Builtin::Le | Builtin::Gt | Builtin::Ge => {
+                Ok(self.comparison(a, b))
+            }
+            Builtin::And | Builtin::Or => self.bitwise(a, b),
+            _ => Ok(self.sym_max_min(a, b)),
+        }
+    }
+
+    /// `**`: exact for ints to a non-negative power, else on floats.
+    fn pow(self, a: Num, b: Num) -> Result<Num> {
+        match Num::ints(a, b) {
+            Some((x, y)) if y >= 0 => self.exact(int_pow(x, y)),
+            _ => Ok(Num::Float(a.float().powf(b.float()))),
+        }
+    }
+
+    /// `//`, `%` (rounding towards negative infinity) and `/` (a float).
+    fn division(self, a: Num, b: Num) -> Result<Num> {
+        if self == Builtin::TrueDiv {
+            if b.float() == 0.0 {
+                return Err(Error::runtime("ZeroDivisionError: division by zero"));
+            }
+            return Ok(Num::Float(a.float() / b.float()));
+        }
+        if let Some((_, 0)) = Num::ints(a, b) {
+            return Err(Error::runtime(
+                "ZeroDivisionError: integer division or modulo by zero",
+            ));
+        }
+        if self == Builtin::FloorDiv {
+            self.int_or_float(a, b, floor_div, |x, y| (x / y).floor())
+        } else {
+            self.int_or_float(a, b, python_mod, |x, y| x - y * (x / y).floor())
+        }
+    }
+
+    /// `==`, `!=`, `<`, `<=`, `>`, `>=`: exact on ints; with a NaN only `!=`
+    /// holds.
+    fn comparison(self, a: Num, b: Num) -> Num {
+        let ord = match Num::ints(a, b) {
+            Some((x, y)) => Some(x.cmp(&y)),
+            None => a.float().partial_cmp(&b.float()),
+        };
+        Num::Bool(match (self, ord) {
+            (Builtin::Ne, None) => true,
+            (_, None) => false,
+            (Builtin::Eq, Some(o)) => o.is_eq(),
+            (Builtin::Ne, Some(o)) => o.is_ne(),
+            (Builtin::Lt, Some(o)) => o.is_lt(),
+            (Builtin::Le, Some(o)) => o.is_le(),
+            (Builtin::Gt, Some(o)) => o.is_gt(),
+            (_, Some(o)) => o.is_ge(),
+        })
+    }
+
+    /// `&` and `|`: logical on bools, bitwise on ints, a `TypeError` on
+    /// floats.
+    fn bitwise(self, a: Num, b: Num) -> Result<Num> {
+        let and = self == Builtin::And;
+        match (a, b) {
+            (Num::Bool(x), Num::Bool(y)) => Ok(Num::Bool(if and { x && y } else { x || y })),
+            _ => match Num::ints(a, b) {
+                Some((x, y)) => Ok(Num::Int(if and { x & y } else { x | y })),
+                None => Err(Error::runtime(format!(
+                    "TypeError: unsupported operand type(s) for {}: 'float'",
+                    self.infix().unwrap_or(self.target())
+                ))),
+            },
+        }
+    }
+
+    /// `torch.sym_max` and `torch.sym_min`: a mix of int and float gives a
+    /// float.
+    fn sym_max_min(self, a: Num, b: Num) -> Num {
+        let ints = Num::ints(a, b);
+        let a_is_max = match ints {
+            Some((x, y)) => x >= y,
+            None => a.float() >= b.float(),
+        };
+        let chosen = if a_is_max == (self == Builtin::SymMax) {
+            a
+        } else {
+            b
+        };
+        if ints.is_none() {
+            Num::Float(chosen.float())
+        } else {
+            chosen
+        }
+    }
+}
+
+/// Python's floor division of ints (`//`); `None` on a zero divisor or
+/// overflow.
+pub(crate) fn floor_div(a: i64, b: i64) -> Option<i64> {
+    if b == 0 {
+        return None;
+    }
+    let q = a.checked_div(b)?;
+    Some(if (a % b != 0) && ((a < 0) != (b < 0)) {
+        q - 1
+    } else {
+        q
+    })
+}
+
+/// Python's `**` of ints, for a non-negative exponent; `None` on overflow.
+pub(crate) fn int_pow(a: i64, b: i64) -> Option<i64> {
+    a.checked_pow(u32::try_from(b).ok()?)
+}
+
+/// Python's modulo of ints (`%`, the sign of the divisor); `None` on a zero
+/// divisor or overflow.
+pub(crate) fn python_mod(a: i64, b: i64) -> Option<i64> {
+    if b == 0 {
+        return None;
+    }
+    let r = a.checked_rem(b)?;
+    Some(if r != 0 && ((r < 0) != (b < 0)) {
+        r + b
+    } else {
+        r
+    })
 }
 
 #[cfg(test)]

@@ -44,6 +44,19 @@ impl Builder {
         })
     }
 
+    /// Pushes a node carrying the serialized node's `meta`.
+    fn push_with_meta(
+        &mut self,
+        name: &str,
+        kind: NodeKind,
+        meta: Vec<(String, String)>,
+        at: &At<'_>,
+    ) -> Result<usize> {
+        let index = self.push(name, kind, at)?;
+        self.graph.nodes[index].meta = meta;
+        Ok(index)
+    }
+
     /// A fresh name for a node no value names (a subgraph, a call whose
     /// results are all taken apart).
     fn fresh(&self, base: &str) -> String {
@@ -121,116 +134,143 @@ fn symbolic(b: &Builder, at: &At<'_>) -> Result<Arg> {
 /// An `Argument` of the serialized graph.
 fn argument(b: &mut Builder, at: &At<'_>) -> Result<Arg> {
     let (kind, v) = at.variant()?;
-    let c = |value: IValue| Ok(Arg::Const(value));
     match kind {
-        "as_none" => c(IValue::None),
-        "as_tensor" => Ok(Arg::Node(b.get(v.field("name")?.str()?, &v)?)),
+        "as_tensor" => tensor(b, &v),
         "as_tensors" => Ok(Arg::List(
             v.items()?
                 .iter()
-                .map(|t| Ok(Arg::Node(b.get(t.field("name")?.str()?, t)?)))
+                .map(|t| tensor(b, t))
                 .collect::<Result<_>>()?,
         )),
-        "as_optional_tensor" => match v.variant()? {
-            ("as_tensor", t) => Ok(Arg::Node(b.get(t.field("name")?.str()?, &t)?)),
-            ("as_none", _) => c(IValue::None),
-            (other, _) => Err(v.error(format!(
-                "expected `as_tensor` or `as_none`, found `{other}`"
-            ))),
-        },
+        "as_optional_tensor" => optional_tensor(b, &v, ""),
         "as_optional_tensors" => Ok(Arg::List(
             v.items()?
                 .iter()
-                .map(|t| match t.variant()? {
-                    ("as_tensor", t) => Ok(Arg::Node(b.get(t.field("name")?.str()?, &t)?)),
-                    ("as_none", _) => Ok(Arg::Const(IValue::None)),
-                    (other, _) => Err(t.error(format!(
-                        "expected `as_tensor` or `as_none` in a `Tensor?[]`, found `{other}`"
-                    ))),
-                })
+                .map(|t| optional_tensor(b, t, " in a `Tensor?[]`"))
                 .collect::<Result<_>>()?,
         )),
-        "as_int" => c(IValue::Int(v.int()?)),
-        "as_ints" => c(IValue::IntList(Arc::new(v.ints()?))),
-        "as_float" => c(IValue::double(v.float()?)),
-        "as_floats" => c(IValue::DoubleList(Arc::new(
+        "as_sym_int" | "as_sym_float" | "as_sym_bool" => symbolic(b, &v),
+        "as_sym_ints" | "as_sym_floats" | "as_sym_bools" => symbolic_list(b, kind, &v),
+        "as_graph" => subgraph(b, &v),
+        _ => match constant(kind, &v)? {
+            Some(value) => Ok(Arg::Const(value)),
+            None => Err(at.error(format!("unsupported argument kind `{kind}`"))),
+        },
+    }
+}
+
+/// A tensor argument (`{"name": ...}`): the node that defines it.
+fn tensor(b: &Builder, at: &At<'_>) -> Result<Arg> {
+    Ok(Arg::Node(b.get(at.field("name")?.str()?, at)?))
+}
+
+/// A `Tensor?` argument (`{"as_tensor": ...}` or `{"as_none": ...}`);
+/// `place` says where it is in the error for any other form.
+fn optional_tensor(b: &Builder, at: &At<'_>, place: &str) -> Result<Arg> {
+    match at.variant()? {
+        ("as_tensor", t) => tensor(b, &t),
+        ("as_none", _) => Ok(Arg::Const(IValue::None)),
+        (other, _) => Err(at.error(format!(
+            "expected `as_tensor` or `as_none`{place}, found `{other}`"
+        ))),
+    }
+}
+
+/// A list of symbolic values (`as_sym_ints`, ...): a constant list when
+/// every element is a constant, else a list of arguments.
+fn symbolic_list(b: &Builder, kind: &str, v: &At<'_>) -> Result<Arg> {
+    let items = v
+        .items()?
+        .iter()
+        .map(|i| symbolic(b, i))
+        .collect::<Result<Vec<_>>>()?;
+    if !items.iter().all(|i| matches!(i, Arg::Const(_))) {
+        return Ok(Arg::List(items));
+    }
+    let values: Vec<IValue> = items
+        .into_iter()
+        .filter_map(|i| match i {
+            Arg::Const(v) => Some(v),
+            _ => None,
+        })
+        .collect();
+    Ok(Arg::Const(match kind {
+        "as_sym_ints" => IValue::IntList(Arc::new(
+            values.iter().map(IValue::to_int).collect::<Result<_>>()?,
+        )),
+        _ => IValue::GenericList(Arc::new(values)),
+    }))
+}
+
+/// A nested graph argument (`as_graph`), pushed as a subgraph node.
+fn subgraph(b: &mut Builder, v: &At<'_>) -> Result<Arg> {
+    let name = v.field("name")?.str()?;
+    let mut sub = graph(&v.field("graph")?)?;
+    sub.tuple_output = true;
+    let node_name = b.fresh(name);
+    let at = b.push(&node_name, NodeKind::Subgraph(Arc::new(sub)), v)?;
+    Ok(Arg::Node(at))
+}
+
+/// The value of a constant argument of kind `kind` (`as_int`,
+/// `as_floats`, `as_device`, ...); `None` for a kind that is not a
+/// constant.
+fn constant(kind: &str, v: &At<'_>) -> Result<Option<IValue>> {
+    Ok(Some(match kind {
+        "as_none" => IValue::None,
+        "as_int" => IValue::Int(v.int()?),
+        "as_ints" => IValue::IntList(Arc::new(v.ints()?)),
+        "as_float" => IValue::double(v.float()?),
+        "as_floats" => IValue::DoubleList(Arc::new(
             v.items()?.iter().map(At::float).collect::<Result<_>>()?,
-        ))),
-        "as_bool" => c(IValue::bool(v.bool()?)),
-        "as_bools" => c(IValue::BoolList(Arc::new(
+        )),
+        "as_bool" => IValue::bool(v.bool()?),
+        "as_bools" => IValue::BoolList(Arc::new(
             v.items()?.iter().map(At::bool).collect::<Result<_>>()?,
-        ))),
-        "as_string" => c(IValue::String(Arc::new(v.str()?.to_string()))),
-        "as_strings" => c(IValue::GenericList(Arc::new(
-            v.items()?
-                .iter()
-                .map(|s| Ok(IValue::String(Arc::new(s.str()?.to_string()))))
-                .collect::<Result<_>>()?,
-        ))),
+        )),
+        "as_string" => string(v)?,
+        "as_strings" => IValue::GenericList(Arc::new(
+            v.items()?.iter().map(string).collect::<Result<_>>()?,
+        )),
         "as_complex" => {
             let (re, im) = (v.field("real")?.float()?, v.field("imag")?.float()?);
-            c(IValue::ComplexDouble(Arc::new(Complex64::new(re, im))))
+            IValue::ComplexDouble(Arc::new(Complex64::new(re, im)))
         }
-        "as_scalar_type" => {
-            let code = v.int()?;
-            let dtype = codes::scalar_type(code).ok_or_else(|| {
+        "as_scalar_type" | "as_layout" | "as_memory_format" => IValue::Int(enum_code(kind, v)?),
+        "as_device" => IValue::device(device(v)?),
+        _ => return Ok(None),
+    }))
+}
+
+/// A string argument.
+fn string(at: &At<'_>) -> Result<IValue> {
+    Ok(IValue::String(Arc::new(at.str()?.to_string())))
+}
+
+/// A dtype, layout or memory format argument (`as_scalar_type`, ...): the
+/// value of the enum its serialized code names.
+fn enum_code(kind: &str, v: &At<'_>) -> Result<i64> {
+    let code = v.int()?;
+    match kind {
+        "as_scalar_type" => codes::scalar_type(code)
+            .map(|dtype| dtype as i64)
+            .ok_or_else(|| {
                 v.error(format!(
                     "dtype {} is not supported",
                     codes::scalar_type_name(code)
                 ))
-            })?;
-            c(IValue::Int(dtype as i64))
-        }
-        "as_layout" => {
-            let code = v.int()?;
-            let layout = codes::layout(code)
-                .ok_or_else(|| v.error(format!("unknown layout code {code}")))?;
-            c(IValue::Int(layout as i64))
-        }
-        "as_memory_format" => {
-            let code = v.int()?;
-            let format = codes::memory_format(code)
-                .ok_or_else(|| v.error(format!("unknown memory format code {code}")))?;
-            c(IValue::Int(format as i64))
-        }
-        "as_device" => c(IValue::device(device(&v)?)),
-        "as_sym_int" | "as_sym_float" | "as_sym_bool" => symbolic(b, &v),
-        "as_sym_ints" | "as_sym_floats" | "as_sym_bools" => {
-            let items = v
-                .items()?
-                .iter()
-                .map(|i| symbolic(b, i))
-                .collect::<Result<Vec<_>>>()?;
-            if items.iter().all(|i| matches!(i, Arg::Const(_))) {
-                let values: Vec<IValue> = items
-                    .into_iter()
-                    .filter_map(|i| match i {
-                        Arg::Const(v) => Some(v),
-                        _ => None,
-                    })
-                    .collect();
-                let list = match kind {
-                    "as_sym_ints" => IValue::IntList(Arc::new(
-                        values.iter().map(IValue::to_int).collect::<Result<_>>()?,
-                    )),
-                    _ => IValue::GenericList(Arc::new(values)),
-                };
-                return c(list);
-            }
-            Ok(Arg::List(items))
-        }
-        "as_graph" => {
-            let name = v.field("name")?.str()?;
-            let sub = graph(&v.field("graph")?)?;
-            let mut sub = sub;
-            sub.tuple_output = true;
-            let node_name = b.fresh(name);
-            let at = b.push(&node_name, NodeKind::Subgraph(Arc::new(sub)), &v)?;
-            Ok(Arg::Node(at))
-        }
-        other => Err(at.error(format!("unsupported argument kind `{other}`"))),
+            }),
+        "as_layout" => codes::layout(code)
+            .map(|layout| layout as i64)
+            .ok_or_else(|| v.error(format!("unknown layout code {code}"))),
+        _ => codes::memory_format(code)
+            .map(|format| format as i64)
+            .ok_or_else(|| v.error(format!("unknown memory format code {code}"))),
     }
 }
+
+/// A node's keyword arguments, by name.
+type Kwargs = Vec<(String, Arg)>;
 
 /// What a node calls.
 enum Target {
@@ -305,8 +345,63 @@ fn call(b: &mut Builder, at: &At<'_>) -> Result<()> {
     let name = at.field("name")?.str()?.to_string();
     let target_at = at.field("target")?;
     let target = target(&name, &target_at)?;
+    let (args, kwargs) = inputs(b, at, &name)?;
+    let listed = at.field("outputs")?.items()?;
+    let meta = metadata(at)?;
+    let (kind, returns) = node_kind(target, args, kwargs, &name, at, &target_at)?;
+    if let Some(returns) = &returns {
+        if listed.len() != returns.len() {
+            return Err(at.error(format!(
+                "node `{name}`: {} outputs listed, but the operator returns {}",
+                listed.len(),
+                returns.len()
+            )));
+        }
+    }
+    // One result that is not a list: the node itself is the value.
+    let list_output = match listed.first() {
+        Some(o) => matches!(o.variant()?.0, "as_tensors" | "as_optional_tensors"),
+        None => false,
+    };
+    if listed.len() == 1 && !list_output {
+        let node_name = match output_name(&listed[0])? {
+            Some(n) => n.to_string(),
+            None => b.fresh(&name),
+        };
+        b.push_with_meta(&node_name, kind, meta, at)?;
+        return Ok(());
+    }
+    let node_name = b.fresh(&name);
+    let node = b.push_with_meta(&node_name, kind, meta, at)?;
+    // A list result of a one-result operator is taken apart directly.
+    let lists_one_result = listed.len() == 1 && returns.as_ref().is_some_and(|r| r.len() == 1);
+    for (index, out) in listed.iter().enumerate() {
+        let (kind, v) = out.variant()?;
+        match kind {
+            "as_tensors" | "as_optional_tensors" => {
+                let list = if lists_one_result {
+                    node
+                } else {
+                    let item = b.fresh(&format!("{node_name}_{index}"));
+                    b.push(&item, NodeKind::GetItem { of: node, index }, out)?
+                };
+                list_items(b, list, &v)?;
+            }
+            _ => {
+                if let Some(item) = output_name(out)? {
+                    b.push(item, NodeKind::GetItem { of: node, index }, out)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The node's inputs: the positional arguments, then the keyword ones
+/// (`kind` 1 and 2 of a `NamedArgument`).
+fn inputs(b: &mut Builder, at: &At<'_>, name: &str) -> Result<(Vec<Arg>, Kwargs)> {
     let mut args = Vec::new();
-    let mut kwargs: Vec<(String, Arg)> = Vec::new();
+    let mut kwargs = Kwargs::new();
     for input in at.field("inputs")?.items()? {
         let arg_name = input.field("name")?.str()?;
         let kind = input
@@ -330,16 +425,32 @@ fn call(b: &mut Builder, at: &At<'_>) -> Result<()> {
             }
         }
     }
-    let listed = at.field("outputs")?.items()?;
-    let meta: Vec<(String, String)> = match at.opt("metadata")? {
+    Ok((args, kwargs))
+}
+
+/// The node's string-valued `metadata` entries (`stack_trace`, ...).
+fn metadata(at: &At<'_>) -> Result<Vec<(String, String)>> {
+    Ok(match at.opt("metadata")? {
         Some(m) => m
             .entries()?
             .into_iter()
             .filter_map(|(k, v)| v.str().ok().map(|s| (k.to_string(), s.to_string())))
             .collect(),
         None => Vec::new(),
-    };
-    let (kind, returns): (NodeKind, Option<Vec<Type>>) = match target {
+    })
+}
+
+/// The node calling `target`, and the operator's return types (only an
+/// operator overload has a schema to give them).
+fn node_kind(
+    target: Target,
+    args: Vec<Arg>,
+    kwargs: Kwargs,
+    name: &str,
+    at: &At<'_>,
+    target_at: &At<'_>,
+) -> Result<(NodeKind, Option<Vec<Type>>)> {
+    Ok(match target {
         Target::Op(op) => {
             let schema = op.schema().map_err(|e| target_at.error(e.message()))?;
             if let Some(bad) = kwargs
@@ -360,79 +471,38 @@ fn call(b: &mut Builder, at: &At<'_>) -> Result<()> {
             (NodeKind::CallFunction { op, args, kwargs }, Some(returns))
         }
         Target::HigherOrder(op) => {
-            if !kwargs.is_empty() {
-                return Err(at.error(format!(
-                    "node `{name}`: a higher-order operator takes no keyword arguments"
-                )));
-            }
+            no_kwargs(&kwargs, "a higher-order operator", name, at)?;
             (NodeKind::CallHigherOrder { op, args }, None)
         }
         Target::Builtin(function) => {
-            if !kwargs.is_empty() {
-                return Err(at.error(format!(
-                    "node `{name}`: `{}` takes no keyword arguments",
-                    function.target()
-                )));
-            }
+            no_kwargs(&kwargs, &format!("`{}`", function.target()), name, at)?;
             (NodeKind::CallBuiltin { function, args }, None)
         }
-    };
-    if let Some(returns) = &returns {
-        if listed.len() != returns.len() {
-            return Err(at.error(format!(
-                "node `{name}`: {} outputs listed, but the operator returns {}",
-                listed.len(),
-                returns.len()
-            )));
-        }
-    }
-    // One result that is not a list: the node itself is the value.
-    let list_output = match listed.first() {
-        Some(o) => matches!(o.variant()?.0, "as_tensors" | "as_optional_tensors"),
-        None => false,
-    };
-    let one = listed.len() == 1 && !list_output;
-    if one {
-        let value_name = output_name(&listed[0])?;
-        let node_name = match value_name {
-            Some(n) => n.to_string(),
-            None => b.fresh(&name),
-        };
-        let index = b.push(&node_name, kind, at)?;
-        b.graph.nodes[index].meta = meta;
+    })
+}
+
+/// The error for keyword arguments to `callee`, which takes none.
+fn no_kwargs(kwargs: &[(String, Arg)], callee: &str, name: &str, at: &At<'_>) -> Result<()> {
+    if kwargs.is_empty() {
         return Ok(());
     }
-    let node_name = b.fresh(&name);
-    let node = b.push(&node_name, kind, at)?;
-    b.graph.nodes[node].meta = meta;
-    // A list result of a one-result operator is taken apart directly.
-    let lists_one_result = listed.len() == 1 && returns.as_ref().is_some_and(|r| r.len() == 1);
-    for (index, out) in listed.iter().enumerate() {
-        let (kind, v) = out.variant()?;
-        match kind {
-            "as_tensors" | "as_optional_tensors" => {
-                let list = if lists_one_result {
-                    node
-                } else {
-                    let item = b.fresh(&format!("{node_name}_{index}"));
-                    b.push(&item, NodeKind::GetItem { of: node, index }, out)?
-                };
-                for (j, t) in v.items()?.iter().enumerate() {
-                    let t = match t.variant() {
-                        Ok(("as_tensor", inner)) => inner,
-                        Ok(("as_none", _)) => continue,
-                        _ => t.clone(),
-                    };
-                    let item = t.field("name")?.str()?;
-                    b.push(item, NodeKind::GetItem { of: list, index: j }, &t)?;
-                }
-            }
-            _ => {
-                if let Some(item) = output_name(out)? {
-                    b.push(item, NodeKind::GetItem { of: node, index }, out)?;
-                }
-            }
-        }
+    Err(at.error(format!(
+        "node `{name}`: {callee} takes no keyword arguments"
+    )))
+}
+
+/// The `getitem` nodes of a list output (`as_tensors`,
+/// `as_optional_tensors`) whose elements are the items of node `list`;
+/// a `None` element defines nothing.
+fn list_items(b: &mut Builder, list: usize, v: &At<'_>) -> Result<()> {
+    for (j, t) in v.items()?.iter().enumerate() {
+        let t = match t.variant() {
+            Ok(("as_tensor", inner)) => inner,
+            Ok(("as_none", _)) => continue,
+            _ => t.clone(),
+        };
+        let item = t.field("name")?.str()?;
+        b.push(item, NodeKind::GetItem { of: list, index: j }, &t)?;
     }
     Ok(())
 }

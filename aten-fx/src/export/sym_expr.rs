@@ -10,6 +10,8 @@
 use std::collections::HashMap;
 use std::fmt;
 
+use crate::builtins::{floor_div, int_pow, python_mod};
+
 /// A value of a symbolic expression.
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub(crate) enum SymValue {
@@ -129,6 +131,22 @@ impl Func {
         })
     }
 
+    /// The one argument of a one-argument function.
+    fn one(self, vals: &[SymValue]) -> Result<SymValue, EvalError> {
+        match vals {
+            [a] => Ok(*a),
+            _ => Err(EvalError(format!("`{}` takes one argument", self.name()))),
+        }
+    }
+
+    /// The two arguments of a two-argument function.
+    fn two(self, vals: &[SymValue]) -> Result<(SymValue, SymValue), EvalError> {
+        match vals {
+            [a, b] => Ok((*a, *b)),
+            _ => Err(EvalError(format!("`{}` takes two arguments", self.name()))),
+        }
+    }
+
     fn name(self) -> &'static str {
         match self {
             Func::Add => "Add",
@@ -162,30 +180,41 @@ impl Func {
     }
 }
 
-/// Python's floor division of integers.
-fn floor_div(a: i64, b: i64) -> Option<i64> {
-    if b == 0 {
-        return None;
-    }
-    let q = a.checked_div(b)?;
-    Some(if (a % b != 0) && ((a < 0) != (b < 0)) {
-        q - 1
-    } else {
-        q
-    })
+/// The values as integers, if all are.
+fn ints(vals: &[SymValue]) -> Option<Vec<i64>> {
+    vals.iter().map(|v| v.int()).collect()
 }
 
-/// Python's modulo of integers (the sign of the divisor).
-fn python_mod(a: i64, b: i64) -> Option<i64> {
-    if b == 0 {
-        return None;
+/// `Max` and `Min` of any number of values: exact while all are integers.
+fn max_min(f: Func, vals: &[SymValue]) -> Result<SymValue, EvalError> {
+    let max = f == Func::Max;
+    match ints(vals) {
+        Some(is) => {
+            let it = is.into_iter();
+            Ok(SymValue::Int(
+                if max { it.max() } else { it.min() }
+                    .ok_or_else(|| EvalError(format!("`{}` of nothing", f.name())))?,
+            ))
+        }
+        None => {
+            let fs = vals.iter().map(|v| v.float());
+            Ok(SymValue::Float(if max {
+                fs.fold(f64::NEG_INFINITY, f64::max)
+            } else {
+                fs.fold(f64::INFINITY, f64::min)
+            }))
+        }
     }
-    let r = a.checked_rem(b)?;
-    Some(if r != 0 && ((r < 0) != (b < 0)) {
-        r + b
+}
+
+/// `v` rounded to the nearest integer, halves to even (Python's `round`).
+fn round_half_even(v: f64) -> f64 {
+    let r = v.round();
+    if (v - v.trunc()).abs() == 0.5 && r % 2.0 != 0.0 {
+        r - v.signum()
     } else {
         r
-    })
+    }
 }
 
 /// A failure to evaluate: a symbol without a value, or arithmetic that
@@ -236,7 +265,6 @@ impl SymExpr {
     /// The value with the symbols of `env`.
     pub(crate) fn eval(&self, env: &HashMap<String, i64>) -> Result<SymValue, EvalError> {
         use SymValue::{Bool, Float, Int};
-        let overflow = || EvalError(format!("`{self}` overflows"));
         Ok(match self {
             SymExpr::Int(i) => Int(*i),
             SymExpr::Float(f) => Float(*f),
@@ -256,148 +284,142 @@ impl SymExpr {
                     .iter()
                     .map(|a| a.eval(env))
                     .collect::<Result<Vec<_>, _>>()?;
-                let ints = || vals.iter().map(|v| v.int()).collect::<Option<Vec<i64>>>();
-                let two = |v: &[SymValue]| -> Result<(SymValue, SymValue), EvalError> {
-                    match v {
-                        [a, b] => Ok((*a, *b)),
-                        _ => Err(EvalError(format!("`{}` takes two arguments", f.name()))),
-                    }
-                };
-                let one = |v: &[SymValue]| -> Result<SymValue, EvalError> {
-                    match v {
-                        [a] => Ok(*a),
-                        _ => Err(EvalError(format!("`{}` takes one argument", f.name()))),
-                    }
-                };
-                match f {
-                    Func::Add | Func::Mul => match ints() {
-                        Some(is) => {
-                            let mut acc: i64 = if *f == Func::Add { 0 } else { 1 };
-                            for i in is {
-                                acc = if *f == Func::Add {
-                                    acc.checked_add(i)
-                                } else {
-                                    acc.checked_mul(i)
-                                }
-                                .ok_or_else(overflow)?;
-                            }
-                            Int(acc)
-                        }
-                        None => {
-                            let fs = vals.iter().map(|v| v.float());
-                            Float(if *f == Func::Add {
-                                fs.sum()
-                            } else {
-                                fs.product()
-                            })
-                        }
-                    },
-                    Func::Pow => {
-                        let (a, b) = two(&vals)?;
-                        match (a.int(), b.int()) {
-                            (Some(a), Some(b)) if b >= 0 => Int(a
-                                .checked_pow(u32::try_from(b).map_err(|_| overflow())?)
-                                .ok_or_else(overflow)?),
-                            _ => Float(a.float().powf(b.float())),
-                        }
-                    }
-                    Func::FloorDiv | Func::CleanDiv => {
-                        let (a, b) = two(&vals)?;
-                        match (a.int(), b.int()) {
-                            (Some(a), Some(b)) => Int(floor_div(a, b)
-                                .ok_or_else(|| EvalError(format!("`{self}` divides by zero")))?),
-                            _ => Float((a.float() / b.float()).floor()),
-                        }
-                    }
-                    Func::Mod | Func::PythonMod => {
-                        let (a, b) = two(&vals)?;
-                        match (a.int(), b.int()) {
-                            (Some(a), Some(b)) => Int(python_mod(a, b)
-                                .ok_or_else(|| EvalError(format!("`{self}` divides by zero")))?),
-                            _ => Float(a.float().rem_euclid(b.float())),
-                        }
-                    }
-                    Func::IntTrueDiv | Func::FloatTrueDiv => {
-                        let (a, b) = two(&vals)?;
-                        Float(a.float() / b.float())
-                    }
-                    Func::TruncToInt => Int(one(&vals)?.float().trunc() as i64),
-                    Func::CeilToInt => match one(&vals)? {
-                        Int(i) => Int(i),
-                        v => Int(v.float().ceil() as i64),
-                    },
-                    Func::FloorToInt => match one(&vals)? {
-                        Int(i) => Int(i),
-                        v => Int(v.float().floor() as i64),
-                    },
-                    Func::RoundToInt => {
-                        let v = one(&vals)?.float();
-                        // Python rounds halves to even.
-                        let r = v.round();
-                        let r = if (v - v.trunc()).abs() == 0.5 && r % 2.0 != 0.0 {
-                            r - v.signum()
-                        } else {
-                            r
-                        };
-                        Int(r as i64)
-                    }
-                    Func::Max | Func::Min => match ints() {
-                        Some(is) => {
-                            let it = is.into_iter();
-                            Int(if *f == Func::Max { it.max() } else { it.min() }
-                                .ok_or_else(|| EvalError(format!("`{}` of nothing", f.name())))?)
-                        }
-                        None => {
-                            let fs = vals.iter().map(|v| v.float());
-                            Float(if *f == Func::Max {
-                                fs.fold(f64::NEG_INFINITY, f64::max)
-                            } else {
-                                fs.fold(f64::INFINITY, f64::min)
-                            })
-                        }
-                    },
-                    Func::Abs => match one(&vals)? {
-                        Int(i) => Int(i.checked_abs().ok_or_else(overflow)?),
-                        v => Float(v.float().abs()),
-                    },
-                    Func::ToFloat => Float(one(&vals)?.float()),
-                    Func::Eq | Func::Ne | Func::Lt | Func::Le | Func::Gt | Func::Ge => {
-                        let (a, b) = two(&vals)?;
-                        let (x, y) = (a.float(), b.float());
-                        let exact = match (a.int(), b.int()) {
-                            (Some(a), Some(b)) => Some(a.cmp(&b)),
-                            _ => x.partial_cmp(&y),
-                        };
-                        let ord = exact.ok_or_else(|| EvalError(format!("`{self}`: NaN")))?;
-                        Bool(match f {
-                            Func::Eq => ord.is_eq(),
-                            Func::Ne => ord.is_ne(),
-                            Func::Lt => ord.is_lt(),
-                            Func::Le => ord.is_le(),
-                            Func::Gt => ord.is_gt(),
-                            _ => ord.is_ge(),
-                        })
-                    }
-                    Func::And => Bool(vals.iter().all(|v| v.truth())),
-                    Func::Or => Bool(vals.iter().any(|v| v.truth())),
-                    Func::Not => Bool(!one(&vals)?.truth()),
-                    Func::Piecewise => {
-                        // Piecewise((value, condition), ...): the arguments
-                        // alternate value and condition.
-                        let mut chosen = None;
-                        for pair in vals.chunks(2) {
-                            if let [value, cond] = pair {
-                                if cond.truth() {
-                                    chosen = Some(*value);
-                                    break;
-                                }
-                            }
-                        }
-                        chosen.ok_or_else(|| EvalError(format!("`{self}`: no condition holds")))?
-                    }
-                }
+                self.apply(*f, &vals)?
             }
         })
+    }
+
+    /// `f` (this expression's function) applied to its arguments' values.
+    fn apply(&self, f: Func, vals: &[SymValue]) -> Result<SymValue, EvalError> {
+        use SymValue::Bool;
+        match f {
+            Func::Add | Func::Mul => self.add_mul(f, vals),
+            Func::Max | Func::Min => max_min(f, vals),
+            Func::And => Ok(Bool(vals.iter().all(|v| v.truth()))),
+            Func::Or => Ok(Bool(vals.iter().any(|v| v.truth()))),
+            Func::Piecewise => self.piecewise(vals),
+            Func::Pow
+            | Func::FloorDiv
+            | Func::CleanDiv
+            | Func::Mod
+            | Func::PythonMod
+            | Func::IntTrueDiv
+            | Func::FloatTrueDiv => {
+                let (a, b) = f.two(vals)?;
+                self.arithmetic(f, a, b)
+            }
+            Func::Eq | Func::Ne | Func::Lt | Func::Le | Func::Gt | Func::Ge => {
+                let (a, b) = f.two(vals)?;
+                self.comparison(f, a, b)
+            }
+            Func::TruncToInt
+            | Func::CeilToInt
+            | Func::FloorToInt
+            | Func::RoundToInt
+            | Func::Abs
+            | Func::ToFloat
+            | Func::Not => self.unary(f, f.one(vals)?),
+        }
+    }
+
+    /// The error for arithmetic that overflows.
+    fn overflow(&self) -> EvalError {
+        EvalError(format!("`{self}` overflows"))
+    }
+
+    /// The error for an integer division or modulo by zero.
+    fn divides_by_zero(&self) -> EvalError {
+        EvalError(format!("`{self}` divides by zero"))
+    }
+
+    /// `Add` and `Mul` of any number of terms: exact while all are integers.
+    fn add_mul(&self, f: Func, vals: &[SymValue]) -> Result<SymValue, EvalError> {
+        let add = f == Func::Add;
+        match ints(vals) {
+            Some(is) => {
+                let mut acc: i64 = if add { 0 } else { 1 };
+                for i in is {
+                    acc = if add {
+                        acc.checked_add(i)
+                    } else {
+                        acc.checked_mul(i)
+                    }
+                    .ok_or_else(|| self.overflow())?;
+                }
+                Ok(SymValue::Int(acc))
+            }
+            None => {
+                let fs = vals.iter().map(|v| v.float());
+                Ok(SymValue::Float(if add { fs.sum() } else { fs.product() }))
+            }
+        }
+    }
+
+    /// `Pow`, the divisions and the modulos of two values.
+    fn arithmetic(&self, f: Func, a: SymValue, b: SymValue) -> Result<SymValue, EvalError> {
+        use SymValue::{Float, Int};
+        let ints = a.int().zip(b.int());
+        Ok(match f {
+            Func::Pow => match ints {
+                Some((a, b)) if b >= 0 => Int(int_pow(a, b).ok_or_else(|| self.overflow())?),
+                _ => Float(a.float().powf(b.float())),
+            },
+            Func::FloorDiv | Func::CleanDiv => match ints {
+                Some((a, b)) => Int(floor_div(a, b).ok_or_else(|| self.divides_by_zero())?),
+                None => Float((a.float() / b.float()).floor()),
+            },
+            Func::Mod | Func::PythonMod => match ints {
+                Some((a, b)) => Int(python_mod(a, b).ok_or_else(|| self.divides_by_zero())?),
+                None => Float(a.float().rem_euclid(b.float())),
+            },
+            _ => Float(a.float() / b.float()),
+        })
+    }
+
+    /// The one-argument functions: rounding to integers, `Abs`, `ToFloat`,
+    /// `Not`.
+    fn unary(&self, f: Func, v: SymValue) -> Result<SymValue, EvalError> {
+        use SymValue::{Bool, Float, Int};
+        Ok(match (f, v) {
+            (Func::TruncToInt, v) => Int(v.float().trunc() as i64),
+            (Func::CeilToInt | Func::FloorToInt, Int(i)) => Int(i),
+            (Func::CeilToInt, v) => Int(v.float().ceil() as i64),
+            (Func::FloorToInt, v) => Int(v.float().floor() as i64),
+            (Func::RoundToInt, v) => Int(round_half_even(v.float()) as i64),
+            (Func::Abs, Int(i)) => Int(i.checked_abs().ok_or_else(|| self.overflow())?),
+            (Func::Abs, v) => Float(v.float().abs()),
+            (Func::ToFloat, v) => Float(v.float()),
+            (_, v) => Bool(!v.truth()),
+        })
+    }
+
+    /// `Eq`, `Ne`, `Lt`, `Le`, `Gt`, `Ge`: exact on integers; an error with
+    /// a NaN.
+    fn comparison(&self, f: Func, a: SymValue, b: SymValue) -> Result<SymValue, EvalError> {
+        let exact = match (a.int(), b.int()) {
+            (Some(a), Some(b)) => Some(a.cmp(&b)),
+            _ => a.float().partial_cmp(&b.float()),
+        };
+        let ord = exact.ok_or_else(|| EvalError(format!("`{self}`: NaN")))?;
+        Ok(SymValue::Bool(match f {
+            Func::Eq => ord.is_eq(),
+            Func::Ne => ord.is_ne(),
+            Func::Lt => ord.is_lt(),
+            Func::Le => ord.is_le(),
+            Func::Gt => ord.is_gt(),
+            _ => ord.is_ge(),
+        }))
+    }
+
+    /// `Piecewise((value, condition), ...)`: the value of the first
+    /// condition that holds (the arguments alternate value and condition).
+    fn piecewise(&self, vals: &[SymValue]) -> Result<SymValue, EvalError> {
+        vals.chunks(2)
+            .find_map(|pair| match pair {
+                [value, cond] if cond.truth() => Some(*value),
+                _ => None,
+            })
+            .ok_or_else(|| EvalError(format!("`{self}`: no condition holds")))
     }
 
     /// The integer value with the symbols of `env`.
