@@ -494,7 +494,8 @@ impl fmt::Display for SymExpr {
                         for (a, s) in terms.into_iter().chain(consts) {
                             match a {
                                 SymExpr::Int(i) if *i < 0 && !out.is_empty() => {
-                                    out.push_str(&format!(" - {}", -i));
+                                    // In i128: `i64::MIN` has no i64 negation.
+                                    out.push_str(&format!(" - {}", -i128::from(*i)));
                                 }
                                 _ if out.is_empty() => out.push_str(s),
                                 _ => out.push_str(&format!(" + {s}")),
@@ -786,6 +787,16 @@ mod tests {
 
     fn env(pairs: &[(&str, i64)]) -> HashMap<String, i64> {
         pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+    }
+
+    #[test]
+    fn a_sum_with_the_smallest_constant_prints() {
+        let e = SymExpr::parse_srepr(&format!(
+            "Add(Symbol('s0', integer=True), Integer({}))",
+            i64::MIN
+        ))
+        .unwrap();
+        assert_eq!(e.to_string(), "s0 - 9223372036854775808");
     }
 
     #[test]
