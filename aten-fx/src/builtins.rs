@@ -107,11 +107,15 @@ const NAMES: &[(&str, Builtin)] = &[
     ("torch.sym_sum", Builtin::SymSum),
 ];
 
-/// A Python number.
+/// A Python number: what builtins compute and what size expressions
+/// evaluate to.
 #[derive(Copy, Clone, Debug, PartialEq)]
-enum Num {
+pub(crate) enum Num {
+    /// An int (sizes, strides, offsets).
     Int(i64),
+    /// A float (`FloatTrueDiv`, `Float(...)`).
     Float(f64),
+    /// A bool (Python's `bool` is an `int`; `Eq(...)`, `true`).
     Bool(bool),
 }
 
@@ -128,7 +132,8 @@ impl Num {
         }
     }
 
-    fn float(self) -> f64 {
+    /// The value as a float.
+    pub(crate) fn float(self) -> f64 {
         match self {
             Num::Int(i) => i as f64,
             Num::Float(f) => f,
@@ -137,7 +142,7 @@ impl Num {
     }
 
     /// An int for ints and bools (Python's `bool` is an `int`).
-    fn int(self) -> Option<i64> {
+    pub(crate) fn int(self) -> Option<i64> {
         match self {
             Num::Int(i) => Some(i),
             Num::Bool(b) => Some(i64::from(b)),
@@ -145,7 +150,8 @@ impl Num {
         }
     }
 
-    fn truth(self) -> bool {
+    /// Python's truth value.
+    pub(crate) fn truth(self) -> bool {
         match self {
             Num::Int(i) => i != 0,
             Num::Float(f) => f != 0.0,

@@ -10,42 +10,7 @@
 use std::collections::HashMap;
 use std::fmt;
 
-use crate::builtins::{floor_div, int_pow, python_mod};
-
-/// A value of a symbolic expression.
-#[derive(Copy, Clone, Debug, PartialEq)]
-pub(crate) enum SymValue {
-    /// An integer (sizes, strides, offsets).
-    Int(i64),
-    /// A float (`FloatTrueDiv`, `Float(...)`).
-    Float(f64),
-    /// A truth value (`Eq(...)`, `true`).
-    Bool(bool),
-}
-
-impl SymValue {
-    fn int(self) -> Option<i64> {
-        match self {
-            SymValue::Int(i) => Some(i),
-            SymValue::Bool(b) => Some(i64::from(b)),
-            SymValue::Float(_) => None,
-        }
-    }
-    fn float(self) -> f64 {
-        match self {
-            SymValue::Int(i) => i as f64,
-            SymValue::Float(f) => f,
-            SymValue::Bool(b) => f64::from(u8::from(b)),
-        }
-    }
-    fn truth(self) -> bool {
-        match self {
-            SymValue::Int(i) => i != 0,
-            SymValue::Float(f) => f != 0.0,
-            SymValue::Bool(b) => b,
-        }
-    }
-}
+use crate::builtins::{floor_div, int_pow, python_mod, Num};
 
 /// A sympy expression over size symbols.
 #[derive(Clone, Debug, PartialEq)]
@@ -132,7 +97,7 @@ impl Func {
     }
 
     /// The one argument of a one-argument function.
-    fn one(self, vals: &[SymValue]) -> Result<SymValue, EvalError> {
+    fn one(self, vals: &[Num]) -> Result<Num, EvalError> {
         match vals {
             [a] => Ok(*a),
             _ => Err(EvalError(format!("`{}` takes one argument", self.name()))),
@@ -140,7 +105,7 @@ impl Func {
     }
 
     /// The two arguments of a two-argument function.
-    fn two(self, vals: &[SymValue]) -> Result<(SymValue, SymValue), EvalError> {
+    fn two(self, vals: &[Num]) -> Result<(Num, Num), EvalError> {
         match vals {
             [a, b] => Ok((*a, *b)),
             _ => Err(EvalError(format!("`{}` takes two arguments", self.name()))),
@@ -181,24 +146,23 @@ impl Func {
 }
 
 /// The values as integers, if all are.
-fn ints(vals: &[SymValue]) -> Option<Vec<i64>> {
+fn ints(vals: &[Num]) -> Option<Vec<i64>> {
     vals.iter().map(|v| v.int()).collect()
 }
 
 /// `Max` and `Min` of any number of values: exact while all are integers.
-fn max_min(f: Func, vals: &[SymValue]) -> Result<SymValue, EvalError> {
+fn max_min(f: Func, vals: &[Num]) -> Result<Num, EvalError> {
     let max = f == Func::Max;
     match ints(vals) {
         Some(is) => {
             let it = is.into_iter();
-            Ok(SymValue::Int(
-                if max { it.max() } else { it.min() }
-                    .ok_or_else(|| EvalError(format!("`{}` of nothing", f.name())))?,
-            ))
+            Ok(Num::Int(if max { it.max() } else { it.min() }.ok_or_else(
+                || EvalError(format!("`{}` of nothing", f.name())),
+            )?))
         }
         None => {
             let fs = vals.iter().map(|v| v.float());
-            Ok(SymValue::Float(if max {
+            Ok(Num::Float(if max {
                 fs.fold(f64::NEG_INFINITY, f64::max)
             } else {
                 fs.fold(f64::INFINITY, f64::min)
@@ -263,8 +227,8 @@ impl SymExpr {
     }
 
     /// The value with the symbols of `env`.
-    pub(crate) fn eval(&self, env: &HashMap<String, i64>) -> Result<SymValue, EvalError> {
-        use SymValue::{Bool, Float, Int};
+    pub(crate) fn eval(&self, env: &HashMap<String, i64>) -> Result<Num, EvalError> {
+        use Num::{Bool, Float, Int};
         Ok(match self {
             SymExpr::Int(i) => Int(*i),
             SymExpr::Float(f) => Float(*f),
@@ -290,8 +254,8 @@ impl SymExpr {
     }
 
     /// `f` (this expression's function) applied to its arguments' values.
-    fn apply(&self, f: Func, vals: &[SymValue]) -> Result<SymValue, EvalError> {
-        use SymValue::Bool;
+    fn apply(&self, f: Func, vals: &[Num]) -> Result<Num, EvalError> {
+        use Num::Bool;
         match f {
             Func::Add | Func::Mul => self.add_mul(f, vals),
             Func::Max | Func::Min => max_min(f, vals),
@@ -333,7 +297,7 @@ impl SymExpr {
     }
 
     /// `Add` and `Mul` of any number of terms: exact while all are integers.
-    fn add_mul(&self, f: Func, vals: &[SymValue]) -> Result<SymValue, EvalError> {
+    fn add_mul(&self, f: Func, vals: &[Num]) -> Result<Num, EvalError> {
         let add = f == Func::Add;
         match ints(vals) {
             Some(is) => {
@@ -346,18 +310,18 @@ impl SymExpr {
                     }
                     .ok_or_else(|| self.overflow())?;
                 }
-                Ok(SymValue::Int(acc))
+                Ok(Num::Int(acc))
             }
             None => {
                 let fs = vals.iter().map(|v| v.float());
-                Ok(SymValue::Float(if add { fs.sum() } else { fs.product() }))
+                Ok(Num::Float(if add { fs.sum() } else { fs.product() }))
             }
         }
     }
 
     /// `Pow`, the divisions and the modulos of two values.
-    fn arithmetic(&self, f: Func, a: SymValue, b: SymValue) -> Result<SymValue, EvalError> {
-        use SymValue::{Float, Int};
+    fn arithmetic(&self, f: Func, a: Num, b: Num) -> Result<Num, EvalError> {
+        use Num::{Float, Int};
         let ints = a.int().zip(b.int());
         Ok(match f {
             Func::Pow => match ints {
@@ -378,8 +342,8 @@ impl SymExpr {
 
     /// The one-argument functions: rounding to integers, `Abs`, `ToFloat`,
     /// `Not`.
-    fn unary(&self, f: Func, v: SymValue) -> Result<SymValue, EvalError> {
-        use SymValue::{Bool, Float, Int};
+    fn unary(&self, f: Func, v: Num) -> Result<Num, EvalError> {
+        use Num::{Bool, Float, Int};
         Ok(match (f, v) {
             (Func::TruncToInt, v) => Int(v.float().trunc() as i64),
             (Func::CeilToInt | Func::FloorToInt, Int(i)) => Int(i),
@@ -395,13 +359,13 @@ impl SymExpr {
 
     /// `Eq`, `Ne`, `Lt`, `Le`, `Gt`, `Ge`: exact on integers; an error with
     /// a NaN.
-    fn comparison(&self, f: Func, a: SymValue, b: SymValue) -> Result<SymValue, EvalError> {
+    fn comparison(&self, f: Func, a: Num, b: Num) -> Result<Num, EvalError> {
         let exact = match (a.int(), b.int()) {
             (Some(a), Some(b)) => Some(a.cmp(&b)),
             _ => a.float().partial_cmp(&b.float()),
         };
         let ord = exact.ok_or_else(|| EvalError(format!("`{self}`: NaN")))?;
-        Ok(SymValue::Bool(match f {
+        Ok(Num::Bool(match f {
             Func::Eq => ord.is_eq(),
             Func::Ne => ord.is_ne(),
             Func::Lt => ord.is_lt(),
@@ -413,7 +377,7 @@ impl SymExpr {
 
     /// `Piecewise((value, condition), ...)`: the value of the first
     /// condition that holds (the arguments alternate value and condition).
-    fn piecewise(&self, vals: &[SymValue]) -> Result<SymValue, EvalError> {
+    fn piecewise(&self, vals: &[Num]) -> Result<Num, EvalError> {
         vals.chunks(2)
             .find_map(|pair| match pair {
                 [value, cond] if cond.truth() => Some(*value),
@@ -425,9 +389,9 @@ impl SymExpr {
     /// The integer value with the symbols of `env`.
     pub(crate) fn eval_int(&self, env: &HashMap<String, i64>) -> Result<i64, EvalError> {
         match self.eval(env)? {
-            SymValue::Int(i) => Ok(i),
-            SymValue::Bool(b) => Ok(i64::from(b)),
-            SymValue::Float(f) => Err(EvalError(format!("`{self}` is {f}, not an integer"))),
+            Num::Int(i) => Ok(i),
+            Num::Bool(b) => Ok(i64::from(b)),
+            Num::Float(f) => Err(EvalError(format!("`{self}` is {f}, not an integer"))),
         }
     }
 
@@ -823,7 +787,7 @@ mod tests {
         let e = SymExpr::parse_srepr("Max(Integer(1), Symbol('s0'))").unwrap();
         assert_eq!(e.eval_int(&env(&[("s0", 0)])).unwrap(), 1);
         let e = SymExpr::parse_srepr("Eq(Symbol('s0'), Integer(4))").unwrap();
-        assert_eq!(e.eval(&env(&[("s0", 4)])).unwrap(), SymValue::Bool(true));
+        assert_eq!(e.eval(&env(&[("s0", 4)])).unwrap(), Num::Bool(true));
         assert!(e.eval(&env(&[])).is_err());
     }
 
