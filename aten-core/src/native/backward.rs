@@ -465,31 +465,24 @@ impl ConvBackward<'_> {
     /// plain one, plain for a transposed one).
     fn grad_input(&self) -> Result<Tensor> {
         let p = &self.params;
-        let r = if p.transposed {
-            ops::convolution(
-                self.grad,
-                self.weight,
-                None,
-                &p.stride,
-                &p.padding,
-                &p.dilation,
-                false,
-                &[0],
-                p.groups,
-            )?
+        // The adjoint of a transposed convolution is a plain one; of a
+        // plain one, the transposed one that gives back the input's size.
+        let output_padding = if p.transposed {
+            vec![0]
         } else {
-            ops::convolution(
-                self.grad,
-                self.weight,
-                None,
-                &p.stride,
-                &p.padding,
-                &p.dilation,
-                true,
-                &self.input_output_padding()?,
-                p.groups,
-            )?
+            self.input_output_padding()?
         };
+        let r = ops::convolution(
+            self.grad,
+            self.weight,
+            None,
+            &p.stride,
+            &p.padding,
+            &p.dilation,
+            !p.transposed,
+            &output_padding,
+            p.groups,
+        )?;
         self.in_format(r)
     }
 

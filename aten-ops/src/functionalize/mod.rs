@@ -179,7 +179,13 @@ pub fn functionalize(
             copy_.call(&[IValue::Tensor(input.clone()), IValue::Tensor(value)], &[])?;
         }
     }
-    outputs
+    synced_values(&outputs)
+}
+
+/// `values` with each functional tensor in them synced and replaced by
+/// its current value (what a functionalized function returns).
+pub(crate) fn synced_values(values: &[IValue]) -> Result<Vec<IValue>> {
+    values
         .iter()
         .map(|v| {
             map_tensors(v, &mut |t| match FunctionalTensor::of(t) {

@@ -10,10 +10,10 @@ use c10_core::local_dispatch_key_set::{
 use c10_core::{DispatchKey, DispatchKeySet, Error, Result};
 
 use super::{GraphFn, HigherOrderOperator, HopArg};
-use crate::functionalize::wrapper::{self, FunctionalTensor};
+use crate::functionalize::wrapper;
 use crate::functionalize::{
     enable_functionalization, from_functional_tensor, kernel, map_tensors, reapply_views, sync,
-    tensors_of, to_functional_tensor,
+    synced_values, tensors_of, to_functional_tensor,
 };
 
 /// The `Functionalize` kernel of the shipped higher-order operators
@@ -90,16 +90,5 @@ fn run_functionalized(
             )));
         }
     }
-    outputs
-        .iter()
-        .map(|v| {
-            map_tensors(v, &mut |t| match FunctionalTensor::of(t) {
-                Some(f) => {
-                    f.sync()?;
-                    Ok(f.value())
-                }
-                None => Ok(t.clone()),
-            })
-        })
-        .collect()
+    synced_values(&outputs)
 }
