@@ -14,7 +14,9 @@
 //!   tracker; they say what the code does, the history lives in commits;
 //! - [`docs_stay_inside_repository`]: no absolute paths or paths to the
 //!   checkout's siblings, and relative Markdown links resolve to files of
-//!   the repository.
+//!   the repository;
+//! - [`map_paths_exist`]: every crate path the map and the README name
+//!   exists.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -768,4 +770,35 @@ fn docs_stay_inside_repository() {
         }
     }
     report("docs stay inside the repository", &problems);
+}
+
+/// Every repository path `ARCHITECTURE.md` and `README.md` name in
+/// backticks (`aten-core/src/parallel/mod.rs`, a crate's `src/` or
+/// `tests/` file or folder) exists, so the map cannot point at code that
+/// moved or went.
+#[test]
+fn map_paths_exist() {
+    let root = repo_root();
+    let members = workspace_members(&root);
+    let mut problems = Vec::new();
+    for doc in ["ARCHITECTURE.md", "README.md"] {
+        let text = read(&root.join(doc));
+        // Text between backticks: the odd pieces of a split at '`'.
+        for (line_no, line) in text.lines().enumerate() {
+            for quoted in line.split('`').skip(1).step_by(2) {
+                let Some((first, _)) = quoted.split_once('/') else {
+                    continue;
+                };
+                let names_a_crate = members.iter().any(|m| m.name == first);
+                let looks_like_path = !quoted.contains(' ')
+                    && !quoted.contains('*')
+                    && !quoted.contains("::")
+                    && (quoted.ends_with(".rs") || quoted.ends_with('/'));
+                if names_a_crate && looks_like_path && !root.join(quoted).exists() {
+                    problems.push(format!("{doc}:{}: `{quoted}` does not exist", line_no + 1));
+                }
+            }
+        }
+    }
+    report("paths named in the map must exist", &problems);
 }
