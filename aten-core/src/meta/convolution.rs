@@ -85,6 +85,69 @@ pub fn slow_conv_dilated2d_meta(
     .map(|o| o.0)
 }
 
+/// Each named list has two values (PyTorch's "It is expected ... equals
+/// to 2" of `col2im` and `im2col`).
+pub fn check_pairs(lists: &[(&[i64], &str)]) -> Result<()> {
+    for (v, name) in lists {
+        if v.len() != 2 {
+            return Err(Error::runtime(format!(
+                "It is expected {name} equals to 2, but got size {}",
+                v.len()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// A parameter of a 2-d sliding window (`col2im`, `im2col`), checked with
+/// PyTorch's message; each shape check takes them in its own order.
+#[derive(Copy, Clone, Debug)]
+pub enum WindowParam {
+    /// The window, positive.
+    Kernel,
+    /// The spacing of its elements, positive.
+    Dilation,
+    /// The zero padding, non-negative.
+    Padding,
+    /// The step, positive.
+    Stride,
+}
+
+impl WindowParam {
+    /// Checks the `(height, width)` pair of this parameter.
+    pub fn check(self, (h, w): (i64, i64)) -> Result<()> {
+        let (ok, what, names) = match self {
+            WindowParam::Kernel => (
+                h > 0 && w > 0,
+                "kernel size should be greater than zero",
+                ("kernel_height", "kernel_width"),
+            ),
+            WindowParam::Dilation => (
+                h > 0 && w > 0,
+                "dilation should be greater than zero",
+                ("dilation_height", "dilation_width"),
+            ),
+            WindowParam::Padding => (
+                h >= 0 && w >= 0,
+                "padding should be non-negative",
+                ("pad_height", "pad_width"),
+            ),
+            WindowParam::Stride => (
+                h > 0 && w > 0,
+                "stride should be greater than zero",
+                ("stride_height", "stride_width"),
+            ),
+        };
+        if ok {
+            return Ok(());
+        }
+        Err(Error::runtime(format!(
+            "{what}, but got {}: {h} {}: {w}",
+            names.0, names.1
+        )))
+    }
+}
+
 /// `col2im(self, output_size, kernel_size, dilation, padding, stride)`:
 /// `[N, C, H, W]` (`[C, H, W]` for a 2-d input) after PyTorch's
 /// `col2im_shape_check`.
@@ -96,44 +159,26 @@ pub fn col2im_meta(
     padding: &[i64],
     stride: &[i64],
 ) -> Result<Tensor> {
-    for (v, name) in [
+    check_pairs(&[
         (output_size, "output_size"),
         (kernel_size, "kernel_size"),
         (dilation, "dilation"),
         (padding, "padding"),
         (stride, "stride"),
-    ] {
-        if v.len() != 2 {
-            return Err(Error::runtime(format!(
-                "It is expected {name} equals to 2, but got size {}",
-                v.len()
-            )));
-        }
-    }
+    ])?;
     let (oh, ow) = (output_size[0], output_size[1]);
     let (kh, kw) = (kernel_size[0], kernel_size[1]);
     let (dh, dw) = (dilation[0], dilation[1]);
     let (ph, pw) = (padding[0], padding[1]);
     let (sh, sw) = (stride[0], stride[1]);
-    if kw <= 0 || kh <= 0 {
-        return Err(Error::runtime(format!(
-            "kernel size should be greater than zero, but got kernel_height: {kh} kernel_width: {kw}"
-        )));
-    }
-    if sw <= 0 || sh <= 0 {
-        return Err(Error::runtime(format!(
-            "stride should be greater than zero, but got stride_height: {sh} stride_width: {sw}"
-        )));
-    }
-    if dw <= 0 || dh <= 0 {
-        return Err(Error::runtime(format!(
-            "dilation should be greater than zero, but got dilation_height: {dh} dilation_width: {dw}"
-        )));
-    }
-    if pw < 0 || ph < 0 {
-        return Err(Error::runtime(format!(
-            "padding should be non-negative, but got pad_height: {ph} pad_width: {pw}"
-        )));
+    // `col2im_shape_check`'s order.
+    for (param, pair) in [
+        (WindowParam::Kernel, (kh, kw)),
+        (WindowParam::Stride, (sh, sw)),
+        (WindowParam::Dilation, (dh, dw)),
+        (WindowParam::Padding, (ph, pw)),
+    ] {
+        param.check(pair)?;
     }
     let sizes = self_.sizes();
     let ndim = sizes.len();

@@ -6,6 +6,7 @@
 //! position, zero in the padding.
 
 use aten_core::meta::col2im_meta;
+use aten_core::meta::convolution::{check_pairs, WindowParam};
 use aten_core::Tensor;
 use c10_core::{Error, Numeric, Result, ScalarType};
 
@@ -137,25 +138,14 @@ fn im2col_blocks(
     stride: (i64, i64),
 ) -> Result<(i64, i64)> {
     let ((kh, kw), (dh, dw), (ph, pw), (sh, sw)) = (kernel, dilation, padding, stride);
-    if kw <= 0 || kh <= 0 {
-        return Err(Error::runtime(format!(
-            "kernel size should be greater than zero, but got kernel_height: {kh} kernel_width: {kw}"
-        )));
-    }
-    if dw <= 0 || dh <= 0 {
-        return Err(Error::runtime(format!(
-            "dilation should be greater than zero, but got dilation_height: {dh} dilation_width: {dw}"
-        )));
-    }
-    if pw < 0 || ph < 0 {
-        return Err(Error::runtime(format!(
-            "padding should be non-negative, but got pad_height: {ph} pad_width: {pw}"
-        )));
-    }
-    if sw <= 0 || sh <= 0 {
-        return Err(Error::runtime(format!(
-            "stride should be greater than zero, but got stride_height: {sh} stride_width: {sw}"
-        )));
+    // `im2col_shape_check`'s order.
+    for (param, pair) in [
+        (WindowParam::Kernel, kernel),
+        (WindowParam::Dilation, dilation),
+        (WindowParam::Padding, padding),
+        (WindowParam::Stride, stride),
+    ] {
+        param.check(pair)?;
     }
     // PyTorch reads sizes 1 and 2 first: a smaller input fails there.
     input.size(1)?;
@@ -200,19 +190,12 @@ pub fn im2col_cpu(
     padding: &[i64],
     stride: &[i64],
 ) -> Result<Tensor> {
-    for (v, name) in [
+    check_pairs(&[
         (kernel_size, "kernel_size"),
         (dilation, "dilation"),
         (padding, "padding"),
         (stride, "stride"),
-    ] {
-        if v.len() != 2 {
-            return Err(Error::runtime(format!(
-                "It is expected {name} equals to 2, but got size {}",
-                v.len()
-            )));
-        }
-    }
+    ])?;
     let pair = |v: &[i64]| (v[0], v[1]);
     let sizes = self_.sizes();
     let (kernel, dil, pad, st) = (
