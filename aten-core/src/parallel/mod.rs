@@ -80,10 +80,9 @@ pub fn parallel_for(begin: i64, end: i64, grain_size: i64, f: impl Fn(i64, i64) 
     if chunks <= 1 {
         return f(begin, end);
     }
-    let body = |c: usize| {
-        let c = c as i64;
-        f(begin + len * c / chunks, begin + len * (c + 1) / chunks);
-    };
+    // Chunk `c` of `chunks` (in i128: `len * c` may not fit an i64).
+    let bound = |c: usize| begin + (i128::from(len) * c as i128 / i128::from(chunks)) as i64;
+    let body = |c: usize| f(bound(c), bound(c + 1));
     run_region(chunks as usize, &body);
     worker_linger::linger();
 }
