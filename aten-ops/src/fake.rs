@@ -16,6 +16,7 @@
 
 use std::sync::Arc;
 
+use aten_boxing::schema::FunctionSchema;
 use aten_boxing::IValue;
 use c10_core::{Device, Error, Result, ScalarType, TensorBase, TensorImpl};
 
@@ -108,6 +109,34 @@ pub fn meta_of(t: &TensorBase) -> Option<&TensorBase> {
     subclass_object(t)?.data::<FakeData>().map(|d| &d.meta)
 }
 
+/// Points the call's device argument (positional or keyword, added when
+/// the schema has one and the call gave none) at Meta, and returns the
+/// device it named.
+fn meta_device_argument(
+    schema: &FunctionSchema,
+    args: &mut [IValue],
+    kwargs: &mut Vec<(&str, IValue)>,
+) -> Option<Device> {
+    let at = schema.argument_index_with_name("device")?;
+    let slot: Option<&mut IValue> = match args.get_mut(at) {
+        Some(v) => Some(v),
+        None => kwargs
+            .iter_mut()
+            .find(|(k, _)| *k == "device")
+            .map(|(_, v)| v),
+    };
+    let Some(v) = slot else {
+        kwargs.push(("device", IValue::device(Device::META)));
+        return None;
+    };
+    let named = match v {
+        IValue::Device(d) => Some(d.get()),
+        _ => None,
+    };
+    *v = IValue::device(Device::META);
+    named
+}
+
 /// Rewrites one call for Meta and wraps its results (see the module docs).
 fn fake_call(
     class: &Arc<dyn TorchDispatchSubclass>,
@@ -166,36 +195,11 @@ fn fake_call(
         .iter()
         .map(|(k, v)| Ok((*k, convert(v)?)))
         .collect::<Result<_>>()?;
-    // A device argument (positional or keyword): recorded for the results,
-    // replaced by Meta.
+    // A device given explicitly wins (`_to_copy(x, device=...)`,
+    // `empty_like(x, device=...)`); else the inputs' device.
     let schema = op.schema()?;
-    if let Some(at) = schema.argument_index_with_name("device") {
-        let slot = match args.get_mut(at) {
-            Some(v) => Some(v),
-            None => kwargs
-                .iter_mut()
-                .find(|(k, _)| *k == "device")
-                .map(|(_, v)| v),
-        };
-        let device = match slot {
-            Some(v) => {
-                let d = match v {
-                    IValue::Device(d) => Some(d.get()),
-                    _ => None,
-                };
-                *v = IValue::device(Device::META);
-                d
-            }
-            None => {
-                kwargs.push(("device", IValue::device(Device::META)));
-                None
-            }
-        };
-        // A device given explicitly wins (`_to_copy(x, device=...)`,
-        // `empty_like(x, device=...)`); else the inputs' device.
-        if let Some(d) = device {
-            common = Some(d);
-        }
+    if let Some(d) = meta_device_argument(&schema, &mut args, &mut kwargs) {
+        common = Some(d);
     }
     let out_device = common.unwrap_or(Device::CPU);
     op.call(&args, &kwargs)?
