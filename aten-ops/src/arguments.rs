@@ -202,7 +202,7 @@ fn conversion(schema: &FunctionSchema, pos: usize, value: &IValue) -> Option<Con
 }
 
 /// The value for argument `pos` of `schema`, converted where the binding
-/// converts (see [`python_conversion`]; a number for a tensor of an
+/// converts (see `python_conversion`; a number for a tensor of an
 /// operator that takes numbers as tensors), or the binding's type-mismatch
 /// error.
 pub fn coerce(schema: &FunctionSchema, pos: usize, value: &IValue) -> Result<IValue> {
@@ -232,7 +232,7 @@ fn python_conversion(value: IValue, ty: &Type, n: Option<i32>) -> IValue {
     }
 }
 
-/// [`python_conversion`] to a list of `elem`.
+/// `python_conversion` to a list of `elem`.
 fn python_list_conversion(value: IValue, elem: &Type, n: Option<i32>) -> IValue {
     let generic = match &value {
         IValue::GenericList(items) => Some(Arc::clone(items)),
