@@ -134,3 +134,26 @@ fn a_region_completes_while_every_other_worker_is_busy() {
         )
     });
 }
+
+#[test]
+fn chunks_of_hostile_lengths_and_units_stay_inside_the_slice() {
+    // Zero-sized values: a slice as long as `usize` allows, in units whose
+    // product with the unit count passes `usize::MAX`.
+    let mut zst = vec![(); usize::MAX];
+    for unit in [0, 1, 3, usize::MAX / 2 + 2, usize::MAX] {
+        let total = AtomicUsize::new(0);
+        pool_of(2).install(|| {
+            parallel_chunks_mut(&mut zst, unit, 1, |_, part| {
+                total.fetch_add(part.len(), Ordering::Relaxed);
+            })
+        });
+        assert_eq!(total.load(Ordering::Relaxed), usize::MAX, "unit {unit}");
+    }
+    // A unit longer than the slice, and a grain past `i64::MAX`.
+    let mut v = vec![0u8; 10];
+    parallel_chunks_mut(&mut v, usize::MAX, usize::MAX, |first, part| {
+        assert_eq!((first, part.len()), (0, 10));
+        part.fill(1);
+    });
+    assert!(v.iter().all(|&x| x == 1));
+}

@@ -99,16 +99,24 @@ pub fn parallel_chunks_mut<T: Send>(
     let unit = unit.max(1);
     let len = dst.len();
     let units = len.div_ceil(unit);
+    // More units than an index range holds (only slices of zero-sized
+    // values are that long): one part.
+    let (Ok(units), Ok(grain)) = (i64::try_from(units), i64::try_from(grain)) else {
+        return f(0, dst);
+    };
     let ptr = dst.as_mut_ptr();
     // SAFETY: the parts handed out below are disjoint ranges of `dst`,
     // which this function borrows mutably until every part has returned.
     let ptr = unsafe { ThreadShared::new(ptr) };
-    parallel_for(0, units as i64, grain as i64, |u0, u1| {
+    parallel_for(0, units, grain, |u0, u1| {
         let (u0, u1) = (u0 as usize, u1 as usize);
-        let (start, end) = (u0 * unit, (u1 * unit).min(len));
-        // SAFETY: `start..end` lies inside `dst` (`u1 <= units`), and
-        // `parallel_for` hands out disjoint unit ranges, so no two parts
-        // alias.
+        // Saturating: `u1 * unit` may pass `usize::MAX` for the last,
+        // shorter unit; both ends are cut at `len`.
+        let start = u0.saturating_mul(unit).min(len);
+        let end = u1.saturating_mul(unit).min(len);
+        // SAFETY: `start <= end <= len`, so `start..end` lies inside
+        // `dst`, and `parallel_for` hands out disjoint unit ranges, so no
+        // two parts alias.
         let part = unsafe { std::slice::from_raw_parts_mut(ptr.get().add(start), end - start) };
         f(u0, part);
     });
