@@ -3,17 +3,14 @@
 //! reaches the caller after every chunk has finished, and a region
 //! completes when every other worker of the pool is busy.
 
+mod support;
+
+use support::pool_of;
+
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use aten_core::parallel::{in_parallel_region, parallel_chunks_mut, parallel_for, GRAIN_SIZE};
-
-fn pool_of(threads: usize) -> rayon::ThreadPool {
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .unwrap()
-}
 
 #[test]
 fn every_index_runs_once_in_contiguous_chunks() {

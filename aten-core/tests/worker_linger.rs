@@ -3,6 +3,10 @@
 //! more than one thread. Its own test binary, one test at a time: the
 //! count is global.
 
+mod support;
+
+use support::pool_of;
+
 use aten_core::parallel::worker_linger::{linger, lingering, LINGER};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -16,13 +20,6 @@ fn wait_until_none_linger() {
         assert!(Instant::now() < deadline, "lingering jobs never returned");
         std::thread::sleep(Duration::from_millis(1));
     }
-}
-
-fn pool_of(threads: usize) -> rayon::ThreadPool {
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .unwrap()
 }
 
 #[test]
