@@ -141,122 +141,101 @@ enum Conform {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Command::Ops { surface: None } => {
-            print!("{}", aten_cli::registry::ops());
-            ExitCode::SUCCESS
-        }
+        Command::Ops { surface: None } => print_or_fail(Ok::<_, String>(aten_cli::registry::ops())),
         Command::Ops {
             surface: Some(file),
-        } => {
-            let label = file.display().to_string();
-            let text = match std::fs::read_to_string(&file) {
-                Ok(text) => text,
-                Err(e) => {
-                    eprintln!("{label}: {e}");
-                    return ExitCode::FAILURE;
-                }
-            };
-            match aten_cli::registry::surface(&text, &label) {
-                Ok((report, missing)) => {
-                    print!("{report}");
-                    for m in &missing {
-                        println!("not defined: {m}");
-                    }
-                    if missing.is_empty() {
-                        ExitCode::SUCCESS
-                    } else {
-                        ExitCode::FAILURE
-                    }
-                }
-                Err(e) => {
-                    eprintln!("{e}");
-                    ExitCode::FAILURE
-                }
-            }
-        }
+        } => surface(&file),
         Command::Dump { op } => print_or_fail(aten_cli::registry::dump(&op)),
         Command::Table { op } => print_or_fail(aten_cli::registry::table(&op)),
-        Command::Keyset { keys } => match aten_cli::keyset::explain(&keys) {
-            Ok(text) => {
-                print!("{text}");
-                ExitCode::SUCCESS
-            }
-            Err(e) => {
-                eprintln!("error: {e}");
-                ExitCode::FAILURE
-            }
-        },
-        Command::Schema { text } => match conform::schemas::explain(&text) {
-            Ok(text) => {
-                print!("{text}");
-                ExitCode::SUCCESS
-            }
-            Err(e) => {
-                // PyTorch's `ErrorReport` text starts with a line break.
-                eprintln!("error: {}", e.to_string().trim_start_matches('\n'));
-                ExitCode::FAILURE
-            }
-        },
+        Command::Keyset { keys } => print_or_fail(aten_cli::keyset::explain(&keys)),
+        // PyTorch's `ErrorReport` text starts with a line break.
+        Command::Schema { text } => print_or_fail(
+            conform::schemas::explain(&text).map_err(|e| e.trim_start_matches('\n').to_owned()),
+        ),
         Command::Yaml {
             what: Yaml::Check { file, tags },
         } => match aten_cli::yaml_check::check_file(&file, tags.as_deref()) {
             Ok(report) => {
                 print!("{}", report.text);
-                if report.errors == 0 {
-                    ExitCode::SUCCESS
-                } else {
-                    ExitCode::FAILURE
-                }
+                success_if(report.errors == 0)
             }
-            Err(e) => {
-                eprintln!("error: {e}");
-                ExitCode::FAILURE
-            }
+            Err(e) => fail(e),
         },
         Command::Run {
             model,
             inputs,
             output,
-        } => match aten_cli::run::run(&model, &inputs, output.as_deref()) {
-            Ok(text) => {
-                print!("{text}");
-                ExitCode::SUCCESS
-            }
-            Err(e) => {
-                eprintln!("error: {e}");
-                ExitCode::FAILURE
-            }
-        },
-        Command::Conform { what } => match what {
-            Conform::Keys { file } => with_file(&file, |text| {
-                let report = conform::keys::run(text)?;
-                Ok((Vec::new(), report))
-            }),
-            Conform::Tables { file } => with_file(&file, |text| Ok(conform::tables::run(text))),
-            Conform::Keysets { file } => with_file(&file, |text| Ok(conform::keysets::run(text))),
-            Conform::Schemas { file } => with_file(&file, |text| Ok(conform::schemas::run(text))),
-            Conform::Ops { file, meta: false } => {
-                with_file(&file, |text| Ok(conform::ops::run(text)))
-            }
-            Conform::Ops { file, meta: true } => {
-                with_file(&file, |text| Ok(conform::ops::run_meta(text)))
-            }
-            Conform::Grads { file } => with_file(&file, |text| Ok(conform::grads::run(text))),
-            Conform::Models { dir } => report(conform::models::run(&dir)),
-        },
+        } => print_or_fail(aten_cli::run::run(&model, &inputs, output.as_deref())),
+        Command::Conform { what } => conform(what),
     }
 }
 
-fn print_or_fail(result: aten::Result<String>) -> ExitCode {
+/// `aten ops FILE`: the operators of a surface file, and those not defined.
+fn surface(file: &Path) -> ExitCode {
+    let label = file.display().to_string();
+    let text = match std::fs::read_to_string(file) {
+        Ok(text) => text,
+        Err(e) => {
+            eprintln!("{label}: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match aten_cli::registry::surface(&text, &label) {
+        Ok((report, missing)) => {
+            print!("{report}");
+            for m in &missing {
+                println!("not defined: {m}");
+            }
+            success_if(missing.is_empty())
+        }
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `aten conform ...`: one runner over its file or folder.
+fn conform(what: Conform) -> ExitCode {
+    match what {
+        Conform::Keys { file } => with_file(&file, |text| {
+            let report = conform::keys::run(text)?;
+            Ok((Vec::new(), report))
+        }),
+        Conform::Tables { file } => with_file(&file, |text| Ok(conform::tables::run(text))),
+        Conform::Keysets { file } => with_file(&file, |text| Ok(conform::keysets::run(text))),
+        Conform::Schemas { file } => with_file(&file, |text| Ok(conform::schemas::run(text))),
+        Conform::Ops { file, meta: false } => with_file(&file, |text| Ok(conform::ops::run(text))),
+        Conform::Ops { file, meta: true } => {
+            with_file(&file, |text| Ok(conform::ops::run_meta(text)))
+        }
+        Conform::Grads { file } => with_file(&file, |text| Ok(conform::grads::run(text))),
+        Conform::Models { dir } => report(conform::models::run(&dir)),
+    }
+}
+
+/// Prints a command's text, or its error after `error: `.
+fn print_or_fail<E: std::fmt::Display>(result: Result<String, E>) -> ExitCode {
     match result {
         Ok(text) => {
             print!("{text}");
             ExitCode::SUCCESS
         }
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::FAILURE
-        }
+        Err(e) => fail(e),
+    }
+}
+
+/// Reports `e` after `error: ` and fails.
+fn fail(e: impl std::fmt::Display) -> ExitCode {
+    eprintln!("error: {e}");
+    ExitCode::FAILURE
+}
+
+fn success_if(ok: bool) -> ExitCode {
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
     }
 }
 

@@ -69,15 +69,19 @@ impl DataPtr {
     /// (`zeroed` false) of unspecified contents that its first user must
     /// initialize.
     pub(crate) fn cpu(nbytes: usize, zeroed: bool) -> Result<DataPtr> {
-        let layout = small_block_cache::block_layout(nbytes)
-            .ok_or_else(|| Error::runtime(format!("cannot allocate {nbytes} bytes")))?;
-        let ptr = NonNull::new(small_block_cache::allocate(layout, zeroed))
-            .ok_or_else(|| out_of_memory(nbytes))?;
-        Ok(DataPtr {
-            ptr: ptr.as_ptr(),
-            context: Context::CpuBlock(layout),
+        let block = CpuBlock::allocate(nbytes, zeroed)?;
+        Ok(DataPtr::from_cpu_block(block))
+    }
+
+    /// The `DataPtr` that owns `block`: no calls, so that a caller
+    /// building a storage around it writes it where the storage lives.
+    #[inline(always)]
+    pub(crate) fn from_cpu_block(block: CpuBlock) -> DataPtr {
+        DataPtr {
+            ptr: block.ptr.as_ptr(),
+            context: Context::CpuBlock(block.layout),
             device: Device::CPU,
-        })
+        }
     }
 
     /// CPU memory at `ptr` that `owner` keeps alive. Fails unless `ptr` is
@@ -146,6 +150,36 @@ impl Drop for DataPtr {
 impl fmt::Debug for DataPtr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "DataPtr({:p} on {})", self.ptr, self.device)
+    }
+}
+
+/// A fresh block of `small_block_cache` that nothing owns yet: what
+/// [`DataPtr::from_cpu_block`] takes ownership of. Two words, returned in
+/// registers, so that a storage's fields are written in place after the
+/// allocation instead of being moved there inside a `Result<DataPtr>`.
+#[must_use = "a CpuBlock leaks unless a DataPtr takes it"]
+pub(crate) struct CpuBlock {
+    ptr: NonNull<u8>,
+    layout: Layout,
+}
+
+impl CpuBlock {
+    /// `nbytes` bytes (at least one, so that every storage has a distinct
+    /// address), aligned to [`ALIGNMENT`]; zeroed, or (`zeroed` false) of
+    /// unspecified contents that its first user must initialize.
+    #[inline]
+    pub(crate) fn allocate(nbytes: usize, zeroed: bool) -> Result<CpuBlock> {
+        let layout = small_block_cache::block_layout(nbytes)
+            .ok_or_else(|| Error::runtime(format!("cannot allocate {nbytes} bytes")))?;
+        let ptr = NonNull::new(small_block_cache::allocate(layout, zeroed))
+            .ok_or_else(|| out_of_memory(nbytes))?;
+        Ok(CpuBlock { ptr, layout })
+    }
+
+    /// The first byte.
+    #[inline(always)]
+    pub(crate) fn as_ptr(&self) -> *mut u8 {
+        self.ptr.as_ptr()
     }
 }
 

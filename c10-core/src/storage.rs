@@ -36,6 +36,7 @@ use std::ptr::NonNull;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::allocator::CpuBlock;
 pub use crate::allocator::{
     allocator_for, Allocator, CpuAllocator, DataPtr, MetaAllocator, ALIGNMENT,
 };
@@ -151,11 +152,27 @@ impl Storage {
     }
 
     /// A CPU storage of `nbytes` bytes, zeroed when `zeroed`.
+    ///
+    /// The block is allocated first and the storage's fields, its
+    /// `DataPtr` included, are then written where they live: every eager
+    /// result is allocated here.
     fn new_cpu(nbytes: usize, zeroed: bool) -> Result<Storage> {
-        let data = DataPtr::cpu(nbytes, zeroed)?;
-        // SAFETY: a fresh block of at least `nbytes` bytes; uninitialized
-        // ones are written before they are read (`new_cpu_uninit`).
-        Ok(unsafe { Storage::from_data_ptr(data, nbytes) })
+        // The block holds at least `nbytes` bytes, and only this storage
+        // uses it; an uninitialized one is written before it is read
+        // (`new_cpu_uninit`).
+        let block = CpuBlock::allocate(nbytes, zeroed)?;
+        let host = block.as_ptr();
+        Ok(Storage::from_impl(
+            #[inline(always)]
+            || StorageImpl {
+                data: AtomicPtr::new(host),
+                memory: UnsafeCell::new(DataPtr::from_cpu_block(block)),
+                device_addr: 0,
+                nbytes: AtomicUsize::new(nbytes),
+                device: Device::CPU,
+                borrow: AtomicIsize::new(0),
+            },
+        ))
     }
 
     /// A CPU storage over `nbytes` bytes at `ptr` that `owner` keeps alive

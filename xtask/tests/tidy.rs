@@ -295,10 +295,12 @@ fn architecture_order(root: &Path, members: &[Member]) -> (Vec<String>, Vec<Stri
 /// Each crate depends only on crates above it in `ARCHITECTURE.md`.
 ///
 /// The order is read from `ARCHITECTURE.md`'s `### `crate`` headings, so
-/// the map and this test cannot drift apart. Dev-dependencies are held to
-/// the same rule: a test needing a crate further down belongs in that
-/// crate's `tests/`, and a dev-dependency cycle would build the crate
-/// under test twice, with two incompatible copies of its types.
+/// the map and this test cannot drift apart. A crate's tests may use a
+/// crate further down (its `tests/` run it with the backends linked) as a
+/// dev-dependency, as long as that crate does not itself depend on the
+/// crate under test: a dev-dependency cycle would build the crate under
+/// test twice, with two incompatible copies of its types and two sets of
+/// its static registrations.
 #[test]
 fn crate_dependencies_follow_architecture_order() {
     let root = repo_root();
@@ -309,32 +311,90 @@ fn crate_dependencies_follow_architecture_order() {
         .enumerate()
         .map(|(i, n)| (n.as_str(), i))
         .collect();
-    for member in &members {
-        let manifest_path = member.dir.join("Cargo.toml");
-        let Some(&own) = rank.get(member.name.as_str()) else {
+    let manifests: BTreeMap<&str, (PathBuf, Vec<Dependency>)> = members
+        .iter()
+        .map(|m| {
+            let path = m.dir.join("Cargo.toml");
+            let deps = dependencies(&read(&path));
+            (m.name.as_str(), (path, deps))
+        })
+        .collect();
+    for (&name, (manifest_path, deps)) in &manifests {
+        let Some(&own) = rank.get(name) else {
             continue;
         };
-        for dep in dependencies(&read(&manifest_path)) {
+        for dep in deps {
             let Some(&theirs) = rank.get(dep.package.as_str()) else {
                 continue;
             };
-            if theirs >= own {
-                problems.push(format!(
-                    "{}:{}: `{}` has `{}` in its {}, but ARCHITECTURE.md lists `{}` below it",
-                    display(&root, &manifest_path),
-                    dep.line,
-                    member.name,
-                    dep.package,
-                    dep.kind,
-                    dep.package
-                ));
+            if theirs < own {
+                continue;
             }
+            let why = if dep.kind != "dev-dependencies" {
+                "ARCHITECTURE.md lists it below"
+            } else if depends_on(&manifests, &dep.package, name) {
+                "it depends on the crate under test (a dev-dependency cycle)"
+            } else {
+                continue;
+            };
+            problems.push(format!(
+                "{}:{}: `{name}` has `{}` in its {}, but {why}",
+                display(&root, manifest_path),
+                dep.line,
+                dep.package,
+                dep.kind,
+            ));
         }
     }
     report(
         "crates must depend only on crates above them in ARCHITECTURE.md",
         &problems,
     );
+}
+
+/// Whether `from` depends on `to` through normal and build dependencies
+/// of workspace crates, directly or not.
+fn depends_on(
+    manifests: &BTreeMap<&str, (PathBuf, Vec<Dependency>)>,
+    from: &str,
+    to: &str,
+) -> bool {
+    let mut seen = vec![from.to_string()];
+    let mut next = vec![from.to_string()];
+    while let Some(name) = next.pop() {
+        let Some((_, deps)) = manifests.get(name.as_str()) else {
+            continue;
+        };
+        for dep in deps.iter().filter(|d| d.kind != "dev-dependencies") {
+            if dep.package == to {
+                return true;
+            }
+            if !seen.contains(&dep.package) {
+                seen.push(dep.package.clone());
+                next.push(dep.package.clone());
+            }
+        }
+    }
+    false
+}
+
+#[test]
+fn dev_dependency_cycles_are_found_through_normal_dependencies() {
+    let manifest = |text: &str| (PathBuf::new(), dependencies(text));
+    let manifests = BTreeMap::from([
+        ("low", manifest("[dev-dependencies]\nhigh.workspace = true\n")),
+        ("mid", manifest("[dependencies]\nlow.workspace = true\n")),
+        ("high", manifest("[dependencies]\nmid.workspace = true\n")),
+        ("backend", manifest("[dependencies]\nmid.workspace = true\n")),
+        ("tool", manifest("[build-dependencies]\nlow.workspace = true\n")),
+    ]);
+    assert!(depends_on(&manifests, "high", "low"));
+    assert!(depends_on(&manifests, "backend", "low"));
+    assert!(depends_on(&manifests, "tool", "low"));
+    assert!(!depends_on(&manifests, "backend", "high"));
+    // Dev-dependencies are not followed: `low`'s tests use `high`, but
+    // `low` itself does not depend on it.
+    assert!(!depends_on(&manifests, "low", "high"));
 }
 
 #[test]

@@ -257,44 +257,56 @@ fn compute(record: &Value, op: &str) -> Result<Computed, Failure> {
         ..Default::default()
     };
     if double {
-        let ggo: Vec<Option<Tensor>> = record
-            .get("grad_grad_outputs")
-            .and_then(Value::as_array)
-            .map(|v| v.iter().map(decode_opt_tensor).collect::<Result<_, _>>())
-            .transpose()
-            .map_err(fail("decode"))?
-            .unwrap_or_default();
-        let mut outs = Vec::new();
-        let mut outs_grads = Vec::new();
-        for (g, gg) in computed.grads.iter().zip(&ggo) {
-            if let (Some(g), Some(gg)) = (g, gg) {
-                // A gradient that does not require grad contributes zeros.
-                if g.requires_grad() {
-                    outs.push(g.clone());
-                    outs_grads.push(Some(gg.clone()));
-                }
-            }
-        }
-        let used_go: Vec<Tensor> = grad_outputs.iter().flatten().cloned().collect();
-        let mut wrt = inputs.clone();
-        wrt.extend(used_go.iter().cloned());
-        let g2 = if outs.is_empty() {
-            vec![None; wrt.len()]
-        } else {
-            autograd::grad(&outs, &wrt, &outs_grads, None, false, true)
-                .map_err(|e| fail("double_backward")(err_text(e)))?
-        };
-        let (for_inputs, for_go) = g2.split_at(inputs.len());
-        let mut it = for_go.iter();
-        computed.grads2 = Some(for_inputs.to_vec());
-        computed.grads2_grad_outputs = Some(
-            grad_outputs
-                .iter()
-                .map(|g| g.as_ref().and_then(|_| it.next().cloned().flatten()))
-                .collect(),
-        );
+        double_backward(record, &inputs, &grad_outputs, &mut computed)?;
     }
     Ok(computed)
+}
+
+/// The record's double backward: the gradients of the first gradients
+/// (weighted by `grad_grad_outputs`) with respect to the inputs and the
+/// grad outputs used, into `computed`.
+fn double_backward(
+    record: &Value,
+    inputs: &[Tensor],
+    grad_outputs: &[Option<Tensor>],
+    computed: &mut Computed,
+) -> Result<(), Failure> {
+    let ggo: Vec<Option<Tensor>> = record
+        .get("grad_grad_outputs")
+        .and_then(Value::as_array)
+        .map(|v| v.iter().map(decode_opt_tensor).collect::<Result<_, _>>())
+        .transpose()
+        .map_err(fail("decode"))?
+        .unwrap_or_default();
+    let mut outs = Vec::new();
+    let mut outs_grads = Vec::new();
+    for (g, gg) in computed.grads.iter().zip(&ggo) {
+        if let (Some(g), Some(gg)) = (g, gg) {
+            // A gradient that does not require grad contributes zeros.
+            if g.requires_grad() {
+                outs.push(g.clone());
+                outs_grads.push(Some(gg.clone()));
+            }
+        }
+    }
+    let mut wrt = inputs.to_vec();
+    wrt.extend(grad_outputs.iter().flatten().cloned());
+    let g2 = if outs.is_empty() {
+        vec![None; wrt.len()]
+    } else {
+        autograd::grad(&outs, &wrt, &outs_grads, None, false, true)
+            .map_err(|e| fail("double_backward")(err_text(e)))?
+    };
+    let (for_inputs, for_go) = g2.split_at(inputs.len());
+    let mut it = for_go.iter();
+    computed.grads2 = Some(for_inputs.to_vec());
+    computed.grads2_grad_outputs = Some(
+        grad_outputs
+            .iter()
+            .map(|g| g.as_ref().and_then(|_| it.next().cloned().flatten()))
+            .collect(),
+    );
+    Ok(())
 }
 
 fn encode_list(list: &[Option<Tensor>]) -> Result<Value, String> {

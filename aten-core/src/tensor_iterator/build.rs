@@ -24,10 +24,20 @@ use crate::memory_overlap;
 use crate::Tensor;
 
 impl<'a> TensorIterator<'a> {
-    pub(super) fn build(mut config: TensorIteratorConfig<'a>) -> Result<TensorIterator<'a>> {
+    pub(super) fn build(config: TensorIteratorConfig<'a>) -> Result<TensorIterator<'a>> {
         if let Some(it) = Self::try_build_contiguous(&config) {
             return it;
         }
+        Self::build_general(config)
+    }
+
+    /// The general build, in PyTorch's order of phases. Never inlined into
+    /// [`build`](Self::build), so that the contiguous path every eager
+    /// call of one shape takes stays a short run of code: inlined, this
+    /// path's many blocks sat among the fast path's and spread it over
+    /// more instruction-cache lines than it needs.
+    #[inline(never)]
+    fn build_general(mut config: TensorIteratorConfig<'a>) -> Result<TensorIterator<'a>> {
         let refs = std::mem::take(&mut config.inputs);
         let owned = config.owned_inputs.take().map_or_else(Vec::new, Vec::from);
         let mut inputs: SmallVec<TensorRef<'_>, 4> = refs.iter().copied().collect();
