@@ -155,10 +155,7 @@ fn main() -> ExitCode {
         Command::Yaml {
             what: Yaml::Check { file, tags },
         } => match aten_cli::yaml_check::check_file(&file, tags.as_deref()) {
-            Ok(report) => {
-                print!("{}", report.text);
-                success_if(report.errors == 0)
-            }
+            Ok(report) => success_if(emit(&report.text) && report.errors == 0),
             Err(e) => fail(e),
         },
         Command::Run {
@@ -182,11 +179,11 @@ fn surface(file: &Path) -> ExitCode {
     };
     match aten_cli::registry::surface(&text, &label) {
         Ok((report, missing)) => {
-            print!("{report}");
-            for m in &missing {
-                println!("not defined: {m}");
-            }
-            success_if(missing.is_empty())
+            let listed: String = missing
+                .iter()
+                .map(|m| format!("not defined: {m}\n"))
+                .collect();
+            success_if(emit(&report) && emit(&listed) && missing.is_empty())
         }
         Err(e) => {
             eprintln!("{e}");
@@ -217,10 +214,7 @@ fn conform(what: Conform) -> ExitCode {
 /// Prints a command's text, or its error after `error: `.
 fn print_or_fail<E: std::fmt::Display>(result: Result<String, E>) -> ExitCode {
     match result {
-        Ok(text) => {
-            print!("{text}");
-            ExitCode::SUCCESS
-        }
+        Ok(text) => success_if(emit(&text)),
         Err(e) => fail(e),
     }
 }
@@ -229,6 +223,16 @@ fn print_or_fail<E: std::fmt::Display>(result: Result<String, E>) -> ExitCode {
 fn fail(e: impl std::fmt::Display) -> ExitCode {
     eprintln!("error: {e}");
     ExitCode::FAILURE
+}
+
+/// Writes `text` to stdout; `false` when it cannot be written (a closed
+/// pipe, as in `aten ops | head`: the reader has what it wanted, and the
+/// command stops without a panic).
+fn emit(text: &str) -> bool {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .is_ok()
 }
 
 fn success_if(ok: bool) -> ExitCode {
@@ -291,7 +295,9 @@ fn report(result: Result<(Vec<String>, Report), String>) -> ExitCode {
     match report.tally {
         Some(tally) => {
             if lines.is_empty() {
-                println!("{tally}");
+                if !emit(&format!("{tally}\n")) {
+                    return ExitCode::FAILURE;
+                }
             } else {
                 eprintln!("{tally}");
             }

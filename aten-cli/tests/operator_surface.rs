@@ -117,3 +117,30 @@ fn an_operator_without_a_cpu_kernel_is_the_dispatchers_error() {
         e.message()
     );
 }
+
+/// `aten ops | head`: a reader that closes the pipe early ends the command
+/// with a failure status, never a panic.
+#[test]
+fn a_closed_stdout_ends_the_listing_without_a_panic() {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_aten"))
+        .arg("ops")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("aten runs");
+    let mut first = [0u8; 16];
+    child
+        .stdout
+        .take()
+        .expect("piped stdout")
+        .read_exact(&mut first)
+        .expect("the listing starts");
+    // The read end is dropped: the rest of the listing meets a closed pipe.
+    let output = child.wait_with_output().expect("aten ends");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(first.starts_with(b"aten::"), "{first:?}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_ne!(output.status.code(), Some(101), "{stderr}");
+}

@@ -382,11 +382,20 @@ fn depends_on(
 fn dev_dependency_cycles_are_found_through_normal_dependencies() {
     let manifest = |text: &str| (PathBuf::new(), dependencies(text));
     let manifests = BTreeMap::from([
-        ("low", manifest("[dev-dependencies]\nhigh.workspace = true\n")),
+        (
+            "low",
+            manifest("[dev-dependencies]\nhigh.workspace = true\n"),
+        ),
         ("mid", manifest("[dependencies]\nlow.workspace = true\n")),
         ("high", manifest("[dependencies]\nmid.workspace = true\n")),
-        ("backend", manifest("[dependencies]\nmid.workspace = true\n")),
-        ("tool", manifest("[build-dependencies]\nlow.workspace = true\n")),
+        (
+            "backend",
+            manifest("[dependencies]\nmid.workspace = true\n"),
+        ),
+        (
+            "tool",
+            manifest("[build-dependencies]\nlow.workspace = true\n"),
+        ),
     ]);
     assert!(depends_on(&manifests, "high", "low"));
     assert!(depends_on(&manifests, "backend", "low"));
