@@ -1,4 +1,4 @@
-//! The `.pt2` loader and runner (`aten::fx::export`): the binding rules of
+//! The `.pt2` loader and runner (`aten_fx::export`): the binding rules of
 //! the signature on a hand-written archive (tied weights, a tensor
 //! constant and a non-persistent buffer between the parameters, keyword
 //! arguments, defaults left out, a view of a weight's storage), safetensors
@@ -6,11 +6,13 @@
 //! The shared models against PyTorch's outputs are in `aten-cli`'s
 //! `conformance_models` test.
 
+mod support;
+
 use std::io::{Read, Write};
 use std::path::PathBuf;
 
-use aten::c10::TensorBase;
-use aten::fx::export::{parse_safetensors, serialize_safetensors, ExportedProgram, SymSize};
+use aten_fx::export::{parse_safetensors, serialize_safetensors, ExportedProgram, SymSize};
+use c10_core::TensorBase;
 use serde_json::{json, Value};
 
 fn model_path(name: &str) -> PathBuf {
@@ -45,7 +47,7 @@ fn write_entries(entries: &Entries) -> Vec<u8> {
 }
 
 /// The shared `model` archive with `edit` applied to its entries, loaded.
-fn load_edited(model: &str, edit: impl FnOnce(&mut Entries)) -> aten::Result<ExportedProgram> {
+fn load_edited(model: &str, edit: impl FnOnce(&mut Entries)) -> c10_core::Result<ExportedProgram> {
     let bytes = std::fs::read(model_path(&format!("{model}.pt2"))).unwrap();
     let mut entries = read_entries(&bytes);
     edit(&mut entries);
@@ -70,14 +72,14 @@ fn replace(entries: &mut Entries, suffix: &str, data: &[u8]) {
     *old = data.to_vec();
 }
 
-fn error_of(result: aten::Result<ExportedProgram>) -> String {
+fn error_of(result: c10_core::Result<ExportedProgram>) -> String {
     match result {
         Ok(_) => panic!("the archive loaded"),
         Err(e) => e.message().to_string(),
     }
 }
 
-fn assert_error(result: aten::Result<ExportedProgram>, parts: &[&str]) {
+fn assert_error(result: c10_core::Result<ExportedProgram>, parts: &[&str]) {
     let message = error_of(result);
     for part in parts {
         assert!(message.contains(part), "`{part}` not in: {message}");
@@ -290,7 +292,7 @@ fn the_signature_binds_each_input_by_its_own_kind() {
 fn runs_repeat_and_run_from_several_threads() {
     let program = ExportedProgram::load(model_path("attention.pt2")).unwrap();
     let inputs: Vec<TensorBase> =
-        aten::fx::export::load_safetensors(model_path("attention.inputs.safetensors"))
+        aten_fx::export::load_safetensors(model_path("attention.inputs.safetensors"))
             .unwrap()
             .into_iter()
             .map(|(_, t)| t)

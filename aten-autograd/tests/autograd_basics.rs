@@ -1,11 +1,14 @@
 //! The autograd layer end to end: recording, backward, accumulation,
 //! `grad`, modes, in-place and view rules, and PyTorch's errors.
 
-use aten::autograd::{self, TensorAutograd};
-use aten::{ops, Tensor};
+mod support;
+
+use aten_autograd::{self as autograd, TensorAutograd};
+use aten_core::ops;
+use aten_core::Tensor;
 
 fn t(v: &[f64], sizes: &[i64]) -> Tensor {
-    aten::dispatcher();
+    support::dispatcher();
     Tensor::from_slice(v, sizes).unwrap()
 }
 
@@ -74,7 +77,7 @@ fn errors_match_pytorch() {
         .to_string()
         .contains("only Tensors of floating point dtype can require gradients"));
     let out = t(&[0.0, 0.0], &[2]);
-    let e = ops::add_out(&x, &x, aten::Scalar::Int(1), &out).unwrap_err();
+    let e = ops::add_out(&x, &x, c10_core::Scalar::Int(1), &out).unwrap_err();
     assert!(
         e.to_string().contains(
             "add(): functions with out=... arguments don't support automatic differentiation"
@@ -97,7 +100,7 @@ fn freed_graph_and_modified_saved_tensor_are_errors() {
     );
 
     let a = leaf(&[1.0, 2.0], &[2]);
-    let b = ops::mul_scalar(&a, aten::Scalar::Int(2)).unwrap();
+    let b = ops::mul_scalar(&a, c10_core::Scalar::Int(2)).unwrap();
     let c = ops::exp(&b).unwrap();
     ops::add_tensor_(&c, &t(&[1.0, 1.0], &[2])).unwrap();
     let e = ops::sum(&c).unwrap().backward().unwrap_err();
@@ -146,7 +149,7 @@ fn double_backward() {
 #[test]
 fn in_place_on_a_view_rebases_the_base() {
     let x = leaf(&[1.0, 2.0, 3.0, 4.0], &[4]);
-    let base = ops::mul_scalar(&x, aten::Scalar::Int(1)).unwrap();
+    let base = ops::mul_scalar(&x, c10_core::Scalar::Int(1)).unwrap();
     let v = ops::slice_tensor_with(
         &base,
         ops::SliceTensorOptions {
@@ -166,10 +169,10 @@ fn in_place_on_a_view_rebases_the_base() {
 #[test]
 fn hooks_and_retain_grad() {
     let x = leaf(&[1.0, 2.0], &[2]);
-    let y = ops::mul_scalar(&x, aten::Scalar::Int(3)).unwrap();
+    let y = ops::mul_scalar(&x, c10_core::Scalar::Int(3)).unwrap();
     y.retain_grad().unwrap();
     let _h = x
-        .register_hook(|g| Ok(Some(ops::mul_scalar(g, aten::Scalar::Int(2))?)))
+        .register_hook(|g| Ok(Some(ops::mul_scalar(g, c10_core::Scalar::Int(2))?)))
         .unwrap();
     ops::sum(&y).unwrap().backward().unwrap();
     assert_eq!(vals(&y.grad().unwrap()), vec![1.0, 1.0]);
@@ -225,7 +228,7 @@ fn a_leaf_hook_may_run_a_backward_pass_through_the_same_leaf() {
             if inner_calls.fetch_add(1, Ordering::SeqCst) == 0 {
                 // Backward runs without grad mode, as PyTorch's does.
                 let _grad = autograd::enable_grad();
-                let y = ops::sum(&ops::mul_scalar(&inner_x, aten::Scalar::Int(10))?)?;
+                let y = ops::sum(&ops::mul_scalar(&inner_x, c10_core::Scalar::Int(10))?)?;
                 y.backward()?;
             }
             Ok(None)
@@ -264,7 +267,8 @@ fn threads_share_a_leaf_and_lose_no_gradient() {
             let x = x.clone();
             s.spawn(move || {
                 for _ in 0..rounds {
-                    let y = ops::sum(&ops::mul_scalar(&x, aten::Scalar::Int(k)).unwrap()).unwrap();
+                    let y =
+                        ops::sum(&ops::mul_scalar(&x, c10_core::Scalar::Int(k)).unwrap()).unwrap();
                     y.backward().unwrap();
                 }
             });
@@ -282,13 +286,13 @@ fn detach_shares_data_and_detach_in_place_leaves_the_graph() {
     ops::add_tensor_(&d, &t(&[1.0, 1.0], &[2])).unwrap();
     assert_eq!(vals(&x), vec![2.0, 3.0], "detach shares the data");
 
-    let y = ops::mul_scalar(&x, aten::Scalar::Double(2.0)).unwrap();
+    let y = ops::mul_scalar(&x, c10_core::Scalar::Double(2.0)).unwrap();
     assert!(y.requires_grad());
     let same = ops::detach_(&y).unwrap();
     assert!(!y.requires_grad() && y.grad_fn().is_none() && y.is_leaf());
     assert!(!same.requires_grad());
 
-    let y2 = ops::mul_scalar(&x, aten::Scalar::Double(1.0)).unwrap();
+    let y2 = ops::mul_scalar(&x, c10_core::Scalar::Double(1.0)).unwrap();
     let w = ops::slice_tensor_with(
         &y2,
         ops::SliceTensorOptions {

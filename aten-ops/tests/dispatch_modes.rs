@@ -4,17 +4,22 @@
 //! higher-order operators' rules per mode type, and wrapper tensors whose
 //! subclass handles the calls they take part in (the logging tensor).
 
+mod support;
+
 use std::sync::{Arc, Mutex};
 
-use aten::boxing::IValue;
-use aten::c10::local_dispatch_key_set::tls_is_dispatch_key_included;
-use aten::torch_ops::higher_order::cond;
-use aten::torch_ops::modes::{current_mode, stack_len};
-use aten::torch_ops::{push_mode, GraphFn, OpOverload, TorchDispatchMode};
-use aten::{ops, DispatchKey, Result, Tensor};
+use aten_boxing::IValue;
+use aten_core::ops;
+use aten_core::Tensor;
+use aten_ops::higher_order::cond;
+use aten_ops::modes::{current_mode, stack_len};
+use aten_ops::{push_mode, GraphFn, OpOverload, TorchDispatchMode};
+use c10_core::local_dispatch_key_set::tls_is_dispatch_key_included;
+use c10_core::DispatchKey;
+use c10_core::Result;
 
 fn t(v: &[f32]) -> Tensor {
-    aten::ops_root();
+    support::ops_root();
     Tensor::from_slice(v, &[v.len() as i64]).unwrap()
 }
 
@@ -148,7 +153,7 @@ fn a_mode_decides_the_result() {
     let r = ops::neg(&a).unwrap();
     assert_eq!(
         {
-            let _off = aten::torch_ops::modes::pop_mode_temporarily().unwrap();
+            let _off = aten_ops::modes::pop_mode_temporarily().unwrap();
             r.to_vec::<f32>().unwrap()
         },
         vec![0.0, 0.0]
@@ -197,7 +202,7 @@ fn higher_order_operators_use_the_rule_for_the_mode() {
             "There was no rule registered for HigherOrderOperator cond and mode Recording.Hint: set Recording's supports_higher_order_operators to True. This causes all higher order operators to pass through {curr_mode}'s __torch_dispatch__, so handle them accordingly by adding support for HigerOrderOperators (in this case, cond) in Recording.__torch_dispatch__ or returning NotImplemented when not supported."
         );
     }
-    let hop = aten::ops_root().higher_order().op("cond").unwrap();
+    let hop = support::ops_root().higher_order().op("cond").unwrap();
     let seen = Arc::new(Mutex::new(0usize));
     let count = Arc::clone(&seen);
     hop.py_impl_mode::<WithRule>(move |_mode, op, args| {
@@ -214,7 +219,7 @@ fn higher_order_operators_use_the_rule_for_the_mode() {
 
 mod subclasses {
     use super::*;
-    use aten::torch_ops::subclass::{
+    use aten_ops::subclass::{
         make_wrapper_subclass, subclass_object, LoggingTensor, TorchDispatchSubclass,
     };
 
@@ -296,13 +301,14 @@ mod subclasses {
 
 mod fake_tensors {
     use super::*;
-    use aten::c10::device::DeviceType;
-    use aten::torch_ops::fake::{is_fake, meta_of, FakeTensorMode};
-    use aten::{Device, ScalarType};
+    use aten_ops::fake::{is_fake, meta_of, FakeTensorMode};
+    use c10_core::device::DeviceType;
+    use c10_core::Device;
+    use c10_core::ScalarType;
 
     #[test]
     fn an_mlp_on_cuda_computes_its_shapes_without_running() {
-        aten::ops_root();
+        support::ops_root();
         let cuda = Device::new(DeviceType::CUDA, 0);
         let mode = FakeTensorMode::new();
         let fake = |sizes: &[i64]| {
@@ -354,7 +360,7 @@ mod fake_tensors {
 
     #[test]
     fn fake_tensors_without_the_mode_refuse_real_ones_and_mixed_devices() {
-        aten::ops_root();
+        support::ops_root();
         let mode = FakeTensorMode::new();
         let cuda = Device::new(DeviceType::CUDA, 0);
         let a = Tensor::from_base(mode.fake_tensor(&[2], ScalarType::Float, cuda).unwrap());
@@ -380,10 +386,10 @@ mod fake_tensors {
 
 #[test]
 fn pre_dispatch_modes_see_calls_above_autograd_then_modes_below() {
-    use aten::torch_ops::modes::{pop_pre_dispatch_mode_temporarily, pre_dispatch_stack_len};
-    use aten::torch_ops::push_pre_dispatch_mode;
+    use aten_ops::modes::{pop_pre_dispatch_mode_temporarily, pre_dispatch_stack_len};
+    use aten_ops::push_pre_dispatch_mode;
     let a = Tensor::from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[2, 2]).unwrap();
-    aten::ops_root();
+    support::ops_root();
     let (outer, log) = recording("pre");
     let (below, below_log) = recording("below");
     let (inner, _) = recording("pre-inner");
@@ -428,11 +434,9 @@ fn pre_dispatch_modes_see_calls_above_autograd_then_modes_below() {
 /// twice.
 mod python_dispatch_ports {
     use super::*;
-    use aten::torch_ops::modes::pop_mode_temporarily;
-    use aten::torch_ops::subclass::{
-        make_wrapper_subclass, subclass_object, TorchDispatchSubclass,
-    };
-    use aten::Error;
+    use aten_ops::modes::pop_mode_temporarily;
+    use aten_ops::subclass::{make_wrapper_subclass, subclass_object, TorchDispatchSubclass};
+    use c10_core::Error;
 
     /// A mode that fails with its name (`AMode`, `BMode`).
     struct Failing(&'static str);

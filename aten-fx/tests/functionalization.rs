@@ -3,14 +3,20 @@
 //! and the results and input mutations equal to the eager run), and the
 //! view inverses checked against eager mutation through every view kind.
 
-use aten::boxing::IValue;
-use aten::fx::make_fx;
-use aten::torch_ops::functionalize::{
+mod support;
+
+use aten_boxing::IValue;
+use aten_core::ops;
+use aten_core::Tensor;
+use aten_fx::make_fx;
+use aten_ops::functionalize::{
     enable_functionalization, from_functional_tensor, is_functional_tensor, sync,
     to_functional_tensor,
 };
-use aten::torch_ops::{functionalize, Remove};
-use aten::{ops, Device, Result, Scalar, Tensor};
+use aten_ops::{functionalize, Remove};
+use c10_core::Device;
+use c10_core::Result;
+use c10_core::Scalar;
 
 fn iv(t: &Tensor) -> IValue {
     IValue::Tensor(t.base().clone())
@@ -30,7 +36,7 @@ fn values(t: &Tensor) -> Vec<f32> {
 /// `torch.<factory>(sizes)` as Python calls it (device and pin_memory
 /// passed explicitly).
 fn factory(name: &str, sizes: &[i64]) -> Result<Tensor> {
-    let out = aten::ops_root().overload(name)?.call(
+    let out = support::ops_root().overload(name)?.call(
         &[IValue::IntList(std::sync::Arc::new(sizes.to_vec()))],
         &[
             ("device", IValue::device(Device::CPU)),
@@ -70,7 +76,7 @@ fn assert_functionalization(f: Program, input: &Tensor) {
 
 /// `get_logs`: the code of `make_fx(functionalize(f))`.
 fn get_logs(f: Program, input: &Tensor, remove: Remove) -> String {
-    aten::ops_root();
+    support::ops_root();
     let x = ops::clone(input).unwrap();
     make_fx(|xs| functionalize(f, xs, remove), &["arg0"], &[iv(&x)])
         .unwrap()
@@ -200,7 +206,7 @@ fn as_strided(xs: &[IValue]) -> Result<Vec<IValue>> {
     )?;
     ops::add_tensor_(
         &y,
-        &Tensor::from(aten::c10::TensorBase::wrapped_number(1i64)?),
+        &Tensor::from(c10_core::TensorBase::wrapped_number(1i64)?),
     )?;
     Ok(vec![iv(&x)])
 }
@@ -368,7 +374,7 @@ fn writes_through_every_view_kind_reach_the_base_and_other_views() {
 
 #[test]
 fn a_functionalized_graph_has_no_mutations_and_replays() {
-    aten::ops_root();
+    support::ops_root();
     let program = |xs: &[IValue]| -> Result<Vec<IValue>> {
         let x = tensor_of(&xs[0]);
         let row = ops::select_int(&x, 0, 1)?;
@@ -410,7 +416,7 @@ fn a_functionalized_graph_has_no_mutations_and_replays() {
 
 #[test]
 fn errors_are_pytorchs() {
-    aten::ops_root();
+    support::ops_root();
     // A broadcast into `self` fails as it does eagerly, though `add` would
     // accept it.
     let small = factory("aten::ones", &[2]).unwrap();
@@ -461,7 +467,7 @@ fn errors_are_pytorchs() {
 
 #[test]
 fn written_values_take_the_written_tensors_dtype_and_out_casts_are_checked() {
-    aten::ops_root();
+    support::ops_root();
     let program = |xs: &[IValue]| -> Result<Vec<IValue>> {
         let (x, y) = (tensor_of(&xs[0]), tensor_of(&xs[1]));
         ops::add_tensor_(&x, &y)?;
@@ -479,7 +485,7 @@ fn written_values_take_the_written_tensors_dtype_and_out_casts_are_checked() {
     );
     assert_eq!(
         tensor_of(&functional[0]).dtype(),
-        Some(aten::ScalarType::Float)
+        Some(c10_core::ScalarType::Float)
     );
     // An out= tensor that cannot hold the result fails as it does eagerly.
     let long = Tensor::from_slice(&[0i64, 0], &[2]).unwrap();
@@ -511,9 +517,9 @@ fn written_values_take_the_written_tensors_dtype_and_out_casts_are_checked() {
 
 #[test]
 fn a_write_through_a_view_without_inverse_fails_before_anything_is_recorded() {
-    use aten::dispatch::CppFunction;
-    use aten::torch_ops::Library;
-    aten::ops_root();
+    use aten_dispatch::CppFunction;
+    use aten_ops::Library;
+    support::ops_root();
     let mut lib = Library::new("functest", "FRAGMENT", "").unwrap();
     lib.define("myview(Tensor(a) self) -> Tensor(a)", "", &[])
         .unwrap();
@@ -523,7 +529,7 @@ fn a_write_through_a_view_without_inverse_fails_before_anything_is_recorded() {
         "CompositeExplicitAutograd",
     )
     .unwrap();
-    let myview = aten::ops_root().overload("functest::myview").unwrap();
+    let myview = support::ops_root().overload("functest::myview").unwrap();
     let x = arange(4, &[4]);
     let out = functionalize(
         |xs| {
@@ -547,8 +553,8 @@ fn a_write_through_a_view_without_inverse_fails_before_anything_is_recorded() {
 
 #[test]
 fn composites_below_autograd_decompose_into_tracked_views() {
-    use aten::c10::local_dispatch_key_set::AutoDispatchBelowADInplaceOrView;
-    aten::ops_root();
+    use c10_core::local_dispatch_key_set::AutoDispatchBelowADInplaceOrView;
+    support::ops_root();
     let program = |xs: &[IValue]| -> Result<Vec<IValue>> {
         let x = tensor_of(&xs[0]);
         let _below = AutoDispatchBelowADInplaceOrView::new();
@@ -570,7 +576,7 @@ fn composites_below_autograd_decompose_into_tracked_views() {
 
 #[test]
 fn writes_from_several_threads_through_aliases_of_one_base_are_all_kept() {
-    aten::ops_root();
+    support::ops_root();
     let x = Tensor::from_slice(&[0.0f32; 64], &[8, 8]).unwrap();
     let base = Tensor::from_base(to_functional_tensor(x.base()).unwrap());
     let rows: Vec<Tensor> = {
@@ -600,7 +606,7 @@ fn writes_from_several_threads_through_aliases_of_one_base_are_all_kept() {
 
 #[test]
 fn as_strided_writes_into_an_input_with_a_storage_offset() {
-    aten::ops_root();
+    support::ops_root();
     let program = |xs: &[IValue]| -> Result<Vec<IValue>> {
         let x = tensor_of(&xs[0]);
         let v = ops::as_strided_with(

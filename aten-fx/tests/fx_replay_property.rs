@@ -5,12 +5,16 @@
 //! programs are drawn from registered operators by name (unary, binary,
 //! in place, through views, reductions with broadcasting, matrix products).
 
+mod support;
+
 use std::sync::Arc;
 
-use aten::boxing::IValue;
-use aten::fx::make_fx;
-use aten::torch_ops::{functionalize, Remove};
-use aten::{ops, Result, Tensor};
+use aten_boxing::IValue;
+use aten_core::ops;
+use aten_core::Tensor;
+use aten_fx::make_fx;
+use aten_ops::{functionalize, Remove};
+use c10_core::Result;
 
 /// xorshift64*: deterministic, no dependency.
 struct Rng(u64);
@@ -71,9 +75,9 @@ enum Step {
 }
 
 fn call(name: &str, args: &[IValue]) -> Result<IValue> {
-    let mut out = aten::ops_root().overload(name)?.call(args, &[])?;
+    let mut out = support::ops_root().overload(name)?.call(args, &[])?;
     out.pop()
-        .ok_or_else(|| aten::c10::Error::internal("no result"))
+        .ok_or_else(|| c10_core::Error::internal("no result"))
 }
 
 fn iv(t: &Tensor) -> IValue {
@@ -195,7 +199,7 @@ fn assert_close(what: &str, a: &[IValue], b: &[IValue]) {
 
 #[test]
 fn captured_graphs_of_random_programs_replay_like_eager() {
-    aten::ops_root();
+    support::ops_root();
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     let (mut written_back, mut scattered) = (0, 0);
     for case in 0..150 {

@@ -4,9 +4,14 @@
 //! themselves differentiable. Inputs avoid the points where an operator is
 //! not differentiable (ties, zeros of `abs`, bounds of `clamp`).
 
-use aten::autograd::gradcheck::{gradcheck, gradgradcheck, GradcheckOptions};
-use aten::autograd::TensorAutograd;
-use aten::{ops, Result, Scalar, Tensor};
+mod support;
+
+use aten_autograd::gradcheck::{gradcheck, gradgradcheck, GradcheckOptions};
+use aten_autograd::TensorAutograd;
+use aten_core::ops;
+use aten_core::Tensor;
+use c10_core::Result;
+use c10_core::Scalar;
 
 /// Deterministic values in (-1, 1), no two equal, none near 0.
 fn values(n: usize, seed: u64) -> Vec<f64> {
@@ -21,7 +26,7 @@ fn values(n: usize, seed: u64) -> Vec<f64> {
 }
 
 fn x(shape: &[i64], seed: u64) -> Tensor {
-    aten::dispatcher();
+    support::dispatcher();
     let n = shape.iter().product::<i64>() as usize;
     Tensor::from_vec(values(n, seed), shape)
         .unwrap()

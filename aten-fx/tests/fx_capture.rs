@@ -1,14 +1,21 @@
 //! `make_fx`: capture of a closure's operator calls, printed as FX prints
 //! `graph_module.code`, replayed on new inputs, under FakeTensor.
 
+mod support;
+
 use std::sync::Arc;
 
-use aten::boxing::IValue;
-use aten::c10::device::DeviceType;
-use aten::fx::{make_fx, make_fx_with, MakeFxOptions};
-use aten::torch_ops::fake::{is_fake, FakeTensorMode};
-use aten::torch_ops::push_mode;
-use aten::{ops, Device, Result, ScalarType, Tensor, TensorAutograd};
+use aten_autograd::TensorAutograd;
+use aten_boxing::IValue;
+use aten_core::ops;
+use aten_core::Tensor;
+use aten_fx::{make_fx, make_fx_with, MakeFxOptions};
+use aten_ops::fake::{is_fake, FakeTensorMode};
+use aten_ops::push_mode;
+use c10_core::device::DeviceType;
+use c10_core::Device;
+use c10_core::Result;
+use c10_core::ScalarType;
 
 fn iv(t: &Tensor) -> IValue {
     IValue::Tensor(t.base().clone())
@@ -31,7 +38,7 @@ fn program(inputs: &[IValue]) -> Result<Vec<IValue>> {
 
 #[test]
 fn a_captured_graph_prints_like_fx_and_replays() {
-    aten::ops_root();
+    support::ops_root();
     let x = Tensor::from_slice(&[1.0f32, 2.0], &[2]).unwrap();
     let y = Tensor::from_slice(&[3.0f32, 4.0], &[2]).unwrap();
     let g = make_fx(program, &["x", "y"], &[iv(&x), iv(&y)]).unwrap();
@@ -64,7 +71,7 @@ fn a_captured_graph_prints_like_fx_and_replays() {
 
 #[test]
 fn dtype_arguments_print_as_dtypes() {
-    aten::ops_root();
+    support::ops_root();
     let x = Tensor::from_slice(&[1.0f32, 2.0], &[2]).unwrap();
     let g = make_fx(
         |inputs| {
@@ -88,7 +95,7 @@ fn dtype_arguments_print_as_dtypes() {
 
 #[test]
 fn capture_under_fake_tensors_needs_no_data() {
-    aten::ops_root();
+    support::ops_root();
     let fake = FakeTensorMode::new();
     let cuda = Device::new(DeviceType::CUDA, 0);
     let x = Tensor::from_base(fake.fake_tensor(&[8, 4], ScalarType::Float, cuda).unwrap());
@@ -113,12 +120,12 @@ fn capture_under_fake_tensors_needs_no_data() {
 
 #[test]
 fn capture_of_autograd_grad_records_forward_and_backward() {
-    aten::ops_root();
+    support::ops_root();
     let program = |inputs: &[IValue]| -> Result<Vec<IValue>> {
         let x = tensor_of(&inputs[0]);
         let y = ops::mul_tensor(&ops::mul_tensor(&x, &x)?, &ops::cos(&x)?)?;
         let seed = ops::ones_like(&y)?;
-        let g = aten::autograd::grad(&[y], &[x], &[Some(seed)], None, false, false)?;
+        let g = aten_autograd::grad(&[y], &[x], &[Some(seed)], None, false, false)?;
         Ok(vec![iv(g[0].as_ref().expect("x is used"))])
     };
     let x = Tensor::from_slice(&[0.5f32, -1.0, 2.0], &[3]).unwrap();
@@ -157,9 +164,9 @@ fn capture_of_autograd_grad_records_forward_and_backward() {
 
 #[test]
 fn pre_dispatch_capture_records_operators_before_decomposition() {
-    aten::ops_root();
+    support::ops_root();
     let program = |inputs: &[IValue]| -> Result<Vec<IValue>> {
-        let b = aten::ops_root().overload("aten::ones")?.call(
+        let b = support::ops_root().overload("aten::ones")?.call(
             &[IValue::IntList(Arc::new(vec![4, 4]))],
             &[
                 ("device", IValue::device(Device::CPU)),
@@ -208,9 +215,9 @@ fn pre_dispatch_capture_records_operators_before_decomposition() {
 
 #[test]
 fn cond_is_one_node_with_its_branches_as_subgraphs() {
-    use aten::torch_ops::higher_order::cond;
-    use aten::torch_ops::GraphFn;
-    aten::ops_root();
+    use aten_ops::higher_order::cond;
+    use aten_ops::GraphFn;
+    support::ops_root();
     fn branch(f: fn(&Tensor) -> Result<Tensor>) -> GraphFn {
         Arc::new(move |xs: &[IValue]| Ok(vec![iv(&f(&tensor_of(&xs[0]))?)]))
     }
@@ -272,9 +279,9 @@ def forward(self, x_1, pred_1, pred2_1):
 
 #[test]
 fn while_loop_and_map_are_nodes_with_subgraphs_and_replay() {
-    use aten::torch_ops::higher_order::{map, while_loop};
-    use aten::torch_ops::GraphFn;
-    aten::ops_root();
+    use aten_ops::higher_order::{map, while_loop};
+    use aten_ops::GraphFn;
+    support::ops_root();
     let program = |inputs: &[IValue]| -> Result<Vec<IValue>> {
         // Doubles x until its sum passes the limit, then adds y to each row.
         let cond_fn: GraphFn = Arc::new(|xs: &[IValue]| {
@@ -324,7 +331,7 @@ fn while_loop_and_map_are_nodes_with_subgraphs_and_replay() {
 
 #[test]
 fn list_results_are_bound_by_getitem_and_replay() {
-    aten::ops_root();
+    support::ops_root();
     let program = |inputs: &[IValue]| -> Result<Vec<IValue>> {
         let parts = ops::split_tensor(&tensor_of(&inputs[0]), 2)?;
         Ok(vec![iv(&ops::mul_tensor(&parts[0], &parts[1])?)])
@@ -346,9 +353,9 @@ fn list_results_are_bound_by_getitem_and_replay() {
 
 #[test]
 fn cond_is_captured_functionalized_and_at_pre_dispatch() {
-    use aten::torch_ops::higher_order::cond;
-    use aten::torch_ops::{functionalize, GraphFn, Remove};
-    aten::ops_root();
+    use aten_ops::higher_order::cond;
+    use aten_ops::{functionalize, GraphFn, Remove};
+    support::ops_root();
     // The true branch writes into a tensor it made.
     let program = |inputs: &[IValue]| -> Result<Vec<IValue>> {
         let t: GraphFn = Arc::new(|xs: &[IValue]| {
