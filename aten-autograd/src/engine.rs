@@ -330,7 +330,7 @@ fn validate_outputs(node: &Node, outputs: &mut [Tensor]) -> Result<()> {
             *grad = crate::formulas::sum_to(grad, &meta.sizes)?;
         }
         if grad.dtype() != Some(meta.dtype) {
-            *grad = crate::formulas::to_dtype(grad, meta.dtype)?;
+            *grad = crate::formulas::cast_to(grad, meta.dtype)?;
         }
     }
     Ok(())

@@ -11,8 +11,8 @@ use aten_core::native::backward as composite;
 /// The backward composites the formulas call as they are, and the
 /// dtype conversion they share with them.
 pub use aten_core::native::backward::{
-    embedding_dense_backward, gather_backward, index_select_backward,
-    max_pool2d_with_indices_backward, nll_loss_backward, to_dtype,
+    cast_to, embedding_dense_backward, gather_backward, index_select_backward,
+    max_pool2d_with_indices_backward, nll_loss_backward,
 };
 
 /// `at::sum_to(grad, sizes)`: sums a broadcast gradient back to `sizes`.
@@ -363,7 +363,7 @@ pub fn amaxamin_backward(
     let g = restore_reduced_dims(grad, &rd, keepdim)?;
     let r = restore_reduced_dims(result, &rd, keepdim)?;
     let mask = ops::eq_tensor(self_, &r)?;
-    let maskf = to_dtype(&mask, grad.dtype().unwrap_or(ScalarType::Float))?;
+    let maskf = cast_to(&mask, grad.dtype().unwrap_or(ScalarType::Float))?;
     let count = ops::sum_dim_intlist_with(
         &maskf,
         Some(&rd),
@@ -394,7 +394,7 @@ pub fn logsumexp_backward(
 fn one_hot_along(index: &Tensor, sizes: &[i64], dim: usize) -> Result<Tensor> {
     let mut shape = vec![1i64; sizes.len()];
     shape[dim] = sizes[dim];
-    let positions = composite::arange(sizes[dim], index)?;
+    let positions = composite::arange_as(sizes[dim], index)?;
     let positions = ops::view(&positions, &shape)?;
     ops::eq_tensor(&positions, index)
 }
@@ -436,7 +436,7 @@ pub fn prod_backward(grad: &Tensor, self_: &Tensor, result: &Tensor) -> Result<T
         return ops::zeros_like(self_);
     }
     let is_zero = ops::eq_scalar(self_, Scalar::Int(0))?;
-    let zeros = ops::sum(&to_dtype(&is_zero, ScalarType::Long)?)?;
+    let zeros = ops::sum(&cast_to(&is_zero, ScalarType::Long)?)?;
     let n_zeros = zeros.to_vec::<i64>()?.first().copied().unwrap_or(0);
     let one = scalar_tensor_like(1.0, self_)?;
     let others = match n_zeros {
@@ -452,7 +452,7 @@ pub fn prod_backward(grad: &Tensor, self_: &Tensor, result: &Tensor) -> Result<T
             let flat = ops::reshape(self_, &[-1])?;
             let n = flat.numel();
             let mut parts = Vec::with_capacity(n as usize);
-            let positions = composite::arange(n, self_)?;
+            let positions = composite::arange_as(n, self_)?;
             let ones = ops::ones_like(&flat)?;
             for i in 0..n {
                 let mask = ops::eq_scalar(&positions, Scalar::Int(i))?;
@@ -587,7 +587,7 @@ pub fn slice_backward(
     end: Option<i64>,
     step: i64,
 ) -> Result<Tensor> {
-    let out = composite::zeros(sizes, grad)?;
+    let out = composite::zeros_as(sizes, grad)?;
     let region = ops::slice_tensor_with(
         &out,
         ops::SliceTensorOptions {
@@ -603,7 +603,7 @@ pub fn slice_backward(
 
 /// `select_backward`: `grad` placed at `index` along `dim` of zeros.
 pub fn select_backward(grad: &Tensor, sizes: &[i64], dim: i64, index: i64) -> Result<Tensor> {
-    let out = composite::zeros(sizes, grad)?;
+    let out = composite::zeros_as(sizes, grad)?;
     ops::copy_(&ops::select_int(&out, dim, index)?, grad)?;
     Ok(out)
 }
@@ -666,7 +666,7 @@ pub fn split_backward(
         } else {
             let mut s = sizes.to_vec();
             s[d] = len;
-            parts.push(composite::zeros(&s, like)?);
+            parts.push(composite::zeros_as(&s, like)?);
         }
         at += len;
     }
@@ -682,7 +682,7 @@ pub fn cat_tensors_backward(grad: &Tensor, sizes: &[Vec<i64>], dim: i64) -> Resu
     let mut at = 0;
     for s in sizes {
         if s.len() == 1 && s[0] == 0 {
-            out.push(composite::zeros(&[0], grad)?);
+            out.push(composite::zeros_as(&[0], grad)?);
             continue;
         }
         let len = s.get(d).copied().unwrap_or(0);
@@ -715,7 +715,7 @@ pub fn repeat_backward(grad: &Tensor, repeats: &[i64], sizes: &[i64]) -> Result<
         }
     }
     if grad.numel() == 0 {
-        return composite::zeros(sizes, grad);
+        return composite::zeros_as(sizes, grad);
     }
     let g = ops::reshape(grad, &shape)?;
     let s = ops::sum_dim_intlist(&g, Some(&sum_dims))?;
@@ -741,7 +741,7 @@ pub fn mse_loss_backward(
 
 /// `native_dropout_backward(grad, mask, scale)`: `grad * mask * scale`.
 pub fn native_dropout_backward(grad: &Tensor, mask: &Tensor, scale: f64) -> Result<Tensor> {
-    let m = to_dtype(mask, grad.dtype().unwrap_or(ScalarType::Float))?;
+    let m = cast_to(mask, grad.dtype().unwrap_or(ScalarType::Float))?;
     ops::mul_scalar(&ops::mul_tensor(grad, &m)?, Scalar::Double(scale))
 }
 
@@ -860,8 +860,13 @@ pub fn native_layer_norm_backward(
     }
     let recomputed;
     let (mean, rstd) = if c10_core::GradMode::is_enabled() && input.requires_grad() {
-        let (_, m, r) =
-            aten_core::native::math_native_layer_norm(input, normalized_shape, None, None, eps)?;
+        let (_, m, r) = aten_core::native::nn::math_native_layer_norm(
+            input,
+            normalized_shape,
+            None,
+            None,
+            eps,
+        )?;
         recomputed = (m, r);
         (&recomputed.0, &recomputed.1)
     } else {

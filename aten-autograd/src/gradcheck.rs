@@ -61,10 +61,7 @@ fn values(t: &Tensor) -> Result<Vec<f64>> {
     if !t.defined() {
         return Ok(Vec::new());
     }
-    let c = ops::contiguous(&crate::formulas::to_dtype(
-        &t.detach()?,
-        ScalarType::Double,
-    )?)?;
+    let c = ops::contiguous(&crate::formulas::cast_to(&t.detach()?, ScalarType::Double)?)?;
     c.to_vec::<f64>()
 }
 
@@ -161,7 +158,7 @@ fn analytical(f: &TestFn<'_>, inputs: &[Tensor]) -> Result<Vec<Vec<Vec<f64>>>> {
         for k in 0..n {
             let mut onehot = vec![0.0f64; n];
             onehot[k] = 1.0;
-            let g = crate::formulas::to_dtype(
+            let g = crate::formulas::cast_to(
                 &Tensor::from_vec(onehot, &o.sizes())?,
                 o.dtype().unwrap_or(ScalarType::Double),
             )?;

@@ -95,6 +95,7 @@ mod dispatch;
 mod error;
 mod from_yaml;
 pub mod gen;
+pub mod kernel_index;
 mod native_function;
 mod native_functions;
 mod operator_name;

@@ -6,6 +6,7 @@
 //! `relu` (`fixtures/generators/derivatives.yaml`). Review changes with `cargo insta review`.
 
 use aten_codegen::gen::{generate, GenOp};
+use aten_codegen::kernel_index::KernelIndex;
 use aten_codegen::{Derivatives, NativeFunctions, Tags};
 
 fn generated() -> Vec<(String, String)> {
@@ -22,7 +23,12 @@ fn generated() -> Vec<(String, String)> {
     )
     .unwrap();
     let ops: Vec<GenOp> = functions.iter().map(GenOp::from_native).collect();
-    let (files, skipped) = generate("aten", &ops, &[], &derivatives).unwrap();
+    // The fixture's one hand-written `aten-core` kernel, in `factories`.
+    let native = KernelIndex::from_sources(
+        "crate::native",
+        &[("factories".to_string(), "pub fn ones() {}\n".to_string())],
+    );
+    let (files, skipped) = generate("aten", &ops, &[], &derivatives, &native).unwrap();
     assert!(skipped.is_empty(), "{skipped:?}");
     files.into_iter().map(|f| (f.path, f.contents)).collect()
 }

@@ -22,7 +22,7 @@
 
 use c10_core::{Device, Error, Result, ScalarType, TensorBase};
 
-use crate::native::resize_output;
+use crate::native::resize::resize_output;
 use crate::tensor_iterator::{TensorIterator, TensorIteratorConfig};
 use crate::Tensor;
 

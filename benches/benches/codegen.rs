@@ -12,6 +12,7 @@
 #![allow(missing_docs)]
 
 use aten_codegen::gen::{generate, render_files, GenOp};
+use aten_codegen::kernel_index::KernelIndex;
 use aten_codegen::{Derivatives, NativeFunctions, Tags};
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 
@@ -37,11 +38,19 @@ fn bench(c: &mut Criterion) {
         NativeFunctions::parse(NATIVE_FUNCTIONS, "native_functions.yaml", &tags).unwrap()
     };
     let derivatives = Derivatives::parse(DERIVATIVES, "derivatives.yaml").unwrap();
+    // PyTorch's kernels, as if each were a function of one module.
+    let all_ops: Vec<GenOp> = load().iter().map(GenOp::from_native).collect();
+    let kernels: String = all_ops
+        .iter()
+        .flat_map(|op| &op.dispatch)
+        .map(|(_, kernel)| format!("pub fn {kernel}() {{}}\n"))
+        .collect();
+    let native = KernelIndex::from_sources("crate::native", &[("kernels".to_string(), kernels)]);
     group.bench_function("generate_unformatted", |b| {
         b.iter(|| {
             let functions = load();
             let ops: Vec<GenOp> = functions.iter().map(GenOp::from_native).collect();
-            let (files, skipped) = render_files("aten", &ops, &ops, &derivatives).unwrap();
+            let (files, skipped) = render_files("aten", &ops, &ops, &derivatives, &native).unwrap();
             black_box((files.len(), skipped.len()))
         })
     });
@@ -50,7 +59,7 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             let functions = load();
             let ops: Vec<GenOp> = functions.iter().map(GenOp::from_native).collect();
-            let (files, skipped) = generate("aten", &ops, &ops, &derivatives).unwrap();
+            let (files, skipped) = generate("aten", &ops, &ops, &derivatives, &native).unwrap();
             black_box((files.len(), skipped.len()))
         })
     });

@@ -22,6 +22,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 use aten_codegen::gen::{generate, GenOp};
+use aten_codegen::kernel_index::KernelIndex;
 use aten_codegen::{Derivatives, NativeFunctions, Tags};
 
 fn main() -> ExitCode {
@@ -127,7 +128,8 @@ fn codegen(root: &Path, check: bool) -> Result<(), String> {
     .map_err(|e| e.to_string())?;
     let ops: Vec<GenOp> = functions.iter().map(GenOp::from_native).collect();
     let surface: Vec<GenOp> = pytorch.iter().map(GenOp::from_native).collect();
-    let (files, skipped) = generate("aten", &ops, &surface, &derivatives)?;
+    let native = KernelIndex::scan(&root.join("aten-core/src/native"), "crate::native")?;
+    let (files, skipped) = generate("aten", &ops, &surface, &derivatives, &native)?;
     for s in &skipped {
         eprintln!("codegen: skipped {s}");
     }

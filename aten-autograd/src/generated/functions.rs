@@ -2841,9 +2841,9 @@ impl BackwardFunction for ProdBackward0 {
             let result = &self.result.unpack(ctx.node)?;
             let g: Tensor = {
                 prod_backward(
-                    &to_dtype(grad, self_dtype)?,
+                    &cast_to(grad, self_dtype)?,
                     self_,
-                    &to_dtype(result, self_dtype)?,
+                    &cast_to(result, self_dtype)?,
                 )
             }?;
             out[0] = g;
@@ -2984,7 +2984,7 @@ impl BackwardFunction for CumsumBackward0 {
         if ctx.should_compute_output(0) {
             let self_dtype = self.self_dtype;
             let dim = self.dim;
-            let g: Tensor = { cumsum_backward(&to_dtype(grad, self_dtype)?, dim) }?;
+            let g: Tensor = { cumsum_backward(&cast_to(grad, self_dtype)?, dim) }?;
             out[0] = g;
         }
         Ok(out)
@@ -3012,7 +3012,7 @@ impl BackwardFunction for CumsumBackward0Inplace {
         if ctx.should_compute_output(0) {
             let self_dtype = self.self_dtype;
             let dim = self.dim;
-            let g: Tensor = { cumsum_backward(&to_dtype(grad, self_dtype)?, dim) }?;
+            let g: Tensor = { cumsum_backward(&cast_to(grad, self_dtype)?, dim) }?;
             out[0] = g;
         }
         Ok(out)
@@ -3042,7 +3042,7 @@ impl BackwardFunction for SoftmaxBackward0 {
             let self_dtype = self.self_dtype;
             let dim = self.dim;
             let result = &self.result.unpack(ctx.node)?;
-            let g: Tensor = { to_dtype(&softmax_backward_data(grad, result, dim)?, self_dtype) }?;
+            let g: Tensor = { cast_to(&softmax_backward_data(grad, result, dim)?, self_dtype) }?;
             out[0] = g;
         }
         Ok(out)
@@ -3075,7 +3075,7 @@ impl BackwardFunction for LogSoftmaxBackward0 {
             let dim = self.dim;
             let result = &self.result.unpack(ctx.node)?;
             let g: Tensor =
-                { to_dtype(&log_softmax_backward_data(grad, result, dim)?, self_dtype) }?;
+                { cast_to(&log_softmax_backward_data(grad, result, dim)?, self_dtype) }?;
             out[0] = g;
         }
         Ok(out)
@@ -3172,7 +3172,7 @@ impl BackwardFunction for ToCopyBackward0 {
         let mut out = record::undefined_grads(n);
         if ctx.should_compute_output(0) {
             let self_dtype = self.self_dtype;
-            let g: Tensor = { to_dtype(grad, self_dtype) }?;
+            let g: Tensor = { cast_to(grad, self_dtype) }?;
             out[0] = g;
         }
         Ok(out)
@@ -3225,7 +3225,7 @@ impl BackwardFunction for CopyBackward0Inplace {
         }
         if ctx.should_compute_output(1) {
             let src_dtype = self.src_dtype;
-            let g: Tensor = { to_dtype(grad, src_dtype) }?;
+            let g: Tensor = { cast_to(grad, src_dtype) }?;
             out[1] = g;
         }
         Ok(out)

@@ -7,6 +7,8 @@ use std::fmt::Write;
 use aten_boxing::schema::FunctionSchema;
 use c10_core::DispatchKey;
 
+use crate::kernel_index::KernelIndex;
+
 /// The crates that host kernels.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub(super) enum Home {
@@ -14,27 +16,29 @@ pub(super) enum Home {
     Cpu,
 }
 
-/// Which crate hosts the kernel of a dispatch entry, and the module path of
-/// its kernels there. CPU kernels live in `aten-native-cpu`, others in
+/// Which crate hosts the kernel of a dispatch entry, and the kernel's
+/// full path there. CPU kernels live in `aten-native-cpu`, others in
 /// `aten-core`; an entry that names the CPU kernel for another key
 /// (`CPU, Meta: add`: kernels built on `TensorIterator` serve Meta tensors
 /// too) is registered from the CPU crate with it. In `aten-core`, the
 /// kernels named as Meta kernels (`fill_meta_`, `empty_meta`) live in
-/// `meta`, every other in `native`.
+/// `meta`, every other in the module of `native` that `native` (the index
+/// of its sources) finds it in.
 pub(super) fn kernel_home(
     key: DispatchKey,
     kernel: &str,
     dispatch: &[(DispatchKey, String)],
-) -> (Home, &'static str) {
+    native: &KernelIndex,
+) -> Result<(Home, String), String> {
     let cpu_kernel = dispatch
         .iter()
         .any(|(k, name)| *k == DispatchKey::CPU && name == kernel);
     if key == DispatchKey::CPU || cpu_kernel {
-        (Home::Cpu, "crate::kernels")
+        Ok((Home::Cpu, format!("crate::kernels::{kernel}")))
     } else if kernel.ends_with("_meta") || kernel.ends_with("_meta_") {
-        (Home::Core, "crate::meta")
+        Ok((Home::Core, format!("crate::meta::{kernel}")))
     } else {
-        (Home::Core, "crate::native")
+        Ok((Home::Core, native.path(kernel)?))
     }
 }
 

@@ -8958,7 +8958,7 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
     )?;
     m.impl_(
         "_assert_tensor_metadata",
-        CppFunction::from_unboxed(crate::native::_assert_tensor_metadata),
+        CppFunction::from_unboxed(crate::native::runtime_asserts::_assert_tensor_metadata),
     )?;
     m.impl_(
         "add.Tensor",
@@ -9650,16 +9650,25 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
         "var.correction",
         CppFunction::from_unboxed(crate::meta::var_correction_meta),
     )?;
-    m.impl_("copy", CppFunction::from_unboxed(crate::native::copy))?;
-    m.impl_("ones", CppFunction::from_unboxed(crate::native::ones))?;
-    m.impl_("arange", CppFunction::from_unboxed(crate::native::arange))?;
+    m.impl_(
+        "copy",
+        CppFunction::from_unboxed(crate::native::functional_variants::copy),
+    )?;
+    m.impl_(
+        "ones",
+        CppFunction::from_unboxed(crate::native::factories::ones),
+    )?;
+    m.impl_(
+        "arange",
+        CppFunction::from_unboxed(crate::native::factories::arange),
+    )?;
     m.impl_(
         "arange.start",
-        CppFunction::from_unboxed(crate::native::arange_start),
+        CppFunction::from_unboxed(crate::native::factories::arange_start),
     )?;
     m.impl_(
         "arange.start_step",
-        CppFunction::from_unboxed(crate::native::arange_start_step),
+        CppFunction::from_unboxed(crate::native::factories::arange_start_step),
     )?;
     m.impl_(
         "arange.start_out",
@@ -9800,7 +9809,10 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
         "cat.out",
         CppFunction::from_unboxed(cat_out_structured_meta),
     )?;
-    m.impl_("stack", CppFunction::from_unboxed(crate::native::stack))?;
+    m.impl_(
+        "stack",
+        CppFunction::from_unboxed(crate::native::shape_ops::stack),
+    )?;
     m.impl_("tril", CppFunction::from_unboxed(tril_structured_meta))?;
     m.impl_("tril_", CppFunction::from_unboxed(tril_structured_meta_))?;
     m.impl_(
@@ -10130,742 +10142,892 @@ aten_dispatch::torch_library_impl!(aten, Meta, |m| {
 });
 
 aten_dispatch::torch_library_impl!(aten, CompositeImplicitAutograd, |m| {
-    m.impl_("square", CppFunction::from_unboxed(crate::native::square))?;
+    m.impl_(
+        "square",
+        CppFunction::from_unboxed(crate::native::scalar_ops::square),
+    )?;
     m.impl_(
         "softmax.int",
-        CppFunction::from_unboxed(crate::native::softmax_int),
+        CppFunction::from_unboxed(crate::native::scalar_ops::softmax_int),
     )?;
     m.impl_(
         "log_softmax.int",
-        CppFunction::from_unboxed(crate::native::log_softmax_int),
+        CppFunction::from_unboxed(crate::native::scalar_ops::log_softmax_int),
     )?;
-    m.impl_("var.dim", CppFunction::from_unboxed(crate::native::var_dim))?;
+    m.impl_(
+        "var.dim",
+        CppFunction::from_unboxed(crate::native::reductions::var_dim),
+    )?;
     m.impl_(
         "contiguous",
-        CppFunction::from_unboxed(crate::native::contiguous),
+        CppFunction::from_unboxed(crate::native::copy::contiguous),
     )?;
-    m.impl_("reshape", CppFunction::from_unboxed(crate::native::reshape))?;
+    m.impl_(
+        "reshape",
+        CppFunction::from_unboxed(crate::native::views::reshape),
+    )?;
     m.impl_(
         "flatten.using_ints",
-        CppFunction::from_unboxed(crate::native::flatten_using_ints),
+        CppFunction::from_unboxed(crate::native::views::flatten_using_ints),
     )?;
-    m.impl_("narrow", CppFunction::from_unboxed(crate::native::narrow))?;
+    m.impl_(
+        "narrow",
+        CppFunction::from_unboxed(crate::native::views::narrow),
+    )?;
     m.impl_(
         "sym_size.int",
-        CppFunction::from_unboxed(crate::native::sym_size_int),
+        CppFunction::from_unboxed(crate::native::tensor_queries::sym_size_int),
     )?;
     m.impl_(
         "sym_stride.int",
-        CppFunction::from_unboxed(crate::native::sym_stride_int),
+        CppFunction::from_unboxed(crate::native::tensor_queries::sym_stride_int),
     )?;
     m.impl_(
         "sym_numel",
-        CppFunction::from_unboxed(crate::native::sym_numel),
+        CppFunction::from_unboxed(crate::native::tensor_queries::sym_numel),
     )?;
     m.impl_(
         "sym_storage_offset",
-        CppFunction::from_unboxed(crate::native::sym_storage_offset),
+        CppFunction::from_unboxed(crate::native::tensor_queries::sym_storage_offset),
     )?;
     m.impl_(
         "sym_is_contiguous",
-        CppFunction::from_unboxed(crate::native::sym_is_contiguous),
+        CppFunction::from_unboxed(crate::native::tensor_queries::sym_is_contiguous),
     )?;
-    m.impl_("matmul", CppFunction::from_unboxed(crate::native::matmul))?;
-    m.impl_("linear", CppFunction::from_unboxed(crate::native::linear))?;
-    m.impl_("conv2d", CppFunction::from_unboxed(crate::native::conv2d))?;
+    m.impl_(
+        "matmul",
+        CppFunction::from_unboxed(crate::native::linear_algebra::matmul),
+    )?;
+    m.impl_(
+        "linear",
+        CppFunction::from_unboxed(crate::native::linear_algebra::linear),
+    )?;
+    m.impl_(
+        "conv2d",
+        CppFunction::from_unboxed(crate::native::conv_nd::conv2d),
+    )?;
     m.impl_(
         "max_pool2d",
-        CppFunction::from_unboxed(crate::native::max_pool2d),
+        CppFunction::from_unboxed(crate::native::nn::max_pool2d),
     )?;
     m.impl_(
         "avg_pool1d",
-        CppFunction::from_unboxed(crate::native::avg_pool1d),
+        CppFunction::from_unboxed(crate::native::pooling::avg_pool1d),
     )?;
     m.impl_(
         "adaptive_avg_pool1d",
-        CppFunction::from_unboxed(crate::native::adaptive_avg_pool1d),
+        CppFunction::from_unboxed(crate::native::pooling::adaptive_avg_pool1d),
     )?;
     m.impl_(
         "adaptive_avg_pool2d",
-        CppFunction::from_unboxed(crate::native::adaptive_avg_pool2d),
+        CppFunction::from_unboxed(crate::native::pooling::adaptive_avg_pool2d),
     )?;
     m.impl_(
         "upsample_bilinear2d.vec",
-        CppFunction::from_unboxed(crate::native::upsample_bilinear2d_vec),
+        CppFunction::from_unboxed(crate::native::upsample::upsample_bilinear2d_vec),
     )?;
     m.impl_(
         "upsample_nearest2d.vec",
-        CppFunction::from_unboxed(crate::native::upsample_nearest2d_vec),
+        CppFunction::from_unboxed(crate::native::upsample::upsample_nearest2d_vec),
     )?;
     m.impl_(
         "layer_norm",
-        CppFunction::from_unboxed(crate::native::layer_norm),
+        CppFunction::from_unboxed(crate::native::nn::layer_norm),
     )?;
     m.impl_(
         "nll_loss_nd",
-        CppFunction::from_unboxed(crate::native::nll_loss_nd),
+        CppFunction::from_unboxed(crate::native::nn::nll_loss_nd),
     )?;
     m.impl_(
         "nll_loss",
-        CppFunction::from_unboxed(crate::native::nll_loss),
+        CppFunction::from_unboxed(crate::native::nn::nll_loss),
     )?;
     m.impl_(
         "cross_entropy_loss",
-        CppFunction::from_unboxed(crate::native::cross_entropy_loss),
+        CppFunction::from_unboxed(crate::native::nn::cross_entropy_loss),
     )?;
-    m.impl_("dropout", CppFunction::from_unboxed(crate::native::dropout))?;
-    m.impl_("conv1d", CppFunction::from_unboxed(crate::native::conv1d))?;
-    m.impl_("conv3d", CppFunction::from_unboxed(crate::native::conv3d))?;
+    m.impl_(
+        "dropout",
+        CppFunction::from_unboxed(crate::native::dropout::dropout),
+    )?;
+    m.impl_(
+        "conv1d",
+        CppFunction::from_unboxed(crate::native::conv_nd::conv1d),
+    )?;
+    m.impl_(
+        "conv3d",
+        CppFunction::from_unboxed(crate::native::conv_nd::conv3d),
+    )?;
     m.impl_(
         "conv1d.padding",
-        CppFunction::from_unboxed(crate::native::conv1d_padding),
+        CppFunction::from_unboxed(crate::native::conv_nd::conv1d_padding),
     )?;
     m.impl_(
         "conv2d.padding",
-        CppFunction::from_unboxed(crate::native::conv2d_padding),
+        CppFunction::from_unboxed(crate::native::conv_nd::conv2d_padding),
     )?;
     m.impl_(
         "conv3d.padding",
-        CppFunction::from_unboxed(crate::native::conv3d_padding),
+        CppFunction::from_unboxed(crate::native::conv_nd::conv3d_padding),
     )?;
     m.impl_(
         "_convolution_mode",
-        CppFunction::from_unboxed(crate::native::_convolution_mode),
+        CppFunction::from_unboxed(crate::native::conv_nd::_convolution_mode),
     )?;
     m.impl_(
         "conv_transpose1d",
-        CppFunction::from_unboxed(crate::native::conv_transpose1d),
+        CppFunction::from_unboxed(crate::native::conv_nd::conv_transpose1d),
     )?;
     m.impl_(
         "conv_transpose2d.input",
-        CppFunction::from_unboxed(crate::native::conv_transpose2d_input),
+        CppFunction::from_unboxed(crate::native::conv_nd::conv_transpose2d_input),
     )?;
     m.impl_(
         "conv_transpose3d.input",
-        CppFunction::from_unboxed(crate::native::conv_transpose3d_input),
+        CppFunction::from_unboxed(crate::native::conv_nd::conv_transpose3d_input),
     )?;
     m.impl_(
         "batch_norm",
-        CppFunction::from_unboxed(crate::native::batch_norm),
+        CppFunction::from_unboxed(crate::native::normalization::batch_norm),
     )?;
     m.impl_(
         "instance_norm",
-        CppFunction::from_unboxed(crate::native::instance_norm),
+        CppFunction::from_unboxed(crate::native::normalization::instance_norm),
     )?;
     m.impl_(
         "group_norm",
-        CppFunction::from_unboxed(crate::native::group_norm),
+        CppFunction::from_unboxed(crate::native::normalization::group_norm),
     )?;
-    m.impl_("relu6", CppFunction::from_unboxed(crate::native::relu6))?;
-    m.impl_("relu6_", CppFunction::from_unboxed(crate::native::relu6_))?;
+    m.impl_(
+        "relu6",
+        CppFunction::from_unboxed(crate::native::activations::relu6),
+    )?;
+    m.impl_(
+        "relu6_",
+        CppFunction::from_unboxed(crate::native::activations::relu6_),
+    )?;
     m.impl_(
         "scaled_dot_product_attention",
-        CppFunction::from_unboxed(crate::native::scaled_dot_product_attention),
+        CppFunction::from_unboxed(crate::native::attention::scaled_dot_product_attention),
     )?;
     m.impl_(
         "_scaled_dot_product_attention_math",
-        CppFunction::from_unboxed(crate::native::_scaled_dot_product_attention_math),
+        CppFunction::from_unboxed(crate::native::attention::_scaled_dot_product_attention_math),
     )?;
     m.impl_(
         "to.dtype",
-        CppFunction::from_unboxed(crate::native::to_dtype),
+        CppFunction::from_unboxed(crate::native::conversions::to_dtype),
     )?;
     m.impl_(
         "to.dtype_layout",
-        CppFunction::from_unboxed(crate::native::to_dtype_layout),
+        CppFunction::from_unboxed(crate::native::conversions::to_dtype_layout),
     )?;
     m.impl_(
         "to.device",
-        CppFunction::from_unboxed(crate::native::to_device),
+        CppFunction::from_unboxed(crate::native::conversions::to_device),
     )?;
     m.impl_(
         "to.other",
-        CppFunction::from_unboxed(crate::native::to_other),
+        CppFunction::from_unboxed(crate::native::conversions::to_other),
     )?;
-    m.impl_("type_as", CppFunction::from_unboxed(crate::native::type_as))?;
-    m.impl_("item", CppFunction::from_unboxed(crate::native::item))?;
-    m.impl_("chunk", CppFunction::from_unboxed(crate::native::chunk))?;
+    m.impl_(
+        "type_as",
+        CppFunction::from_unboxed(crate::native::conversions::type_as),
+    )?;
+    m.impl_(
+        "item",
+        CppFunction::from_unboxed(crate::native::conversions::item),
+    )?;
+    m.impl_(
+        "chunk",
+        CppFunction::from_unboxed(crate::native::splits::chunk),
+    )?;
     m.impl_(
         "tensor_split.sections",
-        CppFunction::from_unboxed(crate::native::tensor_split_sections),
+        CppFunction::from_unboxed(crate::native::splits::tensor_split_sections),
     )?;
     m.impl_(
         "tensor_split.indices",
-        CppFunction::from_unboxed(crate::native::tensor_split_indices),
+        CppFunction::from_unboxed(crate::native::splits::tensor_split_indices),
     )?;
     m.impl_(
         "tensor_split.tensor_indices_or_sections",
-        CppFunction::from_unboxed(crate::native::tensor_split_tensor_indices_or_sections),
+        CppFunction::from_unboxed(crate::native::splits::tensor_split_tensor_indices_or_sections),
     )?;
     m.impl_(
         "split.sizes",
-        CppFunction::from_unboxed(crate::native::split_sizes),
+        CppFunction::from_unboxed(crate::native::splits::split_sizes),
     )?;
     m.impl_(
         "unflatten.int",
-        CppFunction::from_unboxed(crate::native::unflatten_int),
+        CppFunction::from_unboxed(crate::native::splits::unflatten_int),
     )?;
     m.impl_(
         "meshgrid",
-        CppFunction::from_unboxed(crate::native::meshgrid),
+        CppFunction::from_unboxed(crate::native::splits::meshgrid),
     )?;
     m.impl_(
         "meshgrid.indexing",
-        CppFunction::from_unboxed(crate::native::meshgrid_indexing),
+        CppFunction::from_unboxed(crate::native::splits::meshgrid_indexing),
     )?;
     m.impl_(
         "broadcast_to",
-        CppFunction::from_unboxed(crate::native::broadcast_to),
+        CppFunction::from_unboxed(crate::native::splits::broadcast_to),
     )?;
     m.impl_(
         "broadcast_tensors",
-        CppFunction::from_unboxed(crate::native::broadcast_tensors),
+        CppFunction::from_unboxed(crate::native::splits::broadcast_tensors),
     )?;
-    m.impl_("hstack", CppFunction::from_unboxed(crate::native::hstack))?;
-    m.impl_("vstack", CppFunction::from_unboxed(crate::native::vstack))?;
-    m.impl_("concat", CppFunction::from_unboxed(crate::native::concat))?;
+    m.impl_(
+        "hstack",
+        CppFunction::from_unboxed(crate::native::splits::hstack),
+    )?;
+    m.impl_(
+        "vstack",
+        CppFunction::from_unboxed(crate::native::splits::vstack),
+    )?;
+    m.impl_(
+        "concat",
+        CppFunction::from_unboxed(crate::native::splits::concat),
+    )?;
     m.impl_(
         "concatenate",
-        CppFunction::from_unboxed(crate::native::concatenate),
+        CppFunction::from_unboxed(crate::native::splits::concatenate),
     )?;
     m.impl_(
         "expand_as",
-        CppFunction::from_unboxed(crate::native::expand_as),
+        CppFunction::from_unboxed(crate::native::view_aliases::expand_as),
     )?;
-    m.impl_("view_as", CppFunction::from_unboxed(crate::native::view_as))?;
+    m.impl_(
+        "view_as",
+        CppFunction::from_unboxed(crate::native::view_aliases::view_as),
+    )?;
     m.impl_(
         "reshape_as",
-        CppFunction::from_unboxed(crate::native::reshape_as),
+        CppFunction::from_unboxed(crate::native::view_aliases::reshape_as),
     )?;
     m.impl_(
         "movedim.intlist",
-        CppFunction::from_unboxed(crate::native::movedim_intlist),
+        CppFunction::from_unboxed(crate::native::view_aliases::movedim_intlist),
     )?;
     m.impl_(
         "movedim.int",
-        CppFunction::from_unboxed(crate::native::movedim_int),
+        CppFunction::from_unboxed(crate::native::view_aliases::movedim_int),
     )?;
     m.impl_(
         "moveaxis.intlist",
-        CppFunction::from_unboxed(crate::native::moveaxis_intlist),
+        CppFunction::from_unboxed(crate::native::view_aliases::moveaxis_intlist),
     )?;
     m.impl_(
         "moveaxis.int",
-        CppFunction::from_unboxed(crate::native::moveaxis_int),
+        CppFunction::from_unboxed(crate::native::view_aliases::moveaxis_int),
     )?;
     m.impl_(
         "swapaxes",
-        CppFunction::from_unboxed(crate::native::swapaxes),
+        CppFunction::from_unboxed(crate::native::view_aliases::swapaxes),
     )?;
     m.impl_(
         "swapdims",
-        CppFunction::from_unboxed(crate::native::swapdims),
+        CppFunction::from_unboxed(crate::native::view_aliases::swapdims),
     )?;
-    m.impl_("numpy_T", CppFunction::from_unboxed(crate::native::numpy_T))?;
-    m.impl_("mT", CppFunction::from_unboxed(crate::native::mT))?;
-    m.impl_("ravel", CppFunction::from_unboxed(crate::native::ravel))?;
-    m.impl_("fliplr", CppFunction::from_unboxed(crate::native::fliplr))?;
-    m.impl_("flipud", CppFunction::from_unboxed(crate::native::flipud))?;
-    m.impl_("pad", CppFunction::from_unboxed(crate::native::pad))?;
+    m.impl_(
+        "numpy_T",
+        CppFunction::from_unboxed(crate::native::view_aliases::numpy_T),
+    )?;
+    m.impl_(
+        "mT",
+        CppFunction::from_unboxed(crate::native::view_aliases::mT),
+    )?;
+    m.impl_(
+        "ravel",
+        CppFunction::from_unboxed(crate::native::view_aliases::ravel),
+    )?;
+    m.impl_(
+        "fliplr",
+        CppFunction::from_unboxed(crate::native::view_aliases::fliplr),
+    )?;
+    m.impl_(
+        "flipud",
+        CppFunction::from_unboxed(crate::native::view_aliases::flipud),
+    )?;
+    m.impl_("pad", CppFunction::from_unboxed(crate::native::pad::pad))?;
     m.impl_(
         "_pad_circular",
-        CppFunction::from_unboxed(crate::native::_pad_circular),
+        CppFunction::from_unboxed(crate::native::pad::_pad_circular),
     )?;
-    m.impl_("one_hot", CppFunction::from_unboxed(crate::native::one_hot))?;
+    m.impl_(
+        "one_hot",
+        CppFunction::from_unboxed(crate::native::index_encodings::one_hot),
+    )?;
     m.impl_(
         "repeat_interleave.self_int",
-        CppFunction::from_unboxed(crate::native::repeat_interleave_self_int),
+        CppFunction::from_unboxed(crate::native::index_encodings::repeat_interleave_self_int),
     )?;
     m.impl_(
         "repeat_interleave.self_Tensor",
-        CppFunction::from_unboxed(crate::native::repeat_interleave_self_tensor),
+        CppFunction::from_unboxed(crate::native::index_encodings::repeat_interleave_self_tensor),
     )?;
     m.impl_(
         "where.ScalarSelf",
-        CppFunction::from_unboxed(crate::native::where_scalarself),
+        CppFunction::from_unboxed(crate::native::selections::where_scalarself),
     )?;
     m.impl_(
         "where.ScalarOther",
-        CppFunction::from_unboxed(crate::native::where_scalarother),
+        CppFunction::from_unboxed(crate::native::selections::where_scalarother),
     )?;
     m.impl_(
         "where.Scalar",
-        CppFunction::from_unboxed(crate::native::where_scalar),
+        CppFunction::from_unboxed(crate::native::selections::where_scalar),
     )?;
-    m.impl_("clip", CppFunction::from_unboxed(crate::native::clip))?;
-    m.impl_("clip_", CppFunction::from_unboxed(crate::native::clip_))?;
+    m.impl_(
+        "clip",
+        CppFunction::from_unboxed(crate::native::selections::clip),
+    )?;
+    m.impl_(
+        "clip_",
+        CppFunction::from_unboxed(crate::native::selections::clip_),
+    )?;
     m.impl_(
         "clip.Tensor",
-        CppFunction::from_unboxed(crate::native::clip_tensor),
+        CppFunction::from_unboxed(crate::native::selections::clip_tensor),
     )?;
     m.impl_(
         "clip_.Tensor",
-        CppFunction::from_unboxed(crate::native::clip_tensor_),
+        CppFunction::from_unboxed(crate::native::selections::clip_tensor_),
     )?;
     m.impl_(
         "dropout_",
-        CppFunction::from_unboxed(crate::native::dropout_),
+        CppFunction::from_unboxed(crate::native::dropout::dropout_),
     )?;
     m.impl_(
         "feature_dropout",
-        CppFunction::from_unboxed(crate::native::feature_dropout),
+        CppFunction::from_unboxed(crate::native::dropout::feature_dropout),
     )?;
     m.impl_(
         "feature_dropout_",
-        CppFunction::from_unboxed(crate::native::feature_dropout_),
+        CppFunction::from_unboxed(crate::native::dropout::feature_dropout_),
     )?;
     m.impl_(
         "alpha_dropout",
-        CppFunction::from_unboxed(crate::native::alpha_dropout),
+        CppFunction::from_unboxed(crate::native::dropout::alpha_dropout),
     )?;
     m.impl_(
         "alpha_dropout_",
-        CppFunction::from_unboxed(crate::native::alpha_dropout_),
+        CppFunction::from_unboxed(crate::native::dropout::alpha_dropout_),
     )?;
     m.impl_(
         "feature_alpha_dropout",
-        CppFunction::from_unboxed(crate::native::feature_alpha_dropout),
+        CppFunction::from_unboxed(crate::native::dropout::feature_alpha_dropout),
     )?;
     m.impl_(
         "feature_alpha_dropout_",
-        CppFunction::from_unboxed(crate::native::feature_alpha_dropout_),
+        CppFunction::from_unboxed(crate::native::dropout::feature_alpha_dropout_),
     )?;
-    m.impl_("var", CppFunction::from_unboxed(crate::native::var))?;
-    m.impl_("std", CppFunction::from_unboxed(crate::native::std))?;
-    m.impl_("std.dim", CppFunction::from_unboxed(crate::native::std_dim))?;
+    m.impl_(
+        "var",
+        CppFunction::from_unboxed(crate::native::reductions::var),
+    )?;
+    m.impl_(
+        "std",
+        CppFunction::from_unboxed(crate::native::reductions::std),
+    )?;
+    m.impl_(
+        "std.dim",
+        CppFunction::from_unboxed(crate::native::reductions::std_dim),
+    )?;
     m.impl_(
         "max_pool1d_with_indices",
-        CppFunction::from_unboxed(crate::native::max_pool1d_with_indices),
+        CppFunction::from_unboxed(crate::native::pooling::max_pool1d_with_indices),
     )?;
     m.impl_(
         "max_pool1d",
-        CppFunction::from_unboxed(crate::native::max_pool1d),
+        CppFunction::from_unboxed(crate::native::pooling::max_pool1d),
     )?;
     m.impl_(
         "max_pool3d",
-        CppFunction::from_unboxed(crate::native::max_pool3d),
+        CppFunction::from_unboxed(crate::native::pooling::max_pool3d),
     )?;
     m.impl_(
         "adaptive_avg_pool3d",
-        CppFunction::from_unboxed(crate::native::adaptive_avg_pool3d),
+        CppFunction::from_unboxed(crate::native::pooling::adaptive_avg_pool3d),
     )?;
-    m.impl_("selu", CppFunction::from_unboxed(crate::native::selu))?;
-    m.impl_("selu_", CppFunction::from_unboxed(crate::native::selu_))?;
-    m.impl_("prelu", CppFunction::from_unboxed(crate::native::prelu))?;
+    m.impl_(
+        "selu",
+        CppFunction::from_unboxed(crate::native::activations::selu),
+    )?;
+    m.impl_(
+        "selu_",
+        CppFunction::from_unboxed(crate::native::activations::selu_),
+    )?;
+    m.impl_(
+        "prelu",
+        CppFunction::from_unboxed(crate::native::activations::prelu),
+    )?;
     m.impl_(
         "rms_norm",
-        CppFunction::from_unboxed(crate::native::rms_norm),
+        CppFunction::from_unboxed(crate::native::normalization::rms_norm),
     )?;
-    m.impl_("einsum", CppFunction::from_unboxed(crate::native::einsum))?;
+    m.impl_(
+        "einsum",
+        CppFunction::from_unboxed(crate::native::einsum::einsum),
+    )?;
     m.impl_(
         "tensordot",
-        CppFunction::from_unboxed(crate::native::tensordot),
+        CppFunction::from_unboxed(crate::native::einsum::tensordot),
     )?;
-    m.impl_("inner", CppFunction::from_unboxed(crate::native::inner))?;
-    m.impl_("outer", CppFunction::from_unboxed(crate::native::outer))?;
-    m.impl_("ger", CppFunction::from_unboxed(crate::native::ger))?;
+    m.impl_(
+        "inner",
+        CppFunction::from_unboxed(crate::native::einsum::inner),
+    )?;
+    m.impl_(
+        "outer",
+        CppFunction::from_unboxed(crate::native::einsum::outer),
+    )?;
+    m.impl_("ger", CppFunction::from_unboxed(crate::native::einsum::ger))?;
     m.impl_(
         "__and__.Scalar",
-        CppFunction::from_unboxed(crate::native::__and___scalar),
+        CppFunction::from_unboxed(crate::native::dunders::__and___scalar),
     )?;
     m.impl_(
         "__and__.Tensor",
-        CppFunction::from_unboxed(crate::native::__and___tensor),
+        CppFunction::from_unboxed(crate::native::dunders::__and___tensor),
     )?;
     m.impl_(
         "__iand__.Scalar",
-        CppFunction::from_unboxed(crate::native::__iand___scalar),
+        CppFunction::from_unboxed(crate::native::dunders::__iand___scalar),
     )?;
     m.impl_(
         "__iand__.Tensor",
-        CppFunction::from_unboxed(crate::native::__iand___tensor),
+        CppFunction::from_unboxed(crate::native::dunders::__iand___tensor),
     )?;
     m.impl_(
         "__or__.Scalar",
-        CppFunction::from_unboxed(crate::native::__or___scalar),
+        CppFunction::from_unboxed(crate::native::dunders::__or___scalar),
     )?;
     m.impl_(
         "__or__.Tensor",
-        CppFunction::from_unboxed(crate::native::__or___tensor),
+        CppFunction::from_unboxed(crate::native::dunders::__or___tensor),
     )?;
     m.impl_(
         "__ior__.Scalar",
-        CppFunction::from_unboxed(crate::native::__ior___scalar),
+        CppFunction::from_unboxed(crate::native::dunders::__ior___scalar),
     )?;
     m.impl_(
         "__ior__.Tensor",
-        CppFunction::from_unboxed(crate::native::__ior___tensor),
+        CppFunction::from_unboxed(crate::native::dunders::__ior___tensor),
     )?;
     m.impl_(
         "__xor__.Scalar",
-        CppFunction::from_unboxed(crate::native::__xor___scalar),
+        CppFunction::from_unboxed(crate::native::dunders::__xor___scalar),
     )?;
     m.impl_(
         "__xor__.Tensor",
-        CppFunction::from_unboxed(crate::native::__xor___tensor),
+        CppFunction::from_unboxed(crate::native::dunders::__xor___tensor),
     )?;
     m.impl_(
         "__ixor__.Scalar",
-        CppFunction::from_unboxed(crate::native::__ixor___scalar),
+        CppFunction::from_unboxed(crate::native::dunders::__ixor___scalar),
     )?;
     m.impl_(
         "__ixor__.Tensor",
-        CppFunction::from_unboxed(crate::native::__ixor___tensor),
+        CppFunction::from_unboxed(crate::native::dunders::__ixor___tensor),
     )?;
-    m.impl_("diff", CppFunction::from_unboxed(crate::native::diff))?;
+    m.impl_("diff", CppFunction::from_unboxed(crate::native::diff::diff))?;
     m.impl_(
         "min.other",
-        CppFunction::from_unboxed(crate::native::min_other),
+        CppFunction::from_unboxed(crate::native::selections::min_other),
     )?;
     m.impl_(
         "max.other",
-        CppFunction::from_unboxed(crate::native::max_other),
+        CppFunction::from_unboxed(crate::native::selections::max_other),
     )?;
     m.impl_(
         "norm_except_dim",
-        CppFunction::from_unboxed(crate::native::norm_except_dim),
+        CppFunction::from_unboxed(crate::native::weight_norm::norm_except_dim),
     )?;
     m.impl_(
         "_weight_norm",
-        CppFunction::from_unboxed(crate::native::_weight_norm),
+        CppFunction::from_unboxed(crate::native::weight_norm::_weight_norm),
     )?;
     m.impl_(
         "upsample_bicubic2d.vec",
-        CppFunction::from_unboxed(crate::native::upsample_bicubic2d_vec),
+        CppFunction::from_unboxed(crate::native::upsample::upsample_bicubic2d_vec),
     )?;
     m.impl_(
         "absolute",
-        CppFunction::from_unboxed(crate::native::absolute),
+        CppFunction::from_unboxed(crate::native::aliases::absolute),
     )?;
     m.impl_(
         "absolute_",
-        CppFunction::from_unboxed(crate::native::absolute_),
+        CppFunction::from_unboxed(crate::native::aliases::absolute_),
     )?;
     m.impl_(
         "absolute.out",
-        CppFunction::from_unboxed(crate::native::absolute_out),
+        CppFunction::from_unboxed(crate::native::aliases::absolute_out),
     )?;
-    m.impl_("arccos", CppFunction::from_unboxed(crate::native::arccos))?;
-    m.impl_("arccos_", CppFunction::from_unboxed(crate::native::arccos_))?;
+    m.impl_(
+        "arccos",
+        CppFunction::from_unboxed(crate::native::aliases::arccos),
+    )?;
+    m.impl_(
+        "arccos_",
+        CppFunction::from_unboxed(crate::native::aliases::arccos_),
+    )?;
     m.impl_(
         "arccos.out",
-        CppFunction::from_unboxed(crate::native::arccos_out),
+        CppFunction::from_unboxed(crate::native::aliases::arccos_out),
     )?;
-    m.impl_("arccosh", CppFunction::from_unboxed(crate::native::arccosh))?;
+    m.impl_(
+        "arccosh",
+        CppFunction::from_unboxed(crate::native::aliases::arccosh),
+    )?;
     m.impl_(
         "arccosh_",
-        CppFunction::from_unboxed(crate::native::arccosh_),
+        CppFunction::from_unboxed(crate::native::aliases::arccosh_),
     )?;
     m.impl_(
         "arccosh.out",
-        CppFunction::from_unboxed(crate::native::arccosh_out),
+        CppFunction::from_unboxed(crate::native::aliases::arccosh_out),
     )?;
-    m.impl_("arcsinh", CppFunction::from_unboxed(crate::native::arcsinh))?;
+    m.impl_(
+        "arcsinh",
+        CppFunction::from_unboxed(crate::native::aliases::arcsinh),
+    )?;
     m.impl_(
         "arcsinh_",
-        CppFunction::from_unboxed(crate::native::arcsinh_),
+        CppFunction::from_unboxed(crate::native::aliases::arcsinh_),
     )?;
     m.impl_(
         "arcsinh.out",
-        CppFunction::from_unboxed(crate::native::arcsinh_out),
+        CppFunction::from_unboxed(crate::native::aliases::arcsinh_out),
     )?;
-    m.impl_("arctanh", CppFunction::from_unboxed(crate::native::arctanh))?;
+    m.impl_(
+        "arctanh",
+        CppFunction::from_unboxed(crate::native::aliases::arctanh),
+    )?;
     m.impl_(
         "arctanh_",
-        CppFunction::from_unboxed(crate::native::arctanh_),
+        CppFunction::from_unboxed(crate::native::aliases::arctanh_),
     )?;
     m.impl_(
         "arctanh.out",
-        CppFunction::from_unboxed(crate::native::arctanh_out),
+        CppFunction::from_unboxed(crate::native::aliases::arctanh_out),
     )?;
-    m.impl_("arcsin", CppFunction::from_unboxed(crate::native::arcsin))?;
-    m.impl_("arcsin_", CppFunction::from_unboxed(crate::native::arcsin_))?;
+    m.impl_(
+        "arcsin",
+        CppFunction::from_unboxed(crate::native::aliases::arcsin),
+    )?;
+    m.impl_(
+        "arcsin_",
+        CppFunction::from_unboxed(crate::native::aliases::arcsin_),
+    )?;
     m.impl_(
         "arcsin.out",
-        CppFunction::from_unboxed(crate::native::arcsin_out),
+        CppFunction::from_unboxed(crate::native::aliases::arcsin_out),
     )?;
-    m.impl_("arctan", CppFunction::from_unboxed(crate::native::arctan))?;
-    m.impl_("arctan_", CppFunction::from_unboxed(crate::native::arctan_))?;
+    m.impl_(
+        "arctan",
+        CppFunction::from_unboxed(crate::native::aliases::arctan),
+    )?;
+    m.impl_(
+        "arctan_",
+        CppFunction::from_unboxed(crate::native::aliases::arctan_),
+    )?;
     m.impl_(
         "arctan.out",
-        CppFunction::from_unboxed(crate::native::arctan_out),
+        CppFunction::from_unboxed(crate::native::aliases::arctan_out),
     )?;
     m.impl_(
         "divide.Tensor",
-        CppFunction::from_unboxed(crate::native::divide_tensor),
+        CppFunction::from_unboxed(crate::native::aliases::divide_tensor),
     )?;
     m.impl_(
         "divide_.Tensor",
-        CppFunction::from_unboxed(crate::native::divide_tensor_),
+        CppFunction::from_unboxed(crate::native::aliases::divide_tensor_),
     )?;
     m.impl_(
         "divide.out",
-        CppFunction::from_unboxed(crate::native::divide_out),
+        CppFunction::from_unboxed(crate::native::aliases::divide_out),
     )?;
     m.impl_(
         "divide.Scalar",
-        CppFunction::from_unboxed(crate::native::divide_scalar),
+        CppFunction::from_unboxed(crate::native::aliases::divide_scalar),
     )?;
     m.impl_(
         "divide.Tensor_mode",
-        CppFunction::from_unboxed(crate::native::divide_tensor_mode),
+        CppFunction::from_unboxed(crate::native::aliases::divide_tensor_mode),
     )?;
     m.impl_(
         "divide_.Tensor_mode",
-        CppFunction::from_unboxed(crate::native::divide_tensor_mode_),
+        CppFunction::from_unboxed(crate::native::aliases::divide_tensor_mode_),
     )?;
     m.impl_(
         "divide.out_mode",
-        CppFunction::from_unboxed(crate::native::divide_out_mode),
+        CppFunction::from_unboxed(crate::native::aliases::divide_out_mode),
     )?;
     m.impl_(
         "divide.Scalar_mode",
-        CppFunction::from_unboxed(crate::native::divide_scalar_mode),
+        CppFunction::from_unboxed(crate::native::aliases::divide_scalar_mode),
     )?;
     m.impl_(
         "true_divide.Tensor",
-        CppFunction::from_unboxed(crate::native::true_divide_tensor),
+        CppFunction::from_unboxed(crate::native::aliases::true_divide_tensor),
     )?;
     m.impl_(
         "true_divide_.Tensor",
-        CppFunction::from_unboxed(crate::native::true_divide_tensor_),
+        CppFunction::from_unboxed(crate::native::aliases::true_divide_tensor_),
     )?;
     m.impl_(
         "true_divide.out",
-        CppFunction::from_unboxed(crate::native::true_divide_out),
+        CppFunction::from_unboxed(crate::native::aliases::true_divide_out),
     )?;
     m.impl_(
         "true_divide.Scalar",
-        CppFunction::from_unboxed(crate::native::true_divide_scalar),
+        CppFunction::from_unboxed(crate::native::aliases::true_divide_scalar),
     )?;
     m.impl_(
         "multiply.Tensor",
-        CppFunction::from_unboxed(crate::native::multiply_tensor),
+        CppFunction::from_unboxed(crate::native::aliases::multiply_tensor),
     )?;
     m.impl_(
         "multiply_.Tensor",
-        CppFunction::from_unboxed(crate::native::multiply_tensor_),
+        CppFunction::from_unboxed(crate::native::aliases::multiply_tensor_),
     )?;
     m.impl_(
         "multiply.out",
-        CppFunction::from_unboxed(crate::native::multiply_out),
+        CppFunction::from_unboxed(crate::native::aliases::multiply_out),
     )?;
     m.impl_(
         "multiply.Scalar",
-        CppFunction::from_unboxed(crate::native::multiply_scalar),
+        CppFunction::from_unboxed(crate::native::aliases::multiply_scalar),
     )?;
     m.impl_(
         "negative",
-        CppFunction::from_unboxed(crate::native::negative),
+        CppFunction::from_unboxed(crate::native::aliases::negative),
     )?;
     m.impl_(
         "negative_",
-        CppFunction::from_unboxed(crate::native::negative_),
+        CppFunction::from_unboxed(crate::native::aliases::negative_),
     )?;
     m.impl_(
         "negative.out",
-        CppFunction::from_unboxed(crate::native::negative_out),
+        CppFunction::from_unboxed(crate::native::aliases::negative_out),
     )?;
-    m.impl_("fix", CppFunction::from_unboxed(crate::native::fix))?;
-    m.impl_("fix_", CppFunction::from_unboxed(crate::native::fix_))?;
-    m.impl_("fix.out", CppFunction::from_unboxed(crate::native::fix_out))?;
+    m.impl_(
+        "fix",
+        CppFunction::from_unboxed(crate::native::aliases::fix),
+    )?;
+    m.impl_(
+        "fix_",
+        CppFunction::from_unboxed(crate::native::aliases::fix_),
+    )?;
+    m.impl_(
+        "fix.out",
+        CppFunction::from_unboxed(crate::native::aliases::fix_out),
+    )?;
     m.impl_(
         "subtract.out",
-        CppFunction::from_unboxed(crate::native::subtract_out),
+        CppFunction::from_unboxed(crate::native::aliases::subtract_out),
     )?;
     m.impl_(
         "subtract.Tensor",
-        CppFunction::from_unboxed(crate::native::subtract_tensor),
+        CppFunction::from_unboxed(crate::native::aliases::subtract_tensor),
     )?;
     m.impl_(
         "subtract_.Tensor",
-        CppFunction::from_unboxed(crate::native::subtract_tensor_),
+        CppFunction::from_unboxed(crate::native::aliases::subtract_tensor_),
     )?;
     m.impl_(
         "subtract.Scalar",
-        CppFunction::from_unboxed(crate::native::subtract_scalar),
+        CppFunction::from_unboxed(crate::native::aliases::subtract_scalar),
     )?;
     m.impl_(
         "not_equal.Scalar_out",
-        CppFunction::from_unboxed(crate::native::not_equal_scalar_out),
+        CppFunction::from_unboxed(crate::native::aliases::not_equal_scalar_out),
     )?;
     m.impl_(
         "not_equal.Scalar",
-        CppFunction::from_unboxed(crate::native::not_equal_scalar),
+        CppFunction::from_unboxed(crate::native::aliases::not_equal_scalar),
     )?;
     m.impl_(
         "not_equal.Tensor_out",
-        CppFunction::from_unboxed(crate::native::not_equal_tensor_out),
+        CppFunction::from_unboxed(crate::native::aliases::not_equal_tensor_out),
     )?;
     m.impl_(
         "not_equal.Tensor",
-        CppFunction::from_unboxed(crate::native::not_equal_tensor),
+        CppFunction::from_unboxed(crate::native::aliases::not_equal_tensor),
     )?;
     m.impl_(
         "not_equal_.Scalar",
-        CppFunction::from_unboxed(crate::native::not_equal_scalar_),
+        CppFunction::from_unboxed(crate::native::aliases::not_equal_scalar_),
     )?;
     m.impl_(
         "not_equal_.Tensor",
-        CppFunction::from_unboxed(crate::native::not_equal_tensor_),
+        CppFunction::from_unboxed(crate::native::aliases::not_equal_tensor_),
     )?;
     m.impl_(
         "greater_equal.Scalar_out",
-        CppFunction::from_unboxed(crate::native::greater_equal_scalar_out),
+        CppFunction::from_unboxed(crate::native::aliases::greater_equal_scalar_out),
     )?;
     m.impl_(
         "greater_equal.Scalar",
-        CppFunction::from_unboxed(crate::native::greater_equal_scalar),
+        CppFunction::from_unboxed(crate::native::aliases::greater_equal_scalar),
     )?;
     m.impl_(
         "greater_equal.Tensor_out",
-        CppFunction::from_unboxed(crate::native::greater_equal_tensor_out),
+        CppFunction::from_unboxed(crate::native::aliases::greater_equal_tensor_out),
     )?;
     m.impl_(
         "greater_equal.Tensor",
-        CppFunction::from_unboxed(crate::native::greater_equal_tensor),
+        CppFunction::from_unboxed(crate::native::aliases::greater_equal_tensor),
     )?;
     m.impl_(
         "greater_equal_.Scalar",
-        CppFunction::from_unboxed(crate::native::greater_equal_scalar_),
+        CppFunction::from_unboxed(crate::native::aliases::greater_equal_scalar_),
     )?;
     m.impl_(
         "greater_equal_.Tensor",
-        CppFunction::from_unboxed(crate::native::greater_equal_tensor_),
+        CppFunction::from_unboxed(crate::native::aliases::greater_equal_tensor_),
     )?;
     m.impl_(
         "less_equal.Scalar_out",
-        CppFunction::from_unboxed(crate::native::less_equal_scalar_out),
+        CppFunction::from_unboxed(crate::native::aliases::less_equal_scalar_out),
     )?;
     m.impl_(
         "less_equal.Scalar",
-        CppFunction::from_unboxed(crate::native::less_equal_scalar),
+        CppFunction::from_unboxed(crate::native::aliases::less_equal_scalar),
     )?;
     m.impl_(
         "less_equal.Tensor_out",
-        CppFunction::from_unboxed(crate::native::less_equal_tensor_out),
+        CppFunction::from_unboxed(crate::native::aliases::less_equal_tensor_out),
     )?;
     m.impl_(
         "less_equal.Tensor",
-        CppFunction::from_unboxed(crate::native::less_equal_tensor),
+        CppFunction::from_unboxed(crate::native::aliases::less_equal_tensor),
     )?;
     m.impl_(
         "less_equal_.Scalar",
-        CppFunction::from_unboxed(crate::native::less_equal_scalar_),
+        CppFunction::from_unboxed(crate::native::aliases::less_equal_scalar_),
     )?;
     m.impl_(
         "less_equal_.Tensor",
-        CppFunction::from_unboxed(crate::native::less_equal_tensor_),
+        CppFunction::from_unboxed(crate::native::aliases::less_equal_tensor_),
     )?;
     m.impl_(
         "greater.Scalar_out",
-        CppFunction::from_unboxed(crate::native::greater_scalar_out),
+        CppFunction::from_unboxed(crate::native::aliases::greater_scalar_out),
     )?;
     m.impl_(
         "greater.Scalar",
-        CppFunction::from_unboxed(crate::native::greater_scalar),
+        CppFunction::from_unboxed(crate::native::aliases::greater_scalar),
     )?;
     m.impl_(
         "greater.Tensor_out",
-        CppFunction::from_unboxed(crate::native::greater_tensor_out),
+        CppFunction::from_unboxed(crate::native::aliases::greater_tensor_out),
     )?;
     m.impl_(
         "greater.Tensor",
-        CppFunction::from_unboxed(crate::native::greater_tensor),
+        CppFunction::from_unboxed(crate::native::aliases::greater_tensor),
     )?;
     m.impl_(
         "greater_.Scalar",
-        CppFunction::from_unboxed(crate::native::greater_scalar_),
+        CppFunction::from_unboxed(crate::native::aliases::greater_scalar_),
     )?;
     m.impl_(
         "greater_.Tensor",
-        CppFunction::from_unboxed(crate::native::greater_tensor_),
+        CppFunction::from_unboxed(crate::native::aliases::greater_tensor_),
     )?;
     m.impl_(
         "less.Scalar_out",
-        CppFunction::from_unboxed(crate::native::less_scalar_out),
+        CppFunction::from_unboxed(crate::native::aliases::less_scalar_out),
     )?;
     m.impl_(
         "less.Scalar",
-        CppFunction::from_unboxed(crate::native::less_scalar),
+        CppFunction::from_unboxed(crate::native::aliases::less_scalar),
     )?;
     m.impl_(
         "less.Tensor_out",
-        CppFunction::from_unboxed(crate::native::less_tensor_out),
+        CppFunction::from_unboxed(crate::native::aliases::less_tensor_out),
     )?;
     m.impl_(
         "less.Tensor",
-        CppFunction::from_unboxed(crate::native::less_tensor),
+        CppFunction::from_unboxed(crate::native::aliases::less_tensor),
     )?;
     m.impl_(
         "less_.Scalar",
-        CppFunction::from_unboxed(crate::native::less_scalar_),
+        CppFunction::from_unboxed(crate::native::aliases::less_scalar_),
     )?;
     m.impl_(
         "less_.Tensor",
-        CppFunction::from_unboxed(crate::native::less_tensor_),
+        CppFunction::from_unboxed(crate::native::aliases::less_tensor_),
     )?;
-    m.impl_("arctan2", CppFunction::from_unboxed(crate::native::arctan2))?;
+    m.impl_(
+        "arctan2",
+        CppFunction::from_unboxed(crate::native::aliases::arctan2),
+    )?;
     m.impl_(
         "arctan2.out",
-        CppFunction::from_unboxed(crate::native::arctan2_out),
+        CppFunction::from_unboxed(crate::native::aliases::arctan2_out),
     )?;
     m.impl_(
         "arctan2_",
-        CppFunction::from_unboxed(crate::native::arctan2_),
+        CppFunction::from_unboxed(crate::native::aliases::arctan2_),
     )?;
     m.impl_(
         "special_expm1",
-        CppFunction::from_unboxed(crate::native::special_expm1),
+        CppFunction::from_unboxed(crate::native::aliases::special_expm1),
     )?;
     m.impl_(
         "special_expm1.out",
-        CppFunction::from_unboxed(crate::native::special_expm1_out),
+        CppFunction::from_unboxed(crate::native::aliases::special_expm1_out),
     )?;
     m.impl_(
         "special_erf",
-        CppFunction::from_unboxed(crate::native::special_erf),
+        CppFunction::from_unboxed(crate::native::aliases::special_erf),
     )?;
     m.impl_(
         "special_erf.out",
-        CppFunction::from_unboxed(crate::native::special_erf_out),
+        CppFunction::from_unboxed(crate::native::aliases::special_erf_out),
     )?;
     m.impl_(
         "special_logsumexp",
-        CppFunction::from_unboxed(crate::native::special_logsumexp),
+        CppFunction::from_unboxed(crate::native::aliases::special_logsumexp),
     )?;
     m.impl_(
         "special_logsumexp.out",
-        CppFunction::from_unboxed(crate::native::special_logsumexp_out),
+        CppFunction::from_unboxed(crate::native::aliases::special_logsumexp_out),
     )?;
     m.impl_(
         "special_expit",
-        CppFunction::from_unboxed(crate::native::special_expit),
+        CppFunction::from_unboxed(crate::native::aliases::special_expit),
     )?;
     m.impl_(
         "special_expit.out",
-        CppFunction::from_unboxed(crate::native::special_expit_out),
+        CppFunction::from_unboxed(crate::native::aliases::special_expit_out),
     )?;
     m.impl_(
         "special_log1p",
-        CppFunction::from_unboxed(crate::native::special_log1p),
+        CppFunction::from_unboxed(crate::native::aliases::special_log1p),
     )?;
     m.impl_(
         "special_log1p.out",
-        CppFunction::from_unboxed(crate::native::special_log1p_out),
+        CppFunction::from_unboxed(crate::native::aliases::special_log1p_out),
     )?;
     m.impl_(
         "linalg_matmul",
-        CppFunction::from_unboxed(crate::native::linalg_matmul),
+        CppFunction::from_unboxed(crate::native::aliases::linalg_matmul),
     )?;
-    m.impl_("argsort", CppFunction::from_unboxed(crate::native::argsort))?;
+    m.impl_(
+        "argsort",
+        CppFunction::from_unboxed(crate::native::sorting::argsort),
+    )?;
     m.impl_(
         "argsort.stable",
-        CppFunction::from_unboxed(crate::native::argsort_stable),
+        CppFunction::from_unboxed(crate::native::sorting::argsort_stable),
     )?;
     m.impl_(
         "argsort.stable_out",
-        CppFunction::from_unboxed(crate::native::argsort_stable_out),
+        CppFunction::from_unboxed(crate::native::sorting::argsort_stable_out),
     )?;
     Ok(())
 });
@@ -10877,185 +11039,227 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutograd, |m| {
     )?;
     m.impl_(
         "_assert_scalar",
-        CppFunction::from_unboxed(crate::native::_assert_scalar),
+        CppFunction::from_unboxed(crate::native::runtime_asserts::_assert_scalar),
     )?;
     m.impl_(
         "_assert_tensor_metadata",
-        CppFunction::from_unboxed(crate::native::_assert_tensor_metadata),
+        CppFunction::from_unboxed(crate::native::runtime_asserts::_assert_tensor_metadata),
     )?;
     m.impl_(
         "sym_constrain_range",
-        CppFunction::from_unboxed(crate::native::sym_constrain_range),
+        CppFunction::from_unboxed(crate::native::runtime_asserts::sym_constrain_range),
     )?;
     m.impl_(
         "sym_constrain_range_for_size",
-        CppFunction::from_unboxed(crate::native::sym_constrain_range_for_size),
+        CppFunction::from_unboxed(crate::native::runtime_asserts::sym_constrain_range_for_size),
     )?;
-    m.impl_("zeros", CppFunction::from_unboxed(crate::native::zeros))?;
+    m.impl_(
+        "zeros",
+        CppFunction::from_unboxed(crate::native::factories::zeros),
+    )?;
     m.impl_(
         "empty_permuted",
-        CppFunction::from_unboxed(crate::native::empty_permuted),
+        CppFunction::from_unboxed(crate::native::factories::empty_permuted),
     )?;
     m.impl_(
         "add.Scalar",
-        CppFunction::from_unboxed(crate::native::add_scalar),
+        CppFunction::from_unboxed(crate::native::scalar_ops::add_scalar),
     )?;
     m.impl_(
         "sub.Scalar",
-        CppFunction::from_unboxed(crate::native::sub_scalar),
+        CppFunction::from_unboxed(crate::native::scalar_ops::sub_scalar),
     )?;
     m.impl_(
         "mul.Scalar",
-        CppFunction::from_unboxed(crate::native::mul_scalar),
+        CppFunction::from_unboxed(crate::native::scalar_ops::mul_scalar),
     )?;
     m.impl_(
         "div.Scalar",
-        CppFunction::from_unboxed(crate::native::div_scalar),
+        CppFunction::from_unboxed(crate::native::scalar_ops::div_scalar),
     )?;
     m.impl_(
         "div.Scalar_mode",
-        CppFunction::from_unboxed(crate::native::div_scalar_mode),
+        CppFunction::from_unboxed(crate::native::scalar_ops::div_scalar_mode),
     )?;
     m.impl_(
         "bitwise_and.Scalar",
-        CppFunction::from_unboxed(crate::native::bitwise_and_scalar),
+        CppFunction::from_unboxed(crate::native::scalar_ops::bitwise_and_scalar),
     )?;
     m.impl_(
         "bitwise_or.Scalar",
-        CppFunction::from_unboxed(crate::native::bitwise_or_scalar),
+        CppFunction::from_unboxed(crate::native::scalar_ops::bitwise_or_scalar),
     )?;
     m.impl_(
         "bitwise_xor.Scalar",
-        CppFunction::from_unboxed(crate::native::bitwise_xor_scalar),
+        CppFunction::from_unboxed(crate::native::scalar_ops::bitwise_xor_scalar),
     )?;
     m.impl_(
         "fmod.Scalar",
-        CppFunction::from_unboxed(crate::native::fmod_scalar),
+        CppFunction::from_unboxed(crate::native::scalar_ops::fmod_scalar),
     )?;
     m.impl_(
         "remainder.Scalar",
-        CppFunction::from_unboxed(crate::native::remainder_scalar),
+        CppFunction::from_unboxed(crate::native::scalar_ops::remainder_scalar),
     )?;
     m.impl_(
         "logical_and",
-        CppFunction::from_unboxed(crate::native::logical_and),
+        CppFunction::from_unboxed(crate::native::out_forms::logical_and),
     )?;
     m.impl_(
         "logical_and_",
-        CppFunction::from_unboxed(crate::native::logical_and_),
+        CppFunction::from_unboxed(crate::native::out_forms::logical_and_),
     )?;
     m.impl_(
         "logical_or",
-        CppFunction::from_unboxed(crate::native::logical_or),
+        CppFunction::from_unboxed(crate::native::out_forms::logical_or),
     )?;
     m.impl_(
         "logical_or_",
-        CppFunction::from_unboxed(crate::native::logical_or_),
+        CppFunction::from_unboxed(crate::native::out_forms::logical_or_),
     )?;
     m.impl_(
         "logical_xor",
-        CppFunction::from_unboxed(crate::native::logical_xor),
+        CppFunction::from_unboxed(crate::native::out_forms::logical_xor),
     )?;
     m.impl_(
         "logical_xor_",
-        CppFunction::from_unboxed(crate::native::logical_xor_),
+        CppFunction::from_unboxed(crate::native::out_forms::logical_xor_),
     )?;
     m.impl_(
         "masked_fill.Scalar",
-        CppFunction::from_unboxed(crate::native::masked_fill_scalar),
+        CppFunction::from_unboxed(crate::native::scalar_ops::masked_fill_scalar),
     )?;
     m.impl_(
         "masked_fill.Scalar_out",
         CppFunction::from_unboxed(masked_fill_scalar_out_autogen),
     )?;
-    m.impl_("isinf", CppFunction::from_unboxed(crate::native::isinf))?;
-    m.impl_("abs", CppFunction::from_unboxed(crate::native::abs))?;
-    m.impl_("abs_", CppFunction::from_unboxed(crate::native::abs_))?;
+    m.impl_(
+        "isinf",
+        CppFunction::from_unboxed(crate::native::float_classes::isinf),
+    )?;
+    m.impl_(
+        "abs",
+        CppFunction::from_unboxed(crate::native::out_forms::abs),
+    )?;
+    m.impl_(
+        "abs_",
+        CppFunction::from_unboxed(crate::native::out_forms::abs_),
+    )?;
     m.impl_("relu.out", CppFunction::from_unboxed(relu_out_autogen))?;
     m.impl_(
         "logical_not",
-        CppFunction::from_unboxed(crate::native::logical_not),
+        CppFunction::from_unboxed(crate::native::out_forms::logical_not),
     )?;
     m.impl_(
         "logical_not_",
-        CppFunction::from_unboxed(crate::native::logical_not_),
+        CppFunction::from_unboxed(crate::native::out_forms::logical_not_),
     )?;
-    m.impl_("sum", CppFunction::from_unboxed(crate::native::sum))?;
+    m.impl_(
+        "sum",
+        CppFunction::from_unboxed(crate::native::scalar_ops::sum),
+    )?;
     m.impl_("sum.out", CppFunction::from_unboxed(sum_out_autogen))?;
-    m.impl_("mean", CppFunction::from_unboxed(crate::native::mean))?;
+    m.impl_(
+        "mean",
+        CppFunction::from_unboxed(crate::native::scalar_ops::mean),
+    )?;
     m.impl_("prod.out", CppFunction::from_unboxed(prod_out_autogen))?;
     m.impl_(
         "any.dims",
-        CppFunction::from_unboxed(crate::native::any_dims_default),
+        CppFunction::from_unboxed(crate::native::reductions::any_dims_default),
     )?;
     m.impl_(
         "any.dims_out",
-        CppFunction::from_unboxed(crate::native::any_dims_out_default),
+        CppFunction::from_unboxed(crate::native::reductions::any_dims_out_default),
     )?;
     m.impl_(
         "logsumexp",
-        CppFunction::from_unboxed(crate::native::logsumexp),
+        CppFunction::from_unboxed(crate::native::logsumexp::logsumexp),
     )?;
     m.impl_(
         "_to_copy",
-        CppFunction::from_unboxed(crate::native::_to_copy),
+        CppFunction::from_unboxed(crate::native::copy::_to_copy),
     )?;
     m.impl_(
         "_to_copy.out",
         CppFunction::from_unboxed(_to_copy_out_autogen),
     )?;
-    m.impl_("clone", CppFunction::from_unboxed(crate::native::clone))?;
+    m.impl_(
+        "clone",
+        CppFunction::from_unboxed(crate::native::copy::clone),
+    )?;
     m.impl_("clone.out", CppFunction::from_unboxed(clone_out_autogen))?;
-    m.impl_("copy_", CppFunction::from_unboxed(crate::native::copy_))?;
+    m.impl_(
+        "copy_",
+        CppFunction::from_unboxed(crate::native::copy::copy_),
+    )?;
     m.impl_("copy.out", CppFunction::from_unboxed(copy_out_autogen))?;
-    m.impl_("alias", CppFunction::from_unboxed(crate::native::alias))?;
-    m.impl_("t", CppFunction::from_unboxed(crate::native::t))?;
+    m.impl_(
+        "alias",
+        CppFunction::from_unboxed(crate::native::views::alias),
+    )?;
+    m.impl_("t", CppFunction::from_unboxed(crate::native::views::t))?;
     m.impl_(
         "transpose.int",
-        CppFunction::from_unboxed(crate::native::transpose),
+        CppFunction::from_unboxed(crate::native::views::transpose),
     )?;
-    m.impl_("permute", CppFunction::from_unboxed(crate::native::permute))?;
+    m.impl_(
+        "permute",
+        CppFunction::from_unboxed(crate::native::views::permute),
+    )?;
     m.impl_(
         "unsqueeze",
-        CppFunction::from_unboxed(crate::native::unsqueeze),
+        CppFunction::from_unboxed(crate::native::views::unsqueeze),
     )?;
-    m.impl_("squeeze", CppFunction::from_unboxed(crate::native::squeeze))?;
+    m.impl_(
+        "squeeze",
+        CppFunction::from_unboxed(crate::native::views::squeeze),
+    )?;
     m.impl_(
         "squeeze.dim",
-        CppFunction::from_unboxed(crate::native::squeeze_dim),
+        CppFunction::from_unboxed(crate::native::views::squeeze_dim),
     )?;
     m.impl_(
         "squeeze.dims",
-        CppFunction::from_unboxed(crate::native::squeeze_dims),
+        CppFunction::from_unboxed(crate::native::views::squeeze_dims),
     )?;
     m.impl_(
         "select.int",
-        CppFunction::from_unboxed(crate::native::select_int),
+        CppFunction::from_unboxed(crate::native::views::select_int),
     )?;
     m.impl_(
         "slice.Tensor",
-        CppFunction::from_unboxed(crate::native::slice_tensor),
+        CppFunction::from_unboxed(crate::native::views::slice_tensor),
     )?;
-    m.impl_("expand", CppFunction::from_unboxed(crate::native::expand))?;
+    m.impl_(
+        "expand",
+        CppFunction::from_unboxed(crate::native::views::expand),
+    )?;
     m.impl_(
         "split.Tensor",
-        CppFunction::from_unboxed(crate::native::split_tensor),
+        CppFunction::from_unboxed(crate::native::views::split_tensor),
     )?;
     m.impl_(
         "split_with_sizes",
-        CppFunction::from_unboxed(crate::native::split_with_sizes),
+        CppFunction::from_unboxed(crate::native::views::split_with_sizes),
     )?;
     m.impl_(
         "diagonal",
-        CppFunction::from_unboxed(crate::native::diagonal),
+        CppFunction::from_unboxed(crate::native::views::diagonal),
     )?;
     m.impl_("resize", CppFunction::from_unboxed(resize_autogen))?;
     m.impl_("resize.out", CppFunction::from_unboxed(resize_out_autogen))?;
-    m.impl_("ones", CppFunction::from_unboxed(crate::native::ones))?;
-    m.impl_("full", CppFunction::from_unboxed(crate::native::full))?;
+    m.impl_(
+        "ones",
+        CppFunction::from_unboxed(crate::native::factories::ones),
+    )?;
+    m.impl_(
+        "full",
+        CppFunction::from_unboxed(crate::native::factories::full),
+    )?;
     m.impl_(
         "scalar_tensor",
-        CppFunction::from_unboxed(crate::native::scalar_tensor),
+        CppFunction::from_unboxed(crate::native::factories::scalar_tensor),
     )?;
     m.impl_(
         "scalar_tensor.out",
@@ -11063,7 +11267,7 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutograd, |m| {
     )?;
     m.impl_(
         "empty_like",
-        CppFunction::from_unboxed(crate::native::empty_like),
+        CppFunction::from_unboxed(crate::native::factories::empty_like),
     )?;
     m.impl_(
         "empty_like.out",
@@ -11071,7 +11275,7 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutograd, |m| {
     )?;
     m.impl_(
         "full_like",
-        CppFunction::from_unboxed(crate::native::full_like),
+        CppFunction::from_unboxed(crate::native::factories::full_like),
     )?;
     m.impl_(
         "full_like.out",
@@ -11079,7 +11283,7 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutograd, |m| {
     )?;
     m.impl_(
         "zeros_like",
-        CppFunction::from_unboxed(crate::native::zeros_like),
+        CppFunction::from_unboxed(crate::native::factories::zeros_like),
     )?;
     m.impl_(
         "zeros_like.out",
@@ -11087,36 +11291,51 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutograd, |m| {
     )?;
     m.impl_(
         "ones_like",
-        CppFunction::from_unboxed(crate::native::ones_like),
+        CppFunction::from_unboxed(crate::native::factories::ones_like),
     )?;
     m.impl_(
         "ones_like.out",
         CppFunction::from_unboxed(ones_like_out_autogen),
     )?;
-    m.impl_("arange", CppFunction::from_unboxed(crate::native::arange))?;
+    m.impl_(
+        "arange",
+        CppFunction::from_unboxed(crate::native::factories::arange),
+    )?;
     m.impl_(
         "arange.start",
-        CppFunction::from_unboxed(crate::native::arange_start),
+        CppFunction::from_unboxed(crate::native::factories::arange_start),
     )?;
     m.impl_(
         "arange.start_step",
-        CppFunction::from_unboxed(crate::native::arange_start_step),
+        CppFunction::from_unboxed(crate::native::factories::arange_start_step),
     )?;
     m.impl_(
         "linspace",
-        CppFunction::from_unboxed(crate::native::linspace),
+        CppFunction::from_unboxed(crate::native::factories::linspace),
     )?;
-    m.impl_("eye", CppFunction::from_unboxed(crate::native::eye))?;
-    m.impl_("eye.m", CppFunction::from_unboxed(crate::native::eye_m))?;
-    m.impl_("rand", CppFunction::from_unboxed(crate::native::rand))?;
+    m.impl_(
+        "eye",
+        CppFunction::from_unboxed(crate::native::factories::eye),
+    )?;
+    m.impl_(
+        "eye.m",
+        CppFunction::from_unboxed(crate::native::factories::eye_m),
+    )?;
+    m.impl_(
+        "rand",
+        CppFunction::from_unboxed(crate::native::factories::rand),
+    )?;
     m.impl_(
         "rand.generator",
-        CppFunction::from_unboxed(crate::native::rand_generator),
+        CppFunction::from_unboxed(crate::native::factories::rand_generator),
     )?;
-    m.impl_("randn", CppFunction::from_unboxed(crate::native::randn))?;
+    m.impl_(
+        "randn",
+        CppFunction::from_unboxed(crate::native::factories::randn),
+    )?;
     m.impl_(
         "randn.generator",
-        CppFunction::from_unboxed(crate::native::randn_generator),
+        CppFunction::from_unboxed(crate::native::factories::randn_generator),
     )?;
     m.impl_(
         "fill.Scalar_out",
@@ -11124,25 +11343,34 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutograd, |m| {
     )?;
     m.impl_(
         "fill.Scalar",
-        CppFunction::from_unboxed(crate::native::fill_scalar),
+        CppFunction::from_unboxed(crate::native::functional_variants::fill_scalar),
     )?;
     m.impl_("zero.out", CppFunction::from_unboxed(zero_out_autogen))?;
-    m.impl_("zero", CppFunction::from_unboxed(crate::native::zero))?;
+    m.impl_(
+        "zero",
+        CppFunction::from_unboxed(crate::native::functional_variants::zero),
+    )?;
     m.impl_(
         "uniform.out",
         CppFunction::from_unboxed(uniform_out_autogen),
     )?;
-    m.impl_("uniform", CppFunction::from_unboxed(crate::native::uniform))?;
+    m.impl_(
+        "uniform",
+        CppFunction::from_unboxed(crate::native::functional_variants::uniform),
+    )?;
     m.impl_("normal.out", CppFunction::from_unboxed(normal_out_autogen))?;
     m.impl_(
         "normal_functional",
-        CppFunction::from_unboxed(crate::native::normal_functional),
+        CppFunction::from_unboxed(crate::native::functional_variants::normal_functional),
     )?;
-    m.impl_("mv", CppFunction::from_unboxed(crate::native::mv))?;
+    m.impl_(
+        "mv",
+        CppFunction::from_unboxed(crate::native::linear_algebra::mv),
+    )?;
     m.impl_("flip.out", CppFunction::from_unboxed(flip_out_autogen))?;
     m.impl_(
         "index_put_",
-        CppFunction::from_unboxed(crate::native::index_put_),
+        CppFunction::from_unboxed(crate::native::index_put::index_put_),
     )?;
     m.impl_(
         "index_put.out",
@@ -11150,7 +11378,7 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutograd, |m| {
     )?;
     m.impl_(
         "index_put",
-        CppFunction::from_unboxed(crate::native::index_put),
+        CppFunction::from_unboxed(crate::native::index_put::index_put),
     )?;
     m.impl_(
         "_index_put_impl",
@@ -11166,31 +11394,40 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutograd, |m| {
     )?;
     m.impl_(
         "masked_scatter",
-        CppFunction::from_unboxed(crate::native::masked_scatter),
+        CppFunction::from_unboxed(crate::native::masked_scatter::masked_scatter),
     )?;
     m.impl_(
         "sort.values",
-        CppFunction::from_unboxed(crate::native::sort_out),
+        CppFunction::from_unboxed(crate::native::sorting::sort_out),
     )?;
-    m.impl_("sort", CppFunction::from_unboxed(crate::native::sort))?;
+    m.impl_(
+        "sort",
+        CppFunction::from_unboxed(crate::native::sorting::sort),
+    )?;
     m.impl_(
         "randperm",
-        CppFunction::from_unboxed(crate::native::randperm),
+        CppFunction::from_unboxed(crate::native::factories::randperm),
     )?;
     m.impl_(
         "randperm.generator",
-        CppFunction::from_unboxed(crate::native::randperm_generator),
+        CppFunction::from_unboxed(crate::native::factories::randperm_generator),
     )?;
     m.impl_(
         "randperm.out",
-        CppFunction::from_unboxed(crate::native::randperm_out),
+        CppFunction::from_unboxed(crate::native::factories::randperm_out),
     )?;
-    m.impl_("stack", CppFunction::from_unboxed(crate::native::stack))?;
-    m.impl_("repeat", CppFunction::from_unboxed(crate::native::repeat))?;
+    m.impl_(
+        "stack",
+        CppFunction::from_unboxed(crate::native::shape_ops::stack),
+    )?;
+    m.impl_(
+        "repeat",
+        CppFunction::from_unboxed(crate::native::shape_ops::repeat),
+    )?;
     m.impl_("repeat.out", CppFunction::from_unboxed(repeat_out_autogen))?;
     m.impl_(
         "constant_pad_nd",
-        CppFunction::from_unboxed(crate::native::constant_pad_nd),
+        CppFunction::from_unboxed(crate::native::shape_ops::constant_pad_nd),
     )?;
     m.impl_(
         "constant_pad_nd.out",
@@ -11198,7 +11435,7 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutograd, |m| {
     )?;
     m.impl_(
         "convolution",
-        CppFunction::from_unboxed(crate::native::convolution),
+        CppFunction::from_unboxed(crate::native::convolution::convolution),
     )?;
     m.impl_(
         "convolution.out",
@@ -11226,7 +11463,7 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutograd, |m| {
     )?;
     m.impl_(
         "native_layer_norm",
-        CppFunction::from_unboxed(crate::native::math_native_layer_norm),
+        CppFunction::from_unboxed(crate::native::nn::math_native_layer_norm),
     )?;
     m.impl_(
         "native_layer_norm.out",
@@ -11234,19 +11471,19 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutograd, |m| {
     )?;
     m.impl_(
         "_native_batch_norm_legit_no_training",
-        CppFunction::from_unboxed(crate::native::batch_norm_legit_no_training),
+        CppFunction::from_unboxed(crate::native::batch_norm::batch_norm_legit_no_training),
     )?;
     m.impl_(
         "native_group_norm",
-        CppFunction::from_unboxed(crate::native::math_group_norm),
+        CppFunction::from_unboxed(crate::native::backward::math_group_norm),
     )?;
     m.impl_(
         "convolution_backward",
-        CppFunction::from_unboxed(crate::native::convolution_backward),
+        CppFunction::from_unboxed(crate::native::backward::convolution_backward),
     )?;
     m.impl_(
         "embedding",
-        CppFunction::from_unboxed(crate::native::embedding),
+        CppFunction::from_unboxed(crate::native::nn::embedding),
     )?;
     m.impl_(
         "embedding.out",
@@ -11258,64 +11495,76 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutograd, |m| {
     )?;
     m.impl_(
         "_safe_softmax",
-        CppFunction::from_unboxed(crate::native::_safe_softmax),
+        CppFunction::from_unboxed(crate::native::attention::_safe_softmax),
     )?;
     m.impl_(
         "unbind.int",
-        CppFunction::from_unboxed(crate::native::unbind_int),
+        CppFunction::from_unboxed(crate::native::splits::unbind_int),
     )?;
-    m.impl_("celu", CppFunction::from_unboxed(crate::native::celu))?;
-    m.impl_("celu_", CppFunction::from_unboxed(crate::native::celu_))?;
+    m.impl_(
+        "celu",
+        CppFunction::from_unboxed(crate::native::activations::celu),
+    )?;
+    m.impl_(
+        "celu_",
+        CppFunction::from_unboxed(crate::native::activations::celu_),
+    )?;
     m.impl_(
         "new_empty",
-        CppFunction::from_unboxed(crate::native::new_empty),
+        CppFunction::from_unboxed(crate::native::factories::new_empty),
     )?;
     m.impl_(
         "new_zeros",
-        CppFunction::from_unboxed(crate::native::new_zeros),
+        CppFunction::from_unboxed(crate::native::factories::new_zeros),
     )?;
     m.impl_(
         "new_ones",
-        CppFunction::from_unboxed(crate::native::new_ones),
+        CppFunction::from_unboxed(crate::native::factories::new_ones),
     )?;
     m.impl_(
         "new_full",
-        CppFunction::from_unboxed(crate::native::new_full),
+        CppFunction::from_unboxed(crate::native::factories::new_full),
     )?;
     m.impl_(
         "lift_fresh",
-        CppFunction::from_unboxed(crate::native::lift_fresh),
+        CppFunction::from_unboxed(crate::native::factories::lift_fresh),
     )?;
     m.impl_(
         "rsub.Scalar",
-        CppFunction::from_unboxed(crate::native::rsub_scalar),
+        CppFunction::from_unboxed(crate::native::scalar_ops::rsub_scalar),
     )?;
     m.impl_(
         "masked_fill.Tensor",
-        CppFunction::from_unboxed(crate::native::masked_fill_tensor),
+        CppFunction::from_unboxed(crate::native::scalar_ops::masked_fill_tensor),
     )?;
     m.impl_("roll.out", CppFunction::from_unboxed(roll_out_autogen))?;
-    m.impl_("detach", CppFunction::from_unboxed(crate::native::detach))?;
-    m.impl_("detach_", CppFunction::from_unboxed(crate::native::detach_))?;
+    m.impl_(
+        "detach",
+        CppFunction::from_unboxed(crate::native::views::detach),
+    )?;
+    m.impl_(
+        "detach_",
+        CppFunction::from_unboxed(crate::native::views::detach_),
+    )?;
     m.impl_(
         "norm.Scalar",
-        CppFunction::from_unboxed(crate::native::norm_scalar),
+        CppFunction::from_unboxed(crate::native::reductions::norm_scalar),
     )?;
     m.impl_(
         "norm.ScalarOpt_dtype",
-        CppFunction::from_unboxed(crate::native::norm_scalaropt_dtype),
+        CppFunction::from_unboxed(crate::native::reductions::norm_scalaropt_dtype),
     )?;
     m.impl_(
         "_grouped_mm",
-        CppFunction::from_unboxed(crate::native::_grouped_mm),
+        CppFunction::from_unboxed(crate::native::grouped_mm::_grouped_mm),
     )?;
     m.impl_(
         "floor_divide.Scalar",
-        CppFunction::from_unboxed(crate::native::floor_divide_scalar),
+        CppFunction::from_unboxed(crate::native::floor_divide::floor_divide_scalar),
     )?;
     m.impl_(
         "floor_divide_.Scalar",
-        CppFunction::from_unboxed(crate::native::floor_divide_scalar_),
+        CppFunction::from_unboxed(crate::native::floor_divide::floor_divide_scalar_),
     )?;
     Ok(())
 });
@@ -11891,73 +12140,79 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutogradNonFunctional,
     )?;
     m.impl_(
         "logsumexp.out",
-        CppFunction::from_unboxed(crate::native::logsumexp_out),
+        CppFunction::from_unboxed(crate::native::logsumexp::logsumexp_out),
     )?;
-    m.impl_("copy", CppFunction::from_unboxed(crate::native::copy))?;
+    m.impl_(
+        "copy",
+        CppFunction::from_unboxed(crate::native::functional_variants::copy),
+    )?;
     m.impl_(
         "view_copy",
-        CppFunction::from_unboxed(crate::native::view_copy),
+        CppFunction::from_unboxed(crate::native::view_copies::view_copy),
     )?;
     m.impl_(
         "alias_copy",
-        CppFunction::from_unboxed(crate::native::alias_copy),
+        CppFunction::from_unboxed(crate::native::view_copies::alias_copy),
     )?;
-    m.impl_("t_copy", CppFunction::from_unboxed(crate::native::t_copy))?;
+    m.impl_(
+        "t_copy",
+        CppFunction::from_unboxed(crate::native::view_copies::t_copy),
+    )?;
     m.impl_(
         "transpose_copy.int",
-        CppFunction::from_unboxed(crate::native::transpose_copy_int),
+        CppFunction::from_unboxed(crate::native::view_copies::transpose_copy_int),
     )?;
     m.impl_(
         "permute_copy",
-        CppFunction::from_unboxed(crate::native::permute_copy),
+        CppFunction::from_unboxed(crate::native::view_copies::permute_copy),
     )?;
     m.impl_(
         "unsqueeze_copy",
-        CppFunction::from_unboxed(crate::native::unsqueeze_copy),
+        CppFunction::from_unboxed(crate::native::view_copies::unsqueeze_copy),
     )?;
     m.impl_(
         "squeeze_copy",
-        CppFunction::from_unboxed(crate::native::squeeze_copy),
+        CppFunction::from_unboxed(crate::native::view_copies::squeeze_copy),
     )?;
     m.impl_(
         "squeeze_copy.dim",
-        CppFunction::from_unboxed(crate::native::squeeze_copy_dim),
+        CppFunction::from_unboxed(crate::native::view_copies::squeeze_copy_dim),
     )?;
     m.impl_(
         "squeeze_copy.dims",
-        CppFunction::from_unboxed(crate::native::squeeze_copy_dims),
+        CppFunction::from_unboxed(crate::native::view_copies::squeeze_copy_dims),
     )?;
     m.impl_(
         "select_copy.int",
-        CppFunction::from_unboxed(crate::native::select_copy_int),
+        CppFunction::from_unboxed(crate::native::view_copies::select_copy_int),
     )?;
     m.impl_(
         "slice_copy.Tensor",
-        CppFunction::from_unboxed(crate::native::slice_copy_tensor),
+        CppFunction::from_unboxed(crate::native::view_copies::slice_copy_tensor),
     )?;
     m.impl_(
         "expand_copy",
-        CppFunction::from_unboxed(crate::native::expand_copy),
+        CppFunction::from_unboxed(crate::native::view_copies::expand_copy),
     )?;
     m.impl_(
         "as_strided_copy",
-        CppFunction::from_unboxed(crate::native::as_strided_copy),
+        CppFunction::from_unboxed(crate::native::view_copies::as_strided_copy),
     )?;
     m.impl_(
         "split_copy.Tensor",
-        CppFunction::from_unboxed(crate::native::split_copy_tensor),
+        CppFunction::from_unboxed(crate::native::view_copies::split_copy_tensor),
     )?;
     m.impl_(
         "slice_scatter",
-        CppFunction::from_unboxed(crate::native::slice_scatter),
+        CppFunction::from_unboxed(crate::native::view_copies::slice_scatter),
     )?;
     m.impl_(
         "select_scatter",
-        CppFunction::from_unboxed(crate::native::select_scatter),
+        CppFunction::from_unboxed(crate::native::view_copies::select_scatter),
     )?;
     m.impl_(
         "as_strided_scatter",
-        CppFunction::from_unboxed(crate::native::as_strided_scatter),
+        CppFunction::from_unboxed(crate::native::view_copies::as_strided_scatter),
     )?;
     m.impl_(
         "mm",
@@ -12113,7 +12368,7 @@ aten_dispatch::torch_library_impl!(aten, CompositeExplicitAutogradNonFunctional,
     )?;
     m.impl_(
         "lift_fresh_copy",
-        CppFunction::from_unboxed(crate::native::lift_fresh_copy),
+        CppFunction::from_unboxed(crate::native::factories::lift_fresh_copy),
     )?;
     m.impl_(
         "leaky_relu_",

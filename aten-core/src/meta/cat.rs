@@ -6,7 +6,7 @@
 use c10_core::{Error, MemoryFormat, Result};
 
 use super::{check_same_device, dtype_and_device};
-use crate::native::{strides_for, wrap_dim};
+use crate::native::{dims::wrap_dim, factories::strides_for};
 use crate::structured::{MetaOutput, SetOutput};
 use crate::tensor_iterator::can_cast;
 use crate::Tensor;

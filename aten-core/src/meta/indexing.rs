@@ -5,7 +5,7 @@
 use c10_core::{Error, Result, ScalarType};
 
 use super::{check_same_device, dtype_and_device, new_contiguous};
-use crate::native::{fmt_list, wrap_dim};
+use crate::native::{dims::fmt_list, dims::wrap_dim};
 use crate::structured::{MetaOutput, SetOutput};
 use crate::Tensor;
 

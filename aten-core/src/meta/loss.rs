@@ -5,7 +5,7 @@
 use c10_core::{Error, Result};
 
 use super::dtype_and_device;
-use crate::native::fmt_list;
+use crate::native::dims::fmt_list;
 use crate::structured::{MetaOutput, SetOutput};
 use crate::tensor_iterator::{TensorIterator, TensorIteratorConfig};
 use crate::Tensor;

@@ -7,7 +7,7 @@
 use c10_core::{Error, MemoryFormat, Result};
 
 use super::{dtype_and_device, new_strided};
-use crate::native::{fmt_list, strides_for};
+use crate::native::{dims::fmt_list, factories::strides_for};
 use crate::structured::{MetaOutput, SetOutput};
 use crate::Tensor;
 

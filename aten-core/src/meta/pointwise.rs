@@ -7,7 +7,7 @@
 use c10_core::type_promotion::{ResultTypeState, WrappedNumber};
 use c10_core::{Error, Result, Scalar, ScalarType};
 
-use crate::native::wrapped_scalar_tensor;
+use crate::native::scalar_ops::wrapped_scalar_tensor;
 use crate::structured::{MetaOutput, SetOutput};
 use crate::tensor_iterator::convert::to_dtype;
 use crate::tensor_iterator::{IntoInput, TensorIterator, TensorIteratorConfig};

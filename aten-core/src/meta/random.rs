@@ -17,7 +17,7 @@ pub fn native_dropout_meta(
     _train: Option<bool>,
 ) -> Result<(Tensor, Tensor)> {
     if input.numel() == 0 {
-        let like = || crate::native::empty_like(input, None, None, None, None, None);
+        let like = || crate::native::factories::empty_like(input, None, None, None, None, None);
         return Ok((like()?, like()?));
     }
     if !(0.0..=1.0).contains(&p) {

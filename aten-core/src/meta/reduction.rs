@@ -10,7 +10,7 @@ use c10_core::{Device, Error, Result, Scalar, ScalarType};
 
 use super::{dtype_and_device, new_contiguous};
 use crate::native::dims::make_dim_mask;
-use crate::native::{make_dim_mask_with, wrap_dim};
+use crate::native::{dims::make_dim_mask_with, dims::wrap_dim};
 use crate::structured::{DeferredOutput, MetaOutput, SetOutput};
 use crate::Tensor;
 

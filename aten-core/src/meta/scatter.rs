@@ -9,7 +9,7 @@ use c10_core::{Error, Result, ScalarType};
 
 use super::dtype_and_device;
 use crate::memory_overlap::{assert_no_internal_overlap, assert_no_overlap};
-use crate::native::{fmt_list, wrap_dim};
+use crate::native::{dims::fmt_list, dims::wrap_dim};
 use crate::structured::{MetaOutput, SetOutput};
 use crate::Tensor;
 

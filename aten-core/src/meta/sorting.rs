@@ -9,7 +9,7 @@ use c10_core::{Error, Result, ScalarType};
 
 use super::dtype_and_device;
 use crate::memory_overlap::is_non_overlapping_and_dense;
-use crate::native::{infer_dense_strides, wrap_dim};
+use crate::native::{dims::infer_dense_strides, dims::wrap_dim};
 use crate::structured::{MetaOutput, SetOutput};
 use crate::Tensor;
 

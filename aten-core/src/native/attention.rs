@@ -12,6 +12,7 @@
 
 use c10_core::{Error, Layout, Result, Scalar, ScalarType};
 
+use super::backward::cast_to;
 use crate::generated::ops;
 use crate::Tensor;
 
@@ -90,20 +91,6 @@ fn additive_mask(mask: Option<&Tensor>, dtype: ScalarType) -> Result<Option<Tens
     )?))
 }
 
-/// `t.to(dtype)`: `t` itself when it has the dtype.
-fn to_dtype(t: &Tensor, dtype: ScalarType) -> Result<Tensor> {
-    if t.dtype() == Some(dtype) {
-        return Ok(t.clone());
-    }
-    ops::_to_copy_with(
-        t,
-        ops::ToCopyOptions {
-            dtype: Some(dtype),
-            ..Default::default()
-        },
-    )
-}
-
 /// The dtype attention computes in: float32 for float16 and bfloat16.
 fn accumulate_dtype(dtype: ScalarType) -> ScalarType {
     match dtype {
@@ -170,9 +157,9 @@ pub fn _scaled_dot_product_attention_math(
     enable_gqa: bool,
 ) -> Result<(Tensor, Tensor)> {
     let origin = dtype_of(query)?;
-    let query_acc = to_dtype(query, accumulate_dtype(origin))?;
-    let key_acc = to_dtype(key, accumulate_dtype(dtype_of(key)?))?;
-    let value_acc = to_dtype(value, accumulate_dtype(dtype_of(value)?))?;
+    let query_acc = cast_to(query, accumulate_dtype(origin))?;
+    let key_acc = cast_to(key, accumulate_dtype(dtype_of(key)?))?;
+    let value_acc = cast_to(value, accumulate_dtype(dtype_of(value)?))?;
     // q and k are each scaled by the square root, for stability.
     let negative = scale.is_some_and(|s| s < 0.0);
     let factor = softmax_scale(&query_acc, scale.map(f64::abs)).sqrt();
@@ -214,13 +201,13 @@ pub fn _scaled_dot_product_attention_math(
                 let scaled =
                     ops::mul_scalar(&value_expanded, Scalar::Double(1.0 / (1.0 - dropout_p)))?;
                 let out = ops::matmul(&attn, &scaled)?;
-                return Ok((to_dtype(&out, origin)?, to_dtype(&attn, origin)?));
+                return Ok((cast_to(&out, origin)?, cast_to(&attn, origin)?));
             }
             None => attn = ops::dropout(&attn, dropout_p, true)?,
         }
     }
     let out = ops::matmul(&attn, &value_expanded)?;
-    Ok((to_dtype(&out, origin)?, to_dtype(&attn, origin)?))
+    Ok((cast_to(&out, origin)?, cast_to(&attn, origin)?))
 }
 
 /// `_safe_softmax(self, dim, dtype)` (CompositeExplicitAutograd): `softmax`,
@@ -371,8 +358,8 @@ pub fn _scaled_dot_product_flash_attention_cpu(
     )?;
     // The log-sum-exp of the scaled, masked scores.
     let acc = accumulate_dtype(dtype_of(query)?);
-    let q = to_dtype(query, acc)?;
-    let k = to_dtype(key, acc)?;
+    let q = cast_to(query, acc)?;
+    let k = cast_to(key, acc)?;
     let scores = ops::mul_scalar(
         &ops::matmul(&q, &ops::transpose_int(&k, -2, -1)?)?,
         Scalar::Double(softmax_scale(&q, scale)),

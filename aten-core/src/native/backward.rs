@@ -19,7 +19,7 @@ fn dtype_of(t: &Tensor) -> ScalarType {
 }
 
 /// Zeros of `sizes` with `like`'s dtype and device.
-pub fn zeros(sizes: &[i64], like: &Tensor) -> Result<Tensor> {
+pub fn zeros_as(sizes: &[i64], like: &Tensor) -> Result<Tensor> {
     ops::zeros_with(
         sizes,
         ops::ZerosOptions {
@@ -32,7 +32,7 @@ pub fn zeros(sizes: &[i64], like: &Tensor) -> Result<Tensor> {
 
 /// `0, 1, ..., n - 1` as int64 on `like`'s device (positions for one-hot
 /// masks).
-pub fn arange(n: i64, like: &Tensor) -> Result<Tensor> {
+pub fn arange_as(n: i64, like: &Tensor) -> Result<Tensor> {
     ops::arange_with(
         Scalar::Int(n),
         ops::ArangeOptions {
@@ -45,7 +45,7 @@ pub fn arange(n: i64, like: &Tensor) -> Result<Tensor> {
 
 /// `t` in `dtype` through the dispatcher (`_to_copy`, so a recorded
 /// backward pass differentiates it), a copy only when the dtype differs.
-pub fn to_dtype(t: &Tensor, dtype: ScalarType) -> Result<Tensor> {
+pub fn cast_to(t: &Tensor, dtype: ScalarType) -> Result<Tensor> {
     if t.dtype() == Some(dtype) {
         return Ok(t.clone());
     }
@@ -73,9 +73,9 @@ fn wanted(output_mask: &[bool], i: usize) -> bool {
 
 /// `[S, L]` one-hot matrix in `dtype`: row `s` has ones where `index == s`.
 fn one_hot_rows(index: &Tensor, s: i64, dtype: ScalarType) -> Result<Tensor> {
-    let rows = ops::unsqueeze(&arange(s, index)?, 1)?;
+    let rows = ops::unsqueeze(&arange_as(s, index)?, 1)?;
     let cols = ops::unsqueeze(&ops::reshape(index, &[-1])?, 0)?;
-    to_dtype(&ops::eq_tensor(&rows, &cols)?, dtype)
+    cast_to(&ops::eq_tensor(&rows, &cols)?, dtype)
 }
 
 /// `out[index[l]] += src[l]` along dim 0 of `src` (`[L, ...]`), giving
@@ -103,7 +103,7 @@ pub fn index_select_backward(
     if self_sizes.is_empty() {
         return ops::reshape(grad, &[]);
     }
-    let d = crate::native::wrap_dim(dim, self_sizes.len())? as i64;
+    let d = crate::native::dims::wrap_dim(dim, self_sizes.len())? as i64;
     let moved = ops::transpose_int(grad, 0, d)?;
     let summed = index_add_rows(&moved, index, self_sizes[d as usize])?;
     let back = ops::transpose_int(&summed, 0, d)?;
@@ -122,26 +122,26 @@ pub fn gather_backward(
         if self_sizes.is_empty() {
             return ops::reshape(grad, &[]);
         }
-        return zeros(self_sizes, grad);
+        return zeros_as(self_sizes, grad);
     }
     let nd = self_sizes.len();
-    let d = crate::native::wrap_dim(dim, nd)?;
+    let d = crate::native::dims::wrap_dim(dim, nd)?;
     let s = self_sizes[d];
     // mask[..., k, j, ...] = index[..., k, ...] == j (j a new axis after d).
     let idx = ops::unsqueeze(index, d as i64 + 1)?;
     let mut pos_shape = vec![1i64; nd + 1];
     pos_shape[d + 1] = s;
-    let pos = ops::view(&arange(s, index)?, &pos_shape)?;
+    let pos = ops::view(&arange_as(s, index)?, &pos_shape)?;
     let mask = ops::eq_tensor(&idx, &pos)?;
     let g = ops::unsqueeze(grad, d as i64 + 1)?;
-    let picked = ops::where_self(&mask, &g, &zeros(&[], grad)?)?;
+    let picked = ops::where_self(&mask, &g, &zeros_as(&[], grad)?)?;
     let summed = ops::sum_dim_intlist(&picked, Some(&[d as i64]))?;
     // `summed` has index's sizes with `s` at `d`; pad to self's sizes.
     let ss = summed.sizes();
     if &ss[..] == self_sizes {
         return Ok(summed);
     }
-    let out = zeros(self_sizes, grad)?;
+    let out = zeros_as(self_sizes, grad)?;
     let mut region = out.clone();
     for (k, &len) in ss.iter().enumerate() {
         region = ops::narrow(&region, k as i64, 0, len)?;
@@ -167,10 +167,7 @@ pub fn embedding_dense_backward(
     let mut m = one_hot_rows(&flat_idx, num_weights, dtype_of(grad))?;
     if padding_idx >= 0 {
         let not_pad = ops::ne_scalar(&flat_idx, Scalar::Int(padding_idx))?;
-        m = ops::mul_tensor(
-            &m,
-            &to_dtype(&ops::unsqueeze(&not_pad, 0)?, dtype_of(grad))?,
-        )?;
+        m = ops::mul_tensor(&m, &cast_to(&ops::unsqueeze(&not_pad, 0)?, dtype_of(grad))?)?;
     }
     if scale_grad_by_freq {
         let all = one_hot_rows(&flat_idx, num_weights, dtype_of(grad))?;
@@ -205,7 +202,7 @@ pub fn nll_loss_backward(
     }
     let c = self_.sizes()[nd - 1];
     let t = ops::unsqueeze(target, -1)?;
-    let classes = arange(c, self_)?;
+    let classes = arange_as(c, self_)?;
     let hit = ops::logical_and(
         &ops::eq_tensor(&t, &classes)?,
         &ops::ne_scalar(&t, Scalar::Int(ignore_index))?,
@@ -223,7 +220,7 @@ pub fn nll_loss_backward(
         value = ops::mul_tensor(&value, w)?;
     }
     let value = ops::expand(&value, &self_.sizes())?;
-    ops::where_self(&hit, &value, &zeros(&[], self_)?)
+    ops::where_self(&hit, &value, &zeros_as(&[], self_)?)
 }
 
 /// `max_pool2d_with_indices_backward`: each output's gradient added at the
@@ -252,8 +249,8 @@ pub fn max_pool2d_with_indices_backward(
     lead.push(gs[nd - 2] * gs[nd - 1]);
     let idx = ops::unsqueeze(&ops::reshape(indices, &lead)?, -1)?;
     let g = ops::unsqueeze(&ops::reshape(grad, &lead)?, -1)?;
-    let mask = ops::eq_tensor(&idx, &arange(hw, self_)?)?;
-    let picked = ops::where_self(&mask, &g, &zeros(&[], grad)?)?;
+    let mask = ops::eq_tensor(&idx, &arange_as(hw, self_)?)?;
+    let picked = ops::where_self(&mask, &g, &zeros_as(&[], grad)?)?;
     let summed = ops::sum_dim_intlist(&picked, Some(&[nd as i64 - 2]))?;
     ops::reshape(&summed, &sizes)
 }
@@ -323,7 +320,7 @@ fn dilate2d(grad: &Tensor, stride: &[i64]) -> Result<Tensor> {
     let mut shape = s.to_vec();
     shape[n - 2] = (s[n - 2] - 1).max(0) * stride[0] + 1;
     shape[n - 1] = (s[n - 1] - 1).max(0) * stride[1] + 1;
-    let out = zeros(&shape, grad)?;
+    let out = zeros_as(&shape, grad)?;
     let rows = ops::slice_tensor_with(
         &out,
         ops::SliceTensorOptions {
@@ -378,7 +375,7 @@ pub fn convolution_backward(
         )));
     }
     let dims = k - 2;
-    let params = crate::native::ConvParams::new(
+    let params = crate::native::convolution::ConvParams::new(
         dims,
         stride,
         padding,
@@ -433,7 +430,7 @@ fn conv_grad_format(input: &Tensor, weight: &Tensor, dims: usize) -> Result<Memo
             Ok(t.clone())
         }
     };
-    Ok(crate::native::conv_memory_format(
+    Ok(crate::native::convolution::conv_memory_format(
         &view(input)?,
         &view(weight)?,
     ))
@@ -444,7 +441,7 @@ struct ConvBackward<'a> {
     grad: &'a Tensor,
     input: &'a Tensor,
     weight: &'a Tensor,
-    params: crate::native::ConvParams,
+    params: crate::native::convolution::ConvParams,
     /// Spatial dimensions (1, 2 or 3).
     dims: usize,
     /// The gradients' memory format.
@@ -455,10 +452,10 @@ impl ConvBackward<'_> {
     /// `t` in the gradients' format: a 1-d one's through its 2-d view.
     fn in_format(&self, t: Tensor) -> Result<Tensor> {
         if self.dims == 1 {
-            let t4 = crate::native::restride(ops::unsqueeze(&t, 2)?, self.format)?;
+            let t4 = crate::native::convolution::restride(ops::unsqueeze(&t, 2)?, self.format)?;
             return ops::squeeze_dim(&t4, 2);
         }
-        crate::native::restride(t, self.format)
+        crate::native::convolution::restride(t, self.format)
     }
 
     /// The input's gradient: the convolution's adjoint (transposed for a
@@ -603,7 +600,7 @@ fn avg_pool_divisors(
         (h + 2 * ph).max((oh - 1) * sh + kh),
         (w + 2 * pw).max((ow - 1) * sw + kw),
     );
-    let mask = zeros(&[1, 1, hp, wp], like)?;
+    let mask = zeros_as(&[1, 1, hp, wp], like)?;
     let counted = if count_include_pad {
         ops::narrow(&ops::narrow(&mask, 2, 0, h + 2 * ph)?, 3, 0, w + 2 * pw)?
     } else {
@@ -641,7 +638,7 @@ pub fn avg_pool2d(
         (w + 2 * pw).max((ow - 1) * sw + kw),
     );
     let l = lead.iter().product::<i64>();
-    let buf = zeros(&[l, 1, hp, wp], self_)?;
+    let buf = zeros_as(&[l, 1, hp, wp], self_)?;
     ops::copy_(&ops::narrow(&ops::narrow(&buf, 2, ph, h)?, 3, pw, w)?, &x)?;
     let sums = ops::convolution(
         &buf,
@@ -700,7 +697,7 @@ pub fn avg_pool2d_backward(
     )?;
     let (fh, fw) = (full.sizes()[2], full.sizes()[3]);
     let (hp, wp) = ((h + 2 * ph).max(fh), (w + 2 * pw).max(fw));
-    let buf = zeros(&[l, 1, hp, wp], grad)?;
+    let buf = zeros_as(&[l, 1, hp, wp], grad)?;
     ops::copy_(
         &ops::narrow(&ops::narrow(&buf, 2, 0, fh)?, 3, 0, fw)?,
         &full,
@@ -735,7 +732,7 @@ pub fn math_group_norm(
     if group <= 0 || c % group != 0 {
         return Err(Error::runtime(format!(
             "Expected number of channels in input to be divisible by num_groups, but got input of shape {} and num_groups={group}",
-            crate::native::fmt_list(&input.sizes())
+            crate::native::dims::fmt_list(&input.sizes())
         )));
     }
     if input.numel() != n * c * hxw {
@@ -752,7 +749,7 @@ pub fn math_group_norm(
         .dtype()
         .ok_or_else(|| Error::runtime("undefined tensor"))?;
     if matches!(dtype, ScalarType::Half | ScalarType::BFloat16) {
-        let float = |t: &Tensor| to_dtype(t, ScalarType::Float);
+        let float = |t: &Tensor| cast_to(t, ScalarType::Float);
         let param_dtype = weight.or(bias).and_then(|t| t.dtype()).unwrap_or(dtype);
         let (w, b) = (weight.map(float).transpose()?, bias.map(float).transpose()?);
         let (y, mean, rstd) = math_group_norm(
@@ -766,9 +763,9 @@ pub fn math_group_norm(
             eps,
         )?;
         return Ok((
-            to_dtype(&y, dtype)?,
-            to_dtype(&mean, param_dtype)?,
-            to_dtype(&rstd, param_dtype)?,
+            cast_to(&y, dtype)?,
+            cast_to(&mean, param_dtype)?,
+            cast_to(&rstd, param_dtype)?,
         ));
     }
     let x = ops::reshape(input, &[n, group, -1])?;

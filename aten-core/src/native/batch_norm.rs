@@ -10,7 +10,7 @@
 use c10_core::{Error, MemoryFormat, Result, ScalarType};
 
 use crate::meta::check_same_device;
-use crate::native::{fmt_list, strides_for, wrap_dim};
+use crate::native::{dims::fmt_list, dims::wrap_dim, factories::strides_for};
 use crate::{ops, Tensor};
 
 /// The outputs of a batch normalization and what the kernel needs to

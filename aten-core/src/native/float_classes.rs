@@ -7,7 +7,7 @@
 use c10_core::{Error, Layout, Result, Scalar, ScalarType};
 
 use crate::generated::ops;
-use crate::native::{empty_like, zeros_like};
+use crate::native::{factories::empty_like, factories::zeros_like};
 use crate::Tensor;
 
 fn dtype_of(t: &Tensor) -> Result<ScalarType> {

@@ -5,7 +5,7 @@
 
 use c10_core::{Result, Scalar};
 
-use super::wrapped_scalar_tensor;
+use super::scalar_ops::wrapped_scalar_tensor;
 use crate::generated::ops;
 use crate::Tensor;
 

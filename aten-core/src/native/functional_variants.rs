@@ -10,7 +10,7 @@ use crate::Tensor;
 
 /// `copy(self, src, non_blocking)`: `self`'s layout holding `src`.
 pub fn copy(self_: &Tensor, src: &Tensor, non_blocking: bool) -> Result<Tensor> {
-    let out = super::clone_preserve_strides(self_)?;
+    let out = super::view_copies::clone_preserve_strides(self_)?;
     ops::copy_op_()?.call((&out, src, non_blocking))
 }
 

@@ -326,7 +326,7 @@ impl OutputPlan<'_> {
             }
             // A resized output follows the inputs' layout, as PyTorch's
             // `resize_out` with computed strides does.
-            crate::native::resize_output(o, self.shape, Some(self.strides))?;
+            crate::native::resize::resize_output(o, self.shape, Some(self.strides))?;
         }
         let layout = o
             .layout()

@@ -120,7 +120,7 @@ pub(super) fn compute_common_dtype(
         None => promoted_dtype(inputs)?,
     };
     if config.promote_integer_inputs_to_float && common.is_integral(true) {
-        common = crate::native::DEFAULT_DTYPE;
+        common = crate::native::factories::DEFAULT_DTYPE;
     }
     Ok(common)
 }

@@ -9,8 +9,11 @@
 
 use aten_core::meta::advanced_indexing::IndexState;
 use aten_core::native::advanced_index::AdvancedIndex;
-use aten_core::native::resize_output;
-use aten_core::native::{check_index_put_values, index_put_prologue, masked_scatter_checks};
+use aten_core::native::resize::resize_output;
+use aten_core::native::{
+    index_put::check_index_put_values, index_put::index_put_prologue,
+    masked_scatter::masked_scatter_checks,
+};
 use aten_core::tensor_iterator::convert::copy_into;
 use aten_core::{ops, Tensor};
 use c10_core::tensor_impl::for_each_offset;

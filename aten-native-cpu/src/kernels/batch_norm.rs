@@ -9,7 +9,7 @@
 //! and `save_invstd`, and update the running statistics with `momentum`
 //! (the running variance with the unbiased variance).
 
-use aten_core::native::batch_norm_outputs;
+use aten_core::native::batch_norm::batch_norm_outputs;
 use aten_core::tensor_iterator::convert::copy_into;
 use aten_core::{ops, Tensor};
 use c10_core::{Error, Numeric, Result, ScalarType, TensorBase};

@@ -351,7 +351,7 @@ pub fn pow_scalar_out(
     if self_.to_f64() == 1.0 && !matches!(self_, Scalar::ComplexDouble(c) if c.im != 0.0) {
         aten_core::ops::fill_scalar_(out, Scalar::Int(1))?;
     } else {
-        let base = aten_core::native::wrapped_scalar_tensor(self_)?;
+        let base = aten_core::native::scalar_ops::wrapped_scalar_tensor(self_)?;
         aten_core::ops::pow_tensor_tensor_out(&base, exponent, out)?;
     }
     Ok(())

@@ -2,7 +2,7 @@
 //! of the meta function's output along the joined dimension.
 
 use aten_core::meta::cat::cat_should_skip_tensor;
-use aten_core::native::wrap_dim;
+use aten_core::native::dims::wrap_dim;
 use aten_core::structured::MetaOutput;
 use aten_core::tensor_iterator::convert::copy_into;
 use aten_core::Tensor;

@@ -160,7 +160,7 @@ fn im2col_blocks(
     if !valid {
         return Err(Error::runtime(format!(
             "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero dimensions for input, but got: {}",
-            aten_core::native::fmt_list(&sizes)
+            aten_core::native::dims::fmt_list(&sizes)
         )));
     }
     let (h, w) = (sizes[nd - 2], sizes[nd - 1]);

@@ -67,7 +67,7 @@ fn bool_result(
                     result.sizes()
                 )));
             }
-            aten_core::native::resize_output(o, &result.sizes(), None)?;
+            aten_core::native::resize::resize_output(o, &result.sizes(), None)?;
             copy_into(&result, o)?;
             Ok(o.clone())
         }

@@ -1,6 +1,6 @@
 //! CPU factory kernels.
 
-use aten_core::native::{empty_generic, empty_strided_generic};
+use aten_core::native::{factories::empty_generic, factories::empty_strided_generic};
 use aten_core::Tensor;
 use c10_core::{Device, Layout, MemoryFormat, Result, ScalarType};
 

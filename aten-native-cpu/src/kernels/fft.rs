@@ -14,7 +14,7 @@
 
 use std::sync::Arc;
 
-use aten_core::native::{fft_c2r_geometry, fft_r2c_geometry, FftGeometry};
+use aten_core::native::{fft::fft_c2r_geometry, fft::fft_r2c_geometry, fft::FftGeometry};
 use aten_core::parallel::{parallel_chunks_mut, GRAIN_SIZE};
 use aten_core::Tensor;
 use c10_core::tensor_impl::for_each_offset;

@@ -222,7 +222,7 @@ pub fn normal_(
 /// holding a random permutation of `0..n`, shuffled as PyTorch's
 /// `randperm_cpu` does (for each `i`, swap with a draw in `i..n`).
 pub fn randperm_out_cpu(n: i64, generator: Option<Generator>, out: &Tensor) -> Result<Tensor> {
-    aten_core::native::randperm_out_checks(n, generator.as_ref(), out)?;
+    aten_core::native::factories::randperm_out_checks(n, generator.as_ref(), out)?;
     let dtype = dtype_of(out)?;
     let len = usize::try_from(n).unwrap_or(0);
     let mut perm: Vec<i64> = super::util::try_vec_with_capacity(len)?;

@@ -1,7 +1,7 @@
 //! `flip`: a copy with some dimensions reversed.
 
 use aten_core::meta::flip_meta;
-use aten_core::native::wrap_dim;
+use aten_core::native::dims::wrap_dim;
 use aten_core::Tensor;
 use c10_core::tensor_impl::for_each_offset;
 use c10_core::{Error, Result};

@@ -2,7 +2,7 @@
 //! tensor picks.
 
 use aten_core::meta::index_select_meta;
-use aten_core::native::wrap_dim;
+use aten_core::native::dims::wrap_dim;
 use aten_core::structured::MetaOutput;
 use aten_core::Tensor;
 use c10_core::tensor_impl::for_each_offset;

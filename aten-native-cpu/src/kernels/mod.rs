@@ -143,9 +143,11 @@ pub use upsample::{
 
 /// Written over other operators: every backend registers the same code.
 pub use aten_core::native::{
-    _prelu_kernel, _scaled_dot_product_flash_attention_cpu, _weight_norm_interface, floor_divide,
-    floor_divide_, floor_divide_out, hardtanh, hardtanh_, isnan, masked_fill_tensor_, roll,
-    rsub_tensor, std_correction,
+    activations::_prelu_kernel, attention::_scaled_dot_product_flash_attention_cpu,
+    float_classes::hardtanh, float_classes::hardtanh_, float_classes::isnan,
+    floor_divide::floor_divide, floor_divide::floor_divide_, floor_divide::floor_divide_out,
+    reductions::std_correction, scalar_ops::masked_fill_tensor_, scalar_ops::rsub_tensor,
+    shape_ops::roll, weight_norm::_weight_norm_interface,
 };
 /// Views are backend-neutral: the CPU registers the shared kernels.
-pub use aten_core::native::{as_strided_tensorimpl, resize_, view};
+pub use aten_core::native::{resize::resize_, views::as_strided_tensorimpl, views::view};

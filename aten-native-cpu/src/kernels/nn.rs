@@ -5,7 +5,7 @@
 use aten_core::meta::convolution::conv2d_output;
 use aten_core::meta::loss::REDUCTION_NONE;
 use aten_core::meta::native_dropout_meta;
-use aten_core::native::check_layer_norm_inputs;
+use aten_core::native::nn::check_layer_norm_inputs;
 use aten_core::parallel::parallel_chunks_mut;
 use aten_core::structured::MetaOutput;
 use aten_core::tensor_iterator::TensorIterator;

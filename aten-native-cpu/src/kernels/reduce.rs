@@ -16,7 +16,7 @@
 //! impls: `aten_core::meta` made their output, which they fill.
 
 use aten_core::meta::{prod_meta, var_correction_meta};
-use aten_core::native::{make_dim_mask, make_dim_mask_with};
+use aten_core::native::{dims::make_dim_mask, dims::make_dim_mask_with};
 use aten_core::parallel::{parallel_chunks_mut, parallel_for, GRAIN_SIZE};
 use aten_core::structured::{DeferredOutput, MetaOutput};
 use aten_core::tensor_iterator::convert::{to_dtype, to_dtype_if_needed};
@@ -31,7 +31,7 @@ use super::util::{dtype_of, layout_of, not_implemented, with_fresh_output, with_
 use crate::prefetch::{page_elements, page_pieces, prefetch_read};
 use crate::softmax_rows::softmax_rows;
 
-pub use aten_core::native::wrap_dim;
+pub use aten_core::native::dims::wrap_dim;
 
 /// How a reduction walks its input: computed from one snapshot of its
 /// layout, which the loops then address.

@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 
 use aten_core::meta::scatter::ScatterReduce;
-use aten_core::native::wrap_dim;
+use aten_core::native::dims::wrap_dim;
 use aten_core::structured::MetaOutput;
 use aten_core::tensor_iterator::convert::copy_into;
 use aten_core::Tensor;

@@ -6,7 +6,7 @@
 
 use std::cmp::Ordering;
 
-use aten_core::native::wrap_dim;
+use aten_core::native::dims::wrap_dim;
 use aten_core::structured::MetaOutput;
 use aten_core::Tensor;
 use c10_core::{dispatch_dtype, Element, Error, Result, ScalarType};

@@ -8,7 +8,7 @@ use aten_core::tensor_iterator::convert::copy_into;
 use aten_core::Tensor;
 use c10_core::{Error, LayoutRef, Result, ScalarType, TensorBase};
 
-pub use aten_core::native::wrapped_scalar_tensor as wrap;
+pub use aten_core::native::scalar_ops::wrapped_scalar_tensor as wrap;
 
 /// `"name" not implemented for 'Dtype'` ([`Error::not_implemented_for`]).
 pub fn not_implemented(name: &str, dtype: ScalarType) -> Error {
