@@ -60,6 +60,27 @@ impl GraphTask {
                 .is_some_and(|i| i.needed || !i.captures.is_empty()),
         }
     }
+
+    /// Runs `node` on its input gradients, computing only the gradients
+    /// of the edges whose functions run or capture; frees its saved
+    /// variables unless the graph is kept.
+    fn apply(&self, node: &Arc<Node>, inputs: Vec<Tensor>) -> Result<Vec<Tensor>> {
+        let needed: Vec<bool> = node
+            .next_edges()
+            .iter()
+            .map(|e| e.function.as_ref().is_some_and(|f| self.should_execute(f)))
+            .collect();
+        let mut function = node.function();
+        let ctx = ApplyContext {
+            node,
+            needed: &needed,
+        };
+        let out = function.apply(&ctx, inputs)?;
+        if !self.keep_graph {
+            function.release_variables();
+        }
+        Ok(out)
+    }
 }
 
 /// Formats sizes as PyTorch's `torch.Size([2, 3])`.
@@ -352,6 +373,29 @@ pub(crate) fn is_expandable_to(shape: &[i64], desired: &[i64]) -> bool {
         .all(|(s, d)| s == d || *s == 1)
 }
 
+/// Runs the hooks on a node's input gradients before it runs: the
+/// tensors' pre-hooks (`register_hook`, `retain_grad`) and a leaf's hooks
+/// (its accumulator's), outside the node's lock.
+fn run_pre_hooks(node: &Node, inputs: &mut [Tensor]) -> Result<()> {
+    let hooks = node.hooks().clone();
+    for (nr, hook) in &hooks {
+        if let Some(g) = inputs.get_mut(*nr) {
+            if g.defined() {
+                *g = crate::hooks::run_hooks(std::iter::once(hook), std::mem::take(g))?;
+            }
+        }
+    }
+    // A leaf's hooks (its accumulator's), also outside the node's lock.
+    let leaf_hooks = node.function().leaf_hooks();
+    if let Some(g) = inputs
+        .first_mut()
+        .filter(|g| g.defined() && !leaf_hooks.is_empty())
+    {
+        *g = crate::hooks::run_hooks(&leaf_hooks, std::mem::take(g))?;
+    }
+    Ok(())
+}
+
 /// Runs a graph task from `roots` fed with `grads`; returns the captured
 /// gradients of `inputs` (when given).
 fn execute(
@@ -393,23 +437,7 @@ fn execute(
         let mut inputs = buffers
             .remove(&k)
             .unwrap_or_else(|| vec![Tensor::undefined(); node.num_inputs()]);
-        // Tensor pre-hooks (`register_hook`, `retain_grad`) on the inputs.
-        let hooks = node.hooks().clone();
-        for (nr, hook) in &hooks {
-            if let Some(g) = inputs.get_mut(*nr) {
-                if g.defined() {
-                    *g = crate::hooks::run_hooks(std::iter::once(hook), std::mem::take(g))?;
-                }
-            }
-        }
-        // A leaf's hooks (its accumulator's), also outside the node's lock.
-        let leaf_hooks = node.function().leaf_hooks();
-        if let Some(g) = inputs
-            .first_mut()
-            .filter(|g| g.defined() && !leaf_hooks.is_empty())
-        {
-            *g = crate::hooks::run_hooks(&leaf_hooks, std::mem::take(g))?;
-        }
+        run_pre_hooks(&node, &mut inputs)?;
         if let Some(info) = task.exec_info.as_ref().and_then(|i| i.get(&k)) {
             for &(nr, idx) in &info.captures {
                 if let Some(g) = inputs.get(nr) {
@@ -420,23 +448,7 @@ fn execute(
         if !task.needed(&node) {
             continue;
         }
-        let needed: Vec<bool> = node
-            .next_edges()
-            .iter()
-            .map(|e| e.function.as_ref().is_some_and(|f| task.should_execute(f)))
-            .collect();
-        let mut outputs = {
-            let mut function = node.function();
-            let ctx = ApplyContext {
-                node: &node,
-                needed: &needed,
-            };
-            let out = function.apply(&ctx, inputs)?;
-            if !task.keep_graph {
-                function.release_variables();
-            }
-            out
-        };
+        let mut outputs = task.apply(&node, inputs)?;
         if node.next_edges().is_empty() {
             continue;
         }

@@ -159,6 +159,70 @@ fn split(
 /// `float32` micro-kernel computes 16 rows at once.
 const SPLIT_MIN_ROWS: usize = 16;
 
+/// The sizes of a product: `C` (`m` x `n`) from `A` (`m` x `k`) and `B`
+/// (`k` x `n`).
+#[derive(Copy, Clone)]
+struct GemmDims {
+    m: usize,
+    n: usize,
+    k: usize,
+}
+
+/// [`crate_gemm`] split into `parts` blocks of rows or columns (`axis`),
+/// each a product of its own run in a parallel region.
+///
+/// # Safety
+///
+/// [`Gemm::gemm`]'s contract.
+#[allow(clippy::too_many_arguments)]
+unsafe fn gemm_blocks<T>(
+    dims: GemmDims,
+    axis: Split,
+    parts: usize,
+    alpha: T,
+    a: MatPtr<T>,
+    b: MatPtr<T>,
+    beta: T,
+    c: MatMut<T>,
+) where
+    T: Gemm + Copy + 'static,
+{
+    let GemmDims { m, n, k } = dims;
+    let len = if axis == Split::Rows { m } else { n };
+    let chunk = len.div_ceil(parts);
+    let parts = len.div_ceil(chunk);
+    // SAFETY: the blocks only read `A` and `B` and write disjoint
+    // blocks of `C`, all valid for the duration of the region (the
+    // caller's contract).
+    let (a, b, c) = unsafe {
+        (
+            ThreadShared::new(a),
+            ThreadShared::new(b),
+            ThreadShared::new(c),
+        )
+    };
+    parallel_for(0, parts as i64, 1, |p0, p1| {
+        for p in p0 as usize..p1 as usize {
+            let start = p * chunk;
+            let size = chunk.min(len.saturating_sub(start));
+            if size == 0 {
+                break;
+            }
+            let (a, b, c) = (*a.get(), *b.get(), *c.get());
+            let at = start as isize;
+            // The block's rows of `A` and `C`, or its columns of `B`
+            // and `C`.
+            let (a, b, c, rows, cols) = match axis {
+                Split::Rows => (a.offset(at, 0), b, c.offset(at, 0), size, n),
+                Split::Columns => (a, b.offset(0, at), c.offset(0, at), m, size),
+            };
+            // SAFETY: a block of the caller's rows or columns: inside
+            // the operands, disjoint from the other blocks'.
+            unsafe { T::gemm(rows, cols, k, alpha, a, b, beta, c, 1) };
+        }
+    });
+}
+
 /// [`Gemm`] on the `gemm` crate: split over threads by rows or columns
 /// when that pays (`split`), through a column-major scratch when that
 /// gathers less (`column_major_scratch_is_cheaper`), else straight into `c`.
@@ -193,39 +257,9 @@ unsafe fn crate_gemm<T>(
     let reads_c = beta != zero;
     let via_scratch = column_major_scratch_is_cheaper(m, n, k, a, b, c);
     if let Some((axis, parts)) = split(m, n, k, threads, via_scratch && !blocks_read_in_place) {
-        let len = if axis == Split::Rows { m } else { n };
-        let chunk = len.div_ceil(parts);
-        let parts = len.div_ceil(chunk);
-        // SAFETY: the blocks only read `A` and `B` and write disjoint
-        // blocks of `C`, all valid for the duration of the region (the
-        // caller's contract).
-        let (a, b, c) = unsafe {
-            (
-                ThreadShared::new(a),
-                ThreadShared::new(b),
-                ThreadShared::new(c),
-            )
-        };
-        parallel_for(0, parts as i64, 1, |p0, p1| {
-            for p in p0 as usize..p1 as usize {
-                let start = p * chunk;
-                let size = chunk.min(len.saturating_sub(start));
-                if size == 0 {
-                    break;
-                }
-                let (a, b, c) = (*a.get(), *b.get(), *c.get());
-                let at = start as isize;
-                // The block's rows of `A` and `C`, or its columns of `B`
-                // and `C`.
-                let (a, b, c, rows, cols) = match axis {
-                    Split::Rows => (a.offset(at, 0), b, c.offset(at, 0), size, n),
-                    Split::Columns => (a, b.offset(0, at), c.offset(0, at), m, size),
-                };
-                // SAFETY: a block of the caller's rows or columns: inside
-                // the operands, disjoint from the other blocks'.
-                unsafe { T::gemm(rows, cols, k, alpha, a, b, beta, c, 1) };
-            }
-        });
+        let dims = GemmDims { m, n, k };
+        // SAFETY: the caller's contract, passed on.
+        unsafe { gemm_blocks(dims, axis, parts, alpha, a, b, beta, c) };
         return;
     }
     // `C = beta * C + alpha * (A @ B)` into `c`, reading the old `c` when

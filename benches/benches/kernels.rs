@@ -25,13 +25,26 @@
 use aten::{ops, Scalar, Tensor};
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 
-fn bench(c: &mut Criterion) {
+/// A `rayon` pool of `threads` threads.
+fn pool_of(threads: usize) -> rayon::ThreadPool {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap()
+}
+
+/// `eager/add_1`: one call's overhead.
+fn eager_add(c: &mut Criterion) {
     let a1 = Tensor::from_slice(&[1.5f32], &[1]).unwrap();
     let b1 = Tensor::from_slice(&[2.5f32], &[1]).unwrap();
     c.bench_function("eager/add_1", |b| {
         b.iter(|| ops::add_tensor(black_box(&a1), black_box(&b1)).unwrap())
     });
+}
 
+/// `kernels/add_16m_f32`, `sum_16m_f32`, `softmax_1k_x_1k`: memory-bound
+/// kernels.
+fn memory_bound(c: &mut Criterion) {
     let n = 16 * 1024 * 1024;
     let data: Vec<f32> = (0..n).map(|i| (i % 1000) as f32 * 0.001).collect();
     let a = Tensor::from_slice(&data, &[n as i64]).unwrap();
@@ -41,10 +54,7 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("kernels");
     g.sample_size(20);
     for threads in [1, 2] {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap();
+        let pool = pool_of(threads);
         g.throughput(Throughput::Bytes(3 * 4 * n as u64));
         g.bench_function(format!("add_16m_f32/t{threads}"), |b| {
             pool.install(|| b.iter(|| ops::add_out(&a, &bt, Scalar::Int(1), &out).unwrap()))
@@ -59,14 +69,14 @@ fn bench(c: &mut Criterion) {
         });
     }
     g.finish();
+}
 
+/// `kernels/mm_f32/*`, `conv2d_resnet`: compute-bound kernels.
+fn compute_bound(c: &mut Criterion) {
     let mut g = c.benchmark_group("kernels");
     g.sample_size(10);
     for threads in [1, 2] {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap();
+        let pool = pool_of(threads);
         for size in [256i64, 512, 1024, 2048] {
             let n = (size * size) as usize;
             let x: Vec<f32> = (0..n).map(|i| ((i * 7) % 13) as f32 * 0.1 - 0.6).collect();
@@ -103,7 +113,10 @@ fn bench(c: &mut Criterion) {
         });
     }
     g.finish();
+}
 
+/// `eager/mlp_forward/*`: a small model through the typed API.
+fn mlp_forward(c: &mut Criterion) {
     let param = |rows: i64, cols: i64, seed: usize| {
         let v: Vec<f32> = (0..(rows * cols) as usize)
             .map(|i| (((i + seed) * 7919) % 1000) as f32 * 1e-4 - 0.05)
@@ -116,10 +129,7 @@ fn bench(c: &mut Criterion) {
     let w2 = param(10, 256, 4);
     let b2 = ops::reshape(&param(1, 10, 5), &[10]).unwrap();
     for threads in [1, 2] {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap();
+        let pool = pool_of(threads);
         c.bench_function(&format!("eager/mlp_forward/t{threads}"), |b| {
             pool.install(|| {
                 b.iter(|| {
@@ -134,5 +144,5 @@ fn bench(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, bench);
+criterion_group!(benches, eager_add, memory_bound, compute_bound, mlp_forward);
 criterion_main!(benches);

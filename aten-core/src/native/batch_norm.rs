@@ -96,38 +96,7 @@ pub fn batch_norm_outputs(
     ];
     let defined = || params.iter().filter_map(|&(n, t)| t.map(|t| (n, t)));
     check_same_device(std::iter::once(input).chain(defined().map(|(_, t)| t)))?;
-    // A parameter dtype other than the input's makes a mixed call, which
-    // only reduced-precision inputs with float32 parameters may make.
-    let first = defined().next().and_then(|(_, t)| t.dtype());
-    let mixed = first.is_some_and(|p| p != dtype);
-    let param_dtype = if mixed {
-        if !matches!(dtype, ScalarType::Half | ScalarType::BFloat16) {
-            return Err(Error::runtime(
-                "mixed dtype (CPU): all inputs must share same datatype.",
-            ));
-        }
-        ScalarType::Float
-    } else {
-        dtype
-    };
-    for (name, t) in defined() {
-        let d = t
-            .dtype()
-            .ok_or_else(|| Error::runtime("undefined tensor"))?;
-        if d != param_dtype {
-            return Err(Error::runtime(if mixed {
-                "mixed dtype (CPU): expect parameter to have scalar type of Float".to_string()
-            } else {
-                format!("expected scalar type {param_dtype} but found {d}")
-            }));
-        }
-        if t.numel() != channels {
-            return Err(Error::runtime(format!(
-                "{name} should contain {channels} elements not {}",
-                t.numel()
-            )));
-        }
-    }
+    let param_dtype = check_params(dtype, channels, defined())?;
     if !training {
         for (name, t) in [("running_mean", running_mean), ("running_var", running_var)] {
             if t.is_none() {
@@ -176,6 +145,50 @@ pub fn batch_norm_outputs(
         save_invstd: stat()?,
         channels,
     })
+}
+
+/// The dtype of batch norm's parameters (`params`, those defined, by
+/// name), each checked to have it and `channels` elements: the input's
+/// dtype, or float32 for a reduced-precision input with float32
+/// parameters (a mixed call).
+fn check_params<'t>(
+    dtype: ScalarType,
+    channels: i64,
+    params: impl Iterator<Item = (&'static str, &'t Tensor)> + Clone,
+) -> Result<ScalarType> {
+    // A parameter dtype other than the input's makes a mixed call, which
+    // only reduced-precision inputs with float32 parameters may make.
+    let first = params.clone().next().and_then(|(_, t)| t.dtype());
+    let mixed = first.is_some_and(|p| p != dtype);
+    let param_dtype = if mixed {
+        if !matches!(dtype, ScalarType::Half | ScalarType::BFloat16) {
+            return Err(Error::runtime(
+                "mixed dtype (CPU): all inputs must share same datatype.",
+            ));
+        }
+        ScalarType::Float
+    } else {
+        dtype
+    };
+    for (name, t) in params {
+        let d = t
+            .dtype()
+            .ok_or_else(|| Error::runtime("undefined tensor"))?;
+        if d != param_dtype {
+            return Err(Error::runtime(if mixed {
+                "mixed dtype (CPU): expect parameter to have scalar type of Float".to_string()
+            } else {
+                format!("expected scalar type {param_dtype} but found {d}")
+            }));
+        }
+        if t.numel() != channels {
+            return Err(Error::runtime(format!(
+                "{name} should contain {channels} elements not {}",
+                t.numel()
+            )));
+        }
+    }
+    Ok(param_dtype)
 }
 
 /// `_native_batch_norm_legit_no_training` (CompositeExplicitAutograd):

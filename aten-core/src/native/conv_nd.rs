@@ -233,16 +233,15 @@ fn same_padding_lr(input: i64, kernel: i64, stride: i64, dilation: i64) -> (i64,
 /// Warned once per process, as `TORCH_WARN_ONCE`.
 static WARNED_ASYMMETRIC_SAME: AtomicBool = AtomicBool::new(false);
 
-/// `convolution_same`: the padding that keeps the sizes; an asymmetric one
-/// is applied to a padded copy of the input.
-fn convolution_same(
+/// `convolution_same`'s argument checks, in PyTorch's order; the number of
+/// spatial dimensions.
+fn check_same_arguments(
     input: &Tensor,
     weight: &Tensor,
-    bias: Option<&Tensor>,
     stride: &[i64],
     dilation: &[i64],
     groups: i64,
-) -> Result<Tensor> {
+) -> Result<usize> {
     let k = weight.dim();
     if k <= 2 {
         return Err(Error::runtime(
@@ -277,6 +276,21 @@ fn convolution_same(
             "padding='same' is not supported for strided convolutions",
         ));
     }
+    Ok(dim)
+}
+
+/// `convolution_same`: the padding that keeps the sizes; an asymmetric one
+/// is applied to a padded copy of the input.
+fn convolution_same(
+    input: &Tensor,
+    weight: &Tensor,
+    bias: Option<&Tensor>,
+    stride: &[i64],
+    dilation: &[i64],
+    groups: i64,
+) -> Result<Tensor> {
+    let dim = check_same_arguments(input, weight, stride, dilation, groups)?;
+    let (weight_sizes, input_sizes) = (weight.sizes(), input.sizes());
     let at = |v: &[i64], i: usize| if v.len() == 1 { v[0] } else { v[i] };
     let mut left = Vec::with_capacity(dim);
     let mut right = Vec::with_capacity(dim);

@@ -232,29 +232,26 @@ pub fn nll_loss(
     )
 }
 
-/// `cross_entropy_loss(...)` (CompositeImplicitAutograd): class-index
-/// targets go through `log_softmax` and `nll_loss_nd` (with label
-/// smoothing mixed in as PyTorch does); floating targets are class
-/// probabilities.
-pub fn cross_entropy_loss(
-    self_: &Tensor,
-    target: &Tensor,
-    weight: Option<&Tensor>,
-    reduction: i64,
-    ignore_index: i64,
-    label_smoothing: f64,
-) -> Result<Tensor> {
-    if !(0.0..=1.0).contains(&label_smoothing) {
-        return Err(Error::runtime(format!(
-            "label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}"
-        )));
-    }
-    let class_dim = if self_.dim() == 1 { 0 } else { 1 };
-    let logp = ops::log_softmax_int(self_, class_dim)?;
-    let classes = self_.sizes().get(class_dim as usize).copied().unwrap_or(1);
-    // Same shapes: class probabilities (PyTorch's rule), which must be
-    // floating point.
-    if self_.sizes() == target.sizes() {
+/// Cross entropy against class probabilities: the log-probabilities over
+/// `classes` classes along `class_dim`.
+struct ProbabilityLoss<'a> {
+    logp: &'a Tensor,
+    class_dim: i64,
+    classes: i64,
+}
+
+impl ProbabilityLoss<'_> {
+    /// The loss of `target` (class probabilities, which must be floating
+    /// point), smoothed and reduced as `cross_entropy_loss` asks.
+    fn apply(
+        &self,
+        self_: &Tensor,
+        target: &Tensor,
+        weight: Option<&Tensor>,
+        reduction: i64,
+        ignore_index: i64,
+        label_smoothing: f64,
+    ) -> Result<Tensor> {
         match target.dtype() {
             Some(d) if d.is_floating_point() => {}
             other => {
@@ -277,28 +274,66 @@ pub fn cross_entropy_loss(
         let target = if label_smoothing > 0.0 {
             ops::add_scalar(
                 &ops::mul_scalar(target, Scalar::Double(1.0 - label_smoothing))?,
-                Scalar::Double(label_smoothing / classes as f64),
+                Scalar::Double(label_smoothing / self.classes as f64),
             )?
         } else {
             target.clone()
         };
         let per_sample = ops::neg(&ops::sum_dim_intlist(
-            &ops::mul_tensor(&logp, &target)?,
-            Some(&[class_dim]),
+            &ops::mul_tensor(self.logp, &target)?,
+            Some(&[self.class_dim]),
         )?)?;
         let batch = if self_.dim() == 1 {
             1
         } else {
-            self_.numel() / classes.max(1)
+            self_.numel() / self.classes.max(1)
         };
-        return match reduction {
+        match reduction {
             REDUCTION_NONE => Ok(per_sample),
             REDUCTION_SUM => ops::sum(&per_sample),
             REDUCTION_MEAN => ops::div_scalar(&ops::sum(&per_sample)?, Scalar::Int(batch)),
             other => Err(Error::value_error(format!(
                 "{other} is not a valid value for reduction"
             ))),
+        }
+    }
+}
+
+/// `cross_entropy_loss(...)` (CompositeImplicitAutograd): class-index
+/// targets go through `log_softmax` and `nll_loss_nd` (with label
+/// smoothing mixed in as PyTorch does); floating targets are class
+/// probabilities.
+pub fn cross_entropy_loss(
+    self_: &Tensor,
+    target: &Tensor,
+    weight: Option<&Tensor>,
+    reduction: i64,
+    ignore_index: i64,
+    label_smoothing: f64,
+) -> Result<Tensor> {
+    if !(0.0..=1.0).contains(&label_smoothing) {
+        return Err(Error::runtime(format!(
+            "label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}"
+        )));
+    }
+    let class_dim = if self_.dim() == 1 { 0 } else { 1 };
+    let logp = ops::log_softmax_int(self_, class_dim)?;
+    let classes = self_.sizes().get(class_dim as usize).copied().unwrap_or(1);
+    // Same shapes: class probabilities (PyTorch's rule).
+    if self_.sizes() == target.sizes() {
+        let loss = ProbabilityLoss {
+            logp: &logp,
+            class_dim,
+            classes,
         };
+        return loss.apply(
+            self_,
+            target,
+            weight,
+            reduction,
+            ignore_index,
+            label_smoothing,
+        );
     }
     let nll = ops::nll_loss_nd_with(
         &logp,

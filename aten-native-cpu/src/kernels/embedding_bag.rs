@@ -215,6 +215,37 @@ fn reduce<T: Element + Numeric>(
     (output, max_indices)
 }
 
+/// PyTorch's checks of the offsets: the first bag starts at 0, and the
+/// last offset lies within the `n` indices.
+fn check_offsets(offs: &[i64], n: i64) -> Result<()> {
+    if let (Some(&first), Some(&last)) = (offs.first(), offs.last()) {
+        if first != 0 {
+            return Err(Error::runtime(format!(
+                "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from position 0. However, got {first}"
+            )));
+        }
+        if last > n {
+            return Err(Error::runtime(format!(
+                "offsets[-1] can not be greater than input's length {n} but got offsets[-1] of {last}"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The per-sample weights as `f64`, one per index (`len` of them).
+fn per_sample_scale(p: &Tensor, len: usize) -> Result<Vec<f64>> {
+    let dtype = dtype_of(p)?;
+    let scale = dispatch_dtype!(floating: dtype, T => p.to_vec::<T>()?.iter().map(|x| x.to_f64()).collect::<Vec<f64>>(),
+        _ => return Err(not_implemented("embedding_bag", dtype)));
+    if scale.len() != len {
+        return Err(Error::runtime(
+            "embedding_bag: per_sample_weights changed while they were read",
+        ));
+    }
+    Ok(scale)
+}
+
 /// `_embedding_bag(weight, indices, offsets, scale_grad_by_freq, mode,
 /// sparse, per_sample_weights, include_last_offset, padding_idx)`.
 #[allow(clippy::too_many_arguments)]
@@ -241,18 +272,7 @@ pub fn _embedding_bag_cpu(
     let idx = index_values(&setup.indices, "embedding_bag")?;
     let offs = index_values(&setup.offsets, "embedding_bag")?;
     let n = setup.indices.size(0)?;
-    if let (Some(&first), Some(&last)) = (offs.first(), offs.last()) {
-        if first != 0 {
-            return Err(Error::runtime(format!(
-                "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from position 0. However, got {first}"
-            )));
-        }
-        if last > n {
-            return Err(Error::runtime(format!(
-                "offsets[-1] can not be greater than input's length {n} but got offsets[-1] of {last}"
-            )));
-        }
-    }
+    check_offsets(&offs, n)?;
     let [output, offset2bag_out, bag_size_out, max_indices_out] = &setup.outputs;
     let num_bags = usize::try_from(setup.num_bags).unwrap_or(0);
     if offs.len() < num_bags || setup.indices.numel() != idx.len() as i64 {
@@ -281,17 +301,8 @@ pub fn _embedding_bag_cpu(
     bags.check_indices(&members)?;
     let mut bag_size = bag_sizes(&offs, num_bags, n);
     let scale = per_sample_weights
-        .map(|p| {
-            let dtype = dtype_of(p)?;
-            dispatch_dtype!(floating: dtype, T => Ok(p.to_vec::<T>()?.iter().map(|x| x.to_f64()).collect::<Vec<f64>>()),
-                _ => Err(not_implemented("embedding_bag", dtype)))
-        })
+        .map(|p| per_sample_scale(p, idx.len()))
         .transpose()?;
-    if scale.as_ref().is_some_and(|s| s.len() != idx.len()) {
-        return Err(Error::runtime(
-            "embedding_bag: per_sample_weights changed while they were read",
-        ));
-    }
     // The row of each index (a row in range for the indices no bag reads,
     // which are never checked).
     let vocab = bags.vocab;
@@ -317,11 +328,12 @@ pub fn _embedding_bag_cpu(
         write_ints(offset2bag_out, &bag_of)?;
     }
     write_ints(bag_size_out, &bag_size)?;
-    if setup.mode == EmbeddingBagMode::Max {
-        write_ints(max_indices_out, &max_indices)?;
+    let max_or_sizes = if setup.mode == EmbeddingBagMode::Max {
+        &max_indices
     } else {
-        write_ints(max_indices_out, &bag_size)?;
-    }
+        &bag_size
+    };
+    write_ints(max_indices_out, max_or_sizes)?;
     let [output, offset2bag_out, bag_size_out, max_indices_out] = setup.outputs;
     Ok((output, offset2bag_out, bag_size_out, max_indices_out))
 }
