@@ -241,17 +241,9 @@ struct ProbabilityLoss<'a> {
 }
 
 impl ProbabilityLoss<'_> {
-    /// The loss of `target` (class probabilities, which must be floating
-    /// point), smoothed and reduced as `cross_entropy_loss` asks.
-    fn apply(
-        &self,
-        self_: &Tensor,
-        target: &Tensor,
-        weight: Option<&Tensor>,
-        reduction: i64,
-        ignore_index: i64,
-        label_smoothing: f64,
-    ) -> Result<Tensor> {
+    /// PyTorch's checks of a probability target: floating point, without
+    /// `ignore_index` or (in this build) class weights.
+    fn check_target(target: &Tensor, weight: Option<&Tensor>, ignore_index: i64) -> Result<()> {
         match target.dtype() {
             Some(d) if d.is_floating_point() => {}
             other => {
@@ -271,6 +263,18 @@ impl ProbabilityLoss<'_> {
                 "cross_entropy_loss: class weights with probability targets are not supported by this build",
             ));
         }
+        Ok(())
+    }
+
+    /// The loss of `target`, smoothed by `label_smoothing` and reduced by
+    /// `reduction` (the batch is `self_`'s).
+    fn apply(
+        &self,
+        self_: &Tensor,
+        target: &Tensor,
+        reduction: i64,
+        label_smoothing: f64,
+    ) -> Result<Tensor> {
         let target = if label_smoothing > 0.0 {
             ops::add_scalar(
                 &ops::mul_scalar(target, Scalar::Double(1.0 - label_smoothing))?,
@@ -326,14 +330,8 @@ pub fn cross_entropy_loss(
             class_dim,
             classes,
         };
-        return loss.apply(
-            self_,
-            target,
-            weight,
-            reduction,
-            ignore_index,
-            label_smoothing,
-        );
+        ProbabilityLoss::check_target(target, weight, ignore_index)?;
+        return loss.apply(self_, target, reduction, label_smoothing);
     }
     let nll = ops::nll_loss_nd_with(
         &logp,
