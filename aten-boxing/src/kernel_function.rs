@@ -392,7 +392,6 @@ pub struct KernelFunction {
     /// The boxed half (`boxed_kernel_func_`).
     boxed: Option<BoxedKernel>,
     unboxed: Option<UnboxedKernel>,
-    sym_unboxed: Option<UnboxedKernel>,
     /// The entry points, pointing into `boxed` and `unboxed`.
     entries: KernelEntries,
 }
@@ -413,7 +412,6 @@ impl KernelFunction {
         KernelFunction {
             boxed: Some(boxed),
             unboxed: None,
-            sym_unboxed: None,
             entries: KernelEntries {
                 unboxed: None,
                 boxed: Some(entry),
@@ -444,7 +442,6 @@ impl KernelFunction {
                 signature: CppSignature::of::<F::Args, F::Ret>(),
                 inferred: InferredSignature::of::<F::Args, F::Ret>(),
             }),
-            sym_unboxed: None,
             entries: KernelEntries {
                 unboxed: Some((F::unboxed_entry(), data)),
                 boxed: Some(boxed_entry),
@@ -483,7 +480,6 @@ impl KernelFunction {
         KernelFunction {
             boxed: self.boxed.clone(),
             unboxed: None,
-            sym_unboxed: None,
             entries: KernelEntries {
                 unboxed: None,
                 boxed: self.entries.boxed,
@@ -519,11 +515,6 @@ impl KernelFunction {
     /// Whether there is an unboxed entry point.
     pub fn has_unboxed(&self) -> bool {
         self.unboxed.is_some()
-    }
-
-    /// Whether there is a SymInt unboxed entry point.
-    pub fn has_sym_unboxed(&self) -> bool {
-        self.sym_unboxed.is_some()
     }
 
     /// The Rust signature of the unboxed entry, if any.

@@ -1,7 +1,7 @@
 //! PyTorch 2.15's own `native_functions.yaml` and `tags.yaml` load without
 //! a single error, every `func` parses, and the counts are sane.
 
-use aten_codegen::{NativeFunctions, SchemaKind, Tags, Variant};
+use aten_codegen::{Arguments, NativeFunctions, SchemaKind, Tags, Variant};
 use c10_core::DispatchKey;
 
 const NATIVE_FUNCTIONS: &str = include_str!("../../conformance/data/pytorch/native_functions.yaml");
@@ -90,6 +90,46 @@ fn known_functions() {
     let jagged = fns.get("_nested_view_from_jagged").unwrap();
     assert!(jagged.dispatch.is_empty() && jagged.is_abstract());
     assert!(add.is_abstract() && out.is_abstract());
+}
+
+/// torchgen's views of a function's kernels and arguments.
+#[test]
+fn kernel_and_argument_queries() {
+    let fns = load();
+    // Written entries only: `_cast_Byte`'s implied kernel is not one.
+    assert_eq!(
+        fns.get("_cast_Byte").unwrap().explicit_dispatch().count(),
+        0
+    );
+    assert!(fns.get("_cast_Byte").unwrap().has_composite_kernel());
+    let reshape = fns.get("reshape").unwrap();
+    let keys: Vec<DispatchKey> = reshape.explicit_dispatch().map(|e| e.key).collect();
+    assert_eq!(
+        keys,
+        [
+            DispatchKey::CompositeImplicitAutograd,
+            DispatchKey::CompositeImplicitAutogradNestedTensor
+        ]
+    );
+    assert!(reshape.has_composite_implicit_autograd_nested_tensor_kernel());
+    let polar = fns.get("polar").unwrap();
+    assert!(polar.has_composite_kernel());
+    assert!(!polar.has_composite_implicit_autograd_nested_tensor_kernel());
+    // A backend kernel alone is no composite one.
+    assert!(!fns.get("_mkldnn_reshape").unwrap().has_composite_kernel());
+
+    // `self` in the middle: the positional arguments around it.
+    let where_ = fns.get("where.ScalarSelf").unwrap();
+    let args = Arguments::new(&where_.func);
+    let names = |a: &[aten_boxing::schema::Argument]| -> Vec<String> {
+        a.iter().map(|a| a.name().to_string()).collect()
+    };
+    assert_eq!(names(args.pre_self_positional()), ["condition"]);
+    assert_eq!(names(args.post_self_positional()), ["other"]);
+    // No `self`: nothing before it.
+    let polar_args = Arguments::new(&polar.func);
+    assert!(polar_args.pre_self_positional().is_empty());
+    assert_eq!(names(polar_args.post_self_positional()), ["abs", "angle"]);
 }
 
 /// PyTorch's `derivatives.yaml` (its comments stripped): every entry

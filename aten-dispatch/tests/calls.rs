@@ -91,6 +91,26 @@ fn picks_the_kernel_of_the_highest_key() {
     assert_eq!(stack, vec![IValue::Int(2)]);
 }
 
+/// `makeNamedNotSupported()` as a kernel: a call fails with PyTorch's
+/// named-tensor message, naming the operator.
+#[test]
+fn a_named_not_supported_kernel_names_the_operator() {
+    let d = Dispatcher::new();
+    let _fw = framework(&d);
+    let _def = defined(&d, "fn(Tensor x) -> int");
+    let mut cpu = imp(&d, DispatchKey::CPU);
+    cpu.impl_("fn", CppFunction::named_not_supported()).unwrap();
+    let op = d.find_schema_or_throw("test::fn", "").unwrap();
+    let mut stack: Stack = vec![IValue::Tensor(tensor(DeviceType::CPU))];
+    let err = op.call_boxed(&mut stack).unwrap_err();
+    assert!(
+        err.message()
+            .starts_with("test::fn is not yet supported with named tensors."),
+        "{}",
+        err.message()
+    );
+}
+
 /// The CPU and AutogradCPU slots, which tables also keep inline, follow
 /// every change: a kernel arriving, being replaced by an alias kernel's
 /// choice, and going away.

@@ -402,6 +402,16 @@ fn host_kernels_run_under_the_python_dispatcher() {
     let out = neg.call(&[iv(&w)], &[]).unwrap();
     assert!(tensor_arg(&out[0]).requires_grad());
     assert_eq!(calls.load(Ordering::SeqCst), 1);
+    // Removed, the host kernel no longer runs, even under the Python
+    // dispatcher.
+    assert!(neg.remove_py_impl(DispatchKey::AutogradCPU));
+    assert!(!neg.remove_py_impl(DispatchKey::AutogradCPU));
+    {
+        let _on = enable_python_dispatcher();
+        let out = neg.call(&[iv(&w)], &[]).unwrap();
+        assert!(tensor_arg(&out[0]).requires_grad());
+    }
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
 
     let e = op.py_impl(DispatchKey::CPU, |_, _, _| Ok(())).unwrap_err();
     assert_eq!(
@@ -670,6 +680,7 @@ fn custom_classes_travel_in_ivalues_and_dispatch() {
         "Custom class with name __torch__.torch.classes.opslayer.Counter is already registered. Ensure that registration with torch::class_ is only called once."
     );
     let class = classes().get("opslayer", "Counter").unwrap();
+    assert_eq!(class.method_names(), ["increment"]);
     let counter = class.instantiate(&[IValue::Int(10)]).unwrap();
     assert_eq!(
         class.call_method(&counter, "increment", &[]).unwrap(),

@@ -692,6 +692,33 @@ mod tests {
     }
 
     #[test]
+    fn backend_dispatch_keys_are_the_backends_of_kernels() {
+        for k in [
+            DispatchKey::CPU,
+            DispatchKey::CUDA,
+            DispatchKey::Meta,
+            DispatchKey::SparseCPU,
+            DispatchKey::QuantizedCPU,
+            DispatchKey::FPGA,
+            DispatchKey::MkldnnCPU,
+        ] {
+            assert!(is_backend_dispatch_key(k), "{k}");
+        }
+        for k in [
+            DispatchKey::Undefined,
+            DispatchKey::AutogradCPU,
+            DispatchKey::NestedTensor,
+            DispatchKey::NestedTensorCPU,
+            DispatchKey::BackendSelect,
+            DispatchKey::Python,
+            DispatchKey::CompositeImplicitAutograd,
+            DispatchKey::CompositeExplicitAutograd,
+        ] {
+            assert!(!is_backend_dispatch_key(k), "{k}");
+        }
+    }
+
+    #[test]
     fn show_semantics() {
         let cpu = DispatchKeySet::from_key(DispatchKey::CPU);
         assert!(cpu.has(DispatchKey::Dense));

@@ -1077,6 +1077,10 @@ mod tests {
         assert!(tt.storage().unwrap().is_same(&t.storage().unwrap()));
         tt.bump_version();
         assert_eq!(t.version(), 1);
+        assert!(t.shares_version_counter(&tt) && tt.shares_version_counter(&t));
+        let other = TensorBase::from_vec(vec![0f32; 6], &[2, 3]).unwrap();
+        assert!(!t.shares_version_counter(&other));
+        assert!(!t.shares_version_counter(&TensorBase::default()));
         assert!(t.as_strided(&[7], &[1], None).is_err());
         assert!(t.to_vec::<i64>().is_err());
     }

@@ -359,6 +359,23 @@ mod tests {
     }
 
     #[test]
+    fn written_arguments_are_the_mutable_ones() {
+        let s = FunctionSchema::parse(
+            "add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)",
+        )
+        .unwrap();
+        let written: Vec<&str> = s.written_arguments().map(Argument::name).collect();
+        assert_eq!(written, ["out"]);
+        assert!(s.is_argument_mutable(3));
+        assert!(!s.is_argument_mutable(0));
+        // Past the arguments: not an argument, so not written.
+        assert!(!s.is_argument_mutable(4));
+        let view =
+            FunctionSchema::parse("view(Tensor(a) self, SymInt[] size) -> Tensor(a)").unwrap();
+        assert_eq!(view.written_arguments().count(), 0);
+    }
+
+    #[test]
     fn return_parentheses() {
         assert_eq!(roundtrip("f() -> (Tensor)"), "f() -> Tensor");
         assert_eq!(roundtrip("f() -> ()"), "f() -> ()");

@@ -85,11 +85,6 @@ impl FakeDevice {
             .collect()
     }
 
-    /// Bytes currently allocated.
-    pub fn used_bytes(&self) -> usize {
-        self.lock().used
-    }
-
     /// Successful and failed calls of `malloc` so far.
     pub fn malloc_calls(&self) -> usize {
         self.lock().malloc_calls
@@ -98,11 +93,6 @@ impl FakeDevice {
     /// Successful calls of `free` so far.
     pub fn free_calls(&self) -> usize {
         self.lock().free_calls
-    }
-
-    /// Changes the capacity (allocations above it stay live).
-    pub fn set_capacity(&self, capacity: usize) {
-        self.lock().capacity = capacity;
     }
 
     /// Makes the next `malloc` fail with `error` (a device error other than
