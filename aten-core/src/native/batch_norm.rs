@@ -34,24 +34,8 @@ pub struct BatchNormOutputs {
 /// (PyTorch's `is_contiguous(memory_format)`): the strides are those of
 /// that format, size-one dimensions aside.
 fn is_contiguous_as(sizes: &[i64], strides: &[i64], format: MemoryFormat) -> bool {
-    let order: &[usize] = match (format, sizes.len()) {
-        (MemoryFormat::ChannelsLast, 4) => &[1, 3, 2, 0],
-        (MemoryFormat::ChannelsLast3d, 5) => &[1, 4, 3, 2, 0],
-        _ => return false,
-    };
-    if sizes.contains(&0) {
-        return true;
-    }
-    let mut expected = 1i64;
-    for &d in order {
-        if sizes[d] != 1 {
-            if strides[d] != expected {
-                return false;
-            }
-            expected = expected.saturating_mul(sizes[d]);
-        }
-    }
-    true
+    // An empty tensor is dense in every format.
+    sizes.contains(&0) || format.is_channels_last_contiguous(sizes, strides)
 }
 
 /// `is_contiguous` of PyTorch's batch norm: dense in the contiguous or a

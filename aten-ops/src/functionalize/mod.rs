@@ -153,12 +153,36 @@ pub fn functionalize(
     inputs: &[IValue],
     remove: Remove,
 ) -> Result<Vec<IValue>> {
+    run_on_wrappers(f, inputs, remove == Remove::Mutations, |input, value| {
+        if value.sizes() != input.sizes() {
+            return Err(Error::runtime(format!(
+                "functionalize: the program changed an input's shape from {:?} to {:?}, which cannot be written back",
+                &input.sizes()[..],
+                &value.sizes()[..]
+            )));
+        }
+        let copy_ = crate::ops().overload("aten::copy_")?;
+        copy_.call(&[IValue::Tensor(input.clone()), IValue::Tensor(value)], &[])?;
+        Ok(())
+    })
+}
+
+/// Runs `f` on functional wrappers of `inputs` with functionalization on
+/// (`reapply`: mutations are removed too), then brings each input's
+/// wrapper up to date and hands `written` each input whose value the
+/// program replaced, with that value; returns `f`'s results, synced.
+pub(crate) fn run_on_wrappers(
+    f: impl FnOnce(&[IValue]) -> Result<Vec<IValue>>,
+    inputs: &[IValue],
+    reapply: bool,
+    mut written: impl FnMut(&TensorBase, TensorBase) -> Result<()>,
+) -> Result<Vec<IValue>> {
     let wrapped: Vec<IValue> = inputs
         .iter()
         .map(|v| map_tensors(v, &mut to_functional_tensor))
         .collect::<Result<_>>()?;
     let outputs = {
-        let _on = enable_functionalization(remove == Remove::Mutations);
+        let _on = enable_functionalization(reapply);
         f(&wrapped)?
     };
     let (mut before, mut after) = (Vec::new(), Vec::new());
@@ -168,15 +192,7 @@ pub fn functionalize(
         sync(wrapper)?;
         let value = from_functional_tensor(wrapper)?;
         if value.impl_id() != input.impl_id() {
-            if value.sizes() != input.sizes() {
-                return Err(Error::runtime(format!(
-                    "functionalize: the program changed an input's shape from {:?} to {:?}, which cannot be written back",
-                    &input.sizes()[..],
-                    &value.sizes()[..]
-                )));
-            }
-            let copy_ = crate::ops().overload("aten::copy_")?;
-            copy_.call(&[IValue::Tensor(input.clone()), IValue::Tensor(value)], &[])?;
+            written(input, value)?;
         }
     }
     synced_values(&outputs)

@@ -11,10 +11,7 @@ use c10_core::{DispatchKey, DispatchKeySet, Error, Result};
 
 use super::{GraphFn, HigherOrderOperator, HopArg};
 use crate::functionalize::wrapper;
-use crate::functionalize::{
-    enable_functionalization, from_functional_tensor, kernel, map_tensors, reapply_views, sync,
-    synced_values, tensors_of, to_functional_tensor,
-};
+use crate::functionalize::{kernel, map_tensors, reapply_views, run_on_wrappers};
 
 /// The `Functionalize` kernel of the shipped higher-order operators
 /// (PyTorch's `cond_func` and its kin): the operator runs below
@@ -71,24 +68,14 @@ fn run_functionalized(
 ) -> Result<Vec<IValue>> {
     let _reallow = Reallow(tls_is_dispatch_key_excluded(DispatchKey::Functionalize));
     tls_set_dispatch_key_excluded(DispatchKey::Functionalize, false);
-    let wrapped: Vec<IValue> = inputs
-        .iter()
-        .map(|v| map_tensors(v, &mut to_functional_tensor))
-        .collect::<Result<_>>()?;
-    let outputs = {
-        let _on = enable_functionalization(reapply);
-        f(&wrapped)?
-    };
-    let (mut before, mut after) = (Vec::new(), Vec::new());
-    inputs.iter().for_each(|v| tensors_of(v, &mut before));
-    wrapped.iter().for_each(|v| tensors_of(v, &mut after));
-    for (input, wrapper) in before.iter().zip(&after) {
-        sync(wrapper)?;
-        if from_functional_tensor(wrapper)?.impl_id() != input.impl_id() {
-            return Err(Error::runtime(format!(
-                "torch.{op_name}: a function might be modifying the input! Consider cloning the input before modifying it."
-            )));
-        }
-    }
-    synced_values(&outputs)
+    run_on_wrappers(
+        |wrapped| f(wrapped),
+        inputs,
+        reapply,
+        |_, _| {
+            Err(Error::runtime(format!(
+            "torch.{op_name}: a function might be modifying the input! Consider cloning the input before modifying it."
+        )))
+        },
+    )
 }
