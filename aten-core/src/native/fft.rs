@@ -193,6 +193,48 @@ fn exec_fft_strides(in_strides: &[i64], out_sizes: &[i64], dims: &[usize]) -> Re
     Ok(out_strides)
 }
 
+/// An FFT's input, read from one snapshot of its layout: its dtype, sizes,
+/// strides and element count, and the transformed dimensions wrapped.
+struct FftInput {
+    dtype: ScalarType,
+    in_sizes: Vec<i64>,
+    in_strides: Vec<i64>,
+    numel: i64,
+    dims: Vec<usize>,
+}
+
+impl FftInput {
+    /// Reads `self_`, whose dtype must pass `check` (its name, as
+    /// PyTorch's `TORCH_CHECK(self.is_...())` names it, and the test).
+    fn read(
+        self_: &Tensor,
+        dim: &[i64],
+        check: (&str, fn(ScalarType) -> bool),
+    ) -> Result<FftInput> {
+        let dtype = dtype_and_device(self_)?.0;
+        let (name, passes) = check;
+        if !passes(dtype) {
+            return Err(Error::runtime(format!(
+                "Expected self.{name}() to be true, but got false.  (Could this error message be improved?  If so, please report an enhancement request to PyTorch.)"
+            )));
+        }
+        let layout = self_
+            .layout()
+            .ok_or_else(|| Error::runtime("Tensor is undefined"))?;
+        let (in_sizes, in_strides) = (layout.sizes().to_vec(), layout.strides().to_vec());
+        let numel = layout.numel();
+        drop(layout);
+        let dims = wrap_fft_dims(dim, in_sizes.len())?;
+        Ok(FftInput {
+            dtype,
+            in_sizes,
+            in_strides,
+            numel,
+            dims,
+        })
+    }
+}
+
 /// The geometry of `_fft_r2c(self, dim, normalization, onesided)`: a real
 /// floating input; a complex output of its shape, the last transformed
 /// dimension halved (`n/2 + 1`) when `onesided`.
@@ -202,19 +244,17 @@ pub fn fft_r2c_geometry(
     normalization: i64,
     onesided: bool,
 ) -> Result<FftGeometry> {
-    let dtype = dtype_and_device(self_)?.0;
-    if !dtype.is_floating_point() {
-        return Err(Error::runtime(
-            "Expected self.is_floating_point() to be true, but got false.  (Could this error message be improved?  If so, please report an enhancement request to PyTorch.)",
-        ));
-    }
-    let layout = self_
-        .layout()
-        .ok_or_else(|| Error::runtime("Tensor is undefined"))?;
-    let (in_sizes, in_strides) = (layout.sizes().to_vec(), layout.strides().to_vec());
-    let numel = layout.numel();
-    drop(layout);
-    let dims = wrap_fft_dims(dim, in_sizes.len())?;
+    let FftInput {
+        dtype,
+        in_sizes,
+        in_strides,
+        numel,
+        dims,
+    } = FftInput::read(
+        self_,
+        dim,
+        ("is_floating_point", ScalarType::is_floating_point),
+    )?;
     let (last, rest) = dims
         .split_last()
         .ok_or_else(|| Error::internal("no FFT dim"))?;
@@ -254,19 +294,13 @@ pub fn fft_c2r_geometry(
     normalization: i64,
     last_dim_size: i64,
 ) -> Result<FftGeometry> {
-    let dtype = dtype_and_device(self_)?.0;
-    if !dtype.is_complex() {
-        return Err(Error::runtime(
-            "Expected self.is_complex() to be true, but got false.  (Could this error message be improved?  If so, please report an enhancement request to PyTorch.)",
-        ));
-    }
-    let layout = self_
-        .layout()
-        .ok_or_else(|| Error::runtime("Tensor is undefined"))?;
-    let (in_sizes, in_strides) = (layout.sizes().to_vec(), layout.strides().to_vec());
-    let numel = layout.numel();
-    drop(layout);
-    let dims = wrap_fft_dims(dim, in_sizes.len())?;
+    let FftInput {
+        dtype,
+        in_sizes,
+        in_strides,
+        numel,
+        dims,
+    } = FftInput::read(self_, dim, ("is_complex", ScalarType::is_complex))?;
     let (last, rest) = dims
         .split_last()
         .ok_or_else(|| Error::internal("no FFT dim"))?;
