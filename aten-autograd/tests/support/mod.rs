@@ -1,9 +1,10 @@
-//! What the autograd tests share: the dispatcher with this crate's
-//! registrations and the CPU backend's kernels linked in (what the `aten`
-//! facade's `dispatcher()` does for a program).
+//! What the autograd tests share (and, through aten-ops' set-up, the
+//! `torch.ops` and graph tests): the dispatcher with aten-core's,
+//! aten-autograd's and the CPU backend's registrations linked in (what the
+//! `aten` facade's `dispatcher()` does for a program).
 
-/// The process-wide dispatcher, with aten-core's, aten-autograd's and
-/// the CPU backend's static registrations linked into the test binary.
+/// The process-wide dispatcher, with the registrations of [`LINKED`].
+#[allow(dead_code)] // Each test binary uses what it needs.
 pub fn dispatcher() -> &'static aten_dispatch::Dispatcher {
     aten_dispatch::Dispatcher::global()
 }
