@@ -175,6 +175,10 @@ mod tests {
                 "macro_rules! aliases {\n    ($($n:ident = $t:ident;)*) => {};\n}\n\naliases! {\n    absolute = abs_op;\n    fix = trunc_op;\n}\n// fix in a comment outside the invocation\n".to_string(),
             ),
             ("twice".to_string(), "pub fn zeros() {}\n".to_string()),
+            (
+                "logical".to_string(),
+                "macro_rules! pairs {\n    ($($a:ident, $b:ident);*) => {};\n}\n\n// only_in_a_comment is no kernel\npairs!(\n    logical_and, logical_and_;\n    logical_or, logical_or_\n);\n".to_string(),
+            ),
         ];
         KernelIndex::from_sources("crate::native", &files)
     }
@@ -191,8 +195,14 @@ mod tests {
             index.path("absolute").unwrap(),
             "crate::native::aliases::absolute"
         );
-        // A method is not a kernel.
+        // An invocation in parentheses, over several lines.
+        assert_eq!(
+            index.path("logical_or_").unwrap(),
+            "crate::native::logical::logical_or_"
+        );
+        // A method is not a kernel, nor a name outside the invocations.
         assert!(index.path("new").unwrap_err().contains("no module"));
+        assert!(index.path("only_in_a_comment").is_err());
     }
 
     #[test]

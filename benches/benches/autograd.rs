@@ -14,9 +14,12 @@
 // criterion_group! generates undocumented items.
 #![allow(missing_docs)]
 
+mod support;
+
 use aten::autograd::{self, TensorAutograd};
 use aten::{ops, Scalar, Tensor};
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
+use support::pool_of;
 
 /// A deterministic `[rows, cols]` float32 tensor with values in [-0.05, 0.05).
 fn param(rows: i64, cols: i64, seed: u64) -> Tensor {
@@ -46,10 +49,7 @@ fn bench(c: &mut Criterion) {
         ops::cross_entropy_loss(&logits, &target).unwrap()
     };
     for threads in [1, 2] {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap();
+        let pool = pool_of(threads);
         c.bench_function(&format!("autograd/mlp_train_step/t{threads}"), |b| {
             pool.install(|| {
                 b.iter(|| {
@@ -72,10 +72,7 @@ fn bench(c: &mut Criterion) {
         });
     }
     c.bench_function("autograd/mlp_forward_grad_mode/t1", |b| {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(1)
-            .build()
-            .unwrap();
+        let pool = pool_of(1);
         pool.install(|| b.iter(|| black_box(forward())))
     });
     let a = Tensor::from_slice(&[1.5f32], &[1])

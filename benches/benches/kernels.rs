@@ -22,16 +22,11 @@
 // criterion_group! generates undocumented items.
 #![allow(missing_docs)]
 
+mod support;
+
 use aten::{ops, Scalar, Tensor};
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
-
-/// A `rayon` pool of `threads` threads.
-fn pool_of(threads: usize) -> rayon::ThreadPool {
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .unwrap()
-}
+use support::pool_of;
 
 /// `eager/add_1`: one call's overhead.
 fn eager_add(c: &mut Criterion) {

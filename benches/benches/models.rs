@@ -14,11 +14,14 @@
 // criterion_group! generates undocumented items.
 #![allow(missing_docs)]
 
+mod support;
+
 use std::path::PathBuf;
 
 use aten::c10::TensorBase;
 use aten::fx::export::{load_safetensors, ExportedProgram};
 use criterion::{criterion_group, criterion_main, Criterion};
+use support::pool_of;
 
 fn models_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../conformance/data/models")
@@ -67,10 +70,7 @@ fn bench(c: &mut Criterion) {
                 .map(|(_, t)| t)
                 .collect();
         for threads in [1, 2] {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap();
+            let pool = pool_of(threads);
             g.bench_function(format!("{name}/t{threads}"), |b| {
                 pool.install(|| b.iter(|| program.run(&inputs).unwrap()))
             });

@@ -1,7 +1,9 @@
-//! Set-up shared by the dispatch-level benchmarks (`dispatch`, `ops`,
-//! `modes`): the two-tensor no-op kernel, data-less tensors with given keys,
-//! registration blocks on a fresh dispatcher, and a dispatcher holding
-//! `bench::noop` with the fallthroughs every call passes.
+//! Set-up shared by the benchmarks: for the dispatch-level ones
+//! (`dispatch`, `ops`, `modes`) the two-tensor no-op kernel, data-less
+//! tensors with given keys, registration blocks on a fresh dispatcher, and
+//! a dispatcher holding `bench::noop` with the fallthroughs every call
+//! passes; for the kernel, model and autograd ones, `rayon` pools of a
+//! given size ([`pool_of`]).
 
 // Each benchmark target compiles this module and uses part of it.
 #![allow(dead_code)]
@@ -61,4 +63,12 @@ pub fn define_noop(d: &Dispatcher) -> Vec<Library> {
     let mut libs = vec![def, cpu];
     libs.extend(default_fallthroughs(d));
     libs
+}
+
+/// A `rayon` pool of `threads` threads (the `/t1` and `/t2` variants).
+pub fn pool_of(threads: usize) -> rayon::ThreadPool {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .expect("a thread pool")
 }
