@@ -1,6 +1,7 @@
 //! The library behind the `aten` binary: inspection commands, conformance
 //! runners and the runner of exported programs, kept as plain functions so tests can call them.
 
+pub mod bench;
 pub mod conform;
 pub mod json;
 pub mod keyset;

@@ -68,6 +68,47 @@ enum Command {
         #[arg(long)]
         output: Option<PathBuf>,
     },
+    /// Time a program exported by `torch.export` (a `.pt2` archive): for
+    /// each size and thread count, load plus first run, then the median,
+    /// p90 and minimum latency over timed batches of calls, and the peak
+    /// resident memory. `--json` writes the rows of the peer harness
+    /// (`perf/peers/bench_peers.py`) with `runtime` = `aten`.
+    Bench {
+        /// The `.pt2` archive.
+        model: PathBuf,
+        /// The base size's inputs (`NAME.inputs.safetensors`: `input_0`, ...).
+        #[arg(long)]
+        inputs: PathBuf,
+        /// The base size's expected outputs (default:
+        /// `NAME.expected.safetensors` beside the inputs, if there).
+        #[arg(long)]
+        expected: Option<PathBuf>,
+        /// The sizes to time, comma-separated: `base`, and `SIZE` for each
+        /// `NAME.SIZE.inputs.safetensors` beside the inputs; `all` for every
+        /// size there.
+        #[arg(long, value_delimiter = ',', default_value = "base")]
+        sizes: Vec<String>,
+        /// Thread counts, comma-separated; each is timed on its own.
+        #[arg(long, value_delimiter = ',', default_value = "1")]
+        threads: Vec<usize>,
+        /// Timed batches per size and thread count.
+        #[arg(long, default_value_t = 15)]
+        rounds: usize,
+        /// How long one batch should last, in milliseconds.
+        #[arg(long, default_value_t = 40.0)]
+        rep_ms: f64,
+        /// A fixed number of calls per batch instead (`--rep-ms` is then
+        /// ignored).
+        #[arg(long)]
+        iters: Option<usize>,
+        /// The least time of untimed warm-up calls, in milliseconds.
+        #[arg(long, default_value_t = 200.0)]
+        warmup_ms: f64,
+        /// Write the rows as JSON, one object per line, to PATH (`-` or no
+        /// PATH: standard output instead of the text lines).
+        #[arg(long, num_args = 0..=1, default_missing_value = "-", value_name = "PATH")]
+        json: Option<PathBuf>,
+    },
     /// Read native_functions.yaml files.
     Yaml {
         #[command(subcommand)]
@@ -164,6 +205,57 @@ fn main() -> ExitCode {
             output,
         } => print_or_fail(aten_cli::run::run(&model, &inputs, output.as_deref())),
         Command::Conform { what } => conform(what),
+        Command::Bench {
+            model,
+            inputs,
+            expected,
+            sizes,
+            threads,
+            rounds,
+            rep_ms,
+            iters,
+            warmup_ms,
+            json,
+        } => {
+            let options = aten_cli::bench::BenchOptions {
+                expected,
+                sizes,
+                threads,
+                rounds,
+                rep_ms,
+                iters,
+                warmup_ms,
+                ..aten_cli::bench::BenchOptions::new(model, inputs)
+            };
+            bench(&options, json.as_deref())
+        }
+    }
+}
+
+/// `aten bench`: the cells as text or JSON rows; fails when a cell failed.
+fn bench(options: &aten_cli::bench::BenchOptions, json: Option<&Path>) -> ExitCode {
+    let cells = match aten_cli::bench::bench(options) {
+        Ok(cells) => cells,
+        Err(e) => return fail(e),
+    };
+    let all_ok = cells.iter().all(|c| c.error.is_none());
+    let rows: String = cells
+        .iter()
+        .map(|c| aten_cli::bench::row(options, c) + "\n")
+        .collect();
+    let text: String = cells
+        .iter()
+        .map(|c| aten_cli::bench::describe(c) + "\n")
+        .collect();
+    match json {
+        Some(path) if path != Path::new("-") => {
+            if let Err(e) = std::fs::write(path, rows) {
+                return fail(format!("{}: {e}", path.display()));
+            }
+            success_if(emit(&text) && all_ok)
+        }
+        Some(_) => success_if(emit(&rows) && all_ok),
+        None => success_if(emit(&text) && all_ok),
     }
 }
 

@@ -36,11 +36,9 @@ pub fn run(model: &Path, inputs: &Path, output: Option<&Path>) -> Result<String,
     })
 }
 
-/// [`run`] without the panic guard.
-fn run_unguarded(model: &Path, inputs: &Path, output: Option<&Path>) -> Result<String, String> {
-    let load_start = Instant::now();
-    let program = ExportedProgram::load(model).map_err(|e| e.to_string())?;
-    let load_time = load_start.elapsed();
+/// The tensors of the safetensors file `inputs` for `program`'s inputs:
+/// `input_0`, `input_1`, ... or, failing that, the graph's input names.
+pub fn program_inputs(program: &ExportedProgram, inputs: &Path) -> Result<Vec<TensorBase>, String> {
     let given = load_safetensors(inputs).map_err(|e| e.to_string())?;
     let mut args = Vec::with_capacity(program.inputs().len());
     for (i, spec) in program.inputs().enumerate() {
@@ -58,6 +56,15 @@ fn run_unguarded(model: &Path, inputs: &Path, output: Option<&Path>) -> Result<S
             })?;
         args.push(found.1.clone());
     }
+    Ok(args)
+}
+
+/// [`run`] without the panic guard.
+fn run_unguarded(model: &Path, inputs: &Path, output: Option<&Path>) -> Result<String, String> {
+    let load_start = Instant::now();
+    let program = ExportedProgram::load(model).map_err(|e| e.to_string())?;
+    let load_time = load_start.elapsed();
+    let args = program_inputs(&program, inputs)?;
     let start = Instant::now();
     let outputs = program.run(&args).map_err(|e| e.to_string())?;
     let run_time = start.elapsed();

@@ -135,7 +135,7 @@ pub fn compare(actual: &TensorBase, expected: &TensorBase, tol: Tolerance) -> Re
 /// an error naming the place when it is there but not of that form (a
 /// tolerance silently ignored would pass or fail models for the wrong
 /// reason).
-fn tolerances(dir: &Path) -> Result<HashMap<String, Tolerances>, String> {
+pub fn tolerances(dir: &Path) -> Result<HashMap<String, Tolerances>, String> {
     let path = dir.join("models.json");
     if !path.exists() {
         return Ok(HashMap::new());
@@ -195,7 +195,7 @@ fn tolerances(dir: &Path) -> Result<HashMap<String, Tolerances>, String> {
 
 /// The other sizes a directory holds for `name` (`SIZE` of each
 /// `NAME.SIZE.inputs.safetensors`), sorted.
-fn other_sizes(dir: &Path, name: &str) -> Vec<String> {
+pub fn other_sizes(dir: &Path, name: &str) -> Vec<String> {
     let prefix = format!("{name}.");
     let mut sizes: Vec<String> = std::fs::read_dir(dir)
         .into_iter()
@@ -252,8 +252,25 @@ fn run_files(
     let start = Instant::now();
     let outputs = program.run(&inputs).map_err(|e| e.to_string())?;
     *run_time += start.elapsed();
+    compare_outputs(&outputs, &expected, tol)
+}
+
+/// Compares a program's outputs with the expected ones, each with the
+/// tolerance of its dtype; the largest absolute difference.
+pub fn compare_outputs(
+    outputs: &[TensorBase],
+    expected: &[TensorBase],
+    tol: &Tolerances,
+) -> Result<f64, String> {
+    if outputs.len() != expected.len() {
+        return Err(format!(
+            "{} outputs but PyTorch's program has {}",
+            outputs.len(),
+            expected.len()
+        ));
+    }
     let mut worst = 0.0f64;
-    for (i, (actual, expected)) in outputs.iter().zip(&expected).enumerate() {
+    for (i, (actual, expected)) in outputs.iter().zip(expected).enumerate() {
         let tol = expected
             .dtype()
             .map_or(DEFAULT_TOLERANCE, |d| tol.for_dtype(d));
