@@ -529,6 +529,18 @@ impl DispatchTable {
         self.compute_masks();
     }
 
+    /// Whether both tables route every slot to the same kernel (the masks
+    /// and hot copies follow from the slots and kernels).
+    pub(crate) fn same_routing(&self, other: &DispatchTable) -> bool {
+        self.slots == other.slots
+            && self.kernels.len() == other.kernels.len()
+            && self
+                .kernels
+                .iter()
+                .zip(&other.kernels)
+                .all(|(a, b)| Arc::ptr_eq(&a.kernel, &b.kernel))
+    }
+
     fn compute_masks(&mut self) {
         let mut non_fallthrough = DispatchKeySet::FULL;
         let mut per_backend = [DispatchKeySet::FULL; NUM_BACKENDS as usize];

@@ -655,51 +655,80 @@ impl Dispatcher {
         kernel: KernelFunction,
         debug: impl Into<Arc<str>>,
     ) -> Result<RegistrationHandle> {
-        let keys: Vec<DispatchKey> = get_runtime_dispatch_key_set(key).iter().collect();
-        if keys.is_empty() {
-            return Err(Error::runtime(format!(
-                "Cannot register a backend fallback for {key}: it names no runtime dispatch key"
-            )));
-        }
-        // A fallback serves operators of every signature: it is only ever
-        // called boxed.
-        let annotated = AnnotatedKernel::new(kernel.boxed_only(), debug);
-        let mut state = self.inner.lock();
-        for k in &keys {
-            if let Some(old) = &state.fallbacks[k.dispatch_table_index()] {
+        let mut handles = self.register_fallbacks(vec![(key, kernel, debug.into())])?;
+        Ok(handles.remove(0))
+    }
+
+    /// Several [`register_fallback`](Self::register_fallback)s at once:
+    /// every operator's table is recomputed and published once for all of
+    /// them, rather than once per fallback. All or none are registered: a
+    /// key without runtime keys, or one that has a fallback already (or is
+    /// named twice), fails the whole call. One handle per fallback, in the
+    /// given order.
+    pub fn register_fallbacks(
+        &self,
+        fallbacks: Vec<(DispatchKey, KernelFunction, Arc<str>)>,
+    ) -> Result<Vec<RegistrationHandle>> {
+        let mut planned = Vec::with_capacity(fallbacks.len());
+        for (key, kernel, debug) in fallbacks {
+            let keys: Vec<DispatchKey> = get_runtime_dispatch_key_set(key).iter().collect();
+            if keys.is_empty() {
                 return Err(Error::runtime(format!(
-                    "Tried to register multiple backend fallbacks for the same dispatch key {k}; previous registration {}, new registration {}",
-                    old.debug, annotated.debug
+                    "Cannot register a backend fallback for {key}: it names no runtime dispatch key"
                 )));
             }
+            // A fallback serves operators of every signature: it is only
+            // ever called boxed.
+            planned.push((keys, AnnotatedKernel::new(kernel.boxed_only(), debug)));
         }
-        for k in &keys {
-            state.fallbacks[k.dispatch_table_index()] = Some(Arc::clone(&annotated));
+        let mut state = self.inner.lock();
+        let mut taken = vec![None::<&Arc<AnnotatedKernel>>; NUM_RUNTIME_ENTRIES];
+        for (keys, annotated) in &planned {
+            for k in keys {
+                let index = k.dispatch_table_index();
+                if let Some(old) = state.fallbacks[index].as_ref().or(taken[index]) {
+                    return Err(Error::runtime(format!(
+                        "Tried to register multiple backend fallbacks for the same dispatch key {k}; previous registration {}, new registration {}",
+                        old.debug, annotated.debug
+                    )));
+                }
+                taken[index] = Some(annotated);
+            }
+        }
+        for (keys, annotated) in &planned {
+            for k in keys {
+                state.fallbacks[k.dispatch_table_index()] = Some(Arc::clone(annotated));
+            }
         }
         state.fallback_table = None;
-        Self::refresh_all(&state, &keys);
-        let id = annotated.id;
-        let inner = Arc::downgrade(&self.inner);
-        Ok(RegistrationHandle::new(move || {
-            let Some(inner) = inner.upgrade() else { return };
-            let mut state = inner.lock();
-            for k in &keys {
-                let slot = &mut state.fallbacks[k.dispatch_table_index()];
-                if slot.as_ref().is_some_and(|a| a.id == id) {
-                    *slot = None;
-                }
-            }
-            state.fallback_table = None;
-            Self::refresh_all(&state, &keys);
-        }))
+        let all: Vec<DispatchKey> = planned.iter().flat_map(|(keys, _)| keys.clone()).collect();
+        Self::refresh_all(&state, &all);
+        drop(state);
+        Ok(planned
+            .into_iter()
+            .map(|(keys, annotated)| {
+                let id = annotated.id;
+                let inner = Arc::downgrade(&self.inner);
+                RegistrationHandle::new(move || {
+                    let Some(inner) = inner.upgrade() else { return };
+                    let mut state = inner.lock();
+                    for k in &keys {
+                        let slot = &mut state.fallbacks[k.dispatch_table_index()];
+                        if slot.as_ref().is_some_and(|a| a.id == id) {
+                            *slot = None;
+                        }
+                    }
+                    state.fallback_table = None;
+                    Self::refresh_all(&state, &keys);
+                })
+            })
+            .collect())
     }
 
     fn refresh_all(state: &DispatcherState, keys: &[DispatchKey]) {
         for entry in state.operators.values() {
             let es = entry.lock();
-            for k in keys {
-                entry.update_after_change(&es, &state.fallbacks, Some(*k));
-            }
+            entry.update_after_fallback_change(&es, &state.fallbacks, keys);
         }
     }
 

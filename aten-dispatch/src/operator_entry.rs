@@ -182,6 +182,30 @@ impl OperatorEntry {
         self.publish(state, table);
     }
 
+    /// Recomputes the slots that changes of the backend fallbacks at `keys`
+    /// affect, and publishes once if any slot now routes elsewhere (a
+    /// fallback change touches every operator, and most keep their kernel
+    /// there; every publication is kept for the cell's lifetime).
+    pub(crate) fn update_after_fallback_change(
+        &self,
+        state: &EntryState,
+        fallbacks: &Fallbacks,
+        keys: &[DispatchKey],
+    ) {
+        let old = self.table.load();
+        let (mut affected, mut undefined) = (DispatchKeySet::EMPTY, false);
+        for &k in keys {
+            let (ks, u) = keys_affected_by(k);
+            affected = affected | ks;
+            undefined |= u;
+        }
+        let mut table = old.table.clone();
+        table.update(&state.kernels, fallbacks, affected, undefined);
+        if !table.same_routing(&old.table) {
+            self.publish(state, table);
+        }
+    }
+
     /// Republishes the same table (after a def changed, which changes how
     /// boxed calls find their keys but no slot).
     pub(crate) fn republish(&self, state: &EntryState) {

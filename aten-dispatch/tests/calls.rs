@@ -530,3 +530,100 @@ fn a_panic_inside_a_trace_capture_restores_the_threads_trace_state() {
     typed.call((&t,)).unwrap();
     assert_eq!(capture.finish(), "[call] op=[test::fn], key=[CPU]\n");
 }
+
+#[test]
+fn fallbacks_registered_together_serve_every_operator_and_leave_one_by_one() {
+    let d = Dispatcher::new();
+    let _fw = framework(&d);
+    let _op = defined(&d, "op(Tensor x) -> int");
+    let tagged = |n: i64| {
+        KernelFunction::make_from_boxed_function(move |_op, _keys, stack| {
+            stack.drop_n(1)?;
+            stack.push(IValue::Int(n));
+            Ok(())
+        })
+    };
+    let t = tensor(DeviceType::CPU);
+    let call = || {
+        d.find_schema_or_throw("test::op", "")
+            .unwrap()
+            .typed::<(&TensorBase,), i64>()
+            .unwrap()
+            .call((&t,))
+    };
+    let mut handles = d
+        .register_fallbacks(vec![
+            (DispatchKey::Python, tagged(1), "python".into()),
+            (DispatchKey::CPU, tagged(2), "cpu".into()),
+        ])
+        .unwrap();
+    assert_eq!(call().unwrap(), 2);
+    // A key taken already, or named twice, fails the whole call and
+    // registers nothing.
+    let e = d
+        .register_fallbacks(vec![
+            (DispatchKey::Functionalize, tagged(3), "new".into()),
+            (DispatchKey::CPU, tagged(4), "again".into()),
+        ])
+        .unwrap_err();
+    assert!(e
+        .message()
+        .contains("Tried to register multiple backend fallbacks for the same dispatch key CPU"));
+    let e = d
+        .register_fallbacks(vec![
+            (DispatchKey::Functionalize, tagged(3), "one".into()),
+            (DispatchKey::Functionalize, tagged(4), "two".into()),
+        ])
+        .unwrap_err();
+    assert!(
+        e.message().contains("previous registration one"),
+        "{}",
+        e.message()
+    );
+    assert!(d
+        .register_fallback(DispatchKey::Functionalize, tagged(5), "alone")
+        .is_ok());
+    // Each handle removes its own fallback.
+    drop(handles.pop());
+    assert!(call().is_err());
+    drop(handles);
+    d.check_all_invariants().unwrap();
+}
+
+#[test]
+fn a_fallback_republishes_only_the_tables_it_reroutes() {
+    let d = Dispatcher::new();
+    let _fw = framework(&d);
+    let _a = defined(&d, "a(Tensor x) -> int");
+    let _b = defined(&d, "b(Tensor x) -> int");
+    let mut cpu = imp(&d, DispatchKey::CPU);
+    cpu.impl_("a", returns(1)).unwrap();
+    let a = d.find_schema_or_throw("test::a", "").unwrap();
+    let b = d.find_schema_or_throw("test::b", "").unwrap();
+    let (va, vb) = (a.table_version(), b.table_version());
+    let fallback = d
+        .register_fallback(
+            DispatchKey::CPU,
+            KernelFunction::make_from_boxed_function(|_op, _keys, stack| {
+                stack.drop_n(1)?;
+                stack.push(IValue::Int(-1));
+                Ok(())
+            }),
+            "calls.rs",
+        )
+        .unwrap();
+    // `a` keeps its own CPU kernel: its table is the same and is not
+    // published again; `b` now reaches the fallback.
+    assert_eq!(a.table_version(), va);
+    assert!(b.table_version() > vb);
+    let t = tensor(DeviceType::CPU);
+    let typed = |h: &aten_dispatch::OperatorHandle| {
+        h.typed::<(&TensorBase,), i64>()
+            .unwrap()
+            .call((&t,))
+            .unwrap()
+    };
+    assert_eq!((typed(&a), typed(&b)), (1, -1));
+    drop(fallback);
+    d.check_all_invariants().unwrap();
+}

@@ -58,17 +58,23 @@ impl Ops {
             }
         });
         inner.keep_registration(listener);
-        let mut registered = Ok(());
-        for fallback in ROOT_FALLBACKS {
-            let kernel = (fallback.kernel)(CallLookup::new(&inner));
-            match dispatcher.register_fallback(fallback.key, kernel, fallback.debug) {
-                Ok(handle) => inner.keep_registration(handle),
-                Err(e) => {
-                    registered = Err(e);
-                    break;
-                }
+        let kernels = ROOT_FALLBACKS
+            .iter()
+            .map(|f| {
+                (
+                    f.key,
+                    (f.kernel)(CallLookup::new(&inner)),
+                    Arc::from(f.debug),
+                )
+            })
+            .collect();
+        // One registration for all: every operator's table is published
+        // once for the five fallbacks.
+        let registered = dispatcher.register_fallbacks(kernels).map(|handles| {
+            for handle in handles {
+                inner.keep_registration(handle);
             }
-        }
+        });
         (Ops { inner }, registered)
     }
 
