@@ -28,7 +28,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use aten::fx::export::ExportedProgram;
+use aten::fx::export::{ExportedProgram, LoadOptions};
 use serde_json::Value;
 
 use crate::conform::models::{
@@ -62,6 +62,8 @@ pub struct BenchOptions {
     pub iters: Option<usize>,
     /// The least time of untimed calls before timing, in milliseconds.
     pub warmup_ms: f64,
+    /// How the archive is prepared (constant folding on or off).
+    pub load: LoadOptions,
 }
 
 impl BenchOptions {
@@ -78,6 +80,7 @@ impl BenchOptions {
             rep_ms: 40.0,
             iters: None,
             warmup_ms: 200.0,
+            load: LoadOptions::default(),
         }
     }
 }
@@ -329,7 +332,8 @@ fn measure(
     cell: &mut Cell,
 ) -> Result<(), String> {
     let load_start = Instant::now();
-    let program = ExportedProgram::load(&options.model).map_err(|e| e.to_string())?;
+    let program =
+        ExportedProgram::load_with(&options.model, &options.load).map_err(|e| e.to_string())?;
     let args = program_inputs(&program, &files.inputs)?;
     cell.input_shapes = args.iter().map(|t| t.sizes().to_vec()).collect();
     let call_start = Instant::now();

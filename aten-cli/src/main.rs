@@ -104,6 +104,9 @@ enum Command {
         /// The least time of untimed warm-up calls, in milliseconds.
         #[arg(long, default_value_t = 200.0)]
         warmup_ms: f64,
+        /// Run every call on every run: no constant folding at load.
+        #[arg(long)]
+        no_fold: bool,
         /// Write the rows as JSON, one object per line, to PATH (`-` or no
         /// PATH: standard output instead of the text lines).
         #[arg(long, num_args = 0..=1, default_missing_value = "-", value_name = "PATH")]
@@ -215,6 +218,7 @@ fn main() -> ExitCode {
             rep_ms,
             iters,
             warmup_ms,
+            no_fold,
             json,
         } => {
             let options = aten_cli::bench::BenchOptions {
@@ -225,6 +229,9 @@ fn main() -> ExitCode {
                 rep_ms,
                 iters,
                 warmup_ms,
+                load: aten::fx::export::LoadOptions {
+                    fold_constants: !no_fold,
+                },
                 ..aten_cli::bench::BenchOptions::new(model, inputs)
             };
             bench(&options, json.as_deref())

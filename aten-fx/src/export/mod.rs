@@ -27,7 +27,7 @@ pub mod shapes;
 mod sym_expr;
 mod zip_file;
 
-pub use program::{ExportedProgram, TensorSpec};
+pub use program::{ExportedProgram, LoadOptions, TensorSpec};
 pub use regular_file::{open_regular_file, read_regular_file};
 pub use safetensors_file::{
     load_safetensors, parse_safetensors, save_safetensors, serialize_safetensors,

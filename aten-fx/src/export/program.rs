@@ -145,6 +145,8 @@ pub struct ExportedProgram {
     /// position among the graph's outputs, and what is written.
     mutations: Vec<(usize, Mutated)>,
     shapes: ShapeEnv,
+    /// How many calls were folded into constants at load.
+    folded: usize,
 }
 
 /// What a mutation output writes back to.
@@ -560,21 +562,67 @@ fn bind_outputs(
     Ok((outputs, mutations))
 }
 
+/// How a program is prepared when it is loaded.
+#[derive(Clone, Debug)]
+pub struct LoadOptions {
+    /// Evaluate once, at load, the calls that read only weights, buffers
+    /// and constants (the transposed weight of a linear layer), as
+    /// [`Interpreter::fold_constants`] says; on by default. Off, every
+    /// call runs on every run, as in `ep.module()`.
+    pub fold_constants: bool,
+}
+
+impl Default for LoadOptions {
+    fn default() -> Self {
+        LoadOptions {
+            fold_constants: true,
+        }
+    }
+}
+
+/// Folds the calls that read only lifted tensors the program never
+/// mutates (under inference mode, as runs are).
+fn fold_lifted(
+    interpreter: &mut Interpreter,
+    lifted: &[(usize, TensorBase)],
+    mutations: &[(usize, Mutated)],
+) -> usize {
+    let mut known = vec![None; interpreter.num_inputs()];
+    for (k, (ordinal, tensor)) in lifted.iter().enumerate() {
+        let mutated = mutations
+            .iter()
+            .any(|(_, m)| matches!(m, Mutated::Lifted(i) if *i == k));
+        if !mutated {
+            if let Some(slot) = known.get_mut(*ordinal) {
+                *slot = Some(IValue::Tensor(tensor.clone()));
+            }
+        }
+    }
+    let _inference = InferenceMode::new(true);
+    interpreter.fold_constants(&known)
+}
+
 impl ExportedProgram {
-    /// Loads the `.pt2` archive at `path` (`torch.export.load`).
+    /// Loads the `.pt2` archive at `path` (`torch.export.load`), with the
+    /// default [`LoadOptions`].
     pub fn load(path: impl AsRef<Path>) -> Result<ExportedProgram> {
-        ExportedProgram::read(Archive::open(path.as_ref())?)
+        ExportedProgram::load_with(path, &LoadOptions::default())
+    }
+
+    /// Loads the `.pt2` archive at `path`, prepared as `options` say.
+    pub fn load_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<ExportedProgram> {
+        ExportedProgram::read(Archive::open(path.as_ref())?, options)
     }
 
     /// Loads a `.pt2` archive held in memory; `label` names it in errors.
     pub fn from_bytes(bytes: Vec<u8>, label: &str) -> Result<ExportedProgram> {
-        ExportedProgram::read(Archive::from_bytes(bytes, label)?)
+        ExportedProgram::read(Archive::from_bytes(bytes, label)?, &LoadOptions::default())
     }
 
     /// Reads the archive's program: its entries parsed, the graph built,
     /// its inputs bound to weights or user inputs, its outputs sorted into
     /// user outputs and mutations.
-    fn read(mut archive: Archive) -> Result<ExportedProgram> {
+    fn read(mut archive: Archive, options: &LoadOptions) -> Result<ExportedProgram> {
         check_archive_version(&archive)?;
         let model = program_name(&archive)?;
         let docs = ProgramDocs::read(&archive, &model)?;
@@ -610,7 +658,12 @@ impl ExportedProgram {
         )?;
         let (outputs, mutations) =
             bind_outputs(&graph_at, &signature, &specs, &metas, &lifted, &inputs)?;
-        let interpreter = Interpreter::new(&graph).map_err(|e| graph_at.error(e.message()))?;
+        let mut interpreter = Interpreter::new(&graph).map_err(|e| graph_at.error(e.message()))?;
+        let folded = if options.fold_constants {
+            fold_lifted(&mut interpreter, &lifted, &mutations)
+        } else {
+            0
+        };
         Ok(ExportedProgram {
             label: archive.label().to_string(),
             graph,
@@ -620,6 +673,7 @@ impl ExportedProgram {
             outputs,
             mutations,
             shapes,
+            folded,
         })
     }
 
@@ -655,6 +709,12 @@ impl ExportedProgram {
                 )
             })
             .count()
+    }
+
+    /// How many of the graph's calls were folded into constants when the
+    /// program was loaded ([`LoadOptions::fold_constants`]).
+    pub fn folded_calls(&self) -> usize {
+        self.folded
     }
 
     /// What the graph calls (`aten::convolution`), one per call.

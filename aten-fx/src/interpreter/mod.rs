@@ -6,7 +6,10 @@
 //! subgraphs are compiled with their graph; and each value is released
 //! after its last reader, so memory is given back as the graph runs. A run
 //! keeps its values in its own table: one interpreter serves several
-//! threads at once.
+//! threads at once. Calls on values known before any run can be folded
+//! into constants once ([`Interpreter::fold_constants`]).
+
+mod fold;
 
 use std::sync::Arc;
 

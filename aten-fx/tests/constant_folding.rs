@@ -1,0 +1,160 @@
+//! Constant folding of compiled graphs: what is folded (calls on known
+//! values only), what is kept (values a run-time call reads), what is not
+//! folded (random or writing calls, values that views or the output read),
+//! and that folded graphs compute what unfolded ones do; on a real
+//! exported program, the switch that turns it off.
+
+mod support;
+
+use std::path::PathBuf;
+
+use aten_boxing::IValue;
+use aten_core::ops;
+use aten_core::Tensor;
+use aten_fx::export::{load_safetensors, ExportedProgram, LoadOptions};
+use aten_fx::{make_fx, Graph, Interpreter};
+use c10_core::Result;
+
+fn iv(t: &Tensor) -> IValue {
+    IValue::Tensor(t.base().clone())
+}
+
+fn tensor_of(v: &IValue) -> Tensor {
+    match v {
+        IValue::Tensor(t) => Tensor::from_base(t.clone()),
+        other => panic!("not a tensor: {other:?}"),
+    }
+}
+
+fn values(v: &IValue) -> Vec<f32> {
+    tensor_of(v).base().to_vec::<f32>().unwrap()
+}
+
+/// `x` (user input) and `w` (a weight).
+fn inputs() -> (Tensor, Tensor) {
+    let x = Tensor::from_slice(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]).unwrap();
+    let w = Tensor::from_slice(&[0.5f32, -1.0, 2.0, 1.5, 0.25, -0.75], &[2, 3]).unwrap();
+    (x, w)
+}
+
+fn capture(f: impl FnOnce(&Tensor, &Tensor) -> Result<Vec<Tensor>>) -> Graph {
+    support::ops_root();
+    let (x, w) = inputs();
+    make_fx(
+        |xs| {
+            let out = f(&tensor_of(&xs[0]), &tensor_of(&xs[1]))?;
+            Ok(out.iter().map(iv).collect())
+        },
+        &["x", "w"],
+        &[iv(&x), iv(&w)],
+    )
+    .unwrap()
+}
+
+/// Folds with `w` known; how many calls were folded, and the outputs of
+/// the folded and of the unfolded graph on the same inputs.
+fn fold(graph: &Graph) -> (usize, Vec<IValue>, Vec<IValue>) {
+    let (x, w) = inputs();
+    let plain = Interpreter::new(graph).unwrap();
+    let mut folded = Interpreter::new(graph).unwrap();
+    let count = folded.fold_constants(&[None, Some(iv(&w))]);
+    let run = |i: &Interpreter| i.run(&[iv(&x), iv(&w)]).unwrap();
+    (count, run(&folded), run(&plain))
+}
+
+#[test]
+fn a_weights_transpose_is_folded_and_the_product_agrees() {
+    let graph = capture(|x, w| Ok(vec![ops::mm(x, &ops::t(w)?)?]));
+    let (count, folded, plain) = fold(&graph);
+    assert_eq!(count, 1, "{}", graph.code());
+    assert_eq!(values(&folded[0]), values(&plain[0]));
+    assert_eq!(values(&plain[0]), [4.5, -0.25, 9.0, 2.75]);
+}
+
+#[test]
+fn a_chain_on_weights_folds_whole_and_keeps_only_its_end() {
+    let graph = capture(|x, w| {
+        let w2 = ops::mul_scalar(&ops::t(w)?, 2.0.into())?;
+        Ok(vec![ops::mm(x, &w2)?])
+    });
+    let (count, folded, plain) = fold(&graph);
+    assert_eq!(count, 2, "{}", graph.code());
+    assert_eq!(values(&folded[0]), values(&plain[0]));
+}
+
+#[test]
+fn nothing_that_the_output_or_a_view_reads_is_folded() {
+    // The output is a view of a folded value: every run must return its
+    // own tensor, so the product is made at run time.
+    let graph = capture(|_x, w| Ok(vec![ops::mul_scalar(w, 3.0.into())?]));
+    assert_eq!(fold(&graph).0, 0);
+    let graph = capture(|_x, w| Ok(vec![ops::t(&ops::mul_scalar(w, 3.0.into())?)?]));
+    let (count, folded, plain) = fold(&graph);
+    assert_eq!(count, 0, "{}", graph.code());
+    assert_eq!(values(&folded[0]), values(&plain[0]));
+    // Two runs of a folded graph give tensors that share no storage.
+    let mut interp = Interpreter::new(&graph).unwrap();
+    let (x, w) = inputs();
+    interp.fold_constants(&[None, Some(iv(&w))]);
+    let a = interp.run(&[iv(&x), iv(&w)]).unwrap();
+    let b = interp.run(&[iv(&x), iv(&w)]).unwrap();
+    ops::fill_scalar_(&tensor_of(&a[0]), 0.0.into()).unwrap();
+    assert_eq!(values(&b[0]), values(&plain[0]));
+}
+
+#[test]
+fn random_and_writing_calls_are_never_folded() {
+    let uniform = || support::ops_root().overload("aten::uniform").unwrap();
+    let graph = capture(|x, w| {
+        let noise = uniform().call(&[iv(w)], &[]).unwrap();
+        Ok(vec![ops::mm(x, &ops::t(&tensor_of(&noise[0]))?)?])
+    });
+    // Only the transpose of the noise could be folded, and it reads the
+    // random call.
+    assert_eq!(fold(&graph).0, 0, "{}", graph.code());
+    let graph = capture(|x, w| {
+        let wt = ops::t(w)?;
+        let y = ops::mm(x, &wt)?;
+        ops::relu_(&y)?;
+        Ok(vec![y])
+    });
+    assert_eq!(fold(&graph).0, 0, "{}", graph.code());
+}
+
+#[test]
+fn an_unknown_input_or_a_wrong_count_folds_nothing() {
+    let graph = capture(|x, w| Ok(vec![ops::mm(x, &ops::t(w)?)?]));
+    let mut interp = Interpreter::new(&graph).unwrap();
+    assert_eq!(interp.fold_constants(&[None, None]), 0);
+    assert_eq!(interp.fold_constants(&[None]), 0);
+}
+
+fn models(file: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/data/models")
+        .join(file)
+}
+
+#[test]
+fn an_exported_program_gives_the_same_bits_folded_or_not() {
+    support::ops_root();
+    let inputs: Vec<_> = load_safetensors(models("attention.inputs.safetensors"))
+        .unwrap()
+        .into_iter()
+        .map(|(_, t)| t)
+        .collect();
+    let folded = ExportedProgram::load(models("attention.pt2")).unwrap();
+    let plain = ExportedProgram::load_with(
+        models("attention.pt2"),
+        &LoadOptions {
+            fold_constants: false,
+        },
+    )
+    .unwrap();
+    assert!(folded.folded_calls() > 0);
+    assert_eq!(plain.folded_calls(), 0);
+    let (a, b) = (folded.run(&inputs).unwrap(), plain.run(&inputs).unwrap());
+    for (a, b) in a.iter().zip(&b) {
+        assert_eq!(a.to_vec::<f32>().unwrap(), b.to_vec::<f32>().unwrap());
+    }
+}
