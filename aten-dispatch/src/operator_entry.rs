@@ -196,7 +196,7 @@ impl OperatorEntry {
         let (mut affected, mut undefined) = (DispatchKeySet::EMPTY, false);
         for &k in keys {
             let (ks, u) = keys_affected_by(k);
-            affected = affected | ks;
+            affected |= ks;
             undefined |= u;
         }
         let mut table = old.table.clone();
