@@ -107,6 +107,10 @@ enum Command {
         /// Run every call on every run: no constant folding at load.
         #[arg(long)]
         no_fold: bool,
+        /// No fusion at load (a batch normalisation stays apart from its
+        /// convolution).
+        #[arg(long)]
+        no_fuse: bool,
         /// Write the rows as JSON, one object per line, to PATH (`-` or no
         /// PATH: standard output instead of the text lines).
         #[arg(long, num_args = 0..=1, default_missing_value = "-", value_name = "PATH")]
@@ -219,6 +223,7 @@ fn main() -> ExitCode {
             iters,
             warmup_ms,
             no_fold,
+            no_fuse,
             json,
         } => {
             let options = aten_cli::bench::BenchOptions {
@@ -231,6 +236,7 @@ fn main() -> ExitCode {
                 warmup_ms,
                 load: aten::fx::export::LoadOptions {
                     fold_constants: !no_fold,
+                    fuse: !no_fuse,
                 },
                 ..aten_cli::bench::BenchOptions::new(model, inputs)
             };

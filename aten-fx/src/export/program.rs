@@ -147,6 +147,8 @@ pub struct ExportedProgram {
     shapes: ShapeEnv,
     /// How many calls were folded into constants at load.
     folded: usize,
+    /// How many calls were fused into others at load.
+    fused: usize,
 }
 
 /// What a mutation output writes back to.
@@ -570,23 +572,28 @@ pub struct LoadOptions {
     /// [`Interpreter::fold_constants`] says; on by default. Off, every
     /// call runs on every run, as in `ep.module()`.
     pub fold_constants: bool,
+    /// Fuse calls where it pays: a batch normalisation into the
+    /// convolution before it ([`Interpreter::fuse_batch_norms`]); on by
+    /// default. The results then differ from PyTorch's in rounding only.
+    pub fuse: bool,
 }
 
 impl Default for LoadOptions {
     fn default() -> Self {
         LoadOptions {
             fold_constants: true,
+            fuse: true,
         }
     }
 }
 
-/// Folds the calls that read only lifted tensors the program never
-/// mutates (under inference mode, as runs are).
-fn fold_lifted(
-    interpreter: &mut Interpreter,
+/// The placeholders' values known before any run: the lifted tensors the
+/// program never mutates.
+fn known_lifted(
+    interpreter: &Interpreter,
     lifted: &[(usize, TensorBase)],
     mutations: &[(usize, Mutated)],
-) -> usize {
+) -> Vec<Option<IValue>> {
     let mut known = vec![None; interpreter.num_inputs()];
     for (k, (ordinal, tensor)) in lifted.iter().enumerate() {
         let mutated = mutations
@@ -598,8 +605,33 @@ fn fold_lifted(
             }
         }
     }
+    known
+}
+
+/// Prepares `interpreter` as `options` say (under inference mode, as runs
+/// are); how many calls were folded and how many fused.
+fn prepare(
+    interpreter: &mut Interpreter,
+    lifted: &[(usize, TensorBase)],
+    mutations: &[(usize, Mutated)],
+    options: &LoadOptions,
+) -> (usize, usize) {
+    if !options.fold_constants && !options.fuse {
+        return (0, 0);
+    }
+    let known = known_lifted(interpreter, lifted, mutations);
     let _inference = InferenceMode::new(true);
-    interpreter.fold_constants(&known)
+    let fused = if options.fuse {
+        interpreter.fuse_batch_norms(&known)
+    } else {
+        0
+    };
+    let folded = if options.fold_constants {
+        interpreter.fold_constants(&known)
+    } else {
+        0
+    };
+    (folded, fused)
 }
 
 impl ExportedProgram {
@@ -659,11 +691,7 @@ impl ExportedProgram {
         let (outputs, mutations) =
             bind_outputs(&graph_at, &signature, &specs, &metas, &lifted, &inputs)?;
         let mut interpreter = Interpreter::new(&graph).map_err(|e| graph_at.error(e.message()))?;
-        let folded = if options.fold_constants {
-            fold_lifted(&mut interpreter, &lifted, &mutations)
-        } else {
-            0
-        };
+        let (folded, fused) = prepare(&mut interpreter, &lifted, &mutations, options);
         Ok(ExportedProgram {
             label: archive.label().to_string(),
             graph,
@@ -674,6 +702,7 @@ impl ExportedProgram {
             mutations,
             shapes,
             folded,
+            fused,
         })
     }
 
@@ -715,6 +744,12 @@ impl ExportedProgram {
     /// program was loaded ([`LoadOptions::fold_constants`]).
     pub fn folded_calls(&self) -> usize {
         self.folded
+    }
+
+    /// How many of the graph's calls were fused into others when the
+    /// program was loaded ([`LoadOptions::fuse`]).
+    pub fn fused_calls(&self) -> usize {
+        self.fused
     }
 
     /// What the graph calls (`aten::convolution`), one per call.

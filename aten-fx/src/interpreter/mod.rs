@@ -7,9 +7,12 @@
 //! after its last reader, so memory is given back as the graph runs. A run
 //! keeps its values in its own table: one interpreter serves several
 //! threads at once. Calls on values known before any run can be folded
-//! into constants once ([`Interpreter::fold_constants`]).
+//! into constants once ([`Interpreter::fold_constants`]), and a batch
+//! normalisation folded into the convolution before it
+//! ([`Interpreter::fuse_batch_norms`]).
 
 mod fold;
+mod fuse;
 
 use std::sync::Arc;
 

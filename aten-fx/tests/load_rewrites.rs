@@ -1,8 +1,10 @@
-//! Constant folding of compiled graphs: what is folded (calls on known
-//! values only), what is kept (values a run-time call reads), what is not
-//! folded (random or writing calls, values that views or the output read),
-//! and that folded graphs compute what unfolded ones do; on a real
-//! exported program, the switch that turns it off.
+//! What a program's graph becomes at load: constant folding (what is
+//! folded: calls on known values only; what is kept: values a run-time
+//! call reads; what is not folded: random or writing calls, values that
+//! views or the output read), and batch normalisations fused into their
+//! convolutions; the rewritten graphs compute what the plain ones do (the
+//! same bits, or within the corpus tolerance for a fusion), and each
+//! rewrite has its switch.
 
 mod support;
 
@@ -148,6 +150,7 @@ fn an_exported_program_gives_the_same_bits_folded_or_not() {
         models("attention.pt2"),
         &LoadOptions {
             fold_constants: false,
+            ..LoadOptions::default()
         },
     )
     .unwrap();
@@ -156,5 +159,43 @@ fn an_exported_program_gives_the_same_bits_folded_or_not() {
     let (a, b) = (folded.run(&inputs).unwrap(), plain.run(&inputs).unwrap());
     for (a, b) in a.iter().zip(&b) {
         assert_eq!(a.to_vec::<f32>().unwrap(), b.to_vec::<f32>().unwrap());
+    }
+}
+
+#[test]
+fn batch_norms_fold_into_their_convolutions_within_the_tolerance() {
+    support::ops_root();
+    for name in ["cnn", "resnet10"] {
+        let inputs: Vec<_> = load_safetensors(models(&format!("{name}.inputs.safetensors")))
+            .unwrap()
+            .into_iter()
+            .map(|(_, t)| t)
+            .collect();
+        let path = models(&format!("{name}.pt2"));
+        let fused = ExportedProgram::load(&path).unwrap();
+        let plain = ExportedProgram::load_with(
+            &path,
+            &LoadOptions {
+                fuse: false,
+                ..LoadOptions::default()
+            },
+        )
+        .unwrap();
+        let norms = fused
+            .graph()
+            .called_operators()
+            .iter()
+            .filter(|t| t.contains("batch_norm"))
+            .count();
+        assert!(norms > 0);
+        assert_eq!(fused.fused_calls(), norms, "{name}");
+        assert_eq!(plain.fused_calls(), 0);
+        let (a, b) = (fused.run(&inputs).unwrap(), plain.run(&inputs).unwrap());
+        for (a, b) in a.iter().zip(&b) {
+            let (a, b) = (a.to_vec::<f32>().unwrap(), b.to_vec::<f32>().unwrap());
+            for (x, y) in a.iter().zip(&b) {
+                assert!((x - y).abs() <= 1e-4 + 1e-4 * y.abs(), "{name}: {x} vs {y}");
+            }
+        }
     }
 }
