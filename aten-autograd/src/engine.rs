@@ -12,6 +12,7 @@
 //! flows to expects: a gradient of a broadcast input is summed back to the
 //! input's shape, and converted to its dtype (`validate_outputs`).
 
+use aten_core::native::dims::fmt_list;
 use std::collections::{BinaryHeap, HashMap};
 use std::sync::Arc;
 
@@ -85,14 +86,7 @@ impl GraphTask {
 
 /// Formats sizes as PyTorch's `torch.Size([2, 3])`.
 pub(crate) fn torch_size(sizes: &[i64]) -> String {
-    format!(
-        "torch.Size([{}])",
-        sizes
-            .iter()
-            .map(i64::to_string)
-            .collect::<Vec<_>>()
-            .join(", ")
-    )
+    format!("torch.Size({})", fmt_list(sizes))
 }
 
 /// `_make_grads`: the gradient fed to each output (given ones checked for
@@ -342,10 +336,10 @@ fn validate_outputs(node: &Node, outputs: &mut [Tensor]) -> Result<()> {
         if grad.sizes() != meta.sizes {
             if !is_expandable_to(&meta.sizes, &grad.sizes()) {
                 return Err(Error::runtime(format!(
-                    "Function {} returned an invalid gradient at index {i} - got [{}] but expected shape compatible with [{}]",
+                    "Function {} returned an invalid gradient at index {i} - got {} but expected shape compatible with {}",
                     node.name(),
-                    join(&grad.sizes()),
-                    join(&meta.sizes)
+                    fmt_list(&grad.sizes()),
+                    fmt_list(&meta.sizes)
                 )));
             }
             *grad = crate::formulas::sum_to(grad, &meta.sizes)?;
@@ -355,10 +349,6 @@ fn validate_outputs(node: &Node, outputs: &mut [Tensor]) -> Result<()> {
         }
     }
     Ok(())
-}
-
-fn join(v: &[i64]) -> String {
-    v.iter().map(i64::to_string).collect::<Vec<_>>().join(", ")
 }
 
 /// `is_expandable_to(shape, desired)`.

@@ -7,6 +7,7 @@
 //! [`c10_core::AutogradMetaInterface`] and is made on first need, so a
 //! tensor that never meets autograd carries nothing.
 
+use aten_core::native::dims::fmt_list;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -177,22 +178,14 @@ pub fn set_grad(t: &Tensor, grad: Option<Tensor>) -> Result<()> {
     if let Some(g) = &grad {
         if g.sizes() != t.sizes() {
             return Err(Error::runtime(format!(
-                "assigned grad has data of a different size: [{}] vs [{}]",
-                join(&g.sizes()),
-                join(&t.sizes())
+                "assigned grad has data of a different size: {} vs {}",
+                fmt_list(&g.sizes()),
+                fmt_list(&t.sizes())
             )));
         }
     }
     materialize(t)?.lock().grad = grad;
     Ok(())
-}
-
-fn join(sizes: &[i64]) -> String {
-    sizes
-        .iter()
-        .map(i64::to_string)
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 /// The edge a gradient for `t` flows along (`impl::gradient_edge`): its

@@ -10,6 +10,7 @@
 //! `retain_graph` the data is freed and unpacking is PyTorch's "Trying to
 //! backward through the graph a second time" error.
 
+use aten_core::native::dims::fmt_list;
 use std::sync::Arc;
 
 use aten_core::Tensor;
@@ -118,15 +119,7 @@ impl SavedVariable {
         };
         let current = data.version();
         if current != self.saved_version {
-            let desc = format!(
-                "[{} [{}]]",
-                type_string(data),
-                data.sizes()
-                    .iter()
-                    .map(i64::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
+            let desc = format!("[{} {}]", type_string(data), fmt_list(&data.sizes()));
             let owner = match (&self.grad_fn_name, self.is_output) {
                 (_, true) => format!(
                     "{desc}, which is output {} of {},",

@@ -28,9 +28,12 @@ fn will_alias(
             || MemoryFormat::suggest(&self_.sizes(), &self_.strides()) == format)
 }
 
-/// `to_impl`.
+/// `to.dtype_layout(self, *, dtype, layout, device, pin_memory,
+/// non_blocking, copy, memory_format)` (PyTorch's `to_impl`, the body of
+/// every overload).
 #[allow(clippy::too_many_arguments)]
-fn to_impl(
+#[doc(alias = "to_impl")]
+pub fn to_dtype_layout(
     self_: &Tensor,
     dtype: Option<ScalarType>,
     layout: Option<Layout>,
@@ -56,31 +59,6 @@ fn to_impl(
     )
 }
 
-/// `to.dtype_layout(self, *, dtype, layout, device, pin_memory,
-/// non_blocking, copy, memory_format)`.
-#[allow(clippy::too_many_arguments)]
-pub fn to_dtype_layout(
-    self_: &Tensor,
-    dtype: Option<ScalarType>,
-    layout: Option<Layout>,
-    device: Option<Device>,
-    pin_memory: Option<bool>,
-    non_blocking: bool,
-    copy: bool,
-    memory_format: Option<MemoryFormat>,
-) -> Result<Tensor> {
-    to_impl(
-        self_,
-        dtype,
-        layout,
-        device,
-        pin_memory,
-        non_blocking,
-        copy,
-        memory_format,
-    )
-}
-
 /// `to.device(self, device, dtype, non_blocking, copy, memory_format)`.
 pub fn to_device(
     self_: &Tensor,
@@ -90,7 +68,7 @@ pub fn to_device(
     copy: bool,
     memory_format: Option<MemoryFormat>,
 ) -> Result<Tensor> {
-    to_impl(
+    to_dtype_layout(
         self_,
         Some(dtype),
         None,
@@ -110,7 +88,7 @@ pub fn to_dtype(
     copy: bool,
     memory_format: Option<MemoryFormat>,
 ) -> Result<Tensor> {
-    to_impl(
+    to_dtype_layout(
         self_,
         Some(dtype),
         None,
@@ -131,7 +109,7 @@ pub fn to_other(
     copy: bool,
     memory_format: Option<MemoryFormat>,
 ) -> Result<Tensor> {
-    to_impl(
+    to_dtype_layout(
         self_,
         other.dtype(),
         Some(Layout::Strided),
@@ -145,7 +123,7 @@ pub fn to_other(
 
 /// `type_as(self, other)`: `self.to(other.options())`.
 pub fn type_as(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
-    to_impl(
+    to_dtype_layout(
         self_,
         other.dtype(),
         Some(Layout::Strided),

@@ -76,13 +76,9 @@ pub fn infer_size(shape: &[i64], numel: i64) -> Result<Vec<i64>> {
         None => product == numel,
     };
     if !fits {
-        let list = shape
-            .iter()
-            .map(|s| s.to_string())
-            .collect::<Vec<_>>()
-            .join(", ");
         return Err(Error::runtime(format!(
-            "shape '[{list}]' is invalid for input of size {numel}"
+            "shape '{}' is invalid for input of size {numel}",
+            fmt_list(shape)
         )));
     }
     Ok(out)
@@ -190,15 +186,17 @@ pub fn infer_dense_strides(sizes: &[i64], strides: &[i64]) -> Vec<i64> {
     out
 }
 
+/// `a, b, c`: an int list's items as PyTorch prints them in messages.
+pub fn join_list(v: &[i64]) -> String {
+    v.iter()
+        .map(|s| s.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// `[a, b, c]` as PyTorch prints an int list in messages.
 pub fn fmt_list(v: &[i64]) -> String {
-    format!(
-        "[{}]",
-        v.iter()
-            .map(|s| s.to_string())
-            .collect::<Vec<_>>()
-            .join(", ")
-    )
+    format!("[{}]", join_list(v))
 }
 
 #[cfg(test)]

@@ -80,11 +80,7 @@ pub fn check_layer_norm_inputs(
     let sizes = input.sizes();
     let ndim = sizes.len();
     if ndim < nd || sizes[ndim - nd..] != *normalized_shape {
-        let shape = normalized_shape
-            .iter()
-            .map(|s| s.to_string())
-            .collect::<Vec<_>>()
-            .join(", ");
+        let shape = crate::native::dims::join_list(normalized_shape);
         return Err(Error::runtime(format!(
             "Given normalized_shape={}, expected input with shape [*, {shape}], but got input of size{}",
             fmt_list(normalized_shape),

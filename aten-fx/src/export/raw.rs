@@ -2,7 +2,7 @@
 //! `.pt2` archive and the data of safetensors files.
 
 use c10_core::half::{bf16, f16};
-use c10_core::{Device, Element, Error, Result, ScalarType, TensorBase};
+use c10_core::{dispatch_dtype, Device, Element, Error, Result, ScalarType, TensorBase};
 
 /// An element type read from and written as little-endian bytes.
 trait LeBytes: Element {
@@ -62,56 +62,6 @@ impl LeBytes for bool {
     }
 }
 
-/// Runs `$body` with `$T` bound to the element type of `$dtype` (every
-/// dtype with an element type), or returns `$err`.
-macro_rules! with_element {
-    ($dtype:expr, $T:ident => $body:expr, _ => $err:expr) => {
-        match $dtype {
-            ScalarType::Bool => {
-                type $T = bool;
-                $body
-            }
-            ScalarType::Byte => {
-                type $T = u8;
-                $body
-            }
-            ScalarType::Char => {
-                type $T = i8;
-                $body
-            }
-            ScalarType::Short => {
-                type $T = i16;
-                $body
-            }
-            ScalarType::Int => {
-                type $T = i32;
-                $body
-            }
-            ScalarType::Long => {
-                type $T = i64;
-                $body
-            }
-            ScalarType::Half => {
-                type $T = f16;
-                $body
-            }
-            ScalarType::BFloat16 => {
-                type $T = bf16;
-                $body
-            }
-            ScalarType::Float => {
-                type $T = f32;
-                $body
-            }
-            ScalarType::Double => {
-                type $T = f64;
-                $body
-            }
-            _ => $err,
-        }
-    };
-}
-
 fn unsupported(dtype: ScalarType) -> Error {
     Error::runtime(format!(
         "tensors of dtype {} are not supported",
@@ -122,7 +72,7 @@ fn unsupported(dtype: ScalarType) -> Error {
 /// A one-dimensional CPU tensor of `dtype` holding the elements encoded in
 /// `bytes` (a whole number of elements; bools must be 0 or 1).
 pub(crate) fn storage_from_bytes(bytes: &[u8], dtype: ScalarType) -> Result<TensorBase> {
-    with_element!(dtype, T => decode::<T>(bytes, dtype), _ => Err(unsupported(dtype)))
+    dispatch_dtype!(dtype, T => decode::<T>(bytes, dtype), _ => Err(unsupported(dtype)))
 }
 
 fn decode<T: LeBytes>(bytes: &[u8], dtype: ScalarType) -> Result<TensorBase> {
@@ -182,7 +132,7 @@ pub(crate) fn tensor_to_bytes(t: &TensorBase) -> Result<Vec<u8>> {
     if t.device() != Some(Device::CPU) {
         return Err(Error::runtime("only CPU tensors can be written"));
     }
-    with_element!(dtype, T => encode::<T>(t), _ => Err(unsupported(dtype)))
+    dispatch_dtype!(dtype, T => encode::<T>(t), _ => Err(unsupported(dtype)))
 }
 
 fn encode<T: LeBytes>(t: &TensorBase) -> Result<Vec<u8>> {

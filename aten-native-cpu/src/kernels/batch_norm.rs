@@ -101,9 +101,11 @@ fn normalize<T: Numeric>(x: &[T], y: &mut [T], inner: usize, alpha: &[f64], beta
     }
 }
 
-/// PyTorch's `batch_norm_cpu`: the shared body of both overloads.
+/// `native_batch_norm` (PyTorch's `batch_norm_cpu`, the body of every
+/// overload): the running statistics are optional; with them, as
+/// `_native_batch_norm_legit`.
 #[allow(clippy::too_many_arguments)]
-fn batch_norm_cpu(
+pub fn native_batch_norm_cpu(
     input: &Tensor,
     weight: Option<&Tensor>,
     bias: Option<&Tensor>,
@@ -199,31 +201,6 @@ fn batch_norm_cpu(
     Ok((outs.output, outs.save_mean, outs.save_invstd))
 }
 
-/// `native_batch_norm` (PyTorch's `batch_norm_cpu`): the running
-/// statistics are optional; with them, as `_native_batch_norm_legit`.
-#[allow(clippy::too_many_arguments)]
-pub fn native_batch_norm_cpu(
-    input: &Tensor,
-    weight: Option<&Tensor>,
-    bias: Option<&Tensor>,
-    running_mean: Option<&Tensor>,
-    running_var: Option<&Tensor>,
-    training: bool,
-    momentum: f64,
-    eps: f64,
-) -> Result<(Tensor, Tensor, Tensor)> {
-    batch_norm_cpu(
-        input,
-        weight,
-        bias,
-        running_mean,
-        running_var,
-        training,
-        momentum,
-        eps,
-    )
-}
-
 /// `_native_batch_norm_legit`: normalizes with the batch's statistics when
 /// training (updating the running ones), else with the running ones.
 #[allow(clippy::too_many_arguments)]
@@ -237,7 +214,7 @@ pub fn batch_norm_legit_cpu(
     momentum: f64,
     eps: f64,
 ) -> Result<(Tensor, Tensor, Tensor)> {
-    batch_norm_cpu(
+    native_batch_norm_cpu(
         input,
         weight,
         bias,
@@ -258,5 +235,5 @@ pub fn batch_norm_legit_no_stats_cpu(
     momentum: f64,
     eps: f64,
 ) -> Result<(Tensor, Tensor, Tensor)> {
-    batch_norm_cpu(input, weight, bias, None, None, training, momentum, eps)
+    native_batch_norm_cpu(input, weight, bias, None, None, training, momentum, eps)
 }

@@ -164,28 +164,35 @@ fn max_pool<T: Numeric + PartialOrd>(
         let volume = &x[plane * plane_len..][..plane_len];
         let values = &mut values[plane * out_len..][..out_len];
         let indices = &mut indices[plane * out_len..][..out_len];
+        let out_w = windows[2].len();
         let mut at = 0;
         for &(d0, d1, dd) in &windows[0] {
             for &(h0, h1, dh) in &windows[1] {
-                for &(w0, w1, dw) in &windows[2] {
-                    let mut best = lowest;
-                    let mut best_at = (d0 * ih + h0) * iw + w0;
-                    // Plain index loops: `step_by` over `i64` ranges made
-                    // each visited element cost a division-free but
-                    // branchy iterator step (a fifth of the CNN model's
-                    // time in this kernel).
-                    let mut z = d0;
-                    while z < d1 {
-                        let mut y = h0;
-                        while y < h1 {
-                            let row = (z * ih + y) * iw;
+                // One output row at a time, its windows' rows outermost: the
+                // comparisons of neighbouring outputs do not wait for each
+                // other (one output's whole window in a row made every
+                // comparison wait for the one before it). Each output still
+                // visits its window in PyTorch's order, so the first of
+                // equal maxima wins as there.
+                let row_values = &mut values[at..at + out_w];
+                let row_indices = &mut indices[at..at + out_w];
+                for (o, &(w0, _, _)) in windows[2].iter().enumerate() {
+                    row_values[o] = lowest;
+                    row_indices[o] = (d0 * ih + h0) * iw + w0;
+                }
+                let mut z = d0;
+                while z < d1 {
+                    let mut y = h0;
+                    while y < h1 {
+                        let row = (z * ih + y) * iw;
+                        for (o, &(w0, w1, dw)) in windows[2].iter().enumerate() {
                             // An empty window (past the input's end) reads
                             // nothing.
-                            let cells = if w0 < w1 {
-                                &volume[(row + w0) as usize..(row + w1) as usize]
-                            } else {
-                                &[]
-                            };
+                            if w0 >= w1 {
+                                continue;
+                            }
+                            let cells = &volume[(row + w0) as usize..(row + w1) as usize];
+                            let (mut best, mut best_at) = (row_values[o], row_indices[o]);
                             let mut k = 0;
                             while k < cells.len() {
                                 let v = cells[k];
@@ -194,9 +201,7 @@ fn max_pool<T: Numeric + PartialOrd>(
                                 // on random data the branch mispredicted
                                 // about every other element. Marked
                                 // unpredictable, or LLVM turns the selects
-                                // of this loop back into a branch (whose
-                                // cost then varied 2.5x with where the
-                                // linker placed the loop).
+                                // of this loop back into a branch.
                                 let take = v > best || v.partial_cmp(&v).is_none();
                                 best = std::hint::select_unpredictable(take, v, best);
                                 best_at = std::hint::select_unpredictable(
@@ -206,14 +211,14 @@ fn max_pool<T: Numeric + PartialOrd>(
                                 );
                                 k += dw as usize;
                             }
-                            y += dh;
+                            row_values[o] = best;
+                            row_indices[o] = best_at;
                         }
-                        z += dd;
+                        y += dh;
                     }
-                    values[at] = best;
-                    indices[at] = best_at;
-                    at += 1;
+                    z += dd;
                 }
+                at += out_w;
             }
         }
     }
