@@ -4,7 +4,7 @@ Usage, from the project root, after `bash ../shared/perf/peers/setup.sh`
 and `cargo build --release -p aten-cli`:
 
     .venv-peers/bin/python benches/scripts/peers_compare.py [--models a,b]
-        [--threads 1,2] [--rounds 10] [--rep-ms 30] [--out perf-peers-out]
+        [--threads 1,2] [--rounds 10] [--rep-ms 30] [--out target/perf-peers]
         [--runtimes eager,inductor,ort,openvino] [--aten target/release/aten]
 
 For each model of ../shared/models and ../shared/models3 (the harness's
@@ -108,7 +108,7 @@ def main():
     ap.add_argument("--runtimes", default="eager,inductor,ort,openvino")
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--rep-ms", type=float, default=30.0)
-    ap.add_argument("--out", default="perf-peers-out")
+    ap.add_argument("--out", default=os.path.join("target", "perf-peers"))
     ap.add_argument("--aten", default=os.path.join("target", "release", "aten"))
     ap.add_argument("--aten-only", action="store_true",
                     help="time aten alone and reuse the peers' rows of an earlier run")

@@ -86,74 +86,66 @@ impl FloatFn {
     }
 
     fn f64(self, x: f64) -> f64 {
-        match self {
-            FloatFn::Cos => x.cos(),
-            FloatFn::Sin => x.sin(),
-            FloatFn::Tanh => x.tanh(),
-            FloatFn::Exp => x.exp(),
-            FloatFn::Expm1 => x.exp_m1(),
-            FloatFn::Log => x.ln(),
-            FloatFn::Log1p => x.ln_1p(),
-            FloatFn::Sqrt => x.sqrt(),
-            FloatFn::Rsqrt => 1.0 / x.sqrt(),
-            FloatFn::Reciprocal => 1.0 / x,
-            FloatFn::Sigmoid => 1.0 / (1.0 + (-x).exp()),
-            FloatFn::Erf => libm::erf(x),
-            FloatFn::Gelu => 0.5 * x * (1.0 + libm::erf(x * std::f64::consts::FRAC_1_SQRT_2)),
-            FloatFn::GeluTanh => {
+        float_fn_arms!(
+            self,
+            x,
+            erf = libm::erf(x),
+            gelu = 0.5 * x * (1.0 + libm::erf(x * std::f64::consts::FRAC_1_SQRT_2)),
+            gelu_tanh = {
                 let k = (2.0 / std::f64::consts::PI).sqrt();
                 0.5 * x * (1.0 + (k * (x + 0.044715 * x * x * x)).tanh())
             }
-            FloatFn::Silu => x / (1.0 + (-x).exp()),
-            FloatFn::Acos => x.acos(),
-            FloatFn::Asin => x.asin(),
-            FloatFn::Atan => x.atan(),
-            FloatFn::Acosh => x.acosh(),
-            FloatFn::Asinh => x.asinh(),
-            FloatFn::Atanh => x.atanh(),
-            FloatFn::Cosh => x.cosh(),
-            FloatFn::Sinh => x.sinh(),
-            FloatFn::Tan => x.tan(),
-            FloatFn::Log2 => x.log2(),
-            FloatFn::Log10 => x.log10(),
-            FloatFn::Hardswish => x * relu6(x + 3.0) / 6.0,
-            FloatFn::Hardsigmoid => relu6(x + 3.0) / 6.0,
-        }
+        )
     }
 
     fn f32(self, x: f32) -> f32 {
-        match self {
-            FloatFn::Cos => x.cos(),
-            FloatFn::Sin => x.sin(),
-            FloatFn::Tanh => x.tanh(),
-            FloatFn::Exp => x.exp(),
-            FloatFn::Expm1 => x.exp_m1(),
-            FloatFn::Log => x.ln(),
-            FloatFn::Log1p => x.ln_1p(),
-            FloatFn::Sqrt => x.sqrt(),
-            FloatFn::Rsqrt => 1.0 / x.sqrt(),
-            FloatFn::Reciprocal => 1.0 / x,
-            FloatFn::Sigmoid => 1.0 / (1.0 + (-x).exp()),
-            FloatFn::Erf => libm::erff(x),
-            FloatFn::Gelu => gelu_erf_f32(x),
-            FloatFn::GeluTanh => self.f64(f64::from(x)) as f32,
-            FloatFn::Silu => x / (1.0 + (-x).exp()),
-            FloatFn::Acos => x.acos(),
-            FloatFn::Asin => x.asin(),
-            FloatFn::Atan => x.atan(),
-            FloatFn::Acosh => x.acosh(),
-            FloatFn::Asinh => x.asinh(),
-            FloatFn::Atanh => x.atanh(),
-            FloatFn::Cosh => x.cosh(),
-            FloatFn::Sinh => x.sinh(),
-            FloatFn::Tan => x.tan(),
-            FloatFn::Log2 => x.log2(),
-            FloatFn::Log10 => x.log10(),
-            FloatFn::Hardswish => x * relu6(x + 3.0) / 6.0,
-            FloatFn::Hardsigmoid => relu6(x + 3.0) / 6.0,
-        }
+        float_fn_arms!(
+            self,
+            x,
+            erf = libm::erff(x),
+            gelu = gelu_erf_f32(x),
+            gelu_tanh = self.f64(f64::from(x)) as f32
+        )
     }
 }
+
+/// The formula of each [`FloatFn`] on `$x` of either float type; the
+/// three whose precision needs a per-type formula are given.
+macro_rules! float_fn_arms {
+    ($f:expr, $x:ident, erf = $erf:expr, gelu = $gelu:expr, gelu_tanh = $gelu_tanh:expr) => {
+        match $f {
+            FloatFn::Cos => $x.cos(),
+            FloatFn::Sin => $x.sin(),
+            FloatFn::Tanh => $x.tanh(),
+            FloatFn::Exp => $x.exp(),
+            FloatFn::Expm1 => $x.exp_m1(),
+            FloatFn::Log => $x.ln(),
+            FloatFn::Log1p => $x.ln_1p(),
+            FloatFn::Sqrt => $x.sqrt(),
+            FloatFn::Rsqrt => 1.0 / $x.sqrt(),
+            FloatFn::Reciprocal => 1.0 / $x,
+            FloatFn::Sigmoid => 1.0 / (1.0 + (-$x).exp()),
+            FloatFn::Erf => $erf,
+            FloatFn::Gelu => $gelu,
+            FloatFn::GeluTanh => $gelu_tanh,
+            FloatFn::Silu => $x / (1.0 + (-$x).exp()),
+            FloatFn::Acos => $x.acos(),
+            FloatFn::Asin => $x.asin(),
+            FloatFn::Atan => $x.atan(),
+            FloatFn::Acosh => $x.acosh(),
+            FloatFn::Asinh => $x.asinh(),
+            FloatFn::Atanh => $x.atanh(),
+            FloatFn::Cosh => $x.cosh(),
+            FloatFn::Sinh => $x.sinh(),
+            FloatFn::Tan => $x.tan(),
+            FloatFn::Log2 => $x.log2(),
+            FloatFn::Log10 => $x.log10(),
+            FloatFn::Hardswish => $x * relu6($x + 3.0) / 6.0,
+            FloatFn::Hardsigmoid => relu6($x + 3.0) / 6.0,
+        }
+    };
+}
+use float_fn_arms;
 
 /// `std::min(std::max(x, 0), 6)`, as PyTorch's kernels write it: a NaN
 /// stays NaN (Rust's `max` would drop it).
