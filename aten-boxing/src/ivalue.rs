@@ -375,6 +375,19 @@ impl IValue {
         })
     }
 
+    /// Whether this is a Python number (`int`, `SymInt`, `float`, `bool`
+    /// or `complex`; the schema type `Scalar` / `number` accepts).
+    pub fn is_number(&self) -> bool {
+        matches!(
+            self,
+            IValue::Int(_)
+                | IValue::SymInt(_)
+                | IValue::Double(_)
+                | IValue::Bool(_)
+                | IValue::ComplexDouble(_)
+        )
+    }
+
     /// Whether this is any list.
     pub fn is_list(&self) -> bool {
         matches!(

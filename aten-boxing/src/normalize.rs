@@ -50,14 +50,7 @@ pub fn value_matches_type(value: &IValue, ty: &Type) -> bool {
         Type::Float => matches!(value, IValue::Double(_)),
         Type::Complex => matches!(value, IValue::ComplexDouble(_)),
         Type::Bool | Type::SymBool => matches!(value, IValue::Bool(_)),
-        Type::Number => matches!(
-            value,
-            IValue::Int(_)
-                | IValue::SymInt(_)
-                | IValue::Double(_)
-                | IValue::Bool(_)
-                | IValue::ComplexDouble(_)
-        ),
+        Type::Number => value.is_number(),
         Type::Str => matches!(value, IValue::String(_)),
         Type::Device => matches!(value, IValue::Device(_)),
         Type::Generator => matches!(value, IValue::Generator(_)),

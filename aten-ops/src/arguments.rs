@@ -197,7 +197,7 @@ fn conversion(schema: &FunctionSchema, pos: usize, value: &IValue) -> Option<Con
     if value_matches_type(&converted, argument.ty()) {
         return Some(Conversion::Converted(converted));
     }
-    (wants_tensor(argument.ty()) && allows_numbers_as_tensors(schema) && is_number(value))
+    (wants_tensor(argument.ty()) && allows_numbers_as_tensors(schema) && value.is_number())
         .then_some(Conversion::WrappedNumber)
 }
 
@@ -301,18 +301,6 @@ fn python_list_conversion(value: IValue, elem: &Type, n: Option<i32>) -> IValue 
         },
         _ => value,
     }
-}
-
-/// Whether `value` is a Python number.
-fn is_number(value: &IValue) -> bool {
-    matches!(
-        value,
-        IValue::Int(_)
-            | IValue::SymInt(_)
-            | IValue::Double(_)
-            | IValue::Bool(_)
-            | IValue::ComplexDouble(_)
-    )
 }
 
 /// `findErrorInKwargs`: an unknown keyword, or one that repeats a

@@ -53,30 +53,17 @@ pub(crate) fn fallback_kernel(
 ) -> impl Fn(&dyn BoxedOperator, DispatchKeySet, &mut Stack) -> Result<()> + Send + Sync + 'static {
     move |op, _keys, stack| {
         lookup.with_overload(op, |_, overload| {
-            let Some(schema) = overload.current_schema() else {
-                return Err(overload.no_schema());
-            };
-            let n = schema.arguments().len();
-            let Some(base) = stack.len().checked_sub(n) else {
-                return Err(Error::internal(format!(
-                    "{}: a boxed call needs {n} arguments on the stack but found {}",
-                    overload.name(),
-                    stack.len()
-                )));
-            };
             // The positional arguments are lent from the stack as they are.
-            let (positional, kwargs) = split_args_kwargs(schema, &stack[base..]);
-            let args = &stack[base..base + positional];
-            let results = if modes::stack_len() > 0 {
-                let popped = modes::pop_mode_temporarily()?;
-                popped.mode().torch_dispatch(overload, args, &kwargs)?
-            } else {
-                dispatch_to_subclasses(overload, &stack[base..], args, &kwargs)?
-            };
-            check_returns(overload, schema, &results)?;
-            stack.truncate(base);
-            stack.extend(results);
-            Ok(())
+            call_with_args_kwargs(overload, stack, |all, args, kwargs| {
+                if modes::stack_len() > 0 {
+                    // The mode is back on the stack before the returns are
+                    // checked.
+                    let popped = modes::pop_mode_temporarily()?;
+                    popped.mode().torch_dispatch(overload, args, kwargs)
+                } else {
+                    dispatch_to_subclasses(overload, all, args, kwargs)
+                }
+            })
         })
     }
 }

@@ -187,26 +187,25 @@ fn scale_by_power_of_two(mut x: f64, mut e: i64) -> f64 {
     x * f64::from_bits(((1023 + e) as u64) << 52)
 }
 
+/// The C library's number prefix: leading blanks (`isspace`), then an
+/// optional sign. Where the number starts, and whether it is negative.
+fn blanks_and_sign(s: &[u8]) -> (usize, bool) {
+    let i = s
+        .iter()
+        .take_while(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r'))
+        .count();
+    match s.get(i) {
+        Some(b'-') => (i + 1, true),
+        Some(b'+') => (i + 1, false),
+        _ => (i, false),
+    }
+}
+
 /// `std::stod`: the longest number prefix (after an optional sign), or an
 /// error when there is none or the value overflows or underflows (`ERANGE`).
 pub(crate) fn stod(text: &str) -> Result<f64, ConversionError> {
     let s = text.as_bytes();
-    let start = s
-        .iter()
-        .take_while(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r'))
-        .count();
-    let mut i = start;
-    let negative = match s.get(i) {
-        Some(b'-') => {
-            i += 1;
-            true
-        }
-        Some(b'+') => {
-            i += 1;
-            false
-        }
-        _ => false,
-    };
+    let (i, negative) = blanks_and_sign(s);
     let rest = &s[i..];
     let (len, shape) = scan_unsigned(rest);
     if len == 0 {
@@ -249,21 +248,7 @@ pub(crate) fn stod(text: &str) -> Result<f64, ConversionError> {
 /// the digits after that are ignored.
 pub(crate) fn stoll(text: &str) -> Result<i64, ConversionError> {
     let s = text.as_bytes();
-    let mut i = s
-        .iter()
-        .take_while(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r'))
-        .count();
-    let negative = match s.get(i) {
-        Some(b'-') => {
-            i += 1;
-            true
-        }
-        Some(b'+') => {
-            i += 1;
-            false
-        }
-        _ => false,
-    };
+    let (i, negative) = blanks_and_sign(s);
     let n = digits(s, i);
     if n == 0 {
         return Err(ConversionError::Invalid);

@@ -334,6 +334,22 @@ fn describe_argument(out: &mut String, i: usize, arg: &Argument) {
     let _ = writeln!(out, "     alias {}", describe_alias(arg.alias_info()));
 }
 
+/// `label:` and one line per item (` none` when empty), then `...` when
+/// the list takes any number more.
+fn describe_list(out: &mut String, label: &str, items: &[Argument], open: bool, tag: &str) {
+    let _ = writeln!(
+        out,
+        "{label}:{}",
+        if items.is_empty() { " none" } else { "" }
+    );
+    for (i, item) in items.iter().enumerate() {
+        describe_argument(out, i, item);
+    }
+    if open {
+        let _ = writeln!(out, "  ... ({tag})");
+    }
+}
+
 /// `aten schema TEXT`: the canonical form and the parsed structure of one
 /// schema, for humans; `Err` with PyTorch's full message when it does not
 /// parse.
@@ -343,36 +359,20 @@ pub fn explain(text: &str) -> Result<String, String> {
     let _ = writeln!(out, "canonical: {schema}");
     let _ = writeln!(out, "name: {}", schema.name());
     let _ = writeln!(out, "overload: {:?}", schema.overload_name());
-    let _ = writeln!(
-        out,
-        "arguments:{}",
-        if schema.arguments().is_empty() {
-            " none"
-        } else {
-            ""
-        }
+    describe_list(
+        &mut out,
+        "arguments",
+        schema.arguments(),
+        schema.is_vararg(),
+        "vararg",
     );
-    for (i, arg) in schema.arguments().iter().enumerate() {
-        describe_argument(&mut out, i, arg);
-    }
-    if schema.is_vararg() {
-        let _ = writeln!(out, "  ... (vararg)");
-    }
-    let _ = writeln!(
-        out,
-        "returns:{}",
-        if schema.returns().is_empty() {
-            " none"
-        } else {
-            ""
-        }
+    describe_list(
+        &mut out,
+        "returns",
+        schema.returns(),
+        schema.is_varret(),
+        "varret",
     );
-    for (i, ret) in schema.returns().iter().enumerate() {
-        describe_argument(&mut out, i, ret);
-    }
-    if schema.is_varret() {
-        let _ = writeln!(out, "  ... (varret)");
-    }
     let _ = writeln!(out, "is_mutable: {}", schema.is_mutable());
     let _ = writeln!(out, "is_view_op: {}", schema.is_view_op());
     Ok(out)
