@@ -11,7 +11,7 @@ use aten_core::native::backward as composite;
 /// The backward composites the formulas call as they are, and the
 /// dtype conversion they share with them.
 pub use aten_core::native::backward::{
-    cast_to, embedding_dense_backward, gather_backward, index_select_backward,
+    avg_pool2d_backward, cast_to, embedding_dense_backward, gather_backward, index_select_backward,
     max_pool2d_with_indices_backward, nll_loss_backward,
 };
 
@@ -919,34 +919,6 @@ pub fn convolution_backward(
         &grad_input_mask,
     )?;
     Ok(vec![a, b, c])
-}
-
-/// `avg_pool2d`'s gradient for `self`.
-#[allow(clippy::too_many_arguments)]
-pub fn avg_pool2d_backward(
-    grad: &Tensor,
-    self_: &Tensor,
-    kernel_size: &[i64],
-    stride: &[i64],
-    padding: &[i64],
-    ceil_mode: bool,
-    count_include_pad: bool,
-    divisor_override: Option<i64>,
-) -> Result<Tensor> {
-    let g = aten_core::meta::pooling::avg_pool2d_geometry(
-        self_,
-        kernel_size,
-        stride,
-        padding,
-        ceil_mode,
-    )?;
-    aten_core::native::backward::avg_pool2d_backward(
-        grad,
-        self_,
-        &g,
-        count_include_pad,
-        divisor_override,
-    )
 }
 
 /// `native_group_norm`'s gradients for input, weight and bias. Only the

@@ -39,12 +39,8 @@ def enc_in(v):
                 "storage": storage_values(storage),
             }
         }
-    if isinstance(v, bool):
-        return {"bool": v}
-    if isinstance(v, int):
-        return {"int": v}
-    if isinstance(v, float):
-        return {"float": num(v)}
+    if isinstance(v, (bool, int, float)):
+        return enc_number(v)
     if isinstance(v, str):
         return {"str": v}
     if isinstance(v, torch.dtype):
@@ -60,6 +56,15 @@ def enc_in(v):
     raise TypeError(type(v))
 
 
+def enc_number(v):
+    """A Python number as a record value (bool before int: a bool is an int)."""
+    if isinstance(v, bool):
+        return {"bool": v}
+    if isinstance(v, int):
+        return {"int": v}
+    return {"float": num(v)}
+
+
 def enc_out(v):
     if isinstance(v, torch.Tensor):
         return {
@@ -72,12 +77,8 @@ def enc_out(v):
         }
     if isinstance(v, (list, tuple)):
         return {"list": [enc_out(x) for x in v]}
-    if isinstance(v, bool):
-        return {"bool": v}
-    if isinstance(v, int):
-        return {"int": v}
-    if isinstance(v, float):
-        return {"float": num(v)}
+    if isinstance(v, (bool, int, float)):
+        return enc_number(v)
     if v is None:
         return None
     raise TypeError(type(v))

@@ -98,37 +98,47 @@ impl<'a> TypeParser<'a> {
         self.parse_present_alias_annotation()
     }
 
+    /// One `|`-separated alias set (`a|b`, `*`): each name goes to `add`;
+    /// once the set is a wildcard (`is_wildcard`), no further name is read,
+    /// as in PyTorch's parser.
+    fn parse_alias_set(
+        &mut self,
+        info: &mut AliasInfo,
+        add: fn(&mut AliasInfo, &str),
+        is_wildcard: fn(&AliasInfo) -> bool,
+    ) -> Result<(), Failure> {
+        loop {
+            if self.lexer.next_if(Kind::char(b'*'))? {
+                add(info, AliasInfo::WILDCARD);
+            } else if !is_wildcard(info) {
+                let name = self.lexer.expect(Kind::IDENT)?;
+                add(info, self.lexer.text(name));
+            }
+            if !self.lexer.next_if(Kind::char(b'|'))? {
+                return Ok(());
+            }
+        }
+    }
+
     /// [`parse_alias_annotation`](Self::parse_alias_annotation) when the
     /// current token is `(` or `!`.
     fn parse_present_alias_annotation(&mut self) -> Result<Option<Box<AliasInfo>>, Failure> {
         if self.lexer.next_if(Kind::char(b'('))? {
             let mut info = AliasInfo::new();
-            loop {
-                if self.lexer.next_if(Kind::char(b'*'))? {
-                    info.add_before_set(AliasInfo::WILDCARD);
-                } else if !info.is_wildcard_before() {
-                    let name = self.lexer.expect(Kind::IDENT)?;
-                    info.add_before_set(self.lexer.text(name));
-                }
-                if !self.lexer.next_if(Kind::char(b'|'))? {
-                    break;
-                }
-            }
+            self.parse_alias_set(
+                &mut info,
+                AliasInfo::add_before_set,
+                AliasInfo::is_wildcard_before,
+            )?;
             if self.lexer.next_if(Kind::char(b'!'))? {
                 info.set_is_write(true);
             }
             if self.lexer.next_if(ARROW)? {
-                loop {
-                    if self.lexer.next_if(Kind::char(b'*'))? {
-                        info.add_after_set(AliasInfo::WILDCARD);
-                    } else if !info.is_wildcard_after() {
-                        let name = self.lexer.expect(Kind::IDENT)?;
-                        info.add_after_set(self.lexer.text(name));
-                    }
-                    if !self.lexer.next_if(Kind::char(b'|'))? {
-                        break;
-                    }
-                }
+                self.parse_alias_set(
+                    &mut info,
+                    AliasInfo::add_after_set,
+                    AliasInfo::is_wildcard_after,
+                )?;
             } else {
                 info.after_equals_before();
             }

@@ -227,13 +227,7 @@ fn compute(record: &Value, op: &str) -> Result<Computed, Failure> {
         .get("double_backward")
         .and_then(Value::as_bool)
         .unwrap_or(false);
-    let grad_outputs: Vec<Option<Tensor>> = record
-        .get("grad_outputs")
-        .and_then(Value::as_array)
-        .map(|v| v.iter().map(decode_opt_tensor).collect::<Result<_, _>>())
-        .transpose()
-        .map_err(fail("decode"))?
-        .unwrap_or_default();
+    let grad_outputs = optional_tensors(record, "grad_outputs")?;
     let mut roots = Vec::new();
     let mut root_grads = Vec::new();
     for (o, g) in outputs.iter().zip(&grad_outputs) {
@@ -262,6 +256,17 @@ fn compute(record: &Value, op: &str) -> Result<Computed, Failure> {
     Ok(computed)
 }
 
+/// The optional tensors a record lists under `key` (none without it).
+fn optional_tensors(record: &Value, key: &str) -> Result<Vec<Option<Tensor>>, Failure> {
+    Ok(record
+        .get(key)
+        .and_then(Value::as_array)
+        .map(|v| v.iter().map(decode_opt_tensor).collect::<Result<_, _>>())
+        .transpose()
+        .map_err(fail("decode"))?
+        .unwrap_or_default())
+}
+
 /// The record's double backward: the gradients of the first gradients
 /// (weighted by `grad_grad_outputs`) with respect to the inputs and the
 /// grad outputs used, into `computed`.
@@ -271,13 +276,7 @@ fn double_backward(
     grad_outputs: &[Option<Tensor>],
     computed: &mut Computed,
 ) -> Result<(), Failure> {
-    let ggo: Vec<Option<Tensor>> = record
-        .get("grad_grad_outputs")
-        .and_then(Value::as_array)
-        .map(|v| v.iter().map(decode_opt_tensor).collect::<Result<_, _>>())
-        .transpose()
-        .map_err(fail("decode"))?
-        .unwrap_or_default();
+    let ggo = optional_tensors(record, "grad_grad_outputs")?;
     let mut outs = Vec::new();
     let mut outs_grads = Vec::new();
     for (g, gg) in computed.grads.iter().zip(&ggo) {

@@ -157,7 +157,7 @@ pub fn batch_norm_legit_meta(
         Some(running_var),
         training,
     )?;
-    Ok((o.output, o.save_mean, o.save_invstd))
+    Ok(o.into_results())
 }
 
 /// `native_batch_norm` on Meta: the checks and outputs.
@@ -173,7 +173,7 @@ pub fn native_batch_norm_meta(
     _eps: f64,
 ) -> Result<(Tensor, Tensor, Tensor)> {
     let o = batch_norm_outputs(input, weight, bias, running_mean, running_var, training)?;
-    Ok((o.output, o.save_mean, o.save_invstd))
+    Ok(o.into_results())
 }
 
 /// `_native_batch_norm_legit.no_stats` on Meta.
@@ -186,5 +186,5 @@ pub fn batch_norm_legit_no_stats_meta(
     _eps: f64,
 ) -> Result<(Tensor, Tensor, Tensor)> {
     let o = batch_norm_outputs(input, weight, bias, None, None, training)?;
-    Ok((o.output, o.save_mean, o.save_invstd))
+    Ok(o.into_results())
 }

@@ -40,10 +40,16 @@ pub fn check_uniform_args(self_: &Tensor, from: f64, to: f64) -> Result<()> {
             "uniform_ expects to return a [from, to) range, but found from={from} > to={to}"
         )));
     }
+    require_floating(self_, "check_uniform_bounds")
+}
+
+/// A random fill's dtype check: floating, unless `self` is empty (an
+/// empty tensor returns before the dtype is looked at); the error names
+/// PyTorch's `kernel`.
+fn require_floating(self_: &Tensor, kernel: &str) -> Result<()> {
     let dtype = dtype_and_device(self_)?.0;
-    // An empty tensor returns before the dtype is looked at.
     if !dtype.is_floating_point() && self_.numel() != 0 {
-        return Err(Error::not_implemented_for("check_uniform_bounds", dtype));
+        return Err(Error::not_implemented_for(kernel, dtype));
     }
     Ok(())
 }
@@ -55,12 +61,7 @@ pub fn check_normal_args(self_: &Tensor, std: f64) -> Result<()> {
             "normal expects std >= 0.0, but found std {std}"
         )));
     }
-    let dtype = dtype_and_device(self_)?.0;
-    // An empty tensor returns before the dtype is looked at.
-    if !dtype.is_floating_point() && self_.numel() != 0 {
-        return Err(Error::not_implemented_for("normal_kernel_cpu", dtype));
-    }
-    Ok(())
+    require_floating(self_, "normal_kernel_cpu")
 }
 
 /// `uniform_(self, from, to, *, generator)`.

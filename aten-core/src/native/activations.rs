@@ -50,7 +50,11 @@ pub fn selu(self_: &Tensor) -> Result<Tensor> {
 
 /// `selu_(self)`.
 pub fn selu_(self_: &Tensor) -> Result<Tensor> {
-    let o = selu_options();
+    elu_in_place(self_, selu_options())
+}
+
+/// `elu_(self, ...)` with the options of an out-of-place `elu`.
+fn elu_in_place(self_: &Tensor, o: ops::EluOptions) -> Result<Tensor> {
     ops::elu_with_(
         self_,
         ops::EluInplaceOptions {
@@ -83,15 +87,7 @@ pub fn celu(self_: &Tensor, alpha: Scalar) -> Result<Tensor> {
 
 /// `celu_(self, alpha)` (CompositeExplicitAutograd).
 pub fn celu_(self_: &Tensor, alpha: Scalar) -> Result<Tensor> {
-    let o = celu_options(alpha)?;
-    ops::elu_with_(
-        self_,
-        ops::EluInplaceOptions {
-            alpha: o.alpha,
-            scale: o.scale,
-            input_scale: o.input_scale,
-        },
-    )
+    elu_in_place(self_, celu_options(alpha)?)
 }
 
 /// `prelu(self, weight)`: one weight, or one per channel (dimension 1).

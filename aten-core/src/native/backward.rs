@@ -12,6 +12,7 @@
 
 use c10_core::{Error, MemoryFormat, Result, Scalar, ScalarType};
 
+use crate::meta::pooling::avg_pool2d_geometry;
 use crate::{ops, Tensor};
 
 fn dtype_of(t: &Tensor) -> ScalarType {
@@ -595,11 +596,8 @@ fn avg_pool_divisors(
     count_include_pad: bool,
     like: &Tensor,
 ) -> Result<Tensor> {
-    let ((kh, kw), (sh, sw), (ph, pw), (oh, ow)) = (g.kernel, g.stride, g.padding, g.out);
-    let (hp, wp) = (
-        (h + 2 * ph).max((oh - 1) * sh + kh),
-        (w + 2 * pw).max((ow - 1) * sw + kw),
-    );
+    let (ph, pw) = g.padding;
+    let (hp, wp) = padded_extent(g, h, w);
     let mask = zeros_as(&[1, 1, hp, wp], like)?;
     let counted = if count_include_pad {
         ops::narrow(&ops::narrow(&mask, 2, 0, h + 2 * ph)?, 3, 0, w + 2 * pw)?
@@ -607,8 +605,26 @@ fn avg_pool_divisors(
         ops::narrow(&ops::narrow(&mask, 2, ph, h)?, 3, pw, w)?
     };
     ops::fill_scalar_(&counted, Scalar::Int(1))?;
-    let counts = ops::convolution(
-        &mask,
+    window_sums(&mask, g, like)
+}
+
+/// The extent of the zero-padded planes a pooling's windows cover: the
+/// input and its padding, or more where the last window of `ceil_mode`
+/// runs past them.
+fn padded_extent(g: &AvgPool2dGeometry, h: i64, w: i64) -> (i64, i64) {
+    let ((kh, kw), (sh, sw), (ph, pw), (oh, ow)) = (g.kernel, g.stride, g.padding, g.out);
+    (
+        (h + 2 * ph).max((oh - 1) * sh + kh),
+        (w + 2 * pw).max((ow - 1) * sw + kw),
+    )
+}
+
+/// Each window's sum over padded planes `planes` (`[l, 1, hp, wp]`), at
+/// the pooled size.
+fn window_sums(planes: &Tensor, g: &AvgPool2dGeometry, like: &Tensor) -> Result<Tensor> {
+    let ((kh, kw), (sh, sw), _, (oh, ow)) = (g.kernel, g.stride, g.padding, g.out);
+    let sums = ops::convolution(
+        planes,
         &ones_kernel(kh, kw, like)?,
         None,
         &[sh, sw],
@@ -618,40 +634,32 @@ fn avg_pool_divisors(
         &[0, 0],
         1,
     )?;
-    ops::narrow(&ops::narrow(&counts, 2, 0, oh)?, 3, 0, ow)
+    ops::narrow(&ops::narrow(&sums, 2, 0, oh)?, 3, 0, ow)
 }
 
-/// `avg_pool2d`: each window's sum over the input zero-padded by
-/// `padding`, divided by the window's element count (padding included or
-/// not) or by `divisor_override`; windows of `ceil_mode` that run past the
-/// padding count only what they cover.
+/// `avg_pool2d(self, kernel_size, stride, padding, ceil_mode,
+/// count_include_pad, divisor_override)`: each window's sum over the input
+/// zero-padded by `padding`, divided by the window's element count
+/// (padding included or not) or by `divisor_override`; windows of
+/// `ceil_mode` that run past the padding count only what they cover.
+#[allow(clippy::too_many_arguments)]
 pub fn avg_pool2d(
     self_: &Tensor,
-    g: &AvgPool2dGeometry,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    ceil_mode: bool,
     count_include_pad: bool,
     divisor_override: Option<i64>,
 ) -> Result<Tensor> {
+    let g = &avg_pool2d_geometry(self_, kernel_size, stride, padding, ceil_mode)?;
     let (x, lead, h, w) = planes(self_)?;
-    let ((kh, kw), (sh, sw), (ph, pw), (oh, ow)) = (g.kernel, g.stride, g.padding, g.out);
-    let (hp, wp) = (
-        (h + 2 * ph).max((oh - 1) * sh + kh),
-        (w + 2 * pw).max((ow - 1) * sw + kw),
-    );
+    let ((ph, pw), (oh, ow)) = (g.padding, g.out);
+    let (hp, wp) = padded_extent(g, h, w);
     let l = lead.iter().product::<i64>();
     let buf = zeros_as(&[l, 1, hp, wp], self_)?;
     ops::copy_(&ops::narrow(&ops::narrow(&buf, 2, ph, h)?, 3, pw, w)?, &x)?;
-    let sums = ops::convolution(
-        &buf,
-        &ones_kernel(kh, kw, self_)?,
-        None,
-        &[sh, sw],
-        &[0, 0],
-        &[1, 1],
-        false,
-        &[0, 0],
-        1,
-    )?;
-    let sums = ops::narrow(&ops::narrow(&sums, 2, 0, oh)?, 3, 0, ow)?;
+    let sums = window_sums(&buf, g, self_)?;
     let avg = match divisor_override {
         Some(d) => ops::div_scalar(&sums, Scalar::Int(d))?,
         None => ops::div_tensor(
@@ -664,15 +672,22 @@ pub fn avg_pool2d(
     ops::reshape(&avg, &shape)
 }
 
-/// `avg_pool2d_backward`: each output's gradient, divided as the forward
-/// divided, spread over its window.
+/// `avg_pool2d_backward(grad_output, self, kernel_size, stride, padding,
+/// ceil_mode, count_include_pad, divisor_override)`: each output's
+/// gradient, divided as the forward divided, spread over its window (also
+/// `avg_pool2d`'s derivative formula).
+#[allow(clippy::too_many_arguments)]
 pub fn avg_pool2d_backward(
     grad: &Tensor,
     self_: &Tensor,
-    g: &AvgPool2dGeometry,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    ceil_mode: bool,
     count_include_pad: bool,
     divisor_override: Option<i64>,
 ) -> Result<Tensor> {
+    let g = &avg_pool2d_geometry(self_, kernel_size, stride, padding, ceil_mode)?;
     let (_, lead, h, w) = planes(self_)?;
     let ((kh, kw), (sh, sw), (ph, pw), (oh, ow)) = (g.kernel, g.stride, g.padding, g.out);
     let l = lead.iter().product::<i64>();

@@ -30,6 +30,13 @@ pub struct BatchNormOutputs {
     pub channels: i64,
 }
 
+impl BatchNormOutputs {
+    /// `(output, save_mean, save_invstd)`: the operator's results.
+    pub fn into_results(self) -> (Tensor, Tensor, Tensor) {
+        (self.output, self.save_mean, self.save_invstd)
+    }
+}
+
 /// Whether a strided layout is dense in a channels-last `format`
 /// (PyTorch's `is_contiguous(memory_format)`): the strides are those of
 /// that format, size-one dimensions aside.

@@ -11,7 +11,7 @@
 //! The output takes the channels-last format when a 4-d input or weight
 //! suggests it (PyTorch's CPU backends' `*_use_channels_last`).
 
-use c10_core::{Error, MemoryFormat, Result};
+use c10_core::{Device, Error, MemoryFormat, Result};
 
 use super::dims::fmt_list;
 use crate::generated::ops;
@@ -326,6 +326,9 @@ fn conv2d_plain(x: &Tensor, w: &Tensor, bias: Option<&Tensor>, p: &ConvParams) -
     if groups == 1 {
         return one(x, w, bias);
     }
+    if ws[1] == 1 && ws[0] == groups && x.dim() == 4 && x.device() == Some(Device::CPU) {
+        return conv2d_depthwise(x, w, bias, p);
+    }
     let (cin, cout) = (ws[1], ws[0] / groups);
     let parts = (0..groups)
         .map(|g| {
@@ -338,6 +341,41 @@ fn conv2d_plain(x: &Tensor, w: &Tensor, bias: Option<&Tensor>, p: &ConvParams) -
         })
         .collect::<Result<Vec<_>>>()?;
     ops::cat_with(&parts, ops::CatOptions { dim: 1 })
+}
+
+/// A depthwise 2-d convolution (a group per input channel, one output
+/// channel each: MobileNet's and EfficientNet's): the input unfolded once
+/// (`im2col`, `[N, C * kh * kw, positions]`) and each channel's taps times
+/// its unfolded windows in one batched product, where the general path
+/// makes a convolution per channel and joins them. On CPU, where `im2col`
+/// has its kernel.
+fn conv2d_depthwise(
+    x: &Tensor,
+    w: &Tensor,
+    bias: Option<&Tensor>,
+    p: &ConvParams,
+) -> Result<Tensor> {
+    let (is, ws) = (x.sizes(), w.sizes());
+    let (n, c, h, wd) = (is[0], is[1], is[2], is[3]);
+    let (kh, kw) = (ws[2], ws[3]);
+    let cols = ops::im2col(x, &[kh, kw], &p.dilation, &p.padding, &p.stride)?;
+    // `im2col` checked the geometry: the output extent is positive and fits.
+    let extent = |size: i64, k: i64, i: usize| {
+        let wide = i128::from;
+        let o = (wide(size) + 2 * wide(p.padding[i]) - wide(p.dilation[i]) * (wide(k) - 1) - 1)
+            / wide(p.stride[i])
+            + 1;
+        i64::try_from(o).map_err(|_| Error::runtime("convolution: the sizes overflow"))
+    };
+    let (oh, ow) = (extent(h, kh, 0)?, extent(wd, kw, 1)?);
+    let taps = kh * kw;
+    let cols = ops::reshape(&cols, &[n, c, taps, oh * ow])?;
+    let y = ops::matmul(&ops::reshape(w, &[c, 1, taps])?, &cols)?;
+    let y = ops::reshape(&y, &[n, c, oh, ow])?;
+    match bias {
+        Some(b) => ops::add_tensor(&y, &ops::reshape(b, &[1, c, 1, 1])?),
+        None => Ok(y),
+    }
 }
 
 /// A transposed 2-d convolution: each input position's channels times

@@ -12,6 +12,28 @@ use super::dims::fmt_list;
 use crate::generated::ops;
 use crate::Tensor;
 
+/// A 1-d pooling's checked input and its window, step and padding (the
+/// step defaults to the window).
+fn pool1d_args(
+    name: &str,
+    self_: &Tensor,
+    kernel_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+) -> Result<(i64, i64, i64)> {
+    let stride = if stride.is_empty() {
+        kernel_size
+    } else {
+        stride
+    };
+    check_1d_input(self_, name)?;
+    Ok((
+        check_1d(name, "kernel_size", kernel_size)?,
+        check_1d(name, "stride", stride)?,
+        check_1d(name, "padding", padding)?,
+    ))
+}
+
 /// PyTorch's `checkDimRange(name, self, 2, 4)`: a 2-d or 3-d `self`.
 fn check_1d_input(self_: &Tensor, name: &str) -> Result<()> {
     let dim = self_.dim();
@@ -44,15 +66,7 @@ pub fn avg_pool1d(
     ceil_mode: bool,
     count_include_pad: bool,
 ) -> Result<Tensor> {
-    let stride = if stride.is_empty() {
-        kernel_size
-    } else {
-        stride
-    };
-    check_1d_input(self_, "avg_pool1d")?;
-    let k = check_1d("avg_pool1d", "kernel_size", kernel_size)?;
-    let s = check_1d("avg_pool1d", "stride", stride)?;
-    let p = check_1d("avg_pool1d", "padding", padding)?;
+    let (k, s, p) = pool1d_args("avg_pool1d", self_, kernel_size, stride, padding)?;
     let out = ops::avg_pool2d_with(
         &ops::unsqueeze(self_, -2)?,
         &[1, k],
@@ -117,15 +131,7 @@ pub fn max_pool1d_with_indices(
     dilation: &[i64],
     ceil_mode: bool,
 ) -> Result<(Tensor, Tensor)> {
-    let stride = if stride.is_empty() {
-        kernel_size
-    } else {
-        stride
-    };
-    check_1d_input(self_, "max_pool1d")?;
-    let k = check_1d("max_pool1d", "kernel_size", kernel_size)?;
-    let s = check_1d("max_pool1d", "stride", stride)?;
-    let p = check_1d("max_pool1d", "padding", padding)?;
+    let (k, s, p) = pool1d_args("max_pool1d", self_, kernel_size, stride, padding)?;
     let d = check_1d("max_pool1d", "dilation", dilation)?;
     let (out, indices) = ops::max_pool2d_with_indices_with(
         &ops::unsqueeze(self_, -2)?,

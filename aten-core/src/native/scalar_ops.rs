@@ -148,27 +148,25 @@ pub fn square(self_: &Tensor) -> Result<Tensor> {
 /// `masked_fill.Scalar(self, mask, value)` (CompositeExplicitAutograd): a
 /// contiguous copy of `self` broadcast with `mask`, then `masked_fill_`.
 pub fn masked_fill_scalar(self_: &Tensor, mask: &Tensor, value: Scalar) -> Result<Tensor> {
+    ops::masked_fill_scalar_(&broadcast_copy(self_, mask)?, mask, value)
+}
+
+/// A contiguous copy of `self` broadcast with `mask` (what the out-of-place
+/// `masked_fill`s fill).
+fn broadcast_copy(self_: &Tensor, mask: &Tensor) -> Result<Tensor> {
     let shape = crate::tensor_iterator::broadcast::infer_size(&mask.sizes(), &self_.sizes())?;
-    let result = ops::clone_with(
+    ops::clone_with(
         &ops::expand(self_, &shape)?,
         ops::CloneOptions {
             memory_format: Some(c10_core::MemoryFormat::Contiguous),
         },
-    )?;
-    ops::masked_fill_scalar_(&result, mask, value)
+    )
 }
 
 /// `masked_fill.Tensor(self, mask, value)` (CompositeExplicitAutograd): as
 /// `masked_fill.Scalar`, through `masked_fill_.Tensor`.
 pub fn masked_fill_tensor(self_: &Tensor, mask: &Tensor, value: &Tensor) -> Result<Tensor> {
-    let shape = crate::tensor_iterator::broadcast::infer_size(&mask.sizes(), &self_.sizes())?;
-    let result = ops::clone_with(
-        &ops::expand(self_, &shape)?,
-        ops::CloneOptions {
-            memory_format: Some(c10_core::MemoryFormat::Contiguous),
-        },
-    )?;
-    ops::masked_fill_tensor_(&result, mask, value)
+    ops::masked_fill_tensor_(&broadcast_copy(self_, mask)?, mask, value)
 }
 
 /// PyTorch's check that `masked_fill_`'s `value` tensor is 0-dim.

@@ -30,16 +30,17 @@ pub fn avg_pool2d_out_cpu(
     count_include_pad: bool,
     divisor_override: Option<i64>,
 ) -> Result<()> {
-    let g = aten_core::meta::pooling::avg_pool2d_geometry(
-        self_,
-        kernel_size,
-        stride,
-        padding,
-        ceil_mode,
-    )?;
     fill(
         meta,
-        &composite::avg_pool2d(self_, &g, count_include_pad, divisor_override)?,
+        &composite::avg_pool2d(
+            self_,
+            kernel_size,
+            stride,
+            padding,
+            ceil_mode,
+            count_include_pad,
+            divisor_override,
+        )?,
     )
 }
 
@@ -56,19 +57,15 @@ pub fn avg_pool2d_backward_out_cpu(
     count_include_pad: bool,
     divisor_override: Option<i64>,
 ) -> Result<()> {
-    let g = aten_core::meta::pooling::avg_pool2d_geometry(
-        self_,
-        kernel_size,
-        stride,
-        padding,
-        ceil_mode,
-    )?;
     fill(
         meta,
         &composite::avg_pool2d_backward(
             grad_output,
             self_,
-            &g,
+            kernel_size,
+            stride,
+            padding,
+            ceil_mode,
             count_include_pad,
             divisor_override,
         )?,

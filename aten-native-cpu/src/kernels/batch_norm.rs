@@ -119,7 +119,7 @@ pub fn native_batch_norm_cpu(
     let channels = usize::try_from(outs.channels).map_err(|_| Error::runtime("bad channels"))?;
     let numel = usize::try_from(input.numel()).map_err(|_| Error::runtime("bad numel"))?;
     if numel == 0 {
-        return Ok((outs.output, outs.save_mean, outs.save_invstd));
+        return Ok(outs.into_results());
     }
     // Non-empty: every size is positive and their product is `numel`.
     let inner = input.sizes()[2..].iter().product::<i64>() as usize;
@@ -198,7 +198,7 @@ pub fn native_batch_norm_cpu(
             None => input.with_values::<T, _>(|x| write(x))?,
         }
     })?;
-    Ok((outs.output, outs.save_mean, outs.save_invstd))
+    Ok(outs.into_results())
 }
 
 /// `_native_batch_norm_legit`: normalizes with the batch's statistics when

@@ -360,24 +360,12 @@ impl<E> AllocatorState<E> {
         // result is one if its segment is still split.
         let stats = &mut self.stats;
         let (added_blocks, added_bytes) = if is_split { (1, size) } else { (0, 0) };
-        if added_blocks > merged_blocks {
-            stats
-                .inactive_split
-                .increase(pool, added_blocks - merged_blocks);
-        } else if merged_blocks > added_blocks {
-            stats
-                .inactive_split
-                .decrease(pool, merged_blocks - added_blocks);
-        }
-        if added_bytes > subsumed_bytes {
-            stats
-                .inactive_split_bytes
-                .increase(pool, added_bytes - subsumed_bytes);
-        } else if subsumed_bytes > added_bytes {
-            stats
-                .inactive_split_bytes
-                .decrease(pool, subsumed_bytes - added_bytes);
-        }
+        stats
+            .inactive_split
+            .adjust(pool, added_blocks, merged_blocks);
+        stats
+            .inactive_split_bytes
+            .adjust(pool, added_bytes, subsumed_bytes);
         stats.active.decrease(pool, 1);
         stats.active_bytes.decrease(pool, original_size);
         stats.requested_bytes.decrease(pool, requested_size);

@@ -121,6 +121,15 @@ impl StatArray {
         self[pool_stat(pool)].decrease(amount);
     }
 
+    /// Moves the statistic by the net change of `added` and `removed`.
+    pub fn adjust(&mut self, pool: PoolKind, added: usize, removed: usize) {
+        if added > removed {
+            self.increase(pool, added - removed);
+        } else if removed > added {
+            self.decrease(pool, removed - added);
+        }
+    }
+
     fn for_each(&mut self, f: impl Fn(&mut Stat)) {
         self.0.iter_mut().for_each(f);
     }

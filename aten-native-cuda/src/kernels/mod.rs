@@ -88,6 +88,16 @@ impl Instantiation {
     }
 }
 
+/// The symbol of an instantiated kernel, as the sources name their entry
+/// points: `at_{family}_{op}_{input}_{output}`.
+pub(crate) fn entry_name(family: &str, op: &str, input: Dtype, output: Dtype) -> String {
+    format!(
+        "at_{family}_{op}_{}_{}",
+        input.short_name(),
+        output.short_name()
+    )
+}
+
 /// One source defining the entry points of several instantiations (one
 /// NVRTC program, one module to load): the prelude, each family's
 /// template once, then every entry point. The families' templates share

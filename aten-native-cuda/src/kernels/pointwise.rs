@@ -444,10 +444,8 @@ impl PointwiseKernel {
     /// The `extern "C"` entry point's name, e.g. `at_pw_exp_i32_f32_contig`.
     pub fn entry_point(&self) -> String {
         format!(
-            "at_pw_{}_{}_{}_{}",
-            self.op.name(),
-            self.input.short_name(),
-            self.output.short_name(),
+            "{}_{}",
+            super::entry_name("pw", self.op.name(), self.input, self.output),
             self.layout.suffix()
         )
     }

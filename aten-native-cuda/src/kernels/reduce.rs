@@ -119,12 +119,7 @@ impl ReduceKernel {
 
     /// The `extern "C"` entry point's name, e.g. `at_reduce_sum_i32_i64`.
     pub fn entry_point(&self) -> String {
-        format!(
-            "at_reduce_{}_{}_{}",
-            self.op.name(),
-            self.input.short_name(),
-            self.output.short_name()
-        )
+        super::entry_name("reduce", self.op.name(), self.input, self.output)
     }
 
     /// The entry point's definition: `(out, in, at_reduce_shape shape[,
@@ -240,12 +235,7 @@ impl ScanKernel {
 
     /// The `extern "C"` entry point's name, e.g. `at_scan_cumsum_f16_f16`.
     pub fn entry_point(&self) -> String {
-        format!(
-            "at_scan_{}_{}_{}",
-            self.op.name(),
-            self.input.short_name(),
-            self.output.short_name()
-        )
+        super::entry_name("scan", self.op.name(), self.input, self.output)
     }
 
     /// The entry point's definition: `(out, in, at_scan_shape shape)`.

@@ -92,12 +92,7 @@ impl RowKernel {
 
     /// The `extern "C"` entry point's name, e.g. `at_row_softmax_f16_f32`.
     pub fn entry_point(&self) -> String {
-        format!(
-            "at_row_{}_{}_{}",
-            self.op.name(),
-            self.input.short_name(),
-            self.output.short_name()
-        )
+        super::entry_name("row", self.op.name(), self.input, self.output)
     }
 
     /// The entry point's definition.
