@@ -187,7 +187,8 @@ fn float_values(t: &TensorBase) -> Option<Vec<f64>> {
 
 /// The convolution's new weight and bias, in the weight's dtype; `None`
 /// when the sizes do not fit (the call is left as it is, and reports its
-/// own error when run).
+/// own error when run). One pass over the weight: each element times its
+/// channel's scale in f64, rounded once to the weight's dtype.
 fn folded_parameters(
     weight: &TensorBase,
     bias: Option<&TensorBase>,
@@ -195,14 +196,14 @@ fn folded_parameters(
 ) -> Option<(TensorBase, TensorBase)> {
     let sizes = weight.sizes().to_vec();
     let channels = usize::try_from(*sizes.first()?).ok()?;
-    let w = float_values(weight)?;
+    let numel = usize::try_from(weight.numel()).ok()?;
     let b = match bias {
         Some(b) => float_values(b)?,
         None => vec![0.0; channels],
     };
     let per_channel = |v: &Option<Vec<f64>>| v.as_ref().is_none_or(|v| v.len() == channels);
     if channels == 0
-        || w.len() % channels != 0
+        || numel % channels != 0
         || b.len() != channels
         || norm.mean.len() != channels
         || norm.var.len() != channels
@@ -214,20 +215,45 @@ fn folded_parameters(
     let scale: Vec<f64> = (0..channels)
         .map(|c| norm.weight.as_ref().map_or(1.0, |g| g[c]) / (norm.var[c] + norm.eps).sqrt())
         .collect();
-    let inner = w.len() / channels;
-    let new_w: Vec<f64> = w
-        .iter()
-        .enumerate()
-        .map(|(k, x)| x * scale[k / inner])
-        .collect();
+    let inner = numel / channels;
     let new_b: Vec<f64> = (0..channels)
         .map(|c| (b[c] - norm.mean[c]) * scale[c] + norm.bias.as_ref().map_or(0.0, |beta| beta[c]))
         .collect();
-    let make = |v: Vec<f64>, sizes: &[i64]| match weight.dtype()? {
+    match weight.dtype()? {
         ScalarType::Float => {
-            TensorBase::from_vec(v.into_iter().map(|x| x as f32).collect::<Vec<f32>>(), sizes).ok()
+            let w = scaled::<f32>(weight, &scale, inner, |x| f64::from(x), |x| x as f32)?;
+            let b: Vec<f32> = new_b.into_iter().map(|x| x as f32).collect();
+            Some((
+                TensorBase::from_vec(w, &sizes).ok()?,
+                TensorBase::from_vec(b, &[channels as i64]).ok()?,
+            ))
         }
-        _ => TensorBase::from_vec(v, sizes).ok(),
-    };
-    Some((make(new_w, &sizes)?, make(new_b, &[channels as i64])?))
+        ScalarType::Double => {
+            let w = scaled::<f64>(weight, &scale, inner, |x| x, |x| x)?;
+            Some((
+                TensorBase::from_vec(w, &sizes).ok()?,
+                TensorBase::from_vec(new_b, &[channels as i64]).ok()?,
+            ))
+        }
+        _ => None,
+    }
+}
+
+/// Each row of `inner` elements of `weight` times its scale.
+fn scaled<T: c10_core::Element + Copy>(
+    weight: &TensorBase,
+    scale: &[f64],
+    inner: usize,
+    widen: impl Fn(T) -> f64,
+    narrow: impl Fn(f64) -> T,
+) -> Option<Vec<T>> {
+    weight
+        .with_values::<T, _>(|w| {
+            let mut out = Vec::with_capacity(w.len());
+            for (row, &s) in w.chunks_exact(inner).zip(scale) {
+                out.extend(row.iter().map(|&x| narrow(widen(x) * s)));
+            }
+            (out.len() == w.len()).then_some(out)
+        })
+        .ok()?
 }
