@@ -221,7 +221,7 @@ fn folded_parameters(
         .collect();
     match weight.dtype()? {
         ScalarType::Float => {
-            let w = scaled::<f32>(weight, &scale, inner, |x| f64::from(x), |x| x as f32)?;
+            let w = scaled::<f32>(weight, &scale, inner, f64::from, |x| x as f32)?;
             let b: Vec<f32> = new_b.into_iter().map(|x| x as f32).collect();
             Some((
                 TensorBase::from_vec(w, &sizes).ok()?,
