@@ -372,9 +372,13 @@ fn conv2d_depthwise(
     let taps = kh * kw;
     let cols = ops::reshape(&cols, &[n, c, taps, oh * ow])?;
     let y = ops::matmul(&ops::reshape(w, &[c, 1, taps])?, &cols)?;
-    let y = ops::reshape(&y, &[n, c, oh, ow])?;
+    with_channel_bias(ops::reshape(&y, &[n, c, oh, ow])?, bias)
+}
+
+/// `y` (`[N, C, H, W]`) plus one bias per channel, when given.
+fn with_channel_bias(y: Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
     match bias {
-        Some(b) => ops::add_tensor(&y, &ops::reshape(b, &[1, c, 1, 1])?),
+        Some(b) => ops::add_tensor(&y, &ops::reshape(b, &[1, -1, 1, 1])?),
         None => Ok(y),
     }
 }
@@ -404,10 +408,7 @@ fn conv2d_transposed(
     let channels = g.checked_mul(taps).ok_or_else(too_large)?;
     let cols = ops::reshape(&cols, &[n, channels, positions])?;
     let y = ops::col2im(&cols, &out, &[kh, kw], &p.dilation, &p.padding, &p.stride)?;
-    match bias {
-        Some(b) => ops::add_tensor(&y, &ops::reshape(b, &[1, -1, 1, 1])?),
-        None => Ok(y),
-    }
+    with_channel_bias(y, bias)
 }
 
 /// A 3-d convolution as sums of 2-d ones over the kernel's depth.
