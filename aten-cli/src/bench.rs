@@ -26,7 +26,7 @@
 //! thread count, the pool every intra-op loop of the kernels uses.
 
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use aten::fx::export::{ExportedProgram, LoadOptions};
 use serde_json::Value;
@@ -64,6 +64,8 @@ pub struct BenchOptions {
     pub warmup_ms: f64,
     /// How the archive is prepared (constant folding on or off).
     pub load: LoadOptions,
+    /// Profile each cell's nodes and report this many of the slowest.
+    pub profile: Option<usize>,
 }
 
 impl BenchOptions {
@@ -81,6 +83,7 @@ impl BenchOptions {
             iters: None,
             warmup_ms: 200.0,
             load: LoadOptions::default(),
+            profile: None,
         }
     }
 }
@@ -211,6 +214,9 @@ pub struct Cell {
     pub tolerance: Option<Tolerance>,
     /// Why the cell failed or its outputs differ.
     pub error: Option<String>,
+    /// With `--profile`: each node's mean time per call, in microseconds,
+    /// slowest first (node, what it calls, time).
+    pub profile: Vec<(String, String, f64)>,
 }
 
 /// The stem of an inputs file: `dir/NAME` for `dir/NAME.inputs.safetensors`.
@@ -306,6 +312,7 @@ fn run_cell(options: &BenchOptions, files: &SizeFiles, threads: usize, tol: &Tol
         matched: None,
         tolerance: None,
         error: None,
+        profile: Vec::new(),
     };
     let pool = match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
         Ok(pool) => pool,
@@ -362,8 +369,76 @@ fn measure(
         || program.run(&args).map(drop).map_err(|e| e.to_string()),
         options,
     )?;
+    if options.profile.is_some() {
+        cell.profile = profile_nodes(&program, &args, latency.iters_per_rep.max(1))?;
+    }
     cell.latency = Some(latency);
     Ok(())
+}
+
+/// Each call node's mean wall time over `calls` calls, in microseconds,
+/// slowest first.
+fn profile_nodes(
+    program: &ExportedProgram,
+    args: &[aten::c10::TensorBase],
+    calls: usize,
+) -> Result<Vec<(String, String, f64)>, String> {
+    let names = program.node_names();
+    let mut times = vec![Duration::ZERO; names.len()];
+    for _ in 0..calls {
+        program
+            .run_timed(args, Some(&mut times))
+            .map_err(|e| e.to_string())?;
+    }
+    let mut nodes: Vec<_> = names
+        .iter()
+        .zip(&times)
+        .enumerate()
+        .filter_map(|(i, (name, t))| {
+            let target = program.node_target(i)?;
+            Some((name.clone(), target, t.as_secs_f64() * 1e6 / calls as f64))
+        })
+        .collect();
+    nodes.sort_by(|a, b| b.2.total_cmp(&a.2));
+    Ok(nodes)
+}
+
+/// A cell's profile as text: the `top` slowest nodes, then the time per
+/// operator.
+pub fn describe_profile(cell: &Cell, top: usize) -> String {
+    let total: f64 = cell.profile.iter().map(|n| n.2).sum();
+    let mut out = format!(
+        "{} t{}: {:.1} us in {} nodes\n",
+        cell.size,
+        cell.threads,
+        total,
+        cell.profile.len()
+    );
+    for (name, target, us) in cell.profile.iter().take(top) {
+        out += &format!(
+            "  {us:10.1} us {:5.1}%  {name} ({target})\n",
+            100.0 * us / total.max(1e-9)
+        );
+    }
+    let mut per_op: Vec<(String, f64, usize)> = Vec::new();
+    for (_, target, us) in &cell.profile {
+        match per_op.iter_mut().find(|(t, _, _)| t == target) {
+            Some(entry) => {
+                entry.1 += us;
+                entry.2 += 1;
+            }
+            None => per_op.push((target.clone(), *us, 1)),
+        }
+    }
+    per_op.sort_by(|a, b| b.1.total_cmp(&a.1));
+    out += "  per operator:\n";
+    for (target, us, count) in per_op {
+        out += &format!(
+            "  {us:10.1} us {:5.1}%  {target} x{count}\n",
+            100.0 * us / total.max(1e-9)
+        );
+    }
+    out
 }
 
 /// Measures every cell: each size at each thread count, in that order.

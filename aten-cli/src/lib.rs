@@ -5,6 +5,7 @@ pub mod bench;
 pub mod conform;
 pub mod json;
 pub mod keyset;
+pub mod malloc_retention;
 pub mod panic_guard;
 pub mod registry;
 pub mod run;

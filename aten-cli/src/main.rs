@@ -111,6 +111,11 @@ enum Command {
         /// convolution).
         #[arg(long)]
         no_fuse: bool,
+        /// After each cell's timing, time every node over as many calls as
+        /// one batch and print the N slowest nodes and the time per
+        /// operator.
+        #[arg(long, value_name = "N")]
+        profile: Option<usize>,
         /// Write the rows as JSON, one object per line, to PATH (`-` or no
         /// PATH: standard output instead of the text lines).
         #[arg(long, num_args = 0..=1, default_missing_value = "-", value_name = "PATH")]
@@ -187,6 +192,7 @@ enum Conform {
 }
 
 fn main() -> ExitCode {
+    aten_cli::malloc_retention::retain_freed_memory();
     let cli = Cli::parse();
     match cli.command {
         Command::Ops { surface: None } => print_or_fail(Ok::<_, String>(aten_cli::registry::ops())),
@@ -224,6 +230,7 @@ fn main() -> ExitCode {
             warmup_ms,
             no_fold,
             no_fuse,
+            profile,
             json,
         } => {
             let options = aten_cli::bench::BenchOptions {
@@ -234,6 +241,7 @@ fn main() -> ExitCode {
                 rep_ms,
                 iters,
                 warmup_ms,
+                profile,
                 load: aten::fx::export::LoadOptions {
                     fold_constants: !no_fold,
                     fuse: !no_fuse,
@@ -256,10 +264,15 @@ fn bench(options: &aten_cli::bench::BenchOptions, json: Option<&Path>) -> ExitCo
         .iter()
         .map(|c| aten_cli::bench::row(options, c) + "\n")
         .collect();
-    let text: String = cells
+    let mut text: String = cells
         .iter()
         .map(|c| aten_cli::bench::describe(c) + "\n")
         .collect();
+    if let Some(top) = options.profile {
+        for c in &cells {
+            text += &aten_cli::bench::describe_profile(c, top);
+        }
+    }
     match json {
         Some(path) if path != Path::new("-") => {
             if let Err(e) = std::fs::write(path, rows) {

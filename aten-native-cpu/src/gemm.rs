@@ -137,7 +137,9 @@ enum Split {
 /// goes through the column-major scratch
 /// ([`column_major_scratch_is_cheaper`]) splits its rows instead, so each
 /// thread gathers only its own rows of `A`: 126 against 140 us for
-/// 64x256x784 (`linear`'s `x @ W^T`).
+/// 64x256x784 (`linear`'s `x @ W^T`). So does a product too narrow for
+/// column blocks (a convolution of a few output positions, whose weight
+/// `A` is the bulk of what it reads): each thread reads half of `A`.
 fn split(
     m: usize,
     n: usize,
@@ -149,10 +151,11 @@ fn split(
     if threads < 2 || !big_enough {
         return None;
     }
-    if via_scratch && m >= SPLIT_MIN_ROWS * threads {
+    let wide = n >= 64 * threads;
+    if (via_scratch || !wide) && m >= SPLIT_MIN_ROWS * threads {
         return Some((Split::Rows, threads));
     }
-    (n >= 64 * threads).then_some((Split::Columns, threads))
+    wide.then_some((Split::Columns, threads))
 }
 
 /// The fewest rows a thread's block of a row split gets: the crate's
@@ -1281,8 +1284,11 @@ mod tests {
     }
 
     #[test]
-    fn products_split_by_columns_unless_they_go_through_the_scratch() {
+    fn products_split_by_columns_unless_they_go_through_the_scratch_or_are_narrow() {
         assert_eq!(split(64, 256, 784, 2, false), Some((Split::Columns, 2)));
+        // A convolution of 8 output positions: each thread half the weight.
+        assert_eq!(split(512, 8, 4608, 2, false), Some((Split::Rows, 2)));
+        assert_eq!(split(8, 100, 4608, 2, false), None);
         assert_eq!(split(64, 256, 784, 2, true), Some((Split::Rows, 2)));
         // Too few rows for two micro-kernel blocks: columns after all.
         assert_eq!(split(20, 256, 784, 2, true), Some((Split::Columns, 2)));

@@ -146,6 +146,59 @@ fn cases() -> Vec<Case> {
             2,
         ),
     ]
+    .into_iter()
+    .chain(small_batch_cases())
+    .chain(depthwise_cases())
+    .collect()
+}
+
+/// Batches of small planes, which the CPU kernel unfolds side by side
+/// into one product: a 3x3 window with bias and padding, and a pointwise
+/// one.
+fn small_batch_cases() -> Vec<Case> {
+    vec![
+        (
+            vec![3, 4, 4, 3],
+            vec![5, 4, 3, 3],
+            vec![1, 1],
+            vec![1, 1],
+            vec![1, 1],
+            1,
+        ),
+        (
+            vec![2, 3, 2, 2],
+            vec![4, 3, 1, 1],
+            vec![1, 1],
+            vec![0, 0],
+            vec![1, 1],
+            1,
+        ),
+    ]
+}
+
+/// Depthwise 2-d convolutions (a group per channel, one filter each: the
+/// backend's direct kernel where it has one): MobileNet's 3x3 at strides
+/// 1 and 2, ConvNeXt's 7x7, windows wider than the input, dilation,
+/// uneven strides and paddings.
+fn depthwise_cases() -> Vec<Case> {
+    let case = |x: [i64; 4], k: [i64; 2], s: [i64; 2], p: [i64; 2], d: [i64; 2]| {
+        (
+            x.to_vec(),
+            vec![x[1], 1, k[0], k[1]],
+            s.to_vec(),
+            p.to_vec(),
+            d.to_vec(),
+            x[1],
+        )
+    };
+    vec![
+        case([2, 3, 7, 6], [3, 3], [1, 1], [1, 1], [1, 1]),
+        case([1, 4, 9, 8], [3, 3], [2, 2], [1, 1], [1, 1]),
+        case([1, 2, 8, 8], [7, 7], [1, 1], [3, 3], [1, 1]),
+        case([1, 2, 3, 2], [7, 7], [1, 1], [3, 3], [1, 1]),
+        case([2, 2, 6, 7], [3, 2], [2, 1], [2, 0], [2, 1]),
+        case([1, 3, 5, 19], [5, 5], [1, 3], [2, 2], [1, 2]),
+    ]
 }
 
 fn plain_convolutions_match_a_direct_loop(dev: DeviceTest) {
@@ -164,9 +217,46 @@ fn plain_convolutions_match_a_direct_loop(dev: DeviceTest) {
             }
         }
         // A bias adds per channel.
-        let b = dev.tensor(&values(ws[0] as usize, 3), &[ws[0]]);
+        let bv = values(ws[0] as usize, 3);
+        let b = dev.tensor(&bv, &[ws[0]]);
         let yb = ops::convolution(&x, &w, Some(&b), &s, &p, &d, false, &vec![0; k], g).unwrap();
         assert_eq!(yb.sizes(), &shape[..]);
+        let plane = numel(&shape[2..]);
+        let with_bias: Vec<f64> = want
+            .iter()
+            .enumerate()
+            .map(|(i, v)| v + bv[i / plane % ws[0] as usize])
+            .collect();
+        // In float32 too (the kernels' vector loops), to float32's
+        // precision.
+        let f32 = |t: &Tensor| ops::to_dtype(t, aten::ScalarType::Float).unwrap();
+        let y32 = ops::convolution(
+            &f32(&x),
+            &f32(&w),
+            Some(&f32(&b)),
+            &s,
+            &p,
+            &d,
+            false,
+            &vec![0; k],
+            g,
+        )
+        .unwrap();
+        assert_eq!(y32.sizes(), &shape[..]);
+        if dev.has_data() {
+            let got = yb.to_vec::<f64>().unwrap();
+            let got32 = y32.to_vec::<f32>().unwrap();
+            for ((a, a32), b) in got.iter().zip(&got32).zip(&with_bias) {
+                assert!(
+                    (a - b).abs() < 1e-9,
+                    "{xs:?} {ws:?}: {got:?} vs {with_bias:?}"
+                );
+                assert!(
+                    (f64::from(*a32) - b).abs() < 1e-4,
+                    "{xs:?} {ws:?}: {got32:?} vs {with_bias:?}"
+                );
+            }
+        }
     }
 }
 

@@ -4,18 +4,42 @@
 //! - 1-d convolutions run as 2-d ones over a height of one (PyTorch's
 //!   `view1d_as_2d`);
 //! - 2-d ones run the backend kernels (`_slow_conv2d_forward`,
-//!   `slow_conv_dilated2d`) per group; transposed 2-d ones are a matrix
-//!   product with the weight followed by `col2im`;
+//!   `slow_conv_dilated2d`) per group, but depthwise ones (a group per
+//!   channel, one filter each), which run the backend's direct kernel
+//!   ([`DEPTHWISE_CONV2D_STUB`]) where it has one; transposed 2-d ones are
+//!   a matrix product with the weight followed by `col2im`;
 //! - 3-d ones are sums of 2-d ones over the kernel's depth slices.
 //!
 //! The output takes the channels-last format when a 4-d input or weight
 //! suggests it (PyTorch's CPU backends' `*_use_channels_last`).
 
+use aten_dispatch::library::__linkme::distributed_slice;
 use c10_core::{Device, Error, MemoryFormat, Result};
 
 use super::dims::fmt_list;
+use crate::dispatch_stub::{self, StubKernel};
 use crate::generated::ops;
 use crate::Tensor;
+
+/// A backend's direct depthwise 2-d convolution: `x` (`[N, C, H, W]`) with
+/// `weight` (`[C, 1, kh, kw]`), plus the optional `bias` (`[C]`), at the
+/// given stride, padding and dilation (two values each, already checked
+/// with the shapes by `check_shape_forward`). `Ok(None)` when the kernel
+/// does not serve the operands' dtype.
+pub type DepthwiseConv2dKernel = fn(
+    x: &Tensor,
+    weight: &Tensor,
+    bias: Option<&Tensor>,
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+) -> Result<Option<Tensor>>;
+
+/// The direct depthwise convolutions of the linked backends, by device
+/// type.
+#[distributed_slice]
+#[linkme(crate = crate::dispatch_stub::__linkme)]
+pub static DEPTHWISE_CONV2D_STUB: [StubKernel<DepthwiseConv2dKernel>];
 
 /// A convolution's parameters, each with one value per spatial dimension.
 #[derive(Clone, Debug)]
@@ -344,7 +368,8 @@ fn conv2d_plain(x: &Tensor, w: &Tensor, bias: Option<&Tensor>, p: &ConvParams) -
 }
 
 /// A depthwise 2-d convolution (a group per input channel, one output
-/// channel each: MobileNet's and EfficientNet's): the input unfolded once
+/// channel each: MobileNet's and EfficientNet's): the backend's direct
+/// kernel where it has one for the dtype; else the input unfolded once
 /// (`im2col`, `[N, C * kh * kw, positions]`) and each channel's taps times
 /// its unfolded windows in one batched product, where the general path
 /// makes a convolution per channel and joins them (measured faster than
@@ -356,6 +381,14 @@ fn conv2d_depthwise(
     bias: Option<&Tensor>,
     p: &ConvParams,
 ) -> Result<Tensor> {
+    let direct = x
+        .device()
+        .and_then(|d| dispatch_stub::find(&DEPTHWISE_CONV2D_STUB, d.device_type()));
+    if let Some(kernel) = direct {
+        if let Some(y) = kernel(x, w, bias, &p.stride, &p.padding, &p.dilation)? {
+            return Ok(y);
+        }
+    }
     let (is, ws) = (x.sizes(), w.sizes());
     let (n, c, h, wd) = (is[0], is[1], is[2], is[3]);
     let (kh, kw) = (ws[2], ws[3]);

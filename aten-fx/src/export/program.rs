@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::time::Duration;
 
 use aten_boxing::IValue;
 use c10_core::{Error, InferenceMode, Result, ScalarType, TensorBase};
@@ -752,6 +753,16 @@ impl ExportedProgram {
         self.fused
     }
 
+    /// The graph's node names, in order.
+    pub fn node_names(&self) -> &[String] {
+        self.interpreter.node_names()
+    }
+
+    /// What node `i` of the graph calls, if it is a call.
+    pub fn node_target(&self, i: usize) -> Option<String> {
+        self.interpreter.node_target(i)
+    }
+
     /// What the graph calls (`aten::convolution`), one per call.
     pub fn targets(&self) -> Vec<String> {
         self.interpreter.targets()
@@ -764,6 +775,17 @@ impl ExportedProgram {
     /// `range_constraints` and against each other). Returns the user
     /// outputs; new values of buffers the graph mutates are written back.
     pub fn run(&self, inputs: &[TensorBase]) -> Result<Vec<TensorBase>> {
+        self.run_timed(inputs, None)
+    }
+
+    /// As [`run`](Self::run), adding each graph node's wall time to
+    /// `times[node]` when `times` is given (indexed as
+    /// [`node_names`](Self::node_names)).
+    pub fn run_timed(
+        &self,
+        inputs: &[TensorBase],
+        times: Option<&mut [Duration]>,
+    ) -> Result<Vec<TensorBase>> {
         let error = |message: String| Error::runtime(format!("{}: {message}", self.label));
         if inputs.len() != self.inputs.len() {
             return Err(error(format!(
@@ -812,7 +834,7 @@ impl ExportedProgram {
         }
         let results = {
             let _inference = InferenceMode::new(true);
-            self.interpreter.run(&values)?
+            self.interpreter.run_timed(&values, times)?
         };
         let tensor = |position: usize, name: &str| match results.get(position) {
             Some(IValue::Tensor(t)) => Ok(t.clone()),

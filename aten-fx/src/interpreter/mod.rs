@@ -15,6 +15,7 @@ mod fold;
 mod fuse;
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use aten_boxing::normalize::value_matches_type;
 use aten_boxing::schema::{FunctionSchema, Type};
@@ -442,6 +443,17 @@ impl Interpreter {
 
     /// Runs the graph on `inputs` (one per placeholder); its outputs.
     pub fn run(&self, inputs: &[IValue]) -> Result<Vec<IValue>> {
+        self.run_timed(inputs, None)
+    }
+
+    /// As [`run`](Self::run), adding each node's wall time to
+    /// `times[node]` when `times` is given (one entry per node of the
+    /// graph; a shorter slice times the nodes it covers).
+    pub fn run_timed(
+        &self,
+        inputs: &[IValue],
+        mut times: Option<&mut [Duration]>,
+    ) -> Result<Vec<IValue>> {
         if inputs.len() != self.num_inputs {
             return Err(Error::runtime(format!(
                 "the graph takes {} inputs but {} were given",
@@ -455,7 +467,17 @@ impl Interpreter {
                 Step::Output(outs) => {
                     return outs.iter().map(|o| self.eval(o, &values, i)).collect();
                 }
-                _ => self.step(i, step, inputs, &values).map_err(|e| {
+                _ => {
+                    let start = times.is_some().then(Instant::now);
+                    let value = self.step(i, step, inputs, &values);
+                    if let (Some(start), Some(t)) =
+                        (start, times.as_deref_mut().and_then(|t| t.get_mut(i)))
+                    {
+                        *t += start.elapsed();
+                    }
+                    value
+                }
+                .map_err(|e| {
                     if matches!(step, Step::Call { .. } | Step::Builtin { .. }) {
                         let what = match step {
                             Step::Call { op, .. } => op.name(),
@@ -590,17 +612,27 @@ impl Interpreter {
         }
     }
 
+    /// The name of each node, in order (what [`run_timed`](Self::run_timed)'s
+    /// times are indexed by).
+    pub fn node_names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// What node `i` calls (`aten::add.Tensor`), if it is a call.
+    pub fn node_target(&self, i: usize) -> Option<String> {
+        match self.steps.get(i)? {
+            Step::Call { op, .. } => Some(op.name()),
+            Step::Builtin { function, .. } => Some(function.target().to_string()),
+            Step::HigherOrder { op, .. } => Some(format!("higher_order::{}", op.name())),
+            _ => None,
+        }
+    }
+
     /// The operators the graph's calls resolve to, in node order
     /// (`aten::add.Tensor`).
     pub fn targets(&self) -> Vec<String> {
-        self.steps
-            .iter()
-            .filter_map(|s| match s {
-                Step::Call { op, .. } => Some(op.name()),
-                Step::Builtin { function, .. } => Some(function.target().to_string()),
-                Step::HigherOrder { op, .. } => Some(format!("higher_order::{}", op.name())),
-                _ => None,
-            })
+        (0..self.steps.len())
+            .filter_map(|i| self.node_target(i))
             .collect()
     }
 }

@@ -101,7 +101,7 @@ pub(super) fn conv2d_shifted<T: Gemm + Copy>(
     }
     let zero = T::from_f64(0.0);
     let padded = pad(x, g, batch, zero);
-    let weights = by_offset(w, g, oc);
+    let weights = by_offset(w, g, oc, zero);
     // Output channels per task: all of them, or a share of them.
     let group = if batch >= threads || threads <= 1 {
         oc
@@ -156,14 +156,17 @@ fn pad<T: Copy + Send + Sync>(x: &[T], g: &ConvGeometry, batch: usize, zero: T) 
 }
 
 /// The weight regrouped by kernel offset: `kh * kw` matrices of
-/// `oc x C`, each the left-hand side of one shifted product.
-fn by_offset<T: Copy>(w: &[T], g: &ConvGeometry, oc: usize) -> Vec<T> {
+/// `oc x C`, each the left-hand side of one shifted product. One pass
+/// over the weight, writing `kh * kw` sequential streams (a pass per
+/// offset read the whole weight `kh * kw` times, with a stride: a quarter
+/// of ResNet's time at batch 2 on 64x64 images).
+fn by_offset<T: Copy>(w: &[T], g: &ConvGeometry, oc: usize, zero: T) -> Vec<T> {
     let offsets = g.kernel.0 * g.kernel.1;
-    let c = g.channels;
-    let mut out = Vec::with_capacity(offsets * oc * c);
-    for s in 0..offsets {
-        for o in 0..oc {
-            out.extend((0..c).map(|ci| w[(o * c + ci) * offsets + s]));
+    let rows = oc * g.channels;
+    let mut out = vec![zero; offsets * rows];
+    for (r, taps) in w.chunks_exact(offsets).take(rows).enumerate() {
+        for (s, &v) in taps.iter().enumerate() {
+            out[s * rows + r] = v;
         }
     }
     out

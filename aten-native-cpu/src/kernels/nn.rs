@@ -13,7 +13,7 @@ use aten_core::{ops, Tensor};
 use c10_core::{Error, Generator, Numeric, Result, Scalar, ScalarType, TensorBase};
 
 use super::conv_shifted;
-use super::util::{device_of, dtype_of, write_output};
+use super::util::{device_of, dtype_of, try_vec_filled, write_output};
 use crate::dispatch_floating;
 use crate::gemm::{Gemm, MatMut, MatPtr};
 use crate::loops::binary;
@@ -246,6 +246,90 @@ impl<T: Gemm + Copy> Im2colConv<'_, T> {
     }
 }
 
+/// Output positions (over all images) up to which the images of a batch
+/// are unfolded side by side into one product: each image's product
+/// alone would be only a few columns wide and read the whole weight
+/// again (ResNet's last stages on small images: 2x2 and 4x4 planes with
+/// 512 x 4608 weights).
+const TOGETHER_MAX_COLUMNS: usize = 64;
+
+impl<T: Gemm + Copy> Im2colConv<'_, T> {
+    /// Whether [`images_together`](Self::images_together) computes a batch
+    /// of `batch` images.
+    fn together(&self, batch: usize) -> bool {
+        batch > 1 && batch.saturating_mul(self.plane) <= TOGETHER_MAX_COLUMNS
+    }
+
+    /// All `batch` images of `x` at once: their columns side by side
+    /// (`k x (batch * plane)`, stored by columns: each column's `k`
+    /// elements contiguous, as the weight's rows are, so the product is
+    /// one of dot products that reads the weight once), and the result's
+    /// blocks moved to their images' places in `y`.
+    fn images_together(&self, x: &[T], y: &mut [T], batch: usize, threads: usize) -> Result<()> {
+        let (oc, k, plane) = (self.oc, self.k, self.plane);
+        let (zero, one) = (T::from_f64(0.0), T::from_f64(1.0));
+        let image_len = x.len() / batch;
+        let width = batch * plane;
+        let mut one_image = try_vec_filled(zero, k * plane)?;
+        let mut cols = try_vec_filled(zero, k * width)?;
+        for n in 0..batch {
+            let image = &x[n * image_len..][..image_len];
+            let unfolded: &[T] = if self.g.is_pointwise() {
+                image
+            } else {
+                self.g.im2col(image, &mut one_image, 0, plane, zero);
+                &one_image
+            };
+            for (r, row) in unfolded.chunks_exact(plane).take(k).enumerate() {
+                for (p, &v) in row.iter().enumerate() {
+                    cols[(n * plane + p) * k + r] = v;
+                }
+            }
+        }
+        // The sums start from the bias when there is one.
+        let mut sums = try_vec_filled(zero, oc * width)?;
+        if let Some(b) = self.bias {
+            for (row, &b) in sums.chunks_exact_mut(width).zip(b) {
+                row.fill(b);
+            }
+        }
+        let beta = if self.bias.is_some() { one } else { zero };
+        // SAFETY: `w` is `oc x k` row-major, `cols` `k x width` stored by
+        // columns and `sums` `oc x width` row-major, both allocated here
+        // at those sizes.
+        unsafe {
+            T::gemm(
+                oc,
+                width,
+                k,
+                one,
+                MatPtr {
+                    ptr: self.w.as_ptr(),
+                    rs: k as isize,
+                    cs: 1,
+                },
+                MatPtr {
+                    ptr: cols.as_ptr(),
+                    rs: 1,
+                    cs: k as isize,
+                },
+                beta,
+                MatMut {
+                    ptr: sums.as_mut_ptr(),
+                    rs: width as isize,
+                    cs: 1,
+                },
+                threads,
+            )
+        }
+        for (i, out) in y.chunks_exact_mut(plane).enumerate() {
+            let (n, o) = (i / oc, i % oc);
+            out.copy_from_slice(&sums[o * width + n * plane..][..plane]);
+        }
+        Ok(())
+    }
+}
+
 /// The convolution of contiguous `input` (N, C, H, W) with contiguous
 /// `weight` (OC, C, kh, kw) into a fresh output (N, OC, OH, OW).
 fn conv2d_im2col<T: Gemm + Copy>(
@@ -287,6 +371,9 @@ fn conv2d_im2col<T: Gemm + Copy>(
                 let run = |n: usize, y_n: &mut [T], threads: usize, cols: &mut Vec<T>| {
                     conv.image(&x[n * image_len..][..image_len], y_n, threads, cols)
                 };
+                if conv.together(batch) {
+                    return conv.images_together(x, y, batch, threads);
+                }
                 if conv_shifted::applies::<T>(&g) {
                     let bias = bias_values.as_deref();
                     return conv_shifted::conv2d_shifted(x, w, bias, y, &g, batch, oc, threads);

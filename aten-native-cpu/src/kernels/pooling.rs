@@ -18,7 +18,7 @@ use aten_core::structured::{copy_to_out, MetaOutput};
 use aten_core::Tensor;
 use c10_core::{dispatch_dtype, Error, Numeric, Result, ScalarType};
 
-use super::util::{dtype_of, not_implemented, with_fresh_output_of, write_output};
+use super::util::{dtype_of, not_implemented, window_columns, with_fresh_output_of, write_output};
 use crate::dispatch_floating;
 
 /// Unit parameters (adaptive pooling has no window parameters).
@@ -160,6 +160,14 @@ fn max_pool<T: Numeric + PartialOrd>(
     let [_, ih, iw] = g.input;
     let windows: [Vec<(i64, i64, i64)>; 3] =
         std::array::from_fn(|i| (0..g.output[i]).map(|o| g.max_window(i, o)).collect());
+    let columns = window_columns(
+        g.kernel[2],
+        g.stride[2],
+        g.padding[2],
+        g.dilation[2],
+        iw,
+        g.output[2],
+    );
     for plane in 0..g.planes {
         let volume = &x[plane * plane_len..][..plane_len];
         let values = &mut values[plane * out_len..][..out_len];
@@ -185,34 +193,26 @@ fn max_pool<T: Numeric + PartialOrd>(
                     let mut y = h0;
                     while y < h1 {
                         let row = (z * ih + y) * iw;
-                        for (o, &(w0, w1, dw)) in windows[2].iter().enumerate() {
-                            // An empty window (past the input's end) reads
-                            // nothing.
-                            if w0 >= w1 {
-                                continue;
-                            }
-                            let cells = &volume[(row + w0) as usize..(row + w1) as usize];
-                            let (mut best, mut best_at) = (row_values[o], row_indices[o]);
-                            let mut k = 0;
-                            while k < cells.len() {
-                                let v = cells[k];
+                        // The window's columns one at a time, each over
+                        // every output it is inside the input for: no
+                        // output waits on its neighbour, and each still
+                        // visits its window's columns in order.
+                        for column in &columns {
+                            for o in column.outputs.clone() {
+                                let x = row + column.first + o as i64 * g.stride[2];
+                                let v = volume[x as usize];
                                 // PyTorch's `val > maxval || isnan(val)`,
-                                // as two selects rather than a branch:
-                                // on random data the branch mispredicted
+                                // as two selects rather than a branch: on
+                                // random data the branch mispredicted
                                 // about every other element. Marked
                                 // unpredictable, or LLVM turns the selects
                                 // of this loop back into a branch.
-                                let take = v > best || v.partial_cmp(&v).is_none();
-                                best = std::hint::select_unpredictable(take, v, best);
-                                best_at = std::hint::select_unpredictable(
-                                    take,
-                                    row + w0 + k as i64,
-                                    best_at,
-                                );
-                                k += dw as usize;
+                                let take = v > row_values[o] || v.partial_cmp(&v).is_none();
+                                row_values[o] =
+                                    std::hint::select_unpredictable(take, v, row_values[o]);
+                                row_indices[o] =
+                                    std::hint::select_unpredictable(take, x, row_indices[o]);
                             }
-                            row_values[o] = best;
-                            row_indices[o] = best_at;
                         }
                         y += dh;
                     }

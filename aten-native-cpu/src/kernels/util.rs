@@ -126,3 +126,117 @@ pub fn try_vec_filled<T: Clone>(value: T, n: usize) -> Result<Vec<T>> {
 pub fn is_nan<T: PartialEq + Copy>(x: T) -> bool {
     x != x
 }
+
+/// One column of a window sliding along a dimension, as
+/// [`window_columns`] lists it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WindowColumn {
+    /// Its position in the window (`kj`).
+    pub tap: usize,
+    /// The input position it reads for output 0 (`kj * dilation -
+    /// padding`): output `o` reads `first + o * stride`.
+    pub first: i64,
+    /// The outputs for which that position lies inside the input.
+    pub outputs: std::ops::Range<usize>,
+}
+
+/// The columns of a window (`kernel` taps `dilation` apart, moving by
+/// `stride` over `input` positions padded by `padding` on each side, for
+/// `output` positions) that some output reads inside the input, in order,
+/// each with the outputs that read it there. A kernel's loop over them
+/// reads the input without a bounds test per element, and neighbouring
+/// outputs do not wait for each other. Only those columns are listed, so
+/// a huge window over a small input lists few (at most about
+/// `2 * input / dilation + 1`, as the output size bounds the padding).
+pub fn window_columns(
+    kernel: i64,
+    stride: i64,
+    padding: i64,
+    dilation: i64,
+    input: i64,
+    output: i64,
+) -> Vec<WindowColumn> {
+    let wide = i128::from;
+    let (s, d, pad) = (wide(stride.max(1)), wide(dilation.max(1)), wide(padding));
+    let (out, width) = (wide(output.max(0)), wide(input));
+    if out == 0 {
+        return Vec::new();
+    }
+    // `kj * d - pad` must reach `[-(out - 1) * s, width)`.
+    let lo_tap = ((pad - (out - 1) * s).max(0) + d - 1) / d;
+    let hi_tap = ((width - 1 + pad) / d + 1).min(wide(kernel));
+    (lo_tap..hi_tap.max(lo_tap))
+        .filter_map(|kj| {
+            let first = kj * d - pad;
+            // `first + o * s` in `[0, width)`.
+            let lo = if first >= 0 { 0 } else { (-first + s - 1) / s };
+            let hi = if width - first <= 0 {
+                0
+            } else {
+                (width - 1 - first) / s + 1
+            };
+            let (lo, hi) = (lo.min(out), hi.min(out));
+            (lo < hi).then_some(WindowColumn {
+                tap: usize::try_from(kj).ok()?,
+                first: i64::try_from(first).ok()?,
+                outputs: lo as usize..hi as usize,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod window_tests {
+    use super::*;
+
+    /// The columns by brute force: every tap and output, tested.
+    fn reference(k: i64, s: i64, p: i64, d: i64, input: i64, out: i64) -> Vec<WindowColumn> {
+        (0..k)
+            .filter_map(|kj| {
+                let first = kj * d - p;
+                let inside: Vec<usize> = (0..out)
+                    .filter(|o| (0..input).contains(&(first + o * s)))
+                    .map(|o| o as usize)
+                    .collect();
+                let (&lo, &hi) = (inside.first()?, inside.last()?);
+                Some(WindowColumn {
+                    tap: kj as usize,
+                    first,
+                    outputs: lo..hi + 1,
+                })
+            })
+            .collect()
+    }
+
+    #[test]
+    fn window_columns_match_a_brute_force_walk() {
+        for k in 1..6 {
+            for s in 1..4 {
+                for p in 0..=k / 2 + 1 {
+                    for d in 1..3 {
+                        for input in 1..9 {
+                            let out = (input + 2 * p - d * (k - 1) - 1) / s + 1;
+                            if out < 1 {
+                                continue;
+                            }
+                            // Also one output more (ceil mode's last window).
+                            for out in [out, out + 1] {
+                                assert_eq!(
+                                    window_columns(k, s, p, d, input, out),
+                                    reference(k, s, p, d, input, out),
+                                    "k {k} s {s} p {p} d {d} input {input} out {out}"
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_huge_window_over_a_small_input_lists_few_columns() {
+        let cols = window_columns(1 << 40, 1, 1 << 39, 1, 4, 1);
+        assert!(cols.len() <= 4, "{}", cols.len());
+    }
+}
