@@ -491,42 +491,73 @@ mod avx512_f32 {
         let mut j = 0;
         while j < n {
             let cols = COLS.min(n - j);
-            // The lanes of each vector inside the tile's columns.
-            let mut masks = [0 as __mmask16; VECS];
-            for (v, mask) in masks.iter_mut().enumerate() {
-                let lanes = cols.saturating_sub(16 * v).min(16);
-                *mask = ((1u32 << lanes) - 1) as __mmask16;
-            }
-            let mut i = 0;
-            while i < m {
-                let rows = ROWS.min(m - i);
-                let (a, b, c) = (
-                    a.offset(i as isize, 0),
-                    b.offset(0, j as isize),
-                    c.offset(i as isize, j as isize),
-                );
-                // SAFETY: rows `i .. i + rows` and columns `j .. j + cols`
-                // of the caller's operands, which its contract makes valid;
-                // the masks cover exactly those columns.
-                unsafe {
-                    match rows {
-                        8 => tile::<8>(k, alpha, a, b, beta, c, masks),
-                        7 => tile::<7>(k, alpha, a, b, beta, c, masks),
-                        6 => tile::<6>(k, alpha, a, b, beta, c, masks),
-                        5 => tile::<5>(k, alpha, a, b, beta, c, masks),
-                        4 => tile::<4>(k, alpha, a, b, beta, c, masks),
-                        3 => tile::<3>(k, alpha, a, b, beta, c, masks),
-                        2 => tile::<2>(k, alpha, a, b, beta, c, masks),
-                        _ => tile::<1>(k, alpha, a, b, beta, c, masks),
-                    }
+            // SAFETY: columns `j .. j + cols` of the caller's operands.
+            unsafe {
+                match cols.div_ceil(16) {
+                    3 => column_block::<3>(m, cols, k, alpha, a, b, beta, c, j),
+                    2 => column_block::<2>(m, cols, k, alpha, a, b, beta, c, j),
+                    _ => column_block::<1>(m, cols, k, alpha, a, b, beta, c, j),
                 }
-                i += rows;
             }
             j += cols;
         }
     }
 
-    /// One `R` x `COLS` tile of `C` (the columns the masks select).
+    /// Columns `j .. j + cols` of `C` (`cols` at most `16 * V`), tile by
+    /// tile of rows, each tile `V` vectors wide: a last block of a few
+    /// columns (a 7x7 plane's 49 outputs: one after 48) costs a third of a
+    /// full one, not as much.
+    ///
+    /// # Safety
+    ///
+    /// As [`gemm`], with `j + cols <= n` and `cols <= 16 * V`.
+    #[target_feature(enable = "avx512f")]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn column_block<const V: usize>(
+        m: usize,
+        cols: usize,
+        k: usize,
+        alpha: f32,
+        a: MatPtr<f32>,
+        b: MatPtr<f32>,
+        beta: f32,
+        c: MatMut<f32>,
+        j: usize,
+    ) {
+        // The lanes of each vector inside the block's columns.
+        let mut masks = [0 as __mmask16; V];
+        for (v, mask) in masks.iter_mut().enumerate() {
+            let lanes = cols.saturating_sub(16 * v).min(16);
+            *mask = ((1u32 << lanes) - 1) as __mmask16;
+        }
+        let mut i = 0;
+        while i < m {
+            let rows = ROWS.min(m - i);
+            let (a, b, c) = (
+                a.offset(i as isize, 0),
+                b.offset(0, j as isize),
+                c.offset(i as isize, j as isize),
+            );
+            // SAFETY: rows `i .. i + rows` and columns `j .. j + cols`
+            // of the caller's operands, which its contract makes valid;
+            // the masks cover exactly those columns.
+            unsafe {
+                match rows {
+                    8 => tile::<8, V>(k, alpha, a, b, beta, c, masks),
+                    7 => tile::<7, V>(k, alpha, a, b, beta, c, masks),
+                    6 => tile::<6, V>(k, alpha, a, b, beta, c, masks),
+                    5 => tile::<5, V>(k, alpha, a, b, beta, c, masks),
+                    4 => tile::<4, V>(k, alpha, a, b, beta, c, masks),
+                    3 => tile::<3, V>(k, alpha, a, b, beta, c, masks),
+                    2 => tile::<2, V>(k, alpha, a, b, beta, c, masks),
+                    _ => tile::<1, V>(k, alpha, a, b, beta, c, masks),
+                }
+            }
+            i += rows;
+        }
+    }
+
+    /// One `R` x `16 * V` tile of `C` (the columns the masks select).
     ///
     /// # Safety
     ///
@@ -536,20 +567,20 @@ mod avx512_f32 {
     #[target_feature(enable = "avx512f")]
     #[inline]
     #[allow(clippy::too_many_arguments)]
-    unsafe fn tile<const R: usize>(
+    unsafe fn tile<const R: usize, const V: usize>(
         k: usize,
         alpha: f32,
         a: MatPtr<f32>,
         b: MatPtr<f32>,
         beta: f32,
         c: MatMut<f32>,
-        masks: [__mmask16; VECS],
+        masks: [__mmask16; V],
     ) {
-        let mut acc = [[_mm512_setzero_ps(); VECS]; R];
+        let mut acc = [[_mm512_setzero_ps(); V]; R];
         let (mut ap, mut bp) = (a.ptr, b.ptr);
         for _ in 0..k {
-            let mut bv = [_mm512_setzero_ps(); VECS];
-            for v in 0..VECS {
+            let mut bv = [_mm512_setzero_ps(); V];
+            for v in 0..V {
                 // SAFETY: the masked lanes are row `p` of `B` inside the
                 // tile's columns; masked-off lanes are not accessed.
                 bv[v] = unsafe { _mm512_maskz_loadu_ps(masks[v], bp.wrapping_add(16 * v)) };
@@ -557,7 +588,7 @@ mod avx512_f32 {
             for (r, acc) in acc.iter_mut().enumerate() {
                 // SAFETY: element (r, p) of `A`, inside the tile's rows.
                 let av = _mm512_set1_ps(unsafe { *ap.wrapping_offset(r as isize * a.rs) });
-                for v in 0..VECS {
+                for v in 0..V {
                     acc[v] = _mm512_fmadd_ps(av, bv[v], acc[v]);
                 }
             }
@@ -567,7 +598,7 @@ mod avx512_f32 {
         let (alpha_v, beta_v) = (_mm512_set1_ps(alpha), _mm512_set1_ps(beta));
         for (r, acc) in acc.iter().enumerate() {
             let row = c.ptr.wrapping_offset(r as isize * c.rs);
-            for v in 0..VECS {
+            for v in 0..V {
                 let at = row.wrapping_add(16 * v);
                 let mut y = if alpha == 1.0 {
                     acc[v]

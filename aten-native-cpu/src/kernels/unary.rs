@@ -85,6 +85,7 @@ impl FloatFn {
         }
     }
 
+    #[inline(always)]
     fn f64(self, x: f64) -> f64 {
         float_fn_arms!(
             self,
@@ -98,6 +99,7 @@ impl FloatFn {
         )
     }
 
+    #[inline(always)]
     fn f32(self, x: f32) -> f32 {
         float_fn_arms!(
             self,
@@ -170,6 +172,21 @@ pub fn float_loop(iter: &mut TensorIterator<'_>, f: FloatFn) -> Result<()> {
     if !iter.has_data() {
         return Ok(());
     }
+    if dtype == ScalarType::Float {
+        // The activations of float32 models each get their own loop, in
+        // which the formula inlines (and vectorizes where it can): through
+        // the match of `FloatFn::f32` per element, `sigmoid` spent as long
+        // in the match as in its `exp`.
+        macro_rules! own_loops {
+            ($($v:ident)*) => {
+                match f {
+                    $(FloatFn::$v => return unary::<f32, f32>(iter, |x| FloatFn::$v.f32(x)),)*
+                    _ => {}
+                }
+            };
+        }
+        own_loops!(Sigmoid Silu Tanh Exp Gelu Hardswish Hardsigmoid);
+    }
     dispatch_floating!(dtype, f.name(), T => unary::<T, T>(iter, move |x| {
         x.map32(|p| f.f32(p), |p| f.f64(p))
     }))
@@ -213,11 +230,6 @@ pub fn float_fn(v: SetOutput<'_>, a: &Tensor, f: FloatFn) -> Result<Tensor> {
 
 /// `gelu.out`.
 pub fn gelu_out(iter: &mut TensorIterator<'_>, _: &Tensor, approximate: &str) -> Result<()> {
-    if approximate != "tanh" && iter.common_dtype() == ScalarType::Float && iter.has_data() {
-        // The float32 loop calls the function itself rather than
-        // `FloatFn::f32`'s match, so it inlines and vectorizes.
-        return unary::<f32, f32>(iter, gelu_erf_f32);
-    }
     float_loop(
         iter,
         if approximate == "tanh" {
