@@ -46,6 +46,7 @@ mod depthwise_conv;
 pub mod distance;
 pub mod embedding_bag;
 mod factories;
+mod fast_exp;
 pub mod fft;
 pub mod fill;
 pub mod flip;
