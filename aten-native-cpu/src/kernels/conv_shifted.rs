@@ -10,7 +10,10 @@
 //! `weight[:, :, ki, kj] @ padded[shift..]`, accumulated, whose right-hand
 //! side is read in place: the `C*kh*kw x positions` im2col matrix, written
 //! and read once per image (a fifth of `conv2d_resnet`'s time), is never
-//! made. Each product is only `C` deep, so the accumulators of a tile of
+//! made. The left-hand sides are read in place in the weight, each at a
+//! stride of `kh * kw` (a copy regrouped by offset cost more than the
+//! products on SqueezeNet's small planes). Each product is only `C` deep,
+//! so the accumulators of a tile of
 //! the output are stored and reloaded between shifts; with at least
 //! [`MIN_CHANNELS`] channels that costs less than im2col does
 //! (`kernels/conv2d_resnet`: 8-10% less time at one and two threads).
@@ -101,7 +104,6 @@ pub(super) fn conv2d_shifted<T: Gemm + Copy>(
     }
     let zero = T::from_f64(0.0);
     let padded = pad(x, g, batch, zero);
-    let weights = by_offset(w, g, oc, zero);
     // Output channels per task: all of them, or a share of them.
     let group = if batch >= threads || threads <= 1 {
         oc
@@ -117,7 +119,7 @@ pub(super) fn conv2d_shifted<T: Gemm + Copy>(
             let (n, o0) = (unit / oc, unit % oc);
             let count = (oc - o0).min(rest.len() / plane);
             let (y_t, tail) = rest.split_at_mut(count * plane);
-            image_channels(&padded, &weights, bias, y_t, g, n, o0, oc, &mut scratch);
+            image_channels(&padded, w, bias, y_t, g, n, o0, oc, &mut scratch);
             (unit, rest) = (unit + count, tail);
         }
     });
@@ -155,29 +157,12 @@ fn pad<T: Copy + Send + Sync>(x: &[T], g: &ConvGeometry, batch: usize, zero: T) 
     }
 }
 
-/// The weight regrouped by kernel offset: `kh * kw` matrices of
-/// `oc x C`, each the left-hand side of one shifted product. One pass
-/// over the weight, writing `kh * kw` sequential streams (a pass per
-/// offset read the whole weight `kh * kw` times, with a stride: a quarter
-/// of ResNet's time at batch 2 on 64x64 images).
-fn by_offset<T: Copy>(w: &[T], g: &ConvGeometry, oc: usize, zero: T) -> Vec<T> {
-    let offsets = g.kernel.0 * g.kernel.1;
-    let rows = oc * g.channels;
-    let mut out = vec![zero; offsets * rows];
-    for (r, taps) in w.chunks_exact(offsets).take(rows).enumerate() {
-        for (s, &v) in taps.iter().enumerate() {
-            out[s * rows + r] = v;
-        }
-    }
-    out
-}
-
 /// Output channels `o0 ..` (as many as `y_t` holds planes of) of image
 /// `n`, block of output rows by block.
 #[allow(clippy::too_many_arguments)]
 fn image_channels<T: Gemm + Copy>(
     padded: &Padded<T>,
-    weights: &[T],
+    weight: &[T],
     bias: Option<&[T]>,
     y_t: &mut [T],
     g: &ConvGeometry,
@@ -198,9 +183,10 @@ fn image_channels<T: Gemm + Copy>(
     // covers: `(n + 1) * c * plane - 1 + (kw - 1) * dw`.
     debug_assert!(
         image + c * padded.plane() + (g.kernel.1 - 1) * g.dilation.1 <= padded.data.len()
-            && weights.len() == g.kernel.0 * g.kernel.1 * oc * c
+            && weight.len() == g.kernel.0 * g.kernel.1 * oc * c
             && o0 + m <= oc
     );
+    let taps = g.kernel.0 * g.kernel.1;
     let mut oy0 = 0;
     while oy0 < g.out_h {
         let rows = rows_per_block.min(g.out_h - oy0);
@@ -216,9 +202,10 @@ fn image_channels<T: Gemm + Copy>(
                 let s = ki * g.kernel.1 + kj;
                 let shift = (oy0 + ki * g.dilation.0) * pw + kj * g.dilation.1;
                 // SAFETY: `A` is rows `o0 .. o0 + m` of offset `s`'s
-                // `oc x c` row-major matrix, inside `weights` (`by_offset`
-                // made `kh * kw * oc * c` elements; the task's channels
-                // end by `oc`); `B` is `c` rows (one per channel, `plane`
+                // `oc x c` matrix, read in place in the contiguous
+                // `oc x c x kh x kw` weight (element `(o, ci)` at
+                // `(o * c + ci) * taps + s`, inside it as the task's
+                // channels end by `oc`); `B` is `c` rows (one per channel, `plane`
                 // apart) of `len` contiguous elements from
                 // `image + shift`, inside the padded buffer by the bound
                 // above (`oy0 * pw + len <= OH * PW`); `C` is the
@@ -230,9 +217,9 @@ fn image_channels<T: Gemm + Copy>(
                         c,
                         one,
                         MatPtr {
-                            ptr: weights.as_ptr().add((s * oc + o0) * c),
-                            rs: c as isize,
-                            cs: 1,
+                            ptr: weight.as_ptr().add(o0 * c * taps + s),
+                            rs: (c * taps) as isize,
+                            cs: taps as isize,
                         },
                         MatPtr {
                             ptr: padded.data.as_ptr().add(image + shift),

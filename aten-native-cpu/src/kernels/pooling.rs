@@ -207,11 +207,12 @@ fn max_pool<T: Numeric + PartialOrd>(
                                 // about every other element. Marked
                                 // unpredictable, or LLVM turns the selects
                                 // of this loop back into a branch.
-                                let take = v > row_values[o] || v.partial_cmp(&v).is_none();
-                                row_values[o] =
-                                    std::hint::select_unpredictable(take, v, row_values[o]);
-                                row_indices[o] =
-                                    std::hint::select_unpredictable(take, x, row_indices[o]);
+                                // `|`, not `||`: a short circuit is a
+                                // branch too.
+                                let (best, best_at) = (row_values[o], row_indices[o]);
+                                let take = (v > best) | v.partial_cmp(&v).is_none();
+                                row_values[o] = std::hint::select_unpredictable(take, v, best);
+                                row_indices[o] = std::hint::select_unpredictable(take, x, best_at);
                             }
                         }
                         y += dh;
