@@ -1,10 +1,13 @@
 //! What a program's graph becomes at load: constant folding (what is
 //! folded: calls on known values only; what is kept: values a run-time
 //! call reads; what is not folded: random or writing calls, values that
-//! views or the output read), and batch normalisations fused into their
-//! convolutions; the rewritten graphs compute what the plain ones do (the
-//! same bits, or within the corpus tolerance for a fusion), and each
-//! rewrite has its switch.
+//! views or the output read), batch normalisations fused into their
+//! convolutions, and pointwise chains fused into one pass (what is fused:
+//! chains whose inner values only the next call reads; what is not: values
+//! the output reads, chains across a write; operands the backend does not
+//! serve run the calls one by one); the rewritten graphs compute what the
+//! plain ones do (the same bits, or within the corpus tolerance for a
+//! batch normalisation), and each rewrite has its switch.
 
 mod support;
 
@@ -165,7 +168,8 @@ fn an_exported_program_gives_the_same_bits_folded_or_not() {
 #[test]
 fn batch_norms_fold_into_their_convolutions_within_the_tolerance() {
     support::ops_root();
-    for name in ["cnn", "resnet10"] {
+    // The last in pre-dispatch form: `conv2d` and `batch_norm`.
+    for name in ["cnn", "resnet10", "../models3/mobilenet_v2_ir"] {
         let inputs: Vec<_> = load_safetensors(models(&format!("{name}.inputs.safetensors")))
             .unwrap()
             .into_iter()
@@ -188,7 +192,11 @@ fn batch_norms_fold_into_their_convolutions_within_the_tolerance() {
             .filter(|t| t.contains("batch_norm"))
             .count();
         assert!(norms > 0);
-        assert_eq!(fused.fused_calls(), norms, "{name}");
+        assert_eq!(
+            fused.fused_calls() - fused.fused_pointwise_calls(),
+            norms,
+            "{name}"
+        );
         assert_eq!(plain.fused_calls(), 0);
         let (a, b) = (fused.run(&inputs).unwrap(), plain.run(&inputs).unwrap());
         for (a, b) in a.iter().zip(&b) {
@@ -198,4 +206,179 @@ fn batch_norms_fold_into_their_convolutions_within_the_tolerance() {
             }
         }
     }
+}
+
+/// Fuses the pointwise chains of `graph`; how many calls were fused, and
+/// the outputs of the fused and of the plain graph on `x`, `w`.
+fn fuse(graph: &Graph, x: &Tensor, w: &Tensor) -> (usize, Vec<IValue>, Vec<IValue>) {
+    let plain = Interpreter::new(graph).unwrap();
+    let mut fused = Interpreter::new(graph).unwrap();
+    let count = fused.fuse_pointwise();
+    let run = |i: &Interpreter| i.run(&[iv(x), iv(w)]).unwrap();
+    (count, run(&fused), run(&plain))
+}
+
+fn bits(v: &IValue) -> Vec<u64> {
+    let t = tensor_of(v);
+    match t.base().dtype() {
+        Some(c10_core::ScalarType::Double) => t
+            .base()
+            .to_vec::<f64>()
+            .unwrap()
+            .iter()
+            .map(|v| v.to_bits())
+            .collect(),
+        _ => values(v).iter().map(|v| u64::from(v.to_bits())).collect(),
+    }
+}
+
+/// SiLU as `mul(x, sigmoid(x))`, hardswish as PyTorch decomposes it, and
+/// a residual sum with its ReLU.
+fn chains(x: &Tensor, w: &Tensor) -> Result<Vec<Tensor>> {
+    let silu = ops::mul_tensor(x, &ops::sigmoid(x)?)?;
+    let three = ops::add_scalar(w, 3.0.into())?;
+    let six = ops::clamp_with(
+        &three,
+        ops::ClampOptions {
+            min: Some(0.0.into()),
+            max: Some(6.0.into()),
+        },
+    )?;
+    let hardswish = ops::div_scalar(&ops::mul_tensor(w, &six)?, 6.0.into())?;
+    let residual = ops::relu(&ops::add_tensor(&silu, &hardswish)?)?;
+    Ok(vec![residual])
+}
+
+#[test]
+fn pointwise_chains_fuse_and_give_the_same_bits() {
+    let graph = capture(chains);
+    let (x, w) = inputs();
+    let (count, fused, plain) = fuse(&graph, &x, &w);
+    // Eight calls, one chain: seven fused into the last.
+    assert_eq!(count, 7, "{}", graph.code());
+    assert_eq!(bits(&fused[0]), bits(&plain[0]));
+    // Larger operands, over several of the evaluator's blocks and threads.
+    let big = |k: f32| {
+        let v: Vec<f32> = (0..5000).map(|i| (i as f32 - 2500.0) * 0.003 * k).collect();
+        Tensor::from_slice(&v, &[50, 100]).unwrap()
+    };
+    let (_, fused, plain) = fuse(&graph, &big(1.0), &big(-2.0));
+    assert_eq!(bits(&fused[0]), bits(&plain[0]));
+}
+
+#[test]
+fn operands_the_backend_declines_run_the_calls() {
+    // Captured in float32, replayed in float64 and with shapes that
+    // broadcast: the chain's calls run one by one.
+    let graph = capture(chains);
+    let to_f64 = |t: &Tensor| {
+        let v: Vec<f64> = t
+            .base()
+            .to_vec::<f32>()
+            .unwrap()
+            .into_iter()
+            .map(f64::from)
+            .collect();
+        Tensor::from_slice(&v, &t.sizes()).unwrap()
+    };
+    let (x, w) = inputs();
+    let (count, fused, plain) = fuse(&graph, &to_f64(&x), &to_f64(&w));
+    assert_eq!(count, 7);
+    assert_eq!(bits(&fused[0]), bits(&plain[0]));
+    let row = Tensor::from_slice(&[0.5f32, -1.0, 2.0], &[3]).unwrap();
+    let (_, fused, plain) = fuse(&graph, &x, &row);
+    assert_eq!(tensor_of(&fused[0]).sizes(), [2, 3]);
+    assert_eq!(bits(&fused[0]), bits(&plain[0]));
+}
+
+#[test]
+fn values_the_output_reads_and_chains_across_a_write_are_not_fused() {
+    let graph = capture(|x, _w| {
+        let s = ops::sigmoid(x)?;
+        Ok(vec![ops::mul_tensor(x, &s)?, s])
+    });
+    let (x, w) = inputs();
+    let (count, fused, plain) = fuse(&graph, &x, &w);
+    assert_eq!(count, 0, "{}", graph.code());
+    assert_eq!(bits(&fused[1]), bits(&plain[1]));
+    // The sigmoid must be taken before the write to `t`.
+    let graph = capture(|x, _w| {
+        let t = ops::add_scalar(x, 1.0.into())?;
+        let s = ops::sigmoid(&t)?;
+        ops::add_tensor_(&t, &t)?;
+        Ok(vec![ops::mul_tensor(&t, &s)?])
+    });
+    let (count, fused, plain) = fuse(&graph, &x, &w);
+    assert_eq!(count, 0, "{}", graph.code());
+    assert_eq!(bits(&fused[0]), bits(&plain[0]));
+}
+
+#[test]
+fn exported_activations_fuse_within_the_tolerance() {
+    support::ops_root();
+    for name in ["efficientnet_b0", "mobilenet_v3_small"] {
+        let inputs: Vec<_> = load_safetensors(models(&format!("{name}.inputs.safetensors")))
+            .unwrap()
+            .into_iter()
+            .map(|(_, t)| t)
+            .collect();
+        let path = models(&format!("{name}.pt2"));
+        let fused = ExportedProgram::load(&path).unwrap();
+        let plain = ExportedProgram::load_with(
+            &path,
+            &LoadOptions {
+                fuse: false,
+                ..LoadOptions::default()
+            },
+        )
+        .unwrap();
+        assert!(fused.fused_pointwise_calls() > 0, "{name}");
+        assert_eq!(plain.fused_calls(), 0);
+        let (a, b) = (fused.run(&inputs).unwrap(), plain.run(&inputs).unwrap());
+        for (a, b) in a.iter().zip(&b) {
+            let (a, b) = (a.to_vec::<f32>().unwrap(), b.to_vec::<f32>().unwrap());
+            for (x, y) in a.iter().zip(&b) {
+                assert!((x - y).abs() <= 1e-4 + 1e-4 * y.abs(), "{name}: {x} vs {y}");
+            }
+        }
+    }
+}
+
+/// Counts the calls it sees.
+struct Counting(std::sync::atomic::AtomicUsize);
+
+impl aten_ops::TorchDispatchMode for Counting {
+    fn torch_dispatch(
+        &self,
+        op: &aten_ops::OpOverload,
+        args: &[IValue],
+        kwargs: &[(&str, IValue)],
+    ) -> Result<Vec<IValue>> {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        op.call(args, kwargs)
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+#[test]
+fn under_a_mode_a_fused_chain_runs_its_calls() {
+    let graph = capture(chains);
+    let mut fused = Interpreter::new(&graph).unwrap();
+    assert_eq!(fused.fuse_pointwise(), 7);
+    let (x, w) = inputs();
+    let plain = Interpreter::new(&graph)
+        .unwrap()
+        .run(&[iv(&x), iv(&w)])
+        .unwrap();
+    let mode = std::sync::Arc::new(Counting(Default::default()));
+    let out = {
+        let _guard = aten_ops::modes::push_mode(mode.clone());
+        fused.run(&[iv(&x), iv(&w)]).unwrap()
+    };
+    // The mode sees every call of the chain, as it would unfused.
+    assert_eq!(mode.0.load(std::sync::atomic::Ordering::Relaxed), 8);
+    assert_eq!(bits(&out[0]), bits(&plain[0]));
 }

@@ -36,6 +36,7 @@ pub mod nn;
 pub mod normalization;
 pub mod out_forms;
 pub mod pad;
+pub mod pointwise_program;
 pub mod pooling;
 pub mod reductions;
 pub mod resize;

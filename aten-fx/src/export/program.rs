@@ -148,8 +148,16 @@ pub struct ExportedProgram {
     shapes: ShapeEnv,
     /// How many calls were folded into constants at load.
     folded: usize,
-    /// How many calls were fused into others at load.
-    fused: usize,
+    /// How many calls were fused into others at load: batch
+    /// normalisations into convolutions, pointwise calls into chains.
+    fused: Fused,
+}
+
+/// The calls a load fused, by kind.
+#[derive(Clone, Copy, Debug, Default)]
+struct Fused {
+    norms: usize,
+    pointwise: usize,
 }
 
 /// What a mutation output writes back to.
@@ -574,8 +582,9 @@ pub struct LoadOptions {
     /// call runs on every run, as in `ep.module()`.
     pub fold_constants: bool,
     /// Fuse calls where it pays: a batch normalisation into the
-    /// convolution before it ([`Interpreter::fuse_batch_norms`]); on by
-    /// default. The results then differ from PyTorch's in rounding only.
+    /// convolution before it ([`Interpreter::fuse_batch_norms`]), chains of
+    /// pointwise calls into one pass ([`Interpreter::fuse_pointwise`]); on
+    /// by default. The results then differ from PyTorch's in rounding only.
     pub fuse: bool,
 }
 
@@ -616,13 +625,13 @@ fn prepare(
     lifted: &[(usize, TensorBase)],
     mutations: &[(usize, Mutated)],
     options: &LoadOptions,
-) -> (usize, usize) {
+) -> (usize, Fused) {
     if !options.fold_constants && !options.fuse {
-        return (0, 0);
+        return (0, Fused::default());
     }
     let known = known_lifted(interpreter, lifted, mutations);
     let _inference = InferenceMode::new(true);
-    let fused = if options.fuse {
+    let norms = if options.fuse {
         interpreter.fuse_batch_norms(&known)
     } else {
         0
@@ -632,7 +641,13 @@ fn prepare(
     } else {
         0
     };
-    (folded, fused)
+    // Last: the chains are made of the calls that remain.
+    let pointwise = if options.fuse {
+        interpreter.fuse_pointwise()
+    } else {
+        0
+    };
+    (folded, Fused { norms, pointwise })
 }
 
 impl ExportedProgram {
@@ -750,7 +765,14 @@ impl ExportedProgram {
     /// How many of the graph's calls were fused into others when the
     /// program was loaded ([`LoadOptions::fuse`]).
     pub fn fused_calls(&self) -> usize {
-        self.fused
+        self.fused.norms + self.fused.pointwise
+    }
+
+    /// How many of [`fused_calls`](Self::fused_calls) were pointwise calls
+    /// fused into the chain of their reader
+    /// ([`Interpreter::fuse_pointwise`]).
+    pub fn fused_pointwise_calls(&self) -> usize {
+        self.fused.pointwise
     }
 
     /// The graph's node names, in order.

@@ -64,7 +64,10 @@ impl Interpreter {
             let aliasing = match step {
                 Step::Call { schema, .. } => schema.is_view_op(),
                 Step::Builtin { .. } | Step::Input(_) | Step::Constant(_) => false,
-                Step::HigherOrder { .. } | Step::GetItem { .. } | Step::Output(_) => true,
+                Step::HigherOrder { .. }
+                | Step::GetItem { .. }
+                | Step::Output(_)
+                | Step::Fused(_) => true,
             };
             for j in Interpreter::step_reads(step) {
                 read_at_run[j] = true;
@@ -86,7 +89,7 @@ impl Interpreter {
 }
 
 /// Whether the step is a call that writes one of its arguments.
-fn writes_an_argument(step: &Step) -> bool {
+pub(super) fn writes_an_argument(step: &Step) -> bool {
     match step {
         Step::Call { schema, .. } => schema.is_mutable(),
         // A higher-order call's functions may write anything.

@@ -1,6 +1,8 @@
 //! Fusions chosen per graph at load. A batch normalisation in inference
-//! form (`_native_batch_norm_legit_no_training`) whose input is a
-//! convolution that nothing else reads, with the weights, biases and
+//! form (`_native_batch_norm_legit_no_training`, or `batch_norm` with
+//! `training` false as pre-dispatch graphs have it) whose input is a
+//! convolution (`convolution`, `conv1d`, `conv2d`, `conv3d`) that nothing
+//! else reads, with the weights, biases and
 //! statistics of both known before any run, is folded into the
 //! convolution: its weight is scaled per output channel by
 //! `gamma / sqrt(var + eps)` and its bias becomes
@@ -62,8 +64,12 @@ impl Interpreter {
             }
             // The normalisation's first result is now the convolution's;
             // its unread statistics are no longer made.
+            let statistics = !matches!(
+                &self.steps[i],
+                Step::Call { op, .. } if op.name() == "aten::batch_norm"
+            );
             self.steps[i] = Step::GetItem { of: conv, index: 0 };
-            for &r in &readers[i] {
+            for &r in readers[i].iter().filter(|_| statistics) {
                 if !matches!(self.steps[r], Step::GetItem { index: 0, .. }) {
                     self.steps[r] = Step::Constant(IValue::None);
                 }
@@ -83,19 +89,29 @@ impl Interpreter {
         known: &[Option<IValue>],
         readers: &[Vec<usize>],
     ) -> Option<(usize, TensorBase, Option<TensorBase>)> {
-        let Step::Call { op, slots, .. } = &self.steps[i] else {
+        let Step::Call {
+            op,
+            template,
+            slots,
+            ..
+        } = &self.steps[i]
+        else {
             return None;
         };
-        if op.name() != "aten::_native_batch_norm_legit_no_training" {
-            return None;
+        match op.name().as_str() {
+            "aten::_native_batch_norm_legit_no_training" => {}
+            "aten::batch_norm" if template.get(5).map(IValue::to_bool) == Some(Ok(false)) => {}
+            _ => return None,
         }
         // Exported graphs take every result with a `getitem`; those of the
         // statistics are read by nothing.
-        let first_only = readers[i].iter().all(|&r| match self.steps[r] {
-            Step::GetItem { index: 0, .. } => true,
-            Step::GetItem { .. } => readers[r].is_empty(),
-            _ => false,
-        });
+        // `batch_norm` has one result.
+        let first_only = op.name() == "aten::batch_norm"
+            || readers[i].iter().all(|&r| match self.steps[r] {
+                Step::GetItem { index: 0, .. } => true,
+                Step::GetItem { .. } => readers[r].is_empty(),
+                _ => false,
+            });
         let conv = slots.iter().find_map(|(pos, o)| match (pos, o) {
             (0, Operand::Node(c)) => Some(*c),
             _ => None,
@@ -112,9 +128,12 @@ impl Interpreter {
         else {
             return None;
         };
-        if op.name() != "aten::convolution"
-            || template.get(6).map(IValue::to_bool) != Some(Ok(false))
-        {
+        let plain = match op.name().as_str() {
+            "aten::convolution" => template.get(6).map(IValue::to_bool) == Some(Ok(false)),
+            "aten::conv1d" | "aten::conv2d" | "aten::conv3d" => true,
+            _ => false,
+        };
+        if !plain {
             return None;
         }
         let weight = self.known_tensor(template, slots, 1, known)??;
@@ -128,10 +147,19 @@ impl Interpreter {
     /// The normalisation's parameters at `i`, when all are known.
     fn norm_at(&self, i: usize, known: &[Option<IValue>]) -> Option<Norm> {
         let Step::Call {
-            template, slots, ..
+            op,
+            template,
+            slots,
+            ..
         } = &self.steps[i]
         else {
             return None;
+        };
+        // `batch_norm` has `training` and `momentum` before `eps`.
+        let eps_at = if op.name() == "aten::batch_norm" {
+            7
+        } else {
+            6
         };
         let values = |pos: usize| -> Option<Option<Vec<f64>>> {
             match self.known_tensor(template, slots, pos, known)? {
@@ -144,7 +172,7 @@ impl Interpreter {
             bias: values(2)?,
             mean: values(3)??,
             var: values(4)??,
-            eps: template.get(6)?.to_double().ok()?,
+            eps: template.get(eps_at)?.to_double().ok()?,
         })
     }
 

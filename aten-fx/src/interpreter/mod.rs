@@ -7,12 +7,14 @@
 //! after its last reader, so memory is given back as the graph runs. A run
 //! keeps its values in its own table: one interpreter serves several
 //! threads at once. Calls on values known before any run can be folded
-//! into constants once ([`Interpreter::fold_constants`]), and a batch
+//! into constants once ([`Interpreter::fold_constants`]), a batch
 //! normalisation folded into the convolution before it
-//! ([`Interpreter::fuse_batch_norms`]).
+//! ([`Interpreter::fuse_batch_norms`]), and chains of pointwise calls run
+//! as one pass over the data ([`Interpreter::fuse_pointwise`]).
 
 mod fold;
 mod fuse;
+mod pointwise;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -88,6 +90,8 @@ enum Step {
     GetItem { of: usize, index: usize },
     /// The graph's results.
     Output(Vec<Operand>),
+    /// A chain of pointwise calls run as one (see [`pointwise`]).
+    Fused(Box<pointwise::Fused>),
 }
 
 /// An argument of a higher-order call.
@@ -331,7 +335,6 @@ impl Interpreter {
             };
             steps.push(step);
         }
-        let n = steps.len();
         for (i, step) in steps.iter().enumerate() {
             for j in Interpreter::step_reads(step) {
                 if j >= i {
@@ -342,8 +345,20 @@ impl Interpreter {
                 }
             }
         }
-        // The last reader of each value; a value nothing reads dies where
-        // it is made; the output's values are never released.
+        let dead = Interpreter::liveness(&steps);
+        Ok(Interpreter {
+            steps,
+            names: graph.nodes.iter().map(|n| n.name.clone()).collect(),
+            dead,
+            num_inputs: inputs,
+        })
+    }
+
+    /// Per step, the values it reads last (released after it): the last
+    /// reader of each value; a value nothing reads dies where it is made;
+    /// the output's values are never released.
+    fn liveness(steps: &[Step]) -> Vec<Vec<usize>> {
+        let n = steps.len();
         let mut last: Vec<Option<usize>> = vec![None; n];
         let mut kept = vec![false; n];
         for (i, step) in steps.iter().enumerate() {
@@ -362,12 +377,7 @@ impl Interpreter {
             }
             dead[last[j].unwrap_or(j)].push(j);
         }
-        Ok(Interpreter {
-            steps,
-            names: graph.nodes.iter().map(|n| n.name.clone()).collect(),
-            dead,
-            num_inputs: inputs,
-        })
+        dead
     }
 
     fn call_step(op: &Arc<OpOverload>, args: &[Arg], kwargs: &[(String, Arg)]) -> Result<Step> {
@@ -431,6 +441,7 @@ impl Interpreter {
                 args.iter().for_each(|o| operand_reads(o, &mut out))
             }
             Step::GetItem { of, .. } => out.push(*of),
+            Step::Fused(f) => out.extend_from_slice(&f.inputs),
             Step::Input(_) | Step::Constant(_) => {}
         }
         out
@@ -463,42 +474,70 @@ impl Interpreter {
         }
         let mut values: Vec<Option<IValue>> = vec![None; self.steps.len()];
         for (i, step) in self.steps.iter().enumerate() {
+            if let Step::Output(outs) = step {
+                return outs.iter().map(|o| self.eval(o, &values, i)).collect();
+            }
+            let start = times.is_some().then(Instant::now);
             let value = match step {
-                Step::Output(outs) => {
-                    return outs.iter().map(|o| self.eval(o, &values, i)).collect();
-                }
-                _ => {
-                    let start = times.is_some().then(Instant::now);
-                    let value = self.step(i, step, inputs, &values);
-                    if let (Some(start), Some(t)) =
-                        (start, times.as_deref_mut().and_then(|t| t.get_mut(i)))
-                    {
-                        *t += start.elapsed();
-                    }
-                    value
-                }
-                .map_err(|e| {
-                    if matches!(step, Step::Call { .. } | Step::Builtin { .. }) {
-                        let what = match step {
-                            Step::Call { op, .. } => op.name(),
-                            Step::Builtin { function, .. } => function.target().to_string(),
-                            _ => String::new(),
-                        };
-                        Error::new(
-                            e.kind(),
-                            format!("node `{}` ({what}): {}", self.names[i], e.message()),
-                        )
-                    } else {
-                        e
-                    }
-                })?,
+                Step::Fused(fused) => self.fused_step(fused, inputs, &mut values)?,
+                _ => self
+                    .step(i, step, inputs, &values)
+                    .map_err(|e| self.node_error(i, step, e))?,
             };
+            if let (Some(start), Some(t)) = (start, times.as_deref_mut().and_then(|t| t.get_mut(i)))
+            {
+                *t += start.elapsed();
+            }
             values[i] = Some(value);
             for &j in &self.dead[i] {
                 values[j] = None;
             }
         }
         Err(Error::runtime("the graph has no output node"))
+    }
+
+    /// `e` of node `i`'s call, named with the node and what it calls.
+    fn node_error(&self, i: usize, step: &Step, e: Error) -> Error {
+        let what = match step {
+            Step::Call { op, .. } => op.name(),
+            Step::Builtin { function, .. } => function.target().to_string(),
+            _ => return e,
+        };
+        Error::new(
+            e.kind(),
+            format!("node `{}` ({what}): {}", self.names[i], e.message()),
+        )
+    }
+
+    /// A fused chain: its program where the backend serves it, else its
+    /// calls one by one (each value in its node's slot until the chain
+    /// ends).
+    fn fused_step(
+        &self,
+        fused: &pointwise::Fused,
+        inputs: &[IValue],
+        values: &mut [Option<IValue>],
+    ) -> Result<IValue> {
+        if let Some(t) = Interpreter::run_fused(fused, values)? {
+            return Ok(IValue::Tensor(t));
+        }
+        let mut outcome = Ok(());
+        for (j, step) in &fused.calls {
+            match self.step(*j, step, inputs, values) {
+                Ok(v) => values[*j] = Some(v),
+                Err(e) => {
+                    outcome = Err(self.node_error(*j, step, e));
+                    break;
+                }
+            }
+        }
+        let root = fused.calls.last().map(|(j, _)| *j);
+        let value = root.and_then(|r| values[r].take());
+        for (j, _) in &fused.calls {
+            values[*j] = None;
+        }
+        outcome?;
+        value.ok_or_else(|| Error::internal("a fused chain has no calls"))
     }
 
     fn step(
@@ -578,7 +617,7 @@ impl Interpreter {
                     ))
                 })?
             }
-            Step::Output(_) => IValue::None,
+            Step::Output(_) | Step::Fused(_) => IValue::None,
         })
     }
 
@@ -624,6 +663,7 @@ impl Interpreter {
             Step::Call { op, .. } => Some(op.name()),
             Step::Builtin { function, .. } => Some(function.target().to_string()),
             Step::HigherOrder { op, .. } => Some(format!("higher_order::{}", op.name())),
+            Step::Fused(fused) => Some(Interpreter::fused_target(fused)),
             _ => None,
         }
     }
@@ -631,8 +671,16 @@ impl Interpreter {
     /// The operators the graph's calls resolve to, in node order
     /// (`aten::add.Tensor`).
     pub fn targets(&self) -> Vec<String> {
-        (0..self.steps.len())
-            .filter_map(|i| self.node_target(i))
-            .collect()
+        let mut out = Vec::new();
+        for (i, step) in self.steps.iter().enumerate() {
+            match step {
+                Step::Fused(fused) => out.extend(fused.calls.iter().filter_map(|(_, s)| match s {
+                    Step::Call { op, .. } => Some(op.name()),
+                    _ => None,
+                })),
+                _ => out.extend(self.node_target(i)),
+            }
+        }
+        out
     }
 }

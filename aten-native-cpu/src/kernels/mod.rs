@@ -59,6 +59,7 @@ pub mod local_scalar;
 pub mod nn;
 pub mod padding;
 pub mod pointwise_ops;
+mod pointwise_program;
 pub mod pooling;
 pub mod reduce;
 pub mod repeat_interleave;

@@ -101,7 +101,7 @@ impl FloatFn {
     }
 
     #[inline(always)]
-    fn f32(self, x: f32) -> f32 {
+    pub(crate) fn f32(self, x: f32) -> f32 {
         // The logistic activations take the `exp` a loop vectorizes (as
         // PyTorch's vectorized kernels take Sleef's): with the library's,
         // `sigmoid` was a fifth of EfficientNet's time.

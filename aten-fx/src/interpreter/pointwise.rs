@@ -1,0 +1,312 @@
+//! Pointwise fusion chosen per graph at load: a chain of elementwise calls
+//! (`add`, `sub`, `mul`, `div`, `clamp`, `hardtanh`, `relu`, `sigmoid`,
+//! `silu`, `tanh`, `hardswish`, `hardsigmoid`) in which each value but the
+//! last is read by the next call alone becomes one step that runs the
+//! chain as a [`PointwiseProgram`]: the SiLU that export writes as
+//! `mul(x, sigmoid(x))`, the hardswish written as `add`, `clamp`, `mul`,
+//! `div`, a residual sum and its ReLU. Each run offers the program to the
+//! backend's evaluator ([`POINTWISE_PROGRAM_STUB`]) when only the
+//! backend's kernels would see the calls (no input requires grad, no mode
+//! or other functionality key is active); when it declines (another dtype,
+//! layout or shape) the calls run one by one as they were. The evaluator
+//! takes each operator's formula, so fused and unfused results agree.
+//!
+//! [`PointwiseProgram`]: aten_core::native::pointwise_program::PointwiseProgram
+//! [`POINTWISE_PROGRAM_STUB`]: aten_core::native::pointwise_program::POINTWISE_PROGRAM_STUB
+
+use std::sync::Arc;
+
+use aten_boxing::IValue;
+use aten_core::dispatch_stub;
+use aten_core::native::pointwise_program::{
+    PointwiseOp, PointwiseOperand, PointwiseProgram, PointwiseStep, POINTWISE_PROGRAM_STUB,
+};
+use c10_core::dispatch_key::DispatchKey;
+use c10_core::dispatch_key_set::DispatchKeySet;
+use c10_core::dispatch_key_set::AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPLACE_OR_VIEW;
+use c10_core::local_dispatch_key_set::tls_local_dispatch_key_set;
+use c10_core::{DeviceType, Result, ScalarType, TensorBase};
+
+use super::fold::writes_an_argument;
+use super::{Interpreter, Operand, Step};
+
+/// A fused chain: its program, the nodes it reads (one per program input)
+/// and the calls it replaces, by node, in order (the last is the node the
+/// fused step stands at), to run when the backend declines.
+pub(super) struct Fused {
+    pub(super) program: Arc<PointwiseProgram>,
+    pub(super) inputs: Vec<usize>,
+    pub(super) calls: Vec<(usize, Step)>,
+}
+
+/// An operand of a call as the fusion sees it.
+#[derive(Copy, Clone)]
+enum Arg {
+    Node(usize),
+    Number(f64),
+}
+
+impl Interpreter {
+    /// Fuses the graph's pointwise chains (see the module docs); returns
+    /// how many calls were fused into others.
+    pub fn fuse_pointwise(&mut self) -> usize {
+        let n = self.steps.len();
+        let mut readers: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for (i, step) in self.steps.iter().enumerate() {
+            let mut reads = Interpreter::step_reads(step);
+            reads.dedup();
+            for j in reads {
+                if readers[j].last() != Some(&i) {
+                    readers[j].push(i);
+                }
+            }
+        }
+        let calls: Vec<Option<(PointwiseOp, Vec<Arg>)>> =
+            self.steps.iter().map(pointwise_call).collect();
+        // A call joins the chain of its only reader when that reader is a
+        // pointwise call too (the graph's output is no call: a value it
+        // returns is never fused away).
+        let joins = |i: usize| -> Option<usize> {
+            calls[i].as_ref()?;
+            match readers[i].as_slice() {
+                [r] if calls[*r].is_some() => Some(*r),
+                _ => None,
+            }
+        };
+        // Writes before each step: a chain runs at its last call, so no call
+        // that writes an argument may lie between its first and its last.
+        let mut writes = vec![0usize; n + 1];
+        for (i, step) in self.steps.iter().enumerate() {
+            writes[i + 1] = writes[i] + usize::from(writes_an_argument(step));
+        }
+        let mut fused = 0;
+        for root in 0..n {
+            if calls[root].is_none() || joins(root).is_some() {
+                continue;
+            }
+            // The chain: the calls that join `root`, transitively, in node
+            // order.
+            let mut members = vec![root];
+            let mut k = 0;
+            while k < members.len() {
+                let (_, args) = calls[members[k]].as_ref().expect("a member is a call");
+                for a in args {
+                    if let Arg::Node(j) = *a {
+                        if !members.contains(&j) && joins(j).is_some() {
+                            members.push(j);
+                        }
+                    }
+                }
+                k += 1;
+            }
+            if members.len() < 2 {
+                continue;
+            }
+            members.sort_unstable();
+            if writes[root] != writes[members[0] + 1] {
+                continue;
+            }
+            let Some((program, inputs)) = program_of(&members, &calls) else {
+                continue;
+            };
+            let mut replaced = Vec::with_capacity(members.len());
+            for &m in &members {
+                let step = std::mem::replace(&mut self.steps[m], Step::Constant(IValue::None));
+                replaced.push((m, step));
+            }
+            self.steps[root] = Step::Fused(Box::new(Fused {
+                program: Arc::new(program),
+                inputs,
+                calls: replaced,
+            }));
+            fused += members.len() - 1;
+        }
+        if fused > 0 {
+            self.dead = Interpreter::liveness(&self.steps);
+        }
+        fused
+    }
+
+    /// Runs a fused chain's program on `values`, if the backend serves
+    /// it: `None` when the calls must run one by one.
+    pub(super) fn run_fused(
+        fused: &Fused,
+        values: &[Option<IValue>],
+    ) -> Result<Option<TensorBase>> {
+        let Some(tensors) = Interpreter::served_inputs(fused, values) else {
+            return Ok(None);
+        };
+        match dispatch_stub::find(&POINTWISE_PROGRAM_STUB, DeviceType::CPU) {
+            Some(kernel) => kernel(&fused.program, &tensors),
+            None => Ok(None),
+        }
+    }
+
+    /// The chain's input tensors, when only the CPU backend's kernels
+    /// would see its calls.
+    fn served_inputs(fused: &Fused, values: &[Option<IValue>]) -> Option<Vec<TensorBase>> {
+        let mut tensors = Vec::with_capacity(fused.inputs.len());
+        let mut keys = DispatchKeySet::EMPTY;
+        for &j in &fused.inputs {
+            let IValue::Tensor(t) = values.get(j)?.as_ref()? else {
+                return None;
+            };
+            if !t.defined() || t.requires_grad() {
+                return None;
+            }
+            keys = keys.union(t.key_set());
+            tensors.push(t.clone());
+        }
+        // The keys the calls would dispatch on, less autograd's (no input
+        // requires grad) and BackendSelect's (no factory among them): the
+        // backend's alone, or the calls run as they were.
+        let tls = tls_local_dispatch_key_set();
+        let keys = keys
+            .union(tls.included)
+            .difference(tls.excluded)
+            .difference(AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPLACE_OR_VIEW)
+            .remove(DispatchKey::BackendSelect);
+        (keys.highest_priority_type_id() == DispatchKey::CPU).then_some(tensors)
+    }
+
+    /// What a fused chain calls, for profiles (`pointwise[aten::sigmoid,
+    /// aten::mul.Tensor]`).
+    pub(super) fn fused_target(fused: &Fused) -> String {
+        let names: Vec<String> = fused
+            .calls
+            .iter()
+            .filter_map(|(_, s)| match s {
+                Step::Call { op, .. } => Some(op.name()),
+                _ => None,
+            })
+            .collect();
+        format!("pointwise[{}]", names.join(", "))
+    }
+}
+
+/// The program of a chain (`members` in node order, the last its root)
+/// and the nodes it reads; `None` when a member's operands do not fit.
+fn program_of(
+    members: &[usize],
+    calls: &[Option<(PointwiseOp, Vec<Arg>)>],
+) -> Option<(PointwiseProgram, Vec<usize>)> {
+    let mut inputs: Vec<usize> = Vec::new();
+    let mut steps = Vec::with_capacity(members.len());
+    for &m in members {
+        let (op, args) = calls[m].as_ref()?;
+        let operands = args
+            .iter()
+            .map(|a| match *a {
+                Arg::Number(v) => PointwiseOperand::Number(v),
+                Arg::Node(j) => match members.iter().position(|&x| x == j) {
+                    Some(k) => PointwiseOperand::Result(k),
+                    None => {
+                        let k = inputs.iter().position(|&x| x == j).unwrap_or_else(|| {
+                            inputs.push(j);
+                            inputs.len() - 1
+                        });
+                        PointwiseOperand::Input(k)
+                    }
+                },
+            })
+            .collect();
+        steps.push(PointwiseStep { op: *op, operands });
+    }
+    let program = PointwiseProgram::new(inputs.len(), steps).ok()?;
+    Some((program, inputs))
+}
+
+/// The pointwise operation of a call and its operands, if the fusion
+/// knows it: its tensors nodes, its other operands numbers (a Python
+/// number of the graph), `alpha` 1, clamp bounds numbers or absent.
+fn pointwise_call(step: &Step) -> Option<(PointwiseOp, Vec<Arg>)> {
+    let Step::Call {
+        op,
+        template,
+        slots,
+        ..
+    } = step
+    else {
+        return None;
+    };
+    let arg = |pos: usize| -> Option<Arg> {
+        match slots.iter().find(|(p, _)| *p == pos) {
+            Some((_, Operand::Node(j))) => Some(Arg::Node(*j)),
+            Some((_, Operand::Const(v))) => number(v).map(Arg::Number),
+            Some(_) => None,
+            None => number(template.get(pos)?).map(Arg::Number),
+        }
+    };
+    // A constant operand (a bound, `alpha`): a number, or `None`.
+    let bound = |pos: usize| -> Option<Option<f64>> {
+        if slots.iter().any(|(p, _)| *p == pos) {
+            return None;
+        }
+        match template.get(pos)? {
+            IValue::None => Some(None),
+            v => Some(Some(number(v)?)),
+        }
+    };
+    let name = op.name();
+    let unit_alpha = || bound(2) == Some(Some(1.0));
+    let (op, arity) = match name.as_str() {
+        "aten::add.Tensor" | "aten::add.Scalar" if unit_alpha() => (PointwiseOp::Add, 2),
+        "aten::sub.Tensor" | "aten::sub.Scalar" if unit_alpha() => (PointwiseOp::Sub, 2),
+        "aten::mul.Tensor" | "aten::mul.Scalar" => (PointwiseOp::Mul, 2),
+        "aten::div.Tensor" | "aten::div.Scalar" => (PointwiseOp::Div, 2),
+        "aten::relu" => (PointwiseOp::Relu, 1),
+        "aten::sigmoid" => (PointwiseOp::Sigmoid, 1),
+        "aten::silu" => (PointwiseOp::Silu, 1),
+        "aten::tanh" => (PointwiseOp::Tanh, 1),
+        "aten::hardswish" => (PointwiseOp::Hardswish, 1),
+        "aten::hardsigmoid" => (PointwiseOp::Hardsigmoid, 1),
+        "aten::clamp" | "aten::hardtanh" => (
+            PointwiseOp::Clamp {
+                min: bound(1)?,
+                max: bound(2)?,
+            },
+            1,
+        ),
+        "aten::clamp_min" => (
+            PointwiseOp::Clamp {
+                min: Some(bound(1)??),
+                max: None,
+            },
+            1,
+        ),
+        "aten::clamp_max" => (
+            PointwiseOp::Clamp {
+                min: None,
+                max: Some(bound(1)??),
+            },
+            1,
+        ),
+        _ => return None,
+    };
+    if let PointwiseOp::Clamp { min, max } = op {
+        if min.is_some_and(f64::is_nan) || max.is_some_and(f64::is_nan) {
+            return None;
+        }
+    }
+    let args = (0..arity).map(arg).collect::<Option<Vec<_>>>()?;
+    // At least one operand is a tensor (of the graph).
+    args.iter()
+        .any(|a| matches!(a, Arg::Node(_)))
+        .then_some((op, args))
+}
+
+/// A constant that is a number: a Python number, or the wrapped number a
+/// Python number in a `Tensor` slot was bound as (not a tensor of the
+/// graph, whose dtype would take part in the promotion).
+fn number(v: &IValue) -> Option<f64> {
+    match v {
+        IValue::Int(i) => Some(*i as f64),
+        IValue::Double(d) => Some(d.get()),
+        IValue::Tensor(t) if t.is_wrapped_number() && t.dim() == 0 => match t.dtype()? {
+            ScalarType::Double => t.to_vec::<f64>().ok()?.first().copied(),
+            ScalarType::Long => t.to_vec::<i64>().ok()?.first().map(|&i| i as f64),
+            _ => None,
+        },
+        _ => None,
+    }
+}
