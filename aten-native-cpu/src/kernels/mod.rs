@@ -46,7 +46,7 @@ mod depthwise_conv;
 pub mod distance;
 pub mod embedding_bag;
 mod factories;
-mod fast_exp;
+mod vector_math;
 pub mod fft;
 pub mod fill;
 pub mod flip;
