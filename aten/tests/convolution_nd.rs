@@ -198,6 +198,9 @@ fn depthwise_cases() -> Vec<Case> {
         case([1, 2, 3, 2], [7, 7], [1, 1], [3, 3], [1, 1]),
         case([2, 2, 6, 7], [3, 2], [2, 1], [2, 0], [2, 1]),
         case([1, 3, 5, 19], [5, 5], [1, 3], [2, 2], [1, 2]),
+        // A window so dilated over so much padding that the direct kernel
+        // declines it.
+        case([1, 2, 4, 4], [3, 3], [1, 1], [100, 100], [100, 100]),
     ]
 }
 

@@ -4,13 +4,18 @@
 //! The general path convolves each channel apart (PyTorch's slow CPU path)
 //! or unfolds every window (im2col) for a one-row product per channel;
 //! both move `kh * kw` times the input through memory for `kh * kw`
-//! multiply-adds per output. Here each output row is the sum over the
-//! filter's taps of one input row scaled by the tap: per tap a run of
-//! outputs (those whose input lies inside the plane, from
-//! [`window_columns`]) gets `tap * input` added, a loop the compiler
-//! vectorises at stride 1. The sums start at zero and take the taps in
+//! multiply-adds per output. Here a plane's input is first copied, zero
+//! padded, into one sub-plane per stride phase (the rows `r * sh + qr` and
+//! columns `c * sw + qc` of the padded plane in sub-plane `(qr, qc)`), all
+//! with one row pitch a little wider than the output. A tap then reads one
+//! sub-plane at a fixed offset from each output, so the whole plane's sums
+//! take that tap in one flat loop over `out_h * pitch` values (the columns
+//! past the output's width are computed and dropped), a loop the compiler
+//! vectorises whatever the stride, and long even for the small planes of
+//! a network's last stages. The sums start at zero and take the taps in
 //! the filter's order, then the bias. Planes (an image's channel) are
-//! split over threads.
+//! split over threads. A window so dilated that the padded copy would be
+//! far larger than the planes is declined (the general path serves it).
 
 use std::ops::{Add, Mul};
 
@@ -19,7 +24,7 @@ use aten_core::parallel::{parallel_chunks_mut, GRAIN_SIZE};
 use aten_core::{ops, Tensor};
 use c10_core::{Error, Numeric, Result, ScalarType, TensorBase};
 
-use super::util::{device_of, window_columns, WindowColumn};
+use super::util::{device_of, try_vec_filled};
 
 /// The geometry of one plane's convolution.
 struct Plane {
@@ -27,73 +32,134 @@ struct Plane {
     width: usize,
     out_h: usize,
     out_w: usize,
-    kernel: (usize, usize),
     stride: (usize, usize),
-    /// The input row of output row 0 for each kernel row (`ki * dh - ph`).
-    row_first: Vec<i64>,
-    /// The window's columns along the width.
-    columns: Vec<WindowColumn>,
+    padding: (usize, usize),
+    /// The sub-planes' row pitch: the output's width plus the farthest
+    /// column offset of a tap.
+    pitch: usize,
+    /// The sub-planes' rows: the output's height plus the farthest row
+    /// offset of a tap, plus one for the dropped columns' reads.
+    rows: usize,
+    /// Per tap, in the filter's order, where its reads start in the
+    /// sub-planes: its sub-plane's start plus its row and column offset.
+    offsets: Vec<usize>,
 }
+
+/// Sums computed together, in registers.
+const LANES: usize = 32;
 
 /// Element types the direct kernel computes in (their own arithmetic, as
 /// the general path's float32 and float64 products do).
 trait Elem: Numeric + Copy + Add<Output = Self> + Mul<Output = Self> + Send + Sync {
     /// [`Plane::run`] on the widest vectors the processor has for `Self`.
-    fn run_plane(plane: &Plane, x: &[Self], w: &[Self], bias: Option<Self>, y: &mut [Self]) {
-        plane.run(x, w, bias, y)
+    fn run_plane(
+        plane: &Plane,
+        x: &[Self],
+        w: &[Self],
+        bias: Option<Self>,
+        y: &mut [Self],
+        scratch: &mut [Self],
+    ) {
+        plane.run(x, w, bias, y, scratch)
     }
 }
 
 impl Elem for f64 {}
 
 impl Elem for f32 {
-    fn run_plane(plane: &Plane, x: &[f32], w: &[f32], bias: Option<f32>, y: &mut [f32]) {
+    fn run_plane(
+        plane: &Plane,
+        x: &[f32],
+        w: &[f32],
+        bias: Option<f32>,
+        y: &mut [f32],
+        scratch: &mut [f32],
+    ) {
         #[cfg(target_arch = "x86_64")]
         if std::is_x86_feature_detected!("avx512f") {
             // SAFETY: AVX-512F is present (just detected).
-            return unsafe { run_avx512(plane, x, w, bias, y) };
+            return unsafe { run_avx512(plane, x, w, bias, y, scratch) };
         }
-        plane.run(x, w, bias, y)
+        plane.run(x, w, bias, y, scratch)
     }
 }
 
 impl Plane {
+    /// The elements of one sub-plane.
+    fn phase_len(&self) -> usize {
+        self.rows * self.pitch
+    }
+
+    /// The scratch one plane needs: every sub-plane, then the sums.
+    fn scratch_len(&self) -> usize {
+        self.stride.0 * self.stride.1 * self.phase_len() + self.out_h * self.pitch
+    }
+
     /// One plane: `x` (`height x width`) with the `kh * kw` taps `w`, into
-    /// `y` (`out_h x out_w`), plus `bias`.
+    /// `y` (`out_h x out_w`), plus `bias`; `scratch` has
+    /// [`scratch_len`](Self::scratch_len) elements.
     #[inline(always)]
-    fn run<T: Elem>(&self, x: &[T], w: &[T], bias: Option<T>, y: &mut [T]) {
+    fn run<T: Elem>(&self, x: &[T], w: &[T], bias: Option<T>, y: &mut [T], scratch: &mut [T]) {
         let zero = T::from_f64(0.0);
         let (sh, sw) = self.stride;
-        for (oy, row) in y.chunks_exact_mut(self.out_w).take(self.out_h).enumerate() {
-            row.fill(zero);
-            for (ki, &first) in self.row_first.iter().enumerate() {
-                let iy = first + (oy * sh) as i64;
-                if iy < 0 || iy as usize >= self.height {
-                    continue;
-                }
-                let src = &x[iy as usize * self.width..][..self.width];
-                let taps = &w[ki * self.kernel.1..][..self.kernel.1];
-                for c in &self.columns {
-                    let tap = taps[c.tap];
-                    let (lo, hi) = (c.outputs.start, c.outputs.end);
-                    // `first + o * sw` lies in `[0, width)` for these `o`.
-                    let start = (c.first + (lo * sw) as i64) as usize;
-                    if sw == 1 {
-                        let line = &src[start..][..hi - lo];
-                        for (d, &v) in row[lo..hi].iter_mut().zip(line) {
-                            *d = *d + tap * v;
-                        }
-                    } else {
-                        for (i, d) in row[lo..hi].iter_mut().enumerate() {
-                            *d = *d + tap * src[start + i * sw];
+        let (pitch, phase_len) = (self.pitch, self.phase_len());
+        let (phases, sums) = scratch.split_at_mut(sh * sw * phase_len);
+        for qr in 0..sh {
+            for qc in 0..sw {
+                let sub = &mut phases[(qr * sw + qc) * phase_len..][..phase_len];
+                sub.fill(zero);
+                for (r, line) in sub.chunks_exact_mut(pitch).enumerate() {
+                    let Some(iy) = (r * sh + qr).checked_sub(self.padding.0) else {
+                        continue;
+                    };
+                    if iy >= self.height {
+                        break;
+                    }
+                    let src = &x[iy * self.width..][..self.width];
+                    for (c, d) in line.iter_mut().enumerate() {
+                        let ix = (c * sw + qc).wrapping_sub(self.padding.1);
+                        if let Some(&v) = src.get(ix) {
+                            *d = v;
                         }
                     }
                 }
             }
-            if let Some(b) = bias {
-                for d in row.iter_mut() {
-                    *d = *d + b;
+        }
+        let len = self.out_h * pitch;
+        let sums = &mut sums[..len];
+        // A run of sums at a time over every tap, the run held in
+        // registers (a fixed length, so the loop unrolls into them): each
+        // sum is written once. `offset + len` is within the sub-planes
+        // (`rows` and `pitch` were sized for the farthest offsets).
+        let mut at = 0;
+        while at + LANES <= len {
+            let mut acc = [zero; LANES];
+            for (&offset, &tap) in self.offsets.iter().zip(w) {
+                if let Some(src) = phases[offset + at..].first_chunk::<LANES>() {
+                    for (a, &v) in acc.iter_mut().zip(src) {
+                        *a = *a + tap * v;
+                    }
                 }
+            }
+            sums[at..at + LANES].copy_from_slice(&acc);
+            at += LANES;
+        }
+        let tail = &mut sums[at..];
+        tail.fill(zero);
+        for (&offset, &tap) in self.offsets.iter().zip(w) {
+            let src = &phases[offset + at..][..tail.len()];
+            for (a, &v) in tail.iter_mut().zip(src) {
+                *a = *a + tap * v;
+            }
+        }
+        for (row, line) in y.chunks_exact_mut(self.out_w).zip(sums.chunks_exact(pitch)) {
+            match bias {
+                Some(b) => {
+                    for (d, &v) in row.iter_mut().zip(line) {
+                        *d = v + b;
+                    }
+                }
+                None => row.copy_from_slice(&line[..self.out_w]),
             }
         }
     }
@@ -107,8 +173,15 @@ impl Plane {
 /// The processor has AVX-512F.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-unsafe fn run_avx512(plane: &Plane, x: &[f32], w: &[f32], bias: Option<f32>, y: &mut [f32]) {
-    plane.run(x, w, bias, y)
+unsafe fn run_avx512(
+    plane: &Plane,
+    x: &[f32],
+    w: &[f32],
+    bias: Option<f32>,
+    y: &mut [f32],
+    scratch: &mut [f32],
+) {
+    plane.run(x, w, bias, y, scratch)
 }
 
 /// The direct kernel (registered for CPU as [`DEPTHWISE_CONV2D_STUB`]'s):
@@ -183,39 +256,74 @@ fn convolve<T: Elem>(
     let out_len = planes
         .checked_mul(out_plane)
         .ok_or_else(|| Error::runtime("convolution: the sizes overflow"))?;
-    let out_sizes = [is[0], is[1], out_h as i64, out_w as i64];
-    let dtype = T::DTYPE;
-    let out = TensorBase::empty(&out_sizes, dtype, device_of(x))?;
-    if out_len == 0 {
-        return Ok(Some(Tensor::from(out)));
+    let (sh, sw) = (size(stride[0])?, size(stride[1])?);
+    let (dh, dw) = (size(dilation[0])?, size(dilation[1])?);
+    let overflow = || Error::runtime("convolution: the sizes overflow");
+    // The farthest offsets of a tap in its sub-plane.
+    let r0 = kernel
+        .0
+        .saturating_sub(1)
+        .checked_mul(dh)
+        .ok_or_else(overflow)?
+        / sh;
+    let c0 = kernel
+        .1
+        .saturating_sub(1)
+        .checked_mul(dw)
+        .ok_or_else(overflow)?
+        / sw;
+    let pitch = out_w.checked_add(c0).ok_or_else(overflow)?;
+    let rows = out_h
+        .checked_add(r0)
+        .and_then(|r| r.checked_add(1))
+        .ok_or_else(overflow)?;
+    let in_plane = height * width;
+    // Declined: a padded copy far larger than the planes (a window so
+    // dilated, or a stride so long, that most of the copy is never read).
+    let phase_len = rows.checked_mul(pitch);
+    let scratch_len = sh
+        .checked_mul(sw)
+        .zip(phase_len)
+        .and_then(|(p, l)| p.checked_mul(l))
+        .and_then(|p| p.checked_add(out_h.checked_mul(pitch)?));
+    let bound = in_plane
+        .saturating_add(out_plane)
+        .saturating_mul(4)
+        .saturating_add(4096);
+    let (Some(scratch_len), Some(phase_len)) = (scratch_len.filter(|&l| l <= bound), phase_len)
+    else {
+        return Ok(None);
+    };
+    // Every offset is below the scratch's length (checked above).
+    let mut offsets = Vec::with_capacity(kernel.0 * kernel.1);
+    for ki in 0..kernel.0 {
+        let (qr, r) = ((ki * dh) % sh, (ki * dh) / sh);
+        for kj in 0..kernel.1 {
+            let (qc, c) = ((kj * dw) % sw, (kj * dw) / sw);
+            offsets.push((qr * sw + qc) * phase_len + r * pitch + c);
+        }
     }
     let plane = Plane {
         height,
         width,
         out_h,
         out_w,
-        kernel,
-        stride: (size(stride[0])?, size(stride[1])?),
-        row_first: (0..ws[2])
-            .map(|ki| {
-                // Inside `[-padding, height + padding)`: an i64.
-                let at = i128::from(ki) * i128::from(dilation[0]) - i128::from(padding[0]);
-                i64::try_from(at).map_err(|_| Error::runtime("convolution: the sizes overflow"))
-            })
-            .collect::<Result<_>>()?,
-        columns: window_columns(
-            ws[3],
-            stride[1],
-            padding[1],
-            dilation[1],
-            is[3],
-            out_w as i64,
-        ),
+        stride: (sh, sw),
+        padding: (size(padding[0])?, size(padding[1])?),
+        pitch,
+        rows,
+        offsets,
     };
+    debug_assert_eq!(scratch_len, plane.scratch_len());
+    let out_sizes = [is[0], is[1], out_h as i64, out_w as i64];
+    let dtype = T::DTYPE;
+    let out = TensorBase::empty(&out_sizes, dtype, device_of(x))?;
+    if out_len == 0 {
+        return Ok(Some(Tensor::from(out)));
+    }
     let x = ops::contiguous(x)?;
     let w = weight.to_vec::<T>()?;
     let b: Option<Vec<T>> = bias.map(|b| b.to_vec::<T>()).transpose()?;
-    let in_plane = height * width;
     let taps = kernel.0 * kernel.1;
     // Planes per task: about a grain's worth of multiply-adds.
     let work = out_plane.saturating_mul(taps).max(1);
@@ -227,15 +335,26 @@ fn convolve<T: Elem>(
                     "convolution: an operand was resized while the convolution ran",
                 ));
             }
+            let failed = std::sync::atomic::AtomicBool::new(false);
             parallel_chunks_mut(ys, out_plane, grain, |first, part| {
+                let Ok(mut scratch) = try_vec_filled(T::from_f64(0.0), scratch_len) else {
+                    failed.store(true, std::sync::atomic::Ordering::Relaxed);
+                    return;
+                };
                 for (i, y) in part.chunks_exact_mut(out_plane).enumerate() {
                     let p = first + i;
                     let ch = p % c;
                     let image = &xs[p * in_plane..][..in_plane];
                     let filter = &w[ch * taps..][..taps];
-                    T::run_plane(&plane, image, filter, b.as_ref().map(|b| b[ch]), y);
+                    let bias = b.as_ref().map(|b| b[ch]);
+                    T::run_plane(&plane, image, filter, bias, y, &mut scratch);
                 }
             });
+            if failed.into_inner() {
+                return Err(Error::runtime(format!(
+                    "convolution: out of memory for a scratch of {scratch_len} elements"
+                )));
+            }
             Ok(())
         })?
     })??;

@@ -46,7 +46,6 @@ mod depthwise_conv;
 pub mod distance;
 pub mod embedding_bag;
 mod factories;
-mod vector_math;
 pub mod fft;
 pub mod fill;
 pub mod flip;
@@ -71,6 +70,7 @@ pub mod triangular;
 pub mod unary;
 pub mod upsample;
 pub mod util;
+mod vector_math;
 
 pub use activation::{elu_out, leaky_relu_out, softplus_out};
 pub use advanced_indexing::{

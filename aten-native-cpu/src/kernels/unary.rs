@@ -10,8 +10,8 @@ use c10_core::{Element, Numeric, Result, ScalarType};
 use super::arith::{Arith, Float};
 use aten_core::structured::SetOutput;
 
-use super::vector_math::{exp_f32, tanh_f32};
 use super::util::not_implemented;
+use super::vector_math::{exp_f32, tanh_f32};
 use crate::loops::unary;
 use crate::{dispatch_all, dispatch_floating, dispatch_integral};
 
