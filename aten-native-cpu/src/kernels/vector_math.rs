@@ -38,7 +38,7 @@ pub fn exp_f32(x: f32) -> f32 {
     let p = p * r + 8.333_452e-3;
     let p = p * r + 4.166_579_6e-2;
     let p = p * r + 1.666_666_5e-1;
-    let p = p * r + 5.000_000_1e-1;
+    let p = p * r + 0.5;
     let e_r = p * (r * r) + r + 1.0;
     // `n` as an integer: `shifted` holds it in its low mantissa bits
     // (`as i32`, which saturates, would not vectorize: one lane at a time
@@ -57,10 +57,10 @@ pub fn tanh_f32(x: f32) -> f32 {
     let a = x.abs();
     let z = x * x;
     let p = -5.704_988_7e-3;
-    let p = p * z + 2.063_908_9e-2;
+    let p = p * z + 2.063_909e-2;
     let p = p * z - 5.373_971_6e-2;
     let p = p * z + 1.333_144_2e-1;
-    let p = p * z - 3.333_328_2e-1;
+    let p = p * z - 3.333_328e-1;
     let small = p * z * x + x;
     // For a large or infinite `|x|`, `e` is infinite and the quotient 0.
     let e = exp_f32(2.0 * a);
