@@ -108,7 +108,7 @@ enum Command {
         #[arg(long)]
         no_fold: bool,
         /// No fusion at load (a batch normalisation stays apart from its
-        /// convolution).
+        /// convolution, pointwise chains run call by call).
         #[arg(long)]
         no_fuse: bool,
         /// After each cell's timing, time every node over as many calls as
