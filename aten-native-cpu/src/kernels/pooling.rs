@@ -14,9 +14,10 @@ use aten_core::meta::{
     adaptive_avg_pool2d_backward_meta, adaptive_avg_pool2d_meta, adaptive_avg_pool3d_meta,
     max_pool3d_with_indices_meta,
 };
+use aten_core::parallel::{parallel_chunks_mut, GRAIN_SIZE};
 use aten_core::structured::{copy_to_out, MetaOutput};
 use aten_core::Tensor;
-use c10_core::{dispatch_dtype, Error, Numeric, Result, ScalarType};
+use c10_core::{dispatch_dtype, Error, Numeric, Result, ScalarType, ThreadShared};
 
 use super::util::{dtype_of, not_implemented, window_columns, with_fresh_output_of, write_output};
 use crate::dispatch_floating;
@@ -149,7 +150,7 @@ impl PoolGeometry {
 /// that dimension, so the windows are computed once per call (in wide
 /// arithmetic) and the loops below only walk indices: computing them per
 /// output element made this kernel 14% of the CNN model's time.
-fn max_pool<T: Numeric + PartialOrd>(
+fn max_pool<T: Numeric + PartialOrd + Send + Sync>(
     g: &PoolGeometry,
     x: &[T],
     lowest: T,
@@ -168,61 +169,81 @@ fn max_pool<T: Numeric + PartialOrd>(
         iw,
         g.output[2],
     );
-    for plane in 0..g.planes {
-        let volume = &x[plane * plane_len..][..plane_len];
-        let values = &mut values[plane * out_len..][..out_len];
-        let indices = &mut indices[plane * out_len..][..out_len];
-        let out_w = windows[2].len();
-        let mut at = 0;
-        for &(d0, d1, dd) in &windows[0] {
-            for &(h0, h1, dh) in &windows[1] {
-                // One output row at a time, its windows' rows outermost: the
-                // comparisons of neighbouring outputs do not wait for each
-                // other (one output's whole window in a row made every
-                // comparison wait for the one before it). Each output still
-                // visits its window in PyTorch's order, so the first of
-                // equal maxima wins as there.
-                let row_values = &mut values[at..at + out_w];
-                let row_indices = &mut indices[at..at + out_w];
-                for (o, &(w0, _, _)) in windows[2].iter().enumerate() {
-                    row_values[o] = lowest;
-                    row_indices[o] = (d0 * ih + h0) * iw + w0;
-                }
-                let mut z = d0;
-                while z < d1 {
-                    let mut y = h0;
-                    while y < h1 {
-                        let row = (z * ih + y) * iw;
-                        // The window's columns one at a time, each over
-                        // every output it is inside the input for: no
-                        // output waits on its neighbour, and each still
-                        // visits its window's columns in order.
-                        for column in &columns {
-                            for o in column.outputs.clone() {
-                                let x = row + column.first + o as i64 * g.stride[2];
-                                let v = volume[x as usize];
-                                // PyTorch's `val > maxval || isnan(val)`,
-                                // as two selects rather than a branch: on
-                                // random data the branch mispredicted
-                                // about every other element. Marked
-                                // unpredictable, or LLVM turns the selects
-                                // of this loop back into a branch.
-                                // `|`, not `||`: a short circuit is a
-                                // branch too.
-                                let (best, best_at) = (row_values[o], row_indices[o]);
-                                let take = (v > best) | v.partial_cmp(&v).is_none();
-                                row_values[o] = std::hint::select_unpredictable(take, v, best);
-                                row_indices[o] = std::hint::select_unpredictable(take, x, best_at);
-                            }
-                        }
-                        y += dh;
+    if out_len == 0 || indices.len() != values.len() {
+        return;
+    }
+    // Planes per task: about a grain's worth of comparisons.
+    let taps = usize::try_from(g.kernel.iter().product::<i64>())
+        .unwrap_or(1)
+        .max(1);
+    let grain = (GRAIN_SIZE as usize).div_ceil(out_len.saturating_mul(taps));
+    // SAFETY: each part of `values` below is whole planes, and the indices
+    // of those planes are the same range of `indices` (of the same
+    // length), which no other part touches; `indices` is borrowed mutably
+    // until the loop has returned.
+    let shared_indices = unsafe { ThreadShared::new(indices.as_mut_ptr()) };
+    parallel_chunks_mut(values, out_len, grain, |first, part| {
+        for (i, values) in part.chunks_exact_mut(out_len).enumerate() {
+            let plane = first + i;
+            let volume = &x[plane * plane_len..][..plane_len];
+            // SAFETY: see `shared_indices`: plane `plane`'s indices lie inside
+            // `indices` and belong to this part alone.
+            let indices = unsafe {
+                std::slice::from_raw_parts_mut(shared_indices.get().add(plane * out_len), out_len)
+            };
+            let out_w = windows[2].len();
+            let mut at = 0;
+            for &(d0, d1, dd) in &windows[0] {
+                for &(h0, h1, dh) in &windows[1] {
+                    // One output row at a time, its windows' rows outermost: the
+                    // comparisons of neighbouring outputs do not wait for each
+                    // other (one output's whole window in a row made every
+                    // comparison wait for the one before it). Each output still
+                    // visits its window in PyTorch's order, so the first of
+                    // equal maxima wins as there.
+                    let row_values = &mut values[at..at + out_w];
+                    let row_indices = &mut indices[at..at + out_w];
+                    for (o, &(w0, _, _)) in windows[2].iter().enumerate() {
+                        row_values[o] = lowest;
+                        row_indices[o] = (d0 * ih + h0) * iw + w0;
                     }
-                    z += dd;
+                    let mut z = d0;
+                    while z < d1 {
+                        let mut y = h0;
+                        while y < h1 {
+                            let row = (z * ih + y) * iw;
+                            // The window's columns one at a time, each over
+                            // every output it is inside the input for: no
+                            // output waits on its neighbour, and each still
+                            // visits its window's columns in order.
+                            for column in &columns {
+                                for o in column.outputs.clone() {
+                                    let x = row + column.first + o as i64 * g.stride[2];
+                                    let v = volume[x as usize];
+                                    // PyTorch's `val > maxval || isnan(val)`,
+                                    // as two selects rather than a branch: on
+                                    // random data the branch mispredicted
+                                    // about every other element. Marked
+                                    // unpredictable, or LLVM turns the selects
+                                    // of this loop back into a branch.
+                                    // `|`, not `||`: a short circuit is a
+                                    // branch too.
+                                    let (best, best_at) = (row_values[o], row_indices[o]);
+                                    let take = (v > best) | v.partial_cmp(&v).is_none();
+                                    row_values[o] = std::hint::select_unpredictable(take, v, best);
+                                    row_indices[o] =
+                                        std::hint::select_unpredictable(take, x, best_at);
+                                }
+                            }
+                            y += dh;
+                        }
+                        z += dd;
+                    }
+                    at += out_w;
                 }
-                at += out_w;
             }
         }
-    }
+    });
 }
 
 /// Runs max pooling for `self_` into the two outputs (`fresh` when the
