@@ -9,7 +9,9 @@
 //! backend's kernels would see the calls (no input requires grad, no mode
 //! or other functionality key is active); when it declines (another dtype,
 //! layout or shape) the calls run one by one as they were. The evaluator
-//! takes each operator's formula, so fused and unfused results agree.
+//! takes each operator's formula, so fused and unfused results agree. A
+//! chain runs where its last call stood, so none spans a call that writes
+//! an argument, and a value the output reads is never fused away.
 //!
 //! [`PointwiseProgram`]: aten_core::native::pointwise_program::PointwiseProgram
 //! [`POINTWISE_PROGRAM_STUB`]: aten_core::native::pointwise_program::POINTWISE_PROGRAM_STUB
@@ -89,7 +91,8 @@ impl Interpreter {
             let mut members = vec![root];
             let mut k = 0;
             while k < members.len() {
-                let (_, args) = calls[members[k]].as_ref().expect("a member is a call");
+                // Every member is a pointwise call (`joins` checked it).
+                let args = calls[members[k]].as_ref().map_or(&[][..], |(_, a)| a);
                 for a in args {
                     if let Arg::Node(j) = *a {
                         if !members.contains(&j) && joins(j).is_some() {
