@@ -135,7 +135,9 @@ impl Plane {
         while at + LANES <= len {
             let mut acc = [zero; LANES];
             for (&offset, &tap) in self.offsets.iter().zip(w) {
-                if let Some(src) = phases[offset + at..].first_chunk::<LANES>() {
+                // Sliced to exactly `LANES` (out of range would be a sizing
+                // bug, caught here), so the chunk is always there.
+                if let Some(src) = phases[offset + at..][..LANES].first_chunk::<LANES>() {
                     for (a, &v) in acc.iter_mut().zip(src) {
                         *a = *a + tap * v;
                     }
