@@ -18,7 +18,7 @@ use aten_core::ops;
 use aten_core::Tensor;
 use aten_fx::export::{load_safetensors, ExportedProgram, LoadOptions};
 use aten_fx::{make_fx, Graph, Interpreter};
-use c10_core::Result;
+use c10_core::{Result, TensorBase};
 
 fn iv(t: &Tensor) -> IValue {
     IValue::Tensor(t.base().clone())
@@ -165,26 +165,50 @@ fn an_exported_program_gives_the_same_bits_folded_or_not() {
     }
 }
 
+/// The inputs of model `name`, and the model loaded with and without
+/// fusion.
+fn fused_and_plain(name: &str) -> (Vec<TensorBase>, ExportedProgram, ExportedProgram) {
+    let inputs = load_safetensors(models(&format!("{name}.inputs.safetensors")))
+        .unwrap()
+        .into_iter()
+        .map(|(_, t)| t)
+        .collect();
+    let path = models(&format!("{name}.pt2"));
+    let fused = ExportedProgram::load(&path).unwrap();
+    let plain = ExportedProgram::load_with(
+        &path,
+        &LoadOptions {
+            fuse: false,
+            ..LoadOptions::default()
+        },
+    )
+    .unwrap();
+    (inputs, fused, plain)
+}
+
+/// The two programs' outputs on `inputs` agree within the corpus
+/// tolerance.
+fn assert_within_tolerance(
+    name: &str,
+    fused: &ExportedProgram,
+    plain: &ExportedProgram,
+    inputs: &[TensorBase],
+) {
+    let (a, b) = (fused.run(inputs).unwrap(), plain.run(inputs).unwrap());
+    for (a, b) in a.iter().zip(&b) {
+        let (a, b) = (a.to_vec::<f32>().unwrap(), b.to_vec::<f32>().unwrap());
+        for (x, y) in a.iter().zip(&b) {
+            assert!((x - y).abs() <= 1e-4 + 1e-4 * y.abs(), "{name}: {x} vs {y}");
+        }
+    }
+}
+
 #[test]
 fn batch_norms_fold_into_their_convolutions_within_the_tolerance() {
     support::ops_root();
     // The last in pre-dispatch form: `conv2d` and `batch_norm`.
     for name in ["cnn", "resnet10", "../models3/mobilenet_v2_ir"] {
-        let inputs: Vec<_> = load_safetensors(models(&format!("{name}.inputs.safetensors")))
-            .unwrap()
-            .into_iter()
-            .map(|(_, t)| t)
-            .collect();
-        let path = models(&format!("{name}.pt2"));
-        let fused = ExportedProgram::load(&path).unwrap();
-        let plain = ExportedProgram::load_with(
-            &path,
-            &LoadOptions {
-                fuse: false,
-                ..LoadOptions::default()
-            },
-        )
-        .unwrap();
+        let (inputs, fused, plain) = fused_and_plain(name);
         let norms = fused
             .graph()
             .called_operators()
@@ -198,13 +222,7 @@ fn batch_norms_fold_into_their_convolutions_within_the_tolerance() {
             "{name}"
         );
         assert_eq!(plain.fused_calls(), 0);
-        let (a, b) = (fused.run(&inputs).unwrap(), plain.run(&inputs).unwrap());
-        for (a, b) in a.iter().zip(&b) {
-            let (a, b) = (a.to_vec::<f32>().unwrap(), b.to_vec::<f32>().unwrap());
-            for (x, y) in a.iter().zip(&b) {
-                assert!((x - y).abs() <= 1e-4 + 1e-4 * y.abs(), "{name}: {x} vs {y}");
-            }
-        }
+        assert_within_tolerance(name, &fused, &plain, &inputs);
     }
 }
 
@@ -264,6 +282,9 @@ fn pointwise_chains_fuse_and_give_the_same_bits() {
     };
     let (_, fused, plain) = fuse(&graph, &big(1.0), &big(-2.0));
     assert_eq!(bits(&fused[0]), bits(&plain[0]));
+    // Both inputs one tensor: the chain reads one storage twice.
+    let (_, fused, plain) = fuse(&graph, &x, &x);
+    assert_eq!(bits(&fused[0]), bits(&plain[0]));
 }
 
 #[test]
@@ -284,6 +305,10 @@ fn operands_the_backend_declines_run_the_calls() {
     let (x, w) = inputs();
     let (count, fused, plain) = fuse(&graph, &to_f64(&x), &to_f64(&w));
     assert_eq!(count, 7);
+    assert_eq!(bits(&fused[0]), bits(&plain[0]));
+    // Transposed views: not contiguous.
+    let (xt, wt) = (ops::t(&x).unwrap(), ops::t(&w).unwrap());
+    let (_, fused, plain) = fuse(&graph, &xt, &wt);
     assert_eq!(bits(&fused[0]), bits(&plain[0]));
     let row = Tensor::from_slice(&[0.5f32, -1.0, 2.0], &[3]).unwrap();
     let (_, fused, plain) = fuse(&graph, &x, &row);
@@ -317,30 +342,10 @@ fn values_the_output_reads_and_chains_across_a_write_are_not_fused() {
 fn exported_activations_fuse_within_the_tolerance() {
     support::ops_root();
     for name in ["efficientnet_b0", "mobilenet_v3_small"] {
-        let inputs: Vec<_> = load_safetensors(models(&format!("{name}.inputs.safetensors")))
-            .unwrap()
-            .into_iter()
-            .map(|(_, t)| t)
-            .collect();
-        let path = models(&format!("{name}.pt2"));
-        let fused = ExportedProgram::load(&path).unwrap();
-        let plain = ExportedProgram::load_with(
-            &path,
-            &LoadOptions {
-                fuse: false,
-                ..LoadOptions::default()
-            },
-        )
-        .unwrap();
+        let (inputs, fused, plain) = fused_and_plain(name);
         assert!(fused.fused_pointwise_calls() > 0, "{name}");
         assert_eq!(plain.fused_calls(), 0);
-        let (a, b) = (fused.run(&inputs).unwrap(), plain.run(&inputs).unwrap());
-        for (a, b) in a.iter().zip(&b) {
-            let (a, b) = (a.to_vec::<f32>().unwrap(), b.to_vec::<f32>().unwrap());
-            for (x, y) in a.iter().zip(&b) {
-                assert!((x - y).abs() <= 1e-4 + 1e-4 * y.abs(), "{name}: {x} vs {y}");
-            }
-        }
+        assert_within_tolerance(name, &fused, &plain, &inputs);
     }
 }
 
