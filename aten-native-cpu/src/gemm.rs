@@ -993,6 +993,12 @@ unsafe fn naive_gemm<T: Numeric, A: Copy + Default>(
 impl Gemm for bf16 {
     const SUMS_WIDER: bool = true;
 
+    /// Through `float32`: both factors widened (exactly) into `float32`
+    /// copies that keep their orientation, the product computed by
+    /// `f32`'s kernels into a `float32` scratch, and each sum rounded to
+    /// bfloat16 once, with `alpha` and `beta` applied in `float32` as
+    /// oneDNN's bfloat16 products do. Products too large for the copies
+    /// (expanded operands) take the loop nest.
     unsafe fn gemm(
         m: usize,
         n: usize,
@@ -1002,8 +1008,50 @@ impl Gemm for bf16 {
         b: MatPtr<Self>,
         beta: Self,
         c: MatMut<Self>,
-        _threads: usize,
+        threads: usize,
     ) {
+        let widen = |x: bf16| x.to_f32();
+        let elements = m
+            .checked_mul(k)
+            .zip(k.checked_mul(n))
+            .zip(m.checked_mul(n))
+            .and_then(|((a, b), c)| a.checked_add(b)?.checked_add(c));
+        if alpha.to_f32() != 0.0 && elements.is_some_and(|e| e <= WIDENED_MAX_ELEMENTS) {
+            // SAFETY: the caller's operands (see the trait): `A` readable
+            // at its `m x k` elements, `B` at its `k x n`.
+            let (wa, a32) = unsafe { widened(a, m, k, widen) };
+            // SAFETY: as above.
+            let (wb, b32) = unsafe { widened(b, k, n, widen) };
+            let mut product = vec![0f32; m * n];
+            let p32 = MatMut {
+                ptr: product.as_mut_ptr(),
+                rs: n as isize,
+                cs: 1,
+            };
+            // SAFETY: the three copies hold exactly the elements their
+            // sizes and strides reach, and are distinct allocations.
+            unsafe { f32::gemm(m, n, k, 1.0, a32.at(&wa), b32.at(&wb), 0.0, p32, threads) };
+            let (alpha, beta) = (alpha.to_f32(), beta.to_f32());
+            for i in 0..m {
+                let row = c.ptr.wrapping_offset(i as isize * c.rs);
+                for (j, &p) in product[i * n..(i + 1) * n].iter().enumerate() {
+                    let dst = row.wrapping_offset(j as isize * c.cs);
+                    let scaled = alpha * p;
+                    // SAFETY: `i < m`, `j < n`: inside `C`, which the
+                    // caller lets us read and write; the old value is
+                    // read only when `beta` asks for it (BLAS's rule).
+                    unsafe {
+                        let value = if beta == 0.0 {
+                            scaled
+                        } else {
+                            beta * (*dst).to_f32() + scaled
+                        };
+                        *dst = bf16::from_f32(value);
+                    }
+                }
+            }
+            return;
+        }
         // SAFETY: forwarded from the caller.
         unsafe {
             naive_gemm(
@@ -1015,7 +1063,7 @@ impl Gemm for bf16 {
                 b,
                 beta,
                 c,
-                |x: bf16| x.to_f32(),
+                widen,
                 |x, y, acc| x.mul_add(y, acc),
                 |x, y| x * y,
                 |x, y| x + y,
@@ -1023,6 +1071,70 @@ impl Gemm for bf16 {
             )
         }
     }
+}
+
+/// The most elements of both factors and the product together that a
+/// bfloat16 product widens into `float32` copies (512 MiB of them).
+const WIDENED_MAX_ELEMENTS: usize = 1 << 27;
+
+/// Where a widened copy's elements lie: its strides (row-major or
+/// column-major, as the original's smaller stride says).
+#[derive(Copy, Clone)]
+struct Widened {
+    rs: isize,
+    cs: isize,
+}
+
+impl Widened {
+    /// The copy `data` as an operand.
+    fn at(self, data: &[f32]) -> MatPtr<f32> {
+        MatPtr {
+            ptr: data.as_ptr(),
+            rs: self.rs,
+            cs: self.cs,
+        }
+    }
+}
+
+/// A dense `float32` copy of the `rows x cols` matrix `x`, laid out as
+/// `x` mostly is (column-major when its columns are closer than its rows),
+/// so the product's kernel choice (dot products for `x @ W^T`) is the one
+/// the original layout would get.
+///
+/// # Safety
+///
+/// Every element of `x` the sizes reach must be readable.
+unsafe fn widened<T: Copy>(
+    x: MatPtr<T>,
+    rows: usize,
+    cols: usize,
+    widen: impl Fn(T) -> f32,
+) -> (Vec<f32>, Widened) {
+    let mut out = Vec::with_capacity(rows * cols);
+    let col_major = column_major(x.rs, x.cs);
+    let (outer, inner, os, is) = if col_major {
+        (cols, rows, x.cs, x.rs)
+    } else {
+        (rows, cols, x.rs, x.cs)
+    };
+    for o in 0..outer {
+        let line = x.ptr.wrapping_offset(o as isize * os);
+        // SAFETY: `o < outer`, `i < inner`: an element of `x` (the
+        // caller's contract).
+        out.extend((0..inner).map(|i| widen(unsafe { *line.wrapping_offset(i as isize * is) })));
+    }
+    let layout = if col_major {
+        Widened {
+            rs: 1,
+            cs: rows as isize,
+        }
+    } else {
+        Widened {
+            rs: cols as isize,
+            cs: 1,
+        }
+    };
+    (out, layout)
 }
 
 macro_rules! int_gemm {
@@ -1375,6 +1487,82 @@ mod tests {
                 expected,
                 "{m}x{n}x{k}, A col {a_col}, B col {b_col}, C row {c_row}"
             );
+        }
+    }
+
+    #[test]
+    fn bfloat16_products_through_float32_match_the_loop_nest() {
+        // Factors on a grid of 1/8 and sums far below 2^24 of them: every
+        // float32 sum is exact in any order, so the widened product and the
+        // loop nest round the same sums and must agree bit for bit.
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |bound: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % bound as u64) as usize
+        };
+        for case in 0..40 {
+            let (m, n, k) = (1 + next(40), 1 + next(50), next(70));
+            let (a_col, b_col) = (next(2) == 1, next(2) == 1);
+            let threads = 1 + next(2);
+            let beta = bf16::from_f32([0.0, 0.5][next(2)]);
+            let alpha = bf16::from_f32([1.0, 1.5][next(2)]);
+            let a: Vec<bf16> = (0..m * k)
+                .map(|i| bf16::from_f32(((i * 13) % 17) as f32 * 0.25 - 2.0))
+                .collect();
+            let b: Vec<bf16> = (0..k * n)
+                .map(|i| bf16::from_f32(((i * 7) % 19) as f32 * 0.125 - 1.0))
+                .collect();
+            let ap = if a_col {
+                mat(a.as_ptr(), (1, m))
+            } else {
+                mat(a.as_ptr(), (k.max(1), 1))
+            };
+            let bp = if b_col {
+                mat(b.as_ptr(), (1, k.max(1)))
+            } else {
+                mat(b.as_ptr(), (n, 1))
+            };
+            // NaN in the old `C` must vanish when `beta` is 0.
+            let reads_old = beta.to_f32() != 0.0;
+            let old: Vec<bf16> = (0..m * n)
+                .map(|i| match i % 5 {
+                    0 if !reads_old => bf16::NAN,
+                    r => bf16::from_f32(r as f32 * 0.5),
+                })
+                .collect();
+            let (mut got, mut want) = (old.clone(), old);
+            let (gp, wp) = (
+                mat_mut(got.as_mut_ptr(), (n, 1)),
+                mat_mut(want.as_mut_ptr(), (n, 1)),
+            );
+            // SAFETY: sizes and strides stay inside the vectors.
+            unsafe {
+                bf16::gemm(m, n, k, alpha, ap, bp, beta, gp, threads);
+                naive_gemm(
+                    m,
+                    n,
+                    k,
+                    alpha,
+                    ap,
+                    bp,
+                    beta,
+                    wp,
+                    |x: bf16| x.to_f32(),
+                    |x, y, acc| x.mul_add(y, acc),
+                    |x, y| x * y,
+                    |x, y| x + y,
+                    bf16::from_f32,
+                );
+            }
+            let bits = |v: &[bf16]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(
+                bits(&got),
+                bits(&want),
+                "case {case}: {m}x{n}x{k}, A col {a_col}, B col {b_col}"
+            );
+            assert!(got.iter().all(|x| !x.is_nan()), "case {case}: NaN");
         }
     }
 
