@@ -158,7 +158,7 @@ fn max_pool<T: Numeric + PartialOrd + Send + Sync>(
     indices: &mut [i64],
 ) {
     let (plane_len, out_len) = (g.input_len(), g.output_len());
-    let [_, ih, iw] = g.input;
+    let iw = g.input[2];
     let windows: [Vec<(i64, i64, i64)>; 3] =
         std::array::from_fn(|i| (0..g.output[i]).map(|o| g.max_window(i, o)).collect());
     let columns = window_columns(
@@ -182,6 +182,14 @@ fn max_pool<T: Numeric + PartialOrd + Send + Sync>(
     // length), which no other part touches; `indices` is borrowed mutably
     // until the loop has returned.
     let shared_indices = unsafe { ThreadShared::new(indices.as_mut_ptr()) };
+    #[cfg(target_arch = "x86_64")]
+    let (avx512, avx2) = (
+        std::is_x86_feature_detected!("avx512f")
+            && std::is_x86_feature_detected!("avx512vl")
+            && std::is_x86_feature_detected!("avx512bw")
+            && std::is_x86_feature_detected!("avx512dq"),
+        std::is_x86_feature_detected!("avx2"),
+    );
     parallel_chunks_mut(values, out_len, grain, |first, part| {
         for (i, values) in part.chunks_exact_mut(out_len).enumerate() {
             let plane = first + i;
@@ -191,59 +199,174 @@ fn max_pool<T: Numeric + PartialOrd + Send + Sync>(
             let indices = unsafe {
                 std::slice::from_raw_parts_mut(shared_indices.get().add(plane * out_len), out_len)
             };
-            let out_w = windows[2].len();
-            let mut at = 0;
-            for &(d0, d1, dd) in &windows[0] {
-                for &(h0, h1, dh) in &windows[1] {
-                    // One output row at a time, its windows' rows outermost: the
-                    // comparisons of neighbouring outputs do not wait for each
-                    // other (one output's whole window in a row made every
-                    // comparison wait for the one before it). Each output still
-                    // visits its window in PyTorch's order, so the first of
-                    // equal maxima wins as there.
-                    let row_values = &mut values[at..at + out_w];
-                    let row_indices = &mut indices[at..at + out_w];
-                    for (o, &(w0, _, _)) in windows[2].iter().enumerate() {
-                        row_values[o] = lowest;
-                        row_indices[o] = (d0 * ih + h0) * iw + w0;
-                    }
-                    let mut z = d0;
-                    while z < d1 {
-                        let mut y = h0;
-                        while y < h1 {
-                            let row = (z * ih + y) * iw;
-                            // The window's columns one at a time, each over
-                            // every output it is inside the input for: no
-                            // output waits on its neighbour, and each still
-                            // visits its window's columns in order.
-                            for column in &columns {
-                                for o in column.outputs.clone() {
-                                    let x = row + column.first + o as i64 * g.stride[2];
-                                    let v = volume[x as usize];
-                                    // PyTorch's `val > maxval || isnan(val)`,
-                                    // as two selects rather than a branch: on
-                                    // random data the branch mispredicted
-                                    // about every other element. Marked
-                                    // unpredictable, or LLVM turns the selects
-                                    // of this loop back into a branch.
-                                    // `|`, not `||`: a short circuit is a
-                                    // branch too.
-                                    let (best, best_at) = (row_values[o], row_indices[o]);
-                                    let take = (v > best) | v.partial_cmp(&v).is_none();
-                                    row_values[o] = std::hint::select_unpredictable(take, v, best);
-                                    row_indices[o] =
-                                        std::hint::select_unpredictable(take, x, best_at);
-                                }
-                            }
-                            y += dh;
-                        }
-                        z += dd;
-                    }
-                    at += out_w;
-                }
+            let plane = PlaneWindows {
+                g,
+                windows: &windows,
+                columns: &columns,
+                lowest,
+            };
+            #[cfg(target_arch = "x86_64")]
+            if avx512 {
+                // SAFETY: the AVX-512 subsets were detected.
+                unsafe { max_pool_plane_avx512(&plane, volume, values, indices) };
+                continue;
             }
+            #[cfg(target_arch = "x86_64")]
+            if avx2 {
+                // SAFETY: AVX2 was detected.
+                unsafe { max_pool_plane_avx2(&plane, volume, values, indices) };
+                continue;
+            }
+            max_pool_plane(&plane, volume, values, indices);
         }
     });
+}
+
+/// What every plane of a max pooling shares: the geometry, the windows
+/// per dimension and the window's columns.
+struct PlaneWindows<'a, T> {
+    g: &'a PoolGeometry,
+    windows: &'a [Vec<(i64, i64, i64)>; 3],
+    columns: &'a [super::util::WindowColumn],
+    lowest: T,
+}
+
+/// [`max_pool_plane`] compiled for AVX-512, so its column passes run on
+/// 16 lanes with masked stores (4 with AVX2's).
+///
+/// # Safety
+///
+/// The processor must have AVX-512F, VL, BW and DQ.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512vl,avx512bw,avx512dq")]
+unsafe fn max_pool_plane_avx512<T: Numeric + PartialOrd>(
+    p: &PlaneWindows<'_, T>,
+    volume: &[T],
+    values: &mut [T],
+    indices: &mut [i64],
+) {
+    max_pool_plane(p, volume, values, indices)
+}
+
+/// [`max_pool_plane`] compiled for AVX2, so its column passes run on
+/// vectors.
+///
+/// # Safety
+///
+/// The processor must have AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn max_pool_plane_avx2<T: Numeric + PartialOrd>(
+    p: &PlaneWindows<'_, T>,
+    volume: &[T],
+    values: &mut [T],
+    indices: &mut [i64],
+) {
+    max_pool_plane(p, volume, values, indices)
+}
+
+/// Max pooling of one plane: `values` and `indices` are its outputs,
+/// row-major.
+#[inline(always)]
+fn max_pool_plane<T: Numeric + PartialOrd>(
+    p: &PlaneWindows<'_, T>,
+    volume: &[T],
+    values: &mut [T],
+    indices: &mut [i64],
+) {
+    let [_, ih, iw] = p.g.input;
+    let stride = p.g.stride[2];
+    let out_w = p.windows[2].len();
+    let mut at = 0;
+    for &(d0, d1, dd) in &p.windows[0] {
+        for &(h0, h1, dh) in &p.windows[1] {
+            // One output row at a time, its windows' rows outermost: the
+            // comparisons of neighbouring outputs do not wait for each
+            // other, and run on vectors. Each output still visits its
+            // window in PyTorch's order, so the first of equal maxima wins
+            // as there.
+            let row_values = &mut values[at..at + out_w];
+            let row_indices = &mut indices[at..at + out_w];
+            for (o, &(w0, _, _)) in p.windows[2].iter().enumerate() {
+                row_values[o] = p.lowest;
+                row_indices[o] = (d0 * ih + h0) * iw + w0;
+            }
+            let mut z = d0;
+            while z < d1 {
+                let mut y = h0;
+                while y < h1 {
+                    let row = (z * ih + y) * iw;
+                    // The window's columns one at a time, each over every
+                    // output it is inside the input for.
+                    for column in p.columns {
+                        let outputs = column.outputs.clone();
+                        let first = row + column.first + outputs.start as i64 * stride;
+                        let best = Best {
+                            values: &mut row_values[outputs.clone()],
+                            indices: &mut row_indices[outputs],
+                        };
+                        match stride {
+                            1 => best.column::<1>(volume, first, 1),
+                            2 => best.column::<2>(volume, first, 2),
+                            _ => best.column::<0>(volume, first, stride),
+                        }
+                    }
+                    y += dh;
+                }
+                z += dd;
+            }
+            at += out_w;
+        }
+    }
+}
+
+/// The maxima so far of a run of outputs and where they are.
+struct Best<'a, T> {
+    values: &'a mut [T],
+    indices: &'a mut [i64],
+}
+
+impl<T: Copy + PartialOrd> Best<'_, T> {
+    /// Compares output `o`'s best with input element `first + o * stride`
+    /// (`S` is the stride when known at compile time, 0 when not): a
+    /// contiguous or constant-stride read the compiler turns into vector
+    /// loads.
+    #[inline(always)]
+    fn column<const S: usize>(self, volume: &[T], first: i64, stride: i64) {
+        let step = if S == 0 { stride as usize } else { S };
+        let n = self.values.len();
+        if n == 0 {
+            return;
+        }
+        // The outputs' inputs all lie inside the plane (`window_columns`):
+        // output `o` reads `src[o * step]`, the last one `src[(n - 1) *
+        // step]`. All but the last read the first element of a whole
+        // chunk of `step`, a constant-stride read the compiler turns into
+        // vector loads and shuffles when `S` is known.
+        let src = &volume[first as usize..][..(n - 1) * step + 1];
+        let (values, last_value) = self.values.split_at_mut(n - 1);
+        let (indices, last_index) = self.indices.split_at_mut(n - 1);
+        let (body, last) = src.split_at((n - 1) * step);
+        let (chunks, last) = (body.chunks_exact(step), last[0]);
+        let pairs = values.iter_mut().zip(indices.iter_mut());
+        for (o, ((best, best_at), chunk)) in pairs.zip(chunks).enumerate() {
+            let x = first + (o * step) as i64;
+            take_if_larger(best, best_at, chunk[0], x);
+        }
+        let x = first + ((n - 1) * step) as i64;
+        take_if_larger(&mut last_value[0], &mut last_index[0], last, x);
+    }
+}
+
+/// PyTorch's `val > maxval || isnan(val)` step of a max pooling, as two
+/// selects rather than a branch: on random data the branch mispredicted
+/// about every other element. `|`, not `||`: a short circuit is a branch
+/// too.
+#[inline(always)]
+fn take_if_larger<T: Copy + PartialOrd>(best: &mut T, best_at: &mut i64, v: T, x: i64) {
+    let take = (v > *best) | v.partial_cmp(&v).is_none();
+    *best = std::hint::select_unpredictable(take, v, *best);
+    *best_at = std::hint::select_unpredictable(take, x, *best_at);
 }
 
 /// Runs max pooling for `self_` into the two outputs (`fresh` when the
@@ -589,4 +712,90 @@ pub fn adaptive_avg_pool2d_backward_cpu(grad_output: &Tensor, self_: &Tensor) ->
         write_output(&out, true, &adaptive_avg_pool_backward(&g, &grad))
     })?;
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// PyTorch's `cpu_max_pool` loop, one output at a time over its
+    /// window in row-major order (`val > maxval || isnan(val)`).
+    fn reference(g: &PoolGeometry, x: &[f32]) -> (Vec<f32>, Vec<i64>) {
+        let (mut values, mut indices) = (Vec::new(), Vec::new());
+        let [_, ih, iw] = g.input;
+        g.for_each_output(|plane, _, o| {
+            let volume = &x[plane * g.input_len()..][..g.input_len()];
+            let w: [(i64, i64, i64); 3] = std::array::from_fn(|i| g.max_window(i, o[i]));
+            let mut best = (f32::NEG_INFINITY, (w[0].0 * ih + w[1].0) * iw + w[2].0);
+            for z in (w[0].0..w[0].1).step_by(w[0].2 as usize) {
+                for y in (w[1].0..w[1].1).step_by(w[1].2 as usize) {
+                    for xx in (w[2].0..w[2].1).step_by(w[2].2 as usize) {
+                        let at = (z * ih + y) * iw + xx;
+                        let v = volume[at as usize];
+                        if v > best.0 || v.is_nan() {
+                            best = (v, at);
+                        }
+                    }
+                }
+            }
+            values.push(best.0);
+            indices.push(best.1);
+        });
+        (values, indices)
+    }
+
+    #[test]
+    fn max_pooling_matches_pytorchs_loop_with_ties_and_nans() {
+        let mut seed = 0x1234_5678_9abc_def1u64;
+        let mut next = |bound: i64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % bound as u64) as i64
+        };
+        for case in 0..300 {
+            let kernel = [1, 1 + next(3), 1 + next(4)];
+            let stride = [1, 1 + next(3), 1 + next(3)];
+            let dilation = [1, 1 + next(2), 1 + next(2)];
+            let padding = [0, next(kernel[1] / 2 + 1), next(kernel[2] / 2 + 1)];
+            let input = [1, 1 + next(9), 1 + next(40)];
+            let mut out = |i: usize| {
+                let span = input[i] + 2 * padding[i] - dilation[i] * (kernel[i] - 1) - 1;
+                // Ceil mode's extra window, when it starts inside.
+                let floor = span.div_euclid(stride[i]) + 1;
+                if next(2) == 1 && (floor * stride[i]) < input[i] + padding[i] {
+                    floor + 1
+                } else {
+                    floor
+                }
+            };
+            let output = [1, out(1), out(2)];
+            if output.iter().any(|&o| o < 1) {
+                continue;
+            }
+            let g = PoolGeometry {
+                planes: 1 + next(3) as usize,
+                input,
+                output,
+                kernel,
+                stride,
+                padding,
+                dilation,
+            };
+            // Few distinct values (ties) and some NaNs.
+            let x: Vec<f32> = (0..g.planes * g.input_len())
+                .map(|_| match next(12) {
+                    0 => f32::NAN,
+                    v => v as f32 % 4.0,
+                })
+                .collect();
+            let n = g.planes * g.output_len();
+            let (mut values, mut indices) = (vec![0f32; n], vec![0i64; n]);
+            max_pool(&g, &x, f32::NEG_INFINITY, &mut values, &mut indices);
+            let (want_values, want_indices) = reference(&g, &x);
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&values), bits(&want_values), "case {case}: {g:?}");
+            assert_eq!(indices, want_indices, "case {case}: {g:?}");
+        }
+    }
 }
