@@ -1,7 +1,11 @@
 //! The CPU evaluation of a [`PointwiseProgram`] (registered as
-//! [`POINTWISE_PROGRAM_STUB`]'s kernel): float32 operands, contiguous and
-//! all of one shape (a chain's usual case: an activation of a product, a
-//! residual sum and its activation); others are declined. The output is
+//! [`POINTWISE_PROGRAM_STUB`]'s kernel): float32 operands, contiguous, each
+//! of the output's shape (a chain's usual case: an activation of a
+//! product, a residual sum and its activation) or broadcast to it along
+//! its leading dimensions (a bias: element `e` reads `e % len`) or its
+//! trailing ones (a squeeze-and-excitation gate `[N, C, 1, 1]`: element
+//! `e` reads `e / inner`), when only arithmetic reads them directly;
+//! others are declined. The output is
 //! cut into blocks of [`BLOCK`] elements, shared among the threads; for
 //! each block every operation runs as one loop over the block, into a
 //! block of scratch per operation (the last one into the output), so the
@@ -33,34 +37,180 @@ fn run_program_cpu(
             inputs.len()
         )));
     }
-    let Some(first) = inputs.first() else {
+    if inputs.is_empty() {
+        return Ok(None);
+    }
+    let Some(sizes) = broadcast_sizes(inputs) else {
         return Ok(None);
     };
-    let sizes = first.sizes();
-    let served = |t: &TensorBase| {
-        t.dtype() == Some(ScalarType::Float)
-            && t.device() == Some(Device::CPU)
-            && t.sizes() == sizes
-            && t.is_contiguous()
+    let Some(out_len) = sizes
+        .iter()
+        .try_fold(1usize, |n, &s| n.checked_mul(usize::try_from(s).ok()?))
+    else {
+        return Ok(None);
     };
-    if !inputs.iter().all(served) {
+    let mut reads = Vec::with_capacity(inputs.len());
+    for t in inputs {
+        let served = t.dtype() == Some(ScalarType::Float)
+            && t.device() == Some(Device::CPU)
+            && t.is_contiguous();
+        match Read::of(&t.sizes(), &sizes) {
+            Some(read) if served => reads.push(read),
+            _ => return Ok(None),
+        }
+    }
+    // A broadcast input is computed on once per output element: worth it
+    // for arithmetic (MobileNetV3's hard-sigmoid gates: 224 -> 131 us), not
+    // for a transcendental function of it, which the separate calls compute
+    // once per input element (EfficientNet's `sigmoid` gates: 949 -> 1330
+    // us when served here).
+    let arithmetic = |op: PointwiseOp| {
+        matches!(
+            op,
+            PointwiseOp::Add | PointwiseOp::Sub | PointwiseOp::Mul | PointwiseOp::Div
+        )
+    };
+    let widened_into_other_ops = program.steps().iter().any(|step| {
+        !arithmetic(step.op)
+            && step.operands.iter().any(
+                |o| matches!(o, PointwiseOperand::Input(i) if reads.get(*i) != Some(&Read::Same)),
+            )
+    });
+    if widened_into_other_ops {
         return Ok(None);
     }
     let out = TensorBase::empty(&sizes[..], ScalarType::Float, Device::CPU)?;
+    if out_len == 0 {
+        return Ok(Some(out));
+    }
     with_inputs(inputs, &mut Vec::new(), &mut |xs| {
         out.with_data_mut::<f32, _>(|ys| {
             // The layouts were read again by the borrows: an input resized
             // by another thread since the checks above is refused here.
-            if xs.iter().any(|x| x.len() != ys.len()) {
+            let resized = xs
+                .iter()
+                .zip(&reads)
+                .any(|(x, r)| x.len() != r.len(ys.len()));
+            if resized || ys.len() != out_len {
                 return Err(Error::runtime(
                     "a fused pointwise call: an operand was resized while it ran",
                 ));
             }
-            evaluate(program, xs, ys);
+            let xs: Vec<Operand<'_>> = xs
+                .iter()
+                .zip(&reads)
+                .map(|(&x, &read)| Operand { x, read })
+                .collect();
+            evaluate(program, &xs, ys);
             Ok(())
         })?
     })?;
     Ok(Some(out))
+}
+
+/// The shape all of `inputs` broadcast to, when they do.
+fn broadcast_sizes(inputs: &[TensorBase]) -> Option<Vec<i64>> {
+    let ndim = inputs.iter().map(|t| t.dim()).max()?;
+    let mut sizes = vec![1i64; ndim];
+    for t in inputs {
+        let own = t.sizes();
+        for (d, &s) in own.iter().enumerate() {
+            let at = &mut sizes[ndim - own.len() + d];
+            if *at == 1 {
+                *at = s;
+            } else if s != 1 && s != *at {
+                return None;
+            }
+        }
+    }
+    Some(sizes)
+}
+
+/// How output element `e` finds its value in an input.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Read {
+    /// At `e` (the output's shape).
+    Same,
+    /// At `e % len` (broadcast along leading dimensions).
+    Repeat { len: usize },
+    /// At `e / inner` (broadcast along trailing dimensions).
+    Stretch { inner: usize },
+}
+
+impl Read {
+    /// How an input of `own` sizes is read for an output of `out` sizes
+    /// (of at least one element), if one of the three ways does it.
+    fn of(own: &[i64], out: &[i64]) -> Option<Read> {
+        let pad = out.len().checked_sub(own.len())?;
+        let size = |d: usize| if d < pad { 1 } else { own[d - pad] };
+        if own == out {
+            return Some(Read::Same);
+        }
+        let elements = |dims: &[i64]| usize::try_from(dims.iter().product::<i64>()).ok();
+        // The dimensions from `from` on match the output's; before it, a
+        // bias has only ones.
+        let mut from = out.len();
+        while from > 0 && size(from - 1) == out[from - 1] {
+            from -= 1;
+        }
+        if (0..from).all(|d| size(d) == 1) {
+            return Some(Read::Repeat {
+                len: elements(&out[from..])?,
+            });
+        }
+        // The dimensions before `to` match the output's; from it on, a gate
+        // has only ones.
+        let mut to = 0;
+        while to < out.len() && size(to) == out[to] {
+            to += 1;
+        }
+        if (to..out.len()).all(|d| size(d) == 1) {
+            return Some(Read::Stretch {
+                inner: elements(&out[to..])?,
+            });
+        }
+        None
+    }
+
+    /// The input's length for an output of `out_len` elements.
+    fn len(self, out_len: usize) -> usize {
+        match self {
+            Read::Same => out_len,
+            Read::Repeat { len } => len,
+            Read::Stretch { inner } => out_len / inner,
+        }
+    }
+}
+
+/// An input's elements and how the output reads them.
+#[derive(Copy, Clone)]
+struct Operand<'a> {
+    x: &'a [f32],
+    read: Read,
+}
+
+impl Operand<'_> {
+    /// The input's values for output elements `at .. at + block.len()`,
+    /// gathered into `block` when broadcast; the slice itself when not.
+    #[inline(always)]
+    fn block<'b>(&'b self, at: usize, block: &'b mut [f32]) -> &'b [f32] {
+        let len = block.len();
+        match self.read {
+            Read::Same => &self.x[at..at + len],
+            Read::Repeat { len: n } => {
+                for (i, v) in block.iter_mut().enumerate() {
+                    *v = self.x[(at + i) % n];
+                }
+                block
+            }
+            Read::Stretch { inner } => {
+                for (i, v) in block.iter_mut().enumerate() {
+                    *v = self.x[(at + i) / inner];
+                }
+                block
+            }
+        }
+    }
 }
 
 aten_core::register_dispatch!(
@@ -102,7 +252,7 @@ fn with_inputs<R>(
 
 /// Runs `program` on `xs` into `ys` (all of one length), in parallel over
 /// blocks.
-fn evaluate(program: &PointwiseProgram, xs: &[&[f32]], ys: &mut [f32]) {
+fn evaluate(program: &PointwiseProgram, xs: &[Operand<'_>], ys: &mut [f32]) {
     let work = BLOCK.saturating_mul(program.steps().len()).max(1);
     let grain = (GRAIN_SIZE as usize).div_ceil(work);
     #[cfg(target_arch = "x86_64")]
@@ -122,18 +272,30 @@ fn evaluate(program: &PointwiseProgram, xs: &[&[f32]], ys: &mut [f32]) {
 /// fuse a product and a sum it was not asked to).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn run_part_avx2(program: &PointwiseProgram, xs: &[&[f32]], start: usize, part: &mut [f32]) {
+unsafe fn run_part_avx2(
+    program: &PointwiseProgram,
+    xs: &[Operand<'_>],
+    start: usize,
+    part: &mut [f32],
+) {
     run_part(program, xs, start, part)
 }
 
 /// The program on the elements `start..start + part.len()`.
 #[inline(always)]
-fn run_part(program: &PointwiseProgram, xs: &[&[f32]], start: usize, part: &mut [f32]) {
+fn run_part(program: &PointwiseProgram, xs: &[Operand<'_>], start: usize, part: &mut [f32]) {
     let steps = program.steps();
     let mut scratch = vec![[0f32; BLOCK]; steps.len() - 1];
+    // One block per input, for the broadcast ones' gathered values.
+    let mut gathered = vec![[0f32; BLOCK]; xs.len()];
     for (b, out) in part.chunks_mut(BLOCK).enumerate() {
         let at = start + b * BLOCK;
         let len = out.len();
+        let inputs: Vec<&[f32]> = xs
+            .iter()
+            .zip(gathered.iter_mut())
+            .map(|(x, block)| x.block(at, &mut block[..len]))
+            .collect();
         for (k, step) in steps.iter().enumerate() {
             let (done, rest) = scratch.split_at_mut(k.min(steps.len() - 1));
             let dst: &mut [f32] = match rest.first_mut() {
@@ -144,7 +306,7 @@ fn run_part(program: &PointwiseProgram, xs: &[&[f32]], start: usize, part: &mut 
             // come from earlier steps; the caller, that every input has
             // the output's length.
             let operand = |o: &PointwiseOperand| match *o {
-                PointwiseOperand::Input(i) => Src::Slice(&xs[i][at..at + len]),
+                PointwiseOperand::Input(i) => Src::Slice(inputs[i]),
                 PointwiseOperand::Result(r) => Src::Slice(&done[r][..len]),
                 PointwiseOperand::Number(v) => Src::Number(v as f32),
             };
@@ -297,6 +459,57 @@ mod tests {
             .unwrap();
         let want: Vec<f32> = x.iter().zip(&y).map(|(a, b)| (a + b).max(0.0)).collect();
         assert_eq!(got, want);
+    }
+
+    /// A gate broadcast along the trailing dimensions and a bias along the
+    /// leading ones read, for each output element, the value the separate
+    /// broadcasting calls would; a broadcast along the middle, and a
+    /// `sigmoid` of a broadcast input, are declined.
+    #[test]
+    fn broadcast_operands_read_their_elements() {
+        let shaped = |values: Vec<f32>, sizes: &[i64]| TensorBase::from_vec(values, sizes).unwrap();
+        let (n, c, h, w) = (2usize, 3usize, 5usize, 70usize);
+        let len = n * c * h * w;
+        let x: Vec<f32> = (0..len).map(|i| (i as f32 * 0.37).sin() * 4.0).collect();
+        let gate: Vec<f32> = (0..n * c).map(|i| i as f32 * 0.5 - 1.0).collect();
+        let bias: Vec<f32> = (0..w).map(|i| i as f32 * 0.01).collect();
+        let program = PointwiseProgram::new(
+            3,
+            vec![
+                step(PointwiseOp::Mul, &[Input(0), Input(1)]),
+                step(PointwiseOp::Sigmoid, &[R(0)]),
+                step(PointwiseOp::Add, &[R(1), Input(2)]),
+            ],
+        )
+        .unwrap();
+        let sizes = [n as i64, c as i64, h as i64, w as i64];
+        let inputs = [
+            shaped(x.clone(), &sizes),
+            shaped(gate.clone(), &[n as i64, c as i64, 1, 1]),
+            shaped(bias.clone(), &[1, w as i64]),
+        ];
+        let out = run_program_cpu(&program, &inputs).unwrap().unwrap();
+        assert_eq!(out.sizes(), &sizes[..]);
+        let got = out.to_vec::<f32>().unwrap();
+        for (e, g) in got.iter().enumerate() {
+            let want = FloatFn::Sigmoid.f32(x[e] * gate[e / (h * w)]) + bias[e % w];
+            assert_eq!(g.to_bits(), want.to_bits(), "element {e}");
+        }
+        let middle = shaped(vec![1.0; c], &[1, c as i64, 1, 1]);
+        let declined = [inputs[0].clone(), middle, inputs[2].clone()];
+        assert!(run_program_cpu(&program, &declined).unwrap().is_none());
+        // A transcendental function of a broadcast input is left to the
+        // separate calls, which compute it once per input element.
+        let gated = PointwiseProgram::new(
+            2,
+            vec![
+                step(PointwiseOp::Sigmoid, &[Input(1)]),
+                step(PointwiseOp::Mul, &[Input(0), R(0)]),
+            ],
+        )
+        .unwrap();
+        let gated_inputs = [inputs[0].clone(), inputs[1].clone()];
+        assert!(run_program_cpu(&gated, &gated_inputs).unwrap().is_none());
     }
 
     /// Operands the kernel does not serve are declined, not computed.
