@@ -1542,13 +1542,7 @@ mod tests {
         // Factors on a grid of 1/8 and sums far below 2^24 of them: every
         // float32 sum is exact in any order, so the widened product and the
         // loop nest round the same sums and must agree bit for bit.
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = |bound: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % bound as u64) as usize
-        };
+        let mut next = crate::test_rng(0x9e37_79b9_7f4a_7c15u64);
         for case in 0..40 {
             let (m, n, k) = (1 + next(40), 1 + next(50), next(70));
             let (a_col, b_col) = (next(2) == 1, next(2) == 1);
@@ -1615,13 +1609,7 @@ mod tests {
 
     #[test]
     fn random_layouts_match_a_reference() {
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |bound: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % bound as u64) as usize
-        };
+        let mut next = crate::test_rng(0x2545_f491_4f6c_dd1du64);
         let (mut via_scratch, mut row_splits) = (0, 0);
         for case in 0..60 {
             let (m, n, k) = (1 + next(70), 1 + next(90), 1 + next(120));

@@ -18,3 +18,15 @@ pub mod softmax_rows;
 /// linked into every program that uses it.
 #[doc(hidden)]
 pub fn link() {}
+
+/// A seeded xorshift generator for the kernels' randomized tests: `next(bound)`
+/// is uniform enough in `0..bound` for picking sizes and layouts.
+#[cfg(test)]
+pub(crate) fn test_rng(mut seed: u64) -> impl FnMut(usize) -> usize {
+    move |bound: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % bound as u64) as usize
+    }
+}

@@ -746,13 +746,8 @@ mod tests {
 
     #[test]
     fn max_pooling_matches_pytorchs_loop_with_ties_and_nans() {
-        let mut seed = 0x1234_5678_9abc_def1u64;
-        let mut next = |bound: i64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % bound as u64) as i64
-        };
+        let mut rng = crate::test_rng(0x1234_5678_9abc_def1u64);
+        let mut next = |bound: i64| rng(bound as usize) as i64;
         for case in 0..300 {
             let kernel = [1, 1 + next(3), 1 + next(4)];
             let stride = [1, 1 + next(3), 1 + next(3)];
