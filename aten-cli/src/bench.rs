@@ -28,7 +28,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use aten::fx::export::{ExportedProgram, LoadOptions};
+use aten::fx::export::{ExportedProgram, LoadOptions, LoadPhases};
 use serde_json::Value;
 
 use crate::conform::models::{
@@ -201,6 +201,8 @@ pub struct Cell {
     pub first_run_s: Option<f64>,
     /// The first call alone, in seconds.
     pub first_call_s: Option<f64>,
+    /// The load's phases (parse, bind, prepare).
+    pub load_phases: Option<LoadPhases>,
     /// Peak resident memory (first cell only).
     pub peak_rss_mb: Option<f64>,
     /// The process's one-time registration of the operators (first cell
@@ -306,6 +308,7 @@ fn run_cell(options: &BenchOptions, files: &SizeFiles, threads: usize, tol: &Tol
         latency: None,
         first_run_s: None,
         first_call_s: None,
+        load_phases: None,
         peak_rss_mb: None,
         startup_s: None,
         max_abs_diff: None,
@@ -341,6 +344,7 @@ fn measure(
     let load_start = Instant::now();
     let program =
         ExportedProgram::load_with(&options.model, &options.load).map_err(|e| e.to_string())?;
+    cell.load_phases = Some(program.load_phases());
     let args = program_inputs(&program, &files.inputs)?;
     cell.input_shapes = args.iter().map(|t| t.sizes().to_vec()).collect();
     let call_start = Instant::now();
@@ -502,6 +506,12 @@ pub fn row(options: &BenchOptions, cell: &Cell) -> String {
         .field("first_run_s", number(cell.first_run_s))
         .field("first_call_s", number(cell.first_call_s))
         .field("prepare_s", Value::Null)
+        .field("load_parse_s", number(cell.load_phases.map(|p| p.parse_s)))
+        .field("load_bind_s", number(cell.load_phases.map(|p| p.bind_s)))
+        .field(
+            "load_prepare_s",
+            number(cell.load_phases.map(|p| p.prepare_s)),
+        )
         .field("peak_rss_mb", number(cell.peak_rss_mb))
         .field("startup_s", number(cell.startup_s))
         .field("ok", cell.error.is_none() && lat.is_some())
@@ -530,8 +540,16 @@ pub fn describe(cell: &Cell) -> String {
         );
     }
     if let (Some(run), Some(call)) = (cell.first_run_s, cell.first_call_s) {
+        let load = cell.load_phases.map_or(String::new(), |p| {
+            format!(
+                "load: parse {:.2}, bind {:.2}, prepare {:.2} ms; ",
+                p.parse_s * 1e3,
+                p.bind_s * 1e3,
+                p.prepare_s * 1e3
+            )
+        });
         line += &format!(
-            " first run {:.2} ms (first call {:.2} ms);",
+            " first run {:.2} ms ({load}first call {:.2} ms);",
             run * 1e3,
             call * 1e3
         );

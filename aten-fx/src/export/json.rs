@@ -2,68 +2,112 @@
 //! the path to the offending value (`models/model.json:
 //! graph_module.graph.nodes[3].target: expected a string`).
 
+use std::cell::OnceCell;
+use std::fmt::Write as _;
+use std::rc::Rc;
+
 use c10_core::{Error, Result};
-use serde_json::Value;
+
+use super::json_document::{Document, Json};
 
 /// A JSON value and where it sits (file, then a path of fields and
-/// indices), for error messages.
+/// indices), for error messages. The path is a chain of steps shared with
+/// the parent, spelled out only when an error names it: a load walks every
+/// value of the document and fails on at most one.
 #[derive(Clone)]
 pub(crate) struct At<'a> {
-    value: &'a Value,
+    value: Json<'a>,
     file: &'a str,
-    path: String,
+    /// The steps to the parent (`None` at the root).
+    parent: Option<Rc<PathNode<'a>>>,
+    /// The last step, to this value (`None` at the root).
+    step: Option<Step<'a>>,
+    /// This value's own node, made when its first child is.
+    node: OnceCell<Rc<PathNode<'a>>>,
+}
+
+/// One step of a path: a field's name or an element's index.
+#[derive(Clone, Copy)]
+enum Step<'a> {
+    Field(&'a str),
+    Index(usize),
+}
+
+/// A node of the chain of steps from the root.
+struct PathNode<'a> {
+    parent: Option<Rc<PathNode<'a>>>,
+    step: Option<Step<'a>>,
 }
 
 impl<'a> At<'a> {
     /// The document `value` read from `file`.
-    pub(crate) fn root(value: &'a Value, file: &'a str) -> At<'a> {
+    pub(crate) fn root(doc: &'a Document, file: &'a str) -> At<'a> {
         At {
-            value,
+            value: doc.root(),
             file,
-            path: String::new(),
+            parent: None,
+            step: None,
+            node: OnceCell::new(),
         }
+    }
+
+    /// The path, as `graph_module.graph.nodes[3].target`.
+    fn path(&self) -> String {
+        let mut steps = Vec::new();
+        steps.extend(self.step);
+        let mut node = self.parent.as_deref();
+        while let Some(n) = node {
+            steps.extend(n.step);
+            node = n.parent.as_deref();
+        }
+        let mut path = String::new();
+        for step in steps.iter().rev() {
+            // Writing to a `String` cannot fail.
+            let _ = match step {
+                Step::Field(name) if path.is_empty() => write!(path, "{name}"),
+                Step::Field(name) => write!(path, ".{name}"),
+                Step::Index(i) => write!(path, "[{i}]"),
+            };
+        }
+        path
     }
 
     /// An error about this value.
     pub(crate) fn error(&self, message: impl std::fmt::Display) -> Error {
-        if self.path.is_empty() {
+        let path = self.path();
+        if path.is_empty() {
             Error::runtime(format!("{}: {message}", self.file))
         } else {
-            Error::runtime(format!("{}: {}: {message}", self.file, self.path))
+            Error::runtime(format!("{}: {path}: {message}", self.file))
         }
     }
 
-    fn child(&self, value: &'a Value, step: std::fmt::Arguments<'_>) -> At<'a> {
-        let path = if self.path.is_empty() {
-            step.to_string()
-        } else {
-            format!("{}{step}", self.path)
-        };
+    fn child(&self, value: Json<'a>, step: Step<'a>) -> At<'a> {
+        let node = self.node.get_or_init(|| {
+            Rc::new(PathNode {
+                parent: self.parent.clone(),
+                step: self.step,
+            })
+        });
         At {
             value,
             file: self.file,
-            path,
+            parent: Some(node.clone()),
+            step: Some(step),
+            node: OnceCell::new(),
         }
     }
 
     /// The field `name` of an object, if present (and not `null`).
     pub(crate) fn opt(&self, name: &str) -> Result<Option<At<'a>>> {
-        let object = self
-            .value
-            .as_object()
-            .ok_or_else(|| self.error("expected an object"))?;
-        Ok(object
-            .get(name)
-            .filter(|v| !v.is_null())
-            .map(|v| self.field_at(v, name)))
-    }
-
-    fn field_at(&self, value: &'a Value, name: &str) -> At<'a> {
-        if self.path.is_empty() {
-            self.child(value, format_args!("{name}"))
-        } else {
-            self.child(value, format_args!(".{name}"))
+        if self.value.as_object().is_none() {
+            return Err(self.error("expected an object"));
         }
+        Ok(self
+            .value
+            .get(name)
+            .filter(|(_, v)| !v.is_null())
+            .map(|(k, v)| self.child(v, Step::Field(k))))
     }
 
     /// The field `name` of an object.
@@ -79,9 +123,8 @@ impl<'a> At<'a> {
             .as_array()
             .ok_or_else(|| self.error("expected an array"))?;
         Ok(array
-            .iter()
             .enumerate()
-            .map(|(i, v)| self.child(v, format_args!("[{i}]")))
+            .map(|(i, v)| self.child(v, Step::Index(i)))
             .collect())
     }
 
@@ -92,21 +135,23 @@ impl<'a> At<'a> {
             .as_object()
             .ok_or_else(|| self.error("expected an object"))?;
         Ok(object
-            .iter()
-            .map(|(k, v)| (k.as_str(), self.field_at(v, k)))
+            .map(|(k, v)| (k, self.child(v, Step::Field(k))))
             .collect())
     }
 
     /// A union: an object with exactly one field, naming the variant.
     pub(crate) fn variant(&self) -> Result<(&'a str, At<'a>)> {
-        let mut entries = self.entries()?;
-        if entries.len() != 1 {
-            return Err(self.error(format_args!(
-                "expected a union (an object with one field), found {} fields",
-                entries.len()
-            )));
+        let mut object = self
+            .value
+            .as_object()
+            .ok_or_else(|| self.error("expected an object"))?;
+        let len = object.len();
+        match object.next() {
+            Some((k, v)) if len == 1 => Ok((k, self.child(v, Step::Field(k)))),
+            _ => Err(self.error(format_args!(
+                "expected a union (an object with one field), found {len} fields"
+            ))),
         }
-        Ok(entries.remove(0))
     }
 
     /// A string.
@@ -132,15 +177,15 @@ impl<'a> At<'a> {
 
     /// A float: a number, or `"Infinity"`, `"-Infinity"`, `"NaN"`.
     pub(crate) fn float(&self) -> Result<f64> {
-        match self.value {
-            Value::Number(n) => n.as_f64().ok_or_else(|| self.error("expected a float")),
-            Value::String(s) => match s.as_str() {
-                "Infinity" => Ok(f64::INFINITY),
-                "-Infinity" => Ok(f64::NEG_INFINITY),
-                "NaN" => Ok(f64::NAN),
-                other => Err(self.error(format_args!("expected a float, found \"{other}\""))),
-            },
-            _ => Err(self.error("expected a float")),
+        if let Some(x) = self.value.as_f64() {
+            return Ok(x);
+        }
+        match self.value.as_str() {
+            Some("Infinity") => Ok(f64::INFINITY),
+            Some("-Infinity") => Ok(f64::NEG_INFINITY),
+            Some("NaN") => Ok(f64::NAN),
+            Some(other) => Err(self.error(format_args!("expected a float, found \"{other}\""))),
+            None => Err(self.error("expected a float")),
         }
     }
 
@@ -151,7 +196,9 @@ impl<'a> At<'a> {
 }
 
 /// Parses `bytes` as the JSON document `file`.
-pub(crate) fn parse(bytes: &[u8], file: &str) -> Result<Value> {
-    serde_json::from_slice(bytes)
-        .map_err(|e| Error::runtime(format!("{file}: malformed JSON: {e}")))
+pub(crate) fn parse(bytes: &[u8], file: &str) -> Result<Document> {
+    let malformed =
+        |e: &dyn std::fmt::Display| Error::runtime(format!("{file}: malformed JSON: {e}"));
+    let text = std::str::from_utf8(bytes).map_err(|e| malformed(&e))?;
+    Document::parse(text).map_err(|e| malformed(&e))
 }

@@ -19,6 +19,7 @@ mod archive;
 mod codes;
 mod deserialize;
 mod json;
+mod json_document;
 pub mod program;
 mod raw;
 pub mod regular_file;
@@ -27,7 +28,7 @@ pub mod shapes;
 mod sym_expr;
 mod zip_file;
 
-pub use program::{ExportedProgram, LoadOptions, TensorSpec};
+pub use program::{ExportedProgram, LoadOptions, LoadPhases, TensorSpec};
 pub use regular_file::{open_regular_file, read_regular_file};
 pub use safetensors_file::{
     load_safetensors, parse_safetensors, save_safetensors, serialize_safetensors,

@@ -5,14 +5,14 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use aten_boxing::IValue;
 use c10_core::{Error, InferenceMode, Result, ScalarType, TensorBase};
-use serde_json::Value;
 
 use super::archive::Archive;
 use super::json::{self, At};
+use super::json_document::Document;
 use super::shapes::{ShapeEnv, Size, SymSize};
 use super::{codes, deserialize, raw};
 use crate::graph::{Graph, NodeKind};
@@ -151,6 +151,21 @@ pub struct ExportedProgram {
     /// How many calls were fused into others at load: batch
     /// normalisations into convolutions, pointwise calls into chains.
     fused: Fused,
+    /// How long the load's phases took.
+    load_phases: LoadPhases,
+}
+
+/// How long each phase of a load took, in seconds: what `aten bench`
+/// reports beside the first run.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LoadPhases {
+    /// Opening the archive and parsing its JSON documents.
+    pub parse_s: f64,
+    /// Building the graph and binding its inputs to the archive's payloads
+    /// and its outputs to the signature.
+    pub bind_s: f64,
+    /// Fusing and folding calls ([`LoadOptions`]).
+    pub prepare_s: f64,
 }
 
 /// The calls a load fused, by kind.
@@ -190,7 +205,11 @@ struct Payloads<'a> {
 }
 
 impl<'a> Payloads<'a> {
-    fn parse(doc: Option<&'a Value>, file: &'a str, folder: &'static str) -> Result<Payloads<'a>> {
+    fn parse(
+        doc: Option<&'a Document>,
+        file: &'a str,
+        folder: &'static str,
+    ) -> Result<Payloads<'a>> {
         let mut config = HashMap::new();
         if let Some(doc) = doc {
             let root = At::root(doc, file);
@@ -353,11 +372,11 @@ fn program_name(archive: &Archive) -> Result<String> {
 
 /// A program's JSON entries, parsed, with the names errors give them.
 struct ProgramDocs {
-    model: Value,
+    model: Document,
     model_file: String,
-    weights: Option<Value>,
+    weights: Option<Document>,
     weights_file: String,
-    constants: Option<Value>,
+    constants: Option<Document>,
     constants_file: String,
 }
 
@@ -367,7 +386,7 @@ impl ProgramDocs {
     fn read(archive: &Archive, model: &str) -> Result<ProgramDocs> {
         let in_archive =
             |entry: &str| format!("{}: {}", archive.label(), archive.entry_name(entry));
-        let optional = |entry: &str, file: &str| -> Result<Option<Value>> {
+        let optional = |entry: &str, file: &str| -> Result<Option<Document>> {
             if archive.has(entry) {
                 Ok(Some(json::parse(archive.read(entry)?, file)?))
             } else {
@@ -659,18 +678,29 @@ impl ExportedProgram {
 
     /// Loads the `.pt2` archive at `path`, prepared as `options` say.
     pub fn load_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<ExportedProgram> {
-        ExportedProgram::read(Archive::open(path.as_ref())?, options)
+        let start = Instant::now();
+        ExportedProgram::read(Archive::open(path.as_ref())?, options, start)
     }
 
     /// Loads a `.pt2` archive held in memory; `label` names it in errors.
     pub fn from_bytes(bytes: Vec<u8>, label: &str) -> Result<ExportedProgram> {
-        ExportedProgram::read(Archive::from_bytes(bytes, label)?, &LoadOptions::default())
+        let start = Instant::now();
+        ExportedProgram::read(
+            Archive::from_bytes(bytes, label)?,
+            &LoadOptions::default(),
+            start,
+        )
     }
 
     /// Reads the archive's program: its entries parsed, the graph built,
     /// its inputs bound to weights or user inputs, its outputs sorted into
     /// user outputs and mutations.
-    fn read(mut archive: Archive, options: &LoadOptions) -> Result<ExportedProgram> {
+    /// `start` is when the load began (the archive's opening included).
+    fn read(
+        mut archive: Archive,
+        options: &LoadOptions,
+        start: Instant,
+    ) -> Result<ExportedProgram> {
         check_archive_version(&archive)?;
         let model = program_name(&archive)?;
         let docs = ProgramDocs::read(&archive, &model)?;
@@ -682,6 +712,7 @@ impl ExportedProgram {
             "data/constants",
         )?;
 
+        let parsed = Instant::now();
         let root = At::root(&docs.model, &docs.model_file);
         check_version(&root)?;
         let module = root.field("graph_module")?;
@@ -707,7 +738,13 @@ impl ExportedProgram {
         let (outputs, mutations) =
             bind_outputs(&graph_at, &signature, &specs, &metas, &lifted, &inputs)?;
         let mut interpreter = Interpreter::new(&graph).map_err(|e| graph_at.error(e.message()))?;
+        let bound = Instant::now();
         let (folded, fused) = prepare(&mut interpreter, &lifted, &mutations, options);
+        let load_phases = LoadPhases {
+            parse_s: (parsed - start).as_secs_f64(),
+            bind_s: (bound - parsed).as_secs_f64(),
+            prepare_s: bound.elapsed().as_secs_f64(),
+        };
         Ok(ExportedProgram {
             label: archive.label().to_string(),
             graph,
@@ -719,6 +756,7 @@ impl ExportedProgram {
             shapes,
             folded,
             fused,
+            load_phases,
         })
     }
 
@@ -766,6 +804,11 @@ impl ExportedProgram {
     /// program was loaded ([`LoadOptions::fuse`]).
     pub fn fused_calls(&self) -> usize {
         self.fused.norms + self.fused.pointwise
+    }
+
+    /// How long the load's phases took.
+    pub fn load_phases(&self) -> LoadPhases {
+        self.load_phases
     }
 
     /// How many of [`fused_calls`](Self::fused_calls) were pointwise calls

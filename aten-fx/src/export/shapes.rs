@@ -231,7 +231,7 @@ mod tests {
     use super::*;
 
     fn env_with(text: &str) -> ShapeEnv {
-        let doc: serde_json::Value = serde_json::from_str(text).unwrap();
+        let doc = crate::export::json_document::Document::parse(text).unwrap();
         ShapeEnv::parse(Some(At::root(&doc, "model.json"))).unwrap()
     }
 

@@ -15,7 +15,7 @@
 //! [`LoadOptions`]: crate::export::LoadOptions
 
 use aten_boxing::IValue;
-use c10_core::{ScalarType, TensorBase};
+use c10_core::{Device, ScalarType, TensorBase};
 
 use super::{Interpreter, Operand, Step};
 
@@ -249,39 +249,50 @@ fn folded_parameters(
         .collect();
     match weight.dtype()? {
         ScalarType::Float => {
-            let w = scaled::<f32>(weight, &scale, inner, f64::from, |x| x as f32)?;
             let b: Vec<f32> = new_b.into_iter().map(|x| x as f32).collect();
             Some((
-                TensorBase::from_vec(w, &sizes).ok()?,
+                scaled::<f32>(weight, &scale, inner, f64::from, |x| x as f32)?,
                 TensorBase::from_vec(b, &[channels as i64]).ok()?,
             ))
         }
-        ScalarType::Double => {
-            let w = scaled::<f64>(weight, &scale, inner, |x| x, |x| x)?;
-            Some((
-                TensorBase::from_vec(w, &sizes).ok()?,
-                TensorBase::from_vec(new_b, &[channels as i64]).ok()?,
-            ))
-        }
+        ScalarType::Double => Some((
+            scaled::<f64>(weight, &scale, inner, |x| x, |x| x)?,
+            TensorBase::from_vec(new_b, &[channels as i64]).ok()?,
+        )),
         _ => None,
     }
 }
 
-/// Each row of `inner` elements of `weight` times its scale.
+/// Each row of `inner` elements of `weight` times its scale, written
+/// straight into a new tensor of the weight's sizes (one pass over fresh
+/// memory: the folded weights of a large network are most of its load).
 fn scaled<T: c10_core::Element + Copy>(
     weight: &TensorBase,
     scale: &[f64],
     inner: usize,
     widen: impl Fn(T) -> f64,
     narrow: impl Fn(f64) -> T,
-) -> Option<Vec<T>> {
-    weight
+) -> Option<TensorBase> {
+    let out = TensorBase::empty(&weight.sizes(), T::DTYPE, Device::CPU).ok()?;
+    let written = weight
         .with_values::<T, _>(|w| {
-            let mut out = Vec::with_capacity(w.len());
-            for (row, &s) in w.chunks_exact(inner).zip(scale) {
-                out.extend(row.iter().map(|&x| narrow(widen(x) * s)));
-            }
-            (out.len() == w.len()).then_some(out)
+            out.with_data_mut::<T, _>(|dst| {
+                if dst.len() != w.len() || inner == 0 || w.len() != inner * scale.len() {
+                    return false;
+                }
+                for ((src, dst), &s) in w
+                    .chunks_exact(inner)
+                    .zip(dst.chunks_exact_mut(inner))
+                    .zip(scale)
+                {
+                    for (d, &x) in dst.iter_mut().zip(src) {
+                        *d = narrow(widen(x) * s);
+                    }
+                }
+                true
+            })
         })
         .ok()?
+        .ok()?;
+    written.then_some(out)
 }
