@@ -87,6 +87,9 @@ struct NotificationQueue {
 
 pub(crate) struct DispatcherState {
     pub(crate) operators: HashMap<OperatorName, Arc<OperatorEntry>>,
+    /// The keys of `operators` by their qualified name (`ns::name`), for
+    /// `torch.ops`' overload lookups; kept with `operators`.
+    by_qualified_name: HashMap<String, Vec<OperatorName>>,
     /// Backend fallbacks by runtime-table slot.
     pub(crate) fallbacks: Vec<Option<Arc<AnnotatedKernel>>>,
     /// The table of an operator without kernels (fallbacks only), the start
@@ -225,6 +228,7 @@ impl Dispatcher {
             inner: Arc::new(DispatcherInner {
                 state: Mutex::new(DispatcherState {
                     operators: HashMap::new(),
+                    by_qualified_name: HashMap::new(),
                     fallback_table: None,
                     fallbacks: vec![None; NUM_RUNTIME_ENTRIES],
                     libraries: HashMap::new(),
@@ -402,9 +406,11 @@ impl Dispatcher {
     ) -> Vec<(OperatorHandle, Arc<FunctionSchema>)> {
         let state = self.inner.lock();
         let mut found: Vec<(u64, Arc<FunctionSchema>, Arc<OperatorEntry>)> = state
-            .operators
-            .values()
-            .filter(|e| e.operator_name().name() == qualified_name)
+            .by_qualified_name
+            .get(qualified_name)
+            .into_iter()
+            .flatten()
+            .filter_map(|name| state.operators.get(name))
             .filter_map(|e| {
                 let mut es = e.lock();
                 let def = es.schema.as_ref()?;
@@ -447,6 +453,11 @@ impl Dispatcher {
             .clone();
         let entry = Arc::new(OperatorEntry::new(name.clone(), table));
         state.operators.insert(name.clone(), Arc::clone(&entry));
+        state
+            .by_qualified_name
+            .entry(name.name().to_string())
+            .or_default()
+            .push(name.clone());
         entry
     }
 
@@ -463,6 +474,12 @@ impl Dispatcher {
                 .is_some_and(|e| Arc::ptr_eq(e, entry))
             {
                 state.operators.remove(name);
+                if let Some(names) = state.by_qualified_name.get_mut(name.name()) {
+                    names.retain(|n| n != name);
+                    if names.is_empty() {
+                        state.by_qualified_name.remove(name.name());
+                    }
+                }
             }
         }
     }

@@ -179,7 +179,7 @@ fn small_batch_cases() -> Vec<Case> {
 /// Depthwise 2-d convolutions (a group per channel, one filter each: the
 /// backend's direct kernel where it has one): MobileNet's 3x3 at strides
 /// 1 and 2, ConvNeXt's 7x7, windows wider than the input, dilation,
-/// uneven strides and paddings.
+/// uneven strides and paddings, small planes and large ones.
 fn depthwise_cases() -> Vec<Case> {
     let case = |x: [i64; 4], k: [i64; 2], s: [i64; 2], p: [i64; 2], d: [i64; 2]| {
         (
@@ -198,6 +198,16 @@ fn depthwise_cases() -> Vec<Case> {
         case([1, 2, 3, 2], [7, 7], [1, 1], [3, 3], [1, 1]),
         case([2, 2, 6, 7], [3, 2], [2, 1], [2, 0], [2, 1]),
         case([1, 3, 5, 19], [5, 5], [1, 3], [2, 2], [1, 2]),
+        // Planes of more than 64 outputs, convolved a plane at a time: at
+        // strides 1, 2 (an odd width) and 3, and a 7x7 window.
+        case([1, 2, 12, 13], [3, 3], [1, 1], [1, 1], [1, 1]),
+        case([1, 3, 20, 17], [3, 3], [2, 2], [1, 1], [1, 1]),
+        case([1, 2, 30, 31], [5, 5], [3, 3], [2, 2], [1, 1]),
+        case([1, 2, 12, 12], [7, 7], [1, 1], [3, 3], [1, 1]),
+        // Small planes of many channels, the channels innermost: a run of
+        // 32 in registers and a tail, at strides 1 and 2.
+        case([2, 40, 5, 5], [3, 3], [1, 1], [1, 1], [1, 1]),
+        case([1, 37, 6, 7], [3, 3], [2, 2], [1, 1], [1, 1]),
         // A window so dilated over so much padding that the direct kernel
         // declines it.
         case([1, 2, 4, 4], [3, 3], [1, 1], [100, 100], [100, 100]),

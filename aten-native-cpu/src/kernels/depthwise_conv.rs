@@ -24,10 +24,11 @@ use aten_core::parallel::{parallel_chunks_mut, GRAIN_SIZE};
 use aten_core::{ops, Tensor};
 use c10_core::{Error, Numeric, Result, ScalarType, TensorBase};
 
+use super::depthwise_channels_last as channels_last;
 use super::util::{device_of, try_vec_filled};
 
 /// The geometry of one plane's convolution.
-struct Plane {
+pub(crate) struct Plane {
     height: usize,
     width: usize,
     out_h: usize,
@@ -48,9 +49,15 @@ struct Plane {
 /// Sums computed together, in registers.
 const LANES: usize = 32;
 
+/// The largest output plane (`out_h * out_w`) convolved with the channels
+/// innermost: below it, a plane at a time is mostly set-up.
+const CHANNELS_LAST_MAX_PLANE: usize = 64;
+
 /// Element types the direct kernel computes in (their own arithmetic, as
 /// the general path's float32 and float64 products do).
-trait Elem: Numeric + Copy + Add<Output = Self> + Mul<Output = Self> + Send + Sync {
+pub(crate) trait Elem:
+    Numeric + Copy + Add<Output = Self> + Mul<Output = Self> + Send + Sync
+{
     /// [`Plane::run`] on the widest vectors the processor has for `Self`.
     fn run_plane(
         plane: &Plane,
@@ -61,6 +68,20 @@ trait Elem: Numeric + Copy + Add<Output = Self> + Mul<Output = Self> + Send + Sy
         scratch: &mut [Self],
     ) {
         plane.run(x, w, bias, y, scratch)
+    }
+
+    /// [`channels_last::run_row`] on the widest vectors the processor has
+    /// for `Self`.
+    fn run_row(
+        g: &channels_last::Geometry,
+        pw: usize,
+        oy: usize,
+        src: &[Self],
+        wt: &[Self],
+        bias: Option<&[Self]>,
+        row: &mut [Self],
+    ) {
+        channels_last::run_row(g, pw, oy, src, wt, bias, row)
     }
 }
 
@@ -82,6 +103,42 @@ impl Elem for f32 {
         }
         plane.run(x, w, bias, y, scratch)
     }
+
+    fn run_row(
+        g: &channels_last::Geometry,
+        pw: usize,
+        oy: usize,
+        src: &[f32],
+        wt: &[f32],
+        bias: Option<&[f32]>,
+        row: &mut [f32],
+    ) {
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx512f") {
+            // SAFETY: AVX-512F is present (just detected).
+            return unsafe { run_row_avx512(g, pw, oy, src, wt, bias, row) };
+        }
+        channels_last::run_row(g, pw, oy, src, wt, bias, row)
+    }
+}
+
+/// [`channels_last::run_row`] for float32 compiled for AVX-512.
+///
+/// # Safety
+///
+/// The processor has AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn run_row_avx512(
+    g: &channels_last::Geometry,
+    pw: usize,
+    oy: usize,
+    src: &[f32],
+    wt: &[f32],
+    bias: Option<&[f32]>,
+    row: &mut [f32],
+) {
+    channels_last::run_row(g, pw, oy, src, wt, bias, row)
 }
 
 impl Plane {
@@ -116,10 +173,32 @@ impl Plane {
                         break;
                     }
                     let src = &x[iy * self.width..][..self.width];
-                    for (c, d) in line.iter_mut().enumerate() {
-                        let ix = (c * sw + qc).wrapping_sub(self.padding.1);
-                        if let Some(&v) = src.get(ix) {
-                            *d = v;
+                    // Columns `c` read input column `c * sw + qc - pw`:
+                    // those from `lo` on are past the left padding, and
+                    // `count` of them are inside the row.
+                    let lo = self.padding.1.saturating_sub(qc).div_ceil(sw);
+                    let first = lo * sw + qc - self.padding.1;
+                    if lo >= line.len() || first >= self.width {
+                        continue;
+                    }
+                    let count = ((self.width - 1 - first) / sw + 1).min(line.len() - lo);
+                    let line = &mut line[lo..lo + count];
+                    let src = &src[first..];
+                    match sw {
+                        1 => line.copy_from_slice(&src[..count]),
+                        2 => {
+                            // Pairs but the last, whose second may be past
+                            // the row: a shuffle of whole vectors.
+                            let (body, last) = line.split_at_mut(count - 1);
+                            for (d, pair) in body.iter_mut().zip(src.chunks_exact(2)) {
+                                *d = pair[0];
+                            }
+                            last[0] = src[(count - 1) * 2];
+                        }
+                        _ => {
+                            for (d, &v) in line.iter_mut().zip(src.iter().step_by(sw)) {
+                                *d = v;
+                            }
                         }
                     }
                 }
@@ -326,6 +405,31 @@ fn convolve<T: Elem>(
     let x = ops::contiguous(x)?;
     let w = weight.to_vec::<T>()?;
     let b: Option<Vec<T>> = bias.map(|b| b.to_vec::<T>()).transpose()?;
+    let geometry = channels_last::Geometry {
+        images: n,
+        channels: c,
+        height,
+        width,
+        out_h,
+        out_w,
+        kernel,
+        stride: (sh, sw),
+        padding: plane.padding,
+        dilation: (dh, dw),
+    };
+    // Small planes with the channels innermost (see the module), when
+    // the padded copy stays within a few times the planes.
+    let copies_fit = geometry
+        .scratch_len()
+        .is_some_and(|l| l <= bound.saturating_mul(planes));
+    if out_plane <= CHANNELS_LAST_MAX_PLANE && copies_fit {
+        x.with_data::<T, _>(|xs| {
+            out.with_data_mut::<T, _>(|ys| {
+                channels_last::convolve(&geometry, xs, &w, b.as_deref(), ys)
+            })?
+        })??;
+        return Ok(Some(Tensor::from(out)));
+    }
     let taps = kernel.0 * kernel.1;
     // Planes per task: about a grain's worth of multiply-adds.
     let work = out_plane.saturating_mul(taps).max(1);

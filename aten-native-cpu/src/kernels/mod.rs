@@ -42,6 +42,7 @@ pub mod col2im;
 pub mod compare;
 mod conv_shifted;
 pub mod copy;
+mod depthwise_channels_last;
 mod depthwise_conv;
 pub mod distance;
 pub mod embedding_bag;

@@ -1,0 +1,237 @@
+//! Depthwise 2-d convolution with the channels innermost: the way for
+//! small planes (a network's later stages: 14x14 down to 1x1 with hundreds
+//! of channels), where a plane at a time leaves the vectors mostly empty
+//! and the per-plane set-up dominates.
+//!
+//! The input is transposed once into a zero-padded `[N, H + 2ph, W + 2pw,
+//! C]` copy, and the filters into `[kh * kw, C]`; an output position is
+//! then its `C` sums, each tap one multiply-add of two contiguous runs of
+//! `C` values (no bounds checks: the padding is in the copy). The sums
+//! start at zero, take every tap in the filter's order (padding taps
+//! included, as the plane path and PyTorch's unfolding do: a zero times an
+//! infinite weight is NaN there too), then the bias. The `[N, OH, OW, C]`
+//! result is transposed back into the contiguous output. Rows of output
+//! positions are split over threads.
+
+use aten_core::parallel::{parallel_chunks_mut, GRAIN_SIZE};
+use c10_core::{Error, Result};
+
+use super::depthwise_conv::Elem;
+use super::util::try_vec_filled;
+
+/// Channels summed together, in registers.
+const LANES: usize = 32;
+
+/// One depthwise convolution's sizes (all checked by the caller: the
+/// output extents follow from the others and fit).
+pub(crate) struct Geometry {
+    pub(crate) images: usize,
+    pub(crate) channels: usize,
+    pub(crate) height: usize,
+    pub(crate) width: usize,
+    pub(crate) out_h: usize,
+    pub(crate) out_w: usize,
+    pub(crate) kernel: (usize, usize),
+    pub(crate) stride: (usize, usize),
+    pub(crate) padding: (usize, usize),
+    pub(crate) dilation: (usize, usize),
+}
+
+impl Geometry {
+    fn padded(&self) -> Option<(usize, usize)> {
+        Some((
+            self.height.checked_add(self.padding.0.checked_mul(2)?)?,
+            self.width.checked_add(self.padding.1.checked_mul(2)?)?,
+        ))
+    }
+
+    /// The elements of the padded channels-last copy of the input.
+    fn padded_len(&self) -> Option<usize> {
+        let (ph, pw) = self.padded()?;
+        self.images
+            .checked_mul(ph)?
+            .checked_mul(pw)?
+            .checked_mul(self.channels)
+    }
+
+    /// The scratch [`convolve`] takes, in elements, or `None` when it does
+    /// not fit.
+    pub(crate) fn scratch_len(&self) -> Option<usize> {
+        let out = self
+            .images
+            .checked_mul(self.out_h)?
+            .checked_mul(self.out_w)?
+            .checked_mul(self.channels)?;
+        self.padded_len()?.checked_add(out)
+    }
+}
+
+/// `y` (`[N, C, OH, OW]`) from `x` (`[N, C, H, W]`), the filters `w`
+/// (`[C, kh * kw]`) and one bias per channel.
+pub(crate) fn convolve<T: Elem>(
+    g: &Geometry,
+    x: &[T],
+    w: &[T],
+    bias: Option<&[T]>,
+    y: &mut [T],
+) -> Result<()> {
+    let c = g.channels;
+    let taps = g.kernel.0 * g.kernel.1;
+    let (in_plane, out_plane) = (g.height * g.width, g.out_h * g.out_w);
+    let (Some((ph, pw)), Some(padded_len)) = (g.padded(), g.padded_len()) else {
+        return Err(Error::runtime("convolution: the sizes overflow"));
+    };
+    if c == 0
+        || x.len() != g.images * c * in_plane
+        || y.len() != g.images * c * out_plane
+        || w.len() != c * taps
+        || bias.is_some_and(|b| b.len() != c)
+    {
+        return Err(Error::internal("depthwise conv2d: operands disagree"));
+    }
+    let zero = T::from_f64(0.0);
+    let mut padded = try_vec_filled(zero, padded_len)?;
+    let mut sums = try_vec_filled(zero, y.len())?;
+    // The filters tap-major: tap `t`'s weights for every channel in a row.
+    let mut wt = try_vec_filled(zero, w.len())?;
+    transpose(w, c, taps, &mut wt);
+    // The input, each image's row `r` to padded row `r + ph`, column
+    // `col` to `col + pw`, the channels innermost.
+    let padded_image = ph * pw * c;
+    for (image, out) in x
+        .chunks_exact(c * in_plane)
+        .zip(padded.chunks_exact_mut(padded_image))
+    {
+        let rows = &mut out[g.padding.0 * pw * c..][..g.height * pw * c];
+        let grain = (GRAIN_SIZE as usize).div_ceil(pw * c);
+        parallel_chunks_mut(rows, pw * c, grain, |first, part| {
+            for (i, row) in part.chunks_exact_mut(pw * c).enumerate() {
+                let r = first + i;
+                let row = &mut row[g.padding.1 * c..][..g.width * c];
+                transpose_rows(&image[r * g.width..], c, g.width, in_plane, row);
+            }
+        });
+    }
+    // The sums, a row of output positions at a time.
+    let row_len = g.out_w * c;
+    let grain = (GRAIN_SIZE as usize).div_ceil(row_len.saturating_mul(taps).max(1));
+    parallel_chunks_mut(&mut sums, row_len, grain, |first, part| {
+        for (i, row) in part.chunks_exact_mut(row_len).enumerate() {
+            let (image, oy) = ((first + i) / g.out_h, (first + i) % g.out_h);
+            let src = &padded[image * padded_image..][..padded_image];
+            T::run_row(g, pw, oy, src, &wt, bias, row);
+        }
+    });
+    // Back to one plane per channel.
+    for (image, out) in sums
+        .chunks_exact(out_plane * c)
+        .zip(y.chunks_exact_mut(c * out_plane))
+    {
+        transpose(image, out_plane, c, out);
+    }
+    Ok(())
+}
+
+/// One row `oy` of output positions (`out_w * C` sums) from an image's
+/// padded copy `src` (row pitch `pw` positions).
+#[inline(always)]
+pub(crate) fn run_row<T: Elem>(
+    g: &Geometry,
+    pw: usize,
+    oy: usize,
+    src: &[T],
+    wt: &[T],
+    bias: Option<&[T]>,
+    row: &mut [T],
+) {
+    let c = g.channels;
+    let zero = T::from_f64(0.0);
+    for (ox, sums) in row.chunks_exact_mut(c).enumerate() {
+        // Where each tap reads, for this position: the first channel.
+        let at = |tap: usize| {
+            let (ki, kj) = (tap / g.kernel.1, tap % g.kernel.1);
+            let (iy, ix) = (
+                oy * g.stride.0 + ki * g.dilation.0,
+                ox * g.stride.1 + kj * g.dilation.1,
+            );
+            (iy * pw + ix) * c
+        };
+        let taps = g.kernel.0 * g.kernel.1;
+        let mut c0 = 0;
+        // `LANES` channels at a time, their sums in registers.
+        while c0 + LANES <= c {
+            let mut acc = [zero; LANES];
+            for tap in 0..taps {
+                let (Some(x), Some(w)) = (
+                    src[at(tap) + c0..].first_chunk::<LANES>(),
+                    wt[tap * c + c0..].first_chunk::<LANES>(),
+                ) else {
+                    continue;
+                };
+                for ((a, &x), &w) in acc.iter_mut().zip(x).zip(w) {
+                    *a = *a + w * x;
+                }
+            }
+            sums[c0..c0 + LANES].copy_from_slice(&acc);
+            c0 += LANES;
+        }
+        let tail = &mut sums[c0..];
+        tail.fill(zero);
+        for tap in 0..taps {
+            let x = &src[at(tap) + c0..][..tail.len()];
+            let w = &wt[tap * c + c0..][..tail.len()];
+            for ((a, &x), &w) in tail.iter_mut().zip(x).zip(w) {
+                *a = *a + w * x;
+            }
+        }
+        if let Some(b) = bias {
+            for (s, &b) in sums.iter_mut().zip(b) {
+                *s = *s + b;
+            }
+        }
+    }
+}
+
+/// `dst` (`cols x rows`) = `src` (`rows x cols`) transposed, in tiles of
+/// 16 rows so that both sides are read and written a cache line at a time;
+/// columns split over threads.
+fn transpose<T: Copy + Send + Sync>(src: &[T], rows: usize, cols: usize, dst: &mut [T]) {
+    if rows == 0 || cols == 0 {
+        return;
+    }
+    let grain = (GRAIN_SIZE as usize).div_ceil(rows);
+    parallel_chunks_mut(dst, rows, grain, |first, part| {
+        transpose_rows(&src[first..], rows, part.len() / rows, cols, part);
+    });
+}
+
+/// `dst` (`cols x rows`, contiguous) = the `rows x cols` block of `src`
+/// whose rows start `stride` apart, transposed: 8 x 8 blocks read as 8
+/// runs and written as 8 (the compiler shuffles them in registers), the
+/// edges an element at a time.
+fn transpose_rows<T: Copy>(src: &[T], rows: usize, cols: usize, stride: usize, dst: &mut [T]) {
+    const B: usize = 8;
+    let whole_rows = rows / B * B;
+    let whole_cols = cols / B * B;
+    for r0 in (0..whole_rows).step_by(B) {
+        for c0 in (0..whole_cols).step_by(B) {
+            let block: [[T; B]; B] = std::array::from_fn(|i| {
+                let run = &src[(r0 + i) * stride + c0..][..B];
+                std::array::from_fn(|j| run[j])
+            });
+            for j in 0..B {
+                let out = &mut dst[(c0 + j) * rows + r0..][..B];
+                for (i, d) in out.iter_mut().enumerate() {
+                    *d = block[i][j];
+                }
+            }
+        }
+    }
+    // The edges: the last columns of the whole rows, then the last rows.
+    for r in 0..rows {
+        let from = if r < whole_rows { whole_cols } else { 0 };
+        for col in from..cols {
+            dst[col * rows + r] = src[r * stride + col];
+        }
+    }
+}
