@@ -204,10 +204,11 @@ fn depthwise_cases() -> Vec<Case> {
         case([1, 3, 20, 17], [3, 3], [2, 2], [1, 1], [1, 1]),
         case([1, 2, 30, 31], [5, 5], [3, 3], [2, 2], [1, 1]),
         case([1, 2, 12, 12], [7, 7], [1, 1], [3, 3], [1, 1]),
-        // Small planes of many channels, the channels innermost: a run of
-        // 32 in registers and a tail, at strides 1 and 2.
+        // Small planes of many channels, the channels innermost: runs of
+        // 64 and 32 in registers and a tail, at strides 1 and 2.
         case([2, 40, 5, 5], [3, 3], [1, 1], [1, 1], [1, 1]),
         case([1, 37, 6, 7], [3, 3], [2, 2], [1, 1], [1, 1]),
+        case([1, 100, 3, 3], [5, 5], [1, 1], [2, 2], [1, 1]),
         // A window so dilated over so much padding that the direct kernel
         // declines it.
         case([1, 2, 4, 4], [3, 3], [1, 1], [100, 100], [100, 100]),

@@ -19,9 +19,6 @@ use c10_core::{Error, Result};
 use super::depthwise_conv::Elem;
 use super::util::try_vec_filled;
 
-/// Channels summed together, in registers.
-const LANES: usize = 32;
-
 /// One depthwise convolution's sizes (all checked by the caller: the
 /// output extents follow from the others and fit).
 pub(crate) struct Geometry {
@@ -112,6 +109,20 @@ pub(crate) fn convolve<T: Elem>(
             }
         });
     }
+    // Where each tap reads, from a position's window: the first channel.
+    let mut offsets = Vec::with_capacity(taps);
+    for ki in 0..g.kernel.0 {
+        for kj in 0..g.kernel.1 {
+            offsets.push((ki * g.dilation.0 * pw + kj * g.dilation.1) * c);
+        }
+    }
+    let window = Window {
+        geometry: g,
+        pitch: pw,
+        offsets: &offsets,
+        weights: &wt,
+        bias,
+    };
     // The sums, a row of output positions at a time.
     let row_len = g.out_w * c;
     let grain = (GRAIN_SIZE as usize).div_ceil(row_len.saturating_mul(taps).max(1));
@@ -119,7 +130,7 @@ pub(crate) fn convolve<T: Elem>(
         for (i, row) in part.chunks_exact_mut(row_len).enumerate() {
             let (image, oy) = ((first + i) / g.out_h, (first + i) % g.out_h);
             let src = &padded[image * padded_image..][..padded_image];
-            T::run_row(g, pw, oy, src, &wt, bias, row);
+            T::run_row(&window, oy, src, row);
         }
     });
     // Back to one plane per channel.
@@ -132,64 +143,77 @@ pub(crate) fn convolve<T: Elem>(
     Ok(())
 }
 
+/// What every row of one convolution shares.
+pub(crate) struct Window<'a, T> {
+    geometry: &'a Geometry,
+    /// The padded copy's row pitch, in positions.
+    pitch: usize,
+    /// Per tap, in the filter's order, its reads' offset from the window's
+    /// first element.
+    offsets: &'a [usize],
+    /// The filters tap-major (`[kh * kw, C]`).
+    weights: &'a [T],
+    bias: Option<&'a [T]>,
+}
+
 /// One row `oy` of output positions (`out_w * C` sums) from an image's
-/// padded copy `src` (row pitch `pw` positions).
+/// padded copy `src`.
 #[inline(always)]
-pub(crate) fn run_row<T: Elem>(
-    g: &Geometry,
-    pw: usize,
-    oy: usize,
-    src: &[T],
-    wt: &[T],
-    bias: Option<&[T]>,
-    row: &mut [T],
-) {
+pub(crate) fn run_row<T: Elem>(w: &Window<'_, T>, oy: usize, src: &[T], row: &mut [T]) {
+    let g = w.geometry;
     let c = g.channels;
     let zero = T::from_f64(0.0);
+    let taps = w.offsets.iter().zip(w.weights.chunks_exact(c));
     for (ox, sums) in row.chunks_exact_mut(c).enumerate() {
-        // Where each tap reads, for this position: the first channel.
-        let at = |tap: usize| {
-            let (ki, kj) = (tap / g.kernel.1, tap % g.kernel.1);
-            let (iy, ix) = (
-                oy * g.stride.0 + ki * g.dilation.0,
-                ox * g.stride.1 + kj * g.dilation.1,
-            );
-            (iy * pw + ix) * c
-        };
-        let taps = g.kernel.0 * g.kernel.1;
+        let window = &src[(oy * g.stride.0 * w.pitch + ox * g.stride.1) * c..];
+        // 64 channels at a time, then 32, their sums in registers.
         let mut c0 = 0;
-        // `LANES` channels at a time, their sums in registers.
-        while c0 + LANES <= c {
-            let mut acc = [zero; LANES];
-            for tap in 0..taps {
-                let (Some(x), Some(w)) = (
-                    src[at(tap) + c0..].first_chunk::<LANES>(),
-                    wt[tap * c + c0..].first_chunk::<LANES>(),
-                ) else {
-                    continue;
-                };
-                for ((a, &x), &w) in acc.iter_mut().zip(x).zip(w) {
-                    *a = *a + w * x;
-                }
-            }
-            sums[c0..c0 + LANES].copy_from_slice(&acc);
-            c0 += LANES;
+        while c0 + 64 <= c {
+            sum_run::<T, 64>(window, taps.clone(), c0, &mut sums[c0..c0 + 64]);
+            c0 += 64;
+        }
+        if c0 + 32 <= c {
+            sum_run::<T, 32>(window, taps.clone(), c0, &mut sums[c0..c0 + 32]);
+            c0 += 32;
         }
         let tail = &mut sums[c0..];
         tail.fill(zero);
-        for tap in 0..taps {
-            let x = &src[at(tap) + c0..][..tail.len()];
-            let w = &wt[tap * c + c0..][..tail.len()];
-            for ((a, &x), &w) in tail.iter_mut().zip(x).zip(w) {
-                *a = *a + w * x;
+        for (&offset, weights) in taps.clone() {
+            let x = &window[offset + c0..][..tail.len()];
+            for ((a, &x), &wv) in tail.iter_mut().zip(x).zip(&weights[c0..]) {
+                *a = *a + wv * x;
             }
         }
-        if let Some(b) = bias {
+        if let Some(b) = w.bias {
             for (s, &b) in sums.iter_mut().zip(b) {
                 *s = *s + b;
             }
         }
     }
+}
+
+/// The `N` sums of channels `c0..c0 + N` at one position (`window` from
+/// its first element), held in registers over every tap.
+#[inline(always)]
+fn sum_run<'a, T: Elem + 'a, const N: usize>(
+    window: &[T],
+    taps: impl Iterator<Item = (&'a usize, &'a [T])>,
+    c0: usize,
+    sums: &mut [T],
+) {
+    let mut acc = [T::from_f64(0.0); N];
+    for (&offset, weights) in taps {
+        let (Some(x), Some(wv)) = (
+            window[offset + c0..].first_chunk::<N>(),
+            weights[c0..].first_chunk::<N>(),
+        ) else {
+            continue;
+        };
+        for ((a, &x), &wv) in acc.iter_mut().zip(x).zip(wv) {
+            *a = *a + wv * x;
+        }
+    }
+    sums.copy_from_slice(&acc);
 }
 
 /// `dst` (`cols x rows`) = `src` (`rows x cols`) transposed, in tiles of
@@ -206,19 +230,19 @@ fn transpose<T: Copy + Send + Sync>(src: &[T], rows: usize, cols: usize, dst: &m
 }
 
 /// `dst` (`cols x rows`, contiguous) = the `rows x cols` block of `src`
-/// whose rows start `stride` apart, transposed: 8 x 8 blocks read as 8
-/// runs and written as 8 (the compiler shuffles them in registers), the
-/// edges an element at a time.
+/// whose rows start `stride` apart, transposed, 8 rows at a time: 8 x 8
+/// blocks read as 8 runs and written as 8 (the compiler shuffles them in
+/// registers), the columns past the last whole block one at a time (8
+/// reads, one run written), the last rows an element at a time.
 fn transpose_rows<T: Copy>(src: &[T], rows: usize, cols: usize, stride: usize, dst: &mut [T]) {
     const B: usize = 8;
     let whole_rows = rows / B * B;
     let whole_cols = cols / B * B;
     for r0 in (0..whole_rows).step_by(B) {
+        let runs: [&[T]; B] = std::array::from_fn(|i| &src[(r0 + i) * stride..][..cols]);
         for c0 in (0..whole_cols).step_by(B) {
-            let block: [[T; B]; B] = std::array::from_fn(|i| {
-                let run = &src[(r0 + i) * stride + c0..][..B];
-                std::array::from_fn(|j| run[j])
-            });
+            let block: [[T; B]; B] =
+                std::array::from_fn(|i| std::array::from_fn(|j| runs[i][c0 + j]));
             for j in 0..B {
                 let out = &mut dst[(c0 + j) * rows + r0..][..B];
                 for (i, d) in out.iter_mut().enumerate() {
@@ -226,12 +250,14 @@ fn transpose_rows<T: Copy>(src: &[T], rows: usize, cols: usize, stride: usize, d
                 }
             }
         }
+        for col in whole_cols..cols {
+            let run: [T; B] = std::array::from_fn(|i| runs[i][col]);
+            dst[col * rows + r0..][..B].copy_from_slice(&run);
+        }
     }
-    // The edges: the last columns of the whole rows, then the last rows.
-    for r in 0..rows {
-        let from = if r < whole_rows { whole_cols } else { 0 };
-        for col in from..cols {
-            dst[col * rows + r] = src[r * stride + col];
+    for r in whole_rows..rows {
+        for (col, &v) in src[r * stride..][..cols].iter().enumerate() {
+            dst[col * rows + r] = v;
         }
     }
 }

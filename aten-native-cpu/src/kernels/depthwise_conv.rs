@@ -72,16 +72,8 @@ pub(crate) trait Elem:
 
     /// [`channels_last::run_row`] on the widest vectors the processor has
     /// for `Self`.
-    fn run_row(
-        g: &channels_last::Geometry,
-        pw: usize,
-        oy: usize,
-        src: &[Self],
-        wt: &[Self],
-        bias: Option<&[Self]>,
-        row: &mut [Self],
-    ) {
-        channels_last::run_row(g, pw, oy, src, wt, bias, row)
+    fn run_row(w: &channels_last::Window<'_, Self>, oy: usize, src: &[Self], row: &mut [Self]) {
+        channels_last::run_row(w, oy, src, row)
     }
 }
 
@@ -104,21 +96,13 @@ impl Elem for f32 {
         plane.run(x, w, bias, y, scratch)
     }
 
-    fn run_row(
-        g: &channels_last::Geometry,
-        pw: usize,
-        oy: usize,
-        src: &[f32],
-        wt: &[f32],
-        bias: Option<&[f32]>,
-        row: &mut [f32],
-    ) {
+    fn run_row(w: &channels_last::Window<'_, f32>, oy: usize, src: &[f32], row: &mut [f32]) {
         #[cfg(target_arch = "x86_64")]
         if std::is_x86_feature_detected!("avx512f") {
             // SAFETY: AVX-512F is present (just detected).
-            return unsafe { run_row_avx512(g, pw, oy, src, wt, bias, row) };
+            return unsafe { run_row_avx512(w, oy, src, row) };
         }
-        channels_last::run_row(g, pw, oy, src, wt, bias, row)
+        channels_last::run_row(w, oy, src, row)
     }
 }
 
@@ -130,15 +114,12 @@ impl Elem for f32 {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 unsafe fn run_row_avx512(
-    g: &channels_last::Geometry,
-    pw: usize,
+    w: &channels_last::Window<'_, f32>,
     oy: usize,
     src: &[f32],
-    wt: &[f32],
-    bias: Option<&[f32]>,
     row: &mut [f32],
 ) {
-    channels_last::run_row(g, pw, oy, src, wt, bias, row)
+    channels_last::run_row(w, oy, src, row)
 }
 
 impl Plane {
@@ -403,7 +384,6 @@ fn convolve<T: Elem>(
         return Ok(Some(Tensor::from(out)));
     }
     let x = ops::contiguous(x)?;
-    let w = weight.to_vec::<T>()?;
     let b: Option<Vec<T>> = bias.map(|b| b.to_vec::<T>()).transpose()?;
     let geometry = channels_last::Geometry {
         images: n,
@@ -423,13 +403,17 @@ fn convolve<T: Elem>(
         .scratch_len()
         .is_some_and(|l| l <= bound.saturating_mul(planes));
     if out_plane <= CHANNELS_LAST_MAX_PLANE && copies_fit {
-        x.with_data::<T, _>(|xs| {
-            out.with_data_mut::<T, _>(|ys| {
-                channels_last::convolve(&geometry, xs, &w, b.as_deref(), ys)
+        // The filters read in place: this path transposes them anyway.
+        weight.with_values::<T, _>(|w| {
+            x.with_data::<T, _>(|xs| {
+                out.with_data_mut::<T, _>(|ys| {
+                    channels_last::convolve(&geometry, xs, w, b.as_deref(), ys)
+                })?
             })?
         })??;
         return Ok(Some(Tensor::from(out)));
     }
+    let w = weight.to_vec::<T>()?;
     let taps = kernel.0 * kernel.1;
     // Planes per task: about a grain's worth of multiply-adds.
     let work = out_plane.saturating_mul(taps).max(1);

@@ -113,10 +113,18 @@ pub fn try_vec_with_capacity<T>(n: usize) -> Result<Vec<T>> {
     Ok(v)
 }
 
-/// `n` copies of `value`, or PyTorch's out-of-memory error.
+/// `n` copies of `value`, or PyTorch's out-of-memory error: a few made
+/// one by one, then doubled by copies of what is there (a `memcpy` for
+/// plain values; `resize`'s loop of clones is not vectorised, and zeroing
+/// a kernel's scratch that way was a fifth of a small depthwise
+/// convolution).
 pub fn try_vec_filled<T: Clone>(value: T, n: usize) -> Result<Vec<T>> {
     let mut v = try_vec_with_capacity(n)?;
-    v.resize(n, value);
+    v.resize(n.min(64), value);
+    while v.len() < n {
+        let k = v.len().min(n - v.len());
+        v.extend_from_within(..k);
+    }
     Ok(v)
 }
 
@@ -238,5 +246,22 @@ mod window_tests {
     fn a_huge_window_over_a_small_input_lists_few_columns() {
         let cols = window_columns(1 << 40, 1, 1 << 39, 1, 4, 1);
         assert!(cols.len() <= 4, "{}", cols.len());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filled_vectors_have_every_length() {
+        for n in [0, 1, 63, 64, 65, 127, 128, 129, 1000, 4099] {
+            let v = try_vec_filled(7u16, n).unwrap();
+            assert_eq!(v.len(), n);
+            assert!(v.iter().all(|&x| x == 7));
+            let s = try_vec_filled(String::from("a"), n.min(130)).unwrap();
+            assert!(s.len() == n.min(130) && s.iter().all(|x| x == "a"));
+        }
+        assert!(try_vec_filled(0u64, usize::MAX / 4).is_err());
     }
 }
