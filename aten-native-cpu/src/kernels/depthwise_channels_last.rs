@@ -1,12 +1,12 @@
 //! Depthwise 2-d convolution with the channels innermost: the way for
-//! small planes (a network's later stages: 14x14 down to 1x1 with hundreds
-//! of channels), where a plane at a time leaves the vectors mostly empty
-//! and the per-plane set-up dominates.
+//! small output planes (a network's last stages: 8x8 down to 1x1 with
+//! hundreds of channels), where a plane at a time leaves the vectors
+//! mostly empty and the per-plane set-up dominates.
 //!
 //! The input is transposed once into a zero-padded `[N, H + 2ph, W + 2pw,
 //! C]` copy, and the filters into `[kh * kw, C]`; an output position is
 //! then its `C` sums, each tap one multiply-add of two contiguous runs of
-//! `C` values (no bounds checks: the padding is in the copy). The sums
+//! `C` values (no tests for the edges: the padding is in the copy). The sums
 //! start at zero, take every tap in the filter's order (padding taps
 //! included, as the plane path and PyTorch's unfolding do: a zero times an
 //! infinite weight is NaN there too), then the bias. The `[N, OH, OW, C]`

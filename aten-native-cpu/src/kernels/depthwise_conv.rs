@@ -14,8 +14,11 @@
 //! vectorises whatever the stride, and long even for the small planes of
 //! a network's last stages. The sums start at zero and take the taps in
 //! the filter's order, then the bias. Planes (an image's channel) are
-//! split over threads. A window so dilated that the padded copy would be
-//! far larger than the planes is declined (the general path serves it).
+//! split over threads. Output planes of at most
+//! [`CHANNELS_LAST_MAX_PLANE`] positions take the channels-innermost
+//! kernel of [`depthwise_channels_last`](super::depthwise_channels_last)
+//! instead. A window so dilated that the padded copy would be far larger
+//! than the planes is declined (the general path serves it).
 
 use std::ops::{Add, Mul};
 
