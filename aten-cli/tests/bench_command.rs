@@ -71,6 +71,16 @@ fn every_size_and_thread_count_gets_a_row_of_the_peer_harness_format() {
         );
         assert!(0.0 < min && min <= median && median <= p90, "{r}");
         assert!(r["first_run_s"].as_f64().unwrap() >= r["first_call_s"].as_f64().unwrap());
+        // The load's phases are parts of the first run, before its call.
+        let phases: f64 = ["load_parse_s", "load_bind_s", "load_prepare_s"]
+            .iter()
+            .map(|k| r[*k].as_f64().unwrap())
+            .inspect(|&s| assert!(s >= 0.0, "{r}"))
+            .sum();
+        assert!(
+            phases + r["first_call_s"].as_f64().unwrap() <= r["first_run_s"].as_f64().unwrap(),
+            "{r}"
+        );
         assert!(r["max_abs_diff"].as_f64().unwrap() < 1e-4);
         assert_eq!(r["rtol"], 1e-4);
     }

@@ -17,28 +17,23 @@ use aten_core::parallel::{parallel_chunks_mut, GRAIN_SIZE};
 use c10_core::{Error, Result};
 
 use super::depthwise_conv::Elem;
+use super::nn::ConvGeometry;
 use super::util::try_vec_filled;
 
-/// One depthwise convolution's sizes (all checked by the caller: the
-/// output extents follow from the others and fit).
+/// One depthwise convolution: `images` of the geometry `conv` (its
+/// `channels` both in and out; the sizes checked by the caller, the output
+/// extents following from the others and fitting).
 pub(crate) struct Geometry {
     pub(crate) images: usize,
-    pub(crate) channels: usize,
-    pub(crate) height: usize,
-    pub(crate) width: usize,
-    pub(crate) out_h: usize,
-    pub(crate) out_w: usize,
-    pub(crate) kernel: (usize, usize),
-    pub(crate) stride: (usize, usize),
-    pub(crate) padding: (usize, usize),
-    pub(crate) dilation: (usize, usize),
+    pub(crate) conv: ConvGeometry,
 }
 
 impl Geometry {
     fn padded(&self) -> Option<(usize, usize)> {
+        let g = &self.conv;
         Some((
-            self.height.checked_add(self.padding.0.checked_mul(2)?)?,
-            self.width.checked_add(self.padding.1.checked_mul(2)?)?,
+            g.height.checked_add(g.padding.0.checked_mul(2)?)?,
+            g.width.checked_add(g.padding.1.checked_mul(2)?)?,
         ))
     }
 
@@ -48,17 +43,18 @@ impl Geometry {
         self.images
             .checked_mul(ph)?
             .checked_mul(pw)?
-            .checked_mul(self.channels)
+            .checked_mul(self.conv.channels)
     }
 
     /// The scratch [`convolve`] takes, in elements, or `None` when it does
     /// not fit.
     pub(crate) fn scratch_len(&self) -> Option<usize> {
+        let g = &self.conv;
         let out = self
             .images
-            .checked_mul(self.out_h)?
-            .checked_mul(self.out_w)?
-            .checked_mul(self.channels)?;
+            .checked_mul(g.out_h)?
+            .checked_mul(g.out_w)?
+            .checked_mul(g.channels)?;
         self.padded_len()?.checked_add(out)
     }
 }
@@ -66,21 +62,22 @@ impl Geometry {
 /// `y` (`[N, C, OH, OW]`) from `x` (`[N, C, H, W]`), the filters `w`
 /// (`[C, kh * kw]`) and one bias per channel.
 pub(crate) fn convolve<T: Elem>(
-    g: &Geometry,
+    geometry: &Geometry,
     x: &[T],
     w: &[T],
     bias: Option<&[T]>,
     y: &mut [T],
 ) -> Result<()> {
+    let (g, images) = (&geometry.conv, geometry.images);
     let c = g.channels;
     let taps = g.kernel.0 * g.kernel.1;
     let (in_plane, out_plane) = (g.height * g.width, g.out_h * g.out_w);
-    let (Some((ph, pw)), Some(padded_len)) = (g.padded(), g.padded_len()) else {
+    let (Some((ph, pw)), Some(padded_len)) = (geometry.padded(), geometry.padded_len()) else {
         return Err(Error::runtime("convolution: the sizes overflow"));
     };
     if c == 0
-        || x.len() != g.images * c * in_plane
-        || y.len() != g.images * c * out_plane
+        || x.len() != images * c * in_plane
+        || y.len() != images * c * out_plane
         || w.len() != c * taps
         || bias.is_some_and(|b| b.len() != c)
     {
@@ -145,7 +142,7 @@ pub(crate) fn convolve<T: Elem>(
 
 /// What every row of one convolution shares.
 pub(crate) struct Window<'a, T> {
-    geometry: &'a Geometry,
+    geometry: &'a ConvGeometry,
     /// The padded copy's row pitch, in positions.
     pitch: usize,
     /// Per tap, in the filter's order, its reads' offset from the window's

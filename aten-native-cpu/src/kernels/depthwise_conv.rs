@@ -28,6 +28,7 @@ use aten_core::{ops, Tensor};
 use c10_core::{Error, Numeric, Result, ScalarType, TensorBase};
 
 use super::depthwise_channels_last as channels_last;
+use super::nn::ConvGeometry;
 use super::util::{device_of, try_vec_filled};
 
 /// The geometry of one plane's convolution.
@@ -390,15 +391,17 @@ fn convolve<T: Elem>(
     let b: Option<Vec<T>> = bias.map(|b| b.to_vec::<T>()).transpose()?;
     let geometry = channels_last::Geometry {
         images: n,
-        channels: c,
-        height,
-        width,
-        out_h,
-        out_w,
-        kernel,
-        stride: (sh, sw),
-        padding: plane.padding,
-        dilation: (dh, dw),
+        conv: ConvGeometry {
+            channels: c,
+            height,
+            width,
+            kernel,
+            stride: (sh, sw),
+            padding: plane.padding,
+            dilation: (dh, dw),
+            out_h,
+            out_w,
+        },
     };
     // Small planes with the channels innermost (see the module), when
     // the padded copy stays within a few times the planes.
