@@ -26,9 +26,10 @@
 //! thread count, the pool every intra-op loop of the kernels uses.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use aten::fx::export::{ExportedProgram, LoadOptions, LoadPhases};
+use aten::fx::interpreter::NodeProfile;
 use serde_json::Value;
 
 use crate::conform::models::{
@@ -216,9 +217,9 @@ pub struct Cell {
     pub tolerance: Option<Tolerance>,
     /// Why the cell failed or its outputs differ.
     pub error: Option<String>,
-    /// With `--profile`: each node's mean time per call, in microseconds,
-    /// slowest first (node, what it calls, time).
-    pub profile: Vec<(String, String, f64)>,
+    /// With `--profile`: each node's mean time and work per call, slowest
+    /// first.
+    pub profile: Vec<NodeTime>,
 }
 
 /// The stem of an inputs file: `dir/NAME` for `dir/NAME.inputs.safetensors`.
@@ -380,37 +381,72 @@ fn measure(
     Ok(())
 }
 
-/// Each call node's mean wall time over `calls` calls, in microseconds,
-/// slowest first.
+/// One node of a profile: its mean time and work per call.
+#[derive(Clone, Debug)]
+pub struct NodeTime {
+    /// The node's name in the graph.
+    pub node: String,
+    /// What it calls (`aten::convolution`).
+    pub target: String,
+    /// Wall time, in microseconds.
+    pub us: f64,
+    /// Floating-point operations (0 for a call that multiplies no
+    /// matrices).
+    pub flops: f64,
+    /// Bytes of the tensors the call read and wrote.
+    pub bytes: f64,
+}
+
+/// Each call node's mean wall time and work over `calls` calls, slowest
+/// first.
 fn profile_nodes(
     program: &ExportedProgram,
     args: &[aten::c10::TensorBase],
     calls: usize,
-) -> Result<Vec<(String, String, f64)>, String> {
+) -> Result<Vec<NodeTime>, String> {
     let names = program.node_names();
-    let mut times = vec![Duration::ZERO; names.len()];
+    let mut profile = NodeProfile::new(names.len());
     for _ in 0..calls {
         program
-            .run_timed(args, Some(&mut times))
+            .run_timed(args, Some(&mut profile))
             .map_err(|e| e.to_string())?;
     }
-    let mut nodes: Vec<_> = names
+    let per_call = calls as f64;
+    let mut nodes: Vec<NodeTime> = names
         .iter()
-        .zip(&times)
         .enumerate()
-        .filter_map(|(i, (name, t))| {
-            let target = program.node_target(i)?;
-            Some((name.clone(), target, t.as_secs_f64() * 1e6 / calls as f64))
+        .filter_map(|(i, name)| {
+            Some(NodeTime {
+                node: name.clone(),
+                target: program.node_target(i)?,
+                us: profile.time[i].as_secs_f64() * 1e6 / per_call,
+                flops: profile.flops[i] / per_call,
+                bytes: profile.bytes[i] / per_call,
+            })
         })
         .collect();
-    nodes.sort_by(|a, b| b.2.total_cmp(&a.2));
+    nodes.sort_by(|a, b| b.us.total_cmp(&a.us));
     Ok(nodes)
 }
 
+/// The rate of `work` done in `us` microseconds: GFLOP/s for calls that
+/// multiply matrices, else GB/s of the tensors read and written.
+fn rate(flops: f64, bytes: f64, us: f64) -> String {
+    let us = us.max(1e-9);
+    if flops > 0.0 {
+        format!("{:7.1} GFLOP/s", flops / us / 1e3)
+    } else {
+        format!("{:7.1} GB/s   ", bytes / us / 1e3)
+    }
+}
+
 /// A cell's profile as text: the `top` slowest nodes, then the time per
-/// operator.
+/// operator, each with its rate to set against the machine's peaks:
+/// GFLOP/s for calls that multiply matrices, else GB/s of the tensors read
+/// and written.
 pub fn describe_profile(cell: &Cell, top: usize) -> String {
-    let total: f64 = cell.profile.iter().map(|n| n.2).sum();
+    let total: f64 = cell.profile.iter().map(|n| n.us).sum();
+    let share = |us: f64| 100.0 * us / total.max(1e-9);
     let mut out = format!(
         "{} t{}: {:.1} us in {} nodes\n",
         cell.size,
@@ -418,28 +454,36 @@ pub fn describe_profile(cell: &Cell, top: usize) -> String {
         total,
         cell.profile.len()
     );
-    for (name, target, us) in cell.profile.iter().take(top) {
+    for n in cell.profile.iter().take(top) {
         out += &format!(
-            "  {us:10.1} us {:5.1}%  {name} ({target})\n",
-            100.0 * us / total.max(1e-9)
+            "  {:10.1} us {:5.1}% {}  {} ({})\n",
+            n.us,
+            share(n.us),
+            rate(n.flops, n.bytes, n.us),
+            n.node,
+            n.target
         );
     }
-    let mut per_op: Vec<(String, f64, usize)> = Vec::new();
-    for (_, target, us) in &cell.profile {
-        match per_op.iter_mut().find(|(t, _, _)| t == target) {
+    // Per operator: time, calls, operations and bytes.
+    let mut per_op: Vec<(String, f64, usize, f64, f64)> = Vec::new();
+    for n in &cell.profile {
+        match per_op.iter_mut().find(|(t, ..)| *t == n.target) {
             Some(entry) => {
-                entry.1 += us;
+                entry.1 += n.us;
                 entry.2 += 1;
+                entry.3 += n.flops;
+                entry.4 += n.bytes;
             }
-            None => per_op.push((target.clone(), *us, 1)),
+            None => per_op.push((n.target.clone(), n.us, 1, n.flops, n.bytes)),
         }
     }
     per_op.sort_by(|a, b| b.1.total_cmp(&a.1));
     out += "  per operator:\n";
-    for (target, us, count) in per_op {
+    for (target, us, count, flops, bytes) in per_op {
         out += &format!(
-            "  {us:10.1} us {:5.1}%  {target} x{count}\n",
-            100.0 * us / total.max(1e-9)
+            "  {us:10.1} us {:5.1}% {}  {target} x{count}\n",
+            share(us),
+            rate(flops, bytes, us)
         );
     }
     out

@@ -113,7 +113,8 @@ enum Command {
         no_fuse: bool,
         /// After each cell's timing, time every node over as many calls as
         /// one batch and print the N slowest nodes and the time per
-        /// operator.
+        /// operator, each with its rate: GFLOP/s for convolutions and
+        /// matrix products, else GB/s of the tensors read and written.
         #[arg(long, value_name = "N")]
         profile: Option<usize>,
         /// Write the rows as JSON, one object per line, to PATH (`-` or no

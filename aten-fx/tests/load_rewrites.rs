@@ -226,6 +226,77 @@ fn batch_norms_fold_into_their_convolutions_within_the_tolerance() {
     }
 }
 
+/// A batch normalisation after a convolution is folded into the
+/// convolution's bias and a per-channel product that joins the ReLU after
+/// it. The convolution still reads its weight from the graph's input (no
+/// scaled copy is made): the fused graph computes what the plain one does
+/// within the tolerance, also when run with another weight.
+#[test]
+fn a_batch_norm_folds_into_its_convolution_without_copying_the_weight() {
+    support::ops_root();
+    let t = |v: Vec<f32>, s: &[i64]| Tensor::from_slice(&v, s).unwrap();
+    let wave = |n: usize, k: usize| -> Vec<f32> {
+        (0..n).map(|i| ((i * k) % 13) as f32 * 0.1 - 0.6).collect()
+    };
+    let x = t(wave(2 * 3 * 5 * 5, 7), &[2, 3, 5, 5]);
+    let w = t(wave(4 * 3 * 3 * 3, 5), &[4, 3, 3, 3]);
+    let gamma = t(vec![1.5, -0.5, 2.0, 0.75], &[4]);
+    let beta = t(vec![0.1, 0.2, -0.3, 0.0], &[4]);
+    let mean = t(vec![0.05, -0.1, 0.2, 0.0], &[4]);
+    let var = t(vec![1.0, 0.5, 2.0, 0.25], &[4]);
+    let all = [&x, &w, &gamma, &beta, &mean, &var].map(iv);
+    let graph = make_fx(
+        |xs| {
+            let ts: Vec<Tensor> = xs.iter().map(tensor_of).collect();
+            let y = ops::conv2d(&ts[0], &ts[1])?;
+            let (y, _, _) = ops::_native_batch_norm_legit_no_training(
+                &y,
+                Some(&ts[2]),
+                Some(&ts[3]),
+                &ts[4],
+                &ts[5],
+                0.1,
+                1e-5,
+            )?;
+            Ok(vec![iv(&ops::relu(&y)?)])
+        },
+        &["x", "w", "gamma", "beta", "mean", "var"],
+        &all,
+    )
+    .unwrap();
+    let plain = Interpreter::new(&graph).unwrap();
+    let mut fused = Interpreter::new(&graph).unwrap();
+    let known: Vec<Option<IValue>> = all
+        .iter()
+        .enumerate()
+        .map(|(k, v)| (k > 0).then(|| v.clone()))
+        .collect();
+    assert_eq!(fused.fuse_batch_norms(&known), 1);
+    // The product and the ReLU: one chain.
+    assert_eq!(fused.fuse_pointwise(), 1);
+    let targets = fused.targets();
+    assert!(
+        !targets.iter().any(|t| t.contains("batch_norm")),
+        "{targets:?}"
+    );
+    assert!(
+        targets.iter().any(|t| t == "aten::mul.Tensor"),
+        "{targets:?}"
+    );
+    let agree = |inputs: &[IValue]| {
+        let (a, b) = (fused.run(inputs).unwrap(), plain.run(inputs).unwrap());
+        let (a, b) = (values(&a[0]), values(&b[0]));
+        assert_eq!(a.len(), 2 * 4 * 3 * 3);
+        for (x, y) in a.iter().zip(&b) {
+            assert!((x - y).abs() <= 1e-5 + 1e-5 * y.abs(), "{x} vs {y}");
+        }
+    };
+    agree(&all);
+    let mut other = all.clone();
+    other[1] = iv(&t(wave(4 * 3 * 3 * 3, 3), &[4, 3, 3, 3]));
+    agree(&other);
+}
+
 /// Fuses the pointwise chains of `graph`; how many calls were fused, and
 /// the outputs of the fused and of the plain graph on `x`, `w`.
 fn fuse(graph: &Graph, x: &Tensor, w: &Tensor) -> (usize, Vec<IValue>, Vec<IValue>) {

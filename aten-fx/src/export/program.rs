@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use aten_boxing::IValue;
 use c10_core::{Error, InferenceMode, Result, ScalarType, TensorBase};
@@ -16,7 +16,7 @@ use super::json_document::Document;
 use super::shapes::{ShapeEnv, Size, SymSize};
 use super::{codes, deserialize, raw};
 use crate::graph::{Graph, NodeKind};
-use crate::interpreter::Interpreter;
+use crate::interpreter::{Interpreter, NodeProfile};
 
 /// The schema versions (`schema_version.major`) this loader reads.
 const SCHEMA_MAJOR: i64 = 8;
@@ -843,13 +843,13 @@ impl ExportedProgram {
         self.run_timed(inputs, None)
     }
 
-    /// As [`run`](Self::run), adding each graph node's wall time to
-    /// `times[node]` when `times` is given (indexed as
+    /// As [`run`](Self::run), adding each graph node's wall time and work
+    /// to `profile` when it is given (indexed as
     /// [`node_names`](Self::node_names)).
     pub fn run_timed(
         &self,
         inputs: &[TensorBase],
-        times: Option<&mut [Duration]>,
+        profile: Option<&mut NodeProfile>,
     ) -> Result<Vec<TensorBase>> {
         let error = |message: String| Error::runtime(format!("{}: {message}", self.label));
         if inputs.len() != self.inputs.len() {
@@ -899,7 +899,7 @@ impl ExportedProgram {
         }
         let results = {
             let _inference = InferenceMode::new(true);
-            self.interpreter.run_timed(&values, times)?
+            self.interpreter.run_timed(&values, profile)?
         };
         let tensor = |position: usize, name: &str| match results.get(position) {
             Some(IValue::Tensor(t)) => Ok(t.clone()),

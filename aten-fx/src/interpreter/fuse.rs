@@ -2,22 +2,31 @@
 //! form (`_native_batch_norm_legit_no_training`, or `batch_norm` with
 //! `training` false as pre-dispatch graphs have it) whose input is a
 //! convolution (`convolution`, `conv1d`, `conv2d`, `conv3d`) that nothing
-//! else reads, with the weights, biases and
-//! statistics of both known before any run, is folded into the
-//! convolution: its weight is scaled per output channel by
-//! `gamma / sqrt(var + eps)` and its bias becomes
-//! `(bias - mean) * gamma / sqrt(var + eps) + beta`, so a run makes one
-//! pass over the data where it made two (ONNX Runtime and inductor fold it
-//! the same way). The sums are then rounded in another order than
-//! PyTorch's, within the corpora's tolerances; [`LoadOptions`]'s
-//! `fuse` switch turns it off.
+//! else reads, with the parameters and statistics of both known before any
+//! run, is folded into the convolution without touching its weight:
+//! with `scale = gamma / sqrt(var + eps)` per output channel, the
+//! convolution's bias becomes `bias - mean + beta / scale` and the
+//! normalisation a product by `scale` (`mul` by a `[C, 1, ..]` constant),
+//! which joins the pointwise chain after it ([`fuse_pointwise`]): a ReLU,
+//! a residual sum. A run then makes one pass over the data where it made
+//! two, and the weights stay where the archive's mapping put them (ONNX
+//! Runtime and inductor fold the scale into a copy of the weight
+//! instead). The sums are rounded in another order than PyTorch's,
+//! within the corpora's tolerances; [`LoadOptions`]'s `fuse` switch turns
+//! it off. A channel whose scale is zero or not finite leaves its
+//! normalisation as it is.
 //!
 //! [`LoadOptions`]: crate::export::LoadOptions
+//! [`fuse_pointwise`]: Interpreter::fuse_pointwise
+
+use std::sync::Arc;
 
 use aten_boxing::IValue;
-use c10_core::{Device, ScalarType, TensorBase};
+use aten_ops::OpOverload;
+use c10_core::{ScalarType, TensorBase};
 
 use super::{Interpreter, Operand, Step};
+use crate::graph::Arg;
 
 /// The batch normalisation's statistics and affine parameters.
 struct Norm {
@@ -37,6 +46,9 @@ impl Interpreter {
         if known.len() != self.num_inputs {
             return 0;
         }
+        let Ok(mul) = aten_ops::ops().overload("aten::mul.Tensor") else {
+            return 0;
+        };
         let mut readers = vec![Vec::new(); self.steps.len()];
         for (i, step) in self.steps.iter().enumerate() {
             for j in Interpreter::step_reads(step) {
@@ -51,32 +63,73 @@ impl Interpreter {
             let Some(norm) = self.norm_at(i, known) else {
                 continue;
             };
-            let Some((weight, bias)) = folded_parameters(&weight, bias.as_ref(), &norm) else {
+            let Some((scale, bias)) = folded_parameters(&weight, bias.as_ref(), &norm) else {
                 continue;
             };
-            if let Step::Call {
-                template, slots, ..
-            } = &mut self.steps[conv]
-            {
-                slots.retain(|(pos, _)| *pos != 1 && *pos != 2);
-                template[1] = IValue::Tensor(weight);
-                template[2] = IValue::Tensor(bias);
+            if self.fold_at(i, conv, scale, bias, &mul, &readers).is_some() {
+                count += 1;
             }
-            // The normalisation's first result is now the convolution's;
-            // its unread statistics are no longer made.
-            let statistics = !matches!(
-                &self.steps[i],
-                Step::Call { op, .. } if op.name() == "aten::batch_norm"
-            );
-            self.steps[i] = Step::GetItem { of: conv, index: 0 };
-            for &r in readers[i].iter().filter(|_| statistics) {
-                if !matches!(self.steps[r], Step::GetItem { index: 0, .. }) {
-                    self.steps[r] = Step::Constant(IValue::None);
-                }
-            }
-            count += 1;
+        }
+        if count > 0 {
+            self.dead = Interpreter::liveness(&self.steps);
         }
         count
+    }
+
+    /// Rewrites the normalisation at `i` of the convolution at `conv`: the
+    /// convolution's bias becomes `bias`, and where the normalisation's
+    /// result was read (the node itself for `batch_norm`, its first
+    /// `getitem` otherwise) stands its product by `scale`. `None` (and
+    /// nothing changed) when the product cannot be bound.
+    fn fold_at(
+        &mut self,
+        i: usize,
+        conv: usize,
+        scale: TensorBase,
+        bias: TensorBase,
+        mul: &Arc<OpOverload>,
+        readers: &[Vec<usize>],
+    ) -> Option<()> {
+        let product = Interpreter::call_step(
+            mul,
+            &[Arg::Node(conv), Arg::Const(IValue::Tensor(scale))],
+            &[],
+        )
+        .ok()?;
+        let one_result = matches!(
+            &self.steps[i],
+            Step::Call { op, .. } if op.name() == "aten::batch_norm"
+        );
+        // The first `getitem` of the first result stands for it.
+        let first = readers[i]
+            .iter()
+            .copied()
+            .find(|&r| matches!(self.steps[r], Step::GetItem { index: 0, .. }));
+        let at = match (one_result, first) {
+            (true, _) => i,
+            (false, Some(r)) => r,
+            (false, None) => return None,
+        };
+        if let Step::Call {
+            template, slots, ..
+        } = &mut self.steps[conv]
+        {
+            slots.retain(|(pos, _)| *pos != 2);
+            template[2] = IValue::Tensor(bias);
+        }
+        if !one_result {
+            // Other readers of the first result read the product; those of
+            // the statistics (read by nothing) are no longer made.
+            for &r in &readers[i] {
+                self.steps[r] = match self.steps[r] {
+                    Step::GetItem { index: 0, .. } if r != at => Step::GetItem { of: at, index: 0 },
+                    _ => Step::Constant(IValue::None),
+                };
+            }
+            self.steps[i] = Step::Constant(IValue::None);
+        }
+        self.steps[at] = product;
+        Some(())
     }
 
     /// For a batch normalisation at `i` whose first result alone is read
@@ -213,10 +266,11 @@ fn float_values(t: &TensorBase) -> Option<Vec<f64>> {
     }
 }
 
-/// The convolution's new weight and bias, in the weight's dtype; `None`
-/// when the sizes do not fit (the call is left as it is, and reports its
-/// own error when run). One pass over the weight: each element times its
-/// channel's scale in f64, rounded once to the weight's dtype.
+/// The normalisation's scale (`[C, 1, ..]`, broadcasting over the
+/// convolution's output planes) and the convolution's new bias, in the
+/// weight's dtype, computed in f64 and rounded once; `None` when the sizes
+/// do not fit (the call is left as it is, and reports its own error when
+/// run) or a scale is zero or not finite.
 fn folded_parameters(
     weight: &TensorBase,
     bias: Option<&TensorBase>,
@@ -224,14 +278,13 @@ fn folded_parameters(
 ) -> Option<(TensorBase, TensorBase)> {
     let sizes = weight.sizes().to_vec();
     let channels = usize::try_from(*sizes.first()?).ok()?;
-    let numel = usize::try_from(weight.numel()).ok()?;
     let b = match bias {
         Some(b) => float_values(b)?,
         None => vec![0.0; channels],
     };
     let per_channel = |v: &Option<Vec<f64>>| v.as_ref().is_none_or(|v| v.len() == channels);
     if channels == 0
-        || numel % channels != 0
+        || sizes.len() < 3
         || b.len() != channels
         || norm.mean.len() != channels
         || norm.var.len() != channels
@@ -243,56 +296,32 @@ fn folded_parameters(
     let scale: Vec<f64> = (0..channels)
         .map(|c| norm.weight.as_ref().map_or(1.0, |g| g[c]) / (norm.var[c] + norm.eps).sqrt())
         .collect();
-    let inner = numel / channels;
+    if scale.iter().any(|s| *s == 0.0 || !s.is_finite()) {
+        return None;
+    }
     let new_b: Vec<f64> = (0..channels)
-        .map(|c| (b[c] - norm.mean[c]) * scale[c] + norm.bias.as_ref().map_or(0.0, |beta| beta[c]))
+        .map(|c| b[c] - norm.mean[c] + norm.bias.as_ref().map_or(0.0, |beta| beta[c]) / scale[c])
         .collect();
+    // One per output channel, ones over the output's planes.
+    let mut scale_sizes = vec![1i64; sizes.len() - 1];
+    scale_sizes[0] = channels as i64;
+    fn both<T: c10_core::Element>(
+        scale: Vec<T>,
+        bias: Vec<T>,
+        scale_sizes: &[i64],
+    ) -> Option<(TensorBase, TensorBase)> {
+        let channels = bias.len() as i64;
+        Some((
+            TensorBase::from_vec(scale, scale_sizes).ok()?,
+            TensorBase::from_vec(bias, &[channels]).ok()?,
+        ))
+    }
     match weight.dtype()? {
         ScalarType::Float => {
-            let b: Vec<f32> = new_b.into_iter().map(|x| x as f32).collect();
-            Some((
-                scaled::<f32>(weight, &scale, inner, f64::from, |x| x as f32)?,
-                TensorBase::from_vec(b, &[channels as i64]).ok()?,
-            ))
+            let narrow = |v: Vec<f64>| v.into_iter().map(|x| x as f32).collect::<Vec<f32>>();
+            both(narrow(scale), narrow(new_b), &scale_sizes)
         }
-        ScalarType::Double => Some((
-            scaled::<f64>(weight, &scale, inner, |x| x, |x| x)?,
-            TensorBase::from_vec(new_b, &[channels as i64]).ok()?,
-        )),
+        ScalarType::Double => both(scale, new_b, &scale_sizes),
         _ => None,
     }
-}
-
-/// Each row of `inner` elements of `weight` times its scale, written
-/// straight into a new tensor of the weight's sizes (one pass over fresh
-/// memory: the folded weights of a large network are most of its load).
-fn scaled<T: c10_core::Element + Copy>(
-    weight: &TensorBase,
-    scale: &[f64],
-    inner: usize,
-    widen: impl Fn(T) -> f64,
-    narrow: impl Fn(f64) -> T,
-) -> Option<TensorBase> {
-    let out = TensorBase::empty(&weight.sizes(), T::DTYPE, Device::CPU).ok()?;
-    let written = weight
-        .with_values::<T, _>(|w| {
-            out.with_data_mut::<T, _>(|dst| {
-                if dst.len() != w.len() || inner == 0 || w.len() != inner * scale.len() {
-                    return false;
-                }
-                for ((src, dst), &s) in w
-                    .chunks_exact(inner)
-                    .zip(dst.chunks_exact_mut(inner))
-                    .zip(scale)
-                {
-                    for (d, &x) in dst.iter_mut().zip(src) {
-                        *d = narrow(widen(x) * s);
-                    }
-                }
-                true
-            })
-        })
-        .ok()?
-        .ok()?;
-    written.then_some(out)
 }

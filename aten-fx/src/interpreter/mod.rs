@@ -15,9 +15,12 @@
 mod fold;
 mod fuse;
 mod pointwise;
+mod work;
+
+pub use work::NodeProfile;
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use aten_boxing::normalize::value_matches_type;
 use aten_boxing::schema::{FunctionSchema, Type};
@@ -441,7 +444,7 @@ impl Interpreter {
                 args.iter().for_each(|o| operand_reads(o, &mut out))
             }
             Step::GetItem { of, .. } => out.push(*of),
-            Step::Fused(f) => out.extend_from_slice(&f.inputs),
+            Step::Fused(f) => out.extend(f.nodes()),
             Step::Input(_) | Step::Constant(_) => {}
         }
         out
@@ -457,13 +460,13 @@ impl Interpreter {
         self.run_timed(inputs, None)
     }
 
-    /// As [`run`](Self::run), adding each node's wall time to
-    /// `times[node]` when `times` is given (one entry per node of the
-    /// graph; a shorter slice times the nodes it covers).
+    /// As [`run`](Self::run), adding each node's wall time and work to
+    /// `profile` when it is given (one entry per node of the graph; a
+    /// shorter profile covers the nodes it has entries for).
     pub fn run_timed(
         &self,
         inputs: &[IValue],
-        mut times: Option<&mut [Duration]>,
+        mut profile: Option<&mut NodeProfile>,
     ) -> Result<Vec<IValue>> {
         if inputs.len() != self.num_inputs {
             return Err(Error::runtime(format!(
@@ -477,16 +480,17 @@ impl Interpreter {
             if let Step::Output(outs) = step {
                 return outs.iter().map(|o| self.eval(o, &values, i)).collect();
             }
-            let start = times.is_some().then(Instant::now);
+            let start = profile.is_some().then(Instant::now);
             let value = match step {
                 Step::Fused(fused) => self.fused_step(fused, inputs, &mut values)?,
                 _ => self
                     .step(i, step, inputs, &values)
                     .map_err(|e| self.node_error(i, step, e))?,
             };
-            if let (Some(start), Some(t)) = (start, times.as_deref_mut().and_then(|t| t.get_mut(i)))
-            {
-                *t += start.elapsed();
+            if let (Some(start), Some(p)) = (start, profile.as_deref_mut()) {
+                let time = start.elapsed();
+                let operands = self.operands(i, step, &values);
+                p.add(i, time, self.node_target(i).as_deref(), &operands, &value);
             }
             values[i] = Some(value);
             for &j in &self.dead[i] {
@@ -619,6 +623,29 @@ impl Interpreter {
             }
             Step::Output(_) | Step::Fused(_) => IValue::None,
         })
+    }
+
+    /// What step `i` was given, for profiles: a call's arguments in its
+    /// schema's order, another step's values read (`None` for a value no
+    /// longer held).
+    fn operands(&self, i: usize, step: &Step, values: &[Option<IValue>]) -> Vec<IValue> {
+        match step {
+            Step::Call {
+                template, slots, ..
+            } => {
+                let mut stack = template.clone();
+                for (pos, o) in slots {
+                    if let Some(slot) = stack.get_mut(*pos) {
+                        *slot = self.eval(o, values, i).unwrap_or_default();
+                    }
+                }
+                stack
+            }
+            _ => Interpreter::step_reads(step)
+                .into_iter()
+                .map(|j| values.get(j).cloned().flatten().unwrap_or_default())
+                .collect(),
+        }
     }
 
     fn value<'v>(&self, j: usize, values: &'v [Option<IValue>], at: usize) -> Result<&'v IValue> {

@@ -1,10 +1,12 @@
 //! Pointwise fusion chosen per graph at load: a chain of elementwise calls
 //! (`add`, `sub`, `mul`, `div`, `clamp`, `hardtanh`, `relu`, `sigmoid`,
 //! `silu`, `tanh`, `hardswish`, `hardsigmoid`) in which each value but the
-//! last is read by the next call alone becomes one step that runs the
-//! chain as a [`PointwiseProgram`]: the SiLU that export writes as
-//! `mul(x, sigmoid(x))`, the hardswish written as `add`, `clamp`, `mul`,
-//! `div`, a residual sum and its ReLU. Each run offers the program to the
+//! last is read by later calls of the chain alone becomes one step that
+//! runs the chain as a [`PointwiseProgram`]: the SiLU that export writes
+//! as `mul(x, sigmoid(x))` (with the batch normalisation's product that
+//! makes `x`), the hardswish written as `add`, `clamp`, `mul`, `div`, a
+//! residual sum and its ReLU. Operands are the graph's values, numbers and
+//! tensor constants (a per-channel scale). Each run offers the program to the
 //! backend's evaluator ([`POINTWISE_PROGRAM_STUB`]) when only the
 //! backend's kernels would see the calls (no input requires grad, no mode
 //! or other functionality key is active); when it declines (another dtype,
@@ -32,20 +34,40 @@ use c10_core::{DeviceType, Result, ScalarType, TensorBase};
 use super::fold::writes_an_argument;
 use super::{Interpreter, Operand, Step};
 
-/// A fused chain: its program, the nodes it reads (one per program input)
+/// A fused chain: its program, what it reads (one per program input)
 /// and the calls it replaces, by node, in order (the last is the node the
 /// fused step stands at), to run when the backend declines.
 pub(super) struct Fused {
     pub(super) program: Arc<PointwiseProgram>,
-    pub(super) inputs: Vec<usize>,
+    pub(super) inputs: Vec<FusedInput>,
     pub(super) calls: Vec<(usize, Step)>,
 }
 
+/// An input of a fused chain.
+pub(super) enum FusedInput {
+    /// The value of node `j`.
+    Node(usize),
+    /// A tensor constant of a call (a batch normalisation's scale).
+    Tensor(TensorBase),
+}
+
+impl Fused {
+    /// The nodes the chain reads.
+    pub(super) fn nodes(&self) -> impl Iterator<Item = usize> + '_ {
+        self.inputs.iter().filter_map(|x| match x {
+            FusedInput::Node(j) => Some(*j),
+            FusedInput::Tensor(_) => None,
+        })
+    }
+}
+
 /// An operand of a call as the fusion sees it.
-#[derive(Copy, Clone)]
+#[derive(Clone)]
 enum Arg {
     Node(usize),
     Number(f64),
+    /// A tensor constant that is not a wrapped number.
+    Tensor(TensorBase),
 }
 
 impl Interpreter {
@@ -81,28 +103,49 @@ impl Interpreter {
         for (i, step) in self.steps.iter().enumerate() {
             writes[i + 1] = writes[i] + usize::from(writes_an_argument(step));
         }
-        let mut fused = 0;
-        for root in 0..n {
-            if calls[root].is_none() || joins(root).is_some() {
+        // Chains are found from their last calls, latest first, so that a
+        // call that one chain takes is no other chain's end.
+        let mut taken = vec![false; n];
+        let (mut fused, mut chains) = (0, 0);
+        for root in (0..n).rev() {
+            if calls[root].is_none() || taken[root] || joins(root).is_some() {
                 continue;
             }
-            // The chain: the calls that join `root`, transitively, in node
-            // order.
+            // The chain: the pointwise calls all of whose readers are in
+            // it, transitively (the `x` of SiLU's `mul(x, sigmoid(x))`
+            // joins once both of its readers have), in node order.
             let mut members = vec![root];
-            let mut k = 0;
-            while k < members.len() {
-                // Every member is a pointwise call (`joins` checked it).
-                let args = calls[members[k]].as_ref().map_or(&[][..], |(_, a)| a);
-                for a in args {
-                    if let Arg::Node(j) = *a {
-                        if !members.contains(&j) && joins(j).is_some() {
+            loop {
+                let before = members.len();
+                let mut k = 0;
+                while k < members.len() {
+                    let args = calls[members[k]].as_ref().map_or(&[][..], |(_, a)| a);
+                    for a in args {
+                        let Arg::Node(j) = *a else { continue };
+                        let joins = calls[j].is_some()
+                            && !taken[j]
+                            && !members.contains(&j)
+                            && !readers[j].is_empty()
+                            && readers[j].iter().all(|r| members.contains(r));
+                        if joins {
                             members.push(j);
                         }
                     }
+                    k += 1;
                 }
-                k += 1;
+                if members.len() == before {
+                    break;
+                }
             }
-            if members.len() < 2 {
+            // One call alone is worth a step only when it reads a tensor
+            // constant (a batch normalisation's scale), which the
+            // evaluator broadcasts without the dispatcher's call.
+            let reads_constant = |m: &usize| {
+                calls[*m]
+                    .as_ref()
+                    .is_some_and(|(_, args)| args.iter().any(|a| matches!(a, Arg::Tensor(_))))
+            };
+            if members.len() < 2 && !members.iter().any(reads_constant) {
                 continue;
             }
             members.sort_unstable();
@@ -114,6 +157,7 @@ impl Interpreter {
             };
             let mut replaced = Vec::with_capacity(members.len());
             for &m in &members {
+                taken[m] = true;
                 let step = std::mem::replace(&mut self.steps[m], Step::Constant(IValue::None));
                 replaced.push((m, step));
             }
@@ -123,8 +167,9 @@ impl Interpreter {
                 calls: replaced,
             }));
             fused += members.len() - 1;
+            chains += 1;
         }
-        if fused > 0 {
+        if chains > 0 {
             self.dead = Interpreter::liveness(&self.steps);
         }
         fused
@@ -150,9 +195,13 @@ impl Interpreter {
     fn served_inputs(fused: &Fused, values: &[Option<IValue>]) -> Option<Vec<TensorBase>> {
         let mut tensors = Vec::with_capacity(fused.inputs.len());
         let mut keys = DispatchKeySet::EMPTY;
-        for &j in &fused.inputs {
-            let IValue::Tensor(t) = values.get(j)?.as_ref()? else {
-                return None;
+        for input in &fused.inputs {
+            let t = match input {
+                FusedInput::Node(j) => match values.get(*j)?.as_ref()? {
+                    IValue::Tensor(t) => t,
+                    _ => return None,
+                },
+                FusedInput::Tensor(t) => t,
             };
             if !t.defined() || t.requires_grad() {
                 return None;
@@ -188,24 +237,31 @@ impl Interpreter {
 }
 
 /// The program of a chain (`members` in node order, the last its root)
-/// and the nodes it reads; `None` when a member's operands do not fit.
+/// and what it reads; `None` when a member's operands do not fit.
 fn program_of(
     members: &[usize],
     calls: &[Option<(PointwiseOp, Vec<Arg>)>],
-) -> Option<(PointwiseProgram, Vec<usize>)> {
-    let mut inputs: Vec<usize> = Vec::new();
+) -> Option<(PointwiseProgram, Vec<FusedInput>)> {
+    let mut inputs: Vec<FusedInput> = Vec::new();
     let mut steps = Vec::with_capacity(members.len());
     for &m in members {
         let (op, args) = calls[m].as_ref()?;
         let operands = args
             .iter()
-            .map(|a| match *a {
-                Arg::Number(v) => PointwiseOperand::Number(v),
-                Arg::Node(j) => match members.iter().position(|&x| x == j) {
+            .map(|a| match a {
+                Arg::Number(v) => PointwiseOperand::Number(*v),
+                Arg::Tensor(t) => {
+                    inputs.push(FusedInput::Tensor(t.clone()));
+                    PointwiseOperand::Input(inputs.len() - 1)
+                }
+                Arg::Node(j) => match members.iter().position(|x| x == j) {
                     Some(k) => PointwiseOperand::Result(k),
                     None => {
-                        let k = inputs.iter().position(|&x| x == j).unwrap_or_else(|| {
-                            inputs.push(j);
+                        let known = inputs
+                            .iter()
+                            .position(|x| matches!(x, FusedInput::Node(i) if i == j));
+                        let k = known.unwrap_or_else(|| {
+                            inputs.push(FusedInput::Node(*j));
                             inputs.len() - 1
                         });
                         PointwiseOperand::Input(k)
@@ -220,8 +276,9 @@ fn program_of(
 }
 
 /// The pointwise operation of a call and its operands, if the fusion
-/// knows it: its tensors nodes, its other operands numbers (a Python
-/// number of the graph), `alpha` 1, clamp bounds numbers or absent.
+/// knows it: its tensors nodes or tensor constants (at least one a node),
+/// its other operands numbers (a Python number of the graph), `alpha` 1,
+/// clamp bounds numbers or absent.
 fn pointwise_call(step: &Step) -> Option<(PointwiseOp, Vec<Arg>)> {
     let Step::Call {
         op,
@@ -232,12 +289,21 @@ fn pointwise_call(step: &Step) -> Option<(PointwiseOp, Vec<Arg>)> {
     else {
         return None;
     };
+    let constant = |v: &IValue| -> Option<Arg> {
+        match (number(v), v) {
+            (Some(x), _) => Some(Arg::Number(x)),
+            (None, IValue::Tensor(t)) if t.defined() && !t.is_wrapped_number() => {
+                Some(Arg::Tensor(t.clone()))
+            }
+            _ => None,
+        }
+    };
     let arg = |pos: usize| -> Option<Arg> {
         match slots.iter().find(|(p, _)| *p == pos) {
             Some((_, Operand::Node(j))) => Some(Arg::Node(*j)),
-            Some((_, Operand::Const(v))) => number(v).map(Arg::Number),
+            Some((_, Operand::Const(v))) => constant(v),
             Some(_) => None,
-            None => number(template.get(pos)?).map(Arg::Number),
+            None => constant(template.get(pos)?),
         }
     };
     // A constant operand (a bound, `alpha`): a number, or `None`.
