@@ -387,6 +387,26 @@ fn operands_the_backend_declines_run_the_calls() {
     assert_eq!(bits(&fused[0]), bits(&plain[0]));
 }
 
+/// An in-place activation ends the chain that makes the value it writes
+/// when nothing else reads that value (pre-dispatch graphs' `hardtanh_`
+/// and `relu_`); one that writes a graph input runs as it was.
+#[test]
+fn an_in_place_activation_ends_a_chain_whose_value_only_it_reads() {
+    let graph = capture(|x, w| {
+        let y = ops::mul_tensor(x, w)?;
+        Ok(vec![ops::relu_(&y)?])
+    });
+    let (x, w) = inputs();
+    let (count, fused, plain) = fuse(&graph, &x, &w);
+    assert_eq!(count, 1, "{}", graph.code());
+    assert_eq!(bits(&fused[0]), bits(&plain[0]));
+    // The input itself is written: no fusion, and the write happens.
+    let graph = capture(|x, w| Ok(vec![ops::add_tensor(&ops::relu_(x)?, w)?]));
+    let (fresh, w) = inputs();
+    let (count, _, _) = fuse(&graph, &fresh, &w);
+    assert_eq!(count, 0, "{}", graph.code());
+}
+
 #[test]
 fn values_the_output_reads_and_chains_across_a_write_are_not_fused() {
     let graph = capture(|x, _w| {

@@ -6,7 +6,10 @@
 //! as `mul(x, sigmoid(x))` (with the batch normalisation's product that
 //! makes `x`), the hardswish written as `add`, `clamp`, `mul`, `div`, a
 //! residual sum and its ReLU. Operands are the graph's values, numbers and
-//! tensor constants (a per-channel scale). Each run offers the program to the
+//! tensor constants (a per-channel scale). An in-place activation
+//! (`hardtanh_`, `relu_` of pre-dispatch graphs) ends a chain whose result
+//! it writes when nothing else reads that result, so no one sees the
+//! write. Each run offers the program to the
 //! backend's evaluator ([`POINTWISE_PROGRAM_STUB`]) when only the
 //! backend's kernels would see the calls (no input requires grad, no mode
 //! or other functionality key is active); when it declines (another dtype,
@@ -87,6 +90,15 @@ impl Interpreter {
         }
         let calls: Vec<Option<(PointwiseOp, Vec<Arg>)>> =
             self.steps.iter().map(pointwise_call).collect();
+        // In-place pointwise calls (`hardtanh_` after a batch norm in
+        // pre-dispatch graphs) only end chains, and only when the value
+        // they write is a member of theirs that nothing else reads.
+        let in_place: Vec<bool> = self
+            .steps
+            .iter()
+            .zip(&calls)
+            .map(|(s, c)| c.is_some() && writes_an_argument(s))
+            .collect();
         // A call joins the chain of its only reader when that reader is a
         // pointwise call too (the graph's output is no call: a value it
         // returns is never fused away).
@@ -108,7 +120,7 @@ impl Interpreter {
         let mut taken = vec![false; n];
         let (mut fused, mut chains) = (0, 0);
         for root in (0..n).rev() {
-            if calls[root].is_none() || taken[root] || joins(root).is_some() {
+            if calls[root].is_none() || taken[root] || (joins(root).is_some() && !in_place[root]) {
                 continue;
             }
             // The chain: the pointwise calls all of whose readers are in
@@ -123,6 +135,7 @@ impl Interpreter {
                     for a in args {
                         let Arg::Node(j) = *a else { continue };
                         let joins = calls[j].is_some()
+                            && !in_place[j]
                             && !taken[j]
                             && !members.contains(&j)
                             && !readers[j].is_empty()
@@ -146,6 +159,13 @@ impl Interpreter {
                     .is_some_and(|(_, args)| args.iter().any(|a| matches!(a, Arg::Tensor(_))))
             };
             if members.len() < 2 && !members.iter().any(reads_constant) {
+                continue;
+            }
+            let writes_a_member = match calls[root].as_ref().and_then(|(_, a)| a.first()) {
+                Some(Arg::Node(j)) => members.contains(j),
+                _ => false,
+            };
+            if in_place[root] && !writes_a_member {
                 continue;
             }
             members.sort_unstable();
@@ -316,7 +336,10 @@ fn pointwise_call(step: &Step) -> Option<(PointwiseOp, Vec<Arg>)> {
             v => Some(Some(number(v)?)),
         }
     };
-    let name = op.name();
+    // An in-place variant (`hardtanh_`, `relu_`) computes its functional
+    // twin's values; the fusion lets one end a chain only when nothing
+    // else sees the value it writes.
+    let name = functional_name(&op.name());
     let unit_alpha = || bound(2) == Some(Some(1.0));
     let (op, arity) = match name.as_str() {
         "aten::add.Tensor" | "aten::add.Scalar" if unit_alpha() => (PointwiseOp::Add, 2),
@@ -362,6 +385,21 @@ fn pointwise_call(step: &Step) -> Option<(PointwiseOp, Vec<Arg>)> {
     args.iter()
         .any(|a| matches!(a, Arg::Node(_)))
         .then_some((op, args))
+}
+
+/// The functional twin of an in-place operator's name (`aten::hardtanh_`
+/// -> `aten::hardtanh`, `aten::add_.Tensor` -> `aten::add.Tensor`); other
+/// names as they are.
+fn functional_name(name: &str) -> String {
+    let (base, overload) = match name.split_once('.') {
+        Some((b, o)) => (b, Some(o)),
+        None => (name, None),
+    };
+    let base = base.strip_suffix('_').unwrap_or(base);
+    match overload {
+        Some(o) => format!("{base}.{o}"),
+        None => base.to_string(),
+    }
 }
 
 /// A constant that is a number: a Python number, or the wrapped number a
