@@ -407,6 +407,24 @@ fn an_in_place_activation_ends_a_chain_whose_value_only_it_reads() {
     assert_eq!(count, 0, "{}", graph.code());
 }
 
+/// A chain whose input is a fresh value that dies with it (here `exp`'s)
+/// writes its result in that value's place; the graph's own inputs, which
+/// the caller holds, are never written.
+#[test]
+fn a_chain_writes_over_a_dying_input_but_never_the_callers() {
+    let graph = capture(|x, w| {
+        let e = ops::exp(x)?;
+        let y = ops::mul_tensor(&e, w)?;
+        Ok(vec![ops::relu(&ops::add_tensor(&y, x)?)?])
+    });
+    let (x, w) = inputs();
+    let before = (values(&iv(&x)), values(&iv(&w)));
+    let (count, fused, plain) = fuse(&graph, &x, &w);
+    assert_eq!(count, 2, "{}", graph.code());
+    assert_eq!(bits(&fused[0]), bits(&plain[0]));
+    assert_eq!((values(&iv(&x)), values(&iv(&w))), before);
+}
+
 #[test]
 fn values_the_output_reads_and_chains_across_a_write_are_not_fused() {
     let graph = capture(|x, _w| {

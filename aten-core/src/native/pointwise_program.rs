@@ -142,12 +142,17 @@ impl PointwiseProgram {
 }
 
 /// A backend's evaluation of a program on `inputs` (one per program
-/// input): the result, a new tensor, or `Ok(None)` when the backend does
-/// not serve these operands (their dtype, layout or shapes), which the
-/// caller then runs unfused. The caller has checked that nothing but the
-/// backend's kernels would see the call (no autograd, no mode).
-pub type PointwiseProgramKernel =
-    fn(program: &PointwiseProgram, inputs: &[TensorBase]) -> Result<Option<TensorBase>>;
+/// input): the result, or `Ok(None)` when the backend does not serve these
+/// operands (their dtype, layout or shapes), which the caller then runs
+/// unfused. The caller has checked that nothing but the backend's kernels
+/// would see the call (no autograd, no mode). `donated` names an input
+/// that nothing else can reach (its value dies with the call): the backend
+/// may write the result into it and return it, instead of a new tensor.
+pub type PointwiseProgramKernel = fn(
+    program: &PointwiseProgram,
+    inputs: &[TensorBase],
+    donated: Option<usize>,
+) -> Result<Option<TensorBase>>;
 
 /// The program evaluators of the linked backends, by device type.
 #[distributed_slice]

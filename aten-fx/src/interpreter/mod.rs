@@ -522,7 +522,7 @@ impl Interpreter {
         inputs: &[IValue],
         values: &mut [Option<IValue>],
     ) -> Result<IValue> {
-        if let Some(t) = Interpreter::run_fused(fused, values)? {
+        if let Some(t) = self.run_fused(fused, values)? {
             return Ok(IValue::Tensor(t));
         }
         let mut outcome = Ok(());

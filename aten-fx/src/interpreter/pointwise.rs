@@ -196,32 +196,70 @@ impl Interpreter {
     }
 
     /// Runs a fused chain's program on `values`, if the backend serves
-    /// it: `None` when the calls must run one by one.
+    /// it: `None` when the calls must run one by one. An input whose value
+    /// dies with the chain and that nothing else holds (a convolution's
+    /// output that only the chain reads) is taken out of `values` and
+    /// donated, so the result can be written in its place; it is put back
+    /// when the backend declines.
     pub(super) fn run_fused(
+        &self,
         fused: &Fused,
-        values: &[Option<IValue>],
+        values: &mut [Option<IValue>],
     ) -> Result<Option<TensorBase>> {
-        let Some(tensors) = Interpreter::served_inputs(fused, values) else {
+        let Some(kernel) = dispatch_stub::find(&POINTWISE_PROGRAM_STUB, DeviceType::CPU) else {
             return Ok(None);
         };
-        match dispatch_stub::find(&POINTWISE_PROGRAM_STUB, DeviceType::CPU) {
-            Some(kernel) => kernel(&fused.program, &tensors),
-            None => Ok(None),
+        let root = fused.calls.last().map(|(r, _)| *r);
+        let dies = |j: usize| {
+            root.and_then(|r| self.dead.get(r))
+                .is_some_and(|d| d.contains(&j))
+        };
+        let mut donated: Option<(usize, usize, TensorBase)> = None;
+        for (k, input) in fused.inputs.iter().enumerate() {
+            let FusedInput::Node(j) = *input else {
+                continue;
+            };
+            if !dies(j) || !matches!(values.get(j), Some(Some(IValue::Tensor(_)))) {
+                continue;
+            }
+            if let Some(IValue::Tensor(mut t)) = values[j].take() {
+                if t.is_exclusively_owned() {
+                    donated = Some((k, j, t));
+                    break;
+                }
+                values[j] = Some(IValue::Tensor(t));
+            }
         }
+        let given = donated.as_ref().map(|(k, _, t)| (*k, t));
+        let result = match Interpreter::served_inputs(fused, values, given) {
+            // The handles to the donated tensor are this call's alone.
+            Some(tensors) => kernel(&fused.program, &tensors, donated.as_ref().map(|(k, ..)| *k)),
+            None => Ok(None),
+        };
+        if let (Ok(None) | Err(_), Some((_, j, t))) = (&result, donated) {
+            values[j] = Some(IValue::Tensor(t));
+        }
+        result
     }
 
     /// The chain's input tensors, when only the CPU backend's kernels
     /// would see its calls.
-    fn served_inputs(fused: &Fused, values: &[Option<IValue>]) -> Option<Vec<TensorBase>> {
+    /// `given` is input `k`'s tensor when it was taken out of `values`.
+    fn served_inputs(
+        fused: &Fused,
+        values: &[Option<IValue>],
+        given: Option<(usize, &TensorBase)>,
+    ) -> Option<Vec<TensorBase>> {
         let mut tensors = Vec::with_capacity(fused.inputs.len());
         let mut keys = DispatchKeySet::EMPTY;
-        for input in &fused.inputs {
-            let t = match input {
-                FusedInput::Node(j) => match values.get(*j)?.as_ref()? {
+        for (k, input) in fused.inputs.iter().enumerate() {
+            let t = match (input, given) {
+                (_, Some((g, t))) if g == k => t,
+                (FusedInput::Node(j), _) => match values.get(*j)?.as_ref()? {
                     IValue::Tensor(t) => t,
                     _ => return None,
                 },
-                FusedInput::Tensor(t) => t,
+                (FusedInput::Tensor(t), _) => t,
             };
             if !t.defined() || t.requires_grad() {
                 return None;

@@ -9,9 +9,12 @@
 //! cut into blocks of [`BLOCK`] elements, shared among the threads; for
 //! each block every operation runs as one loop over the block, into a
 //! block of scratch per operation (the last one into the output), so the
-//! intermediate results never leave the cache. Each operation takes the
-//! formula of its operator's kernel, so the fused chain's results are the
-//! separate calls' to the bit.
+//! intermediate results never leave the cache. A donated input of the
+//! output's shape is the output: each of its blocks is copied into scratch
+//! before the block is written, so the chain needs no new buffer and writes
+//! memory the cache already holds. Each operation takes the formula of its
+//! operator's kernel, so the fused chain's results are the separate calls'
+//! to the bit.
 
 use aten_core::native::pointwise_program::{
     PointwiseOp, PointwiseOperand, PointwiseProgram, PointwiseProgramKernel, POINTWISE_PROGRAM_STUB,
@@ -29,6 +32,7 @@ const BLOCK: usize = 256;
 fn run_program_cpu(
     program: &PointwiseProgram,
     inputs: &[TensorBase],
+    donated: Option<usize>,
 ) -> Result<Option<TensorBase>> {
     if inputs.len() != program.inputs() {
         return Err(Error::internal(format!(
@@ -79,11 +83,25 @@ fn run_program_cpu(
     if widened_into_other_ops {
         return Ok(None);
     }
-    let out = TensorBase::empty(&sizes[..], ScalarType::Float, Device::CPU)?;
+    // A donated input of the output's shape becomes the output: each block
+    // of it is read into scratch before the block is written.
+    let own = donated.filter(|&k| reads.get(k) == Some(&Read::Same));
+    let out = match own {
+        Some(k) => {
+            reads[k] = Read::Own;
+            inputs[k].clone()
+        }
+        None => TensorBase::empty(&sizes[..], ScalarType::Float, Device::CPU)?,
+    };
     if out_len == 0 {
         return Ok(Some(out));
     }
-    with_inputs(inputs, &mut Vec::new(), &mut |xs| {
+    // The donated input is reached through the output's borrow alone.
+    let mut borrowed: Vec<TensorBase> = inputs.to_vec();
+    if let Some(k) = own {
+        borrowed[k] = TensorBase::from_vec(Vec::<f32>::new(), &[0])?;
+    }
+    with_inputs(&borrowed, &mut Vec::new(), &mut |xs| {
         out.with_data_mut::<f32, _>(|ys| {
             // The layouts were read again by the borrows: an input resized
             // by another thread since the checks above is refused here.
@@ -131,6 +149,9 @@ fn broadcast_sizes(inputs: &[TensorBase]) -> Option<Vec<i64>> {
 enum Read {
     /// At `e` (the output's shape).
     Same,
+    /// The output's own element `e`, read before it is written (a donated
+    /// input).
+    Own,
     /// At `(e / inner) % len`: an input whose sizes are ones, then the
     /// output's (`len` elements), then ones (`inner` output elements each):
     /// a bias along the last dimensions (`inner` 1), a gate `[N, C, 1, 1]`,
@@ -171,6 +192,7 @@ impl Read {
     fn len(self, out_len: usize) -> usize {
         match self {
             Read::Same => out_len,
+            Read::Own => 0,
             Read::Broadcast { len, .. } => len,
         }
     }
@@ -204,6 +226,8 @@ impl Operand<'_> {
         let len = block.len();
         match self.read {
             Read::Same => InBlock::At(at),
+            // Copied from the output's block by the caller.
+            Read::Own => InBlock::Gathered,
             Read::Broadcast { inner: 1, len: n } => {
                 let first = at % n;
                 if first + len <= n {
@@ -341,6 +365,9 @@ fn run_part(program: &PointwiseProgram, xs: &[Operand<'_>], start: usize, part: 
         let len = out.len();
         for ((x, block), found) in xs.iter().zip(gathered.iter_mut()).zip(blocks.iter_mut()) {
             *found = x.block(at, &mut block[..len]);
+            if x.read == Read::Own {
+                block[..len].copy_from_slice(out);
+            }
         }
         for (k, step) in steps.iter().enumerate() {
             let (done, rest) = scratch.split_at_mut(k.min(steps.len() - 1));
@@ -486,7 +513,7 @@ mod tests {
             ],
         )
         .unwrap();
-        let got = run_program_cpu(&hardswish, &[tensor(x.clone())])
+        let got = run_program_cpu(&hardswish, &[tensor(x.clone())], None)
             .unwrap()
             .unwrap()
             .to_vec::<f32>()
@@ -502,7 +529,7 @@ mod tests {
             ],
         )
         .unwrap();
-        let got = run_program_cpu(&residual, &[tensor(x.clone()), tensor(y.clone())])
+        let got = run_program_cpu(&residual, &[tensor(x.clone()), tensor(y.clone())], None)
             .unwrap()
             .unwrap()
             .to_vec::<f32>()
@@ -539,7 +566,7 @@ mod tests {
             shaped(gate.clone(), &[n as i64, c as i64, 1, 1]),
             shaped(bias.clone(), &[1, w as i64]),
         ];
-        let out = run_program_cpu(&program, &inputs).unwrap().unwrap();
+        let out = run_program_cpu(&program, &inputs, None).unwrap().unwrap();
         assert_eq!(out.sizes(), &sizes[..]);
         let got = out.to_vec::<f32>().unwrap();
         for (e, g) in got.iter().enumerate() {
@@ -554,7 +581,7 @@ mod tests {
             shaped(scale.clone(), &[c as i64, 1, 1]),
             inputs[2].clone(),
         ];
-        let got = run_program_cpu(&program, &channels)
+        let got = run_program_cpu(&program, &channels, None)
             .unwrap()
             .unwrap()
             .to_vec::<f32>()
@@ -566,7 +593,9 @@ mod tests {
         // Ones between matched sizes are declined.
         let between = shaped(vec![1.0; n * h], &[n as i64, 1, h as i64, 1]);
         let declined = [inputs[0].clone(), between, inputs[2].clone()];
-        assert!(run_program_cpu(&program, &declined).unwrap().is_none());
+        assert!(run_program_cpu(&program, &declined, None)
+            .unwrap()
+            .is_none());
         // A transcendental function of a broadcast input is left to the
         // separate calls, which compute it once per input element.
         let gated = PointwiseProgram::new(
@@ -578,7 +607,46 @@ mod tests {
         )
         .unwrap();
         let gated_inputs = [inputs[0].clone(), inputs[1].clone()];
-        assert!(run_program_cpu(&gated, &gated_inputs).unwrap().is_none());
+        assert!(run_program_cpu(&gated, &gated_inputs, None)
+            .unwrap()
+            .is_none());
+    }
+
+    /// A donated input of the output's shape becomes the output, with the
+    /// values a new tensor would hold; a broadcast one is not written.
+    #[test]
+    fn a_donated_input_is_written_in_place() {
+        let n = 2 * BLOCK + 9;
+        let x: Vec<f32> = (0..n).map(|i| i as f32 * 0.5 - 100.0).collect();
+        let y: Vec<f32> = (0..n).map(|i| (i % 7) as f32 - 3.0).collect();
+        let residual = PointwiseProgram::new(
+            2,
+            vec![
+                step(PointwiseOp::Add, &[Input(0), Input(1)]),
+                step(PointwiseOp::Relu, &[R(0)]),
+            ],
+        )
+        .unwrap();
+        let want = run_program_cpu(&residual, &[tensor(x.clone()), tensor(y.clone())], None)
+            .unwrap()
+            .unwrap()
+            .to_vec::<f32>()
+            .unwrap();
+        let (a, b) = (tensor(x.clone()), tensor(y.clone()));
+        let out = run_program_cpu(&residual, &[a.clone(), b.clone()], Some(1))
+            .unwrap()
+            .unwrap();
+        assert!(out.is_same(&b));
+        assert_eq!(b.to_vec::<f32>().unwrap(), want);
+        assert_eq!(a.to_vec::<f32>().unwrap(), x);
+        let scale = TensorBase::from_vec(vec![2.0f32], &[1]).unwrap();
+        let scaled =
+            PointwiseProgram::new(2, vec![step(PointwiseOp::Mul, &[Input(0), Input(1)])]).unwrap();
+        let out = run_program_cpu(&scaled, &[a.clone(), scale.clone()], Some(1))
+            .unwrap()
+            .unwrap();
+        assert!(!out.is_same(&scale));
+        assert_eq!(scale.to_vec::<f32>().unwrap(), vec![2.0]);
     }
 
     /// Operands the kernel does not serve are declined, not computed.
@@ -595,12 +663,12 @@ mod tests {
         let a = tensor(vec![1.0; 4]);
         let shorter = tensor(vec![1.0; 3]);
         let doubles = TensorBase::from_vec(vec![1.0f64; 4], &[4]).unwrap();
-        assert!(run_program_cpu(&relu, &[a.clone(), shorter])
+        assert!(run_program_cpu(&relu, &[a.clone(), shorter], None)
             .unwrap()
             .is_none());
-        assert!(run_program_cpu(&relu, &[a.clone(), doubles])
+        assert!(run_program_cpu(&relu, &[a.clone(), doubles], None)
             .unwrap()
             .is_none());
-        assert!(run_program_cpu(&relu, std::slice::from_ref(&a)).is_err());
+        assert!(run_program_cpu(&relu, std::slice::from_ref(&a), None).is_err());
     }
 }
