@@ -96,11 +96,16 @@ fn run_program_cpu(
     if out_len == 0 {
         return Ok(Some(out));
     }
-    // The donated input is reached through the output's borrow alone.
-    let mut borrowed: Vec<TensorBase> = inputs.to_vec();
-    if let Some(k) = own {
-        borrowed[k] = TensorBase::from_vec(Vec::<f32>::new(), &[0])?;
-    }
+    // The donated input is reached through the output's borrow alone: an
+    // empty stand-in takes its place among the shared borrows.
+    let borrowed: std::borrow::Cow<'_, [TensorBase]> = match own {
+        Some(k) => {
+            let mut all = inputs.to_vec();
+            all[k] = TensorBase::from_vec(Vec::<f32>::new(), &[0])?;
+            all.into()
+        }
+        None => inputs.into(),
+    };
     with_inputs(&borrowed, &mut Vec::new(), &mut |xs| {
         out.with_data_mut::<f32, _>(|ys| {
             // The layouts were read again by the borrows: an input resized
@@ -489,6 +494,27 @@ mod tests {
         }
     }
 
+    /// A residual sum and its ReLU.
+    fn residual() -> PointwiseProgram {
+        PointwiseProgram::new(
+            2,
+            vec![
+                step(PointwiseOp::Add, &[Input(0), Input(1)]),
+                step(PointwiseOp::Relu, &[R(0)]),
+            ],
+        )
+        .unwrap()
+    }
+
+    /// The program's values on `inputs`, into a new tensor.
+    fn values_of(program: &PointwiseProgram, inputs: &[TensorBase]) -> Vec<f32> {
+        run_program_cpu(program, inputs, None)
+            .unwrap()
+            .unwrap()
+            .to_vec::<f32>()
+            .unwrap()
+    }
+
     /// Over several blocks and a partial one, a hardswish written out as
     /// PyTorch's decomposition gives `hardswish`'s values to the bit, and a
     /// residual sum with its ReLU its formula's.
@@ -521,19 +547,8 @@ mod tests {
         for (g, &v) in got.iter().zip(&x) {
             assert_eq!(g.to_bits(), FloatFn::Hardswish.f32(v).to_bits(), "at {v}");
         }
-        let residual = PointwiseProgram::new(
-            2,
-            vec![
-                step(PointwiseOp::Add, &[Input(0), Input(1)]),
-                step(PointwiseOp::Relu, &[R(0)]),
-            ],
-        )
-        .unwrap();
-        let got = run_program_cpu(&residual, &[tensor(x.clone()), tensor(y.clone())], None)
-            .unwrap()
-            .unwrap()
-            .to_vec::<f32>()
-            .unwrap();
+        let residual = residual();
+        let got = values_of(&residual, &[tensor(x.clone()), tensor(y.clone())]);
         let want: Vec<f32> = x.iter().zip(&y).map(|(a, b)| (a + b).max(0.0)).collect();
         assert_eq!(got, want);
     }
@@ -619,19 +634,8 @@ mod tests {
         let n = 2 * BLOCK + 9;
         let x: Vec<f32> = (0..n).map(|i| i as f32 * 0.5 - 100.0).collect();
         let y: Vec<f32> = (0..n).map(|i| (i % 7) as f32 - 3.0).collect();
-        let residual = PointwiseProgram::new(
-            2,
-            vec![
-                step(PointwiseOp::Add, &[Input(0), Input(1)]),
-                step(PointwiseOp::Relu, &[R(0)]),
-            ],
-        )
-        .unwrap();
-        let want = run_program_cpu(&residual, &[tensor(x.clone()), tensor(y.clone())], None)
-            .unwrap()
-            .unwrap()
-            .to_vec::<f32>()
-            .unwrap();
+        let residual = residual();
+        let want = values_of(&residual, &[tensor(x.clone()), tensor(y.clone())]);
         let (a, b) = (tensor(x.clone()), tensor(y.clone()));
         let out = run_program_cpu(&residual, &[a.clone(), b.clone()], Some(1))
             .unwrap()
@@ -652,14 +656,7 @@ mod tests {
     /// Operands the kernel does not serve are declined, not computed.
     #[test]
     fn other_operands_are_declined() {
-        let relu = PointwiseProgram::new(
-            2,
-            vec![
-                step(PointwiseOp::Add, &[Input(0), Input(1)]),
-                step(PointwiseOp::Relu, &[R(0)]),
-            ],
-        )
-        .unwrap();
+        let relu = residual();
         let a = tensor(vec![1.0; 4]);
         let shorter = tensor(vec![1.0; 3]);
         let doubles = TensorBase::from_vec(vec![1.0f64; 4], &[4]).unwrap();
