@@ -10,9 +10,10 @@
 //! each block every operation runs as one loop over the block, into a
 //! block of scratch per operation (the last one into the output), so the
 //! intermediate results never leave the cache. A donated input of the
-//! output's shape is the output: each of its blocks is copied into scratch
-//! before the block is written, so the chain needs no new buffer and writes
-//! memory the cache already holds. Each operation takes the formula of its
+//! output's shape is the output: the steps before the last read it where
+//! it lies, and the last reads each of its elements just before writing
+//! it, so the chain needs no new buffer and writes memory the cache
+//! already holds. Each operation takes the formula of its
 //! operator's kernel, so the fused chain's results are the separate calls'
 //! to the bit.
 
@@ -83,8 +84,8 @@ fn run_program_cpu(
     if widened_into_other_ops {
         return Ok(None);
     }
-    // A donated input of the output's shape becomes the output: each block
-    // of it is read into scratch before the block is written.
+    // A donated input of the output's shape becomes the output: each of
+    // its elements is read before it is written.
     let own = donated.filter(|&k| reads.get(k) == Some(&Read::Same));
     let out = match own {
         Some(k) => {
@@ -97,16 +98,8 @@ fn run_program_cpu(
         return Ok(Some(out));
     }
     // The donated input is reached through the output's borrow alone: an
-    // empty stand-in takes its place among the shared borrows.
-    let borrowed: std::borrow::Cow<'_, [TensorBase]> = match own {
-        Some(k) => {
-            let mut all = inputs.to_vec();
-            all[k] = TensorBase::from_vec(Vec::<f32>::new(), &[0])?;
-            all.into()
-        }
-        None => inputs.into(),
-    };
-    with_inputs(&borrowed, &mut Vec::new(), &mut |xs| {
+    // empty slice takes its place among the shared borrows.
+    with_inputs(inputs, own, &mut Vec::new(), &mut |xs| {
         out.with_data_mut::<f32, _>(|ys| {
             // The layouts were read again by the borrows: an input resized
             // by another thread since the checks above is refused here.
@@ -119,16 +112,56 @@ fn run_program_cpu(
                     "a fused pointwise call: an operand was resized while it ran",
                 ));
             }
+            // Short runs (the channels of small planes) are laid out once,
+            // a period of them, so that blocks read them in place.
+            let periods: Vec<Option<Vec<f32>>> =
+                xs.iter().zip(&reads).map(|(x, &r)| period(x, r)).collect();
             let xs: Vec<Operand<'_>> = xs
                 .iter()
                 .zip(&reads)
-                .map(|(&x, &read)| Operand { x, read })
+                .zip(&periods)
+                .map(|((&x, &read), laid)| match laid {
+                    Some(p) => Operand {
+                        x: p,
+                        read: Read::Broadcast {
+                            inner: 1,
+                            len: p.len(),
+                        },
+                    },
+                    None => Operand { x, read },
+                })
                 .collect();
             evaluate(program, &xs, ys);
             Ok(())
         })?
     })?;
     Ok(Some(out))
+}
+
+/// Runs shorter than this are laid out as a period (see [`period`]).
+const SHORT_RUN: usize = 64;
+
+/// The most elements a laid-out period may have.
+const MAX_PERIOD: usize = 1 << 16;
+
+/// For an input broadcast in runs shorter than [`SHORT_RUN`] (a per-channel
+/// scale of planes of a few positions), one period of the values the
+/// output reads (each of its `len` values `inner` times), when it is
+/// at most [`MAX_PERIOD`] long: each block then reads a slice of it where
+/// it would gather a few elements per run.
+fn period(x: &[f32], read: Read) -> Option<Vec<f32>> {
+    let Read::Broadcast { inner, len } = read else {
+        return None;
+    };
+    let n = inner.checked_mul(len)?;
+    if inner <= 1 || inner >= SHORT_RUN || n > MAX_PERIOD || x.len() != len {
+        return None;
+    }
+    let mut laid = Vec::with_capacity(n);
+    for &v in x {
+        laid.extend(std::iter::repeat_n(v, inner));
+    }
+    Some(laid)
 }
 
 /// The shape all of `inputs` broadcast to, when they do.
@@ -220,26 +253,78 @@ enum InBlock {
     Value(f32),
     /// Gathered into the input's block of scratch.
     Gathered,
+    /// The output's own elements (a donated input).
+    Own,
+}
+
+/// The widest vector's lanes.
+const LANES: usize = 16;
+
+/// A block of an input's gathered values, with a vector's slack after it.
+#[derive(Clone)]
+struct Gather([f32; BLOCK + LANES]);
+
+/// Where the blocks walking a broadcast input stand in its runs: the
+/// value the next element reads and how many elements of its run are
+/// left, so that a walk divides once, not at each run.
+#[derive(Copy, Clone, Default)]
+struct Run {
+    index: usize,
+    left: usize,
+}
+
+impl Run {
+    /// Where element `at` stands in runs of `inner` elements reading the
+    /// `n` values in turn.
+    fn at(at: usize, inner: usize, n: usize) -> Run {
+        let q = at / inner;
+        Run {
+            index: q % n,
+            left: (q + 1) * inner - at,
+        }
+    }
+
+    /// Past `k` more elements, `k` at most `left`.
+    #[inline(always)]
+    fn advance(&mut self, k: usize, inner: usize, n: usize) {
+        self.left -= k;
+        if self.left == 0 {
+            self.left = inner;
+            self.index += 1;
+            if self.index == n {
+                self.index = 0;
+            }
+        }
+    }
 }
 
 impl Operand<'_> {
+    /// Where a walk from output element `at` stands in this input's runs
+    /// (for the broadcast inputs whose runs are longer than one element).
+    fn run_at(&self, at: usize) -> Run {
+        match self.read {
+            Read::Broadcast { inner, len: n } if inner > 1 => Run::at(at, inner, n),
+            _ => Run::default(),
+        }
+    }
+
     /// Where the input's values for output elements `at .. at +
     /// block.len()` are, gathered into `block` when broadcast across a
-    /// run's end.
+    /// run's end; `run` is where `at` stands in the input's runs (from
+    /// [`Operand::run_at`]), moved past the block.
     #[inline(always)]
-    fn block(&self, at: usize, block: &mut [f32]) -> InBlock {
-        let len = block.len();
+    fn block(&self, at: usize, len: usize, block: &mut Gather, run: &mut Run) -> InBlock {
+        let block = &mut block.0;
         match self.read {
             Read::Same => InBlock::At(at),
-            // Copied from the output's block by the caller.
-            Read::Own => InBlock::Gathered,
+            Read::Own => InBlock::Own,
             Read::Broadcast { inner: 1, len: n } => {
                 let first = at % n;
                 if first + len <= n {
                     return InBlock::At(first);
                 }
                 let mut i = first;
-                for v in block.iter_mut() {
+                for v in block[..len].iter_mut() {
                     *v = self.x[i];
                     i += 1;
                     if i == n {
@@ -249,18 +334,26 @@ impl Operand<'_> {
                 InBlock::Gathered
             }
             Read::Broadcast { inner, len: n } => {
-                let q = at / inner;
-                if at + len <= (q + 1) * inner {
-                    return InBlock::Value(self.x[q % n]);
-                }
                 // Runs of `inner` elements read one value each.
-                let (mut e, mut filled) = (at, 0);
+                if len <= run.left {
+                    let v = self.x[run.index];
+                    run.advance(len, inner, n);
+                    return InBlock::Value(v);
+                }
+                let mut filled = 0;
                 while filled < len {
-                    let q = e / inner;
-                    let run = ((q + 1) * inner - e).min(len - filled);
-                    block[filled..filled + run].fill(self.x[q % n]);
-                    filled += run;
-                    e += run;
+                    let take = run.left.min(len - filled);
+                    let v = self.x[run.index];
+                    if take <= LANES {
+                        // One vector store for a short run (a small plane's
+                        // channel): the lanes past it are the next run's
+                        // to overwrite, or the slack's.
+                        block[filled..filled + LANES].fill(v);
+                    } else {
+                        block[filled..filled + take].fill(v);
+                    }
+                    filled += take;
+                    run.advance(take, inner, n);
                 }
                 InBlock::Gathered
             }
@@ -276,28 +369,37 @@ aten_core::register_dispatch!(
 );
 
 /// `f` on the elements of every tensor of `tensors` (contiguous float32),
-/// each under its shared borrow; `held` carries the slices already
-/// borrowed down the recursion.
+/// each under its shared borrow, but an empty slice for tensor `skip`;
+/// `held` carries the slices already borrowed down the recursion.
 fn with_inputs<R>(
     tensors: &[TensorBase],
+    skip: Option<usize>,
     held: &mut Vec<(*const f32, usize)>,
     f: &mut dyn FnMut(&[&[f32]]) -> Result<R>,
 ) -> Result<R> {
     match tensors.split_first() {
+        Some((_, rest)) if skip == Some(held.len()) => {
+            held.push((std::ptr::NonNull::<f32>::dangling().as_ptr(), 0));
+            let r = with_inputs(rest, skip, held, f);
+            held.pop();
+            r
+        }
         Some((t, rest)) => t.with_data::<f32, _>(|s| {
             held.push((s.as_ptr(), s.len()));
-            let r = with_inputs(rest, held, f);
+            let r = with_inputs(rest, skip, held, f);
             held.pop();
             r
         })?,
         None => {
             let slices: Vec<&[f32]> = held
                 .iter()
-                // SAFETY: each pair was taken from a slice that
-                // `with_data` lends for the duration of its closure, and
-                // every one of those closures is still running (this call
-                // is nested inside all of them), each holding its shared
-                // borrow, which keeps writers away.
+                // SAFETY: each pair but the skipped one's (a dangling,
+                // aligned pointer and length zero: an empty slice) was
+                // taken from a slice that `with_data` lends for the
+                // duration of its closure, and every one of those closures
+                // is still running (this call is nested inside all of
+                // them), each holding its shared borrow, which keeps
+                // writers away.
                 .map(|&(p, n)| unsafe { std::slice::from_raw_parts(p, n) })
                 .collect();
             f(&slices)
@@ -357,46 +459,68 @@ unsafe fn run_part_avx2(
     run_part(program, xs, start, part)
 }
 
+thread_local! {
+    /// Each thread's blocks of scratch, kept from one program to the next
+    /// (a chain after each of a network's convolutions would otherwise
+    /// allocate and clear them per call).
+    static SCRATCH: std::cell::Cell<Vec<f32>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
 /// The program on the elements `start..start + part.len()`.
 #[inline(always)]
 fn run_part(program: &PointwiseProgram, xs: &[Operand<'_>], start: usize, part: &mut [f32]) {
     let steps = program.steps();
-    let mut scratch = vec![[0f32; BLOCK]; steps.len() - 1];
-    // One block per input, for the broadcast ones' gathered values.
-    let mut gathered = vec![[0f32; BLOCK]; xs.len()];
+    let Some(last) = steps.len().checked_sub(1) else {
+        return;
+    };
+    // A block per step but the last; one per input for the broadcast
+    // ones' gathered values.
+    let mut scratch = SCRATCH.with(std::cell::Cell::take);
+    scratch.resize(last * BLOCK, 0.0);
+    let mut gathered = vec![Gather([0.0; BLOCK + LANES]); xs.len()];
     let mut blocks = vec![InBlock::At(0); xs.len()];
+    let mut runs: Vec<Run> = xs.iter().map(|x| x.run_at(start)).collect();
     for (b, out) in part.chunks_mut(BLOCK).enumerate() {
         let at = start + b * BLOCK;
         let len = out.len();
-        for ((x, block), found) in xs.iter().zip(gathered.iter_mut()).zip(blocks.iter_mut()) {
-            *found = x.block(at, &mut block[..len]);
-            if x.read == Read::Own {
-                block[..len].copy_from_slice(out);
-            }
+        for (((x, block), found), run) in xs
+            .iter()
+            .zip(gathered.iter_mut())
+            .zip(blocks.iter_mut())
+            .zip(runs.iter_mut())
+        {
+            *found = x.block(at, len, block, run);
         }
         for (k, step) in steps.iter().enumerate() {
-            let (done, rest) = scratch.split_at_mut(k.min(steps.len() - 1));
-            let dst: &mut [f32] = match rest.first_mut() {
-                Some(block) => &mut block[..len],
-                None => &mut *out,
-            };
+            let (done, rest) = scratch.split_at_mut(k.min(last) * BLOCK);
             // `PointwiseProgram::new` checked that inputs exist and results
             // come from earlier steps; the caller, that every input has
-            // the length its read asks for.
+            // the length its read asks for. A donated input is the output:
+            // read from it until the last step, which reads each element
+            // of it just before writing it.
             let operand = |o: &PointwiseOperand| match *o {
                 PointwiseOperand::Input(i) => match blocks[i] {
-                    InBlock::At(from) => Src::Slice(&xs[i].x[from..from + len]),
-                    InBlock::Value(v) => Src::Number(v),
-                    InBlock::Gathered => Src::Slice(&gathered[i][..len]),
+                    InBlock::At(from) => Some(Src::Slice(&xs[i].x[from..from + len])),
+                    InBlock::Value(v) => Some(Src::Number(v)),
+                    InBlock::Gathered => Some(Src::Slice(&gathered[i].0[..len])),
+                    InBlock::Own => None,
                 },
-                PointwiseOperand::Result(r) => Src::Slice(&done[r][..len]),
-                PointwiseOperand::Number(v) => Src::Number(v as f32),
+                PointwiseOperand::Result(r) => Some(Src::Slice(&done[r * BLOCK..r * BLOCK + len])),
+                PointwiseOperand::Number(v) => Some(Src::Number(v as f32)),
             };
-            let a = operand(&step.operands[0]);
-            let b = step.operands.get(1).map(operand);
-            apply(step.op, dst, a, b);
+            if k == last {
+                let a = operand(&step.operands[0]).unwrap_or(Src::Dst);
+                let b = step.operands.get(1).map(|o| operand(o).unwrap_or(Src::Dst));
+                apply(step.op, out, a, b);
+            } else {
+                let own = Src::Slice(&*out);
+                let a = operand(&step.operands[0]).unwrap_or(own);
+                let b = step.operands.get(1).map(|o| operand(o).unwrap_or(own));
+                apply(step.op, &mut rest[..len], a, b);
+            }
         }
     }
+    SCRATCH.with(|cell| cell.set(scratch));
 }
 
 /// An operand of one block.
@@ -404,6 +528,8 @@ fn run_part(program: &PointwiseProgram, xs: &[Operand<'_>], start: usize, part: 
 enum Src<'a> {
     Slice(&'a [f32]),
     Number(f32),
+    /// The destination's own element, read before it is written.
+    Dst,
 }
 
 /// One operation over a block.
@@ -450,6 +576,11 @@ fn unary(dst: &mut [f32], a: Src<'_>, f: impl Fn(f32) -> f32) {
             }
         }
         Src::Number(v) => dst.fill(f(v)),
+        Src::Dst => {
+            for d in dst.iter_mut() {
+                *d = f(*d);
+            }
+        }
     }
 }
 
@@ -473,6 +604,31 @@ fn binary(dst: &mut [f32], a: Src<'_>, b: Option<Src<'_>>, f: impl Fn(f32, f32) 
             }
         }
         (Src::Number(x), Src::Number(y)) => dst.fill(f(x, y)),
+        (Src::Dst, Src::Slice(b)) => {
+            for (d, &y) in dst.iter_mut().zip(b) {
+                *d = f(*d, y);
+            }
+        }
+        (Src::Slice(a), Src::Dst) => {
+            for (d, &x) in dst.iter_mut().zip(a) {
+                *d = f(x, *d);
+            }
+        }
+        (Src::Dst, Src::Number(y)) => {
+            for d in dst.iter_mut() {
+                *d = f(*d, y);
+            }
+        }
+        (Src::Number(x), Src::Dst) => {
+            for d in dst.iter_mut() {
+                *d = f(x, *d);
+            }
+        }
+        (Src::Dst, Src::Dst) => {
+            for d in dst.iter_mut() {
+                *d = f(*d, *d);
+            }
+        }
     }
 }
 
@@ -651,6 +807,64 @@ mod tests {
             .unwrap();
         assert!(!out.is_same(&scale));
         assert_eq!(scale.to_vec::<f32>().unwrap(), vec![2.0]);
+    }
+
+    /// A per-channel scale of planes shorter than a vector (a late
+    /// stage's 2 x 2) is read right across blocks, and from a part that
+    /// starts inside a run, as a thread's part does.
+    #[test]
+    fn short_runs_read_their_channels() {
+        let (n, c, plane) = (3usize, 37usize, 3usize);
+        let len = n * c * plane;
+        assert!(len > BLOCK);
+        let x: Vec<f32> = (0..len).map(|i| i as f32 * 0.25 - 7.0).collect();
+        let scale: Vec<f32> = (0..c).map(|i| 1.5 + i as f32).collect();
+        let program =
+            PointwiseProgram::new(2, vec![step(PointwiseOp::Mul, &[Input(0), Input(1)])]).unwrap();
+        let inputs = [
+            TensorBase::from_vec(x.clone(), &[n as i64, c as i64, plane as i64]).unwrap(),
+            TensorBase::from_vec(scale.clone(), &[c as i64, 1]).unwrap(),
+        ];
+        let want: Vec<f32> = (0..len).map(|e| x[e] * scale[(e / plane) % c]).collect();
+        assert_eq!(values_of(&program, &inputs), want);
+        let scale_read = Read::of(&[c as i64, 1], &[n as i64, c as i64, plane as i64]).unwrap();
+        let xs = [
+            Operand {
+                x: &x,
+                read: Read::Same,
+            },
+            Operand {
+                x: &scale,
+                read: scale_read,
+            },
+        ];
+        let start = BLOCK + 1;
+        let mut part = vec![0.0; len - start];
+        run_part(&program, &xs, start, &mut part);
+        assert_eq!(part, want[start..]);
+    }
+
+    /// A donated input read by the last step, as either operand, is read
+    /// element by element before it is overwritten.
+    #[test]
+    fn the_last_step_reads_the_donated_input_in_place() {
+        let n = BLOCK + 5;
+        let x: Vec<f32> = (0..n).map(|i| i as f32 - 9.5).collect();
+        let scale = TensorBase::from_vec(vec![3.0f32], &[1]).unwrap();
+        for program in [
+            PointwiseProgram::new(2, vec![step(PointwiseOp::Mul, &[Input(0), Input(1)])]),
+            PointwiseProgram::new(2, vec![step(PointwiseOp::Sub, &[Input(1), Input(0)])]),
+            PointwiseProgram::new(2, vec![step(PointwiseOp::Add, &[Input(0), Input(0)])]),
+        ] {
+            let program = program.unwrap();
+            let want = values_of(&program, &[tensor(x.clone()), scale.clone()]);
+            let own = tensor(x.clone());
+            let out = run_program_cpu(&program, &[own.clone(), scale.clone()], Some(0))
+                .unwrap()
+                .unwrap();
+            assert!(out.is_same(&own));
+            assert_eq!(own.to_vec::<f32>().unwrap(), want);
+        }
     }
 
     /// Operands the kernel does not serve are declined, not computed.
