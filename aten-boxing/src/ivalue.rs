@@ -19,7 +19,10 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use c10_core::{Complex64, Device, DeviceType, Error, Generator, Result, TensorBase};
+use c10_core::{
+    Complex64, Device, DeviceType, Error, Generator, Result, SymBool, SymFloat, SymInt, SymNode,
+    TensorBase,
+};
 
 /// A scalar that fits in one 64-bit word of an [`IValue`].
 pub trait InlineScalar: Copy {
@@ -181,8 +184,12 @@ pub enum IValue {
     ComplexDouble(Arc<Complex64>),
     /// An `int` (also `ScalarType`, `Layout`, `MemoryFormat`).
     Int(i64),
-    /// A `SymInt` that holds a concrete value (symbolic shapes are not modelled).
-    SymInt(i64),
+    /// A symbolic `SymInt` (a concrete one is an `Int`, as in PyTorch).
+    SymInt(SymNode),
+    /// A symbolic `SymFloat` (a concrete one is a `Double`).
+    SymFloat(SymNode),
+    /// A symbolic `SymBool` (a concrete one is a `Bool`).
+    SymBool(SymNode),
     /// A `bool`.
     Bool(Inline<bool>),
     /// A `str`.
@@ -243,6 +250,8 @@ impl IValue {
             IValue::ComplexDouble(_) => "ComplexDouble",
             IValue::Int(_) => "Int",
             IValue::SymInt(_) => "SymInt",
+            IValue::SymFloat(_) => "SymFloat",
+            IValue::SymBool(_) => "SymBool",
             IValue::Bool(_) => "Bool",
             IValue::String(_) => "String",
             IValue::Tuple(_) => "Tuple",
@@ -269,6 +278,8 @@ impl IValue {
             IValue::ComplexDouble(_) => "complex".into(),
             IValue::Int(_) => "int".into(),
             IValue::SymInt(_) => "SymInt".into(),
+            IValue::SymFloat(_) => "SymFloat".into(),
+            IValue::SymBool(_) => "SymBool".into(),
             IValue::Bool(_) => "bool".into(),
             IValue::String(_) => "str".into(),
             IValue::Tuple(items) => format!(
@@ -306,10 +317,43 @@ impl IValue {
 
     /// `toInt()` (a concrete `SymInt` counts).
     #[doc(alias = "toInt")]
+    /// A symbolic `SymInt` is guarded on (its value read, and recorded by
+    /// its environment), as PyTorch's `toInt()` does.
     pub fn to_int(&self) -> Result<i64> {
         match self {
-            IValue::Int(i) | IValue::SymInt(i) => Ok(*i),
+            IValue::Int(i) => Ok(*i),
+            IValue::SymInt(n) => n.guard_int(file!(), line!()),
             _ => Err(self.expected("Int")),
+        }
+    }
+
+    /// `toSymInt()`: an `Int` or a symbolic `SymInt`.
+    #[doc(alias = "toSymInt")]
+    pub fn to_sym_int(&self) -> Result<SymInt> {
+        match self {
+            IValue::Int(i) => Ok(SymInt::new(*i)),
+            IValue::SymInt(n) => Ok(SymInt::from_node(n.clone())),
+            _ => Err(self.expected("SymInt")),
+        }
+    }
+
+    /// `toSymFloat()`: a `Double` or a symbolic `SymFloat`.
+    #[doc(alias = "toSymFloat")]
+    pub fn to_sym_float(&self) -> Result<SymFloat> {
+        match self {
+            IValue::Double(d) => Ok(SymFloat::new(d.get())),
+            IValue::SymFloat(n) => Ok(SymFloat::from_node(n.clone())),
+            _ => Err(self.expected("SymFloat")),
+        }
+    }
+
+    /// `toSymBool()`: a `Bool` or a symbolic `SymBool`.
+    #[doc(alias = "toSymBool")]
+    pub fn to_sym_bool(&self) -> Result<SymBool> {
+        match self {
+            IValue::Bool(b) => Ok(SymBool::new(b.get())),
+            IValue::SymBool(n) => Ok(SymBool::from_node(n.clone())),
+            _ => Err(self.expected("SymBool")),
         }
     }
 
@@ -382,6 +426,8 @@ impl IValue {
             self,
             IValue::Int(_)
                 | IValue::SymInt(_)
+                | IValue::SymFloat(_)
+                | IValue::SymBool(_)
                 | IValue::Double(_)
                 | IValue::Bool(_)
                 | IValue::ComplexDouble(_)
@@ -416,6 +462,39 @@ impl IValue {
     }
 }
 
+impl From<SymInt> for IValue {
+    /// A concrete `SymInt` is an `Int`; a symbolic one keeps its node.
+    fn from(v: SymInt) -> IValue {
+        match (v.maybe_as_int(), v.as_node()) {
+            (Some(i), _) => IValue::Int(i),
+            (None, Some(n)) => IValue::SymInt(n.clone()),
+            (None, None) => IValue::None,
+        }
+    }
+}
+
+impl From<SymFloat> for IValue {
+    /// A concrete `SymFloat` is a `Double`; a symbolic one keeps its node.
+    fn from(v: SymFloat) -> IValue {
+        match (v.maybe_as_float(), v.as_node()) {
+            (Some(d), _) => IValue::double(d),
+            (None, Some(n)) => IValue::SymFloat(n.clone()),
+            (None, None) => IValue::None,
+        }
+    }
+}
+
+impl From<SymBool> for IValue {
+    /// A concrete `SymBool` is a `Bool`; a symbolic one keeps its node.
+    fn from(v: SymBool) -> IValue {
+        match (v.maybe_as_bool(), v.as_node()) {
+            (Some(b), _) => IValue::bool(b),
+            (None, Some(n)) => IValue::SymBool(n.clone()),
+            (None, None) => IValue::None,
+        }
+    }
+}
+
 /// Value equality (`IValue::operator==`); tensors compare by identity.
 impl PartialEq for IValue {
     fn eq(&self, other: &IValue) -> bool {
@@ -425,7 +504,12 @@ impl PartialEq for IValue {
             (V::Tensor(a), V::Tensor(b)) => a.is_same(b),
             (V::Double(a), V::Double(b)) => a == b,
             (V::ComplexDouble(a), V::ComplexDouble(b)) => a == b,
-            (V::Int(a) | V::SymInt(a), V::Int(b) | V::SymInt(b)) => a == b,
+            (V::Int(a), V::Int(b)) => a == b,
+            // Symbolic values are equal when they are the same node (no
+            // guard is made).
+            (V::SymInt(a), V::SymInt(b))
+            | (V::SymFloat(a), V::SymFloat(b))
+            | (V::SymBool(a), V::SymBool(b)) => a.ptr_eq(b),
             (V::Bool(a), V::Bool(b)) => a == b,
             (V::String(a), V::String(b)) => a == b,
             (V::Tuple(a), V::Tuple(b)) => a == b,
@@ -499,7 +583,8 @@ impl fmt::Display for IValue {
                 fmt_double(f, c.im.abs())?;
                 f.write_str("j")
             }
-            IValue::Int(i) | IValue::SymInt(i) => write!(f, "{i}"),
+            IValue::Int(i) => write!(f, "{i}"),
+            IValue::SymInt(n) | IValue::SymFloat(n) | IValue::SymBool(n) => write!(f, "{n}"),
             IValue::Bool(b) => f.write_str(if b.get() { "True" } else { "False" }),
             IValue::String(s) => write!(f, "{s:?}"),
             IValue::Tuple(items) => {
@@ -575,6 +660,6 @@ mod tests {
             IValue::double(1.5).to_int().unwrap_err().message(),
             "Expected Int but got Double"
         );
-        assert_eq!(IValue::SymInt(3).to_int().unwrap(), 3);
+        assert_eq!(IValue::from(SymInt::new(3)).to_int().unwrap(), 3);
     }
 }

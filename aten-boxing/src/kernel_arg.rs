@@ -19,9 +19,10 @@
 
 use std::sync::Arc;
 
+use c10_core::sym::as_int_array;
 use c10_core::{
     Complex64, Device, DispatchKeySet, Error, Generator, Layout, MemoryFormat, Result, Scalar,
-    ScalarType, TensorBase,
+    ScalarType, SymBool, SymFloat, SymInt, TensorBase,
 };
 
 use crate::ivalue::IValue;
@@ -114,7 +115,8 @@ impl IValueConvert for i64 {
     }
     fn from_ivalue(v: IValue) -> Result<Self> {
         match v {
-            IValue::Int(i) | IValue::SymInt(i) => Ok(i),
+            IValue::Int(i) => Ok(i),
+            IValue::SymInt(_) => v.to_int(),
             other => Err(mismatch("int", &other)),
         }
     }
@@ -135,7 +137,8 @@ impl IValueConvert for Scalar {
     fn from_ivalue(v: IValue) -> Result<Self> {
         match v {
             IValue::Bool(b) => Ok(Scalar::Bool(b.get())),
-            IValue::Int(i) | IValue::SymInt(i) => Ok(Scalar::Int(i)),
+            IValue::Int(i) => Ok(Scalar::Int(i)),
+            IValue::SymInt(_) => v.to_int().map(Scalar::Int),
             IValue::Double(d) => Ok(Scalar::Double(d.get())),
             IValue::ComplexDouble(c) => Ok(Scalar::ComplexDouble(*c)),
             other => Err(mismatch("number", &other)),
@@ -274,6 +277,31 @@ impl<const N: usize> IValueConvert for [i64; N] {
     }
 }
 
+/// The [`KernelArg`] items of a type that holds no SymInts: it is its own
+/// concrete type (an owned one lent by a clone, a borrow by a copy).
+macro_rules! no_symint {
+    (owned) => {
+        type Concrete = Self;
+        type Unpacked = Self;
+        fn unpack(self) -> Result<Self> {
+            Ok(self)
+        }
+        fn concrete<'a>(unpacked: &'a Self) -> Self {
+            unpacked.clone()
+        }
+    };
+    (borrowed) => {
+        type Concrete = Self;
+        type Unpacked = Self;
+        fn unpack(self) -> Result<Self> {
+            Ok(self)
+        }
+        fn concrete<'a>(unpacked: &'a Self) -> Self::Item<'a> {
+            *unpacked
+        }
+    };
+}
+
 /// A type a kernel can take as an argument.
 ///
 /// # Safety
@@ -282,7 +310,9 @@ impl<const N: usize> IValueConvert for [i64; N] {
 /// `Item<'a>` must be `Self` with its lifetime replaced by `'a`: typed calls
 /// compare signatures through `TypeId::of::<Static>()` and then call the
 /// kernel's entry point as a function of `Self`, which is only sound when
-/// equal `Static` types imply layout- and ABI-identical `Self` types.
+/// equal `Static` types imply layout- and ABI-identical `Self` types. The
+/// same holds of `Concrete`, which holds no SymInts (`HAS_SYMINT` false,
+/// its own `Concrete`).
 pub unsafe trait KernelArg: Sized {
     /// The same type at lifetime `'a` (owned types: themselves).
     type Item<'a>;
@@ -298,6 +328,21 @@ pub unsafe trait KernelArg: Sized {
     fn borrow<'a>(holder: &'a Self::Holder) -> Self::Item<'a>;
     /// Boxes the argument (for a typed call that reaches a boxed kernel).
     fn to_ivalue(&self) -> IValue;
+    /// Whether the type holds SymInts (`c10::SymInt`, `SymIntArrayRef`): a
+    /// kernel taking one is a SymInt kernel (its entry is `sym_unboxed`).
+    const HAS_SYMINT: bool = false;
+    /// The type a kernel of plain integers takes in this one's place
+    /// (`SymInt` becomes `i64`, `&[SymInt]` `&[i64]`); the type itself
+    /// when it holds no SymInts.
+    type Concrete: KernelArg;
+    /// What unpacking keeps for the concrete argument to borrow.
+    type Unpacked;
+    /// `unpackSymInt`: a symbolic `SymInt` is guarded on, a `SymInt[]`
+    /// with a symbolic element is an error; other types pass unchanged.
+    fn unpack(self) -> Result<Self::Unpacked>;
+    /// The concrete argument, lent out of what [`unpack`](Self::unpack)
+    /// kept.
+    fn concrete<'a>(unpacked: &'a Self::Unpacked) -> <Self::Concrete as KernelArg>::Item<'a>;
     /// The dispatch keys the argument carries (tensors only; the default is
     /// the empty set, which the optimiser removes from typed calls).
     #[inline(always)]
@@ -316,6 +361,14 @@ macro_rules! tensor_kernel_arg {
             type Item<'a> = $t;
             type Holder = $t;
             type Static = $t;
+            type Concrete = $t;
+            type Unpacked = $t;
+            fn unpack(self) -> c10_core::Result<$t> {
+                Ok(self)
+            }
+            fn concrete<'a>(unpacked: &'a $t) -> $t {
+                unpacked.clone()
+            }
             fn schema_type() -> String {
                 "Tensor".into()
             }
@@ -352,6 +405,14 @@ macro_rules! owned_kernel_arg {
             type Item<'a> = $t;
             type Holder = $t;
             type Static = $t;
+            type Concrete = $t;
+            type Unpacked = $t;
+            fn unpack(self) -> c10_core::Result<$t> {
+                Ok(self)
+            }
+            fn concrete<'a>(unpacked: &'a $t) -> $t {
+                unpacked.clone()
+            }
             fn schema_type() -> String {
                 <$t as $crate::kernel_arg::IValueConvert>::schema_type()
             }
@@ -403,6 +464,7 @@ unsafe impl<const N: usize> KernelArg for [i64; N] {
     type Item<'a> = [i64; N];
     type Holder = [i64; N];
     type Static = [i64; N];
+    no_symint!(owned);
     fn schema_type() -> String {
         <[i64; N] as IValueConvert>::schema_type()
     }
@@ -422,6 +484,7 @@ unsafe impl<T: TensorLike> KernelArg for Vec<T> {
     type Item<'a> = Vec<T>;
     type Holder = Vec<T>;
     type Static = Vec<T>;
+    no_symint!(owned);
     fn schema_type() -> String {
         "Tensor[]".into()
     }
@@ -444,6 +507,7 @@ unsafe impl<T: TensorLike> KernelArg for Vec<Option<T>> {
     type Item<'a> = Vec<Option<T>>;
     type Holder = Vec<Option<T>>;
     type Static = Vec<Option<T>>;
+    no_symint!(owned);
     fn schema_type() -> String {
         "Tensor?[]".into()
     }
@@ -466,6 +530,7 @@ unsafe impl<'x, T: TensorLike> KernelArg for &'x T {
     type Item<'a> = &'a T;
     type Holder = T;
     type Static = &'static T;
+    no_symint!(borrowed);
     fn schema_type() -> String {
         "Tensor".into()
     }
@@ -489,6 +554,7 @@ unsafe impl<'x, T: TensorLike> KernelArg for Option<&'x T> {
     type Item<'a> = Option<&'a T>;
     type Holder = Option<T>;
     type Static = Option<&'static T>;
+    no_symint!(borrowed);
     fn schema_type() -> String {
         "Tensor?".into()
     }
@@ -513,6 +579,7 @@ unsafe impl<'x, T: TensorLike> KernelArg for &'x [T] {
     type Item<'a> = &'a [T];
     type Holder = Vec<T>;
     type Static = &'static [T];
+    no_symint!(borrowed);
     fn schema_type() -> String {
         "Tensor[]".into()
     }
@@ -537,6 +604,7 @@ macro_rules! slice_kernel_arg {
             type Item<'a> = &'a [$elem];
             type Holder = Vec<$elem>;
             type Static = &'static [$elem];
+            no_symint!(borrowed);
             fn schema_type() -> String {
                 <Vec<$elem> as IValueConvert>::schema_type()
             }
@@ -556,6 +624,7 @@ macro_rules! slice_kernel_arg {
             type Item<'a> = Option<&'a [$elem]>;
             type Holder = Option<Vec<$elem>>;
             type Static = Option<&'static [$elem]>;
+            no_symint!(borrowed);
             fn schema_type() -> String {
                 <Option<Vec<$elem>> as IValueConvert>::schema_type()
             }
@@ -581,6 +650,7 @@ unsafe impl<'x> KernelArg for &'x str {
     type Item<'a> = &'a str;
     type Holder = Arc<String>;
     type Static = &'static str;
+    no_symint!(borrowed);
     fn schema_type() -> String {
         "str".into()
     }
@@ -603,6 +673,7 @@ unsafe impl<'x> KernelArg for Option<&'x str> {
     type Item<'a> = Option<&'a str>;
     type Holder = Option<Arc<String>>;
     type Static = Option<&'static str>;
+    no_symint!(borrowed);
     fn schema_type() -> String {
         "str?".into()
     }
@@ -617,6 +688,152 @@ unsafe impl<'x> KernelArg for Option<&'x str> {
     }
     fn to_ivalue(&self) -> IValue {
         self.map_or(IValue::None, |s| IValue::String(Arc::new(s.to_owned())))
+    }
+}
+
+macro_rules! convert_symbolic {
+    ($t:ty, $schema:expr, $to:ident) => {
+        impl IValueConvert for $t {
+            fn into_ivalue(self) -> IValue {
+                IValue::from(self)
+            }
+            fn from_ivalue(v: IValue) -> Result<Self> {
+                v.$to().map_err(|_| mismatch($schema, &v))
+            }
+            fn schema_type() -> String {
+                $schema.into()
+            }
+        }
+    };
+}
+
+convert_symbolic!(SymInt, "SymInt", to_sym_int);
+convert_symbolic!(SymFloat, "SymFloat", to_sym_float);
+convert_symbolic!(SymBool, "SymBool", to_sym_bool);
+
+impl IValueConvert for Vec<SymInt> {
+    /// An `int[]` when every element is concrete, else a list of `int`s
+    /// and `SymInt`s.
+    fn into_ivalue(self) -> IValue {
+        match as_int_array(&self) {
+            Ok(ints) => IValue::IntList(Arc::new(ints)),
+            Err(_) => IValue::GenericList(Arc::new(self.into_iter().map(IValue::from).collect())),
+        }
+    }
+    fn from_ivalue(v: IValue) -> Result<Self> {
+        match v {
+            IValue::IntList(xs) => Ok(xs.iter().map(|&i| SymInt::new(i)).collect()),
+            IValue::GenericList(items) => items.iter().map(sym_int_item).collect(),
+            other => Err(mismatch("SymInt[]", &other)),
+        }
+    }
+    fn schema_type() -> String {
+        "SymInt[]".into()
+    }
+}
+
+fn sym_int_item(v: &IValue) -> Result<SymInt> {
+    v.to_sym_int().map_err(|_| mismatch("SymInt", v))
+}
+
+owned_kernel_arg!(SymFloat, SymBool, Option<SymFloat>, Option<SymBool>);
+
+/// [`KernelArg`] for an owned SymInt type, unpacked by `$unpack` into
+/// its concrete twin `$concrete`.
+macro_rules! owned_symint_arg {
+    ($t:ty, $concrete:ty, |$v:ident| $unpack:expr) => {
+        // SAFETY: an owned type is its own `Static` and `Item`, and so is
+        // its concrete twin, which holds no SymInts.
+        unsafe impl KernelArg for $t {
+            type Item<'a> = $t;
+            type Holder = $t;
+            type Static = $t;
+            const HAS_SYMINT: bool = true;
+            type Concrete = $concrete;
+            type Unpacked = $concrete;
+            fn schema_type() -> String {
+                <$t as IValueConvert>::schema_type()
+            }
+            fn holder_from_ivalue(v: IValue) -> Result<$t> {
+                <$t as IValueConvert>::from_ivalue(v)
+            }
+            fn borrow<'a>(holder: &'a $t) -> $t {
+                holder.clone()
+            }
+            fn to_ivalue(&self) -> IValue {
+                <$t as IValueConvert>::into_ivalue(self.clone())
+            }
+            fn unpack(self) -> Result<$concrete> {
+                let $v = self;
+                $unpack
+            }
+            fn concrete<'a>(unpacked: &'a $concrete) -> $concrete {
+                unpacked.clone()
+            }
+        }
+    };
+}
+
+owned_symint_arg!(SymInt, i64, |v| v.guard_int(file!(), line!()));
+owned_symint_arg!(Option<SymInt>, Option<i64>, |v| v
+    .map(|v| v.guard_int(file!(), line!()))
+    .transpose());
+owned_symint_arg!(Vec<SymInt>, Vec<i64>, |v| as_int_array(&v));
+
+// SAFETY: `Static` and `Item<'a>` are `Self` with `'x` replaced; the
+// concrete twin `&[i64]` likewise, holding no SymInts.
+unsafe impl<'x> KernelArg for &'x [SymInt] {
+    type Item<'a> = &'a [SymInt];
+    type Holder = Vec<SymInt>;
+    type Static = &'static [SymInt];
+    const HAS_SYMINT: bool = true;
+    type Concrete = &'x [i64];
+    type Unpacked = Vec<i64>;
+    fn schema_type() -> String {
+        "SymInt[]".into()
+    }
+    fn holder_from_ivalue(v: IValue) -> Result<Vec<SymInt>> {
+        Vec::<SymInt>::from_ivalue(v)
+    }
+    fn borrow<'a>(holder: &'a Vec<SymInt>) -> &'a [SymInt] {
+        holder
+    }
+    fn to_ivalue(&self) -> IValue {
+        self.to_vec().into_ivalue()
+    }
+    fn unpack(self) -> Result<Vec<i64>> {
+        as_int_array(self)
+    }
+    fn concrete<'a>(unpacked: &'a Vec<i64>) -> &'a [i64] {
+        unpacked
+    }
+}
+
+// SAFETY: as for `&[SymInt]`.
+unsafe impl<'x> KernelArg for Option<&'x [SymInt]> {
+    type Item<'a> = Option<&'a [SymInt]>;
+    type Holder = Option<Vec<SymInt>>;
+    type Static = Option<&'static [SymInt]>;
+    const HAS_SYMINT: bool = true;
+    type Concrete = Option<&'x [i64]>;
+    type Unpacked = Option<Vec<i64>>;
+    fn schema_type() -> String {
+        "SymInt[]?".into()
+    }
+    fn holder_from_ivalue(v: IValue) -> Result<Option<Vec<SymInt>>> {
+        Option::<Vec<SymInt>>::from_ivalue(v)
+    }
+    fn borrow<'a>(holder: &'a Option<Vec<SymInt>>) -> Option<&'a [SymInt]> {
+        holder.as_deref()
+    }
+    fn to_ivalue(&self) -> IValue {
+        self.map(<[SymInt]>::to_vec).into_ivalue()
+    }
+    fn unpack(self) -> Result<Option<Vec<i64>>> {
+        self.map(as_int_array).transpose()
+    }
+    fn concrete<'a>(unpacked: &'a Option<Vec<i64>>) -> Option<&'a [i64]> {
+        unpacked.as_deref()
     }
 }
 

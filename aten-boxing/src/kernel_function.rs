@@ -300,6 +300,8 @@ pub struct KernelEntries {
     /// The erased trampoline (its real type is the kernel's `CppSignature`)
     /// and the functor.
     unboxed: Option<(fn(), *const ())>,
+    /// The same for a kernel whose signature holds SymInts.
+    sym_unboxed: Option<(fn(), *const ())>,
     boxed: Option<(BoxedTrampoline, *const ())>,
 }
 
@@ -334,13 +336,20 @@ impl KernelEntries {
         }
     }
 
-    /// A typed call through the entries, without the signature check.
+    /// A typed call through the entries, without the signature check, in
+    /// PyTorch's order: arguments holding SymInts go to the SymInt entry,
+    /// else to the plain entry with their SymInts unpacked; others to the
+    /// plain entry; the boxed entry when there is none of those.
     ///
     /// # Safety
     ///
-    /// The [`KernelFunction`] these entries came from must be alive, and if
-    /// it has an unboxed entry, its [`cpp_signature`](KernelFunction::cpp_signature)
-    /// must equal `CppSignature::of::<Args, R>()`.
+    /// The [`KernelFunction`] these entries came from must be alive; if it
+    /// has a plain unboxed entry, its [`cpp_signature`](KernelFunction::cpp_signature)
+    /// must equal `CppSignature::of::<Args::Concrete, R>()` (which is
+    /// `of::<Args, R>()` for arguments without SymInts); if `Args` holds
+    /// SymInts and it has a SymInt entry, its
+    /// [`sym_cpp_signature`](KernelFunction::sym_cpp_signature) must equal
+    /// `CppSignature::of::<Args, R>()`.
     #[inline(always)]
     pub unsafe fn call_unchecked<Args: ArgList, R: KernelReturn>(
         &self,
@@ -348,7 +357,17 @@ impl KernelEntries {
         keys: DispatchKeySet,
         args: Args,
     ) -> Result<R> {
-        if let Some((entry, functor)) = self.unboxed {
+        if Args::HAS_SYMINT {
+            if let Some((entry, functor)) = self.sym_unboxed {
+                // SAFETY: the caller guarantees the signatures match and
+                // the functor is alive.
+                return unsafe { args.call_unboxed(entry, functor, keys) };
+            }
+            if let Some((entry, functor)) = self.unboxed {
+                // SAFETY: as above, for the concrete twins' signature.
+                return unsafe { args.call_unboxed_concrete(entry, functor, keys) };
+            }
+        } else if let Some((entry, functor)) = self.unboxed {
             // SAFETY: the caller guarantees the signatures match and the
             // functor is alive.
             return unsafe { args.call_unboxed(entry, functor, keys) };
@@ -392,7 +411,11 @@ pub struct KernelFunction {
     /// The boxed half (`boxed_kernel_func_`).
     boxed: Option<BoxedKernel>,
     unboxed: Option<UnboxedKernel>,
-    /// The entry points, pointing into `boxed` and `unboxed`.
+    /// The unboxed entry of a kernel whose signature holds SymInts
+    /// (`sym_unboxed_kernel_func_`); such a kernel has no plain one.
+    sym_unboxed: Option<UnboxedKernel>,
+    /// The entry points, pointing into `boxed`, `unboxed` and
+    /// `sym_unboxed`.
     entries: KernelEntries,
 }
 
@@ -412,8 +435,10 @@ impl KernelFunction {
         KernelFunction {
             boxed: Some(boxed),
             unboxed: None,
+            sym_unboxed: None,
             entries: KernelEntries {
                 unboxed: None,
+                sym_unboxed: None,
                 boxed: Some(entry),
             },
         }
@@ -428,22 +453,28 @@ impl KernelFunction {
     }
 
     /// `makeFromUnboxedLambda`: a kernel written as a closure, which may
-    /// capture state.
+    /// capture state. A signature holding SymInts makes its unboxed entry
+    /// the SymInt one.
     #[doc(alias = "makeFromUnboxedLambda", alias = "makeFromUnboxedFunctor")]
     pub fn make_from_unboxed_closure<M, F: KernelFunctor<M>>(f: F) -> KernelFunction {
         let functor = Arc::new(f);
         let data = Arc::as_ptr(&functor) as *const ();
         let boxed = BoxedKernel::of_functor::<M, F>(Arc::clone(&functor));
         let boxed_entry = boxed.entry();
+        let kernel = Some(UnboxedKernel {
+            functor,
+            signature: CppSignature::of::<F::Args, F::Ret>(),
+            inferred: InferredSignature::of::<F::Args, F::Ret>(),
+        });
+        let entry = Some((F::unboxed_entry(), data));
+        let symint = <F::Args as ArgList>::HAS_SYMINT;
         KernelFunction {
             boxed: Some(boxed),
-            unboxed: Some(UnboxedKernel {
-                functor,
-                signature: CppSignature::of::<F::Args, F::Ret>(),
-                inferred: InferredSignature::of::<F::Args, F::Ret>(),
-            }),
+            unboxed: if symint { None } else { kernel.clone() },
+            sym_unboxed: if symint { kernel } else { None },
             entries: KernelEntries {
-                unboxed: Some((F::unboxed_entry(), data)),
+                unboxed: if symint { None } else { entry },
+                sym_unboxed: if symint { entry } else { None },
                 boxed: Some(boxed_entry),
             },
         }
@@ -480,8 +511,10 @@ impl KernelFunction {
         KernelFunction {
             boxed: self.boxed.clone(),
             unboxed: None,
+            sym_unboxed: None,
             entries: KernelEntries {
                 unboxed: None,
+                sym_unboxed: None,
                 boxed: self.entries.boxed,
             },
         }
@@ -496,7 +529,7 @@ impl KernelFunction {
     /// Whether this is a kernel at all (`isValid`).
     #[inline]
     pub fn is_valid(&self) -> bool {
-        self.boxed.is_some() || self.unboxed.is_some()
+        self.boxed.is_some() || self.unboxed.is_some() || self.sym_unboxed.is_some()
     }
 
     /// Whether this is the fallthrough kernel.
@@ -512,27 +545,42 @@ impl KernelFunction {
             .is_some_and(BoxedKernel::is_ambiguous_autograd_other)
     }
 
-    /// Whether there is an unboxed entry point.
+    /// Whether there is an unboxed entry point, plain or SymInt.
     pub fn has_unboxed(&self) -> bool {
-        self.unboxed.is_some()
+        self.unboxed.is_some() || self.sym_unboxed.is_some()
     }
 
-    /// The Rust signature of the unboxed entry, if any.
+    /// Whether the unboxed entry is a SymInt one (`isValidSymUnboxed`).
+    #[doc(alias = "isValidSymUnboxed")]
+    pub fn is_valid_sym_unboxed(&self) -> bool {
+        self.sym_unboxed.is_some()
+    }
+
+    /// The Rust signature of the plain unboxed entry, if any.
     pub fn cpp_signature(&self) -> Option<CppSignature> {
         self.unboxed.as_ref().map(|u| u.signature)
+    }
+
+    /// The Rust signature of the SymInt unboxed entry, if any.
+    pub fn sym_cpp_signature(&self) -> Option<CppSignature> {
+        self.sym_unboxed.as_ref().map(|u| u.signature)
+    }
+
+    /// The unboxed entry, plain or SymInt.
+    fn any_unboxed(&self) -> Option<&UnboxedKernel> {
+        self.unboxed.as_ref().or(self.sym_unboxed.as_ref())
     }
 
     /// The schema inferred from the unboxed signature
     /// (`(Tensor _0, int _1) -> Tensor _0`), if any.
     pub fn inferred_schema(&self) -> Option<&str> {
-        self.unboxed.as_ref().map(|u| u.inferred.schema.as_str())
+        self.any_unboxed().map(|u| u.inferred.schema.as_str())
     }
 
     /// The schema types of the arguments and of the returns of the unboxed
     /// signature, if any (`["Tensor", "int"]`, `["Tensor"]`).
     pub fn inferred_types(&self) -> Option<(&[String], &[String])> {
-        self.unboxed
-            .as_ref()
+        self.any_unboxed()
             .map(|u| (u.inferred.args.as_slice(), u.inferred.returns.as_slice()))
     }
 
@@ -559,7 +607,7 @@ impl KernelFunction {
             (None, None) => true,
             _ => false,
         };
-        let unboxed_eq = match (&self.unboxed, &other.unboxed) {
+        let unboxed_eq = match (self.any_unboxed(), other.any_unboxed()) {
             (Some(a), Some(b)) => Arc::ptr_eq(&a.functor, &b.functor),
             (None, None) => true,
             _ => false,
@@ -580,10 +628,12 @@ impl KernelFunction {
         unsafe { self.entries.call_boxed(op, keys, stack) }
     }
 
-    /// `call<Return, Args...>`: a typed call. Uses the unboxed entry when its
-    /// signature is `(Args) -> R`; otherwise boxes the arguments, runs the
-    /// boxed entry and unboxes the returns. A signature mismatch with an
-    /// unboxed entry is an error, never undefined behaviour.
+    /// `call<Return, Args...>`: a typed call, in PyTorch's order
+    /// ([`KernelEntries::call_unchecked`]): arguments holding SymInts go to
+    /// the SymInt entry, else to the plain one with their SymInts unpacked;
+    /// others to the plain entry; otherwise the arguments are boxed, the
+    /// boxed entry runs and the returns are unboxed. A signature mismatch
+    /// with the entry taken is an error, never undefined behaviour.
     #[inline]
     pub fn call<Args: ArgList, R: KernelReturn>(
         &self,
@@ -591,13 +641,14 @@ impl KernelFunction {
         keys: DispatchKeySet,
         args: Args,
     ) -> Result<R> {
-        if let Some(u) = &self.unboxed {
-            if u.signature.type_id != TypeId::of::<(Args::Static, R)>() {
-                return Err(wrong_signature(
-                    op,
-                    u.signature,
-                    CppSignature::of::<Args, R>(),
-                ));
+        let taken = match (&self.sym_unboxed, &self.unboxed) {
+            (Some(u), _) if Args::HAS_SYMINT => Some((u, CppSignature::of::<Args, R>())),
+            (_, Some(u)) => Some((u, CppSignature::of::<Args::Concrete, R>())),
+            _ => None,
+        };
+        if let Some((u, expected)) = taken {
+            if u.signature != expected {
+                return Err(wrong_signature(op, u.signature, expected));
             }
         }
         // SAFETY: the entries come from `self`, alive for the call; the
@@ -658,8 +709,12 @@ pub fn infer_schema<Args: ArgList, R: KernelReturn>() -> String {
 pub unsafe trait ArgList: Sized {
     /// The tuple of the elements' `'static` twins.
     type Static: 'static;
+    /// The tuple of the elements' concrete twins (SymInts as integers).
+    type Concrete: ArgList;
     /// Number of arguments.
     const LEN: usize;
+    /// Whether an element holds SymInts (`fn_has_symint`).
+    const HAS_SYMINT: bool;
     /// Boxes every argument onto the stack, in order.
     fn push_all(&self, stack: &mut Stack);
     /// The schema types of the arguments.
@@ -674,6 +729,19 @@ pub unsafe trait ArgList: Sized {
     /// `(Self's elements) -> Result<R>` (up to lifetimes) and `functor` a
     /// pointer to that functor.
     unsafe fn call_unboxed<R: KernelReturn>(
+        self,
+        entry: fn(),
+        functor: *const (),
+        keys: DispatchKeySet,
+    ) -> Result<R>;
+    /// Calls an erased unboxed entry of plain integers with these
+    /// arguments' SymInts unpacked ([`KernelArg::unpack`]).
+    ///
+    /// # Safety
+    ///
+    /// As for [`call_unboxed`](Self::call_unboxed), for a functor of
+    /// signature `(Self::Concrete's elements) -> Result<R>`.
+    unsafe fn call_unboxed_concrete<R: KernelReturn>(
         self,
         entry: fn(),
         functor: *const (),
@@ -717,7 +785,9 @@ macro_rules! arg_list {
         // `call_unboxed` calls `entry` with exactly the tuple's element types.
         unsafe impl<$($a: KernelArg),*> ArgList for ($($a,)*) {
             type Static = ($($a::Static,)*);
+            type Concrete = ($($a::Concrete,)*);
             const LEN: usize = $n;
+            const HAS_SYMINT: bool = false $(|| $a::HAS_SYMINT)*;
             #[allow(non_snake_case, unused_variables)]
             fn push_all(&self, stack: &mut Stack) {
                 let ($($a,)*) = self;
@@ -747,6 +817,22 @@ macro_rules! arg_list {
                     unsafe { std::mem::transmute::<fn(), fn(*const (), DispatchKeySet, $($a),*) -> Result<R>>(entry) };
                 let ($($a,)*) = self;
                 entry(functor, keys, $($a),*)
+            }
+            #[allow(non_snake_case, unused_variables)]
+            #[inline(always)]
+            unsafe fn call_unboxed_concrete<R: KernelReturn>(
+                self,
+                entry: fn(),
+                functor: *const (),
+                keys: DispatchKeySet,
+            ) -> Result<R> {
+                let ($($a,)*) = self;
+                $(let $a = $a.unpack()?;)*
+                let entry: fn(*const (), DispatchKeySet, $(<$a::Concrete as KernelArg>::Item<'_>),*) -> Result<R> =
+                    // SAFETY: the caller guarantees `entry` is a trampoline
+                    // of the concrete twins' types (up to lifetimes).
+                    unsafe { std::mem::transmute::<fn(), fn(*const (), DispatchKeySet, $(<$a::Concrete as KernelArg>::Item<'_>),*) -> Result<R>>(entry) };
+                entry(functor, keys, $(<$a as KernelArg>::concrete(&$a)),*)
             }
         }
     };

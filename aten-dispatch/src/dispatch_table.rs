@@ -363,8 +363,8 @@ impl TableKernel {
     ///
     /// # Safety
     ///
-    /// If the kernel has an unboxed entry, its `cpp_signature` must equal
-    /// `CppSignature::of::<Args, R>()` (see [`KernelEntries::call_unchecked`]).
+    /// The kernel's unboxed entries must have the signatures
+    /// [`KernelEntries::call_unchecked`] asks for.
     #[inline(always)]
     pub(crate) unsafe fn call_unchecked<Args: ArgList, R: KernelReturn>(
         &self,

@@ -594,7 +594,14 @@ impl Dispatcher {
             if let Some(def) = &es.schema {
                 entry.check_kernel_schema(def, &annotated)?;
             }
-            if let (Some(sig), Some(record)) = (annotated.kernel.cpp_signature(), &es.signature) {
+            // A SymInt kernel's signature is checked against the SymInt
+            // kernels' (`sym_cpp_signature_`), a plain one's against the
+            // plain kernels'.
+            let (sig, record) = match annotated.kernel.sym_cpp_signature() {
+                Some(sig) => (Some(sig), &es.sym_signature),
+                None => (annotated.kernel.cpp_signature(), &es.signature),
+            };
+            if let (Some(sig), Some(record)) = (sig, record) {
                 if sig != record.signature {
                     let (schema, schema_debug) = match &es.schema {
                         Some(def) => (def.schema.to_string(), def.debug.to_string()),
@@ -627,14 +634,16 @@ impl Dispatcher {
         } else {
             None
         };
-        if es.signature.is_none() {
-            if let Some(signature) = annotated.kernel.cpp_signature() {
-                es.signature = Some(SignatureRecord {
-                    signature,
-                    key: Some(key),
-                    debug: Arc::clone(&annotated.debug),
-                });
-            }
+        let (signature, record) = match annotated.kernel.sym_cpp_signature() {
+            Some(sig) => (Some(sig), &mut es.sym_signature),
+            None => (annotated.kernel.cpp_signature(), &mut es.signature),
+        };
+        if let (Some(signature), None) = (signature, &record) {
+            *record = Some(SignatureRecord {
+                signature,
+                key: Some(key),
+                debug: Arc::clone(&annotated.debug),
+            });
         }
         let id = annotated.id;
         es.kernels.push(key, annotated);
@@ -650,12 +659,21 @@ impl Dispatcher {
             let mut state = inner.lock();
             let mut es = entry.lock();
             if es.kernels.remove(key, id) {
-                let any_unboxed = es
-                    .kernels
-                    .keys()
-                    .any(|k| es.kernels.at(k).any(|a| a.kernel.has_unboxed()));
-                if !any_unboxed && !es.signature_pinned {
-                    es.signature = None;
+                let any = |sym: bool| {
+                    es.kernels.keys().any(|k| {
+                        es.kernels.at(k).any(|a| {
+                            a.kernel.has_unboxed() && a.kernel.is_valid_sym_unboxed() == sym
+                        })
+                    })
+                };
+                let (plain, sym) = (any(false), any(true));
+                if !es.signature_pinned {
+                    if !plain {
+                        es.signature = None;
+                    }
+                    if !sym {
+                        es.sym_signature = None;
+                    }
                 }
                 entry.update_after_change(&es, &state.fallbacks, Some(key));
                 Self::drop_entry_if_unused(&mut state, &entry, &es);

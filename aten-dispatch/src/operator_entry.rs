@@ -72,6 +72,9 @@ pub(crate) struct EntryState {
     pub(crate) schema: Option<SchemaRegistration>,
     pub(crate) kernels: KernelLists,
     pub(crate) signature: Option<SignatureRecord>,
+    /// The same for kernels whose signature holds SymInts
+    /// (`sym_cpp_signature_`).
+    pub(crate) sym_signature: Option<SignatureRecord>,
     /// A typed handle exists: the signature stays fixed for good, so that
     /// typed calls need not check it.
     pub(crate) signature_pinned: bool,
@@ -105,6 +108,7 @@ impl OperatorEntry {
                 schema: None,
                 kernels: KernelLists::new(),
                 signature: None,
+                sym_signature: None,
                 signature_pinned: false,
                 kept: false,
             }),
@@ -233,7 +237,8 @@ impl OperatorEntry {
         ) else {
             return Ok(());
         };
-        if let Some(reason) = find_schema_differences(&def.schema, args, rets) {
+        let with_symint = kernel.kernel.is_valid_sym_unboxed();
+        if let Some(reason) = find_schema_differences(&def.schema, args, rets, with_symint) {
             return Err(Error::runtime(format!(
                 "Inferred operator schema for a C++ kernel function doesn't match the expected function schema.\n  operator: {}\n  expected schema: {}\n    {}\n  inferred schema: {}\n    {}\n  reason: {}",
                 self.name, def.schema, def.debug, inferred, kernel.debug, reason

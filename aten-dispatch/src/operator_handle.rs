@@ -122,33 +122,53 @@ impl OperatorHandle {
     pub fn typed<Args: ArgList, R: KernelReturn>(
         &self,
     ) -> Result<TypedOperatorHandle<Args::Static, R>> {
-        let expected = CppSignature::of::<Args, R>();
         let mut state = self.entry.lock();
-        if let Some(record) = &state.signature {
-            if record.signature != expected {
-                let (schema, debug) = match &state.schema {
-                    Some(def) => (def.schema.to_string(), def.debug.to_string()),
-                    None => (
-                        self.operator_name().to_string(),
-                        "unknown debug info".into(),
-                    ),
-                };
-                return Err(Error::runtime(format!(
-                    "\nTried to access or call an operator with a wrong signature.\n  operator: {schema}\n    {debug}\n  correct signature:  {}\n    {}\n  accessed/called as: {}\nThis likely happened in a call to OperatorHandle::typed<Return (Args...)>(). Please make sure that the function signature matches the signature in the operator registration call.",
-                    record.signature.name(),
-                    record.debug,
-                    expected.name()
-                )));
+        // A call with SymInts reaches SymInt kernels with its own
+        // signature and plain ones with its concrete twin's
+        // (`assertSignatureIsCorrect`); one without reaches plain kernels.
+        let mut checks = vec![(false, CppSignature::of::<Args::Concrete, R>())];
+        if Args::HAS_SYMINT {
+            checks.push((true, CppSignature::of::<Args, R>()));
+        }
+        for &(sym, expected) in &checks {
+            let record = if sym {
+                &state.sym_signature
+            } else {
+                &state.signature
+            };
+            if let Some(record) = record {
+                if record.signature != expected {
+                    let (schema, debug) = match &state.schema {
+                        Some(def) => (def.schema.to_string(), def.debug.to_string()),
+                        None => (
+                            self.operator_name().to_string(),
+                            "unknown debug info".into(),
+                        ),
+                    };
+                    return Err(Error::runtime(format!(
+                        "\nTried to access or call an operator with a wrong signature.\n  operator: {schema}\n    {debug}\n  correct signature:  {}\n    {}\n  accessed/called as: {}\nThis likely happened in a call to OperatorHandle::typed<Return (Args...)>(). Please make sure that the function signature matches the signature in the operator registration call.",
+                        record.signature.name(),
+                        record.debug,
+                        CppSignature::of::<Args, R>().name()
+                    )));
+                }
             }
         }
-        // Pin the signature: from now on every unboxed kernel of this
-        // operator has it, which is what lets typed calls skip the check.
-        if state.signature.is_none() {
-            state.signature = Some(SignatureRecord {
-                signature: expected,
-                key: None,
-                debug: "typed operator handle".into(),
-            });
+        // Pin the signatures: from now on every unboxed kernel of this
+        // operator has them, which is what lets typed calls skip the check.
+        for (sym, signature) in checks {
+            let record = if sym {
+                &mut state.sym_signature
+            } else {
+                &mut state.signature
+            };
+            if record.is_none() {
+                *record = Some(SignatureRecord {
+                    signature,
+                    key: None,
+                    debug: "typed operator handle".into(),
+                });
+            }
         }
         state.signature_pinned = true;
         drop(state);
@@ -306,10 +326,11 @@ impl<S: 'static, R: KernelReturn> TypedOperatorHandle<S, R> {
             // SAFETY: as below.
             return unsafe { kernel.call_unchecked(&self.op, keys, args) };
         }
-        // SAFETY: `typed()` pinned this operator's signature to
-        // `(Args::Static, R)`; the dispatcher refuses unboxed kernels of any
-        // other signature for it, and its table holds no other unboxed
-        // kernels (fallbacks are stored boxed-only).
+        // SAFETY: `typed()` pinned this operator's plain signature to
+        // `(Args::Concrete, R)` and, for arguments holding SymInts, its
+        // SymInt signature to `(Args, R)`; the dispatcher refuses unboxed
+        // kernels of any other signature for it, and its table holds no
+        // other unboxed kernels (fallbacks are stored boxed-only).
         unsafe { kernel.call_unchecked(&self.op, keys, args) }
     }
 

@@ -25,28 +25,29 @@ pub(crate) fn is_tensor_like_argument(arg: &Argument) -> bool {
             .is_some_and(tensor_or_optional)
 }
 
-/// Writes the type a Rust kernel without SymInt support sees: `SymInt` as
-/// `int` (PyTorch's `cloneWithRealTypes(false)`), and `SymBool` as `bool`
-/// (Rust kernels return plain values for both).
-fn write_without_symint(t: &Type, out: &mut impl fmt::Write) -> fmt::Result {
+/// Writes the type a Rust kernel sees (PyTorch's
+/// `cloneWithRealTypes(with_symint)`): a kernel without SymInt support
+/// sees `SymInt` as `int` and `SymBool` as `bool`; a SymInt kernel sees
+/// them as they are.
+fn write_real_type(t: &Type, with_symint: bool, out: &mut impl fmt::Write) -> fmt::Result {
     match t {
-        Type::SymInt => out.write_str("int"),
-        Type::SymBool => out.write_str("bool"),
+        Type::SymInt if !with_symint => out.write_str("int"),
+        Type::SymBool if !with_symint => out.write_str("bool"),
         Type::List(inner) => {
-            write_without_symint(inner, out)?;
+            write_real_type(inner, with_symint, out)?;
             out.write_str("[]")
         }
         Type::Optional(inner) => {
-            write_without_symint(inner, out)?;
+            write_real_type(inner, with_symint, out)?;
             out.write_str("?")
         }
         other => write!(out, "{other}"),
     }
 }
 
-fn without_symint(t: &Type) -> String {
+fn real_type(t: &Type, with_symint: bool) -> String {
     let mut s = String::new();
-    let _ = write_without_symint(t, &mut s);
+    let _ = write_real_type(t, with_symint, &mut s);
     s
 }
 
@@ -68,15 +69,15 @@ impl fmt::Write for Matches<'_> {
 }
 
 /// Whether the def's type and the inferred type agree.
-fn same_type(def: &Type, inferred: &str) -> bool {
+fn same_type(def: &Type, inferred: &str, with_symint: bool) -> bool {
     if inferred.bytes().any(|b| b.is_ascii_digit()) {
-        return without_symint(def) == normalize_inferred(inferred);
+        return real_type(def, with_symint) == normalize_inferred(inferred);
     }
     let mut m = Matches {
         rest: inferred,
         ok: true,
     };
-    let _ = write_without_symint(def, &mut m);
+    let _ = write_real_type(def, with_symint, &mut m);
     m.ok && m.rest.is_empty()
 }
 
@@ -97,12 +98,13 @@ fn normalize_inferred(t: &str) -> String {
 }
 
 /// `findSchemaDifferences(def, inferred)`: the first difference, in
-/// PyTorch's words, or `None`.
+/// PyTorch's words, or `None`; `with_symint` for a SymInt kernel.
 #[doc(alias = "findSchemaDifferences")]
 pub(crate) fn find_schema_differences(
     def: &FunctionSchema,
     inferred_args: &[String],
     inferred_returns: &[String],
+    with_symint: bool,
 ) -> Option<String> {
     if def.arguments().len() != inferred_args.len() {
         return Some(format!(
@@ -123,11 +125,11 @@ pub(crate) fn find_schema_differences(
         ("return", def.returns(), inferred_returns),
     ] {
         for (i, (d, k)) in defs.iter().zip(inferred).enumerate() {
-            if !same_type(d.real_type(), k) {
+            if !same_type(d.real_type(), k, with_symint) {
                 return Some(format!(
                     "Type mismatch in {what} {}: {} vs {}",
                     i + 1,
-                    without_symint(d.real_type()),
+                    real_type(d.real_type(), with_symint),
                     normalize_inferred(k)
                 ));
             }

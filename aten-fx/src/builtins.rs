@@ -122,7 +122,8 @@ pub(crate) enum Num {
 impl Num {
     fn of(v: &IValue, what: &str) -> Result<Num> {
         match v {
-            IValue::Int(i) | IValue::SymInt(i) => Ok(Num::Int(*i)),
+            IValue::Int(i) => Ok(Num::Int(*i)),
+            IValue::SymInt(_) => v.to_int().map(Num::Int),
             IValue::Double(d) => Ok(Num::Float(d.get())),
             IValue::Bool(b) => Ok(Num::Bool(b.get())),
             other => Err(Error::runtime(format!(

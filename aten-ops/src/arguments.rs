@@ -165,7 +165,12 @@ fn wants_tensor(ty: &Type) -> bool {
 /// bool or complex128, 0-dim, on the CPU.
 fn wrapped_number(value: &IValue) -> Option<Result<IValue>> {
     let tensor = match value {
-        IValue::Int(i) | IValue::SymInt(i) => TensorBase::wrapped_number(*i),
+        IValue::Int(i) => TensorBase::wrapped_number(*i),
+        // A symbolic size is guarded on: the tensor holds its value.
+        IValue::SymInt(_) => match value.to_int() {
+            Ok(i) => TensorBase::wrapped_number(i),
+            Err(e) => return Some(Err(e)),
+        },
         IValue::Double(d) => TensorBase::wrapped_number(d.get()),
         IValue::Bool(b) => TensorBase::wrapped_number(b.get()),
         IValue::ComplexDouble(c) => TensorBase::wrapped_number(**c),

@@ -231,6 +231,11 @@ fn list_value(kind: ListKind, items: Vec<IValue>) -> Result<IValue> {
                 })
                 .collect::<Result<_>>()?,
         )),
+        // A symbolic size keeps the list generic: a `SymInt[]` argument
+        // takes it as it is, an `int[]` one guards on it.
+        ListKind::Ints if items.iter().any(|v| matches!(v, IValue::SymInt(_))) => {
+            IValue::GenericList(Arc::new(items))
+        }
         ListKind::Ints => IValue::IntList(Arc::new(
             items
                 .iter()
@@ -242,7 +247,8 @@ fn list_value(kind: ListKind, items: Vec<IValue>) -> Result<IValue> {
                 .iter()
                 .map(|v| match v {
                     IValue::Double(d) => Ok(d.get()),
-                    IValue::Int(i) | IValue::SymInt(i) => Ok(*i as f64),
+                    IValue::Int(i) => Ok(*i as f64),
+                    IValue::SymInt(_) => v.to_int().map(|i| i as f64),
                     v => Err(mismatch("a float", v)),
                 })
                 .collect::<Result<_>>()?,

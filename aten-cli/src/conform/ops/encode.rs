@@ -143,7 +143,7 @@ pub fn encode_value(v: &IValue, ty: Option<&Type>) -> Result<Value, String> {
         IValue::None => Value::Null,
         IValue::Tensor(t) => encode_tensor(t)?,
         IValue::Double(x) => json!({ "float": float_value(x.get()) }),
-        IValue::Int(i) | IValue::SymInt(i) => encode_int(*i, ty)?,
+        IValue::Int(i) => encode_int(*i, ty)?,
         IValue::Bool(b) => json!({ "bool": b.get() }),
         IValue::String(s) => json!({ "str": s.as_str() }),
         IValue::ComplexDouble(c) => json!({"complex": [float_value(c.re), float_value(c.im)]}),
