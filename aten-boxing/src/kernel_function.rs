@@ -2,13 +2,18 @@
 //! its boxed half, [`BoxedKernel`].
 //!
 //! PyTorch's kernels have up to three entry points: a *boxed* one (a
-//! [`BoxedKernel`]) that takes its arguments on a [`Stack`], an *unboxed* one (a plain function pointer of
-//! the operator's C++ signature) and a slot for a SymInt variant. Every
-//! kernel made here has a boxed entry: a kernel written as a Rust function or
-//! closure gets a generated boxed wrapper that pops its arguments, calls it
-//! and pushes its returns. A kernel written boxed has no unboxed entry; a
-//! typed call reaching it boxes the arguments, runs it and unboxes the
-//! results (PyTorch's `BoxedKernelWrapper`).
+//! [`BoxedKernel`]) that takes its arguments on a [`Stack`], an *unboxed*
+//! one (a plain function pointer of the operator's C++ signature) and a
+//! *SymInt* one (the same, for a kernel whose signature holds `SymInt`s,
+//! which then has no plain one). Every kernel made here has a boxed entry:
+//! a kernel written as a Rust function or closure gets a generated boxed
+//! wrapper that pops its arguments, calls it and pushes its returns. A
+//! kernel written boxed has no unboxed entry; a typed call reaching it
+//! boxes the arguments, runs it and unboxes the results (PyTorch's
+//! `BoxedKernelWrapper`). A typed call whose arguments hold SymInts takes
+//! the SymInt entry, else the plain one with its SymInts unpacked
+//! ([`KernelArg::unpack`]), else the boxed one; any other typed call takes
+//! the plain entry, else the boxed one.
 //!
 //! # Unboxed entry points
 //!
