@@ -5,7 +5,10 @@
 //! leading and trailing dimensions (a bias along the last dimensions, a
 //! squeeze-and-excitation gate `[N, C, 1, 1]`, a per-channel scale
 //! `[C, 1, 1]`: element `e` reads `(e / inner) % len`), when only
-//! arithmetic reads them directly; others are declined. The output is
+//! arithmetic reads them directly; others are declined. A walk through a
+//! broadcast input's runs divides once per part, not per run, and runs
+//! shorter than [`SHORT_RUN`] (the channels of small planes) are laid out
+//! once per call as one period that blocks read in place. The output is
 //! cut into blocks of [`BLOCK`] elements, shared among the threads; for
 //! each block every operation runs as one loop over the block, into a
 //! block of scratch per operation (the last one into the output), so the
