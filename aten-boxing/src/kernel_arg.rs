@@ -597,14 +597,23 @@ unsafe impl<'x, T: TensorLike> KernelArg for &'x [T] {
     }
 }
 
+/// [`KernelArg`] for `&[$elem]` and `Option<&[$elem]>`; with `=> $int`,
+/// the elements are SymInts, unpacked into `&[$int]` by `$unpack`.
 macro_rules! slice_kernel_arg {
     ($elem:ty) => {
-        // SAFETY: `Static` and `Item<'a>` are `Self` with `'x` replaced.
+        slice_kernel_arg!(@impl $elem, [plain]);
+    };
+    ($elem:ty => $int:ty, $unpack:path) => {
+        slice_kernel_arg!(@impl $elem, [sym $int, $unpack]);
+    };
+    (@impl $elem:ty, [$($how:tt)*]) => {
+        // SAFETY: `Static` and `Item<'a>` are `Self` with `'x` replaced;
+        // so is `Concrete`, holding no SymInts.
         unsafe impl<'x> KernelArg for &'x [$elem] {
             type Item<'a> = &'a [$elem];
             type Holder = Vec<$elem>;
             type Static = &'static [$elem];
-            no_symint!(borrowed);
+            slice_kernel_arg!(@symint slice, $($how)*);
             fn schema_type() -> String {
                 <Vec<$elem> as IValueConvert>::schema_type()
             }
@@ -619,12 +628,12 @@ macro_rules! slice_kernel_arg {
             }
         }
 
-        // SAFETY: `Static` and `Item<'a>` are `Self` with `'x` replaced.
+        // SAFETY: as above.
         unsafe impl<'x> KernelArg for Option<&'x [$elem]> {
             type Item<'a> = Option<&'a [$elem]>;
             type Holder = Option<Vec<$elem>>;
             type Static = Option<&'static [$elem]>;
-            no_symint!(borrowed);
+            slice_kernel_arg!(@symint optional, $($how)*);
             fn schema_type() -> String {
                 <Option<Vec<$elem>> as IValueConvert>::schema_type()
             }
@@ -639,11 +648,37 @@ macro_rules! slice_kernel_arg {
             }
         }
     };
+    (@symint $kind:ident, plain) => {
+        no_symint!(borrowed);
+    };
+    (@symint slice, sym $int:ty, $unpack:path) => {
+        const HAS_SYMINT: bool = true;
+        type Concrete = &'x [$int];
+        type Unpacked = Vec<$int>;
+        fn unpack(self) -> Result<Vec<$int>> {
+            $unpack(self)
+        }
+        fn concrete<'a>(unpacked: &'a Vec<$int>) -> &'a [$int] {
+            unpacked
+        }
+    };
+    (@symint optional, sym $int:ty, $unpack:path) => {
+        const HAS_SYMINT: bool = true;
+        type Concrete = Option<&'x [$int]>;
+        type Unpacked = Option<Vec<$int>>;
+        fn unpack(self) -> Result<Option<Vec<$int>>> {
+            self.map($unpack).transpose()
+        }
+        fn concrete<'a>(unpacked: &'a Option<Vec<$int>>) -> Option<&'a [$int]> {
+            unpacked.as_deref()
+        }
+    };
 }
 
 slice_kernel_arg!(i64);
 slice_kernel_arg!(f64);
 slice_kernel_arg!(bool);
+slice_kernel_arg!(SymInt => i64, as_int_array);
 
 // SAFETY: `Static` and `Item<'a>` are `Self` with `'x` replaced.
 unsafe impl<'x> KernelArg for &'x str {
@@ -779,63 +814,6 @@ owned_symint_arg!(Option<SymInt>, Option<i64>, |v| v
     .map(|v| v.guard_int(file!(), line!()))
     .transpose());
 owned_symint_arg!(Vec<SymInt>, Vec<i64>, |v| as_int_array(&v));
-
-// SAFETY: `Static` and `Item<'a>` are `Self` with `'x` replaced; the
-// concrete twin `&[i64]` likewise, holding no SymInts.
-unsafe impl<'x> KernelArg for &'x [SymInt] {
-    type Item<'a> = &'a [SymInt];
-    type Holder = Vec<SymInt>;
-    type Static = &'static [SymInt];
-    const HAS_SYMINT: bool = true;
-    type Concrete = &'x [i64];
-    type Unpacked = Vec<i64>;
-    fn schema_type() -> String {
-        "SymInt[]".into()
-    }
-    fn holder_from_ivalue(v: IValue) -> Result<Vec<SymInt>> {
-        Vec::<SymInt>::from_ivalue(v)
-    }
-    fn borrow<'a>(holder: &'a Vec<SymInt>) -> &'a [SymInt] {
-        holder
-    }
-    fn to_ivalue(&self) -> IValue {
-        self.to_vec().into_ivalue()
-    }
-    fn unpack(self) -> Result<Vec<i64>> {
-        as_int_array(self)
-    }
-    fn concrete<'a>(unpacked: &'a Vec<i64>) -> &'a [i64] {
-        unpacked
-    }
-}
-
-// SAFETY: as for `&[SymInt]`.
-unsafe impl<'x> KernelArg for Option<&'x [SymInt]> {
-    type Item<'a> = Option<&'a [SymInt]>;
-    type Holder = Option<Vec<SymInt>>;
-    type Static = Option<&'static [SymInt]>;
-    const HAS_SYMINT: bool = true;
-    type Concrete = Option<&'x [i64]>;
-    type Unpacked = Option<Vec<i64>>;
-    fn schema_type() -> String {
-        "SymInt[]?".into()
-    }
-    fn holder_from_ivalue(v: IValue) -> Result<Option<Vec<SymInt>>> {
-        Option::<Vec<SymInt>>::from_ivalue(v)
-    }
-    fn borrow<'a>(holder: &'a Option<Vec<SymInt>>) -> Option<&'a [SymInt]> {
-        holder.as_deref()
-    }
-    fn to_ivalue(&self) -> IValue {
-        self.map(<[SymInt]>::to_vec).into_ivalue()
-    }
-    fn unpack(self) -> Result<Option<Vec<i64>>> {
-        self.map(as_int_array).transpose()
-    }
-    fn concrete<'a>(unpacked: &'a Option<Vec<i64>>) -> Option<&'a [i64]> {
-        unpacked.as_deref()
-    }
-}
 
 /// What a kernel returns: `()`, one [`IValueConvert`] value, or a tuple.
 pub trait KernelReturn: Sized + Send + 'static {

@@ -64,20 +64,36 @@ pub struct HintedNode {
     log: GuardLog,
 }
 
+impl Kind {
+    fn of(value: SymValue) -> Kind {
+        match value {
+            SymValue::Int(_) => Kind::Int,
+            SymValue::Float(_) => Kind::Float,
+            SymValue::Bool(_) => Kind::Bool,
+        }
+    }
+}
+
 impl HintedNode {
-    fn wrap(&self, value: SymValue) -> SymNode {
-        let (expr, kind) = match value {
-            SymValue::Int(v) => (v.to_string(), Kind::Int),
-            SymValue::Float(v) => (format!("{v:?}"), Kind::Float),
-            SymValue::Bool(v) => ((if v { "True" } else { "False" }).to_string(), Kind::Bool),
-        };
+    /// A node of this one's environment.
+    fn derived(&self, expr: String, kind: Kind, hint: Option<SymValue>, constant: bool) -> SymNode {
         SymNode::new(HintedNode {
             expr,
             kind,
-            hint: Some(value),
-            constant: true,
+            hint,
+            constant,
             log: self.log.clone(),
         })
+    }
+
+    /// A constant of this one's environment.
+    fn wrap(&self, value: SymValue) -> SymNode {
+        let expr = match value {
+            SymValue::Int(v) => v.to_string(),
+            SymValue::Float(v) => format!("{v:?}"),
+            SymValue::Bool(v) => (if v { "True" } else { "False" }).to_string(),
+        };
+        self.derived(expr, Kind::of(value), Some(value), true)
     }
 
     fn guard(&self, file: &str, line: u32) -> Result<SymValue> {
@@ -154,10 +170,11 @@ fn concrete(op: SymBinaryOp, a: SymValue, b: SymValue) -> Result<SymValue> {
     value.ok_or_else(|| Error::runtime(format!("{op:?} of {a:?} and {b:?} is not defined")))
 }
 
-/// The operator PyTorch prints between the operands.
-fn infix(op: SymBinaryOp) -> &'static str {
+/// The operator printed between the operands, or the function printed
+/// around them.
+fn infix(op: SymBinaryOp) -> std::result::Result<&'static str, &'static str> {
     use SymBinaryOp::*;
-    match op {
+    Ok(match op {
         Add => "+",
         Sub => "-",
         Mul => "*",
@@ -173,8 +190,9 @@ fn infix(op: SymBinaryOp) -> &'static str {
         Ge => ">=",
         And => "&",
         Or => "|",
-        Min | Max => ",",
-    }
+        Min => return Err("Min"),
+        Max => return Err("Max"),
+    })
 }
 
 impl SymNodeImpl for HintedNode {
@@ -190,10 +208,9 @@ impl SymNodeImpl for HintedNode {
 
     fn binary(&self, op: SymBinaryOp, other: &SymNode) -> Result<SymNode> {
         let b = other.str();
-        let expr = match op {
-            SymBinaryOp::Min => format!("Min({}, {b})", self.expr),
-            SymBinaryOp::Max => format!("Max({}, {b})", self.expr),
-            _ => format!("({}) {} ({b})", self.expr, infix(op)),
+        let expr = match infix(op) {
+            Ok(sign) => format!("({}) {sign} ({b})", self.expr),
+            Err(function) => format!("{function}({}, {b})", self.expr),
         };
         let theirs = other.hint();
         let hint = match (self.hint, theirs) {
@@ -201,20 +218,12 @@ impl SymNodeImpl for HintedNode {
             _ => None,
         };
         let kind = match hint {
-            Some(SymValue::Int(_)) => Kind::Int,
-            Some(SymValue::Float(_)) => Kind::Float,
-            Some(SymValue::Bool(_)) => Kind::Bool,
+            Some(value) => Kind::of(value),
             None if op.is_comparison() => Kind::Bool,
             None if op == SymBinaryOp::TrueDiv => Kind::Float,
             None => self.kind,
         };
-        Ok(SymNode::new(HintedNode {
-            expr,
-            kind,
-            hint,
-            constant: false,
-            log: self.log.clone(),
-        }))
+        Ok(self.derived(expr, kind, hint, false))
     }
 
     fn unary(&self, op: SymUnaryOp) -> Result<SymNode> {
@@ -272,13 +281,7 @@ impl SymNodeImpl for HintedNode {
                 )
             }
         };
-        Ok(SymNode::new(HintedNode {
-            expr,
-            kind,
-            hint,
-            constant: false,
-            log: self.log.clone(),
-        }))
+        Ok(self.derived(expr, kind, hint, false))
     }
 
     fn wrap_int(&self, value: i64) -> Result<SymNode> {

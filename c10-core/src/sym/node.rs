@@ -4,7 +4,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use crate::Result;
+use crate::{Error, Result};
 
 /// A concrete value of a node: what a hint is.
 #[derive(Copy, Clone, Debug, PartialEq)]
@@ -172,4 +172,39 @@ impl fmt::Display for SymNode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.get().str())
     }
+}
+
+/// A symbolic scalar as the arithmetic shared by the three sees it.
+pub(super) trait SymScalar {
+    /// The node, when symbolic.
+    fn node(&self) -> Option<&SymNode>;
+    /// The scalar as a node of `like`'s environment (a concrete one
+    /// wrapped).
+    fn to_node(&self, like: &SymNode) -> Result<SymNode>;
+}
+
+/// Both operands as nodes of the environment of whichever is symbolic;
+/// `None` when both are concrete.
+pub(super) fn node_operands<S: SymScalar>(a: &S, b: &S) -> Result<Option<(SymNode, SymNode)>> {
+    let Some(like) = a.node().or(b.node()) else {
+        return Ok(None);
+    };
+    Ok(Some((a.to_node(like)?, b.to_node(like)?)))
+}
+
+/// A comparison of two concrete values.
+pub(super) fn compare_values<T: PartialOrd + PartialEq>(
+    op: SymBinaryOp,
+    a: T,
+    b: T,
+) -> Result<bool> {
+    Ok(match op {
+        SymBinaryOp::Eq => a == b,
+        SymBinaryOp::Ne => a != b,
+        SymBinaryOp::Lt => a < b,
+        SymBinaryOp::Le => a <= b,
+        SymBinaryOp::Gt => a > b,
+        SymBinaryOp::Ge => a >= b,
+        other => return Err(Error::internal(format!("{other:?} is not a comparison"))),
+    })
 }

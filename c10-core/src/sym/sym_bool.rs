@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use super::node::{SymBinaryOp, SymNode, SymUnaryOp};
+use super::node::{compare_values, node_operands, SymBinaryOp, SymNode, SymScalar, SymUnaryOp};
 use crate::{Error, Result};
 
 /// A boolean that is either known or a node of a shape environment's
@@ -78,32 +78,19 @@ impl SymBool {
         }
     }
 
-    fn to_node(&self, like: &SymNode) -> Result<SymNode> {
-        match &self.0 {
-            Repr::Bool(v) => like.wrap_bool(*v),
-            Repr::Node(n) => Ok(n.clone()),
-        }
-    }
-
     fn logic(&self, op: SymBinaryOp, other: &SymBool) -> Result<SymBool> {
-        let like = match (&self.0, &other.0) {
-            (Repr::Bool(a), Repr::Bool(b)) => {
-                return Ok(SymBool::new(match op {
-                    SymBinaryOp::And => *a && *b,
-                    SymBinaryOp::Or => *a || *b,
-                    SymBinaryOp::Eq => a == b,
-                    SymBinaryOp::Ne => a != b,
-                    other => {
-                        return Err(Error::internal(format!(
-                            "{other:?} is not a boolean operation"
-                        )))
-                    }
-                }))
-            }
-            (Repr::Node(n), _) | (_, Repr::Node(n)) => n.clone(),
+        if let Some((a, b)) = node_operands(self, other)? {
+            return Ok(SymBool::from_node(a.binary(op, &b)?));
+        }
+        let (Some(a), Some(b)) = (self.maybe_as_bool(), other.maybe_as_bool()) else {
+            return Err(Error::internal("a SymBool is neither concrete nor a node"));
         };
-        let (a, b) = (self.to_node(&like)?, other.to_node(&like)?);
-        Ok(SymBool::from_node(a.binary(op, &b)?))
+        let value = match op {
+            SymBinaryOp::And => a && b,
+            SymBinaryOp::Or => a || b,
+            other => compare_values(other, a, b)?,
+        };
+        Ok(SymBool::new(value))
     }
 
     /// `self and other` (`sym_and`).
@@ -121,6 +108,18 @@ impl SymBool {
         match &self.0 {
             Repr::Bool(v) => Ok(SymBool::new(!v)),
             Repr::Node(n) => Ok(SymBool::from_node(n.unary(SymUnaryOp::Not)?)),
+        }
+    }
+}
+
+impl SymScalar for SymBool {
+    fn node(&self) -> Option<&SymNode> {
+        self.as_node()
+    }
+    fn to_node(&self, like: &SymNode) -> Result<SymNode> {
+        match &self.0 {
+            Repr::Bool(v) => like.wrap_bool(*v),
+            Repr::Node(n) => Ok(n.clone()),
         }
     }
 }

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use super::node::{SymBinaryOp, SymNode};
+use super::node::{compare_values, node_operands, SymBinaryOp, SymNode, SymScalar};
 use super::SymBool;
 use crate::{Error, Result};
 
@@ -66,24 +66,8 @@ impl SymFloat {
         }
     }
 
-    fn to_node(&self, like: &SymNode) -> Result<SymNode> {
-        match &self.0 {
-            Repr::Double(v) => like.wrap_float(*v),
-            Repr::Node(n) => Ok(n.clone()),
-        }
-    }
-
-    /// Both operands as nodes when either is one.
-    fn nodes(&self, other: &SymFloat) -> Result<Option<(SymNode, SymNode)>> {
-        let like = match (&self.0, &other.0) {
-            (Repr::Double(_), Repr::Double(_)) => return Ok(None),
-            (Repr::Node(n), _) | (_, Repr::Node(n)) => n.clone(),
-        };
-        Ok(Some((self.to_node(&like)?, other.to_node(&like)?)))
-    }
-
     fn arith(&self, op: SymBinaryOp, other: &SymFloat) -> Result<SymFloat> {
-        if let Some((a, b)) = self.nodes(other)? {
+        if let Some((a, b)) = node_operands(self, other)? {
             return Ok(SymFloat::from_node(a.binary(op, &b)?));
         }
         let (Some(a), Some(b)) = (self.maybe_as_float(), other.maybe_as_float()) else {
@@ -138,22 +122,13 @@ impl SymFloat {
 
     /// `self op other` for a comparison.
     fn compare(&self, op: SymBinaryOp, other: &SymFloat) -> Result<SymBool> {
-        if let Some((a, b)) = self.nodes(other)? {
+        if let Some((a, b)) = node_operands(self, other)? {
             return Ok(SymBool::from_node(a.binary(op, &b)?));
         }
         let (Some(a), Some(b)) = (self.maybe_as_float(), other.maybe_as_float()) else {
             return Err(Error::internal("a SymFloat is neither concrete nor a node"));
         };
-        let value = match op {
-            SymBinaryOp::Eq => a == b,
-            SymBinaryOp::Ne => a != b,
-            SymBinaryOp::Lt => a < b,
-            SymBinaryOp::Le => a <= b,
-            SymBinaryOp::Gt => a > b,
-            SymBinaryOp::Ge => a >= b,
-            other => return Err(Error::internal(format!("{other:?} is not a comparison"))),
-        };
-        Ok(SymBool::new(value))
+        Ok(SymBool::new(compare_values(op, a, b)?))
     }
 
     /// `self == other` (`sym_eq`).
@@ -169,6 +144,18 @@ impl SymFloat {
     /// `self <= other` (`sym_le`).
     pub fn sym_le(&self, other: &SymFloat) -> Result<SymBool> {
         self.compare(SymBinaryOp::Le, other)
+    }
+}
+
+impl SymScalar for SymFloat {
+    fn node(&self) -> Option<&SymNode> {
+        self.as_node()
+    }
+    fn to_node(&self, like: &SymNode) -> Result<SymNode> {
+        match &self.0 {
+            Repr::Double(v) => like.wrap_float(*v),
+            Repr::Node(n) => Ok(n.clone()),
+        }
     }
 }
 

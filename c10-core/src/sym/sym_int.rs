@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use super::node::{SymBinaryOp, SymNode, SymUnaryOp};
+use super::node::{compare_values, node_operands, SymBinaryOp, SymNode, SymScalar, SymUnaryOp};
 use super::{SymBool, SymFloat};
 use crate::{Error, Result};
 
@@ -83,18 +83,9 @@ impl SymInt {
         }
     }
 
-    /// Both operands as nodes when either is one.
-    fn nodes(&self, other: &SymInt) -> Result<Option<(SymNode, SymNode)>> {
-        let like = match (&self.0, &other.0) {
-            (Repr::Int(_), Repr::Int(_)) => return Ok(None),
-            (Repr::Node(n), _) | (_, Repr::Node(n)) => n.clone(),
-        };
-        Ok(Some((self.to_node(&like)?, other.to_node(&like)?)))
-    }
-
     /// `self op other` for an integer-valued `op`.
     fn arith(&self, op: SymBinaryOp, other: &SymInt) -> Result<SymInt> {
-        if let Some((a, b)) = self.nodes(other)? {
+        if let Some((a, b)) = node_operands(self, other)? {
             return Ok(SymInt::from_node(a.binary(op, &b)?));
         }
         let (a, b) = (self.maybe_as_int(), other.maybe_as_int());
@@ -174,23 +165,14 @@ impl SymInt {
 
     /// `self op other` for a comparison.
     fn compare(&self, op: SymBinaryOp, other: &SymInt) -> Result<SymBool> {
-        if let Some((a, b)) = self.nodes(other)? {
+        if let Some((a, b)) = node_operands(self, other)? {
             return Ok(SymBool::from_node(a.binary(op, &b)?));
         }
         let (a, b) = (self.maybe_as_int(), other.maybe_as_int());
         let (Some(a), Some(b)) = (a, b) else {
             return Err(Error::internal("a SymInt is neither concrete nor a node"));
         };
-        let value = match op {
-            SymBinaryOp::Eq => a == b,
-            SymBinaryOp::Ne => a != b,
-            SymBinaryOp::Lt => a < b,
-            SymBinaryOp::Le => a <= b,
-            SymBinaryOp::Gt => a > b,
-            SymBinaryOp::Ge => a >= b,
-            other => return Err(Error::internal(format!("{other:?} is not a comparison"))),
-        };
-        Ok(SymBool::new(value))
+        Ok(SymBool::new(compare_values(op, a, b)?))
     }
 
     /// `self == other` (`sym_eq`).
@@ -280,6 +262,15 @@ fn int_op(op: SymBinaryOp, a: i64, b: i64) -> Result<i64> {
         }
     };
     value.ok_or_else(|| overflow(op, a, b))
+}
+
+impl SymScalar for SymInt {
+    fn node(&self) -> Option<&SymNode> {
+        self.as_node()
+    }
+    fn to_node(&self, like: &SymNode) -> Result<SymNode> {
+        SymInt::to_node(self, like)
+    }
 }
 
 impl From<i64> for SymInt {

@@ -88,3 +88,35 @@ fn the_handles_are_small() {
     assert_eq!(std::mem::size_of::<SymNode>(), 8);
     assert_eq!(std::mem::size_of::<SymInt>(), 16);
 }
+
+#[test]
+fn min_max_floats_and_booleans_mix_concrete_and_symbolic_operands() {
+    let env = GuardLog::new();
+    let s0 = env.int_symbol("s0", Some(7));
+    let m = SymInt::new(3).max(&s0).unwrap();
+    assert_eq!(m.to_string(), "Max(3, s0)");
+    assert_eq!(m.guard_int("f.rs", 1).unwrap(), 7);
+    assert_eq!(SymInt::new(3).min(&SymInt::new(-2)).unwrap(), -2);
+    let half = s0.truediv(&SymInt::new(2)).unwrap();
+    assert!(half.is_symbolic());
+    assert_eq!(half.guard_float("f.rs", 2).unwrap(), 3.5);
+    assert!(SymFloat::new(1.0).truediv(&SymFloat::new(0.0)).is_err());
+    let big = s0.sym_gt(&SymInt::new(4)).unwrap();
+    let both = SymBool::new(true).sym_and(&big).unwrap();
+    assert!(both.is_symbolic());
+    assert!(both.guard_bool("f.rs", 3).unwrap());
+    assert_eq!(
+        SymBool::new(true)
+            .sym_or(&SymBool::new(false))
+            .unwrap()
+            .maybe_as_bool(),
+        Some(true)
+    );
+    assert_eq!(
+        SymBool::new(true)
+            .sym_and(&SymBool::new(false))
+            .unwrap()
+            .maybe_as_bool(),
+        Some(false)
+    );
+}
